@@ -1,0 +1,5 @@
+import { expect, test } from 'vitest';
+import { placeholder } from './index';
+test('workspace wiring', () => {
+  expect(placeholder).toBe(0);
+});

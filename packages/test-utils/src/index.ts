@@ -1,0 +1,2 @@
+export { useTempDir, makeTempDir } from './temp-dir';
+export { runNode, runProcess, spawnUntil, killAllChildren, type ChildResult, type RunNodeOptions } from './child';
