@@ -1,26 +1,277 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
+import { makeContext, type CliIo, type CommandContext } from './_context';
+import { bytesArg, deviceArg, intAtLeast, oneOf } from './_parse';
+import { ConfigError } from './errors';
+import { EXIT_CODES, exitCodeFor } from './exit-codes';
+
+export { EXIT_CODES, exitCodeFor, type ExitCodeName } from './exit-codes';
+export { validateConfig, type SoupConfig, type ValidateConfigOptions, type ValidateConfigResult, type GradCkptSetting } from './validate-config';
+export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config';
+export { didYouMean, type DidYouMeanOptions } from './did-you-mean';
+export { parseBytes } from './parse-bytes';
+export { formatBytes } from './format-bytes';
+export { createProgress, formatDuration, type Progress, type ProgressOptions, type ProgressStream } from './progress';
+export { ConfigError, UsageError, TokenMissingError, TrainRunError, InterruptedError, formatIssue, type ConfigIssue } from './errors';
+export type { CliIo } from './_context';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
+type Action = (opts: Record<string, unknown>, ctx: CommandContext, args: string[]) => Promise<number | void>;
+
+const EXIT_HELP = `
+Exit codes:
+  0    success (also: the run is already complete)
+  1    unexpected error
+  2    bad command line (unknown flag, missing argument)
+  3    soup.yaml missing or invalid, data file unreadable
+  4    Hub token missing or refused
+  5    Hub or directory store unreachable
+  6    resume refused (another run's checkpoints, or corrupt ones)
+  7    no batch size fits the memory budget
+  8    checkpoint files do not match their manifest
+  9    device not available (e.g. no CUDA execution provider)
+  10   training failed
+  130  interrupted
+
+Environment:
+  HF_TOKEN               Hugging Face token (never printed)
+  HF_ENDPOINT            Hub endpoint (default https://huggingface.co)
+  SOUP_BATCH_CACHE_PATH  batch cache file (default ~/.soup/batch_cache.json)
+  NO_COLOR               plain output`;
+
 /** Builds the `soup` program: one lazily imported module per command. */
-export function buildProgram(): Command {
+export function buildProgram(io: CliIo = {}): Command {
+  let exitCode = 0;
   const program = new Command('soup')
     .description('soup makes a training run fit its device and survive the end of its session.')
     .version(pkg.version, '-v, --version', 'print the version')
-    .showHelpAfterError('(run soup --help for usage)');
+    .helpOption('-h, --help', 'show help')
+    .helpCommand('help [command]', 'show help for a command')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => void (io.stdout ?? process.stdout).write(s),
+      // Commander's own error text is rewritten into one line by main().
+      writeErr: () => {},
+      outputError: () => {},
+    })
+    .addHelpText('after', EXIT_HELP);
+
+  const run = (load: () => Promise<{ run: Action }>) =>
+    async function (this: Command, ...args: unknown[]): Promise<void> {
+      const cmd = args[args.length - 1] as Command;
+      const opts = cmd.opts();
+      const positional = cmd.args;
+      const ctx = makeContext(io, Boolean(opts.json));
+      const mod = await load();
+      const code = await mod.run(opts, ctx, positional);
+      if (typeof code === 'number') exitCode = code;
+    };
+
+  program
+    .command('init')
+    .description('write a commented soup.yaml (and its training text) to start from')
+    .addOption(new Option('-t, --template <name>', 'tiny (trains in about a minute on a laptop CPU) or small').choices(['tiny', 'small']).default('tiny'))
+    .option('-o, --output <file>', 'where to write the config', 'soup.yaml')
+    .option('-f, --force', 'overwrite existing files')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', '\nExample:\n  soup init --template tiny && soup train')
+    .action(run(() => import('./commands/init')));
+
+  program
+    .command('probe')
+    .description('find the largest batch size that fits, by running one real step per candidate')
+    .option('-c, --config <file>', 'probe the model of this soup.yaml (default when neither --model nor --exec)')
+    .option('--model <file.onnx>', 'probe any ONNX model: one session.run per candidate on a synthetic batch')
+    .option('--exec <command>', 'probe any trainer: run this command per candidate, {batch_size} replaced (no shell)')
+    .option('--max-length <n>', 'sequence length for --model / --exec (default: data.max_length of the config, else 512)', intAtLeast(8))
+    .option('--base <name>', 'model name in the cache key for --model / --exec (default: derived from the file or command)')
+    .option('--start <n>', 'first batch size tried (default: training.static_batch_size, else 8)', intAtLeast(1))
+    .option('--ceiling <n>', 'largest batch size tried (default: 4 × start)', intAtLeast(1))
+    .option('--budget <size>', 'memory a step may use, e.g. 6GiB (default: what the device has free)', bytesArg)
+    .option('--device <device>', 'cpu, cuda or cuda:N (default: the config\'s device, else cpu)', deviceArg)
+    .option('--timeout <seconds>', 'kill a trial after this long', intAtLeast(1), 600)
+    .option('--no-cache', 'neither read nor write the batch cache')
+    .option('--json', 'print the result as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  soup probe                                   # the model of ./soup.yaml
+  soup probe --model model.onnx --max-length 256 --budget 6GiB
+  soup probe --exec "python train.py --bs {batch_size} --max-steps 1" --max-length 1024`,
+    )
+    .action(run(() => import('./commands/probe')));
+
+  const cache = program
+    .command('cache')
+    .description('the batch cache shared with the Python Soup CLI (~/.soup/batch_cache.json)')
+    .addHelpText('after', '\nExamples:\n  soup cache ls\n  soup cache clear --key dcaa220005fb718e145b37b330901237');
+  cache
+    .command('ls')
+    .description('list cached batch sizes')
+    .option('--json', 'print the entries as JSON')
+    .action(run(async () => ({ run: (await import('./commands/cache')).runLs })));
+  cache
+    .command('path')
+    .description('print the cache file path (and whether SOUP_BATCH_CACHE_PATH was honoured)')
+    .option('--json', 'print the result as JSON')
+    .action(run(async () => ({ run: (await import('./commands/cache')).runPath })));
+  cache
+    .command('clear')
+    .description('remove every entry, or one with --key')
+    .option('--key <key>', 'remove only this entry (32 hex characters, as `soup cache ls` shows)')
+    .option('--json', 'print the result as JSON')
+    .action(run(async () => ({ run: (await import('./commands/cache')).runClear })));
+
+  program
+    .command('plan')
+    .description('show what soup train would do on this device: batch size, checkpointing tier, offload, peak vs budget')
+    .option('-c, --config <file>', 'the run config', 'soup.yaml')
+    .option('--device <device>', 'override the config\'s device', deviceArg)
+    .option('--budget <size>', 'memory a step may use, e.g. 6GiB', bytesArg)
+    .option('--no-cache', 'probe even when the batch cache has an answer')
+    .option('--json', 'print the plan as JSON')
+    .action(run(() => import('./commands/plan')));
+
+  program
+    .command('train')
+    .description('train the config\'s model, pushing checkpoints as it goes; stop at a segment boundary; resume from the Hub')
+    .option('-c, --config <file>', 'the run config', 'soup.yaml')
+    .option('--hub-repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path (default: hub.repo, else <output>/hub)')
+    .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
+    .option('--stop-after-steps <n>', 'end this session at step n, a segment boundary (0 = run to the horizon)', intAtLeast(0), 0)
+    .addOption(new Option('--resume <mode>', 'auto: continue from the store\'s pointer (refusing stale or corrupt ones); never: start fresh').choices(['auto', 'never']).default('auto'))
+    .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
+    .option('--output <dir>', 'override the output directory')
+    .option('--device <device>', 'override the config\'s device', deviceArg)
+    .option('--no-cache', 'probe the batch size even when the cache has an answer')
+    .option('--json', 'print only the final result as JSON (progress stays on stderr)')
+    .addHelpText(
+      'after',
+      `
+Prints a machine line at the end:
+  RUN_JSON {"final_step":…,"segment_stop":…,"tokens_consumed":…,"final_loss":…,"val_loss":…,
+            "val_skipped":…,"peak_rss_mb":…,"batch_size":…,"grad_ckpt":…,"run":"<fingerprint>"}
+
+Examples:
+  soup train -c soup.yaml
+  soup train --hub-repo me/my-run-ckpt --push-every-steps 50 --stop-after-steps 200   # session 1
+  soup train --hub-repo me/my-run-ckpt --push-every-steps 50                          # session 2: resumes`,
+    )
+    .action(run(() => import('./commands/train')));
+
+  const ckpt = program
+    .command('ckpt')
+    .description('push → verify → pointer → prune for checkpoints written by any trainer')
+    .addHelpText(
+      'after',
+      `
+Examples (a PyTorch loop calls these after each save):
+  soup ckpt push out/checkpoint-200 --step 200 --repo me/run-ckpt --run my-run-v1
+  soup ckpt final out/final --repo me/run-ckpt --run my-run-v1
+  soup ckpt resume --repo me/run-ckpt --run my-run-v1 --dest out/resume
+  soup ckpt status --repo file:///mnt/shared/run-ckpt`,
+    );
+  const repoOpts = (c: Command): Command =>
+    c
+      .requiredOption('--repo <repo>', 'a Hub repo id (user/name) or file://path')
+      .addOption(new Option('--repo-type <type>', 'Hub repo type').choices(['model', 'dataset']).default('model'))
+      .option('--json', 'print the result as JSON');
+  repoOpts(
+    ckpt
+      .command('push')
+      .description('push a checkpoint folder as ckpt/checkpoint-<step>, verify it remotely, move the pointer, prune')
+      .argument('<dir>', 'the checkpoint folder')
+      .requiredOption('--step <n>', 'the training step of this checkpoint', intAtLeast(0))
+      .requiredOption('--run <id>', 'run fingerprint: resume refuses checkpoints of another run')
+      .option('--keep-local <n>', 'local checkpoint folders to keep next to <dir>', intAtLeast(0))
+      .option('--keep-remote <n>', 'remote checkpoints to keep (default: all)', intAtLeast(1))
+      .option('--public', 'create the Hub repo public (default private)'),
+  ).action(run(async () => ({ run: (await import('./commands/ckpt')).runPush })));
+  repoOpts(
+    ckpt
+      .command('final')
+      .description('push the finished model as final/ and point the pointer at it (terminal)')
+      .argument('<dir>', 'the final checkpoint folder')
+      .requiredOption('--run <id>', 'run fingerprint')
+      .option('--step <n>', 'the final step (default: from trainer_state.json)', intAtLeast(0))
+      .option('--public', 'create the Hub repo public (default private)'),
+  ).action(run(async () => ({ run: (await import('./commands/ckpt')).runFinal })));
+  repoOpts(ckpt.command('status').description('show the pointer and the checkpoints of a repo')).action(
+    run(async () => ({ run: (await import('./commands/ckpt')).runStatus })),
+  );
+  repoOpts(
+    ckpt
+      .command('pull')
+      .description('download a checkpoint and check every file against its manifest')
+      .option('--step <n>', 'which checkpoint (default: the one the pointer names)', intAtLeast(0))
+      .option('--final', 'pull final/')
+      .requiredOption('--dest <dir>', 'where to put it (must not exist)'),
+  ).action(run(async () => ({ run: (await import('./commands/ckpt')).runPull })));
+  repoOpts(
+    ckpt
+      .command('resume')
+      .description('decide where a run resumes (fresh, resume, complete, or refuse) and pull that checkpoint')
+      .requiredOption('--run <id>', 'run fingerprint of the run that wants to resume')
+      .option('--dest <dir>', 'pull the checkpoint here (default: only report)')
+      .option('--fallback', 'when the pointer is corrupt, walk back to the newest verified checkpoint'),
+  ).action(run(async () => ({ run: (await import('./commands/ckpt')).runResume })));
+
+  Object.defineProperty(program, 'soupExitCode', { get: () => exitCode });
   return program;
 }
 
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.replace(/^error:\s*/, '');
+}
+
 /** Runs the CLI; resolves to the process exit code. */
-export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram().exitOverride();
+export async function main(argv: string[], io: CliIo = {}): Promise<number> {
+  const program = buildProgram(io);
+  const stderr = io.stderr ?? process.stderr;
+  const stdout = io.stdout ?? process.stdout;
+  const json = argv.slice(2).includes('--json');
+  const fail = (code: number, errCode: string, lines: string[]): number => {
+    for (const line of lines) stderr.write(`soup: ${line}\n`);
+    if (json) stdout.write(`${JSON.stringify({ ok: false, error: { code: errCode, message: lines.join('\n'), exit_code: code } })}\n`);
+    return code;
+  };
   try {
     await program.parseAsync(argv);
-    return 0;
+    return (program as unknown as { soupExitCode: number }).soupExitCode;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
-    process.stderr.write(`soup: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      if (err.code === 'commander.executeSubCommandAsync') return err.exitCode;
+      // Commander puts "(Did you mean …?)" on a second line: keep one line.
+      const msg = err.message.replace(/^error:\s*/, '').replace(/\n+/g, ' ').trim();
+      const where = commandPath(argv);
+      return fail(EXIT_CODES.usage, 'SOUP_USAGE', [`${msg} (see: ${where} --help)`]);
+    }
+    if (err instanceof ConfigError) {
+      return fail(exitCodeFor(err), err.code, err.message.split('\n'));
+    }
+    const code = exitCodeFor(err);
+    const e = err instanceof Error ? err : new Error(String(err));
+    const errCode = (e as { code?: unknown }).code;
+    const lines = [firstLine(e.message)];
+    if (code === EXIT_CODES.internal && io.env?.SOUP_DEBUG !== '1' && process.env.SOUP_DEBUG !== '1') {
+      lines[0] = `${lines[0]} (${e.name}; set SOUP_DEBUG=1 for details)`;
+    }
+    if ((io.env ?? process.env).SOUP_DEBUG === '1') stderr.write(`${e.stack ?? e.message}\n`);
+    return fail(code, typeof errCode === 'string' ? errCode : 'SOUP_INTERNAL', lines);
   }
+}
+
+function commandPath(argv: string[]): string {
+  const words = ['soup'];
+  const args = argv.slice(2);
+  const tops = ['init', 'probe', 'cache', 'plan', 'train', 'ckpt'];
+  if (args[0] && tops.includes(args[0])) {
+    words.push(args[0]);
+    if ((args[0] === 'cache' || args[0] === 'ckpt') && args[1] && !args[1].startsWith('-')) words.push(args[1]);
+  }
+  return words.join(' ');
 }

@@ -1,1 +1,27 @@
-export const placeholder = 0;
+export { probeBatchSize, type ProbeBatchSizeOptions, type ProbeBatchSizeResult } from './probe-batch-size';
+export { pickBatchSize, type PickBatchSizeOptions, type PickBatchSizeResult, type BatchSizeStrategy } from './pick-batch-size';
+export { isOutOfMemoryError } from './is-out-of-memory-error';
+export { makeCacheKey, CACHE_KEY_VERSION, type CacheKeyFields } from './make-cache-key';
+export { resolveCachePath, CACHE_PATH_ENV, type CachePathInfo } from './resolve-cache-path';
+export { loadCache } from './load-cache';
+export { listCacheEntries } from './list-cache-entries';
+export { saveCacheEntry, type SaveCacheEntryOptions, type SaveCacheEntryResult } from './save-cache-entry';
+export { clearCache, type ClearCacheOptions, type ClearCacheResult } from './clear-cache';
+export {
+  OutOfMemoryError,
+  NoBatchFitsError,
+  InvalidBatchOptionError,
+  InvalidProbeOutcomeError,
+  CacheLockError,
+  CacheWriteError,
+} from './errors';
+export type {
+  ProbeOutcome,
+  ProbeFn,
+  TrialRecord,
+  TrialPhase,
+  BatchLogger,
+  CacheLocationOptions,
+  CacheLockOptions,
+  CacheEntry,
+} from './types';

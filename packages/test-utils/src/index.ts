@@ -1,2 +1,10 @@
 export { useTempDir, makeTempDir } from './temp-dir';
 export { runNode, runProcess, spawnUntil, killAllChildren, type ChildResult, type RunNodeOptions } from './child';
+export {
+  startHubServer,
+  type HubServer,
+  type HubServerFaults,
+  type HubServerRequest,
+  type StartHubServerOptions,
+  type HubRepoType,
+} from './hub-server';

@@ -1,0 +1,71 @@
+import { createProgress, type Progress, type ProgressOptions, type ProgressStream } from './progress';
+
+/** Where a command's output goes; injectable so tests can run `main` in-process. */
+export interface CliIo {
+  /** @default process.stdout */
+  stdout?: ProgressStream;
+  /** @default process.stderr */
+  stderr?: ProgressStream;
+  /** @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** @default process.cwd() */
+  cwd?: string;
+  /** Aborted on SIGINT/SIGTERM by the bin. */
+  signal?: AbortSignal;
+}
+
+/** What every command receives: output helpers that respect --json, TTY and NO_COLOR. */
+export interface CommandContext {
+  json: boolean;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  signal: AbortSignal;
+  stdout: ProgressStream;
+  stderr: ProgressStream;
+  /** A human line: stdout normally, stderr with --json (stdout then carries only JSON). */
+  say(line: string): void;
+  /** A warning line on stderr. */
+  warn(line: string): void;
+  /** The command's machine-readable result: printed as one JSON object with --json. */
+  emit(result: unknown): void;
+  /** A progress renderer on stderr. */
+  progress(opts: Omit<ProgressOptions, 'stream' | 'env'>): Progress;
+  /** Bold / dim / colour helpers that are no-ops when colour is off. */
+  style: Style;
+}
+
+/** ANSI styling that turns itself off for NO_COLOR and non-TTY streams. */
+export interface Style {
+  bold(s: string): string;
+  dim(s: string): string;
+  green(s: string): string;
+  red(s: string): string;
+  yellow(s: string): string;
+}
+
+/** Builds the context of one command run. */
+export function makeContext(io: CliIo, json: boolean): CommandContext {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const env = io.env ?? process.env;
+  const human = json ? stderr : stdout;
+  const color = Boolean(human.isTTY) && !env.NO_COLOR;
+  const wrap = (code: string) => (s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
+  const style: Style = { bold: wrap('1'), dim: wrap('2'), green: wrap('32'), red: wrap('31'), yellow: wrap('33') };
+  const warnColor = Boolean(stderr.isTTY) && !env.NO_COLOR;
+  return {
+    json,
+    env,
+    cwd: io.cwd ?? process.cwd(),
+    signal: io.signal ?? new AbortController().signal,
+    stdout,
+    stderr,
+    say: (line) => void human.write(`${line}\n`),
+    warn: (line) => void stderr.write(`${warnColor ? '\x1b[33mwarning\x1b[0m' : 'warning'}: ${line}\n`),
+    emit: (result) => {
+      if (json) stdout.write(`${JSON.stringify(result)}\n`);
+    },
+    progress: (opts) => createProgress({ ...opts, stream: stderr, env }),
+    style,
+  };
+}

@@ -1,0 +1,24 @@
+import { NoBatchFitsError } from '@soup/batch-probe';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, TokenMissingError, UsageError } from './errors';
+import { EXIT_CODES, exitCodeFor } from './exit-codes';
+
+describe('exitCodeFor', () => {
+  it('maps errors by their code', () => {
+    expect(exitCodeFor(new ConfigError({ file: 'soup.yaml', issues: [{ path: 'x', message: 'bad' }] }))).toBe(EXIT_CODES.config);
+    expect(exitCodeFor(new UsageError('x'))).toBe(EXIT_CODES.usage);
+    expect(exitCodeFor(new TokenMissingError('x'))).toBe(EXIT_CODES.auth);
+    expect(exitCodeFor(new NoBatchFitsError(1, []))).toBe(EXIT_CODES.noFit);
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_UNAUTHORIZED' }))).toBe(EXIT_CODES.auth);
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_STALE_RUN' }))).toBe(EXIT_CODES.resume);
+  });
+  it('falls back to internal', () => {
+    expect(exitCodeFor(new Error('x'))).toBe(EXIT_CODES.internal);
+    expect(exitCodeFor('text')).toBe(EXIT_CODES.internal);
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'ENOENT' }))).toBe(EXIT_CODES.internal);
+  });
+  it('documents distinct codes', () => {
+    const values = Object.values(EXIT_CODES);
+    expect(new Set(values).size).toBe(values.length);
+  });
+});

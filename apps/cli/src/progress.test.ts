@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { createProgress, formatDuration } from './progress';
+
+function sink(isTTY: boolean) {
+  const chunks: string[] = [];
+  return { chunks, stream: { write: (s: string) => void chunks.push(s), isTTY, columns: 100 } };
+}
+
+describe('createProgress', () => {
+  it('prints one line per 10 % when not a TTY, no escape codes', () => {
+    const { chunks, stream } = sink(false);
+    let t = 0;
+    const p = createProgress({ label: 'train', total: 100, unit: 'step', stream, now: () => t, env: {} });
+    for (let i = 1; i <= 100; i++) {
+      t += 10;
+      p.update(i, `loss ${(5 - i / 50).toFixed(2)}`);
+    }
+    p.done();
+    const text = chunks.join('');
+    expect(text).not.toMatch(/\x1b/);
+    const lines = text.trimEnd().split('\n');
+    expect(lines).toHaveLength(11); // 10 %, 20 %, ... 100 %, then the summary
+    expect(lines[0]).toBe('train: 10/100 (10%)  loss 4.80');
+    expect(lines[10]).toBe('train: 100/100 step in 1.0s  loss 3.00');
+  });
+
+  it('redraws in place on a TTY, with colour unless NO_COLOR', () => {
+    const a = sink(true);
+    let t = 0;
+    const p = createProgress({ label: 'probe', total: 4, stream: a.stream, now: () => (t += 100), env: {} });
+    p.update(1);
+    p.update(2);
+    p.log('batch 2 fits');
+    p.done();
+    const text = a.chunks.join('');
+    expect(text).toContain('\r\x1b[K');
+    expect(text).toContain('\x1b[32m');
+    expect(text).toContain('batch 2 fits\n');
+    const b = sink(true);
+    const q = createProgress({ label: 'probe', total: 4, stream: b.stream, now: () => (t += 100), env: { NO_COLOR: '1' } });
+    q.update(3);
+    q.done();
+    expect(b.chunks.join('')).not.toMatch(/\x1b\[\d+m/);
+    expect(b.chunks.join('')).toContain('█');
+  });
+
+  it('prints nothing when silent and nothing after fail', () => {
+    const { chunks, stream } = sink(false);
+    const p = createProgress({ label: 'x', total: 2, stream, silent: true });
+    p.update(2);
+    p.done();
+    const q = createProgress({ label: 'y', total: 2, stream });
+    q.fail();
+    q.done();
+    expect(chunks).toEqual([]);
+  });
+
+  it('formats durations', () => {
+    expect(formatDuration(1500)).toBe('1.5s');
+    expect(formatDuration(65_000)).toBe('1m05s');
+    expect(formatDuration(3_720_000)).toBe('1h02m');
+  });
+});

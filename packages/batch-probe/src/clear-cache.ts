@@ -1,0 +1,50 @@
+import { unlink } from 'node:fs/promises';
+import { readCacheFile, serializeCache, writeFileAtomic } from './_cache-file';
+import { withLock } from './_lock';
+import { lockOptionsOf } from './_lock-options';
+import { string } from './_validate';
+import { CacheLockError, CacheWriteError } from './errors';
+import { resolveCachePath } from './resolve-cache-path';
+import type { CacheLocationOptions, CacheLockOptions } from './types';
+
+/** Options of {@link clearCache}. */
+export interface ClearCacheOptions extends CacheLocationOptions, CacheLockOptions {
+  /** Remove only this key. When absent, the whole cache file is removed. */
+  key?: string;
+}
+
+/** What {@link clearCache} did. */
+export interface ClearCacheResult {
+  /** The cache file. */
+  path: string;
+  /** How many valid entries were removed (0 when the key or the file was not there). */
+  removed: number;
+}
+
+/**
+ * Removes one entry (`key`) or the whole cache (`soup cache clear [key]`), under the same lock as
+ * the writers. Unlike {@link saveCacheEntry}, the user asked for this directly, so a failure
+ * throws: {@link CacheWriteError} or {@link CacheLockError}.
+ */
+export async function clearCache(options: ClearCacheOptions = {}): Promise<ClearCacheResult> {
+  const key = options.key === undefined ? undefined : string('key', options.key, true);
+  const lock = lockOptionsOf(options);
+  const { path } = resolveCachePath(options);
+  try {
+    return await withLock(`${path}.lock`, lock, async () => {
+      const cache = await readCacheFile(path);
+      if (key === undefined) {
+        await unlink(path).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+        });
+        return { path, removed: cache.size };
+      }
+      if (!cache.delete(key)) return { path, removed: 0 };
+      await writeFileAtomic(path, serializeCache(cache));
+      return { path, removed: 1 };
+    });
+  } catch (err) {
+    if (err instanceof CacheLockError) throw err;
+    throw new CacheWriteError(path, err);
+  }
+}

@@ -1,0 +1,185 @@
+import { InvalidBatchOptionError, InvalidProbeOutcomeError, NoBatchFitsError, OutOfMemoryError } from './errors';
+import { isOutOfMemoryError } from './is-out-of-memory-error';
+import { nonNegativeInt, optionalBoolean, optionalFunction, positiveInt } from './_validate';
+import type { ProbeFn, ProbeOutcome, TrialPhase, TrialRecord } from './types';
+
+/** Options of {@link probeBatchSize}. */
+export interface ProbeBatchSizeOptions {
+  /**
+   * First batch size tried (a positive integer). With `multipleOf`, it is rounded down to a
+   * multiple (and up to `multipleOf` itself when smaller).
+   */
+  start: number;
+  /** Hard cap: the probe is never called above it. An integer `>= start`. */
+  ceiling: number;
+  /**
+   * Most successful doublings after the first fit, as in the original (it keeps a runaway probe
+   * short). With `refine`, the bisection still closes the gap up to the ceiling when the doublings
+   * run out before any failure.
+   * @default 8
+   */
+  maxDoublings?: number;
+  /**
+   * After the doublings, bisect between the last size that fitted and the first that did not, so
+   * the result is the exact largest size that fits (up to `multipleOf`). `false` reproduces the
+   * original halve-then-double search call for call (its result can be up to half the true one).
+   * @default true
+   */
+  refine?: boolean;
+  /**
+   * Keep every candidate on a multiple of this (e.g. 8 for tensor cores). When even `multipleOf`
+   * does not fit, the search throws {@link NoBatchFitsError}.
+   * @default 1
+   */
+  multipleOf?: number;
+  /**
+   * Decides whether an error thrown by the probe means "out of memory" (then the size does not
+   * fit); any other error propagates unchanged and ends the search.
+   * @default isOutOfMemoryError (this package's OutOfMemoryError, or any error with code `SOUP_OOM`)
+   */
+  isOom?: (err: unknown) => boolean;
+  /** Called after every trial, in order (awaited when it returns a promise). */
+  onTrial?: (trial: TrialRecord) => void | Promise<void>;
+  /** Aborts the search between trials (the probe itself receives no signal from here). */
+  signal?: AbortSignal;
+}
+
+/** Result of {@link probeBatchSize}. */
+export interface ProbeBatchSizeResult {
+  /** The largest batch size found to fit. */
+  batchSize: number;
+  /** Every trial, in order. */
+  trials: TrialRecord[];
+  /**
+   * Whether the search proved this is the edge: `batchSize + multipleOf` was seen not to fit, or
+   * `batchSize` is the largest allowed size under the ceiling. Always true with `refine`, unless the
+   * probe is non-monotonic.
+   */
+  exact: boolean;
+}
+
+/**
+ * Finds the largest batch size that fits by calling `probe` on candidates: try `start`; on
+ * "does not fit" (an OOM error or `fits: false`) halve (integer division) until a size fits, or
+ * throw {@link NoBatchFitsError} at the smallest size; then double while it fits (capped at
+ * `ceiling`, at most `maxDoublings` times); then, with `refine` (the default), bisect between the
+ * last fit and the first failure. A size already seen to fail is never tried again in refine mode.
+ *
+ * @throws {InvalidBatchOptionError} a bad option (the error's `field` names it)
+ * @throws {NoBatchFitsError} not even the smallest size fits
+ * @throws {InvalidProbeOutcomeError} the probe resolved to something else than `{fits: boolean}`
+ */
+export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOptions): Promise<ProbeBatchSizeResult> {
+  if (typeof probe !== 'function') {
+    throw new InvalidBatchOptionError('probe', `probe must be a function (batchSize) => Promise<{fits: boolean}> (got ${typeof probe})`);
+  }
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidBatchOptionError('options', 'probeBatchSize needs an options object with at least {start, ceiling}');
+  }
+  const start = positiveInt('start', options.start);
+  if (typeof options.ceiling !== 'number' || !Number.isSafeInteger(options.ceiling) || options.ceiling < start) {
+    throw new InvalidBatchOptionError(
+      'ceiling',
+      `ceiling must be an integer >= start (${start}); got ${typeof options.ceiling === 'number' ? options.ceiling : `${typeof options.ceiling} ${String(options.ceiling)}`}`,
+    );
+  }
+  const ceiling = options.ceiling;
+  const maxDoublings = nonNegativeInt('maxDoublings', options.maxDoublings ?? 8);
+  const refine = optionalBoolean('refine', options.refine, true);
+  const multipleOf = positiveInt('multipleOf', options.multipleOf ?? 1);
+  const isOom = optionalFunction('isOom', options.isOom) ?? isOutOfMemoryError;
+  const onTrial = optionalFunction('onTrial', options.onTrial);
+  const signal = options.signal;
+
+  // The search runs in units of `multipleOf`: unit u stands for batch size u * multipleOf.
+  const ceilingUnits = Math.floor(ceiling / multipleOf);
+  if (ceilingUnits < 1) {
+    throw new InvalidBatchOptionError('ceiling', `ceiling (${ceiling}) must be at least multipleOf (${multipleOf})`);
+  }
+  const startUnits = Math.max(1, Math.floor(start / multipleOf));
+
+  const trials: TrialRecord[] = [];
+  const fitsAt = async (units: number, phase: TrialPhase): Promise<boolean> => {
+    signal?.throwIfAborted();
+    const batchSize = units * multipleOf;
+    const t0 = performance.now();
+    let outcome: ProbeOutcome | undefined;
+    let oom: unknown;
+    let oomSeen = false;
+    try {
+      outcome = await probe(batchSize);
+    } catch (err) {
+      if (!isOom(err)) throw err;
+      oom = err;
+      oomSeen = true;
+    }
+    const ms = performance.now() - t0;
+    let record: TrialRecord;
+    if (oomSeen) {
+      record = { index: trials.length + 1, batchSize, phase, fits: false, result: 'oom', ms };
+      if (oom instanceof OutOfMemoryError) {
+        if (oom.peakBytes !== undefined) record.peakBytes = oom.peakBytes;
+        if (oom.budgetBytes !== undefined) record.budgetBytes = oom.budgetBytes;
+      }
+      const message = oom instanceof Error ? oom.message : String(oom);
+      if (message) record.detail = message;
+    } else {
+      if (typeof outcome !== 'object' || outcome === null || typeof outcome.fits !== 'boolean') {
+        throw new InvalidProbeOutcomeError(batchSize, outcome);
+      }
+      record = { index: trials.length + 1, batchSize, phase, fits: outcome.fits, result: outcome.fits ? 'fit' : 'not-fit', ms };
+      if (typeof outcome.peakBytes === 'number') record.peakBytes = outcome.peakBytes;
+      if (typeof outcome.budgetBytes === 'number') record.budgetBytes = outcome.budgetBytes;
+      if (typeof outcome.detail === 'string') record.detail = outcome.detail;
+    }
+    trials.push(record);
+    if (onTrial) await onTrial(record);
+    return record.fits;
+  };
+
+  let found: number | undefined;
+  let firstBad: number | undefined; // smallest size (units) seen not to fit
+  const failed = (units: number): void => {
+    firstBad = firstBad === undefined ? units : Math.min(firstBad, units);
+  };
+
+  // 1. Halve until something fits.
+  for (let units = startUnits; units >= 1; units = Math.floor(units / 2)) {
+    if (await fitsAt(units, 'halve')) {
+      found = units;
+      break;
+    }
+    failed(units);
+  }
+  if (found === undefined) throw new NoBatchFitsError(multipleOf, trials);
+  let lastGood: number = found;
+
+  // 2. Double while it fits (the original's loop; in refine mode a size known to fail is skipped).
+  let doublings = 0;
+  while (doublings < maxDoublings && lastGood < ceilingUnits) {
+    const candidate = Math.min(lastGood * 2, ceilingUnits);
+    if (refine && firstBad !== undefined && candidate >= firstBad) break;
+    if (!(await fitsAt(candidate, 'double'))) {
+      failed(candidate);
+      break;
+    }
+    lastGood = candidate;
+    doublings += 1;
+  }
+
+  // 3. Refine: bisect the open interval (lastGood, firstBad), or (lastGood, ceiling] when no failure was seen.
+  if (refine) {
+    let high = firstBad ?? ceilingUnits + 1;
+    while (high - lastGood > 1) {
+      const mid: number = lastGood + Math.floor((high - lastGood) / 2);
+      if (await fitsAt(mid, 'refine')) lastGood = mid;
+      else {
+        failed(mid);
+        high = mid;
+      }
+    }
+  }
+
+  const exact = lastGood === ceilingUnits || firstBad === lastGood + 1;
+  return { batchSize: lastGood * multipleOf, trials, exact };
+}

@@ -1,0 +1,104 @@
+/** What one trial of a candidate batch size reports back to the search. */
+export interface ProbeOutcome {
+  /**
+   * Whether the step ran within the memory budget. `false` is a refusal from a peak gate
+   * (the step completed but its measured peak went over the budget): the search treats it
+   * exactly like an out-of-memory error.
+   */
+  fits: boolean;
+  /** Measured peak memory of the step, in bytes, when the probe could measure it. */
+  peakBytes?: number;
+  /** Memory the step was allowed to reach, in bytes, when the probe knows it. */
+  budgetBytes?: number;
+  /** Free-form note for humans (device, reason of a refusal, ...). */
+  detail?: string;
+}
+
+/**
+ * Runs one training step (or anything standing for it) at `batchSize`. Resolves to a
+ * {@link ProbeOutcome}; may throw. A thrown error counts as out-of-memory only when the
+ * search's `isOom(err)` says so, any other error propagates unchanged.
+ */
+export type ProbeFn = (batchSize: number) => Promise<ProbeOutcome>;
+
+/** Which part of the search a trial belongs to. */
+export type TrialPhase = 'halve' | 'double' | 'refine';
+
+/** One call of the probe, as the search saw it. Plain data: safe to `JSON.stringify`. */
+export interface TrialRecord {
+  /** 1-based position of this trial in the search. */
+  index: number;
+  /** The candidate batch size the probe was called with. */
+  batchSize: number;
+  /** `halve` (first trial and the way down), `double` (the way up) or `refine` (bisection). */
+  phase: TrialPhase;
+  /** Whether the candidate fitted. */
+  fits: boolean;
+  /** `fit`, `not-fit` (the probe resolved `fits: false`) or `oom` (the probe threw an OOM error). */
+  result: 'fit' | 'not-fit' | 'oom';
+  /** From the probe's outcome, when it gave one. */
+  peakBytes?: number;
+  /** From the probe's outcome, when it gave one. */
+  budgetBytes?: number;
+  /** The outcome's `detail`, or the OOM error's message. */
+  detail?: string;
+  /** Wall time of the probe call, in milliseconds. */
+  ms: number;
+}
+
+/** Where log lines go. Every method is optional; nothing is logged by default. */
+export interface BatchLogger {
+  info?: (message: string) => void;
+  warn?: (message: string) => void;
+}
+
+/**
+ * Where the batch cache lives. The path is `~/.soup/batch_cache.json` unless the environment's
+ * `SOUP_BATCH_CACHE_PATH` resolves (real path, symlinks followed) under the home directory, the
+ * working directory or the temp directory. Every field is injectable for tests and tools.
+ */
+export interface CacheLocationOptions {
+  /**
+   * Environment read for `SOUP_BATCH_CACHE_PATH`.
+   * @default process.env
+   */
+  env?: Record<string, string | undefined>;
+  /**
+   * Home directory: holds the default cache and anchors the override.
+   * @default os.homedir()
+   */
+  homeDir?: string;
+  /**
+   * Working directory: resolves a relative override and anchors it.
+   * @default process.cwd()
+   */
+  cwd?: string;
+  /**
+   * Temp directory: anchors the override.
+   * @default os.tmpdir()
+   */
+  tmpDir?: string;
+}
+
+/** Options of the cross-process lock that guards every cache write. */
+export interface CacheLockOptions {
+  /**
+   * How long a writer waits for the lock before giving up.
+   * @default 15000
+   */
+  lockTimeoutMs?: number;
+  /**
+   * Age after which a lock file counts as abandoned and is broken, whatever its owner. A lock
+   * whose owner process (same host) is gone is broken at once.
+   * @default 10000
+   */
+  staleLockMs?: number;
+}
+
+/** One entry of the batch cache. */
+export interface CacheEntry {
+  /** 32 hex characters, see {@link makeCacheKey}. */
+  key: string;
+  /** The cached batch size (a positive integer). */
+  batchSize: number;
+}

@@ -1,0 +1,181 @@
+// Runs one probe child: its own process group, output kept (bounded), an optional JSON result
+// on fd 3, SIGKILL to the whole group at the timeout or on abort, optional sampling of the
+// child's peak RSS from /proc.
+import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import type { Launch } from './_launch';
+import { readProcStatus } from './_proc';
+
+export interface RunChildOptions {
+  launch: Launch;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  timeoutMs: number;
+  /** Written to the child's stdin, then closed. */
+  input?: string;
+  /** Open fd 3 as a pipe and parse what the child writes there as one JSON value. */
+  resultChannel?: boolean;
+  signal?: AbortSignal;
+  /** Sample VmHWM of the child every this many ms (0 = never). */
+  peakRssPollMs?: number;
+  /** Keep at most this many characters of stdout and of stderr (the tail). @default 1 MiB */
+  maxOutputChars?: number;
+}
+
+export interface ChildRun {
+  pid: number | undefined;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** Parsed fd 3 payload, when the child wrote valid JSON there. */
+  result: unknown;
+  /** Why fd 3 could not be parsed, when it had content. */
+  resultError?: string;
+  timedOut: boolean;
+  aborted: boolean;
+  wallMs: number;
+  /** Largest VmHWM read while sampling, null when not sampled (or never readable). */
+  sampledPeakRssBytes: number | null;
+}
+
+function collect(stream: Readable | null | undefined, max: number, sink: { text: string }): void {
+  if (!stream) return;
+  stream.setEncoding('utf8');
+  stream.on('data', (d: string) => {
+    sink.text += d;
+    if (sink.text.length > max * 2) sink.text = sink.text.slice(-max);
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+const live = new Set<number>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // A probe child must never outlive the process that started it.
+  process.once('exit', () => {
+    for (const pid of live) killGroup(pid);
+  });
+}
+
+export function runChild(opts: RunChildOptions): Promise<ChildRun> {
+  const max = opts.maxOutputChars ?? 1 << 20;
+  const t0 = performance.now();
+  installExitHook();
+  return new Promise((resolve, reject) => {
+    if (opts.signal?.aborted) {
+      reject(opts.signal.reason ?? new Error('aborted'));
+      return;
+    }
+    const child = spawn(opts.launch.file, opts.launch.args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      stdio: opts.resultChannel ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+      detached: true, // own process group: a timeout kills the trainer's helpers too
+      windowsHide: true,
+    });
+    const pid = child.pid;
+    if (pid !== undefined) live.add(pid);
+    const out = { text: '' };
+    const err = { text: '' };
+    const res = { text: '' };
+    collect(child.stdout, max, out);
+    collect(child.stderr, max, err);
+    if (opts.resultChannel) {
+      const fd3 = child.stdio[3] as Readable | null;
+      fd3?.setEncoding('utf8');
+      fd3?.on('data', (d: string) => (res.text += d));
+      fd3?.on('error', () => {});
+    }
+    child.stdin?.on('error', () => {}); // a child that exits without reading stdin is not our error
+    child.stdin?.end(opts.input ?? '');
+
+    let timedOut = false;
+    let aborted = false;
+    let sampledPeak: number | null = null;
+    const sample = (): void => {
+      if (pid === undefined) return;
+      const st = readProcStatus(pid);
+      if (st && (sampledPeak === null || st.vmHwmBytes > sampledPeak)) sampledPeak = st.vmHwmBytes;
+    };
+    const poller = opts.peakRssPollMs ? setInterval(sample, opts.peakRssPollMs) : undefined;
+    if (opts.peakRssPollMs) sample();
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(pid);
+    }, opts.timeoutMs);
+    const onAbort = (): void => {
+      aborted = true;
+      killGroup(pid);
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      if (poller) clearInterval(poller);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (pid !== undefined) live.delete(pid);
+    };
+
+    child.on('error', (e) => {
+      cleanup();
+      reject(e);
+    });
+    child.on('close', (exitCode, signal) => {
+      cleanup();
+      // Whatever the child left behind in its group goes with it.
+      if (pid !== undefined) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // group empty: the normal case
+        }
+      }
+      let result: unknown;
+      let resultError: string | undefined;
+      const raw = res.text.trim();
+      if (raw) {
+        try {
+          result = JSON.parse(raw);
+        } catch (e) {
+          resultError = `result channel held invalid JSON (${(e as Error).message}): ${raw.slice(0, 200)}`;
+        }
+      }
+      resolve({
+        pid,
+        exitCode,
+        signal,
+        stdout: out.text.slice(-max),
+        stderr: err.text.slice(-max),
+        result,
+        ...(resultError ? { resultError } : {}),
+        timedOut,
+        aborted,
+        wallMs: performance.now() - t0,
+        sampledPeakRssBytes: sampledPeak,
+      });
+    });
+  });
+}
+
+/** Last `maxChars` characters of a text, cut at a line start when possible. */
+export function tail(text: string, maxChars = 4000): string {
+  const t = text.trimEnd();
+  if (t.length <= maxChars) return t;
+  const cut = t.slice(-maxChars);
+  const nl = cut.indexOf('\n');
+  return nl >= 0 && nl < 200 ? cut.slice(nl + 1) : cut;
+}

@@ -1,0 +1,96 @@
+// nvidia-smi queries (the driver's own tool: no native binding needed). Every query resolves
+// to null when the tool is missing or cannot answer, and says why.
+import { execFile } from 'node:child_process';
+
+const MiB = 2 ** 20;
+
+export interface GpuInfo {
+  index: number;
+  uuid: string;
+  name: string;
+  totalBytes: number;
+  freeBytes: number | null;
+}
+
+export interface ComputeApp {
+  pid: number;
+  gpuUuid: string;
+  /** null when the driver reports `[N/A]` (WDDM does). */
+  usedBytes: number | null;
+}
+
+export type SmiAnswer<T> = { ok: true; value: T } | { ok: false; why: string };
+
+function run(nvidiaSmiPath: string, args: string[], timeoutMs: number): Promise<SmiAnswer<string>> {
+  return new Promise((resolve) => {
+    execFile(nvidiaSmiPath, args, { timeout: timeoutMs, windowsHide: true }, (err, stdout, stderr) => {
+      if (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        resolve({
+          ok: false,
+          why: code === 'ENOENT' ? `${nvidiaSmiPath} not found` : `${nvidiaSmiPath} failed: ${(stderr || stdout || err.message).trim().slice(0, 300)}`,
+        });
+      } else resolve({ ok: true, value: stdout });
+    });
+  });
+}
+
+function mib(field: string | undefined): number | null {
+  if (field === undefined) return null;
+  const n = Number(field.trim());
+  return field.trim() !== '' && Number.isFinite(n) ? Math.round(n * MiB) : null;
+}
+
+function rows(csv: string): string[][] {
+  return csv
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => l.split(',').map((f) => f.trim()));
+}
+
+export async function queryGpus(nvidiaSmiPath = 'nvidia-smi', timeoutMs = 10_000): Promise<SmiAnswer<GpuInfo[]>> {
+  const r = await run(nvidiaSmiPath, ['--query-gpu=index,uuid,name,memory.total,memory.free', '--format=csv,noheader,nounits'], timeoutMs);
+  if (!r.ok) return r;
+  const gpus: GpuInfo[] = [];
+  for (const [index, uuid, name, total, free] of rows(r.value)) {
+    const totalBytes = mib(total);
+    if (index === undefined || uuid === undefined || name === undefined || totalBytes === null) continue;
+    gpus.push({ index: Number(index), uuid, name, totalBytes, freeBytes: mib(free) });
+  }
+  if (gpus.length === 0) return { ok: false, why: `${nvidiaSmiPath} listed no GPU` };
+  return { ok: true, value: gpus };
+}
+
+export async function queryComputeApps(nvidiaSmiPath = 'nvidia-smi', timeoutMs = 10_000): Promise<SmiAnswer<ComputeApp[]>> {
+  const r = await run(nvidiaSmiPath, ['--query-compute-apps=pid,gpu_uuid,used_memory', '--format=csv,noheader,nounits'], timeoutMs);
+  if (!r.ok) return r;
+  const apps: ComputeApp[] = [];
+  for (const [pid, gpuUuid, used] of rows(r.value)) {
+    if (pid === undefined || gpuUuid === undefined || !/^\d+$/.test(pid)) continue;
+    apps.push({ pid: Number(pid), gpuUuid, usedBytes: mib(used) });
+  }
+  return { ok: true, value: apps };
+}
+
+/** Memory `pid` holds on GPU `deviceId`, or why that cannot be told. */
+export async function perProcessUsedBytes(
+  nvidiaSmiPath: string,
+  deviceId: number,
+  pid: number,
+): Promise<SmiAnswer<{ usedBytes: number; gpu: GpuInfo }>> {
+  const gpus = await queryGpus(nvidiaSmiPath);
+  if (!gpus.ok) return gpus;
+  const gpu = gpus.value.find((g) => g.index === deviceId);
+  if (!gpu) return { ok: false, why: `nvidia-smi lists no GPU with index ${deviceId}` };
+  const apps = await queryComputeApps(nvidiaSmiPath);
+  if (!apps.ok) return apps;
+  const mine = apps.value.filter((a) => a.pid === pid && a.gpuUuid === gpu.uuid);
+  if (mine.length === 0) {
+    return { ok: false, why: `nvidia-smi does not list this process (pid ${pid}) on GPU ${deviceId} (another PID namespace?)` };
+  }
+  if (mine.some((a) => a.usedBytes === null)) {
+    return { ok: false, why: 'the driver reports per-process memory as [N/A] (WDDM)' };
+  }
+  return { ok: true, value: { usedBytes: mine.reduce((s, a) => s + (a.usedBytes ?? 0), 0), gpu } };
+}

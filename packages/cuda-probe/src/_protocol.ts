@@ -1,0 +1,94 @@
+// What the parent sends a probe worker (stdin, JSON) and what the worker answers (fd 3, JSON).
+
+export interface OrtSessionJobOptions {
+  intraOpNumThreads?: number;
+  interOpNumThreads?: number;
+  enableCpuMemArena?: boolean;
+  graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+  extra?: Record<string, unknown>;
+}
+
+export interface CudaJob {
+  deviceId: number;
+  nvidiaSmiPath: string;
+  gpuMemLimitBytes: number | null;
+}
+
+export interface OrtJob {
+  kind: 'ort';
+  modelPath: string;
+  maxLength: number;
+  padId: number;
+  vocabSize: number;
+  session: OrtSessionJobOptions;
+}
+
+export interface TrainStepJob {
+  kind: 'train-step';
+  /** Options object handed to @soup/onnx-train's step factory, as JSON. */
+  step: Record<string, unknown>;
+  maxLength: number;
+  padId: number;
+  vocabSize: number;
+}
+
+export interface WorkerJob {
+  /** `calibrate`: load and build the batch, report the baseline, no step. `step`: run one step. */
+  mode: 'calibrate' | 'step';
+  batchSize: number;
+  device: 'cpu' | 'cuda';
+  /** CPU budget fixed by the caller; null = what the child can reach right before the step. */
+  budgetBytes: number | null;
+  cuda: CudaJob | null;
+  work: OrtJob | TrainStepJob;
+}
+
+export interface CpuMeasurement {
+  /** VmSize right before the step: what RLIMIT_AS already counts. */
+  baselineVmBytes: number;
+  /** VmRSS right before the step. */
+  baselineRssBytes: number;
+  /** VmHWM after the step. */
+  peakRssBytes: number;
+  /** VmPeak after the step. */
+  vmPeakBytes: number;
+  /** Whether VmHWM was reset right before the step (clear_refs); if not, setup peaks count too. */
+  peakReset: boolean;
+  /** The budget used: the job's, or reachable memory read in the child before the step. */
+  budgetBytes: number;
+  budgetSource: 'given' | 'cgroup-v2' | 'cgroup-v1' | 'meminfo';
+}
+
+export interface CudaMeasurement {
+  /** free + held before the step (capped by gpuMemLimitBytes), null when the driver cannot answer. */
+  budgetBytes: number | null;
+  /** This process's used memory on the device after the step, null when the driver cannot answer. */
+  peakBytes: number | null;
+  /** Why a figure is missing. */
+  note?: string;
+}
+
+export interface WorkerSuccess {
+  ok: true;
+  mode: 'calibrate' | 'step';
+  pid: number;
+  /** Process start → ready to step (runtime import, session create, batch built). */
+  setupMs: number;
+  /** The step alone. */
+  stepMs: number;
+  /** Bytes of the synthetic batch. */
+  feedBytes: number;
+  cpu: CpuMeasurement;
+  cuda: CudaMeasurement | null;
+  notes: string[];
+}
+
+export interface WorkerFailure {
+  ok: false;
+  pid: number;
+  /** Where it failed: before the step (setup) or in it. */
+  phase: 'setup' | 'step';
+  error: { name: string; message: string; stack?: string };
+}
+
+export type WorkerResult = WorkerSuccess | WorkerFailure;

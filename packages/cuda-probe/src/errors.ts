@@ -1,0 +1,70 @@
+/** Base class of every error this package throws: a stable `code`, the `cause` kept. */
+export class CudaProbeError extends Error {
+  readonly code: string;
+  constructor(message: string, code: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CudaProbeError';
+    this.code = code;
+  }
+}
+
+/** Bad options given to a probe factory or a probe call; the message names the field and the fix. */
+export class ProbeOptionsError extends CudaProbeError {
+  readonly field: string;
+  constructor(field: string, message: string, options?: { cause?: unknown }) {
+    super(message, 'SOUP_PROBE_INVALID_OPTIONS', options);
+    this.name = 'ProbeOptionsError';
+    this.field = field;
+  }
+}
+
+/** The probe child ran past `timeoutMs` and was killed with SIGKILL. */
+export class ProbeTimeoutError extends CudaProbeError {
+  readonly timeoutMs: number;
+  readonly batchSize: number;
+  readonly stderrTail: string;
+  constructor(batchSize: number, timeoutMs: number, stderrTail: string) {
+    super(
+      `probe child for batch_size=${batchSize} ran past timeoutMs=${timeoutMs} and was killed (SIGKILL); ` +
+        `raise timeoutMs if one step is legitimately this slow` +
+        (stderrTail ? `\n--- stderr tail ---\n${stderrTail}` : ''),
+      'SOUP_PROBE_TIMEOUT',
+    );
+    this.name = 'ProbeTimeoutError';
+    this.timeoutMs = timeoutMs;
+    this.batchSize = batchSize;
+    this.stderrTail = stderrTail;
+  }
+}
+
+/** The probe child failed for a reason that is not out-of-memory (a crash, a bad model, a bug). */
+export class ProbeChildError extends CudaProbeError {
+  readonly batchSize: number;
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stderrTail: string;
+  constructor(
+    message: string,
+    details: { batchSize: number; exitCode: number | null; signal: NodeJS.Signals | null; stderrTail: string },
+    options?: { cause?: unknown },
+  ) {
+    super(
+      message + (details.stderrTail ? `\n--- stderr tail ---\n${details.stderrTail}` : ''),
+      'SOUP_PROBE_CHILD_FAILED',
+      options,
+    );
+    this.name = 'ProbeChildError';
+    this.batchSize = details.batchSize;
+    this.exitCode = details.exitCode;
+    this.signal = details.signal;
+    this.stderrTail = details.stderrTail;
+  }
+}
+
+/** A device query (nvidia-smi, /proc, cgroup files) could not answer where an answer was required. */
+export class DeviceQueryError extends CudaProbeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 'SOUP_DEVICE_QUERY_FAILED', options);
+    this.name = 'DeviceQueryError';
+  }
+}

@@ -1,0 +1,191 @@
+/** Every error of @soup/hub-ckpt. Messages never contain a token. */
+
+interface ErrorOptions {
+  cause?: unknown;
+}
+
+function withCause(options: ErrorOptions): { cause: unknown } | undefined {
+  return options.cause === undefined ? undefined : { cause: options.cause };
+}
+
+/** An option or argument is invalid. `field` names it; the message says what is expected. */
+export class InvalidCheckpointOptionError extends Error {
+  override readonly name = 'InvalidCheckpointOptionError';
+  readonly code = 'SOUP_HUB_CKPT_INVALID_OPTION' as const;
+  /** The offending field, e.g. `pushEvery`. */
+  readonly field: string;
+
+  constructor(field: string, message: string, options: ErrorOptions = {}) {
+    super(message, withCause(options));
+    this.field = field;
+  }
+}
+
+/** A store call failed (HTTP status other than 401/403, network, or file system). Retries were already spent. */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  readonly code = 'SOUP_HUB_CKPT_STORE' as const;
+  /** HTTP status, when the failure was an HTTP answer. */
+  readonly status: number | undefined;
+  /** The URL called (never carries a token), when known. */
+  readonly url: string | undefined;
+  /** The Hub's request id, when it sent one. */
+  readonly requestId: string | undefined;
+
+  constructor(message: string, options: ErrorOptions & { status?: number; url?: string; requestId?: string } = {}) {
+    super(message, withCause(options));
+    this.status = options.status;
+    this.url = options.url;
+    this.requestId = options.requestId;
+  }
+}
+
+/** The Hub refused the credentials (401) or the permission (403). The token itself is never included. */
+export class HubAuthError extends Error {
+  override readonly name = 'HubAuthError';
+  readonly code = 'SOUP_HUB_CKPT_AUTH' as const;
+  /** 401 (no or invalid token) or 403 (token lacks the permission); 0 when refused before any call. */
+  readonly status: number;
+  readonly url: string | undefined;
+  readonly requestId: string | undefined;
+
+  constructor(message: string, options: ErrorOptions & { status: number; url?: string; requestId?: string }) {
+    super(message, withCause(options));
+    this.status = options.status;
+    this.url = options.url;
+    this.requestId = options.requestId;
+  }
+}
+
+/** `latest.json` belongs to another run: resuming would mix two runs' checkpoints. */
+export class StaleRunError extends Error {
+  override readonly name = 'StaleRunError';
+  readonly code = 'SOUP_HUB_CKPT_STALE_RUN' as const;
+  /** The fingerprint `latest.json` carries. */
+  readonly pointerRun: string;
+  /** The fingerprint of the run asking. */
+  readonly run: string;
+  /** The step `latest.json` names. */
+  readonly pointerStep: number;
+
+  constructor(options: ErrorOptions & { pointerRun: string; run: string; pointerStep: number; where: string }) {
+    super(
+      `${options.where}: latest.json belongs to run "${options.pointerRun}" (step ${options.pointerStep}), ` +
+        `not to this run "${options.run}". Refusing to resume or overwrite another run's checkpoints: ` +
+        'use a new repo (or directory) for this run, or pass the same run fingerprint as the run that pushed them.',
+      withCause(options),
+    );
+    this.pointerRun = options.pointerRun;
+    this.run = options.run;
+    this.pointerStep = options.pointerStep;
+  }
+}
+
+/** The checkpoint `latest.json` names is missing files or does not match its manifest (or the pointer is invalid). */
+export class CorruptCheckpointError extends Error {
+  override readonly name = 'CorruptCheckpointError';
+  readonly code = 'SOUP_HUB_CKPT_CORRUPT' as const;
+  /** Folder in the repo, e.g. `ckpt/checkpoint-120` (`latest.json` when the pointer itself is bad). */
+  readonly pathInRepo: string;
+  /** One line per problem found. */
+  readonly problems: string[];
+
+  constructor(message: string, options: ErrorOptions & { pathInRepo: string; problems: string[] }) {
+    super(message, withCause(options));
+    this.pathInRepo = options.pathInRepo;
+    this.problems = options.problems;
+  }
+}
+
+/** Push-time verification from the remote side failed: the pointer was NOT moved. */
+export class VerifyError extends Error {
+  override readonly name = 'VerifyError';
+  readonly code = 'SOUP_HUB_CKPT_VERIFY' as const;
+  readonly pathInRepo: string;
+  readonly problems: string[];
+
+  constructor(options: ErrorOptions & { pathInRepo: string; problems: string[] }) {
+    super(
+      `${options.pathInRepo} did not verify after upload, so latest.json was not moved: ${options.problems.slice(0, 5).join('; ')}` +
+        (options.problems.length > 5 ? ` (and ${options.problems.length - 5} more)` : '') +
+        '. Push again; if it repeats, the store is losing or altering data.',
+      withCause(options),
+    );
+    this.pathInRepo = options.pathInRepo;
+    this.problems = options.problems;
+  }
+}
+
+/** A pulled file's size or sha256 does not match the manifest (after the retries allowed). */
+export class ChecksumError extends Error {
+  override readonly name = 'ChecksumError';
+  readonly code = 'SOUP_HUB_CKPT_CHECKSUM' as const;
+  /** File path inside the checkpoint folder. */
+  readonly file: string;
+  readonly expectedSha256: string;
+  readonly actualSha256: string;
+  readonly expectedBytes: number;
+  readonly actualBytes: number;
+
+  constructor(options: ErrorOptions & {
+    pathInRepo: string;
+    file: string;
+    expectedSha256: string;
+    actualSha256: string;
+    expectedBytes: number;
+    actualBytes: number;
+  }) {
+    super(
+      `${options.pathInRepo}/${options.file}: downloaded ${options.actualBytes} bytes with sha256 ${options.actualSha256.slice(0, 16)}…, ` +
+        `the manifest says ${options.expectedBytes} bytes with sha256 ${options.expectedSha256.slice(0, 16)}…. ` +
+        'Nothing was moved into place; pull again, or resume with fallback to an older checkpoint.',
+      withCause(options),
+    );
+    this.file = options.file;
+    this.expectedSha256 = options.expectedSha256;
+    this.actualSha256 = options.actualSha256;
+    this.expectedBytes = options.expectedBytes;
+    this.actualBytes = options.actualBytes;
+  }
+}
+
+/** A file name would escape its folder (`..`, absolute path, backslash, empty segment): refused before any write. */
+export class UnsafePathError extends Error {
+  override readonly name = 'UnsafePathError';
+  readonly code = 'SOUP_HUB_CKPT_UNSAFE_PATH' as const;
+  /** The refused name, as found. */
+  readonly path: string;
+
+  constructor(path: string, reason: string, options: ErrorOptions = {}) {
+    super(`Refusing file name ${JSON.stringify(path)}: ${reason}. Checkpoint file names must be relative, use "/" and stay inside their folder.`, withCause(options));
+    this.path = path;
+  }
+}
+
+/** A push would replace the content of the folder `latest.json` names, which would leave the pointer on unverified data. */
+export class PointedCheckpointConflictError extends Error {
+  override readonly name = 'PointedCheckpointConflictError';
+  readonly code = 'SOUP_HUB_CKPT_POINTED_CONFLICT' as const;
+  readonly pathInRepo: string;
+
+  constructor(pathInRepo: string, options: ErrorOptions = {}) {
+    super(
+      `${pathInRepo} is the checkpoint latest.json names and it holds different content; overwriting it in place would leave ` +
+        'the pointer on unverified data. Push under a new step (or pushFinal), which moves the pointer only after verifying.',
+      withCause(options),
+    );
+    this.pathInRepo = pathInRepo;
+  }
+}
+
+/** The pull target already exists and `overwrite` was not set. */
+export class PullTargetExistsError extends Error {
+  override readonly name = 'PullTargetExistsError';
+  readonly code = 'SOUP_HUB_CKPT_PULL_TARGET_EXISTS' as const;
+  readonly dir: string;
+
+  constructor(dir: string) {
+    super(`${dir} already exists: pass overwrite: true to replace it, or pull into an empty path.`);
+    this.dir = dir;
+  }
+}

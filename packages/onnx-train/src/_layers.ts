@@ -1,0 +1,322 @@
+// The GPT layer modules: forward and backward emitters with explicit saved tensors.
+// Activations of the residual stream are 2-D `[tokens, dModel]` (tokens = batch × seqLen),
+// so every linear layer is one Gemm and its weight gradient one Gemm with transA.
+import { OnnxDataType } from './_proto';
+import type { Emitter } from './_graph';
+import { withRecompute, type BackwardOut, type EmitEnv, type ForwardOut, type LayerModule } from './_module';
+import type { GptSpec } from './gpt-spec';
+
+const LN_EPS = 1e-5;
+const GELU_C = Math.sqrt(2 / Math.PI);
+const GELU_K = 0.044715;
+
+function grads(entries: [string, string][]): Map<string, string> {
+  return new Map(entries);
+}
+
+/** LayerNorm over the last axis of `[tokens, D]`. Built from primitive ops so float64 runs too. */
+export function layerNorm(name: string, spec: GptSpec): LayerModule {
+  const D = spec.dModel;
+  const w = `${name}.weight`;
+  const b = `${name}.bias`;
+  return {
+    name,
+    shapePreserving: true,
+    saves: [
+      { key: 'xhat', shape: ['tokens', D], type: 'float' },
+      { key: 'rstd', shape: ['tokens', 1], type: 'float' },
+    ],
+    forward(e, env, x): ForwardOut {
+      const mean = e.reduceMean(x, [-1], D, true);
+      const xc = e.sub(x, mean);
+      const variance = e.reduceMean(e.mul(xc, xc), [-1], D, true);
+      const rstd = e.unary('Reciprocal', e.unary('Sqrt', e.add(variance, e.scalar(LN_EPS))));
+      const xhat = e.mul(xc, rstd);
+      const y = e.add(e.mul(xhat, env.param(w)), env.param(b));
+      return { y, saved: { xhat, rstd } };
+    },
+    backward(e, env, saved, dy): BackwardOut {
+      if (dy === null) throw new Error('layerNorm needs dy');
+      const xhat = saved.xhat!;
+      const rstd = saved.rstd!;
+      const dw = e.reduceSum(e.mul(dy, xhat), [0], false);
+      const db = e.reduceSum(dy, [0], false);
+      const dxhat = e.mul(dy, env.param(w));
+      const meanD = e.reduceMean(dxhat, [-1], D, true);
+      const meanDX = e.reduceMean(e.mul(dxhat, xhat), [-1], D, true);
+      const dx = e.mul(e.sub(e.sub(dxhat, meanD), e.mul(xhat, meanDX)), rstd);
+      return { dx, grads: grads([[w, dw], [b, db]]) };
+    },
+  };
+}
+
+/** Causal multi-head self-attention (`c_attn` → heads → softmax → `c_proj`), HF GPT-2 layout. */
+export function attention(name: string, spec: GptSpec): LayerModule {
+  const { seqLen: T, dModel: D, nHeads: H } = spec;
+  const dh = D / H;
+  const scale = 1 / Math.sqrt(dh);
+  const wqkv = `${name}.c_attn.weight`;
+  const bqkv = `${name}.c_attn.bias`;
+  const wo = `${name}.c_proj.weight`;
+  const bo = `${name}.c_proj.bias`;
+  const heads = ['batch', H, T, dh] as const;
+  return {
+    name,
+    shapePreserving: true,
+    saves: [
+      { key: 'a', shape: ['tokens', D], type: 'float' },
+      { key: 'q', shape: heads, type: 'float' },
+      { key: 'k', shape: heads, type: 'float' },
+      { key: 'v', shape: heads, type: 'float' },
+      { key: 'p', shape: ['batch', H, T, T], type: 'float' },
+      { key: 'o', shape: ['tokens', D], type: 'float' },
+    ],
+    forward(e, env, a): ForwardOut {
+      const qkv = e.gemm(a, env.param(wqkv), { c: env.param(bqkv) });
+      // [B, T, 3, H, dh] → [3, B, H, T, dh], one transpose for q, k and v.
+      const split = e.transpose(e.reshape(qkv, [-1, T, 3, H, dh]), [2, 0, 3, 1, 4]);
+      const [q3, k3, v3] = e.op('Split', [split, e.i64([1, 1, 1])], { axis: 0 }, { outputs: 3 }) as [string, string, string];
+      const q = e.mul(e.reshape(q3, [-1, H, T, dh]), e.scalar(scale));
+      const k = e.reshape(k3, [-1, H, T, dh]);
+      const v = e.reshape(v3, [-1, H, T, dh]);
+      const s = e.add(e.matmul(q, e.transpose(k, [0, 1, 3, 2])), env.causalMask(e));
+      const p = e.op1('Softmax', [s], { axis: -1 });
+      const o4 = e.matmul(p, v);
+      const o = e.reshape(e.transpose(o4, [0, 2, 1, 3]), [-1, D]);
+      const y = e.gemm(o, env.param(wo), { c: env.param(bo) });
+      return { y, saved: { a, q, k, v, p, o } };
+    },
+    backward(e, env, saved, dy): BackwardOut {
+      if (dy === null) throw new Error('attention needs dy');
+      const { a, q, k, v, p, o } = saved as Record<'a' | 'q' | 'k' | 'v' | 'p' | 'o', string>;
+      const dWo = e.gemm(o, dy, { transA: true });
+      const dbo = e.reduceSum(dy, [0], false);
+      const do2 = e.gemm(dy, env.param(wo), { transB: true });
+      const do4 = e.transpose(e.reshape(do2, [-1, T, H, dh]), [0, 2, 1, 3]);
+      const dv = e.matmul(e.transpose(p, [0, 1, 3, 2]), do4);
+      const dp = e.matmul(do4, e.transpose(v, [0, 1, 3, 2]));
+      // softmax backward: ds = p ⊙ (dp − Σ_j dp ⊙ p)
+      const ds = e.mul(p, e.sub(dp, e.reduceSum(e.mul(dp, p), [-1], true)));
+      const dq = e.mul(e.matmul(ds, k), e.scalar(scale));
+      const dk = e.matmul(e.transpose(ds, [0, 1, 3, 2]), q);
+      // [B, H, T, dh] ×3 → [B, H, 3, T, dh] → [B, T, 3, H, dh] → [tokens, 3D]
+      const stacked = e.op1('Concat', [dq, dk, dv].map((t) => e.op1('Unsqueeze', [t, e.i64([2])])), { axis: 2 });
+      const dqkv = e.reshape(e.transpose(stacked, [0, 3, 2, 1, 4]), [-1, 3 * D]);
+      const dWqkv = e.gemm(a, dqkv, { transA: true });
+      const dbqkv = e.reduceSum(dqkv, [0], false);
+      const da = e.gemm(dqkv, env.param(wqkv), { transB: true });
+      return {
+        dx: da,
+        grads: grads([
+          [wqkv, dWqkv],
+          [bqkv, dbqkv],
+          [wo, dWo],
+          [bo, dbo],
+        ]),
+      };
+    },
+  };
+}
+
+/** tanh-approximated GELU parts shared by forward and backward: returns `tanh(c·(h + k·h³))` and `h²`. */
+function geluTanh(e: Emitter, h: string): { t: string; h2: string } {
+  const h2 = e.mul(h, h);
+  const inner = e.mul(e.add(e.mul(h2, e.scalar(GELU_C * GELU_K)), e.scalar(GELU_C)), h);
+  return { t: e.unary('Tanh', inner), h2 };
+}
+
+/** GPT-2 MLP: `c_fc` → GELU (tanh approximation, HF `gelu_new`) → `c_proj`. */
+export function mlp(name: string, spec: GptSpec): LayerModule {
+  const { dModel: D, dFF: F } = spec;
+  const wfc = `${name}.c_fc.weight`;
+  const bfc = `${name}.c_fc.bias`;
+  const wp = `${name}.c_proj.weight`;
+  const bp = `${name}.c_proj.bias`;
+  return {
+    name,
+    shapePreserving: true,
+    saves: [
+      { key: 'b', shape: ['tokens', D], type: 'float' },
+      { key: 'h', shape: ['tokens', F], type: 'float' },
+      { key: 't', shape: ['tokens', F], type: 'float' },
+    ],
+    forward(e, env, b): ForwardOut {
+      const h = e.gemm(b, env.param(wfc), { c: env.param(bfc) });
+      const { t } = geluTanh(e, h);
+      const g = e.mul(e.mul(h, e.scalar(0.5)), e.add(t, e.scalar(1)));
+      const z = e.gemm(g, env.param(wp), { c: env.param(bp) });
+      return { y: z, saved: { b, h, t } };
+    },
+    backward(e, env, saved, dz): BackwardOut {
+      if (dz === null) throw new Error('mlp needs dy');
+      const { b, h, t } = saved as Record<'b' | 'h' | 't', string>;
+      const t1 = e.add(t, e.scalar(1));
+      const hh = e.mul(h, e.scalar(0.5));
+      const g = e.mul(hh, t1);
+      const dWp = e.gemm(g, dz, { transA: true });
+      const dbp = e.reduceSum(dz, [0], false);
+      const dg = e.gemm(dz, env.param(wp), { transB: true });
+      // gelu'(h) = ½(1+t) + ½h(1−t²)·c(1+3k·h²)
+      const sech2 = e.sub(e.scalar(1), e.mul(t, t));
+      const h2 = e.mul(h, h);
+      const dInner = e.add(e.mul(h2, e.scalar(3 * GELU_C * GELU_K)), e.scalar(GELU_C));
+      const deriv = e.add(e.mul(t1, e.scalar(0.5)), e.mul(e.mul(hh, sech2), dInner));
+      const dh = e.mul(dg, deriv);
+      const dWfc = e.gemm(b, dh, { transA: true });
+      const dbfc = e.reduceSum(dh, [0], false);
+      const db = e.gemm(dh, env.param(wfc), { transB: true });
+      return {
+        dx: db,
+        grads: grads([
+          [wfc, dWfc],
+          [bfc, dbfc],
+          [wp, dWp],
+          [bp, dbp],
+        ]),
+      };
+    },
+  };
+}
+
+function prefixed(prefix: string, rec: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(rec)) out[`${prefix}.${k}`] = v;
+  return out;
+}
+
+function unprefixed(prefix: string, rec: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  const p = `${prefix}.`;
+  for (const [k, v] of Object.entries(rec)) if (k.startsWith(p)) out[k.slice(p.length)] = v;
+  return out;
+}
+
+export interface BlockOptions {
+  /** Recompute the attention sub-block (`h.<i>.attn`) in the backward. */
+  recomputeAttn?: boolean;
+  /** Recompute the MLP sub-block (`h.<i>.mlp`) in the backward. */
+  recomputeMlp?: boolean;
+}
+
+/** One pre-LayerNorm transformer block `h.<i>`: x + attn(ln_1(x)), then + mlp(ln_2(·)). */
+export function block(index: number, spec: GptSpec, opts: BlockOptions = {}): LayerModule {
+  const name = `h.${index}`;
+  const ln1 = layerNorm(`${name}.ln_1`, spec);
+  const ln2 = layerNorm(`${name}.ln_2`, spec);
+  const attnPlain = attention(`${name}.attn`, spec);
+  const mlpPlain = mlp(`${name}.mlp`, spec);
+  const attn = opts.recomputeAttn ? withRecompute(attnPlain, spec) : attnPlain;
+  const ff = opts.recomputeMlp ? withRecompute(mlpPlain, spec) : mlpPlain;
+  const children = [
+    ['ln_1', ln1],
+    ['attn', attn],
+    ['ln_2', ln2],
+    ['mlp', ff],
+  ] as const;
+  return {
+    name,
+    shapePreserving: true,
+    saves: children.flatMap(([p, m]) => m.saves.map((s) => ({ ...s, key: `${p}.${s.key}` }))),
+    forward(e, env, x): ForwardOut {
+      const r1 = ln1.forward(e.scope('ln_1'), env, x);
+      const r2 = attn.forward(e.scope('attn'), env, r1.y);
+      const x2 = e.add(x, r2.y);
+      const r3 = ln2.forward(e.scope('ln_2'), env, x2);
+      const r4 = ff.forward(e.scope('mlp'), env, r3.y);
+      const y = e.add(x2, r4.y);
+      return {
+        y,
+        saved: {
+          ...prefixed('ln_1', r1.saved),
+          ...prefixed('attn', r2.saved),
+          ...prefixed('ln_2', r3.saved),
+          ...prefixed('mlp', r4.saved),
+        },
+      };
+    },
+    backward(e, env, saved, dy): BackwardOut {
+      if (dy === null) throw new Error('block needs dy');
+      const g4 = ff.backward(e.scope('mlp'), env, unprefixed('mlp', saved), dy);
+      const g3 = ln2.backward(e.scope('ln_2'), env, unprefixed('ln_2', saved), g4.dx);
+      const dx2 = e.add(dy, g3.dx!);
+      const g2 = attn.backward(e.scope('attn'), env, unprefixed('attn', saved), dx2);
+      const g1 = ln1.backward(e.scope('ln_1'), env, unprefixed('ln_1', saved), g2.dx);
+      const dx = e.add(dx2, g1.dx!);
+      return { dx, grads: new Map([...g4.grads, ...g3.grads, ...g2.grads, ...g1.grads]) };
+    },
+  };
+}
+
+/** Token + learned position embeddings: `[batch, seqLen]` ids → `[tokens, dModel]`. */
+export function embeddings(spec: GptSpec): LayerModule {
+  const { seqLen: T, dModel: D, vocabSize: V } = spec;
+  return {
+    name: 'wte+wpe',
+    shapePreserving: false,
+    saves: [{ key: 'ids', shape: ['batch', T], type: 'int64' }],
+    forward(e, env, ids): ForwardOut {
+      const tok = e.op1('Gather', [env.param('wte.weight'), ids], { axis: 0 });
+      const y = e.reshape(e.add(tok, env.param('wpe.weight')), [-1, D]);
+      return { y, saved: { ids } };
+    },
+    backward(e, _env, saved, dy): BackwardOut {
+      if (dy === null) throw new Error('embeddings need dy');
+      const dwpe = e.reduceSum(e.reshape(dy, [-1, T, D]), [0], false);
+      // d wte = scatter-add of the rows of dy at the token ids (ScatterElements, reduction add).
+      const index = e.op1('Expand', [e.reshape(saved.ids!, [-1, 1]), e.i64([1, D])]);
+      const zeros = e.op1('ConstantOfShape', [e.i64([V, D])], {
+        value: { kind: 'tensor', value: { dataType: e.core.floatType, dims: [1], raw: new Uint8Array(e.dtype === 'float64' ? 8 : 4) } },
+      });
+      const dwte = e.op1('ScatterElements', [zeros, index, dy], { axis: 0, reduction: 'add' });
+      return {
+        dx: null,
+        grads: grads([
+          ['wte.weight', dwte],
+          ['wpe.weight', dwpe],
+        ]),
+      };
+    },
+  };
+}
+
+/** LM head + next-token cross-entropy (mean over tokens). Reads `labels` from the graph. */
+export function lmHeadLoss(spec: GptSpec): LayerModule {
+  const { vocabSize: V } = spec;
+  const W = spec.tieEmbeddings ? 'wte.weight' : 'lm_head.weight';
+  const invTokens = (e: Emitter, labels: string): string => e.unary('Reciprocal', e.castFloat(e.op1('Size', [labels])));
+  return {
+    name: 'lm_head',
+    shapePreserving: false,
+    saves: [
+      { key: 'x', shape: ['tokens', spec.dModel], type: 'float' },
+      { key: 'logp', shape: ['tokens', V], type: 'float' },
+    ],
+    forward(e, env, x): ForwardOut {
+      const labels = env.input('labels');
+      const logits = e.gemm(x, env.param(W), { transB: true });
+      const logp = e.op1('LogSoftmax', [logits], { axis: -1 });
+      const index = e.reshape(labels, [-1, 1]);
+      const picked = e.op1('GatherElements', [logp, index], { axis: 1 });
+      const loss = e.mul(e.unary('Neg', e.reduceSum(picked, [0, 1], false)), invTokens(e, labels));
+      return { y: loss, saved: { x, logp } };
+    },
+    backward(e, env, saved, dy): BackwardOut {
+      if (dy !== null) throw new Error('the loss head seeds the backward; dy must be null');
+      const labels = env.input('labels');
+      const inv = invTokens(e, labels);
+      const index = e.reshape(labels, [-1, 1]);
+      // d loss / d logits = (softmax − onehot(labels)) / tokens
+      const probs = e.mul(e.unary('Exp', saved.logp!), inv);
+      const minus = e.op1('Expand', [e.unary('Neg', inv), e.op1('Shape', [index])]);
+      const dlogits = e.op1('ScatterElements', [probs, index, minus], { axis: 1, reduction: 'add' });
+      const dx = e.gemm(dlogits, env.param(W));
+      const dW = e.gemm(dlogits, saved.x!, { transA: true });
+      return { dx, grads: grads([[W, dW]]) };
+    },
+  };
+}
+
+/** Labels are int64; re-exported so callers need not import the proto module. */
+export const LABEL_TYPE = OnnxDataType.INT64;
+
+export type { EmitEnv };

@@ -1,0 +1,72 @@
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { publicPackages, repoRoot, shortName } from './_workspace';
+import { describeRun, run } from './_run';
+
+// Every public package is packed with `npm pack`, installed ALONE (plus the tarballs of its own @soup
+// dependencies, nothing else from the workspace) into an empty project, then imported from ESM, used for real
+// (smoke/<pkg>/use.mjs) and type-checked as a consumer against its shipped .d.ts (smoke/<pkg>/consumer.ts).
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+const smokeRoot = join(import.meta.dirname, '..', 'smoke');
+const packages = publicPackages();
+const work = mkdtempSync(join(tmpdir(), 'soup-pack-'));
+const tarballs = new Map<string, string>();
+
+beforeAll(async () => {
+  const dest = join(work, 'tarballs');
+  mkdirSync(dest);
+  for (const pkg of packages) {
+    const r = await run(npm, ['pack', '--json', '--pack-destination', dest], { cwd: pkg.dir });
+    expect(r.code, describeRun(`npm pack ${pkg.name}`, r)).toBe(0);
+    const info = JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as Array<{ filename: string }>;
+    tarballs.set(pkg.name, join(dest, info[0]!.filename));
+  }
+}, 300_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+test('every public package has a smoke script and a consumer type check', () => {
+  const missing = packages
+    .map((p) => shortName(p.name))
+    .filter((s) => !existsSync(join(smokeRoot, s, 'use.mjs')) || !existsSync(join(smokeRoot, s, 'consumer.ts')));
+  expect(missing).toEqual([]);
+});
+
+describe.each(packages.map((p) => [p.name, p] as const))('%s installed alone', (name, pkg) => {
+  test('installs from its tarball, imports from ESM, runs a real use, type-checks a consumer', async () => {
+    const short = shortName(name);
+    const project = join(work, short);
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: `consumer-of-${short}`, private: true, type: 'module' }, null, 2));
+    copyFileSync(join(repoRoot, '.npmrc'), join(project, '.npmrc'));
+    const ours = [name, ...pkg.closure].map((n) => tarballs.get(n)!);
+    const install = await run(
+      npm,
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...ours, '@types/node@20'],
+      { cwd: project, timeoutMs: 280_000 },
+    );
+    expect(install.code, describeRun('npm install', install)).toBe(0);
+    // Nothing but the tarballs may provide @soup packages: no workspace links.
+    const installed = readdirSync(join(project, 'node_modules', '@soup')).sort();
+    expect(installed).toEqual([name, ...pkg.closure].map(shortName).sort());
+
+    cpSync(join(smokeRoot, short), project, { recursive: true });
+    const use = await run(process.execPath, ['use.mjs'], { cwd: project, timeoutMs: 120_000 });
+    expect(use.code, describeRun('use.mjs', use)).toBe(0);
+    expect(use.stdout).toContain('SMOKE OK');
+
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'] },
+        files: ['consumer.ts'],
+      }),
+    );
+    const types = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project });
+    expect(types.code, describeRun('tsc on consumer.ts', types)).toBe(0);
+  }, 300_000);
+});

@@ -1,0 +1,47 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, test } from 'vitest';
+import { publicPackages, repoRoot, shortName } from './_workspace';
+import { describeRun, run } from './_run';
+
+// Every ```ts block of every public package's README is executed as written (through tsx), from an empty
+// working directory, against the built workspace packages. A README example that stops working fails here.
+
+/** The ```ts blocks of a markdown text, in order. */
+export function tsBlocks(markdown: string): string[] {
+  const blocks: string[] = [];
+  const re = /^```(?:ts|typescript)\s*\n([\s\S]*?)^```\s*$/gm;
+  for (let m = re.exec(markdown); m; m = re.exec(markdown)) blocks.push(m[1]!);
+  return blocks;
+}
+
+const tsxLoader = pathToFileURL(join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+const examplesDir = join(import.meta.dirname, '..', '.examples');
+const cwdRoot = mkdtempSync(join(tmpdir(), 'soup-readme-'));
+afterAll(() => {
+  rmSync(cwdRoot, { recursive: true, force: true });
+  rmSync(examplesDir, { recursive: true, force: true });
+});
+
+const cases = publicPackages().map((p) => {
+  const readme = join(p.dir, 'README.md');
+  return [p.name, existsSync(readme) ? tsBlocks(readFileSync(readme, 'utf8')) : []] as const;
+});
+
+test('every public package README has at least one runnable ts example', () => {
+  expect(cases.filter(([, blocks]) => blocks.length === 0).map(([name]) => name)).toEqual([]);
+});
+
+describe.each(cases)('%s README', (name, blocks) => {
+  test.each(blocks.map((code, i) => [i + 1, code] as const))('example %i runs', async (i, code) => {
+    mkdirSync(examplesDir, { recursive: true });
+    const file = join(examplesDir, `${shortName(name)}-${i}.ts`);
+    writeFileSync(file, code);
+    const cwd = mkdtempSync(join(cwdRoot, `${shortName(name)}-`));
+    const r = await run(process.execPath, ['--import', tsxLoader, file], { cwd, timeoutMs: 120_000, env: { ...process.env, NO_COLOR: '1' } });
+    expect(r.code, describeRun(`README example ${i} of ${name}`, r)).toBe(0);
+  }, 150_000);
+});
+
