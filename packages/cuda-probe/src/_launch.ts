@@ -53,7 +53,7 @@ export function buildLaunch(opts: BuildLaunchOptions): Launch {
   const method = opts.method ?? 'auto';
   const env = opts.env ?? process.env;
   if (method !== 'ulimit') {
-    const prlimit = findExecutable('prlimit', env) ?? findExecutable('/usr/bin/prlimit', env);
+    const prlimit = findExecutable('prlimit', env);
     if (prlimit) {
       return { file: prlimit, args: [`--as=${bytes}`, '--', opts.file, ...opts.args], limitMethod: 'prlimit', addressSpaceBytes: bytes };
     }

@@ -23,9 +23,9 @@ export class ProbeTimeoutError extends CudaProbeError {
   readonly timeoutMs: number;
   readonly batchSize: number;
   readonly stderrTail: string;
-  constructor(batchSize: number, timeoutMs: number, stderrTail: string) {
+  constructor(batchSize: number, timeoutMs: number, stderrTail: string, what = `probe child for batch_size=${batchSize}`) {
     super(
-      `probe child for batch_size=${batchSize} ran past timeoutMs=${timeoutMs} and was killed (SIGKILL); ` +
+      `${what} ran past timeoutMs=${timeoutMs} and was killed (SIGKILL); ` +
         `raise timeoutMs if one step is legitimately this slow` +
         (stderrTail ? `\n--- stderr tail ---\n${stderrTail}` : ''),
       'SOUP_PROBE_TIMEOUT',

@@ -1,1 +1,13 @@
-export {};
+export { createOrtProbe, type CreateOrtProbeOptions, type OrtProbeSessionOptions } from './create-ort-probe';
+export { createCommandProbe, type CreateCommandProbeOptions } from './create-command-probe';
+export {
+  classifyOutOfMemory,
+  type OutOfMemoryClassification,
+  type OutOfMemoryKind,
+  type ExcludedKind,
+} from './classify-out-of-memory';
+export { deviceIdentity, type DeviceIdentity, type DeviceIdentityOptions } from './device-identity';
+export { reachableMemory, type ReachableMemory, type ReachableMemoryOptions } from './reachable-memory';
+export type { WorkerProbeOptions } from './_worker-options';
+export type { ChildProbeFn, ProbeTrialOutcome, ProbeMeasurement } from './types';
+export { CudaProbeError, ProbeOptionsError, ProbeTimeoutError, ProbeChildError, DeviceQueryError } from './errors';

@@ -3,6 +3,9 @@ import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, open, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
+/** Names starting with this are a store's own temp files and never listed. */
+export const TMP_PREFIX = '.soup-';
+
 /** sha256 and size of a local file, streamed. */
 export async function hashFile(path: string): Promise<{ sha256: string; sizeBytes: number }> {
   const hash = createHash('sha256');
@@ -51,7 +54,7 @@ export async function fsyncPath(path: string): Promise<void> {
 /** Writes bytes to a temp file beside `path`, fsyncs it, renames it over `path`, fsyncs the folder. */
 export async function writeFileAtomic(path: string, bytes: Uint8Array, beforeRename?: () => Promise<void>): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = join(dirname(path), `${TMP_PREFIX}${basename(path)}-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await writeFile(tmp, bytes);
     await fsyncPath(tmp);

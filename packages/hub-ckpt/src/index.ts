@@ -1,1 +1,37 @@
-export {};
+export { HubStore, type HubStoreOptions, type RetryOptions } from './hub-store';
+export { DirStore, type DirStoreOptions } from './dir-store';
+export { openStore, type OpenStoreOptions } from './open-store';
+export { pushCheckpoint, type PushCheckpointOptions, type PushPhase, type PushPhaseEvent, type PushResult } from './push-checkpoint';
+export { pushFinal, type PushFinalOptions } from './push-final';
+export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';
+export { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
+export { verifyCheckpoint, type VerifyCheckpointOptions, type VerifyCheckpointResult } from './verify-checkpoint';
+export { buildManifest, type BuildManifestOptions, type BuiltManifest } from './build-manifest';
+export { planSegment, type PlanSegmentOptions, type SegmentPlan } from './plan-segment';
+export { checkpointStatus, type CheckpointStatusOptions, type CheckpointStatus, type CheckpointStatusEntry } from './checkpoint-status';
+export { validatePointer } from './validate-pointer';
+export { validateManifest } from './validate-manifest';
+export { pointerSchema, manifestSchema } from './json-schemas';
+export {
+  InvalidCheckpointOptionError,
+  StoreError,
+  HubAuthError,
+  StaleRunError,
+  CorruptCheckpointError,
+  VerifyError,
+  ChecksumError,
+  UnsafePathError,
+  PointedCheckpointConflictError,
+  PullTargetExistsError,
+} from './errors';
+export type {
+  CheckpointStore,
+  StoreEntry,
+  StoreOperation,
+  StoreCommitParams,
+  CommitProgress,
+  Pointer,
+  Manifest,
+  HubCkptLogger,
+  ValidationResult,
+} from './types';

@@ -52,6 +52,8 @@ export interface CheckpointStore {
   stat(params: { paths: string[] }): Promise<StoreEntry[]>;
   /** The whole content of a (small) file, or null when it does not exist. */
   readFile(params: { path: string }): Promise<Uint8Array | null>;
+  /** sha256 and size of a file's content as the store serves it (streams a download on the Hub), or null when missing. */
+  hash(params: { path: string }): Promise<{ sizeBytes: number; sha256: string } | null>;
   /** Streams a file to `dest` (created or truncated, fsynced), hashing on the way. */
   download(params: { path: string; dest: string }): Promise<{ sizeBytes: number; sha256: string }>;
   /** Applies the operations as one commit (puts first, then deletes). */

@@ -1,4 +1,4 @@
-/** A value quoted the way the Python original's `{x!r}` shows it: strings in single quotes, null as None-ish `null`. */
+/** A value as the Python original's `{x!r}` shows it in messages: strings in single quotes, anything else as JSON. */
 export function quote(value: unknown): string {
   if (typeof value === 'string') return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   if (value === undefined) return 'undefined';

@@ -83,7 +83,31 @@ export class GraphCore {
     return name;
   }
 
+  /**
+   * Drops nodes none of whose outputs reach a graph output, and initializers nobody reads.
+   * ORT does not eliminate dead nodes itself: it runs them last, which would keep their
+   * inputs (e.g. a recomputed block's unused output) alive to the end of the step.
+   */
+  prune(): void {
+    const needed = new Set(this.outputs.map((o) => o.name));
+    const keep = new Array<boolean>(this.nodes.length).fill(false);
+    for (let i = this.nodes.length - 1; i >= 0; i--) {
+      const n = this.nodes[i]!;
+      if (n.outputs.some((o) => needed.has(o))) {
+        keep[i] = true;
+        for (const inp of n.inputs) needed.add(inp);
+      }
+    }
+    const live = this.nodes.filter((_, i) => keep[i]);
+    this.nodes.length = 0;
+    this.nodes.push(...live);
+    const liveInits = this.initializers.filter((t) => needed.has(t.name!));
+    this.initializers.length = 0;
+    this.initializers.push(...liveInits);
+  }
+
   encode(opts: { graphName: string; docString?: string; producerVersion: string }): Uint8Array {
+    this.prune();
     return encodeModel({
       irVersion: ONNX_IR_VERSION,
       opsets: [{ domain: '', version: ONNX_OPSET }],

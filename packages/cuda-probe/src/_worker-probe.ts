@@ -1,0 +1,207 @@
+// The part of createOrtProbe / createTrainStepProbe that runs dist/worker.js once per
+// candidate: calibration of the child's baseline, the RLIMIT_AS sizing rule, the peak gate.
+import { availableParallelism } from 'node:os';
+import { type ChildRun, runChild, tail } from './_child-runner';
+import { formatBytes } from './_format';
+import { judgeFailure } from './_interpret';
+import { buildLaunch, type Launch } from './_launch';
+import type { CudaJob, OrtJob, TrainStepJob, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
+import { batchSizeArg } from './_validate';
+import { ProbeChildError, ProbeTimeoutError } from './errors';
+import { reachableMemory } from './reachable-memory';
+import type { ChildProbeFn, ProbeTrialOutcome } from './types';
+
+const MiB = 2 ** 20;
+
+/**
+ * RLIMIT_AS sizing rule (measured on Linux x64, Node 20, onnxruntime-node 1.30, see README):
+ * the child's VmSize at the start of the step (calibrated) + the batch's feed tensors
+ * + 2 × budget + 256 MiB + 64 MiB per intra-op thread. ORT's CPU arena grows in power-of-two
+ * regions, so the address space a step reserves runs up to ~1.7× the RSS it touches; glibc
+ * reserves a 64 MiB heap per thread that first allocates during the step. With this limit a
+ * step that stays within the budget never hits it: the exact decision is the peak gate, and
+ * the limit stops a candidate far above the budget before it can swap or wake the OOM killer.
+ */
+export function addressSpaceLimitBytes(p: { baselineVmBytes: number; feedBytes: number; budgetBytes: number; threads: number }): number {
+  return p.baselineVmBytes + p.feedBytes + 2 * p.budgetBytes + 256 * MiB + 64 * MiB * p.threads;
+}
+
+export interface WorkerProbeConfig {
+  /** Names the child in errors: "ORT probe child", "train-step probe child". */
+  what: string;
+  device: 'cpu' | 'cuda';
+  work: OrtJob | TrainStepJob;
+  budgetBytes: number | null;
+  cuda: CudaJob | null;
+  timeoutMs: number;
+  env: NodeJS.ProcessEnv;
+  cwd: string | undefined;
+  signal: AbortSignal | undefined;
+  nodePath: string;
+  nodeArgs: string[];
+  workerPath: string;
+  addressSpaceLimit: 'auto' | 'prlimit' | 'ulimit' | 'off';
+  /** Intra-op threads of the child's session (for the headroom of the limit). */
+  threads: number | undefined;
+}
+
+interface Calibration {
+  baselineVmBytes: number;
+  feedBytesPerSample: number;
+  ms: number;
+}
+
+function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<ChildRun> {
+  return runChild({
+    launch,
+    env: cfg.env,
+    cwd: cfg.cwd,
+    timeoutMs: cfg.timeoutMs,
+    input: JSON.stringify(job),
+    resultChannel: true,
+    ...(cfg.signal ? { signal: cfg.signal } : {}),
+  });
+}
+
+function asResult(run: ChildRun): WorkerResult | undefined {
+  const r = run.result as WorkerResult | undefined;
+  return r && typeof r === 'object' && typeof r.ok === 'boolean' ? r : undefined;
+}
+
+export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
+  let calibration: Promise<Calibration> | undefined;
+  const job = (mode: WorkerJob['mode'], batchSize: number): WorkerJob => ({
+    mode,
+    batchSize,
+    device: cfg.device,
+    budgetBytes: cfg.budgetBytes,
+    cuda: cfg.cuda,
+    work: cfg.work,
+  });
+  const direct = (): Launch => buildLaunch({ file: cfg.nodePath, args: [...cfg.nodeArgs, cfg.workerPath], allowShell: true });
+
+  const calibrate = async (): Promise<Calibration> => {
+    const run = await send(cfg, direct(), job('calibrate', 1));
+    const result = asResult(run);
+    if (result?.ok && run.exitCode === 0) {
+      return { baselineVmBytes: result.cpu.baselineVmBytes, feedBytesPerSample: result.feedBytes, ms: run.wallMs };
+    }
+    if (run.aborted) throw cfg.signal?.reason ?? new Error('probe aborted');
+    if (run.timedOut) throw new ProbeTimeoutError(1, cfg.timeoutMs, tail(run.stderr), `${cfg.what} measuring its baseline (model load, batch of 1, no step)`);
+    const message = result && !result.ok ? result.error.message : (run.resultError ?? 'no result');
+    throw new ProbeChildError(
+      `${cfg.what} could not load the model to measure its baseline (${run.signal ? `signal ${run.signal}` : `exit code ${run.exitCode}`}): ${message.split('\n')[0]}`,
+      { batchSize: 1, exitCode: run.exitCode, signal: run.signal, stderrTail: tail(run.stderr) },
+    );
+  };
+
+  return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
+    const batchSize = batchSizeArg(batchSizeInput);
+    let launch = direct();
+    let calibrationMs: number | undefined;
+    if (cfg.device === 'cpu' && cfg.addressSpaceLimit !== 'off') {
+      let fresh = false;
+      if (!calibration) {
+        fresh = true;
+        calibration = calibrate();
+        calibration.catch(() => (calibration = undefined)); // a failed calibration is retried next call
+      }
+      const cal = await calibration;
+      if (fresh) calibrationMs = cal.ms;
+      const budgetForLimit = cfg.budgetBytes ?? reachableMemory().bytes;
+      launch = buildLaunch({
+        file: cfg.nodePath,
+        args: [...cfg.nodeArgs, cfg.workerPath],
+        addressSpaceBytes: addressSpaceLimitBytes({
+          baselineVmBytes: cal.baselineVmBytes,
+          feedBytes: cal.feedBytesPerSample * batchSize,
+          budgetBytes: budgetForLimit,
+          threads: cfg.threads ?? availableParallelism(),
+        }),
+        allowShell: true,
+        method: cfg.addressSpaceLimit,
+        env: cfg.env,
+      });
+    }
+    const run = await send(cfg, launch, job('step', batchSize));
+    const limit = {
+      limitMethod: launch.limitMethod,
+      ...(launch.addressSpaceBytes !== null ? { addressSpaceBytes: launch.addressSpaceBytes } : {}),
+      ...(calibrationMs !== undefined ? { calibrationMs } : {}),
+    };
+    const result = asResult(run);
+    if (result?.ok && run.exitCode === 0 && !run.timedOut && !run.aborted) {
+      return judgeSuccess({ device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null }, batchSize, result, run.wallMs, limit);
+    }
+    const verdict = judgeFailure(run, {
+      batchSize,
+      timeoutMs: cfg.timeoutMs,
+      what: cfg.what,
+      ...(result && !result.ok ? { message: result.error.message } : {}),
+      ...(cfg.signal ? { signal: cfg.signal } : {}),
+    });
+    return {
+      fits: false,
+      batchSize,
+      reason: verdict.reason,
+      measurement: cfg.device === 'cuda' ? 'cuda-per-process' : 'peak-rss',
+      detail: verdict.detail,
+      ms: run.wallMs,
+      ...(verdict.reason === 'oom' ? { oom: verdict.oom } : {}),
+      ...limit,
+    };
+  };
+}
+
+/** Exported for its unit test: the peak-vs-budget decision on a child's report. */
+export function judgeSuccess(
+  cfg: { device: 'cpu' | 'cuda'; gpuMemLimitBytes: number | null },
+  batchSize: number,
+  r: WorkerSuccess,
+  wallMs: number,
+  limit: Pick<ProbeTrialOutcome, 'limitMethod' | 'addressSpaceBytes' | 'calibrationMs'>,
+): ProbeTrialOutcome {
+  const timing = { ms: wallMs, stepMs: r.stepMs, overheadMs: Math.max(0, wallMs - r.stepMs), ...limit, ...(r.notes.length ? { notes: r.notes } : {}) };
+  if (cfg.device === 'cuda') {
+    const c = r.cuda;
+    if (!c || c.budgetBytes === null || c.peakBytes === null) {
+      return {
+        fits: true,
+        batchSize,
+        reason: 'fit',
+        measurement: 'exceptions-only',
+        detail: `step completed; the driver cannot answer (${c?.note ?? 'no reading'}), so only an out-of-memory failure would refuse this batch`,
+        ...(c?.budgetBytes != null ? { budgetBytes: c.budgetBytes } : {}),
+        ...(c?.peakBytes != null ? { peakBytes: c.peakBytes } : {}),
+        ...timing,
+      };
+    }
+    const fits = c.peakBytes <= c.budgetBytes;
+    return {
+      fits,
+      batchSize,
+      reason: fits ? 'fit' : 'over-budget',
+      measurement: 'cuda-per-process',
+      peakBytes: c.peakBytes,
+      budgetBytes: c.budgetBytes,
+      detail: `device memory after the step ${formatBytes(c.peakBytes)} ${fits ? '<=' : '>'} budget ${formatBytes(c.budgetBytes)} (free + held before the step${cfg.gpuMemLimitBytes !== null ? ', capped by gpuMemLimitBytes' : ''})`,
+      ...timing,
+    };
+  }
+  const peakBytes = r.cpu.peakRssBytes - r.cpu.baselineRssBytes;
+  const budgetBytes = r.cpu.budgetBytes;
+  const fits = peakBytes <= budgetBytes;
+  return {
+    fits,
+    batchSize,
+    reason: fits ? 'fit' : 'over-budget',
+    measurement: 'peak-rss',
+    peakBytes,
+    budgetBytes,
+    detail:
+      `step peak ${formatBytes(peakBytes)} ${fits ? '<=' : '>'} budget ${formatBytes(budgetBytes)} ` +
+      `(VmHWM above the ${formatBytes(r.cpu.baselineRssBytes)} resident before the step${r.cpu.peakReset ? '' : ', setup peak included: clear_refs refused'}; ` +
+      `budget ${r.cpu.budgetSource === 'given' ? 'given' : `from ${r.cpu.budgetSource}`})`,
+    ...timing,
+  };
+}

@@ -1,0 +1,153 @@
+import { runChild } from './_child-runner';
+import { formatBytes } from './_format';
+import { judgeFailure } from './_interpret';
+import { splitCommand, substituteBatchSize } from './_argv';
+import { buildLaunch, findExecutable } from './_launch';
+import { batchSizeArg, optionalBytes, optionalIntegerAtLeast, requireObject } from './_validate';
+import { ProbeChildError, ProbeOptionsError } from './errors';
+import type { ChildProbeFn, ProbeTrialOutcome } from './types';
+
+/** Options of {@link createCommandProbe}. */
+export interface CreateCommandProbeOptions {
+  /**
+   * The trainer's command for ONE step. A string is split into argv like a POSIX shell splits
+   * words (quotes and backslashes), but nothing else: no variables, globs, pipes or redirections,
+   * and it never runs through a shell. An array is used as argv as it is. Every `{batch_size}` in
+   * an argument is replaced by the candidate.
+   */
+  command: string | readonly string[];
+  /**
+   * Environment of the command; `SOUP_PROBE_BATCH_SIZE` is added with the candidate.
+   * @default process.env
+   */
+  env?: NodeJS.ProcessEnv;
+  /** Working directory of the command. @default process.cwd() */
+  cwd?: string;
+  /**
+   * Kill the command (SIGKILL, whole process group) after this long; the trial throws
+   * `ProbeTimeoutError`.
+   * @default 600000
+   */
+  timeoutMs?: number;
+  /**
+   * Peak resident memory the command may reach, in bytes (its whole VmHWM, sampled from
+   * /proc every `peakRssPollMs` while it runs: growth in the last interval before it exits can
+   * be missed). A command that exits 0 above it does not fit.
+   * @default no gate: exit 0 fits
+   */
+  budgetBytes?: number;
+  /**
+   * RLIMIT_AS of the command, applied with prlimit (util-linux) — never through a shell; an
+   * allocation beyond it fails inside the command, which then reports its own out-of-memory
+   * error. Leave it unset for CUDA trainers: the driver reserves far more address space.
+   * @default no limit
+   */
+  addressSpaceBytes?: number;
+  /**
+   * How often VmHWM is sampled when `budgetBytes` is set.
+   * @default 20
+   */
+  peakRssPollMs?: number;
+  /** Aborts the running trial (its process group is killed) and every later one. */
+  signal?: AbortSignal;
+}
+
+function argvOf(command: unknown): string[] {
+  if (typeof command === 'string') return splitCommand(command);
+  if (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string')) return [...(command as string[])];
+  throw new ProbeOptionsError('command', 'command must be a non-empty string or a non-empty array of strings (argv)');
+}
+
+/**
+ * A probe for any trainer: runs `command` once per candidate, without a shell, `{batch_size}`
+ * replaced. Exit 0 fits (and, with `budgetBytes`, its sampled peak RSS is within the budget).
+ * Otherwise the output is read against the out-of-memory catalogue: a match, or death by
+ * SIGKILL (the OOM killer), resolves to `fits: false`; any other failure throws
+ * `ProbeChildError` with the tail of stderr, a hung command `ProbeTimeoutError`.
+ *
+ * @throws {ProbeOptionsError} a bad option (its `field` names it), e.g. an unclosed quote
+ */
+export function createCommandProbe(options: CreateCommandProbeOptions): ChildProbeFn {
+  const o = requireObject('options', options) as unknown as CreateCommandProbeOptions;
+  const argv = argvOf(o.command);
+  const timeoutMs = optionalIntegerAtLeast('timeoutMs', o.timeoutMs, 1, 600_000);
+  const budgetBytes = optionalBytes('budgetBytes', o.budgetBytes);
+  const addressSpaceBytes = optionalBytes('addressSpaceBytes', o.addressSpaceBytes);
+  const pollMs = optionalIntegerAtLeast('peakRssPollMs', o.peakRssPollMs, 1, 20);
+  const baseEnv = o.env ?? process.env;
+  // Fail at creation, not at the first trial, when the limit cannot be applied.
+  if (addressSpaceBytes !== null) buildLaunch({ file: 'true', args: [], addressSpaceBytes, allowShell: false, field: 'addressSpaceBytes', env: baseEnv });
+  const program = argv[0]!;
+  if (!program.includes('{batch_size}') && !program.includes('/') && findExecutable(program, baseEnv) === null) {
+    throw new ProbeOptionsError('command', `command: ${program} is not on PATH`);
+  }
+
+  return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
+    const batchSize = batchSizeArg(batchSizeInput);
+    const [file, ...args] = substituteBatchSize(argv, batchSize) as [string, ...string[]];
+    const launch = buildLaunch({ file, args, addressSpaceBytes, allowShell: false, field: 'addressSpaceBytes', env: baseEnv });
+    let run;
+    try {
+      run = await runChild({
+        launch,
+        env: { ...baseEnv, SOUP_PROBE_BATCH_SIZE: String(batchSize) },
+        cwd: o.cwd,
+        timeoutMs,
+        ...(o.signal ? { signal: o.signal } : {}),
+        ...(budgetBytes !== null ? { peakRssPollMs: pollMs } : {}),
+      });
+    } catch (err) {
+      throw new ProbeChildError(`could not start ${file}: ${(err as Error).message}`, { batchSize, exitCode: null, signal: null, stderrTail: '' }, { cause: err });
+    }
+    const limit = {
+      limitMethod: launch.limitMethod,
+      ...(launch.addressSpaceBytes !== null ? { addressSpaceBytes: launch.addressSpaceBytes } : {}),
+    };
+    const measurement = budgetBytes !== null ? ('sampled-rss' as const) : ('exceptions-only' as const);
+    const peak = run.sampledPeakRssBytes;
+    if (run.exitCode === 0 && !run.timedOut && !run.aborted) {
+      if (budgetBytes !== null && peak !== null && peak > budgetBytes) {
+        return {
+          fits: false,
+          batchSize,
+          reason: 'over-budget',
+          measurement,
+          peakBytes: peak,
+          budgetBytes,
+          detail: `command exited 0 but its peak RSS ${formatBytes(peak)} > budget ${formatBytes(budgetBytes)}`,
+          ms: run.wallMs,
+          ...limit,
+        };
+      }
+      return {
+        fits: true,
+        batchSize,
+        reason: 'fit',
+        measurement,
+        ...(peak !== null ? { peakBytes: peak } : {}),
+        ...(budgetBytes !== null ? { budgetBytes } : {}),
+        detail:
+          budgetBytes === null
+            ? 'command exited 0'
+            : peak === null
+              ? 'command exited 0 (too fast to sample its RSS)'
+              : `command exited 0 with peak RSS ${formatBytes(peak)} <= budget ${formatBytes(budgetBytes)}`,
+        ms: run.wallMs,
+        ...limit,
+      };
+    }
+    const verdict = judgeFailure(run, { batchSize, timeoutMs, what: `command ${JSON.stringify(file)}`, ...(o.signal ? { signal: o.signal } : {}) });
+    return {
+      fits: false,
+      batchSize,
+      reason: verdict.reason,
+      measurement,
+      ...(peak !== null ? { peakBytes: peak } : {}),
+      ...(budgetBytes !== null ? { budgetBytes } : {}),
+      detail: verdict.detail,
+      ms: run.wallMs,
+      ...(verdict.reason === 'oom' ? { oom: verdict.oom } : {}),
+      ...limit,
+    };
+  };
+}

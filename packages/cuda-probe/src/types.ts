@@ -1,0 +1,44 @@
+import type { ProbeOutcome } from '@soup/batch-probe';
+import type { OutOfMemoryClassification } from './classify-out-of-memory';
+
+/** How a trial decided `fits`. */
+export type ProbeMeasurement =
+  /** CPU: VmHWM after the step minus VmRSS right before it, against the budget. */
+  | 'peak-rss'
+  /** Command probe: the child's VmHWM sampled from /proc while it ran, against the budget. */
+  | 'sampled-rss'
+  /** CUDA: the child's per-process device memory after the step, against free + held. */
+  | 'cuda-per-process'
+  /** Nothing to compare (no budget, or the driver cannot answer): only a failure says "does not fit". */
+  | 'exceptions-only';
+
+/**
+ * What one trial reports: a {@link ProbeOutcome} for `probeBatchSize`, plus how it was decided
+ * and what it cost. `fits: false` covers both a refusal by the peak gate (the step completed
+ * above the budget) and an out-of-memory failure of the child; any other failure throws.
+ */
+export interface ProbeTrialOutcome extends ProbeOutcome {
+  batchSize: number;
+  /** `fit`, `over-budget` (peak gate), `oom` (an out-of-memory message) or `killed` (SIGKILL: the OOM killer). */
+  reason: 'fit' | 'over-budget' | 'oom' | 'killed';
+  measurement: ProbeMeasurement;
+  detail: string;
+  /** Wall time of the whole trial as the caller saw it (spawn, setup, step, exit). */
+  ms: number;
+  /** The step alone, measured in the child; absent when the child did not get that far (or for commands). */
+  stepMs?: number;
+  /** `ms - stepMs`: spawn + runtime import + session create + batch build + exit. */
+  overheadMs?: number;
+  /** One-off cost of measuring the child's baseline, reported on the trial that paid it. */
+  calibrationMs?: number;
+  /** The catalogue entry that matched, when the trial failed with an out-of-memory message. */
+  oom?: OutOfMemoryClassification;
+  /** RLIMIT_AS the child ran under, and how it was applied. */
+  addressSpaceBytes?: number;
+  limitMethod?: 'prlimit' | 'ulimit' | 'none';
+  /** Anything the probe had to guess (e.g. a symbolic dimension set to 1). */
+  notes?: string[];
+}
+
+/** A probe for `probeBatchSize`: runs one candidate in a fresh child process. */
+export type ChildProbeFn = (batchSize: number) => Promise<ProbeTrialOutcome>;

@@ -1,0 +1,188 @@
+import { readdir, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { buildManifest } from './build-manifest';
+import { InvalidCheckpointOptionError, PointedCheckpointConflictError, StaleRunError, VerifyError } from './errors';
+import { CKPT_PREFIX, MANIFEST_NAME, POINTER_PATH, stepOfLocalName, stepOfPath } from './_layout';
+import { makePointer, pointerBytes, readPointer } from './_pointer';
+import type { CheckpointStore, HubCkptLogger, StoreOperation } from './types';
+import { verifyCheckpoint } from './verify-checkpoint';
+
+/** Where a push is. `upload` and `prune` fire once per file or folder; the others once. */
+export type PushPhase = 'hash' | 'upload' | 'uploaded' | 'verified' | 'pointer' | 'pointed' | 'prune' | 'done';
+
+export interface PushPhaseEvent {
+  phase: PushPhase;
+  step: number;
+  /** The folder being pushed, e.g. `ckpt/checkpoint-120`. */
+  pathInRepo: string;
+  /** For `upload`: the repo path that landed; for `prune`: the repo path or local folder removed. */
+  path?: string;
+}
+
+export interface PushResult {
+  step: number;
+  pathInRepo: string;
+  manifestSha256: string;
+  fileCount: number;
+  totalBytes: number;
+  /** Commits made: 2 (data; pointer plus remote prune), 0 when the pointed checkpoint was already this one. */
+  commits: number;
+  /** Remote checkpoint folders deleted. */
+  prunedRemote: string[];
+  /** Local checkpoint folders deleted. */
+  prunedLocal: string[];
+  verify: { checkedByOid: number; checkedByDownload: number };
+  timings: { hashMs: number; uploadMs: number; verifyMs: number; pointerMs: number; pruneMs: number; totalMs: number };
+}
+
+export interface PushFolderParams {
+  store: CheckpointStore;
+  dir: string;
+  step: number;
+  run: string;
+  pathInRepo: string;
+  terminal: boolean;
+  keepLocal: number | undefined;
+  keepRemote: number | undefined;
+  onPhase: ((event: PushPhaseEvent) => void | Promise<void>) | undefined;
+  logger: HubCkptLogger | undefined;
+}
+
+export function checkKeep(field: 'keepLocal' | 'keepRemote', value: unknown, min: number): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !(Number.isInteger(value) || value === Number.POSITIVE_INFINITY) || value < min) {
+    throw new InvalidCheckpointOptionError(field, `${field} must be an integer >= ${min} (or Infinity to keep all), got ${JSON.stringify(value)}.`);
+  }
+}
+
+/** upload folder + manifest (one commit) → verify → pointer + remote prune (one commit) → local prune. */
+export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
+  const t0 = performance.now();
+  const { store, step, run, pathInRepo } = p;
+  const phase = async (ph: PushPhase, path?: string): Promise<void> => {
+    await p.onPhase?.(path === undefined ? { phase: ph, step, pathInRepo } : { phase: ph, step, pathInRepo, path });
+  };
+  const log = (line: string): void => p.logger?.info?.(line);
+
+  await phase('hash');
+  const built = await buildManifest({ dir: p.dir, step, run });
+  const hashMs = performance.now() - t0;
+
+  if (!(await store.exists())) {
+    log(`${store.description}: creating it`);
+    await store.create();
+  }
+  const current = await readPointer(store);
+  if (current.pointer && current.pointer.run !== run) {
+    throw new StaleRunError({ pointerRun: current.pointer.run, run, pointerStep: current.pointer.step, where: store.description });
+  }
+  const samePointed = current.pointer?.path_in_repo === pathInRepo;
+  if (samePointed && current.pointer?.manifest_sha256 !== built.sha256) throw new PointedCheckpointConflictError(pathInRepo);
+
+  let commits = 0;
+  const tUpload = performance.now();
+  if (!samePointed) {
+    const existing = await store.list({ prefix: pathInRepo });
+    const wanted = new Set([...built.files.map((f) => `${pathInRepo}/${f.name}`), `${pathInRepo}/${MANIFEST_NAME}`]);
+    const ops: StoreOperation[] = [
+      ...built.files.map((f): StoreOperation => ({ kind: 'put', path: `${pathInRepo}/${f.name}`, localPath: f.localPath })),
+      { kind: 'put', path: `${pathInRepo}/${MANIFEST_NAME}`, bytes: built.bytes },
+      ...existing.filter((e) => !wanted.has(e.path)).map((e): StoreOperation => ({ kind: 'delete', path: e.path })),
+    ];
+    log(`${store.description}: uploading ${pathInRepo} (${built.files.length} files, ${built.totalBytes} bytes)`);
+    await store.commit({
+      message: `soup: upload ${pathInRepo} (step ${step})`,
+      operations: ops,
+      onProgress: async (ev) => {
+        if (ev.stage === 'file') await phase('upload', ev.path);
+      },
+    });
+    commits++;
+  }
+  const uploadMs = performance.now() - tUpload;
+  await phase('uploaded');
+
+  const tVerify = performance.now();
+  const verified = await verifyCheckpoint({ store, pathInRepo, expectedManifestSha256: built.sha256, expectedRun: run, expectedStep: step });
+  const verifyMs = performance.now() - tVerify;
+  if (!verified.ok) throw new VerifyError({ pathInRepo, problems: verified.problems });
+  await phase('verified');
+
+  const tPointer = performance.now();
+  const prunedRemote: string[] = [];
+  if (!samePointed) {
+    const ops: StoreOperation[] = [
+      {
+        kind: 'put',
+        path: POINTER_PATH,
+        bytes: pointerBytes(makePointer({ step, pathInRepo, run, terminal: p.terminal, manifestSha256: built.sha256 })),
+      },
+    ];
+    if (p.keepRemote !== undefined) {
+      const bySteps = new Map<number, string[]>();
+      for (const e of await store.list({ prefix: CKPT_PREFIX })) {
+        const s = stepOfPath(e.path);
+        if (s === null) continue;
+        bySteps.set(s, [...(bySteps.get(s) ?? []), e.path]);
+      }
+      // Only folders at or below this step compete; newer ones (a diverged attempt) are left alone.
+      const ranked = [...bySteps.keys()].filter((s) => p.terminal || s <= step).sort((a, b) => b - a);
+      for (const s of p.keepRemote === Number.POSITIVE_INFINITY ? [] : ranked.slice(p.keepRemote)) {
+        const folder = `${CKPT_PREFIX}/checkpoint-${s}`;
+        if (folder === pathInRepo) continue;
+        prunedRemote.push(folder);
+        for (const path of bySteps.get(s) ?? []) ops.push({ kind: 'delete', path });
+      }
+    }
+    let pointerMoved = false;
+    await store.commit({
+      message:
+        `soup: latest.json -> ${pathInRepo} (step ${step}${p.terminal ? ', terminal' : ''})` +
+        (prunedRemote.length > 0 ? `; prune ${prunedRemote.join(', ')}` : ''),
+      operations: ops,
+      onProgress: async (ev) => {
+        if (ev.stage === 'commit') await phase('pointer');
+        else if (ev.kind === 'put' && ev.path === POINTER_PATH) {
+          pointerMoved = true;
+        } else if (ev.kind === 'delete') {
+          if (pointerMoved) await phase('prune', ev.path);
+        }
+      },
+    });
+    commits++;
+  }
+  const pointerMs = performance.now() - tPointer;
+  await phase('pointed');
+
+  const tPrune = performance.now();
+  const prunedLocal: string[] = [];
+  if (p.keepLocal !== undefined) {
+    const parent = dirname(resolve(p.dir));
+    const localSteps: Array<{ step: number; path: string }> = [];
+    for (const e of await readdir(parent, { withFileTypes: true })) {
+      const s = stepOfLocalName(e.name);
+      if (e.isDirectory() && s !== null && s <= step) localSteps.push({ step: s, path: join(parent, e.name) });
+    }
+    localSteps.sort((a, b) => b.step - a.step);
+    for (const old of p.keepLocal === Number.POSITIVE_INFINITY ? [] : localSteps.slice(p.keepLocal)) {
+      await rm(old.path, { recursive: true, force: true });
+      prunedLocal.push(old.path);
+      log(`pruned local ${basename(old.path)}`);
+      await phase('prune', old.path);
+    }
+  }
+  const pruneMs = performance.now() - tPrune;
+  await phase('done');
+  return {
+    step,
+    pathInRepo,
+    manifestSha256: built.sha256,
+    fileCount: built.files.length,
+    totalBytes: built.totalBytes,
+    commits,
+    prunedRemote,
+    prunedLocal,
+    verify: { checkedByOid: verified.checkedByOid, checkedByDownload: verified.checkedByDownload },
+    timings: { hashMs, uploadMs, verifyMs, pointerMs, pruneMs, totalMs: performance.now() - t0 },
+  };
+}

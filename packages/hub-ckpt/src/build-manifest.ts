@@ -1,0 +1,66 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { InvalidCheckpointOptionError } from './errors';
+import { hashFile, isDirectory, sha256Hex, walkFiles } from './_fs';
+import { MANIFEST_NAME } from './_layout';
+import { assertSafeName } from './_paths';
+import type { Manifest } from './types';
+
+export interface BuildManifestOptions {
+  /** Local checkpoint folder. A top-level `manifest.json` in it is ignored (it is rebuilt). */
+  dir: string;
+  step: number;
+  /** Run fingerprint. */
+  run: string;
+}
+
+export interface BuiltManifest {
+  manifest: Manifest;
+  /** The exact `manifest.json` bytes to upload. */
+  bytes: Uint8Array;
+  /** sha256 of `bytes` (what `latest.json` records as `manifest_sha256`). */
+  sha256: string;
+  /** Files of the folder, in manifest order, with their local paths. */
+  files: Array<{ name: string; localPath: string; sizeBytes: number; sha256: string }>;
+  /** Sum of the files' sizes. */
+  totalBytes: number;
+}
+
+/** Hashes every file of a local checkpoint folder into a manifest (deterministic bytes: same folder, same sha). */
+export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltManifest> {
+  assertStepAndRun(opts.step, opts.run);
+  if (typeof opts.dir !== 'string' || !(await isDirectory(opts.dir))) {
+    throw new InvalidCheckpointOptionError('dir', `dir ${JSON.stringify(opts.dir)} is not a directory: pass the local checkpoint folder to push.`);
+  }
+  const names = (await walkFiles(opts.dir)).filter((n) => n !== MANIFEST_NAME);
+  if (names.length === 0) {
+    throw new InvalidCheckpointOptionError('dir', `dir ${opts.dir} holds no files: nothing to push.`);
+  }
+  const files: BuiltManifest['files'] = [];
+  for (const name of names) {
+    assertSafeName(name);
+    const localPath = join(opts.dir, ...name.split('/'));
+    const before = (await stat(localPath)).size;
+    const { sha256, sizeBytes } = await hashFile(localPath);
+    if (sizeBytes !== before) {
+      throw new InvalidCheckpointOptionError('dir', `${localPath} changed size while being hashed: push a checkpoint only once the trainer finished writing it.`);
+    }
+    files.push({ name, localPath, sizeBytes, sha256 });
+  }
+  const manifest: Manifest = {
+    step: opts.step,
+    run: opts.run,
+    files: Object.fromEntries(files.map((f) => [f.name, { size: f.sizeBytes, sha256: f.sha256 }])),
+  };
+  const bytes = new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`);
+  return { manifest, bytes, sha256: sha256Hex(bytes), files, totalBytes: files.reduce((a, f) => a + f.sizeBytes, 0) };
+}
+
+export function assertStepAndRun(step: unknown, run: unknown): void {
+  if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) {
+    throw new InvalidCheckpointOptionError('step', `step must be a non-negative integer, got ${JSON.stringify(step)}.`);
+  }
+  if (typeof run !== 'string' || run.length === 0 || run.length > 512) {
+    throw new InvalidCheckpointOptionError('run', 'run must be a non-empty run fingerprint (at most 512 characters), the same in every session of the run.');
+  }
+}

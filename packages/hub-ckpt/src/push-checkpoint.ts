@@ -1,0 +1,55 @@
+import { assertStepAndRun } from './build-manifest';
+import { checkKeep, pushFolder, type PushPhaseEvent, type PushResult } from './_push';
+import { checkpointPath } from './_layout';
+import type { CheckpointStore, HubCkptLogger } from './types';
+
+export type { PushPhase, PushPhaseEvent, PushResult } from './_push';
+
+export interface PushCheckpointOptions {
+  store: CheckpointStore;
+  /** Training step; the folder goes to `ckpt/checkpoint-<step>/`. */
+  step: number;
+  /** Local checkpoint folder (e.g. `out/checkpoint-120`). */
+  dir: string;
+  /** Run fingerprint, the same in every session of the run. */
+  run: string;
+  /**
+   * Local `checkpoint-<n>` folders (siblings of `dir`, n <= step) to keep, newest first; older ones are
+   * deleted once the pointer moved. `Infinity` keeps them all. @default 1
+   */
+  keepLocal?: number;
+  /**
+   * Remote `ckpt/checkpoint-<n>` folders (n <= step) to keep, newest first; older ones are deleted in the
+   * pointer's commit, never the one the pointer names. @default undefined (no remote prune)
+   */
+  keepRemote?: number;
+  /** Awaited at each phase (progress, or a test's crash point). @default none */
+  onPhase?: (event: PushPhaseEvent) => void | Promise<void>;
+  /** @default silent */
+  logger?: HubCkptLogger;
+}
+
+/**
+ * Pushes one checkpoint in the order that survives any crash: upload the folder and its
+ * manifest.json (one commit) → verify every file from the store's side → move latest.json, pruning
+ * old remote folders in the same commit → prune local copies. The pointer only ever names a
+ * verified checkpoint.
+ */
+export async function pushCheckpoint(opts: PushCheckpointOptions): Promise<PushResult> {
+  assertStepAndRun(opts.step, opts.run);
+  const keepLocal = opts.keepLocal ?? 1;
+  checkKeep('keepLocal', keepLocal, 0);
+  checkKeep('keepRemote', opts.keepRemote, 1);
+  return pushFolder({
+    store: opts.store,
+    dir: opts.dir,
+    step: opts.step,
+    run: opts.run,
+    pathInRepo: checkpointPath(opts.step),
+    terminal: false,
+    keepLocal,
+    keepRemote: opts.keepRemote,
+    onPhase: opts.onPhase,
+    logger: opts.logger,
+  });
+}

@@ -1,0 +1,418 @@
+import { readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import ort from 'onnxruntime-node';
+import type { FloatDType } from './_graph';
+import type { AdamWOptions } from './adamw-options';
+import { buildTrainingModel, type TrainingModel, type TrainingModelMode } from './build-training-model';
+import { ExecutionProviderError, TrainInputError, TrainStepError } from './errors';
+import type { GptSpec } from './gpt-spec';
+import { initParameters, type FloatArray } from './init-parameters';
+import type { TrainBatch } from './make-synthetic-batch';
+import { shapeSize, type ParamSpec } from './parameter-specs';
+import { tensorNames } from './tensor-names';
+
+/** Where the step runs. */
+export type ExecutionProviderName = 'cpu' | 'cuda';
+
+/** Timings of one step, handed to `TrainStepOptions.measure`. */
+export interface StepMeasurement {
+  /** The optimizer step just completed (1-based). */
+  step: number;
+  batchSize: number;
+  /** batchSize × seqLen */
+  tokens: number;
+  loss: number;
+  gradNorm: number;
+  /** Time inside `session.run` (forward + backward + AdamW). */
+  runMs: number;
+  /** Whole `run()` call: feeds, session.run, state swap. */
+  totalMs: number;
+}
+
+/** What `TrainStep.run` returns. */
+export interface StepResult extends StepMeasurement {
+  lr: number;
+}
+
+export interface TrainStepOptions {
+  spec: GptSpec;
+  /** Parameter, activation and optimizer precision. @default 'float32' */
+  dtype?: FloatDType;
+  /** Modules to recompute in the backward (see `buildTrainingModel`). @default [] */
+  recompute?: readonly string[];
+  /** AdamW constants (see `AdamWOptions` for defaults). */
+  adamw?: AdamWOptions;
+  /** Seed of the parameter initialisation (ignored when `parameters` is given). @default 0 */
+  seed?: number;
+  /** Start from these parameters instead of a fresh initialisation (copied). */
+  parameters?: ReadonlyMap<string, FloatArray>;
+  /** Learning rate used when `run()` is not given one. @default 1e-3 */
+  lr?: number;
+  /** @default 'cpu' */
+  executionProvider?: ExecutionProviderName;
+  /** CUDA device ordinal. @default 0 */
+  deviceId?: number;
+  /**
+   * GPU memory budget for the CUDA arena, in bytes. onnxruntime-node 1.30's binding forwards only
+   * `deviceId` to the CUDA provider, so ORT does not enforce it; it is kept on the step
+   * (`gpuMemLimitBytes`) for probes that gate peak memory against a budget.
+   */
+  gpuMemLimitBytes?: number;
+  /** ORT intra-op threads; 1 makes every step bit-reproducible. @default ORT's choice (physical cores) */
+  intraOpNumThreads?: number;
+  /** ORT graph optimisations (CommonSubexpressionElimination always stays off). @default 'all' */
+  graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+  /** Write an ORT profile (per-node times) with this file prefix; read it after `endProfiling()`. */
+  profileFilePrefix?: string;
+  /**
+   * ORT's CPU arena. Off, every tensor is a plain allocation freed when it dies, so a process's
+   * peak RSS follows the graph's live activations (what memory measurements want). @default true
+   */
+  enableCpuMemArena?: boolean;
+  /** ORT's memory pattern (one planned block per input shape). @default true */
+  enableMemPattern?: boolean;
+  /** Called after every `run()` with the step's timings. */
+  measure?: (m: StepMeasurement) => void;
+}
+
+type Session = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
+
+/** The session option that keeps recompute copies apart: without it ORT merges them back. */
+export const DISABLE_CSE = { optimization: { disable_specified_optimizers: 'CommonSubexpressionElimination' } } as const;
+
+const CUDA_HINT =
+  'the CUDA execution provider is not installed in this onnxruntime-node: reinstall it with ' +
+  '`npm install onnxruntime-node --onnxruntime-node-install=cuda12` (needs CUDA 12 and cuDNN 9), ' +
+  "or use executionProvider: 'cpu'";
+
+/** Session options for a training graph (shared by `TrainStep` and probes). */
+export function trainingSessionOptions(o: {
+  executionProvider?: ExecutionProviderName;
+  deviceId?: number;
+  intraOpNumThreads?: number;
+  graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+  profileFilePrefix?: string;
+  enableCpuMemArena?: boolean;
+  enableMemPattern?: boolean;
+}): ort.InferenceSession.SessionOptions {
+  const ep = o.executionProvider ?? 'cpu';
+  if (ep !== 'cpu' && ep !== 'cuda') throw new TrainInputError(`executionProvider must be 'cpu' or 'cuda' (got ${JSON.stringify(ep)})`);
+  const deviceId = o.deviceId ?? 0;
+  if (!Number.isInteger(deviceId) || deviceId < 0) throw new TrainInputError(`deviceId must be a non-negative integer (got ${deviceId})`);
+  const opts: ort.InferenceSession.SessionOptions = {
+    executionProviders: ep === 'cuda' ? [{ name: 'cuda', deviceId }] : ['cpu'],
+    graphOptimizationLevel: o.graphOptimizationLevel ?? 'all',
+    logSeverityLevel: 3,
+    extra: DISABLE_CSE,
+  };
+  if (o.intraOpNumThreads !== undefined) {
+    if (!Number.isInteger(o.intraOpNumThreads) || o.intraOpNumThreads < 0) {
+      throw new TrainInputError(`intraOpNumThreads must be a non-negative integer (got ${o.intraOpNumThreads})`);
+    }
+    opts.intraOpNumThreads = o.intraOpNumThreads;
+  }
+  if (o.enableCpuMemArena !== undefined) opts.enableCpuMemArena = o.enableCpuMemArena;
+  if (o.enableMemPattern !== undefined) opts.enableMemPattern = o.enableMemPattern;
+  if (o.profileFilePrefix !== undefined) {
+    opts.enableProfiling = true;
+    opts.profileFilePrefix = o.profileFilePrefix;
+  }
+  return opts;
+}
+
+/** Creates an ORT session for a built model, turning a missing CUDA provider into `ExecutionProviderError`. */
+export async function createTrainingSession(
+  model: Uint8Array | string,
+  options: Parameters<typeof trainingSessionOptions>[0],
+): Promise<Session> {
+  const sessionOptions = trainingSessionOptions(options);
+  try {
+    return await (typeof model === 'string'
+      ? ort.InferenceSession.create(model, sessionOptions)
+      : ort.InferenceSession.create(model, sessionOptions));
+  } catch (err) {
+    const message = (err as Error).message ?? String(err);
+    if ((options.executionProvider ?? 'cpu') === 'cuda' && /cuda|shared library|providers_shared|is unsupported/i.test(message)) {
+      throw new ExecutionProviderError('cuda', `${CUDA_HINT} (ORT said: ${message})`, { cause: err });
+    }
+    throw new TrainStepError(`could not create the ONNX Runtime session: ${message}`, { cause: err });
+  }
+}
+
+/** The parameters, the AdamW moments and the step counter: everything a resume needs. */
+export interface TrainStepState {
+  /** Completed optimizer steps. */
+  step: number;
+  parameters: Map<string, FloatArray>;
+  m: Map<string, FloatArray>;
+  v: Map<string, FloatArray>;
+}
+
+/**
+ * One real training step (forward + backward + clipping + AdamW) as a single ONNX Runtime
+ * session over a graph of standard operators. Owns the parameters and moments between steps.
+ *
+ * ```ts
+ * const step = await TrainStep.create({ spec, seed: 1, intraOpNumThreads: 1 });
+ * const { loss, gradNorm } = await step.run(makeSyntheticBatch({ spec, batchSize: 4 }));
+ * ```
+ */
+export class TrainStep {
+  readonly spec: GptSpec;
+  readonly dtype: FloatDType;
+  readonly model: TrainingModel;
+  readonly executionProvider: ExecutionProviderName;
+  readonly gpuMemLimitBytes: number | undefined;
+  /** Learning rate used by `run()` when none is passed. */
+  lr: number;
+  private readonly session: Session;
+  private readonly options: TrainStepOptions;
+  private readonly state = new Map<string, FloatArray>();
+  private readonly auxSessions = new Map<TrainingModelMode, Promise<Session>>();
+  private completed = 0;
+  private released = false;
+
+  private constructor(options: TrainStepOptions, model: TrainingModel, session: Session, parameters: Map<string, FloatArray>) {
+    this.options = options;
+    this.spec = model.spec;
+    this.dtype = model.dtype;
+    this.model = model;
+    this.session = session;
+    this.executionProvider = options.executionProvider ?? 'cpu';
+    this.gpuMemLimitBytes = options.gpuMemLimitBytes;
+    this.lr = options.lr ?? 1e-3;
+    for (const p of model.params) {
+      const n = shapeSize(p.shape);
+      this.state.set(p.name, parameters.get(p.name)!);
+      this.state.set(tensorNames.adamM(p.name), this.zeros(n));
+      this.state.set(tensorNames.adamV(p.name), this.zeros(n));
+    }
+  }
+
+  /** Builds the graph, creates the session and initialises (or copies in) the parameters. */
+  static async create(options: TrainStepOptions): Promise<TrainStep> {
+    if (options.gpuMemLimitBytes !== undefined && !(Number.isInteger(options.gpuMemLimitBytes) && options.gpuMemLimitBytes > 0)) {
+      throw new TrainInputError(`gpuMemLimitBytes must be a positive integer (got ${options.gpuMemLimitBytes})`);
+    }
+    const model = buildTrainingModel({
+      spec: options.spec,
+      ...(options.dtype !== undefined ? { dtype: options.dtype } : {}),
+      ...(options.recompute !== undefined ? { recompute: options.recompute } : {}),
+      ...(options.adamw !== undefined ? { adamw: options.adamw } : {}),
+      mode: 'train',
+    });
+    const session = await createTrainingSession(model.bytes, options);
+    let parameters: Map<string, FloatArray>;
+    if (options.parameters) {
+      parameters = new Map();
+      for (const p of model.params) {
+        const src = options.parameters.get(p.name);
+        checkTensor(`parameters ${p.name}`, src, p, model.dtype);
+        parameters.set(p.name, src!.slice());
+      }
+    } else {
+      parameters = initParameters({ spec: model.spec, seed: options.seed ?? 0, dtype: model.dtype });
+    }
+    return new TrainStep(options, model, session, parameters);
+  }
+
+  /** Completed optimizer steps. */
+  get step(): number {
+    return this.completed;
+  }
+
+  /** Runs one training step on `batch` and updates parameters and moments. */
+  async run(batch: TrainBatch, opts: { lr?: number } = {}): Promise<StepResult> {
+    this.assertLive();
+    const t0 = performance.now();
+    const lr = opts.lr ?? this.lr;
+    if (!Number.isFinite(lr) || lr < 0) throw new TrainInputError(`lr must be a finite number ≥ 0 (got ${lr})`);
+    const feeds = this.batchFeeds(batch);
+    const nextStep = this.completed + 1;
+    feeds[tensorNames.lr] = new ort.Tensor(this.dtype, this.dtype === 'float64' ? Float64Array.of(lr) : Float32Array.of(lr), []);
+    feeds[tensorNames.step] = new ort.Tensor('int64', BigInt64Array.of(BigInt(nextStep)), []);
+    for (const p of this.model.params) {
+      for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
+        feeds[name] = new ort.Tensor(this.dtype, this.state.get(name)!, p.shape);
+      }
+    }
+    const t1 = performance.now();
+    const out = await this.runSession(this.session, feeds, batch.batchSize);
+    const t2 = performance.now();
+    for (const p of this.model.params) {
+      for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
+        this.state.set(name, out[tensorNames.updated(name)]!.data as FloatArray);
+      }
+    }
+    this.completed = nextStep;
+    const result: StepResult = {
+      step: nextStep,
+      batchSize: batch.batchSize,
+      tokens: batch.batchSize * this.spec.seqLen,
+      loss: Number(out[tensorNames.loss]!.data[0]),
+      gradNorm: Number(out[tensorNames.gradNorm]!.data[0]),
+      runMs: t2 - t1,
+      totalMs: performance.now() - t0,
+      lr,
+    };
+    this.options.measure?.({
+      step: result.step,
+      batchSize: result.batchSize,
+      tokens: result.tokens,
+      loss: result.loss,
+      gradNorm: result.gradNorm,
+      runMs: result.runMs,
+      totalMs: result.totalMs,
+    });
+    return result;
+  }
+
+  /** Mean next-token loss of `batch` under the current parameters (a forward-only session, created on first use). */
+  async evaluate(batch: TrainBatch): Promise<number> {
+    const out = await this.runAux('loss', batch);
+    return Number(out[tensorNames.loss]!.data[0]);
+  }
+
+  /** Loss, global gradient norm and every parameter's gradient at the current parameters (no update). */
+  async gradients(batch: TrainBatch): Promise<{ loss: number; gradNorm: number; grads: Map<string, FloatArray> }> {
+    const out = await this.runAux('gradients', batch);
+    const grads = new Map<string, FloatArray>();
+    for (const p of this.model.params) grads.set(p.name, out[tensorNames.grad(p.name)]!.data as FloatArray);
+    return {
+      loss: Number(out[tensorNames.loss]!.data[0]),
+      gradNorm: Number(out[tensorNames.gradNorm]!.data[0]),
+      grads,
+    };
+  }
+
+  /** Copies of the parameters, keyed by name, in `model.params` order. */
+  getParameters(): Map<string, FloatArray> {
+    const out = new Map<string, FloatArray>();
+    for (const p of this.model.params) out.set(p.name, this.state.get(p.name)!.slice());
+    return out;
+  }
+
+  /** A copy of everything a bit-exact resume needs. */
+  getState(): TrainStepState {
+    const m = new Map<string, FloatArray>();
+    const v = new Map<string, FloatArray>();
+    for (const p of this.model.params) {
+      m.set(p.name, this.state.get(tensorNames.adamM(p.name))!.slice());
+      v.set(p.name, this.state.get(tensorNames.adamV(p.name))!.slice());
+    }
+    return { step: this.completed, parameters: this.getParameters(), m, v };
+  }
+
+  /** Replaces parts of the state (validated: every tensor of a given map, right size and dtype). */
+  setState(state: Partial<TrainStepState>): void {
+    this.assertLive();
+    if (state.step !== undefined) {
+      if (!Number.isInteger(state.step) || state.step < 0) throw new TrainInputError(`step must be a non-negative integer (got ${state.step})`);
+    }
+    const updates: [string, FloatArray][] = [];
+    const take = (label: string, map: ReadonlyMap<string, FloatArray> | undefined, key: (p: string) => string): void => {
+      if (!map) return;
+      for (const p of this.model.params) {
+        const src = map.get(p.name);
+        checkTensor(`${label} ${p.name}`, src, p, this.dtype);
+        updates.push([key(p.name), src!.slice()]);
+      }
+    };
+    take('parameters', state.parameters, (p) => p);
+    take('m', state.m, tensorNames.adamM);
+    take('v', state.v, tensorNames.adamV);
+    for (const [k, arr] of updates) this.state.set(k, arr);
+    if (state.step !== undefined) this.completed = state.step;
+  }
+
+  /**
+   * Ends ORT profiling (when `profileFilePrefix` was set) and returns the profile's path: a
+   * Chrome-trace JSON whose `Node` events carry per-node kernel times.
+   */
+  endProfiling(): string | undefined {
+    if (this.options.profileFilePrefix === undefined) return undefined;
+    this.session.endProfiling();
+    const prefix = resolve(this.options.profileFilePrefix);
+    const dir = dirname(prefix);
+    const base = `${basename(prefix)}_`;
+    let best: { path: string; mtimeMs: number } | undefined;
+    for (const f of readdirSync(dir)) {
+      if (!f.startsWith(base) || !f.endsWith('.json')) continue;
+      const path = join(dir, f);
+      const { mtimeMs } = statSync(path);
+      if (!best || mtimeMs >= best.mtimeMs) best = { path, mtimeMs };
+    }
+    return best?.path;
+  }
+
+  /** Releases the ORT sessions. The step is unusable afterwards. */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.session.release();
+    for (const s of this.auxSessions.values()) await (await s).release();
+  }
+
+  private zeros(n: number): FloatArray {
+    return this.dtype === 'float64' ? new Float64Array(n) : new Float32Array(n);
+  }
+
+  private assertLive(): void {
+    if (this.released) throw new TrainInputError('this TrainStep was released');
+  }
+
+  private batchFeeds(batch: TrainBatch): Record<string, ort.Tensor> {
+    const { batchSize } = batch;
+    const { seqLen: T, vocabSize: V } = this.spec;
+    if (!Number.isInteger(batchSize) || batchSize < 1) throw new TrainInputError(`batchSize must be a positive integer (got ${batchSize})`);
+    for (const [field, arr] of [
+      ['inputIds', batch.inputIds],
+      ['labels', batch.labels],
+    ] as const) {
+      if (!(arr instanceof BigInt64Array)) throw new TrainInputError(`batch.${field} must be a BigInt64Array`);
+      if (arr.length !== batchSize * T) {
+        throw new TrainInputError(`batch.${field} has ${arr.length} ids; batchSize × seqLen = ${batchSize} × ${T} = ${batchSize * T}`);
+      }
+      for (let i = 0; i < arr.length; i++) {
+        const id = arr[i]!;
+        if (id < 0n || id >= BigInt(V)) throw new TrainInputError(`batch.${field}[${i}] = ${id} is outside the vocabulary [0, ${V})`);
+      }
+    }
+    return {
+      [tensorNames.inputIds]: new ort.Tensor('int64', batch.inputIds, [batchSize, T]),
+      [tensorNames.labels]: new ort.Tensor('int64', batch.labels, [batchSize, T]),
+    };
+  }
+
+  private async runAux(mode: 'loss' | 'gradients', batch: TrainBatch): Promise<Record<string, ort.Tensor>> {
+    this.assertLive();
+    let pending = this.auxSessions.get(mode);
+    if (!pending) {
+      const model = buildTrainingModel({ spec: this.spec, dtype: this.dtype, recompute: this.model.recompute, mode });
+      pending = createTrainingSession(model.bytes, { ...this.options, profileFilePrefix: undefined } as TrainStepOptions);
+      this.auxSessions.set(mode, pending);
+    }
+    const session = await pending;
+    const feeds = this.batchFeeds(batch);
+    for (const p of this.model.params) feeds[p.name] = new ort.Tensor(this.dtype, this.state.get(p.name)!, p.shape);
+    return this.runSession(session, feeds, batch.batchSize);
+  }
+
+  private async runSession(session: Session, feeds: Record<string, ort.Tensor>, batchSize: number): Promise<Record<string, ort.Tensor>> {
+    try {
+      return (await session.run(feeds)) as Record<string, ort.Tensor>;
+    } catch (err) {
+      const message = (err as Error).message ?? String(err);
+      throw new TrainStepError(`training step failed at batch size ${batchSize}: ${message}`, { cause: err });
+    }
+  }
+}
+
+function checkTensor(label: string, arr: FloatArray | undefined, p: ParamSpec, dtype: FloatDType): void {
+  if (arr === undefined) throw new TrainInputError(`${label} is missing`);
+  const want = dtype === 'float64' ? Float64Array : Float32Array;
+  if (!(arr instanceof want)) throw new TrainInputError(`${label} must be a ${want.name} (the step's dtype is ${dtype})`);
+  if (arr.length !== shapeSize(p.shape)) {
+    throw new TrainInputError(`${label} has ${arr.length} values; shape [${p.shape.join(', ')}] needs ${shapeSize(p.shape)}`);
+  }
+}

@@ -1,0 +1,420 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { writeFileAtomic } from './_fs';
+import type { FloatDType } from './_graph';
+import { resolveAdamW, type AdamWOptions } from './adamw-options';
+import { cosineLr } from './cosine-lr';
+import type { SafetensorsTensor } from './encode-safetensors';
+import { CheckpointError, DataError, OnnxTrainError, SafetensorsError } from './errors';
+import { assertGptSpec, type GptSpec } from './gpt-spec';
+import type { FloatArray } from './init-parameters';
+import { loadTextCorpus, type TextCorpus } from './load-text-corpus';
+import { readSafetensors } from './read-safetensors';
+import { runFingerprint } from './run-fingerprint';
+import { tensorNames } from './tensor-names';
+import { sequentialBatches, TokenSampler } from './token-sampler';
+import { TrainStep, type ExecutionProviderName, type StepMeasurement } from './train-step';
+import { writeSafetensors } from './write-safetensors';
+
+export interface TrainerOptions {
+  /** Model geometry; `vocabSize` must be at least 256 (byte-level tokens). */
+  spec: GptSpec;
+  /** Text files to train on, byte-level, concatenated in order. */
+  files?: readonly string[];
+  /** Text to train on (after the files). One of `files`/`text` is required. */
+  text?: string;
+  /** Sequences per step. */
+  batchSize: number;
+  /** Length of the run in optimizer steps: the cosine schedule's horizon. */
+  totalSteps: number;
+  /** Peak learning rate. @default 3e-4 */
+  lr?: number;
+  /** @default 0 */
+  warmupSteps?: number;
+  /** Learning rate at the end of the cosine decay. @default lr / 10 */
+  minLr?: number;
+  /** Seeds the parameter init and the sampler. @default 0 */
+  seed?: number;
+  /** Tail of the text held out for `evaluate()`. @default 0.1 */
+  evalFraction?: number;
+  /** Batches (of `batchSize` windows) that `evaluate()` averages over. @default 8 */
+  evalBatches?: number;
+  adamw?: AdamWOptions;
+  /** @default 'float32' */
+  dtype?: FloatDType;
+  /** Modules recomputed in the backward (see `buildTrainingModel`). @default [] */
+  recompute?: readonly string[];
+  /** @default 'cpu' */
+  executionProvider?: ExecutionProviderName;
+  /** @default 0 */
+  deviceId?: number;
+  gpuMemLimitBytes?: number;
+  /** 1 makes the run bit-reproducible across processes. @default ORT's choice */
+  intraOpNumThreads?: number;
+  /** Per-step timings hook (see `TrainStepOptions.measure`). */
+  measure?: (m: StepMeasurement) => void;
+}
+
+/** Where the run stands; saved in `trainer_state.json`. */
+export interface TrainerState {
+  /** Completed optimizer steps. */
+  step: number;
+  /** Training windows drawn so far (the sampler's resume point). */
+  cursor: number;
+  /** step × batchSize × seqLen */
+  tokensConsumed: number;
+  /** The run fingerprint (see `Trainer.fingerprint`). */
+  run: string;
+}
+
+export interface TrainerStepLog {
+  step: number;
+  loss: number;
+  gradNorm: number;
+  lr: number;
+  tokensConsumed: number;
+  runMs: number;
+  totalMs: number;
+}
+
+export interface CheckpointInfo {
+  /** The checkpoint folder (holds model.safetensors, optimizer.safetensors, trainer_state.json). */
+  dir: string;
+  step: number;
+  files: string[];
+}
+
+export interface TrainLoopOptions {
+  /** Stop once this many steps are completed (a segment boundary). @default totalSteps */
+  untilStep?: number;
+  /** Parent folder of `checkpoint-<step>` folders. Required with `checkpointEvery`. */
+  outputDir?: string;
+  /** Save a checkpoint every N completed steps. */
+  checkpointEvery?: number;
+  /** Also save one when the loop stops (unless one was just saved). @default true when outputDir is set */
+  checkpointAtEnd?: boolean;
+  /** After every step. May be async (awaited). */
+  onStep?: (log: TrainerStepLog) => void | Promise<void>;
+  /** After every checkpoint is written, e.g. to push it to a Hub. May be async (awaited before training goes on). */
+  onCheckpoint?: (info: CheckpointInfo) => void | Promise<void>;
+  /** Stops after the current step (a checkpoint is still saved when `checkpointAtEnd`). */
+  signal?: AbortSignal;
+}
+
+export interface TrainSummary {
+  step: number;
+  stopReason: 'horizon' | 'untilStep' | 'aborted';
+  lastLoss: number | null;
+  tokensConsumed: number;
+  checkpoints: CheckpointInfo[];
+}
+
+const STATE_FORMAT = 'soup-onnx-train-checkpoint/1';
+export const CHECKPOINT_FILES = ['model.safetensors', 'optimizer.safetensors', 'trainer_state.json'] as const;
+
+function st(dtype: FloatDType): 'F32' | 'F64' {
+  return dtype === 'float64' ? 'F64' : 'F32';
+}
+
+/**
+ * The training loop: byte-level data, a resumable sampler, cosine LR with warmup, evaluation,
+ * and safetensors checkpoints a new process can resume from bit-exactly.
+ *
+ * ```ts
+ * const trainer = await Trainer.create({ spec, files: ['book.txt'], batchSize: 8, totalSteps: 200 });
+ * await trainer.train({ outputDir: 'out', checkpointEvery: 50, onCheckpoint: push });
+ * ```
+ */
+export class Trainer {
+  readonly spec: GptSpec;
+  readonly options: Readonly<TrainerOptions>;
+  /** Identity of the run: same spec, data, seed, batch and schedule ⇒ same fingerprint. */
+  readonly fingerprint: string;
+  readonly trainStep: TrainStep;
+  readonly corpus: Readonly<TextCorpus>;
+  private sampler: TokenSampler;
+  private tokens = 0;
+  private lastLoss: number | null = null;
+
+  private constructor(options: TrainerOptions, corpus: TextCorpus, step: TrainStep) {
+    this.options = options;
+    this.spec = options.spec;
+    this.corpus = corpus;
+    this.trainStep = step;
+    this.fingerprint = runFingerprint(fingerprintConfig(options, corpus));
+    this.sampler = new TokenSampler({ tokens: corpus.train, seqLen: options.spec.seqLen, seed: options.seed ?? 0 });
+  }
+
+  /** Loads the data, builds the step and initialises the parameters from `seed`. */
+  static async create(options: TrainerOptions): Promise<Trainer> {
+    assertGptSpec(options.spec);
+    if (options.spec.vocabSize < 256) {
+      throw new DataError(`spec.vocabSize is ${options.spec.vocabSize}; the byte-level tokenizer needs at least 256`);
+    }
+    for (const [field, v] of [
+      ['batchSize', options.batchSize],
+      ['totalSteps', options.totalSteps],
+    ] as const) {
+      if (!Number.isInteger(v) || v < 1) throw new DataError(`${field} must be a positive integer (got ${v})`);
+    }
+    if (options.files === undefined && options.text === undefined) throw new DataError('pass files (text files to train on) or text');
+    const corpus = loadTextCorpus({
+      ...(options.files !== undefined ? { files: options.files } : {}),
+      ...(options.text !== undefined ? { text: options.text } : {}),
+      evalFraction: options.evalFraction ?? 0.1,
+      minTokens: options.spec.seqLen + 1,
+    });
+    const step = await TrainStep.create({
+      spec: options.spec,
+      seed: options.seed ?? 0,
+      ...(options.dtype !== undefined ? { dtype: options.dtype } : {}),
+      ...(options.recompute !== undefined ? { recompute: options.recompute } : {}),
+      ...(options.adamw !== undefined ? { adamw: options.adamw } : {}),
+      ...(options.executionProvider !== undefined ? { executionProvider: options.executionProvider } : {}),
+      ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
+      ...(options.gpuMemLimitBytes !== undefined ? { gpuMemLimitBytes: options.gpuMemLimitBytes } : {}),
+      ...(options.intraOpNumThreads !== undefined ? { intraOpNumThreads: options.intraOpNumThreads } : {}),
+      ...(options.measure !== undefined ? { measure: options.measure } : {}),
+    });
+    return new Trainer(options, corpus, step);
+  }
+
+  /** `create` + `loadCheckpoint(dir)`: continues a run where a checkpoint left it. */
+  static async fromCheckpoint(options: TrainerOptions & { dir: string }): Promise<Trainer> {
+    const { dir, ...rest } = options;
+    const trainer = await Trainer.create(rest);
+    try {
+      trainer.loadCheckpoint(dir);
+    } catch (err) {
+      await trainer.close();
+      throw err;
+    }
+    return trainer;
+  }
+
+  get state(): TrainerState {
+    return { step: this.trainStep.step, cursor: this.sampler.cursor, tokensConsumed: this.tokens, run: this.fingerprint };
+  }
+
+  /** Learning rate of the step about to be taken. */
+  get nextLr(): number {
+    const lr = this.options.lr ?? 3e-4;
+    return cosineLr({
+      step: this.trainStep.step + 1,
+      lr,
+      warmupSteps: this.options.warmupSteps ?? 0,
+      totalSteps: this.options.totalSteps,
+      minLr: this.options.minLr ?? lr / 10,
+    });
+  }
+
+  /** One optimizer step on the next training batch. */
+  async step(): Promise<TrainerStepLog> {
+    const lr = this.nextLr;
+    const batch = this.sampler.nextBatch(this.options.batchSize);
+    const r = await this.trainStep.run(batch, { lr });
+    this.tokens += r.tokens;
+    this.lastLoss = r.loss;
+    return { step: r.step, loss: r.loss, gradNorm: r.gradNorm, lr, tokensConsumed: this.tokens, runMs: r.runMs, totalMs: r.totalMs };
+  }
+
+  /** Trains until `untilStep` (default: the horizon), saving checkpoints and calling the hooks. */
+  async train(opts: TrainLoopOptions = {}): Promise<TrainSummary> {
+    const until = opts.untilStep ?? this.options.totalSteps;
+    if (!Number.isInteger(until) || until < 0 || until > this.options.totalSteps) {
+      throw new DataError(`untilStep must be an integer in [0, totalSteps = ${this.options.totalSteps}] (got ${until})`);
+    }
+    const every = opts.checkpointEvery;
+    if (every !== undefined && (!Number.isInteger(every) || every < 1)) throw new DataError(`checkpointEvery must be a positive integer (got ${every})`);
+    if (every !== undefined && opts.outputDir === undefined) throw new DataError('checkpointEvery needs outputDir (where checkpoint-<step> folders go)');
+    const atEnd = opts.checkpointAtEnd ?? opts.outputDir !== undefined;
+    const checkpoints: CheckpointInfo[] = [];
+    const save = async (): Promise<void> => {
+      const info = this.saveCheckpoint(join(opts.outputDir!, `checkpoint-${this.trainStep.step}`));
+      checkpoints.push(info);
+      await opts.onCheckpoint?.(info);
+    };
+    let aborted = false;
+    while (this.trainStep.step < until) {
+      if (opts.signal?.aborted) {
+        aborted = true;
+        break;
+      }
+      const log = await this.step();
+      await opts.onStep?.(log);
+      if (every !== undefined && log.step % every === 0) await save();
+    }
+    if (opts.signal?.aborted) aborted = true;
+    if (atEnd && opts.outputDir !== undefined && checkpoints.at(-1)?.step !== this.trainStep.step) await save();
+    const step = this.trainStep.step;
+    return {
+      step,
+      stopReason: aborted && step < until ? 'aborted' : step >= this.options.totalSteps ? 'horizon' : 'untilStep',
+      lastLoss: this.lastLoss,
+      tokensConsumed: this.tokens,
+      checkpoints,
+    };
+  }
+
+  /** Mean loss over the held-out tail (up to `evalBatches` batches); null when there is no eval split. */
+  async evaluate(): Promise<number | null> {
+    const batches = sequentialBatches({
+      tokens: this.corpus.eval,
+      seqLen: this.spec.seqLen,
+      batchSize: this.options.batchSize,
+      maxBatches: this.options.evalBatches ?? 8,
+    });
+    if (batches.length === 0) return null;
+    let weighted = 0;
+    let windows = 0;
+    for (const b of batches) {
+      weighted += (await this.trainStep.evaluate(b)) * b.batchSize;
+      windows += b.batchSize;
+    }
+    return weighted / windows;
+  }
+
+  /**
+   * Writes `model.safetensors`, `optimizer.safetensors` and `trainer_state.json` into `dir`
+   * (built in a sibling temp folder, then renamed into place; an existing `dir` is replaced).
+   */
+  saveCheckpoint(dir: string): CheckpointInfo {
+    const state = this.trainStep.getState();
+    const dtype = st(this.trainStep.dtype);
+    const params = this.trainStep.model.params;
+    mkdirSync(dirname(dir), { recursive: true });
+    const tmp = join(dirname(dir), `.${basename(dir)}.partial-${randomBytes(4).toString('hex')}`);
+    mkdirSync(tmp);
+    try {
+      const meta = { format: 'pt', soup_run: this.fingerprint, soup_step: String(state.step) };
+      writeSafetensors({
+        path: join(tmp, 'model.safetensors'),
+        tensors: params.map((p): [string, SafetensorsTensor] => [p.name, { dtype, shape: p.shape, data: state.parameters.get(p.name)! }]),
+        metadata: meta,
+      });
+      writeSafetensors({
+        path: join(tmp, 'optimizer.safetensors'),
+        tensors: params.flatMap((p): [string, SafetensorsTensor][] => [
+          [tensorNames.adamM(p.name), { dtype, shape: p.shape, data: state.m.get(p.name)! }],
+          [tensorNames.adamV(p.name), { dtype, shape: p.shape, data: state.v.get(p.name)! }],
+        ]),
+        metadata: meta,
+      });
+      const o = this.options;
+      const json = {
+        format: STATE_FORMAT,
+        step: state.step,
+        cursor: this.sampler.cursor,
+        tokens_consumed: this.tokens,
+        run: this.fingerprint,
+        last_loss: this.lastLoss,
+        spec: this.spec,
+        dtype: this.trainStep.dtype,
+        config: fingerprintConfig(o, this.corpus),
+      };
+      writeFileAtomic(join(tmp, 'trainer_state.json'), `${JSON.stringify(json, null, 2)}\n`);
+      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+      renameSync(tmp, dir);
+    } catch (err) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `could not write checkpoint ${dir}: ${(err as Error).message}`, { cause: err });
+    }
+    return { dir, step: state.step, files: [...CHECKPOINT_FILES] };
+  }
+
+  /**
+   * Restores parameters, moments, step, sampler cursor and token count from a checkpoint
+   * folder. Refuses (CheckpointError `SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH`) a checkpoint of
+   * another run, naming both fingerprints.
+   */
+  loadCheckpoint(dir: string): TrainerState {
+    for (const f of CHECKPOINT_FILES) {
+      if (!existsSync(join(dir, f))) {
+        throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `checkpoint ${dir} has no ${f} (expected ${CHECKPOINT_FILES.join(', ')})`);
+      }
+    }
+    let json: Record<string, unknown>;
+    try {
+      json = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as Record<string, unknown>;
+    } catch (err) {
+      throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `${dir}/trainer_state.json is not valid JSON`, { cause: err });
+    }
+    if (json.format !== STATE_FORMAT) {
+      throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `${dir}/trainer_state.json: format ${JSON.stringify(json.format)}, expected ${STATE_FORMAT}`);
+    }
+    if (json.run !== this.fingerprint) {
+      throw new CheckpointError(
+        'SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH',
+        `checkpoint ${dir} belongs to run ${String(json.run)}, but this trainer is run ${this.fingerprint} (spec, data, seed, batch size or schedule differ)`,
+      );
+    }
+    const ints = ['step', 'cursor', 'tokens_consumed'] as const;
+    for (const k of ints) {
+      if (!Number.isSafeInteger(json[k]) || (json[k] as number) < 0) {
+        throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `${dir}/trainer_state.json: ${k} must be a non-negative integer`);
+      }
+    }
+    const want = st(this.trainStep.dtype);
+    const read = (file: string, key: (p: string) => string): Map<string, FloatArray> => {
+      let tensors;
+      try {
+        tensors = readSafetensors(join(dir, file)).tensors;
+      } catch (err) {
+        if (err instanceof SafetensorsError) throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', err.message, { cause: err });
+        throw err;
+      }
+      const out = new Map<string, FloatArray>();
+      for (const p of this.trainStep.model.params) {
+        const t = tensors.get(key(p.name));
+        if (!t || t.dtype !== want || t.shape.join(',') !== p.shape.join(',')) {
+          throw new CheckpointError(
+            'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
+            `${dir}/${file}: ${key(p.name)} is ${t ? `${t.dtype} [${t.shape.join(', ')}]` : 'missing'}, expected ${want} [${p.shape.join(', ')}]`,
+          );
+        }
+        out.set(p.name, t.data as FloatArray);
+      }
+      return out;
+    };
+    const parameters = read('model.safetensors', (p) => p);
+    const m = read('optimizer.safetensors', tensorNames.adamM);
+    const v = read('optimizer.safetensors', tensorNames.adamV);
+    try {
+      this.trainStep.setState({ step: json.step as number, parameters, m, v });
+    } catch (err) {
+      if (err instanceof OnnxTrainError) throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', err.message, { cause: err });
+      throw err;
+    }
+    this.sampler = new TokenSampler({
+      tokens: this.corpus.train,
+      seqLen: this.spec.seqLen,
+      seed: this.options.seed ?? 0,
+      cursor: json.cursor as number,
+    });
+    this.tokens = json.tokens_consumed as number;
+    this.lastLoss = typeof json.last_loss === 'number' ? json.last_loss : null;
+    return this.state;
+  }
+
+  async close(): Promise<void> {
+    await this.trainStep.release();
+  }
+}
+
+function fingerprintConfig(o: TrainerOptions, corpus: TextCorpus): Record<string, unknown> {
+  const lr = o.lr ?? 3e-4;
+  return {
+    spec: o.spec,
+    dtype: o.dtype ?? 'float32',
+    seed: o.seed ?? 0,
+    batch_size: o.batchSize,
+    total_steps: o.totalSteps,
+    lr,
+    warmup_steps: o.warmupSteps ?? 0,
+    min_lr: o.minLr ?? lr / 10,
+    adamw: resolveAdamW(o.adamw),
+    eval_fraction: o.evalFraction ?? 0.1,
+    data_sha256: corpus.sha256,
+  };
+}
