@@ -68,3 +68,12 @@ export function formatIssue(file: string, issue: ConfigIssue): string {
   const where = issue.line !== undefined ? `${file}:${issue.line}${issue.col !== undefined ? `:${issue.col}` : ''}` : file;
   return `${where}: ${issue.path ? `${issue.path}: ` : ''}${issue.message}`;
 }
+
+/** Resume was refused: the store holds another run's checkpoints, or a corrupt one. The message says which fields changed or what is broken. */
+export class ResumeRefusedError extends Error {
+  override readonly name = 'ResumeRefusedError';
+  readonly code = 'SOUP_RESUME_REFUSED';
+  constructor(message: string, opts: { cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+  }
+}

@@ -39,6 +39,7 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_CONFIG_NOT_FOUND: 'config',
   SOUP_HUB_TOKEN_MISSING: 'auth',
   SOUP_TRAIN_FAILED: 'train',
+  SOUP_RESUME_REFUSED: 'resume',
   SOUP_INTERRUPTED: 'interrupted',
   // @soup/batch-probe
   SOUP_NO_BATCH_FITS: 'noFit',

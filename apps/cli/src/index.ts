@@ -12,7 +12,8 @@ export { didYouMean, type DidYouMeanOptions } from './did-you-mean';
 export { parseBytes } from './parse-bytes';
 export { formatBytes } from './format-bytes';
 export { createProgress, formatDuration, type Progress, type ProgressOptions, type ProgressStream } from './progress';
-export { ConfigError, UsageError, TokenMissingError, TrainRunError, InterruptedError, formatIssue, type ConfigIssue } from './errors';
+export { ConfigError, UsageError, TokenMissingError, TrainRunError, InterruptedError, ResumeRefusedError, formatIssue, type ConfigIssue } from './errors';
+export { runFingerprint, type RunFingerprint, type RunFingerprintOptions, type RunIdentity } from './run-fingerprint';
 export type { CliIo } from './_context';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -86,6 +87,7 @@ export function buildProgram(io: CliIo = {}): Command {
     .option('--model <file.onnx>', 'probe any ONNX model: one session.run per candidate on a synthetic batch')
     .option('--exec <command>', 'probe any trainer: run this command per candidate, {batch_size} replaced (no shell)')
     .option('--max-length <n>', 'sequence length for --model / --exec (default: data.max_length of the config, else 512)', intAtLeast(8))
+    .option('--vocab-size <n>', 'vocabulary size for --model (keeps the pad id in range)', intAtLeast(2), 32000)
     .option('--base <name>', 'model name in the cache key for --model / --exec (default: derived from the file or command)')
     .option('--start <n>', 'first batch size tried (default: training.static_batch_size, else 8)', intAtLeast(1))
     .option('--ceiling <n>', 'largest batch size tried (default: 4 × start)', intAtLeast(1))
@@ -142,7 +144,11 @@ Examples:
     .option('--hub-repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path (default: hub.repo, else <output>/hub)')
     .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
     .option('--stop-after-steps <n>', 'end this session at step n, a segment boundary (0 = run to the horizon)', intAtLeast(0), 0)
-    .addOption(new Option('--resume <mode>', 'auto: continue from the store\'s pointer (refusing stale or corrupt ones); never: start fresh').choices(['auto', 'never']).default('auto'))
+    .addOption(
+      new Option('--resume <mode>', 'auto: continue from the store\'s pointer, refusing stale or corrupt ones; fallback: auto, but walk back past a corrupt checkpoint; never: start fresh')
+        .choices(['auto', 'fallback', 'never'])
+        .default('auto'),
+    )
     .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
     .option('--output <dir>', 'override the output directory')
     .option('--device <device>', 'override the config\'s device', deviceArg)

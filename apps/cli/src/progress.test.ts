@@ -21,7 +21,7 @@ describe('createProgress', () => {
     const lines = text.trimEnd().split('\n');
     expect(lines).toHaveLength(11); // 10 %, 20 %, ... 100 %, then the summary
     expect(lines[0]).toBe('train: 10/100 (10%)  loss 4.80');
-    expect(lines[10]).toBe('train: 100/100 step in 1.0s  loss 3.00');
+    expect(lines[10]).toBe('train: 100/100 steps in 1.0s  loss 3.00');
   });
 
   it('redraws in place on a TTY, with colour unless NO_COLOR', () => {

@@ -146,7 +146,8 @@ export function createProgress(opts: ProgressOptions): Progress {
       }
       clear();
       const elapsed = formatDuration(now() - started);
-      const amount = total !== undefined ? `${current}/${total} ${unit}` : `${current} ${unit}`;
+      const units = current === 1 ? unit : `${unit}s`;
+      const amount = total !== undefined ? `${current}/${total} ${units}` : `${current} ${units}`;
       stream.write(`${isTTY ? paint('32', '✓') + ' ' : ''}${opts.label}: ${amount} in ${elapsed}${info ? `  ${info}` : ''}\n`);
       finished = true;
     },

@@ -10,42 +10,50 @@ export interface RunFingerprintOptions {
   valSha256: string | null;
 }
 
-/**
- * The run's identity in the checkpoint store (`run` of latest.json and every manifest): a hash of
- * everything that decides the numbers a run produces — the model, the data bytes, the sequence
- * length, the horizon (`training.steps`), the configured batch size, the optimizer settings and
- * the seeds. Resuming under a different fingerprint is refused as stale, so changing the horizon
- * (or the data, or the learning rate) starts a new run instead of silently mixing two.
- *
- * Memory levers (gradient checkpointing, offload, the device, threads) and the checkpoint
- * cadence are not part of it: they change how a step runs, not what it computes. `batch_size:
- * auto` enters as "auto": the size it resolves to is recorded in the first checkpoint and reused
- * by every later session of the run.
- */
-export function runFingerprint(opts: RunFingerprintOptions): string {
-  const { config: c } = opts;
-  const identity = {
-    v: 1,
-    base: c.base,
-    model: c.model,
-    data: { train: opts.trainSha256, val: opts.valSha256, max_length: c.data.maxLength },
-    training: {
-      steps: c.training.steps,
-      batch_size: c.training.batchSize === 'auto' ? `auto:${c.training.autoBatchSizeStrategy}:${c.training.staticBatchSize}` : c.training.batchSize,
-      lr: c.training.lr,
-      warmup_steps: c.training.warmupSteps,
-      weight_decay: c.training.weightDecay,
-      grad_clip: c.training.gradClip,
-      seed: c.training.seed,
-    },
-  };
-  const hash = createHash('sha256').update(canonical(identity)).digest('hex');
-  return `soup-${hash.slice(0, 20)}`;
+/** What a run fingerprint covers, by soup.yaml field (written to each checkpoint as soup_run.json). */
+export type RunIdentity = Record<string, string | number | boolean | null>;
+
+/** A run's fingerprint and the fields it was made from. */
+export interface RunFingerprint {
+  /** `soup-<20 hex>`: the `run` of latest.json and of every manifest. */
+  run: string;
+  identity: RunIdentity;
 }
 
-function canonical(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+/**
+ * The run's identity in the checkpoint store: a hash of everything that decides the numbers a
+ * run produces — the model, the data bytes, the sequence length, the horizon (`training.steps`),
+ * the configured batch size, the optimizer settings and the seed. Resuming under a different
+ * fingerprint is refused as stale, so changing the horizon (or the data, or the learning rate)
+ * starts a new run instead of silently mixing two.
+ *
+ * Memory levers (gradient checkpointing, offload, device, threads) and the checkpoint cadence are
+ * not part of it: they change how a step runs, not what it computes. `batch_size: auto` enters as
+ * `auto`: the size it resolves to is recorded in the first checkpoint and reused by every later
+ * session of the run.
+ */
+export function runFingerprint(opts: RunFingerprintOptions): RunFingerprint {
+  const { config: c } = opts;
+  const t = c.training;
+  const identity: RunIdentity = {
+    base: c.base,
+    'model.vocab_size': c.model.vocabSize,
+    'model.d_model': c.model.dModel,
+    'model.n_heads': c.model.nHeads,
+    'model.n_layers': c.model.nLayers,
+    'model.d_ff': c.model.dFF,
+    'model.tie_embeddings': c.model.tieEmbeddings,
+    'data.train (sha256)': opts.trainSha256,
+    'data.val (sha256)': opts.valSha256,
+    'data.max_length': c.data.maxLength,
+    'training.steps': t.steps,
+    'training.batch_size': t.batchSize === 'auto' ? (t.autoBatchSizeStrategy === 'static' ? t.staticBatchSize : `auto (from ${t.staticBatchSize})`) : t.batchSize,
+    'training.lr': t.lr,
+    'training.warmup_steps': t.warmupSteps,
+    'training.weight_decay': t.weightDecay,
+    'training.grad_clip': t.gradClip,
+    'training.seed': t.seed,
+  };
+  const canonical = JSON.stringify(Object.keys(identity).sort().map((k) => [k, identity[k]]));
+  return { run: `soup-${createHash('sha256').update(`soup-run/1\n${canonical}`).digest('hex').slice(0, 20)}`, identity };
 }

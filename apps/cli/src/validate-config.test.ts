@@ -16,7 +16,7 @@ describe('validateConfig', () => {
     expect(r.errors).toEqual([]);
     expect(r.config).toMatchObject({
       base: 'soup/tiny-gpt',
-      model: { vocabSize: 256, dModel: 64, nHeads: 4, nLayers: 2, dFF: 256, tieEmbeddings: true, seed: 0 },
+      model: { vocabSize: 256, dModel: 64, nHeads: 4, nLayers: 2, dFF: 256, tieEmbeddings: true },
       data: { trainPath: '/proj/data/train.txt', valPath: null, maxLength: 64 },
       training: { steps: 10, batchSize: 'auto', autoBatchSizeStrategy: 'auto', staticBatchSize: 8, gradientCheckpointing: false, activationOffloading: null, quantization: 'none', loraR: 0, memoryBudgetBytes: null },
       device: { kind: 'cpu', id: 0 },

@@ -21,7 +21,6 @@ export interface SoupConfig {
     nLayers: number;
     dFF: number;
     tieEmbeddings: boolean;
-    seed: number;
   };
   data: {
     /** Absolute path of the training text. */
@@ -40,7 +39,6 @@ export interface SoupConfig {
     weightDecay: number;
     gradClip: number;
     seed: number;
-    logEvery: number;
     valBatches: number;
     threads: number;
     memoryBudgetBytes: number | null;
@@ -420,7 +418,6 @@ function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions): Omit
       nLayers: model.n_layers as number,
       dFF: model.d_ff as number,
       tieEmbeddings: model.tie_embeddings as boolean,
-      seed: model.seed as number,
     },
     data: {
       trainPath: resolve(dir, String(data.train)),
@@ -437,7 +434,6 @@ function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions): Omit
       weightDecay: t.weight_decay as number,
       gradClip: t.grad_clip as number,
       seed: t.seed as number,
-      logEvery: t.log_every as number,
       valBatches: t.val_batches as number,
       threads: t.threads as number,
       memoryBudgetBytes: budget === undefined || budget === null ? null : (parseBytes(budget as string | number) ?? null),

@@ -73,12 +73,15 @@ export async function queryComputeApps(nvidiaSmiPath = 'nvidia-smi', timeoutMs =
   return { ok: true, value: apps };
 }
 
-/** Memory `pid` holds on GPU `deviceId`, or why that cannot be told. */
-export async function perProcessUsedBytes(
+/**
+ * Memory `pid` holds on GPU `deviceId` (0 and `listed: false` when nvidia-smi does not list it),
+ * with the GPU's free memory, or why the driver cannot tell (WDDM reports `[N/A]`).
+ */
+export async function processGpuUsage(
   nvidiaSmiPath: string,
   deviceId: number,
   pid: number,
-): Promise<SmiAnswer<{ usedBytes: number; gpu: GpuInfo }>> {
+): Promise<SmiAnswer<{ usedBytes: number; listed: boolean; gpu: GpuInfo }>> {
   const gpus = await queryGpus(nvidiaSmiPath);
   if (!gpus.ok) return gpus;
   const gpu = gpus.value.find((g) => g.index === deviceId);
@@ -86,11 +89,8 @@ export async function perProcessUsedBytes(
   const apps = await queryComputeApps(nvidiaSmiPath);
   if (!apps.ok) return apps;
   const mine = apps.value.filter((a) => a.pid === pid && a.gpuUuid === gpu.uuid);
-  if (mine.length === 0) {
-    return { ok: false, why: `nvidia-smi does not list this process (pid ${pid}) on GPU ${deviceId} (another PID namespace?)` };
-  }
-  if (mine.some((a) => a.usedBytes === null)) {
+  if (mine.some((a) => a.usedBytes === null) || (mine.length === 0 && apps.value.some((a) => a.usedBytes === null))) {
     return { ok: false, why: 'the driver reports per-process memory as [N/A] (WDDM)' };
   }
-  return { ok: true, value: { usedBytes: mine.reduce((s, a) => s + (a.usedBytes ?? 0), 0), gpu } };
+  return { ok: true, value: { usedBytes: mine.reduce((s, a) => s + (a.usedBytes ?? 0), 0), listed: mine.length > 0, gpu } };
 }

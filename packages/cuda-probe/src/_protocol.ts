@@ -4,7 +4,9 @@ export interface OrtSessionJobOptions {
   intraOpNumThreads?: number;
   interOpNumThreads?: number;
   enableCpuMemArena?: boolean;
+  enableMemPattern?: boolean;
   graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+  logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
   extra?: Record<string, unknown>;
 }
 
@@ -14,19 +16,29 @@ export interface CudaJob {
   gpuMemLimitBytes: number | null;
 }
 
+/** One `session.run` of a model file on a synthetic batch planned from its input metadata. */
 export interface OrtJob {
   kind: 'ort';
   modelPath: string;
   maxLength: number;
   padId: number;
   vocabSize: number;
+  /** Session options (the worker adds the execution provider for the job's device). */
   session: OrtSessionJobOptions;
+  /** Inputs fed a constant instead of the planned fill (e.g. the training graph's `lr`, `step`). */
+  overrides: Record<string, number>;
 }
 
+/**
+ * Calibration of a train-step probe: build the onnx-train graph, write it to `modelPath`
+ * and create its session with onnx-train's session options. Trials then run that file as an
+ * {@link OrtJob} with the same options.
+ */
 export interface TrainStepJob {
   kind: 'train-step';
-  /** Options object handed to @soup/onnx-train's step factory, as JSON. */
+  /** TrainStepJobOptions of _train-step-runner.ts, as JSON. */
   step: Record<string, unknown>;
+  modelPath: string;
   maxLength: number;
   padId: number;
   vocabSize: number;
@@ -81,6 +93,8 @@ export interface WorkerSuccess {
   cpu: CpuMeasurement;
   cuda: CudaMeasurement | null;
   notes: string[];
+  /** Calibration of a train-step job: the job every trial runs. */
+  prepared?: OrtJob;
 }
 
 export interface WorkerFailure {

@@ -44,6 +44,22 @@ describe('planFeeds', () => {
     expect(wrapped.feeds[0]!.fill).toEqual({ kind: 'constant', value: 44 });
   });
 
+  it('feeds overridden inputs their constant (a training graph\'s lr and step)', () => {
+    const { feeds } = planFeeds(
+      [
+        { name: 'lr', isTensor: true, type: 'float32', shape: [] },
+        { name: 'step', isTensor: true, type: 'int64', shape: [] },
+        { name: 'h.0.attn.c_attn.weight', isTensor: true, type: 'float32', shape: [256, 768] },
+      ],
+      { ...opts, overrides: { lr: 1e-3, step: 1 } },
+    );
+    expect(feeds.map((f) => [f.name, f.dims, f.fill])).toEqual([
+      ['lr', [], { kind: 'constant', value: 1e-3 }],
+      ['step', [], { kind: 'constant', value: 1 }],
+      ['h.0.attn.c_attn.weight', [256, 768], { kind: 'constant', value: 0 }],
+    ]);
+  });
+
   it('treats a dynamic dim reported as -1 as symbolic', () => {
     const { feeds } = planFeeds([{ name: 'x', isTensor: true, type: 'float32', shape: [-1, -1, 8] }], opts);
     expect(feeds[0]!.dims).toEqual([4, 16, 8]);

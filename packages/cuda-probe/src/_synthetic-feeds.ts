@@ -27,6 +27,8 @@ export interface PlanFeedsOptions {
   maxLength: number;
   padId: number;
   vocabSize: number;
+  /** Inputs fed this constant instead of the rule's fill (the training graph's `lr`, `step`). */
+  overrides?: Readonly<Record<string, number>>;
 }
 
 export interface PlannedFeeds {
@@ -61,7 +63,7 @@ export const BYTES_PER_ELEMENT: Readonly<Record<string, number>> = {
  * dimensions are used as declared. Integer inputs: `input_ids` and `labels` hold
  * `padId % vocabSize`, `attention_mask` ones, `position_ids` 0…n-1 along the last axis,
  * `token_type_ids` and any other integer input zeros. Float inputs hold zeros; bool inputs
- * false, except `*mask*` inputs (true).
+ * false, except `*mask*` inputs (true). `overrides` wins over all of these.
  */
 export function planFeeds(inputs: readonly InputMetadata[], opts: PlanFeedsOptions): PlannedFeeds {
   const notes: string[] = [];
@@ -82,7 +84,10 @@ export function planFeeds(inputs: readonly InputMetadata[], opts: PlanFeedsOptio
     });
     const name = input.name;
     let fill: FeedFill;
-    if (INTEGER_TYPES.has(type)) {
+    const override = opts.overrides?.[name];
+    if (override !== undefined && (INTEGER_TYPES.has(type) || FLOAT_TYPES.has(type) || type === 'bool')) {
+      fill = { kind: 'constant', value: override };
+    } else if (INTEGER_TYPES.has(type)) {
       if (name === 'input_ids' || name === 'labels') fill = { kind: 'constant', value: pad };
       else if (name === 'attention_mask') fill = { kind: 'constant', value: 1 };
       else if (name === 'position_ids') fill = { kind: 'arange' };

@@ -1,6 +1,8 @@
 // The part of createOrtProbe / createTrainStepProbe that runs dist/worker.js once per
 // candidate: calibration of the child's baseline, the RLIMIT_AS sizing rule, the peak gate.
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type ChildRun, runChild, tail } from './_child-runner';
 import { formatBytes } from './_format';
 import { judgeFailure } from './_interpret';
@@ -49,6 +51,23 @@ interface Calibration {
   baselineVmBytes: number;
   feedBytesPerSample: number;
   ms: number;
+  /** What every trial runs: the ORT job itself, or a train-step's prepared (optimised) model. */
+  work: OrtJob;
+}
+
+// Train-step model files live in temp dirs removed when the process exits.
+const tempDirs = new Set<string>();
+let tempHook = false;
+function probeTempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'soup-probe-'));
+  tempDirs.add(dir);
+  if (!tempHook) {
+    tempHook = true;
+    process.once('exit', () => {
+      for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  return dir;
 }
 
 function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<ChildRun> {
@@ -70,21 +89,24 @@ function asResult(run: ChildRun): WorkerResult | undefined {
 
 export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   let calibration: Promise<Calibration> | undefined;
-  const job = (mode: WorkerJob['mode'], batchSize: number): WorkerJob => ({
+  const job = (mode: WorkerJob['mode'], batchSize: number, work: OrtJob | TrainStepJob): WorkerJob => ({
     mode,
     batchSize,
     device: cfg.device,
     budgetBytes: cfg.budgetBytes,
     cuda: cfg.cuda,
-    work: cfg.work,
+    work,
   });
   const direct = (): Launch => buildLaunch({ file: cfg.nodePath, args: [...cfg.nodeArgs, cfg.workerPath], allowShell: true });
 
   const calibrate = async (): Promise<Calibration> => {
-    const run = await send(cfg, direct(), job('calibrate', 1));
+    const work = cfg.work.kind === 'train-step' ? { ...cfg.work, modelPath: join(probeTempDir(), 'train-step.onnx') } : cfg.work;
+    const run = await send(cfg, direct(), job('calibrate', 1, work));
     const result = asResult(run);
     if (result?.ok && run.exitCode === 0) {
-      return { baselineVmBytes: result.cpu.baselineVmBytes, feedBytesPerSample: result.feedBytes, ms: run.wallMs };
+      const prepared = work.kind === 'ort' ? work : result.prepared;
+      if (!prepared) throw new ProbeChildError(`${cfg.what} did not report its prepared model`, { batchSize: 1, exitCode: 0, signal: null, stderrTail: tail(run.stderr) });
+      return { baselineVmBytes: result.cpu.baselineVmBytes, feedBytesPerSample: result.feedBytes, ms: run.wallMs, work: prepared };
     }
     if (run.aborted) throw cfg.signal?.reason ?? new Error('probe aborted');
     if (run.timedOut) throw new ProbeTimeoutError(1, cfg.timeoutMs, tail(run.stderr), `${cfg.what} measuring its baseline (model load, batch of 1, no step)`);
@@ -99,7 +121,9 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     const batchSize = batchSizeArg(batchSizeInput);
     let launch = direct();
     let calibrationMs: number | undefined;
-    if (cfg.device === 'cpu' && cfg.addressSpaceLimit !== 'off') {
+    let work: OrtJob | undefined = cfg.work.kind === 'ort' ? cfg.work : undefined;
+    const limited = cfg.device === 'cpu' && cfg.addressSpaceLimit !== 'off';
+    if (limited || !work) {
       let fresh = false;
       if (!calibration) {
         fresh = true;
@@ -108,22 +132,25 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       }
       const cal = await calibration;
       if (fresh) calibrationMs = cal.ms;
-      const budgetForLimit = cfg.budgetBytes ?? reachableMemory().bytes;
-      launch = buildLaunch({
-        file: cfg.nodePath,
-        args: [...cfg.nodeArgs, cfg.workerPath],
-        addressSpaceBytes: addressSpaceLimitBytes({
-          baselineVmBytes: cal.baselineVmBytes,
-          feedBytes: cal.feedBytesPerSample * batchSize,
-          budgetBytes: budgetForLimit,
-          threads: cfg.threads ?? availableParallelism(),
-        }),
-        allowShell: true,
-        method: cfg.addressSpaceLimit,
-        env: cfg.env,
-      });
+      work = cal.work;
+      if (limited) {
+        const budgetForLimit = cfg.budgetBytes ?? reachableMemory().bytes;
+        launch = buildLaunch({
+          file: cfg.nodePath,
+          args: [...cfg.nodeArgs, cfg.workerPath],
+          addressSpaceBytes: addressSpaceLimitBytes({
+            baselineVmBytes: cal.baselineVmBytes,
+            feedBytes: cal.feedBytesPerSample * batchSize,
+            budgetBytes: budgetForLimit,
+            threads: cfg.threads ?? availableParallelism(),
+          }),
+          allowShell: true,
+          method: cfg.addressSpaceLimit === 'off' ? 'auto' : cfg.addressSpaceLimit,
+          env: cfg.env,
+        });
+      }
     }
-    const run = await send(cfg, launch, job('step', batchSize));
+    const run = await send(cfg, launch, job('step', batchSize, work));
     const limit = {
       limitMethod: launch.limitMethod,
       ...(launch.addressSpaceBytes !== null ? { addressSpaceBytes: launch.addressSpaceBytes } : {}),

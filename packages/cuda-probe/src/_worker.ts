@@ -3,14 +3,16 @@
 // writes one WorkerResult as JSON on fd 3 and exits. A hard failure (allocation refused under
 // RLIMIT_AS, a native abort, the OOM killer) ends the process: the parent classifies it.
 import { readFileSync, writeSync } from 'node:fs';
-import type { CudaMeasurement, OrtJob, TrainStepJob, WorkerFailure, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
-import { perProcessUsedBytes, queryGpus } from './_nvidia-smi';
+import type { CudaMeasurement, OrtJob, WorkerFailure, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
+import { processGpuUsage } from './_nvidia-smi';
 import { readProcStatus, resetPeakRss } from './_proc';
 import { type FeedPlan, planBytes, planFeeds } from './_synthetic-feeds';
 import { reachableMemory } from './reachable-memory';
 
 type Ort = typeof import('onnxruntime-node');
 type Tensor = InstanceType<Ort['Tensor']>;
+type Session = Awaited<ReturnType<Ort['InferenceSession']['create']>>;
+type InferenceSessionOptions = import('onnxruntime-node').InferenceSession.SessionOptions;
 
 interface Runner {
   feedBytes: number;
@@ -52,11 +54,12 @@ function makeTensor(ort: Ort, plan: FeedPlan): Tensor {
     case 'uint8':
       return new ort.Tensor('uint8', fillNum(new Uint8Array(n)), plan.dims);
     case 'float32':
-      return new ort.Tensor('float32', new Float32Array(n), plan.dims);
+      return new ort.Tensor('float32', fillNum(new Float32Array(n)), plan.dims);
     case 'float64':
-      return new ort.Tensor('float64', new Float64Array(n), plan.dims);
+      return new ort.Tensor('float64', fillNum(new Float64Array(n)), plan.dims);
     case 'float16':
-      return new ort.Tensor('float16', new Uint16Array(n), plan.dims); // all zeros: 0x0000 is +0.0
+      if (plan.fill.kind !== 'constant' || plan.fill.value !== 0) throw new Error(`float16 input "${plan.name}" can only be fed zeros`);
+      return new ort.Tensor('float16', new Uint16Array(n), plan.dims); // 0x0000 is +0.0
     case 'bool':
       return new ort.Tensor('bool', new Uint8Array(n).fill(plan.fill.kind === 'constant' ? plan.fill.value : 0), plan.dims);
     default:
@@ -64,21 +67,17 @@ function makeTensor(ort: Ort, plan: FeedPlan): Tensor {
   }
 }
 
-async function prepareOrt(job: WorkerJob, work: OrtJob): Promise<Runner> {
-  const ort: Ort = await import('onnxruntime-node');
-  const session = await ort.InferenceSession.create(work.modelPath, {
-    ...(work.session.intraOpNumThreads !== undefined ? { intraOpNumThreads: work.session.intraOpNumThreads } : {}),
-    ...(work.session.interOpNumThreads !== undefined ? { interOpNumThreads: work.session.interOpNumThreads } : {}),
-    ...(work.session.enableCpuMemArena !== undefined ? { enableCpuMemArena: work.session.enableCpuMemArena } : {}),
-    ...(work.session.graphOptimizationLevel !== undefined ? { graphOptimizationLevel: work.session.graphOptimizationLevel } : {}),
-    ...(work.session.extra !== undefined ? { extra: work.session.extra } : {}),
-    executionProviders: job.device === 'cuda' ? [{ name: 'cuda', deviceId: job.cuda?.deviceId ?? 0 }] : ['cpu'],
-  });
+function providers(job: WorkerJob): InferenceSessionOptions['executionProviders'] {
+  return job.device === 'cuda' ? [{ name: 'cuda', deviceId: job.cuda?.deviceId ?? 0 }] : ['cpu'];
+}
+
+function runnerFor(ort: Ort, job: WorkerJob, session: Session, work: OrtJob): Runner {
   const { feeds: plans, notes } = planFeeds(session.inputMetadata, {
     batchSize: job.batchSize,
     maxLength: work.maxLength,
     padId: work.padId,
     vocabSize: work.vocabSize,
+    overrides: work.overrides,
   });
   const feeds: Record<string, Tensor> = {};
   for (const p of plans) feeds[p.name] = makeTensor(ort, p);
@@ -91,35 +90,47 @@ async function prepareOrt(job: WorkerJob, work: OrtJob): Promise<Runner> {
   };
 }
 
-async function prepareTrainStep(job: WorkerJob, work: TrainStepJob): Promise<Runner> {
-  const { prepareTrainStepRunner } = await import('./_train-step-runner');
-  return prepareTrainStepRunner(job, work);
+async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> {
+  const ort: Ort = await import('onnxruntime-node');
+  const work = job.work;
+  if (work.kind === 'train-step') {
+    if (job.mode !== 'calibrate') throw new Error('a train-step job runs as calibration only; trials run its prepared model');
+    const { prepareTrainStep } = await import('./_train-step-runner');
+    const { session, prepared } = await prepareTrainStep(ort, job, work);
+    return { ...runnerFor(ort, job, session, prepared), prepared };
+  }
+  const session = await ort.InferenceSession.create(work.modelPath, { ...work.session, executionProviders: providers(job) });
+  return runnerFor(ort, job, session, work);
 }
 
 async function cudaBefore(job: WorkerJob): Promise<{ budgetBytes: number | null; note?: string }> {
   const cuda = job.cuda!;
-  const mine = await perProcessUsedBytes(cuda.nvidiaSmiPath, cuda.deviceId, process.pid);
+  const mine = await processGpuUsage(cuda.nvidiaSmiPath, cuda.deviceId, process.pid);
   let driverBudget: number | null = null;
   let note: string | undefined;
-  if (mine.ok) {
-    const free = mine.value.gpu.freeBytes;
-    if (free === null) note = 'the driver does not report free memory';
-    else driverBudget = free + mine.value.usedBytes;
-  } else {
-    // The free figure alone is not a budget: without what this process holds it undercounts.
-    const gpus = await queryGpus(cuda.nvidiaSmiPath);
-    note = `cannot read this process's GPU memory: ${mine.why}${gpus.ok ? '' : `; ${gpus.why}`}`;
-  }
+  if (!mine.ok) note = `cannot read this process's GPU memory: ${mine.why}`;
+  else if (mine.value.gpu.freeBytes === null) note = 'the driver does not report free memory';
+  // Not listed yet: the process holds nothing on the device, so all it can reach is the free memory.
+  else driverBudget = mine.value.gpu.freeBytes + mine.value.usedBytes;
   const limit = cuda.gpuMemLimitBytes;
-  if (limit !== null) return { budgetBytes: driverBudget === null ? limit : Math.min(limit, driverBudget), ...(note ? { note } : {}) };
-  return { budgetBytes: driverBudget, ...(note ? { note } : {}) };
+  const budgetBytes = limit === null ? driverBudget : driverBudget === null ? limit : Math.min(limit, driverBudget);
+  return { budgetBytes, ...(note ? { note } : {}) };
+}
+
+async function cudaAfter(job: WorkerJob): Promise<{ peakBytes: number | null; note?: string }> {
+  const mine = await processGpuUsage(job.cuda!.nvidiaSmiPath, job.cuda!.deviceId, process.pid);
+  if (!mine.ok) return { peakBytes: null, note: `cannot read this process's GPU memory after the step: ${mine.why}` };
+  if (!mine.value.listed) {
+    return { peakBytes: null, note: `nvidia-smi does not list this process (pid ${process.pid}) after the step (another PID namespace?)` };
+  }
+  return { peakBytes: mine.value.usedBytes };
 }
 
 async function main(): Promise<number> {
   const job = JSON.parse(readFileSync(0, 'utf8')) as WorkerJob;
   let phase: WorkerFailure['phase'] = 'setup';
   try {
-    const runner = job.work.kind === 'ort' ? await prepareOrt(job, job.work) : await prepareTrainStep(job, job.work);
+    const runner = await prepare(job);
     const cudaPre = job.device === 'cuda' && job.mode === 'step' ? await cudaBefore(job) : null;
     const budget = job.budgetBytes !== null ? { bytes: job.budgetBytes, source: 'given' as const } : reachableMemory();
     const peakReset = resetPeakRss();
@@ -136,13 +147,9 @@ async function main(): Promise<number> {
       stepMs = performance.now() - t0;
       after = readProcStatus() ?? before;
       if (cudaPre) {
-        const mine = await perProcessUsedBytes(job.cuda!.nvidiaSmiPath, job.cuda!.deviceId, process.pid);
-        const notes = [cudaPre.note, mine.ok ? undefined : `cannot read this process's GPU memory after the step: ${mine.why}`].filter(Boolean);
-        cuda = {
-          budgetBytes: cudaPre.budgetBytes,
-          peakBytes: mine.ok ? mine.value.usedBytes : null,
-          ...(notes.length ? { note: notes.join('; ') } : {}),
-        };
+        const post = await cudaAfter(job);
+        const notes = [cudaPre.note, post.note].filter(Boolean);
+        cuda = { budgetBytes: cudaPre.budgetBytes, peakBytes: post.peakBytes, ...(notes.length ? { note: notes.join('; ') } : {}) };
       }
     }
     const result: WorkerSuccess = {
@@ -163,6 +170,7 @@ async function main(): Promise<number> {
       },
       cuda,
       notes: runner.notes,
+      ...(runner.prepared ? { prepared: runner.prepared } : {}),
     };
     send(result);
     return 0;

@@ -85,7 +85,7 @@ export function createOrtProbe(options: CreateOrtProbeOptions): ChildProbeFn {
   return createWorkerProbe({
     what: 'ORT probe child',
     device: r.device,
-    work: { kind: 'ort', modelPath: model, maxLength, padId, vocabSize, session },
+    work: { kind: 'ort', modelPath: model, maxLength, padId, vocabSize, session, overrides: {} },
     budgetBytes: r.budgetBytes,
     cuda: r.device === 'cuda' ? { deviceId: r.deviceId, nvidiaSmiPath: r.nvidiaSmiPath, gpuMemLimitBytes: r.gpuMemLimitBytes } : null,
     timeoutMs: r.timeoutMs,

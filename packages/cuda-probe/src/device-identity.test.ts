@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { deviceIdentity } from './device-identity';
 import { DeviceQueryError } from './errors';
 import { writeFakeNvidiaSmi } from './_fake-nvidia-smi';
-import { perProcessUsedBytes } from './_nvidia-smi';
+import { processGpuUsage } from './_nvidia-smi';
 
 const H100 = '0, GPU-1111, NVIDIA H100 80GB HBM3, 81559, 80000';
 const A10 = '1, GPU-2222, NVIDIA A10G, 23028, 22000';
@@ -47,19 +47,24 @@ describe('deviceIdentity', () => {
   });
 });
 
-describe('perProcessUsedBytes (nvidia-smi per-process memory)', () => {
-  it('sums this pid\'s rows on the right GPU', async () => {
+describe('processGpuUsage (nvidia-smi per-process memory)', () => {
+  it('sums this pid\'s rows on the right GPU, with the GPU\'s free memory', async () => {
     const smi = writeFakeNvidiaSmi(useTempDir(), {
       gpus: [H100, A10],
       apps: ['4242, GPU-1111, 1024', '4242, GPU-2222, 9999', '777, GPU-1111, 50000', '4242, GPU-1111, 512'],
     });
-    const got = await perProcessUsedBytes(smi.path, 0, 4242);
-    expect(got).toEqual({ ok: true, value: { usedBytes: 1536 * 2 ** 20, gpu: expect.objectContaining({ uuid: 'GPU-1111' }) } });
+    const got = await processGpuUsage(smi.path, 0, 4242);
+    expect(got).toEqual({ ok: true, value: { usedBytes: 1536 * 2 ** 20, listed: true, gpu: expect.objectContaining({ uuid: 'GPU-1111', freeBytes: 80000 * 2 ** 20 }) } });
   });
 
-  it('says the driver cannot answer under WDDM ([N/A]) and when the pid is not listed', async () => {
+  it('a process not listed holds nothing (listed: false)', async () => {
+    const smi = writeFakeNvidiaSmi(useTempDir(), { gpus: [H100], apps: ['777, GPU-1111, 50000'] });
+    expect(await processGpuUsage(smi.path, 0, 5)).toMatchObject({ ok: true, value: { usedBytes: 0, listed: false } });
+  });
+
+  it('says the driver cannot answer under WDDM ([N/A])', async () => {
     const smi = writeFakeNvidiaSmi(useTempDir(), { gpus: [H100], apps: ['4242, GPU-1111, [N/A]'] });
-    expect(await perProcessUsedBytes(smi.path, 0, 4242)).toEqual({ ok: false, why: 'the driver reports per-process memory as [N/A] (WDDM)' });
-    expect(await perProcessUsedBytes(smi.path, 0, 5)).toMatchObject({ ok: false, why: expect.stringMatching(/does not list this process \(pid 5\)/) });
+    expect(await processGpuUsage(smi.path, 0, 4242)).toEqual({ ok: false, why: 'the driver reports per-process memory as [N/A] (WDDM)' });
+    expect(await processGpuUsage(smi.path, 0, 5)).toEqual({ ok: false, why: 'the driver reports per-process memory as [N/A] (WDDM)' });
   });
 });

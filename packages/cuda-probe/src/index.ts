@@ -1,4 +1,5 @@
 export { createOrtProbe, type CreateOrtProbeOptions, type OrtProbeSessionOptions } from './create-ort-probe';
+export { createTrainStepProbe, type CreateTrainStepProbeOptions } from './create-train-step-probe';
 export { createCommandProbe, type CreateCommandProbeOptions } from './create-command-probe';
 export {
   classifyOutOfMemory,

@@ -4,6 +4,7 @@
 //   SOUP_CRASH_WORK   local work dir
 //   SOUP_CRASH_PAUSE_AT  (push) phase of the step-20 push at which to print "PHASE <phase>" and hang
 //   SOUP_CRASH_SIZES  optional JSON {modelBytes, optimizerBytes}
+//   SOUP_CRASH_SALT   optional salt mixed into the content (fresh bytes per crash point)
 // push:   pushes checkpoint-10 completely, then checkpoint-20 and hangs at the phase (the parent SIGKILLs it).
 // resume: resolveResume + pullCheckpoint into <work>/pulled, prints RESULT {json} with the pulled
 //         files' sha256, then pushes checkpoint-30 and prints PUSHED.
@@ -20,6 +21,7 @@ const work = env.SOUP_CRASH_WORK ?? '';
 const sizes = env.SOUP_CRASH_SIZES ? (JSON.parse(env.SOUP_CRASH_SIZES) as { modelBytes: number; optimizerBytes: number }) : undefined;
 const store = openStore({ repo: env.SOUP_CRASH_REPO ?? '', retry: { baseDelayMs: 20, maxDelayMs: 1000 } });
 const local = join(work, 'out');
+const salt = env.SOUP_CRASH_SALT ?? '';
 
 function filesOf(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -37,9 +39,9 @@ function filesOf(dir: string): Record<string, string> {
 
 if (mode === 'push') {
   const pauseAt = env.SOUP_CRASH_PAUSE_AT;
-  const a = writeCheckpoint({ root: local, step: 10, run: CRASH_RUN, sizes });
+  const a = writeCheckpoint({ root: local, step: 10, run: CRASH_RUN, sizes, salt });
   await pushCheckpoint({ store, step: 10, dir: a.dir, run: CRASH_RUN, keepRemote: 1, keepLocal: 1 });
-  const b = writeCheckpoint({ root: local, step: 20, run: CRASH_RUN, sizes });
+  const b = writeCheckpoint({ root: local, step: 20, run: CRASH_RUN, sizes, salt });
   let paused = false;
   await pushCheckpoint({
     store,
@@ -59,9 +61,9 @@ if (mode === 'push') {
   process.stdout.write('COMPLETED\n');
 } else if (mode === 'push-unsafe') {
   // Negative control for the harness: the wrong order (pointer before data), as some trainers did.
-  const a = writeCheckpoint({ root: local, step: 10, run: CRASH_RUN, sizes });
+  const a = writeCheckpoint({ root: local, step: 10, run: CRASH_RUN, sizes, salt });
   await pushCheckpoint({ store, step: 10, dir: a.dir, run: CRASH_RUN, keepRemote: 1, keepLocal: 1 });
-  const b = writeCheckpoint({ root: local, step: 20, run: CRASH_RUN, sizes });
+  const b = writeCheckpoint({ root: local, step: 20, run: CRASH_RUN, sizes, salt });
   const built = await buildManifest({ dir: b.dir, step: 20, run: CRASH_RUN });
   const pointer = { step: 20, path_in_repo: 'ckpt/checkpoint-20', run: CRASH_RUN, terminal: false, manifest_sha256: built.sha256, updated_at: new Date().toISOString() };
   await store.commit({ message: 'unsafe pointer first', operations: [{ kind: 'put', path: 'latest.json', bytes: Buffer.from(JSON.stringify(pointer)) }] });
@@ -85,7 +87,7 @@ if (mode === 'push') {
   process.stdout.write(
     `RESULT ${JSON.stringify({ outcome: outcome.outcome, step: outcome.step, via: outcome.via, repaired: outcome.repaired, files })}\n`,
   );
-  const c = writeCheckpoint({ root: local, step: 30, run: CRASH_RUN, sizes });
+  const c = writeCheckpoint({ root: local, step: 30, run: CRASH_RUN, sizes, salt });
   await pushCheckpoint({ store, step: 30, dir: c.dir, run: CRASH_RUN, keepRemote: 1, keepLocal: 1 });
   process.stdout.write('PUSHED 30\n');
 } else {

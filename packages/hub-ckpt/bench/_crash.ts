@@ -64,7 +64,9 @@ export async function runCrashPoint(p: {
 }): Promise<CrashPointResult> {
   const violations: string[] = [];
   let repo: string;
-  const env: NodeJS.ProcessEnv = { ...process.env, SOUP_CRASH_SIZES: JSON.stringify(SIZES) };
+  // Fresh bytes per crash point, so no upload is skipped because the server already holds an object.
+  const salt = Math.random().toString(36).slice(2);
+  const env: NodeJS.ProcessEnv = { ...process.env, SOUP_CRASH_SIZES: JSON.stringify(SIZES), SOUP_CRASH_SALT: salt };
   if (p.kind === 'hub') {
     if (!p.server) throw new Error('runCrashPoint: kind "hub" needs a server');
     repo = `soup-test/crash-${p.phase}-${Math.random().toString(36).slice(2, 8)}`;
@@ -105,7 +107,7 @@ export async function runCrashPoint(p: {
     const result = JSON.parse(line.slice('RESULT '.length)) as { step: number; via: string | null; files: Record<string, string> };
     resumedStep = result.step;
     via = result.via;
-    const expected = Object.fromEntries(Object.entries(checkpointContent(result.step, RUN, SIZES)).map(([n, b]) => [n, sha256(b)]));
+    const expected = Object.fromEntries(Object.entries(checkpointContent(result.step, RUN, SIZES, salt)).map(([n, b]) => [n, sha256(b)]));
     if (JSON.stringify(sortKeys(result.files)) !== JSON.stringify(sortKeys(expected))) {
       violations.push(`pulled checkpoint-${result.step} does not hash-match what was pushed`);
     }

@@ -25,11 +25,11 @@ export interface CheckpointSizes {
   optimizerBytes: number;
 }
 
-/** The files a toy trainer writes at `step` (content depends only on step, run and sizes). */
-export function checkpointContent(step: number, run: string, sizes: CheckpointSizes): Record<string, Buffer> {
+/** The files a toy trainer writes at `step` (content depends only on step, run, sizes and salt). */
+export function checkpointContent(step: number, run: string, sizes: CheckpointSizes, salt = ''): Record<string, Buffer> {
   return {
-    'model.safetensors': seededBytes(`${run}:model:${step}`, sizes.modelBytes),
-    'optimizer.safetensors': seededBytes(`${run}:optim:${step}`, sizes.optimizerBytes),
+    'model.safetensors': seededBytes(`${run}:model:${step}:${salt}`, sizes.modelBytes),
+    'optimizer.safetensors': seededBytes(`${run}:optim:${step}:${salt}`, sizes.optimizerBytes),
     'trainer_state.json': Buffer.from(`${JSON.stringify({ global_step: step, run }, null, 2)}\n`),
     'extra/rng_state.json': Buffer.from(JSON.stringify({ seed: step * 7919 })),
   };
@@ -40,14 +40,14 @@ export function sha256(buf: Uint8Array): string {
 }
 
 /** Writes `<root>/checkpoint-<step>/` and returns its path and the expected sha256 per file. */
-export function writeCheckpoint(p: { root: string; step: number; run: string; sizes?: Partial<CheckpointSizes> }): {
+export function writeCheckpoint(p: { root: string; step: number; run: string; sizes?: Partial<CheckpointSizes>; salt?: string }): {
   dir: string;
   hashes: Record<string, string>;
 } {
   const sizes = { modelBytes: 48_000, optimizerBytes: 16_000, ...p.sizes };
   const dir = join(p.root, `checkpoint-${p.step}`);
   const hashes: Record<string, string> = {};
-  for (const [name, content] of Object.entries(checkpointContent(p.step, p.run, sizes))) {
+  for (const [name, content] of Object.entries(checkpointContent(p.step, p.run, sizes, p.salt))) {
     const file = join(dir, ...name.split('/'));
     mkdirSync(join(file, '..'), { recursive: true });
     writeFileSync(file, content);

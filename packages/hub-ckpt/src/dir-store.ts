@@ -80,8 +80,9 @@ export class DirStore implements CheckpointStore {
   async stat(params: { paths: string[] }): Promise<StoreEntry[]> {
     const out: StoreEntry[] = [];
     for (const path of params.paths) {
+      const abs = this.abs(path);
       try {
-        const s = await stat(this.abs(path));
+        const s = await stat(abs);
         if (s.isFile()) out.push({ path, sizeBytes: s.size });
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
@@ -92,8 +93,9 @@ export class DirStore implements CheckpointStore {
   }
 
   async readFile(params: { path: string }): Promise<Uint8Array | null> {
+    const abs = this.abs(params.path);
     try {
-      return new Uint8Array(await readFile(this.abs(params.path)));
+      return new Uint8Array(await readFile(abs));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return null;
@@ -136,6 +138,7 @@ export class DirStore implements CheckpointStore {
 
   async commit(params: StoreCommitParams): Promise<void> {
     for (const op of params.operations) assertSafeName(op.path);
+    if (!(await this.exists())) throw new StoreError(`directory store ${this.root} does not exist: create() it first (the first push does).`);
     const stagingRoot = join(this.root, STAGING);
     const staging = join(stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
     try {

@@ -11,7 +11,10 @@ export interface SafetensorsFile {
 const MAX_HEADER_BYTES = 100_000_000;
 
 function copyOut(dtype: SafetensorsDType, bytes: Uint8Array): SafetensorsData {
-  const buf = bytes.slice().buffer;
+  // Copy (a Node Buffer's slice() is a view into a shared pool, so copy explicitly).
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  const buf = copy.buffer;
   switch (dtype) {
     case 'F64':
       return new Float64Array(buf);

@@ -65,3 +65,5 @@ export {
   type TrainSummary,
   type CheckpointInfo,
 } from './trainer';
+export { runOneStep, type RunOneStepOptions, type OneStepReport } from './run-one-step';
+export { estimateActivationBytes, type EstimateActivationBytesOptions, type ActivationEstimate } from './estimate-activation-bytes';

@@ -346,7 +346,8 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       await pipeline(req, gate, createWriteStream(tmp));
     } catch {
       rmSync(tmp, { force: true });
-      if (!res.headersSent && !req.socket.destroyed) sendError(res, 400, 'upload interrupted');
+      const socket = req.socket as (typeof req.socket | null);
+      if (!res.headersSent && !res.destroyed && socket !== null && !socket.destroyed) sendError(res, 400, 'upload interrupted');
       return;
     }
     const sha256 = hash.digest('hex');

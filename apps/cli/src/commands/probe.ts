@@ -1,6 +1,96 @@
+import { createCommandProbe, createOrtProbe, createTrainStepProbe, deviceIdentity, type ChildProbeFn } from '@soup/cuda-probe';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { resolveBatch, type BatchResolution } from '../_batch';
 import type { CommandContext } from '../_context';
-// TEMPORARY while the packages this command assembles are written.
-export async function run(_opts: Record<string, unknown>, _ctx: CommandContext): Promise<void> {
-  throw new Error('not implemented yet');
+import { cacheBaseOf, gptSpecOf, resolveTier } from '../_plan';
+import { UsageError } from '../errors';
+import { formatBytes } from '../format-bytes';
+import { loadConfig } from '../load-config';
+import type { SoupConfig } from '../validate-config';
+
+/** `soup probe`: the largest batch size that fits, for a soup.yaml model, any ONNX model or any trainer command. */
+export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
+  const sources = ['config', 'model', 'exec'].filter((k) => opts[k] !== undefined);
+  if (sources.length > 1) throw new UsageError(`pass one of -c/--config, --model, --exec (got ${sources.map((s) => `--${s}`).join(' and ')})`);
+  const mode = (sources[0] ?? 'config') as 'config' | 'model' | 'exec';
+  let config: SoupConfig | null = null;
+  if (mode === 'config') {
+    const loaded = loadConfig({ path: (opts.config as string | undefined) ?? 'soup.yaml', cwd: ctx.cwd });
+    for (const w of loaded.warnings) ctx.warn(`${loaded.displayPath}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
+    config = loaded.config;
+  }
+  const deviceSpec = (opts.device as string | undefined) ?? config?.device.spec ?? 'cpu';
+  const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];
+  const deviceId = idText === undefined ? 0 : Number(idText);
+  const identity = await deviceIdentity({ device: kind, deviceId });
+  const budgetBytes = (opts.budget as number | undefined) ?? config?.training.memoryBudgetBytes ?? undefined;
+  const timeoutMs = Number(opts.timeout ?? 600) * 1000;
+  const maxLength = (opts.maxLength as number | undefined) ?? config?.data.maxLength ?? 512;
+  const start = (opts.start as number | undefined) ?? config?.training.staticBatchSize ?? 8;
+  const ceiling = (opts.ceiling as number | undefined) ?? start * 4;
+  if (ceiling < start) throw new UsageError(`--ceiling ${ceiling} is below the start ${start}; pass --ceiling >= --start`);
+  const common = { device: kind, deviceId, timeoutMs, signal: ctx.signal, env: ctx.env, cwd: ctx.cwd, ...(budgetBytes !== undefined ? { budgetBytes } : {}) };
+
+  let probe: ChildProbeFn;
+  let base: string;
+  let what: string;
+  let tier: string | null = null;
+  if (mode === 'config') {
+    const c = config!;
+    const t = resolveTier(c, identity.device === 'cuda' ? identity.gpuMemoryGb : null);
+    if (t.granularity === 'budget') throw new UsageError('soup probe measures fixed tiers; for gradient_checkpointing: budget run `soup plan`, which chooses the recompute set from measured steps');
+    tier = t.description;
+    probe = createTrainStepProbe({ ...common, spec: gptSpecOf(c), plan: t.recompute, ...(c.training.threads > 0 ? { intraOpNumThreads: c.training.threads } : {}) });
+    base = cacheBaseOf(c, t.recompute);
+    what = `${c.base} (${c.model.nLayers} layers, d_model ${c.model.dModel}, max_length ${c.data.maxLength}), checkpointing ${t.description}`;
+  } else if (mode === 'model') {
+    const model = resolve(ctx.cwd, String(opts.model));
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(model);
+    } catch (err) {
+      throw new UsageError(`--model ${String(opts.model)}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { cause: err });
+    }
+    probe = createOrtProbe({ ...common, model, maxLength, vocabSize: Number(opts.vocabSize ?? 32000) });
+    base = (opts.base as string | undefined) ?? `onnx:${basename(model)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
+    what = `${basename(model)} (max_length ${maxLength})`;
+  } else {
+    const command = String(opts.exec);
+    if (!command.includes('{batch_size}')) throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
+    probe = createCommandProbe({ command, env: ctx.env, cwd: ctx.cwd, timeoutMs, signal: ctx.signal, ...(budgetBytes !== undefined ? { budgetBytes } : {}) });
+    base = (opts.base as string | undefined) ?? `exec:${command}`;
+    what = `\`${command}\``;
+  }
+  ctx.say(`probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`);
+  const r: BatchResolution = await resolveBatch({
+    ctx,
+    probe,
+    key: {
+      base,
+      maxLength,
+      quantization: config?.training.quantization ?? 'none',
+      loraR: config?.training.loraR ?? 0,
+      gpuName: identity.gpuName,
+      gpuMemoryGb: identity.gpuMemoryGb,
+    },
+    start,
+    ceiling,
+    noCache: opts.cache === false,
+  });
+  ctx.emit({
+    batch_size: r.batchSize,
+    source: r.source,
+    cache_key: r.cacheKey,
+    cache_path: r.cachePath,
+    device: { name: identity.gpuName, memory_gb: identity.gpuMemoryGb },
+    ...(tier !== null ? { grad_ckpt: tier } : {}),
+    trials: r.trials,
+  });
+  if (r.source === 'cache') {
+    ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} (from the cache, key ${r.cacheKey}; --no-cache to probe again)`);
+  } else {
+    ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${opts.cache === false ? ', not cached' : `, cached as ${r.cacheKey}`})`);
+  }
 }
-export const runPush = run, runFinal = run, runStatus = run, runPull = run, runResume = run;

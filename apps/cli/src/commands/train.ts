@@ -1,6 +1,352 @@
+import { planSegment, pullCheckpoint, pushCheckpoint, pushFinal, resolveResume, type PushPhaseEvent, type ResumeOutcome } from '@soup/hub-ckpt';
+import { sequentialBatches, Trainer, type TrainerOptions } from '@soup/onnx-train';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import type { CommandContext } from '../_context';
-// TEMPORARY while the packages this command assembles are written.
-export async function run(_opts: Record<string, unknown>, _ctx: CommandContext): Promise<void> {
-  throw new Error('not implemented yet');
+import { assertTrainable } from '../_plan';
+import { prepareRun, type PreparedRun } from '../_prepare';
+import { explainRefusal } from '../_refusal';
+import { openCheckpointStore } from '../_store';
+import { ConfigError, InterruptedError, TrainRunError, UsageError } from '../errors';
+import { formatBytes } from '../format-bytes';
+import { loadConfig } from '../load-config';
+import { formatDuration, type Progress } from '../progress';
+import { runFingerprint } from '../run-fingerprint';
+import type { SoupConfig } from '../validate-config';
+
+/** The machine line `soup train` ends with (`RUN_JSON {...}`), and its --json output. */
+export interface RunJson {
+  final_step: number;
+  segment_stop: boolean;
+  tokens_consumed: number;
+  final_loss: number | null;
+  val_loss: number | null;
+  val_skipped: boolean;
+  peak_rss_mb: number;
+  batch_size: number;
+  grad_ckpt: string | false;
+  run: string;
+  status: 'segment' | 'finished' | 'complete';
+  start_step: number;
+  horizon: number;
+  initial_loss: number | null;
+  tokens_per_step: number;
+  pushed_steps: number[];
+  final_pushed: boolean;
+  store: string;
+  batch_source: string;
+  elapsed_s: number;
+  tokens_per_s: number | null;
 }
-export const runPush = run, runFinal = run, runStatus = run, runPull = run, runResume = run;
+
+const sha256File = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+function peakRssMb(): number {
+  return Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
+}
+
+function readState(dir: string): { step: number; tokensConsumed: number; lastLoss: number | null; batchSize: number | null } {
+  const json = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as Record<string, unknown>;
+  const config = (json.config ?? {}) as Record<string, unknown>;
+  return {
+    step: Number(json.step),
+    tokensConsumed: Number(json.tokens_consumed),
+    lastLoss: typeof json.last_loss === 'number' ? json.last_loss : null,
+    batchSize: typeof config.batch_size === 'number' ? config.batch_size : null,
+  };
+}
+
+/** `soup train`: trains the config's model in segments, pushing checkpoints as it goes. */
+export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
+  const t0 = Date.now();
+  const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
+  const file = loaded.displayPath;
+  for (const w of loaded.warnings) ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
+  const config: SoupConfig = structuredClone(loaded.config);
+  if (opts.steps !== undefined) config.training.steps = Number(opts.steps);
+  if (opts.output !== undefined) config.output = join(ctx.cwd, String(opts.output)).replace(/\/$/, '');
+  if (opts.device !== undefined) {
+    const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
+    config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
+  }
+  for (const w of assertTrainable(config, file, ctx.cwd)) ctx.warn(`${file}: ${w.path}: ${w.message}`);
+  if (config.training.activationOffloading !== null) {
+    const line = config.lines['training.activation_offloading'];
+    throw new ConfigError({
+      file,
+      issues: [
+        {
+          path: 'training.activation_offloading',
+          ...(line ? { line } : {}),
+          message: `${config.training.activationOffloading} needs @soup/onnx-train's segmented execution, which this version does not provide yet; set it to null (gradient_checkpointing cuts activation memory today)`,
+        },
+      ],
+    });
+  }
+
+  const horizon = config.training.steps;
+  const pushEvery = (opts.pushEverySteps as number | undefined) ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
+  const stopAfterSteps = Number(opts.stopAfterSteps ?? 0);
+  const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${join(config.output, 'hub')}`;
+  let logLine: (line: string) => void = (line) => ctx.warn(line);
+  const store = openCheckpointStore({
+    ctx,
+    repo,
+    repoType: config.hub.repoType,
+    private: config.hub.private,
+    endpoint: config.hub.endpoint,
+    needsWrite: true,
+    log: (line) => logLine(line),
+    flag: opts.hubRepo !== undefined ? '--hub-repo' : 'hub.repo',
+  });
+  const showPath = (p: string): string => relative(ctx.cwd, p) || '.';
+  const storeName = store.kind === 'dir' ? `directory ${showPath(repo.replace(/^file:\/\//, ''))}` : store.description;
+
+  const trainSha256 = sha256File(config.data.trainPath);
+  const valSha256 = config.data.valPath ? sha256File(config.data.valPath) : null;
+  const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
+  ctx.say(`run ${runId}: ${config.base}, ${horizon} steps, checkpoints every ${pushEvery} to ${storeName}`);
+
+  // Where this session starts.
+  let outcome: ResumeOutcome;
+  if (opts.resume === 'never') {
+    outcome = { outcome: 'fresh', reason: 'no-checkpoint' };
+    const raw = (await store.exists()) ? await store.readFile({ path: 'latest.json' }) : null;
+    if (raw !== null) {
+      throw new UsageError(`${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --hub-repo, or --resume auto`);
+    }
+  } else {
+    try {
+      outcome = await resolveResume({ store, run: runId, fallback: opts.resume === 'fallback', logger: { info: (l) => ctx.say(l) } });
+    } catch (err) {
+      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback' });
+    }
+  }
+
+  if (outcome.outcome === 'complete') {
+    const state = await store.readFile({ path: `${outcome.pathInRepo}/trainer_state.json` });
+    const record = await store.readFile({ path: `${outcome.pathInRepo}/soup_run.json` });
+    const s = state ? (JSON.parse(new TextDecoder().decode(state)) as Record<string, unknown>) : {};
+    const r = record ? (JSON.parse(new TextDecoder().decode(record)) as Record<string, unknown>) : {};
+    ctx.say(`run ${runId} is already complete: ${outcome.pathInRepo}/ holds step ${outcome.step}; nothing to do`);
+    const json: RunJson = {
+      final_step: outcome.step,
+      segment_stop: false,
+      tokens_consumed: Number(s.tokens_consumed ?? 0),
+      final_loss: typeof s.last_loss === 'number' ? s.last_loss : null,
+      val_loss: typeof r.val_loss === 'number' ? r.val_loss : null,
+      val_skipped: false,
+      peak_rss_mb: peakRssMb(),
+      batch_size: Number(r.batch_size ?? 0),
+      grad_ckpt: (r.grad_ckpt as string | false | undefined) ?? false,
+      run: runId,
+      status: 'complete',
+      start_step: outcome.step,
+      horizon,
+      initial_loss: null,
+      tokens_per_step: Number(r.batch_size ?? 0) * config.data.maxLength,
+      pushed_steps: [],
+      final_pushed: false,
+      store: store.description,
+      batch_source: 'checkpoint',
+      elapsed_s: Math.round((Date.now() - t0) / 100) / 10,
+      tokens_per_s: null,
+    };
+    finish(ctx, json);
+    return;
+  }
+
+  // A resumed session pulls its checkpoint and keeps the batch size the run started with.
+  let resumeDir: string | null = null;
+  let resumed: ReturnType<typeof readState> | null = null;
+  if (outcome.outcome === 'resume') {
+    resumeDir = join(config.output, 'resume', `checkpoint-${outcome.step}`);
+    const bar = ctx.progress({ label: `pull ${outcome.pathInRepo}`, unit: 'file' });
+    try {
+      await pullCheckpoint({
+        store,
+        pathInRepo: outcome.pathInRepo,
+        dir: resumeDir,
+        expectedManifestSha256: outcome.manifestSha256,
+        overwrite: true,
+        onFile: (e) => bar.update(e.index + 1, e.name),
+      });
+    } catch (err) {
+      bar.fail();
+      throw err;
+    }
+    bar.done();
+    resumed = readState(resumeDir);
+    const via = outcome.via ? ` (${outcome.via}${outcome.previousStep !== null ? `, pointer was at ${outcome.previousStep}` : ''}${outcome.repaired ? ', pointer repaired' : ''})` : '';
+    ctx.say(`resuming from ${outcome.pathInRepo} at step ${outcome.step}${via}`);
+  } else {
+    ctx.say(outcome.reason === 'repo-missing' ? `fresh run: ${storeName} does not exist yet (the first push creates it)` : `fresh run: ${storeName} holds no checkpoint of this run`);
+  }
+
+  const prepared: PreparedRun = await prepareRun({
+    ctx,
+    config,
+    noCache: opts.cache === false,
+    ...(resumed?.batchSize ? { batchSize: resumed.batchSize } : {}),
+  });
+  const batchSize = prepared.batchSize;
+  const tokensPerStep = batchSize * config.data.maxLength;
+  const gradCkpt: string | false = prepared.tier.granularity ?? false;
+  const plan = planSegment({ horizon, pushEvery, stopAfterSteps, startStep: outcome.outcome === 'resume' ? outcome.step : 0 });
+
+  const trainerOptions: TrainerOptions = {
+    spec: prepared.spec,
+    files: [config.data.trainPath],
+    batchSize,
+    totalSteps: horizon,
+    lr: config.training.lr,
+    warmupSteps: config.training.warmupSteps,
+    seed: config.training.seed,
+    evalFraction: 0,
+    adamw: { weightDecay: config.training.weightDecay, maxGradNorm: config.training.gradClip },
+    recompute: prepared.tier.recompute,
+    executionProvider: config.device.kind,
+    deviceId: config.device.id,
+    ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
+  };
+  const trainer = resumeDir ? await Trainer.fromCheckpoint({ ...trainerOptions, dir: resumeDir }) : await Trainer.create(trainerOptions);
+  if (resumeDir) rmSync(join(config.output, 'resume'), { recursive: true, force: true });
+  ctx.say(
+    `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${batchSize} (${prepared.batchSource}) × ${config.data.maxLength} tokens, ` +
+      `checkpointing ${prepared.tier.description}, ${prepared.identity.gpuName}; ` +
+      (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),
+  );
+
+  const pushSet = new Set(plan.pushSteps);
+  const ckptRoot = join(config.output, 'checkpoints');
+  const pushed: number[] = [];
+  let initialLoss: number | null = null;
+  let lastLoss: number | null = resumed?.lastLoss ?? null;
+  let stepsRun = 0;
+  const writeRecord = (dir: string, extra: Record<string, unknown> = {}): void => {
+    writeFileSync(
+      join(dir, 'soup_run.json'),
+      `${JSON.stringify({ run: runId, identity, batch_size: batchSize, batch_source: prepared.batchSource, grad_ckpt: gradCkpt, ...extra }, null, 2)}\n`,
+    );
+  };
+  const pushInfo = (bar: Progress, step: number) => (e: PushPhaseEvent) => {
+    const what = e.pathInRepo === 'final' ? 'final' : `checkpoint-${step}`;
+    const words: Record<string, string> = { hash: 'hashing', upload: 'uploading', uploaded: 'verifying', verified: 'moving the pointer', pointer: 'moving the pointer', pointed: 'pruning', prune: 'pruning', done: 'done' };
+    bar.update(trainer.state.step, `push ${what}: ${words[e.phase] ?? e.phase}`);
+  };
+  const bar = ctx.progress({ label: 'train', total: plan.stopStep - plan.startStep, unit: 'step' });
+  logLine = (line) => bar.log(`warning: ${line}`);
+  try {
+    while (trainer.state.step < plan.stopStep) {
+      if (ctx.signal.aborted) {
+        throw new InterruptedError(
+          `interrupted at step ${trainer.state.step}; ${pushed.length ? `the store's pointer is at step ${pushed[pushed.length - 1]}` : 'nothing was pushed this session'}: run soup train again to resume`,
+        );
+      }
+      const log = await trainer.step();
+      stepsRun += 1;
+      if (!Number.isFinite(log.loss)) throw new TrainRunError(`the loss is ${log.loss} at step ${log.step}: lower training.lr or raise training.warmup_steps`);
+      initialLoss ??= log.loss;
+      lastLoss = log.loss;
+      const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}`;
+      bar.update(log.step - plan.startStep, status);
+      if (pushSet.has(log.step)) {
+        const dir = join(ckptRoot, `checkpoint-${log.step}`);
+        trainer.saveCheckpoint(dir);
+        writeRecord(dir);
+        const r = await pushCheckpoint({
+          store,
+          step: log.step,
+          dir,
+          run: runId,
+          keepLocal: config.hub.keepLocal,
+          ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
+          onPhase: pushInfo(bar, log.step),
+        });
+        pushed.push(log.step);
+        bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
+        bar.update(log.step - plan.startStep, status);
+      }
+    }
+  } catch (err) {
+    bar.fail();
+    await trainer.close();
+    throw err;
+  }
+  bar.done(lastLoss !== null ? `loss ${lastLoss.toFixed(3)}` : undefined);
+
+  let valLoss: number | null = null;
+  let finalPushed = false;
+  try {
+    if (plan.segmentStop) {
+      ctx.say(`segment boundary at step ${plan.stopStep}: validation skipped; the next session resumes from ${store.kind === 'dir' ? storeName : store.description} with the same command`);
+    } else {
+      if (config.data.valPath) {
+        const tokens = new Uint8Array(readFileSync(config.data.valPath));
+        const batches = sequentialBatches({ tokens, seqLen: config.data.maxLength, batchSize, maxBatches: config.training.valBatches });
+        if (batches.length === 0) ctx.warn(`${file}: data.val has ${tokens.length} bytes, fewer than max_length + 1: no validation`);
+        else {
+          let weighted = 0;
+          let windows = 0;
+          for (const b of batches) {
+            weighted += (await trainer.trainStep.evaluate(b)) * b.batchSize;
+            windows += b.batchSize;
+          }
+          valLoss = weighted / windows;
+          ctx.say(`validation loss ${valLoss.toFixed(4)} over ${windows} sequences`);
+        }
+      }
+      const finalDir = join(config.output, 'final');
+      trainer.saveCheckpoint(finalDir);
+      writeRecord(finalDir, { val_loss: valLoss });
+      const finalBar = ctx.progress({ label: 'push final', unit: 'phase' });
+      let phases = 0;
+      const r = await pushFinal({
+        store,
+        step: trainer.state.step,
+        dir: finalDir,
+        run: runId,
+        ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
+        onPhase: (e) => finalBar.update(++phases, e.phase),
+      });
+      finalBar.fail();
+      finalPushed = true;
+      ctx.say(`pushed final/ (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → final (terminal)  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
+    }
+  } finally {
+    await trainer.close();
+  }
+  const state = trainer.state;
+  const elapsedS = (Date.now() - t0) / 1000;
+  const json: RunJson = {
+    final_step: state.step,
+    segment_stop: plan.segmentStop,
+    tokens_consumed: state.tokensConsumed,
+    final_loss: lastLoss,
+    val_loss: valLoss,
+    val_skipped: plan.segmentStop,
+    peak_rss_mb: peakRssMb(),
+    batch_size: batchSize,
+    grad_ckpt: gradCkpt,
+    run: runId,
+    status: plan.segmentStop ? 'segment' : 'finished',
+    start_step: plan.startStep,
+    horizon,
+    initial_loss: initialLoss,
+    tokens_per_step: tokensPerStep,
+    pushed_steps: pushed,
+    final_pushed: finalPushed,
+    store: store.description,
+    batch_source: prepared.batchSource,
+    elapsed_s: Math.round(elapsedS * 10) / 10,
+    tokens_per_s: stepsRun > 0 ? Math.round((stepsRun * tokensPerStep) / elapsedS) : null,
+  };
+  if (existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final', 'model.safetensors'))}`);
+  finish(ctx, json);
+}
+
+function finish(ctx: CommandContext, json: RunJson): void {
+  if (ctx.json) ctx.emit(json);
+  else ctx.say(`RUN_JSON ${JSON.stringify(json)}`);
+}

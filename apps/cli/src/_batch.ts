@@ -1,0 +1,125 @@
+// Batch-size resolution shared by probe, plan and train: cache, live trials, progress.
+import {
+  makeCacheKey,
+  pickBatchSize,
+  probeBatchSize,
+  type PickBatchSizeResult,
+  type TrialRecord,
+} from '@soup/batch-probe';
+import type { ChildProbeFn, ProbeTrialOutcome } from '@soup/cuda-probe';
+import type { CommandContext } from './_context';
+import { formatBytes } from './format-bytes';
+import { formatDuration } from './progress';
+
+/** One trial as soup shows it (and puts in --json). */
+export interface TrialView {
+  batch_size: number;
+  phase: string;
+  result: 'fit' | 'over-budget' | 'oom' | 'killed' | 'not-fit';
+  peak_bytes: number | null;
+  budget_bytes: number | null;
+  ms: number;
+  detail: string | null;
+}
+
+/** Options of {@link resolveBatch}. */
+export interface ResolveBatchOptions {
+  ctx: CommandContext;
+  /** The probe (one real step per candidate, in a child). */
+  probe: ChildProbeFn;
+  /** Cache key fields. */
+  key: { base: string; maxLength: number; quantization: string; loraR: number; gpuName: string; gpuMemoryGb: number };
+  /** First size tried. */
+  start: number;
+  /** Largest size tried. @default 4 × start */
+  ceiling?: number;
+  /** Neither read nor write the cache. */
+  noCache: boolean;
+  /** static | auto | probe. @default 'probe' */
+  strategy?: 'static' | 'auto' | 'probe';
+  /** Label of the progress bar. */
+  label?: string;
+}
+
+/** What {@link resolveBatch} found. */
+export interface BatchResolution {
+  batchSize: number;
+  source: 'static' | 'cache' | 'probe';
+  cacheKey: string;
+  cachePath: string | null;
+  trials: TrialView[];
+  /** The trial outcome at the chosen size, when it was probed in this run. */
+  chosen: TrialView | null;
+}
+
+function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
+  return {
+    batch_size: t.batchSize,
+    phase: t.phase,
+    result: o?.reason ?? (t.result === 'fit' ? 'fit' : t.result === 'oom' ? 'oom' : 'not-fit'),
+    peak_bytes: o?.peakBytes ?? t.peakBytes ?? null,
+    budget_bytes: o?.budgetBytes ?? t.budgetBytes ?? null,
+    ms: Math.round(t.ms),
+    detail: o?.detail ?? t.detail ?? null,
+  };
+}
+
+/** A human line for one trial: size, verdict, peak vs budget, time. */
+export function trialLine(t: TrialView, ctx: CommandContext): string {
+  const verdict =
+    t.result === 'fit' ? ctx.style.green('fits') : t.result === 'over-budget' ? ctx.style.yellow('over budget') : ctx.style.red(t.result === 'killed' ? 'OOM (killed)' : 'OOM');
+  const peak = t.peak_bytes !== null || t.budget_bytes !== null ? `  peak ${formatBytes(t.peak_bytes)} / budget ${formatBytes(t.budget_bytes)}` : '';
+  return `  batch ${String(t.batch_size).padStart(4)}  ${verdict}${peak}  ${ctx.style.dim(formatDuration(t.ms))}`;
+}
+
+/** Finds the batch size: from the cache, or by probing (each trial shown live), then caches it. */
+export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchResolution> {
+  const { ctx } = opts;
+  const outcomes = new Map<number, ProbeTrialOutcome>();
+  const trials: TrialView[] = [];
+  const ceiling = opts.ceiling ?? opts.start * 4;
+  const expected = Math.max(2, Math.ceil(Math.log2(Math.max(2, ceiling / Math.max(1, opts.start)))) + 2);
+  const bar = ctx.progress({ label: opts.label ?? 'probe', unit: 'trial' });
+  let n = 0;
+  const probe: ChildProbeFn = async (batchSize) => {
+    bar.update(n, `trying batch ${batchSize}`);
+    const o = await opts.probe(batchSize);
+    outcomes.set(batchSize, o);
+    return o;
+  };
+  const onTrial = (t: TrialRecord): void => {
+    n += 1;
+    const v = view(outcomes.get(t.batchSize), t);
+    trials.push(v);
+    bar.log(trialLine(v, ctx));
+    bar.update(n, `${n} of ~${expected}`);
+  };
+  const cacheKey = makeCacheKey(opts.key);
+  let result: PickBatchSizeResult | { batchSize: number; source: 'probe'; cachePath?: string };
+  try {
+    if (opts.noCache) {
+      const r = await probeBatchSize(probe, { start: opts.start, ceiling, onTrial, signal: ctx.signal });
+      result = { batchSize: r.batchSize, source: 'probe' };
+    } else {
+      result = await pickBatchSize({
+        ...opts.key,
+        staticEstimate: opts.start,
+        strategy: opts.strategy ?? 'probe',
+        probe,
+        ceiling,
+        onTrial,
+        signal: ctx.signal,
+        env: ctx.env,
+        cwd: ctx.cwd,
+        logger: { warn: (line) => bar.log(`warning: ${line}`) },
+      });
+    }
+  } catch (err) {
+    bar.fail();
+    throw err;
+  }
+  if (result.source === 'probe') bar.done(`batch size ${result.batchSize}`);
+  else bar.fail();
+  const chosen = trials.filter((t) => t.batch_size === result.batchSize && t.result === 'fit').pop() ?? null;
+  return { batchSize: result.batchSize, source: result.source, cacheKey, cachePath: result.cachePath ?? null, trials, chosen };
+}

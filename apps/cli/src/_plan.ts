@@ -1,0 +1,96 @@
+// What `soup plan` shows and `soup train` applies: the model spec, the device, the checkpointing
+// tier and the offload check, derived from a validated config.
+import { checkOffloadConfig } from '@soup/offload';
+import { describeTier, planCheckpoint, resolveGranularity } from '@soup/grad-ckpt';
+import { moduleNames, type GptSpec } from '@soup/onnx-train';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { ConfigError, type ConfigIssue } from './errors';
+import type { SoupConfig } from './validate-config';
+
+/** The onnx-train GptSpec of a config (seqLen = data.max_length). */
+export function gptSpecOf(config: SoupConfig): GptSpec {
+  const m = config.model;
+  return {
+    vocabSize: m.vocabSize,
+    seqLen: config.data.maxLength,
+    dModel: m.dModel,
+    nHeads: m.nHeads,
+    nLayers: m.nLayers,
+    dFF: m.dFF,
+    tieEmbeddings: m.tieEmbeddings,
+  };
+}
+
+/** A resolved checkpointing tier. */
+export interface TierPlan {
+  /** As written in soup.yaml. */
+  setting: SoupConfig['training']['gradientCheckpointing'];
+  /** full / medium / selective, or null (off); `budget` until measured. */
+  granularity: string | null;
+  /** describeTier's words, e.g. "auto → full (VRAM 23GB)". */
+  description: string;
+  /** Module names recomputed in the backward. */
+  recompute: string[];
+}
+
+/** Resolves a fixed tier (not `budget`, which needs measurements: see `_budget-tier`). */
+export function resolveTier(config: SoupConfig, gpuMemoryGb: number | null): TierPlan {
+  const setting = config.training.gradientCheckpointing;
+  if (setting === 'budget') {
+    return {
+      setting,
+      granularity: 'budget',
+      description: describeTier({ tier: 'budget', ...(config.training.memoryBudgetBytes ? { memoryBudgetBytes: config.training.memoryBudgetBytes } : {}) }),
+      recompute: [],
+    };
+  }
+  const granularity = resolveGranularity(setting, gpuMemoryGb);
+  const recompute = granularity === null ? [] : planCheckpoint({ moduleNames: moduleNames({ nLayers: config.model.nLayers }), granularity });
+  return { setting, granularity, description: describeTier(setting, gpuMemoryGb), recompute };
+}
+
+/** The offload scratch dir: the configured one, or `<output>/offload`. */
+export function offloadDirOf(config: SoupConfig): string {
+  return config.training.activationOffloadingDir ?? join(config.output, 'offload');
+}
+
+/** @soup/offload's check of `training.activation_offloading`, as config issues (errors, warnings). */
+export function offloadIssues(config: SoupConfig, cwd: string): { errors: ConfigIssue[]; warnings: ConfigIssue[] } {
+  const target = config.training.activationOffloading;
+  const line = config.lines['training.activation_offloading'];
+  const report = checkOffloadConfig({
+    target,
+    backend: 'onnxruntime',
+    device: config.device.spec,
+    saveDir: target === 'disk' ? offloadDirOf(config) : null,
+    cwd,
+  });
+  const issue = (message: string): ConfigIssue => ({ path: 'training.activation_offloading', ...(line ? { line } : {}), message });
+  return { errors: report.errors.map(issue), warnings: report.warnings.map(issue) };
+}
+
+/** Throws a ConfigError for fields `soup train` cannot honour (quantization, LoRA, offload errors). */
+export function assertTrainable(config: SoupConfig, file: string, cwd: string): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const at = (path: string): { line?: number } => (config.lines[path] ? { line: config.lines[path] } : {});
+  if (config.training.quantization !== 'none') {
+    issues.push({ path: 'training.quantization', ...at('training.quantization'), message: `must be none for soup train (got ${config.training.quantization}): the onnx-train model trains in float32; the field is for batch-cache keys of other trainers` });
+  }
+  if (config.training.loraR !== 0) {
+    issues.push({ path: 'training.lora.r', ...at('training.lora.r'), message: `must be 0 for soup train (got ${config.training.loraR}): onnx-train trains every parameter; the field is for batch-cache keys of other trainers` });
+  }
+  const off = offloadIssues(config, cwd);
+  issues.push(...off.errors);
+  if (issues.length > 0) throw new ConfigError({ file, issues });
+  return off.warnings;
+}
+
+/**
+ * The `base` of batch-cache keys for soup.yaml models: `base#<hash>` where the hash covers the
+ * geometry and the memory levers, so editing the model or the tier never reuses a stale answer.
+ */
+export function cacheBaseOf(config: SoupConfig, recompute: readonly string[]): string {
+  const identity = JSON.stringify({ model: config.model, recompute, offload: config.training.activationOffloading });
+  return `${config.base}#${createHash('sha256').update(identity).digest('hex').slice(0, 8)}`;
+}

@@ -1,0 +1,133 @@
+// The device, tier, budget and batch size of a soup.yaml run: shared by `soup plan` and `soup train`.
+import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
+import { moduleNames, type GptSpec } from '@soup/onnx-train';
+import { resolveBatch, trialLine, type TrialView } from './_batch';
+import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
+import type { CommandContext } from './_context';
+import { cacheBaseOf, gptSpecOf, resolveTier, type TierPlan } from './_plan';
+import { formatBytes } from './format-bytes';
+import type { SoupConfig } from './validate-config';
+
+/** Options of {@link prepareRun}. */
+export interface PrepareRunOptions {
+  ctx: CommandContext;
+  config: SoupConfig;
+  /** Probe even when the cache has an answer. */
+  noCache: boolean;
+  /** Use this batch size (e.g. the one a resumed run recorded) instead of resolving one. */
+  batchSize?: number;
+  /** Measure one step at the chosen size when nothing was measured yet (soup plan). */
+  measure?: boolean;
+}
+
+/** Where the batch size came from. */
+export type BatchSource = 'config' | 'static' | 'cache' | 'probe' | 'checkpoint';
+
+/** A run made concrete for this device. */
+export interface PreparedRun {
+  identity: DeviceIdentity;
+  spec: GptSpec;
+  tier: TierPlan;
+  budgetTier: BudgetTierPlan | null;
+  /** The budget a probe step is held to (null: what the device can reach, decided per trial). */
+  budgetBytes: number | null;
+  batchSize: number;
+  batchSource: BatchSource;
+  cacheKey: string | null;
+  trials: TrialView[];
+  /** The step measured at the chosen batch size and recompute set, when one was. */
+  measured: TrialView | null;
+}
+
+/** Resolves device, tier and batch size, probing (each trial shown) when the config says auto. */
+export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> {
+  const { ctx, config } = opts;
+  const identity = await deviceIdentity({ device: config.device.kind, deviceId: config.device.id });
+  const gpuMemoryGb = identity.device === 'cuda' ? identity.gpuMemoryGb : null;
+  const spec = gptSpecOf(config);
+  const tier = resolveTier(config, gpuMemoryGb);
+  const budgetBytes = config.training.memoryBudgetBytes;
+  const probeWith = (recompute: string[]): ChildProbeFn =>
+    createTrainStepProbe({
+      device: config.device.kind,
+      deviceId: config.device.id,
+      spec,
+      plan: recompute,
+      signal: ctx.signal,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      ...(budgetBytes !== null ? { budgetBytes } : {}),
+      ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
+    });
+  const blocks = moduleNames({ nLayers: config.model.nLayers }).filter((n) => /^h\.\d+$/.test(n));
+  // The budget tier sizes the batch with every block recomputed (the most that can fit), then
+  // keeps only the recomputes that batch needs.
+  const probeRecompute = tier.granularity === 'budget' ? blocks : tier.recompute;
+  let batchSize: number;
+  let batchSource: BatchSource;
+  let cacheKey: string | null = null;
+  let trials: TrialView[] = [];
+  let measured: TrialView | null = null;
+  if (opts.batchSize !== undefined) {
+    batchSize = opts.batchSize;
+    batchSource = 'checkpoint';
+  } else if (config.training.batchSize !== 'auto') {
+    batchSize = config.training.batchSize;
+    batchSource = 'config';
+  } else if (config.training.autoBatchSizeStrategy === 'static') {
+    batchSize = config.training.staticBatchSize;
+    batchSource = 'static';
+  } else {
+    ctx.say(`batch_size: auto, probing one real training step per candidate from ${config.training.staticBatchSize} (checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description})`);
+    const r = await resolveBatch({
+      ctx,
+      probe: probeWith(probeRecompute),
+      key: {
+        base: cacheBaseOf(config, probeRecompute),
+        maxLength: config.data.maxLength,
+        quantization: config.training.quantization,
+        loraR: config.training.loraR,
+        gpuName: identity.gpuName,
+        gpuMemoryGb: identity.gpuMemoryGb,
+      },
+      start: config.training.staticBatchSize,
+      noCache: opts.noCache,
+      strategy: config.training.autoBatchSizeStrategy,
+    });
+    batchSize = r.batchSize;
+    batchSource = r.source;
+    cacheKey = r.cacheKey;
+    trials = r.trials;
+    if (tier.granularity !== 'budget') measured = r.chosen;
+    ctx.say(r.source === 'cache' ? `batch size ${batchSize} (cached, key ${r.cacheKey})` : `batch size ${batchSize} (probed in ${r.trials.length} trials, cached as ${r.cacheKey})`);
+  }
+  let budgetTier: BudgetTierPlan | null = null;
+  if (tier.granularity === 'budget') {
+    const memoryBudgetBytes = budgetBytes!;
+    ctx.say(`gradient_checkpointing: budget, measuring batch ${batchSize} against ${formatBytes(memoryBudgetBytes)}`);
+    budgetTier = await planBudgetTier({
+      probeWith,
+      batchSize,
+      blocks,
+      memoryBudgetBytes,
+      onMeasure: (what, peak) => ctx.say(`  ${what}: peak ${formatBytes(peak)}`),
+    });
+    tier.recompute = budgetTier.recompute;
+    tier.description = `budget → ${budgetTier.recompute.length ? budgetTier.recompute.join(', ') : 'nothing'} recomputed (peak ${formatBytes(budgetTier.peakPlanBytes)} ≤ ${formatBytes(memoryBudgetBytes)}${budgetTier.fits ? '' : ': does NOT fit'})`;
+    measured = { batch_size: batchSize, phase: 'budget', result: budgetTier.fits ? 'fit' : 'over-budget', peak_bytes: budgetTier.peakPlanBytes, budget_bytes: memoryBudgetBytes, ms: 0, detail: null };
+  }
+  if (opts.measure && measured === null) {
+    const o = await probeWith(tier.recompute)(batchSize);
+    measured = {
+      batch_size: batchSize,
+      phase: 'measure',
+      result: o.reason,
+      peak_bytes: o.peakBytes ?? null,
+      budget_bytes: o.budgetBytes ?? null,
+      ms: Math.round(o.ms),
+      detail: o.detail,
+    };
+    ctx.say(`measured one step:${trialLine(measured, ctx).replace(/^ +/, ' ')}`);
+  }
+  return { identity, spec, tier, budgetTier, budgetBytes, batchSize, batchSource, cacheKey, trials, measured };
+}

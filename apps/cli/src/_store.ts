@@ -1,0 +1,47 @@
+// Opening a checkpoint store from a --repo / --hub-repo value, with the CLI's checks.
+import { openStore, type CheckpointStore } from '@soup/hub-ckpt';
+import type { CommandContext } from './_context';
+import { TokenMissingError, UsageError } from './errors';
+
+/** Options of {@link openCheckpointStore}. */
+export interface OpenCheckpointStoreOptions {
+  ctx: CommandContext;
+  /** `user/name` (Hub) or `file://path` (directory). */
+  repo: string;
+  repoType?: 'model' | 'dataset';
+  private?: boolean;
+  endpoint?: string | null;
+  /** Fail fast when a Hub store has no token (writes need one). */
+  needsWrite: boolean;
+  /** Where retry warnings go. */
+  log?: (line: string) => void;
+  /** What to call the flag in messages. @default "--repo" */
+  flag?: string;
+}
+
+const REPO = /^(file:.+|[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*)$/;
+
+/** A DirStore for file:// repos, else a HubStore; refuses a Hub write without HF_TOKEN up front. */
+export function openCheckpointStore(opts: OpenCheckpointStoreOptions): CheckpointStore {
+  const { ctx } = opts;
+  const flag = opts.flag ?? '--repo';
+  if (!REPO.test(opts.repo)) throw new UsageError(`${flag} ${JSON.stringify(opts.repo)} is neither a Hub repo id (user/name) nor a directory (file://path)`);
+  const isHub = !opts.repo.startsWith('file:');
+  const token = ctx.env.HF_TOKEN;
+  if (isHub && opts.needsWrite && !token) {
+    throw new TokenMissingError(
+      `${flag} ${opts.repo} is a Hugging Face repo and HF_TOKEN is not set: export HF_TOKEN=<a token with write access>, or use file://<dir> for a directory store`,
+    );
+  }
+  const retries = Number(ctx.env.SOUP_HUB_RETRIES ?? '');
+  return openStore({
+    repo: opts.repo,
+    repoType: opts.repoType ?? 'model',
+    private: opts.private ?? true,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+    ...(Number.isInteger(retries) && retries >= 0 && ctx.env.SOUP_HUB_RETRIES ? { retry: { retries } } : {}),
+    logger: { warn: (line) => (opts.log ?? ctx.warn)(line) },
+  });
+}

@@ -1,0 +1,104 @@
+import type { GptSpec } from '@soup/onnx-train';
+import type { TrainStepJobOptions } from './_train-step-runner';
+import { integerAtLeast, oneOf, optionalBoolean, optionalIntegerAtLeast, requireObject } from './_validate';
+import { resolveWorkerOptions, type WorkerProbeOptions } from './_worker-options';
+import { createWorkerProbe } from './_worker-probe';
+import { ProbeOptionsError } from './errors';
+import type { ChildProbeFn } from './types';
+
+/** Options of {@link createTrainStepProbe}. */
+export interface CreateTrainStepProbeOptions extends WorkerProbeOptions {
+  /**
+   * The model to probe (`dFF` and `tieEmbeddings` may be left out: onnx-train's defaults). Its
+   * `seqLen` is the sequence length of the synthetic batch and must be at least 8.
+   */
+  spec: GptSpec | (Omit<GptSpec, 'dFF' | 'tieEmbeddings'> & Partial<Pick<GptSpec, 'dFF' | 'tieEmbeddings'>>);
+  /**
+   * Gradient-checkpointing plan: the modules whose forward is recomputed in the backward
+   * (`planCheckpoint(moduleNames(spec), tier)` of @soup/grad-ckpt).
+   * @default [] (no recompute)
+   */
+  plan?: readonly string[];
+  /**
+   * Activation offloading (segmented execution). Not available yet: @soup/onnx-train 0.x runs
+   * the fused step only, so any value other than `undefined` or `{target: 'keep'}` is refused.
+   * @default undefined (fused step)
+   */
+  offload?: { target: 'keep' | 'cpu' | 'disk'; saveDir?: string };
+  /** @default 'float32' */
+  dtype?: 'float32' | 'float64';
+  /** Intra-op threads of the step's session. @default onnxruntime's default */
+  intraOpNumThreads?: number;
+  /** ORT's CPU arena. @default true */
+  enableCpuMemArena?: boolean;
+  /** @default 'all' */
+  graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+}
+
+const SPEC_INTS = ['vocabSize', 'seqLen', 'dModel', 'nHeads', 'nLayers'] as const;
+
+/**
+ * A probe that runs ONE @soup/onnx-train training step (forward + backward + AdamW, with the
+ * grad-ckpt plan applied) per candidate batch size, each in a fresh Node child, with the same
+ * budget, peak gate and classification as {@link createOrtProbe}: what `soup` probes is what
+ * it will train.
+ *
+ * @throws {ProbeOptionsError} a bad option (its `field` names it); the spec is checked in full by
+ *   onnx-train in the first child, whose refusal surfaces as `ProbeChildError`
+ */
+export function createTrainStepProbe(options: CreateTrainStepProbeOptions): ChildProbeFn {
+  const o = requireObject('options', options) as unknown as CreateTrainStepProbeOptions;
+  const spec = requireObject('spec', o.spec);
+  for (const k of SPEC_INTS) integerAtLeast(`spec.${k}`, spec[k], k === 'seqLen' ? 8 : 1);
+  if (spec.dFF !== undefined) integerAtLeast('spec.dFF', spec.dFF, 1);
+  optionalBoolean('spec.tieEmbeddings', spec.tieEmbeddings);
+  let plan: string[] = [];
+  if (o.plan !== undefined) {
+    if (!Array.isArray(o.plan) || !o.plan.every((p) => typeof p === 'string')) {
+      throw new ProbeOptionsError('plan', 'plan must be an array of module names (e.g. ["h.0", "h.2"]), as planCheckpoint returns');
+    }
+    plan = [...o.plan];
+  }
+  if (o.offload !== undefined) {
+    const off = requireObject('offload', o.offload);
+    const target = oneOf('offload.target', off.target, ['keep', 'cpu', 'disk'] as const, 'keep');
+    if (target !== 'keep') {
+      throw new ProbeOptionsError(
+        'offload',
+        `offload.target '${target}' needs onnx-train's segmented execution, which this @soup/onnx-train does not provide yet; probe the fused step (leave offload out)`,
+      );
+    }
+  }
+  const step: TrainStepJobOptions = { spec: { ...spec }, recompute: plan };
+  if (o.dtype !== undefined) step.dtype = oneOf('dtype', o.dtype, ['float32', 'float64'] as const, 'float32');
+  if (o.intraOpNumThreads !== undefined) step.intraOpNumThreads = integerAtLeast('intraOpNumThreads', o.intraOpNumThreads, 1);
+  const arena = optionalBoolean('enableCpuMemArena', o.enableCpuMemArena);
+  if (arena !== undefined) step.enableCpuMemArena = arena;
+  if (o.graphOptimizationLevel !== undefined) {
+    step.graphOptimizationLevel = oneOf('graphOptimizationLevel', o.graphOptimizationLevel, ['disabled', 'basic', 'extended', 'all'] as const, 'all');
+  }
+  const r = resolveWorkerOptions(o);
+  return createWorkerProbe({
+    what: 'train-step probe child',
+    device: r.device,
+    work: {
+      kind: 'train-step',
+      step: step as unknown as Record<string, unknown>,
+      modelPath: '', // a temp file, chosen when the first (calibration) child is sent
+      maxLength: spec.seqLen as number,
+      padId: 0,
+      vocabSize: spec.vocabSize as number,
+    },
+    budgetBytes: r.budgetBytes,
+    cuda: r.device === 'cuda' ? { deviceId: r.deviceId, nvidiaSmiPath: r.nvidiaSmiPath, gpuMemLimitBytes: r.gpuMemLimitBytes } : null,
+    timeoutMs: r.timeoutMs,
+    env: r.env,
+    cwd: r.cwd,
+    signal: r.signal,
+    nodePath: r.nodePath,
+    nodeArgs: [],
+    workerPath: r.workerPath,
+    addressSpaceLimit: r.addressSpaceLimit,
+    threads: step.intraOpNumThreads,
+  });
+}

@@ -1,0 +1,112 @@
+// Bench: push and cold-pull a 64 MiB checkpoint through the Hub-protocol test server (real
+// @huggingface/hub client, real HTTP on 127.0.0.1), then SIGKILL a pushing child at every phase on
+// both stores. Prints a table, or ONE JSON object with --json; writes bench-results/hub-ckpt.json.
+import { randomFillSync } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { makeTempDir, startHubServer } from '@soup/test-utils';
+import { HubStore, pullCheckpoint, pushCheckpoint, resolveResume } from '../src/index';
+import { CRASH_PHASES, runCrashPoint, type CrashPointResult } from './_crash';
+
+const json = process.argv.includes('--json');
+const REPS = 3;
+const MIB = 1024 * 1024;
+const log = (line: string): void => {
+  if (!json) process.stdout.write(`${line}\n`);
+};
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+}
+
+const tmp = makeTempDir('soup-hub-bench-');
+const server = await startHubServer({ dir: join(tmp.dir, 'hub') });
+try {
+  const src = join(tmp.dir, 'local', 'checkpoint-100');
+  mkdirSync(src, { recursive: true });
+  const totalBytes = 64 * MIB + JSON.stringify({ global_step: 100 }).length;
+
+  const pushes: Array<{ totalMs: number; verifyMs: number; uploadMs: number; hashMs: number; pointerMs: number }> = [];
+  const pulls: number[] = [];
+  for (let rep = 0; rep < REPS; rep++) {
+    // Fresh random content each rep, so no upload is skipped because the server already holds the object.
+    writeFileSync(join(src, 'model.safetensors'), randomFillSync(Buffer.allocUnsafe(48 * MIB)));
+    writeFileSync(join(src, 'optimizer.safetensors'), randomFillSync(Buffer.allocUnsafe(16 * MIB)));
+    writeFileSync(join(src, 'trainer_state.json'), JSON.stringify({ global_step: 100 }));
+    const repo = `soup-bench/ckpt-${rep}`;
+    const store = new HubStore({ repo, endpoint: server.url, token: server.token });
+    const res = await pushCheckpoint({ store, step: 100, dir: src, run: 'bench-run', keepLocal: Infinity });
+    pushes.push(res.timings);
+    log(`push ${rep + 1}/${REPS}: ${res.timings.totalMs.toFixed(0)} ms (verify ${res.timings.verifyMs.toFixed(1)} ms, ${res.verify.checkedByOid} by oid, ${res.verify.checkedByDownload} downloaded)`);
+
+    const cold = join(tmp.dir, `cold-${rep}`);
+    const fresh = new HubStore({ repo, endpoint: server.url, token: server.token });
+    const t0 = performance.now();
+    const outcome = await resolveResume({ store: fresh, run: 'bench-run' });
+    if (outcome.outcome !== 'resume') throw new Error(`bench: expected a resume, got ${outcome.outcome}`);
+    await pullCheckpoint({ store: fresh, pathInRepo: outcome.pathInRepo, dir: join(cold, 'checkpoint-100'), expectedManifestSha256: outcome.manifestSha256 });
+    pulls.push(performance.now() - t0);
+    log(`cold pull ${rep + 1}/${REPS}: ${pulls[rep]?.toFixed(0)} ms`);
+    rmSync(cold, { recursive: true, force: true });
+  }
+  const pushMs = median(pushes.map((p) => p.totalMs));
+  const verifyMs = median(pushes.map((p) => p.verifyMs));
+  const pullMs = median(pulls);
+
+  const crash: CrashPointResult[] = [];
+  for (const kind of ['hub', 'dir'] as const) {
+    for (const phase of CRASH_PHASES) {
+      const work = makeTempDir('soup-hub-bench-crash-');
+      try {
+        const r = await runCrashPoint({ kind, phase, workDir: work.dir, server });
+        crash.push(r);
+        log(`crash ${kind}/${phase}: pointer after kill ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`);
+      } finally {
+        work.cleanup();
+      }
+    }
+  }
+
+  const result = {
+    pushMBps: Number((totalBytes / MIB / (pushMs / 1000)).toFixed(1)),
+    verifyOverheadRatio: Number((verifyMs / (pushMs - verifyMs)).toFixed(4)),
+    pullMBps: Number((totalBytes / MIB / (pullMs / 1000)).toFixed(1)),
+    crashPoints: crash.length,
+    crashViolations: crash.reduce((a, r) => a + r.violations.length, 0),
+    checkpointMiB: Number((totalBytes / MIB).toFixed(2)),
+    reps: REPS,
+    pushMs: Math.round(pushMs),
+    verifyMs: Number(verifyMs.toFixed(1)),
+    pullMs: Math.round(pullMs),
+    pushBreakdownMs: {
+      hash: Math.round(median(pushes.map((p) => p.hashMs))),
+      upload: Math.round(median(pushes.map((p) => p.uploadMs))),
+      verify: Number(verifyMs.toFixed(1)),
+      pointer: Math.round(median(pushes.map((p) => p.pointerMs))),
+    },
+    crash: crash.map((r) => ({ store: r.kind, phase: r.phase, pointerAfterKill: r.pointerStepAfterKill, resumed: r.resumedStep, via: r.via, violations: r.violations })),
+    serverErrors: server.errors.length,
+  };
+  const outDir = fileURLToPath(new URL('../bench-results/', import.meta.url));
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'hub-ckpt.json'), `${JSON.stringify(result, null, 2)}\n`);
+  if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else {
+    const rows: Array<[string, string, string]> = [
+      ['pushMBps', String(result.pushMBps), 'whole push: hash + upload + verify + pointer'],
+      ['verifyOverheadRatio', String(result.verifyOverheadRatio), 'target <= 0.15'],
+      ['pullMBps', String(result.pullMBps), 'resolveResume + cold pull with sha256 checks'],
+      ['crashPoints', String(result.crashPoints), 'target >= 5'],
+      ['crashViolations', String(result.crashViolations), 'target 0'],
+    ];
+    log('');
+    log('| metric | value | note |');
+    log('|---|---|---|');
+    for (const [k, v, n] of rows) log(`| ${k} | ${v} | ${n} |`);
+  }
+} finally {
+  await server.close();
+  tmp.cleanup();
+}

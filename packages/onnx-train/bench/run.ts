@@ -1,0 +1,119 @@
+// @soup/onnx-train bench: the same GPT training step in onnx-train (ONNX Runtime) and in eager
+// PyTorch, in one run, same geometry and thread count. Each side runs in a fresh child process.
+//   npm run bench -w @soup/onnx-train -- [--json] [--steps 10] [--rounds 2] [--threads 2] [--batch 8] [--no-torch] [--profile]
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkgDir = join(here, '..');
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const flag = (name: string, def: number): number => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : def;
+};
+const threads = flag('--threads', 2);
+const steps = flag('--steps', 10);
+const spec = { vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4, dFF: 1024, tieEmbeddings: true };
+const batchSize = flag('--batch', 8);
+const log = (s: string): void => {
+  if (!json) process.stderr.write(`${s}\n`);
+};
+
+function runJson(cmd: string, argv: string[], env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const r = spawnSync(cmd, argv, { cwd: pkgDir, env, encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (r.status !== 0) throw new Error(`${cmd} ${argv[0]} failed (${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').slice(-2000)}`);
+  const last = r.stdout.trim().split('\n').at(-1)!;
+  return JSON.parse(last) as Record<string, unknown>;
+}
+
+const rounds = flag('--rounds', 2);
+log(`geometry ${JSON.stringify(spec)} batch ${batchSize}, ${threads} threads, ${steps} timed steps per side and round`);
+const python = process.env.PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+const withTorch = !args.includes('--no-torch');
+// OpenBLAS tuning variables set for other tools are dropped for the peer's run only.
+const torchEnv = { ...process.env };
+delete torchEnv.OPENBLAS_CORETYPE;
+delete torchEnv.OPENBLAS_L2_SIZE;
+type Side = Record<string, unknown>;
+const ortRuns: Side[] = [];
+const torchRuns: Side[] = [];
+// The sides alternate, `rounds` times each; each side keeps its fastest round (the machine may be shared).
+for (let r = 0; r < rounds; r++) {
+  log(`round ${r + 1}/${rounds}: onnx-train (ONNX Runtime) ...`);
+  ortRuns.push(runJson(process.execPath, ['--import', 'tsx', join(here, 'ort-child.ts'), JSON.stringify({ spec, batchSize, threads, steps, warmup: 2, maxSeconds: 60 })], process.env));
+  if (withTorch) {
+    log(`round ${r + 1}/${rounds}: PyTorch peer (${python}) ...`);
+    torchRuns.push(runJson(python, [join(here, 'torch_peer.py'), JSON.stringify({ ...spec, batchSize, threads, steps, warmup: 2, maxSeconds: 120 })], torchEnv));
+  }
+}
+const best = (runs: Side[]): Side | null => {
+  if (runs.length === 0) return null;
+  const fastest = runs.reduce((a, b) => (Number(a.stepMsMedian) <= Number(b.stepMsMedian) ? a : b));
+  return {
+    ...fastest,
+    gemmGflops: Math.max(...runs.map((x) => Number(x.gemmGflops))),
+    peakRssMB: Math.max(...runs.map((x) => Number(x.peakRssMB))),
+  };
+};
+const ort = best(ortRuns)!;
+const torch = best(torchRuns);
+// One extra, profiled ORT run (ORT's enableProfiling: per-node kernel times) says where the time goes.
+let profile: unknown = null;
+if (args.includes('--profile')) {
+  log('profiling onnx-train ...');
+  const prefix = join(tmpdir(), `soup-onnx-train-prof-${process.pid}`);
+  profile = runJson(process.execPath, ['--import', 'tsx', join(here, 'ort-child.ts'), JSON.stringify({ spec, batchSize, threads, steps: 5, warmup: 2, maxSeconds: 60, profileFilePrefix: prefix })], process.env).profile;
+}
+
+const num = (o: Side | null, k: string): number => (o ? Number(o[k]) : Number.NaN);
+const round = (x: number, d = 2): number => Math.round(x * 10 ** d) / 10 ** d;
+const ortTps = num(ort, 'tokensPerSec');
+const torchTps = num(torch, 'tokensPerSec');
+const gflop = num(ort, 'modelGflopPerStep');
+const result = {
+  ortTokensPerSec: round(ortTps, 0),
+  torchTokensPerSec: torch ? round(torchTps, 0) : null,
+  ratio: torch ? round(ortTps / torchTps) : null,
+  ortPeakRssMB: round(num(ort, 'peakRssMB'), 0),
+  torchPeakRssMB: torch ? round(num(torch, 'peakRssMB'), 0) : null,
+  mfu: round((gflop / (num(ort, 'stepMsMedian') / 1000)) / num(ort, 'gemmGflops'), 3),
+  // context
+  ortStepMs: round(num(ort, 'stepMsMedian'), 1),
+  torchStepMs: torch ? round(num(torch, 'stepMsMedian'), 1) : null,
+  modelGflopPerStep: round(gflop, 2),
+  ortGemmGflops: round(num(ort, 'gemmGflops'), 0),
+  torchGemmGflops: torch ? round(num(torch, 'gemmGflops'), 0) : null,
+  torchMfu: torch ? round(gflop / (num(torch, 'stepMsMedian') / 1000) / num(torch, 'gemmGflops'), 3) : null,
+  ortBaselineRssMB: round(num(ort, 'baselineRssMB'), 0),
+  torchBaselineRssMB: torch ? round(num(torch, 'baselineRssMB'), 0) : null,
+  threads,
+  batchSize,
+  rounds,
+  stepsPerRound: steps,
+  spec,
+  torchVersion: torch ? torch.torchVersion : null,
+  ortProfile: profile,
+};
+
+mkdirSync(join(pkgDir, 'bench-results'), { recursive: true });
+writeFileSync(join(pkgDir, 'bench-results', 'onnx-train.json'), `${JSON.stringify(result, null, 2)}\n`);
+if (json) {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} else {
+  const rows: [string, string, string][] = [
+    ['tokens/s', String(result.ortTokensPerSec), String(result.torchTokensPerSec ?? '-')],
+    ['step ms (median)', String(result.ortStepMs), String(result.torchStepMs ?? '-')],
+    ['peak RSS MB', String(result.ortPeakRssMB), String(result.torchPeakRssMB ?? '-')],
+    ['baseline RSS MB', String(result.ortBaselineRssMB), String(result.torchBaselineRssMB ?? '-')],
+    ['GEMM GFLOP/s (1024³)', String(result.ortGemmGflops), String(result.torchGemmGflops ?? '-')],
+    ['MFU', String(result.mfu), String(result.torchMfu ?? '-')],
+  ];
+  console.log(`${'metric'.padEnd(22)} ${'onnx-train'.padStart(12)} ${'PyTorch'.padStart(12)}`);
+  for (const [k, a, b] of rows) console.log(`${k.padEnd(22)} ${a.padStart(12)} ${b.padStart(12)}`);
+  console.log(`ratio (onnx-train / PyTorch tokens/s): ${result.ratio ?? '-'}   model ${result.modelGflopPerStep} GFLOP/step`);
+  if (profile) console.log(`onnx-train profile (ms per step): ${JSON.stringify(profile)}`);
+}
