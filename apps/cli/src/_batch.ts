@@ -79,7 +79,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   const trials: TrialView[] = [];
   const ceiling = opts.ceiling ?? opts.start * 4;
   const expected = Math.max(2, Math.ceil(Math.log2(Math.max(2, ceiling / Math.max(1, opts.start)))) + 2);
-  const bar = ctx.progress({ label: opts.label ?? 'probe', unit: 'trial' });
+  const bar = ctx.progress({ label: opts.label ?? 'probe', unit: 'trial', summary: false });
   let n = 0;
   const probe: ChildProbeFn = async (batchSize) => {
     bar.update(n, `trying batch ${batchSize}`);

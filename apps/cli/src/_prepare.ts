@@ -113,7 +113,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
       onMeasure: (what, peak) => ctx.say(`  ${what}: peak ${formatBytes(peak)}`),
     });
     tier.recompute = budgetTier.recompute;
-    tier.description = `budget → ${budgetTier.recompute.length ? budgetTier.recompute.join(', ') : 'nothing'} recomputed (peak ${formatBytes(budgetTier.peakPlanBytes)} ≤ ${formatBytes(memoryBudgetBytes)}${budgetTier.fits ? '' : ': does NOT fit'})`;
+    tier.description = `budget → ${budgetTier.recompute.length ? budgetTier.recompute.join(', ') : 'nothing'} recomputed (peak ${formatBytes(budgetTier.peakPlanBytes)} ${budgetTier.fits ? '≤' : '>'} budget ${formatBytes(memoryBudgetBytes)}${budgetTier.fits ? '' : ': does not fit'})`;
     measured = { batch_size: batchSize, phase: 'budget', result: budgetTier.fits ? 'fit' : 'over-budget', peak_bytes: budgetTier.peakPlanBytes, budget_bytes: memoryBudgetBytes, ms: 0, detail: null };
   }
   if (opts.measure && measured === null) {

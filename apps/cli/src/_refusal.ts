@@ -21,17 +21,20 @@ export function diffIdentity(before: RunIdentity, after: RunIdentity): string[] 
 }
 
 /** Rethrows a StaleRunError / CorruptCheckpointError as a ResumeRefusedError that explains itself; other errors pass through. */
-export async function explainRefusal(err: unknown, opts: { store: CheckpointStore; run: string; identity: RunIdentity; fallbackFlag: string }): Promise<never> {
+export async function explainRefusal(
+  err: unknown,
+  opts: { store: CheckpointStore; run: string; identity: RunIdentity | null; fallbackFlag: string; repoFlag: string },
+): Promise<never> {
   if (err instanceof StaleRunError) {
     const pointer = await readJson(opts.store, 'latest.json');
     const where = typeof pointer?.path_in_repo === 'string' ? pointer.path_in_repo : null;
     const record = where ? await readJson(opts.store, `${where}/soup_run.json`) : null;
     const old = record?.identity as RunIdentity | undefined;
-    const changes = old ? diffIdentity(old, opts.identity) : [];
-    const what = changes.length > 0 ? `changed: ${changes.join('; ')}` : 'its checkpoints were not written from this config (no soup_run.json to compare)';
+    const changes = old && opts.identity ? diffIdentity(old, opts.identity) : [];
+    const what = changes.length > 0 ? `; changed: ${changes.join('; ')}` : '';
     throw new ResumeRefusedError(
-      `resume refused as stale: ${opts.store.description} holds run ${err.pointerRun} (step ${err.pointerStep}), this config is run ${opts.run}; ${what}. ` +
-        'A changed run needs its own checkpoints: pass a new --hub-repo, or restore the old values to resume.',
+      `resume refused as stale: ${opts.store.description} holds run ${err.pointerRun} (step ${err.pointerStep}), not this run ${opts.run}${what}. ` +
+        `A changed run needs its own checkpoints: pass a new ${opts.repoFlag}, or restore the old run to resume it.`,
       { cause: err },
     );
   }

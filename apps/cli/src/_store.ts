@@ -34,11 +34,14 @@ export function openCheckpointStore(opts: OpenCheckpointStoreOptions): Checkpoin
     );
   }
   const retries = Number(ctx.env.SOUP_HUB_RETRIES ?? '');
+  // An empty HF_ENDPOINT means unset, as for the Python hub client.
+  const env = { ...ctx.env };
+  if (!env.HF_ENDPOINT) delete env.HF_ENDPOINT;
   return openStore({
     repo: opts.repo,
     repoType: opts.repoType ?? 'model',
     private: opts.private ?? true,
-    env: ctx.env,
+    env,
     cwd: ctx.cwd,
     ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
     ...(Number.isInteger(retries) && retries >= 0 && ctx.env.SOUP_HUB_RETRIES ? { retry: { retries } } : {}),

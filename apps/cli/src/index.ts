@@ -192,7 +192,7 @@ Examples (a PyTorch loop calls these after each save):
       .argument('<dir>', 'the checkpoint folder')
       .requiredOption('--step <n>', 'the training step of this checkpoint', intAtLeast(0))
       .requiredOption('--run <id>', 'run fingerprint: resume refuses checkpoints of another run')
-      .option('--keep-local <n>', 'local checkpoint folders to keep next to <dir>', intAtLeast(0))
+      .option('--keep-local <n>', 'checkpoint-<n> folders to keep next to <dir>, newest first (default: all)', intAtLeast(0))
       .option('--keep-remote <n>', 'remote checkpoints to keep (default: all)', intAtLeast(1))
       .option('--public', 'create the Hub repo public (default private)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runPush })));
@@ -214,7 +214,8 @@ Examples (a PyTorch loop calls these after each save):
       .description('download a checkpoint and check every file against its manifest')
       .option('--step <n>', 'which checkpoint (default: the one the pointer names)', intAtLeast(0))
       .option('--final', 'pull final/')
-      .requiredOption('--dest <dir>', 'where to put it (must not exist)'),
+      .requiredOption('--dest <dir>', 'where to put it (must not exist)')
+      .option('--force', 'replace --dest when it exists'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runPull })));
   repoOpts(
     ckpt
@@ -222,6 +223,7 @@ Examples (a PyTorch loop calls these after each save):
       .description('decide where a run resumes (fresh, resume, complete, or refuse) and pull that checkpoint')
       .requiredOption('--run <id>', 'run fingerprint of the run that wants to resume')
       .option('--dest <dir>', 'pull the checkpoint here (default: only report)')
+      .option('--force', 'replace --dest when it exists')
       .option('--fallback', 'when the pointer is corrupt, walk back to the newest verified checkpoint'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runResume })));
 
@@ -234,7 +236,33 @@ function firstLine(message: string): string {
 }
 
 /** Runs the CLI; resolves to the process exit code. */
-export async function main(argv: string[], io: CliIo = {}): Promise<number> {
+export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
+  // Ctrl-C / SIGTERM: commands stop at the next safe point (a training step, a probe trial); a
+  // second signal exits at once.
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals > 1) process.exit(EXIT_CODES.interrupted);
+    (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig}: stopping after the current step (again to quit now)\n`);
+    controller.abort();
+  };
+  const own = ioIn.signal === undefined;
+  if (own) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+  try {
+    return await runMain(argv, own ? { ...ioIn, signal: controller.signal } : ioIn);
+  } finally {
+    if (own) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  }
+}
+
+async function runMain(argv: string[], io: CliIo): Promise<number> {
   const program = buildProgram(io);
   const stderr = io.stderr ?? process.stderr;
   const stdout = io.stdout ?? process.stdout;
@@ -259,8 +287,9 @@ export async function main(argv: string[], io: CliIo = {}): Promise<number> {
     if (err instanceof ConfigError) {
       return fail(exitCodeFor(err), err.code, err.message.split('\n'));
     }
-    const code = exitCodeFor(err);
     const e = err instanceof Error ? err : new Error(String(err));
+    if (io.signal?.aborted && !(e as { code?: unknown }).code) return fail(EXIT_CODES.interrupted, 'SOUP_INTERRUPTED', [`interrupted (${firstLine(e.message)})`]);
+    const code = exitCodeFor(err);
     const errCode = (e as { code?: unknown }).code;
     const lines = [firstLine(e.message)];
     if (code === EXIT_CODES.internal && io.env?.SOUP_DEBUG !== '1' && process.env.SOUP_DEBUG !== '1') {

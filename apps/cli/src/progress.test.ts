@@ -10,7 +10,7 @@ describe('createProgress', () => {
   it('prints one line per 10 % when not a TTY, no escape codes', () => {
     const { chunks, stream } = sink(false);
     let t = 0;
-    const p = createProgress({ label: 'train', total: 100, unit: 'step', stream, now: () => t, env: {} });
+    const p = createProgress({ label: 'train', total: 100, unit: 'step', stream, now: () => t, env: {}, delayMs: 0 });
     for (let i = 1; i <= 100; i++) {
       t += 10;
       p.update(i, `loss ${(5 - i / 50).toFixed(2)}`);
@@ -27,7 +27,7 @@ describe('createProgress', () => {
   it('redraws in place on a TTY, with colour unless NO_COLOR', () => {
     const a = sink(true);
     let t = 0;
-    const p = createProgress({ label: 'probe', total: 4, stream: a.stream, now: () => (t += 100), env: {} });
+    const p = createProgress({ label: 'probe', total: 4, stream: a.stream, now: () => (t += 100), env: {}, delayMs: 0 });
     p.update(1);
     p.update(2);
     p.log('batch 2 fits');
@@ -37,11 +37,28 @@ describe('createProgress', () => {
     expect(text).toContain('\x1b[32m');
     expect(text).toContain('batch 2 fits\n');
     const b = sink(true);
-    const q = createProgress({ label: 'probe', total: 4, stream: b.stream, now: () => (t += 100), env: { NO_COLOR: '1' } });
+    const q = createProgress({ label: 'probe', total: 4, stream: b.stream, now: () => (t += 100), env: { NO_COLOR: '1' }, delayMs: 0 });
     q.update(3);
     q.done();
     expect(b.chunks.join('')).not.toMatch(/\x1b\[\d+m/);
     expect(b.chunks.join('')).toContain('█');
+  });
+
+  it('stays quiet for quick work: nothing before delayMs, no summary when asked', () => {
+    const { chunks, stream } = sink(false);
+    let t = 0;
+    const p = createProgress({ label: 'push', total: 5, stream, now: () => t, summary: false });
+    for (let i = 1; i <= 5; i++) {
+      t += 100;
+      p.update(i, 'uploading');
+    }
+    p.done();
+    expect(chunks).toEqual([]);
+    const q = createProgress({ label: 'push', total: 5, stream, now: () => t, summary: false });
+    t += 1500;
+    q.update(1, 'uploading');
+    q.done();
+    expect(chunks.join('')).toBe('push: 1/5 (20%)  uploading\npush: 1/5 it in 1.5s  uploading\n');
   });
 
   it('prints nothing when silent and nothing after fail', () => {

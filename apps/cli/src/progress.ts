@@ -25,6 +25,10 @@ export interface ProgressOptions {
   lineEveryMs?: number;
   /** Non-TTY: also print a line each time this fraction of the total is crossed. @default 0.1 */
   lineEveryFraction?: number;
+  /** Draw nothing until the work has run this long (quick work stays quiet). @default 1000 */
+  delayMs?: number;
+  /** Print a summary line on done() even when nothing was drawn. @default true */
+  summary?: boolean;
   /** Clock, injectable for tests. @default Date.now */
   now?: () => number;
   /** Environment (for NO_COLOR). @default process.env */
@@ -70,6 +74,8 @@ export function createProgress(opts: ProgressOptions): Progress {
   const lineEveryMs = opts.lineEveryMs ?? 10_000;
   const fraction = opts.lineEveryFraction ?? 0.1;
   const started = now();
+  const delayMs = opts.delayMs ?? 1000;
+  let everDrawn = false;
   let current = 0;
   let info = '';
   let lastDraw = 0;
@@ -99,6 +105,8 @@ export function createProgress(opts: ProgressOptions): Progress {
   const draw = (force: boolean): void => {
     if (opts.silent || finished) return;
     const t = now();
+    if (t - started < delayMs) return;
+    everDrawn = true;
     if (isTTY) {
       if (!force && t - lastDraw < TTY_REDRAW_MS) return;
       lastDraw = t;
@@ -145,11 +153,12 @@ export function createProgress(opts: ProgressOptions): Progress {
         return;
       }
       clear();
+      finished = true;
+      if (opts.summary === false && !everDrawn) return;
       const elapsed = formatDuration(now() - started);
-      const units = current === 1 ? unit : `${unit}s`;
+      const units = current === 1 || unit === 'it' ? unit : `${unit}s`;
       const amount = total !== undefined ? `${current}/${total} ${units}` : `${current} ${units}`;
       stream.write(`${isTTY ? paint('32', '✓') + ' ' : ''}${opts.label}: ${amount} in ${elapsed}${info ? `  ${info}` : ''}\n`);
-      finished = true;
     },
     fail(): void {
       if (finished) return;

@@ -142,7 +142,7 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     const leg3 = await soup([...common, '--steps', String(HORIZON + 4)], cwd);
     expect(leg3.code).toBe(EXIT_CODES.resume);
     expect(leg3.stderr.trim().split('\n')).toHaveLength(1);
-    expect(leg3.stderr).toMatch(/^soup: resume refused as stale: .* holds run soup-[0-9a-f]+ \(step 12\), this config is run soup-[0-9a-f]+; changed: training\.steps 12 → 16\./);
+    expect(leg3.stderr).toMatch(/^soup: resume refused as stale: .* holds run soup-[0-9a-f]+ \(step 12\), not this run soup-[0-9a-f]+; changed: training\.steps 12 → 16\./);
   });
 
   it('a missing token, a refused token and an unreachable hub: one line each, exit 4 / 4 / 5', async () => {

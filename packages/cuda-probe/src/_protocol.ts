@@ -90,6 +90,8 @@ export interface WorkerSuccess {
   stepMs: number;
   /** Bytes of the synthetic batch. */
   feedBytes: number;
+  /** The part of `feedBytes` that grows with the batch size. */
+  batchedFeedBytes: number;
   cpu: CpuMeasurement;
   cuda: CudaMeasurement | null;
   notes: string[];

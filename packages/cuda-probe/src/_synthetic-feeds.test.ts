@@ -20,15 +20,15 @@ describe('planFeeds', () => {
       opts,
     );
     expect(feeds).toEqual([
-      { name: 'input_ids', type: 'int64', dims: [4, 16], fill: { kind: 'constant', value: 0 } },
-      { name: 'attention_mask', type: 'int64', dims: [4, 16], fill: { kind: 'constant', value: 1 } },
-      { name: 'position_ids', type: 'int64', dims: [4, 16], fill: { kind: 'arange' } },
-      { name: 'token_type_ids', type: 'int32', dims: [4, 16], fill: { kind: 'constant', value: 0 } },
-      { name: 'labels', type: 'int64', dims: [4, 16], fill: { kind: 'constant', value: 0 } },
-      { name: 'past', type: 'float16', dims: [4, 12, 16, 64, 1], fill: { kind: 'constant', value: 0 } },
-      { name: 'scale', type: 'float32', dims: [3], fill: { kind: 'constant', value: 0 } },
-      { name: 'causal_mask', type: 'bool', dims: [1, 4], fill: { kind: 'constant', value: 1 } },
-      { name: 'dropout_on', type: 'bool', dims: [], fill: { kind: 'constant', value: 0 } },
+      { name: 'input_ids', type: 'int64', dims: [4, 16], fill: { kind: 'constant', value: 0 }, batched: true },
+      { name: 'attention_mask', type: 'int64', dims: [4, 16], fill: { kind: 'constant', value: 1 }, batched: true },
+      { name: 'position_ids', type: 'int64', dims: [4, 16], fill: { kind: 'arange' }, batched: true },
+      { name: 'token_type_ids', type: 'int32', dims: [4, 16], fill: { kind: 'constant', value: 0 }, batched: true },
+      { name: 'labels', type: 'int64', dims: [4, 16], fill: { kind: 'constant', value: 0 }, batched: true },
+      { name: 'past', type: 'float16', dims: [4, 12, 16, 64, 1], fill: { kind: 'constant', value: 0 }, batched: true },
+      { name: 'scale', type: 'float32', dims: [3], fill: { kind: 'constant', value: 0 }, batched: false },
+      { name: 'causal_mask', type: 'bool', dims: [1, 4], fill: { kind: 'constant', value: 1 }, batched: true },
+      { name: 'dropout_on', type: 'bool', dims: [], fill: { kind: 'constant', value: 0 }, batched: false },
     ]);
     expect(notes).toEqual(['input "past": symbolic dimension "extra" set to 1']);
   });
@@ -75,9 +75,11 @@ describe('planFeeds', () => {
       [
         { name: 'input_ids', isTensor: true, type: 'int64', shape: ['b', 's'] },
         { name: 'f', isTensor: true, type: 'float16', shape: ['b', 's', 2] },
+        { name: 'lr', isTensor: true, type: 'float32', shape: [3] },
       ],
       opts,
     );
-    expect(planBytes(feeds)).toBe(4 * 16 * 8 + 4 * 16 * 2 * 2);
+    expect(planBytes(feeds)).toBe(4 * 16 * 8 + 4 * 16 * 2 * 2 + 3 * 4);
+    expect(planBytes(feeds, true)).toBe(4 * 16 * 8 + 4 * 16 * 2 * 2);
   });
 });

@@ -20,6 +20,8 @@ export interface FeedPlan {
   type: string;
   dims: number[];
   fill: FeedFill;
+  /** Whether a dimension of this input is the batch (its bytes grow with the batch size). */
+  batched: boolean;
 }
 
 export interface PlanFeedsOptions {
@@ -99,12 +101,14 @@ export function planFeeds(inputs: readonly InputMetadata[], opts: PlanFeedsOptio
     } else {
       throw new Error(`model input "${name}" has type ${type}; the ORT probe feeds integer, float and bool tensors only`);
     }
-    return { name, type, dims, fill };
+    return { name, type, dims, fill, batched: symbolic >= 1 };
   });
   return { feeds, notes };
 }
 
-/** Total bytes of a plan's tensors. */
-export function planBytes(feeds: readonly FeedPlan[]): number {
-  return feeds.reduce((sum, f) => sum + f.dims.reduce((a, b) => a * b, 1) * (BYTES_PER_ELEMENT[f.type] ?? 8), 0);
+/** Total bytes of a plan's tensors (only those that grow with the batch, with `batchedOnly`). */
+export function planBytes(feeds: readonly FeedPlan[], batchedOnly = false): number {
+  return feeds
+    .filter((f) => !batchedOnly || f.batched)
+    .reduce((sum, f) => sum + f.dims.reduce((a, b) => a * b, 1) * (BYTES_PER_ELEMENT[f.type] ?? 8), 0);
 }

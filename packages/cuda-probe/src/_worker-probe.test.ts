@@ -12,6 +12,7 @@ function report(p: { baseline: number; peak: number; budget: number; cuda?: Work
     setupMs: 80,
     stepMs: 20,
     feedBytes: 1024,
+    batchedFeedBytes: 1024,
     cpu: {
       baselineVmBytes: 1000 * MiB,
       baselineRssBytes: p.baseline,

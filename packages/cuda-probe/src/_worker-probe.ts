@@ -106,7 +106,7 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     if (result?.ok && run.exitCode === 0) {
       const prepared = work.kind === 'ort' ? work : result.prepared;
       if (!prepared) throw new ProbeChildError(`${cfg.what} did not report its prepared model`, { batchSize: 1, exitCode: 0, signal: null, stderrTail: tail(run.stderr) });
-      return { baselineVmBytes: result.cpu.baselineVmBytes, feedBytesPerSample: result.feedBytes, ms: run.wallMs, work: prepared };
+      return { baselineVmBytes: result.cpu.baselineVmBytes, feedBytesPerSample: result.batchedFeedBytes, ms: run.wallMs, work: prepared };
     }
     if (run.aborted) throw cfg.signal?.reason ?? new Error('probe aborted');
     if (run.timedOut) throw new ProbeTimeoutError(1, cfg.timeoutMs, tail(run.stderr), `${cfg.what} measuring its baseline (model load, batch of 1, no step)`);
@@ -160,11 +160,13 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     if (result?.ok && run.exitCode === 0 && !run.timedOut && !run.aborted) {
       return judgeSuccess({ device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null }, batchSize, result, run.wallMs, limit);
     }
+    const message =
+      result && !result.ok ? result.error.message : (run.resultError ?? (run.exitCode === 0 ? 'the child exited without reporting a result' : undefined));
     const verdict = judgeFailure(run, {
       batchSize,
       timeoutMs: cfg.timeoutMs,
       what: cfg.what,
-      ...(result && !result.ok ? { message: result.error.message } : {}),
+      ...(message !== undefined ? { message } : {}),
       ...(cfg.signal ? { signal: cfg.signal } : {}),
     });
     return {

@@ -16,6 +16,7 @@ type InferenceSessionOptions = import('onnxruntime-node').InferenceSession.Sessi
 
 interface Runner {
   feedBytes: number;
+  batchedFeedBytes: number;
   notes: string[];
   step: () => Promise<void>;
 }
@@ -83,6 +84,7 @@ function runnerFor(ort: Ort, job: WorkerJob, session: Session, work: OrtJob): Ru
   for (const p of plans) feeds[p.name] = makeTensor(ort, p);
   return {
     feedBytes: planBytes(plans),
+    batchedFeedBytes: planBytes(plans, true),
     notes,
     step: async () => {
       await session.run(feeds);
@@ -159,6 +161,7 @@ async function main(): Promise<number> {
       setupMs,
       stepMs,
       feedBytes: runner.feedBytes,
+      batchedFeedBytes: runner.batchedFeedBytes,
       cpu: {
         baselineVmBytes: before.vmSizeBytes,
         baselineRssBytes: before.vmRssBytes,

@@ -98,6 +98,24 @@ export function buildModules(spec: GptSpec, recompute: readonly string[]): Layer
  * and `updated.<input>` for every parameter and moment. See `tensorNames`.
  */
 export function buildTrainingModel(options: BuildTrainingModelOptions): TrainingModel {
+  return emitTrainingGraph(options).model;
+}
+
+/** Where each module's values went in the fused graph (for structural tests and segment builders). */
+export interface ModuleTrace {
+  name: string;
+  /** Forward input value (token ids for the embeddings). */
+  input: string;
+  y: string;
+  saved: Record<string, string>;
+  /** Upstream gradient fed to the backward (null for the loss head). */
+  dy: string | null;
+  dx: string | null;
+}
+
+/** `buildTrainingModel` plus the emitted graph and a per-module trace (internal). */
+export function emitTrainingGraph(options: BuildTrainingModelOptions): { model: TrainingModel; core: GraphCore; trace: ModuleTrace[] } {
+  const trace: ModuleTrace[] = [];
   const { spec } = options;
   assertGptSpec(spec);
   const dtype = options.dtype ?? 'float32';
@@ -147,6 +165,7 @@ export function buildTrainingModel(options: BuildTrainingModelOptions): Training
   let x = inputIds;
   for (const m of modules) {
     const r = m.forward(root.scope(`${m.name}/fwd`), env, x);
+    trace.push({ name: m.name, input: x, y: r.y, saved: r.saved, dy: null, dx: null });
     saved.push(r.saved);
     x = r.y;
   }
@@ -162,6 +181,8 @@ export function buildTrainingModel(options: BuildTrainingModelOptions): Training
       const m = modules[i]!;
       const r = m.backward(root.scope(`${m.name}/bwd`), env, saved[i]!, dy);
       for (const [p, g] of r.grads) gradParts.set(p, [...(gradParts.get(p) ?? []), g]);
+      trace[i]!.dy = dy;
+      trace[i]!.dx = r.dx;
       dy = r.dx;
     }
     const opt = root.scope('optimizer');
@@ -196,7 +217,7 @@ export function buildTrainingModel(options: BuildTrainingModelOptions): Training
     producerVersion: 'graph-v1',
     docString: `@soup/onnx-train ${mode} step: ${JSON.stringify(spec)} dtype=${dtype} recompute=[${recompute.join(',')}]`,
   });
-  return {
+  const model: TrainingModel = {
     bytes,
     spec: { ...spec },
     dtype,
@@ -207,6 +228,7 @@ export function buildTrainingModel(options: BuildTrainingModelOptions): Training
     inputNames: core.inputs.map((i) => i.name),
     outputNames,
   };
+  return { model, core, trace };
 }
 
 function emitAdamW(

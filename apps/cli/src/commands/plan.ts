@@ -1,6 +1,76 @@
 import type { CommandContext } from '../_context';
-// TEMPORARY while the packages this command assembles are written.
-export async function run(_opts: Record<string, unknown>, _ctx: CommandContext): Promise<void> {
-  throw new Error('not implemented yet');
+import { assertTrainable, offloadIssues } from '../_plan';
+import { prepareRun } from '../_prepare';
+import { renderTable } from '../_table';
+import { EXIT_CODES } from '../exit-codes';
+import { formatBytes } from '../format-bytes';
+import { loadConfig } from '../load-config';
+import { ConfigError } from '../errors';
+
+/** `soup plan`: what `soup train` would do on this device, measured. */
+export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<number> {
+  const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
+  const file = loaded.displayPath;
+  for (const w of loaded.warnings) ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
+  const config = structuredClone(loaded.config);
+  if (opts.device !== undefined) {
+    const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
+    config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
+  }
+  if (opts.budget !== undefined) config.training.memoryBudgetBytes = Number(opts.budget);
+  const offload = offloadIssues(config, ctx.cwd);
+  let blocking: string[] = [];
+  try {
+    assertTrainable(config, file, ctx.cwd);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    blocking = err.issues.map((i) => `${i.path}: ${i.message}`);
+  }
+  const p = await prepareRun({ ctx, config, noCache: opts.cache === false, measure: true });
+  const m = p.measured;
+  const fits = m ? m.result === 'fit' : null;
+  const tokensPerStep = p.batchSize * config.data.maxLength;
+  const horizon = config.training.steps;
+  const pushEvery = config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
+  const offloadText =
+    config.training.activationOffloading === null
+      ? 'off'
+      : offload.errors.length > 0
+        ? `${config.training.activationOffloading}: ${offload.errors.join(' ')}`
+        : `${config.training.activationOffloading}${offload.warnings.length ? ` (${offload.warnings.join(' ')})` : ''}`;
+  const result = {
+    config: file,
+    device: { spec: config.device.spec, name: p.identity.gpuName, memory_gb: p.identity.gpuMemoryGb },
+    model: { base: config.base, n_layers: config.model.nLayers, d_model: config.model.dModel, n_heads: config.model.nHeads, max_length: config.data.maxLength },
+    batch_size: p.batchSize,
+    batch_source: p.batchSource,
+    cache_key: p.cacheKey,
+    grad_ckpt: { setting: config.training.gradientCheckpointing, description: p.tier.description, recompute: p.tier.recompute },
+    offload: { target: config.training.activationOffloading, errors: offload.errors, warnings: offload.warnings },
+    peak_bytes: m?.peak_bytes ?? null,
+    budget_bytes: m?.budget_bytes ?? null,
+    fits,
+    tokens_per_step: tokensPerStep,
+    steps: horizon,
+    push_every_steps: pushEvery,
+    problems: blocking,
+    trials: p.trials,
+  };
+  ctx.emit(result);
+  const rows: string[][] = [
+    ['', ''],
+    ['device', `${config.device.spec}: ${p.identity.gpuName}, ${p.identity.gpuMemoryGb} GiB`],
+    ['model', `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`],
+    ['batch size', `${p.batchSize} (${p.batchSource}${p.cacheKey ? `, key ${p.cacheKey}` : ''})`],
+    ['checkpointing', p.tier.description + (p.tier.recompute.length && p.tier.granularity !== 'full' ? ` [${p.tier.recompute.join(', ')}]` : '')],
+    ['offload', offloadText],
+    ['peak / budget', m ? `${formatBytes(m.peak_bytes)} / ${formatBytes(m.budget_bytes)}  ${fits ? ctx.style.green('fits') : ctx.style.red(m.result === 'fit' ? 'fits' : m.result)}` : 'not measured'],
+    ['per step', `${tokensPerStep} tokens`],
+    ['steps', `${horizon}, a checkpoint every ${pushEvery}`],
+  ];
+  for (const b of blocking) rows.push(['problem', ctx.style.red(b)]);
+  ctx.say(renderTable(rows).split('\n').slice(1).map((l) => `  ${l}`).join('\n'));
+  if (blocking.length > 0) return EXIT_CODES.config;
+  if (fits === false) return EXIT_CODES.noFit;
+  return EXIT_CODES.ok;
 }
-export const runPush = run, runFinal = run, runStatus = run, runPull = run, runResume = run;

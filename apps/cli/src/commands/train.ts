@@ -120,7 +120,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     try {
       outcome = await resolveResume({ store, run: runId, fallback: opts.resume === 'fallback', logger: { info: (l) => ctx.say(l) } });
     } catch (err) {
-      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback' });
+      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback', repoFlag: '--hub-repo' });
     }
   }
 
@@ -162,7 +162,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   let resumed: ReturnType<typeof readState> | null = null;
   if (outcome.outcome === 'resume') {
     resumeDir = join(config.output, 'resume', `checkpoint-${outcome.step}`);
-    const bar = ctx.progress({ label: `pull ${outcome.pathInRepo}`, unit: 'file' });
+    const bar = ctx.progress({ label: `pull ${outcome.pathInRepo}`, unit: 'file', summary: false });
     try {
       await pullCheckpoint({
         store,
@@ -300,7 +300,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       const finalDir = join(config.output, 'final');
       trainer.saveCheckpoint(finalDir);
       writeRecord(finalDir, { val_loss: valLoss });
-      const finalBar = ctx.progress({ label: 'push final', unit: 'phase' });
+      const finalBar = ctx.progress({ label: 'push final', unit: 'phase', summary: false });
       let phases = 0;
       const r = await pushFinal({
         store,
