@@ -73,7 +73,7 @@ export function buildProgram(io: CliIo = {}): Command {
   program
     .command('init')
     .description('write a commented soup.yaml (and its training text) to start from')
-    .addOption(new Option('-t, --template <name>', 'tiny (trains in about a minute on a laptop CPU) or small').choices(['tiny', 'small']).default('tiny'))
+    .addOption(new Option('-t, --template <name>', 'tiny (trains in seconds on a laptop CPU) or small (minutes)').choices(['tiny', 'small']).default('tiny'))
     .option('-o, --output <file>', 'where to write the config', 'soup.yaml')
     .option('-f, --force', 'overwrite existing files')
     .option('--json', 'print the result as JSON')
@@ -143,7 +143,7 @@ Examples:
     .option('-c, --config <file>', 'the run config', 'soup.yaml')
     .option('--hub-repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path (default: hub.repo, else <output>/hub)')
     .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
-    .option('--stop-after-steps <n>', 'end this session at step n, a segment boundary (0 = run to the horizon)', intAtLeast(0), 0)
+    .option('--stop-after-steps <n>', 'end this session after n more steps, at a segment boundary the next session resumes from (0 = run to the horizon)', intAtLeast(0), 0)
     .addOption(
       new Option('--resume <mode>', 'auto: continue from the store\'s pointer, refusing stale or corrupt ones; fallback: auto, but walk back past a corrupt checkpoint; never: start fresh')
         .choices(['auto', 'fallback', 'never'])

@@ -61,6 +61,16 @@ describe('createProgress', () => {
     expect(chunks.join('')).toBe('push: 1/5 (20%)  uploading\npush: 1/5 it in 1.5s  uploading\n');
   });
 
+  it('cuts a TTY line to the terminal width without breaking escape codes', () => {
+    const chunks: string[] = [];
+    const stream = { write: (s: string) => void chunks.push(s), isTTY: true, columns: 40 };
+    const p = createProgress({ label: 'train', total: 10, stream, env: {}, delayMs: 0, now: () => 1000 });
+    p.update(5, 'a very long status that cannot fit in forty columns at all');
+    const drawn = chunks.join('').split('\r\x1b[K').pop()!;
+    expect(drawn.replace(/\x1b\[[0-9;]*m/g, '')).toHaveLength(39);
+    expect(drawn.endsWith('\x1b[0m')).toBe(true);
+  });
+
   it('prints nothing when silent and nothing after fail', () => {
     const { chunks, stream } = sink(false);
     const p = createProgress({ label: 'x', total: 2, stream, silent: true });

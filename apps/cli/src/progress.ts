@@ -49,6 +49,26 @@ export interface Progress {
 
 const TTY_REDRAW_MS = 80;
 
+/** Cuts a line with ANSI codes to `width` visible characters (codes kept, colour reset at the cut). */
+function fit(line: string, width: number): string {
+  let visible = 0;
+  let out = '';
+  for (let i = 0; i < line.length; ) {
+    const esc = /^\x1b\[[0-9;]*m/.exec(line.slice(i));
+    if (esc) {
+      out += esc[0];
+      i += esc[0].length;
+      continue;
+    }
+    if (visible >= width) return `${out}\x1b[0m`;
+    const ch = String.fromCodePoint(line.codePointAt(i)!);
+    out += ch;
+    i += ch.length;
+    visible += 1;
+  }
+  return out;
+}
+
 /** `12.3s`, `4m05s`, `1h02m`. */
 export function formatDuration(ms: number): string {
   const s = ms / 1000;
@@ -110,16 +130,14 @@ export function createProgress(opts: ProgressOptions): Progress {
     if (isTTY) {
       if (!force && t - lastDraw < TTY_REDRAW_MS) return;
       lastDraw = t;
-      const cols = stream.columns ?? 80;
+      const cols = stream.columns && stream.columns >= 20 ? stream.columns : 80;
       let bar = '';
       if (total !== undefined && total > 0) {
         const width = Math.max(10, Math.min(30, cols - 60));
         const filled = Math.round((Math.min(current, total) / total) * width);
         bar = ` ${paint('32', '█'.repeat(filled))}${paint('2', '░'.repeat(width - filled))} ${String(Math.floor((Math.min(current, total) / total) * 100)).padStart(3)}%`;
       }
-      let line = `${paint('1', opts.label)}${bar}  ${stats()}${info ? `  ${info}` : ''}`;
-      const visible = line.replace(/\x1b\[[0-9;]*m/g, '');
-      if (visible.length > cols - 1) line = line.slice(0, line.length - (visible.length - (cols - 1)));
+      const line = fit(`${paint('1', opts.label)}${bar}  ${stats()}${info ? `  ${info}` : ''}`, cols - 1);
       stream.write(`\r\x1b[K${line}`);
       drawn = true;
       return;

@@ -118,11 +118,10 @@ export function attention(name: string, spec: GptSpec): LayerModule {
   };
 }
 
-/** tanh-approximated GELU parts shared by forward and backward: returns `tanh(c·(h + k·h³))` and `h²`. */
-function geluTanh(e: Emitter, h: string): { t: string; h2: string } {
-  const h2 = e.mul(h, h);
-  const inner = e.mul(e.add(e.mul(h2, e.scalar(GELU_C * GELU_K)), e.scalar(GELU_C)), h);
-  return { t: e.unary('Tanh', inner), h2 };
+/** tanh-approximated GELU: `tanh(c·(h + k·h³))`. */
+function geluTanh(e: Emitter, h: string): { t: string } {
+  const inner = e.mul(e.add(e.mul(e.mul(h, h), e.scalar(GELU_C * GELU_K)), e.scalar(GELU_C)), h);
+  return { t: e.unary('Tanh', inner) };
 }
 
 /** GPT-2 MLP: `c_fc` → GELU (tanh approximation, HF `gelu_new`) → `c_proj`. */
@@ -138,29 +137,27 @@ export function mlp(name: string, spec: GptSpec): LayerModule {
     saves: [
       { key: 'b', shape: ['tokens', D], type: 'float' },
       { key: 'h', shape: ['tokens', F], type: 'float' },
-      { key: 't', shape: ['tokens', F], type: 'float' },
+      { key: 'u', shape: ['tokens', F], type: 'float' },
     ],
     forward(e, env, b): ForwardOut {
       const h = e.gemm(b, env.param(wfc), { c: env.param(bfc) });
+      // g = h·u with u = ½(1 + tanh(c·(h + k·h³))); the backward needs only h and u.
       const { t } = geluTanh(e, h);
-      const g = e.mul(e.mul(h, e.scalar(0.5)), e.add(t, e.scalar(1)));
+      const u = e.add(e.mul(t, e.scalar(0.5)), e.scalar(0.5));
+      const g = e.mul(h, u);
       const z = e.gemm(g, env.param(wp), { c: env.param(bp) });
-      return { y: z, saved: { b, h, t } };
+      return { y: z, saved: { b, h, u } };
     },
     backward(e, env, saved, dz): BackwardOut {
       if (dz === null) throw new Error('mlp needs dy');
-      const { b, h, t } = saved as Record<'b' | 'h' | 't', string>;
-      const t1 = e.add(t, e.scalar(1));
-      const hh = e.mul(h, e.scalar(0.5));
-      const g = e.mul(hh, t1);
+      const { b, h, u } = saved as Record<'b' | 'h' | 'u', string>;
+      const g = e.mul(h, u);
       const dWp = e.gemm(g, dz, { transA: true });
       const dbp = e.reduceSum(dz, [0], false);
       const dg = e.gemm(dz, env.param(wp), { transB: true });
-      // gelu'(h) = ½(1+t) + ½h(1−t²)·c(1+3k·h²)
-      const sech2 = e.sub(e.scalar(1), e.mul(t, t));
-      const h2 = e.mul(h, h);
-      const dInner = e.add(e.mul(h2, e.scalar(3 * GELU_C * GELU_K)), e.scalar(GELU_C));
-      const deriv = e.add(e.mul(t1, e.scalar(0.5)), e.mul(e.mul(hh, sech2), dInner));
+      // gelu'(h) = u + ½h(1−t²)·c(1+3k·h²) = u + g·(1−u)·(2c + 6ck·h²), since 1−t² = 4u(1−u)
+      const poly = e.add(e.mul(e.mul(h, h), e.scalar(6 * GELU_C * GELU_K)), e.scalar(2 * GELU_C));
+      const deriv = e.add(u, e.mul(e.mul(g, e.sub(e.scalar(1), u)), poly));
       const dh = e.mul(dg, deriv);
       const dWfc = e.gemm(b, dh, { transA: true });
       const dbfc = e.reduceSum(dh, [0], false);

@@ -192,9 +192,12 @@ export function emitTrainingGraph(options: BuildTrainingModelOptions): { model: 
       if (!parts || parts.length === 0) throw new Error(`no gradient for ${p.name}`);
       grads.set(p.name, parts.length === 1 ? parts[0]! : opt.op1('Sum', parts));
     }
+    const squares = new Map<string, string>();
     const sumSquares = params.map((p) => {
       const g = grads.get(p.name)!;
-      return opt.reduceSum(opt.mul(g, g), [], false);
+      const sq = opt.mul(g, g);
+      squares.set(p.name, sq);
+      return opt.reduceSum(sq, [], false);
     });
     const gradNorm = opt.op1('Sqrt', [sumSquares.length === 1 ? sumSquares[0]! : opt.op1('Sum', sumSquares)], {}, tensorNames.gradNorm);
     core.addOutput(tensorNames.gradNorm, ft, []);
@@ -208,7 +211,7 @@ export function emitTrainingGraph(options: BuildTrainingModelOptions): { model: 
         outputNames.push(name);
       }
     } else {
-      outputNames.push(...emitAdamW(opt, { params, grads, paramValues, gradNorm, lr, step, adamw }));
+      outputNames.push(...emitAdamW(opt, { params, grads, squares, paramValues, gradNorm, lr, step, adamw }));
     }
   }
 
@@ -236,6 +239,8 @@ function emitAdamW(
   a: {
     params: ParamSpec[];
     grads: Map<string, string>;
+    /** g ⊙ g per parameter (already computed for the norm). */
+    squares: Map<string, string>;
     paramValues: Map<string, string>;
     gradNorm: string;
     lr: string;
@@ -247,8 +252,11 @@ function emitAdamW(
   const ft = e.core.floatType;
   const one = e.scalar(1);
   const clip = maxGradNorm > 0 && Number.isFinite(maxGradNorm);
-  // torch: clip_coef = max_norm / (total_norm + 1e-6), clamped to at most 1
+  // torch: clip_coef = max_norm / (total_norm + 1e-6), clamped to at most 1; folded into the
+  // moment updates' scalars: m' = β1·m + ((1−β1)·coef)·g, v' = β2·v + ((1−β2)·coef²)·g².
   const coef = clip ? e.op1('Min', [e.div(e.scalar(maxGradNorm), e.add(a.gradNorm, e.scalar(1e-6))), one]) : undefined;
+  const gScale = coef ? e.mul(coef, e.scalar(1 - beta1)) : e.scalar(1 - beta1);
+  const g2Scale = coef ? e.mul(e.mul(coef, coef), e.scalar(1 - beta2)) : e.scalar(1 - beta2);
   const t = e.op1('Max', [e.castFloat(a.step), one]);
   const bc1 = e.sub(one, e.op1('Pow', [e.scalar(beta1), t]));
   const bc2 = e.sub(one, e.op1('Pow', [e.scalar(beta2), t]));
@@ -258,12 +266,10 @@ function emitAdamW(
   const outputs: string[] = [];
   for (const p of a.params) {
     const pe = e.scope(p.name);
-    const g0 = a.grads.get(p.name)!;
-    const g = coef ? pe.mul(g0, coef) : g0;
     const mName = tensorNames.adamM(p.name);
     const vName = tensorNames.adamV(p.name);
-    const m2 = pe.add(pe.mul(mName, pe.scalar(beta1)), pe.mul(g, pe.scalar(1 - beta1)), tensorNames.updated(mName));
-    const v2 = pe.add(pe.mul(vName, pe.scalar(beta2)), pe.mul(pe.mul(g, g), pe.scalar(1 - beta2)), tensorNames.updated(vName));
+    const m2 = pe.add(pe.mul(mName, pe.scalar(beta1)), pe.mul(a.grads.get(p.name)!, gScale), tensorNames.updated(mName));
+    const v2 = pe.add(pe.mul(vName, pe.scalar(beta2)), pe.mul(a.squares.get(p.name)!, g2Scale), tensorNames.updated(vName));
     const denom = pe.add(pe.div(pe.unary('Sqrt', v2), sqrtBc2), pe.scalar(eps));
     const base = p.weightDecay && decay ? pe.mul(a.paramValues.get(p.name)!, decay) : a.paramValues.get(p.name)!;
     pe.sub(base, pe.mul(pe.div(m2, denom), stepSize), tensorNames.updated(p.name));

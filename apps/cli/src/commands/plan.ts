@@ -18,7 +18,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
   }
   if (opts.budget !== undefined) config.training.memoryBudgetBytes = Number(opts.budget);
-  const offload = offloadIssues(config, ctx.cwd);
+  const issues = offloadIssues(config, ctx.cwd);
+  const offload = { errors: issues.errors.map((i) => i.message), warnings: issues.warnings.map((i) => i.message) };
   let blocking: string[] = [];
   try {
     assertTrainable(config, file, ctx.cwd);

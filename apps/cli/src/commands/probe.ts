@@ -44,7 +44,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     tier = t.description;
     probe = createTrainStepProbe({ ...common, spec: gptSpecOf(c), plan: t.recompute, ...(c.training.threads > 0 ? { intraOpNumThreads: c.training.threads } : {}) });
     base = cacheBaseOf(c, t.recompute);
-    what = `${c.base} (${c.model.nLayers} layers, d_model ${c.model.dModel}, max_length ${c.data.maxLength}), checkpointing ${t.description}`;
+    what = `${c.base} (${c.model.nLayers} layer${c.model.nLayers === 1 ? "" : "s"}, d_model ${c.model.dModel}, max_length ${c.data.maxLength}), checkpointing ${t.description}`;
   } else if (mode === 'model') {
     const model = resolve(ctx.cwd, String(opts.model));
     let bytes: Buffer;

@@ -62,7 +62,6 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const t0 = Date.now();
   const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
   const file = loaded.displayPath;
-  for (const w of loaded.warnings) ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
   const config: SoupConfig = structuredClone(loaded.config);
   if (opts.steps !== undefined) config.training.steps = Number(opts.steps);
   if (opts.output !== undefined) config.output = join(ctx.cwd, String(opts.output)).replace(/\/$/, '');
@@ -70,7 +69,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
     config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
   }
-  for (const w of assertTrainable(config, file, ctx.cwd)) ctx.warn(`${file}: ${w.path}: ${w.message}`);
+  // Refusals first: a field train cannot honour is an error, not also a warning.
+  const offloadWarnings = assertTrainable(config, file, ctx.cwd);
+  for (const w of [...loaded.warnings, ...offloadWarnings]) ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
   if (config.training.activationOffloading !== null) {
     const line = config.lines['training.activation_offloading'];
     throw new ConfigError({

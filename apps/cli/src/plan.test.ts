@@ -1,0 +1,81 @@
+// soup plan and the init → train path, through the real bin.
+import { runNode, useTempDir } from '@soup/test-utils';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { EXIT_CODES } from './exit-codes';
+
+const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
+
+function soup(args: string[], cwd: string) {
+  return runNode([bin, ...args], { cwd, timeoutMs: 180_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json') } });
+}
+
+/** `soup init --template tiny`, shrunk so a test trains it in a second or two. */
+async function initTiny(cwd: string, edit: (text: string) => string = (t) => t): Promise<void> {
+  expect((await soup(['init'], cwd)).code).toBe(0);
+  const text = readFileSync(join(cwd, 'soup.yaml'), 'utf8')
+    .replace('d_model: 64 ', 'd_model: 32 ')
+    .replace('d_ff: 256 ', 'd_ff: 64  ')
+    .replace('max_length: 64 ', 'max_length: 16 ')
+    .replace('steps: 200 ', 'steps: 20  ')
+    .replace('push_every_steps: 50 ', 'push_every_steps: 10 ')
+    .replace('static_batch_size: 4 ', 'static_batch_size: 2 ');
+  writeFileSync(join(cwd, 'soup.yaml'), edit(text));
+}
+
+describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
+  it('plan: batch size, tier, offload check and the measured peak against the budget', async () => {
+    const cwd = useTempDir();
+    await initTiny(cwd, (t) => t.replace('gradient_checkpointing: false', 'gradient_checkpointing: selective'));
+    const r = await soup(['plan', '--json'], cwd);
+    expect(r.code, r.stderr).toBe(0);
+    const plan = JSON.parse(r.stdout) as Record<string, unknown> & { grad_ckpt: { recompute: string[] }; peak_bytes: number; budget_bytes: number };
+    expect(plan).toMatchObject({ batch_size: 8, batch_source: 'probe', fits: true, tokens_per_step: 128, steps: 20, push_every_steps: 10, problems: [] });
+    expect(plan.grad_ckpt).toEqual({ setting: 'selective', description: 'selective (attention only)', recompute: ['h.0.attn', 'h.1.attn'] });
+    expect(plan.peak_bytes).toBeGreaterThan(0);
+    expect(plan.peak_bytes).toBeLessThanOrEqual(plan.budget_bytes);
+    const human = await soup(['plan'], cwd);
+    expect(human.stdout).toMatch(/ {2}batch size +8 \(cache, key [0-9a-f]{32}\)\n/);
+    expect(human.stdout).toMatch(/ {2}checkpointing +selective \(attention only\) \[h\.0\.attn, h\.1\.attn\]\n/);
+    expect(human.stdout).toMatch(/ {2}peak \/ budget +[\d.]+ [KM]iB \/ [\d.]+ GiB {2}fits\n/);
+  });
+
+  it('plan shows what would stop training: offload to cpu on a CPU device, quantization', async () => {
+    const cwd = useTempDir();
+    await initTiny(cwd, (t) => t.replace('activation_offloading: null', 'activation_offloading: cpu').replace('quantization: none', 'quantization: 4bit').replace('batch_size: auto', 'batch_size: 2'));
+    const r = await soup(['plan', '--json'], cwd);
+    expect(r.code).toBe(EXIT_CODES.config);
+    const plan = JSON.parse(r.stdout) as { offload: { errors: string[] }; problems: string[]; batch_source: string };
+    expect(plan.batch_source).toBe('config');
+    expect(plan.offload.errors).toHaveLength(1);
+    expect(plan.offload.errors[0]).toMatch(/^Activation offloading requires CUDA training\. Current device: cpu\./);
+    expect((await soup(['plan'], cwd)).stdout).toMatch(/ {2}offload +cpu: Activation offloading requires CUDA training/);
+    expect(plan.problems).toHaveLength(2);
+    expect(plan.problems[0]).toMatch(/^training\.quantization: must be none for soup train/);
+    const train = await soup(['train'], cwd);
+    expect(train.code).toBe(EXIT_CODES.config);
+    const quantLine = readFileSync(join(cwd, 'soup.yaml'), 'utf8').split('\n').findIndex((l) => l.includes('quantization:')) + 1;
+    expect(train.stderr.split('\n')[0]).toBe(
+      `soup: soup.yaml:${quantLine}: training.quantization: must be none for soup train (got 4bit): the onnx-train model trains in float32; the field is for batch-cache keys of other trainers`,
+    );
+  });
+
+  it('init → train with a directory store, then train again is a no-op', async () => {
+    const cwd = useTempDir();
+    await initTiny(cwd);
+    const r = await soup(['train'], cwd);
+    expect(r.code, r.stderr).toBe(0);
+    const json = JSON.parse(r.stdout.split('\n').find((l) => l.startsWith('RUN_JSON '))!.slice(9)) as Record<string, number | boolean | null>;
+    expect(json).toMatchObject({ final_step: 20, segment_stop: false, batch_size: 8, batch_source: 'probe', tokens_consumed: 20 * 8 * 16, pushed_steps: [10, 20], final_pushed: true, val_skipped: false });
+    expect(json.val_loss).toEqual(expect.any(Number));
+    expect(json.final_loss as number).toBeLessThan(json.initial_loss as number);
+    expect(JSON.parse(readFileSync(join(cwd, 'soup-output', 'hub', 'latest.json'), 'utf8'))).toMatchObject({ step: 20, path_in_repo: 'final', terminal: true });
+    expect(existsSync(join(cwd, 'soup-output', 'final', 'model.safetensors'))).toBe(true);
+    expect(r.stderr).toContain('train: 20/20 steps in');
+    const again = await soup(['train', '--json'], cwd);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 'complete', final_step: 20 });
+  });
+});
