@@ -234,7 +234,8 @@ export function emitTrainingGraph(options: BuildTrainingModelOptions): { model: 
   return { model, core, trace };
 }
 
-function emitAdamW(
+/** Clipping + AdamW over `grads` (internal; also the segmented step's optimizer model). */
+export function emitAdamW(
   e: Emitter,
   a: {
     params: ParamSpec[];

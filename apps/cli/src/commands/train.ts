@@ -2,7 +2,7 @@ import { planSegment, pullCheckpoint, pushCheckpoint, pushFinal, resolveResume, 
 import { sequentialBatches, Trainer, type TrainerOptions } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
 import { assertTrainable } from '../_plan';
 import { prepareRun, type PreparedRun } from '../_prepare';
@@ -64,7 +64,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const file = loaded.displayPath;
   const config: SoupConfig = structuredClone(loaded.config);
   if (opts.steps !== undefined) config.training.steps = Number(opts.steps);
-  if (opts.output !== undefined) config.output = join(ctx.cwd, String(opts.output)).replace(/\/$/, '');
+  if (opts.output !== undefined) config.output = resolve(ctx.cwd, String(opts.output));
   if (opts.device !== undefined) {
     const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
     config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
