@@ -151,13 +151,16 @@ export function mlp(name: string, spec: GptSpec): LayerModule {
     backward(e, env, saved, dz): BackwardOut {
       if (dz === null) throw new Error('mlp needs dy');
       const { b, h, u } = saved as Record<'b' | 'h' | 'u', string>;
-      const g = e.mul(h, u);
-      const dWp = e.gemm(g, dz, { transA: true });
+      const dWp = e.gemm(e.mul(h, u), dz, { transA: true });
       const dbp = e.reduceSum(dz, [0], false);
       const dg = e.gemm(dz, env.param(wp), { transB: true });
-      // gelu'(h) = u + ½h(1−t²)·c(1+3k·h²) = u + g·(1−u)·(2c + 6ck·h²), since 1−t² = 4u(1−u)
+      // gelu'(h) = u + ½h(1−t²)·c(1+3k·h²) = u + h·u·(1−u)·(2c + 6ck·h²), since 1−t² = 4u(1−u).
+      // Arranged for ORT's execution order (a depth-first walk that visits later-emitted inputs
+      // first) so that at most four [tokens, dFF] tensors are alive at once: g = h·u dies with
+      // the weight gradient, and the polynomial absorbs h before 1 − u is needed.
+      const w = e.sub(e.scalar(1), u);
       const poly = e.add(e.mul(e.mul(h, h), e.scalar(6 * GELU_C * GELU_K)), e.scalar(2 * GELU_C));
-      const deriv = e.add(u, e.mul(e.mul(g, e.sub(e.scalar(1), u)), poly));
+      const deriv = e.add(e.mul(e.mul(e.mul(poly, h), w), u), u);
       const dh = e.mul(dg, deriv);
       const dWfc = e.gemm(b, dh, { transA: true });
       const dbfc = e.reduceSum(dh, [0], false);
@@ -193,6 +196,60 @@ export interface BlockOptions {
   recomputeAttn?: boolean;
   /** Recompute the MLP sub-block (`h.<i>.mlp`) in the backward. */
   recomputeMlp?: boolean;
+  /**
+   * Recompute the whole block (`h.<i>`) in two halves, `ln_1` + `attn` and `ln_2` + `mlp`: each
+   * keeps only its input (the block input, the mid-block residual) and is re-run on its own in
+   * the backward, so the attention's activations are not alive during the MLP's backward.
+   * Overrides `recomputeAttn` / `recomputeMlp`.
+   */
+  recomputeBlock?: boolean;
+}
+
+/** A LayerNorm and the sub-block it feeds (`ln_1` + `attn`, `ln_2` + `mlp`) as one module. */
+function preNormed(ln: LayerModule, lnKey: string, sub: LayerModule, subKey: string): LayerModule {
+  return {
+    name: sub.name,
+    shapePreserving: true,
+    saves: [...ln.saves.map((s) => ({ ...s, key: `${lnKey}.${s.key}` })), ...sub.saves.map((s) => ({ ...s, key: `${subKey}.${s.key}` }))],
+    forward(e, env, x): ForwardOut {
+      const r1 = ln.forward(e.scope(lnKey), env, x);
+      const r2 = sub.forward(e.scope(subKey), env, r1.y);
+      return { y: r2.y, saved: { ...prefixed(lnKey, r1.saved), ...prefixed(subKey, r2.saved) } };
+    },
+    backward(e, env, saved, dy): BackwardOut {
+      const g2 = sub.backward(e.scope(subKey), env, unprefixed(subKey, saved), dy);
+      const g1 = ln.backward(e.scope(lnKey), env, unprefixed(lnKey, saved), g2.dx);
+      return { dx: g1.dx, grads: new Map([...g2.grads, ...g1.grads]) };
+    },
+  };
+}
+
+/** `h.<i>` recomputed in two halves (see `BlockOptions.recomputeBlock`); saves `attn_half.input`, `mlp_half.input`. */
+function recomputedBlock(name: string, spec: GptSpec, ln1: LayerModule, attn: LayerModule, ln2: LayerModule, ff: LayerModule): LayerModule {
+  const first = withRecompute(preNormed(ln1, 'ln_1', attn, 'attn'), spec);
+  const second = withRecompute(preNormed(ln2, 'ln_2', ff, 'mlp'), spec);
+  return {
+    name,
+    shapePreserving: true,
+    saves: [
+      ...first.saves.map((s) => ({ ...s, key: `attn_half.${s.key}` })),
+      ...second.saves.map((s) => ({ ...s, key: `mlp_half.${s.key}` })),
+    ],
+    forward(e, env, x): ForwardOut {
+      const r1 = first.forward(e, env, x);
+      const x2 = e.add(x, r1.y);
+      const r2 = second.forward(e, env, x2);
+      return { y: e.add(x2, r2.y), saved: { ...prefixed('attn_half', r1.saved), ...prefixed('mlp_half', r2.saved) } };
+    },
+    backward(e, env, saved, dy): BackwardOut {
+      if (dy === null) throw new Error('block needs dy');
+      // The MLP half re-runs once dy exists, the attention half once the MLP half's gradient does.
+      const g2 = second.backward(e, env, unprefixed('mlp_half', saved), dy);
+      const dx2 = e.add(dy, g2.dx!);
+      const g1 = first.backward(e, env, unprefixed('attn_half', saved), dx2);
+      return { dx: e.add(dx2, g1.dx!), grads: new Map([...g2.grads, ...g1.grads]) };
+    },
+  };
 }
 
 /** One pre-LayerNorm transformer block `h.<i>`: x + attn(ln_1(x)), then + mlp(ln_2(·)). */
@@ -202,6 +259,7 @@ export function block(index: number, spec: GptSpec, opts: BlockOptions = {}): La
   const ln2 = layerNorm(`${name}.ln_2`, spec);
   const attnPlain = attention(`${name}.attn`, spec);
   const mlpPlain = mlp(`${name}.mlp`, spec);
+  if (opts.recomputeBlock) return recomputedBlock(name, spec, ln1, attnPlain, ln2, mlpPlain);
   const attn = opts.recomputeAttn ? withRecompute(attnPlain, spec) : attnPlain;
   const ff = opts.recomputeMlp ? withRecompute(mlpPlain, spec) : mlpPlain;
   const children = [

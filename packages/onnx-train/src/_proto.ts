@@ -94,7 +94,9 @@ export type AttributeValue =
   | { kind: 'string'; value: string }
   | { kind: 'ints'; value: readonly number[] }
   | { kind: 'floats'; value: readonly number[] }
-  | { kind: 'tensor'; value: TensorValue };
+  | { kind: 'tensor'; value: TensorValue }
+  /** A subgraph (the branches of `If`). */
+  | { kind: 'graph'; value: GraphDef };
 
 export interface TensorValue {
   name?: string;
@@ -123,22 +125,24 @@ export interface ValueInfoDef {
   shape?: readonly DimValue[];
 }
 
+export interface GraphDef {
+  name: string;
+  nodes: readonly NodeDef[];
+  initializers: readonly TensorValue[];
+  inputs: readonly ValueInfoDef[];
+  outputs: readonly ValueInfoDef[];
+}
+
 export interface ModelDef {
   irVersion: number;
   opsets: readonly { domain: string; version: number }[];
   producerName: string;
   producerVersion: string;
   docString?: string;
-  graph: {
-    name: string;
-    nodes: readonly NodeDef[];
-    initializers: readonly TensorValue[];
-    inputs: readonly ValueInfoDef[];
-    outputs: readonly ValueInfoDef[];
-  };
+  graph: GraphDef;
 }
 
-const ATTR_TYPE = { float: 1, int: 2, string: 3, tensor: 4, floats: 6, ints: 7 } as const;
+const ATTR_TYPE = { float: 1, int: 2, string: 3, tensor: 4, graph: 5, floats: 6, ints: 7 } as const;
 
 function writeTensor(w: ProtoWriter, t: TensorValue): void {
   for (const d of t.dims) w.int(1, d);
@@ -161,6 +165,9 @@ function writeAttribute(w: ProtoWriter, name: string, a: AttributeValue): void {
       break;
     case 'tensor':
       w.message(5, (t) => writeTensor(t, a.value));
+      break;
+    case 'graph':
+      w.message(6, (g) => writeGraph(g, a.value));
       break;
     case 'floats':
       for (const f of a.value) w.float32(7, f);
@@ -201,6 +208,14 @@ function writeValueInfo(w: ProtoWriter, v: ValueInfoDef): void {
   );
 }
 
+function writeGraph(g: ProtoWriter, graph: GraphDef): void {
+  for (const n of graph.nodes) g.message(1, (nw) => writeNode(nw, n));
+  g.string(2, graph.name);
+  for (const t of graph.initializers) g.message(5, (tw) => writeTensor(tw, t));
+  for (const v of graph.inputs) g.message(11, (vw) => writeValueInfo(vw, v));
+  for (const v of graph.outputs) g.message(12, (vw) => writeValueInfo(vw, v));
+}
+
 /** Serialises a ModelProto. */
 export function encodeModel(m: ModelDef): Uint8Array {
   const w = new ProtoWriter();
@@ -208,13 +223,7 @@ export function encodeModel(m: ModelDef): Uint8Array {
   w.string(2, m.producerName);
   w.string(3, m.producerVersion);
   if (m.docString) w.string(6, m.docString);
-  w.message(7, (g) => {
-    for (const n of m.graph.nodes) g.message(1, (nw) => writeNode(nw, n));
-    g.string(2, m.graph.name);
-    for (const t of m.graph.initializers) g.message(5, (tw) => writeTensor(tw, t));
-    for (const v of m.graph.inputs) g.message(11, (vw) => writeValueInfo(vw, v));
-    for (const v of m.graph.outputs) g.message(12, (vw) => writeValueInfo(vw, v));
-  });
+  w.message(7, (g) => writeGraph(g, m.graph));
   for (const o of m.opsets) {
     w.message(8, (ow) => {
       if (o.domain) ow.string(1, o.domain);

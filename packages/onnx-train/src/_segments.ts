@@ -1,21 +1,29 @@
-// The segmented step's graphs: the same layer modules as the fused graph, cut at module
-// boundaries into one small ONNX model per segment.
+// The segmented step's graphs: the fused graph's layer modules, cut at module boundaries into
+// small ONNX models, one per segment. In execution order:
 //
-//   embed.fwd      input_ids → x0                           (saves the ids: the step holds them)
-//   block.fwd      x_i → x_{i+1}, saved.<key> …              one model per recompute variant,
-//   block.bwd      dy, saved.<key> …, params → dx, grad.*    shared by every block of that variant
-//   head           x_L, labels → loss, dx, grad.* of ln_f and the LM head (forward + backward in
-//                  one model: nothing is saved across it, as its backward follows at once)
-//   embed.bwd      input_ids, dy → grad.wte.weight (embedding part), grad.wpe.weight
-//   optimizer      grads, params, moments, lr, step → grad_norm, updated.*   (the fused graph's
-//                  clipping + AdamW, emitted by the same code)
+//   embed.fwd       input_ids → x0 (the embedding saves only the ids, which the step holds)
+//   h.<i>.attn.fwd  x → x + attn(ln_1(x)), saved.<key> …       ┐ a block as two halves, each a
+//   h.<i>.mlp.fwd   x → x + mlp(ln_2(x)),  saved.<key> …       ┘ forward/backward pair
+//   head            x_L, labels → loss, dx, grads of ln_f and the LM head (forward and backward in
+//                   one model: nothing would be saved across it, its backward follows at once)
+//   h.<i>.mlp.bwd   dy, saved.<key> …, params → dx, grad.*      (last block first)
+//   h.<i>.attn.bwd
+//   embed.bwd       input_ids, dy → grad.wte.weight (embedding part), grad.wpe.weight
+//   grad-norm       grad.* → grad_norm (the fused graph's g², ReduceSum, Sum, Sqrt)
+//   adamw           per block, then the rest: clipping by grad_norm + AdamW (the fused graph's emitter)
 //
-// Block models name their parameters relative to the block (`ln_1.weight`, `attn.c_attn.weight`),
-// so the four blocks of a 4-layer model run through one forward and one backward session.
+// Recompute follows the fused graph: a half under sub-block recompute (`h.<i>.attn`,
+// `h.<i>.mlp`) saves the LayerNorm's tensors and the sub-block's input; under block recompute
+// (`h.<i>`) each half saves only its input (the block input, the mid-block residual) and re-runs
+// its whole forward inside its backward segment. Half-block cuts halve what one segment holds:
+// the runtime returns a segment's outputs as copies, so its saved tensors briefly exist twice.
+//
+// Block models name their parameters relative to the block (`ln_1.weight`), so every block of
+// a model runs through the same few sessions.
 import { Emitter, GraphCore, floatTypeCode, type FloatDType } from './_graph';
-import { block, embeddings, layerNorm, lmHeadLoss } from './_layers';
+import { attention, embeddings, layerNorm, lmHeadLoss, mlp } from './_layers';
 import { withRecompute, type EmitEnv, type LayerModule, type SavedDim } from './_module';
-import { OnnxDataType, type OnnxDataTypeCode } from './_proto';
+import { OnnxDataType, type GraphDef, type NodeDef, type OnnxDataTypeCode, type ValueInfoDef } from './_proto';
 import type { ResolvedAdamW } from './adamw-options';
 import { emitAdamW } from './build-training-model';
 import type { GptSpec } from './gpt-spec';
@@ -27,26 +35,26 @@ export interface SegmentModel {
   bytes: Uint8Array;
   inputNames: string[];
   outputNames: string[];
+  /** The pruned graph itself (what `bytes` encodes), for {@link buildSwitchModel}. */
+  graph: GraphDef;
 }
 
-/** How a block is recomputed: the whole block, its attention, its MLP, or nothing. */
-export interface BlockVariant {
-  full: boolean;
-  attn: boolean;
-  mlp: boolean;
-}
+/**
+ * A forward/backward pair: half a block, `attn` (`ln_1` + attention + residual) or `mlp`
+ * (`ln_2` + MLP + residual); `:sub` recomputes the sub-block, `:half` the whole half.
+ */
+export type UnitKind = 'attn' | 'attn:sub' | 'attn:half' | 'mlp' | 'mlp:sub' | 'mlp:half';
 
 export interface SavedSlot {
   key: string;
   type: 'float' | 'int64';
   shape: readonly SavedDim[];
-  /** The saved tensor is the segment's input itself (a recomputed block keeps only its input). */
+  /** The saved tensor is the segment's input itself (a recomputed unit keeps only its input). */
   fromInput: boolean;
 }
 
-export interface BlockSegments {
-  /** `none`, `attn`, `mlp`, `attn+mlp` or `full`. */
-  variant: string;
+export interface UnitSegments {
+  kind: UnitKind;
   forward: SegmentModel;
   backward: SegmentModel;
   /** What the forward hands to the backward, in `saves` order. */
@@ -55,23 +63,45 @@ export interface BlockSegments {
 
 const BLOCK_PREFIX = 'h.0.';
 
-export function variantKey(v: BlockVariant): string {
-  if (v.full) return 'full';
-  if (v.attn && v.mlp) return 'attn+mlp';
-  return v.attn ? 'attn' : v.mlp ? 'mlp' : 'none';
-}
-
-/** The recompute variant of block `index` under a normalised recompute list. */
-export function blockVariant(recompute: readonly string[], index: number): BlockVariant {
+/** The units of block `index` in forward order, under a normalised recompute list. */
+export function blockUnits(recompute: readonly string[], index: number): [UnitKind, UnitKind] {
   const set = new Set(recompute);
-  return { full: set.has(`h.${index}`), attn: set.has(`h.${index}.attn`), mlp: set.has(`h.${index}.mlp`) };
+  if (set.has(`h.${index}`)) return ['attn:half', 'mlp:half'];
+  return [set.has(`h.${index}.attn`) ? 'attn:sub' : 'attn', set.has(`h.${index}.mlp`) ? 'mlp:sub' : 'mlp'];
 }
 
-/** Block-relative parameter name (`h.3.ln_1.weight` → `ln_1.weight`). */
-export function blockRelative(name: string): string {
-  const m = /^h\.\d+\.(.+)$/.exec(name);
-  if (!m) throw new Error(`not a block parameter: ${name}`);
-  return m[1]!;
+/** Half a block: `x + sub(ln(x))`, with the block's own op order (so values equal the fused graph's). */
+function halfBlock(spec: GptSpec, part: 'attn' | 'mlp', recompute: boolean): LayerModule {
+  const name = `h.0.${part}`;
+  const ln = layerNorm(part === 'attn' ? 'h.0.ln_1' : 'h.0.ln_2', spec);
+  const plain = part === 'attn' ? attention(name, spec) : mlp(name, spec);
+  const sub = recompute ? withRecompute(plain, spec) : plain;
+  const lnKey = part === 'attn' ? 'ln_1' : 'ln_2';
+  return {
+    name: `h.0.${part}-half`,
+    shapePreserving: true,
+    saves: [...ln.saves.map((s) => ({ ...s, key: `${lnKey}.${s.key}` })), ...sub.saves.map((s) => ({ ...s, key: `${part}.${s.key}` }))],
+    forward(e, env, x) {
+      const r1 = ln.forward(e.scope(lnKey), env, x);
+      const r2 = sub.forward(e.scope(part), env, r1.y);
+      const y = e.add(x, r2.y);
+      const saved: Record<string, string> = {};
+      for (const [k, v] of Object.entries(r1.saved)) saved[`${lnKey}.${k}`] = v;
+      for (const [k, v] of Object.entries(r2.saved)) saved[`${part}.${k}`] = v;
+      return { y, saved };
+    },
+    backward(e, env, saved, dy) {
+      if (dy === null) throw new Error('a half block needs dy');
+      const pick = (prefix: string): Record<string, string> => {
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(saved)) if (k.startsWith(`${prefix}.`)) out[k.slice(prefix.length + 1)] = v;
+        return out;
+      };
+      const g2 = sub.backward(e.scope(part), env, pick(part), dy);
+      const g1 = ln.backward(e.scope(lnKey), env, pick(lnKey), g2.dx);
+      return { dx: e.add(dy, g1.dx!), grads: new Map([...g2.grads, ...g1.grads]) };
+    },
+  };
 }
 
 class SegmentBuilder {
@@ -81,6 +111,7 @@ class SegmentBuilder {
   private readonly paramInputs = new Map<string, string>();
   private mask: string | undefined;
   private labels: string | undefined;
+  private readonly pendingOutputs: { value: string; name: string }[] = [];
   readonly env: EmitEnv;
 
   constructor(
@@ -125,33 +156,65 @@ class SegmentBuilder {
     return this;
   }
 
+  /** Declares `value` as the graph output `name` (see `finish`). */
   output(value: string, name: string, type: OnnxDataTypeCode, shape?: readonly SavedDim[]): void {
-    this.root.op1('Identity', [value], {}, name);
+    this.core.reserve(name);
+    this.pendingOutputs.push({ value, name });
     this.core.addOutput(name, type, shape);
   }
 
+  /**
+   * Names the outputs: the node producing a value is made to write the output name directly
+   * (an `Identity` would copy every saved tensor once more, inside a subgraph too); a value that
+   * is a graph input, an initializer or already an output goes through an `Identity`.
+   */
+  private nameOutputs(): void {
+    const producer = new Map<string, number>();
+    this.core.nodes.forEach((n, i) => n.outputs.forEach((o) => producer.set(o, i)));
+    const renamed = new Map<string, string>();
+    for (const { value, name } of this.pendingOutputs) {
+      if (producer.has(value) && !renamed.has(value)) renamed.set(value, name);
+      else this.root.op1('Identity', [renamed.get(value) ?? value], {}, name);
+    }
+    const map = (v: string): string => renamed.get(v) ?? v;
+    for (let i = 0; i < this.core.nodes.length; i++) {
+      const n = this.core.nodes[i]!;
+      this.core.nodes[i] = { ...n, inputs: n.inputs.map(map), outputs: n.outputs.map(map) };
+    }
+  }
+
   finish(name: string): SegmentModel {
-    const bytes = this.core.encode({ graphName: `soup_gpt_segment_${name}`, producerVersion: 'graph-v1', docString: `@soup/onnx-train segment ${name}` });
-    return { bytes, inputNames: this.core.inputs.map((i) => i.name), outputNames: this.core.outputs.map((o) => o.name) };
+    this.nameOutputs();
+    const graphName = `soup_gpt_segment_${name}`;
+    const bytes = this.core.encode({ graphName, producerVersion: 'graph-v1', docString: `@soup/onnx-train segment ${name}` });
+    const { nodes, initializers, inputs, outputs } = this.core; // pruned by encode
+    return {
+      bytes,
+      inputNames: inputs.map((i) => i.name),
+      outputNames: outputs.map((o) => o.name),
+      graph: { name: graphName, nodes: [...nodes], initializers: [...initializers], inputs: [...inputs], outputs: [...outputs] },
+    };
   }
 }
 
-function blockModule(spec: GptSpec, v: BlockVariant): LayerModule {
-  const b = block(0, spec, { recomputeAttn: v.attn && !v.full, recomputeMlp: v.mlp && !v.full });
-  return v.full ? withRecompute(b, spec) : b;
+function unitModule(spec: GptSpec, kind: UnitKind): LayerModule {
+  const [part, how] = kind.split(':') as ['attn' | 'mlp', 'sub' | 'half' | undefined];
+  const half = halfBlock(spec, part, how === 'sub');
+  return how === 'half' ? withRecompute(half, spec) : half;
 }
 
-/** Forward and backward models of a block under a recompute variant. */
-export function buildBlockSegments(spec: GptSpec, dtype: FloatDType, v: BlockVariant): BlockSegments {
-  const m = blockModule(spec, v);
-  const D = spec.dModel;
-  const rename = (name: string): string => {
-    if (!name.startsWith(BLOCK_PREFIX)) throw new Error(`block segment reads a parameter outside its block: ${name}`);
-    return name.slice(BLOCK_PREFIX.length);
-  };
-  const key = variantKey(v);
+function toBlockRelative(name: string): string {
+  if (!name.startsWith(BLOCK_PREFIX)) throw new Error(`block segment reads a parameter outside its block: ${name}`);
+  return name.slice(BLOCK_PREFIX.length);
+}
 
-  const f = new SegmentBuilder(spec, dtype, rename);
+/** Forward and backward models of one unit (parameters named relative to the block). */
+export function buildUnitSegments(spec: GptSpec, dtype: FloatDType, kind: UnitKind): UnitSegments {
+  const m = unitModule(spec, kind);
+  const D = spec.dModel;
+  const tag = kind.replace(':', '_');
+
+  const f = new SegmentBuilder(spec, dtype, toBlockRelative);
   const x = f.core.addInput('x', f.ft, ['tokens', D]);
   const r = m.forward(f.root.scope(`${m.name}/fwd`), f.env, x);
   f.output(r.y, 'y', f.ft, ['tokens', D]);
@@ -163,19 +226,17 @@ export function buildBlockSegments(spec: GptSpec, dtype: FloatDType, v: BlockVar
     if (!fromInput) f.output(value, `saved.${s.key}`, s.type === 'int64' ? OnnxDataType.INT64 : f.ft, s.shape);
     saved.push({ key: s.key, type: s.type, shape: s.shape, fromInput });
   }
-  const forward = f.finish(`block_${key}_fwd`);
+  const forward = f.finish(`${tag}_fwd`);
 
-  const b = new SegmentBuilder(spec, dtype, rename);
+  const b = new SegmentBuilder(spec, dtype, toBlockRelative);
   const dy = b.core.addInput('dy', b.ft, ['tokens', D]);
   const savedIn: Record<string, string> = {};
-  for (const s of m.saves) {
-    savedIn[s.key] = b.core.addInput(`saved.${s.key}`, s.type === 'int64' ? OnnxDataType.INT64 : b.ft, s.shape);
-  }
+  for (const s of m.saves) savedIn[s.key] = b.core.addInput(`saved.${s.key}`, s.type === 'int64' ? OnnxDataType.INT64 : b.ft, s.shape);
   const g = m.backward(b.root.scope(`${m.name}/bwd`), b.env, savedIn, dy);
   b.output(g.dx!, 'dx', b.ft, ['tokens', D]);
-  for (const [p, value] of g.grads) b.output(value, tensorNames.grad(rename(p)), b.ft);
-  const backward = b.finish(`block_${key}_bwd`);
-  return { variant: key, forward, backward, saved };
+  for (const [p, value] of g.grads) b.output(value, tensorNames.grad(toBlockRelative(p)), b.ft);
+  const backward = b.finish(`${tag}_bwd`);
+  return { kind, forward, backward, saved };
 }
 
 /** `input_ids` → `y` (`[tokens, dModel]`). */
@@ -215,36 +276,117 @@ export function buildHead(spec: GptSpec, dtype: FloatDType): SegmentModel {
   return s.finish('head');
 }
 
+/** `grad.<param>` for every parameter → `grad_norm`: the fused graph's g², ReduceSum, Sum, Sqrt. */
+export function buildGradNorm(spec: GptSpec, dtype: FloatDType): SegmentModel {
+  const s = new SegmentBuilder(spec, dtype, null);
+  const opt = s.root.scope('optimizer');
+  const sumSquares = parameterSpecs(spec).map((p) => {
+    const g = s.core.addInput(tensorNames.grad(p.name), s.ft, p.shape);
+    return opt.reduceSum(opt.mul(g, g), [], false);
+  });
+  opt.op1('Sqrt', [sumSquares.length === 1 ? sumSquares[0]! : opt.op1('Sum', sumSquares)], {}, tensorNames.gradNorm);
+  s.core.addOutput(tensorNames.gradNorm, s.ft, []);
+  return s.finish('grad_norm');
+}
+
+/** Parameters of an optimizer group: a block's (named relative to the block) or the others. */
+export function groupParams(spec: GptSpec, group: 'block' | 'rest'): ParamSpec[] {
+  const all = parameterSpecs(spec);
+  if (group === 'rest') return all.filter((p) => !/^h\.\d+\./.test(p.name));
+  return all.filter((p) => p.name.startsWith(BLOCK_PREFIX)).map((p) => ({ ...p, name: toBlockRelative(p.name) }));
+}
+
 /**
- * The fused graph's optimizer region with the gradients as inputs `grad.<param>`:
- * `'adamw'` → `grad_norm` and `updated.<param|moment>` (clipping + AdamW, same emitter);
- * `'norm'` → `grad_norm` only.
+ * Clipping + AdamW for one group of parameters, `grad_norm` (the global norm) an input: the
+ * fused graph's optimizer emitter, so every update equals the fused step's. Inputs `lr`, `step`,
+ * `grad_norm`, the group's parameters, `adam_m.*`, `adam_v.*`, `grad.*`; outputs `updated.*`.
  */
-export function buildOptimizer(spec: GptSpec, dtype: FloatDType, adamw: ResolvedAdamW, mode: 'adamw' | 'norm'): SegmentModel {
-  const params = parameterSpecs(spec);
+export function buildAdamWGroup(spec: GptSpec, dtype: FloatDType, adamw: ResolvedAdamW, group: 'block' | 'rest'): SegmentModel {
+  const params = groupParams(spec, group);
   const s = new SegmentBuilder(spec, dtype, null);
   const { core } = s;
-  const lr = mode === 'adamw' ? core.addInput(tensorNames.lr, s.ft, []) : '';
-  const step = mode === 'adamw' ? core.addInput(tensorNames.step, OnnxDataType.INT64, []) : '';
+  const lr = core.addInput(tensorNames.lr, s.ft, []);
+  const step = core.addInput(tensorNames.step, OnnxDataType.INT64, []);
+  const gradNorm = core.addInput(tensorNames.gradNorm, s.ft, []);
   const paramValues = new Map<string, string>();
-  if (mode === 'adamw') {
-    for (const p of params) paramValues.set(p.name, core.addInput(p.name, s.ft, p.shape));
-    for (const p of params) core.addInput(tensorNames.adamM(p.name), s.ft, p.shape);
-    for (const p of params) core.addInput(tensorNames.adamV(p.name), s.ft, p.shape);
-  }
+  for (const p of params) paramValues.set(p.name, core.addInput(p.name, s.ft, p.shape));
+  for (const p of params) core.addInput(tensorNames.adamM(p.name), s.ft, p.shape);
+  for (const p of params) core.addInput(tensorNames.adamV(p.name), s.ft, p.shape);
   const grads = new Map<string, string>();
   for (const p of params) grads.set(p.name, core.addInput(tensorNames.grad(p.name), s.ft, p.shape));
-  // As in emitTrainingGraph: g², ReduceSum per tensor, Sum, Sqrt.
   const opt = s.root.scope('optimizer');
   const squares = new Map<string, string>();
-  const sumSquares = params.map((p) => {
-    const g = grads.get(p.name)!;
-    const sq = opt.mul(g, g);
-    squares.set(p.name, sq);
-    return opt.reduceSum(sq, [], false);
+  for (const p of params) squares.set(p.name, opt.mul(grads.get(p.name)!, grads.get(p.name)!));
+  emitAdamW(opt, { params, grads, squares, paramValues, gradNorm, lr, step, adamw });
+  return s.finish(`adamw_${group}`);
+}
+
+/** One model holding every segment; a run selects one with the `segment` input. */
+export interface SwitchModel {
+  bytes: Uint8Array;
+  /** Every input of the model: `segment`, then the union of the segments' inputs. */
+  inputs: ValueInfoDef[];
+  /** Per segment: its input names and its outputs (model output name → the segment's own name). */
+  segments: { inputNames: string[]; outputs: Map<string, string> }[];
+}
+
+/**
+ * Puts every segment into one model, each as the then-branch of an `If` on `segment == k`, so
+ * one session (one memory arena, one thread pool) runs them all: a run computes only the
+ * selected segment; the other `If`s take their else-branch, which yields empty tensors. The
+ * segments' inputs become the model's inputs (shared by name: a block parameter `ln_1.weight`
+ * is the same input for every block segment); a run feeds the selected segment's inputs and
+ * placeholders for the others. Output `k:<name>` is segment k's output `<name>`.
+ */
+export function buildSwitchModel(dtype: FloatDType, segments: readonly SegmentModel[]): SwitchModel {
+  const main = new GraphCore(dtype);
+  const root = new Emitter(main, '');
+  const selector = main.addInput('segment', OnnxDataType.INT64, []);
+  const inputs = new Map<string, ValueInfoDef>();
+  const info: SwitchModel['segments'] = [];
+  segments.forEach((seg, k) => {
+    const g = seg.graph;
+    for (const i of g.inputs) {
+      const seen = inputs.get(i.name);
+      if (!seen) {
+        inputs.set(i.name, i);
+        main.addInput(i.name, i.dataType, i.shape ?? []);
+      } else if (seen.dataType !== i.dataType || JSON.stringify(seen.shape) !== JSON.stringify(i.shape)) {
+        throw new Error(`segment input ${i.name} is declared twice with different types`);
+      }
+    }
+    // Values produced inside the segment get a prefix (a subgraph must not reuse outer names);
+    // its inputs stay as they are and resolve to the model's inputs.
+    const prefix = `s${k}/`;
+    const local = new Set<string>([...g.initializers.map((t) => t.name!), ...g.nodes.flatMap((n) => n.outputs)]);
+    const rename = (v: string): string => (local.has(v) ? prefix + v : v);
+    const nodes: NodeDef[] = g.nodes.map((n) => ({ ...n, name: prefix + n.name, inputs: n.inputs.map(rename), outputs: n.outputs.map(rename) }));
+    const thenBranch: GraphDef = {
+      name: `${g.name}_then`,
+      nodes,
+      initializers: g.initializers.map((t) => ({ ...t, name: rename(t.name!) })),
+      inputs: [],
+      outputs: g.outputs.map((o) => ({ name: rename(o.name), dataType: o.dataType })),
+    };
+    const elseBranch: GraphDef = {
+      name: `${g.name}_else`,
+      nodes: g.outputs.map((o) => ({
+        opType: 'Constant',
+        name: `${prefix}else/${o.name}`,
+        inputs: [],
+        outputs: [`${prefix}else/${o.name}`],
+        attributes: { value: { kind: 'tensor', value: { dataType: o.dataType, dims: [0], raw: new Uint8Array(0) } } },
+      })),
+      initializers: [],
+      inputs: [],
+      outputs: g.outputs.map((o) => ({ name: `${prefix}else/${o.name}`, dataType: o.dataType })),
+    };
+    const cond = root.op1('Equal', [selector, root.i64([k], [])]);
+    const outNames = g.outputs.map((o) => `${k}:${o.name}`);
+    root.op('If', [cond], { then_branch: { kind: 'graph', value: thenBranch }, else_branch: { kind: 'graph', value: elseBranch } }, { outputNames: outNames });
+    g.outputs.forEach((o, j) => main.addOutput(outNames[j]!, o.dataType));
+    info.push({ inputNames: g.inputs.map((i) => i.name), outputs: new Map(g.outputs.map((o, j) => [outNames[j]!, o.name])) });
   });
-  const gradNorm = opt.op1('Sqrt', [sumSquares.length === 1 ? sumSquares[0]! : opt.op1('Sum', sumSquares)], {}, tensorNames.gradNorm);
-  core.addOutput(tensorNames.gradNorm, s.ft, []);
-  if (mode === 'adamw') emitAdamW(opt, { params, grads, squares, paramValues, gradNorm, lr, step, adamw });
-  return s.finish(`optimizer_${mode}`);
+  const bytes = main.encode({ graphName: 'soup_gpt_segments', producerVersion: 'graph-v1', docString: '@soup/onnx-train segmented step' });
+  return { bytes, inputs: main.inputs.slice(), segments: info };
 }

@@ -1,6 +1,6 @@
 import { Emitter, GraphCore, floatTypeCode, type FloatDType } from './_graph';
 import { block, embeddings, layerNorm, lmHeadLoss } from './_layers';
-import { withRecompute, type EmitEnv, type LayerModule } from './_module';
+import type { EmitEnv, LayerModule } from './_module';
 import { OnnxDataType } from './_proto';
 import { resolveAdamW, type AdamWOptions, type ResolvedAdamW } from './adamw-options';
 import { GptSpecError } from './errors';
@@ -83,8 +83,7 @@ export function buildModules(spec: GptSpec, recompute: readonly string[]): Layer
   const set = new Set(recompute);
   const modules: LayerModule[] = [embeddings(spec)];
   for (let i = 0; i < spec.nLayers; i++) {
-    const b = block(i, spec, { recomputeAttn: set.has(`h.${i}.attn`), recomputeMlp: set.has(`h.${i}.mlp`) });
-    modules.push(set.has(`h.${i}`) ? withRecompute(b, spec) : b);
+    modules.push(block(i, spec, { recomputeAttn: set.has(`h.${i}.attn`), recomputeMlp: set.has(`h.${i}.mlp`), recomputeBlock: set.has(`h.${i}`) }));
   }
   modules.push(layerNorm('ln_f', spec), lmHeadLoss(spec));
   return modules;

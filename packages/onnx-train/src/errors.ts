@@ -71,3 +71,14 @@ export class DataError extends OnnxTrainError {
     super('SOUP_ONNX_TRAIN_BAD_DATA', message, options);
   }
 }
+
+/**
+ * The budget tier could not measure peak memory: it reads `/proc/self/status` (Linux). The
+ * message names the fix (a fixed tier).
+ */
+export class MemoryMeasurementError extends OnnxTrainError {
+  override name = 'MemoryMeasurementError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('SOUP_ONNX_TRAIN_NO_MEMORY_MEASUREMENT', message, options);
+  }
+}

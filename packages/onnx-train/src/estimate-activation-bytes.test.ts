@@ -6,7 +6,7 @@ import { runOneStep } from './run-one-step';
 const spec = defineGptSpec({ vocabSize: 256, seqLen: 16, dModel: 32, nHeads: 4, nLayers: 2 });
 
 describe('estimateActivationBytes', () => {
-  it('counts each saved tensor of each module; recompute keeps only the block input', () => {
+  it('counts each saved tensor of each module; a recomputed block keeps its input and mid-block residual', () => {
     const N = 3 * 16; // tokens
     const plain = estimateActivationBytes({ spec, batchSize: 3 });
     const block = 4 * (2 * (N * 32 + N)) + 4 * (N * 32 * 5 + 3 * 4 * 16 * 16) + 4 * (N * 32 + 2 * N * 128);
@@ -14,7 +14,7 @@ describe('estimateActivationBytes', () => {
     expect(plain.byModule['wte+wpe']).toBe(8 * N);
     expect(plain.byModule.lm_head).toBe(4 * (N * 32 + N * 256));
     const full = estimateActivationBytes({ spec, batchSize: 3, recompute: ['h.0', 'h.1'] });
-    expect(full.byModule['h.1']).toBe(4 * N * 32);
+    expect(full.byModule['h.1']).toBe(2 * 4 * N * 32);
     expect(full.totalBytes).toBeLessThan(plain.totalBytes);
     expect(estimateActivationBytes({ spec, batchSize: 3, dtype: 'float64' }).byModule['h.0']).toBe(2 * block);
   });

@@ -21,7 +21,7 @@ export interface ActivationEstimate {
 
 /**
  * Bytes of the tensors each module's backward reads from its forward, from the modules'
- * declared `saves` (a block under recompute keeps only its input). A static count that
+ * declared `saves` (a recomputed block keeps only its input and its mid-block residual). A static count that
  * ignores the backward's own temporaries and allocator overhead: measure a step for the truth.
  */
 export function estimateActivationBytes(options: EstimateActivationBytesOptions): ActivationEstimate {

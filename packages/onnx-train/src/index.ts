@@ -36,6 +36,7 @@ export {
   SafetensorsError,
   CheckpointError,
   DataError,
+  MemoryMeasurementError,
 } from './errors';
 export { ByteTokenizer } from './byte-tokenizer';
 export { loadTextCorpus, type LoadTextCorpusOptions, type TextCorpus } from './load-text-corpus';
@@ -66,4 +67,20 @@ export {
   type CheckpointInfo,
 } from './trainer';
 export { runOneStep, type RunOneStepOptions, type OneStepReport } from './run-one-step';
+export {
+  SegmentedTrainStep,
+  type SegmentedTrainStepOptions,
+  type SegmentedTrainingModel,
+  type SegmentedStepStats,
+  type OffloadOptions,
+} from './segmented-train-step';
+export { createTrainStep, type CreateTrainStepOptions, type ExecutionMode } from './create-train-step';
 export { estimateActivationBytes, type EstimateActivationBytesOptions, type ActivationEstimate } from './estimate-activation-bytes';
+export {
+  resolveRecompute,
+  type ResolveRecomputeOptions,
+  type ResolvedRecompute,
+  type GradientCheckpointingOption,
+  type BudgetTierOption,
+} from './resolve-recompute';
+export { planBudgetTier, type PlanBudgetTierOptions, type BudgetTierReport, type BudgetMeasurement } from './plan-budget-tier';

@@ -8,24 +8,29 @@ import {
 } from '@soup/offload';
 import ort from 'onnxruntime-node';
 import type { FloatDType } from './_graph';
+import { OnnxDataType } from './_proto';
 import {
-  blockVariant,
-  buildBlockSegments,
+  blockUnits,
+  buildAdamWGroup,
   buildEmbedBackward,
   buildEmbedForward,
+  buildGradNorm,
   buildHead,
-  buildOptimizer,
-  variantKey,
+  buildSwitchModel,
+  buildUnitSegments,
   type SavedSlot,
   type SegmentModel,
+  type UnitKind,
 } from './_segments';
 import { resolveAdamW, type ResolvedAdamW } from './adamw-options';
-import { buildTrainingModel, normalizeRecompute } from './build-training-model';
+import { buildTrainingModel } from './build-training-model';
 import { TrainInputError, TrainStepError } from './errors';
 import { assertGptSpec, type GptSpec } from './gpt-spec';
 import { initParameters, type FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
 import { parameterSpecs, shapeSize, type ParamSpec } from './parameter-specs';
+import { releaseBuffers } from './_release-buffers';
+import { resolveRecompute } from './resolve-recompute';
 import { tensorNames } from './tensor-names';
 import { createTrainingSession, type StepResult, type TrainStepOptions, type TrainStepState } from './train-step';
 
@@ -69,9 +74,9 @@ export interface SegmentedTrainingModel {
   recompute: string[];
   adamw: ResolvedAdamW;
   params: ParamSpec[];
-  /** Recompute variant of each block (`none`, `attn`, `mlp`, `attn+mlp`, `full`); blocks of one variant share their sessions. */
-  blockVariants: string[];
-  /** Segments in execution order. */
+  /** The forward/backward pairs in forward order: `h.<i>.attn` and `h.<i>.mlp` (half blocks). */
+  units: string[];
+  /** Segments (one `session.run` each) in execution order. */
   segments: string[];
 }
 
@@ -89,29 +94,51 @@ export interface SegmentedStepStats {
   packMs: number;
   /** Time spent in `unpack` (part of backwardMs). */
   unpackMs: number;
-  /** Clipping + AdamW. */
+  /** Gradient norm, then clipping + AdamW (one run per block, one for the rest). */
   optimizerMs: number;
 }
 
 type Session = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
 type Feeds = Record<string, ort.Tensor>;
 
-interface BlockSessions {
-  forward: Session;
-  backward: Session;
+/** A runnable segment: a session of its own, or its branch of the shared switch session. */
+interface Segment {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  run(feeds: Feeds): Promise<Record<string, ort.Tensor>>;
+}
+
+interface Unit {
+  /** `h.<i>.attn` or `h.<i>.mlp`. */
+  name: string;
+  /** `h.<i>.`: put in front of the block-relative names of the unit's segments. */
+  prefix: string;
+  forward: Segment;
+  backward: Segment;
   saved: SavedSlot[];
 }
 
 interface Sessions {
-  embedForward: Session;
-  embedBackward: Session;
-  head: Session;
-  /** Per block index (blocks of one variant share the object). */
-  blocks: BlockSessions[];
-  optimizer: Session;
+  embedForward: Segment;
+  embedBackward: Segment;
+  head: Segment;
+  /** Forward order; units of one kind share their segments. */
+  units: Unit[];
+  gradNorm: Segment;
+  adamwBlock: Segment;
+  adamwRest: Segment;
 }
 
 const TARGETS: readonly string[] = ['keep', 'cpu', 'disk'];
+const RELEASE = process.env.SOUP_NO_RELEASE === undefined;
+
+/**
+ * Each session has its own intra-op thread pool, whose threads spin after a run by default; with a
+ * dozen sessions run one after another, the spinning pools of the previous segments take the cores
+ * from the current one (measured: a segmented step 2× slower). Not spinning costs a wake-up per
+ * parallel operator.
+ */
+const SEGMENT_SESSION_EXTRA = { session: { intra_op: { allow_spinning: '0' } } } as const;
 
 /**
  * The training step in segments: one ONNX Runtime session per segment (embedding forward, each
@@ -145,9 +172,10 @@ export class SegmentedTrainStep {
   private readonly sessions: Sessions;
   private readonly allSessions: Session[];
   private readonly state = new Map<string, FloatArray>();
-  private readonly auxSessions = new Map<'loss' | 'norm', Promise<Session>>();
+  private readonly auxSessions = new Map<'loss', Promise<Session>>();
   private readonly openStore: () => ActivationStore;
   private completed = 0;
+  private tierText = 'off';
   private released = false;
 
   private constructor(
@@ -195,37 +223,55 @@ export class SegmentedTrainStep {
     const spec = { ...options.spec };
     const dtype = options.dtype ?? 'float32';
     if (dtype !== 'float32' && dtype !== 'float64') throw new TrainInputError(`dtype must be 'float32' or 'float64' (got ${String(dtype)})`);
-    const recompute = normalizeRecompute(spec, options.recompute ?? []);
+    const tier = resolveRecompute({
+      spec,
+      ...(options.gradientCheckpointing !== undefined ? { gradientCheckpointing: options.gradientCheckpointing } : {}),
+      ...(options.recompute !== undefined ? { recompute: options.recompute } : {}),
+    });
+    if (tier.budget !== null) {
+      throw new TrainInputError(
+        "gradientCheckpointing: tier 'budget' plans by measuring the fused step; with execution: 'segmented' use a fixed tier ('full', 'medium', 'selective') or recompute",
+      );
+    }
+    const recompute = tier.recompute;
     const adamw = resolveAdamW(options.adamw);
     const params = parameterSpecs(spec);
 
-    const sessionOptions = { ...options, enableCpuMemArena: options.enableCpuMemArena ?? false };
     const created: Session[] = [];
-    const open = async (m: SegmentModel): Promise<Session> => {
-      const s = await createTrainingSession(m.bytes, sessionOptions);
-      created.push(s);
-      return s;
-    };
     try {
-      const byVariant = new Map<string, BlockSessions>();
-      const blocks: BlockSessions[] = [];
+      const models: SegmentModel[] = [];
+      const add = (m: SegmentModel): number => models.push(m) - 1;
+      const byKind = new Map<UnitKind, { forward: number; backward: number; saved: SavedSlot[] }>();
+      const unitPlan: { name: string; prefix: string; forward: number; backward: number; saved: SavedSlot[] }[] = [];
       for (let i = 0; i < spec.nLayers; i++) {
-        const v = blockVariant(recompute, i);
-        const key = variantKey(v);
-        let b = byVariant.get(key);
-        if (!b) {
-          const seg = buildBlockSegments(spec, dtype, v);
-          b = { forward: await open(seg.forward), backward: await open(seg.backward), saved: seg.saved };
-          byVariant.set(key, b);
+        for (const kind of blockUnits(recompute, i)) {
+          let shared = byKind.get(kind);
+          if (!shared) {
+            const seg = buildUnitSegments(spec, dtype, kind);
+            shared = { forward: add(seg.forward), backward: add(seg.backward), saved: seg.saved };
+            byKind.set(kind, shared);
+          }
+          unitPlan.push({ name: `h.${i}.${kind.split(':')[0]}`, prefix: `h.${i}.`, ...shared });
         }
-        blocks.push(b);
       }
+      const at = {
+        embedForward: add(buildEmbedForward(spec, dtype)),
+        embedBackward: add(buildEmbedBackward(spec, dtype)),
+        head: add(buildHead(spec, dtype)),
+        gradNorm: add(buildGradNorm(spec, dtype)),
+        adamwBlock: add(buildAdamWGroup(spec, dtype, adamw, 'block')),
+        adamwRest: add(buildAdamWGroup(spec, dtype, adamw, 'rest')),
+      };
+      const segs = await openSegments(models, dtype, options, created);
+      const units: Unit[] = unitPlan.map((u) => ({ ...u, forward: segs[u.forward]!, backward: segs[u.backward]! }));
       const sessions: Sessions = {
-        embedForward: await open(buildEmbedForward(spec, dtype)),
-        embedBackward: await open(buildEmbedBackward(spec, dtype)),
-        head: await open(buildHead(spec, dtype)),
-        blocks,
-        optimizer: await open(buildOptimizer(spec, dtype, adamw, 'adamw')),
+        embedForward: segs[at.embedForward]!,
+        embedBackward: segs[at.embedBackward]!,
+        head: segs[at.head]!,
+        units,
+        gradNorm: segs[at.gradNorm]!,
+        adamwBlock: segs[at.adamwBlock]!,
+        adamwRest: segs[at.adamwRest]!,
       };
       let parameters: Map<string, FloatArray>;
       if (options.parameters) {
@@ -238,24 +284,28 @@ export class SegmentedTrainStep {
       } else {
         parameters = initParameters({ spec, seed: options.seed ?? 0, dtype });
       }
-      const blockVariants = Array.from({ length: spec.nLayers }, (_, i) => variantKey(blockVariant(recompute, i)));
+      const unitNames = units.map((u) => u.name);
       const model: SegmentedTrainingModel = {
         spec,
         dtype,
         recompute,
         adamw,
         params,
-        blockVariants,
+        units: unitNames,
         segments: [
           'embed.fwd',
-          ...blockVariants.map((_, i) => `h.${i}.fwd`),
+          ...unitNames.map((u) => `${u}.fwd`),
           'head',
-          ...blockVariants.map((_, i) => `h.${i}.bwd`).reverse(),
+          ...unitNames.map((u) => `${u}.bwd`).reverse(),
           'embed.bwd',
-          'optimizer',
+          'grad-norm',
+          ...Array.from({ length: spec.nLayers }, (_, i) => `h.${i}.adamw`),
+          'adamw',
         ],
       };
-      return new SegmentedTrainStep(options, model, sessions, created, parameters, store);
+      const step = new SegmentedTrainStep(options, model, sessions, created, parameters, store);
+      step.tierText = tier.description;
+      return step;
     } catch (err) {
       for (const s of created) await s.release().catch(() => undefined);
       throw err;
@@ -265,6 +315,16 @@ export class SegmentedTrainStep {
   /** Completed optimizer steps. */
   get step(): number {
     return this.completed;
+  }
+
+  /** The gradient-checkpointing tier in words (`full (every block)`, `recompute h.1`, `off`). */
+  get tierDescription(): string {
+    return this.tierText;
+  }
+
+  /** Always undefined: the budget tier is planned on the fused step only. */
+  get budgetReport(): undefined {
+    return undefined;
   }
 
   /** Runs one training step on `batch` (all segments, then clipping + AdamW) and updates parameters and moments. */
@@ -278,23 +338,9 @@ export class SegmentedTrainStep {
     const t1 = performance.now();
     const { loss, grads, stats } = await this.forwardBackward(batch.batchSize, batchFeeds);
     const tOpt = performance.now();
-    const feeds: Feeds = {
-      [tensorNames.lr]: new ort.Tensor(this.dtype, this.dtype === 'float64' ? Float64Array.of(lr) : Float32Array.of(lr), []),
-      [tensorNames.step]: new ort.Tensor('int64', BigInt64Array.of(BigInt(nextStep)), []),
-    };
-    for (const p of this.model.params) {
-      for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
-        feeds[name] = new ort.Tensor(this.dtype, this.state.get(name)!, p.shape);
-      }
-      feeds[tensorNames.grad(p.name)] = new ort.Tensor(this.dtype, grads.get(p.name)!, p.shape);
-    }
-    const out = await this.runSegment(this.sessions.optimizer, feeds, batch.batchSize, 'optimizer');
+    const { gradNorm } = await this.optimize(grads, lr, nextStep, batch.batchSize);
+    if (RELEASE) releaseBuffers(grads.values());
     const t2 = performance.now();
-    for (const p of this.model.params) {
-      for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
-        this.state.set(name, out[tensorNames.updated(name)]!.data as FloatArray);
-      }
-    }
     this.completed = nextStep;
     this.lastStepStats = { ...stats, optimizerMs: t2 - tOpt };
     const result: StepResult = {
@@ -302,7 +348,7 @@ export class SegmentedTrainStep {
       batchSize: batch.batchSize,
       tokens: batch.batchSize * this.spec.seqLen,
       loss,
-      gradNorm: Number(out[tensorNames.gradNorm]!.data[0]),
+      gradNorm,
       runMs: t2 - t1,
       totalMs: performance.now() - t0,
       lr,
@@ -333,12 +379,9 @@ export class SegmentedTrainStep {
   async gradients(batch: TrainBatch): Promise<{ loss: number; gradNorm: number; grads: Map<string, FloatArray> }> {
     this.assertLive();
     const { loss, grads, stats } = await this.forwardBackward(batch.batchSize, this.batchFeeds(batch));
-    const session = await this.aux('norm');
-    const feeds: Feeds = {};
-    for (const p of this.model.params) feeds[tensorNames.grad(p.name)] = new ort.Tensor(this.dtype, grads.get(p.name)!, p.shape);
-    const out = await this.runSegment(session, feeds, batch.batchSize, 'grad norm');
+    const norm = await this.gradNorm(grads, batch.batchSize);
     this.lastStepStats = { ...stats, optimizerMs: 0 };
-    return { loss, gradNorm: Number(out[tensorNames.gradNorm]!.data[0]), grads };
+    return { loss, gradNorm: Number(norm.data[0]), grads };
   }
 
   /** Copies of the parameters, keyed by name, in `model.params` order. */
@@ -395,9 +438,10 @@ export class SegmentedTrainStep {
   }
 
   /**
-   * Embedding forward, block forwards (saved tensors packed into a fresh store), head, block
-   * backwards (unpacked, last block first), embedding backward. The store is closed whatever
-   * happens, so no scratch file outlives the call.
+   * Embedding forward, unit forwards (saved tensors packed into a fresh store), head, unit
+   * backwards (unpacked, last unit first), embedding backward. The store is closed whatever
+   * happens, so no scratch file outlives the call. Each segment runs in a helper of its own, so
+   * its outputs are unreachable as soon as what the step keeps (y, dx, gradients) is taken.
    */
   private async forwardBackward(
     batchSize: number,
@@ -405,77 +449,187 @@ export class SegmentedTrainStep {
   ): Promise<{ loss: number; grads: Map<string, FloatArray>; stats: Omit<SegmentedStepStats, 'optimizerMs'> }> {
     const { sessions, spec } = this;
     const store = this.openStore();
-    let packMs = 0;
-    let unpackMs = 0;
+    const io = { packMs: 0, unpackMs: 0 };
+    const grads = new Map<string, FloatArray>();
     try {
       const t0 = performance.now();
-      let x = (await this.runSegment(sessions.embedForward, this.feeds(sessions.embedForward, { [tensorNames.inputIds]: batchFeeds[tensorNames.inputIds]! }), batchSize, 'wte+wpe forward')).y!;
-      const handles: Map<string, ActivationHandle>[] = [];
-      for (let i = 0; i < spec.nLayers; i++) {
-        const b = sessions.blocks[i]!;
-        const out = await this.runSegment(b.forward, this.feeds(b.forward, { x }, `h.${i}.`), batchSize, `h.${i} forward`);
-        const tp = performance.now();
-        const saved = new Map<string, ActivationHandle>();
-        for (const slot of b.saved) {
-          const t = slot.fromInput ? x : out[`saved.${slot.key}`]!;
-          saved.set(slot.key, store.pack(toOffload(t)));
-        }
-        packMs += performance.now() - tp;
-        handles.push(saved);
-        x = out.y!;
+      const ids = batchFeeds[tensorNames.inputIds]!;
+      let x: ort.Tensor | null = await this.embedForward(ids, batchSize);
+      const handles: (Map<string, ActivationHandle> | null)[] = [];
+      for (const u of sessions.units) {
+        const r = await this.unitForward(u, x, store, batchSize, io);
+        handles.push(r.saved);
+        x = r.y;
       }
       const t1 = performance.now();
-      const headFeeds = this.feeds(sessions.head, { x, [tensorNames.labels]: batchFeeds[tensorNames.labels]! });
-      const head = await this.runSegment(sessions.head, headFeeds, batchSize, 'ln_f + lm_head');
-      const loss = Number(head[tensorNames.loss]!.data[0]);
-      const grads = new Map<string, FloatArray>();
-      const headW = spec.tieEmbeddings ? 'wte.weight' : 'lm_head.weight';
-      for (const p of ['ln_f.weight', 'ln_f.bias', headW]) grads.set(p, head[tensorNames.grad(p)]!.data as FloatArray);
-      let dy = head.dx!;
+      const head = await this.headStep(x, batchFeeds[tensorNames.labels]!, grads, batchSize);
+      if (RELEASE) releaseBuffers([x.data as ArrayBufferView]);
+      x = null;
+      let dy = head.dx;
       const t2 = performance.now();
-      for (let i = spec.nLayers - 1; i >= 0; i--) {
-        const b = sessions.blocks[i]!;
-        const saved = handles[i]!;
-        const feeds: Feeds = { dy };
-        const tu = performance.now();
-        for (const slot of b.saved) feeds[`saved.${slot.key}`] = toOrt(store.unpack(saved.get(slot.key)!));
-        unpackMs += performance.now() - tu;
-        handles[i] = new Map();
-        const out = await this.runSegment(b.backward, this.feeds(b.backward, feeds, `h.${i}.`), batchSize, `h.${i} backward`);
-        for (const name of b.backward.outputNames) {
-          if (name.startsWith('grad.')) grads.set(`h.${i}.${name.slice('grad.'.length)}`, out[name]!.data as FloatArray);
-        }
-        dy = out.dx!;
+      for (let k = sessions.units.length - 1; k >= 0; k--) {
+        const saved = handles[k]!;
+        handles[k] = null;
+        dy = await this.unitBackward(sessions.units[k]!, dy, saved, store, grads, batchSize, io);
       }
-      const embFeeds = this.feeds(sessions.embedBackward, { [tensorNames.inputIds]: batchFeeds[tensorNames.inputIds]!, dy });
-      const emb = await this.runSegment(sessions.embedBackward, embFeeds, batchSize, 'wte+wpe backward');
-      grads.set('wpe.weight', emb[tensorNames.grad('wpe.weight')]!.data as FloatArray);
-      const dwte = emb[tensorNames.grad('wte.weight')]!.data as FloatArray;
-      const headPart = spec.tieEmbeddings ? grads.get('wte.weight') : undefined;
-      if (headPart) {
-        // The fused graph's Sum of the two parts: one IEEE addition each, so exactly the same values.
-        const sum = this.zeros(dwte.length);
-        for (let k = 0; k < sum.length; k++) sum[k] = headPart[k]! + dwte[k]!;
-        grads.set('wte.weight', sum);
-      } else {
-        grads.set('wte.weight', dwte);
-      }
+      await this.embedBackward(ids, dy, grads, batchSize);
       const t3 = performance.now();
+      const ordered = new Map<string, FloatArray>();
+      for (const p of this.model.params) ordered.set(p.name, grads.get(p.name)!);
       return {
-        loss,
-        grads,
-        stats: { store: store.stats, forwardMs: t1 - t0, headMs: t2 - t1, backwardMs: t3 - t2, packMs, unpackMs },
+        loss: head.loss,
+        grads: ordered,
+        stats: { store: store.stats, forwardMs: t1 - t0, headMs: t2 - t1, backwardMs: t3 - t2, ...io },
       };
     } finally {
       store.close();
     }
   }
 
+  private async embedForward(ids: ort.Tensor, batchSize: number): Promise<ort.Tensor> {
+    const s = this.sessions.embedForward;
+    return (await this.runSegment(s, this.feeds(s, { [tensorNames.inputIds]: ids }), batchSize, 'wte+wpe forward')).y!;
+  }
+
+  /** One unit's forward: its saved tensors go into the store, its output is returned. */
+  private async unitForward(
+    u: Unit,
+    x: ort.Tensor,
+    store: ActivationStore,
+    batchSize: number,
+    io: { packMs: number },
+  ): Promise<{ y: ort.Tensor; saved: Map<string, ActivationHandle> }> {
+    const out = await this.runSegment(u.forward, this.feeds(u.forward, { x }, u.prefix), batchSize, `${u.name} forward`);
+    const tp = performance.now();
+    const saved = new Map<string, ActivationHandle>();
+    try {
+      for (const slot of u.saved) saved.set(slot.key, store.pack(toOffload(slot.fromInput ? x : out[`saved.${slot.key}`]!)));
+    } catch (err) {
+      throw storeFailure(`${u.name} forward`, 'pack', err);
+    }
+    io.packMs += performance.now() - tp;
+    if (RELEASE) {
+      // What the store copied or wrote is dead here; x too unless a 'keep' store holds it.
+      const keep = store.target === 'keep';
+      const dead: ort.Tensor[] = [];
+      for (const [name, t] of Object.entries(out)) if (name !== 'y' && !keep) dead.push(t);
+      if (!(keep && u.saved.some((slot) => slot.fromInput))) dead.push(x);
+      releaseBuffers(dead.map((t) => t.data as ArrayBufferView));
+    }
+    return { y: out.y!, saved };
+  }
+
+  /** LN_f + LM head + loss, forward and backward: the loss, d(loss)/dx and the head's gradients. */
+  private async headStep(x: ort.Tensor, labels: ort.Tensor, grads: Map<string, FloatArray>, batchSize: number): Promise<{ loss: number; dx: ort.Tensor }> {
+    const s = this.sessions.head;
+    const out = await this.runSegment(s, this.feeds(s, { x, [tensorNames.labels]: labels }), batchSize, 'ln_f + lm_head');
+    const headW = this.spec.tieEmbeddings ? 'wte.weight' : 'lm_head.weight';
+    for (const p of ['ln_f.weight', 'ln_f.bias', headW]) grads.set(p, out[tensorNames.grad(p)]!.data as FloatArray);
+    return { loss: Number(out[tensorNames.loss]!.data[0]), dx: out.dx! };
+  }
+
+  /** One unit's backward: unpacks its saved tensors, records its gradients, returns dx. */
+  private async unitBackward(
+    u: Unit,
+    dy: ort.Tensor,
+    saved: Map<string, ActivationHandle>,
+    store: ActivationStore,
+    grads: Map<string, FloatArray>,
+    batchSize: number,
+    io: { unpackMs: number },
+  ): Promise<ort.Tensor> {
+    const feeds: Feeds = { dy };
+    const tu = performance.now();
+    try {
+      for (const slot of u.saved) feeds[`saved.${slot.key}`] = toOrt(store.unpack(saved.get(slot.key)!));
+    } catch (err) {
+      throw storeFailure(`${u.name} backward`, 'unpack', err);
+    }
+    io.unpackMs += performance.now() - tu;
+    const out = await this.runSegment(u.backward, this.feeds(u.backward, feeds, u.prefix), batchSize, `${u.name} backward`);
+    for (const name of u.backward.outputNames) {
+      if (name.startsWith('grad.')) grads.set(`${u.prefix}${name.slice('grad.'.length)}`, out[name]!.data as FloatArray);
+    }
+    // The unpacked tensors (the store has forgotten them) and dy are dead.
+    if (RELEASE) releaseBuffers(Object.values(feeds).filter((t) => t !== undefined).map((t) => t.data as ArrayBufferView));
+    return out.dx!;
+  }
+
+  /** The embedding's gradients; with tied embeddings `wte.weight` gets the head's part added. */
+  private async embedBackward(ids: ort.Tensor, dy: ort.Tensor, grads: Map<string, FloatArray>, batchSize: number): Promise<void> {
+    const s = this.sessions.embedBackward;
+    const out = await this.runSegment(s, this.feeds(s, { [tensorNames.inputIds]: ids, dy }), batchSize, 'wte+wpe backward');
+    grads.set('wpe.weight', out[tensorNames.grad('wpe.weight')]!.data as FloatArray);
+    const dwte = out[tensorNames.grad('wte.weight')]!.data as FloatArray;
+    const headPart = this.spec.tieEmbeddings ? grads.get('wte.weight') : undefined;
+    if (RELEASE) releaseBuffers([dy.data as ArrayBufferView]);
+    if (!headPart) {
+      grads.set('wte.weight', dwte);
+      return;
+    }
+    // The fused graph's Sum of the two parts: one IEEE addition per element, the same values.
+    const sum = this.zeros(dwte.length);
+    for (let k = 0; k < sum.length; k++) sum[k] = headPart[k]! + dwte[k]!;
+    grads.set('wte.weight', sum);
+    if (RELEASE) releaseBuffers([headPart, dwte]);
+  }
+
+  /** The global gradient norm (one small session over every gradient). */
+  private async gradNorm(grads: Map<string, FloatArray>, batchSize: number): Promise<ort.Tensor> {
+    const feeds: Feeds = {};
+    for (const p of this.model.params) feeds[tensorNames.grad(p.name)] = new ort.Tensor(this.dtype, grads.get(p.name)!, p.shape);
+    return (await this.runSegment(this.sessions.gradNorm, feeds, batchSize, 'grad-norm'))[tensorNames.gradNorm]!;
+  }
+
+  /**
+   * Gradient norm, then clipping + AdamW one block at a time and once for the other parameters,
+   * so that only one group's new values (which the runtime returns as copies) are in flight.
+   */
+  private async optimize(grads: Map<string, FloatArray>, lr: number, step: number, batchSize: number): Promise<{ gradNorm: number }> {
+    const norm = await this.gradNorm(grads, batchSize);
+    const common: Feeds = {
+      [tensorNames.lr]: new ort.Tensor(this.dtype, this.dtype === 'float64' ? Float64Array.of(lr) : Float32Array.of(lr), []),
+      [tensorNames.step]: new ort.Tensor('int64', BigInt64Array.of(BigInt(step)), []),
+      [tensorNames.gradNorm]: norm,
+    };
+    const groups: [Segment, string][] = Array.from({ length: this.spec.nLayers }, (_, i) => [this.sessions.adamwBlock, `h.${i}.`]);
+    groups.push([this.sessions.adamwRest, '']);
+    for (const [session, prefix] of groups) {
+      const feeds: Feeds = { ...common };
+      for (const name of session.inputNames) {
+        if (name in feeds) continue;
+        const { key, param } = this.stateKey(name, prefix);
+        const p = this.paramSpec(param);
+        feeds[name] = new ort.Tensor(this.dtype, key === 'grad' ? grads.get(param)! : this.state.get(key)!, p.shape);
+      }
+      const out = await this.runSegment(session, feeds, batchSize, prefix ? `${prefix}adamw` : 'adamw');
+      // Copied into the step's own arrays: the runtime's output copies then die young.
+      for (const name of session.outputNames) {
+        const { key } = this.stateKey(name.slice('updated.'.length), prefix);
+        this.state.get(key)!.set(out[name]!.data as FloatArray);
+      }
+      if (RELEASE) releaseBuffers(Object.values(out).map((t) => t.data as ArrayBufferView));
+    }
+    return { gradNorm: Number(norm.data[0]) };
+  }
+
+  /** Maps an optimizer-session name (`adam_m.ln_1.weight`, `grad.ln_1.weight`, `ln_1.weight`) to its state key and parameter. */
+  private stateKey(name: string, prefix: string): { key: string; param: string } {
+    for (const kind of ['adam_m.', 'adam_v.'] as const) {
+      if (name.startsWith(kind)) {
+        const param = prefix + name.slice(kind.length);
+        return { key: kind + param, param };
+      }
+    }
+    if (name.startsWith('grad.')) return { key: 'grad', param: prefix + name.slice('grad.'.length) };
+    return { key: prefix + name, param: prefix + name };
+  }
+
   /**
    * `extra` plus every parameter `session` reads; block sessions name their parameters relative
    * to the block, so `prefix` (`h.<i>.`) is put back in front.
    */
-  private feeds(session: Session, extra: Feeds, prefix = ''): Feeds {
+  private feeds(session: Segment, extra: Feeds, prefix = ''): Feeds {
     const feeds: Feeds = { ...extra };
     for (const name of session.inputNames) {
       if (name in feeds) continue;
@@ -491,22 +645,19 @@ export class SegmentedTrainStep {
     return p;
   }
 
-  private aux(kind: 'loss' | 'norm'): Promise<Session> {
+  private aux(kind: 'loss'): Promise<Session> {
     let pending = this.auxSessions.get(kind);
     if (!pending) {
-      const bytes =
-        kind === 'loss'
-          ? buildTrainingModel({ spec: this.spec, dtype: this.dtype, mode: 'loss' }).bytes
-          : buildOptimizer(this.spec, this.dtype, this.model.adamw, 'norm').bytes;
-      pending = createTrainingSession(bytes, { ...this.options, enableCpuMemArena: this.options.enableCpuMemArena ?? false });
+      const bytes = buildTrainingModel({ spec: this.spec, dtype: this.dtype, mode: 'loss' }).bytes;
+      pending = createTrainingSession(bytes, { ...this.options, enableCpuMemArena: this.options.enableCpuMemArena ?? false }, SEGMENT_SESSION_EXTRA);
       this.auxSessions.set(kind, pending);
     }
     return pending;
   }
 
-  private async runSegment(session: Session, feeds: Feeds, batchSize: number, what: string): Promise<Record<string, ort.Tensor>> {
+  private async runSegment(segment: Segment, feeds: Feeds, batchSize: number, what: string): Promise<Record<string, ort.Tensor>> {
     try {
-      return (await session.run(feeds)) as Record<string, ort.Tensor>;
+      return await segment.run(feeds);
     } catch (err) {
       const message = (err as Error).message ?? String(err);
       throw new TrainStepError(`training step failed at batch size ${batchSize} (segment ${what}): ${message}`, { cause: err });
@@ -587,6 +738,65 @@ function resolveStore(options: SegmentedTrainStepOptions): {
   const saveDir = first.saveDir;
   first.close();
   return { open, target: target as OffloadTarget, saveDir, warnings: report.warnings };
+}
+
+/**
+ * Sessions for the segment models. By default one session runs them all (`buildSwitchModel`):
+ * one memory arena sized by the largest segment, one thread pool. `SOUP_SEGMENT_SESSIONS=each`
+ * gives every model a session of its own (arena off), for comparison.
+ */
+async function openSegments(models: SegmentModel[], dtype: FloatDType, options: SegmentedTrainStepOptions, created: Session[]): Promise<Segment[]> {
+  if (process.env.SOUP_SEGMENT_SESSIONS === 'each') {
+    const sessionOptions = { ...options, enableCpuMemArena: options.enableCpuMemArena ?? false };
+    const out: Segment[] = [];
+    for (const m of models) {
+      const session = await createTrainingSession(m.bytes, process.env.SOUP_PROF ? { ...sessionOptions, profileFilePrefix: `${process.env.SOUP_PROF}${out.length}` } : sessionOptions, SEGMENT_SESSION_EXTRA);
+      created.push(session);
+      out.push({ inputNames: session.inputNames, outputNames: session.outputNames, run: async (feeds) => (await session.run(feeds)) as Record<string, ort.Tensor> });
+    }
+    return out;
+  }
+  const sw = buildSwitchModel(dtype, models);
+  const session = await createTrainingSession(sw.bytes, process.env.SOUP_PROF ? { ...options, profileFilePrefix: process.env.SOUP_PROF } : options);
+  (globalThis as any).__swSession = session;
+  created.push(session);
+  // Placeholders for the inputs of the segments not selected: never read (their If takes the
+  // else-branch). Symbolic dimensions are 0; fixed shapes view one zero buffer nothing touches.
+  let maxBytes = 8;
+  const dimsOf = (shape: readonly (number | string)[]): number[] => shape.map((d) => (typeof d === 'number' ? d : 0));
+  for (const i of sw.inputs) maxBytes = Math.max(maxBytes, dimsOf(i.shape ?? []).reduce((n, d) => n * d, 8));
+  const zero = new ArrayBuffer(maxBytes);
+  const placeholders: Feeds = {};
+  for (const i of sw.inputs) {
+    if (i.name === 'segment') continue;
+    const dims = dimsOf(i.shape ?? []);
+    const n = dims.reduce((a, d) => a * d, 1);
+    placeholders[i.name] =
+      i.dataType === OnnxDataType.INT64
+        ? new ort.Tensor('int64', new BigInt64Array(zero, 0, n), dims)
+        : dtype === 'float64'
+          ? new ort.Tensor('float64', new Float64Array(zero, 0, n), dims)
+          : new ort.Tensor('float32', new Float32Array(zero, 0, n), dims);
+  }
+  return sw.segments.map((seg, k) => {
+    const selector = new ort.Tensor('int64', BigInt64Array.of(BigInt(k)), []);
+    const fetches = [...seg.outputs.keys()];
+    return {
+      inputNames: seg.inputNames,
+      outputNames: [...seg.outputs.values()],
+      run: async (feeds: Feeds) => {
+        const out = (await session.run({ ...placeholders, ...feeds, segment: selector }, fetches)) as Record<string, ort.Tensor>;
+        const named: Record<string, ort.Tensor> = {};
+        for (const [full, own] of seg.outputs) named[own] = out[full]!;
+        return named;
+      },
+    };
+  });
+}
+
+function storeFailure(segment: string, op: 'pack' | 'unpack', err: unknown): TrainStepError {
+  const message = (err as Error).message ?? String(err);
+  return new TrainStepError(`segment ${segment}: the activation store could not ${op} a saved tensor: ${message}`, { cause: err });
 }
 
 function toOffload(t: ort.Tensor): OffloadTensor {

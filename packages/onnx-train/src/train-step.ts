@@ -2,6 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import ort from 'onnxruntime-node';
 import type { FloatDType } from './_graph';
+import { resolveStepTier } from './_step-tier';
 import type { AdamWOptions } from './adamw-options';
 import { buildTrainingModel, type TrainingModel, type TrainingModelMode } from './build-training-model';
 import { ExecutionProviderError, TrainInputError, TrainStepError } from './errors';
@@ -9,6 +10,8 @@ import type { GptSpec } from './gpt-spec';
 import { initParameters, type FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
 import { shapeSize, type ParamSpec } from './parameter-specs';
+import type { BudgetTierReport } from './plan-budget-tier';
+import type { GradientCheckpointingOption } from './resolve-recompute';
 import { tensorNames } from './tensor-names';
 
 /** Where the step runs. */
@@ -40,6 +43,14 @@ export interface TrainStepOptions {
   dtype?: FloatDType;
   /** Modules to recompute in the backward (see `buildTrainingModel`). @default [] */
   recompute?: readonly string[];
+  /**
+   * Gradient-checkpointing tier, resolved by `@soup/grad-ckpt` to the recompute set (see
+   * `resolveRecompute`): `'full'`, `'medium'`, `'selective'`, `'auto'` (with `gpuMemoryGb`),
+   * off, or `{tier: 'budget', memoryBudgetBytes, batchSize}`, planned by measured steps before
+   * the step is built (`planBudgetTier`; the report is `budgetReport`). Not together with `recompute`.
+   * @default undefined (use `recompute`)
+   */
+  gradientCheckpointing?: GradientCheckpointingOption;
   /** AdamW constants (see `AdamWOptions` for defaults). */
   adamw?: AdamWOptions;
   /** Seed of the parameter initialisation (ignored when `parameters` is given). @default 0 */
@@ -128,8 +139,11 @@ export function trainingSessionOptions(o: {
 export async function createTrainingSession(
   model: Uint8Array | string,
   options: Parameters<typeof trainingSessionOptions>[0],
+  /** More ORT session config entries, merged over `DISABLE_CSE` (e.g. `{session: {intra_op: {allow_spinning: '0'}}}`). */
+  extra?: Record<string, unknown>,
 ): Promise<Session> {
-  const sessionOptions = trainingSessionOptions(options);
+  const base = trainingSessionOptions(options);
+  const sessionOptions = extra ? { ...base, extra: { ...base.extra, ...extra } } : base;
   try {
     return await (typeof model === 'string'
       ? ort.InferenceSession.create(model, sessionOptions)
@@ -174,6 +188,7 @@ export class TrainStep {
   private readonly state = new Map<string, FloatArray>();
   private readonly auxSessions = new Map<TrainingModelMode, Promise<Session>>();
   private completed = 0;
+  private tierReport: { description: string; budget: BudgetTierReport | undefined } = { description: 'off', budget: undefined };
   private released = false;
 
   private constructor(options: TrainStepOptions, model: TrainingModel, session: Session, parameters: Map<string, FloatArray>) {
@@ -198,10 +213,11 @@ export class TrainStep {
     if (options.gpuMemLimitBytes !== undefined && !(Number.isInteger(options.gpuMemLimitBytes) && options.gpuMemLimitBytes > 0)) {
       throw new TrainInputError(`gpuMemLimitBytes must be a positive integer (got ${options.gpuMemLimitBytes})`);
     }
+    const tier = await resolveStepTier(options);
     const model = buildTrainingModel({
       spec: options.spec,
       ...(options.dtype !== undefined ? { dtype: options.dtype } : {}),
-      ...(options.recompute !== undefined ? { recompute: options.recompute } : {}),
+      recompute: tier.recompute,
       ...(options.adamw !== undefined ? { adamw: options.adamw } : {}),
       mode: 'train',
     });
@@ -217,7 +233,19 @@ export class TrainStep {
     } else {
       parameters = initParameters({ spec: model.spec, seed: options.seed ?? 0, dtype: model.dtype });
     }
-    return new TrainStep(options, model, session, parameters);
+    const step = new TrainStep(options, model, session, parameters);
+    step.tierReport = { description: tier.description, budget: tier.budgetReport };
+    return step;
+  }
+
+  /** The budget tier's plan and measurements, when the step was created with `{tier: 'budget'}`. */
+  get budgetReport(): BudgetTierReport | undefined {
+    return this.tierReport.budget;
+  }
+
+  /** The gradient-checkpointing tier in words (`full (every block)`, `recompute h.1`, `off`). */
+  get tierDescription(): string {
+    return this.tierReport.description;
   }
 
   /** Completed optimizer steps. */

@@ -11,10 +11,14 @@ import { assertGptSpec, type GptSpec } from './gpt-spec';
 import type { FloatArray } from './init-parameters';
 import { loadTextCorpus, type TextCorpus } from './load-text-corpus';
 import { readSafetensors } from './read-safetensors';
+import { withPlanBatch } from './_step-tier';
+import type { GradientCheckpointingOption } from './resolve-recompute';
 import { runFingerprint } from './run-fingerprint';
 import { tensorNames } from './tensor-names';
 import { sequentialBatches, TokenSampler } from './token-sampler';
-import { TrainStep, type ExecutionProviderName, type StepMeasurement } from './train-step';
+import type { ExecutionProviderName, StepMeasurement, TrainStep } from './train-step';
+import { createTrainStep, type ExecutionMode } from './create-train-step';
+import type { OffloadOptions, SegmentedTrainStep } from './segmented-train-step';
 import { writeSafetensors } from './write-safetensors';
 
 export interface TrainerOptions {
@@ -45,6 +49,12 @@ export interface TrainerOptions {
   dtype?: FloatDType;
   /** Modules recomputed in the backward (see `buildTrainingModel`). @default [] */
   recompute?: readonly string[];
+  /**
+   * Gradient-checkpointing tier (see `TrainStepOptions.gradientCheckpointing`); `{tier: 'budget',
+   * memoryBudgetBytes}` is planned at this trainer's `batchSize`. Not together with `recompute`.
+   * @default undefined
+   */
+  gradientCheckpointing?: GradientCheckpointingOption;
   /** @default 'cpu' */
   executionProvider?: ExecutionProviderName;
   /** @default 0 */
@@ -54,6 +64,13 @@ export interface TrainerOptions {
   intraOpNumThreads?: number;
   /** Per-step timings hook (see `TrainStepOptions.measure`). */
   measure?: (m: StepMeasurement) => void;
+  /**
+   * `'fused'` (one session) or `'segmented'` (a session per segment, saved activations through
+   * `offload`); see `createTrainStep`. @default 'segmented' when offload.target is 'cpu' / 'disk', else 'fused'
+   */
+  execution?: ExecutionMode;
+  /** Activation offloading of the segmented step: `{target: 'keep' | 'cpu' | 'disk', saveDir}`. @default {target: 'keep'} */
+  offload?: OffloadOptions;
 }
 
 /** Where the run stands; saved in `trainer_state.json`. */
@@ -131,13 +148,13 @@ export class Trainer {
   readonly options: Readonly<TrainerOptions>;
   /** Identity of the run: same spec, data, seed, batch and schedule ⇒ same fingerprint. */
   readonly fingerprint: string;
-  readonly trainStep: TrainStep;
+  readonly trainStep: TrainStep | SegmentedTrainStep;
   readonly corpus: Readonly<TextCorpus>;
   private sampler: TokenSampler;
   private tokens = 0;
   private lastLoss: number | null = null;
 
-  private constructor(options: TrainerOptions, corpus: TextCorpus, step: TrainStep) {
+  private constructor(options: TrainerOptions, corpus: TextCorpus, step: TrainStep | SegmentedTrainStep) {
     this.options = options;
     this.spec = options.spec;
     this.corpus = corpus;
@@ -165,17 +182,20 @@ export class Trainer {
       evalFraction: options.evalFraction ?? 0.1,
       minTokens: options.spec.seqLen + 1,
     });
-    const step = await TrainStep.create({
+    const step = await createTrainStep({
       spec: options.spec,
       seed: options.seed ?? 0,
       ...(options.dtype !== undefined ? { dtype: options.dtype } : {}),
       ...(options.recompute !== undefined ? { recompute: options.recompute } : {}),
+      ...(options.gradientCheckpointing !== undefined ? { gradientCheckpointing: withPlanBatch(options.gradientCheckpointing, options.batchSize) } : {}),
       ...(options.adamw !== undefined ? { adamw: options.adamw } : {}),
       ...(options.executionProvider !== undefined ? { executionProvider: options.executionProvider } : {}),
       ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
       ...(options.gpuMemLimitBytes !== undefined ? { gpuMemLimitBytes: options.gpuMemLimitBytes } : {}),
       ...(options.intraOpNumThreads !== undefined ? { intraOpNumThreads: options.intraOpNumThreads } : {}),
       ...(options.measure !== undefined ? { measure: options.measure } : {}),
+      ...(options.execution !== undefined ? { execution: options.execution } : {}),
+      ...(options.offload !== undefined ? { offload: options.offload } : {}),
     });
     return new Trainer(options, corpus, step);
   }

@@ -1,0 +1,180 @@
+// @soup/grad-ckpt bench: what each gradient-checkpointing tier really costs and saves, applied by
+// @soup/onnx-train to its GPT training step, next to torch.utils.checkpoint on the PyTorch peer.
+//
+//   npm run bench -w @soup/grad-ckpt -- [--json] [--batch 32] [--threads 2] [--steps 5] [--warmup 2]
+//                                         [--rounds 2] [--budget-fraction 0.5] [--no-torch] [--no-arena-stats]
+//
+// Needs @soup/onnx-train built (`npx turbo run build --filter=@soup/onnx-train`). The tier
+// children import '@soup/onnx-train' through the workspace's node_modules (npm workspaces link
+// every package there) WITHOUT @soup/grad-ckpt declaring it: onnx-train depends on grad-ckpt,
+// so declaring the reverse would put a cycle in the workspace graph. The bench is not part of
+// the published package (files: ["dist"]).
+//
+// Per tier, each in a FRESH process (tier-child.ts), the onnx-train bench geometry at a batch
+// where activations dominate:
+//   peakActivationMB  the steps' peak RSS (VmHWM after a reset through /proc/self/clear_refs)
+//                     minus the RSS right after the session was created; a V8 collection after
+//                     every step keeps the previous step's state arrays out of the next one
+//   stepMs            median step (feeds + session.run + state swap) after `warmup` steps
+//   memoryCutVsOff    1 − peakActivationMB / off's;  slowdownVsOff  stepMs / off's − 1
+// Tiers off, selective, medium and full come from @soup/grad-ckpt via onnx-train's
+// `gradientCheckpointing`. The budget tier is planned by `planBudgetTier` in a child of its own
+// (its in-process measurements would leave allocator state behind), for a budget `--budget-fraction`
+// of the way from the full to the off peak (in the planner's units: the peak above the RSS before
+// the session was created), then trained with the chosen plan in a fresh child like the others.
+// The PyTorch peer (Debian python3-torch, /usr/bin/python3) runs the same model eager, with every
+// block under torch.utils.checkpoint(use_reentrant=False) for `full`, measured the same way, with
+// OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset for the peer only and the same thread count.
+// Rounds alternate the tiers; each tier keeps its fastest round's median and its highest peak.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkgDir = join(here, '..');
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const flag = (name: string, def: number): number => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : def;
+};
+const threads = flag('--threads', 2);
+const batchSize = flag('--batch', 32);
+const steps = flag('--steps', 5);
+const warmup = flag('--warmup', 2);
+const rounds = flag('--rounds', 2);
+const budgetFraction = flag('--budget-fraction', 0.5);
+const withTorch = !args.includes('--no-torch');
+const arenaStats = !args.includes('--no-arena-stats');
+const spec = { vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4, dFF: 1024 };
+const MiB = 2 ** 20;
+const log = (s: string): void => {
+  if (!json) process.stderr.write(`${s}\n`);
+};
+
+let onnxTrainEntry: string | null = null;
+try {
+  onnxTrainEntry = fileURLToPath(import.meta.resolve('@soup/onnx-train'));
+} catch {
+  onnxTrainEntry = null;
+}
+if (onnxTrainEntry === null || !existsSync(onnxTrainEntry)) {
+  process.stderr.write('this bench needs @soup/onnx-train built: npx turbo run build --filter=@soup/onnx-train\n');
+  process.exit(1);
+}
+
+type Row = Record<string, unknown>;
+function runJson(cmd: string, argv: string[], env: NodeJS.ProcessEnv): Row {
+  const r = spawnSync(cmd, argv, { cwd: pkgDir, env, encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (r.status !== 0) throw new Error(`${cmd} ${argv.slice(-2, -1).join(' ')} failed (${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').slice(-2000)}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Row;
+}
+const ortChild = (cfg: Row): Row =>
+  runJson(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, 'tier-child.ts'), JSON.stringify({ spec, batchSize, threads, steps, warmup, ...cfg })], process.env);
+const python = process.env.PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+const torchEnv = { ...process.env };
+delete torchEnv.OPENBLAS_CORETYPE;
+delete torchEnv.OPENBLAS_L2_SIZE;
+const torchChild = (tier: string): Row => runJson(python, [join(here, 'torch_ckpt_peer.py'), JSON.stringify({ ...spec, batchSize, threads, steps, warmup, tier })], torchEnv);
+
+const fixed = ['off', 'selective', 'medium', 'full'] as const;
+const runs = new Map<string, Row[]>();
+const add = (k: string, r: Row): void => void runs.set(k, [...(runs.get(k) ?? []), r]);
+let plan: Row | null = null;
+log(`geometry ${JSON.stringify(spec)} batch ${batchSize}, ${threads} threads, ${warmup} warm-up + ${steps} timed steps, ${rounds} rounds`);
+for (let round = 0; round < rounds; round++) {
+  for (const tier of fixed) {
+    log(`round ${round + 1}/${rounds}: onnx-train ${tier} ...`);
+    add(tier, ortChild({ mode: 'step', tier, arenaStats: arenaStats && round === 0 }));
+  }
+  if (plan === null) {
+    const act = (t: string): number => Number(runs.get(t)![0]!.peakActivationMB);
+    const create = (Number(runs.get('off')![0]!.createDeltaMB) + Number(runs.get('full')![0]!.createDeltaMB)) / 2;
+    const memoryBudgetBytes = Math.round((create + act('full') + budgetFraction * (act('off') - act('full'))) * MiB);
+    log(`planning the budget tier for ${(memoryBudgetBytes / MiB).toFixed(0)} MiB ...`);
+    plan = ortChild({ mode: 'plan', memoryBudgetBytes });
+  }
+  log(`round ${round + 1}/${rounds}: onnx-train budget (${(plan.recompute as string[]).join(', ') || 'nothing'}) ...`);
+  add('budget', ortChild({ mode: 'step', recompute: plan.recompute, arenaStats: arenaStats && round === 0 }));
+  if (withTorch) {
+    for (const tier of ['off', 'full']) {
+      log(`round ${round + 1}/${rounds}: PyTorch peer ${tier} ...`);
+      add(`torch:${tier}`, torchChild(tier));
+    }
+  }
+}
+
+const round2 = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
+const best = (k: string): { peak: number; stepMs: number; first: Row } => {
+  const rs = runs.get(k)!;
+  return { peak: Math.max(...rs.map((r) => Number(r.peakActivationMB))), stepMs: Math.min(...rs.map((r) => Number(r.stepMs))), first: rs[0]! };
+};
+const summarize = (k: string, offKey: string): Row => {
+  const b = best(k);
+  const off = best(offKey);
+  return {
+    peakActivationMB: round2(b.peak),
+    stepMs: round2(b.stepMs),
+    memoryCutVsOff: round2(1 - b.peak / off.peak, 3),
+    slowdownVsOff: round2(b.stepMs / off.stepMs - 1, 3),
+  };
+};
+const tiers: Record<string, Row> = {};
+for (const t of [...fixed, 'budget']) {
+  const b = best(t);
+  tiers[t] = {
+    ...summarize(t, 'off'),
+    recompute: b.first.recompute,
+    ...(b.first.arena ? { ortPeakInUseMB: round2((b.first.arena as Row).peakInUseMB as number), ortArenaHeldMB: round2((b.first.arena as Row).peakHeldMB as number) } : {}),
+  };
+}
+const p = plan!;
+tiers.budget = {
+  ...tiers.budget,
+  memoryBudgetMB: round2(Number(p.memoryBudgetBytes) / MiB),
+  planPredictedPeakMB: round2(Number(p.predictedPeakBytes) / MiB),
+  planMeasuredPeakMB: round2(Number(p.measuredPeakBytes) / MiB),
+  planFits: p.fits,
+  planOffPeakMB: round2(Number(p.offPeakBytes) / MiB),
+  planFullPeakMB: round2(Number(p.fullPeakBytes) / MiB),
+  planAttempts: (p.attempts as Row[]).length,
+  planMs: round2(Number(p.planMs), 0),
+};
+const torch = withTorch ? { off: summarize('torch:off', 'torch:off'), full: summarize('torch:full', 'torch:off'), torchVersion: best('torch:off').first.torchVersion } : null;
+const full = tiers.full!;
+const selective = tiers.selective!;
+const result = {
+  tiers,
+  torch,
+  targets: {
+    fullMemoryCutAtLeast: 0.6,
+    fullSlowdownAtMost: 0.35,
+    selectiveSlowdownAtMost: 0.1,
+    fullMemoryCutMet: Number(full.memoryCutVsOff) >= 0.6,
+    fullSlowdownMet: Number(full.slowdownVsOff) <= 0.35,
+    selectiveSlowdownMet: Number(selective.slowdownVsOff) <= 0.1,
+  },
+  spec,
+  batchSize,
+  threads,
+  steps,
+  warmup,
+  rounds,
+  budgetFraction,
+};
+
+mkdirSync(join(pkgDir, 'bench-results'), { recursive: true });
+writeFileSync(join(pkgDir, 'bench-results', 'grad-ckpt.json'), `${JSON.stringify(result, null, 2)}\n`);
+if (json) {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} else {
+  const pct = (x: unknown): string => `${(Number(x) * 100).toFixed(0)}%`;
+  const line = (name: string, r: Row, extra = ''): string =>
+    `${name.padEnd(16)} ${String(r.peakActivationMB).padStart(9)} ${pct(r.memoryCutVsOff).padStart(7)} ${String(r.stepMs).padStart(8)} ${pct(r.slowdownVsOff).padStart(9)}  ${extra}`;
+  console.log(`${'tier'.padEnd(16)} ${'peak MB'.padStart(9)} ${'cut'.padStart(7)} ${'step ms'.padStart(8)} ${'slowdown'.padStart(9)}  recompute`);
+  for (const [k, r] of Object.entries(tiers)) console.log(line(`onnx-train ${k}`, r, (r.recompute as string[]).join(',') || '-'));
+  if (torch) for (const k of ['off', 'full'] as const) console.log(line(`torch ${k}`, torch[k], k === 'full' ? 'torch.utils.checkpoint per block' : '-'));
+  console.log(`budget: ${tiers.budget!.memoryBudgetMB} MB planned → predicted ${tiers.budget!.planPredictedPeakMB}, measured ${tiers.budget!.planMeasuredPeakMB} (fits: ${tiers.budget!.planFits})`);
+  console.log(`targets: full cut ≥ 60%: ${result.targets.fullMemoryCutMet}, full slowdown ≤ 35%: ${result.targets.fullSlowdownMet}, selective slowdown ≤ 10%: ${result.targets.selectiveSlowdownMet}`);
+}
