@@ -44,6 +44,19 @@ export interface TrainStepJob {
   vocabSize: number;
 }
 
+/**
+ * A segmented @soup/onnx-train step (activation offloading): the child builds the step itself
+ * (a session for the segments, an activation store per step) and runs one step on a synthetic
+ * batch; calibration builds it without a step.
+ */
+export interface SegmentedStepJob {
+  kind: 'segmented-step';
+  /** TrainStepJobOptions of _train-step-runner.ts plus `offload`, as JSON. */
+  step: Record<string, unknown>;
+  maxLength: number;
+  vocabSize: number;
+}
+
 export interface WorkerJob {
   /** `calibrate`: load and build the batch, report the baseline, no step. `step`: run one step. */
   mode: 'calibrate' | 'step';
@@ -52,7 +65,7 @@ export interface WorkerJob {
   /** CPU budget fixed by the caller; null = what the child can reach right before the step. */
   budgetBytes: number | null;
   cuda: CudaJob | null;
-  work: OrtJob | TrainStepJob;
+  work: OrtJob | TrainStepJob | SegmentedStepJob;
 }
 
 export interface CpuMeasurement {

@@ -7,7 +7,7 @@ import { type ChildRun, runChild, tail } from './_child-runner';
 import { formatBytes } from './_format';
 import { judgeFailure } from './_interpret';
 import { buildLaunch, type Launch } from './_launch';
-import type { CudaJob, OrtJob, TrainStepJob, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
+import type { CudaJob, OrtJob, SegmentedStepJob, TrainStepJob, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
 import { batchSizeArg } from './_validate';
 import { ProbeChildError, ProbeTimeoutError } from './errors';
 import { reachableMemory } from './reachable-memory';
@@ -32,7 +32,7 @@ export interface WorkerProbeConfig {
   /** Names the child in errors: "ORT probe child", "train-step probe child". */
   what: string;
   device: 'cpu' | 'cuda';
-  work: OrtJob | TrainStepJob;
+  work: OrtJob | TrainStepJob | SegmentedStepJob;
   budgetBytes: number | null;
   cuda: CudaJob | null;
   timeoutMs: number;
@@ -51,8 +51,8 @@ interface Calibration {
   baselineVmBytes: number;
   feedBytesPerSample: number;
   ms: number;
-  /** What every trial runs: the ORT job itself, or a train-step's prepared (optimised) model. */
-  work: OrtJob;
+  /** What every trial runs: the ORT or segmented job itself, or a train-step's prepared (optimised) model. */
+  work: OrtJob | SegmentedStepJob;
 }
 
 // Train-step model files live in temp dirs removed when the process exits.
@@ -89,7 +89,7 @@ function asResult(run: ChildRun): WorkerResult | undefined {
 
 export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   let calibration: Promise<Calibration> | undefined;
-  const job = (mode: WorkerJob['mode'], batchSize: number, work: OrtJob | TrainStepJob): WorkerJob => ({
+  const job = (mode: WorkerJob['mode'], batchSize: number, work: WorkerJob['work']): WorkerJob => ({
     mode,
     batchSize,
     device: cfg.device,
@@ -104,7 +104,7 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     const run = await send(cfg, direct(), job('calibrate', 1, work));
     const result = asResult(run);
     if (result?.ok && run.exitCode === 0) {
-      const prepared = work.kind === 'ort' ? work : result.prepared;
+      const prepared = work.kind === 'train-step' ? result.prepared : work;
       if (!prepared) throw new ProbeChildError(`${cfg.what} did not report its prepared model`, { batchSize: 1, exitCode: 0, signal: null, stderrTail: tail(run.stderr) });
       return { baselineVmBytes: result.cpu.baselineVmBytes, feedBytesPerSample: result.batchedFeedBytes, ms: run.wallMs, work: prepared };
     }
@@ -121,7 +121,7 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     const batchSize = batchSizeArg(batchSizeInput);
     let launch = direct();
     let calibrationMs: number | undefined;
-    let work: OrtJob | undefined = cfg.work.kind === 'ort' ? cfg.work : undefined;
+    let work: OrtJob | SegmentedStepJob | undefined = cfg.work.kind === 'train-step' ? undefined : cfg.work;
     const limited = cfg.device === 'cpu' && cfg.addressSpaceLimit !== 'off';
     if (limited || !work) {
       let fresh = false;

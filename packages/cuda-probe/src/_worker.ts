@@ -95,6 +95,10 @@ function runnerFor(ort: Ort, job: WorkerJob, session: Session, work: OrtJob): Ru
 async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> {
   const ort: Ort = await import('onnxruntime-node');
   const work = job.work;
+  if (work.kind === 'segmented-step') {
+    const { prepareSegmentedStep } = await import('./_train-step-runner');
+    return prepareSegmentedStep(job, work);
+  }
   if (work.kind === 'train-step') {
     if (job.mode !== 'calibrate') throw new Error('a train-step job runs as calibration only; trials run its prepared model');
     const { prepareTrainStep } = await import('./_train-step-runner');

@@ -1,4 +1,7 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { probeBatchSize } from '@soup/batch-probe';
+import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
 import { createTrainStepProbe } from './create-train-step-probe';
 import { ProbeChildError, ProbeOptionsError } from './errors';
@@ -36,6 +39,24 @@ describe('[slow] createTrainStepProbe (real onnx-train steps in child processes)
     expect(ckpt.peakBytes!).toBeLessThan(plain.peakBytes! - 20 * MiB);
   });
 
+  it('offload to disk probes the segmented step: a lower peak than the fused step at the same batch, no scratch file left', async () => {
+    const cwd = useTempDir('soup-probe-offload-');
+    const fused = await createTrainStepProbe({ ...base, cwd, budgetBytes: 2 ** 40 })(8);
+    const disk = await createTrainStepProbe({ ...base, cwd, budgetBytes: 2 ** 40, offload: { target: 'disk', saveDir: 'acts' } })(8);
+    expect(fused.fits && disk.fits).toBe(true);
+    expect(disk.notes).toContain("segmented step, offload target 'disk'");
+    // Measured here: 134 MiB fused, 70 MiB segmented with disk offload (one step at batch 8).
+    expect(disk.peakBytes!).toBeLessThan(0.75 * fused.peakBytes!);
+    expect(existsSync(join(cwd, 'acts'))).toBe(true); // the store really opened its save dir …
+    expect(readdirSync(join(cwd, 'acts'))).toEqual([]); // … and left nothing in it
+  });
+
+  it("offload 'cpu' on a CPU device is refused in the child with @soup/offload's message", async () => {
+    const err = await createTrainStepProbe({ ...base, offload: { target: 'cpu' } })(1).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProbeChildError);
+    expect((err as Error).message).toMatch(/Activation offloading requires CUDA training\. Current device: cpu\./);
+  });
+
   it('an invalid spec is refused by onnx-train in the first child, with its message', async () => {
     const err = await createTrainStepProbe({ ...base, spec: { ...spec, nHeads: 3 } })(1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProbeChildError);
@@ -49,7 +70,7 @@ describe('createTrainStepProbe options', () => {
     ['seqLen below 8', { spec: { ...spec, seqLen: 4 } }, 'spec.seqLen'],
     ['a boolean nLayers', { spec: { ...spec, nLayers: true } }, 'spec.nLayers'],
     ['a plan that is not a list of names', { plan: 'h.0' }, 'plan'],
-    ['offload to disk (no segmented step in onnx-train yet)', { offload: { target: 'disk', saveDir: 'scratch' } }, 'offload'],
+    ['offload to disk without a save dir', { offload: { target: 'disk' } }, 'offload.saveDir'],
     ['an unknown offload target', { offload: { target: 'gpu' } }, 'offload.target'],
     ['a float16 dtype', { dtype: 'float16' }, 'dtype'],
   ])('refuses %s, naming the field', (_what, patch, field) => {

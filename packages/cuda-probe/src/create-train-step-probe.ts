@@ -20,8 +20,11 @@ export interface CreateTrainStepProbeOptions extends WorkerProbeOptions {
    */
   plan?: readonly string[];
   /**
-   * Activation offloading (segmented execution). Not available yet: @soup/onnx-train 0.x runs
-   * the fused step only, so any value other than `undefined` or `{target: 'keep'}` is refused.
+   * Activation offloading. `'cpu'` / `'disk'` probe onnx-train's segmented step (a session for
+   * the segments, each block's saved activations through an activation store), built in every
+   * child; `'disk'` needs `saveDir`, resolved against `cwd` and kept under it (checked by
+   * @soup/offload in the child: a refusal is a `ProbeChildError` with its message). `'cpu'` is a
+   * CUDA option: on a CPU device the check refuses it. `{target: 'keep'}` is the fused step.
    * @default undefined (fused step)
    */
   offload?: { target: 'keep' | 'cpu' | 'disk'; saveDir?: string };
@@ -59,17 +62,16 @@ export function createTrainStepProbe(options: CreateTrainStepProbeOptions): Chil
     }
     plan = [...o.plan];
   }
+  const step: TrainStepJobOptions = { spec: { ...spec }, recompute: plan };
   if (o.offload !== undefined) {
     const off = requireObject('offload', o.offload);
     const target = oneOf('offload.target', off.target, ['keep', 'cpu', 'disk'] as const, 'keep');
-    if (target !== 'keep') {
-      throw new ProbeOptionsError(
-        'offload',
-        `offload.target '${target}' needs onnx-train's segmented execution, which this @soup/onnx-train does not provide yet; probe the fused step (leave offload out)`,
-      );
+    if (off.saveDir !== undefined && typeof off.saveDir !== 'string') throw new ProbeOptionsError('offload.saveDir', 'offload.saveDir must be a path (a scratch directory under cwd)');
+    if (target === 'disk' && !off.saveDir) {
+      throw new ProbeOptionsError('offload.saveDir', "offload.target 'disk' needs offload.saveDir: a scratch directory under the working directory");
     }
+    if (target !== 'keep') step.offload = { target, ...(off.saveDir ? { saveDir: off.saveDir as string } : {}), cwd: o.cwd ?? process.cwd() };
   }
-  const step: TrainStepJobOptions = { spec: { ...spec }, recompute: plan };
   if (o.dtype !== undefined) step.dtype = oneOf('dtype', o.dtype, ['float32', 'float64'] as const, 'float32');
   if (o.intraOpNumThreads !== undefined) step.intraOpNumThreads = integerAtLeast('intraOpNumThreads', o.intraOpNumThreads, 1);
   const arena = optionalBoolean('enableCpuMemArena', o.enableCpuMemArena);
@@ -81,14 +83,16 @@ export function createTrainStepProbe(options: CreateTrainStepProbeOptions): Chil
   return createWorkerProbe({
     what: 'train-step probe child',
     device: r.device,
-    work: {
-      kind: 'train-step',
-      step: step as unknown as Record<string, unknown>,
-      modelPath: '', // a temp file, chosen when the first (calibration) child is sent
-      maxLength: spec.seqLen as number,
-      padId: 0,
-      vocabSize: spec.vocabSize as number,
-    },
+    work: step.offload
+      ? { kind: 'segmented-step', step: step as unknown as Record<string, unknown>, maxLength: spec.seqLen as number, vocabSize: spec.vocabSize as number }
+      : {
+          kind: 'train-step',
+          step: step as unknown as Record<string, unknown>,
+          modelPath: '', // a temp file, chosen when the first (calibration) child is sent
+          maxLength: spec.seqLen as number,
+          padId: 0,
+          vocabSize: spec.vocabSize as number,
+        },
     budgetBytes: r.budgetBytes,
     cuda: r.device === 'cuda' ? { deviceId: r.deviceId, nvidiaSmiPath: r.nvidiaSmiPath, gpuMemLimitBytes: r.gpuMemLimitBytes } : null,
     timeoutMs: r.timeoutMs,

@@ -25,7 +25,8 @@
 // The PyTorch peer (Debian python3-torch, /usr/bin/python3) runs the same model eager, with every
 // block under torch.utils.checkpoint(use_reentrant=False) for `full`, measured the same way, with
 // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset for the peer only and the same thread count.
-// Rounds alternate the tiers; each tier keeps its fastest round's median and its highest peak.
+// Rounds alternate the tiers (each round rotated by one); each tier keeps its fastest round's median
+// step and its highest peak.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -41,7 +42,7 @@ const flag = (name: string, def: number): number => {
 };
 const threads = flag('--threads', 2);
 const batchSize = flag('--batch', 32);
-const steps = flag('--steps', 5);
+const steps = flag('--steps', 6);
 const warmup = flag('--warmup', 2);
 const rounds = flag('--rounds', 2);
 const budgetFraction = flag('--budget-fraction', 0.5);
@@ -83,25 +84,25 @@ const runs = new Map<string, Row[]>();
 const add = (k: string, r: Row): void => void runs.set(k, [...(runs.get(k) ?? []), r]);
 let plan: Row | null = null;
 log(`geometry ${JSON.stringify(spec)} batch ${batchSize}, ${threads} threads, ${warmup} warm-up + ${steps} timed steps, ${rounds} rounds`);
+const runTier = (tier: string, round: number): void => {
+  log(`round ${round + 1}/${rounds}: ${tier.startsWith('torch:') ? 'PyTorch peer' : 'onnx-train'} ${tier.replace('torch:', '')} ...`);
+  if (tier === 'budget') add(tier, ortChild({ mode: 'step', recompute: plan!.recompute, arenaStats: arenaStats && round === 0 }));
+  else if (tier.startsWith('torch:')) add(tier, torchChild(tier.slice('torch:'.length)));
+  else add(tier, ortChild({ mode: 'step', tier, arenaStats: arenaStats && round === 0 }));
+};
+const order: string[] = [...fixed, 'budget', ...(withTorch ? ['torch:off', 'torch:full'] : [])];
 for (let round = 0; round < rounds; round++) {
-  for (const tier of fixed) {
-    log(`round ${round + 1}/${rounds}: onnx-train ${tier} ...`);
-    add(tier, ortChild({ mode: 'step', tier, arenaStats: arenaStats && round === 0 }));
-  }
-  if (plan === null) {
-    const act = (t: string): number => Number(runs.get(t)![0]!.peakActivationMB);
-    const create = (Number(runs.get('off')![0]!.createDeltaMB) + Number(runs.get('full')![0]!.createDeltaMB)) / 2;
-    const memoryBudgetBytes = Math.round((create + act('full') + budgetFraction * (act('off') - act('full'))) * MiB);
-    log(`planning the budget tier for ${(memoryBudgetBytes / MiB).toFixed(0)} MiB ...`);
-    plan = ortChild({ mode: 'plan', memoryBudgetBytes });
-  }
-  log(`round ${round + 1}/${rounds}: onnx-train budget (${(plan.recompute as string[]).join(', ') || 'nothing'}) ...`);
-  add('budget', ortChild({ mode: 'step', recompute: plan.recompute, arenaStats: arenaStats && round === 0 }));
-  if (withTorch) {
-    for (const tier of ['off', 'full']) {
-      log(`round ${round + 1}/${rounds}: PyTorch peer ${tier} ...`);
-      add(`torch:${tier}`, torchChild(tier));
+  // Each round starts one tier later, so a burst of load from other tenants does not always hit the same tier.
+  const rotated = round === 0 ? order : [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
+  for (const tier of rotated) {
+    if (tier === 'budget' && plan === null) {
+      const act = (t: string): number => Number(runs.get(t)![0]!.peakActivationMB);
+      const create = (Number(runs.get('off')![0]!.createDeltaMB) + Number(runs.get('full')![0]!.createDeltaMB)) / 2;
+      const memoryBudgetBytes = Math.round((create + act('full') + budgetFraction * (act('off') - act('full'))) * MiB);
+      log(`planning the budget tier for ${(memoryBudgetBytes / MiB).toFixed(0)} MiB ...`);
+      plan = ortChild({ mode: 'plan', memoryBudgetBytes });
     }
+    runTier(tier, round);
   }
 }
 

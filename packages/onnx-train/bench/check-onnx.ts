@@ -2,10 +2,31 @@
 // (`python3 -c "import onnx; onnx.checker.check_model(...)"`, Debian's python3-onnx).
 // Not a test: it needs Python. Run: npx tsx bench/check-onnx.ts   (env PYTHON overrides the interpreter)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineGptSpec, writeTrainingModel, type BuildTrainingModelOptions } from '../src/index';
+import * as seg from '../src/_segments';
+import { defineGptSpec, resolveAdamW, writeTrainingModel, type BuildTrainingModelOptions, type GptSpec } from '../src/index';
+
+/** The segmented step's model (every segment behind an If), as SegmentedTrainStep builds it. */
+function writeSegmentsModel(spec: GptSpec, recompute: string[], path: string): { path: string; sizeBytes: number } {
+  const models: seg.SegmentModel[] = [];
+  const kinds = new Set<seg.UnitKind>();
+  for (let i = 0; i < spec.nLayers; i++) {
+    for (const kind of seg.blockUnits(recompute, i)) {
+      if (kinds.has(kind)) continue;
+      kinds.add(kind);
+      const u = seg.buildUnitSegments(spec, 'float32', kind);
+      models.push(u.forward, u.backward);
+    }
+  }
+  const adamw = resolveAdamW();
+  models.push(seg.buildEmbedForward(spec, 'float32'), seg.buildEmbedBackward(spec, 'float32'), seg.buildHead(spec, 'float32'));
+  models.push(seg.buildGradNorm(spec, 'float32'), seg.buildAdamWGroup(spec, 'float32', adamw, 'block'), seg.buildAdamWGroup(spec, 'float32', adamw, 'rest'));
+  const { bytes } = seg.buildSwitchModel('float32', models);
+  writeFileSync(path, bytes);
+  return { path, sizeBytes: bytes.byteLength };
+}
 
 const python = process.env.PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const spec = defineGptSpec({ vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4 });
@@ -14,13 +35,16 @@ const variants: [string, Omit<BuildTrainingModelOptions, 'spec'>][] = [
   ['train-float32-recompute', { recompute: ['h.0', 'h.1.attn', 'h.2.mlp'] }],
   ['gradients-float64', { mode: 'gradients', dtype: 'float64' }],
   ['loss-float32-untied', { mode: 'loss' }],
+  ['segments-float32', {}],
+  ['segments-float32-recompute', { recompute: ['h.0', 'h.1.attn', 'h.2.mlp'] }],
 ];
 const dir = mkdtempSync(join(tmpdir(), 'soup-check-onnx-'));
 let failed = 0;
 try {
   for (const [name, opts] of variants) {
     const s = name.endsWith('untied') ? { ...spec, tieEmbeddings: false } : spec;
-    const w = writeTrainingModel({ spec: s, path: join(dir, `${name}.onnx`), ...opts });
+    const path = join(dir, `${name}.onnx`);
+    const w = name.startsWith('segments') ? writeSegmentsModel(s, opts.recompute ? [...opts.recompute] : [], path) : writeTrainingModel({ spec: s, path, ...opts });
     const code = [
       'import sys, onnx',
       'm = onnx.load(sys.argv[1])',

@@ -19,7 +19,8 @@
 // the runtime returns a segment's outputs as copies, so its saved tensors briefly exist twice.
 //
 // Block models name their parameters relative to the block (`ln_1.weight`), so every block of
-// a model runs through the same few sessions.
+// a model runs through the same few models. `buildSwitchModel` then puts all the models into one,
+// each behind an `If`, so one ONNX Runtime session (one memory arena, one thread pool) runs them.
 import { Emitter, GraphCore, floatTypeCode, type FloatDType } from './_graph';
 import { attention, embeddings, layerNorm, lmHeadLoss, mlp } from './_layers';
 import { withRecompute, type EmitEnv, type LayerModule, type SavedDim } from './_module';
@@ -156,8 +157,15 @@ class SegmentBuilder {
     return this;
   }
 
+  /** Shape of parameter `name` (full name, e.g. `h.0.ln_1.weight`). */
+  paramShape(name: string): readonly number[] {
+    const p = parameterSpecs(this.spec).find((q) => q.name === name);
+    if (!p) throw new Error(`no parameter named ${name}`);
+    return p.shape;
+  }
+
   /** Declares `value` as the graph output `name` (see `finish`). */
-  output(value: string, name: string, type: OnnxDataTypeCode, shape?: readonly SavedDim[]): void {
+  output(value: string, name: string, type: OnnxDataTypeCode, shape: readonly SavedDim[]): void {
     this.core.reserve(name);
     this.pendingOutputs.push({ value, name });
     this.core.addOutput(name, type, shape);
@@ -234,7 +242,7 @@ export function buildUnitSegments(spec: GptSpec, dtype: FloatDType, kind: UnitKi
   for (const s of m.saves) savedIn[s.key] = b.core.addInput(`saved.${s.key}`, s.type === 'int64' ? OnnxDataType.INT64 : b.ft, s.shape);
   const g = m.backward(b.root.scope(`${m.name}/bwd`), b.env, savedIn, dy);
   b.output(g.dx!, 'dx', b.ft, ['tokens', D]);
-  for (const [p, value] of g.grads) b.output(value, tensorNames.grad(toBlockRelative(p)), b.ft);
+  for (const [p, value] of g.grads) b.output(value, tensorNames.grad(toBlockRelative(p)), b.ft, b.paramShape(p));
   const backward = b.finish(`${tag}_bwd`);
   return { kind, forward, backward, saved };
 }
@@ -256,7 +264,7 @@ export function buildEmbedBackward(spec: GptSpec, dtype: FloatDType): SegmentMod
   const dy = s.core.addInput('dy', s.ft, ['tokens', spec.dModel]);
   const m = embeddings(spec);
   const g = m.backward(s.root.scope(`${m.name}/bwd`), s.env, { ids }, dy);
-  for (const [p, value] of g.grads) s.output(value, tensorNames.grad(p), s.ft);
+  for (const [p, value] of g.grads) s.output(value, tensorNames.grad(p), s.ft, s.paramShape(p));
   return s.finish('embed_bwd');
 }
 
@@ -272,7 +280,7 @@ export function buildHead(spec: GptSpec, dtype: FloatDType): SegmentModel {
   const g2 = head.backward(s.root.scope(`${head.name}/bwd`), s.env, r2.saved, null);
   const g1 = lnf.backward(s.root.scope(`${lnf.name}/bwd`), s.env, r1.saved, g2.dx);
   s.output(g1.dx!, 'dx', s.ft, ['tokens', spec.dModel]);
-  for (const [p, value] of [...g2.grads, ...g1.grads]) s.output(value, tensorNames.grad(p), s.ft);
+  for (const [p, value] of [...g2.grads, ...g1.grads]) s.output(value, tensorNames.grad(p), s.ft, s.paramShape(p));
   return s.finish('head');
 }
 
@@ -361,12 +369,16 @@ export function buildSwitchModel(dtype: FloatDType, segments: readonly SegmentMo
     const local = new Set<string>([...g.initializers.map((t) => t.name!), ...g.nodes.flatMap((n) => n.outputs)]);
     const rename = (v: string): string => (local.has(v) ? prefix + v : v);
     const nodes: NodeDef[] = g.nodes.map((n) => ({ ...n, name: prefix + n.name, inputs: n.inputs.map(rename), outputs: n.outputs.map(rename) }));
+    // Both branches yield each output with the same rank: the else-branch an empty tensor (a
+    // single zero for a scalar); every dimension symbolic, as the two branches differ in size.
+    const rank = (o: ValueInfoDef): number => (o.shape ?? []).length;
+    const anyShape = (o: ValueInfoDef, j: number): string[] => Array.from({ length: rank(o) }, (_, d) => `s${k}_${j}_${d}`);
     const thenBranch: GraphDef = {
       name: `${g.name}_then`,
       nodes,
       initializers: g.initializers.map((t) => ({ ...t, name: rename(t.name!) })),
       inputs: [],
-      outputs: g.outputs.map((o) => ({ name: rename(o.name), dataType: o.dataType })),
+      outputs: g.outputs.map((o, j) => ({ name: rename(o.name), dataType: o.dataType, shape: anyShape(o, j) })),
     };
     const elseBranch: GraphDef = {
       name: `${g.name}_else`,
@@ -375,16 +387,21 @@ export function buildSwitchModel(dtype: FloatDType, segments: readonly SegmentMo
         name: `${prefix}else/${o.name}`,
         inputs: [],
         outputs: [`${prefix}else/${o.name}`],
-        attributes: { value: { kind: 'tensor', value: { dataType: o.dataType, dims: [0], raw: new Uint8Array(0) } } },
+        attributes: {
+          value: {
+            kind: 'tensor',
+            value: { dataType: o.dataType, dims: new Array<number>(rank(o)).fill(0), raw: new Uint8Array(rank(o) === 0 ? (o.dataType === OnnxDataType.FLOAT ? 4 : 8) : 0) },
+          },
+        },
       })),
       initializers: [],
       inputs: [],
-      outputs: g.outputs.map((o) => ({ name: `${prefix}else/${o.name}`, dataType: o.dataType })),
+      outputs: g.outputs.map((o, j) => ({ name: `${prefix}else/${o.name}`, dataType: o.dataType, shape: anyShape(o, j) })),
     };
     const cond = root.op1('Equal', [selector, root.i64([k], [])]);
     const outNames = g.outputs.map((o) => `${k}:${o.name}`);
     root.op('If', [cond], { then_branch: { kind: 'graph', value: thenBranch }, else_branch: { kind: 'graph', value: elseBranch } }, { outputNames: outNames });
-    g.outputs.forEach((o, j) => main.addOutput(outNames[j]!, o.dataType));
+    g.outputs.forEach((o, j) => main.addOutput(outNames[j]!, o.dataType, anyShape(o, j)));
     info.push({ inputNames: g.inputs.map((i) => i.name), outputs: new Map(g.outputs.map((o, j) => [outNames[j]!, o.name])) });
   });
   const bytes = main.encode({ graphName: 'soup_gpt_segments', producerVersion: 'graph-v1', docString: '@soup/onnx-train segmented step' });

@@ -71,6 +71,17 @@ await step.release();
     },
   );
 
+  it('falls back to a sampled peak (a worker thread reading VmRSS) when asked, and reports it', async () => {
+    const spec = defineGptSpec({ ...geometry, nLayers: 2 });
+    const seen: string[] = [];
+    const r = await planBudgetTier({ spec, batchSize: 8, memoryBudgetBytes: 2 ** 40, intraOpNumThreads: 1, peakMethod: 'sampled', onMeasure: (m) => seen.push(m.label) });
+    expect(r.peakMethod).toBe('sampled');
+    expect(seen).toEqual(['off', 'full', 'plan']);
+    expect(r).toMatchObject({ recompute: [], fits: true, batchSize: 8, attempts: [{ recompute: [] }] });
+    expect(r.offPeakBytes).toBeGreaterThan(0);
+    expect(r.measuredPeakBytes).toBe(r.offPeakBytes); // a plan of no block reuses the un-checkpointed measurement
+  });
+
   it('refuses what it cannot measure: CUDA steps, bad budgets and batch sizes', async () => {
     const spec = defineGptSpec(geometry);
     await expect(planBudgetTier({ spec, batchSize: 2, memoryBudgetBytes: 2 ** 30, executionProvider: 'cuda' })).rejects.toThrow(/host memory/);

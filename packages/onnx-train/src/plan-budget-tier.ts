@@ -80,9 +80,11 @@ export interface BudgetTierReport {
  *    is recomputed. (A plan of no block or of every block reuses step 1's measurement: same graph.)
  *
  * Peaks are resident memory (VmHWM, reset through `/proc/self/clear_refs` before each measured
- * step; or sampled VmRSS where the reset is refused) above the RSS this process had when planning
- * started. Memory freed by one measured session but kept by the allocator counts against the next,
- * which errs on the safe side. Linux only: elsewhere `MemoryMeasurementError`.
+ * step; or VmRSS sampled by a worker thread where the reset is refused) above the RSS this process
+ * had when planning started. Memory freed by one measured session but kept by the allocator counts
+ * against the next (errs high); memory the process freed before planning but still holds makes
+ * them low: plan first in a fresh process. With `node --expose-gc`, each released session's arrays
+ * are collected before the next measurement. Linux only: elsewhere `MemoryMeasurementError`.
  *
  * @throws {TrainInputError} on a bad batch size or budget, or a CUDA step (the budget is host memory).
  */

@@ -18,6 +18,7 @@ export interface BudgetTierOption extends BudgetTierConfig {
   /**
    * Sequences per step the plan is measured with. `Trainer` and `runOneStep` fill in their own
    * batch size; `TrainStep.create` (which does not know the batch) needs it here.
+   * @default undefined (filled in by Trainer / runOneStep)
    */
   batchSize?: number;
 }

@@ -59,9 +59,9 @@ export interface SegmentedTrainStepOptions extends TrainStepOptions {
    */
   openActivationStore?: () => ActivationStore;
   /**
-   * ORT's CPU arena in the segment sessions. Off by default here: each session would keep its own
-   * arena at its largest run, and the arenas of a dozen sessions add up to more than the fused
-   * step's one. @default false
+   * ORT's CPU arena of the (single) segments session: it keeps what the largest segment needs and
+   * reuses it for every segment. Off, each tensor is a C allocation, and the C allocator keeps
+   * freed memory fragmented: a higher peak. @default true
    */
   enableCpuMemArena?: boolean;
 }
@@ -101,7 +101,7 @@ export interface SegmentedStepStats {
 type Session = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
 type Feeds = Record<string, ort.Tensor>;
 
-/** A runnable segment: a session of its own, or its branch of the shared switch session. */
+/** A runnable segment: its branch of the segments session (see `openSegments`). */
 interface Segment {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
@@ -130,21 +130,20 @@ interface Sessions {
 }
 
 const TARGETS: readonly string[] = ['keep', 'cpu', 'disk'];
-const RELEASE = process.env.SOUP_NO_RELEASE === undefined;
 
 /**
- * Each session has its own intra-op thread pool, whose threads spin after a run by default; with a
- * dozen sessions run one after another, the spinning pools of the previous segments take the cores
- * from the current one (measured: a segmented step 2× slower). Not spinning costs a wake-up per
- * parallel operator.
+ * ORT's intra-op threads spin for a while after each run by default. A segmented step makes two
+ * dozen runs with JavaScript work between them (output copies, scratch-file I/O), and the
+ * spinning threads take the cores from it: measured on 2 shared cores, the disk-offloaded step
+ * took 1.8× the fused step's time spinning and 1.2× not spinning.
  */
 const SEGMENT_SESSION_EXTRA = { session: { intra_op: { allow_spinning: '0' } } } as const;
 
 /**
- * The training step in segments: one ONNX Runtime session per segment (embedding forward, each
- * block's forward, LM head + loss, each block's backward, embedding backward, optimizer), each
- * block's saved activations passed through an `ActivationStore` (`keep` / `cpu` / `disk`)
- * between its forward and its backward. A recompute plan applies as in the fused graph: a
+ * The training step in segments: one ONNX Runtime run per segment (embedding forward, each half
+ * block's forward, LM head + loss, each half block's backward, embedding backward, gradient norm,
+ * AdamW per block), each block's saved activations passed through an `ActivationStore`
+ * (`keep` / `cpu` / `disk`) between its forward and its backward. A recompute plan applies as in the fused graph: a
  * recomputed block saves only its input and re-runs its forward inside its backward segment.
  * Same interface as `TrainStep`; gradients and updates equal the fused step's.
  *
@@ -339,7 +338,7 @@ export class SegmentedTrainStep {
     const { loss, grads, stats } = await this.forwardBackward(batch.batchSize, batchFeeds);
     const tOpt = performance.now();
     const { gradNorm } = await this.optimize(grads, lr, nextStep, batch.batchSize);
-    if (RELEASE) releaseBuffers(grads.values());
+    releaseBuffers(grads.values());
     const t2 = performance.now();
     this.completed = nextStep;
     this.lastStepStats = { ...stats, optimizerMs: t2 - tOpt };
@@ -463,7 +462,7 @@ export class SegmentedTrainStep {
       }
       const t1 = performance.now();
       const head = await this.headStep(x, batchFeeds[tensorNames.labels]!, grads, batchSize);
-      if (RELEASE) releaseBuffers([x.data as ArrayBufferView]);
+      releaseBuffers([x.data as ArrayBufferView]);
       x = null;
       let dy = head.dx;
       const t2 = performance.now();
@@ -508,7 +507,7 @@ export class SegmentedTrainStep {
       throw storeFailure(`${u.name} forward`, 'pack', err);
     }
     io.packMs += performance.now() - tp;
-    if (RELEASE) {
+    {
       // What the store copied or wrote is dead here; x too unless a 'keep' store holds it.
       const keep = store.target === 'keep';
       const dead: ort.Tensor[] = [];
@@ -551,7 +550,7 @@ export class SegmentedTrainStep {
       if (name.startsWith('grad.')) grads.set(`${u.prefix}${name.slice('grad.'.length)}`, out[name]!.data as FloatArray);
     }
     // The unpacked tensors (the store has forgotten them) and dy are dead.
-    if (RELEASE) releaseBuffers(Object.values(feeds).filter((t) => t !== undefined).map((t) => t.data as ArrayBufferView));
+    releaseBuffers(Object.values(feeds).filter((t) => t !== undefined).map((t) => t.data as ArrayBufferView));
     return out.dx!;
   }
 
@@ -562,7 +561,7 @@ export class SegmentedTrainStep {
     grads.set('wpe.weight', out[tensorNames.grad('wpe.weight')]!.data as FloatArray);
     const dwte = out[tensorNames.grad('wte.weight')]!.data as FloatArray;
     const headPart = this.spec.tieEmbeddings ? grads.get('wte.weight') : undefined;
-    if (RELEASE) releaseBuffers([dy.data as ArrayBufferView]);
+    releaseBuffers([dy.data as ArrayBufferView]);
     if (!headPart) {
       grads.set('wte.weight', dwte);
       return;
@@ -571,7 +570,7 @@ export class SegmentedTrainStep {
     const sum = this.zeros(dwte.length);
     for (let k = 0; k < sum.length; k++) sum[k] = headPart[k]! + dwte[k]!;
     grads.set('wte.weight', sum);
-    if (RELEASE) releaseBuffers([headPart, dwte]);
+    releaseBuffers([headPart, dwte]);
   }
 
   /** The global gradient norm (one small session over every gradient). */
@@ -608,7 +607,7 @@ export class SegmentedTrainStep {
         const { key } = this.stateKey(name.slice('updated.'.length), prefix);
         this.state.get(key)!.set(out[name]!.data as FloatArray);
       }
-      if (RELEASE) releaseBuffers(Object.values(out).map((t) => t.data as ArrayBufferView));
+      releaseBuffers(Object.values(out).map((t) => t.data as ArrayBufferView));
     }
     return { gradNorm: Number(norm.data[0]) };
   }
@@ -741,30 +740,21 @@ function resolveStore(options: SegmentedTrainStepOptions): {
 }
 
 /**
- * Sessions for the segment models. By default one session runs them all (`buildSwitchModel`):
- * one memory arena sized by the largest segment, one thread pool. `SOUP_SEGMENT_SESSIONS=each`
- * gives every model a session of its own (arena off), for comparison.
+ * One session for every segment model (`buildSwitchModel`): one memory arena, sized by the
+ * largest segment, and one thread pool. One session per segment was measured too: each keeps its
+ * own allocations (no arena: the C allocator's; with arenas: one per session), and the activation
+ * peak came out at 282 MiB instead of 159 (bench geometry, batch 32).
  */
 async function openSegments(models: SegmentModel[], dtype: FloatDType, options: SegmentedTrainStepOptions, created: Session[]): Promise<Segment[]> {
-  if (process.env.SOUP_SEGMENT_SESSIONS === 'each') {
-    const sessionOptions = { ...options, enableCpuMemArena: options.enableCpuMemArena ?? false };
-    const out: Segment[] = [];
-    for (const m of models) {
-      const session = await createTrainingSession(m.bytes, process.env.SOUP_PROF ? { ...sessionOptions, profileFilePrefix: `${process.env.SOUP_PROF}${out.length}` } : sessionOptions, SEGMENT_SESSION_EXTRA);
-      created.push(session);
-      out.push({ inputNames: session.inputNames, outputNames: session.outputNames, run: async (feeds) => (await session.run(feeds)) as Record<string, ort.Tensor> });
-    }
-    return out;
-  }
   const sw = buildSwitchModel(dtype, models);
-  const session = await createTrainingSession(sw.bytes, process.env.SOUP_PROF ? { ...options, profileFilePrefix: process.env.SOUP_PROF } : options);
-  (globalThis as any).__swSession = session;
+  const session = await createTrainingSession(sw.bytes, options, SEGMENT_SESSION_EXTRA);
   created.push(session);
   // Placeholders for the inputs of the segments not selected: never read (their If takes the
   // else-branch). Symbolic dimensions are 0; fixed shapes view one zero buffer nothing touches.
-  let maxBytes = 8;
   const dimsOf = (shape: readonly (number | string)[]): number[] => shape.map((d) => (typeof d === 'number' ? d : 0));
-  for (const i of sw.inputs) maxBytes = Math.max(maxBytes, dimsOf(i.shape ?? []).reduce((n, d) => n * d, 8));
+  const elementBytes = (type: number): number => (type === OnnxDataType.INT64 || dtype === 'float64' ? 8 : 4);
+  let maxBytes = 8;
+  for (const i of sw.inputs) maxBytes = Math.max(maxBytes, dimsOf(i.shape ?? []).reduce((n, d) => n * d, elementBytes(i.dataType)));
   const zero = new ArrayBuffer(maxBytes);
   const placeholders: Feeds = {};
   for (const i of sw.inputs) {
