@@ -8,12 +8,15 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 
 let sink: MessagePort | null = null;
 
-/** Detaches and frees the ArrayBuffers behind `views` (skips undefined and already detached ones). */
+/**
+ * Detaches and frees the ArrayBuffers behind `views`. Skips undefined and already detached
+ * ones, and any view that does not span its whole buffer (a buffer shared with other views).
+ */
 export function releaseBuffers(views: Iterable<ArrayBufferView | null | undefined>): void {
   const buffers = new Set<ArrayBuffer>();
   for (const v of views) {
     const b = v?.buffer;
-    if (b instanceof ArrayBuffer && b.byteLength > 0) buffers.add(b);
+    if (b instanceof ArrayBuffer && b.byteLength > 0 && v!.byteOffset === 0 && v!.byteLength === b.byteLength) buffers.add(b);
   }
   if (buffers.size === 0) return;
   if (sink === null) {
