@@ -1,9 +1,11 @@
 // gradient_checkpointing: budget — the fewest blocks to recompute so the step's measured peak fits
-// memory_budget: measure the step without recompute and with every block recomputed, derive each
-// block's activation bytes (the blocks of a GPT are identical), let @soup/grad-ckpt's planForBudget
-// choose, then confirm the choice with a third measured step.
+// memory_budget: measure the step without recompute and with every block recomputed, each in its own
+// child process (through @soup/cuda-probe: in-process measurements skew each other), derive each
+// block's activation bytes with @soup/grad-ckpt's calibrateBudgetBlocks (the same model onnx-train's
+// in-process planBudgetTier uses), let planForBudget choose, then confirm the choice with a third
+// measured step.
 import type { ChildProbeFn } from '@soup/cuda-probe';
-import { planForBudget } from '@soup/grad-ckpt';
+import { calibrateBudgetBlocks, planForBudget } from '@soup/grad-ckpt';
 import { TrainRunError } from './errors';
 
 /** Options of {@link planBudgetTier}. */
@@ -47,14 +49,10 @@ export async function planBudgetTier(opts: PlanBudgetTierOptions): Promise<Budge
   const peakFullBytes = await peakOf(opts.probeWith(blocks), batchSize, 'fully checkpointed');
   opts.onMeasure?.('every block recomputed', peakFullBytes);
   const n = blocks.length;
-  // peak(off) = base + n·a ; peak(full) = base + a (the recomputed block's activations live again in the backward)
-  const perBlock = n > 1 ? Math.max(0, Math.round((peakOffBytes - peakFullBytes) / (n - 1))) : 0;
-  const baselineBytes = Math.max(0, peakOffBytes - n * perBlock);
-  const plan = planForBudget({
-    blocks: blocks.map((name) => ({ name, activationBytes: perBlock })),
-    baselineBytes,
-    memoryBudgetBytes: opts.memoryBudgetBytes,
-  });
+  // The blocks of a GPT are identical: equal static shares, so each block gets (off − full) / (n − 1)
+  // (peak(off) = base + n·a; peak(full) = base + a, the recomputed block's activations live again in the backward).
+  const model = calibrateBudgetBlocks({ offPeakBytes: peakOffBytes, fullPeakBytes: peakFullBytes, blocks: blocks.map((name) => ({ name, staticBytes: 1 })) });
+  const plan = planForBudget({ ...model, memoryBudgetBytes: opts.memoryBudgetBytes });
   let peakPlanBytes: number;
   if (plan.recompute.length === 0) peakPlanBytes = peakOffBytes;
   else if (plan.recompute.length === n) peakPlanBytes = peakFullBytes;

@@ -70,6 +70,24 @@ export function offloadIssues(config: SoupConfig, cwd: string): { errors: Config
   return { errors: report.errors.map(issue), warnings: report.warnings.map(issue) };
 }
 
+/** What a run applies for `training.activation_offloading`: the store's target and scratch dir. */
+export interface OffloadPlan {
+  target: 'cpu' | 'disk';
+  /** Absolute scratch directory (`disk` only). */
+  saveDir: string | null;
+}
+
+/**
+ * The offload `soup train` applies (and `soup probe` / `soup plan` measure): null when
+ * `training.activation_offloading` is null or @soup/offload's check refuses it (the refusal is
+ * reported by {@link offloadIssues}).
+ */
+export function offloadOf(config: SoupConfig, cwd: string): OffloadPlan | null {
+  const target = config.training.activationOffloading;
+  if (target === null || offloadIssues(config, cwd).errors.length > 0) return null;
+  return { target, saveDir: target === 'disk' ? offloadDirOf(config) : null };
+}
+
 /** Throws a ConfigError for fields `soup train` cannot honour (quantization, LoRA, offload errors). */
 export function assertTrainable(config: SoupConfig, file: string, cwd: string): ConfigIssue[] {
   const issues: ConfigIssue[] = [];

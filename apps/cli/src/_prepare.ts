@@ -4,7 +4,7 @@ import { moduleNames, type GptSpec } from '@soup/onnx-train';
 import { resolveBatch, trialLine, type TrialView } from './_batch';
 import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
 import type { CommandContext } from './_context';
-import { cacheBaseOf, gptSpecOf, resolveTier, type TierPlan } from './_plan';
+import { cacheBaseOf, gptSpecOf, offloadOf, resolveTier, type OffloadPlan, type TierPlan } from './_plan';
 import { formatBytes } from './format-bytes';
 import type { SoupConfig } from './validate-config';
 
@@ -28,6 +28,8 @@ export interface PreparedRun {
   identity: DeviceIdentity;
   spec: GptSpec;
   tier: TierPlan;
+  /** The activation offload every probe step and the run use (segmented execution), or null (fused). */
+  offload: OffloadPlan | null;
   budgetTier: BudgetTierPlan | null;
   /** The budget a probe step is held to (null: what the device can reach, decided per trial). */
   budgetBytes: number | null;
@@ -47,12 +49,15 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   const spec = gptSpecOf(config);
   const tier = resolveTier(config, gpuMemoryGb);
   const budgetBytes = config.training.memoryBudgetBytes;
+  // Probe what will train: with offload, onnx-train's segmented step through the same store.
+  const offload = offloadOf(config, ctx.cwd);
   const probeWith = (recompute: string[]): ChildProbeFn =>
     createTrainStepProbe({
       device: config.device.kind,
       deviceId: config.device.id,
       spec,
       plan: recompute,
+      ...(offload ? { offload: { target: offload.target, ...(offload.saveDir ? { saveDir: offload.saveDir } : {}) } } : {}),
       signal: ctx.signal,
       env: ctx.env,
       cwd: ctx.cwd,
@@ -78,7 +83,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     batchSize = config.training.staticBatchSize;
     batchSource = 'static';
   } else {
-    ctx.say(`batch_size: auto, probing one real training step per candidate from ${config.training.staticBatchSize} (checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description})`);
+    ctx.say(`batch_size: auto, probing one real training step per candidate from ${config.training.staticBatchSize} (checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}${offload ? `, offload ${offload.target}, segmented` : ''})`);
     const r = await resolveBatch({
       ctx,
       probe: probeWith(probeRecompute),
@@ -129,5 +134,5 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     };
     ctx.say(`measured one step:${trialLine(measured, ctx).replace(/^ +/, ' ')}`);
   }
-  return { identity, spec, tier, budgetTier, budgetBytes, batchSize, batchSource, cacheKey, trials, measured };
+  return { identity, spec, tier, offload, budgetTier, budgetBytes, batchSize, batchSource, cacheKey, trials, measured };
 }

@@ -1,6 +1,6 @@
 // soup plan and the init → train path, through the real bin.
 import { runNode, useTempDir } from '@soup/test-utils';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -60,6 +60,47 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     expect(train.stderr.split('\n')[0]).toBe(
       `soup: soup.yaml:${quantLine}: training.quantization: must be none for soup train (got 4bit): the onnx-train model trains in float32; the field is for batch-cache keys of other trainers`,
     );
+  });
+
+  it('activation_offloading: cpu on a CPU device: train and probe refuse it in one line, exit config', async () => {
+    const cwd = useTempDir();
+    await initTiny(cwd, (t) => t.replace('activation_offloading: null', 'activation_offloading: cpu'));
+    const line = readFileSync(join(cwd, 'soup.yaml'), 'utf8').split('\n').findIndex((l) => l.includes('activation_offloading:')) + 1;
+    for (const cmd of ['train', 'probe']) {
+      const r = await soup([cmd], cwd);
+      expect(r.code, `${cmd}: ${r.stderr}`).toBe(EXIT_CODES.config);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(new RegExp(`^soup: soup\\.yaml:${line}: training\\.activation_offloading: Activation offloading requires CUDA training\\. Current device: cpu\\.`));
+    }
+    expect(existsSync(join(cwd, 'soup-output'))).toBe(false);
+  });
+
+  it('activation_offloading: disk: probes and trains the segmented step, leaves no scratch file; plan shows it', async () => {
+    const cwd = useTempDir();
+    await initTiny(cwd, (t) => t.replace('activation_offloading: null', 'activation_offloading: disk'));
+    const r = await soup(['train'], cwd);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/checkpointing off, offload disk to soup-output\/offload \(segmented\)/);
+    const json = JSON.parse(r.stdout.split('\n').find((l) => l.startsWith('RUN_JSON '))!.slice(9)) as Record<string, number | boolean | string | null>;
+    expect(json).toMatchObject({ final_step: 20, segment_stop: false, batch_source: 'probe', offload: 'disk', pushed_steps: [10, 20], final_pushed: true, val_skipped: false, grad_ckpt: false });
+    expect(json.batch_size as number).toBeGreaterThanOrEqual(2);
+    expect(json.tokens_consumed).toBe(20 * (json.batch_size as number) * 16);
+    expect(Number.isFinite(json.final_loss)).toBe(true);
+    expect(json.final_loss as number).toBeLessThan(json.initial_loss as number);
+    expect(json.val_loss).toEqual(expect.any(Number));
+    // Every step (and every probe child) deleted its scratch files; the folder the run created is gone.
+    expect(existsSync(join(cwd, 'soup-output', 'offload'))).toBe(false);
+    const leftovers = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? leftovers(join(dir, e.name)) : e.name.startsWith('soup-act-') ? [e.name] : []));
+    expect(leftovers(cwd)).toEqual([]);
+    const plan = await soup(['plan', '--json'], cwd);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(plan.stdout)).toMatchObject({
+      batch_size: json.batch_size,
+      batch_source: 'cache',
+      fits: true,
+      offload: { target: 'disk', save_dir: join(cwd, 'soup-output', 'offload'), execution: 'segmented', errors: [], warnings: [] },
+    });
+    expect((await soup(['plan'], cwd)).stdout).toMatch(/ {2}offload +disk → soup-output\/offload, segmented step\n/);
   });
 
   it('init → train with a directory store, then train again is a no-op', async () => {

@@ -1,13 +1,19 @@
 import { BudgetPlanError } from './errors';
 import type { BudgetBlock } from './types';
 
-/** Throws {@link BudgetPlanError} naming the field when the blocks cannot be planned with. */
-export function checkBlocks(blocks: readonly BudgetBlock[]): void {
+/**
+ * Throws {@link BudgetPlanError} naming the field when the blocks cannot be planned with: names
+ * non-empty and unique, `bytesKey` a finite byte count ≥ 0, `recomputeCostMs` absent or ≥ 0.
+ */
+export function checkBlocks(
+  blocks: readonly BudgetBlock[] | readonly { name: string; staticBytes: number }[],
+  bytesKey: 'activationBytes' | 'staticBytes' = 'activationBytes',
+): void {
   if (!Array.isArray(blocks)) {
-    throw new BudgetPlanError('blocks', 'blocks must be an array of {name, activationBytes, recomputeCostMs?}');
+    throw new BudgetPlanError('blocks', bytesKey === 'activationBytes' ? 'blocks must be an array of {name, activationBytes, recomputeCostMs?}' : `blocks must be an array of {name, ${bytesKey}}`);
   }
   const names = new Set<string>();
-  blocks.forEach((block, i) => {
+  (blocks as readonly (Partial<BudgetBlock> & { staticBytes?: number })[]).forEach((block, i) => {
     if (typeof block?.name !== 'string' || block.name === '') {
       throw new BudgetPlanError(`blocks[${i}].name`, `blocks[${i}].name must be a non-empty module name such as 'h.${i}'`);
     }
@@ -15,7 +21,7 @@ export function checkBlocks(blocks: readonly BudgetBlock[]): void {
       throw new BudgetPlanError(`blocks[${i}].name`, `blocks[${i}].name '${block.name}' appears twice; list each block once`);
     }
     names.add(block.name);
-    checkBytes(`blocks[${i}].activationBytes`, block.activationBytes, false);
+    checkBytes(`blocks[${i}].${bytesKey}`, block[bytesKey], false);
     const cost = block.recomputeCostMs;
     if (cost !== undefined && !(typeof cost === 'number' && Number.isFinite(cost) && cost >= 0)) {
       throw new BudgetPlanError(

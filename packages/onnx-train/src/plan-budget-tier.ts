@@ -1,4 +1,4 @@
-import { planForBudget, predictPeakBytes, validateTierConfig, type BudgetBlock } from '@soup/grad-ckpt';
+import { calibrateBudgetBlocks, planForBudget, predictPeakBytes, validateTierConfig, type BudgetBlock } from '@soup/grad-ckpt';
 import { measurePeak, pickPeakMethod, readRss, type PeakMethod } from './_peak-rss';
 import { TrainInputError } from './errors';
 import { estimateActivationBytes } from './estimate-activation-bytes';
@@ -71,9 +71,9 @@ export interface BudgetTierReport {
  *    (`fullPeakBytes`).
  * 2. Per-block activation bytes: the difference, attributed to the blocks in proportion to what
  *    recomputing each one removes by the static count (`estimateActivationBytes`: block `i`'s saved
- *    tensors minus its kept inputs; equal for a GPT's identical blocks). Scaled so that
- *    `@soup/grad-ckpt`'s model `predictPeakBytes` reproduces both measurements exactly:
- *    `a_i = k·s_i` with `k = (off − full) / (Σs − max s)` and `baseline = off − Σa`.
+ *    tensors minus its kept inputs; equal for a GPT's identical blocks), scaled so that
+ *    `@soup/grad-ckpt`'s model `predictPeakBytes` reproduces both measurements
+ *    (`calibrateBudgetBlocks`: `a_i = k·s_i`, `k = (off − full) / (Σs − max s)`, `baseline = off − Σa`).
  * 3. `planForBudget` picks the fewest blocks whose predicted peak fits.
  * 4. Confirm: measure a step with that plan. If it measures over budget, plan again for a budget
  *    lowered by the model's error, taking at least one block more, until it fits or every block
@@ -127,12 +127,11 @@ export async function planBudgetTier(options: PlanBudgetTierOptions): Promise<Bu
   const dtype = stepOptions.dtype ?? 'float32';
   const plain = estimateActivationBytes({ spec, batchSize, dtype }).byModule;
   const kept = estimateActivationBytes({ spec, batchSize, dtype, recompute: names }).byModule;
-  const shares = names.map((name) => Math.max(0, (plain[name] ?? 0) - (kept[name] ?? 0)));
-  const sumShares = shares.reduce((a, b) => a + b, 0);
-  const maxShare = Math.max(0, ...shares);
-  const scale = n > 1 && sumShares - maxShare > 0 && offPeakBytes > fullPeakBytes ? (offPeakBytes - fullPeakBytes) / (sumShares - maxShare) : 0;
-  const blocks: BudgetBlock[] = names.map((name, i) => ({ name, activationBytes: Math.round(scale * shares[i]!) }));
-  const baselineBytes = Math.max(0, offPeakBytes - blocks.reduce((s, b) => s + b.activationBytes, 0));
+  const { blocks, baselineBytes } = calibrateBudgetBlocks({
+    offPeakBytes,
+    fullPeakBytes,
+    blocks: names.map((name) => ({ name, staticBytes: Math.max(0, (plain[name] ?? 0) - (kept[name] ?? 0)) })),
+  });
 
   const attempts: BudgetTierReport['attempts'] = [];
   let plan = planForBudget({ blocks, baselineBytes, memoryBudgetBytes });

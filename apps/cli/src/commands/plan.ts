@@ -1,3 +1,4 @@
+import { relative } from 'node:path';
 import type { CommandContext } from '../_context';
 import { assertTrainable, offloadIssues } from '../_plan';
 import { prepareRun } from '../_prepare';
@@ -38,7 +39,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       ? 'off'
       : offload.errors.length > 0
         ? `${config.training.activationOffloading}: ${offload.errors.join(' ')}`
-        : `${config.training.activationOffloading}${offload.warnings.length ? ` (${offload.warnings.join(' ')})` : ''}`;
+        : `${config.training.activationOffloading}${p.offload?.saveDir ? ` → ${relative(ctx.cwd, p.offload.saveDir)}` : ''}, segmented step${offload.warnings.length ? ` (${offload.warnings.join(' ')})` : ''}`;
   const result = {
     config: file,
     device: { spec: config.device.spec, name: p.identity.gpuName, memory_gb: p.identity.gpuMemoryGb },
@@ -47,7 +48,13 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     batch_source: p.batchSource,
     cache_key: p.cacheKey,
     grad_ckpt: { setting: config.training.gradientCheckpointing, description: p.tier.description, recompute: p.tier.recompute },
-    offload: { target: config.training.activationOffloading, errors: offload.errors, warnings: offload.warnings },
+    offload: {
+      target: config.training.activationOffloading,
+      save_dir: p.offload?.saveDir ?? null,
+      execution: p.offload ? 'segmented' : 'fused',
+      errors: offload.errors,
+      warnings: offload.warnings,
+    },
     peak_bytes: m?.peak_bytes ?? null,
     budget_bytes: m?.budget_bytes ?? null,
     fits,

@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { resolveBatch, type BatchResolution } from '../_batch';
 import type { CommandContext } from '../_context';
-import { cacheBaseOf, gptSpecOf, resolveTier } from '../_plan';
-import { UsageError } from '../errors';
+import { cacheBaseOf, gptSpecOf, offloadIssues, offloadOf, resolveTier } from '../_plan';
+import { ConfigError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import type { SoupConfig } from '../validate-config';
@@ -16,14 +16,17 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   if (sources.length > 1) throw new UsageError(`pass one of -c/--config, --model, --exec (got ${sources.map((s) => `--${s}`).join(' and ')})`);
   const mode = (sources[0] ?? 'config') as 'config' | 'model' | 'exec';
   let config: SoupConfig | null = null;
+  let configFile = '';
   if (mode === 'config') {
     const loaded = loadConfig({ path: (opts.config as string | undefined) ?? 'soup.yaml', cwd: ctx.cwd });
     for (const w of loaded.warnings) ctx.warn(`${loaded.displayPath}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
-    config = loaded.config;
+    config = structuredClone(loaded.config);
+    configFile = loaded.displayPath;
   }
   const deviceSpec = (opts.device as string | undefined) ?? config?.device.spec ?? 'cpu';
   const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];
   const deviceId = idText === undefined ? 0 : Number(idText);
+  if (config) config.device = { kind, id: deviceId, spec: deviceSpec };
   const identity = await deviceIdentity({ device: kind, deviceId });
   const budgetBytes = (opts.budget as number | undefined) ?? config?.training.memoryBudgetBytes ?? undefined;
   const timeoutMs = Number(opts.timeout ?? 600) * 1000;
@@ -37,14 +40,27 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   let base: string;
   let what: string;
   let tier: string | null = null;
+  let offloadTarget: 'cpu' | 'disk' | null = null;
   if (mode === 'config') {
     const c = config!;
     const t = resolveTier(c, identity.device === 'cuda' ? identity.gpuMemoryGb : null);
     if (t.granularity === 'budget') throw new UsageError('soup probe measures fixed tiers; for gradient_checkpointing: budget run `soup plan`, which chooses the recompute set from measured steps');
+    // Probe what soup train will train: an offload it would refuse is refused here too; an accepted
+    // one probes onnx-train's segmented step through the same activation store.
+    const refused = offloadIssues(c, ctx.cwd).errors;
+    if (refused.length > 0) throw new ConfigError({ file: configFile, issues: refused });
+    const offload = offloadOf(c, ctx.cwd);
+    offloadTarget = offload?.target ?? null;
     tier = t.description;
-    probe = createTrainStepProbe({ ...common, spec: gptSpecOf(c), plan: t.recompute, ...(c.training.threads > 0 ? { intraOpNumThreads: c.training.threads } : {}) });
+    probe = createTrainStepProbe({
+      ...common,
+      spec: gptSpecOf(c),
+      plan: t.recompute,
+      ...(offload ? { offload: { target: offload.target, ...(offload.saveDir ? { saveDir: offload.saveDir } : {}) } } : {}),
+      ...(c.training.threads > 0 ? { intraOpNumThreads: c.training.threads } : {}),
+    });
     base = cacheBaseOf(c, t.recompute);
-    what = `${c.base} (${c.model.nLayers} layer${c.model.nLayers === 1 ? "" : "s"}, d_model ${c.model.dModel}, max_length ${c.data.maxLength}), checkpointing ${t.description}`;
+    what = `${c.base} (${c.model.nLayers} layer${c.model.nLayers === 1 ? "" : "s"}, d_model ${c.model.dModel}, max_length ${c.data.maxLength}), checkpointing ${t.description}${offload ? `, offload ${offload.target} (segmented step)` : ''}`;
   } else if (mode === 'model') {
     const model = resolve(ctx.cwd, String(opts.model));
     let bytes: Buffer;
@@ -85,7 +101,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     cache_key: r.cacheKey,
     cache_path: r.cachePath,
     device: { name: identity.gpuName, memory_gb: identity.gpuMemoryGb },
-    ...(tier !== null ? { grad_ckpt: tier } : {}),
+    ...(tier !== null ? { grad_ckpt: tier, offload: offloadTarget } : {}),
     trials: r.trials,
   });
   if (r.source === 'cache') {

@@ -1,14 +1,14 @@
 import { planSegment, pullCheckpoint, pushCheckpoint, pushFinal, resolveResume, type PushPhaseEvent, type ResumeOutcome } from '@soup/hub-ckpt';
 import { sequentialBatches, Trainer, type TrainerOptions } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
-import { assertTrainable } from '../_plan';
+import { assertTrainable, offloadOf } from '../_plan';
 import { prepareRun, type PreparedRun } from '../_prepare';
 import { explainRefusal } from '../_refusal';
 import { openCheckpointStore } from '../_store';
-import { ConfigError, InterruptedError, TrainRunError, UsageError } from '../errors';
+import { InterruptedError, TrainRunError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import { formatDuration, type Progress } from '../progress';
@@ -26,6 +26,8 @@ export interface RunJson {
   peak_rss_mb: number;
   batch_size: number;
   grad_ckpt: string | false;
+  /** `training.activation_offloading` as applied: `cpu` / `disk` (segmented execution) or null (fused step). */
+  offload: 'cpu' | 'disk' | null;
   run: string;
   status: 'segment' | 'finished' | 'complete';
   start_step: number;
@@ -72,19 +74,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   // Refusals first: a field train cannot honour is an error, not also a warning.
   const offloadWarnings = assertTrainable(config, file, ctx.cwd);
   for (const w of [...loaded.warnings, ...offloadWarnings]) ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
-  if (config.training.activationOffloading !== null) {
-    const line = config.lines['training.activation_offloading'];
-    throw new ConfigError({
-      file,
-      issues: [
-        {
-          path: 'training.activation_offloading',
-          ...(line ? { line } : {}),
-          message: `${config.training.activationOffloading} needs @soup/onnx-train's segmented execution, which this version does not provide yet; set it to null (gradient_checkpointing cuts activation memory today)`,
-        },
-      ],
-    });
-  }
+  // Disk offload's scratch folder: removed at the end when this run created it (each step deletes its files).
+  const scratchDir = offloadOf(config, ctx.cwd)?.saveDir ?? null;
+  const ownScratch = scratchDir !== null && !existsSync(scratchDir) ? scratchDir : null;
 
   const horizon = config.training.steps;
   const pushEvery = (opts.pushEverySteps as number | undefined) ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
@@ -141,6 +133,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       peak_rss_mb: peakRssMb(),
       batch_size: Number(r.batch_size ?? 0),
       grad_ckpt: (r.grad_ckpt as string | false | undefined) ?? false,
+      offload: config.training.activationOffloading,
       run: runId,
       status: 'complete',
       start_step: outcome.step,
@@ -207,6 +200,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     evalFraction: 0,
     adamw: { weightDecay: config.training.weightDecay, maxGradNorm: config.training.gradClip },
     recompute: prepared.tier.recompute,
+    // Offload runs onnx-train's segmented step: each block's saved activations go through the store.
+    ...(prepared.offload ? { execution: 'segmented' as const, offload: { target: prepared.offload.target, saveDir: prepared.offload.saveDir, cwd: ctx.cwd } } : {}),
     executionProvider: config.device.kind,
     deviceId: config.device.id,
     ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
@@ -215,7 +210,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   if (resumeDir) rmSync(join(config.output, 'resume'), { recursive: true, force: true });
   ctx.say(
     `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${batchSize} (${prepared.batchSource}) × ${config.data.maxLength} tokens, ` +
-      `checkpointing ${prepared.tier.description}, ${prepared.identity.gpuName}; ` +
+      `checkpointing ${prepared.tier.description}, ` +
+      (prepared.offload ? `offload ${prepared.offload.target}${prepared.offload.saveDir ? ` to ${showPath(prepared.offload.saveDir)}` : ''} (segmented), ` : '') +
+      `${prepared.identity.gpuName}; ` +
       (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),
   );
 
@@ -273,6 +270,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   } catch (err) {
     bar.fail();
     await trainer.close();
+    removeEmptyDir(ownScratch);
     throw err;
   }
   bar.done(lastLoss !== null ? `loss ${lastLoss.toFixed(3)}` : undefined);
@@ -317,6 +315,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     }
   } finally {
     await trainer.close();
+    removeEmptyDir(ownScratch);
   }
   const state = trainer.state;
   const elapsedS = (Date.now() - t0) / 1000;
@@ -330,6 +329,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     peak_rss_mb: peakRssMb(),
     batch_size: batchSize,
     grad_ckpt: gradCkpt,
+    offload: prepared.offload?.target ?? null,
     run: runId,
     status: plan.segmentStop ? 'segment' : 'finished',
     start_step: plan.startStep,
@@ -345,6 +345,16 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   };
   if (existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final', 'model.safetensors'))}`);
   finish(ctx, json);
+}
+
+/** Removes the offload scratch folder if it is empty (each step deletes its own files). */
+function removeEmptyDir(dir: string | null): void {
+  if (dir === null) return;
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty (someone else's files) or already gone: leave it
+  }
 }
 
 function finish(ctx: CommandContext, json: RunJson): void {
