@@ -83,7 +83,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     batchSize = config.training.staticBatchSize;
     batchSource = 'static';
   } else {
-    ctx.say(`batch_size: auto, probing one real training step per candidate from ${config.training.staticBatchSize} (checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}${offload ? `, offload ${offload.target}, segmented` : ''})`);
+    ctx.say(`batch_size: auto, the cache first, else one real training step per candidate from ${config.training.staticBatchSize} (checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}${offload ? `, offload ${offload.target}, segmented` : ''})`);
     const r = await resolveBatch({
       ctx,
       probe: probeWith(probeRecompute),

@@ -74,7 +74,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     ['offload', offloadText],
     ['peak / budget', m ? `${formatBytes(m.peak_bytes)} / ${formatBytes(m.budget_bytes)}  ${fits ? ctx.style.green('fits') : ctx.style.red(m.result === 'fit' ? 'fits' : m.result)}` : 'not measured'],
     ['per step', `${tokensPerStep} tokens`],
-    ['steps', `${horizon}, a checkpoint every ${pushEvery}`],
+    ['steps', pushEvery < horizon ? `${horizon}, a checkpoint every ${pushEvery}` : `${horizon}, a checkpoint at the end`],
   ];
   for (const b of blocking) rows.push(['problem', ctx.style.red(b)]);
   ctx.say(renderTable(rows).split('\n').slice(1).map((l) => `  ${l}`).join('\n'));
