@@ -2,7 +2,7 @@
 // @soup/onnx-train to its GPT training step, next to torch.utils.checkpoint on the PyTorch peer.
 //
 //   npm run bench -w @soup/grad-ckpt -- [--json] [--batch 32] [--threads 2] [--steps 5] [--warmup 2]
-//                                         [--rounds 2] [--budget-fraction 0.5] [--no-torch] [--no-arena-stats]
+//                                         [--rounds 2] [--budget-fraction 0.5] [--small-batch 2] [--no-torch] [--no-arena-stats]
 //
 // Needs @soup/onnx-train built (`npx turbo run build --filter=@soup/onnx-train`). The tier
 // children import '@soup/onnx-train' through the workspace's node_modules (npm workspaces link
@@ -11,12 +11,20 @@
 // the published package (files: ["dist"]).
 //
 // Per tier, each in a FRESH process (tier-child.ts), the onnx-train bench geometry at a batch
-// where activations dominate:
-//   peakActivationMB  the steps' peak RSS (VmHWM after a reset through /proc/self/clear_refs)
+// where activations dominate, and again (fresh process, same method) at `--small-batch`:
+//   stepPeakMB        the steps' peak RSS (VmHWM after a reset through /proc/self/clear_refs)
 //                     minus the RSS right after the session was created; a V8 collection after
-//                     every step keeps the previous step's state arrays out of the next one
-//   stepMs            median step (feeds + session.run + state swap) after `warmup` steps
-//   memoryCutVsOff    1 − peakActivationMB / off's;  slowdownVsOff  stepMs / off's − 1
+//                     every step keeps the previous step's state arrays out of the next one.
+//                     Counts batch-independent memory too (parameter/moment inputs and their
+//                     updated outputs, gradients, arena rounding).
+//   peakActivationMB  the batch-dependent part of stepPeakMB, extrapolated linearly to the bench
+//                     batch B from the small batch b: (stepPeak(B) − stepPeak(b)) · B / (B − b);
+//                     batchIndependentMB = stepPeak(B) − peakActivationMB
+//   stepMs            median step (feeds + session.run + state swap) after `warmup` steps, at B
+//   memoryCutVsOff    1 − peakActivationMB / off's;  stepPeakCutVsOff  1 − stepPeakMB / off's
+//   slowdownVsOff     stepMs / off's − 1
+// `selective-core` is a variant measured beside the tiers: `h.<i>.attn.core` for every block (only
+// the attention probabilities recomputed, q/k/v kept: Megatron-LM's selective recomputation).
 // Tiers off, selective, medium and full come from @soup/grad-ckpt via onnx-train's
 // `gradientCheckpointing`. The budget tier is planned by `planBudgetTier` in a child of its own
 // (its in-process measurements would leave allocator state behind), for a budget `--budget-fraction`
@@ -46,6 +54,8 @@ const steps = flag('--steps', 6);
 const warmup = flag('--warmup', 2);
 const rounds = flag('--rounds', 2);
 const budgetFraction = flag('--budget-fraction', 0.5);
+const smallBatch = flag('--small-batch', 2);
+if (!(smallBatch >= 1 && smallBatch < batchSize)) throw new Error(`--small-batch must be ≥ 1 and below --batch (${batchSize})`);
 const withTorch = !args.includes('--no-torch');
 const arenaStats = !args.includes('--no-arena-stats');
 const spec = { vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4, dFF: 1024 };
@@ -73,22 +83,31 @@ function runJson(cmd: string, argv: string[], env: NodeJS.ProcessEnv): Row {
 }
 const ortChild = (cfg: Row): Row =>
   runJson(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, 'tier-child.ts'), JSON.stringify({ spec, batchSize, threads, steps, warmup, ...cfg })], process.env);
+const coreSet = Array.from({ length: spec.nLayers }, (_, i) => `h.${i}.attn.core`);
 const python = process.env.PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const torchEnv = { ...process.env };
 delete torchEnv.OPENBLAS_CORETYPE;
 delete torchEnv.OPENBLAS_L2_SIZE;
-const torchChild = (tier: string): Row => runJson(python, [join(here, 'torch_ckpt_peer.py'), JSON.stringify({ ...spec, batchSize, threads, steps, warmup, tier })], torchEnv);
+const torchChild = (tier: string, b = batchSize): Row =>
+  runJson(python, [join(here, 'torch_ckpt_peer.py'), JSON.stringify({ ...spec, batchSize: b, threads, steps, warmup, tier })], torchEnv);
 
-const fixed = ['off', 'selective', 'medium', 'full'] as const;
+const fixed = ['off', 'selective', 'selective-core', 'medium', 'full'] as const;
 const runs = new Map<string, Row[]>();
 const add = (k: string, r: Row): void => void runs.set(k, [...(runs.get(k) ?? []), r]);
+const small = new Map<string, Row[]>();
+const addSmall = (k: string, r: Row): void => void small.set(k, [...(small.get(k) ?? []), r]);
 let plan: Row | null = null;
 log(`geometry ${JSON.stringify(spec)} batch ${batchSize}, ${threads} threads, ${warmup} warm-up + ${steps} timed steps, ${rounds} rounds`);
 const runTier = (tier: string, round: number): void => {
   log(`round ${round + 1}/${rounds}: ${tier.startsWith('torch:') ? 'PyTorch peer' : 'onnx-train'} ${tier.replace('torch:', '')} ...`);
-  if (tier === 'budget') add(tier, ortChild({ mode: 'step', recompute: plan!.recompute, arenaStats: arenaStats && round === 0 }));
-  else if (tier.startsWith('torch:')) add(tier, torchChild(tier.slice('torch:'.length)));
-  else add(tier, ortChild({ mode: 'step', tier, arenaStats: arenaStats && round === 0 }));
+  const which = tier === 'budget' ? { recompute: plan!.recompute } : tier === 'selective-core' ? { recompute: coreSet } : { tier };
+  if (tier.startsWith('torch:')) {
+    add(tier, torchChild(tier.slice('torch:'.length)));
+    addSmall(tier, torchChild(tier.slice('torch:'.length), smallBatch));
+  } else {
+    add(tier, ortChild({ mode: 'step', ...which, arenaStats: arenaStats && round === 0 }));
+    addSmall(tier, ortChild({ mode: 'step', ...which, batchSize: smallBatch, steps: 3, warmup: 1 }));
+  }
 };
 const order: string[] = [...fixed, 'budget', ...(withTorch ? ['torch:off', 'torch:full'] : [])];
 for (let round = 0; round < rounds; round++) {
@@ -96,7 +115,7 @@ for (let round = 0; round < rounds; round++) {
   const rotated = round === 0 ? order : [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
   for (const tier of rotated) {
     if (tier === 'budget' && plan === null) {
-      const act = (t: string): number => Number(runs.get(t)![0]!.peakActivationMB);
+      const act = (t: string): number => Number(runs.get(t)![0]!.stepPeakMB);
       const create = (Number(runs.get('off')![0]!.createDeltaMB) + Number(runs.get('full')![0]!.createDeltaMB)) / 2;
       const memoryBudgetBytes = Math.round((create + act('full') + budgetFraction * (act('off') - act('full'))) * MiB);
       log(`planning the budget tier for ${(memoryBudgetBytes / MiB).toFixed(0)} MiB ...`);
@@ -107,17 +126,26 @@ for (let round = 0; round < rounds; round++) {
 }
 
 const round2 = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
-const best = (k: string): { peak: number; stepMs: number; first: Row } => {
+const peakOf = (r: Row): number => Number(r.stepPeakMB ?? r.peakActivationMB);
+const best = (k: string): { peak: number; smallPeak: number; act: number; stepMs: number; first: Row } => {
   const rs = runs.get(k)!;
-  return { peak: Math.max(...rs.map((r) => Number(r.peakActivationMB))), stepMs: Math.min(...rs.map((r) => Number(r.stepMs))), first: rs[0]! };
+  const peak = Math.max(...rs.map(peakOf));
+  const smallPeak = Math.max(...small.get(k)!.map(peakOf));
+  // stepPeak(b) = fixed + perSeq · b  ⇒  activation at B = (stepPeak(B) − stepPeak(b)) · B / (B − b)
+  const act = ((peak - smallPeak) * batchSize) / (batchSize - smallBatch);
+  return { peak, smallPeak, act, stepMs: Math.min(...rs.map((r) => Number(r.stepMs))), first: rs[0]! };
 };
 const summarize = (k: string, offKey: string): Row => {
   const b = best(k);
   const off = best(offKey);
   return {
-    peakActivationMB: round2(b.peak),
+    peakActivationMB: round2(b.act),
+    stepPeakMB: round2(b.peak),
+    smallBatchStepPeakMB: round2(b.smallPeak),
+    batchIndependentMB: round2(b.peak - b.act),
     stepMs: round2(b.stepMs),
-    memoryCutVsOff: round2(1 - b.peak / off.peak, 3),
+    memoryCutVsOff: round2(1 - b.act / off.act, 3),
+    stepPeakCutVsOff: round2(1 - b.peak / off.peak, 3),
     slowdownVsOff: round2(b.stepMs / off.stepMs - 1, 3),
   };
 };
@@ -145,6 +173,7 @@ tiers.budget = {
 const torch = withTorch ? { off: summarize('torch:off', 'torch:off'), full: summarize('torch:full', 'torch:off'), torchVersion: best('torch:off').first.torchVersion } : null;
 const full = tiers.full!;
 const selective = tiers.selective!;
+const selectiveCore = tiers['selective-core']!;
 const result = {
   tiers,
   torch,
@@ -155,6 +184,14 @@ const result = {
     fullMemoryCutMet: Number(full.memoryCutVsOff) >= 0.6,
     fullSlowdownMet: Number(full.slowdownVsOff) <= 0.35,
     selectiveSlowdownMet: Number(selective.slowdownVsOff) <= 0.1,
+    selectiveCoreSlowdownMet: Number(selectiveCore.slowdownVsOff) <= 0.1,
+  },
+  definitions: {
+    peakActivationMB: `batch-dependent part of the step peak, extrapolated to batch B=${batchSize} from a fresh run at b=${smallBatch}: (stepPeakMB(B) − stepPeakMB(b)) · B / (B − b)`,
+    stepPeakMB: 'peak RSS during the steps minus RSS right after session creation (VmHWM reset via /proc/self/clear_refs); includes batch-independent state',
+    memoryCutVsOff: '1 − peakActivationMB / off.peakActivationMB',
+    stepPeakCutVsOff: '1 − stepPeakMB / off.stepPeakMB',
+    'selective-core': 'variant: h.<i>.attn.core for every block (attention probabilities recomputed, q/k/v/o kept)',
   },
   spec,
   batchSize,
@@ -163,6 +200,7 @@ const result = {
   warmup,
   rounds,
   budgetFraction,
+  smallBatch,
 };
 
 mkdirSync(join(pkgDir, 'bench-results'), { recursive: true });
@@ -172,8 +210,8 @@ if (json) {
 } else {
   const pct = (x: unknown): string => `${(Number(x) * 100).toFixed(0)}%`;
   const line = (name: string, r: Row, extra = ''): string =>
-    `${name.padEnd(16)} ${String(r.peakActivationMB).padStart(9)} ${pct(r.memoryCutVsOff).padStart(7)} ${String(r.stepMs).padStart(8)} ${pct(r.slowdownVsOff).padStart(9)}  ${extra}`;
-  console.log(`${'tier'.padEnd(16)} ${'peak MB'.padStart(9)} ${'cut'.padStart(7)} ${'step ms'.padStart(8)} ${'slowdown'.padStart(9)}  recompute`);
+    `${name.padEnd(26)} ${String(r.peakActivationMB).padStart(8)} ${pct(r.memoryCutVsOff).padStart(6)} ${String(r.stepPeakMB).padStart(9)} ${pct(r.stepPeakCutVsOff).padStart(6)} ${String(r.stepMs).padStart(8)} ${pct(r.slowdownVsOff).padStart(9)}  ${extra}`;
+  console.log(`${'tier'.padEnd(26)} ${'act MB'.padStart(8)} ${'cut'.padStart(6)} ${'step MB'.padStart(9)} ${'cut'.padStart(6)} ${'step ms'.padStart(8)} ${'slowdown'.padStart(9)}  recompute`);
   for (const [k, r] of Object.entries(tiers)) console.log(line(`onnx-train ${k}`, r, (r.recompute as string[]).join(',') || '-'));
   if (torch) for (const k of ['off', 'full'] as const) console.log(line(`torch ${k}`, torch[k], k === 'full' ? 'torch.utils.checkpoint per block' : '-'));
   console.log(`budget: ${tiers.budget!.memoryBudgetMB} MB planned → predicted ${tiers.budget!.planPredictedPeakMB}, measured ${tiers.budget!.planMeasuredPeakMB} (fits: ${tiers.budget!.planFits})`);

@@ -72,7 +72,7 @@ if (cfg.mode === 'plan') {
   console.log(
     JSON.stringify({
       recompute,
-      peakActivationMB: (peak - baseline) / MiB,
+      stepPeakMB: (peak - baseline) / MiB,
       stepMs: times[Math.floor(times.length / 2)],
       stepMsAll: times,
       baselineMB: baseline / MiB,

@@ -51,7 +51,12 @@ export function layerNorm(name: string, spec: GptSpec): LayerModule {
 }
 
 /** Causal multi-head self-attention (`c_attn` → heads → softmax → `c_proj`), HF GPT-2 layout. */
-export function attention(name: string, spec: GptSpec): LayerModule {
+/**
+ * With `recomputeCore` (Megatron-LM's selective recomputation, `h.<i>.attn.core`): the forward keeps
+ * `a`, `q`, `k`, `v` and `o` but not the `[batch, H, T, T]` probabilities `p`, which the backward
+ * recomputes from `q` and `k` (scores + softmax, gated on the upstream gradient so it runs there).
+ */
+export function attention(name: string, spec: GptSpec, opts: { recomputeCore?: boolean } = {}): LayerModule {
   const { seqLen: T, dModel: D, nHeads: H } = spec;
   const dh = D / H;
   const scale = 1 / Math.sqrt(dh);
@@ -68,7 +73,7 @@ export function attention(name: string, spec: GptSpec): LayerModule {
       { key: 'q', shape: heads, type: 'float' },
       { key: 'k', shape: heads, type: 'float' },
       { key: 'v', shape: heads, type: 'float' },
-      { key: 'p', shape: ['batch', H, T, T], type: 'float' },
+      ...(opts.recomputeCore ? [] : [{ key: 'p', shape: ['batch', H, T, T] as const, type: 'float' as const }]),
       { key: 'o', shape: ['tokens', D], type: 'float' },
     ],
     forward(e, env, a): ForwardOut {
@@ -84,15 +89,22 @@ export function attention(name: string, spec: GptSpec): LayerModule {
       const o4 = e.matmul(p, v);
       const o = e.reshape(e.transpose(o4, [0, 2, 1, 3]), [-1, D]);
       const y = e.gemm(o, env.param(wo), { c: env.param(bo) });
-      return { y, saved: { a, q, k, v, p, o } };
+      return { y, saved: opts.recomputeCore ? { a, q, k, v, o } : { a, q, k, v, p, o } };
     },
     backward(e, env, saved, dy): BackwardOut {
       if (dy === null) throw new Error('attention needs dy');
-      const { a, q, k, v, p, o } = saved as Record<'a' | 'q' | 'k' | 'v' | 'p' | 'o', string>;
+      const { a, q, k, v, o } = saved as Record<'a' | 'q' | 'k' | 'v' | 'o', string>;
       const dWo = e.gemm(o, dy, { transA: true });
       const dbo = e.reduceSum(dy, [0], false);
       const do2 = e.gemm(dy, env.param(wo), { transB: true });
       const do4 = e.transpose(e.reshape(do2, [-1, T, H, dh]), [0, 2, 1, 3]);
+      let p = saved.p!;
+      if (opts.recomputeCore) {
+        // Scores and softmax again, once the upstream gradient exists (q gated on do4's shape).
+        const r = e.scope('recompute');
+        const qg = r.op1('Reshape', [q, r.op1('Shape', [do4])]);
+        p = r.op1('Softmax', [r.add(r.matmul(qg, r.transpose(k, [0, 1, 3, 2])), env.causalMask(r))], { axis: -1 });
+      }
       const dv = e.matmul(e.transpose(p, [0, 1, 3, 2]), do4);
       const dp = e.matmul(do4, e.transpose(v, [0, 1, 3, 2]));
       // softmax backward: ds = p ⊙ (dp − Σ_j dp ⊙ p)
@@ -194,6 +206,8 @@ function unprefixed(prefix: string, rec: Readonly<Record<string, string>>): Reco
 export interface BlockOptions {
   /** Recompute the attention sub-block (`h.<i>.attn`) in the backward. */
   recomputeAttn?: boolean;
+  /** Recompute only the attention core's probabilities (`h.<i>.attn.core`); ignored with `recomputeAttn`. */
+  recomputeAttnCore?: boolean;
   /** Recompute the MLP sub-block (`h.<i>.mlp`) in the backward. */
   recomputeMlp?: boolean;
   /**
@@ -260,7 +274,7 @@ export function block(index: number, spec: GptSpec, opts: BlockOptions = {}): La
   const attnPlain = attention(`${name}.attn`, spec);
   const mlpPlain = mlp(`${name}.mlp`, spec);
   if (opts.recomputeBlock) return recomputedBlock(name, spec, ln1, attnPlain, ln2, mlpPlain);
-  const attn = opts.recomputeAttn ? withRecompute(attnPlain, spec) : attnPlain;
+  const attn = opts.recomputeAttn ? withRecompute(attnPlain, spec) : opts.recomputeAttnCore ? attention(`${name}.attn`, spec, { recomputeCore: true }) : attnPlain;
   const ff = opts.recomputeMlp ? withRecompute(mlpPlain, spec) : mlpPlain;
   const children = [
     ['ln_1', ln1],

@@ -9,7 +9,7 @@ import { defineGptSpec } from './gpt-spec';
 const spec = defineGptSpec({ vocabSize: 16, seqLen: 6, dModel: 8, nHeads: 2, nLayers: 3, dFF: 16, tieEmbeddings: false });
 
 describe('layer modules', () => {
-  for (const recompute of [[], ['h.0', 'h.1.attn', 'h.2.mlp']]) {
+  for (const recompute of [[], ['h.0', 'h.1.attn', 'h.2.mlp'], ['h.0.attn.core', 'h.2.attn.core']]) {
     it(`forward and backward depend only on declared values (recompute: [${recompute.join(', ')}])`, () => {
       const { core, trace } = emitTrainingGraph({ spec, recompute, mode: 'gradients' });
       const external = new Set([...core.inputs.map((i) => i.name), ...core.initializers.map((t) => t.name!)]);

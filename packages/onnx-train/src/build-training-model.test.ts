@@ -50,8 +50,11 @@ describe('buildTrainingModel', () => {
   it('refuses unknown recompute names, naming the allowed forms', () => {
     const spec = tiny();
     expect(() => buildTrainingModel({ spec, recompute: ['h.2'] })).toThrow(GptSpecError);
-    expect(() => buildTrainingModel({ spec, recompute: ['wte'] })).toThrow(/h\.<i>, h\.<i>\.attn or h\.<i>\.mlp/);
+    expect(() => buildTrainingModel({ spec, recompute: ['wte'] })).toThrow(/h\.<i>, h\.<i>\.attn, h\.<i>\.attn\.core \(attention core only\) or h\.<i>\.mlp/);
     expect(normalizeRecompute(spec, ['h.1.attn', 'h.0', 'h.0.mlp', 'h.1.mlp'])).toEqual(['h.0', 'h.1.attn', 'h.1.mlp']);
+    // the whole attention module covers its core; a block covers both
+    expect(normalizeRecompute(spec, ['h.1.attn.core', 'h.1.attn', 'h.0', 'h.0.attn.core'])).toEqual(['h.0', 'h.1.attn']);
+    expect(normalizeRecompute(spec, ['h.1.mlp', 'h.1.attn.core'])).toEqual(['h.1.attn.core', 'h.1.mlp']);
   });
 });
 
@@ -119,7 +122,7 @@ describe('recompute', () => {
 
   it('gives the same gradients as the plain graph for blocks, attention and MLP sub-blocks (≤ 1e-6)', async () => {
     const plain = await gradsOf([]);
-    for (const set of [['h.0', 'h.1', 'h.2'], ['h.0.attn', 'h.1.attn', 'h.2.attn'], ['h.1', 'h.0.mlp'], ['h.2.attn', 'h.2.mlp']]) {
+    for (const set of [['h.0', 'h.1', 'h.2'], ['h.0.attn', 'h.1.attn', 'h.2.attn'], ['h.1', 'h.0.mlp'], ['h.2.attn', 'h.2.mlp'], ['h.0.attn.core', 'h.1.attn.core', 'h.2.attn.core']]) {
       const other = await gradsOf(set);
       let maxDiff = 0;
       for (const [name, g] of plain) {

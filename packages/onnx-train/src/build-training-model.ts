@@ -23,7 +23,8 @@ export interface BuildTrainingModelOptions {
   dtype?: FloatDType;
   /**
    * Modules whose forward is emitted again inside the backward, so their activations die
-   * after the forward: blocks `h.<i>`, or sub-blocks `h.<i>.attn` / `h.<i>.mlp` (e.g. the
+   * after the forward: blocks `h.<i>`, sub-blocks `h.<i>.attn` / `h.<i>.mlp`, or
+   * `h.<i>.attn.core` (only the attention probabilities; q, k, v stay saved) (e.g. the
    * output of `@soup/grad-ckpt`'s `planCheckpoint(moduleNames(spec), tier)`). A block in the
    * set covers its sub-blocks. @default []
    */
@@ -49,31 +50,37 @@ export interface TrainingModel {
   outputNames: string[];
 }
 
-const RECOMPUTE_RE = /^h\.(\d+)(?:\.(attn|mlp))?$/;
+const RECOMPUTE_RE = /^h\.(\d+)(?:\.(attn|mlp|attn\.core))?$/;
 
 /** Validates a recompute set against the spec; returns it normalised (blocks cover their sub-blocks). */
 export function normalizeRecompute(spec: GptSpec, names: readonly string[]): string[] {
   const blocks = new Set<number>();
-  const subs = new Map<number, Set<'attn' | 'mlp'>>();
+  const subs = new Map<number, Set<'attn' | 'mlp' | 'attn.core'>>();
   for (const name of names) {
     const m = RECOMPUTE_RE.exec(name);
     const index = m ? Number(m[1]) : NaN;
     if (!m || index >= spec.nLayers) {
       throw new GptSpecError(
-        `recompute: unknown module ${JSON.stringify(name)}; allowed are h.<i>, h.<i>.attn or h.<i>.mlp with 0 ≤ i < nLayers (${spec.nLayers}), see moduleNames(spec)`,
+        `recompute: unknown module ${JSON.stringify(name)}; allowed are h.<i>, h.<i>.attn, h.<i>.attn.core (attention core only) or h.<i>.mlp with 0 ≤ i < nLayers (${spec.nLayers}), see moduleNames(spec)`,
       );
     }
     if (m[2] === undefined) blocks.add(index);
     else {
       const set = subs.get(index) ?? new Set();
-      set.add(m[2] as 'attn' | 'mlp');
+      set.add(m[2] as 'attn' | 'mlp' | 'attn.core');
       subs.set(index, set);
     }
   }
   const out: string[] = [];
   for (let i = 0; i < spec.nLayers; i++) {
     if (blocks.has(i)) out.push(`h.${i}`);
-    else for (const s of ['attn', 'mlp'] as const) if (subs.get(i)?.has(s)) out.push(`h.${i}.${s}`);
+    else {
+      const s = subs.get(i);
+      // The whole attention module covers its core.
+      if (s?.has('attn')) out.push(`h.${i}.attn`);
+      else if (s?.has('attn.core')) out.push(`h.${i}.attn.core`);
+      if (s?.has('mlp')) out.push(`h.${i}.mlp`);
+    }
   }
   return out;
 }
@@ -83,7 +90,14 @@ export function buildModules(spec: GptSpec, recompute: readonly string[]): Layer
   const set = new Set(recompute);
   const modules: LayerModule[] = [embeddings(spec)];
   for (let i = 0; i < spec.nLayers; i++) {
-    modules.push(block(i, spec, { recomputeAttn: set.has(`h.${i}.attn`), recomputeMlp: set.has(`h.${i}.mlp`), recomputeBlock: set.has(`h.${i}`) }));
+    modules.push(
+      block(i, spec, {
+        recomputeAttn: set.has(`h.${i}.attn`),
+        recomputeAttnCore: set.has(`h.${i}.attn.core`),
+        recomputeMlp: set.has(`h.${i}.mlp`),
+        recomputeBlock: set.has(`h.${i}`),
+      }),
+    );
   }
   modules.push(layerNorm('ln_f', spec), lmHeadLoss(spec));
   return modules;

@@ -17,6 +17,12 @@ describe('estimateActivationBytes', () => {
     expect(full.byModule['h.1']).toBe(2 * 4 * N * 32);
     expect(full.totalBytes).toBeLessThan(plain.totalBytes);
     expect(estimateActivationBytes({ spec, batchSize: 3, dtype: 'float64' }).byModule['h.0']).toBe(2 * block);
+    // core-only attention recompute drops exactly the [batch, H, T, T] probabilities
+    const core = estimateActivationBytes({ spec, batchSize: 3, recompute: ['h.0.attn.core'] });
+    expect(core.byModule['h.0']).toBe(block - 4 * 3 * 4 * 16 * 16);
+    // whole-module attention recompute keeps only the attention input
+    const attn = estimateActivationBytes({ spec, batchSize: 3, recompute: ['h.0.attn'] });
+    expect(attn.byModule['h.0']).toBe(block - 4 * (N * 32 * 5 + 3 * 4 * 16 * 16) + 4 * N * 32);
   });
 });
 
