@@ -2,7 +2,7 @@
 // tier and the offload check, derived from a validated config.
 import { checkOffloadConfig } from '@soup/offload';
 import { describeTier, planCheckpoint, resolveGranularity } from '@soup/grad-ckpt';
-import { moduleNames, type GptSpec } from '@soup/onnx-train';
+import { moduleNames, selectiveToCore, type GptSpec } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { ConfigError, type ConfigIssue } from './errors';
@@ -30,7 +30,7 @@ export interface TierPlan {
   granularity: string | null;
   /** describeTier's words, e.g. "auto → full (VRAM 23GB)". */
   description: string;
-  /** Module names recomputed in the backward. */
+  /** Module names recomputed in the backward (`selective`: every `h.<i>.attn.core`, as onnx-train applies it). */
   recompute: string[];
 }
 
@@ -46,7 +46,9 @@ export function resolveTier(config: SoupConfig, gpuMemoryGb: number | null): Tie
     };
   }
   const granularity = resolveGranularity(setting, gpuMemoryGb);
-  const recompute = granularity === null ? [] : planCheckpoint({ moduleNames: moduleNames({ nLayers: config.model.nLayers }), granularity });
+  const planned = granularity === null ? [] : planCheckpoint({ moduleNames: moduleNames({ nLayers: config.model.nLayers }), granularity });
+  // onnx-train applies selective's attention modules as attention-core recompute (see resolveRecompute).
+  const recompute = granularity === 'selective' ? selectiveToCore({ moduleNames: planned }) : planned;
   return { setting, granularity, description: describeTier(setting, gpuMemoryGb), recompute };
 }
 

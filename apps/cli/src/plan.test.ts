@@ -33,12 +33,12 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     expect(r.code, r.stderr).toBe(0);
     const plan = JSON.parse(r.stdout) as Record<string, unknown> & { grad_ckpt: { recompute: string[] }; peak_bytes: number; budget_bytes: number };
     expect(plan).toMatchObject({ batch_size: 8, batch_source: 'probe', fits: true, tokens_per_step: 128, steps: 20, push_every_steps: 10, problems: [] });
-    expect(plan.grad_ckpt).toEqual({ setting: 'selective', description: 'selective (attention only)', recompute: ['h.0.attn', 'h.1.attn'] });
+    expect(plan.grad_ckpt).toEqual({ setting: 'selective', description: 'selective (attention only)', recompute: ['h.0.attn.core', 'h.1.attn.core'] });
     expect(plan.peak_bytes).toBeGreaterThan(0);
     expect(plan.peak_bytes).toBeLessThanOrEqual(plan.budget_bytes);
     const human = await soup(['plan'], cwd);
     expect(human.stdout).toMatch(/ {2}batch size +8 \(cache, key [0-9a-f]{32}\)\n/);
-    expect(human.stdout).toMatch(/ {2}checkpointing +selective \(attention only\) \[h\.0\.attn, h\.1\.attn\]\n/);
+    expect(human.stdout).toMatch(/ {2}checkpointing +selective \(attention only\) \[h\.0\.attn\.core, h\.1\.attn\.core\]\n/);
     expect(human.stdout).toMatch(/ {2}peak \/ budget +[\d.]+ [KM]iB \/ [\d.]+ GiB {2}fits\n/);
   });
 

@@ -13,7 +13,9 @@
 //   adamw           per block, then the rest: clipping by grad_norm + AdamW (the fused graph's emitter)
 //
 // Recompute follows the fused graph: a half under sub-block recompute (`h.<i>.attn`,
-// `h.<i>.mlp`) saves the LayerNorm's tensors and the sub-block's input; under block recompute
+// `h.<i>.mlp`) saves the LayerNorm's tensors and the sub-block's input; under attention-core
+// recompute (`h.<i>.attn.core`) the attention half saves a, q, k, v and o but not the
+// probabilities, which its backward recomputes from q and k (the fused graph's emitter); under block recompute
 // (`h.<i>`) each half saves only its input (the block input, the mid-block residual) and re-runs
 // its whole forward inside its backward segment. Half-block cuts halve what one segment holds:
 // the runtime returns a segment's outputs as copies, so its saved tensors briefly exist twice.
@@ -42,9 +44,10 @@ export interface SegmentModel {
 
 /**
  * A forward/backward pair: half a block, `attn` (`ln_1` + attention + residual) or `mlp`
- * (`ln_2` + MLP + residual); `:sub` recomputes the sub-block, `:half` the whole half.
+ * (`ln_2` + MLP + residual); `:sub` recomputes the sub-block, `:half` the whole half, `:core`
+ * only the attention probabilities (scores + softmax from the saved q and k).
  */
-export type UnitKind = 'attn' | 'attn:sub' | 'attn:half' | 'mlp' | 'mlp:sub' | 'mlp:half';
+export type UnitKind = 'attn' | 'attn:sub' | 'attn:core' | 'attn:half' | 'mlp' | 'mlp:sub' | 'mlp:half';
 
 export interface SavedSlot {
   key: string;
@@ -68,15 +71,16 @@ const BLOCK_PREFIX = 'h.0.';
 export function blockUnits(recompute: readonly string[], index: number): [UnitKind, UnitKind] {
   const set = new Set(recompute);
   if (set.has(`h.${index}`)) return ['attn:half', 'mlp:half'];
-  return [set.has(`h.${index}.attn`) ? 'attn:sub' : 'attn', set.has(`h.${index}.mlp`) ? 'mlp:sub' : 'mlp'];
+  const attn: UnitKind = set.has(`h.${index}.attn`) ? 'attn:sub' : set.has(`h.${index}.attn.core`) ? 'attn:core' : 'attn';
+  return [attn, set.has(`h.${index}.mlp`) ? 'mlp:sub' : 'mlp'];
 }
 
 /** Half a block: `x + sub(ln(x))`, with the block's own op order (so values equal the fused graph's). */
-function halfBlock(spec: GptSpec, part: 'attn' | 'mlp', recompute: boolean): LayerModule {
+function halfBlock(spec: GptSpec, part: 'attn' | 'mlp', recompute: 'sub' | 'core' | null): LayerModule {
   const name = `h.0.${part}`;
   const ln = layerNorm(part === 'attn' ? 'h.0.ln_1' : 'h.0.ln_2', spec);
-  const plain = part === 'attn' ? attention(name, spec) : mlp(name, spec);
-  const sub = recompute ? withRecompute(plain, spec) : plain;
+  const plain = part === 'attn' ? attention(name, spec, { recomputeCore: recompute === 'core' }) : mlp(name, spec);
+  const sub = recompute === 'sub' ? withRecompute(plain, spec) : plain;
   const lnKey = part === 'attn' ? 'ln_1' : 'ln_2';
   return {
     name: `h.0.${part}-half`,
@@ -206,8 +210,8 @@ class SegmentBuilder {
 }
 
 function unitModule(spec: GptSpec, kind: UnitKind): LayerModule {
-  const [part, how] = kind.split(':') as ['attn' | 'mlp', 'sub' | 'half' | undefined];
-  const half = halfBlock(spec, part, how === 'sub');
+  const [part, how] = kind.split(':') as ['attn' | 'mlp', 'sub' | 'core' | 'half' | undefined];
+  const half = halfBlock(spec, part, how === 'sub' || how === 'core' ? how : null);
   return how === 'half' ? withRecompute(half, spec) : half;
 }
 

@@ -83,4 +83,5 @@ export {
   type GradientCheckpointingOption,
   type BudgetTierOption,
 } from './resolve-recompute';
+export { selectiveToCore, type SelectiveToCoreOptions } from './selective-to-core';
 export { planBudgetTier, type PlanBudgetTierOptions, type BudgetTierReport, type BudgetMeasurement } from './plan-budget-tier';

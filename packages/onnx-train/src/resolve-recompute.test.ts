@@ -10,7 +10,8 @@ import { Trainer } from './trainer';
 
 const spec = defineGptSpec({ vocabSize: 13, seqLen: 6, dModel: 8, nHeads: 2, nLayers: 4, dFF: 16 });
 const blocks = ['h.0', 'h.1', 'h.2', 'h.3'];
-const attn = ['h.0.attn', 'h.1.attn', 'h.2.attn', 'h.3.attn'];
+/** `selective`: planCheckpoint's attention modules, applied as attention-core recompute. */
+const attn = ['h.0.attn.core', 'h.1.attn.core', 'h.2.attn.core', 'h.3.attn.core'];
 
 describe('resolveRecompute', () => {
   const cases: [string, GradientCheckpointingOption, string[], string][] = [

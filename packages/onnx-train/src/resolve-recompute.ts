@@ -12,6 +12,7 @@ import { normalizeRecompute } from './build-training-model';
 import { TrainInputError } from './errors';
 import type { GptSpec } from './gpt-spec';
 import { moduleNames } from './module-names';
+import { selectiveToCore } from './selective-to-core';
 
 /** `@soup/grad-ckpt`'s `{tier: 'budget', memoryBudgetBytes}`, plus the batch size the plan is measured at. */
 export interface BudgetTierOption extends BudgetTierConfig {
@@ -59,7 +60,10 @@ function isConfig(value: GradientCheckpointingOption): value is FixedTierConfig 
 /**
  * Resolves a gradient-checkpointing tier to the modules the training graph recomputes, with
  * `@soup/grad-ckpt`: `planCheckpoint(moduleNames(spec), resolveGranularity(tier, gpuMemoryGb))`.
- * `full` → every block `h.<i>`, `medium` → `h.0, h.2, …`, `selective` → every `h.<i>.attn`,
+ * `full` → every block `h.<i>`, `medium` → `h.0, h.2, …`, `selective` → every `h.<i>.attn.core`
+ * (planCheckpoint selects the attention modules `h.<i>.attn`, as the Python original does; onnx-train
+ * applies that as attention-core recompute, Megatron-LM's selective activation recomputation: only the
+ * `[batch, H, T, T]` probabilities are recomputed, q/k/v/o stay saved — see {@link selectiveToCore}),
  * `auto` → by `gpuMemoryGb` (unknown → full), off → `[]`. `'budget'` cannot be resolved without
  * measuring: it comes back with `budget` set and `recompute: []` (see `planBudgetTier`).
  *
@@ -106,6 +110,7 @@ export function resolveRecompute(options: ResolveRecomputeOptions): ResolvedReco
   const granularity = resolveGranularity(tierParams);
   const description = describeTier(tierParams);
   if (granularity === null) return { recompute: [], granularity: null, description, budget: null };
-  const recompute = normalizeRecompute(spec, planCheckpoint({ moduleNames: moduleNames(spec), granularity }));
+  const planned = planCheckpoint({ moduleNames: moduleNames(spec), granularity });
+  const recompute = normalizeRecompute(spec, granularity === 'selective' ? selectiveToCore({ moduleNames: planned }) : planned);
   return { recompute, granularity, description, budget: null };
 }

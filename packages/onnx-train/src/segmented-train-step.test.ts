@@ -17,6 +17,8 @@ import { Trainer } from './trainer';
 const tied = defineGptSpec({ vocabSize: 16, seqLen: 6, dModel: 8, nHeads: 2, nLayers: 3, dFF: 16 });
 const untied = defineGptSpec({ vocabSize: 16, seqLen: 6, dModel: 8, nHeads: 2, nLayers: 2, dFF: 16, tieEmbeddings: false });
 const PLAN = ['h.0', 'h.1.attn', 'h.2.mlp'];
+/** Attention-core recompute (the probabilities only), alone and next to the other kinds. */
+const CORE_PLAN = ['h.0.attn.core', 'h.1', 'h.2.attn.core', 'h.2.mlp'];
 
 function maxAbsDiff(a: ReadonlyMap<string, FloatArray>, b: ReadonlyMap<string, FloatArray>): number {
   expect([...b.keys()]).toEqual([...a.keys()]);
@@ -76,6 +78,8 @@ describe('SegmentedTrainStep', () => {
       ['cpu with a plan', untied, ['h.0.mlp', 'h.1'], 'cpu', 'float32'],
       ['disk', untied, [], 'disk', 'float32'],
       ['disk with a plan', tied, PLAN, 'disk', 'float32'],
+      ['keep, attention core recomputed', tied, CORE_PLAN, 'keep', 'float32'],
+      ['disk, float64, attention core recomputed', untied, ['h.0.attn.core', 'h.1.attn.core'], 'disk', 'float64'],
       ['disk, float64, every block recomputed', tied, ['h.0', 'h.1', 'h.2'], 'disk', 'float64'],
     ];
     for (const [label, spec, recompute, target, dtype] of cases) {
@@ -104,7 +108,7 @@ describe('SegmentedTrainStep', () => {
   it("packs exactly the tensors the fused graph's modules declare, through scratch files, and leaves none", async () => {
     const cwd = useTempDir('soup-seg-');
     const batchSize = 4;
-    for (const recompute of [[], PLAN]) {
+    for (const recompute of [[], PLAN, CORE_PLAN]) {
       const step = await SegmentedTrainStep.create({ spec: tied, seed: 1, intraOpNumThreads: 1, recompute, offload: { target: 'disk', saveDir: 'acts', cwd } });
       expect(step.offload).toEqual({ target: 'disk', saveDir: join(cwd, 'acts') });
       expect(step.model.units).toEqual(['h.0.attn', 'h.0.mlp', 'h.1.attn', 'h.1.mlp', 'h.2.attn', 'h.2.mlp']);
