@@ -26,10 +26,24 @@ import { resolveAdamW, type ResolvedAdamW } from './adamw-options';
 import { buildTrainingModel } from './build-training-model';
 import { TrainInputError, TrainStepError } from './errors';
 import { assertGptSpec, type GptSpec } from './gpt-spec';
-import { initParameters, type FloatArray } from './init-parameters';
+import type { FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
-import { parameterSpecs, shapeSize, type ParamSpec } from './parameter-specs';
+import { parameterSpecs, type ParamSpec } from './parameter-specs';
 import { releaseBuffers } from './_release-buffers';
+import {
+  addParameterFeeds,
+  applyState,
+  batchFeeds,
+  checkGpuMemLimit,
+  checkLr,
+  copyParameters,
+  copyState,
+  fillInitialState,
+  optimizerFeeds,
+  reportStep,
+  startParameters,
+  zerosOf,
+} from './_step-common';
 import { resolveRecompute } from './resolve-recompute';
 import { tensorNames } from './tensor-names';
 import { createTrainingSession, type StepResult, type TrainStepOptions, type TrainStepState } from './train-step';
@@ -197,12 +211,7 @@ export class SegmentedTrainStep {
     this.openStore = store.open;
     this.offload = { target: store.target, saveDir: store.saveDir };
     this.offloadWarnings = store.warnings;
-    for (const p of model.params) {
-      const n = shapeSize(p.shape);
-      this.state.set(p.name, parameters.get(p.name)!);
-      this.state.set(tensorNames.adamM(p.name), this.zeros(n));
-      this.state.set(tensorNames.adamV(p.name), this.zeros(n));
-    }
+    fillInitialState(this.state, model.params, parameters, model.dtype);
   }
 
   /**
@@ -212,9 +221,7 @@ export class SegmentedTrainStep {
    */
   static async create(options: SegmentedTrainStepOptions): Promise<SegmentedTrainStep> {
     assertGptSpec(options.spec);
-    if (options.gpuMemLimitBytes !== undefined && !(Number.isInteger(options.gpuMemLimitBytes) && options.gpuMemLimitBytes > 0)) {
-      throw new TrainInputError(`gpuMemLimitBytes must be a positive integer (got ${options.gpuMemLimitBytes})`);
-    }
+    checkGpuMemLimit(options.gpuMemLimitBytes);
     if (options.profileFilePrefix !== undefined) {
       throw new TrainInputError("profileFilePrefix: ORT profiling is supported for execution: 'fused' only (a segmented step runs a dozen sessions)");
     }
@@ -272,17 +279,7 @@ export class SegmentedTrainStep {
         adamwBlock: segs[at.adamwBlock]!,
         adamwRest: segs[at.adamwRest]!,
       };
-      let parameters: Map<string, FloatArray>;
-      if (options.parameters) {
-        parameters = new Map();
-        for (const p of params) {
-          const src = options.parameters.get(p.name);
-          checkTensor(`parameters ${p.name}`, src, p, dtype);
-          parameters.set(p.name, src!.slice());
-        }
-      } else {
-        parameters = initParameters({ spec, seed: options.seed ?? 0, dtype });
-      }
+      const parameters = startParameters({ given: options.parameters, params, spec, dtype, seed: options.seed });
       const unitNames = units.map((u) => u.name);
       const model: SegmentedTrainingModel = {
         spec,
@@ -331,45 +328,37 @@ export class SegmentedTrainStep {
     this.assertLive();
     const t0 = performance.now();
     const lr = opts.lr ?? this.lr;
-    if (!Number.isFinite(lr) || lr < 0) throw new TrainInputError(`lr must be a finite number ≥ 0 (got ${lr})`);
-    const batchFeeds = this.batchFeeds(batch);
+    checkLr(lr);
+    const feeds = batchFeeds(this.spec, batch);
     const nextStep = this.completed + 1;
     const t1 = performance.now();
-    const { loss, grads, stats } = await this.forwardBackward(batch.batchSize, batchFeeds);
+    const { loss, grads, stats } = await this.forwardBackward(batch.batchSize, feeds);
     const tOpt = performance.now();
     const { gradNorm } = await this.optimize(grads, lr, nextStep, batch.batchSize);
     releaseBuffers(grads.values());
     const t2 = performance.now();
     this.completed = nextStep;
     this.lastStepStats = { ...stats, optimizerMs: t2 - tOpt };
-    const result: StepResult = {
-      step: nextStep,
-      batchSize: batch.batchSize,
-      tokens: batch.batchSize * this.spec.seqLen,
-      loss,
-      gradNorm,
-      runMs: t2 - t1,
-      totalMs: performance.now() - t0,
-      lr,
-    };
-    this.options.measure?.({
-      step: result.step,
-      batchSize: result.batchSize,
-      tokens: result.tokens,
-      loss: result.loss,
-      gradNorm: result.gradNorm,
-      runMs: result.runMs,
-      totalMs: result.totalMs,
-    });
-    return result;
+    return reportStep(
+      {
+        step: nextStep,
+        batchSize: batch.batchSize,
+        tokens: batch.batchSize * this.spec.seqLen,
+        loss,
+        gradNorm,
+        runMs: t2 - t1,
+        totalMs: performance.now() - t0,
+        lr,
+      },
+      this.options.measure,
+    );
   }
 
   /** Mean next-token loss of `batch` (the fused forward-only graph, created on first use). */
   async evaluate(batch: TrainBatch): Promise<number> {
     this.assertLive();
     const session = await this.aux('loss');
-    const feeds = this.batchFeeds(batch);
-    for (const p of this.model.params) feeds[p.name] = new ort.Tensor(this.dtype, this.state.get(p.name)!, p.shape);
+    const feeds = addParameterFeeds(batchFeeds(this.spec, batch), this.model.params, this.state, this.dtype);
     const out = await this.runSegment(session, feeds, batch.batchSize, 'evaluate');
     return Number(out[tensorNames.loss]!.data[0]);
   }
@@ -377,7 +366,7 @@ export class SegmentedTrainStep {
   /** Loss, global gradient norm and every parameter's gradient, through the segments (no update). */
   async gradients(batch: TrainBatch): Promise<{ loss: number; gradNorm: number; grads: Map<string, FloatArray> }> {
     this.assertLive();
-    const { loss, grads, stats } = await this.forwardBackward(batch.batchSize, this.batchFeeds(batch));
+    const { loss, grads, stats } = await this.forwardBackward(batch.batchSize, batchFeeds(this.spec, batch));
     const norm = await this.gradNorm(grads, batch.batchSize);
     this.lastStepStats = { ...stats, optimizerMs: 0 };
     return { loss, gradNorm: Number(norm.data[0]), grads };
@@ -385,42 +374,19 @@ export class SegmentedTrainStep {
 
   /** Copies of the parameters, keyed by name, in `model.params` order. */
   getParameters(): Map<string, FloatArray> {
-    const out = new Map<string, FloatArray>();
-    for (const p of this.model.params) out.set(p.name, this.state.get(p.name)!.slice());
-    return out;
+    return copyParameters(this.model.params, this.state);
   }
 
   /** A copy of everything a bit-exact resume needs. */
   getState(): TrainStepState {
-    const m = new Map<string, FloatArray>();
-    const v = new Map<string, FloatArray>();
-    for (const p of this.model.params) {
-      m.set(p.name, this.state.get(tensorNames.adamM(p.name))!.slice());
-      v.set(p.name, this.state.get(tensorNames.adamV(p.name))!.slice());
-    }
-    return { step: this.completed, parameters: this.getParameters(), m, v };
+    return copyState(this.model.params, this.state, this.completed);
   }
 
   /** Replaces parts of the state (validated: every tensor of a given map, right size and dtype). */
   setState(state: Partial<TrainStepState>): void {
     this.assertLive();
-    if (state.step !== undefined && (!Number.isInteger(state.step) || state.step < 0)) {
-      throw new TrainInputError(`step must be a non-negative integer (got ${state.step})`);
-    }
-    const updates: [string, FloatArray][] = [];
-    const take = (label: string, map: ReadonlyMap<string, FloatArray> | undefined, key: (p: string) => string): void => {
-      if (!map) return;
-      for (const p of this.model.params) {
-        const src = map.get(p.name);
-        checkTensor(`${label} ${p.name}`, src, p, this.dtype);
-        updates.push([key(p.name), src!.slice()]);
-      }
-    };
-    take('parameters', state.parameters, (p) => p);
-    take('m', state.m, tensorNames.adamM);
-    take('v', state.v, tensorNames.adamV);
-    for (const [k, arr] of updates) this.state.set(k, arr);
-    if (state.step !== undefined) this.completed = state.step;
+    const step = applyState(this.state, this.model.params, this.dtype, state);
+    if (step !== undefined) this.completed = step;
   }
 
   /** Profiling is a fused-mode feature; a segmented step has no profile. */
@@ -567,7 +533,7 @@ export class SegmentedTrainStep {
       return;
     }
     // The fused graph's Sum of the two parts: one IEEE addition per element, the same values.
-    const sum = this.zeros(dwte.length);
+    const sum = zerosOf(this.dtype, dwte.length);
     for (let k = 0; k < sum.length; k++) sum[k] = headPart[k]! + dwte[k]!;
     grads.set('wte.weight', sum);
     releaseBuffers([headPart, dwte]);
@@ -586,11 +552,7 @@ export class SegmentedTrainStep {
    */
   private async optimize(grads: Map<string, FloatArray>, lr: number, step: number, batchSize: number): Promise<{ gradNorm: number }> {
     const norm = await this.gradNorm(grads, batchSize);
-    const common: Feeds = {
-      [tensorNames.lr]: new ort.Tensor(this.dtype, this.dtype === 'float64' ? Float64Array.of(lr) : Float32Array.of(lr), []),
-      [tensorNames.step]: new ort.Tensor('int64', BigInt64Array.of(BigInt(step)), []),
-      [tensorNames.gradNorm]: norm,
-    };
+    const common: Feeds = { ...optimizerFeeds(this.dtype, lr, step), [tensorNames.gradNorm]: norm };
     const groups: [Segment, string][] = Array.from({ length: this.spec.nLayers }, (_, i) => [this.sessions.adamwBlock, `h.${i}.`]);
     groups.push([this.sessions.adamwRest, '']);
     for (const [session, prefix] of groups) {
@@ -665,35 +627,8 @@ export class SegmentedTrainStep {
     }
   }
 
-  private zeros(n: number): FloatArray {
-    return this.dtype === 'float64' ? new Float64Array(n) : new Float32Array(n);
-  }
-
   private assertLive(): void {
     if (this.released) throw new TrainInputError('this SegmentedTrainStep was released');
-  }
-
-  private batchFeeds(batch: TrainBatch): Feeds {
-    const { batchSize } = batch;
-    const { seqLen: T, vocabSize: V } = this.spec;
-    if (!Number.isInteger(batchSize) || batchSize < 1) throw new TrainInputError(`batchSize must be a positive integer (got ${batchSize})`);
-    for (const [field, arr] of [
-      ['inputIds', batch.inputIds],
-      ['labels', batch.labels],
-    ] as const) {
-      if (!(arr instanceof BigInt64Array)) throw new TrainInputError(`batch.${field} must be a BigInt64Array`);
-      if (arr.length !== batchSize * T) {
-        throw new TrainInputError(`batch.${field} has ${arr.length} ids; batchSize × seqLen = ${batchSize} × ${T} = ${batchSize * T}`);
-      }
-      for (let i = 0; i < arr.length; i++) {
-        const id = arr[i]!;
-        if (id < 0n || id >= BigInt(V)) throw new TrainInputError(`batch.${field}[${i}] = ${id} is outside the vocabulary [0, ${V})`);
-      }
-    }
-    return {
-      [tensorNames.inputIds]: new ort.Tensor('int64', batch.inputIds, [batchSize, T]),
-      [tensorNames.labels]: new ort.Tensor('int64', batch.labels, [batchSize, T]),
-    };
   }
 }
 
@@ -797,13 +732,4 @@ function toOffload(t: ort.Tensor): OffloadTensor {
 
 function toOrt(t: OffloadTensor): ort.Tensor {
   return new ort.Tensor(t.dtype as 'float32', t.data as Float32Array, t.dims);
-}
-
-function checkTensor(label: string, arr: FloatArray | undefined, p: ParamSpec, dtype: FloatDType): void {
-  if (arr === undefined) throw new TrainInputError(`${label} is missing`);
-  const want = dtype === 'float64' ? Float64Array : Float32Array;
-  if (!(arr instanceof want)) throw new TrainInputError(`${label} must be a ${want.name} (the step's dtype is ${dtype})`);
-  if (arr.length !== shapeSize(p.shape)) {
-    throw new TrainInputError(`${label} has ${arr.length} values; shape [${p.shape.join(', ')}] needs ${shapeSize(p.shape)}`);
-  }
 }

@@ -2,14 +2,26 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import ort from 'onnxruntime-node';
 import type { FloatDType } from './_graph';
+import {
+  addParameterFeeds,
+  applyState,
+  batchFeeds,
+  checkGpuMemLimit,
+  checkLr,
+  copyParameters,
+  copyState,
+  fillInitialState,
+  optimizerFeeds,
+  reportStep,
+  startParameters,
+} from './_step-common';
 import { resolveStepTier } from './_step-tier';
 import type { AdamWOptions } from './adamw-options';
 import { buildTrainingModel, type TrainingModel, type TrainingModelMode } from './build-training-model';
 import { ExecutionProviderError, TrainInputError, TrainStepError } from './errors';
 import type { GptSpec } from './gpt-spec';
-import { initParameters, type FloatArray } from './init-parameters';
+import type { FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
-import { shapeSize, type ParamSpec } from './parameter-specs';
 import type { BudgetTierReport } from './plan-budget-tier';
 import type { GradientCheckpointingOption } from './resolve-recompute';
 import { tensorNames } from './tensor-names';
@@ -200,19 +212,12 @@ export class TrainStep {
     this.executionProvider = options.executionProvider ?? 'cpu';
     this.gpuMemLimitBytes = options.gpuMemLimitBytes;
     this.lr = options.lr ?? 1e-3;
-    for (const p of model.params) {
-      const n = shapeSize(p.shape);
-      this.state.set(p.name, parameters.get(p.name)!);
-      this.state.set(tensorNames.adamM(p.name), this.zeros(n));
-      this.state.set(tensorNames.adamV(p.name), this.zeros(n));
-    }
+    fillInitialState(this.state, model.params, parameters, model.dtype);
   }
 
   /** Builds the graph, creates the session and initialises (or copies in) the parameters. */
   static async create(options: TrainStepOptions): Promise<TrainStep> {
-    if (options.gpuMemLimitBytes !== undefined && !(Number.isInteger(options.gpuMemLimitBytes) && options.gpuMemLimitBytes > 0)) {
-      throw new TrainInputError(`gpuMemLimitBytes must be a positive integer (got ${options.gpuMemLimitBytes})`);
-    }
+    checkGpuMemLimit(options.gpuMemLimitBytes);
     const tier = await resolveStepTier(options);
     const model = buildTrainingModel({
       spec: options.spec,
@@ -222,17 +227,7 @@ export class TrainStep {
       mode: 'train',
     });
     const session = await createTrainingSession(model.bytes, options);
-    let parameters: Map<string, FloatArray>;
-    if (options.parameters) {
-      parameters = new Map();
-      for (const p of model.params) {
-        const src = options.parameters.get(p.name);
-        checkTensor(`parameters ${p.name}`, src, p, model.dtype);
-        parameters.set(p.name, src!.slice());
-      }
-    } else {
-      parameters = initParameters({ spec: model.spec, seed: options.seed ?? 0, dtype: model.dtype });
-    }
+    const parameters = startParameters({ given: options.parameters, params: model.params, spec: model.spec, dtype: model.dtype, seed: options.seed });
     const step = new TrainStep(options, model, session, parameters);
     step.tierReport = { description: tier.description, budget: tier.budgetReport };
     return step;
@@ -258,11 +253,9 @@ export class TrainStep {
     this.assertLive();
     const t0 = performance.now();
     const lr = opts.lr ?? this.lr;
-    if (!Number.isFinite(lr) || lr < 0) throw new TrainInputError(`lr must be a finite number ≥ 0 (got ${lr})`);
-    const feeds = this.batchFeeds(batch);
+    checkLr(lr);
     const nextStep = this.completed + 1;
-    feeds[tensorNames.lr] = new ort.Tensor(this.dtype, this.dtype === 'float64' ? Float64Array.of(lr) : Float32Array.of(lr), []);
-    feeds[tensorNames.step] = new ort.Tensor('int64', BigInt64Array.of(BigInt(nextStep)), []);
+    const feeds = { ...batchFeeds(this.spec, batch), ...optimizerFeeds(this.dtype, lr, nextStep) };
     for (const p of this.model.params) {
       for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
         feeds[name] = new ort.Tensor(this.dtype, this.state.get(name)!, p.shape);
@@ -277,26 +270,19 @@ export class TrainStep {
       }
     }
     this.completed = nextStep;
-    const result: StepResult = {
-      step: nextStep,
-      batchSize: batch.batchSize,
-      tokens: batch.batchSize * this.spec.seqLen,
-      loss: Number(out[tensorNames.loss]!.data[0]),
-      gradNorm: Number(out[tensorNames.gradNorm]!.data[0]),
-      runMs: t2 - t1,
-      totalMs: performance.now() - t0,
-      lr,
-    };
-    this.options.measure?.({
-      step: result.step,
-      batchSize: result.batchSize,
-      tokens: result.tokens,
-      loss: result.loss,
-      gradNorm: result.gradNorm,
-      runMs: result.runMs,
-      totalMs: result.totalMs,
-    });
-    return result;
+    return reportStep(
+      {
+        step: nextStep,
+        batchSize: batch.batchSize,
+        tokens: batch.batchSize * this.spec.seqLen,
+        loss: Number(out[tensorNames.loss]!.data[0]),
+        gradNorm: Number(out[tensorNames.gradNorm]!.data[0]),
+        runMs: t2 - t1,
+        totalMs: performance.now() - t0,
+        lr,
+      },
+      this.options.measure,
+    );
   }
 
   /** Mean next-token loss of `batch` under the current parameters (a forward-only session, created on first use). */
@@ -319,42 +305,19 @@ export class TrainStep {
 
   /** Copies of the parameters, keyed by name, in `model.params` order. */
   getParameters(): Map<string, FloatArray> {
-    const out = new Map<string, FloatArray>();
-    for (const p of this.model.params) out.set(p.name, this.state.get(p.name)!.slice());
-    return out;
+    return copyParameters(this.model.params, this.state);
   }
 
   /** A copy of everything a bit-exact resume needs. */
   getState(): TrainStepState {
-    const m = new Map<string, FloatArray>();
-    const v = new Map<string, FloatArray>();
-    for (const p of this.model.params) {
-      m.set(p.name, this.state.get(tensorNames.adamM(p.name))!.slice());
-      v.set(p.name, this.state.get(tensorNames.adamV(p.name))!.slice());
-    }
-    return { step: this.completed, parameters: this.getParameters(), m, v };
+    return copyState(this.model.params, this.state, this.completed);
   }
 
   /** Replaces parts of the state (validated: every tensor of a given map, right size and dtype). */
   setState(state: Partial<TrainStepState>): void {
     this.assertLive();
-    if (state.step !== undefined) {
-      if (!Number.isInteger(state.step) || state.step < 0) throw new TrainInputError(`step must be a non-negative integer (got ${state.step})`);
-    }
-    const updates: [string, FloatArray][] = [];
-    const take = (label: string, map: ReadonlyMap<string, FloatArray> | undefined, key: (p: string) => string): void => {
-      if (!map) return;
-      for (const p of this.model.params) {
-        const src = map.get(p.name);
-        checkTensor(`${label} ${p.name}`, src, p, this.dtype);
-        updates.push([key(p.name), src!.slice()]);
-      }
-    };
-    take('parameters', state.parameters, (p) => p);
-    take('m', state.m, tensorNames.adamM);
-    take('v', state.v, tensorNames.adamV);
-    for (const [k, arr] of updates) this.state.set(k, arr);
-    if (state.step !== undefined) this.completed = state.step;
+    const step = applyState(this.state, this.model.params, this.dtype, state);
+    if (step !== undefined) this.completed = step;
   }
 
   /**
@@ -385,35 +348,8 @@ export class TrainStep {
     for (const s of this.auxSessions.values()) await (await s).release();
   }
 
-  private zeros(n: number): FloatArray {
-    return this.dtype === 'float64' ? new Float64Array(n) : new Float32Array(n);
-  }
-
   private assertLive(): void {
     if (this.released) throw new TrainInputError('this TrainStep was released');
-  }
-
-  private batchFeeds(batch: TrainBatch): Record<string, ort.Tensor> {
-    const { batchSize } = batch;
-    const { seqLen: T, vocabSize: V } = this.spec;
-    if (!Number.isInteger(batchSize) || batchSize < 1) throw new TrainInputError(`batchSize must be a positive integer (got ${batchSize})`);
-    for (const [field, arr] of [
-      ['inputIds', batch.inputIds],
-      ['labels', batch.labels],
-    ] as const) {
-      if (!(arr instanceof BigInt64Array)) throw new TrainInputError(`batch.${field} must be a BigInt64Array`);
-      if (arr.length !== batchSize * T) {
-        throw new TrainInputError(`batch.${field} has ${arr.length} ids; batchSize × seqLen = ${batchSize} × ${T} = ${batchSize * T}`);
-      }
-      for (let i = 0; i < arr.length; i++) {
-        const id = arr[i]!;
-        if (id < 0n || id >= BigInt(V)) throw new TrainInputError(`batch.${field}[${i}] = ${id} is outside the vocabulary [0, ${V})`);
-      }
-    }
-    return {
-      [tensorNames.inputIds]: new ort.Tensor('int64', batch.inputIds, [batchSize, T]),
-      [tensorNames.labels]: new ort.Tensor('int64', batch.labels, [batchSize, T]),
-    };
   }
 
   private async runAux(mode: 'loss' | 'gradients', batch: TrainBatch): Promise<Record<string, ort.Tensor>> {
@@ -425,8 +361,7 @@ export class TrainStep {
       this.auxSessions.set(mode, pending);
     }
     const session = await pending;
-    const feeds = this.batchFeeds(batch);
-    for (const p of this.model.params) feeds[p.name] = new ort.Tensor(this.dtype, this.state.get(p.name)!, p.shape);
+    const feeds = addParameterFeeds(batchFeeds(this.spec, batch), this.model.params, this.state, this.dtype);
     return this.runSession(session, feeds, batch.batchSize);
   }
 
@@ -437,14 +372,5 @@ export class TrainStep {
       const message = (err as Error).message ?? String(err);
       throw new TrainStepError(`training step failed at batch size ${batchSize}: ${message}`, { cause: err });
     }
-  }
-}
-
-function checkTensor(label: string, arr: FloatArray | undefined, p: ParamSpec, dtype: FloatDType): void {
-  if (arr === undefined) throw new TrainInputError(`${label} is missing`);
-  const want = dtype === 'float64' ? Float64Array : Float32Array;
-  if (!(arr instanceof want)) throw new TrainInputError(`${label} must be a ${want.name} (the step's dtype is ${dtype})`);
-  if (arr.length !== shapeSize(p.shape)) {
-    throw new TrainInputError(`${label} has ${arr.length} values; shape [${p.shape.join(', ')}] needs ${shapeSize(p.shape)}`);
   }
 }
