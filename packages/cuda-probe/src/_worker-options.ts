@@ -1,6 +1,7 @@
 // Options every worker probe (ORT, train-step) shares, and their checks.
 import { oneOf, optionalBytes, optionalIntegerAtLeast } from './_validate';
 import { resolveWorkerPath } from './_worker-path';
+import type { WorkerProbeConfig } from './_worker-probe';
 import { ProbeOptionsError } from './errors';
 
 /** Options shared by the probes that run the package's worker in a child. */
@@ -103,3 +104,22 @@ export function resolveWorkerOptions(o: WorkerProbeOptions): ResolvedWorkerOptio
   };
 }
 
+
+/** The launch fields of a worker probe's config that follow from its resolved shared options. */
+export function workerLaunch(
+  r: ResolvedWorkerOptions,
+): Omit<WorkerProbeConfig, 'what' | 'work' | 'threads'> {
+  return {
+    device: r.device,
+    budgetBytes: r.budgetBytes,
+    cuda: r.device === 'cuda' ? { deviceId: r.deviceId, nvidiaSmiPath: r.nvidiaSmiPath, gpuMemLimitBytes: r.gpuMemLimitBytes } : null,
+    timeoutMs: r.timeoutMs,
+    env: r.env,
+    cwd: r.cwd,
+    signal: r.signal,
+    nodePath: r.nodePath,
+    nodeArgs: [],
+    workerPath: r.workerPath,
+    addressSpaceLimit: r.addressSpaceLimit,
+  };
+}

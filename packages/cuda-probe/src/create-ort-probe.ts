@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { OrtSessionJobOptions } from './_protocol';
 import { integerAtLeast, oneOf, optionalBoolean, optionalIntegerAtLeast, requireObject } from './_validate';
-import { resolveWorkerOptions, type WorkerProbeOptions } from './_worker-options';
+import { resolveWorkerOptions, workerLaunch, type WorkerProbeOptions } from './_worker-options';
 import { createWorkerProbe } from './_worker-probe';
 import { ProbeOptionsError } from './errors';
 import type { ChildProbeFn } from './types';
@@ -84,18 +84,8 @@ export function createOrtProbe(options: CreateOrtProbeOptions): ChildProbeFn {
   const r = resolveWorkerOptions(o);
   return createWorkerProbe({
     what: 'ORT probe child',
-    device: r.device,
+    ...workerLaunch(r),
     work: { kind: 'ort', modelPath: model, maxLength, padId, vocabSize, session, overrides: {} },
-    budgetBytes: r.budgetBytes,
-    cuda: r.device === 'cuda' ? { deviceId: r.deviceId, nvidiaSmiPath: r.nvidiaSmiPath, gpuMemLimitBytes: r.gpuMemLimitBytes } : null,
-    timeoutMs: r.timeoutMs,
-    env: r.env,
-    cwd: r.cwd,
-    signal: r.signal,
-    nodePath: r.nodePath,
-    nodeArgs: [],
-    workerPath: r.workerPath,
-    addressSpaceLimit: r.addressSpaceLimit,
     threads: session.intraOpNumThreads,
   });
 }

@@ -1,7 +1,7 @@
 import type { GptSpec } from '@soup/onnx-train';
 import type { TrainStepJobOptions } from './_train-step-runner';
 import { integerAtLeast, oneOf, optionalBoolean, optionalIntegerAtLeast, requireObject } from './_validate';
-import { resolveWorkerOptions, type WorkerProbeOptions } from './_worker-options';
+import { resolveWorkerOptions, workerLaunch, type WorkerProbeOptions } from './_worker-options';
 import { createWorkerProbe } from './_worker-probe';
 import { ProbeOptionsError } from './errors';
 import type { ChildProbeFn } from './types';
@@ -82,7 +82,7 @@ export function createTrainStepProbe(options: CreateTrainStepProbeOptions): Chil
   const r = resolveWorkerOptions(o);
   return createWorkerProbe({
     what: 'train-step probe child',
-    device: r.device,
+    ...workerLaunch(r),
     work: step.offload
       ? { kind: 'segmented-step', step: step as unknown as Record<string, unknown>, maxLength: spec.seqLen as number, vocabSize: spec.vocabSize as number }
       : {
@@ -93,16 +93,6 @@ export function createTrainStepProbe(options: CreateTrainStepProbeOptions): Chil
           padId: 0,
           vocabSize: spec.vocabSize as number,
         },
-    budgetBytes: r.budgetBytes,
-    cuda: r.device === 'cuda' ? { deviceId: r.deviceId, nvidiaSmiPath: r.nvidiaSmiPath, gpuMemLimitBytes: r.gpuMemLimitBytes } : null,
-    timeoutMs: r.timeoutMs,
-    env: r.env,
-    cwd: r.cwd,
-    signal: r.signal,
-    nodePath: r.nodePath,
-    nodeArgs: [],
-    workerPath: r.workerPath,
-    addressSpaceLimit: r.addressSpaceLimit,
     threads: step.intraOpNumThreads,
   });
 }

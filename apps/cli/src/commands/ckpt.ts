@@ -1,4 +1,4 @@
-import { checkpointStatus, PullTargetExistsError, pullCheckpoint, pushCheckpoint, pushFinal, resolveResume, type CheckpointStore, type PushResult } from '@soup/hub-ckpt';
+import { checkpointStatus, PullTargetExistsError, pullCheckpoint, pushCheckpoint, pushFinal, resolveResume, type CheckpointStore, type PullResult, type PushResult } from '@soup/hub-ckpt';
 import { readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
@@ -145,6 +145,33 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
   ctx.say(`  final/       ${st.hasFinal ? 'present' : 'absent'}`);
 }
 
+/** Pulls `pathInRepo` into `--dest` (hash-checked, `--force` replaces) with a progress bar. */
+async function pullWithProgress(
+  s: CheckpointStore,
+  opts: Record<string, unknown>,
+  ctx: CommandContext,
+  pathInRepo: string,
+  expectedManifestSha256: string | undefined,
+): Promise<PullResult> {
+  const bar = ctx.progress({ label: `pull ${pathInRepo}`, unit: 'file', summary: false });
+  try {
+    const r = await pullCheckpoint({
+      store: s,
+      pathInRepo,
+      dir: resolve(ctx.cwd, String(opts.dest)),
+      overwrite: Boolean(opts.force),
+      ...(expectedManifestSha256 ? { expectedManifestSha256 } : {}),
+      onFile: (e) => bar.update(e.index + 1, e.name),
+    });
+    bar.done('hashes match');
+    return r;
+  } catch (err) {
+    bar.fail();
+    if (err instanceof PullTargetExistsError) throw new UsageError(`--dest ${String(opts.dest)} already exists: pull into a new path, or pass --force to replace it`, { cause: err });
+    throw err;
+  }
+}
+
 /** `soup ckpt pull --repo R --dest D [--step N | --final]`. */
 export async function runPull(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
   const s = store(opts, ctx, false);
@@ -159,24 +186,7 @@ export async function runPull(opts: Record<string, unknown>, ctx: CommandContext
     pathInRepo = st.pointer.path_in_repo;
     expected = st.pointer.manifest_sha256;
   }
-  const dest = resolve(ctx.cwd, String(opts.dest));
-  const bar = ctx.progress({ label: `pull ${pathInRepo}`, unit: 'file', summary: false });
-  let r;
-  try {
-    r = await pullCheckpoint({
-      store: s,
-      pathInRepo,
-      dir: dest,
-      overwrite: Boolean(opts.force),
-      ...(expected ? { expectedManifestSha256: expected } : {}),
-      onFile: (e) => bar.update(e.index + 1, e.name),
-    });
-  } catch (err) {
-    bar.fail();
-    if (err instanceof PullTargetExistsError) throw new UsageError(`--dest ${String(opts.dest)} already exists: pull into a new path, or pass --force to replace it`, { cause: err });
-    throw err;
-  }
-  bar.done('hashes match');
+  const r = await pullWithProgress(s, opts, ctx, pathInRepo, expected);
   ctx.emit({ ok: true, path_in_repo: pathInRepo, dir: r.dir, step: r.step, files: r.fileCount, bytes: r.totalBytes, manifest_sha256: r.manifestSha256 });
   ctx.say(`pulled ${pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, r.dir) || r.dir}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`);
 }
@@ -193,23 +203,7 @@ export async function runResume(opts: Record<string, unknown>, ctx: CommandConte
   }
   let dir: string | null = null;
   if (outcome.outcome !== 'fresh' && opts.dest !== undefined) {
-    dir = resolve(ctx.cwd, String(opts.dest));
-    const bar = ctx.progress({ label: `pull ${outcome.pathInRepo}`, unit: 'file', summary: false });
-    try {
-      await pullCheckpoint({
-        store: s,
-        pathInRepo: outcome.pathInRepo,
-        dir,
-        overwrite: Boolean(opts.force),
-        ...(outcome.outcome === 'resume' ? { expectedManifestSha256: outcome.manifestSha256 } : {}),
-        onFile: (e) => bar.update(e.index + 1, e.name),
-      });
-    } catch (err) {
-      bar.fail();
-      if (err instanceof PullTargetExistsError) throw new UsageError(`--dest ${String(opts.dest)} already exists: pull into a new path, or pass --force to replace it`, { cause: err });
-      throw err;
-    }
-    bar.done('hashes match');
+    dir = (await pullWithProgress(s, opts, ctx, outcome.pathInRepo, outcome.outcome === 'resume' ? outcome.manifestSha256 : undefined)).dir;
   }
   const json =
     outcome.outcome === 'fresh'
