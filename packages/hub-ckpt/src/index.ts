@@ -2,6 +2,7 @@ export { HubStore, type HubStoreOptions, type RetryOptions } from './hub-store';
 export { DirStore, type DirStoreOptions } from './dir-store';
 export { openStore, type OpenStoreOptions } from './open-store';
 export { pushCheckpoint, type PushCheckpointOptions, type PushPhase, type PushPhaseEvent, type PushResult } from './push-checkpoint';
+export { createPushQueue, type PushQueue, type PushQueueOptions, type PushJob } from './push-queue';
 export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';
 export { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
