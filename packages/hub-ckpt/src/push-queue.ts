@@ -91,7 +91,8 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
       } catch (err) {
         failures.push({ job, error: err });
         // The same folder (or an older one) may be offered again, e.g. at session end.
-        offeredStep = waiting === null ? pushedStep : Math.max(pushedStep, waiting.step);
+        const next = waiting as PushJob | null;
+        offeredStep = next === null ? pushedStep : Math.max(pushedStep, next.step);
         opts.onError?.(err, job);
       } finally {
         current = null;
