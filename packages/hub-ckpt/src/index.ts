@@ -6,6 +6,7 @@ export { createPushQueue, type PushQueue, type PushQueueOptions, type PushJob } 
 export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';
 export { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
+export { pullResume, type PullResumeOptions, type PullResumeResult, type SkippedCheckpoint } from './pull-resume';
 export { verifyCheckpoint, type VerifyCheckpointOptions, type VerifyCheckpointResult } from './verify-checkpoint';
 export { buildManifest, type BuildManifestOptions, type BuiltManifest } from './build-manifest';
 export { planSegment, type PlanSegmentOptions, type SegmentPlan } from './plan-segment';
@@ -24,6 +25,8 @@ export {
   UnsafePathError,
   PointedCheckpointConflictError,
   PullTargetExistsError,
+  ConcurrentWriteError,
+  LinkedEntryError,
 } from './errors';
 export type {
   CheckpointStore,

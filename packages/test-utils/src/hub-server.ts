@@ -4,7 +4,7 @@
 // Blobs live on disk. Fault switches make it answer like a bad day on the real Hub.
 // It imports nothing from vitest, so benches and child processes can start it too.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,6 +84,11 @@ export interface HubServer {
   commitCount(repoId: string, type?: HubRepoType): number;
   /** The current file tree of a repo (path -> record), or undefined when it does not exist. */
   files(repoId: string, type?: HubRepoType): Record<string, HubFileRecord> | undefined;
+  /**
+   * Corruption at rest: flips one byte of the stored bytes of `path` (its LFS object or its regular
+   * blob) without touching the tree, as a failing disk would. Listings and sizes stay as they were.
+   */
+  corruptAtRest(repoId: string, path: string, type?: HubRepoType): void;
   close(): Promise<void>;
 }
 
@@ -592,6 +597,16 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     files(repoId: string, type: HubRepoType = 'model'): Record<string, HubFileRecord> | undefined {
       const repo = state.get(type, repoId);
       return repo ? structuredClone(repo.files) : undefined;
+    },
+    corruptAtRest(repoId: string, path: string, type: HubRepoType = 'model'): void {
+      const file = state.get(type, repoId)?.files[path];
+      if (!file) throw new Error(`corruptAtRest: ${repoId} has no file ${path}`);
+      const where = state.contentOf(file).path;
+      const bytes = readFileSync(where);
+      if (bytes.length === 0) throw new Error(`corruptAtRest: ${path} is empty`);
+      const at = Math.min(100, bytes.length - 1);
+      bytes[at] = (bytes[at] ?? 0) ^ 0xff;
+      writeFileSync(where, bytes);
     },
     async close(): Promise<void> {
       if (closed) return;
