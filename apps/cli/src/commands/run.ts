@@ -116,6 +116,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     keepRemote: (opts.keepRemote as number | undefined) ?? 3,
     onPushed: (r) => ctx.say(`soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${formatDuration(r.timings.totalMs)}`),
     onError: (err, job) => ctx.warn(`push of step ${job.step} failed: ${(err as Error).message}`),
+    onPhase: (e) => {
+      if (e.phase === 'hash') ctx.say(`soup: pushing ${e.pathInRepo} (step ${e.step})…`);
+    },
   });
   const watcher = createCheckpointWatcher({
     dir: outputDir,
