@@ -199,6 +199,7 @@ Examples:
     .option('--fingerprint <file>', 'a file the run depends on (e.g. its config); its sha256 joins the run fingerprint (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .addOption(new Option('--resume <mode>', 'auto: refuse another run\'s store; force: continue it anyway (and say so)').choices(['auto', 'force']).default('auto'))
     .option('--poll <duration>', 'how often the output folder is scanned', durationArg, 1000)
+    .option('--push-nice <n>', 'CPU niceness of soup itself once the trainer runs, so pushes yield to it (0 = unchanged)', intAtLeast(0), 10)
     .option('--json', 'print only the result as JSON (the trainer\'s output goes to stderr)')
     .addHelpText(
       'after',

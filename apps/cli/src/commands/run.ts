@@ -1,5 +1,7 @@
 import { createPushQueue, pushFinal, StaleRunError, type CheckpointStore } from '@soup/hub-ckpt';
 import { createCommandProbe, deviceIdentity } from '@soup/cuda-probe';
+import { readdirSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { resolveBatch } from '../_batch';
 import type { CommandContext } from '../_context';
@@ -146,6 +148,11 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   });
   ctx.say(`soup: launched trainer (pid ${child.pid}): ${childArgv.map((a) => (/\s/.test(a) || a === '' ? JSON.stringify(a) : a)).join(' ')}`);
 
+  // The pushes are background work: lower soup's own CPU priority (the trainer, already started,
+  // keeps its own), so hashing and copying checkpoints yield to the trainer on a busy machine.
+  const nice = (opts.pushNice as number | undefined) ?? 10;
+  if (nice > 0) lowerOwnPriority(nice);
+
   let stopReason: string | null = null;
   const poll = setInterval(() => offerNewest(Date.now(), false), pollMs);
   const stopped = new Promise<void>((resolveStop) => {
@@ -211,6 +218,23 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     fin.cleanup();
   }
   return EXIT_CODES.ok;
+}
+
+/** Renices every thread of this process (on Linux a niceness is per thread: main, libuv pool, V8 helpers). */
+function lowerOwnPriority(nice: number): void {
+  let tids: number[] = [0];
+  try {
+    tids = readdirSync('/proc/self/task').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  } catch {
+    // not Linux: the main thread only
+  }
+  for (const tid of tids) {
+    try {
+      setPriority(tid, nice);
+    } catch {
+      // not permitted, or the thread is gone: that thread keeps its priority
+    }
+  }
 }
 
 function signalNumber(sig: NodeJS.Signals | null): number {
