@@ -86,6 +86,33 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     expect(r.stdout).toContain(`step ${pointer!.step} is saved`);
   });
 
+  it('a second signal quits at once: exit 130, the trainer killed with soup', async () => {
+    const cwd = useTempDir('soup-run-twice-');
+    const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '100', SOUP_EXAMPLE_FAULT: 'ignore-sigterm' });
+    const { child, output, exited } = await soupRunUntil(cwd, [...OPTIONS, '--grace', '5m'], ARGV, env, /trainer: fresh start/);
+    const pid = trainerPid(output);
+    child.kill('SIGTERM');
+    await new Promise<void>((resolve) => {
+      const check = (d: Buffer | string): void => {
+        if (String(d).includes('sending SIGTERM to the trainer')) resolve();
+      };
+      child.stdout?.on('data', check);
+    });
+    child.kill('SIGTERM');
+    const r = await exited;
+    expect(r.code).toBe(EXIT_CODES.interrupted);
+    const alive = (): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 50 && alive(); i++) await new Promise((res) => setTimeout(res, 100));
+    expect(alive()).toBe(false);
+  });
+
   it('a corrupted newest checkpoint: the next session falls back to an older one, says which, and ends bit-identical', async () => {
     const cwd = useTempDir('soup-run-corrupt-');
     const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '100' });
@@ -97,7 +124,7 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     const older = steps.at(-2)!;
     const model = join(cwd, 'store', 'ckpt', `checkpoint-${newest}`, 'model.safetensors');
     const bytes = readFileSync(model);
-    bytes[bytes.length >> 1] ^= 0xff; // same size, one flipped byte
+    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] ?? 0) ^ 0xff; // same size, one flipped byte
     writeFileSync(model, bytes);
 
     const s2 = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));

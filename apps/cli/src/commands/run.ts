@@ -129,8 +129,14 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     completeFile: (opts.completeFile as string | undefined) ?? 'trainer_state.json',
     settleMs,
   });
+  const warnedFiles = new Set<string>();
   const offerNewest = (asOfMs: number, trainerExited: boolean): void => {
-    watcher.scan(Date.now());
+    for (const c of watcher.scan(Date.now())) {
+      if (c.kind === 'file' && !warnedFiles.has(c.name)) {
+        warnedFiles.add(c.name);
+        ctx.warn(`${c.name} matches --checkpoint-glob but is a file: soup run pushes checkpoint folders (give the trainer one folder per checkpoint, e.g. Lightning's filename="checkpoint-{step}/model")`);
+      }
+    }
     const c = watcher.newestComplete({ asOfMs, trainerExited });
     if (c && c.checkpoint.kind === 'dir') queue.offer({ step: c.checkpoint.step, dir: c.checkpoint.path });
   };
