@@ -26,6 +26,7 @@ export {
   PullTargetExistsError,
   ConcurrentWriteError,
   LinkedEntryError,
+  PointerRegressionError,
 } from './errors';
 export type {
   CheckpointStore,
