@@ -41,7 +41,7 @@ export interface HubServerFaults {
    * Apply the next `count` commit POSTs, then fail their reply: `drop` destroys the connection before
    * any answer, `500` answers 500 (a proxy timing out after the Hub applied the commit). @default drop
    */
-  commitLostReply?: { count: number; as?: 'drop' | 500 };
+  commitLostReply?: { count: number; as?: 'drop' | 500; /** Let this many commits through first. @default 0 */ skip?: number };
   /** Flip one byte of the next `count` LFS PUT bodies in transit (size unchanged): the upload is refused as for truncatePut. */
   corruptPut?: { count: number };
   /**
@@ -447,7 +447,9 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     const k = `${repo.type}:${repo.id}`;
     commits.set(k, (commits.get(k) ?? 0) + 1);
     const prefix = repo.type === 'model' ? '' : `${repo.type}s/`;
-    if (take('commitLostReply')) {
+    const lost = faults.commitLostReply;
+    if (lost && lost.count > 0 && (lost.skip ?? 0) > 0) lost.skip = (lost.skip ?? 0) - 1;
+    else if (take('commitLostReply')) {
       if ((faults.commitLostReply?.as ?? 'drop') === 'drop') {
         req.socket.destroy();
         return;
