@@ -81,6 +81,33 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     expect(lines.some((l) => /kept local checkpoint-100: no verified push/.test(l))).toBe(true);
   });
 
+  it('an aborted signal stops the push between files: the pointer does not move and no staged file is left', async () => {
+    const t = await makeTestStore(kind);
+    const out = join(t.work, 'out');
+    await pushCheckpoint({ store: t.store, step: 10, dir: writeCheckpoint({ root: out, step: 10, run: RUN }).dir, run: RUN });
+    const before = await t.store.readFile({ path: 'latest.json' });
+    for (const at of ['hash', 'uploaded', 'verified'] as const) {
+      const ac = new AbortController();
+      const err = await pushCheckpoint({
+        store: t.store,
+        step: 20,
+        dir: writeCheckpoint({ root: out, step: 20, run: RUN }).dir,
+        run: RUN,
+        signal: ac.signal,
+        onPhase: (e) => {
+          if (e.phase === at) ac.abort(new Error(`stop at ${at}`));
+        },
+      }).catch((e: unknown) => e);
+      expect((err as Error).message).toBe(`stop at ${at}`);
+      expect(Buffer.from((await t.store.readFile({ path: 'latest.json' })) ?? [])).toEqual(Buffer.from(before ?? []));
+    }
+    if (kind === 'dir') expect(readdirSync(join(t.location, '.soup-staging'))).toEqual([]);
+    const ac = new AbortController();
+    ac.abort(new Error('already aborted'));
+    await expect(pushCheckpoint({ store: t.store, step: 30, dir: writeCheckpoint({ root: out, step: 30, run: RUN }).dir, run: RUN, signal: ac.signal })).rejects.toThrow('already aborted');
+    expect((await t.store.list({ prefix: 'ckpt/checkpoint-30' })).length).toBe(0);
+  });
+
   it('the pointer never moves to a lower step nor off a terminal checkpoint unless forced', async () => {
     const t = await makeTestStore(kind);
     const out = join(t.work, 'out');
