@@ -226,3 +226,27 @@ export class LinkedEntryError extends Error {
     this.path = path;
   }
 }
+
+/** A push would move latest.json to a lower step, or from a terminal pointer to a non-terminal one. */
+export class PointerRegressionError extends Error {
+  override readonly name = 'PointerRegressionError';
+  readonly code = 'SOUP_HUB_CKPT_POINTER_REGRESSION' as const;
+  /** The step latest.json names now. */
+  readonly pointerStep: number;
+  readonly pointerTerminal: boolean;
+  /** The step the push would point it at. */
+  readonly step: number;
+
+  constructor(options: ErrorOptions & { where: string; from: { step: number; path_in_repo: string; terminal: boolean }; toStep: number; toPath: string; terminal: boolean }) {
+    const { from } = options;
+    super(
+      `${options.where}: latest.json names ${from.path_in_repo} (step ${from.step}${from.terminal ? ', terminal: the run is complete' : ''}); ` +
+        `pushing ${options.toPath} (step ${options.toStep}${options.terminal ? ', terminal' : ''}) would move it ${from.step > options.toStep ? 'backwards' : 'off the terminal checkpoint'}. ` +
+        'Nothing was uploaded. Pass force (soup ckpt push --force) to move it anyway.',
+      withCause(options),
+    );
+    this.pointerStep = from.step;
+    this.pointerTerminal = from.terminal;
+    this.step = options.toStep;
+  }
+}

@@ -346,7 +346,21 @@ export class HubStore implements CheckpointStore {
   /** The operations whose effect is not yet in the repo (a delete of a gone file and a put whose bytes are there are done). */
   private async notYetApplied(ops: StoreOperation[], ids: Map<string, ContentId>): Promise<StoreOperation[]> {
     const remote = await this.remoteEntries([...new Set(ops.map((o) => o.path))], undefined, false);
-    return ops.filter((op) => (op.kind === 'delete' ? remote.has(op.path) : !holds(remote.get(op.path), ids.get(op.path) as ContentId)));
+    const left: StoreOperation[] = [];
+    for (const op of ops) {
+      if (op.kind === 'delete') {
+        if (remote.has(op.path)) left.push(op);
+        continue;
+      }
+      // Content ids are computed only here, when a commit needs reconciling (a second read of the file).
+      let id = ids.get(op.path);
+      if (id === undefined) {
+        id = await contentId(op);
+        ids.set(op.path, id);
+      }
+      if (!holds(remote.get(op.path), id)) left.push(op);
+    }
+    return left;
   }
 
   /** Throws ConcurrentWriteError unless `cond.path` at `head` still holds the expected content. */
@@ -412,7 +426,6 @@ export class HubStore implements CheckpointStore {
     for (const op of params.operations) assertSafeName(op.path);
     signal?.throwIfAborted();
     const ids = new Map<string, ContentId>();
-    for (const op of params.operations) if (op.kind === 'put') ids.set(op.path, await contentId(op));
     let pending = params.operations;
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted();
@@ -425,8 +438,8 @@ export class HubStore implements CheckpointStore {
         }
       }
       if (params.ifMatch) {
-        const mine = ids.get(params.ifMatch.path);
-        const landed = attempt > 0 && mine !== undefined && !pending.some((o) => o.path === params.ifMatch?.path);
+        const mine = params.operations.some((o) => o.kind === 'put' && o.path === params.ifMatch?.path);
+        const landed = attempt > 0 && mine && !pending.some((o) => o.path === params.ifMatch?.path);
         if (!landed) await this.checkIfMatch(params.ifMatch, head);
       }
       try {

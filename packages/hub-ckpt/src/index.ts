@@ -27,6 +27,7 @@ export {
   PullTargetExistsError,
   ConcurrentWriteError,
   LinkedEntryError,
+  PointerRegressionError,
 } from './errors';
 export type {
   CheckpointStore,

@@ -4,6 +4,7 @@ import { ChecksumError, CorruptCheckpointError, StaleRunError, StoreError, Unsaf
 import { sha256Hex } from './_fs';
 import { checkpointPath, POINTER_PATH } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
+import { resumeCandidates } from './_resume-order';
 import { scanCheckpoints } from './_scan';
 import { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
 import type { CheckpointStore, HubCkptLogger, Pointer } from './types';
@@ -67,12 +68,6 @@ export type PullResumeResult =
       skipped: SkippedCheckpoint[];
     };
 
-interface Candidate {
-  step: number;
-  via: 'newer-verified' | 'fallback' | 'no-pointer' | null;
-  expectedManifestSha256?: string;
-}
-
 /** Errors that mean "this checkpoint's data is bad" (try an older one), as opposed to "the store or the caller failed". */
 function dataProblems(err: unknown): string[] | null {
   if (err instanceof ChecksumError) return [err.message];
@@ -120,17 +115,7 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
   const bySteps = await scanCheckpoints(store);
   const steps = [...bySteps.keys()].sort((a, b) => b - a);
 
-  // The order candidates are tried in: newer than the pointer, the pointer, then (fallback) older ones.
-  const candidates: Candidate[] = [];
-  if (current.raw === null) for (const step of steps) candidates.push({ step, via: 'no-pointer' });
-  else if (pointer === null) for (const step of steps) candidates.push({ step, via: 'fallback' });
-  else {
-    for (const step of steps.filter((s) => s > pointer.step)) candidates.push({ step, via: 'newer-verified' });
-    if (pointer.path_in_repo === checkpointPath(pointer.step)) {
-      candidates.push({ step: pointer.step, via: null, expectedManifestSha256: pointer.manifest_sha256 });
-    }
-    if (fallback) for (const step of steps.filter((s) => s < pointer.step)) candidates.push({ step, via: 'fallback' });
-  }
+  const candidates = resumeCandidates({ hasPointerFile: current.raw !== null, pointer, steps, fallback });
 
   const skipped: SkippedCheckpoint[] = [];
   let anyVerified = false;
