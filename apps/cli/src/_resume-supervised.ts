@@ -14,7 +14,7 @@ export type SupervisedResume =
 export async function resumeSupervised(p: { store: CheckpointStore; run: string; outputDir: string; ctx: CommandContext }): Promise<SupervisedResume> {
   const { store, run, ctx } = p;
   const t0 = Date.now();
-  const r = await pullResume({ store, run, dir: p.outputDir, fallback: true, overwrite: true, signal: ctx.signal, logger: { info: (l) => ctx.say(`soup: ${l}`) } });
+  const r = await pullResume({ store, run, dir: p.outputDir, fallback: true, repair: true, overwrite: true, signal: ctx.signal, logger: { info: (l) => ctx.say(`soup: ${l}`) } });
   if (r.outcome === 'fresh') return { outcome: 'fresh' };
   if (r.outcome === 'complete') return { outcome: 'complete', step: r.step, pathInRepo: r.pathInRepo };
   for (const s of r.skipped) ctx.warn(`${s.pathInRepo} (step ${s.step}) does not verify or pull cleanly: ${s.problems.slice(0, 2).join('; ')}`);

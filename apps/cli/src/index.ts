@@ -195,7 +195,7 @@ Examples:
     .option('--stop-signal <signal>', 'what the trainer gets at session end', 'SIGTERM')
     .option('--grace <duration>', 'how long the trainer may take to save and exit before SIGKILL', durationArg, 120_000)
     .option('--final <dir>', 'push this folder as final/ when the trainer exits 0 (default: the files at the top of --output-dir, else the newest checkpoint)')
-    .option('--keep-remote <n>', 'remote checkpoints to keep, newest first (older ones are the fallback when the newest is corrupt)', intAtLeast(1), 3)
+    .option('--keep-remote <n>', 'remote checkpoints to keep, newest first (older ones are the fallback when the newest is corrupt; at least 2)', intAtLeast(2), 3)
     .option('--fingerprint <file>', 'a file the run depends on (e.g. its config); its sha256 joins the run fingerprint (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .addOption(new Option('--resume <mode>', 'auto: refuse another run\'s store; force: continue it anyway (and say so)').choices(['auto', 'force']).default('auto'))
     .option('--poll <duration>', 'how often the output folder is scanned', durationArg, 1000)
