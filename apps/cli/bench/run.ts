@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const json = process.argv.includes('--json');
 const GOAL = 1.1;
-const STEPS = 25;
+const STEPS = 20;
 const SAVE_EVERY = 5;
 const log = (line: string): void => {
   if (!json) process.stdout.write(`${line}\n`);
@@ -39,7 +39,10 @@ try {
   const watchOnly: number[] = [];
   let pushes = 0;
   let checkpointMiB = 0;
-  const order = ['alone', 'soup', 'watch-only', 'watch-only', 'soup', 'alone'] as const;
+  // Three cycles, each mode once per cycle in a rotated order, so a load swing on this shared machine
+  // hits every mode alike.
+  const modes = ['alone', 'soup', 'watch-only'] as const;
+  const order = [0, 1, 2].flatMap((c) => [0, 1, 2].map((k) => modes[(c + k) % 3]!));
   for (const [i, mode] of order.entries()) {
     const cwd = join(tmp.dir, `round-${i}`);
     mkdirSync(cwd);
@@ -84,7 +87,7 @@ try {
     checkpointMiB: Number(checkpointMiB.toFixed(1)),
     backgroundPushes: pushes,
     store: 'directory (file://)',
-    note: 'median trainer step time (saves excluded); alone / pushing / watch-only in the order A P W W P A in one run; the pushes run in the soup process (reniced) beside the trainer',
+    note: 'median trainer step time (saves excluded); alone / pushing / watch-only three rotated cycles (A P W, P W A, W A P) in one run; the pushes run in the soup process (reniced) beside the trainer',
   };
   mkdirSync(new URL('../bench-results/', import.meta.url), { recursive: true });
   writeFileSync(new URL('../bench-results/cli.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);

@@ -147,6 +147,20 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     expect(Math.max(-1, ...storeSteps(cwd))).toBeLessThanOrEqual(20);
   });
 
+  it('a trainer signalled from outside (SLURM signals the whole job) counts as the session ending, not a failure', async () => {
+    const cwd = useTempDir('soup-run-outside-');
+    const script = [
+      "const fs = require('node:fs'), path = require('node:path');",
+      "const dir = path.join(process.env.SOUP_OUTPUT_DIR, 'checkpoint-5');",
+      "fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(path.join(dir, 'model.bin'), 'weights'); fs.writeFileSync(path.join(dir, 'trainer_state.json'), '{\"global_step\":5}');",
+      "setTimeout(() => process.kill(process.pid, 'SIGTERM'), 1500);",
+    ].join('\n');
+    const r = await soupRun(cwd, ['--repo', 'file://store', '--output-dir', 'out', '--settle', '200ms', '--poll', '100ms'], [process.execPath, '-e', script], soupEnv(cwd));
+    expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
+    expect(r.stdout).toContain('segment saved (the trainer got SIGTERM from outside): step 5 is saved');
+    expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 5, terminal: false });
+  });
+
   it('a changed --fingerprint file is refused naming it; --resume force continues and says so', async () => {
     const cwd = useTempDir('soup-run-stale-');
     writeFileSync(join(cwd, 'config.json'), '{"lr": 0.003}\n');

@@ -178,6 +178,11 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     end = { ...(await child.exited), killed: false };
   }
   clearInterval(poll);
+  // A trainer ended by SIGTERM/SIGINT/SIGHUP that soup did not send (SLURM and some notebook hosts
+  // signal every process of the job) is the session ending, not a trainer failure.
+  if (stopReason === null && end.code === null && (end.signal === 'SIGTERM' || end.signal === 'SIGINT' || end.signal === 'SIGHUP')) {
+    stopReason = `the trainer got ${end.signal} from outside`;
+  }
   const killAt = Date.now();
   const stoppedEarly = stopReason !== null;
   const exitedItself = end.code !== null && !end.killed;
