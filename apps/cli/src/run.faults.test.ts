@@ -161,6 +161,18 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 5, terminal: false });
   });
 
+  it('a store whose run never pushed a checkpoint is taken over by a changed command (nothing to protect)', async () => {
+    const cwd = useTempDir('soup-run-typo-');
+    const opts = ['--repo', 'file://store', '--output-dir', 'out'];
+    const typo = await soupRun(cwd, opts, [process.execPath, '-e', "console.error('SyntaxError: typo'); process.exit(2)"], soupEnv(cwd));
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('the trainer failed with exit code 2: SyntaxError: typo; no checkpoint was pushed; no final pushed');
+    const fixed = await soupRun(cwd, opts, [process.execPath, '-e', "const fs = require('node:fs'); fs.mkdirSync(process.env.SOUP_OUTPUT_DIR, { recursive: true }); fs.writeFileSync(process.env.SOUP_OUTPUT_DIR + '/model.bin', 'w')"], soupEnv(cwd));
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(fixed.stdout).toMatch(/holds no checkpoint of run soup-run-[0-9a-f]{20} \(trainer command differs at argument 3: .*\): starting run soup-run-[0-9a-f]{20} there/);
+    expect(fixed.stdout).toContain('run complete: pushed final/ (1 file from out, step 0, verified)');
+  });
+
   it('a changed --fingerprint file is refused naming it; --resume force continues and says so', async () => {
     const cwd = useTempDir('soup-run-stale-');
     writeFileSync(join(cwd, 'config.json'), '{"lr": 0.003}\n');

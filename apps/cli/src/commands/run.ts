@@ -55,7 +55,11 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   let runId = fingerprint;
   if (record !== null) {
     if (record.run === fingerprint || record.accepted.includes(fingerprint)) runId = record.run;
-    else {
+    else if ((await store.readFile({ path: 'latest.json' })) === null && (await store.list({ prefix: 'ckpt' })).length === 0) {
+      // The other command never pushed a checkpoint: nothing to protect, this command takes the store.
+      ctx.say(`soup: ${storeName} holds no checkpoint of run ${record.run} (${describeIdentityChange(record.identity, identity).join('; ') || 'another command'}): starting run ${fingerprint} there`);
+      record = null;
+    } else {
       const changes = describeIdentityChange(record.identity, identity);
       const what = changes.length > 0 ? changes.join('; ') : 'the fingerprint differs';
       if (!force) {
@@ -223,7 +227,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   try {
     const step = Math.max(pushedStep, fin.step ?? -1, 0);
     const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote: (opts.keepRemote as number | undefined) ?? 3 });
-    ctx.say(`soup: run complete: pushed final/ (${res.fileCount} files from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`);
+    ctx.say(`soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? "" : "s"} from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`);
     ctx.emit({ ok: true, outcome: 'complete', run: runId, step, path_in_repo: res.pathInRepo, launched: true });
   } finally {
     fin.cleanup();
