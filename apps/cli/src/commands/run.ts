@@ -145,6 +145,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     if (c && c.checkpoint.kind === 'dir') queue.offer({ step: c.checkpoint.step, dir: c.checkpoint.path });
   };
 
+  if (ctx.signal.aborted) {
+    ctx.stderr.write('soup: interrupted before the trainer started; nothing was launched\n');
+    return EXIT_CODES.interrupted;
+  }
   const human = ctx.json ? ctx.stderr : ctx.stdout;
   ctx.say(`run ${runId}: ${resumeFrom ? `resuming from step ${resumed.outcome === 'resume' ? resumed.step : 0}` : 'fresh start'}; checkpoints in ${show(outputDir)} pushed to ${storeName}`);
   const child = await startTrainer({
@@ -227,7 +231,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   try {
     const step = Math.max(pushedStep, fin.step ?? -1, 0);
     const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote: (opts.keepRemote as number | undefined) ?? 3 });
-    ctx.say(`soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? "" : "s"} from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`);
+    ctx.say(`soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`);
     ctx.emit({ ok: true, outcome: 'complete', run: runId, step, path_in_repo: res.pathInRepo, launched: true });
   } finally {
     fin.cleanup();
