@@ -79,6 +79,9 @@ export class HubStore implements CheckpointStore {
     } catch (err) {
       throw new InvalidCheckpointOptionError('endpoint', 'endpoint must be an http(s) URL such as https://huggingface.co.', { cause: err });
     }
+    if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
+      throw new InvalidCheckpointOptionError('endpoint', `endpoint ${JSON.stringify(endpoint.protocol)} is not http(s): use an https:// URL such as https://huggingface.co.`);
+    }
     endpoint.username = '';
     endpoint.password = '';
     this.endpoint = endpoint.href.replace(/\/+$/, '');
