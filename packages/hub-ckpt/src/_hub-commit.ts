@@ -172,7 +172,12 @@ export async function commitIdempotent(h: HubCommitContext, params: StoreCommitP
       }
       // A conflict (someone committed since `head`, or our own replayed commit landed), a 404 on a delete,
       // or a failure after the retries: re-read the tree before deciding.
-      const left = await notYetApplied(h, pending, ids);
+      let left: StoreOperation[];
+      try {
+        left = await notYetApplied(h, pending, ids);
+      } catch {
+        h.fail(`committing "${params.message}"`, err); // the tree cannot be read either: report the commit's own failure
+      }
       if (left.length === 0) {
         h.logger?.warn?.(`${h.description}: "${params.message}" is in the repo although the commit call failed (a lost reply); treated as done`);
         return;

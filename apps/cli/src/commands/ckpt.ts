@@ -138,7 +138,7 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
     return;
   }
   const pointerText = p
-    ? `step ${p.step} → ${p.path_in_repo}${p.terminal ? ' (terminal)' : ''}, run ${p.run}, ${st.pointed?.verified ? ctx.style.green('verified') : ctx.style.red(`NOT verified: ${(st.pointed?.problems ?? []).slice(0, 3).join('; ')}`)}, updated ${p.updated_at}`
+    ? `step ${p.step} → ${p.path_in_repo}${p.terminal ? ' (terminal)' : ''}, run ${p.run}, ${st.pointed?.verified ? ctx.style.green(s.kind === 'hub' ? 'verified (LFS files by oid and size; their bytes are hashed when pulled)' : 'verified (every byte read back and hashed)') : ctx.style.red(`NOT verified: ${(st.pointed?.problems ?? []).slice(0, 3).join('; ')}`)}, updated ${p.updated_at}`
     : st.hasPointer
       ? ctx.style.red(`invalid: ${st.pointerErrors.join('; ')}`)
       : 'none';
