@@ -36,7 +36,7 @@ export class UsageError extends Error {
   }
 }
 
-/** The Hub needs a token and none was given (`HF_TOKEN` or `--token`). */
+/** The Hub needs a token and none was found (HF_TOKEN, HF_TOKEN_PATH, $HF_HOME/token, ~/.cache/huggingface/token). */
 export class TokenMissingError extends Error {
   override readonly name = 'TokenMissingError';
   readonly code = 'SOUP_HUB_TOKEN_MISSING';

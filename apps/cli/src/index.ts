@@ -36,7 +36,8 @@ Exit codes:
   130  interrupted
 
 Environment:
-  HF_TOKEN               Hugging Face token (never printed)
+  HF_TOKEN               Hugging Face token (never printed); else the file HF_TOKEN_PATH names,
+                         else $HF_HOME/token, else ~/.cache/huggingface/token (\`hf auth login\`)
   HF_ENDPOINT            Hub endpoint (default https://huggingface.co)
   SOUP_BATCH_CACHE_PATH  batch cache file (default ~/.soup/batch_cache.json)
   NO_COLOR               plain output`;
