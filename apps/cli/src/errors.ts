@@ -58,8 +58,11 @@ export class TrainRunError extends Error {
 export class InterruptedError extends Error {
   override readonly name = 'InterruptedError';
   readonly code = 'SOUP_INTERRUPTED';
-  constructor(message = 'interrupted', opts: { cause?: unknown } = {}) {
+  /** The signal that interrupted it, when known. */
+  readonly signal: NodeJS.Signals | undefined;
+  constructor(message = 'interrupted', opts: { cause?: unknown; signal?: NodeJS.Signals } = {}) {
     super(message, { cause: opts.cause });
+    this.signal = opts.signal;
   }
 }
 
