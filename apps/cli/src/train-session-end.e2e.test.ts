@@ -163,7 +163,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     const notice = r.stderr.indexOf('soup: SIGTERM:');
     expect(notice).toBeGreaterThan(0);
     expect(Math.max(...progressSteps(r.stderr.slice(0, notice)))).toBe(saved);
-    expect(progressSteps(r.stderr.slice(notice))).toEqual([]);
+    expect(progressSteps(r.stderr.slice(notice)).filter((n) => n > saved)).toEqual([]);
     expect(r.stdout).toContain(`session end (SIGTERM) at step ${saved}: `);
     // The store: the pointer names exactly that step, whose files say so.
     expect(await pointer(repo)).toMatchObject({ step: saved, path_in_repo: `ckpt/checkpoint-${saved}`, terminal: false, run: referenceRun });
