@@ -247,6 +247,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const bar = ctx.progress({ label: 'train', total: plan.stopStep - plan.startStep, unit: 'step' });
   logLine = (line) => bar.log(`warning: ${line}`);
   // SIGTERM / SIGINT / --time-limit: the running step finishes, no new one starts, and that step is saved and pushed below.
+  // Pushes get no abort signal on purpose: the first signal lets a push finish; a second one quits the process.
   const session = watchSession({ signal: ctx.signal, timeLimitMs, startedAtMs: t0 });
   let sessionEnd: SessionEnd | null = null;
   try {
