@@ -55,6 +55,13 @@ describe('[slow] soup ckpt integrity', { timeout: 120_000 }, () => {
         : Buffer.from(await (await fetch(`${server.url}/${repoName}/resolve/main/latest.json`, { headers: { Authorization: `Bearer ${server.token}` } })).arrayBuffer());
     const before = await latest();
 
+    // `ckpt pull` of the pointed checkpoint refuses the corrupt one: exit 8, nothing left behind.
+    const pull = await soup(['ckpt', 'pull', '--dest', 'p', ...repo], cwd);
+    expect(pull.code, pull.stderr).toBe(EXIT_CODES.integrity);
+    expect(pull.stderr).toMatch(/checkpoint-20.*model\.safetensors/);
+    expect(existsSync(join(cwd, 'p'))).toBe(false);
+    expect(existsSync(join(cwd, 'p.soup-pull'))).toBe(false);
+
     const refused = await soup(['ckpt', 'resume', '--run', 'r', ...repo], cwd);
     expect(refused.code).toBe(EXIT_CODES.resume);
     expect(refused.stderr).toMatch(/checkpoint-20.*model\.safetensors.*Use --fallback/);

@@ -1,28 +1,19 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream, openAsBlob } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web';
-import {
-  commitIter,
-  createRepo,
-  downloadFile,
-  HubApiError,
-  listFiles,
-  pathsInfo,
-  type CommitOperation,
-  type RepoDesignation,
-} from '@huggingface/hub';
+import { createRepo, downloadFile, HubApiError, listFiles, pathsInfo, type RepoDesignation } from '@huggingface/hub';
 import { ConcurrentWriteError, HubAuthError, InvalidCheckpointOptionError, StoreError } from './errors';
-import { contentId, holds, type ContentId, type RemoteEntry } from './_content-id';
-import { describeWriter } from './_describe-writer';
-import { fsyncPath, sha256Hex } from './_fs';
+import { commitIdempotent } from './_hub-commit';
+import { fsyncPath } from './_fs';
 import { assertSafeName } from './_paths';
 import { redact } from './_redact';
+import { cleanHubToken, resolveHubToken } from './resolve-hub-token';
 import { makeRetryingFetch, type RetryOptions } from './_retry-fetch';
-import type { CheckpointStore, HubCkptLogger, StoreCommitParams, StoreEntry, StoreOperation } from './types';
+import type { CheckpointStore, HubCkptLogger, StoreCommitParams, StoreEntry } from './types';
 
 export type { RetryOptions } from './_retry-fetch';
 
@@ -31,7 +22,10 @@ export interface HubStoreOptions {
   repo: string;
   /** Repo type. @default "model" */
   repoType?: 'model' | 'dataset';
-  /** Hub token. Never logged nor put in an error. @default env.HF_TOKEN */
+  /**
+   * Hub token (trimmed). Never logged nor put in an error.
+   * @default the first of HF_TOKEN, the file HF_TOKEN_PATH names, $HF_HOME/token, ~/.cache/huggingface/token (see resolveHubToken)
+   */
   token?: string;
   /** Hub endpoint. @default env.HF_ENDPOINT, else "https://huggingface.co" */
   endpoint?: string;
@@ -41,8 +35,10 @@ export interface HubStoreOptions {
   retry?: RetryOptions;
   /** fetch to use (wrapped with the retries). @default globalThis.fetch */
   fetch?: typeof fetch;
-  /** Environment to read HF_TOKEN / HF_ENDPOINT from. @default process.env */
+  /** Environment to read the token (see resolveHubToken) and HF_ENDPOINT from. @default process.env */
   env?: Record<string, string | undefined>;
+  /** Home directory for the default token file `~/.cache/huggingface/token`. @default env.HOME, else os.homedir() */
+  homeDir?: string;
   /** Retry warnings go here. @default silent */
   logger?: HubCkptLogger;
   /**
@@ -89,11 +85,14 @@ export class HubStore implements CheckpointStore {
     } catch (err) {
       throw new InvalidCheckpointOptionError('endpoint', 'endpoint must be an http(s) URL such as https://huggingface.co.', { cause: err });
     }
+    if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
+      throw new InvalidCheckpointOptionError('endpoint', `endpoint ${JSON.stringify(endpoint.protocol)} is not http(s): use an https:// URL such as https://huggingface.co.`);
+    }
     endpoint.username = '';
     endpoint.password = '';
     this.endpoint = endpoint.href.replace(/\/+$/, '');
-    const token = opts.token ?? env.HF_TOKEN;
-    this.#token = token === '' ? undefined : token;
+    const token = opts.token !== undefined ? cleanHubToken(opts.token) : resolveHubToken({ env, ...(opts.homeDir !== undefined ? { homeDir: opts.homeDir } : {}) }).token;
+    this.#token = token ?? undefined;
     this.repoId = opts.repo;
     this.repoType = repoType;
     this.#repo = { type: repoType, name: opts.repo };
@@ -121,7 +120,7 @@ export class HubStore implements CheckpointStore {
   private requireToken(what: string): string {
     if (this.#token === undefined) {
       throw new HubAuthError(
-        `${what} on ${this.description} needs a token: set HF_TOKEN (or pass token) to a Hugging Face token with write access.`,
+        `${what} on ${this.description} needs a token: set HF_TOKEN (or HF_TOKEN_PATH, or run "hf auth login") to a Hugging Face token with write access.`,
         { status: 0 },
       );
     }
@@ -302,164 +301,24 @@ export class HubStore implements CheckpointStore {
     return got;
   }
 
-  /** The head commit of the main branch (what a commit's parentCommit must be). */
-  private async headCommit(signal: AbortSignal | undefined): Promise<string> {
-    const url = `${this.endpoint}/api/${this.repoType}s/${this.repoId}`;
-    let res: Response;
-    try {
-      res = await this.#fetch(url, { headers: this.#token ? { Authorization: `Bearer ${this.#token}` } : {}, ...(signal ? { signal } : {}) });
-    } catch (err) {
-      this.fail('reading the head commit', err);
-    }
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => undefined);
-      this.fail('reading the head commit', new HubApiError(url, res.status, res.headers.get('X-Request-Id') ?? undefined, `Api error with status ${res.status}`));
-    }
-    const sha = ((await res.json()) as { sha?: unknown }).sha;
-    if (typeof sha !== 'string' || sha === '') throw new StoreError(`reading the head commit of ${this.description}: the Hub sent no "sha"`, { url });
-    return sha;
-  }
-
-  /** paths-info of `paths` (at `revision`), with the last commit of each when `expand`. */
-  private async remoteEntries(paths: string[], revision: string | undefined, expand: boolean): Promise<Map<string, RemoteEntry & { lastCommit?: { id: string; title: string } }>> {
-    const out = new Map<string, RemoteEntry & { lastCommit?: { id: string; title: string } }>();
-    if (paths.length === 0) return out;
-    let infos;
-    try {
-      infos = await pathsInfo({ repo: this.#repo, ...this.creds(), hubUrl: this.endpoint, fetch: this.#fetch, paths, expand, ...(revision ? { revision } : {}) });
-    } catch (err) {
-      if (err instanceof HubApiError && err.statusCode === 404) return out;
-      this.fail('reading paths-info', err);
-    }
-    for (const i of infos) {
-      if (i.type !== 'file') continue;
-      out.set(i.path, {
-        sizeBytes: i.size,
-        ...(i.oid ? { gitOid: i.oid } : {}),
-        ...(i.lfs ? { lfsOid: i.lfs.oid } : {}),
-        ...(i.lastCommit ? { lastCommit: { id: i.lastCommit.id, title: i.lastCommit.title } } : {}),
-      });
-    }
-    return out;
-  }
-
-  /** The operations whose effect is not yet in the repo (a delete of a gone file and a put whose bytes are there are done). */
-  private async notYetApplied(ops: StoreOperation[], ids: Map<string, ContentId>): Promise<StoreOperation[]> {
-    const remote = await this.remoteEntries([...new Set(ops.map((o) => o.path))], undefined, false);
-    const left: StoreOperation[] = [];
-    for (const op of ops) {
-      if (op.kind === 'delete') {
-        if (remote.has(op.path)) left.push(op);
-        continue;
-      }
-      // Content ids are computed only here, when a commit needs reconciling (a second read of the file).
-      let id = ids.get(op.path);
-      if (id === undefined) {
-        id = await contentId(op);
-        ids.set(op.path, id);
-      }
-      if (!holds(remote.get(op.path), id)) left.push(op);
-    }
-    return left;
-  }
-
-  /** Throws ConcurrentWriteError unless `cond.path` at `head` still holds the expected content. */
-  private async checkIfMatch(cond: { path: string; sha256: string | null }, head: string): Promise<void> {
-    const remote = (await this.remoteEntries([cond.path], head, true)).get(cond.path);
-    let sha: string | null = null;
-    let bytes: Uint8Array | null = null;
-    if (remote !== undefined) {
-      if (remote.lfsOid !== undefined) sha = remote.lfsOid;
-      else {
-        try {
-          const blob = await downloadFile({ repo: this.#repo, path: cond.path, revision: head, ...this.creds(), hubUrl: this.endpoint, fetch: this.#fetch });
-          bytes = blob === null ? null : new Uint8Array(await blob.arrayBuffer());
-        } catch (err) {
-          this.fail(`downloading ${cond.path}`, err);
-        }
-        sha = bytes === null ? null : sha256Hex(bytes);
-      }
-    }
-    if (sha === cond.sha256) return;
-    const by = remote?.lastCommit ? `commit ${remote.lastCommit.id.slice(0, 12)} "${remote.lastCommit.title}", ` : '';
-    throw new ConcurrentWriteError({ path: cond.path, writer: `${by}${describeWriter(bytes)}`, where: this.description });
-  }
-
-  private async commitOnce(params: StoreCommitParams, ops: StoreOperation[], parentCommit: string, accessToken: string, signal: AbortSignal | undefined): Promise<void> {
-    const operations: CommitOperation[] = [];
-    for (const op of ops) {
-      if (op.kind === 'delete') operations.push({ operation: 'delete', path: op.path });
-      else if ('localPath' in op) operations.push({ operation: 'addOrUpdate', path: op.path, content: await openAsBlob(op.localPath) });
-      else operations.push({ operation: 'addOrUpdate', path: op.path, content: new Blob([op.bytes]) });
-    }
-    const failed: string[] = [];
-    const it = commitIter({
-      repo: this.#repo,
-      accessToken,
-      hubUrl: this.endpoint,
-      fetch: this.#fetch,
-      title: params.message,
-      operations,
-      parentCommit,
-      useXet: this.#useXet,
-      ...(signal ? { abortSignal: signal } : {}),
-    });
-    for (let r = await it.next(); !r.done; r = await it.next()) {
-      const ev = r.value;
-      if (ev.event === 'phase' && ev.phase === 'committing') await params.onProgress?.({ stage: 'commit' });
-      else if (ev.event === 'fileProgress' && ev.state === 'uploading' && ev.progress === 1) {
-        await params.onProgress?.({ stage: 'file', kind: 'put', path: ev.path });
-      } else if (ev.event === 'fileProgress' && ev.state === 'error') failed.push(ev.path);
-    }
-    if (failed.length > 0) throw new StoreError(`committing "${params.message}" on ${this.description}: failed to upload ${failed.join(', ')}`);
-  }
-
-  /**
-   * One commit, idempotent: sent with the head as parentCommit, so a replay after a lost reply or a
-   * concurrent commit is refused by the Hub (412/409) rather than applied twice; then the tree is re-read
-   * and reconciled (a delete of a gone file and a put whose bytes are there count as done) and only what
-   * is left is committed again. `ifMatch` is checked against each head before committing.
-   */
+  /** Applies the operations as one idempotent commit (see {@link commitIdempotent}). */
   async commit(params: StoreCommitParams): Promise<void> {
     const accessToken = this.requireToken('committing');
-    const signal = params.signal;
-    for (const op of params.operations) assertSafeName(op.path);
-    signal?.throwIfAborted();
-    const ids = new Map<string, ContentId>();
-    let pending = params.operations;
-    for (let attempt = 0; ; attempt++) {
-      signal?.throwIfAborted();
-      const head = await this.headCommit(signal);
-      if (attempt > 0) {
-        pending = await this.notYetApplied(pending, ids);
-        if (pending.length === 0) {
-          this.#logger?.warn?.(`${this.description}: "${params.message}" had already landed (its reply was lost); nothing left to commit`);
-          return;
-        }
-      }
-      if (params.ifMatch) {
-        const mine = params.operations.some((o) => o.kind === 'put' && o.path === params.ifMatch?.path);
-        const landed = attempt > 0 && mine && !pending.some((o) => o.path === params.ifMatch?.path);
-        if (!landed) await this.checkIfMatch(params.ifMatch, head);
-      }
-      try {
-        await this.commitOnce(params, pending, head, accessToken, signal);
-        return;
-      } catch (err) {
-        if (signal?.aborted || err instanceof HubAuthError || (err instanceof HubApiError && (err.statusCode === 401 || err.statusCode === 403))) {
-          this.fail(`committing "${params.message}"`, err);
-        }
-        // A conflict (someone committed since `head`, or our own replayed commit landed), a 404 on a delete,
-        // or a failure after the retries: re-read the tree before deciding.
-        const left = await this.notYetApplied(pending, ids);
-        if (left.length === 0) {
-          this.#logger?.warn?.(`${this.description}: "${params.message}" is in the repo although the commit call failed (a lost reply); treated as done`);
-          return;
-        }
-        const conflict = err instanceof HubApiError && (err.statusCode === 409 || err.statusCode === 412 || err.statusCode === 404);
-        if (!conflict || attempt >= 4) this.fail(`committing "${params.message}"`, err);
-        pending = left;
-      }
-    }
+    await commitIdempotent(
+      {
+        repo: this.#repo,
+        repoType: this.repoType,
+        repoId: this.repoId,
+        endpoint: this.endpoint,
+        description: this.description,
+        accessToken,
+        creds: this.creds(),
+        fetch: this.#fetch,
+        useXet: this.#useXet,
+        logger: this.#logger,
+        fail: (what, err) => this.fail(what, err),
+      },
+      params,
+    );
   }
 }

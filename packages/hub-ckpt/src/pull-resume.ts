@@ -119,6 +119,7 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
 
   const skipped: SkippedCheckpoint[] = [];
   let anyVerified = false;
+  let lastPullError: unknown;
   for (const c of candidates) {
     signal?.throwIfAborted();
     const pathInRepo = checkpointPath(c.step);
@@ -152,6 +153,7 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
     } catch (err) {
       const problems = dataProblems(err);
       if (problems === null) throw err;
+      lastPullError = err;
       skipped.push({ step: c.step, pathInRepo, problems });
       log(`${store.description}: ${pathInRepo} verified but failed to pull (${problems[0] ?? ''}), skipping it`);
       continue;
@@ -198,6 +200,6 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
   throw new CorruptCheckpointError(
     `${store.description}: ${where}. Skipped: ${skipped.length > 0 ? listSkipped(skipped) : 'none'}. ` +
       (fallback ? 'Nothing was pulled; push a new checkpoint or start a new run.' : 'Refusing to resume from it; resume with fallback to walk back to the newest checkpoint that pulls cleanly.'),
-    { pathInRepo: pointer?.path_in_repo ?? POINTER_PATH, problems: problems.length > 0 ? problems : [where] },
+    { pathInRepo: pointer?.path_in_repo ?? POINTER_PATH, problems: problems.length > 0 ? problems : [where], cause: lastPullError },
   );
 }

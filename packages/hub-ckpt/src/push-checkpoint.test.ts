@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256, writeCheckpoint } from '../bench/_fixtures';
-import { InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
+import { ConcurrentWriteError, InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
 import { pushFinal } from './push-final';
 import { pushCheckpoint } from './push-checkpoint';
 import { makeTestStore, STORE_KINDS } from './_test-helpers';
@@ -106,6 +106,24 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     ac.abort(new Error('already aborted'));
     await expect(pushCheckpoint({ store: t.store, step: 30, dir: writeCheckpoint({ root: out, step: 30, run: RUN }).dir, run: RUN, signal: ac.signal })).rejects.toThrow('already aborted');
     expect((await t.store.list({ prefix: 'ckpt/checkpoint-30' })).length).toBe(0);
+  });
+
+  it('a second writer that moved latest.json after this push read it is named; the pointer is not overwritten', async () => {
+    const t = await makeTestStore(kind);
+    await pushCheckpoint({ store: t.store, step: 10, dir: writeCheckpoint({ root: join(t.work, 'a'), step: 10, run: RUN }).dir, run: RUN });
+    const other = writeCheckpoint({ root: join(t.work, 'b'), step: 30, run: RUN });
+    const err = await pushCheckpoint({
+      store: t.store,
+      step: 20,
+      dir: writeCheckpoint({ root: join(t.work, 'a'), step: 20, run: RUN }).dir,
+      run: RUN,
+      onPhase: async (e) => {
+        if (e.phase === 'verified') await pushCheckpoint({ store: t.reopen(), step: 30, dir: other.dir, run: RUN });
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConcurrentWriteError);
+    expect((err as ConcurrentWriteError).writer).toMatch(/run "run-a" at step 30/);
+    expect((await readJson<Pointer>(t.store, 'latest.json')).step).toBe(30);
   });
 
   it('the pointer never moves to a lower step nor off a terminal checkpoint unless forced', async () => {

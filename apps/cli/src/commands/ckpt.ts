@@ -1,4 +1,4 @@
-import { checkpointStatus, PullTargetExistsError, pullCheckpoint, pullResume, pushCheckpoint, pushFinal, type CheckpointStore, type PullResult, type PullResumeResult, type PushResult } from '@soup/hub-ckpt';
+import { checkpointStatus, ChecksumError, CorruptCheckpointError, PullTargetExistsError, pullCheckpoint, pullResume, pushCheckpoint, pushFinal, type CheckpointStore, type PullResult, type PullResumeResult, type PushResult } from '@soup/hub-ckpt';
 import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -7,7 +7,7 @@ import type { CommandContext } from '../_context';
 import { explainRefusal } from '../_refusal';
 import { openCheckpointStore } from '../_store';
 import { renderTable } from '../_table';
-import { UsageError } from '../errors';
+import { PullIntegrityError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { formatDuration } from '../progress';
 
@@ -138,7 +138,7 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
     return;
   }
   const pointerText = p
-    ? `step ${p.step} → ${p.path_in_repo}${p.terminal ? ' (terminal)' : ''}, run ${p.run}, ${st.pointed?.verified ? ctx.style.green('verified') : ctx.style.red(`NOT verified: ${(st.pointed?.problems ?? []).slice(0, 3).join('; ')}`)}, updated ${p.updated_at}`
+    ? `step ${p.step} → ${p.path_in_repo}${p.terminal ? ' (terminal)' : ''}, run ${p.run}, ${st.pointed?.verified ? ctx.style.green(s.kind === 'hub' ? 'verified (LFS files by oid and size; their bytes are hashed when pulled)' : 'verified (every byte read back and hashed)') : ctx.style.red(`NOT verified: ${(st.pointed?.problems ?? []).slice(0, 3).join('; ')}`)}, updated ${p.updated_at}`
     : st.hasPointer
       ? ctx.style.red(`invalid: ${st.pointerErrors.join('; ')}`)
       : 'none';
@@ -228,7 +228,16 @@ export async function runPull(opts: Record<string, unknown>, ctx: CommandContext
     if (!st.pointer) throw new UsageError(`${s.description} has no valid latest.json${st.exists ? '' : ' (the repo does not exist)'}: pass --step N or --final`);
     if (st.pointer.terminal) pathInRepo = st.pointer.path_in_repo;
     else {
-      const { outcome, dir } = await resumeInto(s, ctx, { run: st.pointer.run, dest: String(opts.dest), force: Boolean(opts.force), fallback: false, repair: false });
+      let res: Awaited<ReturnType<typeof resumeInto>>;
+      try {
+        res = await resumeInto(s, ctx, { run: st.pointer.run, dest: String(opts.dest), force: Boolean(opts.force), fallback: false, repair: false });
+      } catch (err) {
+        // A pull that failed its hashes is an integrity failure (exit 8), as for --step/--final.
+        if (err instanceof CorruptCheckpointError && err.cause instanceof ChecksumError) throw err.cause;
+        if (err instanceof CorruptCheckpointError) throw new PullIntegrityError(`pull refused: ${err.message.replace(/ Refusing to resume.*$/, '')}`, { cause: err });
+        throw err;
+      }
+      const { outcome, dir } = res;
       if (outcome.outcome !== 'resume' || dir === null) throw new UsageError(`${s.description}: nothing to pull (${outcome.outcome})`);
       const r = outcome.pulled;
       ctx.emit({ ok: true, path_in_repo: outcome.pathInRepo, dir, step: r.step, files: r.fileCount, bytes: r.totalBytes, manifest_sha256: r.manifestSha256 });
