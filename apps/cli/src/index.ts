@@ -11,7 +11,7 @@ export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-co
 export { didYouMean, type DidYouMeanOptions } from './did-you-mean';
 export { parseBytes } from './parse-bytes';
 export { formatBytes } from './format-bytes';
-export { createProgress, formatDuration, type Progress, type ProgressOptions, type ProgressStream } from './progress';
+export { createProgress, fitFields, formatDuration, type Progress, type ProgressOptions, type ProgressStream } from './progress';
 export { ConfigError, UsageError, TokenMissingError, TrainRunError, InterruptedError, ResumeRefusedError, formatIssue, type ConfigIssue } from './errors';
 export { runFingerprint, type RunFingerprint, type RunFingerprintOptions, type RunIdentity } from './run-fingerprint';
 export type { CliIo } from './_context';
@@ -39,7 +39,8 @@ Environment:
   HF_TOKEN               Hugging Face token (never printed)
   HF_ENDPOINT            Hub endpoint (default https://huggingface.co)
   SOUP_BATCH_CACHE_PATH  batch cache file (default ~/.soup/batch_cache.json)
-  NO_COLOR               plain output`;
+  NO_COLOR               plain output (no colour)
+  TERM=dumb              no colour, no redrawn progress lines`;
 
 /** Builds the `soup` program: one lazily imported module per command. */
 export function buildProgram(io: CliIo = {}): Command {

@@ -233,7 +233,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const words: Record<string, string> = { hash: 'hashing', upload: 'uploading', uploaded: 'verifying', verified: 'moving the pointer', pointer: 'moving the pointer', pointed: 'pruning', prune: 'pruning', done: 'done' };
     bar.update(trainer.state.step, `push ${what}: ${words[e.phase] ?? e.phase}`);
   };
-  const bar = ctx.progress({ label: 'train', total: plan.stopStep - plan.startStep, unit: 'step' });
+  // Counts and percentages are relative to the horizon (a resumed session shows 90/120, 75 %);
+  // plain lines from the first 10 %, and one at every push.
+  const bar = ctx.progress({ label: 'train', total: horizon, start: plan.startStep, end: plan.stopStep, unit: 'step', delayMs: 0 });
   logLine = (line) => bar.log(`warning: ${line}`);
   try {
     while (trainer.state.step < plan.stopStep) {
@@ -248,7 +250,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       initialLoss ??= log.loss;
       lastLoss = log.loss;
       const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}`;
-      bar.update(log.step - plan.startStep, status);
+      bar.update(log.step, status);
       if (pushSet.has(log.step)) {
         const dir = join(ckptRoot, `checkpoint-${log.step}`);
         trainer.saveCheckpoint(dir);
@@ -264,7 +266,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         });
         pushed.push(log.step);
         bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
-        bar.update(log.step - plan.startStep, status);
+        bar.mark(status);
       }
     }
   } catch (err) {
