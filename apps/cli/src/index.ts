@@ -1,6 +1,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
+import { ignoreClosedPipe } from './_closed-pipe';
 import { makeContext, type CliIo, type CommandContext } from './_context';
+import { markRequiredOptions, subcommandNames } from './_help';
 import { bytesArg, deviceArg, intAtLeast, oneOf } from './_parse';
 import { ConfigError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
@@ -228,6 +230,7 @@ Examples (a PyTorch loop calls these after each save):
       .option('--fallback', 'when the pointer is corrupt, walk back to the newest verified checkpoint'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runResume })));
 
+  markRequiredOptions(program);
   Object.defineProperty(program, 'soupExitCode', { get: () => exitCode });
   return program;
 }
@@ -248,6 +251,8 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
     (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig}: stopping after the current step (again to quit now)\n`);
     controller.abort();
   };
+  if (ioIn.stdout === undefined) ignoreClosedPipe(process.stdout);
+  if (ioIn.stderr === undefined) ignoreClosedPipe(process.stderr);
   const own = ioIn.signal === undefined;
   if (own) {
     process.on('SIGINT', onSignal);
@@ -273,6 +278,19 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
     if (json) stdout.write(`${JSON.stringify({ ok: false, error: { code: errCode, message: lines.join('\n'), exit_code: code } })}\n`);
     return code;
   };
+  // A bare `soup` prints the help; a bare group (`soup cache`, `soup ckpt`) prints its help on
+  // stderr and exits 2: a subcommand is missing.
+  const args = argv.slice(2);
+  if (args.length === 0) {
+    stdout.write(program.helpInformation());
+    return EXIT_CODES.ok;
+  }
+  const group = program.commands.find((c) => c.name() === args[0] && c.commands.length > 0);
+  if (group && !args.slice(1).some((a) => !a.startsWith('-') || a === '-h' || a === '--help')) {
+    stderr.write(group.helpInformation());
+    stderr.write(`\nsoup: ${group.name()} needs a subcommand: ${subcommandNames(group).join(', ')}\n`);
+    return EXIT_CODES.usage;
+  }
   try {
     await program.parseAsync(argv);
     return (program as unknown as { soupExitCode: number }).soupExitCode;
@@ -282,7 +300,7 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
       if (err.code === 'commander.executeSubCommandAsync') return err.exitCode;
       // Commander puts "(Did you mean …?)" on a second line: keep one line.
       const msg = err.message.replace(/^error:\s*/, '').replace(/\n+/g, ' ').trim();
-      const where = commandPath(argv);
+      const where = commandPath(program, argv);
       return fail(EXIT_CODES.usage, 'SOUP_USAGE', [`${msg} (see: ${where} --help)`]);
     }
     if (err instanceof ConfigError) {
@@ -301,13 +319,16 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-function commandPath(argv: string[]): string {
+/** `soup`, `soup ckpt` or `soup ckpt push`: the deepest real command the arguments name. */
+function commandPath(program: Command, argv: string[]): string {
   const words = ['soup'];
-  const args = argv.slice(2);
-  const tops = ['init', 'probe', 'cache', 'plan', 'train', 'ckpt'];
-  if (args[0] && tops.includes(args[0])) {
-    words.push(args[0]);
-    if ((args[0] === 'cache' || args[0] === 'ckpt') && args[1] && !args[1].startsWith('-')) words.push(args[1]);
+  let cmd: Command = program;
+  for (const arg of argv.slice(2)) {
+    if (arg.startsWith('-')) break;
+    const sub = cmd.commands.find((c) => c.name() === arg);
+    if (!sub) break;
+    words.push(arg);
+    cmd = sub;
   }
   return words.join(' ');
 }
