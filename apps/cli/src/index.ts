@@ -78,7 +78,7 @@ export function buildProgram(io: CliIo = {}): Command {
     .description('write a commented soup.yaml (and its training text) to start from')
     .addOption(new Option('-t, --template <name>', 'tiny (trains in seconds on a laptop CPU) or small (minutes)').choices(['tiny', 'small']).default('tiny'))
     .option('-o, --output <file>', 'where to write the config', 'soup.yaml')
-    .option('-f, --force', 'overwrite existing files')
+    .option('-f, --force', 'overwrite an existing config (training text in data/ is never overwritten)')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExample:\n  soup init --template tiny && soup train')
     .action(run(() => import('./commands/init')));
@@ -156,6 +156,7 @@ Examples:
     .option('--output <dir>', 'override the output directory')
     .option('--device <device>', 'override the config\'s device', deviceArg)
     .option('--no-cache', 'probe the batch size even when the cache has an answer')
+    .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
       'after',
@@ -178,7 +179,7 @@ Examples:
       'after',
       `
 Examples (a PyTorch loop calls these after each save):
-  soup ckpt push out/checkpoint-200 --step 200 --repo me/run-ckpt --run my-run-v1
+  soup ckpt push out/checkpoint-200 --repo me/run-ckpt --run my-run-v1   # step from trainer_state.json
   soup ckpt final out/final --repo me/run-ckpt --run my-run-v1
   soup ckpt resume --repo me/run-ckpt --run my-run-v1 --dest out/resume
   soup ckpt status --repo file:///mnt/shared/run-ckpt`,
@@ -193,7 +194,7 @@ Examples (a PyTorch loop calls these after each save):
       .command('push')
       .description('push a checkpoint folder as ckpt/checkpoint-<step>, verify it remotely, move the pointer, prune')
       .argument('<dir>', 'the checkpoint folder')
-      .requiredOption('--step <n>', 'the training step of this checkpoint', intAtLeast(0))
+      .option('--step <n>', 'the training step of this checkpoint (default: global_step of <dir>/trainer_state.json)', intAtLeast(0))
       .requiredOption('--run <id>', 'run fingerprint: resume refuses checkpoints of another run')
       .option('--keep-local <n>', 'checkpoint-<n> folders to keep next to <dir>, newest first (default: all)', intAtLeast(0))
       .option('--keep-remote <n>', 'remote checkpoints to keep (default: all)', intAtLeast(1))
@@ -205,10 +206,15 @@ Examples (a PyTorch loop calls these after each save):
       .description('push the finished model as final/ and point the pointer at it (terminal)')
       .argument('<dir>', 'the final checkpoint folder')
       .requiredOption('--run <id>', 'run fingerprint')
-      .option('--step <n>', 'the final step (default: from trainer_state.json)', intAtLeast(0))
+      .option('--step <n>', 'the final step (default: global_step of <dir>/trainer_state.json)', intAtLeast(0))
       .option('--public', 'create the Hub repo public (default private)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runFinal })));
-  repoOpts(ckpt.command('status').description('show the pointer and the checkpoints of a repo')).action(
+  repoOpts(
+    ckpt
+      .command('status')
+      .description('show the pointer, the checkpoints of a repo and the loss curve of the pointed checkpoint')
+      .option('--plot <file.svg>', 'also write the loss curve as an SVG'),
+  ).action(
     run(async () => ({ run: (await import('./commands/ckpt')).runStatus })),
   );
   repoOpts(

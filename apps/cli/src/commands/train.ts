@@ -13,6 +13,7 @@ import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import { formatDuration, type Progress } from '../progress';
 import { runFingerprint } from '../run-fingerprint';
+import { showLossPlot } from '../_show-plot';
 import type { SoupConfig } from '../validate-config';
 
 /** The machine line `soup train` ends with (`RUN_JSON {...}`), and its --json output. */
@@ -205,6 +206,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     executionProvider: config.device.kind,
     deviceId: config.device.id,
     ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
+    // One run id everywhere: trainer_state.json, soup_run.json and latest.json.
+    run: runId,
   };
   const trainer = resumeDir ? await Trainer.fromCheckpoint({ ...trainerOptions, dir: resumeDir }) : await Trainer.create(trainerOptions);
   if (resumeDir) rmSync(join(config.output, 'resume'), { recursive: true, force: true });
@@ -295,6 +298,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
             windows += b.batchSize;
           }
           valLoss = weighted / windows;
+          trainer.logEval(valLoss);
           ctx.say(`validation loss ${valLoss.toFixed(4)} over ${windows} sequences`);
         }
       }
@@ -345,7 +349,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     elapsed_s: Math.round(elapsedS * 10) / 10,
     tokens_per_s: stepsRun > 0 ? Math.round((stepsRun * tokensPerStep) / elapsedS) : null,
   };
-  if (existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final', 'model.safetensors'))}`);
+  if (existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`);
+  showLossPlot(ctx, { history: trainer.logHistory, horizon, title: `${config.base}: training loss`, ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}) });
   finish(ctx, json);
 }
 
