@@ -75,6 +75,29 @@ output: out
     expect(r.stderr).toContain('train: 12/12 (100%)');
   });
 
+  it('a resumed session counts relative to the horizon: 9/12 (75%), never 1/4 or 12/4 (300%)', async () => {
+    const cwd = useTempDir();
+    writeFileSync(
+      join(cwd, 'soup.yaml'),
+      `base: soup/resume-gpt
+model: {vocab_size: 256, d_model: 16, n_heads: 2, n_layers: 1, d_ff: 32}
+data: {train: ${assetPath('corpus/train.txt')}, val: null, max_length: 16}
+training: {steps: 12, batch_size: 2, lr: 0.01, warmup_steps: 1, threads: 1}
+hub: {push_every_steps: 4}
+output: out
+`,
+    );
+    const leg1 = await soup(['train', '--stop-after-steps', '8'], cwd);
+    expect(leg1.code, leg1.stderr).toBe(0);
+    const leg2 = await soup(['train'], cwd);
+    expect(leg2.code, leg2.stderr).toBe(0);
+    expect(leg2.stdout).toContain('resuming from ckpt/checkpoint-8 at step 8');
+    const lines = leg2.stderr.split('\n').filter((l) => l.startsWith('train: '));
+    expect(lines).toEqual(['train: 9/12 (75%)  loss ' + lines[0]!.split('  loss ')[1], ...lines.slice(1)]);
+    expect(lines.map((l) => /^train: (\d+)\/(\d+)/.exec(l)!.slice(1).join('/'))).toEqual(['9/12', '10/12', '11/12', '12/12', '12/12', '12/12']);
+    expect(leg2.stderr).not.toMatch(/\((?!100%)\d{3,}%\)/);
+  });
+
   it('a bare `soup` prints the help (exit 0); a bare group prints its help and exits 2', async () => {
     const cwd = useTempDir();
     const top = await soup([], cwd);

@@ -182,22 +182,31 @@ export function createProgress(opts: ProgressOptions): Progress {
     drawn = true;
   };
 
+  // Draws the latest state after `ms`, so the line never shows a stale status (e.g. the batch a
+  // probe is trying now) while a long step runs without updates.
+  const later = (ms: number): void => {
+    if (pending !== null) return;
+    pending = setTimeout(() => {
+      pending = null;
+      if (!finished && !opts.silent) {
+        everDrawn = true;
+        drawTTY();
+      }
+    }, ms);
+    pending.unref?.();
+  };
+
   const draw = (force: boolean): void => {
     if (opts.silent || finished) return;
     const t = now();
-    if (t - started < delayMs) return;
+    if (t - started < delayMs) {
+      if (isTTY) later(delayMs - (t - started));
+      return;
+    }
     everDrawn = true;
     if (isTTY) {
       if (force || t - lastDraw >= TTY_REDRAW_MS) return drawTTY();
-      // Throttled: draw the latest state a moment later, so the line never shows a stale status
-      // (e.g. the batch a probe is trying now) while a long step runs.
-      if (pending === null) {
-        pending = setTimeout(() => {
-          pending = null;
-          if (!finished) drawTTY();
-        }, TTY_REDRAW_MS);
-        pending.unref?.();
-      }
+      later(TTY_REDRAW_MS);
       return;
     }
     const bucket = bucketOf(current);
