@@ -28,7 +28,7 @@ export interface ProgressOptions {
   color?: boolean;
   /** Print nothing at all (e.g. --quiet). @default false */
   silent?: boolean;
-  /** Non-TTY: the longest gap between two lines while work advances (a heartbeat for slow runs). @default 60000 */
+  /** Non-TTY: the longest gap between two lines while work advances (a heartbeat for slow runs). @default 60000 with a total (lines come every 10 %), else 10000 */
   lineEveryMs?: number;
   /** Non-TTY: also print a line each time this fraction of the total is crossed. @default 0.1 */
   lineEveryFraction?: number;
@@ -124,7 +124,7 @@ export function createProgress(opts: ProgressOptions): Progress {
   const total = opts.total;
   const startAt = opts.start ?? 0;
   const endAt = opts.end ?? total;
-  const lineEveryMs = opts.lineEveryMs ?? 60_000;
+  const lineEveryMs = opts.lineEveryMs ?? (total !== undefined ? 60_000 : 10_000);
   const fraction = opts.lineEveryFraction ?? 0.1;
   const started = now();
   const delayMs = opts.delayMs ?? 1000;
