@@ -15,6 +15,7 @@ export { parseBytes } from './parse-bytes';
 export { formatBytes } from './format-bytes';
 export { createProgress, fitFields, formatDuration, type Progress, type ProgressOptions, type ProgressStream } from './progress';
 export { ConfigError, UsageError, TokenMissingError, TrainRunError, InterruptedError, ResumeRefusedError, formatIssue, type ConfigIssue } from './errors';
+export { renderLossPlot, lossPlotSvg, type LossPoint, type RenderLossPlotOptions, type LossPlotSvgOptions } from './loss-plot';
 export { runFingerprint, type RunFingerprint, type RunFingerprintOptions, type RunIdentity } from './run-fingerprint';
 export type { CliIo } from './_context';
 
