@@ -162,9 +162,13 @@ export function createProgress(opts: ProgressOptions): Progress {
     pending = null;
   };
 
+  let lastText = '';
   const line = (): void => {
     const p = total !== undefined && total > 0 ? ` (${pct(current)}%)` : '';
-    stream.write(`${opts.label}: ${total !== undefined ? `${current}/${total}${p}` : current}${info ? `  ${info}` : ''}\n`);
+    const text = `${opts.label}: ${total !== undefined ? `${current}/${total}${p}` : current}${info ? `  ${info}` : ''}`;
+    if (text === lastText) return; // the same line twice in a row says nothing new
+    lastText = text;
+    stream.write(`${text}\n`);
   };
 
   const drawTTY = (): void => {
