@@ -133,7 +133,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         fallback,
         repair: true,
         overwrite: true,
-        signal: ctx.signal,
+        // No abort signal, as for pushes: a signal while pulling lets the pull finish, and the session
+        // ends before its first step (see _session-end.ts), with nothing new to push.
         logger: { info: (l) => pullBar.log(l) },
         onFile: (e) => pullBar.update(e.index + 1, e.name),
       });
