@@ -148,7 +148,7 @@ Examples:
     .command('train')
     .description('train the config\'s model, pushing checkpoints as it goes; stop at a segment boundary; resume from the Hub')
     .option('-c, --config <file>', 'the run config', 'soup.yaml')
-    .option('--hub-repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path (default: hub.repo, else <output>/hub)')
+    .option('--hub-repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path (default: hub.repo, else <output>-ckpt beside the output folder)')
     .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
     .option('--stop-after-steps <n>', 'end this session after n more steps, at a segment boundary the next session resumes from (0 = run to the horizon)', intAtLeast(0), 0)
     .option('--time-limit <duration>', 'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: training.time_limit)')
@@ -207,7 +207,8 @@ Examples (a PyTorch loop calls these after each save):
       .option('--step <n>', 'the training step of this checkpoint (default: global_step of <dir>/trainer_state.json)', intAtLeast(0))
       .requiredOption('--run <id>', 'run fingerprint: resume refuses checkpoints of another run')
       .option('--keep-local <n>', 'checkpoint-<n> folders to keep next to <dir>, newest first (default: all)', intAtLeast(0))
-      .option('--keep-remote <n>', 'remote checkpoints to keep (default: all)', intAtLeast(1))
+      .option('--keep-remote <n>', 'remote checkpoints to keep, at least 2 so one older stays to fall back to (default: all)', intAtLeast(2))
+      .option('--force', 'move latest.json even to a lower step or off a terminal (complete) pointer')
       .option('--public', 'create the Hub repo public (default private)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runPush })));
   repoOpts(
@@ -217,6 +218,7 @@ Examples (a PyTorch loop calls these after each save):
       .argument('<dir>', 'the final checkpoint folder')
       .requiredOption('--run <id>', 'run fingerprint')
       .option('--step <n>', 'the final step (default: global_step of <dir>/trainer_state.json)', intAtLeast(0))
+      .option('--force', 'move latest.json even to a lower step')
       .option('--public', 'create the Hub repo public (default private)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runFinal })));
   repoOpts(
@@ -239,11 +241,12 @@ Examples (a PyTorch loop calls these after each save):
   repoOpts(
     ckpt
       .command('resume')
-      .description('decide where a run resumes (fresh, resume, complete, or refuse) and pull that checkpoint')
+      .description('decide where a run resumes (fresh, resume, complete, or refuse), checking that the checkpoint pulls cleanly')
       .requiredOption('--run <id>', 'run fingerprint of the run that wants to resume')
-      .option('--dest <dir>', 'pull the checkpoint here (default: only report)')
+      .option('--dest <dir>', 'pull the checkpoint here (default: pull into a temp folder, report, remove it)')
       .option('--force', 'replace --dest when it exists')
-      .option('--fallback', 'when the pointer is corrupt, walk back to the newest verified checkpoint'),
+      .option('--fallback', 'when the chosen checkpoint fails to verify or pull, walk back to the next older one that pulls cleanly')
+      .option('--repair', 'rewrite latest.json to the checkpoint resumed from (default: latest.json is never written)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runResume })));
 
   markRequiredOptions(program);

@@ -1,4 +1,4 @@
-import { planSegment, pullCheckpoint, pushCheckpoint, pushFinal, resolveResume, type PushPhaseEvent, type ResumeOutcome } from '@soup/hub-ckpt';
+import { planSegment, pullResume, pushCheckpoint, pushFinal, type PullResumeResult, type PushPhaseEvent } from '@soup/hub-ckpt';
 import { sequentialBatches, Trainer, type TrainerOptions } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -92,7 +92,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const pushEvery = (opts.pushEverySteps as number | undefined) ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const stopAfterSteps = Number(opts.stopAfterSteps ?? 0);
   const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
-  const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${join(config.output, 'hub')}`;
+  // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
+  const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
   let logLine: (line: string) => void = (line) => ctx.warn(line);
   const store = openCheckpointStore({
     ctx,
@@ -112,8 +113,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
   ctx.say(`run ${runId}: ${config.base}, ${horizon} steps, checkpoints every ${pushEvery} to ${storeName}`);
 
-  // Where this session starts.
-  let outcome: ResumeOutcome;
+  // Where this session starts: pullResume picks, verifies and pulls (walking back past a checkpoint that
+  // fails to verify or pull with --resume fallback) and repairs the pointer this session will move anyway.
+  let outcome: PullResumeResult;
+  const resumeParent = join(config.output, 'resume');
   if (opts.resume === 'never') {
     outcome = { outcome: 'fresh', reason: 'no-checkpoint' };
     const raw = (await store.exists()) ? await store.readFile({ path: 'latest.json' }) : null;
@@ -121,10 +124,25 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       throw new UsageError(`${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --hub-repo, or --resume auto`);
     }
   } else {
+    const fallback = opts.resume === 'fallback';
+    const pullBar = ctx.progress({ label: 'resume', unit: 'file', summary: false });
     try {
-      outcome = await resolveResume({ store, run: runId, fallback: opts.resume === 'fallback', logger: { info: (l) => ctx.say(l) } });
+      outcome = await pullResume({
+        store,
+        run: runId,
+        dir: resumeParent,
+        fallback,
+        repair: true,
+        overwrite: true,
+        // No abort signal, as for pushes: a signal while pulling lets the pull finish, and the session
+        // ends before its first step (see _session-end.ts), with nothing new to push.
+        logger: { info: (l) => pullBar.log(l) },
+        onFile: (e) => pullBar.update(e.index + 1, e.name),
+      });
+      pullBar.done();
     } catch (err) {
-      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback', repoFlag: '--hub-repo' });
+      pullBar.fail();
+      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback', repoFlag: '--hub-repo', fallbackUsed: fallback });
     }
   }
 
@@ -167,27 +185,18 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   let resumeDir: string | null = null;
   let resumed: ReturnType<typeof readState> | null = null;
   if (outcome.outcome === 'resume') {
-    resumeDir = join(config.output, 'resume', `checkpoint-${outcome.step}`);
-    const bar = ctx.progress({ label: `pull ${outcome.pathInRepo}`, unit: 'file', summary: false });
-    try {
-      await pullCheckpoint({
-        store,
-        pathInRepo: outcome.pathInRepo,
-        dir: resumeDir,
-        expectedManifestSha256: outcome.manifestSha256,
-        overwrite: true,
-        onFile: (e) => bar.update(e.index + 1, e.name),
-      });
-    } catch (err) {
-      bar.fail();
-      throw err;
-    }
-    bar.done();
+    resumeDir = outcome.localDir;
     resumed = readState(resumeDir);
+    const skipped = outcome.skipped.filter((k) => k.step <= (outcome.previousStep ?? Infinity));
+    for (const k of skipped) ctx.say(`skipped ${k.pathInRepo}: ${k.problems.slice(0, 2).join('; ')}`);
     const via = outcome.via ? ` (${outcome.via}${outcome.previousStep !== null ? `, pointer was at ${outcome.previousStep}` : ''}${outcome.repaired ? ', pointer repaired' : ''})` : '';
     ctx.say(`resuming from ${outcome.pathInRepo} at step ${outcome.step}${via}`);
   } else {
-    ctx.say(outcome.reason === 'repo-missing' ? `fresh run: ${storeName} does not exist yet (the first push creates it)` : `fresh run: ${storeName} holds no checkpoint of this run`);
+    const where = store.kind === 'dir' ? showPath(repo.replace(/^file:\/\//, '')) : store.description;
+    ctx.say(
+      `fresh run: store is at ${where} and empty` +
+        (outcome.reason === 'repo-missing' ? ' (it does not exist yet; the first push creates it)' : ' (no checkpoint of this run)'),
+    );
   }
 
   const prepared: PreparedRun = await prepareRun({
@@ -221,7 +230,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     run: runId,
   };
   const trainer = resumeDir ? await Trainer.fromCheckpoint({ ...trainerOptions, dir: resumeDir }) : await Trainer.create(trainerOptions);
-  if (resumeDir) rmSync(join(config.output, 'resume'), { recursive: true, force: true });
+  if (resumeDir) rmSync(resumeParent, { recursive: true, force: true });
   ctx.say(
     `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${batchSize} (${prepared.batchSource}) × ${config.data.maxLength} tokens, ` +
       `checkpointing ${prepared.tier.description}, ` +
@@ -420,4 +429,9 @@ function removeEmptyDir(dir: string | null): void {
 function finish(ctx: CommandContext, json: RunJson): void {
   if (ctx.json) ctx.emit(json);
   else ctx.say(`RUN_JSON ${JSON.stringify(json)}`);
+}
+
+/** The default directory store: `<output>-ckpt`, a sibling of the output folder. */
+export function defaultStoreDir(output: string): string {
+  return `${output.replace(/[\\/]+$/, '')}-ckpt`;
 }
