@@ -7,6 +7,7 @@ import type { CommandContext } from '../_context';
 import { explainRefusal } from '../_refusal';
 import { openCheckpointStore } from '../_store';
 import { renderTable } from '../_table';
+import { showStoredLossPlot } from '../_stored-plot';
 import { PullIntegrityError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { formatDuration } from '../progress';
@@ -76,11 +77,27 @@ function pushJson(r: PushResult): Record<string, unknown> {
   };
 }
 
-/** `soup ckpt push <dir> --step N --repo R --run ID`. */
+/**
+ * The step of a checkpoint folder: `--step`, else `trainer_state.json`'s `global_step` (Hugging Face
+ * Trainer) or `step` (soup), as an integer ≥ 0.
+ */
+function stepOf(opts: Record<string, unknown>, dir: string, shown: string): number {
+  if (opts.step !== undefined) return Number(opts.step);
+  try {
+    const state = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as { step?: unknown; global_step?: unknown };
+    const s = state.global_step ?? state.step;
+    if (typeof s === 'number' && Number.isInteger(s) && s >= 0) return s;
+  } catch {
+    // no readable trainer_state.json: --step is required
+  }
+  throw new UsageError(`${shown} has no trainer_state.json with a global_step: pass --step N`);
+}
+
+/** `soup ckpt push <dir> [--step N] --repo R --run ID`. */
 export async function runPush(opts: Record<string, unknown>, ctx: CommandContext, args: string[]): Promise<void> {
   const dir = checkDir(ctx, args[0]!);
+  const step = stepOf(opts, dir, args[0]!);
   const s = store(opts, ctx, true);
-  const step = Number(opts.step);
   const r = await push(ctx, `push checkpoint-${step}`, (onPhase) =>
     pushCheckpoint({
       store: s,
@@ -101,19 +118,9 @@ export async function runPush(opts: Record<string, unknown>, ctx: CommandContext
 /** `soup ckpt final <dir> --repo R --run ID`. */
 export async function runFinal(opts: Record<string, unknown>, ctx: CommandContext, args: string[]): Promise<void> {
   const dir = checkDir(ctx, args[0]!);
-  let step = opts.step as number | undefined;
-  if (step === undefined) {
-    try {
-      const state = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as { step?: unknown; global_step?: unknown };
-      const s = state.step ?? state.global_step;
-      if (typeof s === 'number' && Number.isInteger(s) && s >= 0) step = s;
-    } catch {
-      // no trainer_state.json: --step is required
-    }
-  }
-  if (step === undefined) throw new UsageError(`${args[0]} has no trainer_state.json with a step: pass --step N`);
+  const step = stepOf(opts, dir, args[0]!);
   const s = store(opts, ctx, true);
-  const r = await push(ctx, 'push final', (onPhase) => pushFinal({ store: s, step: step!, dir, run: String(opts.run), force: Boolean(opts.force), onPhase }));
+  const r = await push(ctx, 'push final', (onPhase) => pushFinal({ store: s, step, dir, run: String(opts.run), force: Boolean(opts.force), onPhase }));
   ctx.emit({ ok: true, store: s.description, terminal: true, ...pushJson(r) });
   ctx.say(`pushed final/ (step ${r.step}) to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified; latest.json → final (terminal)`);
 }
@@ -146,6 +153,7 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
   const rows = [['STEP', 'FOLDER', 'FILES', 'SIZE', 'MANIFEST'], ...st.checkpoints.map((c) => [String(c.step), c.pathInRepo, String(c.fileCount), formatBytes(c.totalBytes), c.hasManifest ? 'yes' : ctx.style.red('missing')])];
   if (st.checkpoints.length) ctx.say(renderTable(rows, ctx.style.bold).replace(/^/gm, '  '));
   ctx.say(`  final/       ${st.hasFinal ? 'present' : 'absent'}`);
+  await showStoredLossPlot(ctx, s, p?.path_in_repo ?? null, opts.plot as string | undefined);
 }
 
 /** Pulls `pathInRepo` into `--dest` (hash-checked, `--force` replaces) with a progress bar. */

@@ -15,6 +15,7 @@ import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import { formatDuration, type Progress } from '../progress';
 import { runFingerprint } from '../run-fingerprint';
+import { showLossPlot } from '../_show-plot';
 import type { SoupConfig } from '../validate-config';
 
 /** The machine line `soup train` ends with (`RUN_JSON {...}`), and its --json output. */
@@ -133,7 +134,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         fallback,
         repair: true,
         overwrite: true,
-        signal: ctx.signal,
+        // No abort signal, as for pushes: a signal while pulling lets the pull finish, and the session
+        // ends before its first step (see _session-end.ts), with nothing new to push.
         logger: { info: (l) => pullBar.log(l) },
         onFile: (e) => pullBar.update(e.index + 1, e.name),
       });
@@ -224,6 +226,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     executionProvider: config.device.kind,
     deviceId: config.device.id,
     ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
+    // One run id everywhere: trainer_state.json, soup_run.json and latest.json.
+    run: runId,
   };
   const trainer = resumeDir ? await Trainer.fromCheckpoint({ ...trainerOptions, dir: resumeDir }) : await Trainer.create(trainerOptions);
   if (resumeDir) rmSync(resumeParent, { recursive: true, force: true });
@@ -252,7 +256,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const words: Record<string, string> = { hash: 'hashing', upload: 'uploading', uploaded: 'verifying', verified: 'moving the pointer', pointer: 'moving the pointer', pointed: 'pruning', prune: 'pruning', done: 'done' };
     bar.update(trainer.state.step, `push ${what}: ${words[e.phase] ?? e.phase}`);
   };
-  const bar = ctx.progress({ label: 'train', total: plan.stopStep - plan.startStep, unit: 'step' });
+  // Counts and percentages are relative to the horizon (a resumed session shows 90/120, 75 %);
+  // plain lines from the first 10 %, and one at every push.
+  const bar = ctx.progress({ label: 'train', total: horizon, start: plan.startStep, end: plan.stopStep, unit: 'step', delayMs: 0 });
   logLine = (line) => bar.log(`warning: ${line}`);
   // SIGTERM / SIGINT / --time-limit: the running step finishes, no new one starts, and that step is saved and pushed below.
   // Pushes get no abort signal on purpose: the first signal lets a push finish; a second one quits the process.
@@ -268,7 +274,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       initialLoss ??= log.loss;
       lastLoss = log.loss;
       const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}`;
-      bar.update(log.step - plan.startStep, status);
+      bar.update(log.step, status);
       if (pushSet.has(log.step)) {
         const dir = join(ckptRoot, `checkpoint-${log.step}`);
         trainer.saveCheckpoint(dir);
@@ -284,7 +290,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         });
         pushed.push(log.step);
         bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
-        bar.update(log.step - plan.startStep, status);
+        bar.mark(status);
       }
     }
   } catch (err) {
@@ -348,6 +354,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
             windows += b.batchSize;
           }
           valLoss = weighted / windows;
+          trainer.logEval(valLoss);
           ctx.say(`validation loss ${valLoss.toFixed(4)} over ${windows} sequences`);
         }
       }
@@ -403,7 +410,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         ? null
         : { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep },
   };
-  if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final', 'model.safetensors'))}`);
+  if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`);
+  showLossPlot(ctx, { history: trainer.logHistory, horizon, title: `${config.base}: training loss`, ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}) });
   finish(ctx, json);
   return sessionEnd !== null ? EXIT_CODES.segmentSaved : undefined;
 }
