@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { parseBytes } from './parse-bytes';
+import { parseDuration } from './parse-duration';
 
 /** Commander parser: an integer >= min. */
 export function intAtLeast(min: number): (value: string) => number {
@@ -31,4 +32,11 @@ export function oneOf<T extends string>(...allowed: T[]): (value: string) => T {
     if (!(allowed as string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}"`);
     return value as T;
   };
+}
+
+/** Commander parser: a duration such as 8h45m, 90s or 500ms (a bare number is seconds); returns ms. */
+export function durationArg(value: string): number {
+  const n = parseDuration(value);
+  if (n === undefined) throw new InvalidArgumentError(`expected a duration like 8h45m, 90m, 30s or 500ms, got "${value}"`);
+  return n;
 }

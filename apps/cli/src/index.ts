@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ignoreClosedPipe } from './_closed-pipe';
 import { makeContext, type CliIo, type CommandContext } from './_context';
 import { markRequiredOptions, subcommandNames } from './_help';
-import { bytesArg, deviceArg, intAtLeast, oneOf } from './_parse';
+import { bytesArg, deviceArg, durationArg, intAtLeast, oneOf } from './_parse';
 import { ConfigError, InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
 
@@ -36,8 +36,8 @@ Exit codes:
   8    checkpoint files do not match their manifest
   9    device not available (e.g. no CUDA execution provider)
   10   training failed
-  75   session ended early (--time-limit, SIGTERM, SIGINT): the current step was saved
-       and pushed; run the same command again to continue
+  75   session ended early (--time-limit, SIGTERM, SIGINT): the current step (soup train) or the
+       newest complete checkpoint (soup run) was saved and pushed; run the same command again to continue
   130  interrupted (a second signal quits at once)
 
 Environment:
@@ -182,6 +182,52 @@ again to continue. A second SIGTERM / SIGINT quits at once (exit 130).`,
     )
     .action(run(() => import('./commands/train')));
 
+  program
+    .command('run')
+    .description('run your own trainer (any command): batch size that fits, resume from the store, push checkpoints while it trains, save at session end')
+    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} placeholders (no shell)')
+    .requiredOption('--repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path')
+    .addOption(new Option('--repo-type <type>', 'Hub repo type').choices(['model', 'dataset']).default('model'))
+    .option('--output-dir <dir>', 'the trainer\'s output folder: {output_dir}, watched for checkpoints', 'output')
+    .option('--batch-size <n|auto>', '{batch_size}: a number, or auto (batch cache, else --probe)')
+    .option('--probe <command>', 'the trainer\'s one-step command with {batch_size}, run per candidate size for --batch-size auto')
+    .option('--base <name>', 'model name in the batch cache key (default: the --probe command)')
+    .option('--max-length <n>', 'sequence length in the batch cache key', intAtLeast(1))
+    .option('--quantization <q>', 'quantization in the batch cache key (none, 4bit, 8bit)', 'none')
+    .option('--lora-r <n>', 'LoRA rank in the batch cache key (0 = full fine-tuning)', intAtLeast(0), 0)
+    .option('--device <device>', 'device in the batch cache key and for the probe: cpu, cuda or cuda:N', deviceArg)
+    .option('--start <n>', 'first batch size the probe tries', intAtLeast(1))
+    .option('--ceiling <n>', 'largest batch size the probe tries (default 4 × start)', intAtLeast(1))
+    .option('--budget <size>', 'memory a probe step may use, e.g. 14GiB', bytesArg)
+    .option('--no-cache', 'probe even when the batch cache has an answer')
+    .option('--checkpoint-glob <glob>', 'which entries of {output_dir} are checkpoints', 'checkpoint-*')
+    .option('--step-regex <re>', 'the step in a checkpoint name: first capture group (default: the last number)')
+    .option('--complete-file <name>', 'a checkpoint folder counts only once it holds this file (\'\' for none)', 'trainer_state.json')
+    .option('--settle <duration>', 'a checkpoint unchanged this long is complete (also: a newer one appeared, or the trainer exited)', durationArg, 10_000)
+    .option('--time-limit <duration>', 'end the session after this long (e.g. 8h45m), saving and pushing first', durationArg)
+    .option('--stop-signal <signal>', 'what the trainer gets at session end', 'SIGTERM')
+    .option('--grace <duration>', 'how long the trainer may take to save and exit before SIGKILL', durationArg, 120_000)
+    .option('--final <dir>', 'push this folder as final/ when the trainer exits 0 (default: the files at the top of --output-dir, else the newest checkpoint)')
+    .option('--keep-remote <n>', 'remote checkpoints to keep, newest first (older ones are the fallback when the newest is corrupt; at least 2)', intAtLeast(2), 3)
+    .option('--fingerprint <file>', 'a file the run depends on (e.g. its config); its sha256 joins the run fingerprint (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .addOption(new Option('--resume <mode>', 'auto: refuse another run\'s store; force: continue it anyway (and say so)').choices(['auto', 'force']).default('auto'))
+    .option('--poll <duration>', 'how often the output folder is scanned', durationArg, 1000)
+    .option('--push-nice <n>', 'CPU niceness of soup itself once the trainer runs, so pushes yield to it (0 = unchanged)', intAtLeast(0), 10)
+    .option('--json', 'print only the result as JSON (the trainer\'s output goes to stderr)')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 done (or already complete), 75 segment saved (run the same command again),
+the trainer's own code when it fails, 6 when the store holds another run.
+
+Examples:
+  soup run --repo me/run-ckpt --time-limit 11h30m -- \\
+    python train.py --output_dir {output_dir} --per_device_train_batch_size 8 --resume_from_checkpoint {resume_from}
+  soup run --repo file:///mnt/ckpt --batch-size auto --probe "python train.py --max_steps 1 --bs {batch_size}" -- \\
+    python train.py --bs {batch_size} --out {output_dir} --resume {resume_from}`,
+    )
+    .action(run(() => import('./commands/run')));
+
   const ckpt = program
     .command('ckpt')
     .description('push → verify → pointer → prune for checkpoints written by any trainer')
@@ -295,7 +341,8 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
   const program = buildProgram(io);
   const stderr = io.stderr ?? process.stderr;
   const stdout = io.stdout ?? process.stdout;
-  const json = argv.slice(2).includes('--json');
+  const dashes = argv.indexOf('--', 2);
+  const json = argv.slice(2, dashes === -1 ? undefined : dashes).includes('--json');
   const fail = (code: number, errCode: string, lines: string[]): number => {
     for (const line of lines) stderr.write(`soup: ${line}\n`);
     if (json) stdout.write(`${JSON.stringify({ ok: false, error: { code: errCode, message: lines.join('\n'), exit_code: code } })}\n`);

@@ -11,6 +11,7 @@ export {
   type HubTokenPlace,
 } from './resolve-hub-token';
 export { pushCheckpoint, type PushCheckpointOptions, type PushPhase, type PushPhaseEvent, type PushResult } from './push-checkpoint';
+export { createPushQueue, type PushQueue, type PushQueueOptions, type PushJob } from './push-queue';
 export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';
 export { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';

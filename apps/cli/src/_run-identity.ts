@@ -1,0 +1,99 @@
+// The identity of a supervised run (`soup run`): the trainer argv with placeholders kept, plus the
+// sha256 of each --fingerprint file; kept in the store as soup_run.json next to latest.json.
+import type { CheckpointStore } from '@soup/hub-ckpt';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { UsageError } from './errors';
+
+/** Where the record lives in the store. */
+export const RUN_RECORD_PATH = 'soup_run.json';
+
+/** What a `soup run` fingerprint is made of. */
+export interface SupervisedIdentity {
+  /** The trainer argv as typed, placeholders kept. */
+  argv: string[];
+  /** --fingerprint file (as given) → sha256 of its bytes. */
+  files: Record<string, string>;
+}
+
+/** soup_run.json. */
+export interface RunRecord {
+  format: 'soup-run/1';
+  /** The run id every manifest and latest.json carries. */
+  run: string;
+  identity: SupervisedIdentity;
+  /** Fingerprints of changed commands that `--resume force` accepted into this run. */
+  accepted: string[];
+  /** The batch size the first session resolved (later sessions reuse it), or null. */
+  batch_size: number | null;
+}
+
+/** `soup-run-<20 hex>` from the identity. */
+export function supervisedFingerprint(identity: SupervisedIdentity): string {
+  const files = Object.keys(identity.files)
+    .sort()
+    .map((k) => [k, identity.files[k]]);
+  const canonical = JSON.stringify({ argv: identity.argv, files });
+  return `soup-run-${createHash('sha256').update(`soup-run/1\n${canonical}`).digest('hex').slice(0, 20)}`;
+}
+
+/** Hashes each --fingerprint file; a missing one is a usage error naming it. */
+export function identityOf(argv: string[], fingerprintFiles: string[], cwd: string): SupervisedIdentity {
+  const files: Record<string, string> = {};
+  for (const f of fingerprintFiles) {
+    const abs = resolve(cwd, f);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(abs);
+    } catch (err) {
+      throw new UsageError(`--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); pass a file the run depends on, e.g. its config`, { cause: err });
+    }
+    files[relative(cwd, abs) || f] = createHash('sha256').update(bytes).digest('hex');
+  }
+  return { argv: [...argv], files };
+}
+
+/** What differs between the stored identity and this one, in words (one entry per difference). */
+export function describeIdentityChange(before: SupervisedIdentity, after: SupervisedIdentity): string[] {
+  const out: string[] = [];
+  const a = before.argv;
+  const b = after.argv;
+  if (JSON.stringify(a) !== JSON.stringify(b)) {
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    out.push(`trainer command differs at argument ${i + 1}: ${JSON.stringify(a[i] ?? '(none)')} → ${JSON.stringify(b[i] ?? '(none)')}`);
+  }
+  for (const f of [...new Set([...Object.keys(before.files), ...Object.keys(after.files)])].sort()) {
+    const x = before.files[f];
+    const y = after.files[f];
+    if (x === y) continue;
+    if (x === undefined) out.push(`--fingerprint ${f} is new`);
+    else if (y === undefined) out.push(`--fingerprint ${f} is no longer given`);
+    else out.push(`--fingerprint ${f} changed (sha256 ${x.slice(0, 12)}… → ${y.slice(0, 12)}…)`);
+  }
+  return out;
+}
+
+/** Reads soup_run.json (null when absent or unreadable as a record). */
+export async function readRunRecord(store: CheckpointStore): Promise<RunRecord | null> {
+  if (!(await store.exists())) return null;
+  const raw = await store.readFile({ path: RUN_RECORD_PATH });
+  if (raw === null) return null;
+  try {
+    const v = JSON.parse(new TextDecoder().decode(raw)) as RunRecord;
+    if (v.format !== 'soup-run/1' || typeof v.run !== 'string' || !Array.isArray(v.identity?.argv)) return null;
+    return { ...v, accepted: Array.isArray(v.accepted) ? v.accepted : [], batch_size: typeof v.batch_size === 'number' ? v.batch_size : null };
+  } catch {
+    return null;
+  }
+}
+
+/** Writes soup_run.json in one commit (creating the store when needed). */
+export async function writeRunRecord(store: CheckpointStore, record: RunRecord): Promise<void> {
+  if (!(await store.exists())) await store.create();
+  await store.commit({
+    message: `soup: run record ${record.run}`,
+    operations: [{ kind: 'put', path: RUN_RECORD_PATH, bytes: new TextEncoder().encode(`${JSON.stringify(record, null, 2)}\n`) }],
+  });
+}

@@ -1,0 +1,86 @@
+// Test-only helpers for `soup run` (not exported): the real bin, the example trainers, store reads.
+import { runNode, runProcess, spawnUntil, type ChildResult } from '@soup/test-utils';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const SOUP_BIN = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
+export const NODE_TRAINER = fileURLToPath(new URL('../../../examples/node-trainer/train.mjs', import.meta.url));
+export const TORCH_TRAINER = fileURLToPath(new URL('../../../examples/torch-trainer/train.py', import.meta.url));
+export const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
+
+/** The Node trainer's argv with placeholders, HF Trainer flags. */
+export function nodeTrainerArgv(p: { maxSteps: number; saveSteps: number; extra?: string[] }): string[] {
+  return [
+    process.execPath,
+    NODE_TRAINER,
+    '--output_dir',
+    '{output_dir}',
+    '--per_device_train_batch_size',
+    '{batch_size}',
+    '--max_steps',
+    String(p.maxSteps),
+    '--save_steps',
+    String(p.saveSteps),
+    '--resume_from_checkpoint',
+    '{resume_from}',
+    ...(p.extra ?? []),
+  ];
+}
+
+/** The same trainer run alone (no soup), uninterrupted: its final weights are the reference. */
+export async function referenceRun(cwd: string, argv: string[], batchSize: number, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const out = join(cwd, 'reference-out');
+  const expanded = argv
+    .map((a) => a.replace('{output_dir}', out).replace('{batch_size}', String(batchSize)))
+    .filter((a, i, all) => a !== '{resume_from}' && all[i + 1] !== '{resume_from}');
+  const r = await runProcess(expanded[0]!, expanded.slice(1), { cwd, env, timeoutMs: 240_000 });
+  if (r.code !== 0) throw new Error(`reference run failed (${r.code}): ${r.stderr.slice(-2000)}`);
+  return sha256File(join(out, 'model.safetensors'));
+}
+
+export function sha256File(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+export function soupEnv(cwd: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'batch_cache.json'), ...extra };
+}
+
+/** Runs `soup run <options> -- <argv>` to the end. */
+export function soupRun(cwd: string, options: string[], argv: string[], env: NodeJS.ProcessEnv, timeoutMs = 180_000): Promise<ChildResult> {
+  return runNode([SOUP_BIN, 'run', ...options, '--', ...argv], { cwd, env, timeoutMs });
+}
+
+/** Starts `soup run` and resolves once its stdout matches `marker`. */
+export function soupRunUntil(cwd: string, options: string[], argv: string[], env: NodeJS.ProcessEnv, marker: RegExp) {
+  return spawnUntil(process.execPath, [SOUP_BIN, 'run', ...options, '--', ...argv], marker, { cwd, env, timeoutMs: 180_000 });
+}
+
+/** The trainer pid soup printed. */
+export function trainerPid(output: string): number {
+  const m = /launched trainer \(pid (\d+)\)/.exec(output);
+  if (!m) throw new Error(`no trainer pid in: ${output.slice(-1000)}`);
+  return Number(m[1]);
+}
+
+export function readJson<T = Record<string, unknown>>(path: string): T {
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+/** A directory store's latest.json, or null. */
+export function pointerOf(storeDir: string): { step: number; path_in_repo: string; run: string; terminal: boolean } | null {
+  const p = join(storeDir, 'latest.json');
+  return existsSync(p) ? readJson(p) : null;
+}
+
+/** Whether torch imports under PYTHON; the reason when not. */
+export async function torchMissing(): Promise<string | null> {
+  try {
+    const r = await runProcess(PYTHON, ['-c', 'import torch; print(torch.__version__)'], { timeoutMs: 60_000 });
+    return r.code === 0 ? null : `${PYTHON} -c "import torch" failed: ${r.stderr.trim().split('\n').pop() ?? ''}`;
+  } catch (err) {
+    return `${PYTHON} cannot be started: ${(err as Error).message}`;
+  }
+}

@@ -1,0 +1,69 @@
+import { useTempDir } from '@soup/test-utils';
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createCheckpointWatcher, globToRegExp, stepOfName } from './_watch-checkpoints';
+
+function folder(root: string, name: string, files: Record<string, string>, mtimeS?: number): string {
+  const dir = join(root, name);
+  mkdirSync(dir, { recursive: true });
+  for (const [f, c] of Object.entries(files)) {
+    writeFileSync(join(dir, f), c);
+    if (mtimeS !== undefined) utimesSync(join(dir, f), mtimeS, mtimeS);
+  }
+  if (mtimeS !== undefined) utimesSync(dir, mtimeS, mtimeS);
+  return dir;
+}
+
+describe('checkpoint watcher', () => {
+  it('names: glob, default step (last number) and a custom step regex', () => {
+    expect(globToRegExp('checkpoint-*').test('checkpoint-120')).toBe(true);
+    expect(globToRegExp('checkpoint-*').test('tmp-checkpoint-120')).toBe(false);
+    expect(globToRegExp('*.ckpt').test('epoch=1-step=300.ckpt')).toBe(true);
+    expect(stepOfName('checkpoint-120')).toBe(120);
+    expect(stepOfName('epoch=1-step=300.ckpt')).toBe(300);
+    expect(stepOfName('epoch=1-step=300.ckpt', /epoch=(\d+)/)).toBe(1);
+    expect(stepOfName('final')).toBeNull();
+  });
+
+  it('complete = marker AND (settled OR a newer one appeared OR the trainer exited); never a folder without the marker', () => {
+    const root = useTempDir();
+    const w = createCheckpointWatcher({ dir: root, settleMs: 10_000 });
+    const now = Date.now();
+    // No marker: never complete, however old and whatever the trainer did.
+    folder(root, 'checkpoint-10', { 'model.safetensors': 'half' }, now / 1000 - 3600);
+    w.scan(now);
+    expect(w.newestComplete({ asOfMs: now, trainerExited: false })).toBeNull();
+    expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toBeNull();
+
+    // Marker, but just written: not settled; complete only once the trainer exited.
+    folder(root, 'checkpoint-20', { 'model.safetensors': 'w', 'trainer_state.json': '{}' });
+    w.scan(now);
+    expect(w.newestComplete({ asOfMs: now, trainerExited: false })).toBeNull();
+    expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toMatchObject({ checkpoint: { step: 20 }, reason: 'trainer-exited' });
+    // Unchanged for settleMs: settled.
+    w.scan(now + 10_000);
+    expect(w.newestComplete({ asOfMs: now + 10_000, trainerExited: false })).toMatchObject({ checkpoint: { step: 20 }, reason: 'settled' });
+    // A change restarts the clock.
+    writeFileSync(join(root, 'checkpoint-20', 'optimizer.pt'), 'more');
+    w.scan(now + 11_000);
+    expect(w.newestComplete({ asOfMs: now + 11_000, trainerExited: false })).toBeNull();
+
+    // A newer folder (even half-written) makes 20 complete; the newer one itself is not.
+    folder(root, 'checkpoint-30', { 'model.safetensors': 'partial' });
+    w.scan(now + 11_500);
+    expect(w.newestComplete({ asOfMs: now + 11_500, trainerExited: false })).toMatchObject({ checkpoint: { step: 20 }, reason: 'newer-appeared' });
+    expect(w.newestComplete({ asOfMs: now + 11_500, trainerExited: true })).toMatchObject({ checkpoint: { step: 20 } });
+  });
+
+  it('ignores dot-folders and names without a step; an old folder found at first sight is settled', () => {
+    const root = useTempDir();
+    const old = Date.now() / 1000 - 600;
+    folder(root, '.checkpoint-99.partial', { 'trainer_state.json': '{}' }, old);
+    folder(root, 'checkpoint-final', { 'trainer_state.json': '{}' }, old);
+    folder(root, 'checkpoint-5', { 'trainer_state.json': '{}' }, old);
+    const w = createCheckpointWatcher({ dir: root, settleMs: 30_000 });
+    expect(w.scan(Date.now()).map((c) => c.name)).toEqual(['checkpoint-5']);
+    expect(w.newestComplete({ asOfMs: Date.now(), trainerExited: false })).toMatchObject({ checkpoint: { step: 5 }, reason: 'settled' });
+  });
+});

@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// A small trainer with the command line of an HF Trainer script, built on @soup/onnx-train: a GPT on
+// a tiny text, bit-reproducible on CPU (1 thread). It writes checkpoint-<step>/ folders the way HF
+// Trainer does (files written in place, trainer_state.json last), resumes from
+// --resume_from_checkpoint, and on SIGTERM saves the current step and exits 0.
+//
+//   node examples/node-trainer/train.mjs --output_dir out --per_device_train_batch_size 4 \
+//     --max_steps 60 --save_steps 10 [--resume_from_checkpoint out/checkpoint-30]
+//
+// Test knobs (environment, so they stay out of the run fingerprint):
+//   SOUP_EXAMPLE_STEP_DELAY_MS=n        sleep n ms after each step (a slower model)
+//   SOUP_EXAMPLE_FAULT=crash-mid-save:S half-write checkpoint-S, then die with exit code 3
+//   SOUP_EXAMPLE_FAULT=exit:S:C         print an error and exit with code C after step S
+//   SOUP_EXAMPLE_FAULT=ignore-sigterm   keep training through SIGTERM
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineGptSpec, Trainer } from '@soup/onnx-train';
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  if (i === -1) return fallback;
+  const v = args[i + 1];
+  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`);
+  return v;
+};
+const num = (name, fallback) => {
+  const v = Number(opt(name, String(fallback)));
+  if (!Number.isInteger(v) || v < 0) throw new Error(`--${name} must be an integer >= 0`);
+  return v;
+};
+
+const outputDir = opt('output_dir', 'output');
+const batchSize = num('per_device_train_batch_size', 4);
+const maxSteps = num('max_steps', 60);
+const saveSteps = num('save_steps', 10);
+const resumeFrom = opt('resume_from_checkpoint', '');
+const seed = num('seed', 0);
+const dModel = num('d_model', 32);
+const nLayers = num('n_layers', 2);
+const seqLen = num('seq_len', 32);
+const textFile = opt('text', '');
+const delayMs = Number(process.env.SOUP_EXAMPLE_STEP_DELAY_MS ?? 0);
+const fault = process.env.SOUP_EXAMPLE_FAULT ?? '';
+
+const TEXT = textFile
+  ? readFileSync(textFile, 'utf8')
+  : Array.from({ length: 40 }, (_, i) => `Line ${i}: the soup simmers while the trainer saves its state and resumes where it stopped.\n`).join('');
+
+let stopRequested = false;
+process.on('SIGTERM', () => {
+  if (fault === 'ignore-sigterm') {
+    process.stdout.write('trainer: SIGTERM ignored\n');
+    return;
+  }
+  process.stdout.write('trainer: SIGTERM: saving after this step\n');
+  stopRequested = true;
+});
+
+const spec = defineGptSpec({ vocabSize: 256, seqLen, dModel, nHeads: 2, nLayers });
+const options = { spec, text: TEXT, batchSize, totalSteps: maxSteps, lr: 3e-3, warmupSteps: 2, seed, intraOpNumThreads: 1, evalFraction: 0.1 };
+const trainer = resumeFrom ? await Trainer.fromCheckpoint({ ...options, dir: resumeFrom }) : await Trainer.create(options);
+process.stdout.write(`trainer: ${resumeFrom ? `resumed from ${resumeFrom} at step ${trainer.state.step}` : 'fresh start'}, batch ${batchSize}, ${maxSteps} steps\n`);
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** HF Trainer style: files written into checkpoint-<step>/ one by one, trainer_state.json last. */
+function saveCheckpoint(step) {
+  const staging = join(outputDir, `.staging-${process.pid}`);
+  trainer.saveCheckpoint(staging);
+  const dir = join(outputDir, `checkpoint-${step}`);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(staging, 'model.safetensors'), join(dir, 'model.safetensors'));
+  if (fault === `crash-mid-save:${step}`) {
+    const opt = readFileSync(join(staging, 'optimizer.safetensors'));
+    writeFileSync(join(dir, 'optimizer.safetensors'), opt.subarray(0, opt.length >> 1));
+    process.stderr.write(`RuntimeError: simulated crash while writing ${dir}/optimizer.safetensors\n`);
+    process.exit(3);
+  }
+  copyFileSync(join(staging, 'optimizer.safetensors'), join(dir, 'optimizer.safetensors'));
+  copyFileSync(join(staging, 'trainer_state.json'), join(dir, 'trainer_state.json'));
+  rmSync(staging, { recursive: true, force: true });
+  process.stdout.write(`trainer: saved ${dir}\n`);
+}
+
+let savedAt = trainer.state.step;
+while (trainer.state.step < maxSteps) {
+  const t0 = performance.now();
+  const log = await trainer.step();
+  const ms = performance.now() - t0;
+  process.stdout.write(`step ${log.step} loss ${log.loss.toFixed(4)} ms ${ms.toFixed(2)}\n`);
+  const m = /^exit:(\d+):(\d+)$/.exec(fault);
+  if (m && log.step === Number(m[1])) {
+    process.stderr.write(`ValueError: simulated failure at step ${log.step}\n`);
+    process.exit(Number(m[2]));
+  }
+  if (saveSteps > 0 && log.step % saveSteps === 0) {
+    saveCheckpoint(log.step);
+    savedAt = log.step;
+  }
+  if (stopRequested) break;
+  if (delayMs > 0) await sleep(delayMs);
+}
+const step = trainer.state.step;
+if (savedAt !== step) saveCheckpoint(step);
+if (stopRequested && step < maxSteps) {
+  process.stdout.write(`trainer: stopped at step ${step} (checkpoint saved)\n`);
+  await trainer.close();
+  process.exit(0);
+}
+// The finished model at the top of the output folder, as trainer.save_model(output_dir) does.
+const staging = join(outputDir, `.final-${process.pid}`);
+trainer.saveCheckpoint(staging);
+for (const f of ['model.safetensors', 'trainer_state.json']) copyFileSync(join(staging, f), join(outputDir, f));
+rmSync(staging, { recursive: true, force: true });
+await trainer.close();
+process.stdout.write(`trainer: done at step ${step}\n`);

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""A small PyTorch trainer with the command line of an HF Trainer script: a GPT-ish character model
+on a tiny text, deterministic on CPU (torch.manual_seed, torch.use_deterministic_algorithms, 1 thread).
+
+It saves HF-style checkpoint-<step>/ folders (model.safetensors, optimizer.pt, rng_state.pt and
+trainer_state.json, written in place with trainer_state.json last, as HF Trainer does), resumes from
+--resume_from_checkpoint, saves the current step on SIGTERM and exits 0, and writes the finished model
+at the top of --output_dir.
+
+    python3 examples/torch-trainer/train.py --output_dir out --per_device_train_batch_size 8 \
+        --max_steps 60 --save_steps 10 [--resume_from_checkpoint out/checkpoint-30]
+
+Under soup:  soup run --repo file://ckpt --batch-size 8 -- python3 examples/torch-trainer/train.py \
+    --output_dir {output_dir} --per_device_train_batch_size {batch_size} --resume_from_checkpoint {resume_from}
+"""
+import argparse
+import json
+import math
+import os
+import signal
+import struct
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TEXT = "".join(
+    f"Line {i}: the soup simmers while the trainer saves its state and resumes where it stopped.\n" for i in range(40)
+)
+
+
+def parse_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--output_dir", default="output")
+    p.add_argument("--per_device_train_batch_size", type=int, default=8)
+    p.add_argument("--max_steps", type=int, default=60)
+    p.add_argument("--save_steps", type=int, default=10)
+    p.add_argument("--resume_from_checkpoint", default=None)
+    p.add_argument("--learning_rate", type=float, default=3e-3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seq_len", type=int, default=32)
+    p.add_argument("--d_model", type=int, default=64)
+    p.add_argument("--n_layers", type=int, default=2)
+    return p.parse_args()
+
+
+class Block(nn.Module):
+    def __init__(self, d, n_heads, seq_len):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+        self.n_heads = n_heads
+        self.register_buffer("mask", torch.tril(torch.ones(seq_len, seq_len)).bool(), persistent=False)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.attn(self.ln1(x)).split(d, dim=2)
+        h = self.n_heads
+        q, k, v = (z.view(b, t, h, d // h).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(d // h)
+        att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class TinyGPT(nn.Module):
+    def __init__(self, vocab, d, n_layers, seq_len):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq_len, d)
+        self.blocks = nn.ModuleList([Block(d, 2, seq_len) for _ in range(n_layers)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(self.ln(x))
+
+
+def save_safetensors(path, tensors):
+    """A safetensors file written by hand (no extra package): header length, JSON header, raw bytes."""
+    header, blobs, offset = {}, [], 0
+    for name in sorted(tensors):
+        t = tensors[name].detach().contiguous().to(torch.float32)
+        data = t.numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    head = json.dumps(header, separators=(",", ":")).encode()
+    head += b" " * ((8 - len(head) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(head)))
+        f.write(head)
+        for b in blobs:
+            f.write(b)
+
+
+def load_safetensors(path):
+    import numpy as np
+
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    body = raw[8 + n :]
+    out = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = meta["data_offsets"]
+        out[name] = torch.from_numpy(np.frombuffer(body[a:b], dtype=np.float32).copy()).reshape(meta["shape"])
+    return out
+
+
+def lr_at(step, args):
+    warmup = 2
+    if step < warmup:
+        return args.learning_rate * (step + 1) / warmup
+    progress = (step - warmup) / max(1, args.max_steps - warmup)
+    return args.learning_rate * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def main():
+    args = parse_args()
+    torch.manual_seed(args.seed)
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    data = torch.tensor(list(TEXT.encode()), dtype=torch.long)
+    model = TinyGPT(256, args.d_model, args.n_layers, args.seq_len)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=0.01)
+    gen = torch.Generator().manual_seed(args.seed)
+    step = 0
+    if args.resume_from_checkpoint:
+        ck = args.resume_from_checkpoint
+        model.load_state_dict(load_safetensors(os.path.join(ck, "model.safetensors")))
+        opt.load_state_dict(torch.load(os.path.join(ck, "optimizer.pt")))
+        rng = torch.load(os.path.join(ck, "rng_state.pt"))
+        gen.set_state(rng["generator"])
+        torch.set_rng_state(rng["cpu"])
+        with open(os.path.join(ck, "trainer_state.json")) as f:
+            step = json.load(f)["global_step"]
+        print(f"trainer: resumed from {ck} at step {step}", flush=True)
+    else:
+        print("trainer: fresh start", flush=True)
+
+    stop = {"requested": False}
+
+    def on_term(signum, frame):
+        print("trainer: SIGTERM: saving after this step", flush=True)
+        stop["requested"] = True
+
+    signal.signal(signal.SIGTERM, on_term)
+
+    def save(dirname, with_state=True):
+        os.makedirs(dirname, exist_ok=True)
+        save_safetensors(os.path.join(dirname, "model.safetensors"), model.state_dict())
+        if with_state:
+            torch.save(opt.state_dict(), os.path.join(dirname, "optimizer.pt"))
+            torch.save({"generator": gen.get_state(), "cpu": torch.get_rng_state()}, os.path.join(dirname, "rng_state.pt"))
+        with open(os.path.join(dirname, "trainer_state.json"), "w") as f:
+            json.dump({"global_step": step, "max_steps": args.max_steps, "loss": last_loss}, f)
+
+    last_loss = None
+    saved_at = step
+    # Test knob (environment, so it stays out of the run fingerprint): a slower model.
+    delay_s = float(os.environ.get("SOUP_EXAMPLE_STEP_DELAY_MS", "0")) / 1000
+    bs, t = args.per_device_train_batch_size, args.seq_len
+    while step < args.max_steps:
+        t0 = time.perf_counter()
+        starts = torch.randint(0, len(data) - t - 1, (bs,), generator=gen)
+        x = torch.stack([data[s : s + t] for s in starts])
+        y = torch.stack([data[s + 1 : s + t + 1] for s in starts])
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, args)
+        loss = F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        step += 1
+        last_loss = float(loss)
+        print(f"step {step} loss {last_loss:.4f} ms {(time.perf_counter() - t0) * 1000:.2f}", flush=True)
+        if args.save_steps > 0 and step % args.save_steps == 0:
+            save(os.path.join(args.output_dir, f"checkpoint-{step}"))
+            saved_at = step
+        if stop["requested"]:
+            break
+        if delay_s > 0:
+            time.sleep(delay_s)
+    if saved_at != step:
+        save(os.path.join(args.output_dir, f"checkpoint-{step}"))
+    if stop["requested"] and step < args.max_steps:
+        print(f"trainer: stopped at step {step} (checkpoint saved)", flush=True)
+        sys.exit(0)
+    save(args.output_dir, with_state=False)  # trainer.save_model(output_dir)
+    print(f"trainer: done at step {step}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
