@@ -1,5 +1,6 @@
 import { InvalidBatchOptionError, InvalidProbeOutcomeError, NoBatchFitsError, OutOfMemoryError } from './errors';
 import { isOutOfMemoryError } from './is-out-of-memory-error';
+import { predictEdge, type PeakPoint } from './_predict';
 import { nonNegativeInt, optionalBoolean, optionalFunction, positiveInt } from './_validate';
 import type { ProbeFn, ProbeOutcome, TrialPhase, TrialRecord } from './types';
 
@@ -38,6 +39,16 @@ export interface ProbeBatchSizeOptions {
    * @default isOutOfMemoryError (this package's OutOfMemoryError, or any error with code `SOUP_OOM`)
    */
   isOom?: (err: unknown) => boolean;
+  /**
+   * Predictive search: once a size fits and trials report `peakBytes` and `budgetBytes`, fit
+   * `peak ≈ a + c·b` and jump to the predicted edge, then confirm it (b* fits, b*+1 does not).
+   * The answer is always a size measured to fit. A poor fit (allocator steps, noise, curvature),
+   * or no measured peak, hands over to the doubling and bisection of `refine`; predictions stop
+   * while the bisection that may follow could still exceed the refine bound
+   * `2·ceil(log2(ceiling / multipleOf)) + 2` trials. Needs `refine`.
+   * @default false
+   */
+  predict?: boolean;
   /** Called after every trial, in order (awaited when it returns a promise). */
   onTrial?: (trial: TrialRecord) => void | Promise<void>;
   /** Aborts the search between trials (the probe itself receives no signal from here). */
@@ -56,6 +67,12 @@ export interface ProbeBatchSizeResult {
    * probe is non-monotonic.
    */
   exact: boolean;
+  /**
+   * `exact`: `batchSize + multipleOf` was seen not to fit; `capped`: `batchSize` is the largest
+   * size under the ceiling and nothing above it was tried (a higher ceiling may find more);
+   * `unproven`: neither (refine off, or a probe that is not monotonic).
+   */
+  bound: 'exact' | 'capped' | 'unproven';
 }
 
 /**
@@ -86,6 +103,8 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   const ceiling = options.ceiling;
   const maxDoublings = nonNegativeInt('maxDoublings', options.maxDoublings ?? 8);
   const refine = optionalBoolean('refine', options.refine, true);
+  const predict = optionalBoolean('predict', options.predict, false);
+  if (predict && !refine) throw new InvalidBatchOptionError('predict', 'predict needs refine (the fallback when the fit is poor): drop refine: false');
   const multipleOf = positiveInt('multipleOf', options.multipleOf ?? 1);
   const isOom = optionalFunction('isOom', options.isOom) ?? isOutOfMemoryError;
   const onTrial = optionalFunction('onTrial', options.onTrial);
@@ -131,6 +150,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       if (typeof outcome.peakBytes === 'number') record.peakBytes = outcome.peakBytes;
       if (typeof outcome.budgetBytes === 'number') record.budgetBytes = outcome.budgetBytes;
       if (typeof outcome.detail === 'string') record.detail = outcome.detail;
+      if (typeof outcome.measurement === 'string') record.measurement = outcome.measurement;
     }
     trials.push(record);
     if (onTrial) await onTrial(record);
@@ -154,9 +174,45 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   if (found === undefined) throw new NoBatchFitsError(multipleOf, trials);
   let lastGood: number = found;
 
+  // 2'. Predict: jump to the edge a linear peak model puts under the budget, then confirm it.
+  if (predict) {
+    const bound = 2 * Math.ceil(Math.log2(Math.max(2, ceilingUnits))) + 2;
+    const affordable = (extra: number, high: number) => trials.length + extra + Math.ceil(Math.log2(high - lastGood)) <= bound;
+    for (let round = 0; round < 4; round++) {
+      const high = firstBad ?? ceilingUnits + 1;
+      if (high - lastGood <= 1) break;
+      const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number');
+      const budget = measured.at(-1)?.budgetBytes;
+      if (budget === undefined) break;
+      const points: PeakPoint[] = measured.map((t) => ({ units: t.batchSize / multipleOf, peakBytes: t.peakBytes! }));
+      const single = new Set(points.map((p) => p.units)).size === 1;
+      const edge = predictEdge(points, budget);
+      if (edge === null) break;
+      const e = Math.min(high - 1, Math.max(lastGood + 1, edge));
+      // A first (proportional) guess is a new point, not an edge to confirm.
+      const confirm = !single;
+      if (!affordable(confirm ? 2 : 1, high)) break;
+      if (await fitsAt(e, 'predict')) {
+        lastGood = e;
+        if (confirm && e + 1 < high) {
+          if (await fitsAt(e + 1, 'predict')) lastGood = e + 1;
+          else failed(e + 1);
+        }
+      } else {
+        failed(e);
+        if (confirm && e - 1 > lastGood) {
+          if (await fitsAt(e - 1, 'predict')) lastGood = e - 1;
+          else failed(e - 1);
+        }
+      }
+    }
+  }
+  // After a prediction, whatever is left is bisected: doubling from there could exceed the bound.
+  const predicted = trials.some((t) => t.phase === 'predict');
+
   // 2. Double while it fits (the original's loop; in refine mode a size known to fail is skipped).
   let doublings = 0;
-  while (doublings < maxDoublings && lastGood < ceilingUnits) {
+  while (!predicted && doublings < maxDoublings && lastGood < ceilingUnits) {
     const candidate = Math.min(lastGood * 2, ceilingUnits);
     if (refine && firstBad !== undefined && candidate >= firstBad) break;
     if (!(await fitsAt(candidate, 'double'))) {
@@ -180,6 +236,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     }
   }
 
-  const exact = lastGood === ceilingUnits || firstBad === lastGood + 1;
-  return { batchSize: lastGood * multipleOf, trials, exact };
+  const edgeSeen = firstBad === lastGood + 1;
+  const exact = lastGood === ceilingUnits || edgeSeen;
+  return { batchSize: lastGood * multipleOf, trials, exact, bound: edgeSeen ? 'exact' : lastGood === ceilingUnits ? 'capped' : 'unproven' };
 }
