@@ -16,7 +16,9 @@ export const FIT_TOLERANCE = 0.01;
  * - One point: the proportional guess `budget * u / peak`. With `a >= 0` and that point within
  *   the budget, it never lies beyond the true edge of a linear peak, so it usually fits and
  *   becomes a second point close to the edge.
- * - Two or more: least squares over the (up to) three points nearest the budget; with three, the
+ * - A bracket (a point within the budget below one above it): linear interpolation between the
+ *   two nearest, which stays inside the bracket.
+ * - Otherwise, two or more: least squares over the (up to) three points nearest the budget; with three, the
  *   fit must pass within {@link FIT_TOLERANCE} of the budget at every point, else null (allocator
  *   steps, noise, curvature: the caller falls back to bisection).
  */
@@ -28,6 +30,14 @@ export function predictEdge(points: readonly PeakPoint[], budgetBytes: number): 
   if (pts.length === 1) {
     const p = pts[0]!;
     return p.peakBytes > 0 ? Math.floor((budgetBytes * p.units) / p.peakBytes) : null;
+  }
+  // A bracket (one size measured within the budget, one above it): interpolate between the two
+  // nearest. The answer stays inside the bracket whatever the curve (steps, curvature, noise).
+  const below = pts.filter((p) => p.peakBytes <= budgetBytes).sort((x, y) => y.units - x.units)[0];
+  const above = pts.filter((p) => p.peakBytes > budgetBytes).sort((x, y) => x.units - y.units)[0];
+  if (below && above && above.units > below.units && above.peakBytes > below.peakBytes) {
+    const slope = (above.peakBytes - below.peakBytes) / (above.units - below.units);
+    return below.units + Math.floor((budgetBytes - below.peakBytes) / slope);
   }
   const near = pts.sort((x, y) => Math.abs(x.peakBytes - budgetBytes) - Math.abs(y.peakBytes - budgetBytes)).slice(0, 3);
   const n = near.length;

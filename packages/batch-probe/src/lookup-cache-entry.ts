@@ -15,6 +15,12 @@ export interface LookupCacheEntryOptions extends CacheLocationOptions {
   budgetBytes?: number | null;
   /** The largest size the caller would search up to. */
   ceiling: number;
+  /**
+   * Refuse an answer above `ceiling`. Turn it off when the ceiling is a default rather than the
+   * user's cap (as the Python original, which returns a cached answer whatever its size).
+   * @default true
+   */
+  enforceCeiling?: boolean;
 }
 
 /** What {@link lookupCacheEntry} found. */
@@ -28,7 +34,7 @@ export type LookupCacheEntryResult =
  *   is not used for a stricter `budgetBytes`;
  * - an answer capped by its ceiling is not used when `ceiling` is higher (a larger size may fit);
  *   an exact answer (its next size failed) serves any ceiling at or above it;
- * - an answer above `ceiling` is not used.
+ * - an answer above `ceiling` is not used (unless `enforceCeiling: false`).
  * An entry with no provenance (written by the Python original, or its side-file record is
  * missing, corrupt or describes another value) is used only when no `budgetBytes` is given: it
  * was found against the device's own memory, which is all such a lookup asks for.
@@ -41,7 +47,7 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
   const { path } = resolveCachePath(options);
   const value = (await readCacheFile(path)).get(key);
   if (value === undefined) return { hit: false, path };
-  if (value > ceiling) return { hit: false, path, skipped: `cached ${value} is above the ceiling ${ceiling}` };
+  if (value > ceiling && options.enforceCeiling !== false) return { hit: false, path, skipped: `cached ${value} is above the ceiling ${ceiling}` };
   const meta = (await readMetaFile(metaPathOf(path))).get(key);
   const p = meta !== undefined && meta.batchSize === value ? meta : null;
   if (p === null) {

@@ -38,7 +38,7 @@ export interface PickBatchSizeOptions
    */
   logger?: BatchLogger;
   /**
-   * Largest size the search may try.
+   * Largest size the search may try. Given explicitly, it also caps a cached answer.
    * @default 4 * staticEstimate
    */
   ceiling?: number;
@@ -129,7 +129,7 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
   const budgetBytes = options.budgetBytes ?? null;
   let skippedCache: string | undefined;
   if (options.refresh !== true) {
-    const hit = await lookupCacheEntry({ ...pickLocation(options), key: cacheKey, ceiling, budgetBytes });
+    const hit = await lookupCacheEntry({ ...pickLocation(options), key: cacheKey, ceiling, budgetBytes, enforceCeiling: options.ceiling !== undefined });
     if (hit.hit) {
       logger.info?.(`batch size ${hit.batchSize} from the cache (${location.path}, key ${cacheKey})`);
       return { batchSize: hit.batchSize, source: 'cache', cacheKey, cachePath: location.path, trials: [], provenance: hit.provenance };

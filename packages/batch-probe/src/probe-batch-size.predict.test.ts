@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { InvalidBatchOptionError, OutOfMemoryError } from './errors';
 import { probeBatchSize } from './probe-batch-size';
+import { refineTrialBound } from './_refine-bound';
 import type { ProbeFn } from './types';
 
 const MiB = 2 ** 20;
@@ -59,7 +60,8 @@ describe('predictive search', () => {
   });
 
   test('property: over models and capacities it returns the exact edge, a size measured to fit, within the refine bound', async () => {
-    const bound = (ceiling: number) => 2 * Math.ceil(Math.log2(ceiling)) + 2;
+    // Today's bound: the most trials refine makes for this start and ceiling, over every capacity.
+    const bound = (start: number, ceiling: number) => refineTrialBound(start, ceiling, 8);
     await fc.assert(
       fc.asyncProperty(
         fc.record({
@@ -89,12 +91,31 @@ describe('predictive search', () => {
           const r = await probeBatchSize(probe, { start: st, ceiling, predict: true });
           expect(r.batchSize).toBe(truth);
           expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
-          expect(r.trials.length).toBeLessThanOrEqual(bound(ceiling));
+          expect(r.trials.length).toBeLessThanOrEqual(bound(st, ceiling));
+          expect(bound(st, ceiling)).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(ceiling)) + 2);
           const refine = await probeBatchSize(peakProbe(peak, budget), { start: st, ceiling });
           expect(refine.batchSize).toBe(truth);
         },
       ),
       { numRuns: 400 },
+    );
+  });
+
+  test('property: with ±3 % measurement noise (fixed per size) the answer fits and the next size does not, within the bound', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 2 ** 30 }), fc.constantFrom(1, 8, 32), async (edgeAt, seed, start) => {
+        const noise = (b: number) => Math.sin(b * 12.9898 + seed) * 0.03; // deterministic per size
+        const peak = (b: number) => (2048 + 6 * b) * MiB * (1 + noise(b));
+        const budget = (2048 + 6 * edgeAt + 3) * MiB;
+        const fits = (b: number) => peak(b) <= budget;
+        if (!fits(1)) return;
+        const r = await probeBatchSize(peakProbe(peak, budget), { start, ceiling: 1024, predict: true });
+        expect(fits(r.batchSize)).toBe(true);
+        expect(r.batchSize === 1024 || !fits(r.batchSize + 1)).toBe(true);
+        expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
+        expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(start, 1024, 8));
+      }),
+      { numRuns: 300 },
     );
   });
 });

@@ -1,6 +1,7 @@
 import { InvalidBatchOptionError, InvalidProbeOutcomeError, NoBatchFitsError, OutOfMemoryError } from './errors';
 import { isOutOfMemoryError } from './is-out-of-memory-error';
 import { predictEdge, type PeakPoint } from './_predict';
+import { refineContinuationBound, refineTrialBound } from './_refine-bound';
 import { nonNegativeInt, optionalBoolean, optionalFunction, positiveInt } from './_validate';
 import type { ProbeFn, ProbeOutcome, TrialPhase, TrialRecord } from './types';
 
@@ -44,8 +45,8 @@ export interface ProbeBatchSizeOptions {
    * `peak ≈ a + c·b` and jump to the predicted edge, then confirm it (b* fits, b*+1 does not).
    * The answer is always a size measured to fit. A poor fit (allocator steps, noise, curvature),
    * or no measured peak, hands over to the doubling and bisection of `refine`; predictions stop
-   * while the bisection that may follow could still exceed the refine bound
-   * `2·ceil(log2(ceiling / multipleOf)) + 2` trials. Needs `refine`.
+   * where the search that may follow could exceed the most trials refine makes for this start
+   * and ceiling (over every capacity), so the bound is never worse than refine's. Needs `refine`.
    * @default false
    */
   predict?: boolean;
@@ -174,11 +175,34 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   if (found === undefined) throw new NoBatchFitsError(multipleOf, trials);
   let lastGood: number = found;
 
+  let doublings = 0;
   // 2'. Predict: jump to the edge a linear peak model puts under the budget, then confirm it.
   if (predict) {
-    const bound = 2 * Math.ceil(Math.log2(Math.max(2, ceilingUnits))) + 2;
-    const affordable = (extra: number, high: number) => trials.length + extra + Math.ceil(Math.log2(high - lastGood)) <= bound;
-    for (let round = 0; round < 4; round++) {
+    // Never more trials than refine could need for this start and ceiling: a prediction is made
+    // only while the search that may follow it (bisection, or doubling then bisection when no
+    // size has failed yet) still fits under that bound.
+    const bound = refineTrialBound(startUnits, ceilingUnits, maxDoublings);
+    const cont = (good: number, bad: number | undefined) => refineContinuationBound(good, bad, ceilingUnits, maxDoublings);
+    // Worst case over the outcomes of trying e (and e + 1 when confirming), then refine's rest.
+    const affordable = (e: number, confirm: boolean) => {
+      const ifFails = 1 + cont(lastGood, e);
+      const ifFits = confirm ? (e + 1 < (firstBad ?? ceilingUnits + 1) ? 2 + cont(e + 1, firstBad) : 1) : 1 + cont(e, firstBad);
+      return trials.length + Math.max(ifFails, ifFits) <= bound;
+    };
+    let streak = 0; // consecutive rounds that moved the same end of the bracket
+    let lastMove: 'up' | 'down' | null = null;
+    // Where no prediction can be made (or afforded) and no size has failed yet, the next trial
+    // is the one refine would make: a doubling. Then predicting is tried again.
+    const double = async (): Promise<boolean> => {
+      if (firstBad !== undefined || doublings >= maxDoublings || lastGood >= ceilingUnits) return false;
+      const candidate = Math.min(lastGood * 2, ceilingUnits);
+      if (await fitsAt(candidate, 'double')) {
+        lastGood = candidate;
+        doublings += 1;
+      } else failed(candidate);
+      return true;
+    };
+    for (let round = 0; round < 8; round++) {
       const high = firstBad ?? ceilingUnits + 1;
       if (high - lastGood <= 1) break;
       const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number');
@@ -186,32 +210,53 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       if (budget === undefined) break;
       const points: PeakPoint[] = measured.map((t) => ({ units: t.batchSize / multipleOf, peakBytes: t.peakBytes! }));
       const single = new Set(points.map((p) => p.units)).size === 1;
-      const edge = predictEdge(points, budget);
-      if (edge === null) break;
-      const e = Math.min(high - 1, Math.max(lastGood + 1, edge));
-      // A first (proportional) guess is a new point, not an edge to confirm.
-      const confirm = !single;
-      if (!affordable(confirm ? 2 : 1, high)) break;
+      let e: number;
+      let confirm: boolean;
+      if (streak >= 2 && firstBad !== undefined) {
+        // Regula falsi stalls on one side of a curved peak: one bisection step moves the other end.
+        e = lastGood + Math.floor((high - lastGood) / 2);
+        confirm = false;
+        streak = 0;
+      } else {
+        const edge = predictEdge(points, budget);
+        if (edge === null) {
+          if (await double()) continue;
+          break;
+        }
+        // A nearly flat rise (under 0.5 % of the budget between the measured sizes: allocator
+        // granularity, not a slope) extrapolates far: with no failure seen, such a jump goes no
+        // further than doubling would.
+        const peaks = points.map((p) => p.peakBytes);
+        const flat = !single && Math.max(...peaks) - Math.min(...peaks) < 0.005 * budget;
+        const reach = firstBad === undefined && flat ? 2 * lastGood : high - 1;
+        e = Math.min(high - 1, reach, Math.max(lastGood + 1, edge));
+        // A first (proportional) guess is a new point, not an edge to confirm.
+        confirm = !single;
+      }
+      if (!affordable(e, confirm)) {
+        if (await double()) continue;
+        break;
+      }
+      let move: 'up' | 'down';
       if (await fitsAt(e, 'predict')) {
         lastGood = e;
+        move = 'up';
         if (confirm && e + 1 < high) {
           if (await fitsAt(e + 1, 'predict')) lastGood = e + 1;
           else failed(e + 1);
         }
       } else {
-        failed(e);
-        if (confirm && e - 1 > lastGood) {
-          if (await fitsAt(e - 1, 'predict')) lastGood = e - 1;
-          else failed(e - 1);
-        }
+        failed(e); // its peak, when measured, brackets the edge for the next fit
+        move = 'down';
       }
+      streak = move === lastMove ? streak + 1 : 1;
+      lastMove = move;
     }
   }
-  // After a prediction, whatever is left is bisected: doubling from there could exceed the bound.
-  const predicted = trials.some((t) => t.phase === 'predict');
+  // After a prediction with a failure seen, whatever is left is bisected; with none, doubling goes on as today.
+  const predicted = trials.some((t) => t.phase === 'predict') && firstBad !== undefined;
 
   // 2. Double while it fits (the original's loop; in refine mode a size known to fail is skipped).
-  let doublings = 0;
   while (!predicted && doublings < maxDoublings && lastGood < ceilingUnits) {
     const candidate = Math.min(lastGood * 2, ceilingUnits);
     if (refine && firstBad !== undefined && candidate >= firstBad) break;
