@@ -219,6 +219,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         streak = 0;
       } else {
         const edge = predictEdge(points, budget);
+        // A first (proportional) guess closer than a doubling gains nothing over today's step and
+        // leaves two points too close to fit a slope on: double instead.
+        if (edge !== null && single && firstBad === undefined && edge < 2 * lastGood && (await double())) continue;
         if (edge === null) {
           if (await double()) continue;
           break;
