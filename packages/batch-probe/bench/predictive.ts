@@ -99,7 +99,7 @@ function realRuns(skip: boolean): { cases: Array<{ name: string; refine: RealRun
 }
 
 export async function predictiveSection(opts: { real: boolean }) {
-  const cases = [];
+  const cases: Array<{ name: string; what: string; refine: SearchStats; predictive: SearchStats }> = [];
   for (const c of FAKE_CASES) {
     const refine = await run(c, false);
     const predictive = await run(c, true);
