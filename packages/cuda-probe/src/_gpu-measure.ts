@@ -25,9 +25,9 @@ export interface GpuVerdict {
 
 const MiB = 2 ** 20;
 
-/** Free memory at or under this after the step counts as a full device. */
-export function fullThresholdBytes(totalBytes: number): number {
-  return Math.max(64 * MiB, Math.floor(totalBytes * 0.005));
+/** Free memory at or under this (1 % of what was free before the trial, at least 16 MiB) counts as a full device. */
+export function fullThresholdBytes(freeBeforeBytes: number): number {
+  return Math.max(16 * MiB, Math.floor(freeBeforeBytes * 0.01));
 }
 
 function cap(budget: number, limit: number | null): number {
@@ -50,7 +50,7 @@ export function judgeGpu(input: GpuVerdictInput): GpuVerdict {
   if ('gpu' in start && 'gpu' in post && start.gpu.uuid === post.gpu.uuid && start.gpu.freeBytes !== null && post.gpu.freeBytes !== null) {
     const budgetBytes = cap(start.gpu.freeBytes, input.gpuMemLimitBytes);
     const peakBytes = Math.max(0, start.gpu.freeBytes - post.gpu.freeBytes);
-    const deviceFull = post.gpu.freeBytes <= fullThresholdBytes(post.gpu.totalBytes);
+    const deviceFull = post.gpu.freeBytes <= fullThresholdBytes(start.gpu.freeBytes);
     return { measurement: 'cuda-device-delta', budgetBytes, peakBytes, ...(deviceFull ? { deviceFull } : {}), note: `${notes.join('; ')}: judged by the device's used-memory delta` };
   }
   if (!('gpu' in start)) notes.push(`no device reading before the trial: ${start.why}`);

@@ -77,7 +77,17 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   } else {
     const command = String(opts.exec);
     if (!command.includes('{batch_size}')) throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
-    probe = createCommandProbe({ command, env: ctx.env, cwd: ctx.cwd, timeoutMs, signal: ctx.signal, ...(budgetBytes !== undefined ? { budgetBytes } : {}) });
+    // On a GPU, the trainer is judged by its GPU memory (nvidia-smi, per process or the device's
+    // delta); --budget then caps the GPU budget. On the CPU, by its sampled peak RSS.
+    probe = createCommandProbe({
+      command,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      timeoutMs,
+      signal: ctx.signal,
+      ...(budgetBytes !== undefined ? { budgetBytes } : {}),
+      ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
+    });
     base = (opts.base as string | undefined) ?? `exec:${command}`;
     what = `\`${command}\``;
   }
