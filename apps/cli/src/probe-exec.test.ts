@@ -97,3 +97,38 @@ process.exit(1);
     expect(JSON.parse(asked.stdout)).toMatchObject({ batch_size: 5, saved: true, provenance: { measurement: 'exceptions-only' } });
   });
 });
+
+describe('[slow] soup probe --exec --device cuda (fake nvidia-smi on PATH)', { timeout: 300_000 }, () => {
+  it('CUDA_VISIBLE_DEVICES=1: the GPU actually used names the cache key, and the trainer is judged by its GPU memory', async () => {
+    const cwd = useTempDir();
+    const uuid = 'GPU-bbbb0000-1111-2222-3333-444455556666';
+    const idle = { gpus: ['0, GPU-aaaa0000-1111-2222-3333-444455556666, NVIDIA A10G, 23028, 23000', `1, ${uuid}, NVIDIA H100 80GB HBM3, 81559, 2000`], apps: [] as string[] };
+    const state = join(cwd, 'smi-state.json');
+    writeFileSync(state, JSON.stringify(idle));
+    // The fake nvidia-smi answers the two queries soup makes from the state file.
+    writeFileSync(
+      join(cwd, 'nvidia-smi'),
+      `#!${process.execPath}\nconst s = JSON.parse(require('fs').readFileSync(${JSON.stringify(state)}, 'utf8'));\nconst a = process.argv.slice(2).join(' ');\nprocess.stdout.write(((a.includes('--query-gpu=') ? s.gpus : s.apps) || []).join('\\n') + '\\n');\n`,
+      { mode: 0o755 },
+    );
+    // A trainer holding batch_size × 100 MiB of GPU 1 (listed per process) for a moment.
+    writeFileSync(
+      join(cwd, 'trainer.cjs'),
+      `const fs = require('fs'); const b = Number(process.argv[2]); const idle = ${JSON.stringify(idle)};
+const put = (s) => { fs.writeFileSync(${JSON.stringify(state)} + '.tmp', JSON.stringify(s)); fs.renameSync(${JSON.stringify(state)} + '.tmp', ${JSON.stringify(state)}); };
+put({ gpus: [idle.gpus[0], '1, ${uuid}, NVIDIA H100 80GB HBM3, 81559, ' + Math.max(0, 2000 - b * 100)], apps: [process.pid + ', ${uuid}, ' + b * 100] });
+setTimeout(() => { put(idle); process.exit(0); }, 900);\n`,
+    );
+    const r = await runNode([bin, 'probe', '--exec', `${process.execPath} trainer.cjs {batch_size}`, '--device', 'cuda', '--start', '8', '--ceiling', '64', '--json'], {
+      cwd,
+      timeoutMs: 180_000,
+      env: { PATH: `${cwd}:${process.env.PATH}`, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'), CUDA_VISIBLE_DEVICES: '1' },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as ProbeJson & { device: { name: string; memory_gb: number } };
+    expect(out.device).toEqual({ name: 'NVIDIA H100 80GB HBM3', memory_gb: 79 });
+    expect(out.batch_size).toBe(19);
+    expect(out.provenance).toMatchObject({ measurement: 'cuda-per-process', bound: 'exact', gpuName: 'NVIDIA H100 80GB HBM3' });
+    expect(out.trials.every((t) => t.measurement === 'cuda-per-process')).toBe(true);
+  });
+});
