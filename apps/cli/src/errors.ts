@@ -36,7 +36,7 @@ export class UsageError extends Error {
   }
 }
 
-/** The Hub needs a token and none was given (`HF_TOKEN` or `--token`). */
+/** The Hub needs a token and none was found (HF_TOKEN, HF_TOKEN_PATH, $HF_HOME/token, ~/.cache/huggingface/token). */
 export class TokenMissingError extends Error {
   override readonly name = 'TokenMissingError';
   readonly code = 'SOUP_HUB_TOKEN_MISSING';
@@ -58,8 +58,11 @@ export class TrainRunError extends Error {
 export class InterruptedError extends Error {
   override readonly name = 'InterruptedError';
   readonly code = 'SOUP_INTERRUPTED';
-  constructor(message = 'interrupted', opts: { cause?: unknown } = {}) {
+  /** The signal that interrupted it, when known. */
+  readonly signal: NodeJS.Signals | undefined;
+  constructor(message = 'interrupted', opts: { cause?: unknown; signal?: NodeJS.Signals } = {}) {
     super(message, { cause: opts.cause });
+    this.signal = opts.signal;
   }
 }
 

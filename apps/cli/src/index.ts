@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { makeContext, type CliIo, type CommandContext } from './_context';
 import { bytesArg, deviceArg, intAtLeast, oneOf } from './_parse';
-import { ConfigError } from './errors';
+import { ConfigError, InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
 
 export { EXIT_CODES, exitCodeFor, type ExitCodeName } from './exit-codes';
@@ -33,10 +33,13 @@ Exit codes:
   8    checkpoint files do not match their manifest
   9    device not available (e.g. no CUDA execution provider)
   10   training failed
-  130  interrupted
+  75   session ended early (--time-limit, SIGTERM, SIGINT): the current step was saved
+       and pushed; run the same command again to continue
+  130  interrupted (a second signal quits at once)
 
 Environment:
-  HF_TOKEN               Hugging Face token (never printed)
+  HF_TOKEN               Hugging Face token (never printed); else the file HF_TOKEN_PATH names,
+                         else $HF_HOME/token, else ~/.cache/huggingface/token (\`hf auth login\`)
   HF_ENDPOINT            Hub endpoint (default https://huggingface.co)
   SOUP_BATCH_CACHE_PATH  batch cache file (default ~/.soup/batch_cache.json)
   NO_COLOR               plain output`;
@@ -147,6 +150,7 @@ Examples:
     .option('--hub-repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path (default: hub.repo, else <output>/hub)')
     .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
     .option('--stop-after-steps <n>', 'end this session after n more steps, at a segment boundary the next session resumes from (0 = run to the horizon)', intAtLeast(0), 0)
+    .option('--time-limit <duration>', 'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: training.time_limit)')
     .addOption(
       new Option('--resume <mode>', 'auto: continue from the store\'s pointer, refusing stale or corrupt ones; fallback: auto, but walk back past a corrupt checkpoint; never: start fresh')
         .choices(['auto', 'fallback', 'never'])
@@ -167,7 +171,12 @@ Prints a machine line at the end:
 Examples:
   soup train -c soup.yaml
   soup train --hub-repo me/my-run-ckpt --push-every-steps 50 --stop-after-steps 200   # session 1
-  soup train --hub-repo me/my-run-ckpt --push-every-steps 50                          # session 2: resumes`,
+  soup train --hub-repo me/my-run-ckpt --push-every-steps 50                          # session 2: resumes
+  soup train --hub-repo me/my-run-ckpt --time-limit 8h45m                             # a 9 h Kaggle session
+
+Session end: on --time-limit, SIGTERM or SIGINT the step running then completes, no new step starts, and
+that step is saved and pushed (push, verify, pointer, prune); then soup exits 75: run the same command
+again to continue. A second SIGTERM / SIGINT quits at once (exit 130).`,
     )
     .action(run(() => import('./commands/train')));
 
@@ -246,9 +255,13 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals): void => {
     signals += 1;
-    if (signals > 1) process.exit(EXIT_CODES.interrupted);
+    if (signals > 1) {
+      (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is abandoned, the store's pointer stays on its last verified checkpoint\n`);
+      process.exit(EXIT_CODES.interrupted);
+    }
     (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig}: stopping after the current step (again to quit now)\n`);
-    controller.abort();
+    // The reason names the signal: soup train reports it with the step it saved.
+    controller.abort(new InterruptedError(`interrupted by ${sig}`, { signal: sig }));
   };
   const own = ioIn.signal === undefined;
   if (own) {

@@ -19,6 +19,7 @@ import { HubAuthError, InvalidCheckpointOptionError, StoreError } from './errors
 import { fsyncPath } from './_fs';
 import { assertSafeName } from './_paths';
 import { redact } from './_redact';
+import { cleanHubToken, resolveHubToken } from './resolve-hub-token';
 import { makeRetryingFetch, type RetryOptions } from './_retry-fetch';
 import type { CheckpointStore, HubCkptLogger, StoreCommitParams, StoreEntry } from './types';
 
@@ -29,7 +30,10 @@ export interface HubStoreOptions {
   repo: string;
   /** Repo type. @default "model" */
   repoType?: 'model' | 'dataset';
-  /** Hub token. Never logged nor put in an error. @default env.HF_TOKEN */
+  /**
+   * Hub token (trimmed). Never logged nor put in an error.
+   * @default the first of HF_TOKEN, the file HF_TOKEN_PATH names, $HF_HOME/token, ~/.cache/huggingface/token (see resolveHubToken)
+   */
   token?: string;
   /** Hub endpoint. @default env.HF_ENDPOINT, else "https://huggingface.co" */
   endpoint?: string;
@@ -39,8 +43,10 @@ export interface HubStoreOptions {
   retry?: RetryOptions;
   /** fetch to use (wrapped with the retries). @default globalThis.fetch */
   fetch?: typeof fetch;
-  /** Environment to read HF_TOKEN / HF_ENDPOINT from. @default process.env */
+  /** Environment to read the token (see resolveHubToken) and HF_ENDPOINT from. @default process.env */
   env?: Record<string, string | undefined>;
+  /** Home directory for the default token file `~/.cache/huggingface/token`. @default env.HOME, else os.homedir() */
+  homeDir?: string;
   /** Retry warnings go here. @default silent */
   logger?: HubCkptLogger;
   /**
@@ -89,8 +95,8 @@ export class HubStore implements CheckpointStore {
     endpoint.username = '';
     endpoint.password = '';
     this.endpoint = endpoint.href.replace(/\/+$/, '');
-    const token = opts.token ?? env.HF_TOKEN;
-    this.#token = token === '' ? undefined : token;
+    const token = opts.token !== undefined ? cleanHubToken(opts.token) : resolveHubToken({ env, ...(opts.homeDir !== undefined ? { homeDir: opts.homeDir } : {}) }).token;
+    this.#token = token ?? undefined;
     this.repoId = opts.repo;
     this.repoType = repoType;
     this.#repo = { type: repoType, name: opts.repo };
@@ -117,7 +123,7 @@ export class HubStore implements CheckpointStore {
   private requireToken(what: string): string {
     if (this.#token === undefined) {
       throw new HubAuthError(
-        `${what} on ${this.description} needs a token: set HF_TOKEN (or pass token) to a Hugging Face token with write access.`,
+        `${what} on ${this.description} needs a token: set HF_TOKEN (or HF_TOKEN_PATH, or run "hf auth login") to a Hugging Face token with write access.`,
         { status: 0 },
       );
     }

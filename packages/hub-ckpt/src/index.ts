@@ -1,6 +1,15 @@
 export { HubStore, type HubStoreOptions, type RetryOptions } from './hub-store';
 export { DirStore, type DirStoreOptions } from './dir-store';
 export { openStore, type OpenStoreOptions } from './open-store';
+export {
+  resolveHubToken,
+  cleanHubToken,
+  describeHubTokenSearch,
+  type ResolveHubTokenOptions,
+  type ResolvedHubToken,
+  type HubTokenAttempt,
+  type HubTokenPlace,
+} from './resolve-hub-token';
 export { pushCheckpoint, type PushCheckpointOptions, type PushPhase, type PushPhaseEvent, type PushResult } from './push-checkpoint';
 export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';

@@ -7,8 +7,10 @@ import type { CommandContext } from '../_context';
 import { assertTrainable, offloadOf } from '../_plan';
 import { prepareRun, type PreparedRun } from '../_prepare';
 import { explainRefusal } from '../_refusal';
+import { resolveTimeLimitMs, watchSession, type SessionEnd } from '../_session-end';
 import { openCheckpointStore } from '../_store';
-import { InterruptedError, TrainRunError, UsageError } from '../errors';
+import { TrainRunError, UsageError } from '../errors';
+import { EXIT_CODES } from '../exit-codes';
 import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import { formatDuration, type Progress } from '../progress';
@@ -29,7 +31,14 @@ export interface RunJson {
   /** `training.activation_offloading` as applied: `cpu` / `disk` (segmented execution) or null (fused step). */
   offload: 'cpu' | 'disk' | null;
   run: string;
+  /** `segment` also when the session ended early (see `session_end`). */
   status: 'segment' | 'finished' | 'complete';
+  /**
+   * Set when SIGTERM / SIGINT / --time-limit ended the session before the horizon: why, when (seconds
+   * after the start), and the step saved and pushed by the session end (null when the store already
+   * held `final_step`). The process then exits 75.
+   */
+  session_end: { reason: SessionEnd['reason']; after_s: number; saved_step: number | null } | null;
   start_step: number;
   horizon: number;
   initial_loss: number | null;
@@ -60,7 +69,7 @@ function readState(dir: string): { step: number; tokensConsumed: number; lastLos
 }
 
 /** `soup train`: trains the config's model in segments, pushing checkpoints as it goes. */
-export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
+export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<number | void> {
   const t0 = Date.now();
   const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
   const file = loaded.displayPath;
@@ -81,6 +90,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const horizon = config.training.steps;
   const pushEvery = (opts.pushEverySteps as number | undefined) ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const stopAfterSteps = Number(opts.stopAfterSteps ?? 0);
+  const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
   const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${join(config.output, 'hub')}`;
   let logLine: (line: string) => void = (line) => ctx.warn(line);
   const store = openCheckpointStore({
@@ -146,6 +156,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       batch_source: 'checkpoint',
       elapsed_s: Math.round((Date.now() - t0) / 100) / 10,
       tokens_per_s: null,
+      session_end: null,
     };
     finish(ctx, json);
     return;
@@ -235,13 +246,14 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   };
   const bar = ctx.progress({ label: 'train', total: plan.stopStep - plan.startStep, unit: 'step' });
   logLine = (line) => bar.log(`warning: ${line}`);
+  // SIGTERM / SIGINT / --time-limit: the running step finishes, no new one starts, and that step is saved and pushed below.
+  // Pushes get no abort signal on purpose: the first signal lets a push finish; a second one quits the process.
+  const session = watchSession({ signal: ctx.signal, timeLimitMs, startedAtMs: t0 });
+  let sessionEnd: SessionEnd | null = null;
   try {
     while (trainer.state.step < plan.stopStep) {
-      if (ctx.signal.aborted) {
-        throw new InterruptedError(
-          `interrupted at step ${trainer.state.step}; ${pushed.length ? `the store's pointer is at step ${pushed[pushed.length - 1]}` : 'nothing was pushed this session'}: run soup train again to resume`,
-        );
-      }
+      sessionEnd = await session.check();
+      if (sessionEnd !== null) break;
       const log = await trainer.step();
       stepsRun += 1;
       if (!Number.isFinite(log.loss)) throw new TrainRunError(`the loss is ${log.loss} at step ${log.step}: lower training.lr or raise training.warmup_steps`);
@@ -269,16 +281,51 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     }
   } catch (err) {
     bar.fail();
+    session.dispose();
     await trainer.close();
     removeEmptyDir(ownScratch);
     throw err;
   }
+  session.dispose();
   bar.done(lastLoss !== null ? `loss ${lastLoss.toFixed(3)}` : undefined);
+  // A signal during the run's last step changes nothing: the run ends as usual (validation, final/), exit 0.
+  sessionEnd ??= trainer.state.step < horizon ? session.ended : null;
 
   let valLoss: number | null = null;
   let finalPushed = false;
+  let savedStep: number | null = null;
   try {
-    if (plan.segmentStop) {
+    if (sessionEnd !== null) {
+      // The session ends here: save the step just completed and push it, unless the store holds it already.
+      const step = trainer.state.step;
+      // A step runs inside ONNX Runtime without yielding: the signal is handled once the step running
+      // when it arrived has completed, and no step starts after it (see _session-end.ts). That step is saved.
+      const why = sessionEnd.reason === 'time-limit' ? `--time-limit ${formatDuration(timeLimitMs ?? 0)} reached` : sessionEnd.reason;
+      if (step > (pushed.at(-1) ?? plan.startStep)) {
+        ctx.say(`session end (${why}) at step ${step}: saving checkpoint-${step} and pushing it`);
+        const dir = join(ckptRoot, `checkpoint-${step}`);
+        trainer.saveCheckpoint(dir);
+        writeRecord(dir);
+        const pushBar = ctx.progress({ label: `push checkpoint-${step}`, unit: 'phase', summary: false });
+        let phases = 0;
+        const r = await pushCheckpoint({
+          store,
+          step,
+          dir,
+          run: runId,
+          keepLocal: config.hub.keepLocal,
+          ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
+          onPhase: (e) => pushBar.update(++phases, e.phase),
+        });
+        pushBar.fail();
+        pushed.push(step);
+        savedStep = step;
+        ctx.say(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
+      } else {
+        ctx.say(`session end (${why}) at step ${step}: ${step === plan.startStep && pushed.length === 0 ? 'no step was run this session' : `checkpoint-${step} is already pushed`}; nothing new to push`);
+      }
+      ctx.say(`segment saved at step ${step}: run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
+    } else if (plan.segmentStop) {
       ctx.say(`segment boundary at step ${plan.stopStep}: validation skipped; the next session resumes from ${store.kind === 'dir' ? storeName : store.description} with the same command`);
     } else {
       if (config.data.valPath) {
@@ -319,19 +366,20 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   }
   const state = trainer.state;
   const elapsedS = (Date.now() - t0) / 1000;
+  const segment = plan.segmentStop || sessionEnd !== null;
   const json: RunJson = {
     final_step: state.step,
-    segment_stop: plan.segmentStop,
+    segment_stop: segment,
     tokens_consumed: state.tokensConsumed,
     final_loss: lastLoss,
     val_loss: valLoss,
-    val_skipped: plan.segmentStop,
+    val_skipped: segment,
     peak_rss_mb: peakRssMb(),
     batch_size: batchSize,
     grad_ckpt: gradCkpt,
     offload: prepared.offload?.target ?? null,
     run: runId,
-    status: plan.segmentStop ? 'segment' : 'finished',
+    status: segment ? 'segment' : 'finished',
     start_step: plan.startStep,
     horizon,
     initial_loss: initialLoss,
@@ -342,9 +390,14 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     batch_source: prepared.batchSource,
     elapsed_s: Math.round(elapsedS * 10) / 10,
     tokens_per_s: stepsRun > 0 ? Math.round((stepsRun * tokensPerStep) / elapsedS) : null,
+    session_end:
+      sessionEnd === null
+        ? null
+        : { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep },
   };
-  if (existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final', 'model.safetensors'))}`);
+  if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final', 'model.safetensors'))}`);
   finish(ctx, json);
+  return sessionEnd !== null ? EXIT_CODES.segmentSaved : undefined;
 }
 
 /** Removes the offload scratch folder if it is empty (each step deletes its own files). */
