@@ -116,10 +116,14 @@ export async function predictiveSection(opts: { real: boolean }) {
   const all = [...cases, ...realCases];
   const byName = (n: string) => cases.find((c) => c.name === n)!;
   const worse = all.filter((c) => c.predictive.medianTrials > c.refine.medianTrials || c.predictive.maxTrials > c.refine.maxTrials).map((c) => c.name);
+  const goal = <T extends object>(met: boolean, facts: T) => ({ status: met ? ('met' as const) : ('not met' as const), met, ...facts });
   const goals = {
-    medianTrialsAtMost4OnLinearAndNoisy: { met: byName('linear').predictive.medianTrials <= 4 && byName('noisy').predictive.medianTrials <= 4, linear: byName('linear').predictive.medianTrials, noisy: byName('noisy').predictive.medianTrials },
-    exactRateOneEverywhere: { met: all.every((c) => c.predictive.exactRate === 1), below: all.filter((c) => c.predictive.exactRate !== 1).map((c) => c.name) },
-    noCaseWorseThanRefine: { met: worse.length === 0, worse },
+    medianTrialsAtMost4OnLinearAndNoisy: goal(byName('linear').predictive.medianTrials <= 4 && byName('noisy').predictive.medianTrials <= 4, {
+      linear: byName('linear').predictive.medianTrials,
+      noisy: byName('noisy').predictive.medianTrials,
+    }),
+    exactRateOneEverywhere: goal(all.every((c) => c.predictive.exactRate === 1), { below: all.filter((c) => c.predictive.exactRate !== 1).map((c) => c.name) }),
+    noCaseWorseThanRefine: goal(worse.length === 0, { worse }),
   };
   return {
     setup: { edges: `1..${EDGES} (budget placed so that the edge is at each)`, start: START, ceiling: CEILING, aBytes: A, cBytesPerSample: C },

@@ -140,6 +140,6 @@ if (process.argv.includes('--json')) {
   for (const c of predictive.cases) console.log(`| ${c.name} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
   if ('cases' in predictive.real) for (const c of predictive.real.cases) console.log(`| real ${c.name} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
   else console.log(`real ORT probe skipped: ${predictive.real.skipped}`);
-  for (const [name, g] of Object.entries(predictive.goals)) console.log(`goal ${name}: ${g.met ? 'met' : 'NOT met'} ${JSON.stringify(g)}`);
+  for (const [name, g] of Object.entries(predictive.goals)) console.log(`goal ${name}: ${g.status} ${JSON.stringify(g)}`);
   console.log(`\nwritten to ${join('bench-results', 'batch-probe.json')}`);
 }
