@@ -44,6 +44,10 @@ export function openCheckpointStore(opts: OpenCheckpointStoreOptions): Checkpoin
   // An empty HF_ENDPOINT means unset, as for the Python hub client.
   const env = { ...ctx.env };
   if (!env.HF_ENDPOINT) delete env.HF_ENDPOINT;
+  if (isHub) {
+    if (opts.endpoint) checkEndpoint(opts.endpoint, 'hub.endpoint');
+    else if (env.HF_ENDPOINT) checkEndpoint(env.HF_ENDPOINT, 'HF_ENDPOINT');
+  }
   return openStore({
     repo: opts.repo,
     repoType: opts.repoType ?? 'model',
@@ -54,4 +58,25 @@ export function openCheckpointStore(opts: OpenCheckpointStoreOptions): Checkpoin
     ...(Number.isInteger(retries) && retries >= 0 && ctx.env.SOUP_HUB_RETRIES ? { retry: { retries } } : {}),
     logger: { warn: (line) => (opts.log ?? ctx.warn)(line) },
   });
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * Refuses a Hub endpoint that would send the token in clear or to a surprise place: only `https://`,
+ * or `http://` to a loopback address (a local mirror or test server), is accepted.
+ */
+export function checkEndpoint(value: string, name: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${name} ${JSON.stringify(value)} is not a URL: use https://huggingface.co (or unset it)`);
+  }
+  if (url.username || url.password) throw new UsageError(`${name} must not carry credentials in the URL: put the token in HF_TOKEN`);
+  if (url.protocol === 'https:') return;
+  if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return;
+  throw new UsageError(
+    `${name} ${JSON.stringify(`${url.protocol}//${url.host}`)} is refused: the Hub token would travel ${url.protocol === 'http:' ? 'in clear text' : `over ${url.protocol}`}; use an https:// endpoint (http:// only to a loopback address such as 127.0.0.1)`,
+  );
 }

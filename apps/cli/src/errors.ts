@@ -80,3 +80,12 @@ export class ResumeRefusedError extends Error {
     super(message, { cause: opts.cause });
   }
 }
+
+/** `soup ckpt pull`: the checkpoint does not match its manifest (exit 8, as for a failed hash). */
+export class PullIntegrityError extends Error {
+  override readonly name = 'PullIntegrityError';
+  readonly code = 'SOUP_PULL_INTEGRITY';
+  constructor(message: string, opts: { cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+  }
+}

@@ -119,7 +119,7 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     expect(await pointer(repo)).toMatchObject({ step: HORIZON, path_in_repo: 'final', terminal: true, run: rj1.run });
     const files = server.files(repo)!;
     expect(Object.keys(files).filter((f) => f.startsWith('final/')).sort()).toEqual(
-      ['final/manifest.json', 'final/model.safetensors', 'final/optimizer.safetensors', 'final/soup_run.json', 'final/trainer_state.json'],
+      ['final/config.json', 'final/generation_config.json', 'final/manifest.json', 'final/model.safetensors', 'final/optimizer.safetensors', 'final/soup_run.json', 'final/trainer_state.json'],
     );
     const resumedFinal = sha(join(cwd, 'out', 'final', 'model.safetensors'));
     expect(files['final/model.safetensors']?.lfs?.oid).toBe(resumedFinal);

@@ -68,3 +68,13 @@ export class DeviceQueryError extends CudaProbeError {
     this.name = 'DeviceQueryError';
   }
 }
+
+/** An optional peer dependency (onnxruntime-node, @soup/onnx-train) is not installed; the message names the install command. */
+export class PeerDependencyMissingError extends CudaProbeError {
+  readonly packages: string[];
+  constructor(packages: string[], message: string, options?: { cause?: unknown }) {
+    super(message, 'SOUP_PEER_DEPENDENCY_MISSING', options);
+    this.name = 'PeerDependencyMissingError';
+    this.packages = packages;
+  }
+}

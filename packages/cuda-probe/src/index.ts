@@ -1,5 +1,5 @@
 export { createOrtProbe, type CreateOrtProbeOptions, type OrtProbeSessionOptions } from './create-ort-probe';
-export { createTrainStepProbe, type CreateTrainStepProbeOptions } from './create-train-step-probe';
+export { createTrainStepProbe, type CreateTrainStepProbeOptions, type ProbeGptSpec } from './create-train-step-probe';
 export { createCommandProbe, type CreateCommandProbeOptions } from './create-command-probe';
 export {
   classifyOutOfMemory,
@@ -11,4 +11,4 @@ export { deviceIdentity, type DeviceIdentity, type DeviceIdentityOptions } from 
 export { reachableMemory, type ReachableMemory, type ReachableMemoryOptions } from './reachable-memory';
 export type { WorkerProbeOptions } from './_worker-options';
 export type { ChildProbeFn, ProbeTrialOutcome, ProbeMeasurement } from './types';
-export { CudaProbeError, ProbeOptionsError, ProbeTimeoutError, ProbeChildError, DeviceQueryError } from './errors';
+export { CudaProbeError, ProbeOptionsError, ProbeTimeoutError, ProbeChildError, DeviceQueryError, PeerDependencyMissingError } from './errors';

@@ -14,6 +14,7 @@ export { pushCheckpoint, type PushCheckpointOptions, type PushPhase, type PushPh
 export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';
 export { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
+export { pullResume, type PullResumeOptions, type PullResumeResult, type SkippedCheckpoint } from './pull-resume';
 export { verifyCheckpoint, type VerifyCheckpointOptions, type VerifyCheckpointResult } from './verify-checkpoint';
 export { buildManifest, type BuildManifestOptions, type BuiltManifest } from './build-manifest';
 export { planSegment, type PlanSegmentOptions, type SegmentPlan } from './plan-segment';
@@ -32,6 +33,9 @@ export {
   UnsafePathError,
   PointedCheckpointConflictError,
   PullTargetExistsError,
+  ConcurrentWriteError,
+  LinkedEntryError,
+  PointerRegressionError,
 } from './errors';
 export type {
   CheckpointStore,

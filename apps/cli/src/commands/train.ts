@@ -1,4 +1,4 @@
-import { planSegment, pullCheckpoint, pushCheckpoint, pushFinal, resolveResume, type PushPhaseEvent, type ResumeOutcome } from '@soup/hub-ckpt';
+import { planSegment, pullResume, pushCheckpoint, pushFinal, type PullResumeResult, type PushPhaseEvent } from '@soup/hub-ckpt';
 import { sequentialBatches, Trainer, type TrainerOptions } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import { formatDuration, type Progress } from '../progress';
 import { runFingerprint } from '../run-fingerprint';
+import { showLossPlot } from '../_show-plot';
 import type { SoupConfig } from '../validate-config';
 
 /** The machine line `soup train` ends with (`RUN_JSON {...}`), and its --json output. */
@@ -91,7 +92,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const pushEvery = (opts.pushEverySteps as number | undefined) ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const stopAfterSteps = Number(opts.stopAfterSteps ?? 0);
   const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
-  const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${join(config.output, 'hub')}`;
+  // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
+  const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
   let logLine: (line: string) => void = (line) => ctx.warn(line);
   const store = openCheckpointStore({
     ctx,
@@ -111,8 +113,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
   ctx.say(`run ${runId}: ${config.base}, ${horizon} steps, checkpoints every ${pushEvery} to ${storeName}`);
 
-  // Where this session starts.
-  let outcome: ResumeOutcome;
+  // Where this session starts: pullResume picks, verifies and pulls (walking back past a checkpoint that
+  // fails to verify or pull with --resume fallback) and repairs the pointer this session will move anyway.
+  let outcome: PullResumeResult;
+  const resumeParent = join(config.output, 'resume');
   if (opts.resume === 'never') {
     outcome = { outcome: 'fresh', reason: 'no-checkpoint' };
     const raw = (await store.exists()) ? await store.readFile({ path: 'latest.json' }) : null;
@@ -120,10 +124,25 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       throw new UsageError(`${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --hub-repo, or --resume auto`);
     }
   } else {
+    const fallback = opts.resume === 'fallback';
+    const pullBar = ctx.progress({ label: 'resume', unit: 'file', summary: false });
     try {
-      outcome = await resolveResume({ store, run: runId, fallback: opts.resume === 'fallback', logger: { info: (l) => ctx.say(l) } });
+      outcome = await pullResume({
+        store,
+        run: runId,
+        dir: resumeParent,
+        fallback,
+        repair: true,
+        overwrite: true,
+        // No abort signal, as for pushes: a signal while pulling lets the pull finish, and the session
+        // ends before its first step (see _session-end.ts), with nothing new to push.
+        logger: { info: (l) => pullBar.log(l) },
+        onFile: (e) => pullBar.update(e.index + 1, e.name),
+      });
+      pullBar.done();
     } catch (err) {
-      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback', repoFlag: '--hub-repo' });
+      pullBar.fail();
+      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback', repoFlag: '--hub-repo', fallbackUsed: fallback });
     }
   }
 
@@ -166,27 +185,18 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   let resumeDir: string | null = null;
   let resumed: ReturnType<typeof readState> | null = null;
   if (outcome.outcome === 'resume') {
-    resumeDir = join(config.output, 'resume', `checkpoint-${outcome.step}`);
-    const bar = ctx.progress({ label: `pull ${outcome.pathInRepo}`, unit: 'file', summary: false });
-    try {
-      await pullCheckpoint({
-        store,
-        pathInRepo: outcome.pathInRepo,
-        dir: resumeDir,
-        expectedManifestSha256: outcome.manifestSha256,
-        overwrite: true,
-        onFile: (e) => bar.update(e.index + 1, e.name),
-      });
-    } catch (err) {
-      bar.fail();
-      throw err;
-    }
-    bar.done();
+    resumeDir = outcome.localDir;
     resumed = readState(resumeDir);
+    const skipped = outcome.skipped.filter((k) => k.step <= (outcome.previousStep ?? Infinity));
+    for (const k of skipped) ctx.say(`skipped ${k.pathInRepo}: ${k.problems.slice(0, 2).join('; ')}`);
     const via = outcome.via ? ` (${outcome.via}${outcome.previousStep !== null ? `, pointer was at ${outcome.previousStep}` : ''}${outcome.repaired ? ', pointer repaired' : ''})` : '';
     ctx.say(`resuming from ${outcome.pathInRepo} at step ${outcome.step}${via}`);
   } else {
-    ctx.say(outcome.reason === 'repo-missing' ? `fresh run: ${storeName} does not exist yet (the first push creates it)` : `fresh run: ${storeName} holds no checkpoint of this run`);
+    const where = store.kind === 'dir' ? showPath(repo.replace(/^file:\/\//, '')) : store.description;
+    ctx.say(
+      `fresh run: store is at ${where} and empty` +
+        (outcome.reason === 'repo-missing' ? ' (it does not exist yet; the first push creates it)' : ' (no checkpoint of this run)'),
+    );
   }
 
   const prepared: PreparedRun = await prepareRun({
@@ -216,9 +226,11 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     executionProvider: config.device.kind,
     deviceId: config.device.id,
     ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
+    // One run id everywhere: trainer_state.json, soup_run.json and latest.json.
+    run: runId,
   };
   const trainer = resumeDir ? await Trainer.fromCheckpoint({ ...trainerOptions, dir: resumeDir }) : await Trainer.create(trainerOptions);
-  if (resumeDir) rmSync(join(config.output, 'resume'), { recursive: true, force: true });
+  if (resumeDir) rmSync(resumeParent, { recursive: true, force: true });
   ctx.say(
     `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${batchSize} (${prepared.batchSource}) × ${config.data.maxLength} tokens, ` +
       `checkpointing ${prepared.tier.description}, ` +
@@ -244,7 +256,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const words: Record<string, string> = { hash: 'hashing', upload: 'uploading', uploaded: 'verifying', verified: 'moving the pointer', pointer: 'moving the pointer', pointed: 'pruning', prune: 'pruning', done: 'done' };
     bar.update(trainer.state.step, `push ${what}: ${words[e.phase] ?? e.phase}`);
   };
-  const bar = ctx.progress({ label: 'train', total: plan.stopStep - plan.startStep, unit: 'step' });
+  // Counts and percentages are relative to the horizon (a resumed session shows 90/120, 75 %);
+  // plain lines from the first 10 %, and one at every push.
+  const bar = ctx.progress({ label: 'train', total: horizon, start: plan.startStep, end: plan.stopStep, unit: 'step', delayMs: 0 });
   logLine = (line) => bar.log(`warning: ${line}`);
   // SIGTERM / SIGINT / --time-limit: the running step finishes, no new one starts, and that step is saved and pushed below.
   // Pushes get no abort signal on purpose: the first signal lets a push finish; a second one quits the process.
@@ -260,7 +274,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       initialLoss ??= log.loss;
       lastLoss = log.loss;
       const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}`;
-      bar.update(log.step - plan.startStep, status);
+      bar.update(log.step, status);
       if (pushSet.has(log.step)) {
         const dir = join(ckptRoot, `checkpoint-${log.step}`);
         trainer.saveCheckpoint(dir);
@@ -276,7 +290,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         });
         pushed.push(log.step);
         bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
-        bar.update(log.step - plan.startStep, status);
+        bar.mark(status);
       }
     }
   } catch (err) {
@@ -340,6 +354,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
             windows += b.batchSize;
           }
           valLoss = weighted / windows;
+          trainer.logEval(valLoss);
           ctx.say(`validation loss ${valLoss.toFixed(4)} over ${windows} sequences`);
         }
       }
@@ -395,7 +410,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         ? null
         : { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep },
   };
-  if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final', 'model.safetensors'))}`);
+  if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`);
+  showLossPlot(ctx, { history: trainer.logHistory, horizon, title: `${config.base}: training loss`, ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}) });
   finish(ctx, json);
   return sessionEnd !== null ? EXIT_CODES.segmentSaved : undefined;
 }
@@ -413,4 +429,9 @@ function removeEmptyDir(dir: string | null): void {
 function finish(ctx: CommandContext, json: RunJson): void {
   if (ctx.json) ctx.emit(json);
   else ctx.say(`RUN_JSON ${JSON.stringify(json)}`);
+}
+
+/** The default directory store: `<output>-ckpt`, a sibling of the output folder. */
+export function defaultStoreDir(output: string): string {
+  return `${output.replace(/[\\/]+$/, '')}-ckpt`;
 }
