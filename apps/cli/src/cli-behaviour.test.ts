@@ -67,9 +67,9 @@ output: out
     expect(r.first).toMatch(/^run soup-[0-9a-f]+: soup\/epipe-gpt, 12 steps/);
     expect(r.stderr).not.toMatch(/EPIPE|ERR_STREAM/);
     expect(r.code, r.stderr).toBe(0);
-    const pointer = JSON.parse(readFileSync(join(cwd, 'out', 'hub', 'latest.json'), 'utf8')) as Record<string, unknown>;
+    const pointer = JSON.parse(readFileSync(join(cwd, 'out-ckpt', 'latest.json'), 'utf8')) as Record<string, unknown>;
     expect(pointer).toMatchObject({ step: 12, path_in_repo: 'final', terminal: true });
-    expect(existsSync(join(cwd, 'out', 'hub', 'final', 'model.safetensors'))).toBe(true);
+    expect(existsSync(join(cwd, 'out-ckpt', 'final', 'model.safetensors'))).toBe(true);
     // progress went on on stderr, which stayed open: a line at every 10 % from the first
     expect(r.stderr).toContain('train: 2/12 (16%)');
     expect(r.stderr).toContain('train: 12/12 (100%)');

@@ -60,7 +60,7 @@ afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 describe('[slow] a run leaves soup in the formats others load', { timeout: 240_000 }, () => {
   it('has one run id everywhere: trainer_state.json, soup_run.json, latest.json, manifest, RUN_JSON', () => {
-    const hub = join(cwd, 'out', 'hub');
+    const hub = join(cwd, 'out-ckpt');
     const ids = new Set<unknown>([rj.run, readJson(join(hub, 'latest.json')).run]);
     for (const folder of ['final', 'ckpt/checkpoint-8', 'ckpt/checkpoint-16']) {
       ids.add(readJson(join(hub, folder, 'trainer_state.json')).run);
@@ -71,7 +71,7 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
   });
 
   it("trainer_state.json carries the HF Trainer's log_history (step, loss, learning_rate, eval_loss) and global_step", () => {
-    const state = readJson(join(cwd, 'out', 'hub', 'final', 'trainer_state.json'));
+    const state = readJson(join(cwd, 'out-ckpt', 'final', 'trainer_state.json'));
     expect(state).toMatchObject({ global_step: STEPS, max_steps: STEPS, train_batch_size: BATCH, logging_steps: 1 });
     const history = state.log_history as Array<Record<string, number>>;
     const train = history.filter((e) => 'loss' in e);
@@ -81,12 +81,12 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     expect(train.at(-1)!.loss).toBeCloseTo(rj.final_loss!, 6);
     expect(history.filter((e) => 'eval_loss' in e)).toEqual([{ step: STEPS, eval_loss: rj.val_loss }]);
     // the checkpoint at step 8 holds the history up to step 8 only
-    const at8 = readJson(join(cwd, 'out', 'hub', 'ckpt', 'checkpoint-8', 'trainer_state.json'));
+    const at8 = readJson(join(cwd, 'out-ckpt', 'ckpt', 'checkpoint-8', 'trainer_state.json'));
     expect((at8.log_history as Array<{ step: number }>).map((e) => e.step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('final/ holds config.json (GPT2Config fields) and generation_config.json beside model.safetensors', () => {
-    const final = join(cwd, 'out', 'hub', 'final');
+    const final = join(cwd, 'out-ckpt', 'final');
     expect(readJson(join(final, 'config.json'))).toMatchObject({
       model_type: 'gpt2',
       architectures: ['GPT2LMHeadModel'],
@@ -118,7 +118,7 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     const batch = { input_ids: batches.flatMap((b) => rows(b.inputIds, b.batchSize)), labels: batches.flatMap((b) => rows(b.labels, b.batchSize)) };
     const file = join(cwd, 'val-batch.json');
     writeFileSync(file, JSON.stringify(batch));
-    const r = await runProcess(python, [gpt2Script, 'loss', join(cwd, 'out', 'hub', 'final'), file], { timeoutMs: 120_000 });
+    const r = await runProcess(python, [gpt2Script, 'loss', join(cwd, 'out-ckpt', 'final'), file], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const torchLoss = (JSON.parse(r.stdout) as { loss: number }).loss;
     expect(batch.input_ids).toHaveLength(BATCH * VAL_BATCHES);
@@ -129,7 +129,7 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     expect(trainOut.stdout).toMatch(new RegExp(`loss curve \\(${STEPS} points, steps 1\\.\\.${STEPS}\\)`));
     expect(trainOut.stdout).toContain(`eval_loss ${rj.val_loss!.toFixed(4)}`);
     expect(trainOut.stdout).toContain('wrote the loss plot to train-loss.svg');
-    const st = await soup(['ckpt', 'status', '--repo', 'file://out/hub', '--plot', 'plots/status.svg'], cwd);
+    const st = await soup(['ckpt', 'status', '--repo', 'file://out-ckpt', '--plot', 'plots/status.svg'], cwd);
     expect(st.code, st.stderr).toBe(0);
     expect(st.stdout).toMatch(/loss curve \(24 points, steps 1\.\.24\): [\d.]+ → [\d.]+, min [\d.]+\n/);
     expect(st.stdout).not.toMatch(/[\u2800-\u28ff]|\x1b/);

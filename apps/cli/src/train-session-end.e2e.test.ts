@@ -159,10 +159,14 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     expect(rj).toMatchObject({ status: 'segment', segment_stop: true, val_skipped: true, final_pushed: false, tokens_consumed: saved * BATCH * MAX_LENGTH });
     expect(rj.session_end).toMatchObject({ reason: 'SIGTERM', saved_step: saved % 4 === 0 ? null : saved });
     expect(rj.pushed_steps.at(-1)).toBe(saved);
-    // No step ran after the signal was handled: soup's notice follows the last step's progress line.
+    // No step began after the signal was handled. ONNX Runtime runs a step off the main thread, so
+    // soup's notice comes either after the saved step's progress line, or while that step was still
+    // computing (its line then follows the notice): the saved step is the last one shown before the
+    // notice, or the one after it — and no step beyond it ever appears.
     const notice = r.stderr.indexOf('soup: SIGTERM:');
     expect(notice).toBeGreaterThan(0);
-    expect(Math.max(...progressSteps(r.stderr.slice(0, notice)))).toBe(saved);
+    const shownBefore = Math.max(...progressSteps(r.stderr.slice(0, notice)));
+    expect([shownBefore, shownBefore + 1]).toContain(saved);
     expect(progressSteps(r.stderr.slice(notice)).filter((n) => n > saved)).toEqual([]);
     expect(r.stdout).toContain(`session end (SIGTERM) at step ${saved}: `);
     // The store: the pointer names exactly that step, whose files say so.
