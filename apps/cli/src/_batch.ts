@@ -1,8 +1,10 @@
 // Batch-size resolution shared by probe, plan and train: cache, live trials, progress.
 import {
   makeCacheKey,
+  NoBatchFitsError,
   pickBatchSize,
   probeBatchSize,
+  type CacheProvenance,
   type PickBatchSizeResult,
   type TrialRecord,
 } from '@soup/batch-probe';
@@ -20,6 +22,8 @@ export interface TrialView {
   budget_bytes: number | null;
   ms: number;
   detail: string | null;
+  /** What judged the trial: peak-rss, sampled-rss, cuda-per-process, cuda-device-delta, exceptions-only. */
+  measurement?: string | null;
 }
 
 /** Options of {@link resolveBatch}. */
@@ -39,6 +43,16 @@ export interface ResolveBatchOptions {
   strategy?: 'static' | 'auto' | 'probe';
   /** Label of the progress bar. */
   label?: string;
+  /** The explicit memory budget (bytes), recorded with the cached answer and required of a cached one; null: the device's own. @default null */
+  budgetBytes?: number | null;
+  /** Probe again even when the cache has an answer, and overwrite it. @default false */
+  refresh?: boolean;
+  /** Cache an answer whose deciding trial measured no peak (exceptions only). @default false */
+  saveExceptionsOnly?: boolean;
+  /** Predictive search (fit the measured peaks, jump to the edge). @default false */
+  predict?: boolean;
+  /** What soup can change here when nothing fits, shown with the error (one line). */
+  advice?: string;
 }
 
 /** What {@link resolveBatch} found. */
@@ -50,6 +64,13 @@ export interface BatchResolution {
   trials: TrialView[];
   /** The trial outcome at the chosen size, when it was probed in this run. */
   chosen: TrialView | null;
+  /** How the cached answer was found (source cache), or what was saved (source probe); null for an entry with no provenance. */
+  provenance: CacheProvenance | null;
+  /** A cached entry that exists but was not used, and why. */
+  skippedCache: string | null;
+  /** Source probe: whether the answer was cached, and why not. */
+  saved: boolean | null;
+  notSavedReason: string | null;
 }
 
 function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
@@ -61,7 +82,18 @@ function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
     budget_bytes: o?.budgetBytes ?? t.budgetBytes ?? null,
     ms: Math.round(t.ms),
     detail: o?.detail ?? t.detail ?? null,
+    measurement: o?.measurement ?? t.measurement ?? null,
   };
+}
+
+const STDERR_LINES = 20;
+
+/** The last lines of the trainer's stderr, when a trial failed for a reason other than memory. */
+function showStderrTail(ctx: CommandContext, err: unknown): void {
+  const tail = (err as { stderrTail?: unknown } | null)?.stderrTail;
+  if (typeof tail !== 'string' || tail.trim() === '') return;
+  const lines = tail.replace(/\s+$/, '').split('\n').slice(-STDERR_LINES);
+  ctx.stderr.write(`--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's stderr ---\n${lines.join('\n')}\n---\n`);
 }
 
 /** A human line for one trial: size, verdict, peak vs budget, time. */
@@ -97,9 +129,10 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   };
   const cacheKey = makeCacheKey(opts.key);
   let result: PickBatchSizeResult | { batchSize: number; source: 'probe'; cachePath?: string };
+  const predict = opts.predict ?? false;
   try {
     if (opts.noCache) {
-      const r = await probeBatchSize(probe, { start: opts.start, ceiling, onTrial, signal: ctx.signal });
+      const r = await probeBatchSize(probe, { start: opts.start, ceiling, onTrial, signal: ctx.signal, predict });
       result = { batchSize: r.batchSize, source: 'probe' };
     } else {
       result = await pickBatchSize({
@@ -112,15 +145,35 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         signal: ctx.signal,
         env: ctx.env,
         cwd: ctx.cwd,
-        logger: { warn: (line) => bar.log(`warning: ${line}`) },
+        predict,
+        budgetBytes: opts.budgetBytes ?? null,
+        ...(opts.refresh ? { refresh: true } : {}),
+        ...(opts.saveExceptionsOnly ? { saveExceptionsOnly: true } : {}),
+        logger: { warn: (line) => bar.log(`warning: ${line}`), info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined) },
       });
     }
   } catch (err) {
     bar.fail();
+    showStderrTail(ctx, err);
+    if (err instanceof NoBatchFitsError && opts.advice) {
+      throw new NoBatchFitsError(err.smallestBatchSize, err.trials, { cause: err, advice: opts.advice });
+    }
     throw err;
   }
   if (result.source === 'probe') bar.done(`batch size ${result.batchSize}`);
   else bar.fail();
   const chosen = trials.filter((t) => t.batch_size === result.batchSize && t.result === 'fit').pop() ?? null;
-  return { batchSize: result.batchSize, source: result.source, cacheKey, cachePath: result.cachePath ?? null, trials, chosen };
+  const picked = result as Partial<PickBatchSizeResult>;
+  return {
+    batchSize: result.batchSize,
+    source: result.source,
+    cacheKey,
+    cachePath: result.cachePath ?? null,
+    trials,
+    chosen,
+    provenance: picked.provenance ?? null,
+    skippedCache: picked.skippedCache ?? null,
+    saved: opts.noCache ? false : (picked.saved ?? null),
+    notSavedReason: picked.notSavedReason ?? null,
+  };
 }

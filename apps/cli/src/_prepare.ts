@@ -44,7 +44,7 @@ export interface PreparedRun {
 /** Resolves device, tier and batch size, probing (each trial shown) when the config says auto. */
 export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> {
   const { ctx, config } = opts;
-  const identity = await deviceIdentity({ device: config.device.kind, deviceId: config.device.id });
+  const identity = await deviceIdentity({ device: config.device.kind, deviceId: config.device.id, env: ctx.env });
   const gpuMemoryGb = identity.device === 'cuda' ? identity.gpuMemoryGb : null;
   const spec = gptSpecOf(config);
   const tier = resolveTier(config, gpuMemoryGb);
@@ -96,6 +96,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
         gpuMemoryGb: identity.gpuMemoryGb,
       },
       start: config.training.staticBatchSize,
+      budgetBytes,
       noCache: opts.noCache,
       strategy: config.training.autoBatchSizeStrategy,
     });

@@ -58,12 +58,13 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
     expect(JSON.parse(ls.stdout)).toEqual({
       path: cachePath,
       entries: [
-        { key: 'dcaa220005fb718e145b37b330901237', batch_size: 12 },
-        { key: 'ffffffffffffffffffffffffffffffff', batch_size: 3 },
+        { key: 'dcaa220005fb718e145b37b330901237', batch_size: 12, provenance: null },
+        { key: 'ffffffffffffffffffffffffffffffff', batch_size: 3, provenance: null },
       ],
     });
     const human = await soup(['cache', 'ls'], { cwd, env });
-    expect(human.stdout).toMatch(/KEY\s+BATCH SIZE\ndcaa220005fb718e145b37b330901237\s+12\n/);
+    expect(human.stdout).toMatch(/KEY\s+BATCH SIZE\s+BASE\s+MAX LEN\s+GPU\s+BUDGET\s+CEILING\s+BOUND\s+JUDGED BY\s+SAVED\ndcaa220005fb718e145b37b330901237\s+12\s+-/);
+    expect(human.stdout).toContain('2 without provenance');
     const one = await soup(['cache', 'clear', '--key', 'ffffffffffffffffffffffffffffffff'], { cwd, env });
     expect(one.stdout).toContain('removed ffffffffffffffffffffffffffffffff');
     expect(Object.keys(JSON.parse(readFileSync(cachePath, 'utf8')))).toEqual(['dcaa220005fb718e145b37b330901237']);

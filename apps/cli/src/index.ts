@@ -102,6 +102,9 @@ export function buildProgram(io: CliIo = {}): Command {
     .option('--device <device>', 'cpu, cuda or cuda:N (default: the config\'s device, else cpu)', deviceArg)
     .option('--timeout <seconds>', 'kill a trial after this long', intAtLeast(1), 600)
     .option('--no-cache', 'neither read nor write the batch cache')
+    .option('--refresh', 'probe again even when the cache has an answer, and overwrite it')
+    .option('--cache-exceptions-only', 'cache the answer even when no trial measured a peak (only a failure could refuse a size)')
+    .option('--no-predict', 'plain bisection: do not jump to the edge the measured peaks predict')
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',

@@ -1,11 +1,13 @@
 // Benchmark of @soup/batch-probe: the original halve-then-double search (refine: false) against
 // the refined search, over every capacity 1..1024 (ceiling 1024, start 8), and the cache-hit
-// latency of pickBatchSize. `--json` prints one JSON object; the JSON also goes to
-// bench-results/batch-probe.json.
+// latency of pickBatchSize, and the `predictive` section (bench/predictive.ts: fake peak models
+// and the real ORT CPU probe; `--no-real` skips the real part). `--json` prints one JSON object;
+// the JSON also goes to bench-results/batch-probe.json.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeCacheKey, OutOfMemoryError, pickBatchSize, probeBatchSize, saveCacheEntry, type ProbeFn } from '../src/index';
+import { predictiveSection } from './predictive';
 
 const CAPACITY_MAX = 1024;
 const CEILING = 1024;
@@ -98,6 +100,7 @@ function round(x: number, digits: number): number {
 const classic = await searchStats(false);
 const refine = await searchStats(true);
 const cache = await cacheTimings();
+const predictive = await predictiveSection({ real: !process.argv.includes('--no-real') });
 const result = {
   capacities: `1..${CAPACITY_MAX}`,
   ceiling: CEILING,
@@ -105,6 +108,7 @@ const result = {
   classic,
   refine,
   ...cache,
+  predictive,
   targets: {
     refineExactRate: refine.exactRate === 1,
     refineMaxTrialsAtMost22: refine.maxTrials <= 2 * Math.ceil(Math.log2(CEILING)) + 2,
@@ -129,5 +133,13 @@ if (process.argv.includes('--json')) {
   console.log(row('soup (refine: true)', refine));
   console.log(`\ncache hit (pickBatchSize, ${cache.cacheEntries}-entry cache): median ${cache.cacheHitMsMedian} ms`);
   console.log(`cache write (saveCacheEntry, locked + atomic): median ${cache.cacheWriteMsMedian} ms`);
+  console.log('\npredictive search vs refine (trials: median / max, exact rate)');
+  console.log('| case | refine | predictive |');
+  console.log('|---|---|---|');
+  const cell = (s: { medianTrials: number; maxTrials: number; exactRate: number }) => `${s.medianTrials} / ${s.maxTrials}, ${(s.exactRate * 100).toFixed(1)} %`;
+  for (const c of predictive.cases) console.log(`| ${c.name} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
+  if ('cases' in predictive.real) for (const c of predictive.real.cases) console.log(`| real ${c.name} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
+  else console.log(`real ORT probe skipped: ${predictive.real.skipped}`);
+  for (const [name, g] of Object.entries(predictive.goals)) console.log(`goal ${name}: ${g.status} ${JSON.stringify(g)}`);
   console.log(`\nwritten to ${join('bench-results', 'batch-probe.json')}`);
 }

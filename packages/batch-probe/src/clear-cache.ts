@@ -1,5 +1,6 @@
 import { unlink } from 'node:fs/promises';
 import { readCacheFile, serializeCache, writeFileAtomic } from './_cache-file';
+import { metaPathOf, readMetaFile, serializeMeta } from './_meta-file';
 import { withLock } from './_lock';
 import { lockOptionsOf } from './_lock-options';
 import { string } from './_validate';
@@ -33,12 +34,18 @@ export async function clearCache(options: ClearCacheOptions = {}): Promise<Clear
   try {
     return await withLock(`${path}.lock`, lock, async () => {
       const cache = await readCacheFile(path);
-      if (key === undefined) {
-        await unlink(path).catch((err: NodeJS.ErrnoException) => {
+      const metaPath = metaPathOf(path);
+      const removeFile = (p: string) =>
+        unlink(p).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== 'ENOENT') throw err;
         });
+      if (key === undefined) {
+        await removeFile(path);
+        await removeFile(metaPath);
         return { path, removed: cache.size };
       }
+      const meta = await readMetaFile(metaPath);
+      if (meta.delete(key)) await writeFileAtomic(metaPath, serializeMeta(meta));
       if (!cache.delete(key)) return { path, removed: 0 };
       await writeFileAtomic(path, serializeCache(cache));
       return { path, removed: 1 };

@@ -34,14 +34,18 @@ export class NoBatchFitsError extends Error {
   /** Every trial of the search, in order. */
   readonly trials: TrialRecord[];
 
-  constructor(smallestBatchSize: number, trials: TrialRecord[], options: { cause?: unknown } = {}) {
+  /**
+   * @param options.advice what the caller can change, replacing the default advice (a shorter
+   *   max_length or a bigger memory budget)
+   */
+  constructor(smallestBatchSize: number, trials: TrialRecord[], options: { cause?: unknown; advice?: string } = {}) {
     const at =
       smallestBatchSize === 1
         ? 'batch size 1'
         : `batch size ${smallestBatchSize} (the smallest multiple of ${smallestBatchSize} allowed)`;
     super(
-      `Out of memory at ${at}: the model, max_length and quantization are too large for this device. ` +
-        'Reduce data.max_length, enable 4-bit quantization, or shard the model with FSDP / DeepSpeed.',
+      `Out of memory at ${at}: the step does not fit this device's memory budget even at the smallest size. ` +
+        (options.advice ?? 'Shorten max_length or give the step a bigger memory budget.'),
       options.cause === undefined ? undefined : { cause: options.cause },
     );
     this.smallestBatchSize = smallestBatchSize;

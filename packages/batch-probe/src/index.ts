@@ -6,6 +6,7 @@ export { resolveCachePath, CACHE_PATH_ENV, type CachePathInfo } from './resolve-
 export { loadCache } from './load-cache';
 export { listCacheEntries } from './list-cache-entries';
 export { saveCacheEntry, type SaveCacheEntryOptions, type SaveCacheEntryResult } from './save-cache-entry';
+export { lookupCacheEntry, type LookupCacheEntryOptions, type LookupCacheEntryResult } from './lookup-cache-entry';
 export { clearCache, type ClearCacheOptions, type ClearCacheResult } from './clear-cache';
 export {
   OutOfMemoryError,
@@ -24,4 +25,5 @@ export type {
   CacheLocationOptions,
   CacheLockOptions,
   CacheEntry,
+  CacheProvenance,
 } from './types';

@@ -1,11 +1,11 @@
-import { readCacheFile } from './_cache-file';
 import { positiveInt } from './_validate';
 import { InvalidBatchOptionError } from './errors';
+import { lookupCacheEntry } from './lookup-cache-entry';
 import { makeCacheKey, type CacheKeyFields } from './make-cache-key';
 import { probeBatchSize, type ProbeBatchSizeOptions } from './probe-batch-size';
 import { resolveCachePath } from './resolve-cache-path';
 import { saveCacheEntry } from './save-cache-entry';
-import type { BatchLogger, CacheLocationOptions, CacheLockOptions, ProbeFn, TrialRecord } from './types';
+import type { BatchLogger, CacheLocationOptions, CacheLockOptions, CacheProvenance, ProbeFn, TrialRecord } from './types';
 
 /** How {@link pickBatchSize} chooses: the static estimate, or a probe (cached) when one is available. */
 export type BatchSizeStrategy = 'static' | 'auto' | 'probe';
@@ -17,7 +17,7 @@ export interface PickBatchSizeOptions
   extends CacheKeyFields,
     CacheLocationOptions,
     CacheLockOptions,
-    Pick<ProbeBatchSizeOptions, 'maxDoublings' | 'refine' | 'multipleOf' | 'onTrial' | 'signal'> {
+    Pick<ProbeBatchSizeOptions, 'maxDoublings' | 'refine' | 'predict' | 'multipleOf' | 'onTrial' | 'signal'> {
   /** The batch size a formula estimated (a positive integer): the answer for `static`, the search's start otherwise. */
   staticEstimate: number;
   /**
@@ -38,10 +38,28 @@ export interface PickBatchSizeOptions
    */
   logger?: BatchLogger;
   /**
-   * Largest size the search may try.
+   * Largest size the search may try. Given explicitly, it also caps a cached answer.
    * @default 4 * staticEstimate
    */
   ceiling?: number;
+  /**
+   * The memory budget the answer must meet, in bytes, `null` for none (the device's own memory).
+   * Recorded in the entry's provenance; a cached answer found under a looser budget is not used.
+   * @default null
+   */
+  budgetBytes?: number | null;
+  /**
+   * Probe again even when the cache has a usable answer, and overwrite it.
+   * @default false
+   */
+  refresh?: boolean;
+  /**
+   * Save an answer whose deciding trial was judged `exceptions-only` (no peak measured: only a
+   * failure would have refused it). Such answers are what the v2 key keeps out, so by default
+   * they are returned but not saved.
+   * @default false
+   */
+  saveExceptionsOnly?: boolean;
 }
 
 /** What {@link pickBatchSize} picked and where the answer came from. */
@@ -58,13 +76,23 @@ export interface PickBatchSizeResult {
   trials: TrialRecord[];
   /** With `source: 'probe'`: whether the answer reached the cache (it is best-effort). */
   saved?: boolean;
+  /** With `source: 'probe'` and `saved: false`: why not. */
+  notSavedReason?: string;
+  /** With `source: 'cache'`: how the entry was found, `null` for an entry with no provenance (the Python original's). With `source: 'probe'`: what was saved. */
+  provenance?: CacheProvenance | null;
+  /** A cached entry that exists but was not used, and why. */
+  skippedCache?: string;
+  /** With `source: 'probe'`: see `ProbeBatchSizeResult.bound`. */
+  bound?: 'exact' | 'capped' | 'unproven';
 }
 
 /**
  * The top-level batch picker, as the original `pick_batch_size`: `static` returns the estimate;
  * `auto`/`probe` without a probe return it too (`probe` logs an advisory); otherwise a cache hit
- * returns the cached size without probing, and a miss runs {@link probeBatchSize} from the
- * estimate up to `ceiling` (default 4 × the estimate) and saves the answer (best-effort).
+ * returns the cached size without probing when it holds for this budget and ceiling (see
+ * `lookupCacheEntry`), and a miss runs {@link probeBatchSize} from the estimate up to `ceiling`
+ * (default 4 × the estimate) and saves the answer with its provenance (best-effort; an
+ * exceptions-only answer only with `saveExceptionsOnly`).
  *
  * @throws {InvalidBatchOptionError} a bad option; {@link NoBatchFitsError} when nothing fits;
  * whatever non-OOM error the probe throws.
@@ -97,27 +125,57 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
       `SOUP_BATCH_CACHE_PATH=${location.ignoredOverride} resolves outside the home, working and temp directories: ignored, using ${location.path}`,
     );
   }
-  const cached = (await readCacheFile(location.path)).get(cacheKey);
-  if (cached !== undefined) {
-    logger.info?.(`batch size ${cached} from the cache (${location.path}, key ${cacheKey})`);
-    return { batchSize: cached, source: 'cache', cacheKey, cachePath: location.path, trials: [] };
+  const ceiling = options.ceiling ?? staticEstimate * 4;
+  const budgetBytes = options.budgetBytes ?? null;
+  let skippedCache: string | undefined;
+  if (options.refresh !== true) {
+    const hit = await lookupCacheEntry({ ...pickLocation(options), key: cacheKey, ceiling, budgetBytes, enforceCeiling: options.ceiling !== undefined });
+    if (hit.hit) {
+      logger.info?.(`batch size ${hit.batchSize} from the cache (${location.path}, key ${cacheKey})`);
+      return { batchSize: hit.batchSize, source: 'cache', cacheKey, cachePath: location.path, trials: [], provenance: hit.provenance };
+    }
+    skippedCache = hit.skipped;
+    if (skippedCache !== undefined) logger.info?.(`not using the cache entry ${cacheKey}: ${skippedCache}`);
   }
 
-  const ceiling = options.ceiling ?? staticEstimate * 4;
-  const { batchSize, trials } = await probeBatchSize(options.probe, {
+  const searched = await probeBatchSize(options.probe, {
     start: staticEstimate,
     ceiling,
     maxDoublings: options.maxDoublings,
     refine: options.refine,
+    predict: options.predict,
     multipleOf: options.multipleOf,
     isOom: options.isOom,
     onTrial: options.onTrial,
     signal: options.signal,
   });
-  const save = await saveCacheEntry({ ...pickLocation(options), key: cacheKey, batchSize });
+  const { batchSize, trials, bound } = searched;
+  const deciding = trials.filter((t) => t.batchSize === batchSize && t.fits).at(-1);
+  const measurement = deciding?.measurement ?? 'unknown';
+  const provenance: CacheProvenance = {
+    batchSize,
+    base: options.base,
+    maxLength: options.maxLength,
+    quantization: options.quantization,
+    loraR: options.loraR,
+    gpuName: options.gpuName,
+    gpuMemoryGb: options.gpuMemoryGb,
+    budgetBytes,
+    ceiling,
+    bound,
+    measurement,
+    savedAt: new Date().toISOString(),
+  };
+  const base = { batchSize, source: 'probe' as const, cacheKey, cachePath: location.path, trials, provenance, bound, ...(skippedCache !== undefined ? { skippedCache } : {}) };
+  if (measurement === 'exceptions-only' && options.saveExceptionsOnly !== true) {
+    const notSavedReason = 'the deciding trial measured no peak (exceptions only): not cached unless asked';
+    logger.warn?.(`batch size ${batchSize} not saved to the cache: ${notSavedReason}`);
+    return { ...base, saved: false, notSavedReason };
+  }
+  const save = await saveCacheEntry({ ...pickLocation(options), key: cacheKey, batchSize, provenance });
   if (save.saved) logger.info?.(`batch size ${batchSize} saved to the cache (${save.path})`);
   else logger.warn?.(`could not save batch size ${batchSize} to the cache ${save.path}: ${save.error.message}`);
-  return { batchSize, source: 'probe', cacheKey, cachePath: location.path, trials, saved: save.saved };
+  return { ...base, saved: save.saved, ...(save.saved ? {} : { notSavedReason: save.error.message }) };
 }
 
 function pickLocation(o: PickBatchSizeOptions): CacheLocationOptions & CacheLockOptions {

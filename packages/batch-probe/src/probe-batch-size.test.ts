@@ -97,8 +97,10 @@ describe('edge cases of the original', () => {
     expect(e.smallestBatchSize).toBe(1);
     expect(e.message).toMatch(/batch size 1/);
     expect(e.message).toMatch(/max_length/);
-    expect(e.message).toMatch(/4-bit quantization/);
-    expect(e.message).toMatch(/FSDP \/ DeepSpeed/);
+    expect(e.message).toMatch(/bigger memory budget/);
+    expect(e.message).not.toMatch(/FSDP|DeepSpeed|4-bit/); // nothing the caller cannot do with this package
+    const custom = new NoBatchFitsError(1, [], { advice: 'Try --budget 8GiB.' });
+    expect(custom.message).toMatch(/smallest size\. Try --budget 8GiB\.$/);
     expect(e.trials.map((t) => [t.batchSize, t.result])).toEqual([[1, 'oom']]);
     expect(probe.calls).toEqual([1]);
   });

@@ -1,5 +1,7 @@
 import { InvalidBatchOptionError, InvalidProbeOutcomeError, NoBatchFitsError, OutOfMemoryError } from './errors';
 import { isOutOfMemoryError } from './is-out-of-memory-error';
+import { predictEdge, type PeakPoint } from './_predict';
+import { refineContinuationBound, refineTrialBound } from './_refine-bound';
 import { nonNegativeInt, optionalBoolean, optionalFunction, positiveInt } from './_validate';
 import type { ProbeFn, ProbeOutcome, TrialPhase, TrialRecord } from './types';
 
@@ -38,6 +40,16 @@ export interface ProbeBatchSizeOptions {
    * @default isOutOfMemoryError (this package's OutOfMemoryError, or any error with code `SOUP_OOM`)
    */
   isOom?: (err: unknown) => boolean;
+  /**
+   * Predictive search: once a size fits and trials report `peakBytes` and `budgetBytes`, fit
+   * `peak ≈ a + c·b` and jump to the predicted edge, then confirm it (b* fits, b*+1 does not).
+   * The answer is always a size measured to fit. A poor fit (allocator steps, noise, curvature),
+   * or no measured peak, hands over to the doubling and bisection of `refine`; predictions stop
+   * where the search that may follow could exceed the most trials refine makes for this start
+   * and ceiling (over every capacity), so the bound is never worse than refine's. Needs `refine`.
+   * @default false
+   */
+  predict?: boolean;
   /** Called after every trial, in order (awaited when it returns a promise). */
   onTrial?: (trial: TrialRecord) => void | Promise<void>;
   /** Aborts the search between trials (the probe itself receives no signal from here). */
@@ -56,6 +68,12 @@ export interface ProbeBatchSizeResult {
    * probe is non-monotonic.
    */
   exact: boolean;
+  /**
+   * `exact`: `batchSize + multipleOf` was seen not to fit; `capped`: `batchSize` is the largest
+   * size under the ceiling and nothing above it was tried (a higher ceiling may find more);
+   * `unproven`: neither (refine off, or a probe that is not monotonic).
+   */
+  bound: 'exact' | 'capped' | 'unproven';
 }
 
 /**
@@ -86,6 +104,8 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   const ceiling = options.ceiling;
   const maxDoublings = nonNegativeInt('maxDoublings', options.maxDoublings ?? 8);
   const refine = optionalBoolean('refine', options.refine, true);
+  const predict = optionalBoolean('predict', options.predict, false);
+  if (predict && !refine) throw new InvalidBatchOptionError('predict', 'predict needs refine (the fallback when the fit is poor): drop refine: false');
   const multipleOf = positiveInt('multipleOf', options.multipleOf ?? 1);
   const isOom = optionalFunction('isOom', options.isOom) ?? isOutOfMemoryError;
   const onTrial = optionalFunction('onTrial', options.onTrial);
@@ -131,6 +151,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       if (typeof outcome.peakBytes === 'number') record.peakBytes = outcome.peakBytes;
       if (typeof outcome.budgetBytes === 'number') record.budgetBytes = outcome.budgetBytes;
       if (typeof outcome.detail === 'string') record.detail = outcome.detail;
+      if (typeof outcome.measurement === 'string') record.measurement = outcome.measurement;
     }
     trials.push(record);
     if (onTrial) await onTrial(record);
@@ -154,9 +175,92 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   if (found === undefined) throw new NoBatchFitsError(multipleOf, trials);
   let lastGood: number = found;
 
-  // 2. Double while it fits (the original's loop; in refine mode a size known to fail is skipped).
   let doublings = 0;
-  while (doublings < maxDoublings && lastGood < ceilingUnits) {
+  // 2'. Predict: jump to the edge a linear peak model puts under the budget, then confirm it.
+  if (predict) {
+    // Never more trials than refine could need for this start and ceiling: a prediction is made
+    // only while the search that may follow it (bisection, or doubling then bisection when no
+    // size has failed yet) still fits under that bound.
+    const bound = refineTrialBound(startUnits, ceilingUnits, maxDoublings);
+    const cont = (good: number, bad: number | undefined) => refineContinuationBound(good, bad, ceilingUnits, maxDoublings);
+    // Worst case over the outcomes of trying e (and e + 1 when confirming), then refine's rest.
+    const affordable = (e: number, confirm: boolean) => {
+      const ifFails = 1 + cont(lastGood, e);
+      const ifFits = confirm ? (e + 1 < (firstBad ?? ceilingUnits + 1) ? 2 + cont(e + 1, firstBad) : 1) : 1 + cont(e, firstBad);
+      return trials.length + Math.max(ifFails, ifFits) <= bound;
+    };
+    let streak = 0; // consecutive rounds that moved the same end of the bracket
+    let lastMove: 'up' | 'down' | null = null;
+    // Where no prediction can be made (or afforded) and no size has failed yet, the next trial
+    // is the one refine would make: a doubling. Then predicting is tried again.
+    const double = async (): Promise<boolean> => {
+      if (firstBad !== undefined || doublings >= maxDoublings || lastGood >= ceilingUnits) return false;
+      const candidate = Math.min(lastGood * 2, ceilingUnits);
+      if (await fitsAt(candidate, 'double')) {
+        lastGood = candidate;
+        doublings += 1;
+      } else failed(candidate);
+      return true;
+    };
+    for (let round = 0; round < 8; round++) {
+      const high = firstBad ?? ceilingUnits + 1;
+      if (high - lastGood <= 1) break;
+      const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number');
+      const budget = measured.at(-1)?.budgetBytes;
+      if (budget === undefined) break;
+      const points: PeakPoint[] = measured.map((t) => ({ units: t.batchSize / multipleOf, peakBytes: t.peakBytes! }));
+      const single = new Set(points.map((p) => p.units)).size === 1;
+      let e: number;
+      let confirm: boolean;
+      if (streak >= 2 && firstBad !== undefined) {
+        // Regula falsi stalls on one side of a curved peak: one bisection step moves the other end.
+        e = lastGood + Math.floor((high - lastGood) / 2);
+        confirm = false;
+        streak = 0;
+      } else {
+        const edge = predictEdge(points, budget);
+        // A first (proportional) guess closer than a doubling gains nothing over today's step and
+        // leaves two points too close to fit a slope on: double instead.
+        if (edge !== null && single && firstBad === undefined && edge < 2 * lastGood && (await double())) continue;
+        if (edge === null) {
+          if (await double()) continue;
+          break;
+        }
+        // A nearly flat rise (under 0.5 % of the budget between the measured sizes: allocator
+        // granularity, not a slope) extrapolates far: with no failure seen, such a jump goes no
+        // further than doubling would.
+        const peaks = points.map((p) => p.peakBytes);
+        const flat = !single && Math.max(...peaks) - Math.min(...peaks) < 0.005 * budget;
+        const reach = firstBad === undefined && flat ? 2 * lastGood : high - 1;
+        e = Math.min(high - 1, reach, Math.max(lastGood + 1, edge));
+        // A first (proportional) guess is a new point, not an edge to confirm.
+        confirm = !single;
+      }
+      if (!affordable(e, confirm)) {
+        if (await double()) continue;
+        break;
+      }
+      let move: 'up' | 'down';
+      if (await fitsAt(e, 'predict')) {
+        lastGood = e;
+        move = 'up';
+        if (confirm && e + 1 < high) {
+          if (await fitsAt(e + 1, 'predict')) lastGood = e + 1;
+          else failed(e + 1);
+        }
+      } else {
+        failed(e); // its peak, when measured, brackets the edge for the next fit
+        move = 'down';
+      }
+      streak = move === lastMove ? streak + 1 : 1;
+      lastMove = move;
+    }
+  }
+  // After a prediction with a failure seen, whatever is left is bisected; with none, doubling goes on as today.
+  const predicted = trials.some((t) => t.phase === 'predict') && firstBad !== undefined;
+
+  // 2. Double while it fits (the original's loop; in refine mode a size known to fail is skipped).
+  while (!predicted && doublings < maxDoublings && lastGood < ceilingUnits) {
     const candidate = Math.min(lastGood * 2, ceilingUnits);
     if (refine && firstBad !== undefined && candidate >= firstBad) break;
     if (!(await fitsAt(candidate, 'double'))) {
@@ -180,6 +284,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     }
   }
 
-  const exact = lastGood === ceilingUnits || firstBad === lastGood + 1;
-  return { batchSize: lastGood * multipleOf, trials, exact };
+  const edgeSeen = firstBad === lastGood + 1;
+  const exact = lastGood === ceilingUnits || edgeSeen;
+  return { batchSize: lastGood * multipleOf, trials, exact, bound: edgeSeen ? 'exact' : lastGood === ceilingUnits ? 'capped' : 'unproven' };
 }

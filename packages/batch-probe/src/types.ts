@@ -12,6 +12,8 @@ export interface ProbeOutcome {
   budgetBytes?: number;
   /** Free-form note for humans (device, reason of a refusal, ...). */
   detail?: string;
+  /** What judged this trial (e.g. `peak-rss`, `cuda-per-process`, `exceptions-only`), when the probe says. */
+  measurement?: string;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface ProbeOutcome {
 export type ProbeFn = (batchSize: number) => Promise<ProbeOutcome>;
 
 /** Which part of the search a trial belongs to. */
-export type TrialPhase = 'halve' | 'double' | 'refine';
+export type TrialPhase = 'halve' | 'double' | 'refine' | 'predict';
 
 /** One call of the probe, as the search saw it. Plain data: safe to `JSON.stringify`. */
 export interface TrialRecord {
@@ -30,7 +32,7 @@ export interface TrialRecord {
   index: number;
   /** The candidate batch size the probe was called with. */
   batchSize: number;
-  /** `halve` (first trial and the way down), `double` (the way up) or `refine` (bisection). */
+  /** `halve` (first trial and the way down), `double` (the way up), `refine` (bisection) or `predict` (a predicted edge and its confirmation). */
   phase: TrialPhase;
   /** Whether the candidate fitted. */
   fits: boolean;
@@ -42,6 +44,8 @@ export interface TrialRecord {
   budgetBytes?: number;
   /** The outcome's `detail`, or the OOM error's message. */
   detail?: string;
+  /** From the probe's outcome, when it gave one. */
+  measurement?: string;
   /** Wall time of the probe call, in milliseconds. */
   ms: number;
 }
@@ -101,4 +105,34 @@ export interface CacheEntry {
   key: string;
   /** The cached batch size (a positive integer). */
   batchSize: number;
+  /** How it was found, from the side file; absent for an entry the Python original wrote (or a missing/stale side file). */
+  provenance?: CacheProvenance;
+}
+
+/**
+ * How a cached answer was found, kept in the side file beside the cache (never in the file the
+ * Python original reads). Written by soup; an entry the Python original wrote has none.
+ */
+export interface CacheProvenance {
+  /** The answer this provenance belongs to: when the main file holds another value (the Python tool overwrote it), the provenance is stale and ignored. */
+  batchSize: number;
+  base: string;
+  maxLength: number;
+  quantization?: string;
+  loraR?: number;
+  gpuName: string;
+  gpuMemoryGb?: number;
+  /** The memory budget of the search in bytes, `null` when none was given (the device's own memory bounded it). */
+  budgetBytes: number | null;
+  /** The largest size the search was allowed to try. */
+  ceiling: number;
+  /**
+   * `exact`: `batchSize + multipleOf` was seen not to fit. `capped`: `batchSize` is the ceiling and
+   * nothing above was tried (a higher ceiling may find more). `unproven`: neither (refine off).
+   */
+  bound: 'exact' | 'capped' | 'unproven';
+  /** What judged the trial at `batchSize` (`peak-rss`, `sampled-rss`, `cuda-per-process`, `cuda-device-delta`, `exceptions-only`, or `unknown`). */
+  measurement: string;
+  /** ISO time of the save. */
+  savedAt: string;
 }

@@ -20,6 +20,8 @@ export interface RunChildOptions {
   peakRssPollMs?: number;
   /** Keep at most this many characters of stdout and of stderr (the tail). @default 1 MiB */
   maxOutputChars?: number;
+  /** Called once with the child's pid (its process group id) right after it is spawned. */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface ChildRun {
@@ -89,7 +91,10 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
       windowsHide: true,
     });
     const pid = child.pid;
-    if (pid !== undefined) live.add(pid);
+    if (pid !== undefined) {
+      live.add(pid);
+      opts.onSpawn?.(pid);
+    }
     const out = { text: '' };
     const err = { text: '' };
     const res = { text: '' };

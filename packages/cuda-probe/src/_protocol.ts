@@ -89,8 +89,12 @@ export interface CudaMeasurement {
   budgetBytes: number | null;
   /** This process's used memory on the device after the step, null when the driver cannot answer. */
   peakBytes: number | null;
-  /** Why a figure is missing. */
+  /** Why a figure is missing, or how the trial was judged when not per process. */
   note?: string;
+  /** Which reading judged the step (absent from older workers: per process). */
+  measurement?: 'cuda-per-process' | 'cuda-device-delta' | 'exceptions-only';
+  /** Device-delta: the GPU had (almost) nothing free after the step (WDDM spills instead of failing). */
+  deviceFull?: boolean;
 }
 
 export interface WorkerSuccess {

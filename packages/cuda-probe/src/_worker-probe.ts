@@ -205,15 +205,22 @@ export function judgeSuccess(
         ...timing,
       };
     }
-    const fits = c.peakBytes <= c.budgetBytes;
+    const measurement = c.measurement ?? 'cuda-per-process';
+    const fits = c.peakBytes <= c.budgetBytes && c.deviceFull !== true;
+    const capped = cfg.gpuMemLimitBytes !== null ? ', capped by gpuMemLimitBytes' : '';
     return {
       fits,
       batchSize,
       reason: fits ? 'fit' : 'over-budget',
-      measurement: 'cuda-per-process',
+      measurement,
       peakBytes: c.peakBytes,
       budgetBytes: c.budgetBytes,
-      detail: `device memory after the step ${formatBytes(c.peakBytes)} ${fits ? '<=' : '>'} budget ${formatBytes(c.budgetBytes)} (free + held before the step${cfg.gpuMemLimitBytes !== null ? ', capped by gpuMemLimitBytes' : ''})`,
+      detail:
+        measurement === 'cuda-device-delta'
+          ? `device used-memory delta across the trial ${formatBytes(c.peakBytes)} ${c.peakBytes <= c.budgetBytes ? '<=' : '>'} budget ${formatBytes(c.budgetBytes)} (free before the trial${capped})` +
+            `${c.deviceFull ? '; the device had almost nothing free after the step (under WDDM the allocator spills to host memory instead of failing): does not fit' : ''}` +
+            `${c.note ? ` — ${c.note}` : ''}`
+          : `device memory after the step ${formatBytes(c.peakBytes)} ${fits ? '<=' : '>'} budget ${formatBytes(c.budgetBytes)} (free + held before the step${capped})`,
       ...timing,
     };
   }

@@ -4,7 +4,8 @@
 // RLIMIT_AS, a native abort, the OOM killer) ends the process: the parent classifies it.
 import { readFileSync, writeSync } from 'node:fs';
 import type { CudaMeasurement, OrtJob, WorkerFailure, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
-import { processGpuUsage } from './_nvidia-smi';
+import { gpuSnapshot, type GpuSnapshot } from './_nvidia-smi';
+import { judgeGpu } from './_gpu-measure';
 import { readProcStatus, resetPeakRss } from './_proc';
 import { type FeedPlan, planBytes, planFeeds } from './_synthetic-feeds';
 import { reachableMemory } from './reachable-memory';
@@ -111,35 +112,22 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
   return runnerFor(ort, job, session, work);
 }
 
-async function cudaBefore(job: WorkerJob): Promise<{ budgetBytes: number | null; note?: string }> {
-  const cuda = job.cuda!;
-  const mine = await processGpuUsage(cuda.nvidiaSmiPath, cuda.deviceId, process.pid);
-  let driverBudget: number | null = null;
-  let note: string | undefined;
-  if (!mine.ok) note = `cannot read this process's GPU memory: ${mine.why}`;
-  else if (mine.value.gpu.freeBytes === null) note = 'the driver does not report free memory';
-  // Not listed yet: the process holds nothing on the device, so all it can reach is the free memory.
-  else driverBudget = mine.value.gpu.freeBytes + mine.value.usedBytes;
-  const limit = cuda.gpuMemLimitBytes;
-  const budgetBytes = limit === null ? driverBudget : driverBudget === null ? limit : Math.min(limit, driverBudget);
-  return { budgetBytes, ...(note ? { note } : {}) };
-}
+type Reading = GpuSnapshot | { why: string };
 
-async function cudaAfter(job: WorkerJob): Promise<{ peakBytes: number | null; note?: string }> {
-  const mine = await processGpuUsage(job.cuda!.nvidiaSmiPath, job.cuda!.deviceId, process.pid);
-  if (!mine.ok) return { peakBytes: null, note: `cannot read this process's GPU memory after the step: ${mine.why}` };
-  if (!mine.value.listed) {
-    return { peakBytes: null, note: `nvidia-smi does not list this process (pid ${process.pid}) after the step (another PID namespace?)` };
-  }
-  return { peakBytes: mine.value.usedBytes };
+async function gpuReading(job: WorkerJob): Promise<Reading> {
+  const r = await gpuSnapshot(job.cuda!.nvidiaSmiPath, job.cuda!.deviceId, process.pid, process.env);
+  return r.ok ? r.value : { why: r.why };
 }
 
 async function main(): Promise<number> {
   const job = JSON.parse(readFileSync(0, 'utf8')) as WorkerJob;
   let phase: WorkerFailure['phase'] = 'setup';
   try {
+    const measureGpu = job.device === 'cuda' && job.mode === 'step';
+    // The device before this process loads anything: the baseline of the device-level delta.
+    const gpuStart = measureGpu ? await gpuReading(job) : null;
     const runner = await prepare(job);
-    const cudaPre = job.device === 'cuda' && job.mode === 'step' ? await cudaBefore(job) : null;
+    const gpuPre = measureGpu ? await gpuReading(job) : null;
     const budget = job.budgetBytes !== null ? { bytes: job.budgetBytes, source: 'given' as const } : reachableMemory();
     const peakReset = resetPeakRss();
     const before = readProcStatus();
@@ -154,10 +142,15 @@ async function main(): Promise<number> {
       await runner.step();
       stepMs = performance.now() - t0;
       after = readProcStatus() ?? before;
-      if (cudaPre) {
-        const post = await cudaAfter(job);
-        const notes = [cudaPre.note, post.note].filter(Boolean);
-        cuda = { budgetBytes: cudaPre.budgetBytes, peakBytes: post.peakBytes, ...(notes.length ? { note: notes.join('; ') } : {}) };
+      if (gpuStart && gpuPre) {
+        const v = judgeGpu({ start: gpuStart, pre: gpuPre, post: await gpuReading(job), gpuMemLimitBytes: job.cuda!.gpuMemLimitBytes });
+        cuda = {
+          budgetBytes: v.budgetBytes,
+          peakBytes: v.peakBytes,
+          measurement: v.measurement,
+          ...(v.deviceFull ? { deviceFull: true } : {}),
+          ...(v.note ? { note: v.note } : {}),
+        };
       }
     }
     const result: WorkerSuccess = {

@@ -1,6 +1,7 @@
 import { runChild } from './_child-runner';
 import { formatBytes } from './_format';
 import { judgeFailure } from './_interpret';
+import { startGpuSampler, type GpuSampler } from './_gpu-sampler';
 import { splitCommand, substituteBatchSize } from './_argv';
 import { buildLaunch, findExecutable } from './_launch';
 import { batchSizeArg, optionalBytes, optionalIntegerAtLeast, requireObject } from './_validate';
@@ -50,6 +51,17 @@ export interface CreateCommandProbeOptions {
   peakRssPollMs?: number;
   /** Aborts the running trial (its process group is killed) and every later one. */
   signal?: AbortSignal;
+  /**
+   * Judge the command by its GPU memory, sampled with nvidia-smi every `pollMs` while it runs:
+   * the memory of its processes (its whole process group) where the driver lists them, else the
+   * device's used-memory delta from before the command started (WSL2, WDDM `[N/A]`, another PID
+   * namespace: the probe owns the GPU while it runs). The budget is the GPU's free memory before
+   * the command, capped by `budgetBytes`; peak RSS is then not gated. `deviceId` is CUDA's index
+   * under the command's `CUDA_VISIBLE_DEVICES`. A peak reached and released between two samples
+   * is missed (PyTorch and ORT keep what they reserved until exit, so the high-water mark stays).
+   * @default no GPU measurement
+   */
+  gpu?: { deviceId?: number; nvidiaSmiPath?: string; pollMs?: number };
 }
 
 function argvOf(command: unknown): string[] {
@@ -75,6 +87,9 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
   const addressSpaceBytes = optionalBytes('addressSpaceBytes', o.addressSpaceBytes);
   const pollMs = optionalIntegerAtLeast('peakRssPollMs', o.peakRssPollMs, 1, 20);
   const baseEnv = o.env ?? process.env;
+  const gpu = o.gpu === undefined ? null : (requireObject('gpu', o.gpu) as NonNullable<CreateCommandProbeOptions['gpu']>);
+  const gpuDeviceId = gpu ? optionalIntegerAtLeast('gpu.deviceId', gpu.deviceId, 0, 0) : 0;
+  const gpuPollMs = gpu ? optionalIntegerAtLeast('gpu.pollMs', gpu.pollMs, 1, 500) : 0;
   // Fail at creation, not at the first trial, when the limit cannot be applied.
   if (addressSpaceBytes !== null) buildLaunch({ file: 'true', args: [], addressSpaceBytes, allowShell: false, field: 'addressSpaceBytes', env: baseEnv });
   const program = argv[0]!;
@@ -87,6 +102,9 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     const [file, ...args] = substituteBatchSize(argv, batchSize) as [string, ...string[]];
     const launch = buildLaunch({ file, args, addressSpaceBytes, allowShell: false, field: 'addressSpaceBytes', env: baseEnv });
     let run;
+    const sampler: GpuSampler | null = gpu
+      ? await startGpuSampler({ nvidiaSmiPath: gpu.nvidiaSmiPath ?? 'nvidia-smi', deviceId: gpuDeviceId, env: baseEnv, pollMs: gpuPollMs, limitBytes: budgetBytes })
+      : null;
     try {
       run = await runChild({
         launch,
@@ -94,17 +112,42 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         cwd: o.cwd,
         timeoutMs,
         ...(o.signal ? { signal: o.signal } : {}),
-        ...(budgetBytes !== null ? { peakRssPollMs: pollMs } : {}),
+        ...(budgetBytes !== null && !gpu ? { peakRssPollMs: pollMs } : {}),
+        ...(sampler ? { onSpawn: (pid: number) => sampler.attach(pid) } : {}),
       });
     } catch (err) {
+      await sampler?.stop();
       throw new ProbeChildError(`could not start ${file}: ${(err as Error).message}`, { batchSize, exitCode: null, signal: null, stderrTail: '' }, { cause: err });
     }
+    const seen = sampler ? await sampler.stop() : null;
     const limit = {
       limitMethod: launch.limitMethod,
       ...(launch.addressSpaceBytes !== null ? { addressSpaceBytes: launch.addressSpaceBytes } : {}),
     };
-    const measurement = budgetBytes !== null ? ('sampled-rss' as const) : ('exceptions-only' as const);
-    const peak = run.sampledPeakRssBytes;
+    if (seen && run.exitCode === 0 && !run.timedOut && !run.aborted) {
+      const { measurement: m, budgetBytes: gb, peakBytes: gp } = seen;
+      if (m === 'exceptions-only' || gb === null || gp === null) {
+        return { fits: true, batchSize, reason: 'fit', measurement: 'exceptions-only', detail: `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure would refuse this batch`, ms: run.wallMs, ...limit };
+      }
+      const fits = gp <= gb && seen.deviceFull !== true;
+      const what = m === 'cuda-per-process' ? "GPU memory of the command's processes" : 'device used-memory delta';
+      return {
+        fits,
+        batchSize,
+        reason: fits ? 'fit' : 'over-budget',
+        measurement: m,
+        peakBytes: gp,
+        budgetBytes: gb,
+        detail:
+          `command exited 0; ${what} peaked at ${formatBytes(gp)} ${gp <= gb ? '<=' : '>'} budget ${formatBytes(gb)} (free before the command${budgetBytes !== null ? ', capped by budgetBytes' : ''}, ${seen.samples} sample${seen.samples === 1 ? '' : 's'})` +
+          (seen.deviceFull ? '; the device had almost nothing free (under WDDM the allocator spills to host memory instead of failing): does not fit' : '') +
+          (seen.note ? ` — ${seen.note}` : ''),
+        ms: run.wallMs,
+        ...limit,
+      };
+    }
+    const measurement = seen ? seen.measurement : budgetBytes !== null ? ('sampled-rss' as const) : ('exceptions-only' as const);
+    const peak = seen ? seen.peakBytes : run.sampledPeakRssBytes;
     if (run.exitCode === 0 && !run.timedOut && !run.aborted) {
       if (budgetBytes !== null && peak !== null && peak > budgetBytes) {
         return {

@@ -24,6 +24,8 @@ describe('deviceIdentity', () => {
       device: 'cuda',
       gpuName: 'NVIDIA H100 80GB HBM3',
       gpuMemoryGb: 79,
+      gpuUuid: 'GPU-1111',
+      gpuIndex: 0,
     });
     expect(await deviceIdentity({ device: 'cuda', deviceId: 1, nvidiaSmiPath: smi.path })).toMatchObject({ gpuName: 'NVIDIA A10G', gpuMemoryGb: 22 });
   });

@@ -1,5 +1,5 @@
 import { DeviceQueryError } from './errors';
-import { queryGpus } from './_nvidia-smi';
+import { queryGpus, visibleGpu } from './_nvidia-smi';
 import { readMeminfo } from './_proc';
 
 /** Options of {@link deviceIdentity}. */
@@ -11,10 +11,16 @@ export interface DeviceIdentityOptions {
    */
   device?: 'auto' | 'cpu' | 'cuda';
   /**
-   * GPU index, as nvidia-smi and `CUDA_VISIBLE_DEVICES` number them.
+   * CUDA device index, as the trainer sees it: under `CUDA_VISIBLE_DEVICES` (of `env`) it is
+   * mapped by UUID to the GPU nvidia-smi lists.
    * @default 0
    */
   deviceId?: number;
+  /**
+   * Environment whose `CUDA_VISIBLE_DEVICES` maps `deviceId` to a physical GPU.
+   * @default process.env
+   */
+  env?: NodeJS.ProcessEnv;
   /**
    * The nvidia-smi executable.
    * @default 'nvidia-smi'
@@ -35,6 +41,9 @@ export interface DeviceIdentity {
   gpuName: string;
   /** Whole GiB (rounded down) of the GPU's memory, or of the host's RAM for `cpu`. */
   gpuMemoryGb: number;
+  /** `cuda`: the GPU's UUID and nvidia-smi index (which physical GPU `deviceId` is). */
+  gpuUuid?: string;
+  gpuIndex?: number;
 }
 
 const GiB = 2 ** 30;
@@ -51,11 +60,14 @@ export async function deviceIdentity(options: DeviceIdentityOptions = {}): Promi
   const deviceId = options.deviceId ?? 0;
   if (device !== 'cpu') {
     const gpus = await queryGpus(options.nvidiaSmiPath ?? 'nvidia-smi');
-    const gpu = gpus.ok ? gpus.value.find((g) => g.index === deviceId) : undefined;
-    if (gpu) return { device: 'cuda', gpuName: gpu.name, gpuMemoryGb: Math.floor(gpu.totalBytes / GiB) };
+    const found = gpus.ok ? visibleGpu(gpus.value, deviceId, options.env ?? process.env) : gpus;
+    if (found.ok) {
+      const gpu = found.value;
+      return { device: 'cuda', gpuName: gpu.name, gpuMemoryGb: Math.floor(gpu.totalBytes / GiB), gpuUuid: gpu.uuid, gpuIndex: gpu.index };
+    }
     if (device === 'cuda') {
       throw new DeviceQueryError(
-        `cannot identify CUDA device ${deviceId}: ${gpus.ok ? `nvidia-smi lists no GPU with index ${deviceId}` : gpus.why}; ` +
+        `cannot identify CUDA device ${deviceId}: ${found.why}; ` +
           'install the NVIDIA driver (nvidia-smi) or use device: "cpu"',
       );
     }

@@ -9,6 +9,12 @@ export type ProbeMeasurement =
   | 'sampled-rss'
   /** CUDA: the child's per-process device memory after the step, against free + held. */
   | 'cuda-per-process'
+  /**
+   * CUDA where per-process memory is not visible (WSL2, WDDM `[N/A]`, another PID namespace): the
+   * device's used-memory delta from before the child loaded anything to after the step, against
+   * the free memory before it; a device left with almost nothing free does not fit.
+   */
+  | 'cuda-device-delta'
   /** Nothing to compare (no budget, or the driver cannot answer): only a failure says "does not fit". */
   | 'exceptions-only';
 

@@ -1,6 +1,7 @@
 import { clearCache, listCacheEntries, resolveCachePath } from '@soup/batch-probe';
 import { existsSync } from 'node:fs';
 import type { CommandContext } from '../_context';
+import { formatBytes } from '../format-bytes';
 import { renderTable } from '../_table';
 import { UsageError } from '../errors';
 
@@ -17,13 +18,59 @@ export async function runLs(_opts: Record<string, unknown>, ctx: CommandContext)
   const info = resolveCachePath(location(ctx));
   warnIgnored(ctx, info.ignoredOverride, info.path);
   const entries = await listCacheEntries(location(ctx));
-  ctx.emit({ path: info.path, entries: entries.map((e) => ({ key: e.key, batch_size: e.batchSize })) });
+  ctx.emit({
+    path: info.path,
+    entries: entries.map((e) => {
+      const p = e.provenance;
+      return {
+        key: e.key,
+        batch_size: e.batchSize,
+        provenance: p
+          ? {
+              base: p.base,
+              max_length: p.maxLength,
+              quantization: p.quantization ?? null,
+              lora_r: p.loraR ?? null,
+              gpu: p.gpuName,
+              gpu_memory_gb: p.gpuMemoryGb ?? null,
+              budget_bytes: p.budgetBytes,
+              ceiling: p.ceiling,
+              bound: p.bound,
+              measurement: p.measurement,
+              saved_at: p.savedAt,
+            }
+          : null,
+      };
+    }),
+  });
   if (entries.length === 0) {
     ctx.say(`the batch cache is empty (${info.path})`);
     return;
   }
-  ctx.say(renderTable([['KEY', 'BATCH SIZE'], ...entries.map((e) => [e.key, String(e.batchSize)])], ctx.style.bold));
-  ctx.say(ctx.style.dim(`${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in ${info.path}`));
+  const rows = entries.map((e) => {
+    const p = e.provenance;
+    if (!p) return [e.key, String(e.batchSize), '-', '-', '-', '-', '-', '-', '-', '-'];
+    return [
+      e.key,
+      String(e.batchSize),
+      p.base,
+      String(p.maxLength),
+      p.gpuName,
+      p.budgetBytes === null ? 'device' : formatBytes(p.budgetBytes),
+      String(p.ceiling),
+      p.bound,
+      p.measurement,
+      p.savedAt.replace(/\.\d+Z$/, 'Z'),
+    ];
+  });
+  ctx.say(renderTable([['KEY', 'BATCH SIZE', 'BASE', 'MAX LEN', 'GPU', 'BUDGET', 'CEILING', 'BOUND', 'JUDGED BY', 'SAVED'], ...rows], ctx.style.bold));
+  const bare = entries.filter((e) => !e.provenance).length;
+  ctx.say(
+    ctx.style.dim(
+      `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in ${info.path}` +
+        (bare > 0 ? `; ${bare} without provenance (written by the Python tool or an older soup: used only when no --budget is given)` : ''),
+    ),
+  );
 }
 
 /** `soup cache path`. */

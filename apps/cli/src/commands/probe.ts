@@ -27,7 +27,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];
   const deviceId = idText === undefined ? 0 : Number(idText);
   if (config) config.device = { kind, id: deviceId, spec: deviceSpec };
-  const identity = await deviceIdentity({ device: kind, deviceId });
+  const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
   const budgetBytes = (opts.budget as number | undefined) ?? config?.training.memoryBudgetBytes ?? undefined;
   const timeoutMs = Number(opts.timeout ?? 600) * 1000;
   const maxLength = (opts.maxLength as number | undefined) ?? config?.data.maxLength ?? 512;
@@ -41,6 +41,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   let what: string;
   let tier: string | null = null;
   let offloadTarget: 'cpu' | 'disk' | null = null;
+  let granularity: string | null = null;
   if (mode === 'config') {
     const c = config!;
     const t = resolveTier(c, identity.device === 'cuda' ? identity.gpuMemoryGb : null);
@@ -52,6 +53,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const offload = offloadOf(c, ctx.cwd);
     offloadTarget = offload?.target ?? null;
     tier = t.description;
+    granularity = t.granularity;
     probe = createTrainStepProbe({
       ...common,
       spec: gptSpecOf(c),
@@ -75,7 +77,17 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   } else {
     const command = String(opts.exec);
     if (!command.includes('{batch_size}')) throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
-    probe = createCommandProbe({ command, env: ctx.env, cwd: ctx.cwd, timeoutMs, signal: ctx.signal, ...(budgetBytes !== undefined ? { budgetBytes } : {}) });
+    // On a GPU, the trainer is judged by its GPU memory (nvidia-smi, per process or the device's
+    // delta); --budget then caps the GPU budget. On the CPU, by its sampled peak RSS.
+    probe = createCommandProbe({
+      command,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      timeoutMs,
+      signal: ctx.signal,
+      ...(budgetBytes !== undefined ? { budgetBytes } : {}),
+      ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
+    });
     base = (opts.base as string | undefined) ?? `exec:${command}`;
     what = `\`${command}\``;
   }
@@ -83,6 +95,11 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const r: BatchResolution = await resolveBatch({
     ctx,
     probe,
+    budgetBytes: budgetBytes ?? null,
+    refresh: opts.refresh === true,
+    saveExceptionsOnly: opts.cacheExceptionsOnly === true,
+    predict: opts.predict !== false,
+    advice: adviceFor({ mode, granularity, offloadTarget, budgetBytes, maxLength }),
     key: {
       base,
       maxLength,
@@ -102,11 +119,38 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     cache_path: r.cachePath,
     device: { name: identity.gpuName, memory_gb: identity.gpuMemoryGb },
     ...(tier !== null ? { grad_ckpt: tier, offload: offloadTarget } : {}),
+    provenance: r.provenance,
+    ...(r.skippedCache !== null ? { skipped_cache: r.skippedCache } : {}),
+    saved: r.saved,
+    ...(r.notSavedReason !== null ? { not_saved_reason: r.notSavedReason } : {}),
     trials: r.trials,
   });
   if (r.source === 'cache') {
-    ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} (from the cache, key ${r.cacheKey}; --no-cache to probe again)`);
+    const p = r.provenance;
+    const how = p === null ? 'no provenance: written by the Python tool or an older soup' : `${p.bound}, judged by ${p.measurement}, budget ${p.budgetBytes === null ? 'the device' : formatBytes(p.budgetBytes)}, ceiling ${p.ceiling}`;
+    ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} (from the cache, key ${r.cacheKey}; ${how}; --refresh to probe again)`);
   } else {
-    ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${opts.cache === false ? ', not cached' : `, cached as ${r.cacheKey}`})`);
+    const chosen = r.chosen?.measurement ? `, judged by ${r.chosen.measurement}` : '';
+    const cached = opts.cache === false ? 'not cached' : r.saved ? `cached as ${r.cacheKey}` : `not cached: ${r.notSavedReason ?? 'unknown'}`;
+    ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`);
+    if (r.chosen?.measurement === 'exceptions-only' && opts.cache !== false && !r.saved) {
+      ctx.warn('no trial measured a peak, so only a failure could have refused this size; pass --budget to measure, or --cache-exceptions-only to cache it anyway');
+    }
   }
+}
+
+/** What soup can change when nothing fits, for this kind of probe (one line). */
+function adviceFor(p: { mode: 'config' | 'model' | 'exec'; granularity: string | null; offloadTarget: string | null; budgetBytes: number | undefined; maxLength: number }): string {
+  const budget = p.budgetBytes !== undefined ? `a bigger --budget than ${formatBytes(p.budgetBytes)}` : null;
+  if (p.mode === 'exec') {
+    return `soup runs your trainer as it is, so here it can only ${budget ? `give it ${budget}` : 'measure it'}; shorten the trainer's own max_length or turn on its gradient checkpointing, then probe again.`;
+  }
+  const ways: string[] = [];
+  if (p.mode === 'config') {
+    if (p.granularity !== 'full') ways.push(`a stronger checkpointing tier (training.gradient_checkpointing: ${p.granularity === null ? 'selective, medium or full' : 'full'})`);
+    if (p.offloadTarget === null) ways.push('activation offload (training.activation_offloading: cpu or disk)');
+  }
+  ways.push(p.mode === 'config' ? `a shorter data.max_length (now ${p.maxLength})` : `a shorter --max-length (now ${p.maxLength})`);
+  if (budget) ways.push(budget);
+  return `What soup can change here: ${ways.slice(0, -1).join(', ')}${ways.length > 1 ? ' or ' : ''}${ways.at(-1)}.`;
 }

@@ -1,0 +1,126 @@
+// GPU memory of an external command, sampled with nvidia-smi while it runs: per process (every
+// pid of its process group) where the driver lists them with a figure, else the device's
+// used-memory delta from before the command started (the probe owns the GPU while it runs).
+import { readdirSync, readFileSync } from 'node:fs';
+import { fullThresholdBytes, type GpuVerdict } from './_gpu-measure';
+import { queryComputeApps, queryGpus, visibleGpu, type GpuInfo } from './_nvidia-smi';
+
+export interface GpuSamplerOptions {
+  nvidiaSmiPath: string;
+  /** CUDA's device index under `env`'s CUDA_VISIBLE_DEVICES. */
+  deviceId: number;
+  env: NodeJS.ProcessEnv;
+  pollMs: number;
+  /** Cap on the budget (the user's budget), bytes. */
+  limitBytes: number | null;
+}
+
+export interface GpuSampler {
+  /** The command's pid (= its process group): from now on, samples are taken. */
+  attach(pid: number): void;
+  /** Stops sampling and judges what was seen. */
+  stop(): Promise<GpuVerdict & { samples: number }>;
+}
+
+/** Pids whose process group is `pgid` (Linux /proc). */
+function groupPids(pgid: number): Set<number> {
+  const out = new Set<number>([pgid]);
+  let names: string[] = [];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid) out.add(Number(n));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Reads the device once (before the command starts), then samples while it runs. */
+export async function startGpuSampler(o: GpuSamplerOptions): Promise<GpuSampler> {
+  const read = async (): Promise<{ gpu: GpuInfo } | { why: string }> => {
+    const gpus = await queryGpus(o.nvidiaSmiPath);
+    if (!gpus.ok) return { why: gpus.why };
+    const g = visibleGpu(gpus.value, o.deviceId, o.env);
+    return g.ok ? { gpu: g.value } : { why: g.why };
+  };
+  const start = await read();
+  let pid: number | null = null;
+  let stopped = false;
+  let samples = 0;
+  let minFree: number | null = null;
+  let perProcessPeak: number | null = null;
+  let perProcessWhy: string | null = null;
+  let deviceWhy: string | null = null;
+
+  const sampleOnce = async (): Promise<void> => {
+    if (pid === null || !('gpu' in start)) return;
+    const now = await read();
+    if (!('gpu' in now)) {
+      deviceWhy = now.why;
+      return;
+    }
+    samples += 1;
+    if (now.gpu.freeBytes !== null) minFree = minFree === null ? now.gpu.freeBytes : Math.min(minFree, now.gpu.freeBytes);
+    const apps = await queryComputeApps(o.nvidiaSmiPath);
+    if (!apps.ok) {
+      perProcessWhy = apps.why;
+      return;
+    }
+    const pids = groupPids(pid);
+    const mine = apps.value.filter((a) => pids.has(a.pid) && a.gpuUuid === now.gpu.uuid);
+    if (mine.some((a) => a.usedBytes === null) || (mine.length === 0 && apps.value.some((a) => a.usedBytes === null))) {
+      perProcessWhy = 'the driver reports per-process memory as [N/A] (WDDM)';
+    } else if (mine.length > 0) {
+      const used = mine.reduce((s, a) => s + (a.usedBytes ?? 0), 0);
+      perProcessPeak = perProcessPeak === null ? used : Math.max(perProcessPeak, used);
+    }
+  };
+
+  let loop: Promise<void> = Promise.resolve();
+  const schedule = (): void => {
+    if (stopped) return;
+    loop = sampleOnce()
+      .catch(() => undefined)
+      .then(() => new Promise<void>((r) => setTimeout(r, o.pollMs)))
+      .then(() => schedule());
+  };
+
+  return {
+    attach(p: number) {
+      pid = p;
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      await Promise.race([loop, new Promise((r) => setTimeout(r, o.pollMs * 2 + 50))]);
+      const cap = (b: number) => (o.limitBytes === null ? b : Math.min(o.limitBytes, b));
+      if (!('gpu' in start)) return { measurement: 'exceptions-only', budgetBytes: null, peakBytes: null, note: `nvidia-smi cannot answer: ${start.why}`, samples };
+      const freeStart = start.gpu.freeBytes;
+      if (samples === 0 || freeStart === null) {
+        return { measurement: 'exceptions-only', budgetBytes: null, peakBytes: null, note: samples === 0 ? `no GPU sample while the command ran${deviceWhy ? ` (${deviceWhy})` : ' (too fast to sample)'}` : 'the driver does not report free memory', samples };
+      }
+      const deviceFull = minFree !== null && minFree <= fullThresholdBytes(freeStart);
+      if (perProcessPeak !== null && perProcessWhy === null) {
+        return { measurement: 'cuda-per-process', budgetBytes: cap(freeStart), peakBytes: perProcessPeak, ...(deviceFull ? { deviceFull } : {}), samples };
+      }
+      const why = perProcessWhy ?? 'nvidia-smi does not list the command\'s processes (another PID namespace, or WSL2)';
+      return {
+        measurement: 'cuda-device-delta',
+        budgetBytes: cap(freeStart),
+        peakBytes: minFree === null ? 0 : Math.max(0, freeStart - minFree),
+        ...(deviceFull ? { deviceFull } : {}),
+        note: `${why}: judged by the device's used-memory delta`,
+        samples,
+      };
+    },
+  };
+}

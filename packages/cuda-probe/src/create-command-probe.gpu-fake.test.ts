@@ -1,0 +1,81 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { probeBatchSize } from '@soup/batch-probe';
+import { useTempDir } from '@soup/test-utils';
+import { describe, expect, it } from 'vitest';
+import { writeFakeNvidiaSmi } from './_fake-nvidia-smi';
+import { createCommandProbe } from './create-command-probe';
+
+const MiB = 2 ** 20;
+const UUID = 'GPU-aaaa0000-1111-2222-3333-444455556666';
+const OTHER = 'GPU-bbbb0000-1111-2222-3333-444455556666';
+const idle = { gpus: [`0, ${OTHER}, NVIDIA A10G, 23028, 23000`, `1, ${UUID}, NVIDIA H100 80GB HBM3, 81559, 2000`], apps: [] as string[] };
+
+/**
+ * A "trainer" that takes batch_size × 100 MiB of GPU 1 while it runs, as the fake driver reports
+ * it: per process (its own pid listed), WSL2 (no process listed), WDDM ([N/A]) or from another
+ * PID namespace (a host pid listed); memory is released when it exits.
+ */
+function trainer(dir: string, statePath: string): string {
+  const path = join(dir, 'trainer.cjs');
+  writeFileSync(
+    path,
+    `const fs = require('fs');
+const [mode, b] = [process.argv[2], Number(process.argv[3])];
+const idle = ${JSON.stringify(idle)};
+const used = b * 100;
+const free = Math.max(0, 2000 - used);
+const row = mode === 'per-process' ? [process.pid + ', ${UUID}, ' + used] : mode === 'wddm' ? [process.pid + ', ${UUID}, [N/A]'] : mode === 'pidns' ? ['918273, ${UUID}, ' + used] : [];
+// Atomic writes: the fake nvidia-smi may read the state at any moment.
+const put = (s) => { fs.writeFileSync(${JSON.stringify(statePath)} + '.tmp', JSON.stringify(s)); fs.renameSync(${JSON.stringify(statePath)} + '.tmp', ${JSON.stringify(statePath)}); };
+put({ gpus: [idle.gpus[0], '1, ${UUID}, NVIDIA H100 80GB HBM3, 81559, ' + free], apps: row });
+setTimeout(() => { put(idle); process.exit(0); }, 900);
+`,
+  );
+  return path;
+}
+
+describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the command runs (fake nvidia-smi)', { timeout: 120_000 }, () => {
+  for (const [mode, measurement] of [
+    ['per-process', 'cuda-per-process'],
+    ['wsl2', 'cuda-device-delta'],
+    ['wddm', 'cuda-device-delta'],
+    ['pidns', 'cuda-device-delta'],
+  ] as const) {
+    it(`${mode}: judged by ${measurement}; CUDA_VISIBLE_DEVICES=1 picks the right GPU; the search finds 19`, async () => {
+      const dir = useTempDir();
+      const smi = writeFakeNvidiaSmi(dir, idle);
+      const script = trainer(dir, join(dir, 'fake-smi-state.json'));
+      const probe = createCommandProbe({
+        command: [process.execPath, script, mode, '{batch_size}'],
+        env: { ...process.env, CUDA_VISIBLE_DEVICES: '1' },
+        gpu: { deviceId: 0, nvidiaSmiPath: smi.path, pollMs: 40 },
+        timeoutMs: 30_000,
+      });
+      const small = await probe(12);
+      expect(small, small.detail).toMatchObject({ fits: true, reason: 'fit', measurement, peakBytes: 1200 * MiB, budgetBytes: 2000 * MiB });
+      // 20 × 100 MiB takes every free byte: per process it is at the budget; device-wide the GPU is full (WDDM would spill).
+      const full = await probe(25);
+      expect(full, full.detail).toMatchObject({ fits: false, reason: 'over-budget', measurement });
+      const r = await probeBatchSize(probe, { start: 8, ceiling: 64, predict: true });
+      expect(r.batchSize).toBe(19);
+      expect(r.bound).toBe('exact');
+      expect(r.trials.at(-1)?.measurement).toBe(measurement);
+    });
+  }
+
+  it('budgetBytes caps the GPU budget', async () => {
+    const dir = useTempDir();
+    const smi = writeFakeNvidiaSmi(dir, idle);
+    const script = trainer(dir, join(dir, 'fake-smi-state.json'));
+    const probe = createCommandProbe({
+      command: [process.execPath, script, 'per-process', '{batch_size}'],
+      env: { ...process.env, CUDA_VISIBLE_DEVICES: UUID },
+      gpu: { nvidiaSmiPath: smi.path, pollMs: 40 },
+      budgetBytes: 1000 * MiB,
+      timeoutMs: 30_000,
+    });
+    expect(await probe(10)).toMatchObject({ fits: true, budgetBytes: 1000 * MiB });
+    expect(await probe(11)).toMatchObject({ fits: false, reason: 'over-budget', peakBytes: 1100 * MiB, budgetBytes: 1000 * MiB });
+  });
+});
