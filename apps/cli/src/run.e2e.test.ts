@@ -62,7 +62,7 @@ describe('[slow] soup run --batch-size auto', { timeout: 300_000 }, () => {
     const argv = nodeTrainerArgv({ maxSteps: 80, saveSteps: 10 });
     const probe = `${process.execPath} ${NODE_TRAINER} --output_dir ${join(cwd, 'probe-out')} --max_steps 1 --save_steps 0 --per_device_train_batch_size {batch_size}`;
     const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '80' });
-    const options = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', 'auto', '--probe', probe, '--start', '2', '--ceiling', '4', '--max-length', '32', '--settle', '500ms', '--poll', '200ms'];
+    const options = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', 'auto', '--probe', probe, '--start', '2', '--ceiling', '4', '--budget', '4GiB', '--max-length', '32', '--settle', '500ms', '--poll', '200ms'];
     const s1 = await soupRun(cwd, [...options, '--time-limit', '4s'], argv, env);
     expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
     expect(s1.stdout).toMatch(/batch size 4 \(probed on cpu, \d+ trials?\)/);

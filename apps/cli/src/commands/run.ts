@@ -266,13 +266,28 @@ async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext): P
   if (!command.includes('{batch_size}')) throw new UsageError('--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 --per_device_train_batch_size {batch_size}"');
   const deviceSpec = (opts.device as string | undefined) ?? 'cpu';
   const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];
-  const identity = await deviceIdentity({ device: kind, deviceId: idText === undefined ? 0 : Number(idText) });
+  const deviceId = idText === undefined ? 0 : Number(idText);
+  const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
   const budgetBytes = opts.budget as number | undefined;
   const start = (opts.start as number | undefined) ?? 8;
-  const probe = createCommandProbe({ command, env: ctx.env, cwd: ctx.cwd, timeoutMs: 600_000, signal: ctx.signal, ...(budgetBytes !== undefined ? { budgetBytes } : {}) });
+  // As `soup probe --exec`: on a GPU the trainer is judged by its GPU memory (nvidia-smi), on the CPU
+  // by its sampled peak RSS against --budget; without a budget only by what it raised.
+  const probe = createCommandProbe({
+    command,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    timeoutMs: 600_000,
+    signal: ctx.signal,
+    ...(budgetBytes !== undefined ? { budgetBytes } : {}),
+    ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
+  });
   const r = await resolveBatch({
     ctx,
     probe,
+    budgetBytes: budgetBytes ?? null,
+    refresh: opts.refresh === true,
+    saveExceptionsOnly: opts.cacheExceptionsOnly === true,
+    predict: true,
     key: {
       base: (opts.base as string | undefined) ?? `exec:${command}`,
       maxLength: (opts.maxLength as number | undefined) ?? 512,
