@@ -68,3 +68,13 @@ export class DeviceQueryError extends CudaProbeError {
     this.name = 'DeviceQueryError';
   }
 }
+
+/** No memory cgroup can be made here (not Linux, no memory controller, no write access); `reason` says which. */
+export class MemoryCgroupUnavailableError extends CudaProbeError {
+  readonly reason: string;
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(`no memory cgroup can be made: ${reason}`, 'SOUP_CGROUP_UNAVAILABLE', options);
+    this.name = 'MemoryCgroupUnavailableError';
+    this.reason = reason;
+  }
+}

@@ -11,4 +11,13 @@ export { deviceIdentity, type DeviceIdentity, type DeviceIdentityOptions } from 
 export { reachableMemory, type ReachableMemory, type ReachableMemoryOptions } from './reachable-memory';
 export type { WorkerProbeOptions } from './_worker-options';
 export type { ChildProbeFn, ProbeTrialOutcome, ProbeMeasurement } from './types';
+export {
+  runInMemoryCgroup,
+  memoryCgroupSupport,
+  type RunInMemoryCgroupOptions,
+  type MemoryCgroupRun,
+  type MemoryCgroupCounters,
+  type MemoryCgroupSupport,
+} from './run-in-memory-cgroup';
 export { CudaProbeError, ProbeOptionsError, ProbeTimeoutError, ProbeChildError, DeviceQueryError } from './errors';
+export { MemoryCgroupUnavailableError } from './errors';
