@@ -1,7 +1,8 @@
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { open as openAsync, unlink as unlinkAsync, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromBuffer, tensorBytes } from './_dtype';
+import { memoryBackedFs, memoryBackedWarning } from './_fs-type';
 import { quote } from './_quote';
 import { registerStore, unregisterStore } from './_registry';
 import { resolveSaveDir } from './_save-dir';
@@ -29,12 +30,16 @@ export interface ActivationStoreOptions {
   /** Working directory `saveDir` must stay under. @default process.cwd() */
   cwd?: string;
   /**
-   * `fsync` each scratch file before `pack` returns. Off by default: the files only need to outlive
-   * the step inside this process (the kernel's page cache serves them back), and after a crash they
-   * are garbage that the next store sweeps, so durability buys nothing and costs a disk flush per tensor.
-   * @default false
+   * How each scratch file is flushed before `pack` returns. `'data'` (fdatasync): its pages are
+   * written to the device and become clean page cache, which the kernel can drop under memory
+   * pressure — without it they stay dirty, and dirty pages count against a memory limit (a cgroup)
+   * like the tensor did: nothing left RAM. `true`: fsync (metadata too). `false`: no flush (the
+   * tensor stays in dirty page cache until the kernel writes it back or the file is deleted).
+   * @default 'data'
    */
-  fsync?: boolean;
+  fsync?: boolean | 'data';
+  /** Called once when the save dir is on a RAM-backed file system (tmpfs, ramfs). @default a `process.emitWarning` */
+  onWarning?: (message: string) => void;
   /** Sweep scratch files of dead processes from `saveDir` when the store opens. @default true */
   sweep?: boolean;
   /** Called when a disk write fails and the tensor is kept in memory instead. @default undefined */
@@ -79,7 +84,9 @@ export class ActivationStore {
   /** Every scratch file of this store starts with this name. */
   readonly filePrefix: string;
 
-  readonly #fsync: boolean;
+  readonly #fsync: boolean | 'data';
+  /** RAM-backed file system of the save dir (`tmpfs`, `ramfs`), else null. */
+  readonly saveDirMemoryFs: string | null;
   readonly #onWriteError: ((error: Error, byteLength: number) => void) | undefined;
   readonly #entries = new Map<ActivationHandle, Entry>();
   readonly #consumed = new WeakSet<ActivationHandle>();
@@ -99,7 +106,7 @@ export class ActivationStore {
       );
     }
     this.target = target as OffloadTarget;
-    this.#fsync = options.fsync ?? false;
+    this.#fsync = options.fsync ?? 'data';
     this.#onWriteError = options.onWriteError;
     this.token = newToken();
     this.filePrefix = storePrefix(this.token);
@@ -125,8 +132,15 @@ export class ActivationStore {
       }
       this.saveDir = openSaveDir(saveDir, options.cwd ?? process.cwd());
       if (options.sweep ?? true) this.#stats.sweptFiles = sweepDir(this.saveDir).length;
+      this.saveDirMemoryFs = memoryBackedFs(this.saveDir);
+      if (this.saveDirMemoryFs) {
+        const message = memoryBackedWarning(saveDir, this.saveDirMemoryFs);
+        if (options.onWarning) options.onWarning(message);
+        else process.emitWarning(message, { code: 'SOUP_OFFLOAD_SAVE_DIR_IN_RAM' });
+      }
     } else {
       this.saveDir = null;
+      this.saveDirMemoryFs = null;
     }
     registerStore(this);
   }
@@ -168,7 +182,8 @@ export class ActivationStore {
       }
       try {
         writeAllSync(fd, bytes);
-        if (this.#fsync) fsyncSync(fd);
+        if (this.#fsync === 'data') fdatasyncSync(fd);
+        else if (this.#fsync) fsyncSync(fd);
       } catch (err) {
         lastError = err;
         safeClose(fd);
@@ -207,7 +222,8 @@ export class ActivationStore {
       }
       try {
         await writeAllAsync(fh, bytes);
-        if (this.#fsync) await fh.sync();
+        if (this.#fsync === 'data') await fh.datasync();
+        else if (this.#fsync) await fh.sync();
         const h = fh;
         fh = undefined;
         await h.close();
