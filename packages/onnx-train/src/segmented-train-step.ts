@@ -46,7 +46,8 @@ import {
 } from './_step-common';
 import { resolveRecompute } from './resolve-recompute';
 import { tensorNames } from './tensor-names';
-import { createTrainingSession, type StepResult, type TrainStepOptions, type TrainStepState } from './train-step';
+import { createTrainingSession } from './_training-session';
+import type { StepResult, TrainStepOptions, TrainStepState } from './step-types';
 
 /** Where the segmented step keeps each block's saved activations between its forward and its backward. */
 export interface OffloadOptions {
