@@ -193,6 +193,7 @@ log(`scratch folder ${scratchRoot} (${scratchFs ?? 'disk-backed'})`);
 
 // 1. The cap.
 const loose = await trial('fused', B, 16 * 1024 * MiB);
+trials.pop(); // the uncapped calibration run is not a trial under the cap
 if (!loose.trained || loose.cgroupPeakMB === null) throw new Error(`the fused step at batch ${B} did not train without a cap: ${loose.outcome}`);
 const capBytes = Math.ceil((loose.cgroupPeakMB * (1 + margin)) / 4) * 4 * MiB;
 log(`cap: ${capBytes / MiB} MiB = fused batch ${B} cgroup peak ${loose.cgroupPeakMB} MB × ${1 + margin}`);

@@ -1,4 +1,4 @@
-import { closeSync, fdatasyncSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { open as openAsync, unlink as unlinkAsync, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromBuffer, tensorBytes } from './_dtype';
@@ -30,11 +30,14 @@ export interface ActivationStoreOptions {
   /** Working directory `saveDir` must stay under. @default process.cwd() */
   cwd?: string;
   /**
-   * How each scratch file is flushed before `pack` returns. `'data'` (fdatasync): its pages are
-   * written to the device and become clean page cache, which the kernel can drop under memory
-   * pressure — without it they stay dirty, and dirty pages count against a memory limit (a cgroup)
-   * like the tensor did: nothing left RAM. `true`: fsync (metadata too). `false`: no flush (the
-   * tensor stays in dirty page cache until the kernel writes it back or the file is deleted).
+   * How each scratch file is flushed. `'data'`: fdatasync, so its pages are written to the device
+   * and become clean page cache, which the kernel can drop under memory pressure — without it they
+   * stay dirty, and dirty pages count against a memory limit (a cgroup) like the tensor did: nothing
+   * left RAM. `pack` starts it on a libuv pool thread and returns (it runs while the next segment
+   * computes; one flush per file costs a journal commit, ~10 ms, and waiting for each doubled the
+   * disk step's time); `packAsync` awaits it. `true`: fsync awaited before `pack` returns (metadata
+   * too). `false`: no flush (the tensor stays in dirty page cache until the kernel writes it back
+   * or the file is deleted).
    * @default 'data'
    */
   fsync?: boolean | 'data';
@@ -96,6 +99,8 @@ export class ActivationStore {
   readonly #pending = new Set<string>();
   #seq = 0;
   #closed = false;
+  /** Background fdatasyncs not finished yet (`pack` with `fsync: 'data'`). */
+  #syncing = 0;
   readonly #stats: ActivationStoreStats;
 
   constructor(options: ActivationStoreOptions) {
@@ -155,6 +160,11 @@ export class ActivationStore {
     return { ...this.#stats };
   }
 
+  /** Background flushes (`fsync: 'data'`) still running. */
+  get pendingFlushes(): number {
+    return this.#syncing;
+  }
+
   /** Handles packed and not yet unpacked. */
   get size(): number {
     return this.#entries.size;
@@ -182,20 +192,30 @@ export class ActivationStore {
       }
       try {
         writeAllSync(fd, bytes);
-        if (this.#fsync === 'data') fdatasyncSync(fd);
-        else if (this.#fsync) fsyncSync(fd);
+        if (this.#fsync === true) fsyncSync(fd);
       } catch (err) {
         lastError = err;
         safeClose(fd);
         safeUnlink(path);
         break;
       }
-      try {
-        closeSync(fd);
-      } catch (err) {
-        lastError = err;
-        safeUnlink(path);
-        break;
+      if (this.#fsync === 'data') {
+        // Written back by a libuv pool thread while the caller goes on (the next segment runs);
+        // the fd closes when it is done. The bytes are already in the file (page cache): a read
+        // before the flush ends sees them, and unlinking an open file is fine.
+        this.#syncing += 1;
+        fdatasync(fd, () => {
+          this.#syncing -= 1;
+          safeClose(fd);
+        });
+      } else {
+        try {
+          closeSync(fd);
+        } catch (err) {
+          lastError = err;
+          safeUnlink(path);
+          break;
+        }
       }
       return this.#addDisk(tensor, path, bytes.byteLength);
     }
@@ -223,7 +243,7 @@ export class ActivationStore {
       try {
         await writeAllAsync(fh, bytes);
         if (this.#fsync === 'data') await fh.datasync();
-        else if (this.#fsync) await fh.sync();
+        else if (this.#fsync === true) await fh.sync();
         const h = fh;
         fh = undefined;
         await h.close();
