@@ -10,7 +10,7 @@ export {
 export { deviceIdentity, type DeviceIdentity, type DeviceIdentityOptions } from './device-identity';
 export { reachableMemory, type ReachableMemory, type ReachableMemoryOptions } from './reachable-memory';
 export type { WorkerProbeOptions } from './_worker-options';
-export type { ChildProbeFn, ProbeTrialOutcome, ProbeMeasurement } from './types';
+export type { ChildProbeFn, ProbeTrialOutcome, ProbeMeasurement, MemoryCgroupReport } from './types';
 export {
   runInMemoryCgroup,
   memoryCgroupSupport,
