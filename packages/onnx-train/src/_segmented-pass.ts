@@ -24,7 +24,7 @@ export async function forwardBackward(
   batchFeeds: Feeds,
   openStore: () => ActivationStore,
 ): Promise<{ loss: number; grads: Map<string, FloatArray>; stats: Omit<SegmentedStepStats, 'optimizerMs'> }> {
-  const { sessions, spec } = ctx;
+  const { sessions } = ctx;
   const store = openStore();
   const io = { packMs: 0, unpackMs: 0 };
   const grads = new Map<string, FloatArray>();
