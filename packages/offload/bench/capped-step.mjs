@@ -14,7 +14,7 @@ const step = await createTrainStep({
   seed: 0,
   intraOpNumThreads: cfg.threads,
   execution: cfg.mode === 'fused' ? 'fused' : 'segmented',
-  ...(cfg.mode === 'segmented-disk' ? { offload: { target: 'disk', saveDir: '.soup-acts' } } : {}),
+  ...(cfg.mode === 'segmented-disk' ? { offload: { target: 'disk', saveDir: '.soup-acts', ...(cfg.fsync !== undefined ? { fsync: cfg.fsync } : {}) } } : {}),
 });
 const batch = makeSyntheticBatch({ spec, batchSize: cfg.batchSize, seed: 1 });
 process.stderr.write('ready\n');

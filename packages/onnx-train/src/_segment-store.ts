@@ -31,6 +31,9 @@ export function resolveStore(options: SegmentedTrainStepOptions): ResolvedStore 
     throw new TrainInputError(`offload.target must be 'keep', 'cpu' or 'disk' (got ${JSON.stringify(target)})`);
   }
   const cwd = offload.cwd ?? process.cwd();
+  if (offload.fsync !== undefined && typeof offload.fsync !== 'boolean' && offload.fsync !== 'data') {
+    throw new TrainInputError(`offload.fsync must be 'data', true or false (got ${JSON.stringify(offload.fsync)})`);
+  }
   const report = checkOffloadConfig({
     target: target === 'keep' ? null : target,
     backend: 'onnxruntime',
@@ -40,7 +43,12 @@ export function resolveStore(options: SegmentedTrainStepOptions): ResolvedStore 
   });
   if (report.errors.length > 0) throw new TrainInputError(`offload: ${report.errors.join(' ')}`);
   const open = (): ActivationStore =>
-    new ActivationStore({ target: target as OffloadTarget, saveDir: target === 'disk' ? offload.saveDir! : null, cwd });
+    new ActivationStore({
+      target: target as OffloadTarget,
+      saveDir: target === 'disk' ? offload.saveDir! : null,
+      cwd,
+      ...(offload.fsync !== undefined ? { fsync: offload.fsync } : {}),
+    });
   // Open once now, so a save dir that cannot be created fails here rather than in the first step.
   let first: ActivationStore;
   try {

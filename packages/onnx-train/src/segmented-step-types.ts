@@ -19,6 +19,13 @@ export interface OffloadOptions {
   saveDir?: string | null;
   /** The directory `saveDir` must stay under. @default process.cwd() */
   cwd?: string;
+  /**
+   * How `'disk'` scratch files are flushed (@soup/offload's `ActivationStore` option): `'data'`
+   * (fdatasync in the background, so the pages become reclaimable), `true` (fsync, awaited) or
+   * `false` (none: the files stay dirty page cache, which a memory limit counts).
+   * @default 'data'
+   */
+  fsync?: boolean | 'data';
 }
 
 /** Options of {@link SegmentedTrainStep}: {@link TrainStepOptions} plus the offload target. */
