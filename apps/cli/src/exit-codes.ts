@@ -25,6 +25,11 @@ export const EXIT_CODES = {
   device: 9,
   /** Training failed (non-finite loss, a failed step, a failed child). */
   train: 10,
+  /**
+   * The session ended early (`--time-limit`, SIGTERM, SIGINT) and the newest complete checkpoint was
+   * saved and pushed: run the same command again to continue (75 = EX_TEMPFAIL, "try again later").
+   */
+  segmentSaved: 75,
   /** Interrupted by SIGINT / SIGTERM. */
   interrupted: 130,
 } as const;
