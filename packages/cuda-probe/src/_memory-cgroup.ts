@@ -157,7 +157,7 @@ export function createMemoryCgroup(support: { version: 1 | 2; parentDir: string 
   if (!exitHook) {
     exitHook = true;
     process.once('exit', () => {
-      for (const d of created) removeMemoryCgroup(d, 0);
+      for (const d of created) removeMemoryCgroup(d, 2000); // kills what is left, waits for it to go
     });
   }
   try {
