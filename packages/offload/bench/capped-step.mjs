@@ -20,11 +20,14 @@ const batch = makeSyntheticBatch({ spec, batchSize: cfg.batchSize, seed: 1 });
 process.stderr.write('ready\n');
 const times = [];
 const losses = [];
+let cpu0 = null;
 for (let i = 0; i <= cfg.steps; i++) {
+  if (i === 1) cpu0 = process.cpuUsage();
   const r = await step.run(batch);
   if (i > 0) times.push(r.totalMs); // the first step is a warm-up (ORT's first-run allocations)
   losses.push(r.loss);
 }
+const cpu = process.cpuUsage(cpu0); // every thread of the process: ORT's pool, libuv's, the main one
 const stats = step instanceof SegmentedTrainStep ? step.lastStepStats : null;
 await step.release();
 let scratchFilesLeft = 0;
@@ -40,6 +43,7 @@ console.log(
     batchSize: cfg.batchSize,
     stepMs: times[Math.floor(times.length / 2)],
     stepMsMin: times[0],
+    stepCpuMs: (cpu.user + cpu.system) / 1000 / cfg.steps,
     losses,
     peakRssMB: hwmMB(),
     scratchFilesLeft,
