@@ -20,6 +20,8 @@ export interface RunChildOptions {
   peakRssPollMs?: number;
   /** Keep at most this many characters of stdout and of stderr (the tail). @default 1 MiB */
   maxOutputChars?: number;
+  /** Called once the child is spawned, with its pid. */
+  onSpawn?: (pid: number | undefined) => void;
 }
 
 export interface ChildRun {
@@ -90,6 +92,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
     });
     const pid = child.pid;
     if (pid !== undefined) live.add(pid);
+    opts.onSpawn?.(pid);
     const out = { text: '' };
     const err = { text: '' };
     const res = { text: '' };

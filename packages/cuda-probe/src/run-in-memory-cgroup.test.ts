@@ -96,8 +96,11 @@ describe.skipIf(!support.available)('runInMemoryCgroup (real cgroup)', () => {
     expect(existsSync(timed.cgroup.dir)).toBe(false);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 300);
-    const aborted = await runInMemoryCgroup({ ...slow, limitBytes: 128 * MiB, signal: ac.signal, namePrefix: 'soup-i15-test' });
+    let spawned: { pid: number | undefined; cgroupDir: string } | undefined;
+    const aborted = await runInMemoryCgroup({ ...slow, limitBytes: 128 * MiB, signal: ac.signal, namePrefix: 'soup-i15-test', onSpawn: (c) => (spawned = c) });
     expect(aborted.aborted).toBe(true);
+    expect(spawned?.pid).toBeGreaterThan(0);
+    expect(spawned?.cgroupDir).toBe(aborted.cgroup.dir);
     expect(aborted.signal).toBe('SIGKILL');
     expect(aborted.cgroup.removed).toBe(true);
   });

@@ -41,6 +41,8 @@ export interface RunInMemoryCgroupOptions {
   resultChannel?: boolean;
   /** Aborting kills the child with SIGKILL (the run still resolves, `aborted: true`, and the cgroup is removed). */
   signal?: AbortSignal;
+  /** Called once the child is spawned: its pid (the program keeps it: the shell execs it) and its cgroup's directory. */
+  onSpawn?: (child: { pid: number | undefined; cgroupDir: string }) => void;
   /** Prefix of the cgroup's directory name (`<prefix>-<pid>-<random>`). @default 'soup-cap' */
   namePrefix?: string;
 }
@@ -116,6 +118,7 @@ export async function runInMemoryCgroup(options: RunInMemoryCgroupOptions): Prom
       ...(options.input !== undefined ? { input: options.input } : {}),
       ...(options.resultChannel ? { resultChannel: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onSpawn ? { onSpawn: (pid: number | undefined) => options.onSpawn!({ pid, cgroupDir: cg.dir }) } : {}),
     });
     if (run.exitCode === 125 && /cgroup\.procs/.test(run.stderr)) {
       throw new MemoryCgroupUnavailableError(`the child could not enter its cgroup ${cg.dir}: ${tail(run.stderr, 500)}`);

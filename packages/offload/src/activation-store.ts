@@ -1,6 +1,7 @@
 import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { open as openAsync, unlink as unlinkAsync, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AnonymousFiles, SizeMismatch } from './_anon-files';
 import { fromBuffer, tensorBytes } from './_dtype';
 import { memoryBackedFs, memoryBackedWarning } from './_fs-type';
 import { quote } from './_quote';
@@ -41,6 +42,15 @@ export interface ActivationStoreOptions {
    * @default 'data'
    */
   fsync?: boolean | 'data';
+  /**
+   * `'disk'`: write each tensor to an anonymous file (Linux `O_TMPFILE`) in `saveDir` — no name,
+   * only a descriptor the store holds until `unpack`. Nothing can be left behind: when the process
+   * dies, even by SIGKILL or the OOM killer, the kernel frees the files. Where the system or file
+   * system has no `O_TMPFILE`, named files are used (`usesAnonymousFiles` turns false). Costs one
+   * open descriptor per packed tensor.
+   * @default false
+   */
+  anonymousFiles?: boolean;
   /** Called once when the save dir is on a RAM-backed file system (tmpfs, ramfs). @default a `process.emitWarning` */
   onWarning?: (message: string) => void;
   /** Sweep scratch files of dead processes from `saveDir` when the store opens. @default true */
@@ -64,7 +74,8 @@ export interface ActivationHandle {
 type Entry =
   | { kind: 'keep'; tensor: OffloadTensor }
   | { kind: 'copy'; buffer: ArrayBuffer }
-  | { kind: 'disk'; path: string };
+  | { kind: 'disk'; path: string }
+  | { kind: 'anon'; fd: number };
 
 const TARGETS: ReadonlySet<string> = new Set(['keep', 'cpu', 'disk']);
 const EEXIST_RETRIES = 8;
@@ -95,6 +106,10 @@ export class ActivationStore {
   readonly #consumed = new WeakSet<ActivationHandle>();
   /** Completed scratch files → bytes. */
   readonly #files = new Map<string, number>();
+  /** Anonymous files (`anonymousFiles`), null when off. */
+  readonly #anon: AnonymousFiles | null;
+  /** Their descriptors → bytes. */
+  readonly #anonBytes = new Map<number, number>();
   /** Paths an async pack is creating right now. */
   readonly #pending = new Set<string>();
   #seq = 0;
@@ -138,6 +153,7 @@ export class ActivationStore {
       this.saveDir = openSaveDir(saveDir, options.cwd ?? process.cwd());
       if (options.sweep ?? true) this.#stats.sweptFiles = sweepDir(this.saveDir).length;
       this.saveDirMemoryFs = memoryBackedFs(this.saveDir);
+      this.#anon = options.anonymousFiles ? new AnonymousFiles(this.saveDir) : null;
       if (this.saveDirMemoryFs) {
         const message = memoryBackedWarning(saveDir, this.saveDirMemoryFs);
         if (options.onWarning) options.onWarning(message);
@@ -146,6 +162,7 @@ export class ActivationStore {
     } else {
       this.saveDir = null;
       this.saveDirMemoryFs = null;
+      this.#anon = null;
     }
     registerStore(this);
   }
@@ -165,6 +182,11 @@ export class ActivationStore {
     return this.#syncing;
   }
 
+  /** Whether `pack` writes anonymous files (`anonymousFiles` asked and the file system allows it). */
+  get usesAnonymousFiles(): boolean {
+    return this.#anon?.supported ?? false;
+  }
+
   /** Handles packed and not yet unpacked. */
   get size(): number {
     return this.#entries.size;
@@ -179,6 +201,23 @@ export class ActivationStore {
     this.#assertOpen('pack');
     const bytes = tensorBytes(tensor);
     if (this.target !== 'disk') return this.#packMemory(tensor, bytes);
+    if (this.#anon) {
+      let fd: number | null;
+      try {
+        fd = this.#anon.create();
+      } catch (err) {
+        return this.#fallback(tensor, bytes, err);
+      }
+      if (fd !== null) {
+        try {
+          this.#anon.writeSync(fd, bytes, this.#fsync);
+        } catch (err) {
+          this.#anon.release(fd);
+          return this.#fallback(tensor, bytes, err);
+        }
+        return this.#addAnon(tensor, fd, bytes.byteLength);
+      }
+    }
     let lastError: unknown;
     for (let attempt = 0; attempt < EEXIST_RETRIES; attempt += 1) {
       const path = this.#nextPath();
@@ -227,6 +266,28 @@ export class ActivationStore {
     this.#assertOpen('pack');
     const bytes = tensorBytes(tensor);
     if (this.target !== 'disk') return this.#packMemory(tensor, bytes);
+    if (this.#anon) {
+      let fd: number | null;
+      try {
+        fd = this.#anon.create();
+      } catch (err) {
+        return this.#fallback(tensor, bytes, err);
+      }
+      if (fd !== null) {
+        try {
+          await this.#anon.writeAsync(fd, bytes, this.#fsync);
+        } catch (err) {
+          this.#anon.release(fd);
+          if (this.#closed) throw closedError('pack');
+          return this.#fallback(tensor, bytes, err);
+        }
+        if (this.#closed) {
+          this.#anon.release(fd);
+          throw closedError('pack');
+        }
+        return this.#addAnon(tensor, fd, bytes.byteLength);
+      }
+    }
     let lastError: unknown;
     for (let attempt = 0; attempt < EEXIST_RETRIES; attempt += 1) {
       const path = this.#nextPath();
@@ -274,6 +335,15 @@ export class ActivationStore {
    */
   unpack(handle: ActivationHandle): OffloadTensor {
     const entry = this.#take(handle);
+    if (entry.kind === 'anon') {
+      try {
+        return tensorOf(handle, this.#anon!.readSync(entry.fd, handle.byteLength));
+      } catch (err) {
+        throw anonFailure(handle, this.saveDir!, err);
+      } finally {
+        this.#forgetAnon(entry.fd);
+      }
+    }
     if (entry.kind !== 'disk') return this.#fromMemory(handle, entry);
     try {
       return tensorOf(handle, readExactSync(handle, entry.path));
@@ -286,6 +356,15 @@ export class ActivationStore {
   /** {@link unpack} with non-blocking file I/O. */
   async unpackAsync(handle: ActivationHandle): Promise<OffloadTensor> {
     const entry = this.#take(handle);
+    if (entry.kind === 'anon') {
+      try {
+        return tensorOf(handle, await this.#anon!.readAsync(entry.fd, handle.byteLength));
+      } catch (err) {
+        throw anonFailure(handle, this.saveDir!, err);
+      } finally {
+        this.#forgetAnon(entry.fd);
+      }
+    }
     if (entry.kind !== 'disk') return this.#fromMemory(handle, entry);
     try {
       return tensorOf(handle, await readExactAsync(handle, entry.path));
@@ -308,6 +387,8 @@ export class ActivationStore {
       this.#forgetFile(path);
     }
     for (const path of this.#pending) safeUnlink(path);
+    for (const fd of [...this.#anonBytes.keys()]) this.#forgetAnon(fd);
+    this.#anon?.releaseAll();
     this.#entries.clear();
     this.#stats.residentBytes = 0;
   }
@@ -359,6 +440,29 @@ export class ActivationStore {
     s.diskBytes += byteLength;
     s.peakDiskBytes = Math.max(s.peakDiskBytes, s.diskBytes);
     return handle;
+  }
+
+  #addAnon(tensor: OffloadTensor, fd: number, byteLength: number): ActivationHandle {
+    const handle = this.#newHandle(tensor, byteLength, 'disk');
+    this.#entries.set(handle, { kind: 'anon', fd });
+    this.#anonBytes.set(fd, byteLength);
+    const s = this.#stats;
+    s.tensorsPacked += 1;
+    s.bytesPacked += byteLength;
+    s.filesWritten += 1;
+    s.diskBytes += byteLength;
+    s.peakDiskBytes = Math.max(s.peakDiskBytes, s.diskBytes);
+    return handle;
+  }
+
+  /** Closes an anonymous file (the kernel frees it) and counts it deleted. */
+  #forgetAnon(fd: number): void {
+    const bytes = this.#anonBytes.get(fd);
+    if (bytes === undefined) return;
+    this.#anonBytes.delete(fd);
+    this.#anon?.release(fd);
+    this.#stats.diskBytes -= bytes;
+    this.#stats.filesDeleted += 1;
   }
 
   #fallback(tensor: OffloadTensor, bytes: Uint8Array, error: unknown): ActivationHandle {
@@ -507,6 +611,14 @@ async function readExactAsync(handle: ActivationHandle, path: string): Promise<A
   } finally {
     await fh.close().catch(() => undefined);
   }
+}
+
+function anonFailure(handle: ActivationHandle, saveDir: string, err: unknown): Error {
+  const where = `the anonymous scratch file (O_TMPFILE in ${saveDir})`;
+  if (err instanceof SizeMismatch) {
+    return new ScratchFileCorruptError(saveDir, `unpack: ${where} of ${describeHandle(handle)} holds ${err.size} bytes, expected ${handle.byteLength}`);
+  }
+  return new ScratchFileCorruptError(saveDir, `unpack: cannot read ${where} of ${describeHandle(handle)} (${errCode(err) ?? String(err)})`, { cause: err });
 }
 
 function sizeMismatch(handle: ActivationHandle, path: string, size: number): ScratchFileCorruptError {

@@ -34,6 +34,9 @@ export function resolveStore(options: SegmentedTrainStepOptions): ResolvedStore 
   if (offload.fsync !== undefined && typeof offload.fsync !== 'boolean' && offload.fsync !== 'data') {
     throw new TrainInputError(`offload.fsync must be 'data', true or false (got ${JSON.stringify(offload.fsync)})`);
   }
+  if (offload.anonymousFiles !== undefined && typeof offload.anonymousFiles !== 'boolean') {
+    throw new TrainInputError(`offload.anonymousFiles must be true or false (got ${JSON.stringify(offload.anonymousFiles)})`);
+  }
   const report = checkOffloadConfig({
     target: target === 'keep' ? null : target,
     backend: 'onnxruntime',
@@ -48,6 +51,7 @@ export function resolveStore(options: SegmentedTrainStepOptions): ResolvedStore 
       saveDir: target === 'disk' ? offload.saveDir! : null,
       cwd,
       ...(offload.fsync !== undefined ? { fsync: offload.fsync } : {}),
+      anonymousFiles: offload.anonymousFiles ?? true,
     });
   // Open once now, so a save dir that cannot be created fails here rather than in the first step.
   let first: ActivationStore;

@@ -26,6 +26,14 @@ export interface OffloadOptions {
    * @default 'data'
    */
   fsync?: boolean | 'data';
+  /**
+   * `'disk'`: anonymous scratch files (Linux `O_TMPFILE`, @soup/offload's `anonymousFiles`): no
+   * name in `saveDir`, only a descriptor held until the backward reads the tensor, so nothing is
+   * left behind even when the process is SIGKILLed or OOM-killed. Named files where the file
+   * system refuses them, or with `false`.
+   * @default true
+   */
+  anonymousFiles?: boolean;
 }
 
 /** Options of {@link SegmentedTrainStep}: {@link TrainStepOptions} plus the offload target. */
