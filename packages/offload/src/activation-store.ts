@@ -1,75 +1,31 @@
-import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { open as openAsync, unlink as unlinkAsync, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AnonymousFiles, SizeMismatch } from './_anon-files';
-import { fromBuffer, tensorBytes } from './_dtype';
+import { AnonymousFiles } from './_anon-files';
+import { tensorBytes } from './_dtype';
 import { memoryBackedFs, memoryBackedWarning } from './_fs-type';
 import { quote } from './_quote';
 import { registerStore, unregisterStore } from './_registry';
 import { resolveSaveDir } from './_save-dir';
-import { newToken, storePrefix, sweepDir } from './_scratch';
 import {
-  HandleError,
-  OffloadConfigError,
-  ScratchFileCorruptError,
-  ScratchFileMissingError,
-  StoreClosedError,
-} from './errors';
-import type { ActivationStoreStats, OffloadTarget, OffloadTensor, TensorDtype } from './types';
+  tensorOf,
+  copyOf,
+  writeAllSync,
+  writeAllAsync,
+  readExactSync,
+  readExactAsync,
+  anonFailure,
+  closedError,
+  safeClose,
+  safeUnlink,
+  errCode,
+} from './_store-io';
+import { newToken, storePrefix, sweepDir } from './_scratch';
+import { HandleError, OffloadConfigError } from './errors';
+import type { ActivationHandle, ActivationStoreOptions } from './activation-store-options';
+import type { ActivationStoreStats, OffloadTarget, OffloadTensor } from './types';
 
-/** Options of {@link ActivationStore}. */
-export interface ActivationStoreOptions {
-  /** Where packed tensors live: `'keep'` (reference), `'cpu'` (private copy in RAM) or `'disk'` (scratch files). */
-  target: OffloadTarget;
-  /**
-   * Directory for `'disk'` scratch files; required for `'disk'`, ignored otherwise. Resolved against
-   * `cwd` with symlinks followed and refused unless strictly below the real `cwd`; created (mode 0700)
-   * when missing.
-   * @default null
-   */
-  saveDir?: string | null;
-  /** Working directory `saveDir` must stay under. @default process.cwd() */
-  cwd?: string;
-  /**
-   * How each scratch file is flushed. `'data'`: fdatasync, so its pages are written to the device
-   * and become clean page cache, which the kernel can drop under memory pressure — without it they
-   * stay dirty, and dirty pages count against a memory limit (a cgroup) like the tensor did: nothing
-   * left RAM. `pack` starts it on a libuv pool thread and returns (it runs while the next segment
-   * computes; one flush per file costs a journal commit, ~10 ms, and waiting for each doubled the
-   * disk step's time); `packAsync` awaits it. `true`: fsync awaited before `pack` returns (metadata
-   * too). `false`: no flush (the tensor stays in dirty page cache until the kernel writes it back
-   * or the file is deleted).
-   * @default 'data'
-   */
-  fsync?: boolean | 'data';
-  /**
-   * `'disk'`: write each tensor to an anonymous file (Linux `O_TMPFILE`) in `saveDir` — no name,
-   * only a descriptor the store holds until `unpack`. Nothing can be left behind: when the process
-   * dies, even by SIGKILL or the OOM killer, the kernel frees the files. Where the system or file
-   * system has no `O_TMPFILE`, named files are used (`usesAnonymousFiles` turns false). Costs one
-   * open descriptor per packed tensor.
-   * @default false
-   */
-  anonymousFiles?: boolean;
-  /** Called once when the save dir is on a RAM-backed file system (tmpfs, ramfs). @default a `process.emitWarning` */
-  onWarning?: (message: string) => void;
-  /** Sweep scratch files of dead processes from `saveDir` when the store opens. @default true */
-  sweep?: boolean;
-  /** Called when a disk write fails and the tensor is kept in memory instead. @default undefined */
-  onWriteError?: (error: Error, byteLength: number) => void;
-}
-
-/** An opaque ticket for one packed tensor; unpack it exactly once, on the store that made it. */
-export interface ActivationHandle {
-  /** Sequence number within its store. */
-  readonly id: number;
-  readonly dtype: TensorDtype;
-  readonly dims: readonly number[];
-  /** Bytes of tensor data. */
-  readonly byteLength: number;
-  /** `'disk'` when the data is in a scratch file, `'memory'` otherwise (keep, cpu, or a write fallback). */
-  readonly location: 'memory' | 'disk';
-}
+export type { ActivationHandle, ActivationStoreOptions } from './activation-store-options';
 
 type Entry =
   | { kind: 'keep'; tensor: OffloadTensor }
@@ -521,133 +477,3 @@ function openSaveDir(saveDir: string, cwd: string): string {
   return second.path;
 }
 
-function tensorOf(handle: ActivationHandle, buffer: ArrayBuffer): OffloadTensor {
-  return { dtype: handle.dtype, dims: [...handle.dims], data: fromBuffer(handle.dtype, buffer) } as OffloadTensor;
-}
-
-function copyOf(bytes: Uint8Array): ArrayBuffer {
-  const buffer = new ArrayBuffer(bytes.byteLength);
-  new Uint8Array(buffer).set(bytes);
-  return buffer;
-}
-
-function writeAllSync(fd: number, bytes: Uint8Array): void {
-  let offset = 0;
-  while (offset < bytes.byteLength) {
-    const n = writeSync(fd, bytes, offset, bytes.byteLength - offset);
-    if (n <= 0) throw new Error(`write returned ${n}`);
-    offset += n;
-  }
-}
-
-async function writeAllAsync(fh: FileHandle, bytes: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.byteLength) {
-    const { bytesWritten } = await fh.write(bytes, offset, bytes.byteLength - offset);
-    if (bytesWritten <= 0) throw new Error(`write returned ${bytesWritten}`);
-    offset += bytesWritten;
-  }
-}
-
-function describeHandle(handle: ActivationHandle): string {
-  return `activation #${handle.id} (${handle.dtype} [${handle.dims.join(', ')}], ${handle.byteLength} bytes)`;
-}
-
-function missing(handle: ActivationHandle, path: string, cause: unknown): ScratchFileMissingError {
-  return new ScratchFileMissingError(
-    path,
-    `unpack: the scratch file of ${describeHandle(handle)} is missing: ${path}. ` +
-      'Something outside this store deleted it (another process, a manual cleanup, or a sweep that judged its owner dead); ' +
-      'the activation is lost, so rerun the step.',
-    { cause },
-  );
-}
-
-function readExactSync(handle: ActivationHandle, path: string): ArrayBuffer {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    if (errCode(err) === 'ENOENT') throw missing(handle, path, err);
-    throw new ScratchFileCorruptError(path, `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`, { cause: err });
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (size !== handle.byteLength) throw sizeMismatch(handle, path, size);
-    const buffer = new ArrayBuffer(handle.byteLength);
-    const view = new Uint8Array(buffer);
-    let offset = 0;
-    while (offset < view.byteLength) {
-      const n = readSync(fd, view, offset, view.byteLength - offset, offset);
-      if (n <= 0) throw sizeMismatch(handle, path, offset);
-      offset += n;
-    }
-    return buffer;
-  } finally {
-    safeClose(fd);
-  }
-}
-
-async function readExactAsync(handle: ActivationHandle, path: string): Promise<ArrayBuffer> {
-  let fh: FileHandle;
-  try {
-    fh = await openAsync(path, 'r');
-  } catch (err) {
-    if (errCode(err) === 'ENOENT') throw missing(handle, path, err);
-    throw new ScratchFileCorruptError(path, `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`, { cause: err });
-  }
-  try {
-    const { size } = await fh.stat();
-    if (size !== handle.byteLength) throw sizeMismatch(handle, path, size);
-    const buffer = new ArrayBuffer(handle.byteLength);
-    const view = new Uint8Array(buffer);
-    let offset = 0;
-    while (offset < view.byteLength) {
-      const { bytesRead } = await fh.read(view, offset, view.byteLength - offset, offset);
-      if (bytesRead <= 0) throw sizeMismatch(handle, path, offset);
-      offset += bytesRead;
-    }
-    return buffer;
-  } finally {
-    await fh.close().catch(() => undefined);
-  }
-}
-
-function anonFailure(handle: ActivationHandle, saveDir: string, err: unknown): Error {
-  const where = `the anonymous scratch file (O_TMPFILE in ${saveDir})`;
-  if (err instanceof SizeMismatch) {
-    return new ScratchFileCorruptError(saveDir, `unpack: ${where} of ${describeHandle(handle)} holds ${err.size} bytes, expected ${handle.byteLength}`);
-  }
-  return new ScratchFileCorruptError(saveDir, `unpack: cannot read ${where} of ${describeHandle(handle)} (${errCode(err) ?? String(err)})`, { cause: err });
-}
-
-function sizeMismatch(handle: ActivationHandle, path: string, size: number): ScratchFileCorruptError {
-  return new ScratchFileCorruptError(
-    path,
-    `unpack: the scratch file of ${describeHandle(handle)} holds ${size} bytes, expected ${handle.byteLength}: ${path} (changed outside this store)`,
-  );
-}
-
-function closedError(op: string): StoreClosedError {
-  return new StoreClosedError(`${op}: the ActivationStore is closed (its scratch files were deleted); open a new store`);
-}
-
-function safeClose(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed or EIO: nothing more to do
-  }
-}
-
-function safeUnlink(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // gone already: fine
-  }
-}
-
-function errCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
-}
