@@ -82,7 +82,8 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   const bar = ctx.progress({ label: opts.label ?? 'probe', unit: 'trial', summary: false });
   let n = 0;
   const probe: ChildProbeFn = async (batchSize) => {
-    bar.update(n, `trying batch ${batchSize}`);
+    // The live line names the batch being tried now, for as long as its step runs.
+    bar.update(n, `trying batch ${batchSize}  trial ${n + 1} of ~${Math.max(expected, n + 1)}`);
     const o = await opts.probe(batchSize);
     outcomes.set(batchSize, o);
     return o;
@@ -92,7 +93,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     const v = view(outcomes.get(t.batchSize), t);
     trials.push(v);
     bar.log(trialLine(v, ctx));
-    bar.update(n, `${n} of ~${expected}`);
+    bar.update(n, `${n} of ~${Math.max(expected, n)} done`);
   };
   const cacheKey = makeCacheKey(opts.key);
   let result: PickBatchSizeResult | { batchSize: number; source: 'probe'; cachePath?: string };

@@ -49,10 +49,11 @@ export function makeContext(io: CliIo, json: boolean): CommandContext {
   const stderr = io.stderr ?? process.stderr;
   const env = io.env ?? process.env;
   const human = json ? stderr : stdout;
-  const color = Boolean(human.isTTY) && !env.NO_COLOR;
+  const plain = Boolean(env.NO_COLOR) || env.TERM === 'dumb';
+  const color = Boolean(human.isTTY) && !plain;
   const wrap = (code: string) => (s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
   const style: Style = { bold: wrap('1'), dim: wrap('2'), green: wrap('32'), red: wrap('31'), yellow: wrap('33') };
-  const warnColor = Boolean(stderr.isTTY) && !env.NO_COLOR;
+  const warnColor = Boolean(stderr.isTTY) && !plain;
   return {
     json,
     env,

@@ -23,7 +23,7 @@ export function diffIdentity(before: RunIdentity, after: RunIdentity): string[] 
 /** Rethrows a StaleRunError / CorruptCheckpointError as a ResumeRefusedError that explains itself; other errors pass through. */
 export async function explainRefusal(
   err: unknown,
-  opts: { store: CheckpointStore; run: string; identity: RunIdentity | null; fallbackFlag: string; repoFlag: string },
+  opts: { store: CheckpointStore; run: string; identity: RunIdentity | null; fallbackFlag: string; repoFlag: string; fallbackUsed?: boolean },
 ): Promise<never> {
   if (err instanceof StaleRunError) {
     const pointer = await readJson(opts.store, 'latest.json');
@@ -39,7 +39,11 @@ export async function explainRefusal(
     );
   }
   if (err instanceof CorruptCheckpointError) {
-    throw new ResumeRefusedError(`resume refused, corrupt checkpoint: ${err.message.replace(/ Refusing to resume.*$| Resume with fallback.*$/, '')} Use ${opts.fallbackFlag} to resume from the newest verified checkpoint instead.`, {
+    // Suggest the fallback only when it was not already tried (it walked every checkpoint and none pulled cleanly).
+    const next = opts.fallbackUsed
+      ? `Every checkpoint of this run was tried; start a new run with a new ${opts.repoFlag}, or repair the store.`
+      : `Use ${opts.fallbackFlag} to resume from the newest checkpoint that verifies and pulls cleanly instead.`;
+    throw new ResumeRefusedError(`resume refused, corrupt checkpoint: ${err.message.replace(/ Refusing to resume.*$| Resume with fallback.*$| Nothing was pulled;.*$/, '')} ${next}`, {
       cause: err,
     });
   }

@@ -89,6 +89,6 @@ describe('[slow] soup ckpt', { timeout: 120_000 }, () => {
     expect(badRepo.stderr).toBe('soup: --repo "not a repo" is neither a Hub repo id (user/name) nor a directory (file://path)\n');
     const noStep = await soup(['ckpt', 'final', 'out', '--run', 'r', '--repo', 'file://store'], cwd);
     expect(noStep.code).toBe(EXIT_CODES.usage);
-    expect(noStep.stderr).toBe('soup: out has no trainer_state.json with a step: pass --step N\n');
+    expect(noStep.stderr).toBe('soup: out has no trainer_state.json with a global_step: pass --step N\n');
   });
 });

@@ -36,12 +36,12 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
     const cwd = useTempDir();
     const r = await soup(['init', '--template', 'small', '--json'], { cwd });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ ok: true, template: 'small', files: ['soup.yaml', join('data', 'train.txt'), join('data', 'val.txt')] });
+    expect(JSON.parse(r.stdout)).toEqual({ ok: true, template: 'small', files: ['soup.yaml', join('data', 'train.txt'), join('data', 'val.txt')], kept: [] });
     expect(readFileSync(join(cwd, 'soup.yaml'), 'utf8')).toContain('base: soup/small-gpt');
     expect(readFileSync(join(cwd, 'data', 'train.txt'), 'utf8').length).toBeGreaterThan(50_000);
     const again = await soup(['init'], { cwd });
     expect(again.code).toBe(EXIT_CODES.usage);
-    expect(again.stderr).toBe('soup: soup.yaml, data/train.txt, data/val.txt already exist; pass --force to overwrite\n');
+    expect(again.stderr).toBe('soup: soup.yaml already exists; pass --force to overwrite it, or -o <file> to write another config\n');
     const forced = await soup(['init', '--force'], { cwd });
     expect(forced.code).toBe(0);
     expect(readFileSync(join(cwd, 'soup.yaml'), 'utf8')).toContain('base: soup/tiny-gpt');

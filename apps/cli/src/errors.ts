@@ -36,7 +36,7 @@ export class UsageError extends Error {
   }
 }
 
-/** The Hub needs a token and none was given (`HF_TOKEN` or `--token`). */
+/** The Hub needs a token and none was found (HF_TOKEN, HF_TOKEN_PATH, $HF_HOME/token, ~/.cache/huggingface/token). */
 export class TokenMissingError extends Error {
   override readonly name = 'TokenMissingError';
   readonly code = 'SOUP_HUB_TOKEN_MISSING';
@@ -58,8 +58,11 @@ export class TrainRunError extends Error {
 export class InterruptedError extends Error {
   override readonly name = 'InterruptedError';
   readonly code = 'SOUP_INTERRUPTED';
-  constructor(message = 'interrupted', opts: { cause?: unknown } = {}) {
+  /** The signal that interrupted it, when known. */
+  readonly signal: NodeJS.Signals | undefined;
+  constructor(message = 'interrupted', opts: { cause?: unknown; signal?: NodeJS.Signals } = {}) {
     super(message, { cause: opts.cause });
+    this.signal = opts.signal;
   }
 }
 
@@ -73,6 +76,15 @@ export function formatIssue(file: string, issue: ConfigIssue): string {
 export class ResumeRefusedError extends Error {
   override readonly name = 'ResumeRefusedError';
   readonly code = 'SOUP_RESUME_REFUSED';
+  constructor(message: string, opts: { cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+  }
+}
+
+/** `soup ckpt pull`: the checkpoint does not match its manifest (exit 8, as for a failed hash). */
+export class PullIntegrityError extends Error {
+  override readonly name = 'PullIntegrityError';
+  readonly code = 'SOUP_PULL_INTEGRITY';
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, { cause: opts.cause });
   }

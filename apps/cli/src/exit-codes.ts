@@ -69,6 +69,9 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_UNSAFE_PATH: 'integrity',
   SOUP_HUB_CKPT_POINTED_CONFLICT: 'usage',
   SOUP_HUB_CKPT_PULL_TARGET_EXISTS: 'usage',
+  SOUP_HUB_CKPT_POINTER_REGRESSION: 'usage',
+  SOUP_HUB_CKPT_LINKED_ENTRY: 'integrity',
+  SOUP_HUB_CKPT_CONCURRENT_WRITE: 'hub',
   // @soup/onnx-train
   SOUP_ONNX_TRAIN_BAD_SPEC: 'config',
   SOUP_ONNX_TRAIN_BAD_DATA: 'config',

@@ -1,8 +1,10 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
+import { ignoreClosedPipe } from './_closed-pipe';
 import { makeContext, type CliIo, type CommandContext } from './_context';
+import { markRequiredOptions, subcommandNames } from './_help';
 import { bytesArg, deviceArg, intAtLeast, oneOf } from './_parse';
-import { ConfigError } from './errors';
+import { ConfigError, InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
 
 export { EXIT_CODES, exitCodeFor, type ExitCodeName } from './exit-codes';
@@ -11,8 +13,9 @@ export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-co
 export { didYouMean, type DidYouMeanOptions } from './did-you-mean';
 export { parseBytes } from './parse-bytes';
 export { formatBytes } from './format-bytes';
-export { createProgress, formatDuration, type Progress, type ProgressOptions, type ProgressStream } from './progress';
+export { createProgress, fitFields, formatDuration, type Progress, type ProgressOptions, type ProgressStream } from './progress';
 export { ConfigError, UsageError, TokenMissingError, TrainRunError, InterruptedError, ResumeRefusedError, formatIssue, type ConfigIssue } from './errors';
+export { renderLossPlot, lossPlotSvg, type LossPoint, type RenderLossPlotOptions, type LossPlotSvgOptions } from './loss-plot';
 export { runFingerprint, type RunFingerprint, type RunFingerprintOptions, type RunIdentity } from './run-fingerprint';
 export type { CliIo } from './_context';
 
@@ -33,13 +36,17 @@ Exit codes:
   8    checkpoint files do not match their manifest
   9    device not available (e.g. no CUDA execution provider)
   10   training failed
-  130  interrupted
+  75   session ended early (--time-limit, SIGTERM, SIGINT): the current step was saved
+       and pushed; run the same command again to continue
+  130  interrupted (a second signal quits at once)
 
 Environment:
-  HF_TOKEN               Hugging Face token (never printed)
+  HF_TOKEN               Hugging Face token (never printed); else the file HF_TOKEN_PATH names,
+                         else $HF_HOME/token, else ~/.cache/huggingface/token (\`hf auth login\`)
   HF_ENDPOINT            Hub endpoint (default https://huggingface.co)
   SOUP_BATCH_CACHE_PATH  batch cache file (default ~/.soup/batch_cache.json)
-  NO_COLOR               plain output`;
+  NO_COLOR               plain output (no colour)
+  TERM=dumb              no colour, no redrawn progress lines`;
 
 /** Builds the `soup` program: one lazily imported module per command. */
 export function buildProgram(io: CliIo = {}): Command {
@@ -75,7 +82,7 @@ export function buildProgram(io: CliIo = {}): Command {
     .description('write a commented soup.yaml (and its training text) to start from')
     .addOption(new Option('-t, --template <name>', 'tiny (trains in seconds on a laptop CPU) or small (minutes)').choices(['tiny', 'small']).default('tiny'))
     .option('-o, --output <file>', 'where to write the config', 'soup.yaml')
-    .option('-f, --force', 'overwrite existing files')
+    .option('-f, --force', 'overwrite an existing config (training text in data/ is never overwritten)')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExample:\n  soup init --template tiny && soup train')
     .action(run(() => import('./commands/init')));
@@ -141,9 +148,10 @@ Examples:
     .command('train')
     .description('train the config\'s model, pushing checkpoints as it goes; stop at a segment boundary; resume from the Hub')
     .option('-c, --config <file>', 'the run config', 'soup.yaml')
-    .option('--hub-repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path (default: hub.repo, else <output>/hub)')
+    .option('--hub-repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path (default: hub.repo, else <output>-ckpt beside the output folder)')
     .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
     .option('--stop-after-steps <n>', 'end this session after n more steps, at a segment boundary the next session resumes from (0 = run to the horizon)', intAtLeast(0), 0)
+    .option('--time-limit <duration>', 'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: training.time_limit)')
     .addOption(
       new Option('--resume <mode>', 'auto: continue from the store\'s pointer, refusing stale or corrupt ones; fallback: auto, but walk back past a corrupt checkpoint; never: start fresh')
         .choices(['auto', 'fallback', 'never'])
@@ -153,6 +161,7 @@ Examples:
     .option('--output <dir>', 'override the output directory')
     .option('--device <device>', 'override the config\'s device', deviceArg)
     .option('--no-cache', 'probe the batch size even when the cache has an answer')
+    .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
       'after',
@@ -164,7 +173,12 @@ Prints a machine line at the end:
 Examples:
   soup train -c soup.yaml
   soup train --hub-repo me/my-run-ckpt --push-every-steps 50 --stop-after-steps 200   # session 1
-  soup train --hub-repo me/my-run-ckpt --push-every-steps 50                          # session 2: resumes`,
+  soup train --hub-repo me/my-run-ckpt --push-every-steps 50                          # session 2: resumes
+  soup train --hub-repo me/my-run-ckpt --time-limit 8h45m                             # a 9 h Kaggle session
+
+Session end: on --time-limit, SIGTERM or SIGINT the step running then completes, no new step starts, and
+that step is saved and pushed (push, verify, pointer, prune); then soup exits 75: run the same command
+again to continue. A second SIGTERM / SIGINT quits at once (exit 130).`,
     )
     .action(run(() => import('./commands/train')));
 
@@ -175,7 +189,7 @@ Examples:
       'after',
       `
 Examples (a PyTorch loop calls these after each save):
-  soup ckpt push out/checkpoint-200 --step 200 --repo me/run-ckpt --run my-run-v1
+  soup ckpt push out/checkpoint-200 --repo me/run-ckpt --run my-run-v1   # step from trainer_state.json
   soup ckpt final out/final --repo me/run-ckpt --run my-run-v1
   soup ckpt resume --repo me/run-ckpt --run my-run-v1 --dest out/resume
   soup ckpt status --repo file:///mnt/shared/run-ckpt`,
@@ -190,10 +204,11 @@ Examples (a PyTorch loop calls these after each save):
       .command('push')
       .description('push a checkpoint folder as ckpt/checkpoint-<step>, verify it remotely, move the pointer, prune')
       .argument('<dir>', 'the checkpoint folder')
-      .requiredOption('--step <n>', 'the training step of this checkpoint', intAtLeast(0))
+      .option('--step <n>', 'the training step of this checkpoint (default: global_step of <dir>/trainer_state.json)', intAtLeast(0))
       .requiredOption('--run <id>', 'run fingerprint: resume refuses checkpoints of another run')
       .option('--keep-local <n>', 'checkpoint-<n> folders to keep next to <dir>, newest first (default: all)', intAtLeast(0))
-      .option('--keep-remote <n>', 'remote checkpoints to keep (default: all)', intAtLeast(1))
+      .option('--keep-remote <n>', 'remote checkpoints to keep, at least 2 so one older stays to fall back to (default: all)', intAtLeast(2))
+      .option('--force', 'move latest.json even to a lower step or off a terminal (complete) pointer')
       .option('--public', 'create the Hub repo public (default private)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runPush })));
   repoOpts(
@@ -202,10 +217,16 @@ Examples (a PyTorch loop calls these after each save):
       .description('push the finished model as final/ and point the pointer at it (terminal)')
       .argument('<dir>', 'the final checkpoint folder')
       .requiredOption('--run <id>', 'run fingerprint')
-      .option('--step <n>', 'the final step (default: from trainer_state.json)', intAtLeast(0))
+      .option('--step <n>', 'the final step (default: global_step of <dir>/trainer_state.json)', intAtLeast(0))
+      .option('--force', 'move latest.json even to a lower step')
       .option('--public', 'create the Hub repo public (default private)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runFinal })));
-  repoOpts(ckpt.command('status').description('show the pointer and the checkpoints of a repo')).action(
+  repoOpts(
+    ckpt
+      .command('status')
+      .description('show the pointer, the checkpoints of a repo and the loss curve of the pointed checkpoint')
+      .option('--plot <file.svg>', 'also write the loss curve as an SVG'),
+  ).action(
     run(async () => ({ run: (await import('./commands/ckpt')).runStatus })),
   );
   repoOpts(
@@ -220,13 +241,15 @@ Examples (a PyTorch loop calls these after each save):
   repoOpts(
     ckpt
       .command('resume')
-      .description('decide where a run resumes (fresh, resume, complete, or refuse) and pull that checkpoint')
+      .description('decide where a run resumes (fresh, resume, complete, or refuse), checking that the checkpoint pulls cleanly')
       .requiredOption('--run <id>', 'run fingerprint of the run that wants to resume')
-      .option('--dest <dir>', 'pull the checkpoint here (default: only report)')
+      .option('--dest <dir>', 'pull the checkpoint here (default: pull into a temp folder, report, remove it)')
       .option('--force', 'replace --dest when it exists')
-      .option('--fallback', 'when the pointer is corrupt, walk back to the newest verified checkpoint'),
+      .option('--fallback', 'when the chosen checkpoint fails to verify or pull, walk back to the next older one that pulls cleanly')
+      .option('--repair', 'rewrite latest.json to the checkpoint resumed from (default: latest.json is never written)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runResume })));
 
+  markRequiredOptions(program);
   Object.defineProperty(program, 'soupExitCode', { get: () => exitCode });
   return program;
 }
@@ -243,10 +266,16 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals): void => {
     signals += 1;
-    if (signals > 1) process.exit(EXIT_CODES.interrupted);
+    if (signals > 1) {
+      (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is abandoned, the store's pointer stays on its last verified checkpoint\n`);
+      process.exit(EXIT_CODES.interrupted);
+    }
     (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig}: stopping after the current step (again to quit now)\n`);
-    controller.abort();
+    // The reason names the signal: soup train reports it with the step it saved.
+    controller.abort(new InterruptedError(`interrupted by ${sig}`, { signal: sig }));
   };
+  if (ioIn.stdout === undefined) ignoreClosedPipe(process.stdout);
+  if (ioIn.stderr === undefined) ignoreClosedPipe(process.stderr);
   const own = ioIn.signal === undefined;
   if (own) {
     process.on('SIGINT', onSignal);
@@ -272,6 +301,19 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
     if (json) stdout.write(`${JSON.stringify({ ok: false, error: { code: errCode, message: lines.join('\n'), exit_code: code } })}\n`);
     return code;
   };
+  // A bare `soup` prints the help; a bare group (`soup cache`, `soup ckpt`) prints its help on
+  // stderr and exits 2: a subcommand is missing.
+  const args = argv.slice(2);
+  if (args.length === 0) {
+    stdout.write(program.helpInformation());
+    return EXIT_CODES.ok;
+  }
+  const group = program.commands.find((c) => c.name() === args[0] && c.commands.length > 0);
+  if (group && !args.slice(1).some((a) => !a.startsWith('-') || a === '-h' || a === '--help')) {
+    stderr.write(group.helpInformation());
+    stderr.write(`\nsoup: ${group.name()} needs a subcommand: ${subcommandNames(group).join(', ')}\n`);
+    return EXIT_CODES.usage;
+  }
   try {
     await program.parseAsync(argv);
     return (program as unknown as { soupExitCode: number }).soupExitCode;
@@ -281,7 +323,7 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
       if (err.code === 'commander.executeSubCommandAsync') return err.exitCode;
       // Commander puts "(Did you mean …?)" on a second line: keep one line.
       const msg = err.message.replace(/^error:\s*/, '').replace(/\n+/g, ' ').trim();
-      const where = commandPath(argv);
+      const where = commandPath(program, argv);
       return fail(EXIT_CODES.usage, 'SOUP_USAGE', [`${msg} (see: ${where} --help)`]);
     }
     if (err instanceof ConfigError) {
@@ -300,13 +342,16 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-function commandPath(argv: string[]): string {
+/** `soup`, `soup ckpt` or `soup ckpt push`: the deepest real command the arguments name. */
+function commandPath(program: Command, argv: string[]): string {
   const words = ['soup'];
-  const args = argv.slice(2);
-  const tops = ['init', 'probe', 'cache', 'plan', 'train', 'ckpt'];
-  if (args[0] && tops.includes(args[0])) {
-    words.push(args[0]);
-    if ((args[0] === 'cache' || args[0] === 'ckpt') && args[1] && !args[1].startsWith('-')) words.push(args[1]);
+  let cmd: Command = program;
+  for (const arg of argv.slice(2)) {
+    if (arg.startsWith('-')) break;
+    const sub = cmd.commands.find((c) => c.name() === arg);
+    if (!sub) break;
+    words.push(arg);
+    cmd = sub;
   }
   return words.join(' ');
 }

@@ -112,7 +112,7 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     expect(json).toMatchObject({ final_step: 20, segment_stop: false, batch_size: 8, batch_source: 'probe', tokens_consumed: 20 * 8 * 16, pushed_steps: [10, 20], final_pushed: true, val_skipped: false });
     expect(json.val_loss).toEqual(expect.any(Number));
     expect(json.final_loss as number).toBeLessThan(json.initial_loss as number);
-    expect(JSON.parse(readFileSync(join(cwd, 'soup-output', 'hub', 'latest.json'), 'utf8'))).toMatchObject({ step: 20, path_in_repo: 'final', terminal: true });
+    expect(JSON.parse(readFileSync(join(cwd, 'soup-output-ckpt', 'latest.json'), 'utf8'))).toMatchObject({ step: 20, path_in_repo: 'final', terminal: true });
     expect(existsSync(join(cwd, 'soup-output', 'final', 'model.safetensors'))).toBe(true);
     expect(r.stderr).toContain('train: 20/20 steps in');
     const again = await soup(['train', '--json'], cwd);

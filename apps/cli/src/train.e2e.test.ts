@@ -119,7 +119,7 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     expect(await pointer(repo)).toMatchObject({ step: HORIZON, path_in_repo: 'final', terminal: true, run: rj1.run });
     const files = server.files(repo)!;
     expect(Object.keys(files).filter((f) => f.startsWith('final/')).sort()).toEqual(
-      ['final/manifest.json', 'final/model.safetensors', 'final/optimizer.safetensors', 'final/soup_run.json', 'final/trainer_state.json'],
+      ['final/config.json', 'final/generation_config.json', 'final/manifest.json', 'final/model.safetensors', 'final/optimizer.safetensors', 'final/soup_run.json', 'final/trainer_state.json'],
     );
     const resumedFinal = sha(join(cwd, 'out', 'final', 'model.safetensors'));
     expect(files['final/model.safetensors']?.lfs?.oid).toBe(resumedFinal);
@@ -151,7 +151,10 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     const args = ['train', '-c', 'soup.yaml', '--hub-repo', 'e2e/errors', '--output', 'out'];
     const noToken = await soup(args, cwd, { HF_TOKEN: '' });
     expect(noToken.code).toBe(EXIT_CODES.auth);
-    expect(noToken.stderr).toBe('soup: --hub-repo e2e/errors is a Hugging Face repo and HF_TOKEN is not set: export HF_TOKEN=<a token with write access>, or use file://<dir> for a directory store\n');
+    expect(noToken.stderr).toBe(
+      'soup: --hub-repo e2e/errors is a Hugging Face repo and no token was found; looked in HF_TOKEN (empty), HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset), ' +
+        `${join(cwd, '.cache', 'huggingface', 'token')} (no such file): export HF_TOKEN=<a token with write access>, or run \`hf auth login\`, or use file://<dir> for a directory store\n`,
+    );
     const badToken = await soup(args, cwd, { HF_TOKEN: 'hf_wrong_token_123' });
     expect(badToken.code).toBe(EXIT_CODES.auth);
     expect(badToken.stderr.trim().split('\n')).toHaveLength(1);

@@ -5,6 +5,7 @@ import schemaJson from '../assets/soup.schema.json';
 import { didYouMean } from './did-you-mean';
 import type { ConfigIssue } from './errors';
 import { parseBytes } from './parse-bytes';
+import { parseDuration } from './parse-duration';
 
 /** A gradient checkpointing setting as written in soup.yaml. */
 export type GradCkptSetting = boolean | null | 'full' | 'medium' | 'selective' | 'auto' | 'budget';
@@ -48,6 +49,8 @@ export interface SoupConfig {
     activationOffloadingDir: string | null;
     quantization: 'none' | '4bit' | '8bit';
     loraR: number;
+    /** `time_limit` in ms: each session ends (saving and pushing its step) after this long; null for none. */
+    timeLimitMs: number | null;
   };
   device: { kind: 'cpu' | 'cuda'; id: number; spec: string };
   hub: {
@@ -372,6 +375,10 @@ function semanticChecks(
   if (budget !== undefined && budget !== null && parseBytes(budget as string | number) === undefined) {
     errors.push({ path: 'training.memory_budget', ...locate(doc, lc, ['training', 'memory_budget'], false), message: `must be a size like 6GiB or 512MiB (got ${got(budget)})` });
   }
+  const limit = training.time_limit;
+  if (limit !== undefined && limit !== null && parseDuration(String(limit)) === undefined) {
+    errors.push({ path: 'training.time_limit', ...locate(doc, lc, ['training', 'time_limit'], false), message: `must be a duration like 8h45m, 90m or 45s (got ${got(limit)})` });
+  }
   if (training.gradient_checkpointing === 'budget' && (budget === undefined || budget === null)) {
     errors.push({
       path: 'training.gradient_checkpointing',
@@ -442,6 +449,7 @@ function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions): Omit
       activationOffloadingDir: t.activation_offloading_dir ? resolve(cwd, String(t.activation_offloading_dir)) : null,
       quantization: t.quantization as 'none' | '4bit' | '8bit',
       loraR: (t.lora as { r: number }).r,
+      timeLimitMs: t.time_limit === undefined || t.time_limit === null ? null : (parseDuration(String(t.time_limit)) ?? null),
     },
     device: { kind, id: id === undefined ? 0 : Number(id), spec: device },
     hub: {

@@ -5,6 +5,7 @@ import { integerAtLeast, oneOf, optionalBoolean, optionalIntegerAtLeast, require
 import { resolveWorkerOptions, workerLaunch, type WorkerProbeOptions } from './_worker-options';
 import { createWorkerProbe } from './_worker-probe';
 import { ProbeOptionsError } from './errors';
+import { assertPeers } from './_peer';
 import type { ChildProbeFn } from './types';
 
 /** Session options forwarded to the child's `InferenceSession.create`. */
@@ -74,6 +75,7 @@ function sessionOptions(value: unknown): OrtSessionJobOptions {
  */
 export function createOrtProbe(options: CreateOrtProbeOptions): ChildProbeFn {
   const o = requireObject('options', options) as unknown as CreateOrtProbeOptions;
+  assertPeers('createOrtProbe', ['onnxruntime-node']);
   if (typeof o.model !== 'string' || o.model === '') throw new ProbeOptionsError('model', 'model must be the path of an .onnx file');
   const model = resolve(o.model);
   if (!existsSync(model)) throw new ProbeOptionsError('model', `model: ${model} does not exist`);

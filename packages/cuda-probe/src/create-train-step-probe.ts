@@ -1,10 +1,26 @@
-import type { GptSpec } from '@soup/onnx-train';
 import type { TrainStepJobOptions } from './_train-step-runner';
 import { integerAtLeast, oneOf, optionalBoolean, optionalIntegerAtLeast, requireObject } from './_validate';
 import { resolveWorkerOptions, workerLaunch, type WorkerProbeOptions } from './_worker-options';
 import { createWorkerProbe } from './_worker-probe';
+import { assertPeers } from './_peer';
 import { ProbeOptionsError } from './errors';
 import type { ChildProbeFn } from './types';
+
+/**
+ * The geometry of the @soup/onnx-train GPT to probe (its `GptSpec`, restated here so this package's
+ * types need no optional peer installed).
+ */
+export interface ProbeGptSpec {
+  vocabSize: number;
+  seqLen: number;
+  dModel: number;
+  nHeads: number;
+  nLayers: number;
+  /** @default 4 * dModel */
+  dFF?: number;
+  /** @default true */
+  tieEmbeddings?: boolean;
+}
 
 /** Options of {@link createTrainStepProbe}. */
 export interface CreateTrainStepProbeOptions extends WorkerProbeOptions {
@@ -12,7 +28,7 @@ export interface CreateTrainStepProbeOptions extends WorkerProbeOptions {
    * The model to probe (`dFF` and `tieEmbeddings` may be left out: onnx-train's defaults). Its
    * `seqLen` is the sequence length of the synthetic batch and must be at least 8.
    */
-  spec: GptSpec | (Omit<GptSpec, 'dFF' | 'tieEmbeddings'> & Partial<Pick<GptSpec, 'dFF' | 'tieEmbeddings'>>);
+  spec: ProbeGptSpec;
   /**
    * Gradient-checkpointing plan: the modules whose forward is recomputed in the backward
    * (`planCheckpoint(moduleNames(spec), tier)` of @soup/grad-ckpt).
@@ -51,6 +67,7 @@ const SPEC_INTS = ['vocabSize', 'seqLen', 'dModel', 'nHeads', 'nLayers'] as cons
  */
 export function createTrainStepProbe(options: CreateTrainStepProbeOptions): ChildProbeFn {
   const o = requireObject('options', options) as unknown as CreateTrainStepProbeOptions;
+  assertPeers('createTrainStepProbe', ['onnxruntime-node', '@soup/onnx-train']);
   const spec = requireObject('spec', o.spec);
   for (const k of SPEC_INTS) integerAtLeast(`spec.${k}`, spec[k], k === 'seqLen' ? 8 : 1);
   if (spec.dFF !== undefined) integerAtLeast('spec.dFF', spec.dFF, 1);

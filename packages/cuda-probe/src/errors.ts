@@ -78,3 +78,13 @@ export class MemoryCgroupUnavailableError extends CudaProbeError {
     this.reason = reason;
   }
 }
+
+/** An optional peer dependency (onnxruntime-node, @soup/onnx-train) is not installed; the message names the install command. */
+export class PeerDependencyMissingError extends CudaProbeError {
+  readonly packages: string[];
+  constructor(packages: string[], message: string, options?: { cause?: unknown }) {
+    super(message, 'SOUP_PEER_DEPENDENCY_MISSING', options);
+    this.name = 'PeerDependencyMissingError';
+    this.packages = packages;
+  }
+}

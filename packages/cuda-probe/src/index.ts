@@ -1,5 +1,5 @@
 export { createOrtProbe, type CreateOrtProbeOptions, type OrtProbeSessionOptions } from './create-ort-probe';
-export { createTrainStepProbe, type CreateTrainStepProbeOptions } from './create-train-step-probe';
+export { createTrainStepProbe, type CreateTrainStepProbeOptions, type ProbeGptSpec } from './create-train-step-probe';
 export { createCommandProbe, type CreateCommandProbeOptions } from './create-command-probe';
 export {
   classifyOutOfMemory,
@@ -19,5 +19,12 @@ export {
   type MemoryCgroupCounters,
   type MemoryCgroupSupport,
 } from './run-in-memory-cgroup';
-export { CudaProbeError, ProbeOptionsError, ProbeTimeoutError, ProbeChildError, DeviceQueryError } from './errors';
-export { MemoryCgroupUnavailableError } from './errors';
+export {
+  CudaProbeError,
+  ProbeOptionsError,
+  ProbeTimeoutError,
+  ProbeChildError,
+  DeviceQueryError,
+  PeerDependencyMissingError,
+  MemoryCgroupUnavailableError,
+} from './errors';

@@ -5,12 +5,13 @@
 //   SOUP_CRASH_PAUSE_AT  (push) phase of the step-20 push at which to print "PHASE <phase>" and hang
 //   SOUP_CRASH_SIZES  optional JSON {modelBytes, optimizerBytes}
 //   SOUP_CRASH_SALT   optional salt mixed into the content (fresh bytes per crash point)
-// push:   pushes checkpoint-10 completely, then checkpoint-20 and hangs at the phase (the parent SIGKILLs it).
-// resume: resolveResume + pullCheckpoint into <work>/pulled, prints RESULT {json} with the pulled
-//         files' sha256, then pushes checkpoint-30 and prints PUSHED.
+// push:   pushes checkpoint-5 and checkpoint-10 completely, then checkpoint-20 and hangs at the phase
+//         (the parent SIGKILLs it); without SOUP_CRASH_PAUSE_AT it completes and prints COMPLETED.
+// resume: pullResume (the one resume path, fallback on) into <work>/pulled, prints RESULT {json} with
+//         the pulled files' sha256, then pushes checkpoint-30 and prints PUSHED.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildManifest, openStore, pullCheckpoint, pushCheckpoint, resolveResume, type PushPhaseEvent } from '../src/index';
+import { buildManifest, openStore, pullResume, pushCheckpoint, type PushPhaseEvent } from '../src/index';
 import { sha256, writeCheckpoint } from './_fixtures';
 
 const CRASH_RUN = 'crash-run-fingerprint';
@@ -39,8 +40,10 @@ function filesOf(dir: string): Record<string, string> {
 
 if (mode === 'push') {
   const pauseAt = env.SOUP_CRASH_PAUSE_AT;
-  const a = writeCheckpoint({ root: local, step: 10, run: CRASH_RUN, sizes, salt });
-  await pushCheckpoint({ store, step: 10, dir: a.dir, run: CRASH_RUN, keepRemote: 1, keepLocal: 1 });
+  for (const step of [5, 10]) {
+    const a = writeCheckpoint({ root: local, step, run: CRASH_RUN, sizes, salt });
+    await pushCheckpoint({ store, step, dir: a.dir, run: CRASH_RUN, keepRemote: 2, keepLocal: 1 });
+  }
   const b = writeCheckpoint({ root: local, step: 20, run: CRASH_RUN, sizes, salt });
   let paused = false;
   await pushCheckpoint({
@@ -48,7 +51,7 @@ if (mode === 'push') {
     step: 20,
     dir: b.dir,
     run: CRASH_RUN,
-    keepRemote: 1,
+    keepRemote: 2,
     keepLocal: 1,
     onPhase: async (e: PushPhaseEvent) => {
       if (e.phase !== pauseAt || paused) return;
@@ -62,7 +65,7 @@ if (mode === 'push') {
 } else if (mode === 'push-unsafe') {
   // Negative control for the harness: the wrong order (pointer before data), as some trainers did.
   const a = writeCheckpoint({ root: local, step: 10, run: CRASH_RUN, sizes, salt });
-  await pushCheckpoint({ store, step: 10, dir: a.dir, run: CRASH_RUN, keepRemote: 1, keepLocal: 1 });
+  await pushCheckpoint({ store, step: 10, dir: a.dir, run: CRASH_RUN, keepRemote: 2, keepLocal: 1 });
   const b = writeCheckpoint({ root: local, step: 20, run: CRASH_RUN, sizes, salt });
   const built = await buildManifest({ dir: b.dir, step: 20, run: CRASH_RUN });
   const pointer = { step: 20, path_in_repo: 'ckpt/checkpoint-20', run: CRASH_RUN, terminal: false, manifest_sha256: built.sha256, updated_at: new Date().toISOString() };
@@ -71,24 +74,17 @@ if (mode === 'push') {
   setInterval(() => undefined, 1000);
   await new Promise<never>(() => undefined);
 } else if (mode === 'resume') {
-  const outcome = await resolveResume({ store, run: CRASH_RUN });
+  const outcome = await pullResume({ store, run: CRASH_RUN, dir: join(work, 'pulled') });
   if (outcome.outcome !== 'resume') {
     process.stdout.write(`RESULT ${JSON.stringify({ outcome: outcome.outcome })}\n`);
     process.exit(3);
   }
-  const pulled = await pullCheckpoint({
-    store,
-    pathInRepo: outcome.pathInRepo,
-    dir: join(work, 'pulled'),
-    expectedManifestSha256: outcome.manifestSha256,
-  });
-  const files = filesOf(pulled.dir);
+  const files = filesOf(outcome.localDir);
   delete files['manifest.json'];
-  process.stdout.write(
-    `RESULT ${JSON.stringify({ outcome: outcome.outcome, step: outcome.step, via: outcome.via, repaired: outcome.repaired, files })}\n`,
-  );
+  const skipped = outcome.skipped.map((k) => k.step);
+  process.stdout.write(`RESULT ${JSON.stringify({ outcome: outcome.outcome, step: outcome.step, via: outcome.via, repaired: outcome.repaired, skipped, files })}\n`);
   const c = writeCheckpoint({ root: local, step: 30, run: CRASH_RUN, sizes, salt });
-  await pushCheckpoint({ store, step: 30, dir: c.dir, run: CRASH_RUN, keepRemote: 1, keepLocal: 1 });
+  await pushCheckpoint({ store, step: 30, dir: c.dir, run: CRASH_RUN, keepRemote: 2, keepLocal: 1 });
   process.stdout.write('PUSHED 30\n');
 } else {
   process.stderr.write(`unknown SOUP_CRASH_MODE ${String(mode)}\n`);

@@ -1,6 +1,6 @@
 // Crash harness shared by the crash-safety test and the bench: a child pushing checkpoints is
 // SIGKILLed at a phase, then the repo is checked and a fresh process resumes and pulls.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runNode, spawnUntil, type HubServer } from '@soup/test-utils';
@@ -9,6 +9,14 @@ import { checkpointContent, sha256 } from './_fixtures';
 
 export const CRASH_PHASES = ['upload', 'uploaded', 'verified', 'pointer', 'prune'] as const;
 export type CrashPhase = (typeof CRASH_PHASES)[number];
+/**
+ * Faults beyond a kill: the pointer+prune commit of step 20 lands but its reply is lost (dropped
+ * connection, or a 500) — Hub only, a directory has no reply to lose; and corruption at rest of the
+ * pointed checkpoint after a complete push — both stores.
+ */
+export const FAULT_POINTS = ['lost-reply-drop', 'lost-reply-500', 'corrupt-at-rest'] as const;
+export type FaultPoint = (typeof FAULT_POINTS)[number];
+export const faultKinds = (f: FaultPoint): CrashStoreKind[] => (f === 'corrupt-at-rest' ? ['hub', 'dir'] : ['hub']);
 export type CrashStoreKind = 'hub' | 'dir';
 
 const CHILD = fileURLToPath(new URL('./_crash-child.ts', import.meta.url));
@@ -18,7 +26,7 @@ const SIZES = { modelBytes: 48_000, optimizerBytes: 16_000 };
 
 export interface CrashPointResult {
   kind: CrashStoreKind;
-  phase: CrashPhase;
+  phase: CrashPhase | FaultPoint;
   /** Safety violations found (empty = the crash was survived). */
   violations: string[];
   /** Step the pointer named right after the kill. */
@@ -93,6 +101,20 @@ export async function runCrashPoint(p: {
   const store = openStore({ repo, token: env.HF_TOKEN, endpoint: env.HF_ENDPOINT });
   const before = await checkPointer(store, 'after kill', violations);
 
+  const r = await resumeAndCheck({ store, env, repo, resumeWork, salt, violations });
+  return { kind: p.kind, phase: p.phase, violations, pointerStepAfterKill: before?.step ?? null, resumedStep: r.resumedStep, via: r.via };
+}
+
+/** A fresh process resumes (pullResume), its pulled files must hash-match what was pushed, and it pushes step 30. */
+async function resumeAndCheck(p: {
+  store: CheckpointStore;
+  env: NodeJS.ProcessEnv;
+  repo: string;
+  resumeWork: string;
+  salt: string;
+  violations: string[];
+}): Promise<{ resumedStep: number | null; via: string | null; skipped: number[] }> {
+  const { store, env, repo, resumeWork, salt, violations } = p;
   const res = await runNode(['--import', 'tsx', CHILD], {
     cwd: PKG_DIR,
     env: { ...env, SOUP_CRASH_MODE: 'resume', SOUP_CRASH_REPO: repo, SOUP_CRASH_WORK: resumeWork },
@@ -100,13 +122,15 @@ export async function runCrashPoint(p: {
   });
   let resumedStep: number | null = null;
   let via: string | null = null;
+  let skipped: number[] = [];
   const line = res.stdout.split('\n').find((l) => l.startsWith('RESULT '));
   if (res.code !== 0 || !line) {
     violations.push(`resume process failed (code ${res.code}): ${res.stderr.slice(-800)}`);
   } else {
-    const result = JSON.parse(line.slice('RESULT '.length)) as { step: number; via: string | null; files: Record<string, string> };
+    const result = JSON.parse(line.slice('RESULT '.length)) as { step: number; via: string | null; skipped: number[]; files: Record<string, string> };
     resumedStep = result.step;
     via = result.via;
+    skipped = result.skipped;
     const expected = Object.fromEntries(Object.entries(checkpointContent(result.step, RUN, SIZES, salt)).map(([n, b]) => [n, sha256(b)]));
     if (JSON.stringify(sortKeys(result.files)) !== JSON.stringify(sortKeys(expected))) {
       violations.push(`pulled checkpoint-${result.step} does not hash-match what was pushed`);
@@ -115,7 +139,61 @@ export async function runCrashPoint(p: {
   }
   const after = await checkPointer(store, 'after resume', violations);
   if (after && res.code === 0 && after.step !== 30) violations.push(`after the resumed push the pointer names step ${after.step}, not 30`);
-  return { kind: p.kind, phase: p.phase, violations, pointerStepAfterKill: before?.step ?? null, resumedStep, via };
+  return { resumedStep, via, skipped };
+}
+
+/** Runs one fault point end to end (see FAULT_POINTS). */
+export async function runFaultPoint(p: { kind: CrashStoreKind; fault: FaultPoint; workDir: string; server?: HubServer }): Promise<CrashPointResult> {
+  const violations: string[] = [];
+  const salt = Math.random().toString(36).slice(2);
+  const env: NodeJS.ProcessEnv = { ...process.env, SOUP_CRASH_SIZES: JSON.stringify(SIZES), SOUP_CRASH_SALT: salt };
+  let repo: string;
+  const server = p.server;
+  if (p.kind === 'hub') {
+    if (!server) throw new Error('runFaultPoint: kind "hub" needs a server');
+    repo = `soup-test/fault-${p.fault}-${Math.random().toString(36).slice(2, 8)}`;
+    env.HF_TOKEN = server.token;
+    env.HF_ENDPOINT = server.url;
+  } else {
+    if (p.fault !== 'corrupt-at-rest') throw new Error(`runFaultPoint: ${p.fault} needs a Hub store`);
+    repo = pathToFileURL(join(p.workDir, 'remote')).href;
+  }
+  const pushWork = join(p.workDir, 'session-1');
+  const resumeWork = join(p.workDir, 'session-2');
+  mkdirSync(pushWork, { recursive: true });
+  mkdirSync(resumeWork, { recursive: true });
+  // Commits of the push child: data 5, pointer 5, data 10, pointer 10, data 20, then pointer 20 + prune 5.
+  if (p.fault !== 'corrupt-at-rest') server?.setFaults({ commitLostReply: { count: 1, skip: 5, as: p.fault === 'lost-reply-500' ? 500 : 'drop' } });
+  const push = await runNode(['--import', 'tsx', CHILD], {
+    cwd: PKG_DIR,
+    env: { ...env, SOUP_CRASH_MODE: 'push', SOUP_CRASH_REPO: repo, SOUP_CRASH_WORK: pushWork },
+    timeoutMs: 60_000,
+  });
+  if (p.fault !== 'corrupt-at-rest') {
+    if ((server?.getFaults().commitLostReply?.count ?? 0) !== 0) violations.push('the lost-reply fault never fired');
+    server?.setFaults({});
+  }
+  if (push.code !== 0 || !push.stdout.includes('COMPLETED')) violations.push(`push child failed (code ${push.code}): ${push.stderr.slice(-800)}`);
+  const store = openStore({ repo, token: env.HF_TOKEN, endpoint: env.HF_ENDPOINT });
+  const before = await checkPointer(store, 'after push', violations);
+  if (before && before.step !== 20) violations.push(`after the push the pointer names step ${before.step}, not 20`);
+  if ((await store.list({ prefix: 'ckpt/checkpoint-5' })).length > 0) violations.push('ckpt/checkpoint-5 was not pruned');
+  let expectStep = 20;
+  if (p.fault === 'corrupt-at-rest') {
+    const path = 'ckpt/checkpoint-20/model.safetensors';
+    if (p.kind === 'hub') server?.corruptAtRest(repo, path);
+    else {
+      const file = join(p.workDir, 'remote', ...path.split('/'));
+      const b = readFileSync(file);
+      b[100] = (b[100] ?? 0) ^ 0xff;
+      writeFileSync(file, b);
+    }
+    expectStep = 10;
+  }
+  const r = await resumeAndCheck({ store, env, repo, resumeWork, salt, violations });
+  if (r.resumedStep !== expectStep) violations.push(`resumed from step ${r.resumedStep}, expected ${expectStep}`);
+  if (p.fault === 'corrupt-at-rest' && (r.via !== 'fallback' || !r.skipped.includes(20))) violations.push(`expected a fallback past checkpoint-20, got via ${r.via}, skipped ${JSON.stringify(r.skipped)}`);
+  return { kind: p.kind, phase: p.fault, violations, pointerStepAfterKill: before?.step ?? null, resumedStep: r.resumedStep, via: r.via };
 }
 
 function sortKeys(o: Record<string, string>): Record<string, string> {

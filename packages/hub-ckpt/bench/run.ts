@@ -6,8 +6,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeTempDir, startHubServer } from '@soup/test-utils';
-import { HubStore, pullCheckpoint, pushCheckpoint, resolveResume } from '../src/index';
-import { CRASH_PHASES, runCrashPoint, type CrashPointResult } from './_crash';
+import { HubStore, pullResume, pushCheckpoint } from '../src/index';
+import { CRASH_PHASES, FAULT_POINTS, faultKinds, runCrashPoint, runFaultPoint, type CrashPointResult } from './_crash';
 
 const json = process.argv.includes('--json');
 const REPS = 3;
@@ -44,9 +44,8 @@ try {
     const cold = join(tmp.dir, `cold-${rep}`);
     const fresh = new HubStore({ repo, endpoint: server.url, token: server.token });
     const t0 = performance.now();
-    const outcome = await resolveResume({ store: fresh, run: 'bench-run' });
+    const outcome = await pullResume({ store: fresh, run: 'bench-run', dir: cold });
     if (outcome.outcome !== 'resume') throw new Error(`bench: expected a resume, got ${outcome.outcome}`);
-    await pullCheckpoint({ store: fresh, pathInRepo: outcome.pathInRepo, dir: join(cold, 'checkpoint-100'), expectedManifestSha256: outcome.manifestSha256 });
     pulls.push(performance.now() - t0);
     log(`cold pull ${rep + 1}/${REPS}: ${pulls[rep]?.toFixed(0)} ms`);
     rmSync(cold, { recursive: true, force: true });
@@ -63,6 +62,18 @@ try {
         const r = await runCrashPoint({ kind, phase, workDir: work.dir, server });
         crash.push(r);
         log(`crash ${kind}/${phase}: pointer after kill ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`);
+      } finally {
+        work.cleanup();
+      }
+    }
+  }
+  for (const fault of FAULT_POINTS) {
+    for (const kind of faultKinds(fault)) {
+      const work = makeTempDir('soup-hub-bench-fault-');
+      try {
+        const r = await runFaultPoint({ kind, fault, workDir: work.dir, server });
+        crash.push(r);
+        log(`fault ${kind}/${fault}: pointer after push ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`);
       } finally {
         work.cleanup();
       }
@@ -97,8 +108,8 @@ try {
     const rows: Array<[string, string, string]> = [
       ['pushMBps', String(result.pushMBps), 'whole push: hash + upload + verify + pointer'],
       ['verifyOverheadRatio', String(result.verifyOverheadRatio), 'target <= 0.15'],
-      ['pullMBps', String(result.pullMBps), 'resolveResume + cold pull with sha256 checks'],
-      ['crashPoints', String(result.crashPoints), 'target >= 5'],
+      ['pullMBps', String(result.pullMBps), 'pullResume: verify + cold pull with sha256 checks'],
+      ['crashPoints', String(result.crashPoints), '10 SIGKILLs + 4 faults (lost commit reply x2, corruption at rest x2); target >= 5'],
       ['crashViolations', String(result.crashViolations), 'target 0'],
     ];
     log('');

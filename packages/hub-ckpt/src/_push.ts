@@ -1,7 +1,8 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { buildManifest } from './build-manifest';
-import { InvalidCheckpointOptionError, PointedCheckpointConflictError, StaleRunError, VerifyError } from './errors';
+import { InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
+import { sha256Hex, writeFileAtomic } from './_fs';
 import { CKPT_PREFIX, MANIFEST_NAME, POINTER_PATH, stepOfLocalName, stepOfPath } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
 import type { CheckpointStore, HubCkptLogger, StoreOperation } from './types';
@@ -46,6 +47,20 @@ export interface PushFolderParams {
   keepRemote: number | undefined;
   onPhase: ((event: PushPhaseEvent) => void | Promise<void>) | undefined;
   logger: HubCkptLogger | undefined;
+  force: boolean;
+  signal: AbortSignal | undefined;
+}
+
+/** Local record of the pushes that verified, beside the checkpoint folders: `{"<step>": "<manifest sha256>"}`. */
+export const VERIFIED_LEDGER = '.soup-verified.json';
+
+async function readLedger(parent: string): Promise<Record<string, string>> {
+  try {
+    const v = JSON.parse(await readFile(join(parent, VERIFIED_LEDGER), 'utf8')) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
 }
 
 export function checkKeep(field: 'keepLocal' | 'keepRemote', value: unknown, min: number): void {
@@ -72,9 +87,16 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     log(`${store.description}: creating it`);
     await store.create();
   }
+  const signal = p.signal;
+  signal?.throwIfAborted();
   const current = await readPointer(store);
+  const pointerSha = current.raw === null ? null : sha256Hex(current.raw);
   if (current.pointer && current.pointer.run !== run) {
     throw new StaleRunError({ pointerRun: current.pointer.run, run, pointerStep: current.pointer.step, where: store.description });
+  }
+  const cur = current.pointer;
+  if (cur && !p.force && cur.path_in_repo !== pathInRepo && (cur.step > step || (cur.terminal && !p.terminal))) {
+    throw new PointerRegressionError({ where: store.description, from: cur, toStep: step, toPath: pathInRepo, terminal: p.terminal });
   }
   const samePointed = current.pointer?.path_in_repo === pathInRepo;
   if (samePointed && current.pointer?.manifest_sha256 !== built.sha256) throw new PointedCheckpointConflictError(pathInRepo);
@@ -93,6 +115,7 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     await store.commit({
       message: `soup: upload ${pathInRepo} (step ${step})`,
       operations: ops,
+      ...(signal ? { signal } : {}),
       onProgress: async (ev) => {
         if (ev.stage === 'file') await phase('upload', ev.path);
       },
@@ -103,10 +126,22 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
   await phase('uploaded');
 
   const tVerify = performance.now();
-  const verified = await verifyCheckpoint({ store, pathInRepo, expectedManifestSha256: built.sha256, expectedRun: run, expectedStep: step });
+  signal?.throwIfAborted();
+  const verified = await verifyCheckpoint({ store, pathInRepo, expectedManifestSha256: built.sha256, expectedRun: run, expectedStep: step, ...(signal ? { signal } : {}) });
   const verifyMs = performance.now() - tVerify;
   if (!verified.ok) throw new VerifyError({ pathInRepo, problems: verified.problems });
   await phase('verified');
+  const parent = dirname(resolve(p.dir));
+  const ledger = await readLedger(parent);
+  if (pathInRepo !== 'final' && ledger[String(step)] !== built.sha256) {
+    ledger[String(step)] = built.sha256;
+    try {
+      await writeFileAtomic(join(parent, VERIFIED_LEDGER), new TextEncoder().encode(`${JSON.stringify(ledger, null, 2)}\n`));
+    } catch (err) {
+      p.logger?.warn?.(`could not record the verified push in ${join(parent, VERIFIED_LEDGER)} (${(err as Error).message}); local prune will keep this folder`);
+    }
+  }
+  signal?.throwIfAborted();
 
   const tPointer = performance.now();
   const prunedRemote: string[] = [];
@@ -140,6 +175,9 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
         `soup: latest.json -> ${pathInRepo} (step ${step}${p.terminal ? ', terminal' : ''})` +
         (prunedRemote.length > 0 ? `; prune ${prunedRemote.join(', ')}` : ''),
       operations: ops,
+      // Compare-and-swap on the pointer this push read: a second writer is refused, not overwritten.
+      ifMatch: { path: POINTER_PATH, sha256: pointerSha },
+      ...(signal ? { signal } : {}),
       onProgress: async (ev) => {
         if (ev.stage === 'commit') await phase('pointer');
         else if (ev.kind === 'put' && ev.path === POINTER_PATH) {
@@ -156,15 +194,19 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
 
   const tPrune = performance.now();
   const prunedLocal: string[] = [];
-  if (p.keepLocal !== undefined) {
-    const parent = dirname(resolve(p.dir));
+  if (p.keepLocal !== undefined && p.keepLocal !== Number.POSITIVE_INFINITY) {
     const localSteps: Array<{ step: number; path: string }> = [];
     for (const e of await readdir(parent, { withFileTypes: true })) {
       const s = stepOfLocalName(e.name);
       if (e.isDirectory() && s !== null && s <= step) localSteps.push({ step: s, path: join(parent, e.name) });
     }
     localSteps.sort((a, b) => b.step - a.step);
-    for (const old of p.keepLocal === Number.POSITIVE_INFINITY ? [] : localSteps.slice(p.keepLocal)) {
+    for (const old of localSteps.slice(p.keepLocal)) {
+      // Only a folder whose push verified may go: anything else may be the only copy.
+      if (ledger[String(old.step)] === undefined && old.path !== resolve(p.dir)) {
+        log(`kept local ${basename(old.path)}: no verified push of it is recorded in ${VERIFIED_LEDGER}`);
+        continue;
+      }
       await rm(old.path, { recursive: true, force: true });
       prunedLocal.push(old.path);
       log(`pruned local ${basename(old.path)}`);

@@ -1,7 +1,7 @@
 // slow: every crash point kills a real child process with SIGKILL, then a fresh process resumes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
-import { CRASH_PHASES, runCrashPoint, type CrashPhase } from '../bench/_crash';
+import { CRASH_PHASES, FAULT_POINTS, faultKinds, runCrashPoint, runFaultPoint, type CrashPhase } from '../bench/_crash';
 import { STORE_KINDS } from './_test-helpers';
 
 // Where a fresh session must resume after a kill at each phase of pushing step 20 (step 10 was pushed).
@@ -33,10 +33,26 @@ describe.each(STORE_KINDS)('slow: SIGKILL at every push phase on %s store', (kin
   );
 });
 
+describe('slow: faults beyond a kill', () => {
+  it.each(FAULT_POINTS.flatMap((f) => faultKinds(f).map((k) => [f, k] as const)))(
+    '%s on %s store: the push completes or the resume falls back, and a cold resume hash-matches',
+    async (fault, kind) => {
+      const r = await runFaultPoint({ kind, fault, workDir: useTempDir('soup-fault-'), server });
+      expect(r.violations).toEqual([]);
+      expect(r.pointerStepAfterKill).toBe(20);
+      expect(r.resumedStep).toBe(fault === 'corrupt-at-rest' ? 10 : 20);
+      expect(r.via).toBe(fault === 'corrupt-at-rest' ? 'fallback' : null);
+    },
+    90_000,
+  );
+});
+
 describe('slow: the crash harness is not vacuous', () => {
   it('flags a pusher that moves the pointer before its data', async () => {
     const r = await runCrashPoint({ kind: 'dir', phase: 'pointer', workDir: useTempDir('soup-crash-'), unsafeOrder: true });
     expect(r.violations.some((v) => v.startsWith('after kill: latest.json names ckpt/checkpoint-20, which does not verify'))).toBe(true);
-    expect(r.violations.some((v) => v.startsWith('resume process failed'))).toBe(true);
+    // The fallback of pullResume still saves the session: it walks back to checkpoint-10.
+    expect(r.resumedStep).toBe(10);
+    expect(r.via).toBe('fallback');
   }, 90_000);
 });

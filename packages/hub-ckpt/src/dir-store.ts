@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { constants, createReadStream, createWriteStream, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createHash } from 'node:crypto';
-import { StoreError } from './errors';
-import { copyFileDurable, fsyncPath, hashFile, isDirectory, TMP_PREFIX } from './_fs';
+import { ConcurrentWriteError, LinkedEntryError, StoreError } from './errors';
+import { describeWriter } from './_describe-writer';
+import { fsyncPath, isDirectory, sha256Hex, TMP_PREFIX } from './_fs';
 import { assertSafeName } from './_paths';
 import type { CheckpointStore, StoreCommitParams, StoreEntry } from './types';
 
@@ -16,11 +16,21 @@ export interface DirStoreOptions {
 }
 
 const STAGING = `${TMP_PREFIX}staging`;
+const NOFOLLOW_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
 
 /**
  * A checkpoint store over a directory, with the same semantics as the Hub: every put is staged
  * and fsynced, then renamed into place (atomic per file), folders are fsynced after each rename,
  * deletes happen after puts. One writer per directory.
+ *
+ * It never follows a symbolic link below its root: listing, reading, hashing, downloading, renaming
+ * and deleting check every path component with lstat (files are opened with O_NOFOLLOW), and a linked
+ * entry is refused with LinkedEntryError, so nothing outside the root is read, written or deleted.
  */
 export class DirStore implements CheckpointStore {
   readonly kind = 'dir' as const;
@@ -36,9 +46,48 @@ export class DirStore implements CheckpointStore {
     this.description = `dir ${this.root}`;
   }
 
-  private abs(path: string): string {
+  /**
+   * The absolute path of a repo path, after checking that no existing component below the root is a
+   * symbolic link. Returns the lstat of the full path (null when it does not exist).
+   */
+  private async resolvePath(path: string): Promise<{ abs: string; stats: Stats | null }> {
     assertSafeName(path);
-    return join(this.root, ...path.split('/'));
+    const segs = path.split('/');
+    let abs = this.root;
+    for (let i = 0; i < segs.length; i++) {
+      abs = join(abs, segs[i] as string);
+      let st: Stats;
+      try {
+        st = await lstat(abs);
+      } catch (err) {
+        if (isMissing(err)) return { abs: join(this.root, ...segs), stats: null };
+        throw new StoreError(`directory store: lstat ${abs} failed: ${(err as Error).message}`, { cause: err });
+      }
+      if (st.isSymbolicLink()) throw new LinkedEntryError(abs);
+      if (i === segs.length - 1) return { abs, stats: st };
+      if (!st.isDirectory()) return { abs: join(this.root, ...segs), stats: null };
+    }
+    return { abs, stats: null };
+  }
+
+  /** Opens a regular file for reading without following a link; null when missing. */
+  private async openFile(path: string): Promise<{ fh: Awaited<ReturnType<typeof open>>; size: number } | null> {
+    const { abs, stats } = await this.resolvePath(path);
+    if (stats === null || !stats.isFile()) return null;
+    let fh;
+    try {
+      fh = await open(abs, NOFOLLOW_READ);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new LinkedEntryError(abs, { cause: err });
+      if (isMissing(err)) return null;
+      throw new StoreError(`directory store: open ${path} in ${this.root} failed: ${(err as Error).message}`, { cause: err });
+    }
+    const st = await fh.stat();
+    if (!st.isFile()) {
+      await fh.close();
+      return null;
+    }
+    return { fh, size: st.size };
   }
 
   async exists(): Promise<boolean> {
@@ -54,23 +103,32 @@ export class DirStore implements CheckpointStore {
 
   async list(params: { prefix: string }): Promise<StoreEntry[]> {
     const prefix = params.prefix.replace(/\/+$/, '');
-    const start = prefix === '' ? this.root : this.abs(prefix);
+    let start = this.root;
+    if (prefix !== '') {
+      const r = await this.resolvePath(prefix);
+      if (r.stats === null || !r.stats.isDirectory()) return [];
+      start = r.abs;
+    }
     const out: StoreEntry[] = [];
     const walk = async (abs: string, rel: string): Promise<void> => {
       let entries;
       try {
         entries = await readdir(abs, { withFileTypes: true });
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT' || code === 'ENOTDIR') return;
+        if (isMissing(err)) return;
         throw err;
       }
       for (const e of entries) {
         if (e.name.startsWith(TMP_PREFIX)) continue;
         const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
         const childAbs = join(abs, e.name);
+        if (e.isSymbolicLink()) throw new LinkedEntryError(childAbs);
         if (e.isDirectory()) await walk(childAbs, childRel);
-        else if (e.isFile()) out.push({ path: childRel, sizeBytes: (await stat(childAbs)).size });
+        else if (e.isFile()) {
+          const st = await lstat(childAbs);
+          if (st.isSymbolicLink()) throw new LinkedEntryError(childAbs);
+          out.push({ path: childRel, sizeBytes: st.size });
+        }
       }
     };
     await wrap(`list ${prefix || '/'}`, () => walk(start, prefix));
@@ -80,90 +138,126 @@ export class DirStore implements CheckpointStore {
   async stat(params: { paths: string[] }): Promise<StoreEntry[]> {
     const out: StoreEntry[] = [];
     for (const path of params.paths) {
-      const abs = this.abs(path);
-      try {
-        const s = await stat(abs);
-        if (s.isFile()) out.push({ path, sizeBytes: s.size });
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new StoreError(`stat ${path} in ${this.root}: ${(err as Error).message}`, { cause: err });
-      }
+      const { stats } = await this.resolvePath(path);
+      if (stats?.isFile()) out.push({ path, sizeBytes: stats.size });
     }
     return out;
   }
 
   async readFile(params: { path: string }): Promise<Uint8Array | null> {
-    const abs = this.abs(params.path);
+    const f = await this.openFile(params.path);
+    if (f === null) return null;
     try {
-      return new Uint8Array(await readFile(abs));
+      return new Uint8Array(await f.fh.readFile());
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
       throw new StoreError(`read ${params.path} in ${this.root}: ${(err as Error).message}`, { cause: err });
+    } finally {
+      await f.fh.close();
     }
   }
 
-  async hash(params: { path: string }): Promise<{ sizeBytes: number; sha256: string } | null> {
-    const src = this.abs(params.path);
+  private async streamTo(path: string, sink: NodeJS.WritableStream | null, signal: AbortSignal | undefined): Promise<{ sizeBytes: number; sha256: string } | null> {
+    const f = await this.openFile(path);
+    if (f === null) return null;
+    const hash = createHash('sha256');
+    let sizeBytes = 0;
+    const tap = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        hash.update(chunk);
+        sizeBytes += chunk.length;
+        cb(null, sink ? chunk : undefined);
+      },
+    });
+    const source = createReadStream('', { fd: f.fh, highWaterMark: 1024 * 1024, autoClose: true });
+    const opts = signal ? { signal } : {};
+    if (sink) await pipeline(source, tap, sink, opts);
+    else {
+      tap.resume();
+      await pipeline(source, tap, opts);
+    }
+    return { sizeBytes, sha256: hash.digest('hex') };
+  }
+
+  async hash(params: { path: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string } | null> {
     try {
-      return await hashFile(src);
+      return await this.streamTo(params.path, null, params.signal);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      if (err instanceof StoreError || err instanceof LinkedEntryError || (err as Error).name === 'AbortError') throw err;
+      if (isMissing(err)) return null;
       throw new StoreError(`hash ${params.path} in ${this.root}: ${(err as Error).message}`, { cause: err });
     }
   }
 
-  async download(params: { path: string; dest: string }): Promise<{ sizeBytes: number; sha256: string }> {
-    const src = this.abs(params.path);
+  async download(params: { path: string; dest: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string }> {
     return wrap(`download ${params.path}`, async () => {
-      const hash = createHash('sha256');
-      let sizeBytes = 0;
       await mkdir(dirname(params.dest), { recursive: true });
-      await pipeline(
-        createReadStream(src, { highWaterMark: 1024 * 1024 }),
-        new Transform({
-          transform(chunk: Buffer, _enc, cb) {
-            hash.update(chunk);
-            sizeBytes += chunk.length;
-            cb(null, chunk);
-          },
-        }),
-        createWriteStream(params.dest),
-      );
+      const got = await this.streamTo(params.path, createWriteStream(params.dest), params.signal);
+      if (got === null) {
+        throw new StoreError(`directory store: download ${params.path} failed: no such file in ${this.root}`, {
+          cause: Object.assign(new Error(`ENOENT: ${params.path}`), { code: 'ENOENT' }),
+        });
+      }
       await fsyncPath(params.dest);
-      return { sizeBytes, sha256: hash.digest('hex') };
+      return got;
     });
+  }
+
+  /** Makes the parent folders of a repo path, refusing a linked component. */
+  private async mkdirs(path: string): Promise<string> {
+    const segs = path.split('/');
+    let abs = this.root;
+    for (const seg of segs.slice(0, -1)) {
+      abs = join(abs, seg);
+      try {
+        await mkdir(abs);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const st = await lstat(abs);
+      if (st.isSymbolicLink()) throw new LinkedEntryError(abs);
+      if (!st.isDirectory()) throw new StoreError(`directory store: ${abs} is not a folder; cannot put ${path}`);
+    }
+    return join(abs, segs[segs.length - 1] as string);
   }
 
   async commit(params: StoreCommitParams): Promise<void> {
     for (const op of params.operations) assertSafeName(op.path);
+    const signal = params.signal;
+    signal?.throwIfAborted();
     if (!(await this.exists())) throw new StoreError(`directory store ${this.root} does not exist: create() it first (the first push does).`);
     const stagingRoot = join(this.root, STAGING);
     const staging = join(stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    // Every target is checked before anything is staged: a linked component refuses the whole commit.
+    for (const op of params.operations) await this.resolvePath(op.path);
     try {
-      await mkdir(staging, { recursive: true });
+      await mkdir(stagingRoot, { recursive: true });
+      if ((await lstat(stagingRoot)).isSymbolicLink()) throw new LinkedEntryError(stagingRoot);
+      await mkdir(staging);
       await this.removeDeadStaging(stagingRoot);
       const staged: Array<{ path: string; tmp: string }> = [];
       let i = 0;
       for (const op of params.operations) {
         if (op.kind !== 'put') continue;
+        signal?.throwIfAborted();
         const tmp = join(staging, String(i++));
         await wrap(`stage ${op.path}`, async () => {
-          if ('localPath' in op) await copyFileDurable(op.localPath, tmp);
-          else {
-            await writeFile(tmp, op.bytes);
-            await fsyncPath(tmp);
-          }
+          if ('localPath' in op) {
+            await pipeline(createReadStream(op.localPath), createWriteStream(tmp, { flags: 'wx' }), signal ? { signal } : {});
+          } else await writeFile(tmp, op.bytes, { flag: 'wx' });
+          await fsyncPath(tmp);
         });
         staged.push({ path: op.path, tmp });
       }
       await fsyncPath(staging);
+      signal?.throwIfAborted();
+      if (params.ifMatch) await this.checkIfMatch(params.ifMatch);
       await params.onProgress?.({ stage: 'commit' });
+      // Past the commit point the renames run to the end, abort or not: a commit is all-or-nothing as far as a directory allows.
       for (const { path, tmp } of staged) {
-        const target = this.abs(path);
         await wrap(`put ${path}`, async () => {
-          await mkdir(dirname(target), { recursive: true });
+          const target = await this.mkdirs(path);
+          const st = await lstat(target).catch((err: unknown) => (isMissing(err) ? null : Promise.reject(err)));
+          if (st?.isSymbolicLink()) throw new LinkedEntryError(target);
           await rename(tmp, target);
           await fsyncPath(dirname(target));
         });
@@ -171,16 +265,28 @@ export class DirStore implements CheckpointStore {
       }
       for (const op of params.operations) {
         if (op.kind !== 'delete') continue;
-        const target = this.abs(op.path);
+        const { abs, stats } = await this.resolvePath(op.path);
+        if (stats === null) {
+          throw new StoreError(`directory store: delete ${op.path} failed: no such file in ${this.root}`, {
+            cause: Object.assign(new Error(`ENOENT: ${op.path}`), { code: 'ENOENT' }),
+          });
+        }
         await wrap(`delete ${op.path}`, async () => {
-          await unlink(target);
-          await this.removeEmptyParents(dirname(target));
+          await unlink(abs);
+          await this.removeEmptyParents(dirname(abs));
         });
         await params.onProgress?.({ stage: 'file', kind: 'delete', path: op.path });
       }
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
+  }
+
+  private async checkIfMatch(cond: { path: string; sha256: string | null }): Promise<void> {
+    const now = await this.readFile({ path: cond.path });
+    const sha = now === null ? null : sha256Hex(now);
+    if (sha === cond.sha256) return;
+    throw new ConcurrentWriteError({ path: cond.path, writer: describeWriter(now), where: this.description });
   }
 
   private async removeEmptyParents(dir: string): Promise<void> {
@@ -216,7 +322,7 @@ async function wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof StoreError) throw err;
+    if (err instanceof StoreError || err instanceof LinkedEntryError || err instanceof ConcurrentWriteError || (err as Error).name === 'AbortError') throw err;
     throw new StoreError(`directory store: ${what} failed: ${(err as Error).message}`, { cause: err });
   }
 }

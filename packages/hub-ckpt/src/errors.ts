@@ -189,3 +189,64 @@ export class PullTargetExistsError extends Error {
     this.dir = dir;
   }
 }
+
+/** Another writer changed the store between this writer's read and its commit (a parentCommit / ifMatch conflict). */
+export class ConcurrentWriteError extends Error {
+  override readonly name = 'ConcurrentWriteError';
+  readonly code = 'SOUP_HUB_CKPT_CONCURRENT_WRITE' as const;
+  /** The contested file, e.g. `latest.json`. */
+  readonly path: string;
+  /** Who wrote it, as far as the store tells: the commit id and title, or the pointer's run and step. */
+  readonly writer: string;
+
+  constructor(options: ErrorOptions & { path: string; writer: string; where: string }) {
+    super(
+      `${options.where}: ${options.path} was changed by another writer (${options.writer}) since this writer read it; ` +
+        'nothing was overwritten. Two processes are pushing to the same store: stop one of them, then push again.',
+      withCause(options),
+    );
+    this.path = options.path;
+    this.writer = options.writer;
+  }
+}
+
+/** A directory store entry is a symbolic link: refused, since following it could read or write outside the store. */
+export class LinkedEntryError extends Error {
+  override readonly name = 'LinkedEntryError';
+  readonly code = 'SOUP_HUB_CKPT_LINKED_ENTRY' as const;
+  /** The linked path on disk. */
+  readonly path: string;
+
+  constructor(path: string, options: ErrorOptions = {}) {
+    super(
+      `${path} is a symbolic link inside a directory store; refusing to follow it (it could read, write or delete outside the store). ` +
+        'Remove the link (or replace it with a real folder) and try again.',
+      withCause(options),
+    );
+    this.path = path;
+  }
+}
+
+/** A push would move latest.json to a lower step, or from a terminal pointer to a non-terminal one. */
+export class PointerRegressionError extends Error {
+  override readonly name = 'PointerRegressionError';
+  readonly code = 'SOUP_HUB_CKPT_POINTER_REGRESSION' as const;
+  /** The step latest.json names now. */
+  readonly pointerStep: number;
+  readonly pointerTerminal: boolean;
+  /** The step the push would point it at. */
+  readonly step: number;
+
+  constructor(options: ErrorOptions & { where: string; from: { step: number; path_in_repo: string; terminal: boolean }; toStep: number; toPath: string; terminal: boolean }) {
+    const { from } = options;
+    super(
+      `${options.where}: latest.json names ${from.path_in_repo} (step ${from.step}${from.terminal ? ', terminal: the run is complete' : ''}); ` +
+        `pushing ${options.toPath} (step ${options.toStep}${options.terminal ? ', terminal' : ''}) would move it ${from.step > options.toStep ? 'backwards' : 'off the terminal checkpoint'}. ` +
+        'Nothing was uploaded. Pass force (soup ckpt push --force) to move it anyway.',
+      withCause(options),
+    );
+    this.pointerStep = from.step;
+    this.pointerTerminal = from.terminal;
+    this.step = options.toStep;
+  }
+}

@@ -110,16 +110,17 @@ describe('HubStore against the Hub-protocol server, through @huggingface/hub', (
     expect(t.logLines.some((l) => /batch answered 503/.test(l))).toBe(true);
   });
 
-  it('a truncated PUT fails verify (size from the listing) and the pointer does not move; a second push heals it', async () => {
+  it.each(['truncatePut', 'corruptPut'] as const)('an upload whose bytes do not hash to the oid (%s) is refused by the server; the pointer does not move; a second push heals it', async (fault) => {
     const t = await makeTestStore('hub');
     const ck10 = writeCheckpoint({ root: t.work, step: 10, run: RUN });
     await pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity });
-    t.server?.setFaults({ truncatePut: { count: 1 } });
+    t.server?.setFaults({ [fault]: { count: 1 } });
     const ck20 = writeCheckpoint({ root: t.work, step: 20, run: RUN });
     const err = await pushCheckpoint({ store: t.store, step: 20, dir: ck20.dir, run: RUN }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(VerifyError);
-    expect((err as VerifyError).problems.join('\n')).toMatch(/\.safetensors is \d+ bytes, the manifest says \d+/);
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).message).toMatch(/do not match the declared oid/);
     expect(await pointerStep(t.store)).toBe(10);
+    expect(Object.keys(t.server?.files(t.location) ?? {}).some((p) => p.startsWith('ckpt/checkpoint-20/'))).toBe(false);
     await pushCheckpoint({ store: t.store, step: 20, dir: ck20.dir, run: RUN });
     expect(await pointerStep(t.store)).toBe(20);
   });

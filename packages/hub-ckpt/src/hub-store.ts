@@ -1,24 +1,17 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream, openAsBlob } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web';
-import {
-  commitIter,
-  createRepo,
-  downloadFile,
-  HubApiError,
-  listFiles,
-  pathsInfo,
-  type CommitOperation,
-  type RepoDesignation,
-} from '@huggingface/hub';
-import { HubAuthError, InvalidCheckpointOptionError, StoreError } from './errors';
+import { createRepo, downloadFile, HubApiError, listFiles, pathsInfo, type RepoDesignation } from '@huggingface/hub';
+import { ConcurrentWriteError, HubAuthError, InvalidCheckpointOptionError, StoreError } from './errors';
+import { commitIdempotent } from './_hub-commit';
 import { fsyncPath } from './_fs';
 import { assertSafeName } from './_paths';
 import { redact } from './_redact';
+import { cleanHubToken, resolveHubToken } from './resolve-hub-token';
 import { makeRetryingFetch, type RetryOptions } from './_retry-fetch';
 import type { CheckpointStore, HubCkptLogger, StoreCommitParams, StoreEntry } from './types';
 
@@ -29,7 +22,10 @@ export interface HubStoreOptions {
   repo: string;
   /** Repo type. @default "model" */
   repoType?: 'model' | 'dataset';
-  /** Hub token. Never logged nor put in an error. @default env.HF_TOKEN */
+  /**
+   * Hub token (trimmed). Never logged nor put in an error.
+   * @default the first of HF_TOKEN, the file HF_TOKEN_PATH names, $HF_HOME/token, ~/.cache/huggingface/token (see resolveHubToken)
+   */
   token?: string;
   /** Hub endpoint. @default env.HF_ENDPOINT, else "https://huggingface.co" */
   endpoint?: string;
@@ -39,8 +35,10 @@ export interface HubStoreOptions {
   retry?: RetryOptions;
   /** fetch to use (wrapped with the retries). @default globalThis.fetch */
   fetch?: typeof fetch;
-  /** Environment to read HF_TOKEN / HF_ENDPOINT from. @default process.env */
+  /** Environment to read the token (see resolveHubToken) and HF_ENDPOINT from. @default process.env */
   env?: Record<string, string | undefined>;
+  /** Home directory for the default token file `~/.cache/huggingface/token`. @default env.HOME, else os.homedir() */
+  homeDir?: string;
   /** Retry warnings go here. @default silent */
   logger?: HubCkptLogger;
   /**
@@ -66,6 +64,7 @@ export class HubStore implements CheckpointStore {
   readonly #private: boolean;
   readonly #useXet: boolean;
   readonly #repo: RepoDesignation;
+  readonly #logger: HubCkptLogger | undefined;
 
   constructor(opts: HubStoreOptions) {
     const env = opts.env ?? process.env;
@@ -86,16 +85,20 @@ export class HubStore implements CheckpointStore {
     } catch (err) {
       throw new InvalidCheckpointOptionError('endpoint', 'endpoint must be an http(s) URL such as https://huggingface.co.', { cause: err });
     }
+    if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
+      throw new InvalidCheckpointOptionError('endpoint', `endpoint ${JSON.stringify(endpoint.protocol)} is not http(s): use an https:// URL such as https://huggingface.co.`);
+    }
     endpoint.username = '';
     endpoint.password = '';
     this.endpoint = endpoint.href.replace(/\/+$/, '');
-    const token = opts.token ?? env.HF_TOKEN;
-    this.#token = token === '' ? undefined : token;
+    const token = opts.token !== undefined ? cleanHubToken(opts.token) : resolveHubToken({ env, ...(opts.homeDir !== undefined ? { homeDir: opts.homeDir } : {}) }).token;
+    this.#token = token ?? undefined;
     this.repoId = opts.repo;
     this.repoType = repoType;
     this.#repo = { type: repoType, name: opts.repo };
     this.#private = opts.private ?? true;
     this.#useXet = opts.useXet ?? false;
+    this.#logger = opts.logger;
     this.description = `hub ${repoType} ${opts.repo} @ ${this.endpoint}`;
     this.#fetch = makeRetryingFetch({
       ...opts.retry,
@@ -117,7 +120,7 @@ export class HubStore implements CheckpointStore {
   private requireToken(what: string): string {
     if (this.#token === undefined) {
       throw new HubAuthError(
-        `${what} on ${this.description} needs a token: set HF_TOKEN (or pass token) to a Hugging Face token with write access.`,
+        `${what} on ${this.description} needs a token: set HF_TOKEN (or HF_TOKEN_PATH, or run "hf auth login") to a Hugging Face token with write access.`,
         { status: 0 },
       );
     }
@@ -130,7 +133,8 @@ export class HubStore implements CheckpointStore {
   }
 
   private fail(what: string, err: unknown): never {
-    if (err instanceof HubAuthError || err instanceof StoreError || err instanceof InvalidCheckpointOptionError) throw err;
+    if (err instanceof HubAuthError || err instanceof StoreError || err instanceof InvalidCheckpointOptionError || err instanceof ConcurrentWriteError) throw err;
+    if ((err as Error | undefined)?.name === 'AbortError' || (err as Error | undefined)?.name === 'TimeoutError') throw err;
     const secrets = [this.#token];
     if (err instanceof HubApiError) {
       const status = err.statusCode;
@@ -234,10 +238,18 @@ export class HubStore implements CheckpointStore {
     }
   }
 
-  private async blob(path: string): Promise<Blob | null> {
+  /** The retrying fetch, aborted by `signal` too. */
+  private fetchFor(signal: AbortSignal | undefined): typeof fetch {
+    if (!signal) return this.#fetch;
+    const inner = this.#fetch;
+    return ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
+      inner(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal })) as typeof fetch;
+  }
+
+  private async blob(path: string, signal?: AbortSignal): Promise<Blob | null> {
     assertSafeName(path);
     try {
-      return await downloadFile({ repo: this.#repo, path, ...this.creds(), hubUrl: this.endpoint, fetch: this.#fetch });
+      return await downloadFile({ repo: this.#repo, path, ...this.creds(), hubUrl: this.endpoint, fetch: this.fetchFor(signal) });
     } catch (err) {
       this.fail(`downloading ${path}`, err);
     }
@@ -253,8 +265,8 @@ export class HubStore implements CheckpointStore {
     }
   }
 
-  private async streamBlob(path: string, sink: Writable | null): Promise<{ sizeBytes: number; sha256: string } | null> {
-    const blob = await this.blob(path);
+  private async streamBlob(path: string, sink: Writable | null, signal: AbortSignal | undefined): Promise<{ sizeBytes: number; sha256: string } | null> {
+    const blob = await this.blob(path, signal);
     if (blob === null) return null;
     const hash = createHash('sha256');
     let sizeBytes = 0;
@@ -267,56 +279,46 @@ export class HubStore implements CheckpointStore {
     });
     try {
       const source = Readable.fromWeb(blob.stream() as unknown as NodeWebReadableStream<Uint8Array>);
-      if (sink) await pipeline(source, tap, sink);
-      else await pipeline(source, tap, new Writable({ write: (_c, _e, cb) => cb() }));
+      const o = signal ? { signal } : {};
+      if (sink) await pipeline(source, tap, sink, o);
+      else await pipeline(source, tap, new Writable({ write: (_c, _e, cb) => cb() }), o);
     } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
       this.fail(`downloading ${path}`, typeof err === 'string' ? new Error(err) : err);
     }
     return { sizeBytes, sha256: hash.digest('hex') };
   }
 
-  async hash(params: { path: string }): Promise<{ sizeBytes: number; sha256: string } | null> {
-    return this.streamBlob(params.path, null);
+  async hash(params: { path: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string } | null> {
+    return this.streamBlob(params.path, null, params.signal);
   }
 
-  async download(params: { path: string; dest: string }): Promise<{ sizeBytes: number; sha256: string }> {
+  async download(params: { path: string; dest: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string }> {
     await mkdir(dirname(params.dest), { recursive: true });
-    const got = await this.streamBlob(params.path, createWriteStream(params.dest));
+    const got = await this.streamBlob(params.path, createWriteStream(params.dest), params.signal);
     if (got === null) throw new StoreError(`downloading ${params.path} from ${this.description}: not found`, { status: 404 });
     await fsyncPath(params.dest);
     return got;
   }
 
+  /** Applies the operations as one idempotent commit (see {@link commitIdempotent}). */
   async commit(params: StoreCommitParams): Promise<void> {
     const accessToken = this.requireToken('committing');
-    const operations: CommitOperation[] = [];
-    for (const op of params.operations) {
-      assertSafeName(op.path);
-      if (op.kind === 'delete') operations.push({ operation: 'delete', path: op.path });
-      else if ('localPath' in op) operations.push({ operation: 'addOrUpdate', path: op.path, content: await openAsBlob(op.localPath) });
-      else operations.push({ operation: 'addOrUpdate', path: op.path, content: new Blob([op.bytes]) });
-    }
-    const failed: string[] = [];
-    try {
-      const it = commitIter({
+    await commitIdempotent(
+      {
         repo: this.#repo,
+        repoType: this.repoType,
+        repoId: this.repoId,
+        endpoint: this.endpoint,
+        description: this.description,
         accessToken,
-        hubUrl: this.endpoint,
+        creds: this.creds(),
         fetch: this.#fetch,
-        title: params.message,
-        operations,
         useXet: this.#useXet,
-      });
-      for (let r = await it.next(); !r.done; r = await it.next()) {
-        const ev = r.value;
-        if (ev.event === 'phase' && ev.phase === 'committing') await params.onProgress?.({ stage: 'commit' });
-        else if (ev.event === 'fileProgress' && ev.state === 'uploading' && ev.progress === 1) {
-          await params.onProgress?.({ stage: 'file', kind: 'put', path: ev.path });
-        } else if (ev.event === 'fileProgress' && ev.state === 'error') failed.push(ev.path);
-      }
-    } catch (err) {
-      this.fail(`committing "${params.message}"`, err);
-    }
-    if (failed.length > 0) throw new StoreError(`committing "${params.message}" on ${this.description}: failed to upload ${failed.join(', ')}`);
+        logger: this.#logger,
+        fail: (what, err) => this.fail(what, err),
+      },
+      params,
+    );
   }
 }

@@ -1,10 +1,20 @@
 export { HubStore, type HubStoreOptions, type RetryOptions } from './hub-store';
 export { DirStore, type DirStoreOptions } from './dir-store';
 export { openStore, type OpenStoreOptions } from './open-store';
+export {
+  resolveHubToken,
+  cleanHubToken,
+  describeHubTokenSearch,
+  type ResolveHubTokenOptions,
+  type ResolvedHubToken,
+  type HubTokenAttempt,
+  type HubTokenPlace,
+} from './resolve-hub-token';
 export { pushCheckpoint, type PushCheckpointOptions, type PushPhase, type PushPhaseEvent, type PushResult } from './push-checkpoint';
 export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';
 export { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
+export { pullResume, type PullResumeOptions, type PullResumeResult, type SkippedCheckpoint } from './pull-resume';
 export { verifyCheckpoint, type VerifyCheckpointOptions, type VerifyCheckpointResult } from './verify-checkpoint';
 export { buildManifest, type BuildManifestOptions, type BuiltManifest } from './build-manifest';
 export { planSegment, type PlanSegmentOptions, type SegmentPlan } from './plan-segment';
@@ -23,6 +33,9 @@ export {
   UnsafePathError,
   PointedCheckpointConflictError,
   PullTargetExistsError,
+  ConcurrentWriteError,
+  LinkedEntryError,
+  PointerRegressionError,
 } from './errors';
 export type {
   CheckpointStore,

@@ -8,7 +8,7 @@ import type { CheckpointStore, HubCkptLogger } from './types';
 export interface OpenStoreOptions {
   /** `namespace/name` for a Hub repo, or `file:///abs/path` (or `file://rel/path`, from `cwd`) for a directory. */
   repo: string;
-  /** Hub token. @default env.HF_TOKEN */
+  /** Hub token. @default resolved from env and the token files (see resolveHubToken) */
   token?: string;
   /** Hub endpoint. @default env.HF_ENDPOINT, else https://huggingface.co */
   endpoint?: string;
@@ -22,6 +22,8 @@ export interface OpenStoreOptions {
   fetch?: typeof fetch;
   /** @default process.env */
   env?: Record<string, string | undefined>;
+  /** Home directory for the default token file (see HubStoreOptions.homeDir). @default env.HOME, else os.homedir() */
+  homeDir?: string;
   /** Base for relative `file://` paths. @default process.cwd() */
   cwd?: string;
   /** @default silent */
@@ -53,6 +55,7 @@ export function openStore(opts: OpenStoreOptions): CheckpointStore {
     retry: opts.retry,
     fetch: opts.fetch,
     env: opts.env,
+    ...(opts.homeDir !== undefined ? { homeDir: opts.homeDir } : {}),
     logger: opts.logger,
   });
 }

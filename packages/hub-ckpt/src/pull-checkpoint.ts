@@ -22,6 +22,8 @@ export interface PullCheckpointOptions {
   attempts?: number;
   /** Called after each file is downloaded and checked. @default none */
   onFile?: (event: { name: string; sizeBytes: number; index: number; count: number }) => void;
+  /** Aborts between files (and inside a download); the staging folder is removed, `dir` is untouched. @default none */
+  signal?: AbortSignal;
 }
 
 export interface PullResult {
@@ -42,6 +44,8 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
   const { store, pathInRepo } = opts;
   assertSafeName(pathInRepo);
   const attempts = opts.attempts ?? 2;
+  const signal = opts.signal;
+  signal?.throwIfAborted();
   const raw = await store.readFile({ path: `${pathInRepo}/${MANIFEST_NAME}` });
   if (raw === null) {
     throw new CorruptCheckpointError(`${store.description}: ${pathInRepo}/${MANIFEST_NAME} is missing; nothing to pull.`, {
@@ -102,7 +106,8 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
       const dest = dests[i] as string;
       let got = { sizeBytes: -1, sha256: '' };
       for (let attempt = 1; attempt <= attempts; attempt++) {
-        got = await store.download({ path: `${pathInRepo}/${name}`, dest });
+        signal?.throwIfAborted();
+        got = await store.download(signal ? { path: `${pathInRepo}/${name}`, dest, signal } : { path: `${pathInRepo}/${name}`, dest });
         if (got.sizeBytes === want.size && got.sha256 === want.sha256) break;
       }
       if (got.sizeBytes !== want.size || got.sha256 !== want.sha256) {
@@ -118,6 +123,7 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
       totalBytes += got.sizeBytes;
       opts.onFile?.({ name, sizeBytes: got.sizeBytes, index: i, count: entries.length });
     }
+    signal?.throwIfAborted();
     await writeFileAtomic(join(staging, MANIFEST_NAME), raw);
     const dirs = new Set(dests.map((d) => dirname(d)));
     for (const d of dirs) await fsyncPath(d);

@@ -2,7 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256, writeCheckpoint } from '../bench/_fixtures';
-import { InvalidCheckpointOptionError, PointedCheckpointConflictError, StaleRunError, VerifyError } from './errors';
+import { ConcurrentWriteError, InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
+import { pushFinal } from './push-final';
 import { pushCheckpoint } from './push-checkpoint';
 import { makeTestStore, STORE_KINDS } from './_test-helpers';
 import type { CheckpointStore, Manifest, Pointer, StoreCommitParams } from './types';
@@ -44,27 +45,107 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     }
   });
 
-  it('keeps the newest keepLocal local copies and prunes remote beyond keepRemote, never the pointed one', async () => {
+  it('keeps every local folder by default, prunes remote beyond keepRemote (at least 2), never the pointed one', async () => {
     const t = await makeTestStore(kind);
     const out = join(t.work, 'out');
     for (const step of [10, 20, 30]) {
       const ck = writeCheckpoint({ root: out, step, run: RUN });
       const res = await pushCheckpoint({ store: t.store, step, dir: ck.dir, run: RUN, keepRemote: 2 });
       expect(res.commits).toBe(2);
+      expect(res.prunedLocal).toEqual([]);
     }
-    expect(readdirSync(out).sort()).toEqual(['checkpoint-30']);
+    expect(readdirSync(out).sort()).toEqual(['.soup-verified.json', 'checkpoint-10', 'checkpoint-20', 'checkpoint-30']);
     const folders = new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]));
     expect([...folders].sort()).toEqual(['checkpoint-20', 'checkpoint-30']);
     expect(t.commits()).toBe(6);
 
-    // keepRemote 1 with keepLocal 2: only the pointed folder stays remote, two stay local.
     const ck40 = writeCheckpoint({ root: out, step: 40, run: RUN });
-    const res = await pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN, keepRemote: 1, keepLocal: 2 });
-    expect(res.prunedRemote.sort()).toEqual(['ckpt/checkpoint-20', 'ckpt/checkpoint-30']);
-    expect(readdirSync(out).sort()).toEqual(['checkpoint-30', 'checkpoint-40']);
+    await expect(pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN, keepRemote: 1 })).rejects.toBeInstanceOf(InvalidCheckpointOptionError);
+    const res = await pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN, keepRemote: 2, keepLocal: 2 });
+    expect(res.prunedRemote.sort()).toEqual(['ckpt/checkpoint-20']);
+    expect(readdirSync(out).sort()).toEqual(['.soup-verified.json', 'checkpoint-30', 'checkpoint-40']);
     const left = new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]));
-    expect([...left]).toEqual(['checkpoint-40']);
+    expect([...left].sort()).toEqual(['checkpoint-30', 'checkpoint-40']);
     expect((await readJson<Pointer>(t.store, 'latest.json')).step).toBe(40);
+  });
+
+  it('local prune never deletes a folder that no verified push took', async () => {
+    const t = await makeTestStore(kind);
+    const out = join(t.work, 'out');
+    writeCheckpoint({ root: out, step: 100, run: RUN }); // the trainer wrote it; no push took it
+    const ck120 = writeCheckpoint({ root: out, step: 120, run: RUN });
+    const lines: string[] = [];
+    const res = await pushCheckpoint({ store: t.store, step: 120, dir: ck120.dir, run: RUN, keepLocal: 1, logger: { info: (l) => lines.push(l) } });
+    expect(res.prunedLocal).toEqual([]);
+    expect(readdirSync(out).sort()).toEqual(['.soup-verified.json', 'checkpoint-100', 'checkpoint-120']);
+    expect(lines.some((l) => /kept local checkpoint-100: no verified push/.test(l))).toBe(true);
+  });
+
+  it('an aborted signal stops the push between files: the pointer does not move and no staged file is left', async () => {
+    const t = await makeTestStore(kind);
+    const out = join(t.work, 'out');
+    await pushCheckpoint({ store: t.store, step: 10, dir: writeCheckpoint({ root: out, step: 10, run: RUN }).dir, run: RUN });
+    const before = await t.store.readFile({ path: 'latest.json' });
+    for (const at of ['hash', 'uploaded', 'verified'] as const) {
+      const ac = new AbortController();
+      const err = await pushCheckpoint({
+        store: t.store,
+        step: 20,
+        dir: writeCheckpoint({ root: out, step: 20, run: RUN }).dir,
+        run: RUN,
+        signal: ac.signal,
+        onPhase: (e) => {
+          if (e.phase === at) ac.abort(new Error(`stop at ${at}`));
+        },
+      }).catch((e: unknown) => e);
+      expect((err as Error).message).toBe(`stop at ${at}`);
+      expect(Buffer.from((await t.store.readFile({ path: 'latest.json' })) ?? [])).toEqual(Buffer.from(before ?? []));
+    }
+    if (kind === 'dir') expect(readdirSync(join(t.location, '.soup-staging'))).toEqual([]);
+    const ac = new AbortController();
+    ac.abort(new Error('already aborted'));
+    await expect(pushCheckpoint({ store: t.store, step: 30, dir: writeCheckpoint({ root: out, step: 30, run: RUN }).dir, run: RUN, signal: ac.signal })).rejects.toThrow('already aborted');
+    expect((await t.store.list({ prefix: 'ckpt/checkpoint-30' })).length).toBe(0);
+  });
+
+  it('a second writer that moved latest.json after this push read it is named; the pointer is not overwritten', async () => {
+    const t = await makeTestStore(kind);
+    await pushCheckpoint({ store: t.store, step: 10, dir: writeCheckpoint({ root: join(t.work, 'a'), step: 10, run: RUN }).dir, run: RUN });
+    const other = writeCheckpoint({ root: join(t.work, 'b'), step: 30, run: RUN });
+    const err = await pushCheckpoint({
+      store: t.store,
+      step: 20,
+      dir: writeCheckpoint({ root: join(t.work, 'a'), step: 20, run: RUN }).dir,
+      run: RUN,
+      onPhase: async (e) => {
+        if (e.phase === 'verified') await pushCheckpoint({ store: t.reopen(), step: 30, dir: other.dir, run: RUN });
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConcurrentWriteError);
+    expect((err as ConcurrentWriteError).writer).toMatch(/run "run-a" at step 30/);
+    expect((await readJson<Pointer>(t.store, 'latest.json')).step).toBe(30);
+  });
+
+  it('the pointer never moves to a lower step nor off a terminal checkpoint unless forced', async () => {
+    const t = await makeTestStore(kind);
+    const out = join(t.work, 'out');
+    for (const step of [10, 20]) await pushCheckpoint({ store: t.store, step, dir: writeCheckpoint({ root: out, step, run: RUN }).dir, run: RUN });
+    const ck5 = writeCheckpoint({ root: join(t.work, 'x'), step: 5, run: RUN });
+    const before = await t.store.readFile({ path: 'latest.json' });
+    const err = await pushCheckpoint({ store: t.store, step: 5, dir: ck5.dir, run: RUN }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PointerRegressionError);
+    expect((err as Error).message).toMatch(/names ckpt\/checkpoint-20 \(step 20\).*backwards.*force/);
+    expect(Buffer.from((await t.store.readFile({ path: 'latest.json' })) ?? [])).toEqual(Buffer.from(before ?? []));
+    expect((await t.store.list({ prefix: 'ckpt/checkpoint-5' })).length).toBe(0); // refused before any upload
+
+    await pushFinal({ store: t.store, step: 30, dir: writeCheckpoint({ root: join(t.work, 'fin'), step: 30, run: RUN }).dir, run: RUN });
+    const ck40 = writeCheckpoint({ root: out, step: 40, run: RUN });
+    const off = await pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN }).catch((e: unknown) => e);
+    expect(off).toBeInstanceOf(PointerRegressionError);
+    expect((await readJson<Pointer>(t.store, 'latest.json')).terminal).toBe(true);
+
+    await pushCheckpoint({ store: t.store, step: 5, dir: ck5.dir, run: RUN, force: true });
+    expect(await readJson<Pointer>(t.store, 'latest.json')).toMatchObject({ step: 5, terminal: false });
   });
 
   it('leaves remote folders newer than the pushed step alone (a diverged attempt) and keeps the pointed one', async () => {
@@ -73,12 +154,12 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     const ck50 = writeCheckpoint({ root: join(t.work, 'other'), step: 50, run: RUN });
     await t.store.create();
     await t.store.commit({ message: 'leftover', operations: [{ kind: 'put', path: 'ckpt/checkpoint-50/model.safetensors', localPath: join(ck50.dir, 'model.safetensors') }] });
-    for (const step of [10, 20]) {
+    for (const step of [10, 20, 30]) {
       const ck = writeCheckpoint({ root: out, step, run: RUN });
-      await pushCheckpoint({ store: t.store, step, dir: ck.dir, run: RUN, keepRemote: 1 });
+      await pushCheckpoint({ store: t.store, step, dir: ck.dir, run: RUN, keepRemote: 2 });
     }
     const left = [...new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]))].sort();
-    expect(left).toEqual(['checkpoint-20', 'checkpoint-50']);
+    expect(left).toEqual(['checkpoint-20', 'checkpoint-30', 'checkpoint-50']);
   });
 
   it("refuses to move another run's pointer, naming both runs", async () => {

@@ -15,18 +15,24 @@ export interface PushCheckpointOptions {
   run: string;
   /**
    * Local `checkpoint-<n>` folders (siblings of `dir`, n <= step) to keep, newest first; older ones are
-   * deleted once the pointer moved. `Infinity` keeps them all. @default 1
+   * deleted once the pointer moved, and only when their own push verified (recorded in
+   * `.soup-verified.json` beside them). `Infinity` keeps them all. @default Infinity
    */
   keepLocal?: number;
   /**
-   * Remote `ckpt/checkpoint-<n>` folders (n <= step) to keep, newest first; older ones are deleted in the
-   * pointer's commit, never the one the pointer names. @default undefined (no remote prune)
+   * Remote `ckpt/checkpoint-<n>` folders (n <= step) to keep, newest first (at least 2, so one older
+   * checkpoint stays to fall back to); older ones are deleted in the pointer's commit, never the one the
+   * pointer names. @default undefined (no remote prune)
    */
   keepRemote?: number;
   /** Awaited at each phase (progress, or a test's crash point). @default none */
   onPhase?: (event: PushPhaseEvent) => void | Promise<void>;
   /** @default silent */
   logger?: HubCkptLogger;
+  /** Move latest.json even to a lower step or off a terminal pointer. @default false */
+  force?: boolean;
+  /** Aborts between files and requests; the pointer only moves after a verified upload. @default none */
+  signal?: AbortSignal;
 }
 
 /**
@@ -37,9 +43,9 @@ export interface PushCheckpointOptions {
  */
 export async function pushCheckpoint(opts: PushCheckpointOptions): Promise<PushResult> {
   assertStepAndRun(opts.step, opts.run);
-  const keepLocal = opts.keepLocal ?? 1;
+  const keepLocal = opts.keepLocal ?? Number.POSITIVE_INFINITY;
   checkKeep('keepLocal', keepLocal, 0);
-  checkKeep('keepRemote', opts.keepRemote, 1);
+  checkKeep('keepRemote', opts.keepRemote, 2);
   return pushFolder({
     store: opts.store,
     dir: opts.dir,
@@ -51,5 +57,7 @@ export async function pushCheckpoint(opts: PushCheckpointOptions): Promise<PushR
     keepRemote: opts.keepRemote,
     onPhase: opts.onPhase,
     logger: opts.logger,
+    force: opts.force ?? false,
+    signal: opts.signal,
   });
 }

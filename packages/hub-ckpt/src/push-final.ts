@@ -18,6 +18,10 @@ export interface PushFinalOptions {
   onPhase?: (event: PushPhaseEvent) => void | Promise<void>;
   /** @default silent */
   logger?: HubCkptLogger;
+  /** Move latest.json even to a lower step or off a terminal pointer. @default false */
+  force?: boolean;
+  /** Aborts between files and requests; the pointer only moves after a verified upload. @default none */
+  signal?: AbortSignal;
 }
 
 /** Pushes `final/` in the same crash-safe order and points latest.json at it with `terminal: true`. */
@@ -36,5 +40,7 @@ export async function pushFinal(opts: PushFinalOptions): Promise<PushResult> {
     keepRemote: opts.keepRemote,
     onPhase: opts.onPhase,
     logger: opts.logger,
+    force: opts.force ?? false,
+    signal: opts.signal,
   });
 }

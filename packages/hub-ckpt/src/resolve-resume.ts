@@ -1,8 +1,10 @@
 import { assertStepAndRun } from './build-manifest';
 import { CorruptCheckpointError, StaleRunError } from './errors';
-import { POINTER_PATH } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
-import { newestVerified, scanCheckpoints, type VerifiedCandidate } from './_scan';
+import { sha256Hex } from './_fs';
+import { checkpointPath, POINTER_PATH } from './_layout';
+import { resumeCandidates } from './_resume-order';
+import { scanCheckpoints } from './_scan';
 import type { CheckpointStore, HubCkptLogger, Manifest, Pointer } from './types';
 import { verifyCheckpoint } from './verify-checkpoint';
 
@@ -47,85 +49,72 @@ export type ResumeOutcome =
     };
 
 /**
- * Decides where a session resumes from: `fresh` (repo missing or empty), `complete` (terminal pointer
- * of this run), or `resume` from the pointed checkpoint once verified — or from a newer verified one,
- * repairing the pointer. Throws StaleRunError for another run's pointer and CorruptCheckpointError
- * when the pointed checkpoint does not verify (unless `fallback`).
+ * Decides where a session resumes from, without pulling: `fresh` (repo missing or empty), `complete`
+ * (terminal pointer of this run), or `resume` from the first checkpoint that verifies in the order of
+ * {@link resumeCandidates} (newer verified ones, the pointed one, then — with `fallback` — older ones),
+ * repairing the pointer when it is not the pointed one. Throws StaleRunError for another run's pointer
+ * and CorruptCheckpointError when nothing verifies. It reads listings, not every byte: use
+ * {@link pullResume} to also survive corruption at rest.
  */
 export async function resolveResume(opts: ResolveResumeOptions): Promise<ResumeOutcome> {
   const { store, run } = opts;
   assertStepAndRun(0, run);
   const repair = opts.repair ?? true;
+  const fallback = opts.fallback ?? false;
   const log = (line: string): void => opts.logger?.info?.(line);
 
   if (!(await store.exists())) return { outcome: 'fresh', reason: 'repo-missing' };
-
-  const resumeFrom = async (c: VerifiedCandidate, via: 'newer-verified' | 'fallback' | 'no-pointer', previousStep: number | null): Promise<ResumeOutcome> => {
-    const pointer = makePointer({ step: c.step, pathInRepo: c.pathInRepo, run, terminal: false, manifestSha256: c.manifestSha256 });
-    if (repair) {
-      await store.commit({
-        message: `soup: repair latest.json -> ${c.pathInRepo} (step ${c.step}, ${via})`,
-        operations: [{ kind: 'put', path: POINTER_PATH, bytes: pointerBytes(pointer) }],
-      });
-      log(`${store.description}: latest.json repaired to ${c.pathInRepo} (${via})`);
-    }
-    return { outcome: 'resume', step: c.step, pathInRepo: c.pathInRepo, manifest: c.manifest, manifestSha256: c.manifestSha256, pointer, via, previousStep, repaired: repair };
-  };
-
   const current = await readPointer(store);
-  if (current.raw === null) {
-    const c = await newestVerified({ store, run, bySteps: await scanCheckpoints(store), accept: () => true });
-    return c ? resumeFrom(c, 'no-pointer', null) : { outcome: 'fresh', reason: 'no-checkpoint' };
-  }
-
   const pointer = current.pointer;
-  if (pointer === null) {
-    const problems = current.errors;
-    if (opts.fallback) {
-      const c = await newestVerified({ store, run, bySteps: await scanCheckpoints(store), accept: () => true });
-      if (c) return resumeFrom(c, 'fallback', null);
-    }
-    throw new CorruptCheckpointError(
-      `${store.description}: latest.json is invalid (${problems.join('; ')}). ` +
-        (opts.fallback ? 'No verified checkpoint of this run to fall back to.' : 'Resume with fallback to use the newest verified checkpoint instead.'),
-      { pathInRepo: POINTER_PATH, problems },
-    );
-  }
-  if (pointer.run !== run) throw new StaleRunError({ pointerRun: pointer.run, run, pointerStep: pointer.step, where: store.description });
-  if (pointer.terminal) return { outcome: 'complete', step: pointer.step, pathInRepo: pointer.path_in_repo, pointer };
+  if (pointer && pointer.run !== run) throw new StaleRunError({ pointerRun: pointer.run, run, pointerStep: pointer.step, where: store.description });
+  if (pointer?.terminal) return { outcome: 'complete', step: pointer.step, pathInRepo: pointer.path_in_repo, pointer };
 
   const bySteps = await scanCheckpoints(store);
-  const pointed = await verifyCheckpoint({
-    store,
-    pathInRepo: pointer.path_in_repo,
-    expectedManifestSha256: pointer.manifest_sha256,
-    expectedRun: run,
-    expectedStep: pointer.step,
-    entries: bySteps.get(pointer.step) ?? [],
-  });
-  if (!pointed.ok || !pointed.manifest) {
-    if (opts.fallback) {
-      const c = await newestVerified({ store, run, bySteps, accept: (s) => s !== pointer.step });
-      if (c) return resumeFrom(c, 'fallback', pointer.step);
+  const candidates = resumeCandidates({ hasPointerFile: current.raw !== null, pointer, steps: [...bySteps.keys()], fallback });
+  let pointedProblems: string[] | null = null;
+  for (const c of candidates) {
+    const pathInRepo = checkpointPath(c.step);
+    const v = await verifyCheckpoint({
+      store,
+      pathInRepo,
+      expectedRun: run,
+      expectedStep: c.step,
+      entries: bySteps.get(c.step) ?? [],
+      ...(c.expectedManifestSha256 !== undefined ? { expectedManifestSha256: c.expectedManifestSha256 } : {}),
+    });
+    if (!v.ok || !v.manifest || !v.manifestSha256) {
+      if (c.via === null) pointedProblems = v.problems;
+      continue;
     }
+    if (c.via === null && pointer) {
+      return { outcome: 'resume', step: c.step, pathInRepo, manifest: v.manifest, manifestSha256: v.manifestSha256, pointer, via: null, previousStep: null, repaired: false };
+    }
+    const next = makePointer({ step: c.step, pathInRepo, run, terminal: false, manifestSha256: v.manifestSha256 });
+    if (repair) {
+      await store.commit({
+        message: `soup: repair latest.json -> ${pathInRepo} (step ${c.step}, ${c.via})`,
+        operations: [{ kind: 'put', path: POINTER_PATH, bytes: pointerBytes(next) }],
+        ifMatch: { path: POINTER_PATH, sha256: current.raw === null ? null : sha256Hex(current.raw) },
+      });
+      log(`${store.description}: latest.json repaired to ${pathInRepo} (${c.via})`);
+    }
+    const via = c.via ?? 'fallback';
+    return { outcome: 'resume', step: c.step, pathInRepo, manifest: v.manifest, manifestSha256: v.manifestSha256, pointer: next, via, previousStep: pointer?.step ?? null, repaired: repair };
+  }
+
+  if (current.raw === null) return { outcome: 'fresh', reason: 'no-checkpoint' };
+  if (pointer === null) {
     throw new CorruptCheckpointError(
-      `${store.description}: latest.json names ${pointer.path_in_repo} (step ${pointer.step}), which does not verify: ` +
-        `${pointed.problems.slice(0, 5).join('; ')}. ` +
-        (opts.fallback ? 'No other verified checkpoint of this run to fall back to.' : 'Refusing to resume from it; resume with fallback to walk back to the newest verified checkpoint.'),
-      { pathInRepo: pointer.path_in_repo, problems: pointed.problems },
+      `${store.description}: latest.json is invalid (${current.errors.join('; ')}). ` +
+        (fallback ? 'No verified checkpoint of this run to fall back to.' : 'Resume with fallback to use the newest verified checkpoint instead.'),
+      { pathInRepo: POINTER_PATH, problems: current.errors },
     );
   }
-  const newer = await newestVerified({ store, run, bySteps, accept: (s) => s > pointer.step });
-  if (newer) return resumeFrom(newer, 'newer-verified', pointer.step);
-  return {
-    outcome: 'resume',
-    step: pointer.step,
-    pathInRepo: pointer.path_in_repo,
-    manifest: pointed.manifest,
-    manifestSha256: pointer.manifest_sha256,
-    pointer,
-    via: null,
-    previousStep: null,
-    repaired: false,
-  };
+  const problems = pointedProblems ?? [`${pointer.path_in_repo} is not a checkpoint folder`];
+  throw new CorruptCheckpointError(
+    `${store.description}: latest.json names ${pointer.path_in_repo} (step ${pointer.step}), which does not verify: ` +
+      `${problems.slice(0, 5).join('; ')}. ` +
+      (fallback ? 'No other verified checkpoint of this run to fall back to.' : 'Refusing to resume from it; resume with fallback to walk back to the newest verified checkpoint.'),
+    { pathInRepo: pointer.path_in_repo, problems },
+  );
 }

@@ -30,6 +30,13 @@ export interface StoreCommitParams {
   operations: StoreOperation[];
   /** Awaited on each progress event. */
   onProgress?: (event: CommitProgress) => void | Promise<void>;
+  /**
+   * Compare-and-swap: commit only while `path` still holds content with this sha256 (null: while it is
+   * absent). Another writer's change throws ConcurrentWriteError naming it. @default no condition
+   */
+  ifMatch?: { path: string; sha256: string | null };
+  /** Aborts between files and requests. @default none */
+  signal?: AbortSignal;
 }
 
 /**
@@ -53,9 +60,9 @@ export interface CheckpointStore {
   /** The whole content of a (small) file, or null when it does not exist. */
   readFile(params: { path: string }): Promise<Uint8Array | null>;
   /** sha256 and size of a file's content as the store serves it (streams a download on the Hub), or null when missing. */
-  hash(params: { path: string }): Promise<{ sizeBytes: number; sha256: string } | null>;
+  hash(params: { path: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string } | null>;
   /** Streams a file to `dest` (created or truncated, fsynced), hashing on the way. */
-  download(params: { path: string; dest: string }): Promise<{ sizeBytes: number; sha256: string }>;
+  download(params: { path: string; dest: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string }>;
   /** Applies the operations as one commit (puts first, then deletes). */
   commit(params: StoreCommitParams): Promise<void>;
 }

@@ -15,6 +15,8 @@ export interface VerifyCheckpointOptions {
   expectedStep?: number;
   /** Listing of the folder, when the caller already has it (saves a call). @default listed from the store */
   entries?: StoreEntry[];
+  /** Aborts between files. @default none */
+  signal?: AbortSignal;
 }
 
 export interface VerifyCheckpointResult {
@@ -47,6 +49,7 @@ export async function verifyCheckpoint(opts: VerifyCheckpointOptions): Promise<V
     checkedByDownload: 0,
   };
   const problems = result.problems;
+  opts.signal?.throwIfAborted();
   const raw = await store.readFile({ path: `${pathInRepo}/${MANIFEST_NAME}` });
   if (raw === null) {
     problems.push(`${pathInRepo}/${MANIFEST_NAME} is missing`);
@@ -94,7 +97,8 @@ export async function verifyCheckpoint(opts: VerifyCheckpointOptions): Promise<V
       if (entry.sha256 !== want.sha256) problems.push(`${path} has sha256 ${entry.sha256.slice(0, 12)}…, the manifest says ${want.sha256.slice(0, 12)}…`);
       continue;
     }
-    const got = await store.hash({ path });
+    opts.signal?.throwIfAborted();
+    const got = await store.hash(opts.signal ? { path, signal: opts.signal } : { path });
     result.checkedByDownload++;
     if (got === null) problems.push(`${path} is missing`);
     else if (got.sizeBytes !== want.size || got.sha256 !== want.sha256) {

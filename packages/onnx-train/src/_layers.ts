@@ -5,8 +5,9 @@ import { OnnxDataType } from './_proto';
 import type { Emitter } from './_graph';
 import { withRecompute, type BackwardOut, type EmitEnv, type ForwardOut, type LayerModule } from './_module';
 import type { GptSpec } from './gpt-spec';
+import { GPT2_LAYER_NORM_EPSILON } from './gpt2-config';
 
-const LN_EPS = 1e-5;
+const LN_EPS = GPT2_LAYER_NORM_EPSILON;
 const GELU_C = Math.sqrt(2 / Math.PI);
 const GELU_K = 0.044715;
 

@@ -59,6 +59,8 @@ export { writeSafetensors } from './write-safetensors';
 export {
   Trainer,
   CHECKPOINT_FILES,
+  EXPORT_FILES,
+  type LogHistoryEntry,
   type TrainerOptions,
   type TrainerState,
   type TrainerStepLog,
@@ -85,3 +87,4 @@ export {
 } from './resolve-recompute';
 export { selectiveToCore, type SelectiveToCoreOptions } from './selective-to-core';
 export { planBudgetTier, type PlanBudgetTierOptions, type BudgetTierReport, type BudgetMeasurement } from './plan-budget-tier';
+export { gpt2Config, gpt2GenerationConfig, GPT2_LAYER_NORM_EPSILON, type Gpt2Config } from './gpt2-config';

@@ -57,6 +57,24 @@ export interface TrainerOptions {
   execution?: ExecutionMode;
   /** Activation offloading of the segmented step: `{target: 'keep' | 'cpu' | 'disk', saveDir}`. @default {target: 'keep'} */
   offload?: OffloadOptions;
+  /**
+   * The run id written into checkpoints (`trainer_state.json` `run`, safetensors metadata), e.g.
+   * the id a CLI also writes into its pointer, so a run has one id everywhere. A checkpoint is
+   * still refused when its recorded config does not match this trainer's. @default the fingerprint
+   */
+  run?: string;
+  /** Append a training entry to `log_history` every this many steps (mean loss over them). @default max(1, ceil(totalSteps / 500)) */
+  logEverySteps?: number;
+}
+
+/** One entry of `trainer_state.json`'s `log_history`, as the Hugging Face Trainer writes it. */
+export interface LogHistoryEntry {
+  step: number;
+  /** Mean training loss over the steps since the previous entry. */
+  loss?: number;
+  learning_rate?: number;
+  grad_norm?: number;
+  eval_loss?: number;
 }
 
 /** Where the run stands; saved in `trainer_state.json`. */
@@ -67,7 +85,7 @@ export interface TrainerState {
   cursor: number;
   /** step × batchSize × seqLen */
   tokensConsumed: number;
-  /** The run fingerprint (see `Trainer.fingerprint`). */
+  /** The run id (`TrainerOptions.run`, else the fingerprint). */
   run: string;
 }
 

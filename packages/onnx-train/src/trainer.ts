@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from './_fs';
-import type { TrainerOptions, TrainerState, TrainerStepLog, CheckpointInfo, TrainLoopOptions, TrainSummary } from './trainer-types';
+import type { TrainerOptions, LogHistoryEntry, TrainerState, TrainerStepLog, CheckpointInfo, TrainLoopOptions, TrainSummary } from './trainer-types';
 import type { FloatDType } from './_graph';
 import { resolveAdamW, type AdamWOptions } from './adamw-options';
 import { cosineLr } from './cosine-lr';
@@ -17,16 +17,19 @@ import type { GradientCheckpointingOption } from './resolve-recompute';
 import { runFingerprint } from './run-fingerprint';
 import { tensorNames } from './tensor-names';
 import { sequentialBatches, TokenSampler } from './token-sampler';
-import type { ExecutionProviderName, StepMeasurement } from './step-types';
-import type { TrainStep } from './train-step';
+import type { ExecutionProviderName, StepMeasurement, TrainStep } from './train-step';
 import { createTrainStep, type ExecutionMode } from './create-train-step';
 import type { OffloadOptions, SegmentedTrainStep } from './segmented-train-step';
 import { writeSafetensors } from './write-safetensors';
+import { gpt2Config, gpt2GenerationConfig } from './gpt2-config';
 
-export type { TrainerOptions, TrainerState, TrainerStepLog, CheckpointInfo, TrainLoopOptions, TrainSummary } from './trainer-types';
+export type { TrainerOptions, LogHistoryEntry, TrainerState, TrainerStepLog, CheckpointInfo, TrainLoopOptions, TrainSummary } from './trainer-types';
 
 const STATE_FORMAT = 'soup-onnx-train-checkpoint/1';
+/** The files a checkpoint needs to resume. */
 export const CHECKPOINT_FILES = ['model.safetensors', 'optimizer.safetensors', 'trainer_state.json'] as const;
+/** Written beside them so the folder loads outside soup (transformers' GPT-2). */
+export const EXPORT_FILES = ['config.json', 'generation_config.json'] as const;
 
 function st(dtype: FloatDType): 'F32' | 'F64' {
   return dtype === 'float64' ? 'F64' : 'F32';
@@ -49,8 +52,12 @@ export class Trainer {
   readonly trainStep: TrainStep | SegmentedTrainStep;
   readonly corpus: Readonly<TextCorpus>;
   private sampler: TokenSampler;
+  /** The run id written into checkpoints. */
+  readonly runId: string;
   private tokens = 0;
   private lastLoss: number | null = null;
+  private history: LogHistoryEntry[] = [];
+  private pendingLosses: number[] = [];
 
   private constructor(options: TrainerOptions, corpus: TextCorpus, step: TrainStep | SegmentedTrainStep) {
     this.options = options;
@@ -58,6 +65,7 @@ export class Trainer {
     this.corpus = corpus;
     this.trainStep = step;
     this.fingerprint = runFingerprint(fingerprintConfig(options, corpus));
+    this.runId = options.run ?? this.fingerprint;
     this.sampler = new TokenSampler({ tokens: corpus.train, seqLen: options.spec.seqLen, seed: options.seed ?? 0 });
   }
 
@@ -112,7 +120,17 @@ export class Trainer {
   }
 
   get state(): TrainerState {
-    return { step: this.trainStep.step, cursor: this.sampler.cursor, tokensConsumed: this.tokens, run: this.fingerprint };
+    return { step: this.trainStep.step, cursor: this.sampler.cursor, tokensConsumed: this.tokens, run: this.runId };
+  }
+
+  /** `trainer_state.json`'s `log_history` so far (training entries, and eval entries from {@link logEval}). */
+  get logHistory(): readonly LogHistoryEntry[] {
+    return this.history;
+  }
+
+  /** Records an evaluation loss at the current step in `log_history` (`{step, eval_loss}`). */
+  logEval(evalLoss: number): void {
+    this.history.push({ step: this.trainStep.step, eval_loss: evalLoss });
   }
 
   /** Learning rate of the step about to be taken. */
@@ -134,6 +152,13 @@ export class Trainer {
     const r = await this.trainStep.run(batch, { lr });
     this.tokens += r.tokens;
     this.lastLoss = r.loss;
+    this.pendingLosses.push(r.loss);
+    const every = this.options.logEverySteps ?? Math.max(1, Math.ceil(this.options.totalSteps / 500));
+    if (r.step % every === 0 || r.step === this.options.totalSteps) {
+      const loss = this.pendingLosses.reduce((a, b) => a + b, 0) / this.pendingLosses.length;
+      this.history.push({ step: r.step, loss, learning_rate: lr, grad_norm: r.gradNorm });
+      this.pendingLosses = [];
+    }
     return { step: r.step, loss: r.loss, gradNorm: r.gradNorm, lr, tokensConsumed: this.tokens, runMs: r.runMs, totalMs: r.totalMs };
   }
 
@@ -205,7 +230,7 @@ export class Trainer {
     const tmp = join(dirname(dir), `.${basename(dir)}.partial-${randomBytes(4).toString('hex')}`);
     mkdirSync(tmp);
     try {
-      const meta = { format: 'pt', soup_run: this.fingerprint, soup_step: String(state.step) };
+      const meta = { format: 'pt', soup_run: this.runId, soup_step: String(state.step) };
       writeSafetensors({
         path: join(tmp, 'model.safetensors'),
         tensors: params.map((p): [string, SafetensorsTensor] => [p.name, { dtype, shape: p.shape, data: state.parameters.get(p.name)! }]),
@@ -220,25 +245,36 @@ export class Trainer {
         metadata: meta,
       });
       const o = this.options;
+      const every = o.logEverySteps ?? Math.max(1, Math.ceil(o.totalSteps / 500));
       const json = {
         format: STATE_FORMAT,
         step: state.step,
         cursor: this.sampler.cursor,
         tokens_consumed: this.tokens,
-        run: this.fingerprint,
+        run: this.runId,
         last_loss: this.lastLoss,
         spec: this.spec,
         dtype: this.trainStep.dtype,
         config: fingerprintConfig(o, this.corpus),
+        // The Hugging Face Trainer's fields, so tools that read its state read soup's.
+        global_step: state.step,
+        max_steps: o.totalSteps,
+        logging_steps: every,
+        train_batch_size: o.batchSize,
+        is_local_process_zero: true,
+        is_world_process_zero: true,
+        log_history: this.history,
       };
       writeFileAtomic(join(tmp, 'trainer_state.json'), `${JSON.stringify(json, null, 2)}\n`);
+      writeFileAtomic(join(tmp, 'config.json'), `${JSON.stringify(gpt2Config(this.spec, this.trainStep.dtype), null, 2)}\n`);
+      writeFileAtomic(join(tmp, 'generation_config.json'), `${JSON.stringify(gpt2GenerationConfig(this.spec), null, 2)}\n`);
       if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
       renameSync(tmp, dir);
     } catch (err) {
       rmSync(tmp, { recursive: true, force: true });
       throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `could not write checkpoint ${dir}: ${(err as Error).message}`, { cause: err });
     }
-    return { dir, step: state.step, files: [...CHECKPOINT_FILES] };
+    return { dir, step: state.step, files: [...CHECKPOINT_FILES, ...EXPORT_FILES] };
   }
 
   /**
@@ -261,10 +297,11 @@ export class Trainer {
     if (json.format !== STATE_FORMAT) {
       throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `${dir}/trainer_state.json: format ${JSON.stringify(json.format)}, expected ${STATE_FORMAT}`);
     }
-    if (json.run !== this.fingerprint) {
+    const recorded = json.config !== null && typeof json.config === 'object' ? runFingerprint(json.config as Record<string, unknown>) : null;
+    if (json.run !== this.runId || (recorded !== null && recorded !== this.fingerprint)) {
       throw new CheckpointError(
         'SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH',
-        `checkpoint ${dir} belongs to run ${String(json.run)}, but this trainer is run ${this.fingerprint} (spec, data, seed, batch size or schedule differ)`,
+        `checkpoint ${dir} belongs to run ${String(json.run)}, but this trainer is run ${this.runId} (spec, data, seed, batch size or schedule differ)`,
       );
     }
     const ints = ['step', 'cursor', 'tokens_consumed'] as const;
@@ -312,6 +349,9 @@ export class Trainer {
     });
     this.tokens = json.tokens_consumed as number;
     this.lastLoss = typeof json.last_loss === 'number' ? json.last_loss : null;
+    const step = json.step as number;
+    this.history = Array.isArray(json.log_history) ? (json.log_history as LogHistoryEntry[]).filter((e) => e && Number.isInteger(e.step) && e.step <= step) : [];
+    this.pendingLosses = [];
     return this.state;
   }
 

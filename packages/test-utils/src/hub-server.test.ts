@@ -146,10 +146,11 @@ describe('startHubServer', () => {
       s.setFaults({ dropPut: { count: 1 } });
       await expect(uploadLfs(s, 'org/f', content)).rejects.toThrow();
       s.setFaults({ truncatePut: { count: 1 } });
-      const oid = await uploadLfs(s, 'org/f', content);
-      await commit(s, 'org/f', [{ key: 'lfsFile', value: { path: 'w.bin', algo: 'sha256', oid, size: content.length } }]);
-      const tree = (await (await api(s, '/api/models/org/f/tree/main')).json()) as Array<{ size: number }>;
-      expect(tree[0]?.size).toBe(100_000); // the listing tells the truth about storage
+      await expect(uploadLfs(s, 'org/f', content)).rejects.toThrow(); // refused: the bytes that arrived do not hash to the oid
+      const oid = sha(content);
+      expect((await commit(s, 'org/f', [{ key: 'lfsFile', value: { path: 'w.bin', algo: 'sha256', oid, size: content.length } }])).status).toBe(422);
+      await uploadLfs(s, 'org/f', content);
+      expect((await commit(s, 'org/f', [{ key: 'lfsFile', value: { path: 'w.bin', algo: 'sha256', oid, size: content.length } }])).status).toBe(200);
 
       await commit(s, 'org/f', [{ key: 'file', value: { path: 'x.txt', content: 'abcdef', encoding: 'utf-8' } }]);
       const setOverHttp = await fetch(`${s.url}/__admin/faults`, {
@@ -162,6 +163,74 @@ describe('startHubServer', () => {
       expect(await (await api(s, '/org/f/resolve/main/x.txt')).text()).toBe('abcdef');
       s.setFaults({ unauthorized: true });
       expect((await api(s, '/api/models/org/f')).status).toBe(401);
+      expect(s.errors).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses an LFS upload whose bytes do not hash to the declared oid or size, stores nothing, lists the declared size', async () => {
+    const s = await started();
+    try {
+      await create(s, 'v');
+      const content = new Uint8Array(50_000).fill(3);
+      const oid = sha(content);
+      const href = async (size: number): Promise<string> => {
+        const batch = await api(s, '/org/v.git/info/lfs/objects/batch', {
+          method: 'POST',
+          body: JSON.stringify({ operation: 'upload', transfers: ['basic'], objects: [{ oid, size }] }),
+        });
+        return ((await batch.json()) as { objects: Array<{ actions: { upload: { href: string } } }> }).objects[0]?.actions.upload.href ?? '';
+      };
+      const corrupted = Buffer.from(content);
+      corrupted[10] = 9;
+      const bad = await fetch(await href(content.length), { method: 'PUT', body: corrupted });
+      expect(bad.status).toBe(400);
+      expect(await bad.text()).toMatch(/do not match the declared oid/);
+      const short = await fetch(await href(content.length), { method: 'PUT', body: content.subarray(0, 49_999) });
+      expect(short.status).toBe(400);
+      // Nothing was stored: a commit naming the oid is refused as the real Hub refuses a missing LFS object.
+      const line = { key: 'lfsFile', value: { path: 'w.bin', algo: 'sha256', oid, size: content.length } };
+      expect((await commit(s, 'org/v', [line])).status).toBe(422);
+      expect((await fetch(await href(content.length), { method: 'PUT', body: content })).status).toBe(200);
+      expect((await commit(s, 'org/v', [line])).status).toBe(200);
+      const tree = (await (await api(s, '/api/models/org/v/tree/main')).json()) as Array<{ size: number; lfs: { oid: string; size: number } }>;
+      expect(tree[0]).toMatchObject({ size: 50_000, lfs: { oid, size: 50_000 } });
+      // Corruption at rest changes the served bytes, not the listing.
+      s.corruptAtRest('org/v', 'w.bin');
+      const served = Buffer.from(await (await api(s, '/org/v/resolve/main/w.bin')).arrayBuffer());
+      expect(served.length).toBe(50_000);
+      expect(sha(served)).not.toBe(oid);
+      expect(s.errors).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses a stale parentCommit with 412, and "applied, then the reply failed" applies the commit yet answers nothing', async () => {
+    const s = await started();
+    try {
+      await create(s, 'c');
+      const head = async (): Promise<string> => ((await (await api(s, '/api/models/org/c')).json()) as { sha: string }).sha;
+      const h0 = await head();
+      const withParent = (parent: string, path: string): Promise<Response> => {
+        const body = [
+          { key: 'header', value: { summary: 'p', parentCommit: parent } },
+          { key: 'file', value: { path, content: 'x', encoding: 'utf-8' } },
+        ]
+          .map((l) => JSON.stringify(l))
+          .join('\n');
+        return api(s, '/api/models/org/c/commit/main', { method: 'POST', body, headers: { 'Content-Type': 'application/x-ndjson' } });
+      };
+      s.setFaults({ commitLostReply: { count: 1 } });
+      await expect(withParent(h0, 'a.txt')).rejects.toThrow(); // the connection dropped with no answer
+      expect(Object.keys(s.files('org/c') ?? {})).toEqual(['a.txt']); // yet the commit is there
+      expect(s.commitCount('org/c')).toBe(1);
+      const replay = await withParent(h0, 'a.txt');
+      expect(replay.status).toBe(412);
+      s.setFaults({ commitLostReply: { count: 1, as: 500 } });
+      expect((await withParent(await head(), 'b.txt')).status).toBe(500);
+      expect(Object.keys(s.files('org/c') ?? {}).sort()).toEqual(['a.txt', 'b.txt']);
       expect(s.errors).toEqual([]);
     } finally {
       await s.close();

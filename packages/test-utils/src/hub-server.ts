@@ -4,7 +4,7 @@
 // Blobs live on disk. Fault switches make it answer like a bad day on the real Hub.
 // It imports nothing from vitest, so benches and child processes can start it too.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,8 +32,18 @@ export interface HubServerFaults {
   batch503?: { count: number };
   /** Destroy the connection half-way through the body of the next `count` LFS PUTs. */
   dropPut?: { count: number };
-  /** Keep only the first half of the next `count` LFS PUTs, yet answer 200. */
+  /**
+   * Lose the second half of the next `count` LFS PUT bodies in transit. As the real LFS storage does,
+   * the server then refuses the upload (the bytes do not hash to the declared oid and size) and stores nothing.
+   */
   truncatePut?: { count: number };
+  /**
+   * Apply the next `count` commit POSTs, then fail their reply: `drop` destroys the connection before
+   * any answer, `500` answers 500 (a proxy timing out after the Hub applied the commit). @default drop
+   */
+  commitLostReply?: { count: number; as?: 'drop' | 500; /** Let this many commits through first. @default 0 */ skip?: number };
+  /** Flip one byte of the next `count` LFS PUT bodies in transit (size unchanged): the upload is refused as for truncatePut. */
+  corruptPut?: { count: number };
   /**
    * Serve one flipped byte in the next `count` resolve/raw bodies longer than one byte
    * (optionally only for paths containing `pathIncludes`). The size stays right.
@@ -84,6 +94,11 @@ export interface HubServer {
   commitCount(repoId: string, type?: HubRepoType): number;
   /** The current file tree of a repo (path -> record), or undefined when it does not exist. */
   files(repoId: string, type?: HubRepoType): Record<string, HubFileRecord> | undefined;
+  /**
+   * Corruption at rest: flips one byte of the stored bytes of `path` (its LFS object or its regular
+   * blob) without touching the tree, as a failing disk would. Listings and sizes stay as they were.
+   */
+  corruptAtRest(repoId: string, path: string, type?: HubRepoType): void;
   close(): Promise<void>;
 }
 
@@ -105,7 +120,7 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
   const commits = new Map<string, number>();
   let requestCounter = 0;
 
-  const take = (name: 'commit429' | 'commit500' | 'batch503' | 'dropPut' | 'truncatePut'): boolean => {
+  const take = (name: 'commit429' | 'commit500' | 'batch503' | 'dropPut' | 'truncatePut' | 'commitLostReply' | 'corruptPut'): boolean => {
     const f = faults[name];
     if (!f || f.count <= 0) return false;
     f.count -= 1;
@@ -323,6 +338,7 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     const half = Number.isFinite(expected) ? Math.floor(expected / 2) : 0;
     const drop = take('dropPut');
     const truncate = !drop && take('truncatePut');
+    let flip = !drop && !truncate && take('corruptPut');
     const tmp = state.tmpPath();
     const hash = createHash('sha256');
     let received = 0;
@@ -337,6 +353,11 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
         received += chunk.length;
         let piece = chunk;
         if (truncate) piece = chunk.subarray(0, Math.max(0, Math.min(chunk.length, half - written)));
+        if (flip && piece.length > 0) {
+          piece = Buffer.from(piece);
+          piece[0] = (piece[0] ?? 0) ^ 0xff;
+          flip = false;
+        }
         written += piece.length;
         hash.update(piece);
         cb(null, piece);
@@ -351,6 +372,12 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       return;
     }
     const sha256 = hash.digest('hex');
+    // Real LFS storage checks what arrived against the declared oid and size, and keeps nothing else.
+    const declared = Number(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('size'));
+    if (sha256 !== oid || (Number.isFinite(declared) && written !== declared)) {
+      rmSync(tmp, { force: true });
+      return sendError(res, 400, `the uploaded bytes (${written} bytes, sha256 ${sha256}) do not match the declared oid ${oid} and size ${declared}`);
+    }
     state.commitLfsObject(oid, tmp, { sizeBytes: written, sha256 });
     send(res, 200, '', { ETag: `"${createHash('md5').update(sha256).digest('hex')}"` });
   }
@@ -397,7 +424,8 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       } else if (key === 'lfsFile') {
         const oid = String(value.oid ?? '');
         const size = Number(value.size);
-        if (!state.lfsMeta(oid)) {
+        const meta = state.lfsMeta(oid);
+        if (!meta || meta.sha256 !== oid || meta.sizeBytes !== size) {
           return sendError(
             res,
             422,
@@ -419,6 +447,15 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     const k = `${repo.type}:${repo.id}`;
     commits.set(k, (commits.get(k) ?? 0) + 1);
     const prefix = repo.type === 'model' ? '' : `${repo.type}s/`;
+    const lost = faults.commitLostReply;
+    if (lost && lost.count > 0 && (lost.skip ?? 0) > 0) lost.skip = (lost.skip ?? 0) - 1;
+    else if (take('commitLostReply')) {
+      if ((faults.commitLostReply?.as ?? 'drop') === 'drop') {
+        req.socket.destroy();
+        return;
+      }
+      return sendError(res, 500, 'Internal Error after the commit was applied (injected fault)');
+    }
     sendJson(res, 200, { success: true, commitOid: commitId, commitUrl: `${base}/${prefix}${repo.id}/commit/${commitId}`, hookOutput: '' });
   }
 
@@ -427,10 +464,9 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     if (file) {
       const out: Record<string, unknown> = { type: 'file', oid: file.gitOid, size: file.size, path };
       if (file.lfs) {
-        // Sizes come from what storage really holds, so a faulty PUT shows up in the listing.
-        const stored = state.lfsMeta(file.lfs.oid)?.sizeBytes ?? 0;
-        out.size = stored;
-        out.lfs = { oid: file.lfs.oid, size: stored, pointerSize: lfsPointerText(file.lfs.oid, file.lfs.size).length };
+        // As on the real Hub, the listing shows the size the LFS pointer declares (storage checked it on upload).
+        out.size = file.lfs.size;
+        out.lfs = { oid: file.lfs.oid, size: file.lfs.size, pointerSize: lfsPointerText(file.lfs.oid, file.lfs.size).length };
       }
       if (expand) out.lastCommit = file.lastCommit;
       return out;
@@ -592,6 +628,16 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     files(repoId: string, type: HubRepoType = 'model'): Record<string, HubFileRecord> | undefined {
       const repo = state.get(type, repoId);
       return repo ? structuredClone(repo.files) : undefined;
+    },
+    corruptAtRest(repoId: string, path: string, type: HubRepoType = 'model'): void {
+      const file = state.get(type, repoId)?.files[path];
+      if (!file) throw new Error(`corruptAtRest: ${repoId} has no file ${path}`);
+      const where = state.contentOf(file).path;
+      const bytes = readFileSync(where);
+      if (bytes.length === 0) throw new Error(`corruptAtRest: ${path} is empty`);
+      const at = Math.min(100, bytes.length - 1);
+      bytes[at] = (bytes[at] ?? 0) ^ 0xff;
+      writeFileSync(where, bytes);
     },
     async close(): Promise<void> {
       if (closed) return;

@@ -1,11 +1,14 @@
-import { checkpointStatus, PullTargetExistsError, pullCheckpoint, pushCheckpoint, pushFinal, resolveResume, type CheckpointStore, type PullResult, type PushResult } from '@soup/hub-ckpt';
-import { readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { checkpointStatus, ChecksumError, CorruptCheckpointError, PullTargetExistsError, pullCheckpoint, pullResume, pushCheckpoint, pushFinal, type CheckpointStore, type PullResult, type PullResumeResult, type PushResult } from '@soup/hub-ckpt';
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
 import { explainRefusal } from '../_refusal';
 import { openCheckpointStore } from '../_store';
 import { renderTable } from '../_table';
-import { UsageError } from '../errors';
+import { showStoredLossPlot } from '../_stored-plot';
+import { PullIntegrityError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { formatDuration } from '../progress';
 
@@ -74,11 +77,27 @@ function pushJson(r: PushResult): Record<string, unknown> {
   };
 }
 
-/** `soup ckpt push <dir> --step N --repo R --run ID`. */
+/**
+ * The step of a checkpoint folder: `--step`, else `trainer_state.json`'s `global_step` (Hugging Face
+ * Trainer) or `step` (soup), as an integer ≥ 0.
+ */
+function stepOf(opts: Record<string, unknown>, dir: string, shown: string): number {
+  if (opts.step !== undefined) return Number(opts.step);
+  try {
+    const state = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as { step?: unknown; global_step?: unknown };
+    const s = state.global_step ?? state.step;
+    if (typeof s === 'number' && Number.isInteger(s) && s >= 0) return s;
+  } catch {
+    // no readable trainer_state.json: --step is required
+  }
+  throw new UsageError(`${shown} has no trainer_state.json with a global_step: pass --step N`);
+}
+
+/** `soup ckpt push <dir> [--step N] --repo R --run ID`. */
 export async function runPush(opts: Record<string, unknown>, ctx: CommandContext, args: string[]): Promise<void> {
   const dir = checkDir(ctx, args[0]!);
+  const step = stepOf(opts, dir, args[0]!);
   const s = store(opts, ctx, true);
-  const step = Number(opts.step);
   const r = await push(ctx, `push checkpoint-${step}`, (onPhase) =>
     pushCheckpoint({
       store: s,
@@ -87,6 +106,7 @@ export async function runPush(opts: Record<string, unknown>, ctx: CommandContext
       run: String(opts.run),
       ...(opts.keepLocal !== undefined ? { keepLocal: Number(opts.keepLocal) } : { keepLocal: Infinity }),
       ...(opts.keepRemote !== undefined ? { keepRemote: Number(opts.keepRemote) } : {}),
+      force: Boolean(opts.force),
       onPhase,
     }),
   );
@@ -98,19 +118,9 @@ export async function runPush(opts: Record<string, unknown>, ctx: CommandContext
 /** `soup ckpt final <dir> --repo R --run ID`. */
 export async function runFinal(opts: Record<string, unknown>, ctx: CommandContext, args: string[]): Promise<void> {
   const dir = checkDir(ctx, args[0]!);
-  let step = opts.step as number | undefined;
-  if (step === undefined) {
-    try {
-      const state = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as { step?: unknown; global_step?: unknown };
-      const s = state.step ?? state.global_step;
-      if (typeof s === 'number' && Number.isInteger(s) && s >= 0) step = s;
-    } catch {
-      // no trainer_state.json: --step is required
-    }
-  }
-  if (step === undefined) throw new UsageError(`${args[0]} has no trainer_state.json with a step: pass --step N`);
+  const step = stepOf(opts, dir, args[0]!);
   const s = store(opts, ctx, true);
-  const r = await push(ctx, 'push final', (onPhase) => pushFinal({ store: s, step: step!, dir, run: String(opts.run), onPhase }));
+  const r = await push(ctx, 'push final', (onPhase) => pushFinal({ store: s, step, dir, run: String(opts.run), force: Boolean(opts.force), onPhase }));
   ctx.emit({ ok: true, store: s.description, terminal: true, ...pushJson(r) });
   ctx.say(`pushed final/ (step ${r.step}) to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified; latest.json → final (terminal)`);
 }
@@ -135,7 +145,7 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
     return;
   }
   const pointerText = p
-    ? `step ${p.step} → ${p.path_in_repo}${p.terminal ? ' (terminal)' : ''}, run ${p.run}, ${st.pointed?.verified ? ctx.style.green('verified') : ctx.style.red(`NOT verified: ${(st.pointed?.problems ?? []).slice(0, 3).join('; ')}`)}, updated ${p.updated_at}`
+    ? `step ${p.step} → ${p.path_in_repo}${p.terminal ? ' (terminal)' : ''}, run ${p.run}, ${st.pointed?.verified ? ctx.style.green(s.kind === 'hub' ? 'verified (LFS files by oid and size; their bytes are hashed when pulled)' : 'verified (every byte read back and hashed)') : ctx.style.red(`NOT verified: ${(st.pointed?.problems ?? []).slice(0, 3).join('; ')}`)}, updated ${p.updated_at}`
     : st.hasPointer
       ? ctx.style.red(`invalid: ${st.pointerErrors.join('; ')}`)
       : 'none';
@@ -143,6 +153,7 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
   const rows = [['STEP', 'FOLDER', 'FILES', 'SIZE', 'MANIFEST'], ...st.checkpoints.map((c) => [String(c.step), c.pathInRepo, String(c.fileCount), formatBytes(c.totalBytes), c.hasManifest ? 'yes' : ctx.style.red('missing')])];
   if (st.checkpoints.length) ctx.say(renderTable(rows, ctx.style.bold).replace(/^/gm, '  '));
   ctx.say(`  final/       ${st.hasFinal ? 'present' : 'absent'}`);
+  await showStoredLossPlot(ctx, s, p?.path_in_repo ?? null, opts.plot as string | undefined);
 }
 
 /** Pulls `pathInRepo` into `--dest` (hash-checked, `--force` replaces) with a progress bar. */
@@ -172,46 +183,119 @@ async function pullWithProgress(
   }
 }
 
+/**
+ * pullResume into `dest` itself (the CLI's --dest is the checkpoint folder): the checkpoint lands in a
+ * hidden sibling first, and is renamed into place only once every hash matched. Without `dest` it pulls
+ * into a temp folder and removes it: a report that a checkpoint verifies AND pulls cleanly.
+ */
+async function resumeInto(
+  s: CheckpointStore,
+  ctx: CommandContext,
+  p: { run: string; dest: string | null; force: boolean; fallback: boolean; repair: boolean },
+): Promise<{ outcome: PullResumeResult; dir: string | null }> {
+  const target = p.dest === null ? null : resolve(ctx.cwd, p.dest);
+  if (target !== null && existsSync(target) && !p.force) throw new UsageError(`--dest ${p.dest} already exists: pull into a new path, or pass --force to replace it`);
+  const parent = target === null ? mkdtempSync(join(tmpdir(), 'soup-resume-')) : `${target}.soup-pull`;
+  const bar = ctx.progress({ label: 'resume', unit: 'file', summary: false });
+  try {
+    rmSync(parent, { recursive: true, force: true });
+    const outcome = await pullResume({
+      store: s,
+      run: p.run,
+      dir: parent,
+      fallback: p.fallback,
+      repair: p.repair,
+      overwrite: true,
+      signal: ctx.signal,
+      logger: { info: (l) => bar.log(l) },
+      onFile: (e) => bar.update(e.index + 1, e.name),
+    });
+    bar.done(outcome.outcome === 'resume' ? 'hashes match' : outcome.outcome);
+    if (outcome.outcome !== 'resume' || target === null) return { outcome, dir: null };
+    if (existsSync(target)) rmSync(target, { recursive: true, force: true });
+    renameSync(outcome.localDir, target);
+    return { outcome, dir: target };
+  } catch (err) {
+    bar.fail();
+    throw err;
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+}
+
 /** `soup ckpt pull --repo R --dest D [--step N | --final]`. */
 export async function runPull(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
   const s = store(opts, ctx, false);
   if (opts.final && opts.step !== undefined) throw new UsageError('pass --step N or --final, not both');
   let pathInRepo: string;
-  let expected: string | undefined;
   if (opts.final) pathInRepo = 'final';
   else if (opts.step !== undefined) pathInRepo = `ckpt/checkpoint-${Number(opts.step)}`;
   else {
+    // The pointed checkpoint, through the one resume path (no fallback: pull exactly what latest.json names).
     const st = await checkpointStatus({ store: s });
     if (!st.pointer) throw new UsageError(`${s.description} has no valid latest.json${st.exists ? '' : ' (the repo does not exist)'}: pass --step N or --final`);
-    pathInRepo = st.pointer.path_in_repo;
-    expected = st.pointer.manifest_sha256;
+    if (st.pointer.terminal) pathInRepo = st.pointer.path_in_repo;
+    else {
+      let res: Awaited<ReturnType<typeof resumeInto>>;
+      try {
+        res = await resumeInto(s, ctx, { run: st.pointer.run, dest: String(opts.dest), force: Boolean(opts.force), fallback: false, repair: false });
+      } catch (err) {
+        // A pull that failed its hashes is an integrity failure (exit 8), as for --step/--final.
+        if (err instanceof CorruptCheckpointError && err.cause instanceof ChecksumError) throw err.cause;
+        if (err instanceof CorruptCheckpointError) throw new PullIntegrityError(`pull refused: ${err.message.replace(/ Refusing to resume.*$/, '')}`, { cause: err });
+        throw err;
+      }
+      const { outcome, dir } = res;
+      if (outcome.outcome !== 'resume' || dir === null) throw new UsageError(`${s.description}: nothing to pull (${outcome.outcome})`);
+      const r = outcome.pulled;
+      ctx.emit({ ok: true, path_in_repo: outcome.pathInRepo, dir, step: r.step, files: r.fileCount, bytes: r.totalBytes, manifest_sha256: r.manifestSha256 });
+      ctx.say(`pulled ${outcome.pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, dir) || dir}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`);
+      return;
+    }
   }
-  const r = await pullWithProgress(s, opts, ctx, pathInRepo, expected);
+  const r = await pullWithProgress(s, opts, ctx, pathInRepo, undefined);
   ctx.emit({ ok: true, path_in_repo: pathInRepo, dir: r.dir, step: r.step, files: r.fileCount, bytes: r.totalBytes, manifest_sha256: r.manifestSha256 });
   ctx.say(`pulled ${pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, r.dir) || r.dir}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`);
 }
 
-/** `soup ckpt resume --repo R --run ID [--dest D]`: where a run resumes, for any trainer. */
+/**
+ * `soup ckpt resume --repo R --run ID [--dest D] [--fallback] [--repair]`: where a run resumes, for any
+ * trainer. The checkpoint is always pulled and hash-checked (into --dest, else a temp folder removed after);
+ * latest.json is rewritten only with --repair.
+ */
 export async function runResume(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
-  const s = store(opts, ctx, false);
+  const s = store(opts, ctx, Boolean(opts.repair));
   const runId = String(opts.run);
-  let outcome;
+  const fallback = Boolean(opts.fallback);
+  let res: { outcome: PullResumeResult; dir: string | null };
   try {
-    outcome = await resolveResume({ store: s, run: runId, fallback: Boolean(opts.fallback), logger: { info: (l) => ctx.say(l) } });
+    res = await resumeInto(s, ctx, { run: runId, dest: opts.dest === undefined ? null : String(opts.dest), force: Boolean(opts.force), fallback, repair: Boolean(opts.repair) });
   } catch (err) {
-    return explainRefusal(err, { store: s, run: runId, identity: null, fallbackFlag: '--fallback', repoFlag: '--repo' });
+    return explainRefusal(err, { store: s, run: runId, identity: null, fallbackFlag: '--fallback', repoFlag: '--repo', fallbackUsed: fallback });
   }
-  let dir: string | null = null;
-  if (outcome.outcome !== 'fresh' && opts.dest !== undefined) {
-    dir = (await pullWithProgress(s, opts, ctx, outcome.pathInRepo, outcome.outcome === 'resume' ? outcome.manifestSha256 : undefined)).dir;
+  let { outcome, dir } = res;
+  if (outcome.outcome === 'complete' && opts.dest !== undefined) {
+    dir = (await pullWithProgress(s, opts, ctx, outcome.pathInRepo, outcome.pointer.manifest_sha256)).dir;
   }
   const json =
     outcome.outcome === 'fresh'
       ? { outcome: 'fresh', reason: outcome.reason, step: 0, path_in_repo: null, dir: null }
-      : { outcome: outcome.outcome, step: outcome.step, path_in_repo: outcome.pathInRepo, dir, ...(outcome.outcome === 'resume' ? { via: outcome.via, repaired: outcome.repaired } : {}) };
+      : {
+          outcome: outcome.outcome,
+          step: outcome.step,
+          path_in_repo: outcome.pathInRepo,
+          dir,
+          ...(outcome.outcome === 'resume'
+            ? { via: outcome.via, previous_step: outcome.previousStep, repaired: outcome.repaired, skipped: outcome.skipped.map((k) => ({ step: k.step, path_in_repo: k.pathInRepo, problems: k.problems })) }
+            : {}),
+        };
   ctx.emit(json);
   if (outcome.outcome === 'fresh') ctx.say(`fresh: ${outcome.reason === 'repo-missing' ? 'the repo does not exist yet' : 'no checkpoint of this run'}; start from step 0`);
   else if (outcome.outcome === 'complete') ctx.say(`complete: ${outcome.pathInRepo} holds the final step ${outcome.step}; nothing to train${dir ? ` (pulled into ${relative(ctx.cwd, dir)})` : ''}`);
-  else ctx.say(`resume from ${outcome.pathInRepo} (step ${outcome.step})${outcome.via ? ` via ${outcome.via}` : ''}${dir ? `, pulled into ${relative(ctx.cwd, dir)}` : ''}`);
+  else {
+    for (const k of outcome.skipped) ctx.say(`skipped ${k.pathInRepo}: ${k.problems.slice(0, 2).join('; ')}`);
+    const pointerNote = outcome.via === null ? '' : outcome.repaired ? ', latest.json repaired' : outcome.previousStep !== null ? `; latest.json still names step ${outcome.previousStep} (pass --repair to rewrite it)` : '';
+    ctx.say(`resume from ${outcome.pathInRepo} (step ${outcome.step})${outcome.via ? ` via ${outcome.via}` : ''}${dir ? `, pulled into ${relative(ctx.cwd, dir)}` : ', pulls cleanly'}${pointerNote}`);
+  }
   if (!ctx.json) ctx.say(`RESUME_JSON ${JSON.stringify(json)}`);
 }

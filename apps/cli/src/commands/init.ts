@@ -4,30 +4,35 @@ import { assetPath } from '../_assets';
 import type { CommandContext } from '../_context';
 import { UsageError } from '../errors';
 
-/** `soup init`: writes a commented soup.yaml and the text it trains on (data/train.txt, data/val.txt). */
+/**
+ * `soup init`: writes a commented soup.yaml and the text it trains on (data/train.txt, data/val.txt).
+ * Training text already in data/ is the user's: it is kept, never overwritten (not even with --force),
+ * so `soup init -o other.yaml` works in a folder that already has data/.
+ */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
   const template = String(opts.template ?? 'tiny');
   const target = resolve(ctx.cwd, String(opts.output ?? 'soup.yaml'));
   const dataDir = join(dirname(target), 'data');
-  const files: [string, string][] = [
-    [assetPath(`templates/${template}.yaml`), target],
+  const show = (p: string): string => relative(ctx.cwd, p) || p;
+  if (existsSync(target) && !opts.force) {
+    throw new UsageError(`${show(target)} already exists; pass --force to overwrite it, or -o <file> to write another config`);
+  }
+  const data: [string, string][] = [
     [assetPath('corpus/train.txt'), join(dataDir, 'train.txt')],
     [assetPath('corpus/val.txt'), join(dataDir, 'val.txt')],
   ];
-  const show = (p: string): string => relative(ctx.cwd, p) || p;
-  if (!opts.force) {
-    const existing = files.map(([, to]) => to).filter((to) => existsSync(to));
-    if (existing.length > 0) {
-      throw new UsageError(`${existing.map(show).join(', ')} already exist${existing.length === 1 ? 's' : ''}; pass --force to overwrite`);
-    }
-  }
+  const kept = data.filter(([, to]) => existsSync(to)).map(([, to]) => to);
   mkdirSync(dataDir, { recursive: true });
-  for (const [from, to] of files) {
-    if (to.endsWith('.yaml')) writeFileSync(to, readFileSync(from, 'utf8'));
-    else copyFileSync(from, to);
+  writeFileSync(target, readFileSync(assetPath(`templates/${template}.yaml`), 'utf8'));
+  const written = [target];
+  for (const [from, to] of data) {
+    if (kept.includes(to)) continue;
+    copyFileSync(from, to);
+    written.push(to);
   }
-  const written = files.map(([, to]) => show(to));
-  ctx.emit({ ok: true, template, files: written });
-  ctx.say(`wrote ${written.join(', ')} (template ${template})`);
-  ctx.say(`next: soup plan${show(target) === 'soup.yaml' ? '' : ` -c ${show(target)}`}   then: soup train${show(target) === 'soup.yaml' ? '' : ` -c ${show(target)}`}`);
+  ctx.emit({ ok: true, template, files: written.map(show), kept: kept.map(show) });
+  ctx.say(`wrote ${written.map(show).join(', ')} (template ${template})`);
+  if (kept.length) ctx.say(`kept ${kept.map(show).join(', ')}: already there (soup never overwrites training text); the config trains on ${kept.length === 1 ? 'it' : 'them'}`);
+  const c = show(target) === 'soup.yaml' ? '' : ` -c ${show(target)}`;
+  ctx.say(`next: soup plan${c}   then: soup train${c}`);
 }

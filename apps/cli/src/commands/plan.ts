@@ -1,12 +1,14 @@
+import { deviceIdentity } from '@soup/cuda-probe';
 import { relative } from 'node:path';
 import type { CommandContext } from '../_context';
-import { assertTrainable, offloadIssues } from '../_plan';
+import { assertTrainable, offloadIssues, resolveTier } from '../_plan';
 import { prepareRun } from '../_prepare';
 import { renderTable } from '../_table';
 import { EXIT_CODES } from '../exit-codes';
 import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import { ConfigError } from '../errors';
+import type { SoupConfig } from '../validate-config';
 
 /** `soup plan`: what `soup train` would do on this device, measured. */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<number> {
@@ -28,6 +30,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     if (!(err instanceof ConfigError)) throw err;
     blocking = err.issues.map((i) => `${i.path}: ${i.message}`);
   }
+  // Everything that can be checked without a probe is checked first: a config train would refuse
+  // is reported at once, before any step runs.
+  if (blocking.length > 0) return refuseEarly(ctx, file, config, blocking, offload);
   const p = await prepareRun({ ctx, config, noCache: opts.cache === false, measure: true });
   const m = p.measured;
   const fits = m ? m.result === 'fit' : null;
@@ -81,4 +86,48 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   if (blocking.length > 0) return EXIT_CODES.config;
   if (fits === false) return EXIT_CODES.noFit;
   return EXIT_CODES.ok;
+}
+
+/** `soup plan` on a config `soup train` would refuse: the problems and what is known, no probe, exit 3. */
+async function refuseEarly(
+  ctx: CommandContext,
+  file: string,
+  config: SoupConfig,
+  blocking: string[],
+  offload: { errors: string[]; warnings: string[] },
+): Promise<number> {
+  const identity = await deviceIdentity({ device: config.device.kind, deviceId: config.device.id });
+  const tier = resolveTier(config, identity.device === 'cuda' ? identity.gpuMemoryGb : null);
+  const batch = config.training.batchSize === 'auto' ? null : config.training.batchSize;
+  ctx.emit({
+    config: file,
+    device: { spec: config.device.spec, name: identity.gpuName, memory_gb: identity.gpuMemoryGb },
+    model: { base: config.base, n_layers: config.model.nLayers, d_model: config.model.dModel, n_heads: config.model.nHeads, max_length: config.data.maxLength },
+    batch_size: batch,
+    batch_source: batch === null ? null : 'config',
+    cache_key: null,
+    grad_ckpt: { setting: config.training.gradientCheckpointing, description: tier.description, recompute: tier.recompute },
+    offload: { target: config.training.activationOffloading, save_dir: null, execution: null, errors: offload.errors, warnings: offload.warnings },
+    peak_bytes: null,
+    budget_bytes: null,
+    fits: null,
+    tokens_per_step: batch === null ? null : batch * config.data.maxLength,
+    steps: config.training.steps,
+    push_every_steps: config.hub.pushEverySteps ?? Math.max(1, Math.floor(config.training.steps / 4)),
+    problems: blocking,
+    trials: [],
+  });
+  const rows: string[][] = [
+    ['', ''],
+    ['device', `${config.device.spec}: ${identity.gpuName}, ${identity.gpuMemoryGb} GiB`],
+    ['model', `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`],
+    ['batch size', batch === null ? 'auto: not probed (fix the problems first)' : `${batch} (config)`],
+    ['checkpointing', tier.description],
+    ['offload', config.training.activationOffloading === null ? 'off' : `${config.training.activationOffloading}${offload.errors.length ? `: ${offload.errors.join(' ')}` : ''}`],
+    ['peak / budget', 'not measured (fix the problems first)'],
+  ];
+  for (const b of blocking) rows.push(['problem', ctx.style.red(b)]);
+  ctx.say(renderTable(rows).split('\n').slice(1).map((l) => `  ${l}`).join('\n'));
+  ctx.warn(`${file}: soup train would refuse this config (${blocking.length} problem${blocking.length === 1 ? '' : 's'}); nothing was probed`);
+  return EXIT_CODES.config;
 }

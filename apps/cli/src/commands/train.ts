@@ -1,4 +1,4 @@
-import { planSegment, pullCheckpoint, pushCheckpoint, pushFinal, resolveResume, type PushPhaseEvent, type ResumeOutcome } from '@soup/hub-ckpt';
+import { planSegment, pullResume, pushCheckpoint, pushFinal, type PullResumeResult, type PushPhaseEvent } from '@soup/hub-ckpt';
 import { sequentialBatches, Trainer, type TrainerOptions } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,12 +7,15 @@ import type { CommandContext } from '../_context';
 import { assertTrainable, offloadOf } from '../_plan';
 import { prepareRun, type PreparedRun } from '../_prepare';
 import { explainRefusal } from '../_refusal';
+import { resolveTimeLimitMs, watchSession, type SessionEnd } from '../_session-end';
 import { openCheckpointStore } from '../_store';
-import { InterruptedError, TrainRunError, UsageError } from '../errors';
+import { TrainRunError, UsageError } from '../errors';
+import { EXIT_CODES } from '../exit-codes';
 import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import { formatDuration, type Progress } from '../progress';
 import { runFingerprint } from '../run-fingerprint';
+import { showLossPlot } from '../_show-plot';
 import type { SoupConfig } from '../validate-config';
 
 /** The machine line `soup train` ends with (`RUN_JSON {...}`), and its --json output. */
@@ -29,7 +32,14 @@ export interface RunJson {
   /** `training.activation_offloading` as applied: `cpu` / `disk` (segmented execution) or null (fused step). */
   offload: 'cpu' | 'disk' | null;
   run: string;
+  /** `segment` also when the session ended early (see `session_end`). */
   status: 'segment' | 'finished' | 'complete';
+  /**
+   * Set when SIGTERM / SIGINT / --time-limit ended the session before the horizon: why, when (seconds
+   * after the start), and the step saved and pushed by the session end (null when the store already
+   * held `final_step`). The process then exits 75.
+   */
+  session_end: { reason: SessionEnd['reason']; after_s: number; saved_step: number | null } | null;
   start_step: number;
   horizon: number;
   initial_loss: number | null;
@@ -60,7 +70,7 @@ function readState(dir: string): { step: number; tokensConsumed: number; lastLos
 }
 
 /** `soup train`: trains the config's model in segments, pushing checkpoints as it goes. */
-export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
+export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<number | void> {
   const t0 = Date.now();
   const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
   const file = loaded.displayPath;
@@ -81,7 +91,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const horizon = config.training.steps;
   const pushEvery = (opts.pushEverySteps as number | undefined) ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const stopAfterSteps = Number(opts.stopAfterSteps ?? 0);
-  const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${join(config.output, 'hub')}`;
+  const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
+  // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
+  const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
   let logLine: (line: string) => void = (line) => ctx.warn(line);
   const store = openCheckpointStore({
     ctx,
@@ -101,8 +113,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
   ctx.say(`run ${runId}: ${config.base}, ${horizon} steps, checkpoints every ${pushEvery} to ${storeName}`);
 
-  // Where this session starts.
-  let outcome: ResumeOutcome;
+  // Where this session starts: pullResume picks, verifies and pulls (walking back past a checkpoint that
+  // fails to verify or pull with --resume fallback) and repairs the pointer this session will move anyway.
+  let outcome: PullResumeResult;
+  const resumeParent = join(config.output, 'resume');
   if (opts.resume === 'never') {
     outcome = { outcome: 'fresh', reason: 'no-checkpoint' };
     const raw = (await store.exists()) ? await store.readFile({ path: 'latest.json' }) : null;
@@ -110,10 +124,25 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       throw new UsageError(`${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --hub-repo, or --resume auto`);
     }
   } else {
+    const fallback = opts.resume === 'fallback';
+    const pullBar = ctx.progress({ label: 'resume', unit: 'file', summary: false });
     try {
-      outcome = await resolveResume({ store, run: runId, fallback: opts.resume === 'fallback', logger: { info: (l) => ctx.say(l) } });
+      outcome = await pullResume({
+        store,
+        run: runId,
+        dir: resumeParent,
+        fallback,
+        repair: true,
+        overwrite: true,
+        // No abort signal, as for pushes: a signal while pulling lets the pull finish, and the session
+        // ends before its first step (see _session-end.ts), with nothing new to push.
+        logger: { info: (l) => pullBar.log(l) },
+        onFile: (e) => pullBar.update(e.index + 1, e.name),
+      });
+      pullBar.done();
     } catch (err) {
-      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback', repoFlag: '--hub-repo' });
+      pullBar.fail();
+      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback', repoFlag: '--hub-repo', fallbackUsed: fallback });
     }
   }
 
@@ -146,6 +175,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       batch_source: 'checkpoint',
       elapsed_s: Math.round((Date.now() - t0) / 100) / 10,
       tokens_per_s: null,
+      session_end: null,
     };
     finish(ctx, json);
     return;
@@ -155,27 +185,18 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   let resumeDir: string | null = null;
   let resumed: ReturnType<typeof readState> | null = null;
   if (outcome.outcome === 'resume') {
-    resumeDir = join(config.output, 'resume', `checkpoint-${outcome.step}`);
-    const bar = ctx.progress({ label: `pull ${outcome.pathInRepo}`, unit: 'file', summary: false });
-    try {
-      await pullCheckpoint({
-        store,
-        pathInRepo: outcome.pathInRepo,
-        dir: resumeDir,
-        expectedManifestSha256: outcome.manifestSha256,
-        overwrite: true,
-        onFile: (e) => bar.update(e.index + 1, e.name),
-      });
-    } catch (err) {
-      bar.fail();
-      throw err;
-    }
-    bar.done();
+    resumeDir = outcome.localDir;
     resumed = readState(resumeDir);
+    const skipped = outcome.skipped.filter((k) => k.step <= (outcome.previousStep ?? Infinity));
+    for (const k of skipped) ctx.say(`skipped ${k.pathInRepo}: ${k.problems.slice(0, 2).join('; ')}`);
     const via = outcome.via ? ` (${outcome.via}${outcome.previousStep !== null ? `, pointer was at ${outcome.previousStep}` : ''}${outcome.repaired ? ', pointer repaired' : ''})` : '';
     ctx.say(`resuming from ${outcome.pathInRepo} at step ${outcome.step}${via}`);
   } else {
-    ctx.say(outcome.reason === 'repo-missing' ? `fresh run: ${storeName} does not exist yet (the first push creates it)` : `fresh run: ${storeName} holds no checkpoint of this run`);
+    const where = store.kind === 'dir' ? showPath(repo.replace(/^file:\/\//, '')) : store.description;
+    ctx.say(
+      `fresh run: store is at ${where} and empty` +
+        (outcome.reason === 'repo-missing' ? ' (it does not exist yet; the first push creates it)' : ' (no checkpoint of this run)'),
+    );
   }
 
   const prepared: PreparedRun = await prepareRun({
@@ -205,9 +226,11 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     executionProvider: config.device.kind,
     deviceId: config.device.id,
     ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
+    // One run id everywhere: trainer_state.json, soup_run.json and latest.json.
+    run: runId,
   };
   const trainer = resumeDir ? await Trainer.fromCheckpoint({ ...trainerOptions, dir: resumeDir }) : await Trainer.create(trainerOptions);
-  if (resumeDir) rmSync(join(config.output, 'resume'), { recursive: true, force: true });
+  if (resumeDir) rmSync(resumeParent, { recursive: true, force: true });
   ctx.say(
     `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${batchSize} (${prepared.batchSource}) × ${config.data.maxLength} tokens, ` +
       `checkpointing ${prepared.tier.description}, ` +
@@ -233,22 +256,25 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const words: Record<string, string> = { hash: 'hashing', upload: 'uploading', uploaded: 'verifying', verified: 'moving the pointer', pointer: 'moving the pointer', pointed: 'pruning', prune: 'pruning', done: 'done' };
     bar.update(trainer.state.step, `push ${what}: ${words[e.phase] ?? e.phase}`);
   };
-  const bar = ctx.progress({ label: 'train', total: plan.stopStep - plan.startStep, unit: 'step' });
+  // Counts and percentages are relative to the horizon (a resumed session shows 90/120, 75 %);
+  // plain lines from the first 10 %, and one at every push.
+  const bar = ctx.progress({ label: 'train', total: horizon, start: plan.startStep, end: plan.stopStep, unit: 'step', delayMs: 0 });
   logLine = (line) => bar.log(`warning: ${line}`);
+  // SIGTERM / SIGINT / --time-limit: the running step finishes, no new one starts, and that step is saved and pushed below.
+  // Pushes get no abort signal on purpose: the first signal lets a push finish; a second one quits the process.
+  const session = watchSession({ signal: ctx.signal, timeLimitMs, startedAtMs: t0 });
+  let sessionEnd: SessionEnd | null = null;
   try {
     while (trainer.state.step < plan.stopStep) {
-      if (ctx.signal.aborted) {
-        throw new InterruptedError(
-          `interrupted at step ${trainer.state.step}; ${pushed.length ? `the store's pointer is at step ${pushed[pushed.length - 1]}` : 'nothing was pushed this session'}: run soup train again to resume`,
-        );
-      }
+      sessionEnd = await session.check();
+      if (sessionEnd !== null) break;
       const log = await trainer.step();
       stepsRun += 1;
       if (!Number.isFinite(log.loss)) throw new TrainRunError(`the loss is ${log.loss} at step ${log.step}: lower training.lr or raise training.warmup_steps`);
       initialLoss ??= log.loss;
       lastLoss = log.loss;
       const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}`;
-      bar.update(log.step - plan.startStep, status);
+      bar.update(log.step, status);
       if (pushSet.has(log.step)) {
         const dir = join(ckptRoot, `checkpoint-${log.step}`);
         trainer.saveCheckpoint(dir);
@@ -264,21 +290,56 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         });
         pushed.push(log.step);
         bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
-        bar.update(log.step - plan.startStep, status);
+        bar.mark(status);
       }
     }
   } catch (err) {
     bar.fail();
+    session.dispose();
     await trainer.close();
     removeEmptyDir(ownScratch);
     throw err;
   }
+  session.dispose();
   bar.done(lastLoss !== null ? `loss ${lastLoss.toFixed(3)}` : undefined);
+  // A signal during the run's last step changes nothing: the run ends as usual (validation, final/), exit 0.
+  sessionEnd ??= trainer.state.step < horizon ? session.ended : null;
 
   let valLoss: number | null = null;
   let finalPushed = false;
+  let savedStep: number | null = null;
   try {
-    if (plan.segmentStop) {
+    if (sessionEnd !== null) {
+      // The session ends here: save the step just completed and push it, unless the store holds it already.
+      const step = trainer.state.step;
+      // A step runs inside ONNX Runtime without yielding: the signal is handled once the step running
+      // when it arrived has completed, and no step starts after it (see _session-end.ts). That step is saved.
+      const why = sessionEnd.reason === 'time-limit' ? `--time-limit ${formatDuration(timeLimitMs ?? 0)} reached` : sessionEnd.reason;
+      if (step > (pushed.at(-1) ?? plan.startStep)) {
+        ctx.say(`session end (${why}) at step ${step}: saving checkpoint-${step} and pushing it`);
+        const dir = join(ckptRoot, `checkpoint-${step}`);
+        trainer.saveCheckpoint(dir);
+        writeRecord(dir);
+        const pushBar = ctx.progress({ label: `push checkpoint-${step}`, unit: 'phase', summary: false });
+        let phases = 0;
+        const r = await pushCheckpoint({
+          store,
+          step,
+          dir,
+          run: runId,
+          keepLocal: config.hub.keepLocal,
+          ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
+          onPhase: (e) => pushBar.update(++phases, e.phase),
+        });
+        pushBar.fail();
+        pushed.push(step);
+        savedStep = step;
+        ctx.say(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
+      } else {
+        ctx.say(`session end (${why}) at step ${step}: ${step === plan.startStep && pushed.length === 0 ? 'no step was run this session' : `checkpoint-${step} is already pushed`}; nothing new to push`);
+      }
+      ctx.say(`segment saved at step ${step}: run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
+    } else if (plan.segmentStop) {
       ctx.say(`segment boundary at step ${plan.stopStep}: validation skipped; the next session resumes from ${store.kind === 'dir' ? storeName : store.description} with the same command`);
     } else {
       if (config.data.valPath) {
@@ -293,6 +354,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
             windows += b.batchSize;
           }
           valLoss = weighted / windows;
+          trainer.logEval(valLoss);
           ctx.say(`validation loss ${valLoss.toFixed(4)} over ${windows} sequences`);
         }
       }
@@ -319,19 +381,20 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   }
   const state = trainer.state;
   const elapsedS = (Date.now() - t0) / 1000;
+  const segment = plan.segmentStop || sessionEnd !== null;
   const json: RunJson = {
     final_step: state.step,
-    segment_stop: plan.segmentStop,
+    segment_stop: segment,
     tokens_consumed: state.tokensConsumed,
     final_loss: lastLoss,
     val_loss: valLoss,
-    val_skipped: plan.segmentStop,
+    val_skipped: segment,
     peak_rss_mb: peakRssMb(),
     batch_size: batchSize,
     grad_ckpt: gradCkpt,
     offload: prepared.offload?.target ?? null,
     run: runId,
-    status: plan.segmentStop ? 'segment' : 'finished',
+    status: segment ? 'segment' : 'finished',
     start_step: plan.startStep,
     horizon,
     initial_loss: initialLoss,
@@ -342,9 +405,15 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     batch_source: prepared.batchSource,
     elapsed_s: Math.round(elapsedS * 10) / 10,
     tokens_per_s: stepsRun > 0 ? Math.round((stepsRun * tokensPerStep) / elapsedS) : null,
+    session_end:
+      sessionEnd === null
+        ? null
+        : { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep },
   };
-  if (existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final', 'model.safetensors'))}`);
+  if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`);
+  showLossPlot(ctx, { history: trainer.logHistory, horizon, title: `${config.base}: training loss`, ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}) });
   finish(ctx, json);
+  return sessionEnd !== null ? EXIT_CODES.segmentSaved : undefined;
 }
 
 /** Removes the offload scratch folder if it is empty (each step deletes its own files). */
@@ -360,4 +429,9 @@ function removeEmptyDir(dir: string | null): void {
 function finish(ctx: CommandContext, json: RunJson): void {
   if (ctx.json) ctx.emit(json);
   else ctx.say(`RUN_JSON ${JSON.stringify(json)}`);
+}
+
+/** The default directory store: `<output>-ckpt`, a sibling of the output folder. */
+export function defaultStoreDir(output: string): string {
+  return `${output.replace(/[\\/]+$/, '')}-ckpt`;
 }

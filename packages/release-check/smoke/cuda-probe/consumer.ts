@@ -8,3 +8,8 @@ export async function id(): Promise<DeviceIdentity> {
 // @ts-expect-error the command is required
 createCommandProbe({});
 export { probe };
+// The train-step probe's types need no optional peer installed.
+import { createTrainStepProbe, PeerDependencyMissingError, type ProbeGptSpec } from '@soup/cuda-probe';
+const spec: ProbeGptSpec = { vocabSize: 256, seqLen: 16, dModel: 32, nHeads: 2, nLayers: 1 };
+export const trainStep = (): ProbeFn => createTrainStepProbe({ spec });
+export const missing = (e: unknown): string[] => (e instanceof PeerDependencyMissingError ? e.packages : []);
