@@ -44,6 +44,18 @@ export interface WorkerProbeOptions {
    */
   addressSpaceLimit?: 'auto' | 'prlimit' | 'ulimit' | 'off';
   /**
+   * CPU: what the hard cap of a trial's child is. `'address-space'`: RLIMIT_AS (see
+   * `addressSpaceLimit`), a proxy that counts reserved address space, not memory. `'memory-cgroup'`:
+   * each child runs in a fresh memory cgroup under this process's own (`runInMemoryCgroup`) whose
+   * limit is the child's calibrated resident baseline + the batch's feeds + the budget; it counts
+   * anonymous memory and page cache, as a GPU's memory counts every allocation, and a step above it
+   * is killed by the OOM killer (`reason: 'killed'`, `memoryCgroup.oomKills` > 0). Where no cgroup
+   * can be made the trial throws `MemoryCgroupUnavailableError` with the reason (no fallback).
+   * The peak gate is unchanged. Ignored for CUDA.
+   * @default 'address-space'
+   */
+  hardCap?: 'address-space' | 'memory-cgroup';
+  /**
    * Environment of the child.
    * @default process.env
    */
@@ -76,6 +88,7 @@ export interface ResolvedWorkerOptions {
   gpuMemLimitBytes: number | null;
   timeoutMs: number;
   addressSpaceLimit: 'auto' | 'prlimit' | 'ulimit' | 'off';
+  hardCap: 'address-space' | 'memory-cgroup';
   env: NodeJS.ProcessEnv;
   cwd: string | undefined;
   signal: AbortSignal | undefined;
@@ -95,6 +108,7 @@ export function resolveWorkerOptions(o: WorkerProbeOptions): ResolvedWorkerOptio
     gpuMemLimitBytes: optionalBytes('gpuMemLimitBytes', o.gpuMemLimitBytes),
     timeoutMs: optionalIntegerAtLeast('timeoutMs', o.timeoutMs, 1, 600_000),
     addressSpaceLimit: oneOf('addressSpaceLimit', o.addressSpaceLimit, ['auto', 'prlimit', 'ulimit', 'off'] as const, 'auto'),
+    hardCap: oneOf('hardCap', o.hardCap, ['address-space', 'memory-cgroup'] as const, 'address-space'),
     env: o.env ?? process.env,
     cwd: o.cwd,
     signal: o.signal,
@@ -121,5 +135,6 @@ export function workerLaunch(
     nodeArgs: [],
     workerPath: r.workerPath,
     addressSpaceLimit: r.addressSpaceLimit,
+    hardCap: r.hardCap,
   };
 }

@@ -11,7 +11,8 @@ import type { CudaJob, OrtJob, SegmentedStepJob, TrainStepJob, WorkerJob, Worker
 import { batchSizeArg } from './_validate';
 import { ProbeChildError, ProbeTimeoutError } from './errors';
 import { reachableMemory } from './reachable-memory';
-import type { ChildProbeFn, ProbeTrialOutcome } from './types';
+import { runInMemoryCgroup } from './run-in-memory-cgroup';
+import type { ChildProbeFn, MemoryCgroupReport, ProbeTrialOutcome } from './types';
 
 const MiB = 2 ** 20;
 
@@ -43,12 +44,15 @@ export interface WorkerProbeConfig {
   nodeArgs: string[];
   workerPath: string;
   addressSpaceLimit: 'auto' | 'prlimit' | 'ulimit' | 'off';
+  /** CPU hard cap: RLIMIT_AS or a memory cgroup (see `WorkerProbeOptions.hardCap`). @default 'address-space' */
+  hardCap?: 'address-space' | 'memory-cgroup';
   /** Intra-op threads of the child's session (for the headroom of the limit). */
   threads: number | undefined;
 }
 
 interface Calibration {
   baselineVmBytes: number;
+  baselineRssBytes: number;
   feedBytesPerSample: number;
   ms: number;
   /** What every trial runs: the ORT or segmented job itself, or a train-step's prepared (optimised) model. */
@@ -82,6 +86,32 @@ function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<C
   });
 }
 
+/** The memory cgroup limit of a trial: what the child holds before the step + the batch's feeds + the budget. */
+export function memoryCgroupLimitBytes(p: { baselineRssBytes: number; feedBytes: number; budgetBytes: number }): number {
+  return Math.ceil((p.baselineRssBytes + p.feedBytes + p.budgetBytes) / 4096) * 4096;
+}
+
+/** {@link send} inside a fresh memory cgroup (removed afterwards). */
+async function sendCapped(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob, limitBytes: number): Promise<{ run: ChildRun; report: MemoryCgroupReport }> {
+  const r = await runInMemoryCgroup({
+    file: launch.file,
+    args: launch.args,
+    env: cfg.env,
+    ...(cfg.cwd ? { cwd: cfg.cwd } : {}),
+    timeoutMs: cfg.timeoutMs,
+    input: JSON.stringify(job),
+    resultChannel: true,
+    limitBytes,
+    namePrefix: 'soup-probe',
+    ...(cfg.signal ? { signal: cfg.signal } : {}),
+  });
+  const { cgroup, ...rest } = r;
+  return {
+    run: { ...rest, pid: undefined, sampledPeakRssBytes: null },
+    report: { limitBytes: cgroup.limitBytes, peakBytes: cgroup.peakBytes, oomKills: cgroup.oomKills, limitHits: cgroup.limitHits, oomKilled: cgroup.oomKilled },
+  };
+}
+
 function asResult(run: ChildRun): WorkerResult | undefined {
   const r = run.result as WorkerResult | undefined;
   return r && typeof r === 'object' && typeof r.ok === 'boolean' ? r : undefined;
@@ -106,7 +136,7 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     if (result?.ok && run.exitCode === 0) {
       const prepared = work.kind === 'train-step' ? result.prepared : work;
       if (!prepared) throw new ProbeChildError(`${cfg.what} did not report its prepared model`, { batchSize: 1, exitCode: 0, signal: null, stderrTail: tail(run.stderr) });
-      return { baselineVmBytes: result.cpu.baselineVmBytes, feedBytesPerSample: result.batchedFeedBytes, ms: run.wallMs, work: prepared };
+      return { baselineVmBytes: result.cpu.baselineVmBytes, baselineRssBytes: result.cpu.baselineRssBytes, feedBytesPerSample: result.batchedFeedBytes, ms: run.wallMs, work: prepared };
     }
     if (run.aborted) throw cfg.signal?.reason ?? new Error('probe aborted');
     if (run.timedOut) throw new ProbeTimeoutError(1, cfg.timeoutMs, tail(run.stderr), `${cfg.what} measuring its baseline (model load, batch of 1, no step)`);
@@ -122,8 +152,10 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     let launch = direct();
     let calibrationMs: number | undefined;
     let work: OrtJob | SegmentedStepJob | undefined = cfg.work.kind === 'train-step' ? undefined : cfg.work;
-    const limited = cfg.device === 'cpu' && cfg.addressSpaceLimit !== 'off';
-    if (limited || !work) {
+    const cgroupCap = cfg.device === 'cpu' && cfg.hardCap === 'memory-cgroup';
+    const limited = cfg.device === 'cpu' && cfg.addressSpaceLimit !== 'off' && !cgroupCap;
+    let cgroupLimitBytes: number | undefined;
+    if (limited || cgroupCap || !work) {
       let fresh = false;
       if (!calibration) {
         fresh = true;
@@ -133,6 +165,13 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       const cal = await calibration;
       if (fresh) calibrationMs = cal.ms;
       work = cal.work;
+      if (cgroupCap) {
+        cgroupLimitBytes = memoryCgroupLimitBytes({
+          baselineRssBytes: cal.baselineRssBytes,
+          feedBytes: cal.feedBytesPerSample * batchSize,
+          budgetBytes: cfg.budgetBytes ?? reachableMemory().bytes,
+        });
+      }
       if (limited) {
         const budgetForLimit = cfg.budgetBytes ?? reachableMemory().bytes;
         launch = buildLaunch({
@@ -150,9 +189,11 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
         });
       }
     }
-    const run = await send(cfg, launch, job('step', batchSize, work));
+    const capped = cgroupLimitBytes !== undefined ? await sendCapped(cfg, launch, job('step', batchSize, work), cgroupLimitBytes) : null;
+    const run = capped?.run ?? (await send(cfg, launch, job('step', batchSize, work)));
     const limit = {
-      limitMethod: launch.limitMethod,
+      ...(capped ? { memoryCgroup: capped.report } : {}),
+      limitMethod: capped ? ('memory-cgroup' as const) : launch.limitMethod,
       ...(launch.addressSpaceBytes !== null ? { addressSpaceBytes: launch.addressSpaceBytes } : {}),
       ...(calibrationMs !== undefined ? { calibrationMs } : {}),
     };
@@ -162,7 +203,14 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     }
     const message =
       result && !result.ok ? result.error.message : (run.resultError ?? (run.exitCode === 0 ? 'the child exited without reporting a result' : undefined));
-    const verdict = judgeFailure(run, {
+    const verdict = capped?.report.oomKilled
+      ? ({
+          reason: 'killed',
+          detail:
+            `${cfg.what} for batch_size=${batchSize} was killed by the kernel's OOM killer at its memory cgroup's limit ` +
+            `${formatBytes(capped.report.limitBytes)} (baseline + feeds + budget; oom_kill ${capped.report.oomKills})`,
+        } as const)
+      : judgeFailure(run, {
       batchSize,
       timeoutMs: cfg.timeoutMs,
       what: cfg.what,
@@ -188,7 +236,7 @@ export function judgeSuccess(
   batchSize: number,
   r: WorkerSuccess,
   wallMs: number,
-  limit: Pick<ProbeTrialOutcome, 'limitMethod' | 'addressSpaceBytes' | 'calibrationMs'>,
+  limit: Pick<ProbeTrialOutcome, 'limitMethod' | 'addressSpaceBytes' | 'calibrationMs' | 'memoryCgroup'>,
 ): ProbeTrialOutcome {
   const timing = { ms: wallMs, stepMs: r.stepMs, overheadMs: Math.max(0, wallMs - r.stepMs), ...limit, ...(r.notes.length ? { notes: r.notes } : {}) };
   if (cfg.device === 'cuda') {

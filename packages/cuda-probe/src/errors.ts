@@ -69,6 +69,16 @@ export class DeviceQueryError extends CudaProbeError {
   }
 }
 
+/** No memory cgroup can be made here (not Linux, no memory controller, no write access); `reason` says which. */
+export class MemoryCgroupUnavailableError extends CudaProbeError {
+  readonly reason: string;
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(`no memory cgroup can be made: ${reason}`, 'SOUP_CGROUP_UNAVAILABLE', options);
+    this.name = 'MemoryCgroupUnavailableError';
+    this.reason = reason;
+  }
+}
+
 /** An optional peer dependency (onnxruntime-node, @soup/onnx-train) is not installed; the message names the install command. */
 export class PeerDependencyMissingError extends CudaProbeError {
   readonly packages: string[];

@@ -10,5 +10,21 @@ export {
 export { deviceIdentity, type DeviceIdentity, type DeviceIdentityOptions } from './device-identity';
 export { reachableMemory, type ReachableMemory, type ReachableMemoryOptions } from './reachable-memory';
 export type { WorkerProbeOptions } from './_worker-options';
-export type { ChildProbeFn, ProbeTrialOutcome, ProbeMeasurement } from './types';
-export { CudaProbeError, ProbeOptionsError, ProbeTimeoutError, ProbeChildError, DeviceQueryError, PeerDependencyMissingError } from './errors';
+export type { ChildProbeFn, ProbeTrialOutcome, ProbeMeasurement, MemoryCgroupReport } from './types';
+export {
+  runInMemoryCgroup,
+  memoryCgroupSupport,
+  type RunInMemoryCgroupOptions,
+  type MemoryCgroupRun,
+  type MemoryCgroupCounters,
+  type MemoryCgroupSupport,
+} from './run-in-memory-cgroup';
+export {
+  CudaProbeError,
+  ProbeOptionsError,
+  ProbeTimeoutError,
+  ProbeChildError,
+  DeviceQueryError,
+  PeerDependencyMissingError,
+  MemoryCgroupUnavailableError,
+} from './errors';

@@ -39,12 +39,24 @@ export interface ProbeTrialOutcome extends ProbeOutcome {
   calibrationMs?: number;
   /** The catalogue entry that matched, when the trial failed with an out-of-memory message. */
   oom?: OutOfMemoryClassification;
-  /** RLIMIT_AS the child ran under, and how it was applied. */
+  /** RLIMIT_AS the child ran under, and how it was applied (`memory-cgroup`: see `memoryCgroup`). */
   addressSpaceBytes?: number;
-  limitMethod?: 'prlimit' | 'ulimit' | 'none';
+  limitMethod?: 'prlimit' | 'ulimit' | 'none' | 'memory-cgroup';
+  /** The memory cgroup the child ran in (`hardCap: 'memory-cgroup'`): its limit, peak and OOM kills. */
+  memoryCgroup?: MemoryCgroupReport;
   /** Anything the probe had to guess (e.g. a symbolic dimension set to 1). */
   notes?: string[];
 }
 
 /** A probe for `probeBatchSize`: runs one candidate in a fresh child process. */
 export type ChildProbeFn = (batchSize: number) => Promise<ProbeTrialOutcome>;
+
+/** A trial's memory cgroup (`hardCap: 'memory-cgroup'`), read after its child exited. */
+export interface MemoryCgroupReport {
+  limitBytes: number;
+  /** Highest usage, page cache included (null where the kernel has no peak file). */
+  peakBytes: number | null;
+  oomKills: number | null;
+  limitHits: number | null;
+  oomKilled: boolean;
+}

@@ -1,62 +1,37 @@
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { open as openAsync, unlink as unlinkAsync, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fromBuffer, tensorBytes } from './_dtype';
+import { AnonymousFiles } from './_anon-files';
+import { tensorBytes } from './_dtype';
+import { memoryBackedFs, memoryBackedWarning } from './_fs-type';
 import { quote } from './_quote';
 import { registerStore, unregisterStore } from './_registry';
 import { resolveSaveDir } from './_save-dir';
-import { newToken, storePrefix, sweepDir } from './_scratch';
 import {
-  HandleError,
-  OffloadConfigError,
-  ScratchFileCorruptError,
-  ScratchFileMissingError,
-  StoreClosedError,
-} from './errors';
-import type { ActivationStoreStats, OffloadTarget, OffloadTensor, TensorDtype } from './types';
+  tensorOf,
+  copyOf,
+  writeAllSync,
+  writeAllAsync,
+  readExactSync,
+  readExactAsync,
+  anonFailure,
+  closedError,
+  safeClose,
+  safeUnlink,
+  errCode,
+} from './_store-io';
+import { newToken, storePrefix, sweepDir } from './_scratch';
+import { HandleError, OffloadConfigError } from './errors';
+import type { ActivationHandle, ActivationStoreOptions } from './activation-store-options';
+import type { ActivationStoreStats, OffloadTarget, OffloadTensor } from './types';
 
-/** Options of {@link ActivationStore}. */
-export interface ActivationStoreOptions {
-  /** Where packed tensors live: `'keep'` (reference), `'cpu'` (private copy in RAM) or `'disk'` (scratch files). */
-  target: OffloadTarget;
-  /**
-   * Directory for `'disk'` scratch files; required for `'disk'`, ignored otherwise. Resolved against
-   * `cwd` with symlinks followed and refused unless strictly below the real `cwd`; created (mode 0700)
-   * when missing.
-   * @default null
-   */
-  saveDir?: string | null;
-  /** Working directory `saveDir` must stay under. @default process.cwd() */
-  cwd?: string;
-  /**
-   * `fsync` each scratch file before `pack` returns. Off by default: the files only need to outlive
-   * the step inside this process (the kernel's page cache serves them back), and after a crash they
-   * are garbage that the next store sweeps, so durability buys nothing and costs a disk flush per tensor.
-   * @default false
-   */
-  fsync?: boolean;
-  /** Sweep scratch files of dead processes from `saveDir` when the store opens. @default true */
-  sweep?: boolean;
-  /** Called when a disk write fails and the tensor is kept in memory instead. @default undefined */
-  onWriteError?: (error: Error, byteLength: number) => void;
-}
-
-/** An opaque ticket for one packed tensor; unpack it exactly once, on the store that made it. */
-export interface ActivationHandle {
-  /** Sequence number within its store. */
-  readonly id: number;
-  readonly dtype: TensorDtype;
-  readonly dims: readonly number[];
-  /** Bytes of tensor data. */
-  readonly byteLength: number;
-  /** `'disk'` when the data is in a scratch file, `'memory'` otherwise (keep, cpu, or a write fallback). */
-  readonly location: 'memory' | 'disk';
-}
+export type { ActivationHandle, ActivationStoreOptions } from './activation-store-options';
 
 type Entry =
   | { kind: 'keep'; tensor: OffloadTensor }
   | { kind: 'copy'; buffer: ArrayBuffer }
-  | { kind: 'disk'; path: string };
+  | { kind: 'disk'; path: string }
+  | { kind: 'anon'; fd: number };
 
 const TARGETS: ReadonlySet<string> = new Set(['keep', 'cpu', 'disk']);
 const EEXIST_RETRIES = 8;
@@ -79,16 +54,24 @@ export class ActivationStore {
   /** Every scratch file of this store starts with this name. */
   readonly filePrefix: string;
 
-  readonly #fsync: boolean;
+  readonly #fsync: boolean | 'data';
+  /** RAM-backed file system of the save dir (`tmpfs`, `ramfs`), else null. */
+  readonly saveDirMemoryFs: string | null;
   readonly #onWriteError: ((error: Error, byteLength: number) => void) | undefined;
   readonly #entries = new Map<ActivationHandle, Entry>();
   readonly #consumed = new WeakSet<ActivationHandle>();
   /** Completed scratch files → bytes. */
   readonly #files = new Map<string, number>();
+  /** Anonymous files (`anonymousFiles`), null when off. */
+  readonly #anon: AnonymousFiles | null;
+  /** Their descriptors → bytes. */
+  readonly #anonBytes = new Map<number, number>();
   /** Paths an async pack is creating right now. */
   readonly #pending = new Set<string>();
   #seq = 0;
   #closed = false;
+  /** Background fdatasyncs not finished yet (`pack` with `fsync: 'data'`). */
+  #syncing = 0;
   readonly #stats: ActivationStoreStats;
 
   constructor(options: ActivationStoreOptions) {
@@ -99,7 +82,7 @@ export class ActivationStore {
       );
     }
     this.target = target as OffloadTarget;
-    this.#fsync = options.fsync ?? false;
+    this.#fsync = options.fsync ?? 'data';
     this.#onWriteError = options.onWriteError;
     this.token = newToken();
     this.filePrefix = storePrefix(this.token);
@@ -125,8 +108,17 @@ export class ActivationStore {
       }
       this.saveDir = openSaveDir(saveDir, options.cwd ?? process.cwd());
       if (options.sweep ?? true) this.#stats.sweptFiles = sweepDir(this.saveDir).length;
+      this.saveDirMemoryFs = memoryBackedFs(this.saveDir);
+      this.#anon = options.anonymousFiles ? new AnonymousFiles(this.saveDir) : null;
+      if (this.saveDirMemoryFs) {
+        const message = memoryBackedWarning(saveDir, this.saveDirMemoryFs);
+        if (options.onWarning) options.onWarning(message);
+        else process.emitWarning(message, { code: 'SOUP_OFFLOAD_SAVE_DIR_IN_RAM' });
+      }
     } else {
       this.saveDir = null;
+      this.saveDirMemoryFs = null;
+      this.#anon = null;
     }
     registerStore(this);
   }
@@ -139,6 +131,16 @@ export class ActivationStore {
   /** A snapshot of the store's counters. */
   get stats(): ActivationStoreStats {
     return { ...this.#stats };
+  }
+
+  /** Background flushes (`fsync: 'data'`) still running. */
+  get pendingFlushes(): number {
+    return this.#syncing;
+  }
+
+  /** Whether `pack` writes anonymous files (`anonymousFiles` asked and the file system allows it). */
+  get usesAnonymousFiles(): boolean {
+    return this.#anon?.supported ?? false;
   }
 
   /** Handles packed and not yet unpacked. */
@@ -155,6 +157,23 @@ export class ActivationStore {
     this.#assertOpen('pack');
     const bytes = tensorBytes(tensor);
     if (this.target !== 'disk') return this.#packMemory(tensor, bytes);
+    if (this.#anon) {
+      let fd: number | null;
+      try {
+        fd = this.#anon.create();
+      } catch (err) {
+        return this.#fallback(tensor, bytes, err);
+      }
+      if (fd !== null) {
+        try {
+          this.#anon.writeSync(fd, bytes, this.#fsync);
+        } catch (err) {
+          this.#anon.release(fd);
+          return this.#fallback(tensor, bytes, err);
+        }
+        return this.#addAnon(tensor, fd, bytes.byteLength);
+      }
+    }
     let lastError: unknown;
     for (let attempt = 0; attempt < EEXIST_RETRIES; attempt += 1) {
       const path = this.#nextPath();
@@ -168,19 +187,30 @@ export class ActivationStore {
       }
       try {
         writeAllSync(fd, bytes);
-        if (this.#fsync) fsyncSync(fd);
+        if (this.#fsync === true) fsyncSync(fd);
       } catch (err) {
         lastError = err;
         safeClose(fd);
         safeUnlink(path);
         break;
       }
-      try {
-        closeSync(fd);
-      } catch (err) {
-        lastError = err;
-        safeUnlink(path);
-        break;
+      if (this.#fsync === 'data') {
+        // Written back by a libuv pool thread while the caller goes on (the next segment runs);
+        // the fd closes when it is done. The bytes are already in the file (page cache): a read
+        // before the flush ends sees them, and unlinking an open file is fine.
+        this.#syncing += 1;
+        fdatasync(fd, () => {
+          this.#syncing -= 1;
+          safeClose(fd);
+        });
+      } else {
+        try {
+          closeSync(fd);
+        } catch (err) {
+          lastError = err;
+          safeUnlink(path);
+          break;
+        }
       }
       return this.#addDisk(tensor, path, bytes.byteLength);
     }
@@ -192,6 +222,28 @@ export class ActivationStore {
     this.#assertOpen('pack');
     const bytes = tensorBytes(tensor);
     if (this.target !== 'disk') return this.#packMemory(tensor, bytes);
+    if (this.#anon) {
+      let fd: number | null;
+      try {
+        fd = this.#anon.create();
+      } catch (err) {
+        return this.#fallback(tensor, bytes, err);
+      }
+      if (fd !== null) {
+        try {
+          await this.#anon.writeAsync(fd, bytes, this.#fsync);
+        } catch (err) {
+          this.#anon.release(fd);
+          if (this.#closed) throw closedError('pack');
+          return this.#fallback(tensor, bytes, err);
+        }
+        if (this.#closed) {
+          this.#anon.release(fd);
+          throw closedError('pack');
+        }
+        return this.#addAnon(tensor, fd, bytes.byteLength);
+      }
+    }
     let lastError: unknown;
     for (let attempt = 0; attempt < EEXIST_RETRIES; attempt += 1) {
       const path = this.#nextPath();
@@ -207,7 +259,8 @@ export class ActivationStore {
       }
       try {
         await writeAllAsync(fh, bytes);
-        if (this.#fsync) await fh.sync();
+        if (this.#fsync === 'data') await fh.datasync();
+        else if (this.#fsync === true) await fh.sync();
         const h = fh;
         fh = undefined;
         await h.close();
@@ -238,6 +291,15 @@ export class ActivationStore {
    */
   unpack(handle: ActivationHandle): OffloadTensor {
     const entry = this.#take(handle);
+    if (entry.kind === 'anon') {
+      try {
+        return tensorOf(handle, this.#anon!.readSync(entry.fd, handle.byteLength));
+      } catch (err) {
+        throw anonFailure(handle, this.saveDir!, err);
+      } finally {
+        this.#forgetAnon(entry.fd);
+      }
+    }
     if (entry.kind !== 'disk') return this.#fromMemory(handle, entry);
     try {
       return tensorOf(handle, readExactSync(handle, entry.path));
@@ -250,6 +312,15 @@ export class ActivationStore {
   /** {@link unpack} with non-blocking file I/O. */
   async unpackAsync(handle: ActivationHandle): Promise<OffloadTensor> {
     const entry = this.#take(handle);
+    if (entry.kind === 'anon') {
+      try {
+        return tensorOf(handle, await this.#anon!.readAsync(entry.fd, handle.byteLength));
+      } catch (err) {
+        throw anonFailure(handle, this.saveDir!, err);
+      } finally {
+        this.#forgetAnon(entry.fd);
+      }
+    }
     if (entry.kind !== 'disk') return this.#fromMemory(handle, entry);
     try {
       return tensorOf(handle, await readExactAsync(handle, entry.path));
@@ -272,6 +343,8 @@ export class ActivationStore {
       this.#forgetFile(path);
     }
     for (const path of this.#pending) safeUnlink(path);
+    for (const fd of [...this.#anonBytes.keys()]) this.#forgetAnon(fd);
+    this.#anon?.releaseAll();
     this.#entries.clear();
     this.#stats.residentBytes = 0;
   }
@@ -323,6 +396,29 @@ export class ActivationStore {
     s.diskBytes += byteLength;
     s.peakDiskBytes = Math.max(s.peakDiskBytes, s.diskBytes);
     return handle;
+  }
+
+  #addAnon(tensor: OffloadTensor, fd: number, byteLength: number): ActivationHandle {
+    const handle = this.#newHandle(tensor, byteLength, 'disk');
+    this.#entries.set(handle, { kind: 'anon', fd });
+    this.#anonBytes.set(fd, byteLength);
+    const s = this.#stats;
+    s.tensorsPacked += 1;
+    s.bytesPacked += byteLength;
+    s.filesWritten += 1;
+    s.diskBytes += byteLength;
+    s.peakDiskBytes = Math.max(s.peakDiskBytes, s.diskBytes);
+    return handle;
+  }
+
+  /** Closes an anonymous file (the kernel frees it) and counts it deleted. */
+  #forgetAnon(fd: number): void {
+    const bytes = this.#anonBytes.get(fd);
+    if (bytes === undefined) return;
+    this.#anonBytes.delete(fd);
+    this.#anon?.release(fd);
+    this.#stats.diskBytes -= bytes;
+    this.#stats.filesDeleted += 1;
   }
 
   #fallback(tensor: OffloadTensor, bytes: Uint8Array, error: unknown): ActivationHandle {
@@ -381,125 +477,3 @@ function openSaveDir(saveDir: string, cwd: string): string {
   return second.path;
 }
 
-function tensorOf(handle: ActivationHandle, buffer: ArrayBuffer): OffloadTensor {
-  return { dtype: handle.dtype, dims: [...handle.dims], data: fromBuffer(handle.dtype, buffer) } as OffloadTensor;
-}
-
-function copyOf(bytes: Uint8Array): ArrayBuffer {
-  const buffer = new ArrayBuffer(bytes.byteLength);
-  new Uint8Array(buffer).set(bytes);
-  return buffer;
-}
-
-function writeAllSync(fd: number, bytes: Uint8Array): void {
-  let offset = 0;
-  while (offset < bytes.byteLength) {
-    const n = writeSync(fd, bytes, offset, bytes.byteLength - offset);
-    if (n <= 0) throw new Error(`write returned ${n}`);
-    offset += n;
-  }
-}
-
-async function writeAllAsync(fh: FileHandle, bytes: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.byteLength) {
-    const { bytesWritten } = await fh.write(bytes, offset, bytes.byteLength - offset);
-    if (bytesWritten <= 0) throw new Error(`write returned ${bytesWritten}`);
-    offset += bytesWritten;
-  }
-}
-
-function describeHandle(handle: ActivationHandle): string {
-  return `activation #${handle.id} (${handle.dtype} [${handle.dims.join(', ')}], ${handle.byteLength} bytes)`;
-}
-
-function missing(handle: ActivationHandle, path: string, cause: unknown): ScratchFileMissingError {
-  return new ScratchFileMissingError(
-    path,
-    `unpack: the scratch file of ${describeHandle(handle)} is missing: ${path}. ` +
-      'Something outside this store deleted it (another process, a manual cleanup, or a sweep that judged its owner dead); ' +
-      'the activation is lost, so rerun the step.',
-    { cause },
-  );
-}
-
-function readExactSync(handle: ActivationHandle, path: string): ArrayBuffer {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    if (errCode(err) === 'ENOENT') throw missing(handle, path, err);
-    throw new ScratchFileCorruptError(path, `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`, { cause: err });
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (size !== handle.byteLength) throw sizeMismatch(handle, path, size);
-    const buffer = new ArrayBuffer(handle.byteLength);
-    const view = new Uint8Array(buffer);
-    let offset = 0;
-    while (offset < view.byteLength) {
-      const n = readSync(fd, view, offset, view.byteLength - offset, offset);
-      if (n <= 0) throw sizeMismatch(handle, path, offset);
-      offset += n;
-    }
-    return buffer;
-  } finally {
-    safeClose(fd);
-  }
-}
-
-async function readExactAsync(handle: ActivationHandle, path: string): Promise<ArrayBuffer> {
-  let fh: FileHandle;
-  try {
-    fh = await openAsync(path, 'r');
-  } catch (err) {
-    if (errCode(err) === 'ENOENT') throw missing(handle, path, err);
-    throw new ScratchFileCorruptError(path, `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`, { cause: err });
-  }
-  try {
-    const { size } = await fh.stat();
-    if (size !== handle.byteLength) throw sizeMismatch(handle, path, size);
-    const buffer = new ArrayBuffer(handle.byteLength);
-    const view = new Uint8Array(buffer);
-    let offset = 0;
-    while (offset < view.byteLength) {
-      const { bytesRead } = await fh.read(view, offset, view.byteLength - offset, offset);
-      if (bytesRead <= 0) throw sizeMismatch(handle, path, offset);
-      offset += bytesRead;
-    }
-    return buffer;
-  } finally {
-    await fh.close().catch(() => undefined);
-  }
-}
-
-function sizeMismatch(handle: ActivationHandle, path: string, size: number): ScratchFileCorruptError {
-  return new ScratchFileCorruptError(
-    path,
-    `unpack: the scratch file of ${describeHandle(handle)} holds ${size} bytes, expected ${handle.byteLength}: ${path} (changed outside this store)`,
-  );
-}
-
-function closedError(op: string): StoreClosedError {
-  return new StoreClosedError(`${op}: the ActivationStore is closed (its scratch files were deleted); open a new store`);
-}
-
-function safeClose(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed or EIO: nothing more to do
-  }
-}
-
-function safeUnlink(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // gone already: fine
-  }
-}
-
-function errCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
-}

@@ -1,4 +1,5 @@
 import { quote } from './_quote';
+import { memoryBackedFs, memoryBackedWarning } from './_fs-type';
 import { resolveSaveDir } from './_save-dir';
 
 /** Parameters of {@link checkOffloadConfig} and {@link validateOffloadConfig}. */
@@ -77,6 +78,10 @@ export function checkOffloadConfig(params: OffloadConfigParams): OffloadConfigRe
   if (target === 'disk' && saveDir) {
     const resolved = resolveSaveDir(saveDir, params.cwd ?? process.cwd());
     if (!resolved.ok) errors.push(`activation_offloading='disk': ${resolved.reason}.`);
+    else {
+      const fsType = memoryBackedFs(resolved.path);
+      if (fsType) warnings.push(memoryBackedWarning(saveDir, fsType));
+    }
   }
   if (target === 'cpu' && saveDir) {
     warnings.push(`save_dir '${saveDir}' is only used by activation_offloading='disk'; it is ignored for 'cpu'.`);

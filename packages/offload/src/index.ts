@@ -22,3 +22,4 @@ export type {
   OffloadTarget,
   ActivationStoreStats,
 } from './types';
+export { memoryBackedFs } from './_fs-type';

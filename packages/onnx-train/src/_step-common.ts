@@ -8,7 +8,7 @@ import { initParameters, type FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
 import { shapeSize, type ParamSpec } from './parameter-specs';
 import { tensorNames } from './tensor-names';
-import type { StepMeasurement, StepResult, TrainStepState } from './train-step';
+import type { StepMeasurement, StepResult, TrainStepState } from './step-types';
 
 type Feeds = Record<string, ort.Tensor>;
 

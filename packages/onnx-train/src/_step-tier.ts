@@ -1,16 +1,10 @@
 // The recompute set a TrainStep is built with: explicit `recompute`, a fixed tier resolved by
-// @soup/grad-ckpt, or the budget tier planned by measured steps (plan-budget-tier, loaded on
-// demand: it creates TrainSteps itself).
+// @soup/grad-ckpt, or the budget tier planned by measured steps (plan-budget-tier, which measures
+// FusedTrainSteps with explicit recompute sets: no import leads back here).
 import { TrainInputError } from './errors';
-import type { BudgetTierReport } from './plan-budget-tier';
+import { planBudgetTier } from './plan-budget-tier';
 import { resolveRecompute, type BudgetTierOption, type GradientCheckpointingOption } from './resolve-recompute';
-import type { TrainStepOptions } from './train-step';
-
-export interface StepTier {
-  recompute: string[];
-  description: string;
-  budgetReport: BudgetTierReport | undefined;
-}
+import type { StepTier, TrainStepOptions } from './step-types';
 
 export async function resolveStepTier(options: TrainStepOptions): Promise<StepTier> {
   const resolved = resolveRecompute({
@@ -26,7 +20,6 @@ export async function resolveStepTier(options: TrainStepOptions): Promise<StepTi
     );
   }
   const { gradientCheckpointing: _tier, recompute: _recompute, parameters: _parameters, measure: _measure, profileFilePrefix: _profile, ...stepOptions } = options;
-  const { planBudgetTier } = await import('./plan-budget-tier');
   const budgetReport = await planBudgetTier({ ...stepOptions, batchSize, memoryBudgetBytes });
   return { recompute: budgetReport.recompute, description: resolved.description, budgetReport };
 }

@@ -3,7 +3,10 @@ import { measurePeak, pickPeakMethod, readRss, type PeakMethod } from './_peak-r
 import { TrainInputError } from './errors';
 import { estimateActivationBytes } from './estimate-activation-bytes';
 import { makeSyntheticBatch } from './make-synthetic-batch';
-import { TrainStep, type TrainStepOptions } from './train-step';
+import { FusedTrainStep } from './_fused-step';
+import type { BudgetMeasurement, BudgetTierReport, TrainStepOptions } from './step-types';
+
+export type { BudgetMeasurement, BudgetTierReport } from './step-types';
 
 /** Options of {@link planBudgetTier}: the step's own options (minus its plan), the batch and the budget. */
 export interface PlanBudgetTierOptions
@@ -28,39 +31,6 @@ export interface PlanBudgetTierOptions
   peakMethod?: PeakMethod | 'auto';
   /** Called after every measured configuration (off, every block, each plan tried). */
   onMeasure?: (m: BudgetMeasurement) => void;
-}
-
-/** One measured configuration. */
-export interface BudgetMeasurement {
-  /** `off`: nothing recomputed; `full`: every block; `plan`: a candidate plan. */
-  label: 'off' | 'full' | 'plan';
-  recompute: string[];
-  peakBytes: number;
-  /** The model's prediction (plans only). */
-  predictedPeakBytes?: number;
-}
-
-/** What the budget tier chose and the measurements behind it. */
-export interface BudgetTierReport {
-  /** Blocks to recompute (forward order). */
-  recompute: string[];
-  /** `predictPeakBytes` of `recompute` under the calibrated per-block model. */
-  predictedPeakBytes: number;
-  /** The measured peak of a step with `recompute` (the confirming measurement). */
-  measuredPeakBytes: number;
-  /** `measuredPeakBytes <= memoryBudgetBytes`. */
-  fits: boolean;
-  memoryBudgetBytes: number;
-  batchSize: number;
-  /** Measured peak with nothing recomputed / with every block recomputed. */
-  offPeakBytes: number;
-  fullPeakBytes: number;
-  /** The model: peak(R) = baselineBytes + Σ kept blocks' activationBytes + max recomputed block's activationBytes. */
-  baselineBytes: number;
-  blocks: BudgetBlock[];
-  /** Every plan confirmed, in order; more than one when a plan measured over budget and more blocks were taken. */
-  attempts: { recompute: string[]; predictedPeakBytes: number; measuredPeakBytes: number }[];
-  peakMethod: PeakMethod;
 }
 
 /**
@@ -105,7 +75,7 @@ export async function planBudgetTier(options: PlanBudgetTierOptions): Promise<Bu
   const names = Array.from({ length: n }, (_, i) => `h.${i}`);
 
   const measure = async (recompute: string[]): Promise<number> => {
-    const step = await TrainStep.create({ ...stepOptions, recompute });
+    const step = await FusedTrainStep.createExplicit({ ...stepOptions, recompute });
     try {
       const batch = makeSyntheticBatch({ spec: step.spec, batchSize, seed: batchSeed ?? 0 });
       const { peakRssBytes } = await measurePeak(async () => {

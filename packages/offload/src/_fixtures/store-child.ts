@@ -2,6 +2,7 @@
  * Child-process fixture for the store's crash and write-failure tests (run with `node --import tsx`).
  *   efbig <saveDir>        pack 1 MiB under the caller's `ulimit -f`, print a JSON report
  *   hold <saveDir> <n>     pack n tensors, print `HELD <json>`, then wait to be killed
+ *   hold-anon <saveDir> <n>  the same with `anonymousFiles: true`
  *   churn <saveDir>        keep one tensor packed, pack/unpack steps forever, print `CHURNING <pid>` in the first
  */
 import { readdirSync } from 'node:fs';
@@ -26,11 +27,11 @@ if (mode === 'efbig') {
   const { writeFallbacks, filesWritten } = store.stats;
   store.close();
   console.log(JSON.stringify({ location: handle.location, writeFallbacks, filesWritten, errorCode, roundTrip, filesAfterPack }));
-} else if (mode === 'hold') {
-  const store = new ActivationStore({ target: 'disk', saveDir: saveDir!, cwd });
+} else if (mode === 'hold' || mode === 'hold-anon') {
+  const store = new ActivationStore({ target: 'disk', saveDir: saveDir!, cwd, anonymousFiles: mode === 'hold-anon' });
   const n = Number(nArg ?? '3');
   for (let i = 0; i < n; i += 1) store.pack({ dtype: 'float32', dims: [1024], data: new Float32Array(1024).fill(i) });
-  console.log(`HELD ${JSON.stringify({ pid: process.pid, prefix: store.filePrefix, files: readdirSync(store.saveDir!).length })}`);
+  console.log(`HELD ${JSON.stringify({ pid: process.pid, prefix: store.filePrefix, files: readdirSync(store.saveDir!).length, anonymous: store.usesAnonymousFiles })}`);
   setInterval(() => undefined, 1 << 30);
 } else if (mode === 'churn') {
   const store = new ActivationStore({ target: 'disk', saveDir: saveDir!, cwd });
