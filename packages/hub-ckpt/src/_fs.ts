@@ -2,6 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, open, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { Transform, Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 /** Names starting with this are a store's own temp files and never listed. */
 export const TMP_PREFIX = '.soup-';
@@ -91,4 +93,23 @@ export async function pathExists(path: string): Promise<boolean> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
     throw err;
   }
+}
+
+/**
+ * Streams `source` into `sink` (or discards it when `sink` is null), hashing every byte on the way:
+ * the sha256 and size of what was actually read, for a pull that checks while it writes.
+ */
+export async function hashWhileStreaming(source: Readable, sink: NodeJS.WritableStream | null, signal: AbortSignal | undefined): Promise<{ sizeBytes: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let sizeBytes = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      sizeBytes += chunk.length;
+      cb(null, sink ? chunk : undefined);
+    },
+  });
+  const opts = signal ? { signal } : {};
+  await pipeline(source, tap, sink ?? new Writable({ write: (_c, _e, cb) => cb() }), opts);
+  return { sizeBytes, sha256: hash.digest('hex') };
 }

@@ -1,12 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ConcurrentWriteError, LinkedEntryError, StoreError } from './errors';
 import { describeWriter } from './_describe-writer';
-import { fsyncPath, isDirectory, sha256Hex, TMP_PREFIX } from './_fs';
+import { fsyncPath, hashWhileStreaming, isDirectory, sha256Hex, TMP_PREFIX } from './_fs';
 import { assertSafeName } from './_paths';
 import type { CheckpointStore, StoreCommitParams, StoreEntry } from './types';
 
@@ -159,23 +158,8 @@ export class DirStore implements CheckpointStore {
   private async streamTo(path: string, sink: NodeJS.WritableStream | null, signal: AbortSignal | undefined): Promise<{ sizeBytes: number; sha256: string } | null> {
     const f = await this.openFile(path);
     if (f === null) return null;
-    const hash = createHash('sha256');
-    let sizeBytes = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        hash.update(chunk);
-        sizeBytes += chunk.length;
-        cb(null, sink ? chunk : undefined);
-      },
-    });
     const source = createReadStream('', { fd: f.fh, highWaterMark: 1024 * 1024, autoClose: true });
-    const opts = signal ? { signal } : {};
-    if (sink) await pipeline(source, tap, sink, opts);
-    else {
-      tap.resume();
-      await pipeline(source, tap, opts);
-    }
-    return { sizeBytes, sha256: hash.digest('hex') };
+    return hashWhileStreaming(source, sink, signal);
   }
 
   async hash(params: { path: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string } | null> {

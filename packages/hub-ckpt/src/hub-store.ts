@@ -1,14 +1,12 @@
-import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Readable, Transform, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Readable, type Writable } from 'node:stream';
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web';
 import { createRepo, downloadFile, HubApiError, listFiles, pathsInfo, type RepoDesignation } from '@huggingface/hub';
 import { ConcurrentWriteError, HubAuthError, InvalidCheckpointOptionError, StoreError } from './errors';
 import { commitIdempotent } from './_hub-commit';
-import { fsyncPath } from './_fs';
+import { fsyncPath, hashWhileStreaming } from './_fs';
 import { assertSafeName } from './_paths';
 import { redact } from './_redact';
 import { cleanHubToken, resolveHubToken } from './resolve-hub-token';
@@ -268,25 +266,13 @@ export class HubStore implements CheckpointStore {
   private async streamBlob(path: string, sink: Writable | null, signal: AbortSignal | undefined): Promise<{ sizeBytes: number; sha256: string } | null> {
     const blob = await this.blob(path, signal);
     if (blob === null) return null;
-    const hash = createHash('sha256');
-    let sizeBytes = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        hash.update(chunk);
-        sizeBytes += chunk.length;
-        cb(null, sink ? chunk : undefined);
-      },
-    });
     try {
       const source = Readable.fromWeb(blob.stream() as unknown as NodeWebReadableStream<Uint8Array>);
-      const o = signal ? { signal } : {};
-      if (sink) await pipeline(source, tap, sink, o);
-      else await pipeline(source, tap, new Writable({ write: (_c, _e, cb) => cb() }), o);
+      return await hashWhileStreaming(source, sink, signal);
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err;
-      this.fail(`downloading ${path}`, typeof err === 'string' ? new Error(err) : err);
+      return this.fail(`downloading ${path}`, typeof err === 'string' ? new Error(err) : err);
     }
-    return { sizeBytes, sha256: hash.digest('hex') };
   }
 
   async hash(params: { path: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string } | null> {
