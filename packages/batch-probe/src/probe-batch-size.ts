@@ -1,6 +1,9 @@
 import { InvalidBatchOptionError, InvalidProbeOutcomeError, NoBatchFitsError, OutOfMemoryError } from './errors';
 import { isOutOfMemoryError } from './is-out-of-memory-error';
-import { predictEdge, type PeakPoint } from './_predict';
+import { fitEdge, type PeakPoint } from './_predict';
+
+/** Most single steps walked from a prediction that did not close the edge, before predicting again. */
+const MAX_WALK = 3;
 import { refineContinuationBound, refineTrialBound } from './_refine-bound';
 import { nonNegativeInt, optionalBoolean, optionalFunction, positiveInt } from './_validate';
 import type { ProbeFn, ProbeOutcome, TrialPhase, TrialRecord } from './types';
@@ -183,14 +186,19 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     // size has failed yet) still fits under that bound.
     const bound = refineTrialBound(startUnits, ceilingUnits, maxDoublings);
     const cont = (good: number, bad: number | undefined) => refineContinuationBound(good, bad, ceilingUnits, maxDoublings);
-    // Worst case over the outcomes of trying e (and e + 1 when confirming), then refine's rest.
+    // Worst case over the outcomes of trying e (and its neighbour when confirming), then refine's rest.
     const affordable = (e: number, confirm: boolean) => {
-      const ifFails = 1 + cont(lastGood, e);
+      const ifFails = confirm && e - 1 > lastGood ? 2 + cont(lastGood, e - 1) : 1 + cont(lastGood, e);
       const ifFits = confirm ? (e + 1 < (firstBad ?? ceilingUnits + 1) ? 2 + cont(e + 1, firstBad) : 1) : 1 + cont(e, firstBad);
       return trials.length + Math.max(ifFails, ifFits) <= bound;
     };
-    let streak = 0; // consecutive rounds that moved the same end of the bracket
+    let streak = 0; // consecutive prediction rounds that moved the same end of the bracket
     let lastMove: 'up' | 'down' | null = null;
+    // After a confirmation that did not close the edge (b* and b* + 1 both fit, or b* and
+    // b* - 1 both fail), the direction to walk in, one size at a time: under noise any measured
+    // fit next to a measured failure is a confirmed edge, and the neighbour is the likeliest.
+    let walk: 'up' | 'down' | null = null;
+    let walked = 0;
     // Where no prediction can be made (or afforded) and no size has failed yet, the next trial
     // is the one refine would make: a doubling. Then predicting is tried again.
     const double = async (): Promise<boolean> => {
@@ -202,7 +210,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       } else failed(candidate);
       return true;
     };
-    for (let round = 0; round < 8; round++) {
+    for (let round = 0; round < 4 * bound; round++) {
       const high = firstBad ?? ceilingUnits + 1;
       if (high - lastGood <= 1) break;
       const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number');
@@ -212,17 +220,34 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       const single = new Set(points.map((p) => p.units)).size === 1;
       let e: number;
       let confirm: boolean;
-      if (streak >= 2 && firstBad !== undefined) {
+      let kind: 'far' | 'walk' | 'bisect' | 'predict';
+      const fit = fitEdge(points, budget);
+      if (single && firstBad === undefined) {
+        // One measured size and nothing failed: one point cannot tell the fixed part of the peak
+        // from the part that grows with the batch (the proportional guess undershoots badly when
+        // the fixed part dominates), and two close points give no slope under measurement
+        // noise. So the second trial goes as far as allowed: the ceiling either fits (the answer)
+        // or brackets the edge with the widest span there is to take a slope on.
+        if (fit === null) {
+          if (await double()) continue;
+          break;
+        }
+        e = ceilingUnits;
+        confirm = false;
+        kind = 'far';
+      } else if (walk !== null && walked < MAX_WALK && (fit === null || !fit.consistent)) {
+        // Noise (the model misses its own points) or a model that agrees: step to the neighbour.
+        e = walk === 'up' ? lastGood + 1 : high - 1;
+        confirm = false;
+        kind = 'walk';
+      } else if (streak >= 2 && firstBad !== undefined) {
         // Regula falsi stalls on one side of a curved peak: one bisection step moves the other end.
         e = lastGood + Math.floor((high - lastGood) / 2);
         confirm = false;
         streak = 0;
+        kind = 'bisect';
       } else {
-        const edge = predictEdge(points, budget);
-        // A first (proportional) guess closer than a doubling gains nothing over today's step and
-        // leaves two points too close to fit a slope on: double instead.
-        if (edge !== null && single && firstBad === undefined && edge < 2 * lastGood && (await double())) continue;
-        if (edge === null) {
+        if (fit === null) {
           if (await double()) continue;
           break;
         }
@@ -232,27 +257,37 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         const peaks = points.map((p) => p.peakBytes);
         const flat = !single && Math.max(...peaks) - Math.min(...peaks) < 0.005 * budget;
         const reach = firstBad === undefined && flat ? 2 * lastGood : high - 1;
-        e = Math.min(high - 1, reach, Math.max(lastGood + 1, edge));
+        e = Math.min(high - 1, reach, Math.max(lastGood + 1, fit.edge));
         // A first (proportional) guess is a new point, not an edge to confirm.
         confirm = !single;
+        kind = 'predict';
       }
       if (!affordable(e, confirm)) {
         if (await double()) continue;
         break;
       }
-      let move: 'up' | 'down';
-      if (await fitsAt(e, 'predict')) {
-        lastGood = e;
-        move = 'up';
-        if (confirm && e + 1 < high) {
-          if (await fitsAt(e + 1, 'predict')) lastGood = e + 1;
-          else failed(e + 1);
-        }
-      } else {
-        failed(e); // its peak, when measured, brackets the edge for the next fit
-        move = 'down';
+      const fits = await fitsAt(e, 'predict');
+      if (fits) lastGood = e;
+      else failed(e);
+      if (kind === 'walk') {
+        walked += 1;
+        continue;
       }
-      streak = move === lastMove ? streak + 1 : 1;
+      if (kind === 'far') continue;
+      // Confirm: b* fits → b* + 1; b* fails → b* - 1. Either closes the edge, or sets the walk.
+      walk = null;
+      if (confirm) {
+        const next = fits ? e + 1 : e - 1;
+        const inside = fits ? next < (firstBad ?? ceilingUnits + 1) : next > lastGood;
+        if (inside) {
+          if (await fitsAt(next, 'predict')) lastGood = next;
+          else failed(next);
+          walk = fits ? 'up' : 'down';
+          walked = 0;
+        }
+      }
+      const move = fits ? 'up' : 'down';
+      streak = kind === 'predict' && move === lastMove ? streak + 1 : 1;
       lastMove = move;
     }
   }
