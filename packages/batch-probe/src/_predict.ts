@@ -29,8 +29,7 @@ export interface EdgeFit {
  * - Two or more: the slope is taken between the two farthest-apart sizes (the span that
  *   measurement noise disturbs least): the line through them. With a third point, the parabola
  *   through both ends and the inner point whose peak is nearest the budget (exact for an
- *   attention term `q·b²`), when it rises where it crosses the budget inside the measured span;
- *   else the line.
+ *   attention term `q·b²`), when it bends up and rises where it crosses the budget; else the line.
  */
 export function fitEdge(points: readonly PeakPoint[], budgetBytes: number): EdgeFit | null {
   const byUnits = new Map<number, number>();
@@ -67,7 +66,9 @@ export function fitEdge(points: readonly PeakPoint[], budgetBytes: number): Edge
       }
     }
     const span = hi.units - lo.units;
-    if (t !== null && Number.isFinite(t) && t >= -span && t <= 2 * span) {
+    // Only a parabola that bends up (attention): one that bends down is noise or allocator
+    // rounding, and its crossing can lie anywhere.
+    if (k >= 0 && t !== null && Number.isFinite(t) && t >= -span && t <= 2 * span) {
       edge = lo.units + t;
       model = (u: number) => lo.peakBytes + s1 * (u - lo.units) + k * (u - lo.units) * (u - inner.units);
     }

@@ -2,8 +2,6 @@ import { InvalidBatchOptionError, InvalidProbeOutcomeError, NoBatchFitsError, Ou
 import { isOutOfMemoryError } from './is-out-of-memory-error';
 import { fitEdge, type PeakPoint } from './_predict';
 
-/** Most single steps walked from a prediction that did not close the edge, before predicting again. */
-const MAX_WALK = 3;
 import { refineContinuationBound, refineTrialBound } from './_refine-bound';
 import { nonNegativeInt, optionalBoolean, optionalFunction, positiveInt } from './_validate';
 import type { ProbeFn, ProbeOutcome, TrialPhase, TrialRecord } from './types';
@@ -195,8 +193,11 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     let streak = 0; // consecutive prediction rounds that moved the same end of the bracket
     let lastMove: 'up' | 'down' | null = null;
     // After a confirmation that did not close the edge (b* and b* + 1 both fit, or b* and
-    // b* - 1 both fail), the direction to walk in, one size at a time: under noise any measured
-    // fit next to a measured failure is a confirmed edge, and the neighbour is the likeliest.
+    // b* - 1 both fail), the direction to walk in while the model misses its own points (noise):
+    // in a noisy band any measured fit next to a measured failure is a confirmed edge, and the
+    // nearest sizes are the likeliest to give one. Steps of 1, 2, 4, ... from the end of the
+    // bracket the walk moves, so that a long walk costs a logarithm; the first step the other
+    // way leaves a small bracket to bisect.
     let walk: 'up' | 'down' | null = null;
     let walked = 0;
     // Where no prediction can be made (or afforded) and no size has failed yet, the next trial
@@ -235,9 +236,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         e = ceilingUnits;
         confirm = false;
         kind = 'far';
-      } else if (walk !== null && walked < MAX_WALK && (fit === null || !fit.consistent)) {
-        // Noise (the model misses its own points) or a model that agrees: step to the neighbour.
-        e = walk === 'up' ? lastGood + 1 : high - 1;
+      } else if (walk !== null && (fit === null || !fit.consistent)) {
+        const step = 2 ** Math.min(walked, 30);
+        e = walk === 'up' ? Math.min(lastGood + step, high - 1) : Math.max(high - step, lastGood + 1);
         confirm = false;
         kind = 'walk';
       } else if (streak >= 2 && firstBad !== undefined) {
@@ -262,6 +263,8 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         confirm = !single;
         kind = 'predict';
       }
+      // Where confirming could exceed the bound, a single trial may still fit under it.
+      if (confirm && !affordable(e, true) && affordable(e, false)) confirm = false;
       if (!affordable(e, confirm)) {
         if (await double()) continue;
         break;
@@ -271,6 +274,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       else failed(e);
       if (kind === 'walk') {
         walked += 1;
+        if (fits !== (walk === 'up')) break; // turned: bisect the small bracket left
         continue;
       }
       if (kind === 'far') continue;
