@@ -80,8 +80,27 @@ describe('predictive search', () => {
     const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
     expect(r.batchSize).toBe(500);
     expect(r.bound).toBe('exact');
-    expect(probe.calls).toHaveLength(6); // 8, 1024, the line's (low) guess and its neighbour, 500, 501
-    expect(probe.calls.slice(-2)).toEqual([500, 501]);
+    // 8, 1024, the line's guess (its peak far under the budget: no neighbour tried), then the parabola's 500, and 501.
+    expect(probe.calls).toEqual([8, 1024, 374, 500, 501]);
+  });
+
+  test('a far trial that fails without a measured peak (an OOM): the proportional guess or a doubling, whichever is larger, then the line', async () => {
+    const peak = (b: number) => 2048 * MiB + 20 * MiB * b;
+    const budget = 12 * 1024 * MiB; // edge at 512
+    const calls: number[] = [];
+    const r = await probeBatchSize(
+      async (b) => {
+        calls.push(b);
+        if (peak(b) > 1.5 * budget) throw new OutOfMemoryError('CUDA out of memory');
+        return { fits: peak(b) <= budget, peakBytes: peak(b), budgetBytes: budget };
+      },
+      { start: 8, ceiling: 1024, predict: true },
+    );
+    expect(r).toMatchObject({ batchSize: 512, bound: 'exact' });
+    expect(calls.slice(0, 2)).toEqual([8, 1024]);
+    expect(calls[2]).toBeGreaterThanOrEqual(16);
+    expect(calls.slice(-2)).toEqual([512, 513]);
+    expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(8, 1024, 8));
   });
 
   test('the ceiling fits: two trials, capped', async () => {

@@ -2,6 +2,9 @@ import { InvalidBatchOptionError, InvalidProbeOutcomeError, NoBatchFitsError, Ou
 import { isOutOfMemoryError } from './is-out-of-memory-error';
 import { fitEdge, type PeakPoint } from './_predict';
 
+/** A trial whose peak lies within this fraction of the budget may be next to the edge: its neighbour is tried next. */
+const NEAR_EDGE = 0.05;
+
 import { refineContinuationBound, refineTrialBound } from './_refine-bound';
 import { nonNegativeInt, optionalBoolean, optionalFunction, positiveInt } from './_validate';
 import type { ProbeFn, ProbeOutcome, TrialPhase, TrialRecord } from './types';
@@ -258,7 +261,10 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         const peaks = points.map((p) => p.peakBytes);
         const flat = !single && Math.max(...peaks) - Math.min(...peaks) < 0.005 * budget;
         const reach = firstBad === undefined && flat ? 2 * lastGood : high - 1;
-        e = Math.min(high - 1, reach, Math.max(lastGood + 1, fit.edge));
+        // One point (the far trial failed without a measured peak): the proportional guess or a
+        // doubling, whichever is larger — a closer second point gives no slope.
+        const least = single ? 2 * lastGood : lastGood + 1;
+        e = Math.min(high - 1, reach, Math.max(least, fit.edge));
         // A first (proportional) guess is a new point, not an edge to confirm.
         confirm = !single;
         kind = 'predict';
@@ -272,6 +278,10 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       const fits = await fitsAt(e, 'predict');
       if (fits) lastGood = e;
       else failed(e);
+      // A size whose peak came out far from the budget (or unmeasured) is not next to the edge:
+      // predicting again, with this point, beats stepping to its neighbour.
+      const peakAtE = trials.at(-1)!.peakBytes;
+      if (confirm && !(typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget)) confirm = false;
       if (kind === 'walk') {
         walked += 1;
         if (fits !== (walk === 'up')) break; // turned: bisect the small bracket left
