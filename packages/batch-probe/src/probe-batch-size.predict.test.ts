@@ -213,7 +213,7 @@ describe('predictive search', () => {
           const budget = m.a + m.c * edgeAt + m.q * edgeAt * edgeAt;
           const probe = peakProbe(peak, budget);
           const start = Math.min(start0, ceiling);
-          const r = await probeBatchSize(probe, { start, ceiling, multipleOf, predict: true }).catch((err: unknown) => err);
+          const r = await probeBatchSize(probe, { start, ceiling, multipleOf, predict: true }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
           if (r instanceof Error) {
             expect(r.message).toMatch(/Out of memory at batch size/);
             expect(peak(multipleOf) > budget).toBe(true);

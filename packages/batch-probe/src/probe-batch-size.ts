@@ -45,12 +45,17 @@ export interface ProbeBatchSizeOptions {
    */
   isOom?: (err: unknown) => boolean;
   /**
-   * Predictive search: once a size fits and trials report `peakBytes` and `budgetBytes`, fit
-   * `peak ≈ a + c·b` and jump to the predicted edge, then confirm it (b* fits, b*+1 does not).
-   * The answer is always a size measured to fit. A poor fit (allocator steps, noise, curvature),
-   * or no measured peak, hands over to the doubling and bisection of `refine`; predictions stop
-   * where the search that may follow could exceed the most trials refine makes for this start
-   * and ceiling (over every capacity), so the bound is never worse than refine's. Needs `refine`.
+   * Predictive search: once a size fits and trials report `peakBytes` and `budgetBytes`, try the
+   * ceiling (it fits: the answer; it fails: the widest span to take a slope on), fit the peak
+   * (the line through the farthest-apart sizes, or the parabola through a third when it bends
+   * up) and jump to the predicted edge b*, then confirm it: b* fits → b*+1, b* fails → b*-1; any
+   * measured fit next to a measured failure closes the search, so noise (fit/no-fit not monotone
+   * near the edge) costs a short walk (steps 1, 2, 4, ...) and a small bisection, not a restart.
+   * The answer is always a size measured to fit, with the next size measured not to fit (or the
+   * ceiling). No measured peak hands over to the doubling and bisection of `refine`; every trial
+   * is made only while the search that may follow could not exceed the most trials refine makes
+   * for this start and ceiling (over every capacity), so the bound is never worse than refine's.
+   * Needs `refine`.
    * @default false
    */
   predict?: boolean;
@@ -180,7 +185,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   let lastGood: number = found;
 
   let doublings = 0;
-  // 2'. Predict: jump to the edge a linear peak model puts under the budget, then confirm it.
+  // 2'. Predict: the ceiling, then the edge a peak model puts under the budget, confirmed by its neighbour.
   if (predict) {
     // Never more trials than refine could need for this start and ceiling: a prediction is made
     // only while the search that may follow it (bisection, or doubling then bisection when no
