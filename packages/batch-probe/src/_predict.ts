@@ -1,5 +1,5 @@
-// The arithmetic of the predictive search: where a linear peak model puts the largest size
-// under the budget, from the trials that reported a measured peak.
+// The arithmetic of the predictive search: where a peak model fitted to the trials that reported
+// a measured peak puts the largest size under the budget.
 
 export interface PeakPoint {
   /** Batch size in search units (size / multipleOf). */
@@ -7,52 +7,78 @@ export interface PeakPoint {
   peakBytes: number;
 }
 
-/** Points within this fraction of the budget of the fitted line count as a good fit. */
+/** Points within this fraction of the budget of the fitted curve count as a good fit. */
 export const FIT_TOLERANCE = 0.01;
 
+export interface EdgeFit {
+  /** The largest `units` the model keeps within the budget (not clamped to any bracket). */
+  edge: number;
+  /**
+   * Whether every measured point lies within {@link FIT_TOLERANCE} of the budget of the model
+   * (always true with three points or fewer: the model passes through them). False means noise
+   * or a curve the model does not follow: a prediction from it is a guess, not an edge.
+   */
+  consistent: boolean;
+}
+
 /**
- * The largest `units` the model `peak = a + c * units` keeps within `budgetBytes`, or null when
- * the points cannot say (fewer than one, a non-increasing peak, or a poor fit).
+ * Fits the peak to the measured points and returns where it crosses the budget, or null when
+ * the points cannot say (none, or a peak that does not rise between the farthest-apart sizes).
  * - One point: the proportional guess `budget * u / peak`. With `a >= 0` and that point within
- *   the budget, it never lies beyond the true edge of a linear peak, so it usually fits and
- *   becomes a second point close to the edge.
- * - A bracket (a point within the budget below one above it): linear interpolation between the
- *   two nearest, which stays inside the bracket.
- * - Otherwise, two or more: least squares over the (up to) three points nearest the budget; with three, the
- *   fit must pass within {@link FIT_TOLERANCE} of the budget at every point, else null (allocator
- *   steps, noise, curvature: the caller falls back to bisection).
+ *   the budget, it never lies beyond the true edge of a linear peak.
+ * - Two or more: the slope is taken between the two farthest-apart sizes (the span that
+ *   measurement noise disturbs least): the line through them. With a third point, the parabola
+ *   through both ends and the inner point whose peak is nearest the budget (exact for an
+ *   attention term `q·b²`), when it bends up and rises where it crosses the budget; else the line.
  */
-export function predictEdge(points: readonly PeakPoint[], budgetBytes: number): number | null {
+export function fitEdge(points: readonly PeakPoint[], budgetBytes: number): EdgeFit | null {
   const byUnits = new Map<number, number>();
   for (const p of points) byUnits.set(p.units, p.peakBytes);
-  const pts = [...byUnits].map(([units, peakBytes]) => ({ units, peakBytes }));
+  const pts = [...byUnits].map(([units, peakBytes]) => ({ units, peakBytes })).sort((x, y) => x.units - y.units);
   if (pts.length === 0 || !(budgetBytes > 0)) return null;
   if (pts.length === 1) {
     const p = pts[0]!;
-    return p.peakBytes > 0 ? Math.floor((budgetBytes * p.units) / p.peakBytes) : null;
+    return p.peakBytes > 0 ? { edge: Math.floor((budgetBytes * p.units) / p.peakBytes), consistent: true } : null;
   }
-  // A bracket (one size measured within the budget, one above it): interpolate between the two
-  // nearest. The answer stays inside the bracket whatever the curve (steps, curvature, noise).
-  const below = pts.filter((p) => p.peakBytes <= budgetBytes).sort((x, y) => y.units - x.units)[0];
-  const above = pts.filter((p) => p.peakBytes > budgetBytes).sort((x, y) => x.units - y.units)[0];
-  if (below && above && above.units > below.units && above.peakBytes > below.peakBytes) {
-    const slope = (above.peakBytes - below.peakBytes) / (above.units - below.units);
-    return below.units + Math.floor((budgetBytes - below.peakBytes) / slope);
+  const lo = pts[0]!;
+  const hi = pts.at(-1)!;
+  const slope = (hi.peakBytes - lo.peakBytes) / (hi.units - lo.units);
+  if (!(slope > 0)) return null;
+  let model = (u: number) => lo.peakBytes + slope * (u - lo.units);
+  let edge = lo.units + (budgetBytes - lo.peakBytes) / slope;
+  const inner = pts.slice(1, -1).sort((x, y) => Math.abs(x.peakBytes - budgetBytes) - Math.abs(y.peakBytes - budgetBytes))[0];
+  if (inner) {
+    // Newton form through lo, inner, hi: p(u) = lo + s1 (u - lo) + k (u - lo)(u - inner).
+    const s1 = (inner.peakBytes - lo.peakBytes) / (inner.units - lo.units);
+    const k = (slope - s1) / (hi.units - inner.units);
+    // As a polynomial in t = u - lo.units: k t² + (s1 - k (inner - lo)) t + (lo - budget) = 0.
+    const B = s1 - k * (inner.units - lo.units);
+    const C = lo.peakBytes - budgetBytes;
+    let t: number | null = null;
+    if (Math.abs(k) < 1e-12 * Math.abs(B)) t = B > 0 ? -C / B : null;
+    else {
+      const disc = B * B - 4 * k * C;
+      if (disc >= 0) {
+        const r = Math.sqrt(disc);
+        // The root where the parabola rises (its derivative 2kt + B > 0).
+        const roots = [(-B + r) / (2 * k), (-B - r) / (2 * k)].filter((x) => 2 * k * x + B > 0);
+        t = roots.length ? roots.reduce((best, x) => (Math.abs(x - (edge - lo.units)) < Math.abs(best - (edge - lo.units)) ? x : best)) : null;
+      }
+    }
+    const span = hi.units - lo.units;
+    // Only a parabola that bends up (attention): one that bends down is noise or allocator
+    // rounding, and its crossing can lie anywhere.
+    if (k >= 0 && t !== null && Number.isFinite(t) && t >= -span && t <= 2 * span) {
+      edge = lo.units + t;
+      model = (u: number) => lo.peakBytes + s1 * (u - lo.units) + k * (u - lo.units) * (u - inner.units);
+    }
   }
-  const near = pts.sort((x, y) => Math.abs(x.peakBytes - budgetBytes) - Math.abs(y.peakBytes - budgetBytes)).slice(0, 3);
-  const n = near.length;
-  const mx = near.reduce((s, p) => s + p.units, 0) / n;
-  const my = near.reduce((s, p) => s + p.peakBytes, 0) / n;
-  let sxx = 0;
-  let sxy = 0;
-  for (const p of near) {
-    sxx += (p.units - mx) ** 2;
-    sxy += (p.units - mx) * (p.peakBytes - my);
-  }
-  if (sxx === 0) return null;
-  const c = sxy / sxx;
-  if (!(c > 0)) return null;
-  const a = my - c * mx;
-  if (n >= 3 && near.some((p) => Math.abs(a + c * p.units - p.peakBytes) > FIT_TOLERANCE * budgetBytes)) return null;
-  return Math.floor((budgetBytes - a) / c);
+  if (!Number.isFinite(edge)) return null;
+  const consistent = pts.every((p) => Math.abs(model(p.units) - p.peakBytes) <= FIT_TOLERANCE * budgetBytes);
+  return { edge: Math.floor(edge + 1e-9), consistent };
+}
+
+/** {@link fitEdge}'s edge alone. */
+export function predictEdge(points: readonly PeakPoint[], budgetBytes: number): number | null {
+  return fitEdge(points, budgetBytes)?.edge ?? null;
 }

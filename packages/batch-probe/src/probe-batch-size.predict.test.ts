@@ -27,7 +27,7 @@ function peakOf(m: Model): (b: number) => number {
 }
 
 describe('predictive search', () => {
-  test('a linear peak: start, proportional guess, predicted edge, edge + 1 — 4 trials, exact', async () => {
+  test('a linear peak: start, the ceiling (the widest span for a slope), predicted edge, edge + 1 — 4 trials, exact', async () => {
     const peak = (b: number) => 2048 * MiB + 20 * MiB * b; // edge at (12 GiB - 2 GiB) / 20 MiB = 512
     const probe = peakProbe(peak, 12 * 1024 * MiB);
     const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
@@ -36,6 +36,78 @@ describe('predictive search', () => {
     expect(probe.calls).toHaveLength(4);
     expect(probe.calls.slice(-2)).toEqual([512, 513]);
     expect(r.trials.slice(1).map((t) => t.phase)).toEqual(['predict', 'predict', 'predict']);
+    expect(probe.calls).toEqual([8, 1024, 512, 513]);
+  });
+
+  test('a predicted edge that fits with edge + 1 fitting too (noise) walks up 1, 2, ... and bisects what is left', async () => {
+    // Linear, edge at 512 — but 513 and 514 measure 300 MiB low (2.4 % of the budget: noise, not the line).
+    const line = (b: number) => 2048 * MiB + 20 * MiB * b;
+    const peak = (b: number) => line(b) - (b === 513 || b === 514 ? 300 * MiB : 0);
+    const probe = peakProbe(peak, 12 * 1024 * MiB);
+    const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
+    // 512 fits, 513 fits (not closed: walk up); 514 (step 1) fits, 516 (step 2) fails; 515 fails.
+    expect(probe.calls).toEqual([8, 1024, 512, 513, 514, 516, 515]);
+    expect(r.batchSize).toBe(514);
+    expect(r.bound).toBe('exact');
+    expect(r.trials.find((t) => t.batchSize === 514)?.fits).toBe(true);
+    expect(r.trials.find((t) => t.batchSize === 515)?.fits).toBe(false);
+  });
+
+  test('a predicted edge that fails with edge - 1 failing too walks down, and any measured fit next to a failure is the answer', async () => {
+    const line = (b: number) => 2048 * MiB + 20 * MiB * b;
+    const peak = (b: number) => line(b) + (b === 511 || b === 512 ? 300 * MiB : 0);
+    const probe = peakProbe(peak, 12 * 1024 * MiB);
+    const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
+    // 512 fails, 511 fails (walk down); 510 (step 1) fits: 510 fits and 511 does not.
+    expect(probe.calls).toEqual([8, 1024, 512, 511, 510]);
+    expect(r.batchSize).toBe(510);
+    expect(r.bound).toBe('exact');
+  });
+
+  test('a fixed part that dominates the peak (a = 2 GiB, c = 6 MiB per sample) still takes 4 trials', async () => {
+    const peak = (b: number) => 2048 * MiB + 6 * MiB * b;
+    for (const edge of [20, 100, 300, 700, 1000]) {
+      const probe = peakProbe(peak, peak(edge) + 3 * MiB);
+      const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
+      expect(r.batchSize).toBe(edge);
+      expect(probe.calls).toEqual([8, 1024, edge, edge + 1]);
+    }
+  });
+
+  test('an attention term: the parabola through three measured sizes lands on the edge', async () => {
+    const peak = (b: number) => 2048 * MiB + 6 * MiB * b + ((6 * MiB) / 1024) * b * b;
+    const probe = peakProbe(peak, peak(500) + 3 * MiB);
+    const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
+    expect(r.batchSize).toBe(500);
+    expect(r.bound).toBe('exact');
+    // 8, 1024, the line's guess (its peak far under the budget: no neighbour tried), then the parabola's 500, and 501.
+    expect(probe.calls).toEqual([8, 1024, 374, 500, 501]);
+  });
+
+  test('a far trial that fails without a measured peak (an OOM): the proportional guess or a doubling, whichever is larger, then the line', async () => {
+    const peak = (b: number) => 2048 * MiB + 20 * MiB * b;
+    const budget = 12 * 1024 * MiB; // edge at 512
+    const calls: number[] = [];
+    const r = await probeBatchSize(
+      async (b) => {
+        calls.push(b);
+        if (peak(b) > 1.5 * budget) throw new OutOfMemoryError('CUDA out of memory');
+        return { fits: peak(b) <= budget, peakBytes: peak(b), budgetBytes: budget };
+      },
+      { start: 8, ceiling: 1024, predict: true },
+    );
+    expect(r).toMatchObject({ batchSize: 512, bound: 'exact' });
+    expect(calls.slice(0, 2)).toEqual([8, 1024]);
+    expect(calls[2]).toBeGreaterThanOrEqual(16);
+    expect(calls.slice(-2)).toEqual([512, 513]);
+    expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(8, 1024, 8));
+  });
+
+  test('the ceiling fits: two trials, capped', async () => {
+    const probe = peakProbe((b) => 2048 * MiB + 6 * MiB * b, 64 * 1024 * MiB);
+    const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
+    expect(probe.calls).toEqual([8, 1024]);
+    expect(r).toMatchObject({ batchSize: 1024, bound: 'capped' });
   });
 
   test('without measured peaks it makes the same calls as refine', async () => {
@@ -91,6 +163,7 @@ describe('predictive search', () => {
           const r = await probeBatchSize(probe, { start: st, ceiling, predict: true });
           expect(r.batchSize).toBe(truth);
           expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
+          expect(r.batchSize === ceiling || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(true);
           expect(r.trials.length).toBeLessThanOrEqual(bound(st, ceiling));
           expect(bound(st, ceiling)).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(ceiling)) + 2);
           const refine = await probeBatchSize(peakProbe(peak, budget), { start: st, ceiling });
@@ -113,9 +186,48 @@ describe('predictive search', () => {
         expect(fits(r.batchSize)).toBe(true);
         expect(r.batchSize === 1024 || !fits(r.batchSize + 1)).toBe(true);
         expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
+        expect(r.batchSize === 1024 || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(true);
         expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(start, 1024, 8));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  test('property: any noise (0–8 %), start, ceiling and multipleOf: measured fit at the answer, measured failure one multiple above it (or the ceiling), within the refine bound', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          a: fc.integer({ min: 0, max: 8 * 1024 }).map((x) => x * MiB),
+          c: fc.integer({ min: 1, max: 400 }).map((x) => (x * MiB) / 10),
+          q: fc.integer({ min: 0, max: 50 }).map((x) => (x * MiB) / 1000),
+          amp: fc.integer({ min: 0, max: 8 }).map((x) => x / 100),
+          seed: fc.integer({ min: 1, max: 2 ** 30 }),
+        }),
+        fc.integer({ min: 1, max: 2048 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.constantFrom(64, 256, 1024, 4096),
+        fc.constantFrom(1, 1, 2, 8),
+        async (m, edgeAt, start0, ceiling, multipleOf) => {
+          const noise = (b: number) => Math.sin(b * 12.9898 + m.seed) * m.amp;
+          const peak = (b: number) => (m.a + m.c * b + m.q * b * b) * (1 + noise(b));
+          const budget = m.a + m.c * edgeAt + m.q * edgeAt * edgeAt;
+          const probe = peakProbe(peak, budget);
+          const start = Math.min(start0, ceiling);
+          const r = await probeBatchSize(probe, { start, ceiling, multipleOf, predict: true }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+          if (r instanceof Error) {
+            expect(r.message).toMatch(/Out of memory at batch size/);
+            expect(peak(multipleOf) > budget).toBe(true);
+            return;
+          }
+          const top = Math.floor(ceiling / multipleOf) * multipleOf;
+          expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
+          expect(r.batchSize === top || r.trials.some((t) => t.batchSize === r.batchSize + multipleOf && !t.fits)).toBe(true);
+          expect(r.exact).toBe(true);
+          const units = (x: number) => Math.max(1, Math.floor(x / multipleOf));
+          expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(units(start), Math.floor(ceiling / multipleOf), 8));
+        },
+      ),
+      { numRuns: 400 },
     );
   });
 });

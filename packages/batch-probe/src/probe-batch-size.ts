@@ -1,6 +1,10 @@
 import { InvalidBatchOptionError, InvalidProbeOutcomeError, NoBatchFitsError, OutOfMemoryError } from './errors';
 import { isOutOfMemoryError } from './is-out-of-memory-error';
-import { predictEdge, type PeakPoint } from './_predict';
+import { fitEdge, type PeakPoint } from './_predict';
+
+/** A trial whose peak lies within this fraction of the budget may be next to the edge: its neighbour is tried next. */
+const NEAR_EDGE = 0.05;
+
 import { refineContinuationBound, refineTrialBound } from './_refine-bound';
 import { nonNegativeInt, optionalBoolean, optionalFunction, positiveInt } from './_validate';
 import type { ProbeFn, ProbeOutcome, TrialPhase, TrialRecord } from './types';
@@ -41,12 +45,17 @@ export interface ProbeBatchSizeOptions {
    */
   isOom?: (err: unknown) => boolean;
   /**
-   * Predictive search: once a size fits and trials report `peakBytes` and `budgetBytes`, fit
-   * `peak ≈ a + c·b` and jump to the predicted edge, then confirm it (b* fits, b*+1 does not).
-   * The answer is always a size measured to fit. A poor fit (allocator steps, noise, curvature),
-   * or no measured peak, hands over to the doubling and bisection of `refine`; predictions stop
-   * where the search that may follow could exceed the most trials refine makes for this start
-   * and ceiling (over every capacity), so the bound is never worse than refine's. Needs `refine`.
+   * Predictive search: once a size fits and trials report `peakBytes` and `budgetBytes`, try the
+   * ceiling (it fits: the answer; it fails: the widest span to take a slope on), fit the peak
+   * (the line through the farthest-apart sizes, or the parabola through a third when it bends
+   * up) and jump to the predicted edge b*, then confirm it: b* fits → b*+1, b* fails → b*-1; any
+   * measured fit next to a measured failure closes the search, so noise (fit/no-fit not monotone
+   * near the edge) costs a short walk (steps 1, 2, 4, ...) and a small bisection, not a restart.
+   * The answer is always a size measured to fit, with the next size measured not to fit (or the
+   * ceiling). No measured peak hands over to the doubling and bisection of `refine`; every trial
+   * is made only while the search that may follow could not exceed the most trials refine makes
+   * for this start and ceiling (over every capacity), so the bound is never worse than refine's.
+   * Needs `refine`.
    * @default false
    */
   predict?: boolean;
@@ -176,21 +185,29 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   let lastGood: number = found;
 
   let doublings = 0;
-  // 2'. Predict: jump to the edge a linear peak model puts under the budget, then confirm it.
+  // 2'. Predict: the ceiling, then the edge a peak model puts under the budget, confirmed by its neighbour.
   if (predict) {
     // Never more trials than refine could need for this start and ceiling: a prediction is made
     // only while the search that may follow it (bisection, or doubling then bisection when no
     // size has failed yet) still fits under that bound.
     const bound = refineTrialBound(startUnits, ceilingUnits, maxDoublings);
     const cont = (good: number, bad: number | undefined) => refineContinuationBound(good, bad, ceilingUnits, maxDoublings);
-    // Worst case over the outcomes of trying e (and e + 1 when confirming), then refine's rest.
+    // Worst case over the outcomes of trying e (and its neighbour when confirming), then refine's rest.
     const affordable = (e: number, confirm: boolean) => {
-      const ifFails = 1 + cont(lastGood, e);
+      const ifFails = confirm && e - 1 > lastGood ? 2 + cont(lastGood, e - 1) : 1 + cont(lastGood, e);
       const ifFits = confirm ? (e + 1 < (firstBad ?? ceilingUnits + 1) ? 2 + cont(e + 1, firstBad) : 1) : 1 + cont(e, firstBad);
       return trials.length + Math.max(ifFails, ifFits) <= bound;
     };
-    let streak = 0; // consecutive rounds that moved the same end of the bracket
+    let streak = 0; // consecutive prediction rounds that moved the same end of the bracket
     let lastMove: 'up' | 'down' | null = null;
+    // After a confirmation that did not close the edge (b* and b* + 1 both fit, or b* and
+    // b* - 1 both fail), the direction to walk in while the model misses its own points (noise):
+    // in a noisy band any measured fit next to a measured failure is a confirmed edge, and the
+    // nearest sizes are the likeliest to give one. Steps of 1, 2, 4, ... from the end of the
+    // bracket the walk moves, so that a long walk costs a logarithm; the first step the other
+    // way leaves a small bracket to bisect.
+    let walk: 'up' | 'down' | null = null;
+    let walked = 0;
     // Where no prediction can be made (or afforded) and no size has failed yet, the next trial
     // is the one refine would make: a doubling. Then predicting is tried again.
     const double = async (): Promise<boolean> => {
@@ -202,7 +219,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       } else failed(candidate);
       return true;
     };
-    for (let round = 0; round < 8; round++) {
+    for (let round = 0; round < 4 * bound; round++) {
       const high = firstBad ?? ceilingUnits + 1;
       if (high - lastGood <= 1) break;
       const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number');
@@ -212,17 +229,34 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       const single = new Set(points.map((p) => p.units)).size === 1;
       let e: number;
       let confirm: boolean;
-      if (streak >= 2 && firstBad !== undefined) {
+      let kind: 'far' | 'walk' | 'bisect' | 'predict';
+      const fit = fitEdge(points, budget);
+      if (single && firstBad === undefined) {
+        // One measured size and nothing failed: one point cannot tell the fixed part of the peak
+        // from the part that grows with the batch (the proportional guess undershoots badly when
+        // the fixed part dominates), and two close points give no slope under measurement
+        // noise. So the second trial goes as far as allowed: the ceiling either fits (the answer)
+        // or brackets the edge with the widest span there is to take a slope on.
+        if (fit === null) {
+          if (await double()) continue;
+          break;
+        }
+        e = ceilingUnits;
+        confirm = false;
+        kind = 'far';
+      } else if (walk !== null && (fit === null || !fit.consistent)) {
+        const step = 2 ** Math.min(walked, 30);
+        e = walk === 'up' ? Math.min(lastGood + step, high - 1) : Math.max(high - step, lastGood + 1);
+        confirm = false;
+        kind = 'walk';
+      } else if (streak >= 2 && firstBad !== undefined) {
         // Regula falsi stalls on one side of a curved peak: one bisection step moves the other end.
         e = lastGood + Math.floor((high - lastGood) / 2);
         confirm = false;
         streak = 0;
+        kind = 'bisect';
       } else {
-        const edge = predictEdge(points, budget);
-        // A first (proportional) guess closer than a doubling gains nothing over today's step and
-        // leaves two points too close to fit a slope on: double instead.
-        if (edge !== null && single && firstBad === undefined && edge < 2 * lastGood && (await double())) continue;
-        if (edge === null) {
+        if (fit === null) {
           if (await double()) continue;
           break;
         }
@@ -232,27 +266,47 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         const peaks = points.map((p) => p.peakBytes);
         const flat = !single && Math.max(...peaks) - Math.min(...peaks) < 0.005 * budget;
         const reach = firstBad === undefined && flat ? 2 * lastGood : high - 1;
-        e = Math.min(high - 1, reach, Math.max(lastGood + 1, edge));
+        // One point (the far trial failed without a measured peak): the proportional guess or a
+        // doubling, whichever is larger — a closer second point gives no slope.
+        const least = single ? 2 * lastGood : lastGood + 1;
+        e = Math.min(high - 1, reach, Math.max(least, fit.edge));
         // A first (proportional) guess is a new point, not an edge to confirm.
         confirm = !single;
+        kind = 'predict';
       }
+      // Where confirming could exceed the bound, a single trial may still fit under it.
+      if (confirm && !affordable(e, true) && affordable(e, false)) confirm = false;
       if (!affordable(e, confirm)) {
         if (await double()) continue;
         break;
       }
-      let move: 'up' | 'down';
-      if (await fitsAt(e, 'predict')) {
-        lastGood = e;
-        move = 'up';
-        if (confirm && e + 1 < high) {
-          if (await fitsAt(e + 1, 'predict')) lastGood = e + 1;
-          else failed(e + 1);
-        }
-      } else {
-        failed(e); // its peak, when measured, brackets the edge for the next fit
-        move = 'down';
+      const fits = await fitsAt(e, 'predict');
+      if (fits) lastGood = e;
+      else failed(e);
+      // A size whose peak came out far from the budget (or unmeasured) is not next to the edge:
+      // predicting again, with this point, beats stepping to its neighbour.
+      const peakAtE = trials.at(-1)!.peakBytes;
+      if (confirm && !(typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget)) confirm = false;
+      if (kind === 'walk') {
+        walked += 1;
+        if (fits !== (walk === 'up')) break; // turned: bisect the small bracket left
+        continue;
       }
-      streak = move === lastMove ? streak + 1 : 1;
+      if (kind === 'far') continue;
+      // Confirm: b* fits → b* + 1; b* fails → b* - 1. Either closes the edge, or sets the walk.
+      walk = null;
+      if (confirm) {
+        const next = fits ? e + 1 : e - 1;
+        const inside = fits ? next < (firstBad ?? ceilingUnits + 1) : next > lastGood;
+        if (inside) {
+          if (await fitsAt(next, 'predict')) lastGood = next;
+          else failed(next);
+          walk = fits ? 'up' : 'down';
+          walked = 0;
+        }
+      }
+      const move = fits ? 'up' : 'down';
+      streak = kind === 'predict' && move === lastMove ? streak + 1 : 1;
       lastMove = move;
     }
   }
