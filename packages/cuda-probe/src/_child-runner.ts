@@ -18,6 +18,11 @@ export interface RunChildOptions {
   signal?: AbortSignal;
   /** Sample VmHWM of the child every this many ms (0 = never). */
   peakRssPollMs?: number;
+  /**
+   * With `peakRssPollMs`: kill the child's process group as soon as a sample exceeds this many bytes
+   * (a trial already over its budget cannot fit; running it on only takes host memory).
+   */
+  killAboveRssBytes?: number;
   /** Keep at most this many characters of stdout and of stderr (the tail). @default 1 MiB */
   maxOutputChars?: number;
   /** Called once with the child's pid (its process group id) right after it is spawned. */
@@ -39,6 +44,8 @@ export interface ChildRun {
   wallMs: number;
   /** Largest VmHWM read while sampling, null when not sampled (or never readable). */
   sampledPeakRssBytes: number | null;
+  /** The child was killed because a sample exceeded `killAboveRssBytes`. */
+  killedAboveRss: boolean;
 }
 
 function collect(stream: Readable | null | undefined, max: number, sink: { text: string }): void {
@@ -112,10 +119,15 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
     let timedOut = false;
     let aborted = false;
     let sampledPeak: number | null = null;
+    let killedAboveRss = false;
     const sample = (): void => {
       if (pid === undefined) return;
       const st = readProcStatus(pid);
       if (st && (sampledPeak === null || st.vmHwmBytes > sampledPeak)) sampledPeak = st.vmHwmBytes;
+      if (!killedAboveRss && opts.killAboveRssBytes !== undefined && sampledPeak !== null && sampledPeak > opts.killAboveRssBytes) {
+        killedAboveRss = true;
+        killGroup(pid);
+      }
     };
     const poller = opts.peakRssPollMs ? setInterval(sample, opts.peakRssPollMs) : undefined;
     if (opts.peakRssPollMs) sample();
@@ -171,6 +183,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         aborted,
         wallMs: performance.now() - t0,
         sampledPeakRssBytes: sampledPeak,
+        killedAboveRss,
       });
     });
   });

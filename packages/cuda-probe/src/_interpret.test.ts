@@ -17,6 +17,7 @@ function runOf(c: { stderr: string; stdout?: string; exitCode: number | null; si
     aborted: false,
     wallMs: 1,
     sampledPeakRssBytes: null,
+    killedAboveRss: false,
   };
 }
 

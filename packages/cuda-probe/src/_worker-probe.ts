@@ -107,7 +107,7 @@ async function sendCapped(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob
   });
   const { cgroup, ...rest } = r;
   return {
-    run: { ...rest, pid: undefined, sampledPeakRssBytes: null },
+    run: { ...rest, pid: undefined, sampledPeakRssBytes: null, killedAboveRss: false },
     report: { limitBytes: cgroup.limitBytes, peakBytes: cgroup.peakBytes, oomKills: cgroup.oomKills, limitHits: cgroup.limitHits, oomKilled: cgroup.oomKilled },
   };
 }

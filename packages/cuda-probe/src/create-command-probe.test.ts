@@ -64,7 +64,31 @@ describe('[slow] createCommandProbe (real child processes)', { timeout: 60_000 }
     expect(small.peakBytes).toBeLessThanOrEqual(160 * MiB);
     const big = await probe(256);
     expect(big).toMatchObject({ fits: false, reason: 'over-budget', budgetBytes: 160 * MiB });
-    expect(big.peakBytes).toBeGreaterThan(256 * MiB);
+    expect(big.peakBytes).toBeGreaterThan(160 * MiB);
+  });
+
+  it('stops a command as soon as its sampled RSS passes budgetBytes, instead of letting it take host memory', async () => {
+    const dir = useTempDir();
+    // Allocates batch_size MiB, then holds it for two minutes: only the probe's kill ends it before
+    // the 60 s timeout (which would throw ProbeTimeoutError instead of answering).
+    const pidFile = join(dir, 'hog.pid');
+    const hog = script(
+      dir,
+      'hog.cjs',
+      `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
+const held = [];
+for (let i = 0; i < Number(process.argv[2]); i++) held.push(Buffer.alloc(${MiB}, 1));
+setTimeout(() => process.exit(0), 120_000);
+`,
+    );
+    const probe = createCommandProbe({ command: [process.execPath, hog, '{batch_size}'], budgetBytes: 160 * MiB, timeoutMs: 60_000 });
+    const big = await probe(1024);
+    expect(big).toMatchObject({ fits: false, reason: 'over-budget', measurement: 'sampled-rss', budgetBytes: 160 * MiB });
+    expect(big.detail).toMatch(/stopped while running: its peak RSS .* passed the budget 160/);
+    // Killed on the way up: well short of the 1 GiB it would have taken, and gone.
+    expect(big.peakBytes).toBeGreaterThan(160 * MiB);
+    expect(big.peakBytes).toBeLessThan(1024 * MiB);
+    expect(await gone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
   });
 
   it('with probeBatchSize finds the largest batch under the limit, the same as a linear scan', async () => {

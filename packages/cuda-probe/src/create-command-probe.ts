@@ -33,7 +33,9 @@ export interface CreateCommandProbeOptions {
   /**
    * Peak resident memory the command may reach, in bytes (its whole VmHWM, sampled from
    * /proc every `peakRssPollMs` while it runs: growth in the last interval before it exits can
-   * be missed). A command that exits 0 above it does not fit.
+   * be missed). A command that exits 0 above it does not fit; one whose sample passes it while it
+   * runs is stopped at once (SIGKILL of its process group) and does not fit, so a trial far over
+   * the budget never takes more host memory than the budget plus one sampling interval's growth.
    * @default no gate: exit 0 fits
    */
   budgetBytes?: number;
@@ -112,7 +114,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         cwd: o.cwd,
         timeoutMs,
         ...(o.signal ? { signal: o.signal } : {}),
-        ...(budgetBytes !== null && !gpu ? { peakRssPollMs: pollMs } : {}),
+        ...(budgetBytes !== null && !gpu ? { peakRssPollMs: pollMs, killAboveRssBytes: budgetBytes } : {}),
         ...(sampler ? { onSpawn: (pid: number) => sampler.attach(pid) } : {}),
       });
     } catch (err) {
@@ -148,6 +150,20 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     }
     const measurement = seen ? seen.measurement : budgetBytes !== null ? ('sampled-rss' as const) : ('exceptions-only' as const);
     const peak = seen ? seen.peakBytes : run.sampledPeakRssBytes;
+    if (run.killedAboveRss && budgetBytes !== null && peak !== null && !run.aborted) {
+      // Stopped by the probe itself: the command's RSS passed the budget while it ran.
+      return {
+        fits: false,
+        batchSize,
+        reason: 'over-budget',
+        measurement,
+        peakBytes: peak,
+        budgetBytes,
+        detail: `stopped while running: its peak RSS ${formatBytes(peak)} passed the budget ${formatBytes(budgetBytes)}`,
+        ms: run.wallMs,
+        ...limit,
+      };
+    }
     if (run.exitCode === 0 && !run.timedOut && !run.aborted) {
       if (budgetBytes !== null && peak !== null && peak > budgetBytes) {
         return {
