@@ -28,6 +28,8 @@ export async function forwardBackward(
   const store = openStore();
   const io = { packMs: 0, unpackMs: 0 };
   const grads = new Map<string, FloatArray>();
+  // The saved tensors of the unit whose backward runs next, being read while the current one runs.
+  let next: Promise<Feeds> | null = null;
   try {
     const t0 = performance.now();
     const ids = batchFeeds[tensorNames.inputIds]!;
@@ -39,15 +41,36 @@ export async function forwardBackward(
       x = r.y;
     }
     const t1 = performance.now();
+    // Backward, last unit first. Unit k-1's saved tensors are unpacked (asynchronously: for a disk
+    // store, read from its scratch files) while unit k's backward runs inside ONNX Runtime, and the
+    // last unit's while the head runs, so the reads overlap compute; at most one unit's saved
+    // tensors are held ahead of their use.
+    const unpackUnit = (k: number): Promise<Feeds> => {
+      const u = sessions.units[k]!;
+      const saved = handles[k]!;
+      handles[k] = null;
+      const p = unpackSaved(u, saved, store);
+      p.catch(() => undefined); // awaited below; a failure is raised there, not as an unhandled rejection
+      return p;
+    };
+    next = sessions.units.length > 0 ? unpackUnit(sessions.units.length - 1) : null;
     const head = await headStep(ctx, x, batchFeeds[tensorNames.labels]!, grads, batchSize);
     releaseBuffers([x.data as ArrayBufferView]);
     x = null;
     let dy = head.dx;
     const t2 = performance.now();
     for (let k = sessions.units.length - 1; k >= 0; k--) {
-      const saved = handles[k]!;
-      handles[k] = null;
-      dy = await unitBackward(ctx, sessions.units[k]!, dy, saved, store, grads, batchSize, io);
+      const u = sessions.units[k]!;
+      const tu = performance.now();
+      let savedFeeds: Feeds;
+      try {
+        savedFeeds = await next!;
+      } catch (err) {
+        throw storeFailure(`${u.name} backward`, 'unpack', err);
+      }
+      io.unpackMs += performance.now() - tu;
+      next = k > 0 ? unpackUnit(k - 1) : null;
+      dy = await unitBackward(ctx, u, dy, savedFeeds, grads, batchSize);
     }
     await embedBackward(ctx, ids, dy, grads, batchSize);
     const t3 = performance.now();
@@ -59,6 +82,8 @@ export async function forwardBackward(
       stats: { store: store.stats, forwardMs: t1 - t0, headMs: t2 - t1, backwardMs: t3 - t2, ...io },
     };
   } finally {
+    // A read still in flight (a failed step) ends before the store deletes what is left.
+    await next?.catch(() => undefined);
     store.close();
   }
 }
@@ -106,25 +131,21 @@ async function headStep(ctx: SegmentContext, x: ort.Tensor, labels: ort.Tensor, 
   return { loss: Number(out[tensorNames.loss]!.data[0]), dx: out.dx! };
 }
 
-/** One unit's backward: unpacks its saved tensors, records its gradients, returns dx. */
-async function unitBackward(
-  ctx: SegmentContext,
-  u: Unit,
-  dy: ort.Tensor,
-  saved: Map<string, ActivationHandle>,
-  store: ActivationStore,
-  grads: Map<string, FloatArray>,
-  batchSize: number,
-  io: { unpackMs: number },
-): Promise<ort.Tensor> {
-  const feeds: Feeds = { dy };
-  const tu = performance.now();
-  try {
-    for (const slot of u.saved) feeds[`saved.${slot.key}`] = toOrt(store.unpack(saved.get(slot.key)!));
-  } catch (err) {
-    throw storeFailure(`${u.name} backward`, 'unpack', err);
-  }
-  io.unpackMs += performance.now() - tu;
+/**
+ * Unpacks one unit's saved tensors (forgotten by the store) as the feeds of its backward. Every read
+ * is issued at once: ONNX Runtime's run holds the JavaScript thread, so a read issued only after
+ * another one finished would wait for the whole backward before it starts.
+ */
+async function unpackSaved(u: Unit, saved: Map<string, ActivationHandle>, store: ActivationStore): Promise<Feeds> {
+  const tensors = await Promise.all(u.saved.map((slot) => store.unpackAsync(saved.get(slot.key)!)));
+  const feeds: Feeds = {};
+  u.saved.forEach((slot, i) => (feeds[`saved.${slot.key}`] = toOrt(tensors[i]!)));
+  return feeds;
+}
+
+/** One unit's backward from its unpacked saved tensors: records its gradients, returns dx. */
+async function unitBackward(ctx: SegmentContext, u: Unit, dy: ort.Tensor, savedFeeds: Feeds, grads: Map<string, FloatArray>, batchSize: number): Promise<ort.Tensor> {
+  const feeds: Feeds = { dy, ...savedFeeds };
   const out = await runSegment(u.backward, segmentFeeds(ctx, u.backward, feeds, u.prefix), batchSize, `${u.name} backward`);
   for (const name of u.backward.outputNames) {
     if (name.startsWith('grad.')) grads.set(`${u.prefix}${name.slice('grad.'.length)}`, out[name]!.data as FloatArray);

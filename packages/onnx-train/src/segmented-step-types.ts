@@ -79,7 +79,7 @@ export interface SegmentedStepStats {
   backwardMs: number;
   /** Time spent in `pack` (part of forwardMs). */
   packMs: number;
-  /** Time spent in `unpack` (part of backwardMs). */
+  /** Time the backward waited for unpacking (part of backwardMs): the next unit's saved tensors are read while the current unit's backward (or, for the last unit, the head) runs, so only what that overlap did not hide. */
   unpackMs: number;
   /** Gradient norm, then clipping + AdamW (one run per block, one for the rest). */
   optimizerMs: number;
