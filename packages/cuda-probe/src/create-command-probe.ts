@@ -150,8 +150,11 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     }
     const measurement = seen ? seen.measurement : budgetBytes !== null ? ('sampled-rss' as const) : ('exceptions-only' as const);
     const peak = seen ? seen.peakBytes : run.sampledPeakRssBytes;
-    if (run.killedAboveRss && budgetBytes !== null && peak !== null && !run.aborted) {
-      // Stopped by the probe itself: the command's RSS passed the budget while it ran.
+    // Over the budget: stopped by the probe itself while it ran (its RSS passed the budget), or it
+    // exited 0 above it.
+    const stoppedOver = run.killedAboveRss && !run.aborted;
+    const exitedOk = run.exitCode === 0 && !run.timedOut && !run.aborted;
+    if ((stoppedOver || exitedOk) && budgetBytes !== null && peak !== null && (stoppedOver || peak > budgetBytes)) {
       return {
         fits: false,
         batchSize,
@@ -159,25 +162,14 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         measurement,
         peakBytes: peak,
         budgetBytes,
-        detail: `stopped while running: its peak RSS ${formatBytes(peak)} passed the budget ${formatBytes(budgetBytes)}`,
+        detail: stoppedOver
+          ? `stopped while running: its peak RSS ${formatBytes(peak)} passed the budget ${formatBytes(budgetBytes)}`
+          : `command exited 0 but its peak RSS ${formatBytes(peak)} > budget ${formatBytes(budgetBytes)}`,
         ms: run.wallMs,
         ...limit,
       };
     }
-    if (run.exitCode === 0 && !run.timedOut && !run.aborted) {
-      if (budgetBytes !== null && peak !== null && peak > budgetBytes) {
-        return {
-          fits: false,
-          batchSize,
-          reason: 'over-budget',
-          measurement,
-          peakBytes: peak,
-          budgetBytes,
-          detail: `command exited 0 but its peak RSS ${formatBytes(peak)} > budget ${formatBytes(budgetBytes)}`,
-          ms: run.wallMs,
-          ...limit,
-        };
-      }
+    if (exitedOk) {
       return {
         fits: true,
         batchSize,
