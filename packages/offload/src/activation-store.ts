@@ -389,12 +389,7 @@ export class ActivationStore {
     const handle = this.#newHandle(tensor, byteLength, 'disk');
     this.#entries.set(handle, { kind: 'disk', path });
     this.#files.set(path, byteLength);
-    const s = this.#stats;
-    s.tensorsPacked += 1;
-    s.bytesPacked += byteLength;
-    s.filesWritten += 1;
-    s.diskBytes += byteLength;
-    s.peakDiskBytes = Math.max(s.peakDiskBytes, s.diskBytes);
+    this.#countWritten(byteLength);
     return handle;
   }
 
@@ -402,13 +397,18 @@ export class ActivationStore {
     const handle = this.#newHandle(tensor, byteLength, 'disk');
     this.#entries.set(handle, { kind: 'anon', fd });
     this.#anonBytes.set(fd, byteLength);
+    this.#countWritten(byteLength);
+    return handle;
+  }
+
+  /** Counts a tensor written to a scratch file, named or anonymous. */
+  #countWritten(byteLength: number): void {
     const s = this.#stats;
     s.tensorsPacked += 1;
     s.bytesPacked += byteLength;
     s.filesWritten += 1;
     s.diskBytes += byteLength;
     s.peakDiskBytes = Math.max(s.peakDiskBytes, s.diskBytes);
-    return handle;
   }
 
   /** Closes an anonymous file (the kernel frees it) and counts it deleted. */
