@@ -1,7 +1,7 @@
-// Test-only helpers for `soup run` (not exported): the real bin, the example trainers, store reads.
+// Test-only helpers (not exported): the real bin, the example trainers, fake checkpoint folders, store reads.
 import { runNode, runProcess, spawnUntil, type ChildResult } from '@soup/test-utils';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -83,4 +83,13 @@ export async function torchMissing(): Promise<string | null> {
   } catch (err) {
     return `${PYTHON} cannot be started: ${(err as Error).message}`;
   }
+}
+
+/** A trainer-style `<cwd>/<root>/checkpoint-<step>/`: random weights and a `trainer_state.json` with `global_step`. */
+export function writeFakeCheckpoint(cwd: string, step: number, opts: { root?: string; modelBytes?: number } = {}): string {
+  const dir = join(cwd, opts.root ?? 'out', `checkpoint-${step}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'model.safetensors'), randomBytes(opts.modelBytes ?? 50_000));
+  writeFileSync(join(dir, 'trainer_state.json'), JSON.stringify({ global_step: step }));
+  return dir;
 }

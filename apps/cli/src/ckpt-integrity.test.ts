@@ -3,13 +3,12 @@
 // without --force, and HF_ENDPOINT is checked up front.
 import { runNode, startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
+import { SOUP_BIN, writeFakeCheckpoint } from './_run-test-helpers';
 
-const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 let server: HubServer;
 beforeAll(async () => {
   server = await startHubServer();
@@ -20,15 +19,7 @@ afterAll(async () => {
 });
 
 function soup(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
-  return runNode([bin, ...args], { cwd, timeoutMs: 60_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url, ...env } });
-}
-
-function save(cwd: string, step: number, root = 'out'): string {
-  const dir = join(cwd, root, `checkpoint-${step}`);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'model.safetensors'), randomBytes(50_000));
-  writeFileSync(join(dir, 'trainer_state.json'), JSON.stringify({ global_step: step }));
-  return dir;
+  return runNode([SOUP_BIN, ...args], { cwd, timeoutMs: 60_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url, ...env } });
 }
 
 function flipByte(file: string): void {
@@ -43,7 +34,7 @@ describe('[slow] soup ckpt integrity', { timeout: 120_000 }, () => {
     const repoName = `int/${kind}-resume-${randomBytes(3).toString('hex')}`;
     const repo = ['--repo', kind === 'dir' ? 'file://store' : repoName];
     for (const step of [10, 20]) {
-      save(cwd, step);
+      writeFakeCheckpoint(cwd, step);
       const p = await soup(['ckpt', 'push', `out/checkpoint-${step}`, '--step', String(step), '--run', 'r', ...repo], cwd);
       expect(p.code, p.stderr).toBe(0);
     }
@@ -84,11 +75,11 @@ describe('[slow] soup ckpt integrity', { timeout: 120_000 }, () => {
   it('`ckpt push` onto a complete run is refused (exit 2, pointer unchanged) unless --force', async () => {
     const cwd = useTempDir();
     const repo = ['--repo', 'file://store'];
-    save(cwd, 10);
+    writeFakeCheckpoint(cwd, 10);
     expect((await soup(['ckpt', 'push', 'out/checkpoint-10', '--step', '10', '--run', 'r', ...repo], cwd)).code).toBe(0);
     expect((await soup(['ckpt', 'final', 'out/checkpoint-10', '--run', 'r', '--step', '10', ...repo], cwd)).code).toBe(0);
     const before = readFileSync(join(cwd, 'store', 'latest.json'));
-    save(cwd, 5, 'x');
+    writeFakeCheckpoint(cwd, 5, { root: 'x' });
     const back = await soup(['ckpt', 'push', 'x/checkpoint-5', '--step', '5', '--run', 'r', ...repo], cwd);
     expect(back.code).toBe(EXIT_CODES.usage);
     expect(back.stderr).toMatch(/^soup: .*latest\.json names final \(step 10, terminal: the run is complete\).*--force/);
@@ -102,7 +93,7 @@ describe('[slow] soup ckpt integrity', { timeout: 120_000 }, () => {
 
   it('HF_ENDPOINT other than https:// (or http:// to loopback) is refused up front with exit 2', async () => {
     const cwd = useTempDir();
-    save(cwd, 1);
+    writeFakeCheckpoint(cwd, 1);
     for (const endpoint of ['http://example.com', 'ftp://127.0.0.1', 'not a url', 'https://user:pw@hub.example']) {
       const r = await soup(['ckpt', 'status', '--repo', 'a/b'], cwd, { HF_ENDPOINT: endpoint });
       expect(r.code, `${endpoint}: ${r.stderr}`).toBe(EXIT_CODES.usage);

@@ -1,14 +1,12 @@
 // soup ckpt for a trainer soup does not know (plain files, as a PyTorch loop would save them),
 // through the real bin against the Hub-protocol test server.
 import { runNode, startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
+import { SOUP_BIN, writeFakeCheckpoint } from './_run-test-helpers';
 
-const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 let server: HubServer;
 beforeAll(async () => {
   server = await startHubServer();
@@ -18,26 +16,18 @@ afterAll(async () => {
 });
 
 function soup(args: string[], cwd: string) {
-  return runNode([bin, ...args], { cwd, timeoutMs: 60_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url } });
-}
-
-function save(cwd: string, step: number): string {
-  const dir = join(cwd, 'out', `checkpoint-${step}`);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'model.safetensors'), randomBytes(50_000));
-  writeFileSync(join(dir, 'trainer_state.json'), JSON.stringify({ global_step: step }));
-  return dir;
+  return runNode([SOUP_BIN, ...args], { cwd, timeoutMs: 60_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url } });
 }
 
 describe('[slow] soup ckpt', { timeout: 120_000 }, () => {
   it('push → status → resume (pull) → final, refusing another run, verifying every byte', async () => {
     const cwd = useTempDir();
     const repo = ['--repo', 'torch/run-ckpt'];
-    save(cwd, 100);
+    writeFakeCheckpoint(cwd, 100);
     const p1 = await soup(['ckpt', 'push', 'out/checkpoint-100', '--step', '100', '--run', 'torch-a', ...repo, '--json'], cwd);
     expect(p1.code, p1.stderr).toBe(0);
     expect(JSON.parse(p1.stdout)).toMatchObject({ ok: true, step: 100, path_in_repo: 'ckpt/checkpoint-100', files: 2, commits: 2 });
-    save(cwd, 200);
+    writeFakeCheckpoint(cwd, 200);
     const p2 = await soup(['ckpt', 'push', 'out/checkpoint-200', '--step', '200', '--run', 'torch-a', '--keep-local', '1', ...repo], cwd);
     expect(p2.code, p2.stderr).toBe(0);
     expect(p2.stdout).toContain('pushed ckpt/checkpoint-200');
@@ -77,7 +67,7 @@ describe('[slow] soup ckpt', { timeout: 120_000 }, () => {
 
   it('directory stores work the same, and bad arguments are one line', async () => {
     const cwd = useTempDir();
-    save(cwd, 5);
+    writeFakeCheckpoint(cwd, 5);
     const push = await soup(['ckpt', 'push', 'out/checkpoint-5', '--step', '5', '--run', 'r', '--repo', 'file://store'], cwd);
     expect(push.code, push.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(cwd, 'store', 'latest.json'), 'utf8'))).toMatchObject({ step: 5, path_in_repo: 'ckpt/checkpoint-5', run: 'r' });

@@ -2,14 +2,12 @@
 // ~/.cache/huggingface/token), through the real bin against the Hub-protocol test server; the token,
 // wherever it came from, never reaches stdout, stderr or --json output.
 import { runNode, startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
+import { SOUP_BIN, writeFakeCheckpoint } from './_run-test-helpers';
 
-const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 let server: HubServer;
 beforeAll(async () => {
   server = await startHubServer();
@@ -19,21 +17,13 @@ afterAll(async () => {
 });
 
 function soup(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
-  return runNode([bin, ...args], { cwd, timeoutMs: 60_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_ENDPOINT: server.url, ...env } });
+  return runNode([SOUP_BIN, ...args], { cwd, timeoutMs: 60_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_ENDPOINT: server.url, ...env } });
 }
 
 function put(path: string, text: string): string {
   mkdirSync(join(path, '..'), { recursive: true });
   writeFileSync(path, text);
   return path;
-}
-
-function checkpoint(cwd: string, step: number): string {
-  const dir = join(cwd, 'out', `checkpoint-${step}`);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'model.safetensors'), randomBytes(20_000));
-  writeFileSync(join(dir, 'trainer_state.json'), JSON.stringify({ global_step: step }));
-  return dir;
 }
 
 describe('[slow] soup and the Hugging Face token chain', { timeout: 120_000 }, () => {
@@ -50,7 +40,7 @@ describe('[slow] soup and the Hugging Face token chain', { timeout: 120_000 }, (
     for (const [name, env] of sources) {
       if (name === '~/.cache/huggingface/token') put(join(cwd, '.cache', 'huggingface', 'token'), `${t}\n`);
       step += 10;
-      checkpoint(cwd, step);
+      writeFakeCheckpoint(cwd, step, { modelBytes: 20_000 });
       const r = await soup(['ckpt', 'push', `out/checkpoint-${step}`, '--step', String(step), '--run', 'tok-run', '--repo', 'tok/run', '--json'], cwd, env);
       expect(r.code, `${name}: ${r.stderr}`).toBe(0);
       expect(JSON.parse(r.stdout), name).toMatchObject({ ok: true, step, path_in_repo: `ckpt/checkpoint-${step}` });
@@ -79,7 +69,7 @@ describe('[slow] soup and the Hugging Face token chain', { timeout: 120_000 }, (
   it('HF_TOKEN wins over the files; an empty file falls through to the next place', async () => {
     const cwd = useTempDir();
     put(join(cwd, '.cache', 'huggingface', 'token'), 'hf_wrong_cache_token_123456\n');
-    checkpoint(cwd, 1);
+    writeFakeCheckpoint(cwd, 1, { modelBytes: 20_000 });
     const args = ['ckpt', 'push', 'out/checkpoint-1', '--step', '1', '--run', 'order-run', '--repo', 'tok/order'];
     // The cache file holds a wrong token: refused (proves it was the one used) ...
     const wrong = await soup(args, cwd, { HF_TOKEN_PATH: put(join(cwd, 'empty-token'), '\n') });
@@ -92,7 +82,7 @@ describe('[slow] soup and the Hugging Face token chain', { timeout: 120_000 }, (
 
   it('no token anywhere: a write is refused up front, naming all four places; exit 4', async () => {
     const cwd = useTempDir();
-    checkpoint(cwd, 1);
+    writeFakeCheckpoint(cwd, 1, { modelBytes: 20_000 });
     const r = await soup(['ckpt', 'push', 'out/checkpoint-1', '--step', '1', '--run', 'r', '--repo', 'tok/none'], cwd, {
       HF_TOKEN_PATH: join(cwd, 'nope'),
       HF_HOME: join(cwd, 'hf-home'),
