@@ -1,7 +1,7 @@
 import { createPushQueue, pushFinal, StaleRunError, type CheckpointStore } from '@soup/hub-ckpt';
 import { createCommandProbe, deviceIdentity } from '@soup/cuda-probe';
 import { readdirSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { constants, setPriority } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { resolveBatch } from '../_batch';
 import type { CommandContext } from '../_context';
@@ -256,9 +256,9 @@ function lowerOwnPriority(nice: number): void {
   }
 }
 
+/** The signal's number on this platform (SIGKILL 9, SIGTERM 15, …), 0 when unknown. */
 function signalNumber(sig: NodeJS.Signals | null): number {
-  const table: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGTERM: 15 };
-  return sig ? (table[sig] ?? 0) : 0;
+  return sig ? (constants.signals[sig] ?? 0) : 0;
 }
 
 async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext): Promise<number> {
