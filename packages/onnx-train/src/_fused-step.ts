@@ -24,7 +24,10 @@ import { TrainInputError, TrainStepError } from './errors';
 import type { GptSpec } from './gpt-spec';
 import type { FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
-import type { BudgetTierReport, ExecutionProviderName, StepResult, StepTier, TrainStepOptions, TrainStepState } from './step-types';
+import type { BudgetTierReport, ExecutionProviderName, RunStepOptions, StepResult, StepTier, TrainStepOptions, TrainStepState } from './step-types';
+import { addScaled, splitMicroBatches, type MicroBatch } from './_accumulate';
+import { buildOptimizerModel } from './_optimizer-model';
+import { releaseBuffers } from './_release-buffers';
 import { tensorNames } from './tensor-names';
 
 type Session = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
@@ -49,7 +52,7 @@ export class FusedTrainStep {
   private readonly session: Session;
   private readonly options: TrainStepOptions;
   private readonly state = new Map<string, FloatArray>();
-  private readonly auxSessions = new Map<TrainingModelMode, Promise<Session>>();
+  private readonly auxSessions = new Map<TrainingModelMode | 'optimizer', Promise<Session>>();
   private completed = 0;
   private tierReport: { description: string; budget: BudgetTierReport | undefined } = { description: 'off', budget: undefined };
   private released = false;
@@ -113,13 +116,20 @@ export class FusedTrainStep {
     return this.completed;
   }
 
-  /** Runs one training step on `batch` and updates parameters and moments. */
-  async run(batch: TrainBatch, opts: { lr?: number } = {}): Promise<StepResult> {
+  /**
+   * Runs one training step on `batch` and updates parameters and moments. With
+   * `microBatchSize` m < G (the batch's size), the gradients of the G / m micro-batches are
+   * accumulated (the `gradients` graph per micro-batch), then clipped and applied once (an
+   * optimizer-only graph): the same update as one step over the whole batch.
+   */
+  async run(batch: TrainBatch, opts: RunStepOptions = {}): Promise<StepResult> {
     this.assertLive();
     const t0 = performance.now();
     const lr = opts.lr ?? this.lr;
     checkLr(lr);
     const nextStep = this.completed + 1;
+    const micro = splitMicroBatches(batch, opts.microBatchSize);
+    if (micro.length > 1) return this.runAccumulated(batch, micro, lr, nextStep, t0);
     const feeds = { ...batchFeeds(this.spec, batch), ...optimizerFeeds(this.dtype, lr, nextStep) };
     for (const p of this.model.params) {
       for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
@@ -145,9 +155,64 @@ export class FusedTrainStep {
         runMs: t2 - t1,
         totalMs: performance.now() - t0,
         lr,
+        microBatchSize: batch.batchSize,
+        accumulation: 1,
       },
       this.options.measure,
     );
+  }
+
+  /** Sums the micro-batches' weighted gradients, then one clipping + AdamW update; the state changes only at the end. */
+  private async runAccumulated(batch: TrainBatch, micro: MicroBatch[], lr: number, nextStep: number, t0: number): Promise<StepResult> {
+    const t1 = performance.now();
+    const gradSession = await this.aux('gradients');
+    const acc = new Map<string, FloatArray>();
+    let loss = 0;
+    try {
+      for (const mb of micro) {
+        const feeds = addParameterFeeds(batchFeeds(this.spec, mb.batch), this.model.params, this.state, this.dtype);
+        const out = await this.runSession(gradSession, feeds, mb.batch.batchSize);
+        loss += mb.weight * Number(out[tensorNames.loss]!.data[0]);
+        for (const p of this.model.params) {
+          const g = out[tensorNames.grad(p.name)]!.data as FloatArray;
+          const had = acc.get(p.name);
+          acc.set(p.name, addScaled(had, g, mb.weight));
+          if (had !== undefined) releaseBuffers([g]);
+        }
+      }
+      const feeds = optimizerFeeds(this.dtype, lr, nextStep);
+      for (const p of this.model.params) {
+        for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
+          feeds[name] = new ort.Tensor(this.dtype, this.state.get(name)!, p.shape);
+        }
+        feeds[tensorNames.grad(p.name)] = new ort.Tensor(this.dtype, acc.get(p.name)!, p.shape);
+      }
+      const out = await this.runSession(await this.aux('optimizer'), feeds, batch.batchSize);
+      const t2 = performance.now();
+      for (const p of this.model.params) {
+        for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
+          this.state.set(name, out[tensorNames.updated(name)]!.data as FloatArray);
+        }
+      }
+      this.completed = nextStep;
+      return reportStep(
+        {
+          step: nextStep,
+          batchSize: batch.batchSize,
+          tokens: batch.batchSize * this.spec.seqLen,
+          loss,
+          gradNorm: Number(out[tensorNames.gradNorm]!.data[0]),
+          runMs: t2 - t1,
+          totalMs: performance.now() - t0,
+          lr,
+          microBatchSize: micro[0]!.batch.batchSize,
+          accumulation: micro.length,
+        },
+        this.options.measure,
+      );
+    } finally {
+      releaseBuffers(acc.values());
+    }
   }
 
   /** Mean next-token loss of `batch` under the current parameters (a forward-only session, created on first use). */
@@ -217,15 +282,23 @@ export class FusedTrainStep {
     if (this.released) throw new TrainInputError('this TrainStep was released');
   }
 
-  private async runAux(mode: 'loss' | 'gradients', batch: TrainBatch): Promise<Record<string, ort.Tensor>> {
-    this.assertLive();
+  /** A session created on first use: the forward-only or gradients graph, or the optimizer-only graph. */
+  private aux(mode: 'loss' | 'gradients' | 'optimizer'): Promise<Session> {
     let pending = this.auxSessions.get(mode);
     if (!pending) {
-      const model = buildTrainingModel({ spec: this.spec, dtype: this.dtype, recompute: this.model.recompute, mode });
-      pending = createTrainingSession(model.bytes, { ...this.options, profileFilePrefix: undefined } as TrainStepOptions);
+      const bytes =
+        mode === 'optimizer'
+          ? buildOptimizerModel(this.model.params, this.dtype, this.model.adamw)
+          : buildTrainingModel({ spec: this.spec, dtype: this.dtype, recompute: this.model.recompute, mode }).bytes;
+      pending = createTrainingSession(bytes, { ...this.options, profileFilePrefix: undefined } as TrainStepOptions);
       this.auxSessions.set(mode, pending);
     }
-    const session = await pending;
+    return pending;
+  }
+
+  private async runAux(mode: 'loss' | 'gradients', batch: TrainBatch): Promise<Record<string, ort.Tensor>> {
+    this.assertLive();
+    const session = await this.aux(mode);
     const feeds = addParameterFeeds(batchFeeds(this.spec, batch), this.model.params, this.state, this.dtype);
     return this.runSession(session, feeds, batch.batchSize);
   }

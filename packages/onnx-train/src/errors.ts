@@ -35,8 +35,15 @@ export class ExecutionProviderError extends OnnxTrainError {
  */
 export class TrainStepError extends OnnxTrainError {
   override name = 'TrainStepError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('SOUP_ONNX_TRAIN_STEP_FAILED', message, options);
+  /**
+   * True when the failure came after the step had started to write its parameters or moments
+   * (the segmented optimizer updates one block at a time): the state is not the one before the
+   * step, so the step cannot simply be redone. False: the step left the state untouched.
+   */
+  readonly stateChanged: boolean;
+  constructor(message: string, options?: { cause?: unknown; stateChanged?: boolean }) {
+    super('SOUP_ONNX_TRAIN_STEP_FAILED', message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.stateChanged = options?.stateChanged ?? false;
   }
 }
 

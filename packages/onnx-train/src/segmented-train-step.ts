@@ -27,14 +27,15 @@ import {
 import { createTrainingSession } from './_training-session';
 import { resolveAdamW } from './adamw-options';
 import { buildTrainingModel } from './build-training-model';
-import { TrainInputError } from './errors';
+import { accumulateMicroBatches, splitMicroBatches } from './_accumulate';
+import { TrainInputError, TrainStepError } from './errors';
 import { assertGptSpec, type GptSpec } from './gpt-spec';
 import type { FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
 import { parameterSpecs } from './parameter-specs';
 import { resolveRecompute } from './resolve-recompute';
 import type { SegmentedStepStats, SegmentedTrainingModel, SegmentedTrainStepOptions } from './segmented-step-types';
-import type { StepResult, TrainStepState } from './step-types';
+import type { RunStepOptions, StepResult, TrainStepState } from './step-types';
 import { tensorNames } from './tensor-names';
 
 export type { OffloadOptions, SegmentedStepStats, SegmentedTrainingModel, SegmentedTrainStepOptions } from './segmented-step-types';
@@ -179,18 +180,26 @@ export class SegmentedTrainStep {
     return undefined;
   }
 
-  /** Runs one training step on `batch` (all segments, then clipping + AdamW) and updates parameters and moments. */
-  async run(batch: TrainBatch, opts: { lr?: number } = {}): Promise<StepResult> {
+  /**
+   * Runs one training step on `batch` (all segments, then clipping + AdamW) and updates parameters
+   * and moments. With `microBatchSize` m < G, the segments run once per micro-batch and their
+   * weighted gradients are summed before the one clipping + AdamW (see `RunStepOptions`).
+   */
+  async run(batch: TrainBatch, opts: RunStepOptions = {}): Promise<StepResult> {
     this.assertLive();
     const t0 = performance.now();
     const lr = opts.lr ?? this.lr;
     checkLr(lr);
-    const feeds = batchFeeds(this.spec, batch);
+    const micro = splitMicroBatches(batch, opts.microBatchSize);
     const nextStep = this.completed + 1;
     const t1 = performance.now();
-    const { loss, grads, stats } = await forwardBackward(this.ctx, batch.batchSize, feeds, this.openStore);
+    const { loss, grads, stats } = await accumulateMicroBatches(micro, (mb) => forwardBackward(this.ctx, mb.batchSize, batchFeeds(this.spec, mb), this.openStore));
     const tOpt = performance.now();
-    const { gradNorm } = await optimize(this.ctx, grads, lr, nextStep, batch.batchSize);
+    const { gradNorm } = await optimize(this.ctx, grads, lr, nextStep, batch.batchSize).catch((err: unknown) => {
+      releaseBuffers(grads.values());
+      // The optimizer writes one block's parameters and moments at a time: the state may be half updated.
+      throw err instanceof TrainStepError ? new TrainStepError(err.message, { cause: err.cause ?? err, stateChanged: true }) : err;
+    });
     releaseBuffers(grads.values());
     const t2 = performance.now();
     this.completed = nextStep;
@@ -205,6 +214,8 @@ export class SegmentedTrainStep {
         runMs: t2 - t1,
         totalMs: performance.now() - t0,
         lr,
+        microBatchSize: micro[0]!.batch.batchSize,
+        accumulation: micro.length,
       },
       this.options.measure,
     );

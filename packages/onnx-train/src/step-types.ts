@@ -29,6 +29,24 @@ export interface StepMeasurement {
 /** What `TrainStep.run` returns. */
 export interface StepResult extends StepMeasurement {
   lr: number;
+  /** Sequences per forward/backward (m); `batchSize` (G) when the step was not split. */
+  microBatchSize: number;
+  /** Micro-batches whose gradients were summed before the one optimizer update (a = G / m). */
+  accumulation: number;
+}
+
+/** Options of one `run()`. */
+export interface RunStepOptions {
+  /** This step's learning rate. @default the step's `lr` */
+  lr?: number;
+  /**
+   * Sequences per forward/backward (m), a divisor of the batch's size G: the gradients of the
+   * G / m micro-batches are accumulated, each weighted by its share of the batch's tokens (the
+   * loss is the mean over all G sequences' tokens), then clipped once and applied in one AdamW
+   * update. The parameters and moments change only at that update: a failure in a micro-batch
+   * leaves them as they were before the step. @default the whole batch (no accumulation)
+   */
+  microBatchSize?: number;
 }
 
 export interface TrainStepOptions {

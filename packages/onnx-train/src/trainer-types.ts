@@ -14,8 +14,15 @@ export interface TrainerOptions {
   files?: readonly string[];
   /** Text to train on (after the files). One of `files`/`text` is required. */
   text?: string;
-  /** Sequences per step. */
+  /** Sequences per optimizer step: the global batch G (part of the run's fingerprint). */
   batchSize: number;
+  /**
+   * Sequences per forward/backward (m), a divisor of `batchSize`: each step accumulates the
+   * gradients of `batchSize / microBatchSize` micro-batches, then clips and updates once. Not part
+   * of the fingerprint: a run may resume with another m (see `Trainer.setMicroBatchSize`).
+   * @default batchSize
+   */
+  microBatchSize?: number;
   /** Length of the run in optimizer steps: the cosine schedule's horizon. */
   totalSteps: number;
   /** Peak learning rate. @default 3e-4 */
@@ -91,6 +98,10 @@ export interface TrainerState {
 
 export interface TrainerStepLog {
   step: number;
+  /** m: sequences per forward/backward of this step. */
+  microBatchSize: number;
+  /** a: micro-batches accumulated into this step (m × a = batchSize). */
+  accumulation: number;
   loss: number;
   gradNorm: number;
   lr: number;

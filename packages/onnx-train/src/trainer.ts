@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from './_fs';
+import { splitMicroBatches } from './_accumulate';
 import type { TrainerOptions, LogHistoryEntry, TrainerState, TrainerStepLog, CheckpointInfo, TrainLoopOptions, TrainSummary } from './trainer-types';
 import type { FloatDType } from './_graph';
 import { resolveAdamW, type AdamWOptions } from './adamw-options';
@@ -58,6 +59,7 @@ export class Trainer {
   private lastLoss: number | null = null;
   private history: LogHistoryEntry[] = [];
   private pendingLosses: number[] = [];
+  private micro: number;
 
   private constructor(options: TrainerOptions, corpus: TextCorpus, step: TrainStep | SegmentedTrainStep) {
     this.options = options;
@@ -66,6 +68,7 @@ export class Trainer {
     this.trainStep = step;
     this.fingerprint = runFingerprint(fingerprintConfig(options, corpus));
     this.runId = options.run ?? this.fingerprint;
+    this.micro = options.microBatchSize ?? options.batchSize;
     this.sampler = new TokenSampler({ tokens: corpus.train, seqLen: options.spec.seqLen, seed: options.seed ?? 0 });
   }
 
@@ -81,6 +84,7 @@ export class Trainer {
     ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new DataError(`${field} must be a positive integer (got ${v})`);
     }
+    checkMicroBatchSize(options.batchSize, options.microBatchSize);
     if (options.files === undefined && options.text === undefined) throw new DataError('pass files (text files to train on) or text');
     const corpus = loadTextCorpus({
       ...(options.files !== undefined ? { files: options.files } : {}),
@@ -133,6 +137,26 @@ export class Trainer {
     this.history.push({ step: this.trainStep.step, eval_loss: evalLoss });
   }
 
+  /** m: sequences per forward/backward (a divisor of `batchSize`). */
+  get microBatchSize(): number {
+    return this.micro;
+  }
+
+  /** a = batchSize / microBatchSize: micro-batches accumulated per optimizer step. */
+  get accumulation(): number {
+    return this.options.batchSize / this.micro;
+  }
+
+  /**
+   * Changes m for the next steps (e.g. a smaller divisor after an out-of-memory error). The
+   * optimizer's batch stays `batchSize`: the run trains the same model.
+   * @throws {DataError} m not a positive divisor of `batchSize`
+   */
+  setMicroBatchSize(microBatchSize: number): void {
+    checkMicroBatchSize(this.options.batchSize, microBatchSize);
+    this.micro = microBatchSize;
+  }
+
   /** Learning rate of the step about to be taken. */
   get nextLr(): number {
     const lr = this.options.lr ?? 3e-4;
@@ -148,8 +172,16 @@ export class Trainer {
   /** One optimizer step on the next training batch. */
   async step(): Promise<TrainerStepLog> {
     const lr = this.nextLr;
+    // The sampler moves only once the step succeeded: a failed step (e.g. out of memory) can be redone.
+    const cursor = this.sampler.cursor;
     const batch = this.sampler.nextBatch(this.options.batchSize);
-    const r = await this.trainStep.run(batch, { lr });
+    let r;
+    try {
+      r = await this.trainStep.run(batch, { lr, microBatchSize: this.micro });
+    } catch (err) {
+      this.sampler = new TokenSampler({ tokens: this.corpus.train, seqLen: this.spec.seqLen, seed: this.options.seed ?? 0, cursor });
+      throw err;
+    }
     this.tokens += r.tokens;
     this.lastLoss = r.loss;
     this.pendingLosses.push(r.loss);
@@ -159,7 +191,17 @@ export class Trainer {
       this.history.push({ step: r.step, loss, learning_rate: lr, grad_norm: r.gradNorm });
       this.pendingLosses = [];
     }
-    return { step: r.step, loss: r.loss, gradNorm: r.gradNorm, lr, tokensConsumed: this.tokens, runMs: r.runMs, totalMs: r.totalMs };
+    return {
+      step: r.step,
+      microBatchSize: r.microBatchSize,
+      accumulation: r.accumulation,
+      loss: r.loss,
+      gradNorm: r.gradNorm,
+      lr,
+      tokensConsumed: this.tokens,
+      runMs: r.runMs,
+      totalMs: r.totalMs,
+    };
   }
 
   /** Trains until `untilStep` (default: the horizon), saving checkpoints and calling the hooks. */
@@ -212,8 +254,11 @@ export class Trainer {
     let weighted = 0;
     let windows = 0;
     for (const b of batches) {
-      weighted += (await this.trainStep.evaluate(b)) * b.batchSize;
-      windows += b.batchSize;
+      // In micro-batches of m: the evaluation pass needs no more memory than a training step.
+      for (const { batch } of splitMicroBatches(b, b.batchSize % this.micro === 0 ? this.micro : undefined)) {
+        weighted += (await this.trainStep.evaluate(batch)) * batch.batchSize;
+        windows += batch.batchSize;
+      }
     }
     return weighted / windows;
   }
@@ -357,6 +402,13 @@ export class Trainer {
 
   async close(): Promise<void> {
     await this.trainStep.release();
+  }
+}
+
+function checkMicroBatchSize(batchSize: number, m: number | undefined): void {
+  if (m === undefined) return;
+  if (!Number.isInteger(m) || m < 1 || batchSize % m !== 0) {
+    throw new DataError(`microBatchSize must be a positive divisor of batchSize ${batchSize} (got ${m}): m × a = ${batchSize} with a whole accumulation a`);
   }
 }
 
