@@ -27,3 +27,5 @@ export type {
   CacheEntry,
   CacheProvenance,
 } from './types';
+export { probeMicroBatchSize, type ProbeMicroBatchSizeOptions, type ProbeMicroBatchSizeResult } from './probe-micro-batch-size';
+export { divisorsOf, largestDivisorAtMost, nextMicroBatchSize, perRankBatch, formatMicroBatch } from './divisors';
