@@ -2,7 +2,9 @@ import { positiveInt } from './_validate';
 import { InvalidBatchOptionError } from './errors';
 import { lookupCacheEntry } from './lookup-cache-entry';
 import { makeCacheKey, type CacheKeyFields } from './make-cache-key';
+import { largestDivisorAtMost, perRankBatch } from './divisors';
 import { probeBatchSize, type ProbeBatchSizeOptions } from './probe-batch-size';
+import { probeMicroBatchSize } from './probe-micro-batch-size';
 import { resolveCachePath } from './resolve-cache-path';
 import { saveCacheEntry } from './save-cache-entry';
 import type { BatchLogger, CacheLocationOptions, CacheLockOptions, CacheProvenance, ProbeFn, TrialRecord } from './types';
@@ -60,6 +62,17 @@ export interface PickBatchSizeOptions
    * @default false
    */
   saveExceptionsOnly?: boolean;
+  /**
+   * The run's global batch G. Given, the answer is a micro-batch m: only divisors of
+   * G / `worldSize` are probed (`probeMicroBatchSize`), a cached answer becomes the largest divisor
+   * under it, the ceiling defaults to G / worldSize, and the estimate is rounded down to a divisor.
+   * @default undefined (any batch size)
+   */
+  globalBatchSize?: number;
+  /** Ranks sharing G (with `globalBatchSize`). @default 1 */
+  worldSize?: number;
+  /** Fraction of the budget a micro-batch's measured peak must leave free (with `globalBatchSize`; see `probeMicroBatchSize`). @default 0 */
+  headroom?: number;
 }
 
 /** What {@link pickBatchSize} picked and where the answer came from. */
@@ -106,7 +119,10 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
     );
   }
   const logger = options.logger ?? {};
-  if (options.strategy === 'static') return { batchSize: staticEstimate, source: 'static', trials: [] };
+  const perRank = options.globalBatchSize !== undefined ? perRankBatch(options.globalBatchSize, options.worldSize ?? 1) : undefined;
+  // With a global batch, every answer is a divisor of G / worldSize (an estimate above it is capped).
+  const asMicro = (b: number): number => (perRank === undefined ? b : (largestDivisorAtMost(perRank, b) ?? 1));
+  if (options.strategy === 'static') return { batchSize: asMicro(staticEstimate), source: 'static', trials: [] };
 
   if (options.probe === undefined) {
     if (options.strategy === 'probe') {
@@ -115,7 +131,7 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
           'This is expected when no step can be run on this device.',
       );
     }
-    return { batchSize: staticEstimate, source: 'static', trials: [] };
+    return { batchSize: asMicro(staticEstimate), source: 'static', trials: [] };
   }
 
   const cacheKey = makeCacheKey(options);
@@ -125,20 +141,38 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
       `SOUP_BATCH_CACHE_PATH=${location.ignoredOverride} resolves outside the home, working and temp directories: ignored, using ${location.path}`,
     );
   }
-  const ceiling = options.ceiling ?? staticEstimate * 4;
+  const ceiling = options.ceiling ?? perRank ?? staticEstimate * 4;
   const budgetBytes = options.budgetBytes ?? null;
   let skippedCache: string | undefined;
   if (options.refresh !== true) {
     const hit = await lookupCacheEntry({ ...pickLocation(options), key: cacheKey, ceiling, budgetBytes, enforceCeiling: options.ceiling !== undefined });
     if (hit.hit) {
       logger.info?.(`batch size ${hit.batchSize} from the cache (${location.path}, key ${cacheKey})`);
-      return { batchSize: hit.batchSize, source: 'cache', cacheKey, cachePath: location.path, trials: [], provenance: hit.provenance };
+      // A cached size fits; with a global batch the largest divisor under it is the micro-batch.
+      return { batchSize: asMicro(hit.batchSize), source: 'cache', cacheKey, cachePath: location.path, trials: [], provenance: hit.provenance };
     }
     skippedCache = hit.skipped;
     if (skippedCache !== undefined) logger.info?.(`not using the cache entry ${cacheKey}: ${skippedCache}`);
   }
 
-  const searched = await probeBatchSize(options.probe, {
+  const searched =
+    options.globalBatchSize !== undefined
+      ? await probeMicroBatchSize(options.probe, {
+          globalBatchSize: options.globalBatchSize,
+          ...(options.worldSize !== undefined ? { worldSize: options.worldSize } : {}),
+          start: staticEstimate,
+          ceiling,
+          ...(options.headroom !== undefined ? { headroom: options.headroom } : {}),
+          ...(options.isOom !== undefined ? { isOom: options.isOom } : {}),
+          ...(options.onTrial !== undefined ? { onTrial: options.onTrial } : {}),
+          ...(options.signal !== undefined ? { signal: options.signal } : {}),
+        }).then((r) => ({
+          batchSize: r.microBatchSize,
+          trials: r.trials,
+          // The cache holds "fits"; `exact` there means m + 1 was seen not to fit, which a divisor search proves only sometimes.
+          bound: r.bound === 'capped' ? ('capped' as const) : r.trials.some((t) => t.batchSize === r.microBatchSize + 1 && !t.fits) ? ('exact' as const) : ('unproven' as const),
+        }))
+      : await probeBatchSize(options.probe, {
     start: staticEstimate,
     ceiling,
     maxDoublings: options.maxDoublings,
