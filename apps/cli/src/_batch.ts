@@ -4,6 +4,7 @@ import {
   NoBatchFitsError,
   pickBatchSize,
   probeBatchSize,
+  probeMicroBatchSize,
   type CacheProvenance,
   type PickBatchSizeResult,
   type TrialRecord,
@@ -53,6 +54,10 @@ export interface ResolveBatchOptions {
   predict?: boolean;
   /** What soup can change here when nothing fits, shown with the error (one line). */
   advice?: string;
+  /** The global batch G: the answer is a micro-batch, a divisor of G (only divisors are probed). */
+  globalBatchSize?: number;
+  /** Fraction of the budget a trial's measured peak must leave free (with `globalBatchSize`). @default 0 */
+  headroom?: number;
 }
 
 /** What {@link resolveBatch} found. */
@@ -109,7 +114,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   const { ctx } = opts;
   const outcomes = new Map<number, ProbeTrialOutcome>();
   const trials: TrialView[] = [];
-  const ceiling = opts.ceiling ?? opts.start * 4;
+  const ceiling = opts.ceiling ?? opts.globalBatchSize ?? opts.start * 4;
   const expected = Math.max(2, Math.ceil(Math.log2(Math.max(2, ceiling / Math.max(1, opts.start)))) + 2);
   const bar = ctx.progress({ label: opts.label ?? 'probe', unit: 'trial', summary: false });
   let n = 0;
@@ -131,7 +136,17 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   let result: PickBatchSizeResult | { batchSize: number; source: 'probe'; cachePath?: string };
   const predict = opts.predict ?? false;
   try {
-    if (opts.noCache) {
+    if (opts.noCache && opts.globalBatchSize !== undefined) {
+      const r = await probeMicroBatchSize(probe, {
+        globalBatchSize: opts.globalBatchSize,
+        start: opts.start,
+        ceiling,
+        ...(opts.headroom ? { headroom: opts.headroom } : {}),
+        onTrial,
+        signal: ctx.signal,
+      });
+      result = { batchSize: r.microBatchSize, source: 'probe' };
+    } else if (opts.noCache) {
       const r = await probeBatchSize(probe, { start: opts.start, ceiling, onTrial, signal: ctx.signal, predict });
       result = { batchSize: r.batchSize, source: 'probe' };
     } else {
@@ -149,6 +164,8 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         budgetBytes: opts.budgetBytes ?? null,
         ...(opts.refresh ? { refresh: true } : {}),
         ...(opts.saveExceptionsOnly ? { saveExceptionsOnly: true } : {}),
+        ...(opts.globalBatchSize !== undefined ? { globalBatchSize: opts.globalBatchSize } : {}),
+        ...(opts.headroom ? { headroom: opts.headroom } : {}),
         logger: { warn: (line) => bar.log(`warning: ${line}`), info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined) },
       });
     }

@@ -1,5 +1,6 @@
 // The device, tier, budget and batch size of a soup.yaml run: shared by `soup plan` and `soup train`.
 import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
+import { formatMicroBatch, largestDivisorAtMost } from '@soup/batch-probe';
 import { moduleNames, type GptSpec } from '@soup/onnx-train';
 import { resolveBatch, trialLine, type TrialView } from './_batch';
 import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
@@ -14,13 +15,13 @@ export interface PrepareRunOptions {
   config: SoupConfig;
   /** Probe even when the cache has an answer. */
   noCache: boolean;
-  /** Use this batch size (e.g. the one a resumed run recorded) instead of resolving one. */
-  batchSize?: number;
+  /** Use this micro-batch (e.g. after an out-of-memory step-down) instead of resolving one. */
+  microBatchSize?: number;
   /** Measure one step at the chosen size when nothing was measured yet (soup plan). */
   measure?: boolean;
 }
 
-/** Where the batch size came from. */
+/** Where the micro-batch came from. */
 export type BatchSource = 'config' | 'static' | 'cache' | 'probe' | 'checkpoint';
 
 /** A run made concrete for this device. */
@@ -33,7 +34,13 @@ export interface PreparedRun {
   budgetTier: BudgetTierPlan | null;
   /** The budget a probe step is held to (null: what the device can reach, decided per trial). */
   budgetBytes: number | null;
-  batchSize: number;
+  /** G: sequences per optimizer step (`training.batch_size`). */
+  globalBatchSize: number;
+  /** m: sequences per forward/backward on this device, a divisor of G. */
+  microBatchSize: number;
+  /** a = G / m. */
+  accumulation: number;
+  /** Where m came from. */
   batchSource: BatchSource;
   cacheKey: string | null;
   trials: TrialView[];
@@ -68,23 +75,30 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   // The budget tier sizes the batch with every block recomputed (the most that can fit), then
   // keeps only the recomputes that batch needs.
   const probeRecompute = tier.granularity === 'budget' ? blocks : tier.recompute;
+  const globalBatchSize = config.training.batchSize;
   let batchSize: number;
   let batchSource: BatchSource;
   let cacheKey: string | null = null;
   let trials: TrialView[] = [];
   let measured: TrialView | null = null;
-  if (opts.batchSize !== undefined) {
-    batchSize = opts.batchSize;
+  if (opts.microBatchSize !== undefined) {
+    batchSize = opts.microBatchSize;
     batchSource = 'checkpoint';
-  } else if (config.training.batchSize !== 'auto') {
-    batchSize = config.training.batchSize;
+  } else if (config.training.microBatchSize !== 'auto') {
+    batchSize = config.training.microBatchSize;
     batchSource = 'config';
   } else if (config.training.autoBatchSizeStrategy === 'static') {
-    batchSize = config.training.staticBatchSize;
+    batchSize = largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1;
     batchSource = 'static';
   } else {
-    ctx.say(`batch_size: auto, the cache first, else one real training step per candidate from ${config.training.staticBatchSize} (checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}${offload ? `, offload ${offload.target}, segmented` : ''})`);
+    const headroom = config.training.memoryHeadroom;
+    ctx.say(
+      `micro_batch_size: auto, the cache first, else one real training step per divisor of batch_size ${globalBatchSize} from ${largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1} ` +
+        `(checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}${offload ? `, offload ${offload.target}, segmented` : ''}${headroom > 0 ? `, peak ≤ ${Math.round((1 - headroom) * 100)} % of the budget` : ''})`,
+    );
     const r = await resolveBatch({
+      globalBatchSize,
+      ...(headroom > 0 ? { headroom } : {}),
       ctx,
       probe: probeWith(probeRecompute),
       key: {
@@ -105,7 +119,11 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     cacheKey = r.cacheKey;
     trials = r.trials;
     if (tier.granularity !== 'budget') measured = r.chosen;
-    ctx.say(r.source === 'cache' ? `batch size ${batchSize} (cached, key ${r.cacheKey})` : `batch size ${batchSize} (probed in ${r.trials.length} trials, cached as ${r.cacheKey})`);
+    const shape = formatMicroBatch({ microBatchSize: batchSize, accumulation: globalBatchSize / batchSize });
+    ctx.say(r.source === 'cache' ? `micro-batch ${shape} (cached, key ${r.cacheKey})` : `micro-batch ${shape} (probed in ${r.trials.length} trials${r.saved ? `, cached as ${r.cacheKey}` : ''})`);
+    if (batchSize === 1 && globalBatchSize > 1 && r.trials.some((t) => t.result === 'fit' && t.batch_size === 1)) {
+      ctx.warn(`micro_batch_size 1: no larger divisor of batch_size ${globalBatchSize} fits, so each step accumulates ${globalBatchSize} micro-batches of 1; a batch_size with more divisors (e.g. ${globalBatchSize + (globalBatchSize % 2)}) may use the device better`);
+    }
   }
   let budgetTier: BudgetTierPlan | null = null;
   if (tier.granularity === 'budget') {
@@ -135,5 +153,19 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     };
     ctx.say(`measured one step:${trialLine(measured, ctx).replace(/^ +/, ' ')}`);
   }
-  return { identity, spec, tier, offload, budgetTier, budgetBytes, batchSize, batchSource, cacheKey, trials, measured };
+  return {
+    identity,
+    spec,
+    tier,
+    offload,
+    budgetTier,
+    budgetBytes,
+    globalBatchSize,
+    microBatchSize: batchSize,
+    accumulation: globalBatchSize / batchSize,
+    batchSource,
+    cacheKey,
+    trials,
+    measured,
+  };
 }

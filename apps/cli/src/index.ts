@@ -163,7 +163,9 @@ Examples:
     .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
     .option('--output <dir>', 'override the output directory')
     .option('--device <device>', 'override the config\'s device', deviceArg)
-    .option('--no-cache', 'probe the batch size even when the cache has an answer')
+    .option('--no-cache', 'probe the micro-batch even when the cache has an answer')
+    .option('--max-oom-retries <n>', 'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes the step, at most n times a session', intAtLeast(0), 3)
+    .option('--max-memory <size|fraction>', 'warn once, naming the step, when the session\'s peak memory passes this (6GiB, or 0.9 / 90% of the budget)')
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
@@ -171,7 +173,8 @@ Examples:
       `
 Prints a machine line at the end:
   RUN_JSON {"final_step":…,"segment_stop":…,"tokens_consumed":…,"final_loss":…,"val_loss":…,
-            "val_skipped":…,"peak_rss_mb":…,"batch_size":…,"grad_ckpt":…,"run":"<fingerprint>"}
+            "val_skipped":…,"peak_rss_mb":…,"batch_size":G,"micro_batch_size":m,"grad_accum":a,
+            "micro_batch":"m × a = G","memory":{"peak_bytes":…,"peak_at":"step 12",…},"grad_ckpt":…,"run":"<fingerprint>"}
 
 Examples:
   soup train -c soup.yaml

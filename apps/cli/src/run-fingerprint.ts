@@ -28,9 +28,9 @@ export interface RunFingerprint {
  * starts a new run instead of silently mixing two.
  *
  * Memory levers (gradient checkpointing, offload, device, threads) and the checkpoint cadence are
- * not part of it: they change how a step runs, not what it computes. `batch_size: auto` enters as
- * `auto`: the size it resolves to is recorded in the first checkpoint and reused by every later
- * session of the run.
+ * not part of it: they change how a step runs, not what it computes. `batch_size` is the global
+ * batch G and enters as it is; `micro_batch_size` (m) does not: each session may pick its own m
+ * for its device, and the accumulation a = G / m keeps the optimizer's batch.
  */
 export function runFingerprint(opts: RunFingerprintOptions): RunFingerprint {
   const { config: c } = opts;
@@ -47,7 +47,8 @@ export function runFingerprint(opts: RunFingerprintOptions): RunFingerprint {
     'data.val (sha256)': opts.valSha256,
     'data.max_length': c.data.maxLength,
     'training.steps': t.steps,
-    'training.batch_size': t.batchSize === 'auto' ? (t.autoBatchSizeStrategy === 'static' ? t.staticBatchSize : `auto (from ${t.staticBatchSize})`) : t.batchSize,
+    // G, the global batch; the micro-batch m is each session's own (memory, not the model).
+    'training.batch_size': t.batchSize,
     'training.lr': t.lr,
     'training.warmup_steps': t.warmupSteps,
     'training.weight_decay': t.weightDecay,

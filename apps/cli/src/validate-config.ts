@@ -6,6 +6,8 @@ import { didYouMean } from './did-you-mean';
 import type { ConfigIssue } from './errors';
 import { parseBytes } from './parse-bytes';
 import { parseDuration } from './parse-duration';
+import { divisorsOf } from '@soup/batch-probe';
+import { oldBatchAuto, parsePercent } from './_batch-config';
 
 /** A gradient checkpointing setting as written in soup.yaml. */
 export type GradCkptSetting = boolean | null | 'full' | 'medium' | 'selective' | 'auto' | 'budget';
@@ -32,7 +34,12 @@ export interface SoupConfig {
   };
   training: {
     steps: number;
-    batchSize: 'auto' | number;
+    /** G: sequences per optimizer step (fixed for the run, part of its fingerprint). */
+    batchSize: number;
+    /** m: sequences per forward/backward, a divisor of batchSize; auto: the largest that fits. */
+    microBatchSize: 'auto' | number;
+    /** Fraction of the budget a micro-batch's measured peak must leave free (0: none). */
+    memoryHeadroom: number;
     autoBatchSizeStrategy: 'auto' | 'probe' | 'static';
     staticBatchSize: number;
     lr: number;
@@ -148,6 +155,8 @@ export function validateConfig(opts: ValidateConfigOptions): ValidateConfigResul
     const t = training as Record<string, unknown>;
     if (t.lora === undefined || t.lora === null) t.lora = {};
   }
+  const oldAuto = oldBatchAuto(data, doc, lineCounter);
+  if (oldAuto) errors.push(oldAuto);
   const validate = validator();
   if (!validate(data)) {
     errors.push(...describeErrors(validate.errors ?? [], doc, lineCounter, data));
@@ -386,13 +395,26 @@ function semanticChecks(
       message: 'budget needs training.memory_budget (e.g. memory_budget: 2GiB), the memory the recompute set must fit in',
     });
   }
-  const bs = training.batch_size;
-  if (training.auto_batch_size_strategy !== 'auto' && bs !== 'auto' && data.training) {
+  const bs = training.batch_size as number;
+  const micro = training.micro_batch_size;
+  if (typeof micro === 'number' && bs % micro !== 0) {
+    const divs = divisorsOf(bs).filter((d) => d <= micro);
+    errors.push({
+      path: 'training.micro_batch_size',
+      ...locate(doc, lc, ['training', 'micro_batch_size'], false),
+      message: `must divide batch_size (${bs}), so that micro_batch_size × accumulation = batch_size; e.g. ${divs.at(-1) ?? 1}, or auto`,
+    });
+  }
+  if (training.auto_batch_size_strategy !== 'auto' && micro !== 'auto' && data.training) {
     warnings.push({
       path: 'training.auto_batch_size_strategy',
       ...locate(doc, lc, ['training', 'auto_batch_size_strategy'], false),
-      message: `has no effect: batch_size is ${String(bs)}, not auto`,
+      message: `has no effect: micro_batch_size is ${String(micro)}, not auto`,
     });
+  }
+  const headroom = training.memory_headroom;
+  if (typeof headroom === 'string' && parsePercent(headroom)! >= 1) {
+    errors.push({ path: 'training.memory_headroom', ...locate(doc, lc, ['training', 'memory_headroom'], false), message: `must be below 100% (got ${got(headroom)})` });
   }
   const lora = training.lora as { r?: number } | undefined;
   if (training.quantization !== 'none' || (lora?.r ?? 0) > 0) {
@@ -433,7 +455,9 @@ function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions): Omit
     },
     training: {
       steps: t.steps as number,
-      batchSize: t.batch_size as 'auto' | number,
+      batchSize: t.batch_size as number,
+      microBatchSize: t.micro_batch_size as 'auto' | number,
+      memoryHeadroom: t.memory_headroom === undefined || t.memory_headroom === null ? 0 : typeof t.memory_headroom === 'number' ? t.memory_headroom : (parsePercent(String(t.memory_headroom)) ?? 0),
       autoBatchSizeStrategy: t.auto_batch_size_strategy as 'auto' | 'probe' | 'static',
       staticBatchSize: t.static_batch_size as number,
       lr: t.lr as number,

@@ -1,3 +1,4 @@
+import { formatMicroBatch } from '@soup/batch-probe';
 import { deviceIdentity } from '@soup/cuda-probe';
 import { relative } from 'node:path';
 import type { CommandContext } from '../_context';
@@ -36,7 +37,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const p = await prepareRun({ ctx, config, noCache: opts.cache === false, measure: true });
   const m = p.measured;
   const fits = m ? m.result === 'fit' : null;
-  const tokensPerStep = p.batchSize * config.data.maxLength;
+  const tokensPerStep = p.globalBatchSize * config.data.maxLength;
   const horizon = config.training.steps;
   const pushEvery = config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const offloadText =
@@ -49,7 +50,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     config: file,
     device: { spec: config.device.spec, name: p.identity.gpuName, memory_gb: p.identity.gpuMemoryGb },
     model: { base: config.base, n_layers: config.model.nLayers, d_model: config.model.dModel, n_heads: config.model.nHeads, max_length: config.data.maxLength },
-    batch_size: p.batchSize,
+    batch_size: p.globalBatchSize,
+    micro_batch_size: p.microBatchSize,
+    grad_accum: p.accumulation,
     batch_source: p.batchSource,
     cache_key: p.cacheKey,
     grad_ckpt: { setting: config.training.gradientCheckpointing, description: p.tier.description, recompute: p.tier.recompute },
@@ -74,7 +77,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     ['', ''],
     ['device', `${config.device.spec}: ${p.identity.gpuName}, ${p.identity.gpuMemoryGb} GiB`],
     ['model', `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`],
-    ['batch size', `${p.batchSize} (${p.batchSource}${p.cacheKey ? `, key ${p.cacheKey}` : ''})`],
+    ['batch', `micro ${formatMicroBatch({ microBatchSize: p.microBatchSize, accumulation: p.accumulation })} (micro-batch: ${p.batchSource}${p.cacheKey ? `, key ${p.cacheKey}` : ''})`],
     ['checkpointing', p.tier.description + (p.tier.recompute.length && p.tier.granularity !== 'full' ? ` [${p.tier.recompute.join(', ')}]` : '')],
     ['offload', offloadText],
     ['peak / budget', m ? `${formatBytes(m.peak_bytes)} / ${formatBytes(m.budget_bytes)}  ${fits ? ctx.style.green('fits') : ctx.style.red(m.result === 'fit' ? 'fits' : m.result)}` : 'not measured'],
@@ -98,20 +101,23 @@ async function refuseEarly(
 ): Promise<number> {
   const identity = await deviceIdentity({ device: config.device.kind, deviceId: config.device.id });
   const tier = resolveTier(config, identity.device === 'cuda' ? identity.gpuMemoryGb : null);
-  const batch = config.training.batchSize === 'auto' ? null : config.training.batchSize;
+  const batch = config.training.batchSize;
+  const micro = config.training.microBatchSize === 'auto' ? null : config.training.microBatchSize;
   ctx.emit({
     config: file,
     device: { spec: config.device.spec, name: identity.gpuName, memory_gb: identity.gpuMemoryGb },
     model: { base: config.base, n_layers: config.model.nLayers, d_model: config.model.dModel, n_heads: config.model.nHeads, max_length: config.data.maxLength },
     batch_size: batch,
-    batch_source: batch === null ? null : 'config',
+    micro_batch_size: micro,
+    grad_accum: micro === null ? null : batch / micro,
+    batch_source: micro === null ? null : 'config',
     cache_key: null,
     grad_ckpt: { setting: config.training.gradientCheckpointing, description: tier.description, recompute: tier.recompute },
     offload: { target: config.training.activationOffloading, save_dir: null, execution: null, errors: offload.errors, warnings: offload.warnings },
     peak_bytes: null,
     budget_bytes: null,
     fits: null,
-    tokens_per_step: batch === null ? null : batch * config.data.maxLength,
+    tokens_per_step: batch * config.data.maxLength,
     steps: config.training.steps,
     push_every_steps: config.hub.pushEverySteps ?? Math.max(1, Math.floor(config.training.steps / 4)),
     problems: blocking,
@@ -121,7 +127,7 @@ async function refuseEarly(
     ['', ''],
     ['device', `${config.device.spec}: ${identity.gpuName}, ${identity.gpuMemoryGb} GiB`],
     ['model', `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`],
-    ['batch size', batch === null ? 'auto: not probed (fix the problems first)' : `${batch} (config)`],
+    ['batch', micro === null ? `${batch}; micro-batch auto: not probed (fix the problems first)` : `micro ${formatMicroBatch({ microBatchSize: micro, accumulation: batch / micro })} (config)`],
     ['checkpointing', tier.description],
     ['offload', config.training.activationOffloading === null ? 'off' : `${config.training.activationOffloading}${offload.errors.length ? `: ${offload.errors.join(' ')}` : ''}`],
     ['peak / budget', 'not measured (fix the problems first)'],

@@ -17,6 +17,9 @@ import { formatDuration, type Progress } from '../progress';
 import { runFingerprint } from '../run-fingerprint';
 import { showLossPlot } from '../_show-plot';
 import type { SoupConfig } from '../validate-config';
+import { readMicroSessions, type MicroSession, type OomStepDown } from '../_micro-sessions';
+import { describePeak, microBatchesOf, sessionPeak, startMicro } from '../_train-micro';
+import type { SessionPeakReport } from '../_session-peak';
 
 /** The machine line `soup train` ends with (`RUN_JSON {...}`), and its --json output. */
 export interface RunJson {
@@ -27,7 +30,18 @@ export interface RunJson {
   val_loss: number | null;
   val_skipped: boolean;
   peak_rss_mb: number;
+  /** G: sequences per optimizer step. */
   batch_size: number;
+  /** m: sequences per forward/backward this session (after any out-of-memory step-down). */
+  micro_batch_size: number;
+  /** a = G / m. */
+  grad_accum: number;
+  /** `m × a = G`, e.g. `4 × 4 = 16`. */
+  micro_batch: string;
+  /** Allocation failures a step raised this session, each answered with a smaller m and the step redone. */
+  oom_step_downs: OomStepDown[];
+  /** The session's peak memory, where it happened, the budget and the headroom. */
+  memory: SessionPeakReport | null;
   grad_ckpt: string | false;
   /** `training.activation_offloading` as applied: `cpu` / `disk` (segmented execution) or null (fused step). */
   offload: 'cpu' | 'disk' | null;
@@ -58,14 +72,13 @@ function peakRssMb(): number {
   return Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
 }
 
-function readState(dir: string): { step: number; tokensConsumed: number; lastLoss: number | null; batchSize: number | null } {
+function readState(dir: string): { step: number; tokensConsumed: number; lastLoss: number | null; sessions: MicroSession[] } {
   const json = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as Record<string, unknown>;
-  const config = (json.config ?? {}) as Record<string, unknown>;
   return {
     step: Number(json.step),
     tokensConsumed: Number(json.tokens_consumed),
     lastLoss: typeof json.last_loss === 'number' ? json.last_loss : null,
-    batchSize: typeof config.batch_size === 'number' ? config.batch_size : null,
+    sessions: readMicroSessions(dir),
   };
 }
 
@@ -161,6 +174,11 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       val_skipped: false,
       peak_rss_mb: peakRssMb(),
       batch_size: Number(r.batch_size ?? 0),
+      micro_batch_size: Number(r.micro_batch_size ?? r.batch_size ?? 0),
+      grad_accum: Number(r.grad_accum ?? 1),
+      micro_batch: String(r.micro_batch ?? ''),
+      oom_step_downs: [],
+      memory: null,
       grad_ckpt: (r.grad_ckpt as string | false | undefined) ?? false,
       offload: config.training.activationOffloading,
       run: runId,
@@ -181,7 +199,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     return;
   }
 
-  // A resumed session pulls its checkpoint and keeps the batch size the run started with.
+  // A resumed session pulls its checkpoint and keeps the run's global batch G (part of the
+  // fingerprint); its micro-batch m is resolved for this session's device.
   let resumeDir: string | null = null;
   let resumed: ReturnType<typeof readState> | null = null;
   if (outcome.outcome === 'resume') {
@@ -199,13 +218,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     );
   }
 
-  const prepared: PreparedRun = await prepareRun({
-    ctx,
-    config,
-    noCache: opts.cache === false,
-    ...(resumed?.batchSize ? { batchSize: resumed.batchSize } : {}),
-  });
-  const batchSize = prepared.batchSize;
+  const prepared: PreparedRun = await prepareRun({ ctx, config, noCache: opts.cache === false });
+  const batchSize = prepared.globalBatchSize;
+  const micro = startMicro({ prepared, resumed: resumed?.sessions ?? [], startStep: outcome.outcome === 'resume' ? outcome.step : 0 });
   const tokensPerStep = batchSize * config.data.maxLength;
   const gradCkpt: string | false = prepared.tier.granularity ?? false;
   const plan = planSegment({ horizon, pushEvery, stopAfterSteps, startStep: outcome.outcome === 'resume' ? outcome.step : 0 });
@@ -214,6 +229,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     spec: prepared.spec,
     files: [config.data.trainPath],
     batchSize,
+    microBatchSize: prepared.microBatchSize,
     totalSteps: horizon,
     lr: config.training.lr,
     warmupSteps: config.training.warmupSteps,
@@ -232,7 +248,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const trainer = resumeDir ? await Trainer.fromCheckpoint({ ...trainerOptions, dir: resumeDir }) : await Trainer.create(trainerOptions);
   if (resumeDir) rmSync(resumeParent, { recursive: true, force: true });
   ctx.say(
-    `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${batchSize} (${prepared.batchSource}) × ${config.data.maxLength} tokens, ` +
+    `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${batchSize} × ${config.data.maxLength} tokens, ${micro.describe()} (${prepared.batchSource}), ` +
       `checkpointing ${prepared.tier.description}, ` +
       (prepared.offload ? `offload ${prepared.offload.target}${prepared.offload.saveDir ? ` to ${showPath(prepared.offload.saveDir)}` : ''} (segmented), ` : '') +
       `${prepared.identity.gpuName}; ` +
@@ -248,7 +264,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const writeRecord = (dir: string, extra: Record<string, unknown> = {}): void => {
     writeFileSync(
       join(dir, 'soup_run.json'),
-      `${JSON.stringify({ run: runId, identity, batch_size: batchSize, batch_source: prepared.batchSource, grad_ckpt: gradCkpt, ...extra }, null, 2)}\n`,
+      `${JSON.stringify({ run: runId, identity, batch_size: batchSize, ...micro.record(trainer.microBatchSize), batch_source: prepared.batchSource, grad_ckpt: gradCkpt, ...extra }, null, 2)}\n`,
     );
   };
   const pushInfo = (bar: Progress, step: number) => (e: PushPhaseEvent) => {
@@ -263,17 +279,19 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   // SIGTERM / SIGINT / --time-limit: the running step finishes, no new one starts, and that step is saved and pushed below.
   // Pushes get no abort signal on purpose: the first signal lets a push finish; a second one quits the process.
   const session = watchSession({ signal: ctx.signal, timeLimitMs, startedAtMs: t0 });
+  const peak = sessionPeak(opts, prepared, (line) => bar.log(`warning: ${line}`));
   let sessionEnd: SessionEnd | null = null;
   try {
     while (trainer.state.step < plan.stopStep) {
       sessionEnd = await session.check();
       if (sessionEnd !== null) break;
-      const log = await trainer.step();
+      const log = await micro.step(trainer, opts, (line) => bar.log(line));
+      peak.mark(`step ${log.step}`, log.step);
       stepsRun += 1;
       if (!Number.isFinite(log.loss)) throw new TrainRunError(`the loss is ${log.loss} at step ${log.step}: lower training.lr or raise training.warmup_steps`);
       initialLoss ??= log.loss;
       lastLoss = log.loss;
-      const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}`;
+      const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}  micro ${log.microBatchSize} × ${log.accumulation}`;
       bar.update(log.step, status);
       if (pushSet.has(log.step)) {
         const dir = join(ckptRoot, `checkpoint-${log.step}`);
@@ -289,6 +307,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
           onPhase: pushInfo(bar, log.step),
         });
         pushed.push(log.step);
+        peak.mark(`save and push checkpoint-${log.step}`, log.step);
         bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
         bar.mark(status);
       }
@@ -334,6 +353,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         pushBar.fail();
         pushed.push(step);
         savedStep = step;
+        peak.mark(`save and push checkpoint-${step}`, step);
         ctx.say(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
       } else {
         ctx.say(`session end (${why}) at step ${step}: ${step === plan.startStep && pushed.length === 0 ? 'no step was run this session' : `checkpoint-${step} is already pushed`}; nothing new to push`);
@@ -349,11 +369,12 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         else {
           let weighted = 0;
           let windows = 0;
-          for (const b of batches) {
+          for (const b of microBatchesOf(batches, trainer.microBatchSize)) {
             weighted += (await trainer.trainStep.evaluate(b)) * b.batchSize;
             windows += b.batchSize;
           }
           valLoss = weighted / windows;
+          peak.mark('validation', trainer.state.step);
           trainer.logEval(valLoss);
           ctx.say(`validation loss ${valLoss.toFixed(4)} over ${windows} sequences`);
         }
@@ -373,6 +394,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       });
       finalBar.fail();
       finalPushed = true;
+      peak.mark('save and push final', trainer.state.step);
       ctx.say(`pushed final/ (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → final (terminal)  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
     }
   } finally {
@@ -391,6 +413,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     val_skipped: segment,
     peak_rss_mb: peakRssMb(),
     batch_size: batchSize,
+    ...micro.runJson(trainer.microBatchSize),
+    memory: peak.report(),
     grad_ckpt: gradCkpt,
     offload: prepared.offload?.target ?? null,
     run: runId,
@@ -410,6 +434,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         ? null
         : { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep },
   };
+  ctx.say(describePeak(json.memory));
   if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`);
   showLossPlot(ctx, { history: trainer.logHistory, horizon, title: `${config.base}: training loss`, ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}) });
   finish(ctx, json);

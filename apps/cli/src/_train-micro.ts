@@ -1,0 +1,106 @@
+// soup train's micro-batch for one session: its line (`micro 4 × 4 = 16 (was 16 × 1 last
+// session)`), the step that steps m down on an allocation failure, what soup_run.json and
+// RUN_JSON record, and the session's peak memory.
+import { formatMicroBatch } from '@soup/batch-probe';
+import { reachableMemory } from '@soup/cuda-probe';
+import type { Trainer, TrainerStepLog, TrainBatch } from '@soup/onnx-train';
+import type { PreparedRun } from './_prepare';
+import { describeMicroBatch, type MicroSession, type OomStepDown } from './_micro-sessions';
+import { stepWithStepDown } from './_oom-step-down';
+import { SessionPeak, resolveMaxMemory, type SessionPeakReport } from './_session-peak';
+import { UsageError } from './errors';
+import { formatBytes } from './format-bytes';
+import { parseBytes } from './parse-bytes';
+
+/** The micro-batch of this session, and the sessions before it. */
+export interface TrainMicro {
+  /** The line the session starts with. */
+  describe(): string;
+  /** One trainer step; an allocation failure steps m down (next divisor of G) and redoes it. */
+  step(trainer: Trainer, opts: Record<string, unknown>, log: (line: string) => void): Promise<TrainerStepLog>;
+  /** soup_run.json's fields: m, a, `m × a = G` and every session's m and a. */
+  record(m: number): Record<string, unknown>;
+  /** RUN_JSON's fields. */
+  runJson(m: number): { micro_batch_size: number; grad_accum: number; micro_batch: string; oom_step_downs: OomStepDown[] };
+}
+
+/** Default of `--max-oom-retries`. */
+export const MAX_OOM_RETRIES = 3;
+
+export function startMicro(o: { prepared: PreparedRun; resumed: MicroSession[]; startStep: number }): TrainMicro {
+  const G = o.prepared.globalBatchSize;
+  const stepDowns: OomStepDown[] = [];
+  const session = (m: number): MicroSession => ({
+    start_step: o.startStep + 1,
+    micro_batch_size: m,
+    grad_accum: G / m,
+    source: o.prepared.batchSource,
+    oom_step_downs: stepDowns,
+  });
+  return {
+    describe: () => describeMicroBatch({ microBatchSize: o.prepared.microBatchSize, accumulation: o.prepared.accumulation }, o.resumed.at(-1)),
+    async step(trainer, opts, log) {
+      const max = opts.maxOomRetries === undefined ? MAX_OOM_RETRIES : Number(opts.maxOomRetries);
+      return stepWithStepDown({
+        step: () => trainer.step(),
+        globalBatchSize: G,
+        microBatchSize: () => trainer.microBatchSize,
+        setMicroBatchSize: (m) => trainer.setMicroBatchSize(m),
+        stepNumber: trainer.state.step + 1,
+        retriesLeft: () => max - stepDowns.length,
+        onStepDown: (s) => {
+          stepDowns.push(s);
+          log(
+            `out of memory at step ${s.step} with micro ${formatMicroBatch({ microBatchSize: s.from, accumulation: G / s.from })} (${s.error}): ` +
+              `redoing the step with micro ${formatMicroBatch({ microBatchSize: s.to, accumulation: G / s.to })} (step-down ${stepDowns.length} of at most ${max})`,
+          );
+        },
+      });
+    },
+    record: (m) => ({ micro_batch_size: m, grad_accum: G / m, micro_batch: formatMicroBatch({ microBatchSize: m, accumulation: G / m }), sessions: [...o.resumed, session(m)] }),
+    runJson: (m) => ({ micro_batch_size: m, grad_accum: G / m, micro_batch: formatMicroBatch({ microBatchSize: m, accumulation: G / m }), oom_step_downs: stepDowns }),
+  };
+}
+
+/** The session's peak tracker: the budget is training.memory_budget, else what this process could reach at the start. */
+export function sessionPeak(opts: Record<string, unknown>, prepared: PreparedRun, warn: (line: string) => void): SessionPeak {
+  let budgetBytes = prepared.budgetBytes;
+  let budgetSource: 'memory_budget' | 'reachable' | null = budgetBytes !== null ? 'memory_budget' : null;
+  if (budgetBytes === null && prepared.identity.device !== 'cuda') {
+    try {
+      budgetBytes = reachableMemory().bytes + process.memoryUsage.rss();
+      budgetSource = 'reachable';
+    } catch {
+      budgetBytes = null;
+    }
+  }
+  const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
+  if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
+    throw new UsageError(`--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: set training.memory_budget)`);
+  }
+  return new SessionPeak({ budgetBytes, budgetSource, maxMemoryBytes, warn });
+}
+
+/** The summary line: peak, where, budget, headroom. */
+export function describePeak(r: SessionPeakReport | null): string {
+  if (r === null || r.peak_bytes === null) return 'memory: peak unknown (no /proc/self/status on this system)';
+  const budget = r.budget_bytes === null ? 'budget unknown' : `budget ${formatBytes(r.budget_bytes)} (${r.budget_source === 'memory_budget' ? 'training.memory_budget' : 'reachable at the start'}), headroom ${formatBytes(r.headroom_bytes)}`;
+  const max = r.max_memory_bytes === null ? '' : r.max_memory_passed_at ? `; passed --max-memory ${formatBytes(r.max_memory_bytes)} at ${r.max_memory_passed_at}` : `; under --max-memory ${formatBytes(r.max_memory_bytes)}`;
+  return `memory: session peak ${formatBytes(r.peak_bytes)} (this process's resident memory, VmHWM) at ${r.peak_at}; ${budget}${max}`;
+}
+
+/** The validation batches cut into micro-batches of m (whole batches where m does not divide them). */
+export function microBatchesOf(batches: readonly TrainBatch[], m: number): TrainBatch[] {
+  const out: TrainBatch[] = [];
+  for (const b of batches) {
+    if (b.batchSize <= m || b.batchSize % m !== 0) {
+      out.push(b);
+      continue;
+    }
+    const rows = b.inputIds.length / b.batchSize;
+    for (let i = 0; i < b.batchSize; i += m) {
+      out.push({ batchSize: m, inputIds: b.inputIds.subarray(i * rows, (i + m) * rows), labels: b.labels.subarray(i * rows, (i + m) * rows) });
+    }
+  }
+  return out;
+}
