@@ -18,7 +18,7 @@ describe('validateConfig', () => {
       base: 'soup/tiny-gpt',
       model: { vocabSize: 256, dModel: 64, nHeads: 4, nLayers: 2, dFF: 256, tieEmbeddings: true },
       data: { trainPath: '/proj/data/train.txt', valPath: null, maxLength: 64 },
-      training: { steps: 10, batchSize: 'auto', autoBatchSizeStrategy: 'auto', staticBatchSize: 8, gradientCheckpointing: false, activationOffloading: null, quantization: 'none', loraR: 0, memoryBudgetBytes: null },
+      training: { steps: 10, batchSize: 16, microBatchSize: 'auto', memoryHeadroom: 0, autoBatchSizeStrategy: 'auto', staticBatchSize: 8, gradientCheckpointing: false, activationOffloading: null, quantization: 'none', loraR: 0, memoryBudgetBytes: null },
       device: { kind: 'cpu', id: 0 },
       hub: { repo: null, repoType: 'model', private: true, keepLocal: 1, keepRemote: null },
       output: '/work/soup-output',
@@ -54,7 +54,29 @@ output: out
   it('names the path, the line and what is allowed for a bad value', () => {
     const r = validateConfig({ text: minimal.replace('steps: 10', 'steps: 10\n  batch_size: big'), file });
     expect(r.config).toBeNull();
-    expect(r.errors).toEqual([{ path: 'training.batch_size', line: 7, col: 15, message: 'must be auto, or an integer >= 1 (got "big")' }]);
+    expect(r.errors).toEqual([{ path: 'training.batch_size', line: 7, col: 15, message: 'must be an integer >= 1 (the global batch G; the probe sizes micro_batch_size) (got "big")' }]);
+  });
+
+  it('refuses the old batch_size: auto, showing the new form (G an integer, micro_batch_size: auto)', () => {
+    const r = validateConfig({ text: minimal.replace('steps: 10', 'steps: 10\n  batch_size: auto'), file });
+    expect(r.config).toBeNull();
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ path: 'training.batch_size', line: 7, col: 15 });
+    expect(r.errors[0]!.message).toMatch(/^auto is no longer a batch size: batch_size is now the global batch G/);
+    expect(r.errors[0]!.message).toContain('batch_size: 32 ');
+    expect(r.errors[0]!.message).toContain('micro_batch_size: auto ');
+  });
+
+  it('micro_batch_size must divide batch_size; memory_headroom takes 10% or 0.1', () => {
+    const bad = validateConfig({ text: `${minimal}  batch_size: 24\n  micro_batch_size: 10\n`, file });
+    expect(bad.errors).toEqual([
+      { path: 'training.micro_batch_size', line: 8, col: 21, message: 'must divide batch_size (24), so that micro_batch_size × accumulation = batch_size; e.g. 8, or auto' },
+    ]);
+    const ok = validateConfig({ text: `${minimal}  batch_size: 24\n  micro_batch_size: 8\n  memory_headroom: 10%\n`, file });
+    expect(ok.errors).toEqual([]);
+    expect(ok.config?.training).toMatchObject({ batchSize: 24, microBatchSize: 8, memoryHeadroom: 0.1 });
+    expect(validateConfig({ text: `${minimal}  memory_headroom: 0.25\n`, file }).config?.training.memoryHeadroom).toBe(0.25);
+    expect(validateConfig({ text: `${minimal}  memory_headroom: 100%\n`, file }).errors[0]).toMatchObject({ path: 'training.memory_headroom', message: 'must be below 100% (got "100%")' });
   });
 
   it('suggests the closest field for an unknown key, in the same section or another', () => {
