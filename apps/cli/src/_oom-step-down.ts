@@ -21,7 +21,8 @@ export interface StepWithStepDownOptions<T> {
   globalBatchSize: number;
   /** The micro-batch now. */
   microBatchSize: () => number;
-  setMicroBatchSize: (m: number) => void;
+  /** Switches the step to m (may rebuild it: awaited). */
+  setMicroBatchSize: (m: number) => void | Promise<void>;
   /** The step about to be taken (recorded with a step-down). */
   stepNumber: number;
   /** Step-downs this session may still make (the caller keeps the count across steps). */
@@ -45,7 +46,7 @@ export async function stepWithStepDown<T>(o: StepWithStepDownOptions<T>): Promis
       const from = o.microBatchSize();
       const to = nextMicroBatchSize({ globalBatchSize: o.globalBatchSize, microBatchSize: from });
       if (to === null) throw err;
-      o.setMicroBatchSize(to);
+      await o.setMicroBatchSize(to);
       o.onStepDown({ step: o.stepNumber, from, to, error: line });
     }
   }

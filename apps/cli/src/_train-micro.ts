@@ -45,7 +45,8 @@ export function startMicro(o: { prepared: PreparedRun; resumed: MicroSession[]; 
         step: () => trainer.step(),
         globalBatchSize: G,
         microBatchSize: () => trainer.microBatchSize,
-        setMicroBatchSize: (m) => trainer.setMicroBatchSize(m),
+        // Rebuilt: the failed run's memory arenas are released with its sessions.
+        setMicroBatchSize: (m) => trainer.stepDown(m),
         stepNumber: trainer.state.step + 1,
         retriesLeft: () => max - stepDowns.length,
         onStepDown: (s) => {

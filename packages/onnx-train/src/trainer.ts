@@ -19,7 +19,7 @@ import { runFingerprint } from './run-fingerprint';
 import { tensorNames } from './tensor-names';
 import { sequentialBatches, TokenSampler } from './token-sampler';
 import type { ExecutionProviderName, StepMeasurement, TrainStep } from './train-step';
-import { createTrainStep, type ExecutionMode } from './create-train-step';
+import { createTrainStep, type CreateTrainStepOptions, type ExecutionMode } from './create-train-step';
 import type { OffloadOptions, SegmentedTrainStep } from './segmented-train-step';
 import { writeSafetensors } from './write-safetensors';
 import { gpt2Config, gpt2GenerationConfig } from './gpt2-config';
@@ -50,7 +50,8 @@ export class Trainer {
   readonly options: Readonly<TrainerOptions>;
   /** Identity of the run: same spec, data, seed, batch and schedule ⇒ same fingerprint. */
   readonly fingerprint: string;
-  readonly trainStep: TrainStep | SegmentedTrainStep;
+  private step_: TrainStep | SegmentedTrainStep;
+  private readonly stepOptions: CreateTrainStepOptions;
   readonly corpus: Readonly<TextCorpus>;
   private sampler: TokenSampler;
   /** The run id written into checkpoints. */
@@ -61,11 +62,12 @@ export class Trainer {
   private pendingLosses: number[] = [];
   private micro: number;
 
-  private constructor(options: TrainerOptions, corpus: TextCorpus, step: TrainStep | SegmentedTrainStep) {
+  private constructor(options: TrainerOptions, corpus: TextCorpus, step: TrainStep | SegmentedTrainStep, stepOptions: CreateTrainStepOptions) {
     this.options = options;
     this.spec = options.spec;
     this.corpus = corpus;
-    this.trainStep = step;
+    this.step_ = step;
+    this.stepOptions = stepOptions;
     this.fingerprint = runFingerprint(fingerprintConfig(options, corpus));
     this.runId = options.run ?? this.fingerprint;
     this.micro = options.microBatchSize ?? options.batchSize;
@@ -92,12 +94,12 @@ export class Trainer {
       evalFraction: options.evalFraction ?? 0.1,
       minTokens: options.spec.seqLen + 1,
     });
-    const step = await createTrainStep({
+    const stepOptions: CreateTrainStepOptions = {
       spec: options.spec,
       seed: options.seed ?? 0,
       ...(options.dtype !== undefined ? { dtype: options.dtype } : {}),
       ...(options.recompute !== undefined ? { recompute: options.recompute } : {}),
-      ...(options.gradientCheckpointing !== undefined ? { gradientCheckpointing: withPlanBatch(options.gradientCheckpointing, options.batchSize) } : {}),
+      ...(options.gradientCheckpointing !== undefined ? { gradientCheckpointing: withPlanBatch(options.gradientCheckpointing, options.microBatchSize ?? options.batchSize) } : {}),
       ...(options.adamw !== undefined ? { adamw: options.adamw } : {}),
       ...(options.executionProvider !== undefined ? { executionProvider: options.executionProvider } : {}),
       ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
@@ -106,8 +108,9 @@ export class Trainer {
       ...(options.measure !== undefined ? { measure: options.measure } : {}),
       ...(options.execution !== undefined ? { execution: options.execution } : {}),
       ...(options.offload !== undefined ? { offload: options.offload } : {}),
-    });
-    return new Trainer(options, corpus, step);
+    };
+    const step = await createTrainStep(stepOptions);
+    return new Trainer(options, corpus, step, stepOptions);
   }
 
   /** `create` + `loadCheckpoint(dir)`: continues a run where a checkpoint left it. */
@@ -154,6 +157,30 @@ export class Trainer {
    */
   setMicroBatchSize(microBatchSize: number): void {
     checkMicroBatchSize(this.options.batchSize, microBatchSize);
+    this.micro = microBatchSize;
+  }
+
+  /** The training step (fused or segmented); replaced by {@link stepDown}. */
+  get trainStep(): TrainStep | SegmentedTrainStep {
+    return this.step_;
+  }
+
+  /**
+   * After an out-of-memory error: sets a smaller micro-batch and rebuilds the step with the same
+   * parameters, moments and step counter. The old step's ONNX Runtime sessions are released first:
+   * their memory arenas keep what the failed run grew them to, and would fail the next run too.
+   * @throws {DataError} m not a positive divisor of `batchSize`
+   */
+  async stepDown(microBatchSize: number): Promise<void> {
+    checkMicroBatchSize(this.options.batchSize, microBatchSize);
+    const state = this.step_.getState();
+    await this.step_.release();
+    const lr = this.step_.lr;
+    // The recompute set already resolved (a budget tier is not planned again).
+    const { gradientCheckpointing: _planned, ...rest } = this.stepOptions;
+    this.step_ = await createTrainStep({ ...rest, recompute: this.step_.model.recompute, parameters: state.parameters });
+    this.step_.setState(state);
+    this.step_.lr = lr;
     this.micro = microBatchSize;
   }
 
