@@ -58,7 +58,7 @@ describe('[slow] soup: output and help', { timeout: 240_000 }, () => {
       `base: soup/epipe-gpt
 model: {vocab_size: 256, d_model: 16, n_heads: 2, n_layers: 1, d_ff: 32}
 data: {train: ${assetPath('corpus/train.txt')}, val: ${assetPath('corpus/val.txt')}, max_length: 16}
-training: {steps: 12, batch_size: 2, lr: 0.01, warmup_steps: 1, threads: 1, val_batches: 2}
+training: {steps: 12, batch_size: 2, micro_batch_size: 2, lr: 0.01, warmup_steps: 1, threads: 1, val_batches: 2}
 hub: {push_every_steps: 4}
 output: out
 `,
@@ -82,7 +82,7 @@ output: out
       `base: soup/resume-gpt
 model: {vocab_size: 256, d_model: 16, n_heads: 2, n_layers: 1, d_ff: 32}
 data: {train: ${assetPath('corpus/train.txt')}, val: null, max_length: 16}
-training: {steps: 12, batch_size: 2, lr: 0.01, warmup_steps: 1, threads: 1}
+training: {steps: 12, batch_size: 2, micro_batch_size: 2, lr: 0.01, warmup_steps: 1, threads: 1}
 hub: {push_every_steps: 4}
 output: out
 `,

@@ -96,7 +96,7 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
     expect(missing.code).toBe(EXIT_CODES.config);
     expect(missing.stderr).toBe('soup: soup.yaml: no such file; run `soup init` to write one, or pass -c <path>\n');
     await soup(['init'], { cwd });
-    const text = readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace('  batch_size: auto', '  bacth_size: auto');
+    const text = readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace('  batch_size: 16', '  bacth_size: 16');
     writeFileSync(join(cwd, 'soup.yaml'), text);
     const line = text.split('\n').findIndex((l) => l.includes('bacth_size')) + 1;
     const r = await soup(['train', '--json'], { cwd });

@@ -45,7 +45,7 @@ beforeAll(async () => {
     `base: soup/interop-gpt
 model: {vocab_size: 256, d_model: 32, n_heads: 2, n_layers: 2, d_ff: 64}
 data: {train: ${assetPath('corpus/train.txt')}, val: ${assetPath('corpus/val.txt')}, max_length: ${MAX_LENGTH}}
-training: {steps: ${STEPS}, batch_size: ${BATCH}, lr: 0.01, warmup_steps: 2, threads: 1, val_batches: ${VAL_BATCHES}}
+training: {steps: ${STEPS}, batch_size: ${BATCH}, micro_batch_size: ${BATCH}, lr: 0.01, warmup_steps: 2, threads: 1, val_batches: ${VAL_BATCHES}}
 hub: {push_every_steps: 8, keep_local: 3}
 output: out
 `,
@@ -208,16 +208,16 @@ describe('[slow] soup ckpt push, init, plan', { timeout: 120_000 }, () => {
     const dir = useTempDir();
     expect((await soup(['init'], dir)).code).toBe(0);
     const yaml = readFileSync(join(dir, 'soup.yaml'), 'utf8');
-    expect(yaml).toContain('batch_size: auto');
+    expect(yaml).toContain('micro_batch_size: auto');
     writeFileSync(join(dir, 'soup.yaml'), yaml.replace('r: 0 ', 'r: 8 '));
     const r = await soup(['plan'], dir);
     expect(r.code).toBe(EXIT_CODES.config);
     expect(r.stdout).toMatch(/problem +training\.lora\.r: must be 0 for soup train \(got 8\)/);
-    expect(r.stdout).toMatch(/batch size +auto: not probed \(fix the problems first\)/);
+    expect(r.stdout).toMatch(/batch +16; micro-batch auto: not probed \(fix the problems first\)/);
     expect(`${r.stdout}${r.stderr}`).not.toMatch(/trying batch|batch +\d+ +fits|measured one step/);
     expect(r.stderr).toContain('soup train would refuse this config (1 problem); nothing was probed');
     expect(existsSync(join(dir, 'cache.json'))).toBe(false);
     const json = await soup(['plan', '--json'], dir);
-    expect(JSON.parse(json.stdout)).toMatchObject({ batch_size: null, fits: null, trials: [], problems: [expect.stringMatching(/^training\.lora\.r: /)] });
+    expect(JSON.parse(json.stdout)).toMatchObject({ batch_size: 16, micro_batch_size: null, grad_accum: null, fits: null, trials: [], problems: [expect.stringMatching(/^training\.lora\.r: /)] });
   });
 });

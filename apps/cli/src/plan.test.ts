@@ -32,19 +32,19 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     const r = await soup(['plan', '--json'], cwd);
     expect(r.code, r.stderr).toBe(0);
     const plan = JSON.parse(r.stdout) as Record<string, unknown> & { grad_ckpt: { recompute: string[] }; peak_bytes: number; budget_bytes: number };
-    expect(plan).toMatchObject({ batch_size: 8, batch_source: 'probe', fits: true, tokens_per_step: 128, steps: 20, push_every_steps: 10, problems: [] });
+    expect(plan).toMatchObject({ batch_size: 16, micro_batch_size: 16, grad_accum: 1, batch_source: 'probe', fits: true, tokens_per_step: 256, steps: 20, push_every_steps: 10, problems: [] });
     expect(plan.grad_ckpt).toEqual({ setting: 'selective', description: 'selective (attention only)', recompute: ['h.0.attn.core', 'h.1.attn.core'] });
     expect(plan.peak_bytes).toBeGreaterThan(0);
     expect(plan.peak_bytes).toBeLessThanOrEqual(plan.budget_bytes);
     const human = await soup(['plan'], cwd);
-    expect(human.stdout).toMatch(/ {2}batch size +8 \(cache, key [0-9a-f]{32}\)\n/);
+    expect(human.stdout).toMatch(/ {2}batch +micro 16 × 1 = 16 \(micro-batch: cache, key [0-9a-f]{32}\)\n/);
     expect(human.stdout).toMatch(/ {2}checkpointing +selective \(attention only\) \[h\.0\.attn\.core, h\.1\.attn\.core\]\n/);
     expect(human.stdout).toMatch(/ {2}peak \/ budget +[\d.]+ [KM]iB \/ [\d.]+ GiB {2}fits\n/);
   });
 
   it('plan shows what would stop training: offload to cpu on a CPU device, quantization', async () => {
     const cwd = useTempDir();
-    await initTiny(cwd, (t) => t.replace('activation_offloading: null', 'activation_offloading: cpu').replace('quantization: none', 'quantization: 4bit').replace('batch_size: auto', 'batch_size: 2'));
+    await initTiny(cwd, (t) => t.replace('activation_offloading: null', 'activation_offloading: cpu').replace('quantization: none', 'quantization: 4bit').replace('micro_batch_size: auto', 'micro_batch_size: 2'));
     const r = await soup(['plan', '--json'], cwd);
     expect(r.code).toBe(EXIT_CODES.config);
     const plan = JSON.parse(r.stdout) as { offload: { errors: string[] }; problems: string[]; batch_source: string };
@@ -83,8 +83,8 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     expect(r.stdout).toMatch(/checkpointing off, offload disk to soup-output\/offload \(segmented\)/);
     const json = JSON.parse(r.stdout.split('\n').find((l) => l.startsWith('RUN_JSON '))!.slice(9)) as Record<string, number | boolean | string | null>;
     expect(json).toMatchObject({ final_step: 20, segment_stop: false, batch_source: 'probe', offload: 'disk', pushed_steps: [10, 20], final_pushed: true, val_skipped: false, grad_ckpt: false });
-    expect(json.batch_size as number).toBeGreaterThanOrEqual(2);
-    expect(json.tokens_consumed).toBe(20 * (json.batch_size as number) * 16);
+    expect(json).toMatchObject({ batch_size: 16, grad_accum: 16 / (json.micro_batch_size as number) });
+    expect(json.tokens_consumed).toBe(20 * 16 * 16);
     expect(Number.isFinite(json.final_loss)).toBe(true);
     expect(json.final_loss as number).toBeLessThan(json.initial_loss as number);
     expect(json.val_loss).toEqual(expect.any(Number));
@@ -95,7 +95,8 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     const plan = await soup(['plan', '--json'], cwd);
     expect(plan.code, plan.stderr).toBe(0);
     expect(JSON.parse(plan.stdout)).toMatchObject({
-      batch_size: json.batch_size,
+      batch_size: 16,
+      micro_batch_size: json.micro_batch_size,
       batch_source: 'cache',
       fits: true,
       offload: { target: 'disk', save_dir: join(cwd, 'soup-output', 'offload'), execution: 'segmented', errors: [], warnings: [] },
@@ -109,7 +110,7 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     const r = await soup(['train'], cwd);
     expect(r.code, r.stderr).toBe(0);
     const json = JSON.parse(r.stdout.split('\n').find((l) => l.startsWith('RUN_JSON '))!.slice(9)) as Record<string, number | boolean | null>;
-    expect(json).toMatchObject({ final_step: 20, segment_stop: false, batch_size: 8, batch_source: 'probe', tokens_consumed: 20 * 8 * 16, pushed_steps: [10, 20], final_pushed: true, val_skipped: false });
+    expect(json).toMatchObject({ final_step: 20, segment_stop: false, batch_size: 16, micro_batch_size: 16, grad_accum: 1, micro_batch: '16 × 1 = 16', batch_source: 'probe', tokens_consumed: 20 * 16 * 16, pushed_steps: [10, 20], final_pushed: true, val_skipped: false });
     expect(json.val_loss).toEqual(expect.any(Number));
     expect(json.final_loss as number).toBeLessThan(json.initial_loss as number);
     expect(JSON.parse(readFileSync(join(cwd, 'soup-output-ckpt', 'latest.json'), 'utf8'))).toMatchObject({ step: 20, path_in_repo: 'final', terminal: true });

@@ -33,4 +33,13 @@ describe('runFingerprint', () => {
     expect(fp(config((c) => (c.hub.pushEverySteps = 7)))).toBe(base);
     expect(fp(config((c) => (c.device = { kind: 'cuda', id: 0, spec: 'cuda' })))).toBe(base);
   });
+  it('holds the global batch G, not the micro-batch m (nor how m is found, nor the headroom)', () => {
+    const base = fp(config());
+    expect(fp(config((c) => (c.training.microBatchSize = 2)))).toBe(base);
+    expect(fp(config((c) => (c.training.microBatchSize = 4)))).toBe(base);
+    expect(fp(config((c) => (c.training.staticBatchSize = 1)))).toBe(base);
+    expect(fp(config((c) => (c.training.autoBatchSizeStrategy = 'static')))).toBe(base);
+    expect(fp(config((c) => (c.training.memoryHeadroom = 0.1)))).toBe(base);
+    expect(runFingerprint({ config: config(), trainSha256: 'a'.repeat(64), valSha256: null }).identity['training.batch_size']).toBe(4);
+  });
 });

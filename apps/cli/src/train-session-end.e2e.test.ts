@@ -30,6 +30,7 @@ data:
 training:
   steps: ${horizon}
   batch_size: ${BATCH}
+  micro_batch_size: ${BATCH}
   lr: 0.003
   warmup_steps: 2
   threads: 1

@@ -20,6 +20,7 @@ data:
 training:
   steps: 12
   batch_size: 4
+  micro_batch_size: 4
   lr: 0.01
   warmup_steps: 2
   threads: 1

@@ -31,6 +31,7 @@ data:
 training:
   steps: ${HORIZON}
   batch_size: ${BATCH}
+  micro_batch_size: ${BATCH}
   lr: 0.01
   warmup_steps: 2
   threads: 1

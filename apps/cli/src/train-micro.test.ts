@@ -1,0 +1,114 @@
+// The pure parts of soup train's micro-batch: the step-down on an allocation failure, the line a
+// session starts with, and the session's peak (VmHWM read phase by phase, from fixture files).
+import { TrainStepError } from '@soup/onnx-train';
+import { useTempDir } from '@soup/test-utils';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { describeMicroBatch, type OomStepDown } from './_micro-sessions';
+import { stepOomLine, stepWithStepDown } from './_oom-step-down';
+import { resolveMaxMemory, SessionPeak } from './_session-peak';
+import { parseBytes } from './parse-bytes';
+
+const ORT_OOM = 'training step failed at batch size 16: Non-zero status code returned while running Gemm node. Status Message: bfc_arena.cc:360 Failed to allocate memory for requested buffer of size 67108864';
+
+/** A step that fails with ORT's allocation error above `capacity`. */
+function run(capacity: number, retries: number, G = 24, start = 24) {
+  let m = start;
+  const downs: OomStepDown[] = [];
+  const tried: number[] = [];
+  const result = stepWithStepDown({
+    step: async () => {
+      tried.push(m);
+      if (m > capacity) throw new TrainStepError(ORT_OOM);
+      return m;
+    },
+    globalBatchSize: G,
+    microBatchSize: () => m,
+    setMicroBatchSize: async (x) => void (m = x),
+    stepNumber: 7,
+    retriesLeft: () => retries - downs.length,
+    onStepDown: (s) => void downs.push(s),
+  });
+  return { result, downs, tried };
+}
+
+describe('stepWithStepDown', () => {
+  it('steps m down to the next divisor of G on each allocation failure and redoes the step', async () => {
+    const r = run(10, 3);
+    expect(await r.result).toBe(8);
+    expect(r.tried).toEqual([24, 12, 8]);
+    expect(r.downs).toEqual([
+      { step: 7, from: 24, to: 12, error: expect.stringMatching(/Failed to allocate memory/) },
+      { step: 7, from: 12, to: 8, error: expect.stringMatching(/Failed to allocate memory/) },
+    ]);
+  });
+
+  it('gives up after --max-oom-retries, at m = 1, and on any other error', async () => {
+    const limited = run(5, 3);
+    await expect(limited.result).rejects.toThrow(TrainStepError);
+    expect(limited.tried).toEqual([24, 12, 8, 6]);
+    const none = run(5, 0);
+    await expect(none.result).rejects.toThrow(/Failed to allocate/);
+    expect(none.tried).toEqual([24]);
+    const prime = run(0, 10, 7, 7);
+    await expect(prime.result).rejects.toThrow(TrainStepError);
+    expect(prime.tried).toEqual([7, 1]);
+    expect(stepOomLine(new TrainStepError('training step failed at batch size 4: Invalid input name: input_ids'))).toBeNull();
+    // A step that had begun to update its parameters cannot be redone.
+    expect(stepOomLine(new TrainStepError(ORT_OOM, { stateChanged: true }))).toBeNull();
+    expect(stepOomLine(new TrainStepError(ORT_OOM))).toMatch(/Failed to allocate memory/);
+  });
+});
+
+describe('describeMicroBatch', () => {
+  it('says what changed since the last session', () => {
+    const last = { start_step: 1, micro_batch_size: 16, grad_accum: 1, source: 'probe', oom_step_downs: [] };
+    expect(describeMicroBatch({ microBatchSize: 4, accumulation: 4 }, last)).toBe('micro 4 × 4 = 16 (was 16 × 1 last session)');
+    expect(describeMicroBatch({ microBatchSize: 16, accumulation: 1 }, last)).toBe('micro 16 × 1 = 16');
+    expect(describeMicroBatch({ microBatchSize: 4, accumulation: 4 }, undefined)).toBe('micro 4 × 4 = 16');
+  });
+});
+
+describe('SessionPeak', () => {
+  it('puts the peak in the phase where VmHWM last rose (a jump at validation), warns once past --max-memory', () => {
+    const proc = join(useTempDir(), 'self');
+    mkdirSync(proc);
+    const hwm = (kb: number): void => writeFileSync(join(proc, 'status'), `Name:\tnode\nVmHWM:\t ${kb} kB\nVmRSS:\t 1000 kB\n`);
+    const warnings: string[] = [];
+    hwm(100_000);
+    const peak = new SessionPeak({ budgetBytes: 400_000 * 1024, budgetSource: 'memory_budget', maxMemoryBytes: 250_000 * 1024, warn: (l) => void warnings.push(l), procSelf: proc });
+    hwm(200_000);
+    peak.mark('step 1', 1);
+    peak.mark('step 2', 2);
+    hwm(210_000);
+    peak.mark('step 3', 3);
+    hwm(300_000);
+    peak.mark('validation', 3);
+    hwm(320_000);
+    peak.mark('save and push final', 3);
+    expect(peak.report()).toEqual({
+      peak_bytes: 320_000 * 1024,
+      peak_at: 'save and push final',
+      peak_step: 3,
+      budget_bytes: 400_000 * 1024,
+      budget_source: 'memory_budget',
+      headroom_bytes: 80_000 * 1024,
+      max_memory_bytes: 250_000 * 1024,
+      max_memory_passed_at: 'validation',
+      method: 'VmHWM',
+    });
+    expect(warnings).toEqual([`memory: the peak passed --max-memory at validation: ${300_000 * 1024} bytes > ${250_000 * 1024} bytes`]);
+  });
+
+  it('no /proc: unknown, not zero; --max-memory as a size or a fraction of the budget', () => {
+    const peak = new SessionPeak({ budgetBytes: null, budgetSource: null, maxMemoryBytes: null, warn: () => {}, procSelf: '/nonexistent' });
+    peak.mark('step 1', 1);
+    expect(peak.report()).toMatchObject({ peak_bytes: null, peak_at: null, headroom_bytes: null, method: 'unavailable' });
+    expect(resolveMaxMemory('6GiB', null, parseBytes)).toBe(6 * 2 ** 30);
+    expect(resolveMaxMemory('0.9', 1000, parseBytes)).toBe(900);
+    expect(resolveMaxMemory('90%', 1000, parseBytes)).toBe(900);
+    expect(resolveMaxMemory('90%', null, parseBytes)).toBeNull();
+    expect(resolveMaxMemory(undefined, 1000, parseBytes)).toBeNull();
+  });
+});
