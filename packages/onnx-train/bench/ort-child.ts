@@ -15,6 +15,8 @@ interface Config {
   maxSeconds: number;
   recompute?: string[];
   profileFilePrefix?: string;
+  /** Accumulate the gradients of batchSize / microBatchSize micro-batches per step. */
+  microBatchSize?: number;
 }
 
 const cfg = JSON.parse(process.argv[2]!) as Config;
@@ -46,12 +48,13 @@ const step = await TrainStep.create({
   ...(cfg.profileFilePrefix ? { profileFilePrefix: cfg.profileFilePrefix } : {}),
 });
 const batch = makeSyntheticBatch({ spec, batchSize: cfg.batchSize, seed: 1 });
-for (let i = 0; i < cfg.warmup; i++) await step.run(batch);
+const runOpts = cfg.microBatchSize !== undefined ? { microBatchSize: cfg.microBatchSize } : {};
+for (let i = 0; i < cfg.warmup; i++) await step.run(batch, runOpts);
 const times: number[] = [];
 const deadline = performance.now() + cfg.maxSeconds * 1000;
 let loss = Number.NaN;
 for (let i = 0; i < cfg.steps; i++) {
-  const r = await step.run(batch);
+  const r = await step.run(batch, runOpts);
   times.push(r.totalMs);
   loss = r.loss;
   if (performance.now() > deadline) break;

@@ -1,6 +1,8 @@
 // @soup/onnx-train bench: the same GPT training step in onnx-train (ONNX Runtime) and in eager
 // PyTorch, in one run, same geometry and thread count. Each side runs in a fresh child process.
-//   npm run bench -w @soup/onnx-train -- [--json] [--steps 10] [--rounds 2] [--threads 2] [--batch 8] [--no-torch] [--profile]
+//   npm run bench -w @soup/onnx-train -- [--json] [--steps 10] [--rounds 2] [--threads 2] [--batch 8] [--no-torch] [--profile] [--no-accum]
+// Gradient accumulation: the peak and the time per sample of G = 128 as 16 × 8 over G = 16 as 16 × 1
+// (accumPeakRatio, accumTimePerSampleRatio; goal ≤ 1.05 each), each in its own process, alternating.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,6 +71,37 @@ if (args.includes('--profile')) {
   profile = runJson(process.execPath, ['--import', 'tsx', join(here, 'ort-child.ts'), JSON.stringify({ spec, batchSize, threads, steps: 5, warmup: 2, maxSeconds: 60, profileFilePrefix: prefix })], process.env).profile;
 }
 
+// Gradient accumulation: same micro-batch (16), G = 16 (16 × 1) and G = 128 (16 × 8).
+const ACCUM_MICRO = 16;
+const ACCUM_G = 128;
+let accum: Record<string, number> | null = null;
+if (!args.includes('--no-accum')) {
+  const single: Side[] = [];
+  const accumulated: Side[] = [];
+  const accumSteps = flag('--accum-steps', 3);
+  for (let r = 0; r < rounds; r++) {
+    log(`round ${r + 1}/${rounds}: accumulation, G = ${ACCUM_MICRO} as ${ACCUM_MICRO} × 1 ...`);
+    single.push(runJson(process.execPath, ['--import', 'tsx', join(here, 'ort-child.ts'), JSON.stringify({ spec, batchSize: ACCUM_MICRO, threads, steps: accumSteps * 4, warmup: 1, maxSeconds: 120 })], process.env));
+    log(`round ${r + 1}/${rounds}: accumulation, G = ${ACCUM_G} as ${ACCUM_MICRO} × ${ACCUM_G / ACCUM_MICRO} ...`);
+    accumulated.push(
+      runJson(process.execPath, ['--import', 'tsx', join(here, 'ort-child.ts'), JSON.stringify({ spec, batchSize: ACCUM_G, microBatchSize: ACCUM_MICRO, threads, steps: accumSteps, warmup: 1, maxSeconds: 240 })], process.env),
+    );
+  }
+  // Time: each side's fastest round (a shared machine slows rounds, never speeds them); peak: each side's highest.
+  const msPerSample = (runs: Side[], G: number): number => Math.min(...runs.map((x) => Number(x.stepMsMedian))) / G;
+  const peak = (runs: Side[]): number => Math.max(...runs.map((x) => Number(x.peakRssMB)));
+  const t1 = msPerSample(single, ACCUM_MICRO);
+  const t8 = msPerSample(accumulated, ACCUM_G);
+  accum = {
+    accumPeakRatio: Math.round((peak(accumulated) / peak(single)) * 1000) / 1000,
+    accumTimePerSampleRatio: Math.round((t8 / t1) * 1000) / 1000,
+    accumPeakRssMB_16x1: Math.round(peak(single)),
+    accumPeakRssMB_16x8: Math.round(peak(accumulated)),
+    accumMsPerSample_16x1: Math.round(t1 * 100) / 100,
+    accumMsPerSample_16x8: Math.round(t8 * 100) / 100,
+  };
+}
+
 const num = (o: Side | null, k: string): number => (o ? Number(o[k]) : Number.NaN);
 const round = (x: number, d = 2): number => Math.round(x * 10 ** d) / 10 ** d;
 const ortTps = num(ort, 'tokensPerSec');
@@ -97,6 +130,7 @@ const result = {
   spec,
   torchVersion: torch ? torch.torchVersion : null,
   ortProfile: profile,
+  ...(accum ?? {}),
 };
 
 mkdirSync(join(pkgDir, 'bench-results'), { recursive: true });
@@ -116,4 +150,9 @@ if (json) {
   for (const [k, a, b] of rows) console.log(`${k.padEnd(22)} ${a.padStart(12)} ${b.padStart(12)}`);
   console.log(`ratio (onnx-train / PyTorch tokens/s): ${result.ratio ?? '-'}   model ${result.modelGflopPerStep} GFLOP/step`);
   if (profile) console.log(`onnx-train profile (ms per step): ${JSON.stringify(profile)}`);
+  if (accum) {
+    console.log(`\ngradient accumulation (micro-batch ${ACCUM_MICRO})   G=${ACCUM_MICRO} (16 × 1)   G=${ACCUM_G} (16 × 8)   ratio (goal ≤ 1.05)`);
+    console.log(`peak RSS MB                      ${String(accum.accumPeakRssMB_16x1).padStart(14)} ${String(accum.accumPeakRssMB_16x8).padStart(16)}   ${accum.accumPeakRatio}`);
+    console.log(`ms per sample                    ${String(accum.accumMsPerSample_16x1).padStart(14)} ${String(accum.accumMsPerSample_16x8).padStart(16)}   ${accum.accumTimePerSampleRatio}`);
+  }
 }
