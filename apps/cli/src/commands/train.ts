@@ -291,7 +291,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       if (!Number.isFinite(log.loss)) throw new TrainRunError(`the loss is ${log.loss} at step ${log.step}: lower training.lr or raise training.warmup_steps`);
       initialLoss ??= log.loss;
       lastLoss = log.loss;
-      const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}  micro ${log.microBatchSize} × ${log.accumulation}`;
+      const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}  micro ${log.microBatchSize} × ${log.accumulation} = ${batchSize}`;
       bar.update(log.step, status);
       if (pushSet.has(log.step)) {
         const dir = join(ckptRoot, `checkpoint-${log.step}`);
