@@ -145,7 +145,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     const ms = performance.now() - t0;
     let record: TrialRecord;
     if (oomSeen) {
-      record = { index: trials.length + 1, batchSize, phase, fits: false, result: 'oom', ms };
+      record = { index: trials.length + 1, batchSize, phase, fits: false, result: 'oom', ms, censored: true };
       if (oom instanceof OutOfMemoryError) {
         if (oom.peakBytes !== undefined) record.peakBytes = oom.peakBytes;
         if (oom.budgetBytes !== undefined) record.budgetBytes = oom.budgetBytes;
@@ -161,6 +161,8 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       if (typeof outcome.budgetBytes === 'number') record.budgetBytes = outcome.budgetBytes;
       if (typeof outcome.detail === 'string') record.detail = outcome.detail;
       if (typeof outcome.measurement === 'string') record.measurement = outcome.measurement;
+      if (outcome.censored === true) record.censored = true;
+      if (typeof outcome.warning === 'string') record.warning = outcome.warning;
     }
     trials.push(record);
     if (onTrial) await onTrial(record);
@@ -222,7 +224,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     for (let round = 0; round < 4 * bound; round++) {
       const high = firstBad ?? ceilingUnits + 1;
       if (high - lastGood <= 1) break;
-      const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number');
+      // A censored trial (stopped at the budget, killed, out of memory) only says "more than the
+      // budget": it bounds the bracket (it failed), it is never a point of the fit.
+      const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number' && t.censored !== true);
       const budget = measured.at(-1)?.budgetBytes;
       if (budget === undefined) break;
       const points: PeakPoint[] = measured.map((t) => ({ units: t.batchSize / multipleOf, peakBytes: t.peakBytes! }));
@@ -285,7 +289,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       else failed(e);
       // A size whose peak came out far from the budget (or unmeasured) is not next to the edge:
       // predicting again, with this point, beats stepping to its neighbour.
-      const peakAtE = trials.at(-1)!.peakBytes;
+      const peakAtE = trials.at(-1)!.censored === true ? undefined : trials.at(-1)!.peakBytes;
       if (confirm && !(typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget)) confirm = false;
       if (kind === 'walk') {
         walked += 1;

@@ -217,6 +217,9 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       ...(message !== undefined ? { message } : {}),
       ...(cfg.signal ? { signal: cfg.signal } : {}),
     });
+    if (verdict.reason === 'not-memory') {
+      throw new ProbeChildError(verdict.detail, { batchSize, exitCode: run.exitCode, signal: run.signal, stderrTail: tail(run.stderr) });
+    }
     return {
       fits: false,
       batchSize,

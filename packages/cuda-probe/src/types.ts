@@ -16,7 +16,12 @@ export type ProbeMeasurement =
    */
   | 'cuda-device-delta'
   /** Nothing to compare (no budget, or the driver cannot answer): only a failure says "does not fit". */
-  | 'exceptions-only';
+  | 'exceptions-only'
+  /**
+   * CUDA: the trainer's processes used memory on another GPU than the one measured (named in
+   * `detail`): nothing was measured here, and such an answer is never cached.
+   */
+  | 'not-measured';
 
 /**
  * What one trial reports: a {@link ProbeOutcome} for `probeBatchSize`, plus how it was decided
