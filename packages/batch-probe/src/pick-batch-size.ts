@@ -60,6 +60,8 @@ export interface PickBatchSizeOptions
    * @default false
    */
   saveExceptionsOnly?: boolean;
+  /** Content hashes of the files the measured command named, recorded in the provenance (see `CacheProvenance.files`). */
+  files?: Record<string, string>;
 }
 
 /** What {@link pickBatchSize} picked and where the answer came from. */
@@ -172,6 +174,7 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
     bound: savedBound,
     measurement,
     savedAt: new Date().toISOString(),
+    ...(options.files !== undefined ? { files: options.files } : {}),
   };
   if (doubt !== undefined) logger.warn?.(`batch size ${doubt.batchSize}: ${doubt.warning}`);
   const base = { batchSize, source: 'probe' as const, cacheKey, cachePath: location.path, trials, provenance, bound, ...(skippedCache !== undefined ? { skippedCache } : {}) };

@@ -150,4 +150,10 @@ export interface CacheProvenance {
   measurement: string;
   /** ISO time of the save. */
   savedAt: string;
+  /**
+   * Short content hashes (first 12 hex of sha256) of the files the measured command named
+   * (its script, its config), by the argument that named them; the same hashes are in `base`,
+   * so an edited trainer has another key.
+   */
+  files?: Record<string, string>;
 }
