@@ -162,6 +162,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       if (typeof outcome.detail === 'string') record.detail = outcome.detail;
       if (typeof outcome.measurement === 'string') record.measurement = outcome.measurement;
       if (outcome.censored === true) record.censored = true;
+      if (outcome.censorsFailures === true) record.censorsFailures = true;
       if (typeof outcome.warning === 'string') record.warning = outcome.warning;
     }
     trials.push(record);
@@ -209,6 +210,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     // bracket the walk moves, so that a long walk costs a logarithm; the first step the other
     // way leaves a small bracket to bisect.
     let walk: 'up' | 'down' | null = null;
+    // Whether the last prediction measured a peak within NEAR_EDGE of the budget: the model is
+    // tracking the edge, so a run of moves on one side is not a stall.
+    let lastNearEdge = false;
     let walked = 0;
     // Where no prediction can be made (or afforded) and no size has failed yet, the next trial
     // is the one refine would make: a doubling. Then predicting is tried again.
@@ -241,9 +245,12 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         // the fixed part dominates), and two close points give no slope under measurement
         // noise. So the second trial goes as far as allowed: the ceiling either fits (the answer)
         // or brackets the edge with the widest span there is to take a slope on.
-        if (fit === null) {
+        const censoring = trials.some((t) => t.censored === true || t.censorsFailures === true);
+        if (fit === null || censoring) {
+          // Where failures are censored (the probe stops a trial at the budget), a failure at the
+          // ceiling tells only "the edge is below": a doubling gives a second measured point instead.
           if (await double()) continue;
-          break;
+          if (fit === null) break;
         }
         e = ceilingUnits;
         confirm = false;
@@ -253,7 +260,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         e = walk === 'up' ? Math.min(lastGood + step, high - 1) : Math.max(high - step, lastGood + 1);
         confirm = false;
         kind = 'walk';
-      } else if (streak >= 2 && firstBad !== undefined) {
+      } else if (streak >= 2 && firstBad !== undefined && !lastNearEdge) {
         // Regula falsi stalls on one side of a curved peak: one bisection step moves the other end.
         e = lastGood + Math.floor((high - lastGood) / 2);
         confirm = false;
@@ -274,9 +281,21 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         // doubling, whichever is larger — a closer second point gives no slope.
         const least = single ? 2 * lastGood : lastGood + 1;
         e = Math.min(high - 1, reach, Math.max(least, fit.edge));
+        // After a confirmation that did not close the edge, the edge is near: the model (refitted
+        // with two close points that carry measurement noise) may jump far; go no further than the walk would.
+        if (walk === 'up') e = Math.min(e, lastGood + 2 ** Math.min(walked + 1, 30));
+        else if (walk === 'down') e = Math.max(e, high - 2 ** Math.min(walked + 1, 30));
         // A first (proportional) guess is a new point, not an edge to confirm.
         confirm = !single;
         kind = 'predict';
+        if (firstBad !== undefined && fit.edge >= high && trials.find((t) => t.batchSize === high * multipleOf)?.censored === true && high - lastGood > 3) {
+          // The model puts the edge at or past a size that failed: it was just contradicted, and
+          // the failure (censored) adds no point to correct it. Trying high - 1 would repeat the
+          // same guess; a bisection step adds a point inside the bracket instead.
+          e = lastGood + Math.floor((high - lastGood) / 2);
+          confirm = false;
+          kind = 'bisect';
+        }
       }
       // Where confirming could exceed the bound, a single trial may still fit under it.
       if (confirm && !affordable(e, true) && affordable(e, false)) confirm = false;
@@ -290,6 +309,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       // A size whose peak came out far from the budget (or unmeasured) is not next to the edge:
       // predicting again, with this point, beats stepping to its neighbour.
       const peakAtE = trials.at(-1)!.censored === true ? undefined : trials.at(-1)!.peakBytes;
+      lastNearEdge = typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget;
       if (confirm && !(typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget)) confirm = false;
       if (kind === 'walk') {
         walked += 1;

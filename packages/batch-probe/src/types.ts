@@ -21,6 +21,12 @@ export interface ProbeOutcome {
    */
   censored?: boolean;
   /**
+   * The probe stops (or loses) a failing trial at the budget, so its failures are censored: the
+   * predictive search then takes a doubling for its second point rather than a trial at the
+   * ceiling, whose failure would say only "the edge is below".
+   */
+  censorsFailures?: boolean;
+  /**
    * Something that makes a fit doubtful (e.g. the trainer exited 0 but printed an out-of-memory
    * error): an answer that rests on such a trial is cached only as `capped`, never as `exact`.
    */
@@ -61,6 +67,8 @@ export interface TrialRecord {
   censored?: boolean;
   /** From the probe's outcome, when it gave one. */
   warning?: string;
+  /** From the probe's outcome, when it gave one. */
+  censorsFailures?: boolean;
   /** Wall time of the probe call, in milliseconds. */
   ms: number;
 }

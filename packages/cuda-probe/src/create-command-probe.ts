@@ -272,10 +272,12 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
   return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
     const batchSize = batchSizeArg(batchSizeInput);
     const first = await once(batchSize);
-    if (!('notMemory' in first)) return first;
+    // A failing command never reports what it would have needed (stopped at the budget, killed,
+    // out of memory): the search is told so up front.
+    if (!('notMemory' in first)) return { ...first, censorsFailures: true };
     // Killed, with no sign of memory: once more, then stop. A flaky trainer never shrinks the answer.
     const second = await once(batchSize);
-    if (!('notMemory' in second)) return { ...second, notes: [...(second.notes ?? []), `a first run was ${first.notMemory.replace(/^command "[^"]*" for batch_size=\d+ was /, '')}; retried`] };
+    if (!('notMemory' in second)) return { ...second, censorsFailures: true, notes: [...(second.notes ?? []), `a first run was ${first.notMemory.replace(/^command "[^"]*" for batch_size=\d+ was /, '')}; retried`] };
     const [file] = substituteBatchSize(argv, batchSize) as [string, ...string[]];
     throw new ProbeChildError(`${what(file)} for batch_size=${batchSize} was killed by signal ${second.signalNumber} (not memory), twice: no memory-cgroup oom_kill, no rise of /proc/vmstat oom_kill, and a peak under 90 % of the budget and of the free memory. Something else kills the trainer; soup will not read that as "does not fit".`, {
       batchSize,
