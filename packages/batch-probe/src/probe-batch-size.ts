@@ -213,6 +213,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     // Whether the last prediction measured a peak within NEAR_EDGE of the budget: the model is
     // tracking the edge, so a run of moves on one side is not a stall.
     let lastNearEdge = false;
+    let censoredWalks = 0;
     let walked = 0;
     // Where no prediction can be made (or afforded) and no size has failed yet, the next trial
     // is the one refine would make: a doubling. Then predicting is tried again.
@@ -300,6 +301,21 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       // Where confirming could exceed the bound, a single trial may still fit under it.
       if (confirm && !affordable(e, true) && affordable(e, false)) confirm = false;
       if (!affordable(e, confirm)) {
+        // With censored failures and the edge just confirmed to lie above (b* and b* + 1 fit), a
+        // doubling would fail far above the edge and leave a wide bracket: a short walk up
+        // (steps 1, 2, 4) finds the failure next to the edge instead. At most three such steps.
+        const censoring = trials.some((t) => t.censored === true || t.censorsFailures === true);
+        if (censoring && walk === 'up' && firstBad === undefined && censoredWalks < 3) {
+          censoredWalks += 1;
+          const step = lastGood + 2 ** Math.min(walked, 30);
+          walked += 1;
+          if (await fitsAt(Math.min(step, ceilingUnits), 'predict')) lastGood = Math.min(step, ceilingUnits);
+          else {
+            failed(Math.min(step, ceilingUnits));
+            walk = null;
+          }
+          continue;
+        }
         if (await double()) continue;
         break;
       }
