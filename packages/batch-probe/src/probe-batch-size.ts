@@ -284,8 +284,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         e = Math.min(high - 1, reach, Math.max(least, fit.edge));
         // After a confirmation that did not close the edge, the edge is near: the model (refitted
         // with two close points that carry measurement noise) may jump far; go no further than the walk would.
-        if (walk === 'up') e = Math.min(e, lastGood + 2 ** Math.min(walked + 1, 30));
-        else if (walk === 'down') e = Math.max(e, high - 2 ** Math.min(walked + 1, 30));
+        const censors = trials.some((t) => t.censored === true || t.censorsFailures === true);
+        if (censors && walk === 'up') e = Math.min(e, lastGood + 2 ** Math.min(walked + 1, 30));
+        else if (censors && walk === 'down') e = Math.max(e, high - 2 ** Math.min(walked + 1, 30));
         // A first (proportional) guess is a new point, not an edge to confirm.
         confirm = !single;
         kind = 'predict';
