@@ -42,6 +42,9 @@ export interface ChildRun {
   timedOut: boolean;
   aborted: boolean;
   wallMs: number;
+  /** Epoch ms when the child was spawned, and when it closed (for a breakdown of where a trial's time went). */
+  spawnedAt?: number;
+  closedAt?: number;
   /** Largest VmHWM read while sampling, null when not sampled (or never readable). */
   sampledPeakRssBytes: number | null;
   /** The child was killed because a sample exceeded `killAboveRssBytes`. */
@@ -84,6 +87,7 @@ function installExitHook(): void {
 export function runChild(opts: RunChildOptions): Promise<ChildRun> {
   const max = opts.maxOutputChars ?? 1 << 20;
   const t0 = performance.now();
+  const spawnedAt = performance.timeOrigin + t0;
   installExitHook();
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) {
@@ -182,6 +186,8 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         timedOut,
         aborted,
         wallMs: performance.now() - t0,
+        spawnedAt,
+        closedAt: performance.timeOrigin + performance.now(),
         sampledPeakRssBytes: sampledPeak,
         killedAboveRss,
       });

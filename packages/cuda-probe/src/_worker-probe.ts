@@ -199,7 +199,20 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     };
     const result = asResult(run);
     if (result?.ok && run.exitCode === 0 && !run.timedOut && !run.aborted) {
-      return judgeSuccess({ device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null }, batchSize, result, run.wallMs, limit);
+      const out = judgeSuccess({ device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null }, batchSize, result, run.wallMs, limit);
+      const m = result.marks;
+      if (m && run.spawnedAt !== undefined && run.closedAt !== undefined) {
+        const r1 = (x: number) => Math.round(x);
+        out.phasesMs = {
+          spawn: r1(m.processStart - run.spawnedAt),
+          moduleLoad: r1(m.main - m.processStart),
+          runtime: r1(m.runtime - m.main),
+          session: r1(m.sent - m.runtime - result.stepMs),
+          step: r1(result.stepMs),
+          exit: r1(run.closedAt - m.sent),
+        };
+      }
+      return out;
     }
     const message =
       result && !result.ok ? result.error.message : (run.resultError ?? (run.exitCode === 0 ? 'the child exited without reporting a result' : undefined));

@@ -97,6 +97,7 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
   const ort: Ort = await import('onnxruntime-node').catch((err: unknown) => {
     throw new Error(`onnxruntime-node is not installed (an optional peer dependency of @soup/cuda-probe): npm install onnxruntime-node@1.30.0`, { cause: err });
   });
+  runtimeAt = epoch();
   const work = job.work;
   if (work.kind === 'segmented-step') {
     const { prepareSegmentedStep } = await import('./_train-step-runner');
@@ -119,14 +120,20 @@ async function gpuReading(job: WorkerJob): Promise<Reading> {
   return r.ok ? r.value : { why: r.why };
 }
 
+const epoch = (): number => performance.timeOrigin + performance.now();
+const mainAt = epoch();
+let runtimeAt = 0;
+
 async function main(): Promise<number> {
   const job = JSON.parse(readFileSync(0, 'utf8')) as WorkerJob;
+  const jobAt = epoch();
   let phase: WorkerFailure['phase'] = 'setup';
   try {
     const measureGpu = job.device === 'cuda' && job.mode === 'step';
     // The device before this process loads anything: the baseline of the device-level delta.
     const gpuStart = measureGpu ? await gpuReading(job) : null;
     const runner = await prepare(job);
+    const readyAt = epoch();
     const gpuPre = measureGpu ? await gpuReading(job) : null;
     const budget = job.budgetBytes !== null ? { bytes: job.budgetBytes, source: 'given' as const } : reachableMemory();
     const peakReset = resetPeakRss();
@@ -173,6 +180,7 @@ async function main(): Promise<number> {
       cuda,
       notes: runner.notes,
       ...(runner.prepared ? { prepared: runner.prepared } : {}),
+      marks: { processStart: performance.timeOrigin, main: mainAt, jobRead: jobAt, runtime: runtimeAt || jobAt, ready: readyAt, sent: epoch() },
     };
     send(result);
     return 0;

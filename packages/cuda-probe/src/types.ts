@@ -40,6 +40,13 @@ export interface ProbeTrialOutcome extends ProbeOutcome {
   stepMs?: number;
   /** `ms - stepMs`: spawn + runtime import + session create + batch build + exit. */
   overheadMs?: number;
+  /**
+   * Where the trial's time went (ms): `spawn` (spawn until the child process started: fork/exec,
+   * prlimit), `moduleLoad` (node boot and the worker's modules), `runtime` (reading the job and
+   * importing onnxruntime-node), `session` (session creation and the synthetic batch), `step`,
+   * `exit` (result sent until the parent saw the child close). Worker probes only.
+   */
+  phasesMs?: { spawn: number; moduleLoad: number; runtime: number; session: number; step: number; exit: number };
   /** One-off cost of measuring the child's baseline, reported on the trial that paid it. */
   calibrationMs?: number;
   /** The catalogue entry that matched, when the trial failed with an out-of-memory message. */
