@@ -27,6 +27,13 @@ export interface RunChildOptions {
   maxOutputChars?: number;
   /** Called once with the child's pid (its process group id) right after it is spawned. */
   onSpawn?: (pid: number) => void;
+  /**
+   * A warm spare: `input` is written at spawn but stdin stays open; the child is not waited for
+   * (it does not keep the parent alive) until the gate resolves with the rest of its input, which
+   * is then written and stdin closed. The timeout and `wallMs` count from that moment. A gate that
+   * resolves `null` drops the spare (its group is killed).
+   */
+  gate?: Promise<string | null>;
 }
 
 export interface ChildRun {
@@ -86,8 +93,8 @@ function installExitHook(): void {
 
 export function runChild(opts: RunChildOptions): Promise<ChildRun> {
   const max = opts.maxOutputChars ?? 1 << 20;
-  const t0 = performance.now();
-  const spawnedAt = performance.timeOrigin + t0;
+  let t0 = performance.now();
+  let spawnedAt = performance.timeOrigin + t0;
   installExitHook();
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) {
@@ -118,7 +125,12 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
       fd3?.on('error', () => {});
     }
     child.stdin?.on('error', () => {}); // a child that exits without reading stdin is not our error
-    child.stdin?.end(opts.input ?? '');
+    const handles = [child.stdin, child.stdout, child.stderr, child.stdio[3]] as Array<{ unref?: () => void; ref?: () => void } | null | undefined>;
+    if (opts.gate) {
+      child.stdin?.write(opts.input ?? '');
+      child.unref();
+      for (const h of handles) h?.unref?.();
+    } else child.stdin?.end(opts.input ?? '');
 
     let timedOut = false;
     let aborted = false;
@@ -133,19 +145,43 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         killGroup(pid);
       }
     };
-    const poller = opts.peakRssPollMs ? setInterval(sample, opts.peakRssPollMs) : undefined;
-    if (opts.peakRssPollMs) sample();
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(pid);
-    }, opts.timeoutMs);
+    let poller: ReturnType<typeof setInterval> | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let closed = false;
+    const arm = (): void => {
+      poller = opts.peakRssPollMs ? setInterval(sample, opts.peakRssPollMs) : undefined;
+      if (opts.peakRssPollMs) sample();
+      timer = setTimeout(() => {
+        timedOut = true;
+        killGroup(pid);
+      }, opts.timeoutMs);
+    };
+    if (opts.gate) {
+      opts.gate.then(
+        (rest) => {
+          if (closed) return;
+          if (rest === null) {
+            killGroup(pid);
+            return;
+          }
+          child.ref();
+          for (const h of handles) h?.ref?.();
+          t0 = performance.now();
+          spawnedAt = performance.timeOrigin + t0;
+          arm();
+          child.stdin?.end(rest);
+        },
+        () => killGroup(pid),
+      );
+    } else arm();
     const onAbort = (): void => {
       aborted = true;
       killGroup(pid);
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     const cleanup = (): void => {
-      clearTimeout(timer);
+      closed = true;
+      if (timer) clearTimeout(timer);
       if (poller) clearInterval(poller);
       opts.signal?.removeEventListener('abort', onAbort);
       if (pid !== undefined) live.delete(pid);
