@@ -100,7 +100,9 @@ function showStderrTail(ctx: CommandContext, err: unknown): void {
   const tail = (err as { stderrTail?: unknown } | null)?.stderrTail;
   if (typeof tail !== 'string' || tail.trim() === '') return;
   const lines = tail.replace(/\s+$/, '').split('\n').slice(-STDERR_LINES);
-  ctx.stderr.write(`--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's stderr ---\n${lines.join('\n')}\n---\n`);
+  // The tail comes from stdout when the trainer wrote nothing on stderr: say which.
+  const stream = (err as { tailSource?: unknown }).tailSource === 'stdout' ? 'stdout' : 'stderr';
+  ctx.stderr.write(`--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's ${stream} ---\n${lines.join('\n')}\n---\n`);
 }
 
 /** A human line for one trial: size, verdict, peak vs budget, time. */
