@@ -31,7 +31,7 @@ const helper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 5000)'], { d
 const used = b * 100;
 const gpus = idle.gpus.map((row, i) => i === onGpu ? row.replace(/, \\d+$/, ', ' + Math.max(0, free0 - used)) : row);
 put({ gpus, apps: [process.pid + ', ' + uuid + ', ' + used / 2, helper.pid + ', ' + uuid + ', ' + used / 2] });
-setTimeout(() => { put(idle); helper.kill('SIGKILL'); process.exit(0); }, 900);
+setTimeout(() => { put(idle); helper.kill('SIGKILL'); process.exit(0); }, 2500);
 `,
   );
   return path;
