@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { Launch } from './_launch';
 import { readProcStatus } from './_proc';
+import { treePids } from './_tree-pids';
 
 export interface RunChildOptions {
   launch: Launch;
@@ -52,6 +53,8 @@ export interface ChildRun {
   /** Epoch ms when the child was spawned, and when it closed (for a breakdown of where a trial's time went). */
   spawnedAt?: number;
   closedAt?: number;
+  /** The child's pid and the pids seen in its process tree while sampling (for the kernel log's OOM records). */
+  treePids?: Set<number>;
   /** Largest VmHWM read while sampling, null when not sampled (or never readable). */
   sampledPeakRssBytes: number | null;
   /** The child was killed because a sample exceeded `killAboveRssBytes`. */
@@ -136,8 +139,11 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
     let aborted = false;
     let sampledPeak: number | null = null;
     let killedAboveRss = false;
+    const seenPids = new Set<number>(pid !== undefined ? [pid] : []);
+    let samplesTaken = 0;
     const sample = (): void => {
       if (pid === undefined) return;
+      if (samplesTaken++ % 5 === 0) for (const p of treePids(pid)) seenPids.add(p);
       const st = readProcStatus(pid);
       if (st && (sampledPeak === null || st.vmHwmBytes > sampledPeak)) sampledPeak = st.vmHwmBytes;
       if (!killedAboveRss && opts.killAboveRssBytes !== undefined && sampledPeak !== null && sampledPeak > opts.killAboveRssBytes) {
@@ -225,6 +231,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         spawnedAt,
         closedAt: performance.timeOrigin + performance.now(),
         sampledPeakRssBytes: sampledPeak,
+        treePids: seenPids,
         killedAboveRss,
       });
     });

@@ -1,8 +1,8 @@
 // GPU memory of an external command, sampled with nvidia-smi while it runs: per process (every
 // pid of its process group) where the driver lists them with a figure, else the device's
 // used-memory delta from before the command started (the probe owns the GPU while it runs).
-import { readdirSync, readFileSync } from 'node:fs';
 import { formatBytes } from './_format';
+import { treePids } from './_tree-pids';
 import { fullThresholdBytes, type GpuVerdict } from './_gpu-measure';
 import { queryComputeApps, queryGpus, visibleGpu, type GpuInfo } from './_nvidia-smi';
 
@@ -24,44 +24,6 @@ export interface GpuSampler {
   attach(pid: number): void;
   /** Stops sampling and judges what was seen. */
   stop(): Promise<SamplerVerdict & { samples: number }>;
-}
-
-/**
- * The trial's whole process tree (Linux /proc): `root`, every process of its process group, and
- * every descendant of those (by parent pid), also one that started its own process group or
- * session (a launcher's workers, a data loader's daemon).
- */
-export function treePids(root: number): Set<number> {
-  const out = new Set<number>([root]);
-  let names: string[] = [];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  const parent = new Map<number, number>();
-  for (const n of names) {
-    if (!/^\d+$/.test(n)) continue;
-    try {
-      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const pid = Number(n);
-      parent.set(pid, Number(fields[1]));
-      if (Number(fields[2]) === root) out.add(pid);
-    } catch {
-      // gone
-    }
-  }
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, ppid] of parent) {
-      if (!out.has(pid) && out.has(ppid)) {
-        out.add(pid);
-        grew = true;
-      }
-    }
-  }
-  return out;
 }
 
 /** Reads the device once (before the command starts), then samples while it runs. */

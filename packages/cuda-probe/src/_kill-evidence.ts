@@ -3,7 +3,9 @@
 // oom_kill, the system's /proc/vmstat oom_kill counter rose while it ran, or its measured peak
 // reached 90 % of the budget or of the memory that was free when it started. Anything else
 // (a trainer that kills itself, a supervisor, `kill -9`) is "killed by signal N (not memory)".
-import { readFileSync } from 'node:fs';
+// Where /dev/kmsg is readable, a vmstat rise counts only when the kernel log names one of the
+// trial's own processes (other jobs on a shared machine get OOM-killed too).
+import { closeSync, constants as fsConstants, openSync, readFileSync, readSync } from 'node:fs';
 import { memoryCgroupSupport, readMemoryCgroupCounters } from './_memory-cgroup';
 
 /** What is read before a trial starts, to compare with after it. */
@@ -26,6 +28,39 @@ function vmstatOomKills(): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Pids the kernel's OOM killer named in its log (`/dev/kmsg`: "Killed process N", "oom-kill:…pid=N"),
+ * or null when the log cannot be read (then a rise of /proc/vmstat oom_kill is taken as it is).
+ */
+export function oomKilledPidsInKernelLog(): Set<number> | null {
+  let fd: number;
+  try {
+    fd = openSync('/dev/kmsg', fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  const out = new Set<number>();
+  const buf = Buffer.alloc(8192);
+  try {
+    for (let i = 0; i < 100_000; i++) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, buf.length, null);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EPIPE') continue; // records overwritten while reading: go on
+        break; // EAGAIN: the end of the log
+      }
+      const rec = buf.toString('utf8', 0, n);
+      const killed = /Killed process (\d+)/.exec(rec) ?? (/oom-kill:.*[,\s]pid=(\d+)/.exec(rec));
+      if (killed) out.add(Number(killed[1]));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return out;
 }
 
 function memAvailable(): number | null {
@@ -70,7 +105,10 @@ export function killEvidenceBaseline(cgroup?: { dir: string; version: 1 | 2 }): 
  * @param budgetBytes the budget it was judged against, when there was one
  * @param freeBytes the memory free when the trial started (GPU free memory for GPU trials); defaults to the host's MemAvailable in the baseline
  */
-export function oomKillEvidence(base: KillEvidenceBaseline, m: { peakBytes: number | null; budgetBytes: number | null; freeBytes?: number | null }): string | null {
+export function oomKillEvidence(
+  base: KillEvidenceBaseline,
+  m: { peakBytes: number | null; budgetBytes: number | null; freeBytes?: number | null; /** The trial's processes (leader and those seen in its tree). */ pids?: ReadonlySet<number> },
+): string | null {
   if (base.cgroupDir !== null && base.cgroupVersion !== null && base.cgroupOomKills !== null) {
     try {
       const after = readMemoryCgroupCounters(base.cgroupDir, base.cgroupVersion).oomKills;
@@ -81,7 +119,14 @@ export function oomKillEvidence(base: KillEvidenceBaseline, m: { peakBytes: numb
   }
   if (base.vmstatOomKills !== null) {
     const after = vmstatOomKills();
-    if (after !== null && after > base.vmstatOomKills) return `the kernel's OOM killer ran during the trial (/proc/vmstat oom_kill ${base.vmstatOomKills} → ${after})`;
+    if (after !== null && after > base.vmstatOomKills) {
+      // On a shared machine the OOM killer may have killed someone else's process: where the
+      // kernel log is readable, one of the trial's own processes must be the one it named.
+      const named = m.pids && m.pids.size > 0 ? oomKilledPidsInKernelLog() : null;
+      const ours = named === null ? null : [...(m.pids ?? [])].find((p) => named.has(p));
+      if (named === null) return `the kernel's OOM killer ran during the trial (/proc/vmstat oom_kill ${base.vmstatOomKills} → ${after})`;
+      if (ours !== undefined) return `the kernel's OOM killer killed its process ${ours} (/proc/vmstat oom_kill ${base.vmstatOomKills} → ${after}, named in the kernel log)`;
+    }
   }
   const peak = m.peakBytes;
   if (peak !== null && m.budgetBytes !== null && peak >= OOM_PEAK_FRACTION * m.budgetBytes) {

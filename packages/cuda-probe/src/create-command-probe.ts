@@ -242,6 +242,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
           peakBytes: seen ? (seen.peakBytes ?? null) : run.sampledPeakRssBytes,
           budgetBytes: seen ? gpuBudget : budgetBytes,
           ...(seen ? { freeBytes: seen.freeBeforeBytes ?? null } : {}),
+          ...(run.treePids ? { pids: run.treePids } : {}),
         }) ?? (seen?.deviceFull ? 'the GPU had almost nothing free' : null)
       : null;
     const verdict = judgeFailure(run, {
