@@ -2,7 +2,7 @@ import { useTempDir } from '@soup/test-utils';
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createCheckpointWatcher, globToRegExp, stepOfName } from './_watch-checkpoints';
+import { createCheckpointWatcher, globToRegExp, stepOfName } from './watch-checkpoints';
 
 function folder(root: string, name: string, files: Record<string, string>, mtimeS?: number): string {
   const dir = join(root, name);
