@@ -40,6 +40,13 @@ export function sameProcessAlive(pid: number | null, start: string | null): bool
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  // A zombie (exited, not yet reaped: its parent died first and nobody waits for it) is no longer running.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) return false;
+  } catch {
+    // no /proc: kill(0) is all there is
+  }
   if (start === null) return true;
   const now = processStart(pid);
   return now === null || now === start;
