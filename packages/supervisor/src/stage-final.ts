@@ -64,7 +64,13 @@ function refuseWithoutWeights(dir: string, what: string): void {
 }
 
 /** Picks and stages the final folder; throws SupervisorUsageError (field `final`) when it holds no weights. */
-export function stageFinal(p: { outputDir: string; finalDir: string | null; newest: WatchedCheckpoint | null }): StagedFinal {
+export function stageFinal(p: {
+  outputDir: string;
+  finalDir: string | null;
+  newest: WatchedCheckpoint | null;
+  /** Top-level names that are checkpoints (file checkpoints are not the finished model's files). @default none */
+  isCheckpoint?: (name: string) => boolean;
+}): StagedFinal {
   if (p.finalDir !== null) {
     let ok = false;
     try {
@@ -79,7 +85,7 @@ export function stageFinal(p: { outputDir: string; finalDir: string | null; newe
   let files: string[] = [];
   try {
     files = readdirSync(p.outputDir, { withFileTypes: true })
-      .filter((e) => e.isFile() && !e.name.startsWith('.'))
+      .filter((e) => e.isFile() && !e.name.startsWith('.') && !(p.isCheckpoint?.(e.name) ?? false))
       .map((e) => e.name);
   } catch {
     files = [];

@@ -11,7 +11,7 @@ import { FILE_CHECKPOINT_RECORD, resumeSupervised, type SupervisedResume } from 
 import { describeIdentityChange, identityOf, readRunRecord, supervisedFingerprint, writeRunRecord, type RunRecord } from './run-identity';
 import { stageFinal } from './stage-final';
 import { expandArgv, placeholdersIn, startTrainer, trainerEnv, trainerErrorLine, type TrainerExit } from './trainer-child';
-import { createCheckpointWatcher, signatureOf, type WatchedCheckpoint } from './watch-checkpoints';
+import { createCheckpointWatcher, globToRegExp, signatureOf, type WatchedCheckpoint } from './watch-checkpoints';
 
 /** Signals the trainer may be stopped with. */
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGUSR1', 'SIGUSR2', 'SIGHUP', 'SIGQUIT'];
@@ -436,7 +436,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome> 
       say(`soup: segment saved (${reason}): ${where}; run the same command again to continue`);
       return { outcome: 'segment-saved', run: runId, step: pointerStep, stopReason: reason, trainerExit: 0, trainerKilled: false, horizon: { step: verdict.step, horizon: verdict.horizon } };
     }
-    const fin = stageFinal({ outputDir: o.outputDir, finalDir: o.finalDir ?? null, newest });
+    const glob = globToRegExp(o.checkpointGlob ?? 'checkpoint-*');
+    const fin = stageFinal({ outputDir: o.outputDir, finalDir: o.finalDir ?? null, newest, isCheckpoint: (n) => glob.test(n) });
     try {
       const step = Math.max(pushedStep ?? -1, resumedStep, fin.step ?? -1, verdict.step ?? -1, 0);
       const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote });
