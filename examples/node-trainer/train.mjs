@@ -65,12 +65,54 @@ process.on('SIGTERM', () => {
 
 const spec = defineGptSpec({ vocabSize: 256, seqLen, dModel, nHeads: 2, nLayers });
 const options = { spec, text: TEXT, batchSize, totalSteps: maxSteps, lr: 3e-3, warmupSteps: 2, seed, intraOpNumThreads: 1, evalFraction: 0.1 };
-/** A file checkpoint: the three checkpoint files in one JSON container. */
+/** A file checkpoint is a zip archive (stored, no compression) of the three checkpoint files, as torch.save writes a zip. */
+const CRC = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+const crc32 = (b) => {
+  let c = 0xffffffff;
+  for (const x of b) c = CRC[(c ^ x) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+};
+export function zipFiles(files) {
+  const parts = [];
+  const central = [];
+  let at = 0;
+  for (const [name, data] of files) {
+    const n = Buffer.from(name);
+    const h = Buffer.alloc(30);
+    h.writeUInt32LE(0x04034b50, 0); h.writeUInt16LE(20, 4); h.writeUInt32LE(crc32(data), 14);
+    h.writeUInt32LE(data.length, 18); h.writeUInt32LE(data.length, 22); h.writeUInt16LE(n.length, 26);
+    const c = Buffer.alloc(46);
+    c.writeUInt32LE(0x02014b50, 0); c.writeUInt16LE(20, 4); c.writeUInt16LE(20, 6); c.writeUInt32LE(crc32(data), 16);
+    c.writeUInt32LE(data.length, 20); c.writeUInt32LE(data.length, 24); c.writeUInt16LE(n.length, 28); c.writeUInt32LE(at, 42);
+    parts.push(h, n, data);
+    central.push(c, n);
+    at += 30 + n.length + data.length;
+  }
+  const cd = Buffer.concat(central);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(files.length, 8); end.writeUInt16LE(files.length, 10);
+  end.writeUInt32LE(cd.length, 12); end.writeUInt32LE(at, 16);
+  return Buffer.concat([...parts, cd, end]);
+}
+export function unzipFiles(buf) {
+  const out = new Map();
+  for (let at = 0; buf.readUInt32LE(at) === 0x04034b50; ) {
+    const size = buf.readUInt32LE(at + 18), nameLen = buf.readUInt16LE(at + 26), extra = buf.readUInt16LE(at + 28);
+    const name = buf.subarray(at + 30, at + 30 + nameLen).toString();
+    const start = at + 30 + nameLen + extra;
+    out.set(name, buf.subarray(start, start + size));
+    at = start + size;
+  }
+  return out;
+}
 function unpackFile(file) {
   const dir = join(outputDir, `.unpacked-${process.pid}`);
   mkdirSync(dir, { recursive: true });
-  const box = JSON.parse(readFileSync(file, 'utf8'));
-  for (const [name, b64] of Object.entries(box.files)) writeFileSync(join(dir, name), Buffer.from(b64, 'base64'));
+  for (const [name, data] of unzipFiles(readFileSync(file))) writeFileSync(join(dir, name), data);
   return dir;
 }
 const resumeIsFile = resumeFrom !== '' && statSync(resumeFrom).isFile();
@@ -86,9 +128,10 @@ function saveCheckpoint(step) {
   const staging = join(outputDir, `.staging-${process.pid}`);
   trainer.saveCheckpoint(staging);
   if (checkpointFormat === 'file') {
-    const files = Object.fromEntries(['model.safetensors', 'optimizer.safetensors', 'trainer_state.json'].map((f) => [f, readFileSync(join(staging, f)).toString('base64')]));
+    const files = ['model.safetensors', 'optimizer.safetensors', 'trainer_state.json'].map((f) => [f, readFileSync(join(staging, f))]);
     const file = join(outputDir, `epoch=0-step=${step}.ckpt`);
-    writeFileSync(file, JSON.stringify({ files }));
+    writeFileSync(file, zipFiles(files)); // in place, as Lightning writes
+
     rmSync(staging, { recursive: true, force: true });
     process.stdout.write(`trainer: saved ${file}\n`);
     afterSave(step);

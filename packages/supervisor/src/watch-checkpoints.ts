@@ -1,6 +1,7 @@
 // Watching a trainer's output folder for checkpoints, and deciding when one is complete and this run's.
 import { readdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+import { isWholeZip } from './whole-zip';
 
 /** Options of {@link createCheckpointWatcher}. */
 export interface CheckpointWatcherOptions {
@@ -49,7 +50,8 @@ export interface CheckpointWatcher {
    * The newest complete checkpoint of this run as of the last scan. A folder with its marker file is
    * complete once unchanged for `settleMs` as of `asOfMs`, or once an entry with a higher step exists,
    * or once the trainer exited by itself (`trainerExited`). Without a marker (a file checkpoint, or
-   * `completeFile: ''`) only settling counts, measured at `asOfMs`: a trainer's exit proves nothing.
+   * `completeFile: ''`) only settling counts, measured at `asOfMs`: a trainer's exit proves nothing, except
+   * for a file checkpoint that is a whole zip archive (torch.save, Lightning), see {@link isWholeZip}.
    */
   newestComplete(p: { asOfMs: number; trainerExited: boolean }): { checkpoint: WatchedCheckpoint; reason: CompleteReason } | null;
 }
@@ -186,6 +188,9 @@ export function createCheckpointWatcher(opts: CheckpointWatcherOptions): Checkpo
           if (settled) return { checkpoint: c, reason: 'settled' };
         } else if (settled) {
           return { checkpoint: c, reason: 'settled' };
+        } else if (trainerExited && c.kind === 'file' && isWholeZip(c.path)) {
+          // torch.save / Lightning: a zip whose end record is in place was written to its end.
+          return { checkpoint: c, reason: 'trainer-exited' };
         }
       }
       return null;
