@@ -58,6 +58,9 @@ async function twoSessions(p: { argv: string[]; env: NodeJS.ProcessEnv; cwd: str
   expect(await p.modelSha(join(cwd, 'store', 'final', 'epoch=0-step=60.ckpt'))).toBe(refSha);
 }
 
+const missing = await torchMissing();
+if (missing) process.stdout.write(`run.files.test.ts: PyTorch twin skipped: ${missing} (Debian: apt-get install -y python3-torch, or set PYTHON)\n`);
+
 describe('[slow] soup run with file checkpoints (Lightning layout)', { timeout: 400_000 }, () => {
   it('Node twin: session 1 pushes epoch=0-step=N.ckpt, session 2 resumes from the file on an empty disk, final bit-identical', async () => {
     const cwd = useTempDir('soup-run-files-');
@@ -65,8 +68,6 @@ describe('[slow] soup run with file checkpoints (Lightning layout)', { timeout: 
     await twoSessions({ argv, cwd, env: soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '80' }), firstLimit: '4s', modelSha: nodeModelSha });
   });
 
-  const missing = await torchMissing();
-  if (missing) process.stdout.write(`run.files.test.ts: PyTorch twin skipped: ${missing} (Debian: apt-get install -y python3-torch, or set PYTHON)\n`);
   it.skipIf(missing !== null)('PyTorch twin: torch.save .ckpt files, two sessions, final weights bit-identical', async () => {
     const cwd = useTempDir('soup-run-files-torch-');
     const argv = [PYTHON, TORCH_TRAINER, '--output_dir', '{output_dir}', '--per_device_train_batch_size', '8', '--max_steps', '{max_steps}', '--save_steps', '10', '--checkpoint_format', 'file', '--resume_from_checkpoint', '{resume_from}'];
