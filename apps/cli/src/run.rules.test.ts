@@ -168,10 +168,14 @@ describe('[slow] soup run: no orphans (case 5)', { timeout: 240_000 }, () => {
 
   it('soup SIGKILLed: the trainer stops within seconds; a second soup refuses while an earlier trainer lives', async () => {
     const cwd = useTempDir('soup-run-orphan-');
-    const { child, output } = await soupRunUntil(cwd, OPTIONS, ARGV, soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '60' }), /trainer: fresh start/);
+    // A trainer that survives its stdout going away (EPIPE ignored, as under nohup or a logger): only soup can end it.
+    const quiet = [process.execPath, '-e', "process.stdout.on('error', () => {}); setInterval(() => console.log('trainer: tick'), 200)", '{output_dir}'];
+    const { child, output } = await soupRunUntil(cwd, ['--repo', 'file://store', '--output-dir', 'out'], quiet, soupEnv(cwd), /trainer: tick/);
     const pid = trainerPid(output);
     child.kill('SIGKILL');
-    expect(await waitGone(pid, 10_000)).toBe(true);
+    const gone = await waitGone(pid, 10_000);
+    if (!gone) process.kill(pid, 'SIGKILL'); // leave no orphan behind, even when the test fails
+    expect(gone).toBe(true);
 
     // The lock names a live process as the earlier trainer: a second supervisor is refused, naming it.
     const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
