@@ -93,7 +93,8 @@ describe('checkpoint watcher', () => {
     expect(w.newestComplete({ asOfMs: Date.now(), trainerExited: false })).toMatchObject({ checkpoint: { step: 7 } });
     // A leftover the trainer rewrites becomes this run's.
     writeFileSync(join(root, 'checkpoint-500', 'model.safetensors'), 'new');
-    w.scan(Date.now() + 2000);
-    expect(w.newestComplete({ asOfMs: Date.now() + 2000, trainerExited: false })).toMatchObject({ checkpoint: { step: 500 } });
+    const t = Date.now() + 2000;
+    w.scan(t);
+    expect(w.newestComplete({ asOfMs: t + 1000, trainerExited: false })).toMatchObject({ checkpoint: { step: 500 }, reason: 'settled' });
   });
 });
