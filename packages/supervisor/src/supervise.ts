@@ -73,11 +73,13 @@ export interface SuperviseOptions {
   pushNice?: number;
   /** Turns a resume refusal into the caller's error (e.g. one that explains what changed). */
   refusal?: (err: unknown, run: string) => Promise<never>;
+  /** Every line worth telling a person (warnings with `level: 'warn'`). @default none */
   onEvent?: (e: SuperviseEvent) => void;
+  /** The trainer's stdout. @default dropped */
   onStdout?: (chunk: string) => void;
+  /** The trainer's stderr (its last lines also name a failure). @default dropped */
   onStderr?: (chunk: string) => void;
-  /** Whether trainer output goes to onStdout. */
-  /** @default Date.now at call */
+  /** When the session started (`timeLimitMs` counts from it). @default Date.now() at the call */
   startedAtMs?: number;
 }
 
