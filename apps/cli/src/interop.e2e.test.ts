@@ -1,6 +1,6 @@
 // A run's outputs as others read them, through the real bin: one run id everywhere, HF log_history,
 // final/ as a GPT-2 that PyTorch loads from config.json alone, the loss curve (terminal, SVG rendered
-// by headless Chromium), `soup ckpt push` without --step, `soup init -o`, `soup plan` refusing first.
+// by headless Chromium), `soup ckpt push` without --step, `soup init -c`, `soup plan` refusing first.
 import { runNode, runProcess, useTempDir } from '@soup/test-utils';
 import { sequentialBatches } from '@soup/onnx-train';
 import { spawnSync } from 'node:child_process';
@@ -185,18 +185,18 @@ describe('[slow] soup ckpt push, init, plan', { timeout: 120_000 }, () => {
     expect(bare.stderr).toBe('soup: bare has no trainer_state.json with a global_step: pass --step N\n');
   });
 
-  it('soup init -o other.yaml works in a folder that already has data/; --force never overwrites the training text', async () => {
+  it('soup init -c other.yaml works in a folder that already has data/; --force never overwrites the training text', async () => {
     const dir = useTempDir();
     mkdirSync(join(dir, 'data'));
     writeFileSync(join(dir, 'data', 'train.txt'), 'my own training text\n'.repeat(100));
-    const r = await soup(['init', '-o', 'other.yaml', '--json'], dir);
+    const r = await soup(['init', '-c', 'other.yaml', '--json'], dir);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ ok: true, template: 'tiny', files: ['other.yaml', join('data', 'val.txt')], kept: [join('data', 'train.txt')] });
     expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));
-    const again = await soup(['init', '-o', 'other.yaml'], dir);
+    const again = await soup(['init', '-c', 'other.yaml'], dir);
     expect(again.code).toBe(EXIT_CODES.usage);
     writeFileSync(join(dir, 'data', 'val.txt'), 'my own validation text\n');
-    const forced = await soup(['init', '-o', 'other.yaml', '--force', '--template', 'small'], dir);
+    const forced = await soup(['init', '-c', 'other.yaml', '--force', '--template', 'small'], dir);
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stdout).toContain('kept data/train.txt, data/val.txt: already there (soup never overwrites training text)');
     expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));

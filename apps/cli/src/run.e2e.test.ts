@@ -50,7 +50,7 @@ describe('[slow] soup run with a Node trainer (two sessions, Hub store)', { time
 
     const s3 = await soupRun(cwd, [...options, '--json'], argv, env);
     expect(s3.code, s3.stderr).toBe(0);
-    expect(JSON.parse(s3.stdout)).toMatchObject({ ok: true, outcome: 'complete', step: 120, path_in_repo: 'final', launched: false });
+    expect(JSON.parse(s3.stdout)).toMatchObject({ ok: true, status: 'complete', exit_code: 0, final_step: 120, final_pushed: false, trainer: null });
     expect(s3.stderr).toMatch(/is complete: .* final\/ holds step 120; nothing to launch/);
     expect(s3.stderr).not.toContain('launched trainer');
   });

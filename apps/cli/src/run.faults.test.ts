@@ -141,7 +141,7 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     const r = await soupRun(cwd, [...OPTIONS, '--json'], ARGV, env);
     expect(r.code).toBe(7);
     expect(r.stderr).toMatch(/soup: the trainer failed with exit code 7: ValueError: simulated failure at step 25; .*no final pushed/);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, outcome: 'trainer-failed', exit_code: 7, trainer_error: 'ValueError: simulated failure at step 25' });
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, status: 'failed', exit_code: 7, trainer: { exit_code: 7, error: 'ValueError: simulated failure at step 25' } });
     expect(existsSync(join(cwd, 'store', 'final'))).toBe(false);
     expect(pointerOf(join(cwd, 'store'))?.terminal ?? false).toBe(false);
     expect(Math.max(-1, ...storeSteps(cwd))).toBeLessThanOrEqual(20);

@@ -113,7 +113,7 @@ const progressSteps = (stderr: string): number[] => [...stderr.matchAll(/^train:
 /** Session 2: wipe the disk, resume from the store, run to the horizon; returns the final weights' sha256. */
 async function resume(cwd: string, repo: string, fromStep: number | null, extra: string[] = [], horizon = HORIZON, run = referenceRun): Promise<string> {
   rmSync(join(cwd, 'out'), { recursive: true, force: true });
-  const r = await soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--resume', 'auto', ...extra], cwd).exited;
+  const r = await soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--resume', 'auto', ...extra], cwd).exited;
   expect(r.code, r.stderr).toBe(0);
   if (fromStep === null) expect(r.stdout).toContain('fresh run');
   else expect(r.stdout).toContain(`resuming from ckpt/checkpoint-${fromStep} at step ${fromStep}`);
@@ -128,7 +128,7 @@ beforeAll(async () => {
   cleanups.push(ref.cleanup);
   const cwd = ref.dir;
   writeFileSync(join(cwd, 'soup.yaml'), configText());
-  const r = await soup(['train', '-c', 'soup.yaml', '--hub-repo', 'e2e/reference', '--output', 'out'], cwd).exited;
+  const r = await soup(['train', '-c', 'soup.yaml', '--repo', 'e2e/reference', '--output-dir', 'out'], cwd).exited;
   if (r.code !== 0) throw new Error(`reference run failed (${r.code}):\n${r.stderr}`);
   referenceSha = sha(join(cwd, 'out', 'final', 'model.safetensors'));
   referenceRun = runJson(r.stdout).run;
@@ -144,7 +144,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     writeFileSync(join(cwd, 'soup.yaml'), configText());
     const repo = 'e2e/sigterm';
     const k = 3 + Math.floor(Math.random() * 4); // 3..6 of 10
-    const s = soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--push-every-steps', '4'], cwd);
+    const s = soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '4'], cwd);
     await s.waitFor('stderr', new RegExp(`^train: ([${k}-9]|10)/${HORIZON} \\(`, 'm'));
     const seenAtSignal = Math.max(...progressSteps(s.out.stderr));
     s.child.kill('SIGTERM');
@@ -153,7 +153,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
 
     // Which step was saved: the one running when the signal arrived (or the last one completed).
     const rj = runJson(r.stdout);
-    const saved = rj.final_step;
+    const saved = rj.final_step!;
     expect(saved, `k=${k}`).toBeGreaterThanOrEqual(seenAtSignal);
     expect(saved).toBeLessThan(HORIZON);
     expect(rj).toMatchObject({ status: 'segment', segment_stop: true, val_skipped: true, final_pushed: false, tokens_consumed: saved * BATCH * MAX_LENGTH });
@@ -183,17 +183,17 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     const horizon = 30;
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), configText('', horizon));
-    const ref = await soup(['train', '-c', 'soup.yaml', '--hub-repo', 'e2e/time-limit-reference', '--output', 'ref'], cwd).exited;
+    const ref = await soup(['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-reference', '--output-dir', 'ref'], cwd).exited;
     expect(ref.code, ref.stderr).toBe(0);
     const refSha = sha(join(cwd, 'ref', 'final', 'model.safetensors'));
     const run = runJson(ref.stdout).run;
 
     writeFileSync(join(cwd, 'soup.yaml'), configText('  time_limit: 3s\n', horizon));
     const repo = 'e2e/time-limit';
-    const r = await soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--push-every-steps', '100'], cwd).exited;
+    const r = await soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '100'], cwd).exited;
     expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
     const rj = runJson(r.stdout);
-    const saved = rj.final_step;
+    const saved = rj.final_step!;
     expect(rj.run).toBe(run); // time_limit is not part of the run fingerprint
     expect(saved).toBeLessThan(horizon);
     expect(rj.session_end).toMatchObject({ reason: 'time-limit' });
@@ -212,7 +212,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     expect(await resume(cwd, repo, saved > 0 ? saved : null, ['--time-limit', '1h'], horizon, run)).toBe(refSha);
     console.info(`--time-limit 3s: session ended after ${rj.session_end!.after_s} s at step ${saved} of ${horizon}; resumed run bit-identical`);
 
-    const bad = await soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--time-limit', '8 hours'], cwd).exited;
+    const bad = await soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--time-limit', '8 hours'], cwd).exited;
     expect(bad.code).toBe(EXIT_CODES.usage);
     expect(bad.stderr).toBe('soup: --time-limit "8 hours" is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds\n');
   });
@@ -222,7 +222,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     writeFileSync(join(cwd, 'soup.yaml'), configText());
     const repo = 'e2e/second-signal';
     // No push before the session end (push every 100 steps), so the only push is the session end's.
-    const s = soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--push-every-steps', '100'], cwd);
+    const s = soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '100'], cwd);
     await s.waitFor('stderr', new RegExp(`^train: [3-9]/${HORIZON} \\(`, 'm'));
     // Every commit is refused with 429 "retry in 30 s": the session-end push hangs in its retry wait.
     server.setFaults({ commit429: { count: 1000, retryAfterS: 30 } });

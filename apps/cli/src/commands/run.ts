@@ -15,6 +15,9 @@ import { createCheckpointWatcher } from '../_watch-checkpoints';
 import { ResumeRefusedError, UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import { formatDuration } from '../progress';
+import { KEEP_REMOTE_DEFAULT } from '../_options';
+import { emptyResult, printResult, type RunResult, type SegmentReason } from '../_result';
+import { defaultStoreDir } from './train';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGUSR1', 'SIGUSR2', 'SIGHUP', 'SIGQUIT'] as const;
 
@@ -47,7 +50,16 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   // 1. Identity and stale guard.
   const identity = identityOf(argv, (opts.fingerprint as string[] | undefined) ?? [], ctx.cwd);
   const fingerprint = supervisedFingerprint(identity);
-  const repo = String(opts.repo);
+  // The default store sits beside the output folder, as in soup train: `rm -rf <output-dir>` keeps the checkpoints.
+  const repo = (opts.repo as string | undefined) ?? `file://${defaultStoreDir(outputDir)}`;
+  const keepRemote = (opts.keepRemote as number | undefined) ?? KEEP_REMOTE_DEFAULT;
+  const result = (status: RunResult['status'], exitCode: number, extra: Partial<RunResult>): RunResult => ({
+    ...emptyResult({ run: runId, store: store.description, status, exit_code: exitCode, elapsedMs: Date.now() - t0 }),
+    ...(batchSizeKnown !== null ? { batch_size: batchSizeKnown, batch_source: batchSourceKnown } : {}),
+    ...extra,
+  });
+  let batchSizeKnown: number | null = null;
+  let batchSourceKnown: string | null = null;
   const store = openCheckpointStore({ ctx, repo, repoType: (opts.repoType as 'model' | 'dataset' | undefined) ?? 'model', needsWrite: true });
   const storeName = store.kind === 'dir' ? `directory ${show(repo.replace(/^file:\/\//, ''))}` : store.description;
   const force = opts.resume === 'force';
@@ -77,7 +89,11 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
 
   // 2. Resume.
   let resumed: Awaited<ReturnType<typeof resumeSupervised>>;
-  try {
+  if (opts.resume === 'never' && ((await store.readFile({ path: 'latest.json' })) !== null || (await store.list({ prefix: 'ckpt' })).length > 0)) {
+    throw new UsageError(`${storeName} already holds checkpoints; --resume never would overwrite them: pass another --repo, or --resume auto`);
+  }
+  if (opts.resume === 'never') resumed = { outcome: 'fresh' };
+  else try {
     resumed = await resumeSupervised({ store, run: runId, outputDir, ctx });
   } catch (err) {
     if (err instanceof StaleRunError && force) {
@@ -90,7 +106,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   }
   if (resumed.outcome === 'complete') {
     ctx.say(`run ${runId} is complete: ${storeName} ${resumed.pathInRepo}/ holds step ${resumed.step}; nothing to launch`);
-    ctx.emit({ ok: true, outcome: 'complete', run: runId, step: resumed.step, path_in_repo: resumed.pathInRepo, launched: false });
+    printResult(ctx, result('complete', EXIT_CODES.ok, { start_step: resumed.step, final_step: resumed.step, final_pushed: false }));
     return EXIT_CODES.ok;
   }
 
@@ -105,6 +121,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
       ctx.warn(`--batch-size ${batchSize} differs from the ${record.batch_size} this run started with: the resumed run will not match an uninterrupted one`);
     }
     if (batchSize === null) batchSize = await probeBatch(opts, ctx);
+    batchSizeKnown = batchSize;
+    batchSourceKnown = batchOpt !== 'auto' ? 'flag' : record?.batch_size != null && batchSize === record.batch_size ? 'checkpoint' : 'probe';
   }
   if (record === null || (batchSize !== null && record.batch_size === null)) {
     record = { format: 'soup-run/1', run: runId, identity, accepted: record?.accepted ?? [], batch_size: batchSize };
@@ -115,12 +133,17 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   const resumeFrom = resumed.outcome === 'resume' ? resumed.dir : null;
   const placeholders = { batchSize, outputDir, resumeFrom };
   const childArgv = expandArgv(argv, placeholders);
+  const startStep = resumed.outcome === 'resume' ? resumed.step : 0;
+  const pushedSteps: number[] = [];
   const queue = createPushQueue({
     store,
     run: runId,
     afterStep: resumed.outcome === 'resume' ? resumed.step : -1,
-    keepRemote: (opts.keepRemote as number | undefined) ?? 3,
-    onPushed: (r) => ctx.say(`soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${formatDuration(r.timings.totalMs)}`),
+    keepRemote,
+    onPushed: (r) => {
+      pushedSteps.push(r.step);
+      ctx.say(`soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${formatDuration(r.timings.totalMs)}`);
+    },
     onError: (err, job) => ctx.warn(`push of step ${job.step} failed: ${(err as Error).message}`),
     onPhase: (e) => {
       if (e.phase === 'hash') ctx.say(`soup: pushing ${e.pathInRepo} (step ${e.step})…`);
@@ -193,6 +216,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   }
   const killAt = Date.now();
   const stoppedEarly = stopReason !== null;
+  const segmentReason: SegmentReason = stopReason === null ? 'signal' : stopReason === 'signal' ? 'signal' : stopReason.startsWith('the trainer got') ? 'external-signal' : 'time-limit';
   const exitedItself = end.code !== null && !end.killed;
 
   // 5. The end.
@@ -203,7 +227,15 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     const why = trainerErrorLine(end.stderrTail);
     const saved = queue.pushedStep >= 0 ? `the store still points at step ${queue.pushedStep}` : 'no checkpoint was pushed';
     ctx.stderr.write(`soup: the trainer failed with ${end.code !== null ? `exit code ${end.code}` : `signal ${end.signal}`}${why ? `: ${why}` : ''}; ${saved}; no final pushed\n`);
-    ctx.emit({ ok: false, outcome: 'trainer-failed', run: runId, exit_code: code, trainer_error: why, pushed_step: queue.pushedStep >= 0 ? queue.pushedStep : null });
+    printResult(
+      ctx,
+      result('failed', code, {
+        start_step: startStep,
+        final_step: queue.pushedStep >= 0 ? queue.pushedStep : null,
+        pushed_steps: [...pushedSteps],
+        trainer: { exit_code: end.code, signal: end.signal, killed: end.killed, error: why },
+      }),
+    );
     return code;
   }
 
@@ -222,7 +254,16 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   if (stoppedEarly) {
     const where = pushedStep >= 0 ? `step ${pushedStep} is saved in ${storeName}` : 'no complete checkpoint yet: the next session starts from the beginning';
     ctx.say(`soup: segment saved (${stopReason}): ${where}; run the same command again to continue`);
-    ctx.emit({ ok: true, outcome: 'segment-saved', run: runId, step: pushedStep >= 0 ? pushedStep : null, stop_reason: stopReason, trainer_exit: end.code, trainer_killed: end.killed });
+    printResult(
+      ctx,
+      result('segment', EXIT_CODES.segmentSaved, {
+        start_step: startStep,
+        final_step: pushedStep >= 0 ? pushedStep : null,
+        pushed_steps: [...pushedSteps],
+        session_end: { reason: segmentReason, after_s: Math.round((killAt - t0) / 100) / 10, saved_step: pushedStep > (startStep ?? -1) ? pushedStep : null },
+        trainer: { exit_code: end.code, signal: end.signal, killed: end.killed, error: null },
+      }),
+    );
     return EXIT_CODES.segmentSaved;
   }
 
@@ -230,9 +271,18 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   const fin = stageFinal({ outputDir, finalDir: opts.final === undefined ? null : resolve(ctx.cwd, String(opts.final)), newest: watcher.newestComplete({ asOfMs: killAt, trainerExited: true })?.checkpoint ?? null });
   try {
     const step = Math.max(pushedStep, fin.step ?? -1, 0);
-    const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote: (opts.keepRemote as number | undefined) ?? 3 });
+    const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote });
     ctx.say(`soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`);
-    ctx.emit({ ok: true, outcome: 'complete', run: runId, step, path_in_repo: res.pathInRepo, launched: true });
+    printResult(
+      ctx,
+      result('finished', EXIT_CODES.ok, {
+        start_step: startStep,
+        final_step: step,
+        pushed_steps: [...pushedSteps],
+        final_pushed: true,
+        trainer: { exit_code: end.code, signal: end.signal, killed: end.killed, error: null },
+      }),
+    );
   } finally {
     fin.cleanup();
   }
