@@ -88,7 +88,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const trainSha256 = sha256File(config.data.trainPath);
   const valSha256 = config.data.valPath ? sha256File(config.data.valPath) : null;
   const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
-  ctx.say(`run ${runId}: ${config.base}, ${horizon} steps, checkpoints every ${pushEvery} to ${storeName}`);
+  ctx.say(`run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? "" : "s"}, checkpoints every ${pushEvery} to ${storeName}`);
 
   // Where this session starts: pullResume picks, verifies and pulls (walking back past a checkpoint that
   // fails to verify or pull with --resume fallback) and repairs the pointer this session will move anyway.
