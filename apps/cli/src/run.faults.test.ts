@@ -34,6 +34,10 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     const ref = await referenceRun(useTempDir('soup-run-kill-ref-'), argv, 4);
     const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '30' });
     const { child, output } = await soupRunUntil(cwd, OPTIONS, argv, env, /pushing ckpt\/checkpoint-20 /);
+    // Freeze soup at once, then look at the store: the kill lands mid-push only if checkpoint-10 is the
+    // verified pointer and checkpoint-20's push (announced) has not moved it yet.
+    child.kill('SIGSTOP');
+    const frozen = pointerOf(join(cwd, 'store'));
     child.kill('SIGKILL');
     // The whole session dies with it, as a preempted VM or an ended notebook would.
     try {
@@ -41,13 +45,16 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     } catch {
       // already gone
     }
-    const after = pointerOf(join(cwd, 'store'));
-    expect([null, 10, 20]).toContain(after?.step ?? null);
+    expect(output).toMatch(/pushed ckpt\/checkpoint-10 \(step 10,/);
+    expect(frozen, 'the kill landed after the push of checkpoint-20 had moved the pointer').toMatchObject({ step: 10, path_in_repo: 'ckpt/checkpoint-10' });
+    expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 10 });
 
     const s2 = await soupRun(cwd, OPTIONS, argv, env);
     expect(s2.code, s2.stderr).toBe(0);
+    // Resumed, always: from checkpoint-10, or from checkpoint-20 when its upload had completed and verifies.
     const resumed = /pulled ckpt\/checkpoint-(\d+) \(step \d+, \d+ files, every sha256 checked\)/.exec(s2.stdout);
-    if (after !== null || storeSteps(cwd).length > 0) expect(resumed, s2.stdout).not.toBeNull();
+    expect(resumed, s2.stdout).not.toBeNull();
+    expect([10, 20]).toContain(Number(resumed![1]));
     expect(s2.stdout).toMatch(/run complete: pushed final\//);
     expect(sha256File(join(cwd, 'store', 'final', 'model.safetensors'))).toBe(ref);
   });

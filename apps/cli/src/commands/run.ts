@@ -3,6 +3,7 @@ import { createCommandProbe, deviceIdentity } from '@soup/cuda-probe';
 import { readdirSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { relative, resolve } from 'node:path';
+import { noFitAdvice } from '../_advice';
 import { resolveBatch } from '../_batch';
 import type { CommandContext } from '../_context';
 import { explainRefusal } from '../_refusal';
@@ -337,7 +338,8 @@ async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext): P
     budgetBytes: budgetBytes ?? null,
     refresh: opts.refresh === true,
     saveExceptionsOnly: opts.cacheExceptionsOnly === true,
-    predict: true,
+    predict: opts.predict !== false,
+    advice: noFitAdvice({ mode: 'exec', device: identity.device === 'cuda' ? 'cuda' : 'cpu', budgetBytes: budgetBytes ?? null, budgetFrom: budgetBytes !== undefined ? 'flag' : null, maxLength: (opts.maxLength as number | undefined) ?? 512 }),
     key: {
       base: (opts.base as string | undefined) ?? `exec:${command}`,
       maxLength: (opts.maxLength as number | undefined) ?? 512,
