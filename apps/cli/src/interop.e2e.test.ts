@@ -76,7 +76,13 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     const history = state.log_history as Array<Record<string, number>>;
     const train = history.filter((e) => 'loss' in e);
     expect(train.map((e) => e.step)).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
-    for (const e of train) expect(e).toEqual({ step: expect.any(Number), loss: expect.any(Number), learning_rate: expect.any(Number), grad_norm: expect.any(Number) });
+    for (const e of train) {
+      expect(Object.keys(e).sort()).toEqual(['grad_norm', 'learning_rate', 'loss', 'step']);
+      // Real numbers: expect.any(Number) would accept NaN.
+      expect(Number.isFinite(e.loss) && e.loss! > 0, `loss at step ${e.step}: ${e.loss}`).toBe(true);
+      expect(Number.isFinite(e.grad_norm) && e.grad_norm! > 0, `grad_norm at step ${e.step}: ${e.grad_norm}`).toBe(true);
+      expect(Number.isFinite(e.learning_rate) && e.learning_rate! >= 0, `learning_rate at step ${e.step}: ${e.learning_rate}`).toBe(true);
+    }
     expect(train[0]!.loss).toBeCloseTo(rj.initial_loss!, 6);
     expect(train.at(-1)!.loss).toBeCloseTo(rj.final_loss!, 6);
     expect(history.filter((e) => 'eval_loss' in e)).toEqual([{ step: STEPS, eval_loss: rj.val_loss }]);

@@ -4,7 +4,7 @@
 // run says "complete" and launches nothing.
 import { startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
@@ -72,11 +72,17 @@ describe('[slow] soup run --batch-size auto', { timeout: 300_000 }, () => {
     const record = JSON.parse(readFileSync(join(cwd, 'store', 'soup_run.json'), 'utf8')) as Record<string, unknown>;
     expect(record).toMatchObject({ format: 'soup-run/1', batch_size: 4, identity: { argv } });
 
-    const s2 = await soupRun(cwd, [...options, '--time-limit', '2s'], argv, env);
+    // Session 2 on a "smaller device": the cache is gone and the ceiling is 3, so resolving the size
+    // again (cache or probe) could only answer 3. Keeping the run's own size answers 4.
+    rmSync(join(cwd, 'batch_cache.json'));
+    const smaller = options.map((o, i) => (options[i - 1] === '--ceiling' ? '3' : o));
+    const s2 = await soupRun(cwd, [...smaller, '--time-limit', '2s'], argv, env);
     expect(s2.code, s2.stderr).toBe(EXIT_CODES.segmentSaved);
     expect(s2.stdout).toContain("batch size 4 (chosen by this run's first session");
     expect(s2.stdout).not.toContain('probed on');
     expect(s2.stdout).toMatch(/trainer: resumed from .* batch 4, 80 steps/);
+    expect(existsSync(join(cwd, 'batch_cache.json'))).toBe(false); // nothing probed, nothing cached
+    expect(JSON.parse(s2.stdout.split('\n').find((l) => l.startsWith('RUN_JSON '))!.slice(9))).toMatchObject({ status: 'segment', batch_size: 4, batch_source: 'checkpoint', exit_code: 75 });
   });
 });
 
