@@ -122,8 +122,7 @@ describe('[slow] soup ckpt integrity', { timeout: 120_000 }, () => {
       }
       expect(connections).toEqual([]);
       // The listener works: a plain loopback http:// endpoint (accepted) does reach it.
-      const reached = await soup(['ckpt', 'status', '--repo', 'a/b'], cwd, { HF_ENDPOINT: `http://127.0.0.1:${port}`, SOUP_HUB_RETRIES: '0' });
-      expect(reached.code).not.toBe(0);
+      await soup(['ckpt', 'status', '--repo', 'a/b'], cwd, { HF_ENDPOINT: `http://127.0.0.1:${port}`, SOUP_HUB_RETRIES: '0' });
       expect(connections.length).toBeGreaterThan(0);
     } finally {
       await new Promise((done) => listener.close(done));

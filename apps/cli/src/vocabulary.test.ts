@@ -2,7 +2,8 @@
 // command; old spellings still work, hidden from --help, each with a one-line deprecation notice.
 import { useTempDir } from '@soup/test-utils';
 import type { Command, Option } from 'commander';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { assetPath } from './_assets';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, main } from './index';
@@ -68,5 +69,13 @@ describe('one CLI vocabulary', () => {
       'warning: --output is deprecated and goes away in the next minor release: use --output-dir',
       'warning: --resume fallback is deprecated and goes away in the next minor release: --resume auto now walks back past a corrupt checkpoint',
     ]);
+  });
+
+  it('the init templates name the real default store, <output>-ckpt', () => {
+    for (const t of ['tiny', 'small']) {
+      const text = readFileSync(assetPath(`templates/${t}.yaml`), 'utf8');
+      expect(text, t).toContain('default file://<output>-ckpt');
+      expect(text, t).not.toContain('<output>/hub');
+    }
   });
 });
