@@ -37,7 +37,7 @@ Exit codes:
   8    checkpoint files do not match their manifest
   9    device not available (e.g. no CUDA execution provider)
   10   training failed
-  75   session ended early (--time-limit, SIGTERM, SIGINT): the current step (soup train) or the
+  75   segment saved (--stop-after-steps, --time-limit, SIGTERM, SIGINT): the current step (soup train) or the
        newest complete checkpoint (soup run) was saved and pushed; run the same command again to continue
   130  interrupted (a second signal quits at once)
 
