@@ -91,7 +91,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   ctx.say(`run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? "" : "s"}, checkpoints every ${pushEvery} to ${storeName}`);
 
   // Where this session starts: pullResume picks, verifies and pulls (walking back past a checkpoint that
-  // fails to verify or pull with --resume fallback) and repairs the pointer this session will move anyway.
+  // fails to verify or pull, as --resume auto does everywhere) and repairs the pointer this session will move anyway.
   let outcome: PullResumeResult;
   const resumeParent = join(config.output, 'resume');
   if (opts.resume === 'never') {
