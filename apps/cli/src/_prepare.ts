@@ -1,6 +1,7 @@
 // The device, tier, budget and batch size of a soup.yaml run: shared by `soup plan` and `soup train`.
 import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
 import { moduleNames, type GptSpec } from '@soup/onnx-train';
+import { noFitAdvice } from './_advice';
 import { resolveBatch, trialLine, type TrialView } from './_batch';
 import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
 import type { CommandContext } from './_context';
@@ -16,6 +17,10 @@ export interface PrepareRunOptions {
   noCache: boolean;
   /** Use this batch size (e.g. the one a resumed run recorded) instead of resolving one. */
   batchSize?: number;
+  /** Predictive search (the default in every command); false: plain bisection (--no-predict). @default true */
+  predict?: boolean;
+  /** Where training.memory_budget came from, for the "nothing fits" advice. @default 'config' when set */
+  budgetFrom?: 'flag' | 'config' | null;
   /** Measure one step at the chosen size when nothing was measured yet (soup plan). */
   measure?: boolean;
 }
@@ -39,6 +44,13 @@ export interface PreparedRun {
   trials: TrialView[];
   /** The step measured at the chosen batch size and recompute set, when one was. */
   measured: TrialView | null;
+  /**
+   * exact: a larger size was tried and failed; capped: the answer is the ceiling of the search (a larger size
+   * may fit too, it was not tried); null: not searched (config, static, checkpoint) or unknown (a cache entry without provenance).
+   */
+  bound: 'exact' | 'capped' | 'unproven' | null;
+  /** The largest size the search could try (4 × start), when it searched. */
+  ceiling: number | null;
 }
 
 /** Resolves device, tier and batch size, probing (each trial shown) when the config says auto. */
@@ -73,6 +85,8 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   let cacheKey: string | null = null;
   let trials: TrialView[] = [];
   let measured: TrialView | null = null;
+  let bound: PreparedRun['bound'] = null;
+  let ceiling: number | null = null;
   if (opts.batchSize !== undefined) {
     batchSize = opts.batchSize;
     batchSource = 'checkpoint';
@@ -99,13 +113,31 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
       budgetBytes,
       noCache: opts.noCache,
       strategy: config.training.autoBatchSizeStrategy,
+      predict: opts.predict ?? true,
+      advice: noFitAdvice({
+        mode: 'config',
+        device: identity.device === 'cuda' ? 'cuda' : 'cpu',
+        granularity: tier.granularity,
+        offloadTarget: offload?.target ?? null,
+        budgetBytes,
+        budgetFrom: opts.budgetFrom ?? (budgetBytes !== null ? 'config' : null),
+        maxLength: config.data.maxLength,
+      }),
     });
     batchSize = r.batchSize;
     batchSource = r.source;
     cacheKey = r.cacheKey;
     trials = r.trials;
+    ceiling = config.training.staticBatchSize * 4;
+    if (r.source === 'cache') bound = r.provenance?.bound ?? null;
+    else bound = r.trials.some((t) => t.batch_size > r.batchSize && t.result !== 'fit') ? 'exact' : r.batchSize >= ceiling ? 'capped' : 'unproven';
     if (tier.granularity !== 'budget') measured = r.chosen;
-    ctx.say(r.source === 'cache' ? `batch size ${batchSize} (cached, key ${r.cacheKey})` : `batch size ${batchSize} (probed in ${r.trials.length} trials, cached as ${r.cacheKey})`);
+    const capped = bound === 'capped' ? `; capped: ${batchSize} is the ceiling of the search (4 × start), a larger size was not tried` : '';
+    ctx.say(
+      r.source === 'cache'
+        ? `batch size ${batchSize} (cached, key ${r.cacheKey}${capped})`
+        : `batch size ${batchSize} (probed in ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${r.saved ? `, cached as ${r.cacheKey}` : ', not cached'}${capped})`,
+    );
   }
   let budgetTier: BudgetTierPlan | null = null;
   if (tier.granularity === 'budget') {
@@ -135,5 +167,5 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     };
     ctx.say(`measured one step:${trialLine(measured, ctx).replace(/^ +/, ' ')}`);
   }
-  return { identity, spec, tier, offload, budgetTier, budgetBytes, batchSize, batchSource, cacheKey, trials, measured };
+  return { identity, spec, tier, offload, budgetTier, budgetBytes, batchSize, batchSource, cacheKey, trials, measured, bound, ceiling };
 }

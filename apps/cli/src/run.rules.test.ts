@@ -42,7 +42,7 @@ describe('[slow] soup run: a complete run needs its horizon (case 1)', { timeout
     const r = await soupRun(cwd, [...OPTIONS, '--json'], ARGV, soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '20', SOUP_EXAMPLE_FAULT: 'stop-at:23' }));
     expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
     expect(r.stderr).toContain('the trainer exited 0 at step 23, before its horizon of 60 steps');
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, outcome: 'segment-saved', step: 23, reached_step: 23, horizon: 60 });
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, status: 'segment', exit_code: 75, final_step: 23, horizon: 60, session_end: { reason: 'before-horizon' } });
     expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 23, terminal: false });
     expect(existsSync(join(cwd, 'store', 'final'))).toBe(false);
     // The next session continues from 23 and ends the run.
@@ -205,7 +205,7 @@ describe('[slow] soup run: exit with what was saved (case 6)', { timeout: 240_00
       const r = await soupRun(cwd, opts, ARGV, soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '30', SOUP_EXAMPLE_FAULT: fault }));
       expect(r.code).toBe(fault.startsWith('crash') ? 3 : 128 + 9);
       expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 20, terminal: false });
-      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, outcome: 'trainer-failed', pushed_step: 20 });
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, status: 'failed', final_step: 20 });
     });
   }
 });
@@ -257,14 +257,14 @@ describe('[slow] soup run: smaller items (case 8)', { timeout: 240_000 }, () => 
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, outcome: 'interrupted', error: { exit_code: 130 } });
   });
 
-  it('pushed_step is null when a failing session pushed nothing (not the step it resumed from)', async () => {
+  it('pushed_steps is empty when a failing session pushed nothing (not the step it resumed from)', async () => {
     const cwd = useTempDir('soup-run-pushed-step-');
     const s1 = await soupRun(cwd, [...OPTIONS, '--time-limit', '3s'], ARGV, soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '60' }));
     expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
     const saved = pointerOf(join(cwd, 'store'))!.step;
     const r = await soupRun(cwd, [...OPTIONS, '--json'], ARGV, soupEnv(cwd, { SOUP_EXAMPLE_FAULT: `exit:${saved + 1}:7` }));
     expect(r.code).toBe(7);
-    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'trainer-failed', pushed_step: null });
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'failed', pushed_steps: [], final_step: saved });
     expect(r.stderr).toContain(`nothing new was pushed; the store still points at step ${saved}`);
   });
 

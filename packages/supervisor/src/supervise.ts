@@ -42,8 +42,8 @@ export interface SuperviseOptions {
   signal: AbortSignal;
   /** Files whose sha256 join the run fingerprint. @default [] */
   fingerprintFiles?: string[];
-  /** `force` continues another command's run. @default 'auto' */
-  resume?: 'auto' | 'force';
+  /** `auto` resumes this run (walking back past a corrupt checkpoint); `never` refuses a store that holds checkpoints; `force` continues another command's run. @default 'auto' */
+  resume?: 'auto' | 'never' | 'force';
   /** A number, `auto` (the run's recorded size, else `probeBatchSize`), or null for none. @default null */
   batchSize?: number | 'auto' | null;
   /** Finds a batch size for `auto` when the run has none recorded. */
@@ -100,6 +100,18 @@ export type SuperviseOutcome =
   | { outcome: 'trainer-failed'; run: string; exitCode: number; trainerError: string | null; pushedStep: number | null; message: string }
   | { outcome: 'not-launched'; run: string };
 
+/** What every outcome also says about the session (for one result shape across commands). */
+export interface SessionFacts {
+  /** Step this session resumed from; null for a fresh start (or when it never got that far). */
+  startStep: number | null;
+  /** Steps this session pushed and pointed to, in order. */
+  pushedSteps: number[];
+  /** The `{batch_size}` the trainer got; null when the command has none. */
+  batchSize: number | null;
+  /** Where that size came from: the flag, this run's first session (soup_run.json), or a probe. */
+  batchSource: 'flag' | 'checkpoint' | 'probe' | null;
+}
+
 const q = (a: string): string => (/\s/.test(a) || a === '' ? JSON.stringify(a) : a);
 
 function fmt(ms: number): string {
@@ -121,7 +133,7 @@ class ChangedDuringPush extends Error {}
  * - complete run: exit 0, no signal seen, and the horizon reached when one is known (see {@link judgeHorizon});
  * - on any trainer exit the newest complete checkpoint newer than the pointer is pushed first.
  */
-export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome> {
+export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome & SessionFacts> {
   const t0 = o.startedAtMs ?? Date.now();
   const emit = (type: SuperviseEvent['type'], line: string, extra: Partial<SuperviseEvent> = {}): void =>
     o.onEvent?.({ type, level: type === 'warning' || type === 'push-failed' || type === 'leftovers' ? 'warn' : 'info', line, ...extra });
@@ -148,6 +160,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome> 
   const force = o.resume === 'force';
   let record = await readRunRecord(store);
   let runId = fingerprint;
+  if (o.resume === 'never' && ((await store.readFile({ path: 'latest.json' })) !== null || (await store.list({ prefix: 'ckpt' })).length > 0)) {
+    throw new SupervisorUsageError('resume', `${storeName} already holds checkpoints; --resume never would overwrite them: pass another --repo, or --resume auto`);
+  }
   if (record !== null) {
     if (record.run === fingerprint || record.accepted.includes(fingerprint)) runId = record.run;
     else if ((await store.readFile({ path: 'latest.json' })) === null && (await store.list({ prefix: 'ckpt' })).length === 0) {
@@ -174,8 +189,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome> 
     dir: o.outputDir,
     onStale: (old) => warn(`${show(join(o.outputDir, '.soup-run.lock'))}: an earlier soup run (pid ${old.pid}, started ${old.started_at}) ended without releasing it; taking it over`),
   });
+  const facts: SessionFacts = { startStep: null, pushedSteps: [], batchSize: null, batchSource: null };
   try {
-    return await supervised();
+    return { ...(await supervised()), ...facts };
   } finally {
     lock.release();
   }
@@ -193,6 +209,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome> 
       } else if (r.via === 'newer-verified') {
         say(`soup: ${r.pathInRepo} (step ${r.step}) was verified after latest.json last moved (step ${r.previousStep}): resuming from it`);
       }
+      facts.startStep = r.step;
       emit('resumed', `soup: pulled ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, every sha256 checked) into ${show(r.dir)} in ${Date.now() - t} ms`, { step: r.step });
       return r;
     };
@@ -230,6 +247,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome> 
         batchSize = await o.probeBatchSize();
       }
     }
+    facts.batchSize = batchSize;
+    facts.batchSource = batchOpt === null ? null : batchOpt !== 'auto' ? 'flag' : record?.batch_size != null && batchSize === record.batch_size ? 'checkpoint' : 'probe';
     if (record === null || (batchSize !== null && record.batch_size === null)) {
       const next: RunRecord = { format: 'soup-run/1', run: runId, identity, accepted: record?.accepted ?? [], batch_size: batchSize };
       record = next;
@@ -299,7 +318,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome> 
       run: runId,
       afterStep: resumedStep,
       keepRemote,
-      onPushed: (r) => emit('pushed', `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${fmt(r.timings.totalMs)}`, { step: r.step }),
+      onPushed: (r) => (facts.pushedSteps.push(r.step), emit('pushed', `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${fmt(r.timings.totalMs)}`, { step: r.step })),
       onError: (err, job) => {
         const e = err as Error;
         if (lastOffer?.step === job.step && !(e instanceof ChangedDuringPush)) lastOffer = null;

@@ -1,16 +1,20 @@
 import { supervise, STOP_SIGNALS, type SuperviseEvent } from '@soup/supervisor';
 import { createCommandProbe, deviceIdentity } from '@soup/cuda-probe';
 import { resolve } from 'node:path';
+import { noFitAdvice } from '../_advice';
 import { resolveBatch } from '../_batch';
 import type { CommandContext } from '../_context';
+import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { explainRefusal } from '../_refusal';
+import { emptyResult, printResult, type RunResult, type SegmentReason } from '../_result';
 import { openCheckpointStore } from '../_store';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
+import { defaultStoreDir } from './train';
 
 /**
  * `soup run [options] -- <trainer argv>`: a thin shell over @soup/supervisor's supervise(): flags in,
- * lines and one JSON result out, exit codes.
+ * lines and one result out (`RUN_JSON`, the shape soup train prints), exit codes.
  */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext, argv: string[]): Promise<number> {
   if (argv.length === 0) throw new UsageError('soup run needs the trainer command after --, e.g. soup run --repo file://ckpt -- python train.py --output_dir {output_dir}');
@@ -31,22 +35,24 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   if (batchOpt === 'auto' && opts.probe === undefined) throw new UsageError('--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch cache has no answer)');
   if (argv.some((a) => a.includes('{max_steps}')) && opts.horizon === undefined) throw new UsageError('the trainer command uses {max_steps}: pass --horizon N (the run\'s total steps)');
 
-  const repo = String(opts.repo);
+  const outputDir = resolve(ctx.cwd, String(opts.outputDir ?? 'output'));
+  // The default store sits beside the output folder, as in soup train: `rm -rf <output-dir>` keeps the checkpoints.
+  const repo = (opts.repo as string | undefined) ?? `file://${defaultStoreDir(outputDir)}`;
   const store = openCheckpointStore({ ctx, repo, repoType: (opts.repoType as 'model' | 'dataset' | undefined) ?? 'model', needsWrite: true });
   const storeName = store.kind === 'dir' ? `directory ${repo.replace(/^file:\/\//, '')}` : store.description;
   const human = ctx.json ? ctx.stderr : ctx.stdout;
   const onEvent = (e: SuperviseEvent): void => (e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line));
-  const result = await supervise({
+  const r = await supervise({
     argv,
     store,
     storeName,
-    outputDir: resolve(ctx.cwd, String(opts.outputDir ?? 'output')),
+    outputDir,
     outputDirGiven: opts.outputDir !== undefined,
     cwd: ctx.cwd,
     env: ctx.env,
     signal: ctx.signal,
     fingerprintFiles: (opts.fingerprint as string[] | undefined) ?? [],
-    resume: opts.resume === 'force' ? 'force' : 'auto',
+    resume: opts.resume === 'force' ? 'force' : opts.resume === 'never' ? 'never' : 'auto',
     batchSize: batchOpt === undefined ? null : batchOpt === 'auto' ? 'auto' : Number(batchOpt),
     probeBatchSize: () => probeBatch(opts, ctx),
     horizon: (opts.horizon as number | undefined) ?? null,
@@ -59,7 +65,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     timeLimitMs: (opts.timeLimit as number | undefined) ?? null,
     stopSignal,
     finalDir: opts.final === undefined ? null : resolve(ctx.cwd, String(opts.final)),
-    keepRemote: (opts.keepRemote as number | undefined) ?? 3,
+    keepRemote: (opts.keepRemote as number | undefined) ?? KEEP_REMOTE_DEFAULT,
     pushNice: (opts.pushNice as number | undefined) ?? 10,
     startedAtMs: t0,
     refusal: (err, run) => explainRefusal(err, { store, run, identity: null, fallbackFlag: '--resume force', repoFlag: '--repo' }),
@@ -67,31 +73,47 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     onStdout: (d) => void human.write(d),
     onStderr: (d) => void ctx.stderr.write(d),
   });
-  switch (result.outcome) {
+  const result = (status: RunResult['status'], exitCode: number, extra: Partial<RunResult>): RunResult => ({
+    ...emptyResult({ run: r.run, store: store.description, status, exit_code: exitCode, elapsedMs: Date.now() - t0 }),
+    start_step: r.startStep ?? 0,
+    pushed_steps: r.pushedSteps,
+    batch_size: r.batchSize,
+    batch_source: r.batchSource,
+    ...extra,
+  });
+  switch (r.outcome) {
     case 'complete':
-      ctx.emit({ ok: true, outcome: 'complete', run: result.run, step: result.step, path_in_repo: result.pathInRepo, launched: result.launched, evidence: result.evidence });
+      printResult(ctx, result(r.launched ? 'finished' : 'complete', EXIT_CODES.ok, { final_step: r.step, final_pushed: r.launched, ...(r.launched ? {} : { start_step: r.step }), trainer: r.launched ? { exit_code: 0, signal: null, killed: false, error: null } : null }));
       return EXIT_CODES.ok;
     case 'not-launched':
       ctx.stderr.write('soup: interrupted before the trainer started; nothing was launched\n');
-      ctx.emit({ ok: false, outcome: 'interrupted', run: result.run, launched: false });
+      printResult(ctx, result('failed', EXIT_CODES.interrupted, {}));
       return EXIT_CODES.interrupted;
     case 'segment-saved':
-      ctx.emit({
-        ok: true,
-        outcome: 'segment-saved',
-        run: result.run,
-        step: result.step,
-        stop_reason: result.stopReason,
-        trainer_exit: result.trainerExit,
-        trainer_killed: result.trainerKilled,
-        ...(result.horizon ? { reached_step: result.horizon.step, horizon: result.horizon.horizon } : {}),
-      });
+      printResult(
+        ctx,
+        result('segment', EXIT_CODES.segmentSaved, {
+          final_step: r.step,
+          horizon: r.horizon?.horizon ?? null,
+          session_end: { reason: segmentReason(r.stopReason), after_s: Math.round((Date.now() - t0) / 100) / 10, saved_step: r.pushedSteps.at(-1) ?? null },
+          trainer: { exit_code: r.trainerExit, signal: null, killed: r.trainerKilled, error: null },
+        }),
+      );
       return EXIT_CODES.segmentSaved;
     case 'trainer-failed':
-      ctx.stderr.write(`${result.message}\n`);
-      ctx.emit({ ok: false, outcome: 'trainer-failed', run: result.run, exit_code: result.exitCode, trainer_error: result.trainerError, pushed_step: result.pushedStep });
-      return result.exitCode;
+      ctx.stderr.write(`${r.message}\n`);
+      printResult(ctx, result('failed', r.exitCode, { final_step: r.pushedStep ?? (r.startStep ?? null), trainer: { exit_code: r.exitCode, signal: null, killed: false, error: r.trainerError } }));
+      return r.exitCode;
   }
+}
+
+/** The supervisor's stop reason as the result's one vocabulary. */
+function segmentReason(stopReason: string): SegmentReason {
+  if (stopReason.startsWith('time limit')) return 'time-limit';
+  if (stopReason.startsWith('the trainer got')) return 'external-signal';
+  if (stopReason.startsWith('the trainer exited 0')) return 'before-horizon';
+  const sig = /SIG(TERM|INT|HUP)/.exec(stopReason)?.[0] as SegmentReason | undefined;
+  return sig ?? 'signal';
 }
 
 async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext): Promise<number> {
@@ -120,7 +142,8 @@ async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext): P
     budgetBytes: budgetBytes ?? null,
     refresh: opts.refresh === true,
     saveExceptionsOnly: opts.cacheExceptionsOnly === true,
-    predict: true,
+    predict: opts.predict !== false,
+    advice: noFitAdvice({ mode: 'exec', device: identity.device === 'cuda' ? 'cuda' : 'cpu', budgetBytes: budgetBytes ?? null, budgetFrom: budgetBytes !== undefined ? 'flag' : null, maxLength: (opts.maxLength as number | undefined) ?? 512 }),
     key: {
       base: (opts.base as string | undefined) ?? `exec:${command}`,
       maxLength: (opts.maxLength as number | undefined) ?? 512,

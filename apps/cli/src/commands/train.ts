@@ -16,41 +16,12 @@ import { loadConfig } from '../load-config';
 import { formatDuration, type Progress } from '../progress';
 import { runFingerprint } from '../run-fingerprint';
 import { showLossPlot } from '../_show-plot';
+import { KEEP_REMOTE_DEFAULT } from '../_options';
+import { emptyResult, printResult, type RunResult } from '../_result';
 import type { SoupConfig } from '../validate-config';
 
-/** The machine line `soup train` ends with (`RUN_JSON {...}`), and its --json output. */
-export interface RunJson {
-  final_step: number;
-  segment_stop: boolean;
-  tokens_consumed: number;
-  final_loss: number | null;
-  val_loss: number | null;
-  val_skipped: boolean;
-  peak_rss_mb: number;
-  batch_size: number;
-  grad_ckpt: string | false;
-  /** `training.activation_offloading` as applied: `cpu` / `disk` (segmented execution) or null (fused step). */
-  offload: 'cpu' | 'disk' | null;
-  run: string;
-  /** `segment` also when the session ended early (see `session_end`). */
-  status: 'segment' | 'finished' | 'complete';
-  /**
-   * Set when SIGTERM / SIGINT / --time-limit ended the session before the horizon: why, when (seconds
-   * after the start), and the step saved and pushed by the session end (null when the store already
-   * held `final_step`). The process then exits 75.
-   */
-  session_end: { reason: SessionEnd['reason']; after_s: number; saved_step: number | null } | null;
-  start_step: number;
-  horizon: number;
-  initial_loss: number | null;
-  tokens_per_step: number;
-  pushed_steps: number[];
-  final_pushed: boolean;
-  store: string;
-  batch_source: string;
-  elapsed_s: number;
-  tokens_per_s: number | null;
-}
+/** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */
+export type RunJson = RunResult;
 
 const sha256File = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
 
@@ -76,7 +47,13 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const file = loaded.displayPath;
   const config: SoupConfig = structuredClone(loaded.config);
   if (opts.steps !== undefined) config.training.steps = Number(opts.steps);
-  if (opts.output !== undefined) config.output = resolve(ctx.cwd, String(opts.output));
+  if (opts.outputDir !== undefined) config.output = resolve(ctx.cwd, String(opts.outputDir));
+  const budgetFrom: 'flag' | 'config' | null = opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
+  if (opts.budget !== undefined) config.training.memoryBudgetBytes = Number(opts.budget);
+  if (opts.resume === 'force') {
+    throw new UsageError('--resume force: soup train cannot continue another run\'s checkpoints (its model or data differ, so the weights would not load or not mean the same); pass a new --repo for this run, or restore the old config to resume it');
+  }
+  const keepRemote = (opts.keepRemote as number | undefined) ?? config.hub.keepRemote ?? KEEP_REMOTE_DEFAULT;
   if (opts.device !== undefined) {
     const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
     config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
@@ -93,7 +70,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const stopAfterSteps = Number(opts.stopAfterSteps ?? 0);
   const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
   // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
-  const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
+  const repo = (opts.repo as string | undefined) ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
   let logLine: (line: string) => void = (line) => ctx.warn(line);
   const store = openCheckpointStore({
     ctx,
@@ -103,7 +80,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     endpoint: config.hub.endpoint,
     needsWrite: true,
     log: (line) => logLine(line),
-    flag: opts.hubRepo !== undefined ? '--hub-repo' : 'hub.repo',
+    flag: opts.repo !== undefined ? '--repo' : 'hub.repo',
   });
   const showPath = (p: string): string => relative(ctx.cwd, p) || '.';
   const storeName = store.kind === 'dir' ? `directory ${showPath(repo.replace(/^file:\/\//, ''))}` : store.description;
@@ -111,20 +88,21 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const trainSha256 = sha256File(config.data.trainPath);
   const valSha256 = config.data.valPath ? sha256File(config.data.valPath) : null;
   const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
-  ctx.say(`run ${runId}: ${config.base}, ${horizon} steps, checkpoints every ${pushEvery} to ${storeName}`);
+  ctx.say(`run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? "" : "s"}, checkpoints every ${pushEvery} to ${storeName}`);
 
   // Where this session starts: pullResume picks, verifies and pulls (walking back past a checkpoint that
-  // fails to verify or pull with --resume fallback) and repairs the pointer this session will move anyway.
+  // fails to verify or pull, as --resume auto does everywhere) and repairs the pointer this session will move anyway.
   let outcome: PullResumeResult;
   const resumeParent = join(config.output, 'resume');
   if (opts.resume === 'never') {
     outcome = { outcome: 'fresh', reason: 'no-checkpoint' };
     const raw = (await store.exists()) ? await store.readFile({ path: 'latest.json' }) : null;
     if (raw !== null) {
-      throw new UsageError(`${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --hub-repo, or --resume auto`);
+      throw new UsageError(`${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --repo, or --resume auto`);
     }
   } else {
-    const fallback = opts.resume === 'fallback';
+    // --resume auto walks back past a checkpoint that fails to verify or pull, as in soup run.
+    const fallback = true;
     const pullBar = ctx.progress({ label: 'resume', unit: 'file', summary: false });
     try {
       outcome = await pullResume({
@@ -142,7 +120,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       pullBar.done();
     } catch (err) {
       pullBar.fail();
-      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback', repoFlag: '--hub-repo', fallbackUsed: fallback });
+      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume auto', repoFlag: '--repo', fallbackUsed: fallback });
     }
   }
 
@@ -153,29 +131,20 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const r = record ? (JSON.parse(new TextDecoder().decode(record)) as Record<string, unknown>) : {};
     ctx.say(`run ${runId} is already complete: ${outcome.pathInRepo}/ holds step ${outcome.step}; nothing to do`);
     const json: RunJson = {
+      ...emptyResult({ run: runId, store: store.description, status: 'complete', exit_code: EXIT_CODES.ok, elapsedMs: Date.now() - t0 }),
+      start_step: outcome.step,
       final_step: outcome.step,
-      segment_stop: false,
+      horizon,
       tokens_consumed: Number(s.tokens_consumed ?? 0),
       final_loss: typeof s.last_loss === 'number' ? s.last_loss : null,
       val_loss: typeof r.val_loss === 'number' ? r.val_loss : null,
       val_skipped: false,
       peak_rss_mb: peakRssMb(),
       batch_size: Number(r.batch_size ?? 0),
+      batch_source: 'checkpoint',
       grad_ckpt: (r.grad_ckpt as string | false | undefined) ?? false,
       offload: config.training.activationOffloading,
-      run: runId,
-      status: 'complete',
-      start_step: outcome.step,
-      horizon,
-      initial_loss: null,
       tokens_per_step: Number(r.batch_size ?? 0) * config.data.maxLength,
-      pushed_steps: [],
-      final_pushed: false,
-      store: store.description,
-      batch_source: 'checkpoint',
-      elapsed_s: Math.round((Date.now() - t0) / 100) / 10,
-      tokens_per_s: null,
-      session_end: null,
     };
     finish(ctx, json);
     return;
@@ -203,6 +172,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     ctx,
     config,
     noCache: opts.cache === false,
+    predict: opts.predict !== false,
+    budgetFrom,
     ...(resumed?.batchSize ? { batchSize: resumed.batchSize } : {}),
   });
   const batchSize = prepared.batchSize;
@@ -245,6 +216,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   let initialLoss: number | null = null;
   let lastLoss: number | null = resumed?.lastLoss ?? null;
   let stepsRun = 0;
+  // Time inside training steps only: tokens_per_s is the training throughput, not the session's.
+  let trainMs = 0;
   const writeRecord = (dir: string, extra: Record<string, unknown> = {}): void => {
     writeFileSync(
       join(dir, 'soup_run.json'),
@@ -268,7 +241,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     while (trainer.state.step < plan.stopStep) {
       sessionEnd = await session.check();
       if (sessionEnd !== null) break;
+      const stepT0 = performance.now();
       const log = await trainer.step();
+      trainMs += performance.now() - stepT0;
       stepsRun += 1;
       if (!Number.isFinite(log.loss)) throw new TrainRunError(`the loss is ${log.loss} at step ${log.step}: lower training.lr or raise training.warmup_steps`);
       initialLoss ??= log.loss;
@@ -285,7 +260,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
           dir,
           run: runId,
           keepLocal: config.hub.keepLocal,
-          ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
+          keepRemote,
           onPhase: pushInfo(bar, log.step),
         });
         pushed.push(log.step);
@@ -328,7 +303,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
           dir,
           run: runId,
           keepLocal: config.hub.keepLocal,
-          ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
+          keepRemote,
           onPhase: (e) => pushBar.update(++phases, e.phase),
         });
         pushBar.fail();
@@ -340,7 +315,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       }
       ctx.say(`segment saved at step ${step}: run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
     } else if (plan.segmentStop) {
-      ctx.say(`segment boundary at step ${plan.stopStep}: validation skipped; the next session resumes from ${store.kind === 'dir' ? storeName : store.description} with the same command`);
+      ctx.say(`segment saved at step ${plan.stopStep} (--stop-after-steps): validation skipped; run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
     } else {
       if (config.data.valPath) {
         const tokens = new Uint8Array(readFileSync(config.data.valPath));
@@ -368,7 +343,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         step: trainer.state.step,
         dir: finalDir,
         run: runId,
-        ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
+        keepRemote,
         onPhase: (e) => finalBar.update(++phases, e.phase),
       });
       finalBar.fail();
@@ -380,40 +355,41 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     removeEmptyDir(ownScratch);
   }
   const state = trainer.state;
-  const elapsedS = (Date.now() - t0) / 1000;
   const segment = plan.segmentStop || sessionEnd !== null;
+  const exitCode = segment ? EXIT_CODES.segmentSaved : EXIT_CODES.ok;
   const json: RunJson = {
+    ...emptyResult({ run: runId, store: store.description, status: segment ? 'segment' : 'finished', exit_code: exitCode, elapsedMs: Date.now() - t0 }),
+    start_step: plan.startStep,
     final_step: state.step,
+    horizon,
     segment_stop: segment,
+    session_end:
+      sessionEnd !== null
+        ? { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep }
+        : plan.segmentStop
+          ? { reason: 'stop-after-steps', after_s: Math.round((Date.now() - t0) / 100) / 10, saved_step: pushed.includes(state.step) ? state.step : null }
+          : null,
+    pushed_steps: pushed,
+    final_pushed: finalPushed,
+    batch_size: batchSize,
+    batch_source: prepared.batchSource,
+    tokens_per_step: tokensPerStep,
     tokens_consumed: state.tokensConsumed,
+    initial_loss: initialLoss,
     final_loss: lastLoss,
     val_loss: valLoss,
     val_skipped: segment,
-    peak_rss_mb: peakRssMb(),
-    batch_size: batchSize,
     grad_ckpt: gradCkpt,
     offload: prepared.offload?.target ?? null,
-    run: runId,
-    status: segment ? 'segment' : 'finished',
-    start_step: plan.startStep,
-    horizon,
-    initial_loss: initialLoss,
-    tokens_per_step: tokensPerStep,
-    pushed_steps: pushed,
-    final_pushed: finalPushed,
-    store: store.description,
-    batch_source: prepared.batchSource,
-    elapsed_s: Math.round(elapsedS * 10) / 10,
-    tokens_per_s: stepsRun > 0 ? Math.round((stepsRun * tokensPerStep) / elapsedS) : null,
-    session_end:
-      sessionEnd === null
-        ? null
-        : { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep },
+    peak_rss_mb: peakRssMb(),
+    train_s: Math.round(trainMs / 100) / 10,
+    tokens_per_s: stepsRun > 0 && trainMs > 0 ? Math.round((stepsRun * tokensPerStep) / (trainMs / 1000)) : null,
   };
   if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`);
   showLossPlot(ctx, { history: trainer.logHistory, horizon, title: `${config.base}: training loss`, ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}) });
   finish(ctx, json);
-  return sessionEnd !== null ? EXIT_CODES.segmentSaved : undefined;
+  // "Segment saved, run the same command again" is exit 75 however the segment ended.
+  return exitCode;
 }
 
 /** Removes the offload scratch folder if it is empty (each step deletes its own files). */
@@ -427,8 +403,7 @@ function removeEmptyDir(dir: string | null): void {
 }
 
 function finish(ctx: CommandContext, json: RunJson): void {
-  if (ctx.json) ctx.emit(json);
-  else ctx.say(`RUN_JSON ${JSON.stringify(json)}`);
+  printResult(ctx, json);
 }
 
 /** The default directory store: `<output>-ckpt`, a sibling of the output folder. */
