@@ -290,6 +290,13 @@ const across = (pick: (r: Round) => number | null): { median: number | null; min
   };
 };
 
+// 3b. The disk step at its own largest batch, where the cgroup sits at the cap and the kernel
+// drops the flushed scratch pages (page cache counts): the reads come from the disk, not from the
+// page cache. One child, the median of its timed steps; time per sample beside the one at F.
+const diskMax = largest['segmented-disk'].batchSize;
+const atDiskMax = diskMax > F ? await trial('segmented-disk', diskMax, capBytes, timingSteps) : null;
+if (atDiskMax) timing.push(atDiskMax);
+
 // 4. SIGKILL inside the cap while scratch files exist. The step's files are anonymous by default
 // (O_TMPFILE: no name in the save dir), so the bench counts what the child holds through
 // /proc/<pid>/fd — named files and anonymous ones alike — and kills it once it holds four.
@@ -340,7 +347,7 @@ const leftInScratchRoot = (readdirSync(scratchRoot, { recursive: true }) as stri
 
 
 // Summary.
-const timedAt = (mode: Mode): Trial[] => timing.filter((t) => t.mode === mode && t.trained);
+const timedAt = (mode: Mode): Trial[] => timing.filter((t) => t.mode === mode && t.batchSize === F && t.trained);
 const summary = (mode: Mode) => {
   const timed = timedAt(mode);
   const typical = timed.length ? [...timed].sort((a, b) => a.report!.stepMs - b.report!.stepMs)[Math.floor((timed.length - 1) / 2)]! : null;
@@ -400,6 +407,19 @@ const result = {
   rounds,
   keepCpuRatioVsFused,
   diskCpuRatioVsFused,
+  diskAtMaxBatch: atDiskMax?.report
+    ? {
+        batchSize: diskMax,
+        stepMs: round(atDiskMax.report.stepMs),
+        stepTimesMs: atDiskMax.report.stepTimesMs.map((x) => round(x)),
+        msPerSample: round(atDiskMax.report.stepMs / diskMax, 1),
+        msPerSampleAtFusedMax: 'stepMs' in modes['segmented-disk'].atFusedMax ? round(modes['segmented-disk'].atFusedMax.stepMs / F, 1) : null,
+        packMs: round(atDiskMax.report.packMs ?? Number.NaN),
+        unpackMs: round(atDiskMax.report.unpackMs ?? Number.NaN),
+        packedMB: round(atDiskMax.report.packedMB ?? Number.NaN),
+        cgroupPeakMB: atDiskMax.cgroupPeakMB,
+      }
+    : { batchSize: diskMax, outcome: atDiskMax?.outcome ?? 'not run (the disk step trains no batch above the fused one)' },
   sigkill: { batchSize: killBatch, outcome: killed.outcome, filesAtKill, leftAfterKill, sweptByNextStore: swept.length, leftAfterSweep },
   scratchFilesLeft: { afterRuns: scratchLeftInRuns, afterSigkillAndSweep: leftAfterSweep, inScratchRoot: leftInScratchRoot },
   goals: {
@@ -446,6 +466,7 @@ if (!json) {
   console.log(`keep / fused: median ${keepAcross.median}, spread ${keepAcross.min}–${keepAcross.max}; disk / fused: median ${diskAcross.median}, spread ${diskAcross.min}–${diskAcross.max}`);
   for (const [k, g] of Object.entries(result.goals)) console.log(`goal ${k} ${g.target}: ${g.value} — ${g.met ? 'met' : 'NOT met'}`);
   console.log(`step CPU time (all threads) at batch ${F}: keep / fused ${keepCpuRatioVsFused}, disk / fused ${diskCpuRatioVsFused}`);
+  console.log(`disk step at its largest batch (page cache evicted under the cap): ${JSON.stringify(result.diskAtMaxBatch)}`);
   console.log(`SIGKILL at batch ${killBatch}: the child held ${filesAtKill} scratch files at the kill; ${leftAfterKill} left after it, ${leftAfterSweep} after the next store's sweep`);
   console.log(`bench wall time ${result.wallSeconds} s`);
 }
