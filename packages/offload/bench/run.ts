@@ -399,7 +399,7 @@ const cpuOf = (mode: Mode): number | null => median(timedAt(mode).map((t) => t.r
 const diskCpuRatioVsFused = cpuOf('fused') && cpuOf('segmented-disk') ? round(cpuOf('segmented-disk')! / cpuOf('fused')!, 2) : null;
 const keepCpuRatioVsFused = cpuOf('fused') && cpuOf('segmented-keep') ? round(cpuOf('segmented-keep')! / cpuOf('fused')!, 2) : null;
 const scratchLeftInRuns = trials.reduce((n, t) => n + (t.report?.scratchFilesLeft ?? 0), 0);
-const lossesAtF = timing.filter((t) => t.trained).map((t) => t.report!.losses[0]!);
+const lossesAtF = timing.filter((t) => t.batchSize === F && t.trained).map((t) => t.report!.losses[0]!);
 const loadAfter = loadAvg();
 const result = {
   measured: true,
