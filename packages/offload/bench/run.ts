@@ -15,7 +15,8 @@
 //    and not much more.
 // 2. Largest batch that trains under the cap, for fused, segmented-keep and segmented-disk:
 //    doubling from B, then bisection to a resolution of B/4 (a batch "trains" when the child
-//    completes its warm-up and --steps steps; the OOM killer answers the others).
+//    completes its warm-up and --steps steps; the OOM killer answers the others). The fused one,
+//    F, is confirmed with --timing-steps steps (lowered until it trains them).
 // 3. Step time of every mode at F, the fused step's largest batch, under the same cap:
 //    --timing-rounds rounds, each one child per mode (the order rotating from round to round), each
 //    child a warm-up + --timing-steps timed steps whose MEDIAN is its step time. Per round the
@@ -239,7 +240,21 @@ for (const mode of MODES) {
   log(`largest batch under the cap: ${mode}`);
   largest[mode] = await largestBatch(mode, capBytes);
 }
-const F = largest.fused.batchSize;
+// The fused step's largest batch is where every mode is timed, with --timing-steps steps: it must
+// train that many. A batch that passed the search (warm-up + --steps) can still be OOM-killed over
+// more steps (measured: batch 20 trained 2 steps under a 380 MiB cap, then was killed in all six
+// timing children of 5 steps). So F is confirmed by one fused child of --timing-steps steps, and
+// lowered by the search's resolution until one trains; every lowering is recorded.
+const fusedLowered: { batchSize: number; outcome: string }[] = [];
+let F = largest.fused.batchSize;
+for (;;) {
+  const c = await trial('fused', F, capBytes, timingSteps);
+  if (c.trained || F - resolution < 1) break;
+  fusedLowered.push({ batchSize: F, outcome: c.outcome });
+  log(`  the fused step does not train ${timingSteps} steps at batch ${F} (${c.outcome}): F := ${F - resolution}`);
+  F -= resolution;
+}
+largest.fused = { batchSize: F, firstFailing: fusedLowered.length ? fusedLowered.at(-1)!.batchSize : largest.fused.firstFailing };
 
 // 3. Step time of every mode at F: rounds of one child per mode, the order rotating; each child's
 // step time is the median of its timed steps; per round, the ratios to the round's fused child.
@@ -302,8 +317,17 @@ const across = (pick: (r: Round) => number | null): { median: number | null; min
 // 3b. The disk step at its own largest batch, where the cgroup sits at the cap and the kernel
 // drops the flushed scratch pages (page cache counts): the reads come from the disk, not from the
 // page cache. One child, the median of its timed steps; time per sample beside the one at F.
-const diskMax = largest['segmented-disk'].batchSize;
-const atDiskMax = diskMax > F ? await trial('segmented-disk', diskMax, capBytes, timingSteps) : null;
+// Like F, the disk step's largest batch must train --timing-steps steps: lowered until it does.
+const diskLowered: { batchSize: number; outcome: string }[] = [];
+let diskMax = largest['segmented-disk'].batchSize;
+let atDiskMax: Trial | null = null;
+while (diskMax > F) {
+  atDiskMax = await trial('segmented-disk', diskMax, capBytes, timingSteps);
+  if (atDiskMax.trained) break;
+  diskLowered.push({ batchSize: diskMax, outcome: atDiskMax.outcome });
+  diskMax -= resolution;
+}
+if (diskLowered.length) largest['segmented-disk'] = { batchSize: diskMax, firstFailing: diskLowered.at(-1)!.batchSize };
 if (atDiskMax) timing.push(atDiskMax);
 
 // 4. SIGKILL inside the cap while scratch files exist. The step's files are anonymous by default
@@ -368,7 +392,7 @@ const summary = (mode: Mode) => {
   return {
     maxBatch: largest[mode].batchSize,
     firstFailingBatch: largest[mode].firstFailing,
-    firstFailingOutcome: trials.find((t) => t.mode === mode && t.batchSize === largest[mode].firstFailing)?.outcome ?? null,
+    firstFailingOutcome: trials.find((t) => t.mode === mode && t.batchSize === largest[mode].firstFailing && !t.trained)?.outcome ?? null,
     cgroupPeakMBAtMax: atMax?.cgroupPeakMB ?? null,
     atFusedMax:
       typical && timed.length === timingRounds
@@ -408,6 +432,8 @@ const result = {
   loadAverage: { before: loadBefore, after: loadAfter },
   modes,
   fusedMaxBatch: F,
+  fusedMaxBatchLowered: fusedLowered,
+  diskMaxBatchLowered: diskLowered,
   diskMaxBatchOverFused,
   keepMaxBatchOverFused,
   keepSlowdownVsFused,
@@ -447,7 +473,7 @@ const result = {
   definitions: {
     cgroupPeakMB: 'memory.max_usage_in_bytes (v1) / memory.peak (v2) of the child cgroup: anonymous memory + page cache + kernel memory it charged',
     rssPeakMB: 'RSS, for comparison only: VmHWM of the child (excludes page cache, e.g. dirty scratch-file pages)',
-    maxBatch: `largest batch that completed a warm-up + ${steps} steps under the cap (doubling from ${B}, then bisection to ${resolution})`,
+    maxBatch: `largest batch that completed a warm-up + ${steps} steps under the cap (doubling from ${B}, then bisection to ${resolution}); for fused, confirmed with ${timingSteps} steps (lowered by ${resolution} until it trains); for segmented-disk, the child timed at its largest batch runs ${timingSteps} steps`,
     stepMs: `wall time of one training step (forward, backward, optimizer): the median of a child's ${timingSteps} timed steps after a warm-up step`,
     slowdownVsFused: `stepMs(mode) / stepMs(fused) at batch ${F} (the fused step's largest batch under the cap), computed per round from that round's children (one per mode, same cap, run back to back); the headline is the median of the ${timingRounds} rounds' ratios, spread = min–max of them`,
     cpuRatioVsFused: 'CPU time of a step (user + system, all threads), mode / fused, medians: less sensitive than wall time to other jobs on the cores, blind to I/O waits',
