@@ -72,6 +72,10 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_POINTER_REGRESSION: 'usage',
   SOUP_HUB_CKPT_LINKED_ENTRY: 'integrity',
   SOUP_HUB_CKPT_CONCURRENT_WRITE: 'hub',
+  // @soup/supervisor
+  SOUP_SUPERVISOR_USAGE: 'usage',
+  SOUP_SUPERVISOR_LOCKED: 'usage',
+  SOUP_SUPERVISOR_RESUME_REFUSED: 'resume',
   // @soup/onnx-train
   SOUP_ONNX_TRAIN_BAD_SPEC: 'config',
   SOUP_ONNX_TRAIN_BAD_DATA: 'config',

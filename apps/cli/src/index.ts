@@ -188,10 +188,10 @@ again to continue. A second SIGTERM / SIGINT quits at once (exit 130).`,
   program
     .command('run')
     .description('run your own trainer (any command): batch size that fits, resume from the store, push checkpoints while it trains, save at session end')
-    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} placeholders (no shell)')
+    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders (no shell)')
     .requiredOption('--repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path')
     .addOption(new Option('--repo-type <type>', 'Hub repo type').choices(['model', 'dataset']).default('model'))
-    .option('--output-dir <dir>', 'the trainer\'s output folder: {output_dir}, watched for checkpoints', 'output')
+    .option('--output-dir <dir>', 'the trainer\'s output folder: {output_dir}, watched for checkpoints (default: output)')
     .option('--batch-size <n|auto>', '{batch_size}: a number, or auto (batch cache, else --probe)')
     .option('--probe <command>', 'the trainer\'s one-step command with {batch_size}, run per candidate size for --batch-size auto')
     .option('--base <name>', 'model name in the batch cache key (default: the --probe command)')
@@ -208,22 +208,29 @@ again to continue. A second SIGTERM / SIGINT quits at once (exit 130).`,
     .option('--checkpoint-glob <glob>', 'which entries of {output_dir} are checkpoints', 'checkpoint-*')
     .option('--step-regex <re>', 'the step in a checkpoint name: first capture group (default: the last number)')
     .option('--complete-file <name>', 'a checkpoint folder counts only once it holds this file (\'\' for none)', 'trainer_state.json')
-    .option('--settle <duration>', 'a checkpoint unchanged this long is complete (also: a newer one appeared, or the trainer exited)', durationArg, 10_000)
+    .option('--settle <duration>', 'a checkpoint unchanged this long is complete (with its --complete-file also: a newer one appeared, or the trainer exited); default 10s', durationArg)
     .option('--time-limit <duration>', 'end the session after this long (e.g. 8h45m), saving and pushing first', durationArg)
     .option('--stop-signal <signal>', 'what the trainer gets at session end', 'SIGTERM')
-    .option('--grace <duration>', 'how long the trainer may take to save and exit before SIGKILL', durationArg, 120_000)
+    .option('--grace <duration>', 'how long the trainer may take to save and exit before SIGKILL; default 2m', durationArg)
+    .option('--horizon <steps>', 'the run\'s total steps: fills {max_steps}; exit 0 before it is a segment (75), not the end (default: max_steps from trainer_state.json)', intAtLeast(1))
     .option('--final <dir>', 'push this folder as final/ when the trainer exits 0 (default: the files at the top of --output-dir, else the newest checkpoint)')
     .option('--keep-remote <n>', 'remote checkpoints to keep, newest first (older ones are the fallback when the newest is corrupt; at least 2)', intAtLeast(2), 3)
     .option('--fingerprint <file>', 'a file the run depends on (e.g. its config); its sha256 joins the run fingerprint (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .addOption(new Option('--resume <mode>', 'auto: refuse another run\'s store; force: continue it anyway (and say so)').choices(['auto', 'force']).default('auto'))
-    .option('--poll <duration>', 'how often the output folder is scanned', durationArg, 1000)
+    .option('--poll <duration>', 'how often the output folder is scanned; default 1s', durationArg)
     .option('--push-nice <n>', 'CPU niceness of soup itself once the trainer runs, so pushes yield to it (0 = unchanged)', intAtLeast(0), 10)
     .option('--json', 'print only the result as JSON (the trainer\'s output goes to stderr)')
     .addHelpText(
       'after',
       `
-Exit codes: 0 done (or already complete), 75 segment saved (run the same command again),
-the trainer's own code when it fails, 6 when the store holds another run.
+Durations: 30s, 2m, 1h30m, 500ms; a bare number means seconds.
+Complete run: the trainer exits 0 with no signal seen by soup AND reaches its horizon (global_step >=
+max_steps in trainer_state.json, or --horizon); without a known horizon its own exit 0 is the end.
+Complete checkpoint: a folder with --complete-file once settled, a newer one appeared or the trainer
+exited; without a marker (files, --complete-file '') only once unchanged for --settle.
+Exit codes: 0 done (or already complete), 75 segment saved (run the same command again; also an exit 0
+before the horizon), the trainer's own code when it fails, 2 a refused final/ or a busy output folder,
+6 when the store holds another run.
 
 Examples:
   soup run --repo me/run-ckpt --time-limit 11h30m -- \\
@@ -315,10 +322,15 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   // second signal exits at once.
   const controller = new AbortController();
   let signals = 0;
+  const dashesAt = argv.indexOf('--', 2);
+  const jsonWanted = argv.slice(2, dashesAt === -1 ? undefined : dashesAt).includes('--json');
   const onSignal = (sig: NodeJS.Signals): void => {
     signals += 1;
     if (signals > 1) {
-      (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is abandoned, the store's pointer stays on its last verified checkpoint\n`);
+      const message = `${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is abandoned, the store's pointer stays on its last verified checkpoint`;
+      (ioIn.stderr ?? process.stderr).write(`\nsoup: ${message}\n`);
+      // --json always answers with one JSON result: nothing else was printed on stdout yet (results come at the end).
+      if (jsonWanted) (ioIn.stdout ?? process.stdout).write(`${JSON.stringify({ ok: false, outcome: 'interrupted', error: { code: 'SOUP_INTERRUPTED', message, exit_code: EXIT_CODES.interrupted } })}\n`);
       process.exit(EXIT_CODES.interrupted);
     }
     (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig}: stopping after the current step (again to quit now)\n`);
@@ -329,8 +341,10 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   if (ioIn.stderr === undefined) ignoreClosedPipe(process.stderr);
   const own = ioIn.signal === undefined;
   if (own) {
+    // SIGHUP (the terminal or the notebook session went away) ends the session like SIGTERM.
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    process.on('SIGHUP', onSignal);
   }
   try {
     return await runMain(argv, own ? { ...ioIn, signal: controller.signal } : ioIn);
@@ -338,6 +352,7 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
     if (own) {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onSignal);
     }
   }
 }

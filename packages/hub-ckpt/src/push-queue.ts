@@ -42,6 +42,11 @@ export interface PushQueue {
   drain(): Promise<void>;
   /** Drops the waiting job (the one pushing finishes). */
   clear(): void;
+  /**
+   * Aborts the push in flight when a newer job waits (its pointer never moves; the newer one is pushed
+   * next): at a session end only the newest checkpoint is worth the time left. Returns whether one was aborted.
+   */
+  abortSuperseded(): boolean;
   /** Step of the last verified push (or `afterStep`). */
   readonly pushedStep: number;
   /** The job being pushed now, or null. */
@@ -64,6 +69,7 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
   let offeredStep = pushedStep;
   let waiting: PushJob | null = null;
   let current: PushJob | null = null;
+  let currentAbort: AbortController | null = null;
   let loop: Promise<void> | null = null;
   const skipped: PushJob[] = [];
   const results: PushResult[] = [];
@@ -74,6 +80,7 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
       const job = waiting;
       waiting = null;
       current = job;
+      currentAbort = new AbortController();
       try {
         const res = await pushCheckpoint({
           store: opts.store,
@@ -84,6 +91,7 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
           ...(opts.keepRemote !== undefined ? { keepRemote: opts.keepRemote } : {}),
           ...(opts.onPhase ? { onPhase: opts.onPhase } : {}),
           ...(opts.logger ? { logger: opts.logger } : {}),
+          signal: currentAbort.signal,
         });
         pushedStep = Math.max(pushedStep, job.step);
         results.push(res);
@@ -96,6 +104,7 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
         opts.onError?.(err, job);
       } finally {
         current = null;
+        currentAbort = null;
       }
     }
   };
@@ -123,6 +132,11 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
     clear() {
       if (waiting !== null) skipped.push(waiting);
       waiting = null;
+    },
+    abortSuperseded() {
+      if (current === null || waiting === null || currentAbort === null || waiting.step <= current.step) return false;
+      currentAbort.abort(new Error(`superseded by step ${waiting.step}`));
+      return true;
     },
     get pushedStep() {
       return pushedStep;

@@ -4,7 +4,7 @@ import type { CheckpointStore } from '@soup/hub-ckpt';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
-import { UsageError } from './errors';
+import { SupervisorUsageError } from './errors';
 
 /** Where the record lives in the store. */
 export const RUN_RECORD_PATH = 'soup_run.json';
@@ -47,7 +47,7 @@ export function identityOf(argv: string[], fingerprintFiles: string[], cwd: stri
     try {
       bytes = readFileSync(abs);
     } catch (err) {
-      throw new UsageError(`--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); pass a file the run depends on, e.g. its config`, { cause: err });
+      throw new SupervisorUsageError('fingerprint', `--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); pass a file the run depends on, e.g. its config`, { cause: err });
     }
     files[relative(cwd, abs) || f] = createHash('sha256').update(bytes).digest('hex');
   }
