@@ -250,3 +250,31 @@ export class PointerRegressionError extends Error {
     this.step = options.toStep;
   }
 }
+
+/** A symbolic link in a folder being pushed leaves that folder, loops, or points nowhere: refused before anything is uploaded. */
+export class UnsafeLinkError extends Error {
+  override readonly name = 'UnsafeLinkError';
+  readonly code = 'SOUP_HUB_CKPT_UNSAFE_LINK' as const;
+  /** The link, as found in the folder. */
+  readonly link: string;
+  /** What the link says (its readlink text). */
+  readonly target: string;
+  readonly reason: 'outside' | 'loop' | 'dangling';
+
+  constructor(options: ErrorOptions & { link: string; target: string; reason: 'outside' | 'loop' | 'dangling'; resolved?: string; root?: string }) {
+    const why =
+      options.reason === 'outside'
+        ? `resolves to ${options.resolved ?? options.target}, outside the folder being pushed (${options.root ?? '?'})`
+        : options.reason === 'loop'
+          ? 'is part of a symbolic-link loop'
+          : 'points to nothing (a dangling link)';
+    super(
+      `${options.link} -> ${options.target} ${why}; nothing was uploaded. A push only reads inside the folder it pushes: ` +
+        'replace the link with a copy of the file, or remove it.',
+      withCause(options),
+    );
+    this.link = options.link;
+    this.target = options.target;
+    this.reason = options.reason;
+  }
+}

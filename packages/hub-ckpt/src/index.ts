@@ -37,6 +37,7 @@ export {
   ConcurrentWriteError,
   LinkedEntryError,
   PointerRegressionError,
+  UnsafeLinkError,
 } from './errors';
 export type {
   CheckpointStore,
