@@ -278,3 +278,64 @@ export class UnsafeLinkError extends Error {
     this.reason = options.reason;
   }
 }
+
+interface LeaseHolder {
+  host: string;
+  pid: number;
+  since: string;
+  run: string;
+  expires_at: string;
+}
+
+/** Another session holds the store's one-writer lease: refused before anything is written. */
+export class LeaseHeldError extends Error {
+  override readonly name = 'LeaseHeldError';
+  readonly code = 'SOUP_HUB_CKPT_LEASE_HELD' as const;
+  /** The holder as its lease file says. */
+  readonly holder: LeaseHolder;
+
+  constructor(options: ErrorOptions & { where: string; holder: LeaseHolder }) {
+    const h = options.holder;
+    super(
+      `${options.where} is held by another writer: host ${h.host}, pid ${h.pid}, since ${h.since}, run "${h.run}" (lease until ${h.expires_at}). ` +
+        'Nothing was written. Two sessions must not write one store: stop the other one, or wait until its lease expires ' +
+        '(a dead session\'s lease expires after its TTL; on the same host it is taken over at once).',
+      withCause(options),
+    );
+    this.holder = { host: h.host, pid: h.pid, since: h.since, run: h.run, expires_at: h.expires_at };
+  }
+}
+
+/** This session's lease was taken by another writer (it expired while this session was cut off). */
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+  readonly code = 'SOUP_HUB_CKPT_LEASE_HELD' as const;
+
+  constructor(options: ErrorOptions & { where: string; lease: { id: string; expires_at: string } }) {
+    super(
+      `${options.where}: this session's lease ${options.lease.id} (until ${options.lease.expires_at}) was taken by another writer; ` +
+        'stopping before writing anything more. Raise the lease TTL if sessions are cut off from the store for long.',
+      withCause(options),
+    );
+  }
+}
+
+/** The folder a push would write already holds a different checkpoint (its manifest differs): refused, nothing replaced. */
+export class FolderConflictError extends Error {
+  override readonly name = 'FolderConflictError';
+  readonly code = 'SOUP_HUB_CKPT_FOLDER_CONFLICT' as const;
+  readonly pathInRepo: string;
+  /** The run its manifest names (null when unreadable). */
+  readonly theirRun: string | null;
+
+  constructor(options: ErrorOptions & { where: string; pathInRepo: string; theirRun: string | null; theirSha256: string; mineSha256: string }) {
+    super(
+      `${options.where}: ${options.pathInRepo} already holds another checkpoint (manifest sha256 ${options.theirSha256.slice(0, 12)}…` +
+        `${options.theirRun === null ? '' : `, run "${options.theirRun}"`}; this push's is ${options.mineSha256.slice(0, 12)}…). Nothing was replaced: ` +
+        'another writer may be using this store. Stop it; to replace the folder anyway, push with --force.',
+      withCause(options),
+    );
+    this.pathInRepo = options.pathInRepo;
+    this.theirRun = options.theirRun;
+  }
+}

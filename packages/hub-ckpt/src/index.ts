@@ -38,7 +38,11 @@ export {
   LinkedEntryError,
   PointerRegressionError,
   UnsafeLinkError,
+  LeaseHeldError,
+  LeaseLostError,
+  FolderConflictError,
 } from './errors';
+export { acquireLease, LEASE_PATH, type AcquireLeaseOptions, type StoreLease, type LeaseInfo } from './store-lease';
 export type {
   CheckpointStore,
   StoreEntry,

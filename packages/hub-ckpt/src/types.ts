@@ -65,6 +65,16 @@ export interface CheckpointStore {
   download(params: { path: string; dest: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string }>;
   /** Applies the operations as one commit (puts first, then deletes). */
   commit(params: StoreCommitParams): Promise<void>;
+  /**
+   * Bytes the store holds for this repo, history included, where it reports them (the Hub's
+   * `usedStorage`); null when it does not say. Absent on stores with no such notion.
+   */
+  usedStorageBytes?(): Promise<number | null>;
+  /**
+   * Rewrites the repo's history as one commit with the current files, so bytes only older commits
+   * reach can be freed (the Hub's super-squash). Absent on stores without history (a directory).
+   */
+  squashHistory?(params: { message: string }): Promise<void>;
 }
 
 /** `latest.json`. */
