@@ -165,6 +165,9 @@ Examples:
     .option('--device <device>', 'override the config\'s device', deviceArg)
     .option('--no-cache', 'probe the batch size even when the cache has an answer')
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
+    .option('--keep-remote <n>', 'remote checkpoints to keep, newest first, at least 2 (default: hub.keep_remote, 3)', intAtLeast(2))
+    .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: hub.squash_history)")
+    .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 10m)", durationArg)
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
       'after',
@@ -218,6 +221,8 @@ again to continue. A second SIGTERM / SIGINT quits at once (exit 130).`,
     .addOption(new Option('--resume <mode>', 'auto: refuse another run\'s store; force: continue it anyway (and say so)').choices(['auto', 'force']).default('auto'))
     .option('--poll <duration>', 'how often the output folder is scanned', durationArg, 1000)
     .option('--push-nice <n>', 'CPU niceness of soup itself once the trainer runs, so pushes yield to it (0 = unchanged)', intAtLeast(0), 10)
+    .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed")
+    .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (renewed every third)", durationArg, 600_000)
     .option('--json', 'print only the result as JSON (the trainer\'s output goes to stderr)')
     .addHelpText(
       'after',

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { copyFile, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { ConcurrentWriteError, LinkedEntryError, StoreError } from './errors';
+import { ConcurrentWriteError, DiskFullError, isDiskFull, LinkedEntryError, StoreError } from './errors';
 import { describeWriter } from './_describe-writer';
 import { fsyncPath, hashWhileStreaming, isDirectory, sha256Hex, TMP_PREFIX } from './_fs';
 import { assertSafeName } from './_paths';
@@ -269,6 +269,16 @@ export class DirStore implements CheckpointStore {
         });
         await params.onProgress?.({ stage: 'file', kind: 'delete', path: op.path });
       }
+    } catch (err) {
+      if (isDiskFull(err)) {
+        let need = 0;
+        for (const op of params.operations) {
+          if (op.kind !== 'put') continue;
+          need += 'localPath' in op ? (await lstat(op.localPath).catch(() => ({ size: 0 }))).size : op.bytes.length;
+        }
+        throw new DiskFullError({ path: this.root, bytesNeeded: need, what: `writing ${params.operations.filter((o) => o.kind === 'put').length} files into the directory store`, cause: err });
+      }
+      throw err;
     } finally {
       await releaseLock?.();
       await rm(staging, { recursive: true, force: true });

@@ -339,3 +339,33 @@ export class FolderConflictError extends Error {
     this.theirRun = options.theirRun;
   }
 }
+
+/** The local disk (or the directory store's file system) is full: nothing was moved into place. */
+export class DiskFullError extends Error {
+  override readonly name = 'DiskFullError';
+  readonly code = 'SOUP_HUB_CKPT_DISK_FULL' as const;
+  /** The folder being written. */
+  readonly path: string;
+  /** Bytes the operation needed in all (null when unknown). */
+  readonly bytesNeeded: number | null;
+
+  constructor(options: ErrorOptions & { path: string; bytesNeeded: number | null; what: string }) {
+    super(
+      `the disk holding ${options.path} is full (${options.what}` +
+        `${options.bytesNeeded === null ? '' : `, which needs ${options.bytesNeeded} bytes`}); nothing was moved into place and the store's pointer is untouched. ` +
+        'Free space there (or point the output / store at a larger disk) and run the same command again.',
+      withCause(options),
+    );
+    this.path = options.path;
+    this.bytesNeeded = options.bytesNeeded;
+  }
+}
+
+/** Whether an error, or one of its causes, is a full disk (ENOSPC) or an exceeded quota (EDQUOT). */
+export function isDiskFull(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 8; e = e.cause as typeof e, i++) {
+    if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return true;
+    if (e instanceof DiskFullError) return true;
+  }
+  return false;
+}

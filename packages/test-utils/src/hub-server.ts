@@ -62,6 +62,8 @@ export interface HubServerFaults {
   outageUntilMs?: number;
   /** How the outage fails requests. @default 503 */
   outageAs?: 'drop' | 503;
+  /** Start an outage of `durationMs` right after the next `afterCommits` commits were answered (sets outageUntilMs then). */
+  outageAfter?: { afterCommits: number; durationMs: number };
 }
 
 export interface HubServerRequest {
@@ -489,6 +491,14 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     const k = `${repo.type}:${repo.id}`;
     commits.set(k, (commits.get(k) ?? 0) + 1);
     const prefix = repo.type === 'model' ? '' : `${repo.type}s/`;
+    const after = faults.outageAfter;
+    if (after && after.afterCommits > 0) {
+      after.afterCommits -= 1;
+      if (after.afterCommits === 0) {
+        faults.outageUntilMs = Date.now() + after.durationMs;
+        delete faults.outageAfter;
+      }
+    }
     const lost = faults.commitLostReply;
     if (lost && lost.count > 0 && (lost.skip ?? 0) > 0) lost.skip = (lost.skip ?? 0) - 1;
     else if (take('commitLostReply')) {

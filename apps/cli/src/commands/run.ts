@@ -1,4 +1,4 @@
-import { createPushQueue, pushFinal, StaleRunError, type CheckpointStore } from '@soup/hub-ckpt';
+import { createPushQueue, pushFinal, redactArgv, resolveHubToken, StaleRunError, type CheckpointStore, type StoreLease } from '@soup/hub-ckpt';
 import { createCommandProbe, deviceIdentity } from '@soup/cuda-probe';
 import { readdirSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
@@ -9,6 +9,7 @@ import { explainRefusal } from '../_refusal';
 import { resumeSupervised } from '../_resume-supervised';
 import { describeIdentityChange, identityOf, readRunRecord, supervisedFingerprint, writeRunRecord, type RunRecord } from '../_run-identity';
 import { openCheckpointStore } from '../_store';
+import { holdStoreLease } from '../_store-lease';
 import { stageFinal } from '../_stage-final';
 import { expandArgv, placeholdersIn, startTrainer, trainerEnv, trainerErrorLine, type TrainerExit } from '../_trainer-child';
 import { createCheckpointWatcher } from '../_watch-checkpoints';
@@ -20,6 +21,15 @@ const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGUSR1', 'SIGUSR2', 'SIGHUP', 'SIGQUIT']
 
 /** `soup run [options] -- <trainer argv>`: supervise the user's own trainer across sessions. */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext, argv: string[]): Promise<number> {
+  const held: StoreLease[] = [];
+  try {
+    return await supervise(opts, ctx, argv, held);
+  } finally {
+    for (const lease of held) await lease.release();
+  }
+}
+
+async function supervise(opts: Record<string, unknown>, ctx: CommandContext, argv: string[], held: StoreLease[]): Promise<number> {
   if (argv.length === 0) throw new UsageError('soup run needs the trainer command after --, e.g. soup run --repo file://ckpt -- python train.py --output_dir {output_dir}');
   const t0 = Date.now();
   const stopSignal = String(opts.stopSignal ?? 'SIGTERM').toUpperCase() as NodeJS.Signals;
@@ -45,11 +55,16 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   if (batchOpt === 'auto' && opts.probe === undefined) throw new UsageError('--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch cache has no answer)');
 
   // 1. Identity and stale guard.
-  const identity = identityOf(argv, (opts.fingerprint as string[] | undefined) ?? [], ctx.cwd);
+  // The token (resolved as the store resolves it) never reaches soup_run.json nor a message: its sha256 stands in.
+  const secrets = [resolveHubToken({ env: ctx.env }).token];
+  const identity = identityOf(argv, (opts.fingerprint as string[] | undefined) ?? [], ctx.cwd, secrets);
   const fingerprint = supervisedFingerprint(identity);
   const repo = String(opts.repo);
   const store = openCheckpointStore({ ctx, repo, repoType: (opts.repoType as 'model' | 'dataset' | undefined) ?? 'model', needsWrite: true });
   const storeName = store.kind === 'dir' ? `directory ${show(repo.replace(/^file:\/\//, ''))}` : store.description;
+  // One writer per store: refused here, before anything is written or launched, while another session holds it.
+  const lease = await holdStoreLease({ ctx, store, run: fingerprint, ttlMs: (opts.leaseTtl as number | undefined) ?? 600_000 });
+  held.push(lease);
   const force = opts.resume === 'force';
   let record = await readRunRecord(store);
   let runId = fingerprint;
@@ -120,6 +135,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     run: runId,
     afterStep: resumed.outcome === 'resume' ? resumed.step : -1,
     keepRemote: (opts.keepRemote as number | undefined) ?? 3,
+    lease,
+    ...(opts.squashHistory === true ? { squashHistory: true } : {}),
     onPushed: (r) => ctx.say(`soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${formatDuration(r.timings.totalMs)}`),
     onError: (err, job) => ctx.warn(`push of step ${job.step} failed: ${(err as Error).message}`),
     onPhase: (e) => {
@@ -160,7 +177,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   }).catch((err: NodeJS.ErrnoException) => {
     throw new UsageError(`cannot start the trainer ${JSON.stringify(childArgv[0])}: ${err.code ?? err.message}`, { cause: err });
   });
-  ctx.say(`soup: launched trainer (pid ${child.pid}): ${childArgv.map((a) => (/\s/.test(a) || a === '' ? JSON.stringify(a) : a)).join(' ')}`);
+  ctx.say(`soup: launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets }).map((a) => (/\s/.test(a) || a === '' ? JSON.stringify(a) : a)).join(' ')}`);
 
   // The pushes are background work: lower soup's own CPU priority (the trainer, already started,
   // keeps its own), so hashing and copying checkpoints yield to the trainer on a busy machine.
@@ -230,7 +247,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   const fin = stageFinal({ outputDir, finalDir: opts.final === undefined ? null : resolve(ctx.cwd, String(opts.final)), newest: watcher.newestComplete({ asOfMs: killAt, trainerExited: true })?.checkpoint ?? null });
   try {
     const step = Math.max(pushedStep, fin.step ?? -1, 0);
-    const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote: (opts.keepRemote as number | undefined) ?? 3 });
+    const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote: (opts.keepRemote as number | undefined) ?? 3, lease, squashHistory: opts.squashHistory === true });
     ctx.say(`soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`);
     ctx.emit({ ok: true, outcome: 'complete', run: runId, step, path_in_repo: res.pathInRepo, launched: true });
   } finally {
