@@ -1,7 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { buildManifest } from './build-manifest';
-import { FolderConflictError, InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
+import { ConcurrentWriteError, FolderConflictError, InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
 import { sha256Hex, writeFileAtomic } from './_fs';
 import { CKPT_PREFIX, MANIFEST_NAME, POINTER_PATH, stepOfLocalName, stepOfPath } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
@@ -157,7 +157,14 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
   signal?.throwIfAborted();
   const verified = await verifyCheckpoint({ store, pathInRepo, expectedManifestSha256: built.sha256, expectedRun: run, expectedStep: step, ...(signal ? { signal } : {}) });
   const verifyMs = performance.now() - tVerify;
-  if (!verified.ok) throw new VerifyError({ pathInRepo, problems: verified.problems });
+  if (!verified.ok) {
+    // Another writer replacing the folder since this push's upload is a concurrent write, not a store altering data.
+    const nowManifest = await store.readFile({ path: `${pathInRepo}/${MANIFEST_NAME}` });
+    if (nowManifest !== null && sha256Hex(nowManifest) !== built.sha256) {
+      throw new ConcurrentWriteError({ path: `${pathInRepo}/${MANIFEST_NAME}`, writer: `its manifest is now ${sha256Hex(nowManifest).slice(0, 12)}…`, where: store.description });
+    }
+    throw new VerifyError({ pathInRepo, problems: verified.problems });
+  }
   await phase('verified');
   const parent = dirname(resolve(p.dir));
   const ledger = await readLedger(parent);
@@ -204,8 +211,12 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
         `soup: latest.json -> ${pathInRepo} (step ${step}${p.terminal ? ', terminal' : ''})` +
         (prunedRemote.length > 0 ? `; prune ${prunedRemote.join(', ')}` : ''),
       operations: ops,
-      // Compare-and-swap on the pointer this push read: a second writer is refused, not overwritten.
-      ifMatch: { path: POINTER_PATH, sha256: pointerSha },
+      // Compare-and-swap on the pointer this push read, and on the folder still holding this push's manifest:
+      // a second writer that moved the pointer or replaced the folder since is refused, not overwritten.
+      ifMatch: [
+        { path: POINTER_PATH, sha256: pointerSha },
+        { path: `${pathInRepo}/${MANIFEST_NAME}`, sha256: built.sha256 },
+      ],
       ...(signal ? { signal } : {}),
       onProgress: async (ev) => {
         if (ev.stage === 'commit') await phase('pointer');

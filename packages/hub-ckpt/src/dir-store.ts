@@ -242,7 +242,7 @@ export class DirStore implements CheckpointStore {
       // The check and the renames happen under one exclusive lock: two processes cannot both pass the
       // compare-and-swap on the same content, so a second writer is refused instead of interleaved.
       releaseLock = await this.lockCommit();
-      if (params.ifMatch) await this.checkIfMatch(params.ifMatch);
+      for (const cond of [params.ifMatch ?? []].flat()) await this.checkIfMatch(cond);
       await params.onProgress?.({ stage: 'commit' });
       // Past the commit point the renames run to the end, abort or not: a commit is all-or-nothing as far as a directory allows.
       for (const { path, tmp } of staged) {

@@ -51,6 +51,7 @@ export type {
   StoreEntry,
   StoreOperation,
   StoreCommitParams,
+  IfMatch,
   CommitProgress,
   Pointer,
   Manifest,

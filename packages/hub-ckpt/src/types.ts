@@ -24,6 +24,13 @@ export type CommitProgress =
   /** One file landed (Hub: an LFS object uploaded; directory: a file renamed into place or deleted). */
   | { stage: 'file'; kind: 'put' | 'delete'; path: string };
 
+/** One compare-and-swap condition of a commit. */
+export interface IfMatch {
+  path: string;
+  /** sha256 of the content `path` must hold, or null for "absent". */
+  sha256: string | null;
+}
+
 export interface StoreCommitParams {
   /** Commit title. */
   message: string;
@@ -32,9 +39,10 @@ export interface StoreCommitParams {
   onProgress?: (event: CommitProgress) => void | Promise<void>;
   /**
    * Compare-and-swap: commit only while `path` still holds content with this sha256 (null: while it is
-   * absent). Another writer's change throws ConcurrentWriteError naming it. @default no condition
+   * absent); a list means every condition must hold. Another writer's change throws ConcurrentWriteError
+   * naming it. @default no condition
    */
-  ifMatch?: { path: string; sha256: string | null };
+  ifMatch?: IfMatch | IfMatch[];
   /** Aborts between files and requests. @default none */
   signal?: AbortSignal;
 }
