@@ -471,7 +471,9 @@ function endUnpushed(ctx: CommandContext, p: { unpushed: Array<{ step: number; r
         ? `The store holds step ${safe} from this session: run the same command again to continue from it (exit ${EXIT_CODES.segmentSaved}).\n`
         : `Nothing from this session is in the store (exit ${EXIT_CODES.hub}).\n`),
   );
-  return safe !== undefined ? EXIT_CODES.segmentSaved : EXIT_CODES.hub;
+  const code = safe !== undefined ? EXIT_CODES.segmentSaved : EXIT_CODES.hub;
+  ctx.emit({ ok: false, outcome: 'not-pushed', not_pushed_steps: [...new Set(p.unpushed.map((u) => u.step))], stored_step: safe ?? null, local_dir: p.localDir, exit_code: code });
+  return code;
 }
 
 /** Removes the offload scratch folder if it is empty (each step deletes its own files). */
