@@ -130,9 +130,11 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
       }
     }
     const wanted = new Set([...built.files.map((f) => `${pathInRepo}/${f.name}`), `${pathInRepo}/${MANIFEST_NAME}`]);
+    // The manifest first: a directory store renames in this order, so a reader of a folder being replaced
+    // by another writer sees the new manifest before any new file (a concurrent write, not corruption).
     const ops: StoreOperation[] = [
-      ...built.files.map((f): StoreOperation => ({ kind: 'put', path: `${pathInRepo}/${f.name}`, localPath: f.localPath })),
       { kind: 'put', path: `${pathInRepo}/${MANIFEST_NAME}`, bytes: built.bytes },
+      ...built.files.map((f): StoreOperation => ({ kind: 'put', path: `${pathInRepo}/${f.name}`, localPath: f.localPath })),
       ...existing.filter((e) => !wanted.has(e.path)).map((e): StoreOperation => ({ kind: 'delete', path: e.path })),
     ];
     log(`${store.description}: uploading ${pathInRepo} (${built.files.length} files, ${built.totalBytes} bytes)`);

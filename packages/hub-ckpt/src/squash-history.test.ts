@@ -18,8 +18,10 @@ async function fiftyPushes(squashHistory: boolean): Promise<{ stored: number; tr
   const status = await checkpointStatus({ store: t.store });
   expect(status.checkpoints.map((c) => c.step)).toEqual([480, 490, 500]);
   expect(status.pointer?.step).toBe(500);
+  const stored = t.server?.storageBytes(t.location) ?? -1;
+  console.log(`50 pushes keeping 3, squashHistory ${squashHistory}: stored ${stored} bytes, tree ${status.treeBytes} bytes, one checkpoint ${one} bytes (${(stored / one).toFixed(2)} x)`);
   return {
-    stored: t.server?.storageBytes(t.location) ?? -1,
+    stored,
     tree: status.treeBytes,
     one,
     statusStored: status.storedBytes,
