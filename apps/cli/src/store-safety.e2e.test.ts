@@ -151,6 +151,21 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
     }
   }
 
+  it('soup ckpt status shows the stored bytes, history included, and says when pruned bytes are only in older commits', async () => {
+    const cwd = useTempDir();
+    const repo = 'storage/status';
+    for (const step of [10, 20, 30, 40]) {
+      writeFakeCheckpoint(cwd, step, { modelBytes: 40_000 });
+      const p = await soup(['ckpt', 'push', `out/checkpoint-${step}`, '--step', String(step), '--run', 'r', '--repo', repo, '--keep-remote', '2'], cwd);
+      expect(p.code, p.stderr).toBe(0);
+    }
+    const json = JSON.parse((await soup(['ckpt', 'status', '--repo', repo, '--json'], cwd)).stdout) as { stored_bytes: number; tree_bytes: number };
+    expect(json.stored_bytes).toBe(server.storageBytes(repo));
+    expect(json.stored_bytes).toBeGreaterThan(2 * json.tree_bytes);
+    const human = await soup(['ckpt', 'status', '--repo', repo], cwd);
+    expect(human.stdout).toMatch(/storage +\S+ \S+ stored \(history included\), .* is only in older commits: pass --squash-history/);
+  });
+
   it('soup train outlives a 30 s Hub outage: the failed push is retried at the next boundary, exit 0', async () => {
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), configText());
