@@ -151,6 +151,23 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
     }
   }
 
+  it('two soup train runs with different seeds started together on one directory store: one trains, the other is refused (11) or finds another run (6); the store stays verified', async () => {
+    const cwd = useTempDir();
+    writeFileSync(join(cwd, 'a.yaml'), configText('  seed: 1\n'));
+    writeFileSync(join(cwd, 'b.yaml'), configText('  seed: 2\n'));
+    const common = ['--hub-repo', 'file://store', '--push-every-steps', '4'];
+    const [a, b] = await Promise.all([soup(['train', '-c', 'a.yaml', '--output', 'out-a', ...common], cwd), soup(['train', '-c', 'b.yaml', '--output', 'out-b', ...common], cwd)]);
+    const codes = [a.code, b.code].sort((x, y) => (x ?? 99) - (y ?? 99));
+    expect([[0, EXIT_CODES.storeBusy], [0, EXIT_CODES.resume]], `${a.stderr}\n${b.stderr}`).toContainEqual(codes);
+    const winner = a.code === 0 ? 'a.yaml' : 'b.yaml';
+    const status = JSON.parse((await soup(['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout) as { pointed_verified: boolean; pointer: { terminal: boolean } };
+    expect(status).toMatchObject({ pointed_verified: true, pointer: { terminal: true } });
+    // The winner's next session finds its run complete.
+    const again = await soup(['train', '-c', winner, '--output', `again`, ...common], cwd);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('already complete');
+  });
+
   it('soup ckpt status shows the stored bytes, history included, and says when pruned bytes are only in older commits', async () => {
     const cwd = useTempDir();
     const repo = 'storage/status';
