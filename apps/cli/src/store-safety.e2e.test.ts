@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assetPath } from './_assets';
 import { EXIT_CODES } from './exit-codes';
-import { nodeTrainerArgv, SOUP_BIN, writeFakeCheckpoint } from './_run-test-helpers';
+import { nodeTrainerArgv, SOUP_BIN, soupRunUntil, writeFakeCheckpoint } from './_run-test-helpers';
 
 let server: HubServer;
 beforeAll(async () => {
@@ -150,6 +150,24 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
       });
     }
   }
+
+  it('the same soup run command started twice: the second is refused (11) while the first trains; the first ends normally with a verified store', async () => {
+    const cwd = useTempDir();
+    const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json') };
+    const opts = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', '4', '--settle', '300ms', '--poll', '100ms'];
+    const argv = nodeTrainerArgv({ maxSteps: 400, saveSteps: 2 });
+    const a = await soupRunUntil(cwd, opts, argv, env, /pushed ckpt\/checkpoint-\d+/);
+    const b = await runNode([SOUP_BIN, 'run', ...opts, '--', ...argv], { cwd, env, timeoutMs: 60_000 });
+    expect(b.code, b.stderr).toBe(EXIT_CODES.storeBusy);
+    expect(b.stderr).toContain(`pid ${a.child.pid}`);
+    expect(b.stdout).not.toContain('launched trainer');
+    a.child.kill('SIGTERM');
+    const endA = await a.exited;
+    expect(endA.code, endA.stderr).toBe(EXIT_CODES.segmentSaved);
+    const status = JSON.parse((await soup(['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout) as { pointed_verified: boolean };
+    expect(status.pointed_verified).toBe(true);
+    expect(readdirSync(join(cwd, 'store'))).not.toContain('soup-lease.json'); // released at the end
+  });
 
   it('two soup train runs with different seeds started together on one directory store: one trains, the other is refused (11) or finds another run (6); the store stays verified', async () => {
     const cwd = useTempDir();
