@@ -24,6 +24,8 @@ export interface TrialView {
   detail: string | null;
   /** What judged the trial: peak-rss, sampled-rss, cuda-per-process, cuda-device-delta, exceptions-only. */
   measurement?: string | null;
+  /** A doubt about a fit (e.g. the trainer printed an out-of-memory error and exited 0), when the probe raised one. */
+  warning?: string;
 }
 
 /** Options of {@link resolveBatch}. */
@@ -53,6 +55,10 @@ export interface ResolveBatchOptions {
   predict?: boolean;
   /** What soup can change here when nothing fits, shown with the error (one line). */
   advice?: string;
+  /** The caller reports why an answer was not cached (its summary line): no separate warning for it. @default false */
+  reportsNotSaved?: boolean;
+  /** Content hashes of the files an --exec command named, kept in the cache's provenance. */
+  files?: Record<string, string>;
 }
 
 /** What {@link resolveBatch} found. */
@@ -83,6 +89,7 @@ function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
     ms: Math.round(t.ms),
     detail: o?.detail ?? t.detail ?? null,
     measurement: o?.measurement ?? t.measurement ?? null,
+    ...((o?.warning ?? t.warning) !== undefined ? { warning: (o?.warning ?? t.warning)! } : {}),
   };
 }
 
@@ -93,7 +100,9 @@ function showStderrTail(ctx: CommandContext, err: unknown): void {
   const tail = (err as { stderrTail?: unknown } | null)?.stderrTail;
   if (typeof tail !== 'string' || tail.trim() === '') return;
   const lines = tail.replace(/\s+$/, '').split('\n').slice(-STDERR_LINES);
-  ctx.stderr.write(`--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's stderr ---\n${lines.join('\n')}\n---\n`);
+  // The tail comes from stdout when the trainer wrote nothing on stderr: say which.
+  const stream = (err as { tailSource?: unknown }).tailSource === 'stdout' ? 'stdout' : 'stderr';
+  ctx.stderr.write(`--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's ${stream} ---\n${lines.join('\n')}\n---\n`);
 }
 
 /** A human line for one trial: size, verdict, peak vs budget, time. */
@@ -101,7 +110,9 @@ export function trialLine(t: TrialView, ctx: CommandContext): string {
   const verdict =
     t.result === 'fit' ? ctx.style.green('fits') : t.result === 'over-budget' ? ctx.style.yellow('over budget') : ctx.style.red(t.result === 'killed' ? 'OOM (killed)' : 'OOM');
   const peak = t.peak_bytes !== null || t.budget_bytes !== null ? `  peak ${formatBytes(t.peak_bytes)} / budget ${formatBytes(t.budget_bytes)}` : '';
-  return `  batch ${String(t.batch_size).padStart(4)}  ${verdict}${peak}  ${ctx.style.dim(formatDuration(t.ms))}`;
+  const notMeasured = t.measurement === 'not-measured' && t.detail ? `  ${ctx.style.yellow(t.detail)}` : '';
+  const warning = t.warning ? `\n    ${ctx.style.yellow(`warning: ${t.warning}`)}` : '';
+  return `  batch ${String(t.batch_size).padStart(4)}  ${verdict}${peak}  ${ctx.style.dim(formatDuration(t.ms))}${notMeasured}${warning}`;
 }
 
 /** Finds the batch size: from the cache, or by probing (each trial shown live), then caches it. */
@@ -149,7 +160,8 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         budgetBytes: opts.budgetBytes ?? null,
         ...(opts.refresh ? { refresh: true } : {}),
         ...(opts.saveExceptionsOnly ? { saveExceptionsOnly: true } : {}),
-        logger: { warn: (line) => bar.log(`warning: ${line}`), info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined) },
+        ...(opts.files ? { files: opts.files } : {}),
+        logger: { warn: (line) => (opts.reportsNotSaved && / not saved to the cache: /.test(line) ? undefined : bar.log(`warning: ${line}`)), info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined) },
       });
     }
   } catch (err) {

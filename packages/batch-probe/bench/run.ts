@@ -1,6 +1,7 @@
 // Benchmark of @soup/batch-probe: the original halve-then-double search (refine: false) against
 // the refined search, over every capacity 1..1024 (ceiling 1024, start 8), and the cache-hit
-// latency of pickBatchSize, and the `predictive` section (bench/predictive.ts: fake peak models
+// latency of pickBatchSize, the `real` section (bench/real.ts: the Node proportional trainer under
+// a real RSS budget, bisection vs predictive), and the `predictive` section (bench/predictive.ts: fake peak models
 // and the real ORT CPU probe; `--no-real` skips the real part). `--json` prints one JSON object;
 // the JSON also goes to bench-results/batch-probe.json.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeCacheKey, OutOfMemoryError, pickBatchSize, probeBatchSize, saveCacheEntry, type ProbeFn } from '../src/index';
 import { predictiveSection } from './predictive';
+import { realSection } from './real';
 
 const CAPACITY_MAX = 1024;
 const CEILING = 1024;
@@ -101,6 +103,8 @@ const classic = await searchStats(false);
 const refine = await searchStats(true);
 const cache = await cacheTimings();
 const predictive = await predictiveSection({ real: !process.argv.includes('--no-real') });
+const repeatsAt = process.argv.indexOf('--repeats');
+const real = realSection({ skip: process.argv.includes('--no-real'), repeats: repeatsAt >= 0 ? Number(process.argv[repeatsAt + 1]) : 3 });
 const result = {
   capacities: `1..${CAPACITY_MAX}`,
   ceiling: CEILING,
@@ -109,6 +113,7 @@ const result = {
   refine,
   ...cache,
   predictive,
+  real,
   targets: {
     refineExactRate: refine.exactRate === 1,
     refineMaxTrialsAtMost22: refine.maxTrials <= 2 * Math.ceil(Math.log2(CEILING)) + 2,
@@ -141,5 +146,12 @@ if (process.argv.includes('--json')) {
   if ('cases' in predictive.real) for (const c of predictive.real.cases) console.log(`| real ${c.name} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
   else console.log(`real ORT probe skipped: ${predictive.real.skipped}`);
   for (const [name, g] of Object.entries(predictive.goals)) console.log(`goal ${name}: ${g.status} ${JSON.stringify(g)}`);
+  if ('cases' in real && real.cases && real.goals) {
+    console.log(`\nreal: ${real.trainer}, ${real.repeats} runs each (trials: median / max, exact rate)`);
+    console.log('| case | answer | bisection | predictive |');
+    console.log('|---|---|---|---|');
+    for (const c of real.cases) console.log(`| ${c.name} | ${c.consensus} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
+    for (const [name, g] of Object.entries(real.goals)) console.log(`goal real ${name}: ${g.status} ${JSON.stringify(g)}`);
+  } else console.log(`real command probe skipped: ${(real as { skipped?: string }).skipped}`);
   console.log(`\nwritten to ${join('bench-results', 'batch-probe.json')}`);
 }

@@ -45,11 +45,16 @@ describe('cache lookups under a budget and a ceiling', () => {
       throw new Error('must not probe');
     };
     expect(await pickBatchSize({ ...fields, ...s, staticEstimate: 8, ceiling: 32, strategy: 'probe', probe: never, budgetBytes: 10 * MiB })).toMatchObject({ batchSize: 6, source: 'cache' });
-    expect(await pickBatchSize({ ...fields, ...s, staticEstimate: 8, ceiling: 32, strategy: 'probe', probe: never, budgetBytes: 12 * MiB })).toMatchObject({ batchSize: 6, source: 'cache' });
     // The main file stays key -> int, as the Python original reads it.
     expect(Object.values(JSON.parse(readFileSync(s.path, 'utf8')) as Record<string, unknown>)).toEqual([6]);
     const [entry] = await listCacheEntries(s);
     expect(entry!.provenance).toMatchObject({ batchSize: 6, budgetBytes: 10 * MiB, ceiling: 32, bound: 'exact', measurement: 'sampled-rss', base: fields.base, maxLength: 512, gpuName: 'cpu' });
+    // A looser budget does not silently reuse the stricter answer: it probes again, starting at the cached 6.
+    const looser = mibProbe(12 * MiB);
+    const l = await pickBatchSize({ ...fields, ...s, staticEstimate: 8, ceiling: 32, strategy: 'probe', probe: looser, budgetBytes: 12 * MiB });
+    expect(l).toMatchObject({ batchSize: 8, source: 'probe', bound: 'exact' });
+    expect(l.skippedCache).toMatch(/stricter budget of 10485760 bytes than 12582912 bytes: probing again from 6/);
+    expect(looser.calls[0]).toBe(6);
   });
 
   test('an answer capped by its ceiling is not used under a higher ceiling; an exact one is', async () => {
@@ -65,6 +70,26 @@ describe('cache lookups under a budget and a ceiling', () => {
     expect(exact).toMatchObject({ batchSize: 96, bound: 'exact', source: 'probe' });
     expect(await lookupCacheEntry({ ...s, key: exact.cacheKey!, ceiling: 1024, budgetBytes: 100 * MiB })).toMatchObject({ hit: true, batchSize: 96 });
     expect(await lookupCacheEntry({ ...s, key: exact.cacheKey!, ceiling: 64, budgetBytes: 100 * MiB })).toMatchObject({ hit: false });
+  });
+
+  test('a capped answer never replaces an exact one for the same key (a --ceiling 16 run after an exact 30)', async () => {
+    const s = sandbox();
+    const exact = await pickBatchSize({ ...fields, ...s, staticEstimate: 8, ceiling: 64, strategy: 'probe', probe: mibProbe(34 * MiB), budgetBytes: 34 * MiB });
+    expect(exact).toMatchObject({ batchSize: 30, bound: 'exact', saved: true });
+    const capped = await pickBatchSize({ ...fields, ...s, staticEstimate: 8, ceiling: 16, strategy: 'probe', probe: mibProbe(34 * MiB), budgetBytes: 34 * MiB });
+    expect(capped).toMatchObject({ batchSize: 16, bound: 'capped', saved: false, notSavedReason: expect.stringMatching(/exact answer \(30\)/) });
+    expect(Object.values(JSON.parse(readFileSync(s.path, 'utf8')) as Record<string, unknown>)).toEqual([30]);
+  });
+
+  test('a fit the probe warned about (OOM text on exit 0) is saved only as capped at itself', async () => {
+    const s = sandbox();
+    const probe: ProbeFn = async (b) => {
+      const peakBytes = (4 + b) * MiB;
+      return { fits: peakBytes <= 20 * MiB, peakBytes, budgetBytes: 20 * MiB, measurement: 'sampled-rss', ...(b >= 12 ? { warning: 'printed RuntimeError: CUDA out of memory' } : {}) };
+    };
+    const r = await pickBatchSize({ ...fields, ...s, staticEstimate: 8, ceiling: 32, strategy: 'probe', probe, budgetBytes: 20 * MiB });
+    expect(r).toMatchObject({ batchSize: 16, saved: true, provenance: { bound: 'capped', ceiling: 16 } });
+    expect(await lookupCacheEntry({ ...s, key: r.cacheKey!, ceiling: 32, budgetBytes: 20 * MiB })).toMatchObject({ hit: false });
   });
 
   test('refresh probes again and overwrites', async () => {

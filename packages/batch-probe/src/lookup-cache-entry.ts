@@ -26,12 +26,20 @@ export interface LookupCacheEntryOptions extends CacheLocationOptions {
 /** What {@link lookupCacheEntry} found. */
 export type LookupCacheEntryResult =
   | { hit: true; batchSize: number; provenance: CacheProvenance | null; path: string }
-  | { hit: false; path: string; /** Why an entry that exists was not used; absent when there is none. */ skipped?: string };
+  | {
+      hit: false;
+      path: string;
+      /** Why an entry that exists was not used; absent when there is none. */
+      skipped?: string;
+      /** A size known to fit under this search's budget (the entry was found under a stricter one): the search may start there. */
+      startAt?: number;
+    };
 
 /**
  * Looks a key up and says whether its answer holds for this search:
- * - the entry's budget must be at least as loose: an answer found under no budget or a larger one
- *   is not used for a stricter `budgetBytes`;
+ * - the entry's budget must be the same: an answer found under no budget or a larger one is not
+ *   used for a stricter `budgetBytes`, and one found under a stricter budget is not used for a
+ *   looser one (a larger size may fit; `startAt` says where a new search can start);
  * - an answer capped by its ceiling is not used when `ceiling` is higher (a larger size may fit);
  *   an exact answer (its next size failed) serves any ceiling at or above it;
  * - an answer above `ceiling` is not used (unless `enforceCeiling: false`).
@@ -56,6 +64,10 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
   }
   if (budget !== null && (p.budgetBytes === null || p.budgetBytes > budget)) {
     return { hit: false, path, skipped: `cached ${value} was found under ${p.budgetBytes === null ? 'no budget' : `a budget of ${p.budgetBytes} bytes`}, looser than ${budget} bytes` };
+  }
+  if (budget !== null && p.budgetBytes !== null && p.budgetBytes < budget) {
+    // Found under a stricter budget: it fits here too, but a larger size may; probe again from it.
+    return { hit: false, path, skipped: `cached ${value} was found under a stricter budget of ${p.budgetBytes} bytes than ${budget} bytes: probing again from ${value}`, startAt: value };
   }
   if (p.bound !== 'exact' && ceiling > p.ceiling) {
     return { hit: false, path, skipped: `cached ${value} was capped by the ceiling ${p.ceiling}; this search goes up to ${ceiling}` };

@@ -60,6 +60,8 @@ export interface PickBatchSizeOptions
    * @default false
    */
   saveExceptionsOnly?: boolean;
+  /** Content hashes of the files the measured command named, recorded in the provenance (see `CacheProvenance.files`). */
+  files?: Record<string, string>;
 }
 
 /** What {@link pickBatchSize} picked and where the answer came from. */
@@ -128,6 +130,7 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
   const ceiling = options.ceiling ?? staticEstimate * 4;
   const budgetBytes = options.budgetBytes ?? null;
   let skippedCache: string | undefined;
+  let start = staticEstimate;
   if (options.refresh !== true) {
     const hit = await lookupCacheEntry({ ...pickLocation(options), key: cacheKey, ceiling, budgetBytes, enforceCeiling: options.ceiling !== undefined });
     if (hit.hit) {
@@ -136,10 +139,12 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
     }
     skippedCache = hit.skipped;
     if (skippedCache !== undefined) logger.info?.(`not using the cache entry ${cacheKey}: ${skippedCache}`);
+    // An answer found under a stricter budget fits under this looser one: the search starts there.
+    if (hit.startAt !== undefined && hit.startAt <= ceiling) start = Math.max(1, hit.startAt);
   }
 
   const searched = await probeBatchSize(options.probe, {
-    start: staticEstimate,
+    start,
     ceiling,
     maxDoublings: options.maxDoublings,
     refine: options.refine,
@@ -152,6 +157,10 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
   const { batchSize, trials, bound } = searched;
   const deciding = trials.filter((t) => t.batchSize === batchSize && t.fits).at(-1);
   const measurement = deciding?.measurement ?? 'unknown';
+  // A fit the probe doubted (the trainer printed an out-of-memory error and exited 0) proves no
+  // edge: such an answer is saved as capped at itself, so any search that may go higher probes again.
+  const doubt = trials.find((t) => t.fits && typeof t.warning === 'string' && t.batchSize <= batchSize);
+  const savedBound = doubt !== undefined && bound === 'exact' ? 'capped' : bound;
   const provenance: CacheProvenance = {
     batchSize,
     base: options.base,
@@ -161,16 +170,32 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
     gpuName: options.gpuName,
     gpuMemoryGb: options.gpuMemoryGb,
     budgetBytes,
-    ceiling,
-    bound,
+    ceiling: doubt !== undefined ? batchSize : ceiling,
+    bound: savedBound,
     measurement,
     savedAt: new Date().toISOString(),
+    ...(options.files !== undefined ? { files: options.files } : {}),
   };
+  if (doubt !== undefined) logger.warn?.(`batch size ${doubt.batchSize}: ${doubt.warning}`);
   const base = { batchSize, source: 'probe' as const, cacheKey, cachePath: location.path, trials, provenance, bound, ...(skippedCache !== undefined ? { skippedCache } : {}) };
   if (measurement === 'exceptions-only' && options.saveExceptionsOnly !== true) {
     const notSavedReason = 'the deciding trial measured no peak (exceptions only): not cached unless asked';
     logger.warn?.(`batch size ${batchSize} not saved to the cache: ${notSavedReason}`);
     return { ...base, saved: false, notSavedReason };
+  }
+  if (measurement === 'not-measured') {
+    const notSavedReason = `the deciding trial was not measured on this GPU (${deciding?.detail ?? 'the trainer ran elsewhere'})`;
+    logger.warn?.(`batch size ${batchSize} not saved to the cache: ${notSavedReason}`);
+    return { ...base, saved: false, notSavedReason };
+  }
+  if (provenance.bound !== 'exact') {
+    // A capped (or unproven) answer never replaces an exact one for the same key.
+    const existing = await lookupCacheEntry({ ...pickLocation(options), key: cacheKey, ceiling: Number.MAX_SAFE_INTEGER, enforceCeiling: false });
+    if (existing.hit && existing.provenance?.bound === 'exact') {
+      const notSavedReason = `the cache holds an exact answer (${existing.batchSize}) for this key; a ${provenance.bound} ${batchSize} does not replace it`;
+      logger.info?.(`batch size ${batchSize} not saved: ${notSavedReason}`);
+      return { ...base, saved: false, notSavedReason };
+    }
   }
   const save = await saveCacheEntry({ ...pickLocation(options), key: cacheKey, batchSize, provenance });
   if (save.saved) logger.info?.(`batch size ${batchSize} saved to the cache (${save.path})`);

@@ -145,7 +145,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     const ms = performance.now() - t0;
     let record: TrialRecord;
     if (oomSeen) {
-      record = { index: trials.length + 1, batchSize, phase, fits: false, result: 'oom', ms };
+      record = { index: trials.length + 1, batchSize, phase, fits: false, result: 'oom', ms, censored: true };
       if (oom instanceof OutOfMemoryError) {
         if (oom.peakBytes !== undefined) record.peakBytes = oom.peakBytes;
         if (oom.budgetBytes !== undefined) record.budgetBytes = oom.budgetBytes;
@@ -161,6 +161,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       if (typeof outcome.budgetBytes === 'number') record.budgetBytes = outcome.budgetBytes;
       if (typeof outcome.detail === 'string') record.detail = outcome.detail;
       if (typeof outcome.measurement === 'string') record.measurement = outcome.measurement;
+      if (outcome.censored === true) record.censored = true;
+      if (outcome.censorsFailures === true) record.censorsFailures = true;
+      if (typeof outcome.warning === 'string') record.warning = outcome.warning;
     }
     trials.push(record);
     if (onTrial) await onTrial(record);
@@ -207,6 +210,10 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     // bracket the walk moves, so that a long walk costs a logarithm; the first step the other
     // way leaves a small bracket to bisect.
     let walk: 'up' | 'down' | null = null;
+    // Whether the last prediction measured a peak within NEAR_EDGE of the budget: the model is
+    // tracking the edge, so a run of moves on one side is not a stall.
+    let lastNearEdge = false;
+    let censoredWalks = 0;
     let walked = 0;
     // Where no prediction can be made (or afforded) and no size has failed yet, the next trial
     // is the one refine would make: a doubling. Then predicting is tried again.
@@ -222,7 +229,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     for (let round = 0; round < 4 * bound; round++) {
       const high = firstBad ?? ceilingUnits + 1;
       if (high - lastGood <= 1) break;
-      const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number');
+      // A censored trial (stopped at the budget, killed, out of memory) only says "more than the
+      // budget": it bounds the bracket (it failed), it is never a point of the fit.
+      const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number' && t.censored !== true);
       const budget = measured.at(-1)?.budgetBytes;
       if (budget === undefined) break;
       const points: PeakPoint[] = measured.map((t) => ({ units: t.batchSize / multipleOf, peakBytes: t.peakBytes! }));
@@ -237,9 +246,12 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         // the fixed part dominates), and two close points give no slope under measurement
         // noise. So the second trial goes as far as allowed: the ceiling either fits (the answer)
         // or brackets the edge with the widest span there is to take a slope on.
-        if (fit === null) {
+        const censoring = trials.some((t) => t.censored === true || t.censorsFailures === true);
+        if (fit === null || censoring) {
+          // Where failures are censored (the probe stops a trial at the budget), a failure at the
+          // ceiling tells only "the edge is below": a doubling gives a second measured point instead.
           if (await double()) continue;
-          break;
+          if (fit === null) break;
         }
         e = ceilingUnits;
         confirm = false;
@@ -249,7 +261,7 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         e = walk === 'up' ? Math.min(lastGood + step, high - 1) : Math.max(high - step, lastGood + 1);
         confirm = false;
         kind = 'walk';
-      } else if (streak >= 2 && firstBad !== undefined) {
+      } else if (streak >= 2 && firstBad !== undefined && !lastNearEdge) {
         // Regula falsi stalls on one side of a curved peak: one bisection step moves the other end.
         e = lastGood + Math.floor((high - lastGood) / 2);
         confirm = false;
@@ -270,13 +282,41 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         // doubling, whichever is larger — a closer second point gives no slope.
         const least = single ? 2 * lastGood : lastGood + 1;
         e = Math.min(high - 1, reach, Math.max(least, fit.edge));
+        // After a confirmation that did not close the edge, the edge is near: the model (refitted
+        // with two close points that carry measurement noise) may jump far; go no further than the walk would.
+        const censors = trials.some((t) => t.censored === true || t.censorsFailures === true);
+        if (censors && walk === 'up') e = Math.min(e, lastGood + 2 ** Math.min(walked + 1, 30));
+        else if (censors && walk === 'down') e = Math.max(e, high - 2 ** Math.min(walked + 1, 30));
         // A first (proportional) guess is a new point, not an edge to confirm.
         confirm = !single;
         kind = 'predict';
+        if (firstBad !== undefined && fit.edge >= high && trials.find((t) => t.batchSize === high * multipleOf)?.censored === true && high - lastGood > 3) {
+          // The model puts the edge at or past a size that failed: it was just contradicted, and
+          // the failure (censored) adds no point to correct it. Trying high - 1 would repeat the
+          // same guess; a bisection step adds a point inside the bracket instead.
+          e = lastGood + Math.floor((high - lastGood) / 2);
+          confirm = false;
+          kind = 'bisect';
+        }
       }
       // Where confirming could exceed the bound, a single trial may still fit under it.
       if (confirm && !affordable(e, true) && affordable(e, false)) confirm = false;
       if (!affordable(e, confirm)) {
+        // With censored failures and the edge just confirmed to lie above (b* and b* + 1 fit), a
+        // doubling would fail far above the edge and leave a wide bracket: a short walk up
+        // (steps 1, 2, 4) finds the failure next to the edge instead. At most three such steps.
+        const censoring = trials.some((t) => t.censored === true || t.censorsFailures === true);
+        if (censoring && walk === 'up' && firstBad === undefined && censoredWalks < 3) {
+          censoredWalks += 1;
+          const step = lastGood + 2 ** Math.min(walked, 30);
+          walked += 1;
+          if (await fitsAt(Math.min(step, ceilingUnits), 'predict')) lastGood = Math.min(step, ceilingUnits);
+          else {
+            failed(Math.min(step, ceilingUnits));
+            walk = null;
+          }
+          continue;
+        }
         if (await double()) continue;
         break;
       }
@@ -285,7 +325,8 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       else failed(e);
       // A size whose peak came out far from the budget (or unmeasured) is not next to the edge:
       // predicting again, with this point, beats stepping to its neighbour.
-      const peakAtE = trials.at(-1)!.peakBytes;
+      const peakAtE = trials.at(-1)!.censored === true ? undefined : trials.at(-1)!.peakBytes;
+      lastNearEdge = typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget;
       if (confirm && !(typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget)) confirm = false;
       if (kind === 'walk') {
         walked += 1;

@@ -14,6 +14,23 @@ export interface ProbeOutcome {
   detail?: string;
   /** What judged this trial (e.g. `peak-rss`, `cuda-per-process`, `exceptions-only`), when the probe says. */
   measurement?: string;
+  /**
+   * The trial did not run to its end (stopped at the budget, killed, out of memory, or it took all
+   * free memory): `peakBytes` is only a lower bound of what the step needed ("more than the
+   * budget"). The predictive search uses such a trial as a bound, never as a point of its fit.
+   */
+  censored?: boolean;
+  /**
+   * The probe stops (or loses) a failing trial at the budget, so its failures are censored: the
+   * predictive search then takes a doubling for its second point rather than a trial at the
+   * ceiling, whose failure would say only "the edge is below".
+   */
+  censorsFailures?: boolean;
+  /**
+   * Something that makes a fit doubtful (e.g. the trainer exited 0 but printed an out-of-memory
+   * error): an answer that rests on such a trial is cached only as `capped`, never as `exact`.
+   */
+  warning?: string;
 }
 
 /**
@@ -46,6 +63,12 @@ export interface TrialRecord {
   detail?: string;
   /** From the probe's outcome, when it gave one. */
   measurement?: string;
+  /** The peak is a lower bound only (see `ProbeOutcome.censored`); always true for a thrown OOM error. */
+  censored?: boolean;
+  /** From the probe's outcome, when it gave one. */
+  warning?: string;
+  /** From the probe's outcome, when it gave one. */
+  censorsFailures?: boolean;
   /** Wall time of the probe call, in milliseconds. */
   ms: number;
 }
@@ -135,4 +158,10 @@ export interface CacheProvenance {
   measurement: string;
   /** ISO time of the save. */
   savedAt: string;
+  /**
+   * Short content hashes (first 12 hex of sha256) of the files the measured command named
+   * (its script, its config), by the argument that named them; the same hashes are in `base`,
+   * so an edited trainer has another key.
+   */
+  files?: Record<string, string>;
 }

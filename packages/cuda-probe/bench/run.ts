@@ -53,6 +53,10 @@ for (let b = 1; b <= ceiling; b++) {
 }
 
 const overheads = outcomes.map((o) => o.overheadMs).filter((x): x is number => x !== undefined);
+// Where a trial's time goes (median over the trials that reported it).
+const phaseNames = ['spawn', 'moduleLoad', 'runtime', 'session', 'step', 'exit'] as const;
+const withPhases = outcomes.filter((o) => o.phasesMs !== undefined);
+const phasesMedianMs = Object.fromEntries(phaseNames.map((n) => [n, round(median(withPhases.map((o) => o.phasesMs![n])))])) as Record<(typeof phaseNames)[number], number>;
 const device = await deviceIdentity({ device: 'cpu' });
 const result = {
   foundBatch: search.batchSize,
@@ -62,6 +66,8 @@ const result = {
   perTrialOverheadMs: round(median(overheads)),
   perTrialOverheadP90Ms: round([...overheads].sort((a, b) => a - b)[Math.floor(overheads.length * 0.9)] ?? Number.NaN),
   medianStepMs: round(median(outcomes.map((o) => o.stepMs ?? 0))),
+  phasesMedianMs,
+  warmWorker: process.env.SOUP_PROBE_WARM !== '0',
   calibrationMs: round(outcomes.find((o) => o.calibrationMs !== undefined)?.calibrationMs ?? 0),
   linearTrials: outcomes.filter((o) => o.phase === 'linear').length,
   budgetBytes: budgetMiB * MiB,
@@ -77,6 +83,7 @@ const result = {
     ms: Math.round(o.ms),
     stepMs: o.stepMs !== undefined ? Math.round(o.stepMs) : null,
     overheadMs: o.overheadMs !== undefined ? Math.round(o.overheadMs) : null,
+    ...(o.phasesMs ? { phasesMs: o.phasesMs } : {}),
   })),
 };
 
@@ -100,5 +107,6 @@ if (json) {
   console.log(`trials (search)     ${result.trials}`);
   console.log(`probeSeconds        ${result.probeSeconds}  (search, calibration included: ${result.calibrationMs} ms)`);
   console.log(`perTrialOverheadMs  ${result.perTrialOverheadMs} median, ${result.perTrialOverheadP90Ms} p90  (spawn + session create + batch build + exit)`);
+  console.log(`where a trial's time goes (median ms): ${phaseNames.map((n) => `${n} ${phasesMedianMs[n]}`).join(', ')}`);
   console.log(`wrote ${out}`);
 }

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { Launch } from './_launch';
 import { readProcStatus } from './_proc';
+import { treePids } from './_tree-pids';
 
 export interface RunChildOptions {
   launch: Launch;
@@ -27,6 +28,13 @@ export interface RunChildOptions {
   maxOutputChars?: number;
   /** Called once with the child's pid (its process group id) right after it is spawned. */
   onSpawn?: (pid: number) => void;
+  /**
+   * A warm spare: `input` is written at spawn but stdin stays open; the child is not waited for
+   * (it does not keep the parent alive) until the gate resolves with the rest of its input, which
+   * is then written and stdin closed. The timeout and `wallMs` count from that moment. A gate that
+   * resolves `null` drops the spare (its group is killed).
+   */
+  gate?: Promise<string | null>;
 }
 
 export interface ChildRun {
@@ -42,6 +50,11 @@ export interface ChildRun {
   timedOut: boolean;
   aborted: boolean;
   wallMs: number;
+  /** Epoch ms when the child was spawned, and when it closed (for a breakdown of where a trial's time went). */
+  spawnedAt?: number;
+  closedAt?: number;
+  /** The child's pid and the pids seen in its process tree while sampling (for the kernel log's OOM records). */
+  treePids?: Set<number>;
   /** Largest VmHWM read while sampling, null when not sampled (or never readable). */
   sampledPeakRssBytes: number | null;
   /** The child was killed because a sample exceeded `killAboveRssBytes`. */
@@ -83,7 +96,8 @@ function installExitHook(): void {
 
 export function runChild(opts: RunChildOptions): Promise<ChildRun> {
   const max = opts.maxOutputChars ?? 1 << 20;
-  const t0 = performance.now();
+  let t0 = performance.now();
+  let spawnedAt = performance.timeOrigin + t0;
   installExitHook();
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) {
@@ -114,14 +128,22 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
       fd3?.on('error', () => {});
     }
     child.stdin?.on('error', () => {}); // a child that exits without reading stdin is not our error
-    child.stdin?.end(opts.input ?? '');
+    const handles = [child.stdin, child.stdout, child.stderr, child.stdio[3]] as Array<{ unref?: () => void; ref?: () => void } | null | undefined>;
+    if (opts.gate) {
+      child.stdin?.write(opts.input ?? '');
+      child.unref();
+      for (const h of handles) h?.unref?.();
+    } else child.stdin?.end(opts.input ?? '');
 
     let timedOut = false;
     let aborted = false;
     let sampledPeak: number | null = null;
     let killedAboveRss = false;
+    const seenPids = new Set<number>(pid !== undefined ? [pid] : []);
+    let samplesTaken = 0;
     const sample = (): void => {
       if (pid === undefined) return;
+      if (samplesTaken++ % 5 === 0) for (const p of treePids(pid)) seenPids.add(p);
       const st = readProcStatus(pid);
       if (st && (sampledPeak === null || st.vmHwmBytes > sampledPeak)) sampledPeak = st.vmHwmBytes;
       if (!killedAboveRss && opts.killAboveRssBytes !== undefined && sampledPeak !== null && sampledPeak > opts.killAboveRssBytes) {
@@ -129,19 +151,43 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         killGroup(pid);
       }
     };
-    const poller = opts.peakRssPollMs ? setInterval(sample, opts.peakRssPollMs) : undefined;
-    if (opts.peakRssPollMs) sample();
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(pid);
-    }, opts.timeoutMs);
+    let poller: ReturnType<typeof setInterval> | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let closed = false;
+    const arm = (): void => {
+      poller = opts.peakRssPollMs ? setInterval(sample, opts.peakRssPollMs) : undefined;
+      if (opts.peakRssPollMs) sample();
+      timer = setTimeout(() => {
+        timedOut = true;
+        killGroup(pid);
+      }, opts.timeoutMs);
+    };
+    if (opts.gate) {
+      opts.gate.then(
+        (rest) => {
+          if (closed) return;
+          if (rest === null) {
+            killGroup(pid);
+            return;
+          }
+          child.ref();
+          for (const h of handles) h?.ref?.();
+          t0 = performance.now();
+          spawnedAt = performance.timeOrigin + t0;
+          arm();
+          child.stdin?.end(rest);
+        },
+        () => killGroup(pid),
+      );
+    } else arm();
     const onAbort = (): void => {
       aborted = true;
       killGroup(pid);
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     const cleanup = (): void => {
-      clearTimeout(timer);
+      closed = true;
+      if (timer) clearTimeout(timer);
       if (poller) clearInterval(poller);
       opts.signal?.removeEventListener('abort', onAbort);
       if (pid !== undefined) live.delete(pid);
@@ -182,7 +228,10 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         timedOut,
         aborted,
         wallMs: performance.now() - t0,
+        spawnedAt,
+        closedAt: performance.timeOrigin + performance.now(),
         sampledPeakRssBytes: sampledPeak,
+        treePids: seenPids,
         killedAboveRss,
       });
     });

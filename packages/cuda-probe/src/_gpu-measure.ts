@@ -20,6 +20,8 @@ export interface GpuVerdict {
   peakBytes: number | null;
   /** The device had (almost) nothing free after the step: under WDDM the allocator spills to host memory instead of failing (#649). */
   deviceFull?: boolean;
+  /** The measured GPU's free memory before the trial, when read. */
+  freeBeforeBytes?: number;
   note?: string;
 }
 

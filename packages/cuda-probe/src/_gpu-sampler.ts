@@ -1,7 +1,8 @@
 // GPU memory of an external command, sampled with nvidia-smi while it runs: per process (every
 // pid of its process group) where the driver lists them with a figure, else the device's
 // used-memory delta from before the command started (the probe owns the GPU while it runs).
-import { readdirSync, readFileSync } from 'node:fs';
+import { formatBytes } from './_format';
+import { treePids } from './_tree-pids';
 import { fullThresholdBytes, type GpuVerdict } from './_gpu-measure';
 import { queryComputeApps, queryGpus, visibleGpu, type GpuInfo } from './_nvidia-smi';
 
@@ -15,43 +16,27 @@ export interface GpuSamplerOptions {
   limitBytes: number | null;
 }
 
+/** A {@link GpuVerdict}, or `not-measured`: the trainer's processes used memory on another GPU, none on this one. */
+export type SamplerVerdict = GpuVerdict | (Omit<GpuVerdict, 'measurement'> & { measurement: 'not-measured' });
+
 export interface GpuSampler {
   /** The command's pid (= its process group): from now on, samples are taken. */
   attach(pid: number): void;
   /** Stops sampling and judges what was seen. */
-  stop(): Promise<GpuVerdict & { samples: number }>;
-}
-
-/** Pids whose process group is `pgid` (Linux /proc). */
-function groupPids(pgid: number): Set<number> {
-  const out = new Set<number>([pgid]);
-  let names: string[] = [];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const n of names) {
-    if (!/^\d+$/.test(n)) continue;
-    try {
-      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid) out.add(Number(n));
-    } catch {
-      // gone
-    }
-  }
-  return out;
+  stop(): Promise<SamplerVerdict & { samples: number }>;
 }
 
 /** Reads the device once (before the command starts), then samples while it runs. */
 export async function startGpuSampler(o: GpuSamplerOptions): Promise<GpuSampler> {
-  const read = async (): Promise<{ gpu: GpuInfo } | { why: string }> => {
+  const read = async (): Promise<{ gpu: GpuInfo; all: GpuInfo[] } | { why: string }> => {
     const gpus = await queryGpus(o.nvidiaSmiPath);
     if (!gpus.ok) return { why: gpus.why };
     const g = visibleGpu(gpus.value, o.deviceId, o.env);
-    return g.ok ? { gpu: g.value } : { why: g.why };
+    return g.ok ? { gpu: g.value, all: gpus.value } : { why: g.why };
   };
+  // What the trial's processes held on the other GPUs (uuid -> peak bytes), and those GPUs.
+  const elsewhere = new Map<string, number>();
+  const known = new Map<string, GpuInfo>();
   const start = await read();
   let pid: number | null = null;
   let stopped = false;
@@ -75,7 +60,13 @@ export async function startGpuSampler(o: GpuSamplerOptions): Promise<GpuSampler>
       perProcessWhy = apps.why;
       return;
     }
-    const pids = groupPids(pid);
+    const pids = treePids(pid);
+    for (const g of now.all) known.set(g.uuid, g);
+    const others = new Map<string, number>();
+    for (const a of apps.value) {
+      if (pids.has(a.pid) && a.gpuUuid !== now.gpu.uuid && a.usedBytes !== null) others.set(a.gpuUuid, (others.get(a.gpuUuid) ?? 0) + a.usedBytes);
+    }
+    for (const [uuid, used] of others) elsewhere.set(uuid, Math.max(elsewhere.get(uuid) ?? 0, used));
     const mine = apps.value.filter((a) => pids.has(a.pid) && a.gpuUuid === now.gpu.uuid);
     if (mine.some((a) => a.usedBytes === null) || (mine.length === 0 && apps.value.some((a) => a.usedBytes === null))) {
       perProcessWhy = 'the driver reports per-process memory as [N/A] (WDDM)';
@@ -110,12 +101,30 @@ export async function startGpuSampler(o: GpuSamplerOptions): Promise<GpuSampler>
       }
       const deviceFull = minFree !== null && minFree <= fullThresholdBytes(freeStart);
       if (perProcessPeak !== null && perProcessWhy === null) {
-        return { measurement: 'cuda-per-process', budgetBytes: cap(freeStart), peakBytes: perProcessPeak, ...(deviceFull ? { deviceFull } : {}), samples };
+        return { measurement: 'cuda-per-process', budgetBytes: cap(freeStart), peakBytes: perProcessPeak, freeBeforeBytes: freeStart, ...(deviceFull ? { deviceFull } : {}), samples };
+      }
+      const ranOn = [...elsewhere].filter(([, used]) => used > 0);
+      if (perProcessPeak === null && ranOn.length > 0) {
+        // The trainer's processes are listed, with memory, on other GPUs only: this GPU was not what it used.
+        const name = (uuid: string) => {
+          const g = known.get(uuid);
+          return g ? `GPU ${g.index} (${g.name}, ${uuid})` : uuid;
+        };
+        const where = ranOn.map(([uuid, used]) => `${name(uuid)}, ${formatBytes(used)}`).join('; ');
+        return {
+          measurement: 'not-measured',
+          budgetBytes: null,
+          peakBytes: null,
+          freeBeforeBytes: freeStart,
+          note: `the trainer ran on ${where}, not on the measured ${name(start.gpu.uuid)}: point --device (or CUDA_VISIBLE_DEVICES) at the GPU it uses`,
+          samples,
+        };
       }
       const why = perProcessWhy ?? 'nvidia-smi does not list the command\'s processes (another PID namespace, or WSL2)';
       return {
         measurement: 'cuda-device-delta',
         budgetBytes: cap(freeStart),
+        freeBeforeBytes: freeStart,
         peakBytes: minFree === null ? 0 : Math.max(0, freeStart - minFree),
         ...(deviceFull ? { deviceFull } : {}),
         note: `${why}: judged by the device's used-memory delta`,

@@ -103,6 +103,12 @@ export interface WorkerSuccess {
   pid: number;
   /** Process start → ready to step (runtime import, session create, batch built). */
   setupMs: number;
+  /**
+   * Where the child's time went, as epoch milliseconds (performance.timeOrigin + now): the process
+   * started, the worker's own code began (node boot + module load done), the job was read,
+   * onnxruntime was imported, the session and the batch were ready, the result was sent.
+   */
+  marks?: { processStart: number; main: number; jobRead: number; runtime: number; ready: number; sent: number };
   /** The step alone. */
   stepMs: number;
   /** Bytes of the synthetic batch. */

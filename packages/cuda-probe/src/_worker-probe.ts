@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { type ChildRun, runChild, tail } from './_child-runner';
 import { formatBytes } from './_format';
 import { judgeFailure } from './_interpret';
-import { buildLaunch, type Launch } from './_launch';
+import { spawnSync } from 'node:child_process';
+import { buildLaunch, findExecutable, type Launch } from './_launch';
 import type { CudaJob, OrtJob, SegmentedStepJob, TrainStepJob, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
 import { batchSizeArg } from './_validate';
 import { ProbeChildError, ProbeTimeoutError } from './errors';
@@ -117,8 +118,39 @@ function asResult(run: ChildRun): WorkerResult | undefined {
   return r && typeof r === 'object' && typeof r.ok === 'boolean' ? r : undefined;
 }
 
+/** A warm child: spawned ahead, runtime imported and session created, waiting for its batch size. */
+interface Spare {
+  pid: number | undefined;
+  /** Hands the spare its trial (the batch size), or drops it (null). */
+  release: (rest: string | null) => void;
+  done: Promise<ChildRun>;
+  key: string;
+}
+
+function startSpare(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Spare {
+  let release!: (rest: string | null) => void;
+  const gate = new Promise<string | null>((r) => (release = r));
+  let pid: number | undefined;
+  const done = runChild({
+    launch,
+    env: { ...cfg.env, SOUP_PROBE_WARM: '1' },
+    cwd: cfg.cwd,
+    timeoutMs: cfg.timeoutMs,
+    input: `${JSON.stringify(job)}\n`,
+    resultChannel: true,
+    gate,
+    onSpawn: (p) => (pid = p),
+    ...(cfg.signal ? { signal: cfg.signal } : {}),
+  });
+  done.catch(() => undefined);
+  return { pid, release, done, key: JSON.stringify(job) };
+}
+
 export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   let calibration: Promise<Calibration> | undefined;
+  // At most one warm spare, for the next trial (CPU ORT jobs; SOUP_PROBE_WARM=0 turns it off).
+  let spare: Spare | null = null;
+  const prlimit = findExecutable('prlimit', cfg.env);
   const job = (mode: WorkerJob['mode'], batchSize: number, work: WorkerJob['work']): WorkerJob => ({
     mode,
     batchSize,
@@ -189,8 +221,38 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
         });
       }
     }
-    const capped = cgroupLimitBytes !== undefined ? await sendCapped(cfg, launch, job('step', batchSize, work), cgroupLimitBytes) : null;
-    const run = capped?.run ?? (await send(cfg, launch, job('step', batchSize, work)));
+    const warm =
+      cfg.device === 'cpu' &&
+      !cgroupCap &&
+      work.kind === 'ort' &&
+      (cfg.env.SOUP_PROBE_WARM ?? process.env.SOUP_PROBE_WARM) !== '0' &&
+      (!limited || (prlimit !== null && launch.limitMethod === 'prlimit'));
+    let run: ChildRun | undefined;
+    let warmUsed = false;
+    if (warm) {
+      const stepJob = job('step', 0, work);
+      let mine = spare !== null && spare.key === JSON.stringify(stepJob) ? spare : null;
+      if (spare !== null && mine === null) spare.release(null);
+      spare = null;
+      mine ??= startSpare(cfg, direct(), stepJob);
+      let limitOk = true;
+      if (limited && launch.addressSpaceBytes !== null) {
+        // The spare was started without a limit: RLIMIT_AS is set on it now, before its trial.
+        const n = String(launch.addressSpaceBytes);
+        const r = mine.pid !== undefined ? spawnSync(prlimit!, ['--pid', String(mine.pid), `--as=${n}:${n}`], { stdio: 'ignore', timeout: 10_000 }) : null;
+        limitOk = r !== null && r.status === 0;
+      }
+      if (limitOk) {
+        mine.release(`${batchSize}\n`);
+        // The next trial's child starts now, while this one runs: its runtime import and session
+        // creation overlap this step, and each trial is still a fresh process.
+        spare = startSpare(cfg, direct(), stepJob);
+        run = await mine.done;
+        warmUsed = true;
+      } else mine.release(null);
+    }
+    const capped = !run && cgroupLimitBytes !== undefined ? await sendCapped(cfg, launch, job('step', batchSize, work), cgroupLimitBytes) : null;
+    run ??= capped?.run ?? (await send(cfg, launch, job('step', batchSize, work)));
     const limit = {
       ...(capped ? { memoryCgroup: capped.report } : {}),
       limitMethod: capped ? ('memory-cgroup' as const) : launch.limitMethod,
@@ -199,7 +261,31 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     };
     const result = asResult(run);
     if (result?.ok && run.exitCode === 0 && !run.timedOut && !run.aborted) {
-      return judgeSuccess({ device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null }, batchSize, result, run.wallMs, limit);
+      const out = judgeSuccess({ device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null }, batchSize, result, run.wallMs, limit);
+      const m = result.marks;
+      if (m && run.spawnedAt !== undefined && run.closedAt !== undefined) {
+        const r1 = (x: number) => Math.round(x);
+        out.phasesMs = warmUsed
+          ? {
+              // Warm: spawn, module load, runtime import and session creation happened before the
+              // trial was handed over; `runtime` is any wait for the spare to be ready.
+              spawn: 0,
+              moduleLoad: 0,
+              runtime: r1(Math.max(0, m.jobRead - run.spawnedAt)),
+              session: r1(m.sent - Math.max(m.jobRead, run.spawnedAt) - result.stepMs),
+              step: r1(result.stepMs),
+              exit: r1(run.closedAt - m.sent),
+            }
+          : {
+          spawn: r1(m.processStart - run.spawnedAt),
+          moduleLoad: r1(m.main - m.processStart),
+          runtime: r1(m.runtime - m.main),
+          session: r1(m.sent - m.runtime - result.stepMs),
+          step: r1(result.stepMs),
+          exit: r1(run.closedAt - m.sent),
+        };
+      }
+      return out;
     }
     const message =
       result && !result.ok ? result.error.message : (run.resultError ?? (run.exitCode === 0 ? 'the child exited without reporting a result' : undefined));
@@ -217,6 +303,9 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       ...(message !== undefined ? { message } : {}),
       ...(cfg.signal ? { signal: cfg.signal } : {}),
     });
+    if (verdict.reason === 'not-memory') {
+      throw new ProbeChildError(verdict.detail, { batchSize, exitCode: run.exitCode, signal: run.signal, stderrTail: tail(run.stderr) });
+    }
     return {
       fits: false,
       batchSize,

@@ -97,6 +97,7 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
   const ort: Ort = await import('onnxruntime-node').catch((err: unknown) => {
     throw new Error(`onnxruntime-node is not installed (an optional peer dependency of @soup/cuda-probe): npm install onnxruntime-node@1.30.0`, { cause: err });
   });
+  runtimeAt = epoch();
   const work = job.work;
   if (work.kind === 'segmented-step') {
     const { prepareSegmentedStep } = await import('./_train-step-runner');
@@ -109,7 +110,66 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
     return { ...runnerFor(ort, job, session, prepared), prepared };
   }
   const session = await ort.InferenceSession.create(work.modelPath, { ...work.session, executionProviders: providers(job) });
+  // A warm child: the session (which does not depend on the batch size) is ready before the
+  // trial's batch size arrives; the batch is built only then.
+  if (warmBatch) {
+    job.batchSize = await warmBatch();
+    jobAt = epoch();
+  }
   return runnerFor(ort, job, session, work);
+}
+
+/**
+ * Warm mode (`SOUP_PROBE_WARM=1`, CPU ORT jobs only): stdin carries the job's JSON on its first
+ * line, then — when the parent hands this child its trial — the batch size on the second. The
+ * child imports the runtime and creates the session meanwhile. Each trial is still its own fresh
+ * process. A spare never handed a trial exits by itself after `SOUP_PROBE_WARM_IDLE_MS`.
+ */
+let warmBatch: (() => Promise<number>) | null = null;
+
+function readWarmStdin(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let lines = 0;
+    let second: ((n: number) => void) | null = null;
+    let secondReject: ((e: Error) => void) | null = null;
+    let pendingBatch: number | null = null;
+    const idle = setTimeout(() => process.exit(0), Number(process.env.SOUP_PROBE_WARM_IDLE_MS ?? 60_000));
+    warmBatch = () =>
+      new Promise<number>((res, rej) => {
+        if (pendingBatch !== null) res(pendingBatch);
+        else {
+          second = res;
+          secondReject = rej;
+        }
+      });
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (d: string) => {
+      buf += d;
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        lines += 1;
+        if (lines === 1) resolve(line);
+        else if (lines === 2) {
+          clearTimeout(idle);
+          const n = Number(line);
+          if (second) second(n);
+          else pendingBatch = n;
+        }
+      }
+    });
+    process.stdin.on('end', () => {
+      if (lines < 1) reject(new Error('warm probe child: no job on stdin'));
+      else if (lines < 2) {
+        // The parent went away or dropped this spare.
+        clearTimeout(idle);
+        if (secondReject) (secondReject as (e: Error) => void)(new Error('warm probe child: no batch size'));
+        process.exit(0);
+      }
+    });
+  });
 }
 
 type Reading = GpuSnapshot | { why: string };
@@ -119,14 +179,25 @@ async function gpuReading(job: WorkerJob): Promise<Reading> {
   return r.ok ? r.value : { why: r.why };
 }
 
+const epoch = (): number => performance.timeOrigin + performance.now();
+const mainAt = epoch();
+let runtimeAt = 0;
+
+let jobAt = 0;
+
 async function main(): Promise<number> {
-  const job = JSON.parse(readFileSync(0, 'utf8')) as WorkerJob;
+  const job = JSON.parse(process.env.SOUP_PROBE_WARM === '1' ? await readWarmStdin() : readFileSync(0, 'utf8')) as WorkerJob;
+  jobAt = epoch();
+  if (process.env.SOUP_PROBE_WARM === '1' && (job.work.kind !== 'ort' || job.device !== 'cpu' || job.mode !== 'step')) {
+    throw new Error('warm mode is for CPU ORT step jobs only');
+  }
   let phase: WorkerFailure['phase'] = 'setup';
   try {
     const measureGpu = job.device === 'cuda' && job.mode === 'step';
     // The device before this process loads anything: the baseline of the device-level delta.
     const gpuStart = measureGpu ? await gpuReading(job) : null;
     const runner = await prepare(job);
+    const readyAt = epoch();
     const gpuPre = measureGpu ? await gpuReading(job) : null;
     const budget = job.budgetBytes !== null ? { bytes: job.budgetBytes, source: 'given' as const } : reachableMemory();
     const peakReset = resetPeakRss();
@@ -173,6 +244,7 @@ async function main(): Promise<number> {
       cuda,
       notes: runner.notes,
       ...(runner.prepared ? { prepared: runner.prepared } : {}),
+      marks: { processStart: performance.timeOrigin, main: mainAt, jobRead: jobAt, runtime: runtimeAt || jobAt, ready: readyAt, sent: epoch() },
     };
     send(result);
     return 0;

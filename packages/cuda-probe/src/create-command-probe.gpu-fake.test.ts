@@ -29,7 +29,7 @@ const row = mode === 'per-process' ? [process.pid + ', ${UUID}, ' + used] : mode
 // Atomic writes: the fake nvidia-smi may read the state at any moment.
 const put = (s) => { fs.writeFileSync(${JSON.stringify(statePath)} + '.tmp', JSON.stringify(s)); fs.renameSync(${JSON.stringify(statePath)} + '.tmp', ${JSON.stringify(statePath)}); };
 put({ gpus: [idle.gpus[0], '1, ${UUID}, NVIDIA H100 80GB HBM3, 81559, ' + free], apps: row });
-setTimeout(() => { put(idle); process.exit(0); }, 900);
+setTimeout(() => { put(idle); process.exit(0); }, 2500);
 `,
   );
   return path;

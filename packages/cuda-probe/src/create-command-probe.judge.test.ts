@@ -30,15 +30,15 @@ process.exit(1);`,
     expect(tail.at(-1)).toBe("KeyError: 'text'");
   });
 
-  it('a bash wrapper whose python child is SIGKILLed (exit 137, "Killed") does not fit', async () => {
+  it('a bash wrapper whose child is SIGKILLed (exit 137, "Killed") with no sign of memory is "killed by signal 9 (not memory)"', async () => {
     const dir = useTempDir();
     const wrapper = join(dir, 'run.sh');
     // The inner process kills itself with SIGKILL, as the OOM killer would; bash reports "Killed" and exits 137.
     writeFileSync(wrapper, `#!/bin/bash\necho "loading shards"\n${JSON.stringify(process.execPath)} -e "process.kill(process.pid, 'SIGKILL')"\nexit $?\n`);
     chmodSync(wrapper, 0o755);
     const probe = createCommandProbe({ command: [wrapper, '{batch_size}'], timeoutMs: 30_000 });
-    const r = await probe(64);
-    expect(r).toMatchObject({ fits: false, reason: 'killed', batchSize: 64 });
-    expect(r.detail).toMatch(/exited 137/);
+    const r = await probe(64).catch((e: unknown) => e);
+    expect(r).toBeInstanceOf(ProbeChildError);
+    expect((r as Error).message).toMatch(/batch_size=64 was killed by signal 9 \(not memory\)/);
   });
 });

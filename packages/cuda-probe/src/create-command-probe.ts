@@ -1,4 +1,9 @@
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
+import { release as osRelease } from 'node:os';
+import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { runChild } from './_child-runner';
+import { killEvidenceBaseline, oomKillEvidence } from './_kill-evidence';
+import { classifyLine } from './classify-out-of-memory';
 import { formatBytes } from './_format';
 import { judgeFailure } from './_interpret';
 import { startGpuSampler, type GpuSampler } from './_gpu-sampler';
@@ -51,6 +56,11 @@ export interface CreateCommandProbeOptions {
    * @default 20
    */
   peakRssPollMs?: number;
+  /**
+   * How the caller names the timeout in a timeout error's advice (soup passes `--timeout`).
+   * @default 'timeoutMs'
+   */
+  timeoutName?: string;
   /** Aborts the running trial (its process group is killed) and every later one. */
   signal?: AbortSignal;
   /**
@@ -98,15 +108,36 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
   if (!program.includes('{batch_size}') && !program.includes('/') && findExecutable(program, baseEnv) === null) {
     throw new ProbeOptionsError('command', `command: ${program} is not on PATH`);
   }
+  if (!program.includes('{batch_size}') && program.includes('/')) {
+    // A path: it must exist and be executable now, not at the first trial.
+    const full = isAbsolute(program) ? program : resolvePath(o.cwd ?? process.cwd(), program);
+    let isFile = false;
+    try {
+      isFile = statSync(full).isFile();
+    } catch {
+      throw new ProbeOptionsError('command', `command: ${program} does not exist (looked for ${full}); check the path, or run it through its interpreter (python train.py …)`);
+    }
+    if (!isFile) throw new ProbeOptionsError('command', `command: ${program} is not a file`);
+    try {
+      accessSync(full, fsConstants.X_OK);
+    } catch {
+      throw new ProbeOptionsError('command', `command: ${program} is not executable; chmod +x ${program}, or run it through its interpreter (e.g. bash ${program} or python ${program})`);
+    }
+  }
 
-  return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
-    const batchSize = batchSizeArg(batchSizeInput);
+  const timeoutName = o.timeoutName ?? 'timeoutMs';
+  const what = (file: string): string => `command ${JSON.stringify(file)}`;
+
+  // One run of the command at this size: the verdict, or `not-memory` when it was killed without
+  // evidence that memory was the cause.
+  const once = async (batchSize: number): Promise<ProbeTrialOutcome | { notMemory: string; signalNumber: number }> => {
     const [file, ...args] = substituteBatchSize(argv, batchSize) as [string, ...string[]];
     const launch = buildLaunch({ file, args, addressSpaceBytes, allowShell: false, field: 'addressSpaceBytes', env: baseEnv });
     let run;
     const sampler: GpuSampler | null = gpu
       ? await startGpuSampler({ nvidiaSmiPath: gpu.nvidiaSmiPath ?? 'nvidia-smi', deviceId: gpuDeviceId, env: baseEnv, pollMs: gpuPollMs, limitBytes: budgetBytes })
       : null;
+    const evidenceBase = killEvidenceBaseline();
     try {
       run = await runChild({
         launch,
@@ -114,7 +145,9 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         cwd: o.cwd,
         timeoutMs,
         ...(o.signal ? { signal: o.signal } : {}),
-        ...(budgetBytes !== null && !gpu ? { peakRssPollMs: pollMs, killAboveRssBytes: budgetBytes } : {}),
+        // Peak RSS is always sampled (it is part of the evidence a kill needs); only a CPU budget stops the trial.
+        peakRssPollMs: pollMs,
+        ...(budgetBytes !== null && !gpu ? { killAboveRssBytes: budgetBytes } : {}),
         ...(sampler ? { onSpawn: (pid: number) => sampler.attach(pid) } : {}),
       });
     } catch (err) {
@@ -126,13 +159,22 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       limitMethod: launch.limitMethod,
       ...(launch.addressSpaceBytes !== null ? { addressSpaceBytes: launch.addressSpaceBytes } : {}),
     };
-    if (seen && run.exitCode === 0 && !run.timedOut && !run.aborted) {
+    const exitedOk = run.exitCode === 0 && !run.timedOut && !run.aborted;
+    // A trainer that catches an out-of-memory error and carries on (skips the batch) exits 0:
+    // the line it printed is a warning on the answer, which is then never cached as exact.
+    const oomText = exitedOk ? oomLineIn(run) : null;
+    const warning = oomText ? { warning: `the command exited 0 but printed an out-of-memory error (${oomText}): it may have skipped work; the answer is cached only as capped` } : {};
+    if (seen && seen.measurement === 'not-measured' && !run.timedOut && !run.aborted) {
+      // The trainer's processes used another GPU than the one measured: nothing here says anything about this GPU.
+      if (exitedOk) return { fits: true, batchSize, reason: 'fit', measurement: 'not-measured', detail: `command exited 0; not measured (${seen.note})`, ms: run.wallMs, ...warning, ...limit };
+    }
+    if (seen && seen.measurement !== 'not-measured' && exitedOk) {
       const { measurement: m, budgetBytes: gb, peakBytes: gp } = seen;
       if (m === 'exceptions-only' || gb === null || gp === null) {
-        return { fits: true, batchSize, reason: 'fit', measurement: 'exceptions-only', detail: `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure would refuse this batch`, ms: run.wallMs, ...limit };
+        return { fits: true, batchSize, reason: 'fit', measurement: 'exceptions-only', detail: `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure would refuse this batch`, ms: run.wallMs, ...warning, ...limit };
       }
       const fits = gp <= gb && seen.deviceFull !== true;
-      const what = m === 'cuda-per-process' ? "GPU memory of the command's processes" : 'device used-memory delta';
+      const whatGpu = m === 'cuda-per-process' ? "GPU memory of the command's processes" : 'device used-memory delta';
       return {
         fits,
         batchSize,
@@ -140,21 +182,24 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         measurement: m,
         peakBytes: gp,
         budgetBytes: gb,
+        // A device left full: the peak is only a lower bound of what the step wanted.
+        ...(seen.deviceFull ? { censored: true } : {}),
         detail:
-          `command exited 0; ${what} peaked at ${formatBytes(gp)} ${gp <= gb ? '<=' : '>'} budget ${formatBytes(gb)} (free before the command${budgetBytes !== null ? ', capped by budgetBytes' : ''}, ${seen.samples} sample${seen.samples === 1 ? '' : 's'})` +
-          (seen.deviceFull ? '; the device had almost nothing free (under WDDM the allocator spills to host memory instead of failing): does not fit' : '') +
+          `command exited 0; ${whatGpu} peaked at ${formatBytes(gp)} ${gp <= gb ? '<=' : '>'} budget ${formatBytes(gb)} (free before the command${budgetBytes !== null ? ', capped by budgetBytes' : ''}, ${seen.samples} sample${seen.samples === 1 ? '' : 's'})` +
+          (seen.deviceFull ? `; the device had almost nothing free${spillsToHost() ? ' (under WDDM the allocator spills to host memory instead of failing)' : ' (the trainer took all free memory)'}: does not fit` : '') +
           (seen.note ? ` — ${seen.note}` : ''),
         ms: run.wallMs,
+        ...(fits ? warning : {}),
         ...limit,
       };
     }
     const measurement = seen ? seen.measurement : budgetBytes !== null ? ('sampled-rss' as const) : ('exceptions-only' as const);
     const peak = seen ? seen.peakBytes : run.sampledPeakRssBytes;
+    const shownPeak = seen || budgetBytes !== null ? peak : null;
     // Over the budget: stopped by the probe itself while it ran (its RSS passed the budget), or it
     // exited 0 above it.
     const stoppedOver = run.killedAboveRss && !run.aborted;
-    const exitedOk = run.exitCode === 0 && !run.timedOut && !run.aborted;
-    if ((stoppedOver || exitedOk) && budgetBytes !== null && peak !== null && (stoppedOver || peak > budgetBytes)) {
+    if ((stoppedOver || exitedOk) && budgetBytes !== null && !seen && peak !== null && (stoppedOver || peak > budgetBytes)) {
       return {
         fits: false,
         batchSize,
@@ -162,6 +207,8 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         measurement,
         peakBytes: peak,
         budgetBytes,
+        // Stopped at the budget: its peak says only "more than the budget".
+        ...(stoppedOver ? { censored: true } : {}),
         detail: stoppedOver
           ? `stopped while running: its peak RSS ${formatBytes(peak)} passed the budget ${formatBytes(budgetBytes)}`
           : `command exited 0 but its peak RSS ${formatBytes(peak)} > budget ${formatBytes(budgetBytes)}`,
@@ -175,7 +222,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         batchSize,
         reason: 'fit',
         measurement,
-        ...(peak !== null ? { peakBytes: peak } : {}),
+        ...(shownPeak !== null ? { peakBytes: shownPeak } : {}),
         ...(budgetBytes !== null ? { budgetBytes } : {}),
         detail:
           budgetBytes === null
@@ -184,21 +231,77 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
               ? 'command exited 0 (too fast to sample its RSS)'
               : `command exited 0 with peak RSS ${formatBytes(peak)} <= budget ${formatBytes(budgetBytes)}`,
         ms: run.wallMs,
+        ...warning,
         ...limit,
       };
     }
-    const verdict = judgeFailure(run, { batchSize, timeoutMs, what: `command ${JSON.stringify(file)}`, ...(o.signal ? { signal: o.signal } : {}) });
+    const killed = run.signal === 'SIGKILL' || run.exitCode === 137;
+    const gpuBudget = seen && seen.measurement !== 'not-measured' ? seen.budgetBytes : null;
+    const killEvidence = killed
+      ? oomKillEvidence(evidenceBase, {
+          peakBytes: seen ? (seen.peakBytes ?? null) : run.sampledPeakRssBytes,
+          budgetBytes: seen ? gpuBudget : budgetBytes,
+          ...(seen ? { freeBytes: seen.freeBeforeBytes ?? null } : {}),
+          ...(run.treePids ? { pids: run.treePids } : {}),
+        }) ?? (seen?.deviceFull ? 'the GPU had almost nothing free' : null)
+      : null;
+    const verdict = judgeFailure(run, {
+      batchSize,
+      timeoutMs,
+      timeoutName,
+      what: what(file),
+      killEvidence,
+      ...(o.signal ? { signal: o.signal } : {}),
+    });
+    if (verdict.reason === 'not-memory') return { notMemory: verdict.detail, signalNumber: verdict.signalNumber };
     return {
       fits: false,
       batchSize,
       reason: verdict.reason,
-      measurement,
-      ...(peak !== null ? { peakBytes: peak } : {}),
+      measurement: measurement === 'not-measured' ? 'exceptions-only' : measurement,
+      ...(shownPeak !== null ? { peakBytes: shownPeak } : {}),
       ...(budgetBytes !== null ? { budgetBytes } : {}),
+      // A run that died of memory did not reach its peak: what was measured is a lower bound.
+      censored: true,
       detail: verdict.detail,
       ms: run.wallMs,
       ...(verdict.reason === 'oom' ? { oom: verdict.oom } : {}),
       ...limit,
     };
   };
+
+  return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
+    const batchSize = batchSizeArg(batchSizeInput);
+    const first = await once(batchSize);
+    // A failing command never reports what it would have needed (stopped at the budget, killed,
+    // out of memory): the search is told so up front.
+    if (!('notMemory' in first)) return { ...first, censorsFailures: true };
+    // Killed, with no sign of memory: once more, then stop. A flaky trainer never shrinks the answer.
+    const second = await once(batchSize);
+    if (!('notMemory' in second)) return { ...second, censorsFailures: true, notes: [...(second.notes ?? []), `a first run was ${first.notMemory.replace(/^command "[^"]*" for batch_size=\d+ was /, '')}; retried`] };
+    const [file] = substituteBatchSize(argv, batchSize) as [string, ...string[]];
+    throw new ProbeChildError(`${what(file)} for batch_size=${batchSize} was killed by signal ${second.signalNumber} (not memory), twice: no memory-cgroup oom_kill, no rise of /proc/vmstat oom_kill, and a peak under 90 % of the budget and of the free memory. Something else kills the trainer; soup will not read that as "does not fit".`, {
+      batchSize,
+      exitCode: null,
+      signal: 'SIGKILL',
+      stderrTail: '',
+    });
+  };
+}
+
+/** WDDM (Windows, and WSL2 on top of it) spills a full GPU to host memory instead of failing. */
+function spillsToHost(): boolean {
+  return process.platform === 'win32' || /microsoft/i.test(osRelease());
+}
+
+/** The first line of the output that reports an out-of-memory error (a specific catalogue entry, not a generic hint). */
+function oomLineIn(run: { stdout: string; stderr: string }): string | null {
+  for (const text of [run.stderr, run.stdout]) {
+    for (const line of text.split('\n')) {
+      if (line.length > 4000) continue;
+      const c = classifyLine(line);
+      if (c && c.oom && c.kind !== 'generic') return c.line;
+    }
+  }
+  return null;
 }

@@ -23,17 +23,31 @@ export class ProbeTimeoutError extends CudaProbeError {
   readonly timeoutMs: number;
   readonly batchSize: number;
   readonly stderrTail: string;
-  constructor(batchSize: number, timeoutMs: number, stderrTail: string, what = `probe child for batch_size=${batchSize}`) {
+  /** Which stream `stderrTail` was taken from (`stdout` when the child wrote nothing on stderr). */
+  readonly tailSource: 'stderr' | 'stdout';
+  /**
+   * @param timeoutName how the caller names the timeout (`timeoutMs` for the library, `--timeout` for soup)
+   */
+  constructor(
+    batchSize: number,
+    timeoutMs: number,
+    stderrTail: string,
+    what = `probe child for batch_size=${batchSize}`,
+    timeoutName = 'timeoutMs',
+    tailSource: 'stderr' | 'stdout' = 'stderr',
+  ) {
+    const limit = timeoutName === 'timeoutMs' ? `timeoutMs=${timeoutMs}` : `its ${timeoutName} of ${timeoutMs / 1000} s`;
     super(
-      `${what} ran past timeoutMs=${timeoutMs} and was killed (SIGKILL); ` +
-        `raise timeoutMs if one step is legitimately this slow` +
-        (stderrTail ? `\n--- stderr tail ---\n${stderrTail}` : ''),
+      `${what} ran past ${limit} and was killed (SIGKILL); ` +
+        `raise ${timeoutName} if one step is legitimately this slow` +
+        (stderrTail ? `\n--- ${tailSource} tail ---\n${stderrTail}` : ''),
       'SOUP_PROBE_TIMEOUT',
     );
     this.name = 'ProbeTimeoutError';
     this.timeoutMs = timeoutMs;
     this.batchSize = batchSize;
     this.stderrTail = stderrTail;
+    this.tailSource = tailSource;
   }
 }
 
@@ -43,13 +57,15 @@ export class ProbeChildError extends CudaProbeError {
   readonly exitCode: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly stderrTail: string;
+  /** Which stream `stderrTail` was taken from (`stdout` when the child wrote nothing on stderr). */
+  readonly tailSource: 'stderr' | 'stdout';
   constructor(
     message: string,
-    details: { batchSize: number; exitCode: number | null; signal: NodeJS.Signals | null; stderrTail: string },
+    details: { batchSize: number; exitCode: number | null; signal: NodeJS.Signals | null; stderrTail: string; tailSource?: 'stderr' | 'stdout' },
     options?: { cause?: unknown },
   ) {
     super(
-      message + (details.stderrTail ? `\n--- stderr tail ---\n${details.stderrTail}` : ''),
+      message + (details.stderrTail ? `\n--- ${details.tailSource ?? 'stderr'} tail ---\n${details.stderrTail}` : ''),
       'SOUP_PROBE_CHILD_FAILED',
       options,
     );
@@ -58,6 +74,7 @@ export class ProbeChildError extends CudaProbeError {
     this.exitCode = details.exitCode;
     this.signal = details.signal;
     this.stderrTail = details.stderrTail;
+    this.tailSource = details.tailSource ?? 'stderr';
   }
 }
 

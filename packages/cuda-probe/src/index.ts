@@ -1,6 +1,7 @@
 export { createOrtProbe, type CreateOrtProbeOptions, type OrtProbeSessionOptions } from './create-ort-probe';
 export { createTrainStepProbe, type CreateTrainStepProbeOptions, type ProbeGptSpec } from './create-train-step-probe';
 export { createCommandProbe, type CreateCommandProbeOptions } from './create-command-probe';
+export { splitCommand } from './_argv';
 export {
   classifyOutOfMemory,
   type OutOfMemoryClassification,

@@ -16,7 +16,12 @@ export type ProbeMeasurement =
    */
   | 'cuda-device-delta'
   /** Nothing to compare (no budget, or the driver cannot answer): only a failure says "does not fit". */
-  | 'exceptions-only';
+  | 'exceptions-only'
+  /**
+   * CUDA: the trainer's processes used memory on another GPU than the one measured (named in
+   * `detail`): nothing was measured here, and such an answer is never cached.
+   */
+  | 'not-measured';
 
 /**
  * What one trial reports: a {@link ProbeOutcome} for `probeBatchSize`, plus how it was decided
@@ -35,6 +40,13 @@ export interface ProbeTrialOutcome extends ProbeOutcome {
   stepMs?: number;
   /** `ms - stepMs`: spawn + runtime import + session create + batch build + exit. */
   overheadMs?: number;
+  /**
+   * Where the trial's time went (ms): `spawn` (spawn until the child process started: fork/exec,
+   * prlimit), `moduleLoad` (node boot and the worker's modules), `runtime` (reading the job and
+   * importing onnxruntime-node), `session` (session creation and the synthetic batch), `step`,
+   * `exit` (result sent until the parent saw the child close). Worker probes only.
+   */
+  phasesMs?: { spawn: number; moduleLoad: number; runtime: number; session: number; step: number; exit: number };
   /** One-off cost of measuring the child's baseline, reported on the trial that paid it. */
   calibrationMs?: number;
   /** The catalogue entry that matched, when the trial failed with an out-of-memory message. */

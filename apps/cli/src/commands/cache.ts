@@ -54,7 +54,8 @@ export async function runLs(_opts: Record<string, unknown>, ctx: CommandContext)
       e.key,
       String(e.batchSize),
       p.base,
-      String(p.maxLength),
+      // An --exec trainer never gets a length from soup: its own data decides it.
+      p.base.startsWith('exec:') ? '-' : String(p.maxLength),
       p.gpuName,
       p.budgetBytes === null ? 'device' : formatBytes(p.budgetBytes),
       String(p.ceiling),

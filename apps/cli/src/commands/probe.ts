@@ -1,8 +1,10 @@
-import { createCommandProbe, createOrtProbe, createTrainStepProbe, deviceIdentity, type ChildProbeFn } from '@soup/cuda-probe';
+import { listCacheEntries, makeCacheKey } from '@soup/batch-probe';
+import { createCommandProbe, createOrtProbe, createTrainStepProbe, deviceIdentity, splitCommand, type ChildProbeFn } from '@soup/cuda-probe';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { resolveBatch, type BatchResolution } from '../_batch';
+import { changedFiles, execBase, trainerFileHashes } from '../_trainer-files';
 import type { CommandContext } from '../_context';
 import { cacheBaseOf, gptSpecOf, offloadIssues, offloadOf, resolveTier } from '../_plan';
 import { ConfigError, UsageError } from '../errors';
@@ -42,6 +44,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   let tier: string | null = null;
   let offloadTarget: 'cpu' | 'disk' | null = null;
   let granularity: string | null = null;
+  let files: Record<string, string> | undefined;
+  let execCommand: string | null = null;
   if (mode === 'config') {
     const c = config!;
     const t = resolveTier(c, identity.device === 'cuda' ? identity.gpuMemoryGb : null);
@@ -84,14 +88,30 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       env: ctx.env,
       cwd: ctx.cwd,
       timeoutMs,
+      timeoutName: '--timeout',
       signal: ctx.signal,
       ...(budgetBytes !== undefined ? { budgetBytes } : {}),
       ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
     });
-    base = (opts.base as string | undefined) ?? `exec:${command}`;
+    // The key names what is measured: the command text and the content of every file it names.
+    files = trainerFileHashes(splitCommand(command), ctx.cwd);
+    base = (opts.base as string | undefined) ?? execBase(command, files);
     what = `\`${command}\``;
+    if (opts.base === undefined) execCommand = command;
   }
   ctx.say(`probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`);
+  const keyFields = {
+    base,
+    maxLength,
+    quantization: config?.training.quantization ?? 'none',
+    loraR: config?.training.loraR ?? 0,
+    gpuName: identity.gpuName,
+    gpuMemoryGb: identity.gpuMemoryGb,
+  };
+  if (execCommand !== null && opts.cache !== false && opts.refresh !== true) {
+    const changed = await trainerChanged(ctx, execCommand, files ?? {}, keyFields);
+    if (changed) ctx.say(changed);
+  }
   const r: BatchResolution = await resolveBatch({
     ctx,
     probe,
@@ -100,14 +120,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     saveExceptionsOnly: opts.cacheExceptionsOnly === true,
     predict: opts.predict !== false,
     advice: adviceFor({ mode, granularity, offloadTarget, budgetBytes, maxLength }),
-    key: {
-      base,
-      maxLength,
-      quantization: config?.training.quantization ?? 'none',
-      loraR: config?.training.loraR ?? 0,
-      gpuName: identity.gpuName,
-      gpuMemoryGb: identity.gpuMemoryGb,
-    },
+    key: keyFields,
+    ...(files !== undefined ? { files } : {}),
+    reportsNotSaved: true,
     start,
     ceiling,
     noCache: opts.cache === false,
@@ -131,12 +146,41 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} (from the cache, key ${r.cacheKey}; ${how}; --refresh to probe again)`);
   } else {
     const chosen = r.chosen?.measurement ? `, judged by ${r.chosen.measurement}` : '';
-    const cached = opts.cache === false ? 'not cached' : r.saved ? `cached as ${r.cacheKey}` : `not cached: ${r.notSavedReason ?? 'unknown'}`;
+    const exceptionsOnly = r.chosen?.measurement === 'exceptions-only' && opts.cache !== false && !r.saved;
+    const cached =
+      opts.cache === false
+        ? 'not cached'
+        : r.saved
+          ? `cached as ${r.cacheKey}${r.provenance && r.provenance.bound !== 'exact' ? ` (${r.provenance.bound})` : ''}`
+          : exceptionsOnly
+            ? 'not cached: no trial measured a peak, so only a failure could have refused this size; pass --budget to measure, or --cache-exceptions-only to cache it anyway'
+            : `not cached: ${r.notSavedReason ?? 'unknown'}`;
     ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`);
-    if (r.chosen?.measurement === 'exceptions-only' && opts.cache !== false && !r.saved) {
-      ctx.warn('no trial measured a peak, so only a failure could have refused this size; pass --budget to measure, or --cache-exceptions-only to cache it anyway');
-    }
   }
+}
+
+/**
+ * When this --exec command has no cached answer under its key but has one for other file
+ * contents (same command text, device and max length): which files changed since.
+ */
+async function trainerChanged(
+  ctx: CommandContext,
+  command: string,
+  files: Record<string, string>,
+  key: { base: string; maxLength: number; gpuName: string; quantization: string; loraR: number; gpuMemoryGb: number },
+): Promise<string | null> {
+  const location = { env: ctx.env, cwd: ctx.cwd };
+  const entries = await listCacheEntries(location);
+  const current = makeCacheKey(key);
+  if (entries.some((e) => e.key === current)) return null;
+  const prefix = `exec:${command} files:`;
+  const earlier = entries
+    .map((e) => e.provenance)
+    .filter((p): p is NonNullable<typeof p> => p !== undefined && p.gpuName === key.gpuName && p.maxLength === key.maxLength && (p.base === `exec:${command}` || p.base.startsWith(prefix)))
+    .sort((a, b) => b.savedAt.localeCompare(a.savedAt))[0];
+  if (earlier === undefined) return null;
+  const changed = changedFiles(earlier.files ?? {}, files);
+  return `trainer changed since the cached answer (${earlier.batchSize}, ${earlier.savedAt.replace(/\.\d+Z$/, 'Z')}): ${changed.length > 0 ? changed.join(', ') : 'the cached answer predates file hashes'}; probing again`;
 }
 
 /** What soup can change when nothing fits, for this kind of probe (one line). */

@@ -1,0 +1,50 @@
+// What an --exec command names on disk: every argv entry (or the value of a `--flag=value`
+// entry) that is an existing regular file, with a short content hash. These go into the cache
+// key's base, so an edited or different trainer run with the same command text gets its own
+// answer, and into the provenance side file, so a lookup can say the trainer changed.
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+
+/** Files larger than this (an interpreter binary, a dataset) are named by size only, not read. */
+const MAX_HASHED_BYTES = 64 * 2 ** 20;
+
+/** `{argument: hash}` for every argv entry that is an existing file; the hash is 12 hex of sha256 (`size:N` for a file over 64 MiB). */
+export function trainerFileHashes(argv: readonly string[], cwd: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  argv.forEach((arg, i) => {
+    if (arg.includes('{batch_size}')) return;
+    // A bare program name is looked up on PATH, not in the working directory.
+    if (i === 0 && !arg.includes('/')) return;
+    const eq = arg.startsWith('-') ? arg.indexOf('=') : -1;
+    const candidate = eq >= 0 ? arg.slice(eq + 1) : arg;
+    if (candidate === '') return;
+    const full = isAbsolute(candidate) ? candidate : resolve(cwd, candidate);
+    let size: number;
+    try {
+      const st = statSync(full);
+      if (!st.isFile()) return;
+      size = st.size;
+    } catch {
+      return;
+    }
+    try {
+      out[candidate] = size > MAX_HASHED_BYTES ? `size:${size}` : createHash('sha256').update(readFileSync(full)).digest('hex').slice(0, 12);
+    } catch {
+      // unreadable: the trial will say so
+    }
+  });
+  return out;
+}
+
+/** The cache base of an --exec command: the command text, then `files:` and each file's hash. */
+export function execBase(command: string, files: Record<string, string>): string {
+  const list = Object.entries(files).map(([name, hash]) => `${name}@${hash}`);
+  return list.length === 0 ? `exec:${command}` : `exec:${command} files:${list.join(',')}`;
+}
+
+/** Which files differ between a cached answer's hashes and today's, as `name (old → new)`. */
+export function changedFiles(before: Record<string, string>, now: Record<string, string>): string[] {
+  const names = new Set([...Object.keys(before), ...Object.keys(now)]);
+  return [...names].filter((n) => before[n] !== now[n]).map((n) => `${n} (${before[n] ?? 'absent'} → ${now[n] ?? 'absent'})`);
+}

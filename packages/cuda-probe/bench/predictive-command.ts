@@ -1,0 +1,67 @@
+// The `real` section of @soup/batch-probe's bench: the Node proportional trainer
+// (src/_fixtures/proportional-trainer.cjs, a real child per trial) under a real RSS budget
+// (createCommandProbe: sampled VmHWM, stopped at the budget), at three budgets × linear and
+// quadratic memory, searched by bisection (refine) and by the predictive search, REPEATS times
+// each. batch-probe's bench spawns this file by path (batch-probe cannot depend on cuda-probe).
+// Prints one JSON object on stdout.
+//
+//   npx tsx packages/cuda-probe/bench/predictive-command.ts [--repeats 3]
+import { fileURLToPath } from 'node:url';
+import { probeBatchSize } from '@soup/batch-probe';
+import { createCommandProbe } from '../src/index';
+
+const args = process.argv.slice(2);
+const at = args.indexOf('--repeats');
+const REPEATS = at >= 0 ? Number(args[at + 1]) : 3;
+const MiB = 2 ** 20;
+const trainer = fileURLToPath(new URL('../src/_fixtures/proportional-trainer.cjs', import.meta.url));
+
+const CASES = [
+  ...[300, 450, 600].map((budgetMiB) => ({ name: `linear-${budgetMiB}MiB`, env: { MIB_PER_SAMPLE: '8', QUAD_KIB: '0' }, budgetMiB })),
+  ...[300, 450, 600].map((budgetMiB) => ({ name: `quadratic-${budgetMiB}MiB`, env: { MIB_PER_SAMPLE: '1', QUAD_KIB: '256' }, budgetMiB })),
+];
+const START = 4;
+const CEILING = 96;
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+const out = [];
+for (const c of CASES) {
+  const probe = createCommandProbe({
+    command: [process.execPath, trainer, '{batch_size}'],
+    env: { ...process.env, ...c.env, HOLD_MS: '150' },
+    budgetBytes: c.budgetMiB * MiB,
+    timeoutMs: 120_000,
+  });
+  const runs: Record<'refine' | 'predictive', Array<{ batchSize: number; trials: number; bound: string; sizes: string }>> = { refine: [], predictive: [] };
+  for (let i = 0; i < REPEATS; i++) {
+    for (const predict of [false, true]) {
+      const r = await probeBatchSize(probe, { start: START, ceiling: CEILING, predict });
+      runs[predict ? 'predictive' : 'refine'].push({
+        batchSize: r.batchSize,
+        trials: r.trials.length,
+        bound: r.bound,
+        sizes: r.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' '),
+      });
+    }
+  }
+  // The answer every run should give: the most common one of all runs (RSS has a few MiB of noise).
+  const all = [...runs.refine, ...runs.predictive].map((r) => r.batchSize);
+  const counts = new Map<number, number>();
+  for (const b of all) counts.set(b, (counts.get(b) ?? 0) + 1);
+  const truth = [...counts].sort((x, y) => y[1] - x[1] || y[0] - x[0])[0]![0];
+  const stat = (rs: typeof runs.refine) => ({
+    medianTrials: median(rs.map((r) => r.trials)),
+    maxTrials: Math.max(...rs.map((r) => r.trials)),
+    exactRate: rs.filter((r) => r.bound === 'exact' && Math.abs(r.batchSize - truth) <= 1).length / rs.length,
+    answers: rs.map((r) => r.batchSize),
+    runs: rs,
+  });
+  out.push({ name: c.name, budgetBytes: c.budgetMiB * MiB, start: START, ceiling: CEILING, consensus: truth, refine: stat(runs.refine), predictive: stat(runs.predictive) });
+  process.stderr.write(`${c.name}: refine ${stat(runs.refine).medianTrials}/${stat(runs.refine).maxTrials}, predictive ${stat(runs.predictive).medianTrials}/${stat(runs.predictive).maxTrials}\n`);
+}
+process.stdout.write(`${JSON.stringify({ trainer: 'node proportional-trainer.cjs (Buffer.alloc, resident), sampled VmHWM, stopped at the budget', repeats: REPEATS, cases: out, node: process.version })}\n`);
