@@ -161,6 +161,8 @@ Examples:
     .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
     .option('--device <device>', 'override the config\'s device', deviceArg)
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
+    .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: hub.squash_history)")
+    .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 10m)", durationArg)
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
       'after',
@@ -209,6 +211,8 @@ run the same command again to continue. A second SIGTERM / SIGINT quits at once 
     .option('--fingerprint <file>', 'a file the run depends on (e.g. its config); its sha256 joins the run fingerprint (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--poll <duration>', 'how often the output folder is scanned; default 1s', durationArg)
     .option('--push-nice <n>', 'CPU niceness of soup itself once the trainer runs, so pushes yield to it (0 = unchanged)', intAtLeast(0), 10)
+    .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed")
+    .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (renewed every third)", durationArg, 600_000)
     .option('--json', 'print only the result as JSON (the trainer\'s output goes to stderr)')
     .addHelpText(
       'after',

@@ -101,8 +101,8 @@ describe('[slow] soup train: store integrity', { timeout: 300_000 }, () => {
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), configText('hub:\n  keep_remote: 2\n'));
     const repo = 'int/lost-reply';
-    // Commits: data 2, pointer 2, data 4, pointer 4, data 6, pointer 6 + prune checkpoint-2 (the 6th).
-    server.setFaults({ commitLostReply: { count: 1, skip: 5 } });
+    // Commits: the store lease, data 2, pointer 2, data 4, pointer 4, data 6, pointer 6 + prune checkpoint-2 (the 7th).
+    server.setFaults({ commitLostReply: { count: 1, skip: 6 } });
     const r = await soup(['train', '-c', 'soup.yaml', '--output-dir', 'out', '--repo', repo, '--push-every-steps', '2', '--stop-after-steps', '6'], cwd);
     const left = server.getFaults().commitLostReply;
     server.setFaults({});

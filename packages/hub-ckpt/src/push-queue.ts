@@ -1,3 +1,4 @@
+import type { StoreLease } from './store-lease';
 import { pushCheckpoint, type PushPhaseEvent, type PushResult } from './push-checkpoint';
 import type { CheckpointStore, HubCkptLogger } from './types';
 
@@ -23,6 +24,10 @@ export interface PushQueueOptions {
   onPhase?: (event: PushPhaseEvent) => void | Promise<void>;
   /** @default silent */
   logger?: HubCkptLogger;
+  /** This session's store lease, passed to each push (see pushCheckpoint). @default none */
+  lease?: StoreLease;
+  /** Squash the Hub repo's history after a push that pruned (see pushCheckpoint). @default false */
+  squashHistory?: boolean;
 }
 
 /** One complete checkpoint folder offered to the queue. */
@@ -92,6 +97,8 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
           ...(opts.onPhase ? { onPhase: opts.onPhase } : {}),
           ...(opts.logger ? { logger: opts.logger } : {}),
           signal: currentAbort.signal,
+          ...(opts.lease ? { lease: opts.lease } : {}),
+          ...(opts.squashHistory ? { squashHistory: true } : {}),
         });
         pushedStep = Math.max(pushedStep, job.step);
         results.push(res);

@@ -1,6 +1,6 @@
 // The identity of a supervised run (`soup run`): the trainer argv with placeholders kept, plus the
 // sha256 of each --fingerprint file; kept in the store as soup_run.json next to latest.json.
-import type { CheckpointStore } from '@soup/hub-ckpt';
+import { redactArgv, type CheckpointStore } from '@soup/hub-ckpt';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
@@ -11,7 +11,7 @@ export const RUN_RECORD_PATH = 'soup_run.json';
 
 /** What a `soup run` fingerprint is made of. */
 export interface SupervisedIdentity {
-  /** The trainer argv as typed, placeholders kept. */
+  /** The trainer argv as typed, placeholders kept; a token (or token-shaped value) is kept as `sha256:<hex>`, never as itself. */
   argv: string[];
   /** --fingerprint file (as given) → sha256 of its bytes. */
   files: Record<string, string>;
@@ -39,7 +39,7 @@ export function supervisedFingerprint(identity: SupervisedIdentity): string {
 }
 
 /** Hashes each --fingerprint file; a missing one is a usage error naming it. */
-export function identityOf(argv: string[], fingerprintFiles: string[], cwd: string): SupervisedIdentity {
+export function identityOf(argv: string[], fingerprintFiles: string[], cwd: string, secrets: ReadonlyArray<string | null> = []): SupervisedIdentity {
   const files: Record<string, string> = {};
   for (const f of fingerprintFiles) {
     const abs = resolve(cwd, f);
@@ -51,7 +51,7 @@ export function identityOf(argv: string[], fingerprintFiles: string[], cwd: stri
     }
     files[relative(cwd, abs) || f] = createHash('sha256').update(bytes).digest('hex');
   }
-  return { argv: [...argv], files };
+  return { argv: redactArgv(argv, { secrets, as: 'sha256' }), files };
 }
 
 /** What differs between the stored identity and this one, in words (one entry per difference). */

@@ -1,5 +1,6 @@
 import { supervise, STOP_SIGNALS, type SuperviseEvent } from '@soup/supervisor';
 import { createCommandProbe, deviceIdentity } from '@soup/cuda-probe';
+import { resolveHubToken } from '@soup/hub-ckpt';
 import { resolve } from 'node:path';
 import { noFitAdvice } from '../_advice';
 import { resolveBatch } from '../_batch';
@@ -52,6 +53,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     env: ctx.env,
     signal: ctx.signal,
     fingerprintFiles: (opts.fingerprint as string[] | undefined) ?? [],
+    // The token (resolved as the store resolves it) is never shown nor stored: its sha256 stands in.
+    secrets: [resolveHubToken({ env: ctx.env }).token],
+    leaseTtlMs: (opts.leaseTtl as number | undefined) ?? 600_000,
+    squashHistory: opts.squashHistory === true,
     resume: opts.resume === 'force' ? 'force' : opts.resume === 'never' ? 'never' : 'auto',
     batchSize: batchOpt === undefined ? null : batchOpt === 'auto' ? 'auto' : Number(batchOpt),
     probeBatchSize: () => probeBatch(opts, ctx),

@@ -1,4 +1,4 @@
-import { planSegment, pullResume, pushCheckpoint, pushFinal, type PullResumeResult, type PushPhaseEvent } from '@soup/hub-ckpt';
+import { DiskFullError, isDiskFull, planSegment, pullResume, pushCheckpoint, pushFinal, StoreError, type PullResumeResult, type PushPhaseEvent, type PushResult, type StoreLease } from '@soup/hub-ckpt';
 import { sequentialBatches, Trainer, type TrainerOptions } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { prepareRun, type PreparedRun } from '../_prepare';
 import { explainRefusal } from '../_refusal';
 import { resolveTimeLimitMs, watchSession, type SessionEnd } from '../_session-end';
 import { openCheckpointStore } from '../_store';
+import { holdStoreLease } from '../_store-lease';
 import { TrainRunError, UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import { formatBytes } from '../format-bytes';
@@ -42,6 +43,20 @@ function readState(dir: string): { step: number; tokensConsumed: number; lastLos
 
 /** `soup train`: trains the config's model in segments, pushing checkpoints as it goes. */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<number | void> {
+  const held: StoreLease[] = [];
+  try {
+    return await trainSession(opts, ctx, held);
+  } finally {
+    for (const lease of held) await lease.release();
+  }
+}
+
+/** A push that failed because the store could not be reached (after the retries): training goes on. */
+function isOutage(err: unknown): err is StoreError {
+  return err instanceof StoreError;
+}
+
+async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, held: StoreLease[]): Promise<number | void> {
   const t0 = Date.now();
   const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
   const file = loaded.displayPath;
@@ -53,7 +68,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   if (opts.resume === 'force') {
     throw new UsageError('--resume force: soup train cannot continue another run\'s checkpoints (its model or data differ, so the weights would not load or not mean the same); pass a new --repo for this run, or restore the old config to resume it');
   }
-  const keepRemote = (opts.keepRemote as number | undefined) ?? config.hub.keepRemote ?? KEEP_REMOTE_DEFAULT;
+  // null (hub.keep_remote: null) keeps every remote checkpoint; the default is 3 (KEEP_REMOTE_DEFAULT, in the config schema).
+  const keepRemote: number | null = opts.keepRemote !== undefined ? Number(opts.keepRemote) : config.hub.keepRemote;
   if (opts.device !== undefined) {
     const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
     config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
@@ -89,6 +105,13 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const valSha256 = config.data.valPath ? sha256File(config.data.valPath) : null;
   const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
   ctx.say(`run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? "" : "s"}, checkpoints every ${pushEvery} to ${storeName}`);
+  // One writer per store: refused here, before the resume (which may repair the pointer) and before any step.
+  const lease = await holdStoreLease({ ctx, store, run: runId, ttlMs: (opts.leaseTtl as number | undefined) ?? config.hub.leaseTtlMs, log: (line) => logLine(line) });
+  held.push(lease);
+  const squashHistory = opts.squashHistory === true || config.hub.squashHistory;
+  const pushOpts = { lease, squashHistory, ...(keepRemote !== null ? { keepRemote } : {}) };
+  /** Pushes that failed on an unreachable store this session (the newest is retried at the next boundary). */
+  const unpushed: Array<{ step: number; reason: string }> = [];
 
   // Where this session starts: pullResume picks, verifies and pulls (walking back past a checkpoint that
   // fails to verify or pull, as --resume auto does everywhere) and repairs the pointer this session will move anyway.
@@ -210,6 +233,17 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),
   );
 
+  // A full disk while saving is said as such (path, bytes needed; exit 12), not as a failed step or a bad manifest.
+  const paramBytes = trainer.trainStep.model.params.reduce((a, p) => a + p.shape.reduce((x, y) => x * y, 1), 0) * (trainer.trainStep.dtype === 'float64' ? 8 : 4);
+  const save = (dir: string): void => {
+    try {
+      trainer.saveCheckpoint(dir);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      // Weights, then AdamW's two moments, each the size of the weights.
+      throw new DiskFullError({ path: dir, bytesNeeded: 3 * paramBytes, what: `saving ${showPath(dir)}`, cause: err });
+    }
+  };
   const pushSet = new Set(plan.pushSteps);
   const ckptRoot = join(config.output, 'checkpoints');
   const pushed: number[] = [];
@@ -252,19 +286,21 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       bar.update(log.step, status);
       if (pushSet.has(log.step)) {
         const dir = join(ckptRoot, `checkpoint-${log.step}`);
-        trainer.saveCheckpoint(dir);
+        save(dir);
         writeRecord(dir);
-        const r = await pushCheckpoint({
-          store,
-          step: log.step,
-          dir,
-          run: runId,
-          keepLocal: config.hub.keepLocal,
-          keepRemote,
-          onPhase: pushInfo(bar, log.step),
-        });
+        let r: PushResult;
+        try {
+          r = await pushCheckpoint({ store, step: log.step, dir, run: runId, keepLocal: config.hub.keepLocal, ...pushOpts, onPhase: pushInfo(bar, log.step) });
+        } catch (err) {
+          if (!isOutage(err)) throw err;
+          // The store is unreachable (after the retries): training goes on; the next boundary pushes its newer checkpoint.
+          unpushed.push({ step: log.step, reason: err.message });
+          bar.log(`warning: could not push checkpoint-${log.step} (${err.message}); training goes on, the next boundary pushes again (kept locally in ${showPath(dir)})`);
+          bar.mark(status);
+          continue;
+        }
         pushed.push(log.step);
-        bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
+        bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}${r.squashed ? ', history squashed' : ''}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
         bar.mark(status);
       }
     }
@@ -293,19 +329,19 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       if (step > (pushed.at(-1) ?? plan.startStep)) {
         ctx.say(`session end (${why}) at step ${step}: saving checkpoint-${step} and pushing it`);
         const dir = join(ckptRoot, `checkpoint-${step}`);
-        trainer.saveCheckpoint(dir);
+        save(dir);
         writeRecord(dir);
         const pushBar = ctx.progress({ label: `push checkpoint-${step}`, unit: 'phase', summary: false });
         let phases = 0;
-        const r = await pushCheckpoint({
-          store,
-          step,
-          dir,
-          run: runId,
-          keepLocal: config.hub.keepLocal,
-          keepRemote,
-          onPhase: (e) => pushBar.update(++phases, e.phase),
-        });
+        let r: PushResult;
+        try {
+          r = await pushCheckpoint({ store, step, dir, run: runId, keepLocal: config.hub.keepLocal, ...pushOpts, onPhase: (e) => pushBar.update(++phases, e.phase) });
+        } catch (err) {
+          pushBar.fail();
+          if (!isOutage(err)) throw err;
+          unpushed.push({ step, reason: err.message });
+          return endUnpushed(ctx, { unpushed, pushed, storeName, localDir: showPath(dir) });
+        }
         pushBar.fail();
         pushed.push(step);
         savedStep = step;
@@ -315,6 +351,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       }
       ctx.say(`segment saved at step ${step}: run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
     } else if (plan.segmentStop) {
+      if (unpushed.length > 0 && unpushed.at(-1)!.step > (pushed.at(-1) ?? -1)) {
+        return endUnpushed(ctx, { unpushed, pushed, storeName, localDir: showPath(join(ckptRoot, `checkpoint-${unpushed.at(-1)!.step}`)) });
+      }
       ctx.say(`segment saved at step ${plan.stopStep} (--stop-after-steps): validation skipped; run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
     } else {
       if (config.data.valPath) {
@@ -334,18 +373,19 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         }
       }
       const finalDir = join(config.output, 'final');
-      trainer.saveCheckpoint(finalDir);
+      save(finalDir);
       writeRecord(finalDir, { val_loss: valLoss });
       const finalBar = ctx.progress({ label: 'push final', unit: 'phase', summary: false });
       let phases = 0;
-      const r = await pushFinal({
-        store,
-        step: trainer.state.step,
-        dir: finalDir,
-        run: runId,
-        keepRemote,
-        onPhase: (e) => finalBar.update(++phases, e.phase),
-      });
+      let r: PushResult;
+      try {
+        r = await pushFinal({ store, step: trainer.state.step, dir: finalDir, run: runId, ...pushOpts, onPhase: (e) => finalBar.update(++phases, e.phase) });
+      } catch (err) {
+        finalBar.fail();
+        if (!isOutage(err)) throw err;
+        unpushed.push({ step: trainer.state.step, reason: err.message });
+        return endUnpushed(ctx, { unpushed, pushed, storeName, localDir: showPath(finalDir), final: true });
+      }
       finalBar.fail();
       finalPushed = true;
       ctx.say(`pushed final/ (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → final (terminal)  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
@@ -390,6 +430,26 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   finish(ctx, json);
   // "Segment saved, run the same command again" is exit 75 however the segment ended.
   return exitCode;
+}
+
+/**
+ * The session ends with its newest checkpoint not pushed (the store unreachable): says so plainly, and exits
+ * 75 when a checkpoint of this session is safe in the store (run again to continue from it), else 5.
+ */
+function endUnpushed(ctx: CommandContext, p: { unpushed: Array<{ step: number; reason: string }>; pushed: number[]; storeName: string; localDir: string; final?: boolean }): number {
+  const last = p.unpushed.at(-1)!;
+  const steps = [...new Set(p.unpushed.map((u) => u.step))].join(', ');
+  const safe = p.pushed.at(-1);
+  ctx.stderr.write(
+    `soup: could not push ${p.final ? 'final/' : `checkpoint-${last.step}`} to ${p.storeName}: ${last.reason}. Not pushed this session: step${p.unpushed.length === 1 ? '' : 's'} ${steps} ` +
+      `(the newest is kept locally in ${p.localDir}). ` +
+      (safe !== undefined
+        ? `The store holds step ${safe} from this session: run the same command again to continue from it (exit ${EXIT_CODES.segmentSaved}).\n`
+        : `Nothing from this session is in the store (exit ${EXIT_CODES.hub}).\n`),
+  );
+  const code = safe !== undefined ? EXIT_CODES.segmentSaved : EXIT_CODES.hub;
+  ctx.emit({ ok: false, outcome: 'not-pushed', not_pushed_steps: [...new Set(p.unpushed.map((u) => u.step))], stored_step: safe ?? null, local_dir: p.localDir, exit_code: code });
+  return code;
 }
 
 /** Removes the offload scratch folder if it is empty (each step deletes its own files). */
