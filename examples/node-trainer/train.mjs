@@ -12,7 +12,12 @@
 //   SOUP_EXAMPLE_FAULT=crash-mid-save:S half-write checkpoint-S, then die with exit code 3
 //   SOUP_EXAMPLE_FAULT=exit:S:C         print an error and exit with code C after step S
 //   SOUP_EXAMPLE_FAULT=ignore-sigterm   keep training through SIGTERM
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//   SOUP_EXAMPLE_FAULT=stop-at:S        SIGTERM to itself at step S (a scheduler's stop): saves, exits 0
+//   SOUP_EXAMPLE_FAULT=crash-after-save:S  exit 3 right after checkpoint-S is written
+//   SOUP_EXAMPLE_FAULT=sigkill-after-save:S  SIGKILL itself right after checkpoint-S is written
+// --checkpoint_format file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt files (one file each,
+// written in place); --resume_from_checkpoint then takes such a file.
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineGptSpec, Trainer } from '@soup/onnx-train';
 
@@ -40,6 +45,7 @@ const dModel = num('d_model', 32);
 const nLayers = num('n_layers', 2);
 const seqLen = num('seq_len', 32);
 const textFile = opt('text', '');
+const checkpointFormat = opt('checkpoint_format', 'folder');
 const delayMs = Number(process.env.SOUP_EXAMPLE_STEP_DELAY_MS ?? 0);
 const fault = process.env.SOUP_EXAMPLE_FAULT ?? '';
 
@@ -59,7 +65,60 @@ process.on('SIGTERM', () => {
 
 const spec = defineGptSpec({ vocabSize: 256, seqLen, dModel, nHeads: 2, nLayers });
 const options = { spec, text: TEXT, batchSize, totalSteps: maxSteps, lr: 3e-3, warmupSteps: 2, seed, intraOpNumThreads: 1, evalFraction: 0.1 };
-const trainer = resumeFrom ? await Trainer.fromCheckpoint({ ...options, dir: resumeFrom }) : await Trainer.create(options);
+/** A file checkpoint is a zip archive (stored, no compression) of the three checkpoint files, as torch.save writes a zip. */
+const CRC = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+const crc32 = (b) => {
+  let c = 0xffffffff;
+  for (const x of b) c = CRC[(c ^ x) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+};
+export function zipFiles(files) {
+  const parts = [];
+  const central = [];
+  let at = 0;
+  for (const [name, data] of files) {
+    const n = Buffer.from(name);
+    const h = Buffer.alloc(30);
+    h.writeUInt32LE(0x04034b50, 0); h.writeUInt16LE(20, 4); h.writeUInt32LE(crc32(data), 14);
+    h.writeUInt32LE(data.length, 18); h.writeUInt32LE(data.length, 22); h.writeUInt16LE(n.length, 26);
+    const c = Buffer.alloc(46);
+    c.writeUInt32LE(0x02014b50, 0); c.writeUInt16LE(20, 4); c.writeUInt16LE(20, 6); c.writeUInt32LE(crc32(data), 16);
+    c.writeUInt32LE(data.length, 20); c.writeUInt32LE(data.length, 24); c.writeUInt16LE(n.length, 28); c.writeUInt32LE(at, 42);
+    parts.push(h, n, data);
+    central.push(c, n);
+    at += 30 + n.length + data.length;
+  }
+  const cd = Buffer.concat(central);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(files.length, 8); end.writeUInt16LE(files.length, 10);
+  end.writeUInt32LE(cd.length, 12); end.writeUInt32LE(at, 16);
+  return Buffer.concat([...parts, cd, end]);
+}
+export function unzipFiles(buf) {
+  const out = new Map();
+  for (let at = 0; buf.readUInt32LE(at) === 0x04034b50; ) {
+    const size = buf.readUInt32LE(at + 18), nameLen = buf.readUInt16LE(at + 26), extra = buf.readUInt16LE(at + 28);
+    const name = buf.subarray(at + 30, at + 30 + nameLen).toString();
+    const start = at + 30 + nameLen + extra;
+    out.set(name, buf.subarray(start, start + size));
+    at = start + size;
+  }
+  return out;
+}
+function unpackFile(file) {
+  const dir = join(outputDir, `.unpacked-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  for (const [name, data] of unzipFiles(readFileSync(file))) writeFileSync(join(dir, name), data);
+  return dir;
+}
+const resumeIsFile = resumeFrom !== '' && statSync(resumeFrom).isFile();
+const resumeDir = resumeIsFile ? unpackFile(resumeFrom) : resumeFrom;
+const trainer = resumeFrom ? await Trainer.fromCheckpoint({ ...options, dir: resumeDir }) : await Trainer.create(options);
+if (resumeIsFile) rmSync(resumeDir, { recursive: true, force: true });
 process.stdout.write(`trainer: ${resumeFrom ? `resumed from ${resumeFrom} at step ${trainer.state.step}` : 'fresh start'}, batch ${batchSize}, ${maxSteps} steps\n`);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -68,6 +127,16 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function saveCheckpoint(step) {
   const staging = join(outputDir, `.staging-${process.pid}`);
   trainer.saveCheckpoint(staging);
+  if (checkpointFormat === 'file') {
+    const files = ['model.safetensors', 'optimizer.safetensors', 'trainer_state.json'].map((f) => [f, readFileSync(join(staging, f))]);
+    const file = join(outputDir, `epoch=0-step=${step}.ckpt`);
+    writeFileSync(file, zipFiles(files)); // in place, as Lightning writes
+
+    rmSync(staging, { recursive: true, force: true });
+    process.stdout.write(`trainer: saved ${file}\n`);
+    afterSave(step);
+    return;
+  }
   const dir = join(outputDir, `checkpoint-${step}`);
   mkdirSync(dir, { recursive: true });
   copyFileSync(join(staging, 'model.safetensors'), join(dir, 'model.safetensors'));
@@ -81,6 +150,15 @@ function saveCheckpoint(step) {
   copyFileSync(join(staging, 'trainer_state.json'), join(dir, 'trainer_state.json'));
   rmSync(staging, { recursive: true, force: true });
   process.stdout.write(`trainer: saved ${dir}\n`);
+  afterSave(step);
+}
+
+function afterSave(step) {
+  if (fault === `crash-after-save:${step}`) {
+    process.stderr.write(`RuntimeError: simulated crash right after saving step ${step}\n`);
+    process.exit(3);
+  }
+  if (fault === `sigkill-after-save:${step}`) process.kill(process.pid, 'SIGKILL');
 }
 
 let savedAt = trainer.state.step;
@@ -98,6 +176,10 @@ while (trainer.state.step < maxSteps) {
     saveCheckpoint(log.step);
     savedAt = log.step;
   }
+  if (fault === `stop-at:${log.step}`) {
+    process.kill(process.pid, 'SIGTERM');
+    await sleep(50); // the handler runs on the event loop
+  }
   if (stopRequested) break;
   if (delayMs > 0) await sleep(delayMs);
 }
@@ -106,6 +188,12 @@ if (savedAt !== step) saveCheckpoint(step);
 if (stopRequested && step < maxSteps) {
   process.stdout.write(`trainer: stopped at step ${step} (checkpoint saved)\n`);
   await trainer.close();
+  process.exit(0);
+}
+if (checkpointFormat === 'file') {
+  // Lightning: the last .ckpt is the finished model.
+  await trainer.close();
+  process.stdout.write(`trainer: done at step ${step}\n`);
   process.exit(0);
 }
 // The finished model at the top of the output folder, as trainer.save_model(output_dir) does.

@@ -43,6 +43,8 @@ def parse_args():
     p.add_argument("--seq_len", type=int, default=32)
     p.add_argument("--d_model", type=int, default=64)
     p.add_argument("--n_layers", type=int, default=2)
+    # folder: HF-style checkpoint-<step>/; file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt (one torch.save)
+    p.add_argument("--checkpoint_format", choices=["folder", "file"], default="folder")
     return p.parse_args()
 
 
@@ -139,7 +141,16 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=0.01)
     gen = torch.Generator().manual_seed(args.seed)
     step = 0
-    if args.resume_from_checkpoint:
+    if args.resume_from_checkpoint and os.path.isfile(args.resume_from_checkpoint):
+        ck = args.resume_from_checkpoint
+        state = torch.load(ck)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        gen.set_state(state["rng"]["generator"])
+        torch.set_rng_state(state["rng"]["cpu"])
+        step = state["global_step"]
+        print(f"trainer: resumed from {ck} at step {step}", flush=True)
+    elif args.resume_from_checkpoint:
         ck = args.resume_from_checkpoint
         model.load_state_dict(load_safetensors(os.path.join(ck, "model.safetensors")))
         opt.load_state_dict(torch.load(os.path.join(ck, "optimizer.pt")))
@@ -160,7 +171,20 @@ def main():
 
     signal.signal(signal.SIGTERM, on_term)
 
+    def save_file():
+        # Lightning's ModelCheckpoint: one file per checkpoint, written in place.
+        os.makedirs(args.output_dir, exist_ok=True)
+        state = {
+            "model": model.state_dict(),
+            "optimizer": opt.state_dict(),
+            "rng": {"generator": gen.get_state(), "cpu": torch.get_rng_state()},
+            "global_step": step,
+        }
+        torch.save(state, os.path.join(args.output_dir, f"epoch=0-step={step}.ckpt"))
+
     def save(dirname, with_state=True):
+        if args.checkpoint_format == "file" and with_state:
+            return save_file()
         os.makedirs(dirname, exist_ok=True)
         save_safetensors(os.path.join(dirname, "model.safetensors"), model.state_dict())
         if with_state:
@@ -173,6 +197,9 @@ def main():
     saved_at = step
     # Test knob (environment, so it stays out of the run fingerprint): a slower model.
     delay_s = float(os.environ.get("SOUP_EXAMPLE_STEP_DELAY_MS", "0")) / 1000
+    # SOUP_EXAMPLE_FAULT=stop-at:S: a scheduler (or a notebook's stop button) sends SIGTERM at step S.
+    fault = os.environ.get("SOUP_EXAMPLE_FAULT", "")
+    stop_at = int(fault.split(":")[1]) if fault.startswith("stop-at:") else -1
     bs, t = args.per_device_train_batch_size, args.seq_len
     while step < args.max_steps:
         t0 = time.perf_counter()
@@ -191,6 +218,8 @@ def main():
         if args.save_steps > 0 and step % args.save_steps == 0:
             save(os.path.join(args.output_dir, f"checkpoint-{step}"))
             saved_at = step
+        if step == stop_at:
+            os.kill(os.getpid(), signal.SIGTERM)
         if stop["requested"]:
             break
         if delay_s > 0:
@@ -200,6 +229,9 @@ def main():
     if stop["requested"] and step < args.max_steps:
         print(f"trainer: stopped at step {step} (checkpoint saved)", flush=True)
         sys.exit(0)
+    if args.checkpoint_format == "file":
+        print(f"trainer: done at step {step}", flush=True)  # Lightning: the last .ckpt is the model
+        return
     save(args.output_dir, with_state=False)  # trainer.save_model(output_dir)
     print(f"trainer: done at step {step}", flush=True)
 

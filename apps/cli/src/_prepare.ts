@@ -2,6 +2,7 @@
 import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
 import { formatMicroBatch, largestDivisorAtMost } from '@soup/batch-probe';
 import { moduleNames, type GptSpec } from '@soup/onnx-train';
+import { noFitAdvice } from './_advice';
 import { resolveBatch, trialLine, type TrialView } from './_batch';
 import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
 import type { CommandContext } from './_context';
@@ -17,6 +18,10 @@ export interface PrepareRunOptions {
   noCache: boolean;
   /** Use this micro-batch (e.g. after an out-of-memory step-down) instead of resolving one. */
   microBatchSize?: number;
+  /** Predictive search (the default in every command); false: plain bisection (--no-predict). @default true */
+  predict?: boolean;
+  /** Where training.memory_budget came from, for the "nothing fits" advice. @default 'config' when set */
+  budgetFrom?: 'flag' | 'config' | null;
   /** Measure one step at the chosen size when nothing was measured yet (soup plan). */
   measure?: boolean;
 }
@@ -46,6 +51,13 @@ export interface PreparedRun {
   trials: TrialView[];
   /** The step measured at the chosen batch size and recompute set, when one was. */
   measured: TrialView | null;
+  /**
+   * exact: a larger size was tried and failed; capped: the answer is the ceiling of the search (a larger size
+   * may fit too, it was not tried); null: not searched (config, static, checkpoint) or unknown (a cache entry without provenance).
+   */
+  bound: 'exact' | 'capped' | 'unproven' | null;
+  /** The largest micro-batch the search could try (G), when it searched. */
+  ceiling: number | null;
 }
 
 /** Resolves device, tier and batch size, probing (each trial shown) when the config says auto. */
@@ -81,6 +93,8 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   let cacheKey: string | null = null;
   let trials: TrialView[] = [];
   let measured: TrialView | null = null;
+  let bound: PreparedRun['bound'] = null;
+  let ceiling: number | null = null;
   if (opts.microBatchSize !== undefined) {
     batchSize = opts.microBatchSize;
     batchSource = 'checkpoint';
@@ -113,14 +127,33 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
       budgetBytes,
       noCache: opts.noCache,
       strategy: config.training.autoBatchSizeStrategy,
+      predict: opts.predict ?? true,
+      advice: noFitAdvice({
+        mode: 'config',
+        device: identity.device === 'cuda' ? 'cuda' : 'cpu',
+        granularity: tier.granularity,
+        offloadTarget: offload?.target ?? null,
+        budgetBytes,
+        budgetFrom: opts.budgetFrom ?? (budgetBytes !== null ? 'config' : null),
+        maxLength: config.data.maxLength,
+      }),
     });
     batchSize = r.batchSize;
     batchSource = r.source;
     cacheKey = r.cacheKey;
     trials = r.trials;
+    // The micro-batch search tries divisors of G only: its ceiling is G itself (a = 1).
+    ceiling = globalBatchSize;
+    if (r.source === 'cache') bound = r.provenance?.bound ?? null;
+    else bound = r.trials.some((t) => t.batch_size > r.batchSize && t.result !== 'fit') ? 'exact' : r.batchSize >= ceiling ? 'capped' : 'unproven';
     if (tier.granularity !== 'budget') measured = r.chosen;
     const shape = formatMicroBatch({ microBatchSize: batchSize, accumulation: globalBatchSize / batchSize });
-    ctx.say(r.source === 'cache' ? `micro-batch ${shape} (cached, key ${r.cacheKey})` : `micro-batch ${shape} (probed in ${r.trials.length} trials${r.saved ? `, cached as ${r.cacheKey}` : ''})`);
+    const capped = bound === 'capped' ? `; capped: ${batchSize} is the ceiling of the search (the global batch G, a = 1), a larger micro-batch is never tried` : '';
+    ctx.say(
+      r.source === 'cache'
+        ? `micro-batch ${shape} (cached, key ${r.cacheKey}${capped})`
+        : `micro-batch ${shape} (probed in ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${r.saved ? `, cached as ${r.cacheKey}` : ', not cached'}${capped})`,
+    );
     if (batchSize === 1 && globalBatchSize > 1 && r.trials.some((t) => t.result === 'fit' && t.batch_size === 1)) {
       ctx.warn(`micro_batch_size 1: no larger divisor of batch_size ${globalBatchSize} fits, so each step accumulates ${globalBatchSize} micro-batches of 1; a batch_size with more divisors (e.g. ${globalBatchSize + (globalBatchSize % 2)}) may use the device better`);
     }
@@ -167,5 +200,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     cacheKey,
     trials,
     measured,
+    bound,
+    ceiling,
   };
 }

@@ -5,7 +5,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SOUP_BIN = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
+/** The bin under test; SOUP_TEST_BIN runs the same tests against another build (e.g. the code before a fix). */
+export const SOUP_BIN = process.env.SOUP_TEST_BIN ?? fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 export const NODE_TRAINER = fileURLToPath(new URL('../../../examples/node-trainer/train.mjs', import.meta.url));
 export const TORCH_TRAINER = fileURLToPath(new URL('../../../examples/torch-trainer/train.py', import.meta.url));
 export const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';

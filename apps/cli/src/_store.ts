@@ -1,4 +1,4 @@
-// Opening a checkpoint store from a --repo / --hub-repo value, with the CLI's checks.
+// Opening a checkpoint store from a --repo value, with the CLI's checks.
 import { describeHubTokenSearch, openStore, resolveHubToken, type CheckpointStore } from '@soup/hub-ckpt';
 import type { CommandContext } from './_context';
 import { TokenMissingError, UsageError } from './errors';

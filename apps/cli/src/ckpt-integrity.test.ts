@@ -4,6 +4,7 @@
 import { runNode, startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
@@ -102,6 +103,30 @@ describe('[slow] soup ckpt integrity', { timeout: 120_000 }, () => {
     }
     // http:// to a loopback address is fine (a local mirror, this test server).
     expect((await soup(['ckpt', 'status', '--repo', 'a/b'], cwd)).code).toBe(0);
+
+    // "Before the token goes anywhere": endpoints that WOULD reach a listener on this machine if they
+    // were not refused (0.0.0.0 connects to the local host; credentials in a loopback URL) are refused,
+    // and the listener sees no connection at all, not even for a push that carries the token.
+    const connections: string[] = [];
+    const listener = createServer((sock) => {
+      connections.push(`${sock.remoteAddress}:${sock.remotePort}`);
+      sock.destroy();
+    });
+    await new Promise<void>((done) => listener.listen(0, '0.0.0.0', done));
+    try {
+      const port = (listener.address() as AddressInfo).port;
+      for (const endpoint of [`http://0.0.0.0:${port}`, `http://user:pw@127.0.0.1:${port}`]) {
+        const r = await soup(['ckpt', 'push', 'out/checkpoint-1', '--step', '1', '--run', 'r', '--repo', 'a/b'], cwd, { HF_ENDPOINT: endpoint });
+        expect(r.code, `${endpoint}: ${r.stderr}`).toBe(EXIT_CODES.usage);
+        expect(r.stderr).toMatch(/^soup: HF_ENDPOINT /);
+      }
+      expect(connections).toEqual([]);
+      // The listener works: a plain loopback http:// endpoint (accepted) does reach it.
+      await soup(['ckpt', 'status', '--repo', 'a/b'], cwd, { HF_ENDPOINT: `http://127.0.0.1:${port}`, SOUP_HUB_RETRIES: '0' });
+      expect(connections.length).toBeGreaterThan(0);
+    } finally {
+      await new Promise((done) => listener.close(done));
+    }
     // a directory store does not use HF_ENDPOINT at all
     expect((await soup(['ckpt', 'status', '--repo', 'file://s'], cwd, { HF_ENDPOINT: 'http://example.com' })).code).toBe(0);
   });

@@ -88,7 +88,7 @@ output: out
 `,
     );
     const leg1 = await soup(['train', '--stop-after-steps', '8'], cwd);
-    expect(leg1.code, leg1.stderr).toBe(0);
+    expect(leg1.code, leg1.stderr).toBe(EXIT_CODES.segmentSaved);
     const leg2 = await soup(['train'], cwd);
     expect(leg2.code, leg2.stderr).toBe(0);
     expect(leg2.stdout).toContain('resuming from ckpt/checkpoint-8 at step 8');

@@ -41,7 +41,7 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
     expect(readFileSync(join(cwd, 'data', 'train.txt'), 'utf8').length).toBeGreaterThan(50_000);
     const again = await soup(['init'], { cwd });
     expect(again.code).toBe(EXIT_CODES.usage);
-    expect(again.stderr).toBe('soup: soup.yaml already exists; pass --force to overwrite it, or -o <file> to write another config\n');
+    expect(again.stderr).toBe('soup: soup.yaml already exists; pass --force to overwrite it, or -c <file> to write another config\n');
     const forced = await soup(['init', '--force'], { cwd });
     expect(forced.code).toBe(0);
     expect(readFileSync(join(cwd, 'soup.yaml'), 'utf8')).toContain('base: soup/tiny-gpt');

@@ -12,6 +12,13 @@ describe('exitCodeFor', () => {
     expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_UNAUTHORIZED' }))).toBe(EXIT_CODES.auth);
     expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_STALE_RUN' }))).toBe(EXIT_CODES.resume);
   });
+  it('store writers, unsafe links and a full disk have their own codes', () => {
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_LEASE_HELD' }))).toBe(EXIT_CODES.storeBusy);
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_CONCURRENT_WRITE' }))).toBe(EXIT_CODES.storeBusy);
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT' }))).toBe(EXIT_CODES.storeBusy);
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_UNSAFE_LINK' }))).toBe(EXIT_CODES.usage);
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_DISK_FULL' }))).toBe(EXIT_CODES.diskFull);
+  });
   it('falls back to internal', () => {
     expect(exitCodeFor(new Error('x'))).toBe(EXIT_CODES.internal);
     expect(exitCodeFor('text')).toBe(EXIT_CODES.internal);

@@ -25,6 +25,10 @@ export const EXIT_CODES = {
   device: 9,
   /** Training failed (non-finite loss, a failed step, a failed child). */
   train: 10,
+  /** Another writer holds the checkpoint store's lease (another session of this run, or another run): nothing was written. */
+  storeBusy: 11,
+  /** The local disk is full: the message names the path and the bytes needed; the store and its pointer are untouched. */
+  diskFull: 12,
   /**
    * The session ended early (`--time-limit`, SIGTERM, SIGINT) and the newest complete checkpoint was
    * saved and pushed: run the same command again to continue (75 = EX_TEMPFAIL, "try again later").
@@ -71,7 +75,15 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_PULL_TARGET_EXISTS: 'usage',
   SOUP_HUB_CKPT_POINTER_REGRESSION: 'usage',
   SOUP_HUB_CKPT_LINKED_ENTRY: 'integrity',
-  SOUP_HUB_CKPT_CONCURRENT_WRITE: 'hub',
+  SOUP_HUB_CKPT_CONCURRENT_WRITE: 'storeBusy',
+  SOUP_HUB_CKPT_UNSAFE_LINK: 'usage',
+  SOUP_HUB_CKPT_LEASE_HELD: 'storeBusy',
+  SOUP_HUB_CKPT_FOLDER_CONFLICT: 'storeBusy',
+  SOUP_HUB_CKPT_DISK_FULL: 'diskFull',
+  // @soup/supervisor
+  SOUP_SUPERVISOR_USAGE: 'usage',
+  SOUP_SUPERVISOR_LOCKED: 'usage',
+  SOUP_SUPERVISOR_RESUME_REFUSED: 'resume',
   // @soup/onnx-train
   SOUP_ONNX_TRAIN_BAD_SPEC: 'config',
   SOUP_ONNX_TRAIN_BAD_DATA: 'config',

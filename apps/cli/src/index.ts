@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { ignoreClosedPipe } from './_closed-pipe';
 import { makeContext, type CliIo, type CommandContext } from './_context';
 import { markRequiredOptions, subcommandNames } from './_help';
-import { bytesArg, deviceArg, durationArg, intAtLeast, oneOf } from './_parse';
+import { applyAliases, budgetOption, configOption, KEEP_REMOTE_DEFAULT, keepRemoteOption, noCacheOption, noPredictOption, outputDirOption, repoOption, resumeOption } from './_options';
+import { deviceArg, durationArg, intAtLeast } from './_parse';
 import { ConfigError, InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
 
@@ -36,7 +37,7 @@ Exit codes:
   8    checkpoint files do not match their manifest
   9    device not available (e.g. no CUDA execution provider)
   10   training failed
-  75   session ended early (--time-limit, SIGTERM, SIGINT): the current step (soup train) or the
+  75   segment saved (--stop-after-steps, --time-limit, SIGTERM, SIGINT): the current step (soup train) or the
        newest complete checkpoint (soup run) was saved and pushed; run the same command again to continue
   130  interrupted (a second signal quits at once)
 
@@ -72,16 +73,17 @@ export function buildProgram(io: CliIo = {}): Command {
       const opts = cmd.opts();
       const positional = cmd.args;
       const ctx = makeContext(io, Boolean(opts.json));
+      applyAliases(cmd, opts, (line) => ctx.warn(line));
       const mod = await load();
       const code = await mod.run(opts, ctx, positional);
       if (typeof code === 'number') exitCode = code;
     };
 
-  program
+  const init = program
     .command('init')
     .description('write a commented soup.yaml (and its training text) to start from')
-    .addOption(new Option('-t, --template <name>', 'tiny (trains in seconds on a laptop CPU) or small (minutes)').choices(['tiny', 'small']).default('tiny'))
-    .option('-o, --output <file>', 'where to write the config', 'soup.yaml')
+    .addOption(new Option('-t, --template <name>', 'tiny (trains in seconds on a laptop CPU) or small (minutes)').choices(['tiny', 'small']).default('tiny'));
+  configOption(init, { initAlias: true })
     .option('-f, --force', 'overwrite an existing config (training text in data/ is never overwritten)')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExample:\n  soup init --template tiny && soup train')
@@ -90,7 +92,6 @@ export function buildProgram(io: CliIo = {}): Command {
   program
     .command('probe')
     .description('find the largest batch size that fits, by running one real step per candidate')
-    .option('-c, --config <file>', 'probe the model of this soup.yaml (default when neither --model nor --exec)')
     .option('--model <file.onnx>', 'probe any ONNX model: one session.run per candidate on a synthetic batch')
     .option('--exec <command>', 'probe any trainer: run this command per candidate, {batch_size} replaced (no shell)')
     .option('--max-length <n>', 'sequence length for --model / --exec (default: data.max_length of the config, else 512)', intAtLeast(8))
@@ -98,13 +99,10 @@ export function buildProgram(io: CliIo = {}): Command {
     .option('--base <name>', 'model name in the cache key for --model / --exec (default: derived from the file or command)')
     .option('--start <n>', 'first batch size tried (default: training.static_batch_size, else 8)', intAtLeast(1))
     .option('--ceiling <n>', 'largest batch size tried (default: 4 × start)', intAtLeast(1))
-    .option('--budget <size>', 'memory a step may use, e.g. 6GiB (default: what the device has free)', bytesArg)
     .option('--device <device>', 'cpu, cuda or cuda:N (default: the config\'s device, else cpu)', deviceArg)
     .option('--timeout <seconds>', 'kill a trial after this long', intAtLeast(1), 600)
-    .option('--no-cache', 'neither read nor write the batch cache')
     .option('--refresh', 'probe again even when the cache has an answer, and overwrite it')
     .option('--cache-exceptions-only', 'cache the answer even when no trial measured a peak (only a failure could refuse a size)')
-    .option('--no-predict', 'plain bisection: do not jump to the edge the measured peaks predict')
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
@@ -115,6 +113,11 @@ Examples:
   soup probe --exec "python train.py --bs {batch_size} --max-steps 1" --max-length 1024`,
     )
     .action(run(() => import('./commands/probe')));
+  const probeCmd = program.commands.find((c) => c.name() === 'probe')!;
+  configOption(probeCmd, { defaultText: 'soup.yaml, when neither --model nor --exec' });
+  budgetOption(probeCmd, 'training.memory_budget of the config, else what the device has free');
+  noCacheOption(probeCmd);
+  noPredictOption(probeCmd);
 
   const cache = program
     .command('cache')
@@ -137,64 +140,58 @@ Examples:
     .option('--json', 'print the result as JSON')
     .action(run(async () => ({ run: (await import('./commands/cache')).runClear })));
 
-  program
-    .command('plan')
-    .description('show what soup train would do on this device: batch size, checkpointing tier, offload, peak vs budget')
-    .option('-c, --config <file>', 'the run config', 'soup.yaml')
-    .option('--device <device>', 'override the config\'s device', deviceArg)
-    .option('--budget <size>', 'memory a step may use, e.g. 6GiB', bytesArg)
-    .option('--no-cache', 'probe even when the batch cache has an answer')
+  const plan = configOption(
+    program.command('plan').description('show what soup train would do on this device: batch size, checkpointing tier, offload, peak vs budget'),
+  ).option('--device <device>', 'override the config\'s device', deviceArg);
+  noPredictOption(noCacheOption(budgetOption(plan, 'training.memory_budget of the config, else what the device has free')))
     .option('--json', 'print the plan as JSON')
     .action(run(() => import('./commands/plan')));
 
-  program
-    .command('train')
-    .description('train the config\'s model, pushing checkpoints as it goes; stop at a segment boundary; resume from the Hub')
-    .option('-c, --config <file>', 'the run config', 'soup.yaml')
-    .option('--hub-repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path (default: hub.repo, else <output>-ckpt beside the output folder)')
+  const train = configOption(
+    program.command('train').description('train the config\'s model, pushing checkpoints as it goes; stop at a segment boundary; resume from the Hub'),
+  );
+  repoOption(train, { defaultText: 'hub.repo, else file://<output-dir>-ckpt beside the output folder' });
+  outputDirOption(train, 'output of the config');
+  resumeOption(train);
+  keepRemoteOption(train, `hub.keep_remote, else ${KEEP_REMOTE_DEFAULT}`);
+  noPredictOption(noCacheOption(budgetOption(train, 'training.memory_budget of the config, else what the device has free')))
     .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
-    .option('--stop-after-steps <n>', 'end this session after n more steps, at a segment boundary the next session resumes from (0 = run to the horizon)', intAtLeast(0), 0)
+    .option('--stop-after-steps <n>', 'end this session after n more steps, at a segment boundary the next session resumes from: saved, pushed, exit 75 (0 = run to the horizon)', intAtLeast(0), 0)
     .option('--time-limit <duration>', 'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: training.time_limit)')
-    .addOption(
-      new Option('--resume <mode>', 'auto: continue from the store\'s pointer, refusing stale or corrupt ones; fallback: auto, but walk back past a corrupt checkpoint; never: start fresh')
-        .choices(['auto', 'fallback', 'never'])
-        .default('auto'),
-    )
     .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
-    .option('--output <dir>', 'override the output directory')
     .option('--device <device>', 'override the config\'s device', deviceArg)
-    .option('--no-cache', 'probe the micro-batch even when the cache has an answer')
     .option('--max-oom-retries <n>', 'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes the step, at most n times a session', intAtLeast(0), 3)
     .option('--max-memory <size|fraction>', 'warn once, naming the step, when the session\'s peak memory passes this (6GiB, or 0.9 / 90% of the budget)')
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
+    .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: hub.squash_history)")
+    .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 10m)", durationArg)
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
       'after',
       `
-Prints a machine line at the end:
-  RUN_JSON {"final_step":…,"segment_stop":…,"tokens_consumed":…,"final_loss":…,"val_loss":…,
-            "val_skipped":…,"peak_rss_mb":…,"batch_size":G,"micro_batch_size":m,"grad_accum":a,
-            "micro_batch":"m × a = G","memory":{"peak_bytes":…,"peak_at":"step 12",…},"grad_ckpt":…,"run":"<fingerprint>"}
+Prints the result at the end, the same shape as soup run (--json: the same object alone):
+  RUN_JSON {"ok":true,"status":"finished"|"segment"|"complete","run":"<fingerprint>","final_step":…,
+            "segment_stop":…,"batch_size":G,"micro_batch_size":m,"grad_accum":a,"micro_batch":"m × a = G",
+            "memory":{"peak_bytes":…,"peak_at":"step 12",…},"final_loss":…,"val_loss":…,"tokens_per_s":…,
+            "train_s":…,"elapsed_s":…}
 
 Examples:
   soup train -c soup.yaml
-  soup train --hub-repo me/my-run-ckpt --push-every-steps 50 --stop-after-steps 200   # session 1
-  soup train --hub-repo me/my-run-ckpt --push-every-steps 50                          # session 2: resumes
-  soup train --hub-repo me/my-run-ckpt --time-limit 8h45m                             # a 9 h Kaggle session
+  soup train --repo me/my-run-ckpt --push-every-steps 50 --stop-after-steps 200   # session 1 (exit 75)
+  soup train --repo me/my-run-ckpt --push-every-steps 50                          # session 2: resumes
+  soup train --repo me/my-run-ckpt --time-limit 8h45m                             # a 9 h Kaggle session
 
-Session end: on --time-limit, SIGTERM or SIGINT the step running then completes, no new step starts, and
-that step is saved and pushed (push, verify, pointer, prune); then soup exits 75: run the same command
-again to continue. A second SIGTERM / SIGINT quits at once (exit 130).`,
+Session end: on --stop-after-steps, --time-limit, SIGTERM or SIGINT the step running then completes, no
+new step starts, and that step is saved and pushed (push, verify, pointer, prune); then soup exits 75:
+run the same command again to continue. A second SIGTERM / SIGINT quits at once (exit 130).`,
     )
     .action(run(() => import('./commands/train')));
 
   program
     .command('run')
     .description('run your own trainer (any command): batch size that fits, resume from the store, push checkpoints while it trains, save at session end')
-    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} placeholders (no shell)')
-    .requiredOption('--repo <repo>', 'checkpoint store: a Hub repo id (user/name) or file://path')
+    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders (no shell)')
     .addOption(new Option('--repo-type <type>', 'Hub repo type').choices(['model', 'dataset']).default('model'))
-    .option('--output-dir <dir>', 'the trainer\'s output folder: {output_dir}, watched for checkpoints', 'output')
     .option('--batch-size <n|auto>', '{batch_size}: a number, or auto (batch cache, else --probe)')
     .option('--probe <command>', 'the trainer\'s one-step command with {batch_size}, run per candidate size for --batch-size auto')
     .option('--base <name>', 'model name in the batch cache key (default: the --probe command)')
@@ -204,29 +201,37 @@ again to continue. A second SIGTERM / SIGINT quits at once (exit 130).`,
     .option('--device <device>', 'device in the batch cache key and for the probe: cpu, cuda or cuda:N', deviceArg)
     .option('--start <n>', 'first batch size the probe tries', intAtLeast(1))
     .option('--ceiling <n>', 'largest batch size the probe tries (default 4 × start)', intAtLeast(1))
-    .option('--budget <size>', 'memory a probe step may use, e.g. 14GiB (on the CPU, without it a trial is judged by its exceptions only, and such an answer is not cached)', bytesArg)
-    .option('--no-cache', 'neither read nor write the batch cache')
     .option('--refresh', 'probe again even when the batch cache has an answer, and overwrite it')
     .option('--cache-exceptions-only', 'cache an answer whose trials measured no peak (judged by exceptions only)')
     .option('--checkpoint-glob <glob>', 'which entries of {output_dir} are checkpoints', 'checkpoint-*')
     .option('--step-regex <re>', 'the step in a checkpoint name: first capture group (default: the last number)')
     .option('--complete-file <name>', 'a checkpoint folder counts only once it holds this file (\'\' for none)', 'trainer_state.json')
-    .option('--settle <duration>', 'a checkpoint unchanged this long is complete (also: a newer one appeared, or the trainer exited)', durationArg, 10_000)
+    .option('--settle <duration>', 'a checkpoint unchanged this long is complete (with its --complete-file also: a newer one appeared, or the trainer exited); default 10s', durationArg)
     .option('--time-limit <duration>', 'end the session after this long (e.g. 8h45m), saving and pushing first', durationArg)
     .option('--stop-signal <signal>', 'what the trainer gets at session end', 'SIGTERM')
-    .option('--grace <duration>', 'how long the trainer may take to save and exit before SIGKILL', durationArg, 120_000)
+    .option('--grace <duration>', 'how long the trainer may take to save and exit before SIGKILL; default 2m', durationArg)
+    .option('--horizon <steps>', 'the run\'s total steps: fills {max_steps}; exit 0 before it is a segment (75), not the end (default: max_steps from trainer_state.json)', intAtLeast(1))
     .option('--final <dir>', 'push this folder as final/ when the trainer exits 0 (default: the files at the top of --output-dir, else the newest checkpoint)')
-    .option('--keep-remote <n>', 'remote checkpoints to keep, newest first (older ones are the fallback when the newest is corrupt; at least 2)', intAtLeast(2), 3)
     .option('--fingerprint <file>', 'a file the run depends on (e.g. its config); its sha256 joins the run fingerprint (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
-    .addOption(new Option('--resume <mode>', 'auto: refuse another run\'s store; force: continue it anyway (and say so)').choices(['auto', 'force']).default('auto'))
-    .option('--poll <duration>', 'how often the output folder is scanned', durationArg, 1000)
+    .option('--poll <duration>', 'how often the output folder is scanned; default 1s', durationArg)
     .option('--push-nice <n>', 'CPU niceness of soup itself once the trainer runs, so pushes yield to it (0 = unchanged)', intAtLeast(0), 10)
+    .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed")
+    .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (renewed every third)", durationArg, 600_000)
     .option('--json', 'print only the result as JSON (the trainer\'s output goes to stderr)')
     .addHelpText(
       'after',
       `
-Exit codes: 0 done (or already complete), 75 segment saved (run the same command again),
-the trainer's own code when it fails, 6 when the store holds another run.
+Durations: 30s, 2m, 1h30m, 500ms; a bare number means seconds.
+Complete run: the trainer exits 0 with no signal seen by soup AND reaches its horizon (global_step >=
+max_steps in trainer_state.json, or --horizon); without a known horizon its own exit 0 is the end.
+Complete checkpoint: a folder with --complete-file once settled, a newer one appeared or the trainer
+exited; without a marker (files, --complete-file '') only once unchanged for --settle.
+Prints the result at the end, the same shape as soup train: RUN_JSON {"ok":…,"status":…,"run":…,"final_step":…}
+(--json: the same object alone).
+
+Exit codes: 0 done (or already complete), 75 segment saved (run the same command again; also an exit 0
+before the horizon), the trainer's own code when it fails, 2 a refused final/ or a busy output folder,
+6 when the store holds another run.
 
 Examples:
   soup run --repo me/run-ckpt --time-limit 11h30m -- \\
@@ -235,6 +240,12 @@ Examples:
     python train.py --bs {batch_size} --out {output_dir} --resume {resume_from}`,
     )
     .action(run(() => import('./commands/run')));
+  const runCmd = program.commands.find((c) => c.name() === 'run')!;
+  repoOption(runCmd, { defaultText: 'file://<output-dir>-ckpt beside the output folder' });
+  outputDirOption(runCmd, 'output');
+  resumeOption(runCmd);
+  keepRemoteOption(runCmd);
+  noPredictOption(noCacheOption(budgetOption(runCmd)));
 
   const ckpt = program
     .command('ckpt')
@@ -261,7 +272,7 @@ Examples (a PyTorch loop calls these after each save):
       .option('--step <n>', 'the training step of this checkpoint (default: global_step of <dir>/trainer_state.json)', intAtLeast(0))
       .requiredOption('--run <id>', 'run fingerprint: resume refuses checkpoints of another run')
       .option('--keep-local <n>', 'checkpoint-<n> folders to keep next to <dir>, newest first (default: all)', intAtLeast(0))
-      .option('--keep-remote <n>', 'remote checkpoints to keep, at least 2 so one older stays to fall back to (default: all)', intAtLeast(2))
+      .option('--keep-remote <n>', `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest is corrupt (default: ${KEEP_REMOTE_DEFAULT})`, intAtLeast(2), KEEP_REMOTE_DEFAULT)
       .option('--force', 'move latest.json even to a lower step or off a terminal (complete) pointer')
       .option('--public', 'create the Hub repo public (default private)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runPush })));
@@ -318,10 +329,15 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   // second signal exits at once.
   const controller = new AbortController();
   let signals = 0;
+  const dashesAt = argv.indexOf('--', 2);
+  const jsonWanted = argv.slice(2, dashesAt === -1 ? undefined : dashesAt).includes('--json');
   const onSignal = (sig: NodeJS.Signals): void => {
     signals += 1;
     if (signals > 1) {
-      (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is abandoned, the store's pointer stays on its last verified checkpoint\n`);
+      const message = `${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is abandoned, the store's pointer stays on its last verified checkpoint`;
+      (ioIn.stderr ?? process.stderr).write(`\nsoup: ${message}\n`);
+      // --json always answers with one JSON result: nothing else was printed on stdout yet (results come at the end).
+      if (jsonWanted) (ioIn.stdout ?? process.stdout).write(`${JSON.stringify({ ok: false, outcome: 'interrupted', error: { code: 'SOUP_INTERRUPTED', message, exit_code: EXIT_CODES.interrupted } })}\n`);
       process.exit(EXIT_CODES.interrupted);
     }
     (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig}: stopping after the current step (again to quit now)\n`);
@@ -332,8 +348,10 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   if (ioIn.stderr === undefined) ignoreClosedPipe(process.stderr);
   const own = ioIn.signal === undefined;
   if (own) {
+    // SIGHUP (the terminal or the notebook session went away) ends the session like SIGTERM.
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    process.on('SIGHUP', onSignal);
   }
   try {
     return await runMain(argv, own ? { ...ioIn, signal: controller.signal } : ioIn);
@@ -341,6 +359,7 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
     if (own) {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onSignal);
     }
   }
 }

@@ -1,6 +1,6 @@
 // A run's outputs as others read them, through the real bin: one run id everywhere, HF log_history,
 // final/ as a GPT-2 that PyTorch loads from config.json alone, the loss curve (terminal, SVG rendered
-// by headless Chromium), `soup ckpt push` without --step, `soup init -o`, `soup plan` refusing first.
+// by headless Chromium), `soup ckpt push` without --step, `soup init -c`, `soup plan` refusing first.
 import { runNode, runProcess, useTempDir } from '@soup/test-utils';
 import { sequentialBatches } from '@soup/onnx-train';
 import { spawnSync } from 'node:child_process';
@@ -76,7 +76,13 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     const history = state.log_history as Array<Record<string, number>>;
     const train = history.filter((e) => 'loss' in e);
     expect(train.map((e) => e.step)).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
-    for (const e of train) expect(e).toEqual({ step: expect.any(Number), loss: expect.any(Number), learning_rate: expect.any(Number), grad_norm: expect.any(Number) });
+    for (const e of train) {
+      expect(Object.keys(e).sort()).toEqual(['grad_norm', 'learning_rate', 'loss', 'step']);
+      // Real numbers: expect.any(Number) would accept NaN.
+      expect(Number.isFinite(e.loss) && e.loss! > 0, `loss at step ${e.step}: ${e.loss}`).toBe(true);
+      expect(Number.isFinite(e.grad_norm) && e.grad_norm! > 0, `grad_norm at step ${e.step}: ${e.grad_norm}`).toBe(true);
+      expect(Number.isFinite(e.learning_rate) && e.learning_rate! >= 0, `learning_rate at step ${e.step}: ${e.learning_rate}`).toBe(true);
+    }
     expect(train[0]!.loss).toBeCloseTo(rj.initial_loss!, 6);
     expect(train.at(-1)!.loss).toBeCloseTo(rj.final_loss!, 6);
     expect(history.filter((e) => 'eval_loss' in e)).toEqual([{ step: STEPS, eval_loss: rj.val_loss }]);
@@ -185,18 +191,18 @@ describe('[slow] soup ckpt push, init, plan', { timeout: 120_000 }, () => {
     expect(bare.stderr).toBe('soup: bare has no trainer_state.json with a global_step: pass --step N\n');
   });
 
-  it('soup init -o other.yaml works in a folder that already has data/; --force never overwrites the training text', async () => {
+  it('soup init -c other.yaml works in a folder that already has data/; --force never overwrites the training text', async () => {
     const dir = useTempDir();
     mkdirSync(join(dir, 'data'));
     writeFileSync(join(dir, 'data', 'train.txt'), 'my own training text\n'.repeat(100));
-    const r = await soup(['init', '-o', 'other.yaml', '--json'], dir);
+    const r = await soup(['init', '-c', 'other.yaml', '--json'], dir);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ ok: true, template: 'tiny', files: ['other.yaml', join('data', 'val.txt')], kept: [join('data', 'train.txt')] });
     expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));
-    const again = await soup(['init', '-o', 'other.yaml'], dir);
+    const again = await soup(['init', '-c', 'other.yaml'], dir);
     expect(again.code).toBe(EXIT_CODES.usage);
     writeFileSync(join(dir, 'data', 'val.txt'), 'my own validation text\n');
-    const forced = await soup(['init', '-o', 'other.yaml', '--force', '--template', 'small'], dir);
+    const forced = await soup(['init', '-c', 'other.yaml', '--force', '--template', 'small'], dir);
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stdout).toContain('kept data/train.txt, data/val.txt: already there (soup never overwrites training text)');
     expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));

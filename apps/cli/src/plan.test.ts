@@ -33,11 +33,13 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     expect(r.code, r.stderr).toBe(0);
     const plan = JSON.parse(r.stdout) as Record<string, unknown> & { grad_ckpt: { recompute: string[] }; peak_bytes: number; budget_bytes: number };
     expect(plan).toMatchObject({ batch_size: 16, micro_batch_size: 16, grad_accum: 1, batch_source: 'probe', fits: true, tokens_per_step: 256, steps: 20, push_every_steps: 10, problems: [] });
+    // 16 is G: the ceiling of the micro-batch search (divisors of G), not a limit found below a failure.
+    expect(plan).toMatchObject({ batch_bound: 'capped', batch_ceiling: 16 });
     expect(plan.grad_ckpt).toEqual({ setting: 'selective', description: 'selective (attention only)', recompute: ['h.0.attn.core', 'h.1.attn.core'] });
     expect(plan.peak_bytes).toBeGreaterThan(0);
     expect(plan.peak_bytes).toBeLessThanOrEqual(plan.budget_bytes);
     const human = await soup(['plan'], cwd);
-    expect(human.stdout).toMatch(/ {2}batch +micro 16 × 1 = 16 \(micro-batch: cache, key [0-9a-f]{32}\)\n/);
+    expect(human.stdout).toMatch(/ {2}batch +micro 16 × 1 = 16 \(micro-batch: cache, key [0-9a-f]{32}\) {2}capped: the ceiling of the search \(G = 16, no accumulation\), not a measured limit/);
     expect(human.stdout).toMatch(/ {2}checkpointing +selective \(attention only\) \[h\.0\.attn\.core, h\.1\.attn\.core\]\n/);
     expect(human.stdout).toMatch(/ {2}peak \/ budget +[\d.]+ [KM]iB \/ [\d.]+ GiB {2}fits\n/);
   });

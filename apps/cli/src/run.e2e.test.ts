@@ -4,7 +4,7 @@
 // run says "complete" and launches nothing.
 import { startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
@@ -50,7 +50,7 @@ describe('[slow] soup run with a Node trainer (two sessions, Hub store)', { time
 
     const s3 = await soupRun(cwd, [...options, '--json'], argv, env);
     expect(s3.code, s3.stderr).toBe(0);
-    expect(JSON.parse(s3.stdout)).toMatchObject({ ok: true, outcome: 'complete', step: 120, path_in_repo: 'final', launched: false });
+    expect(JSON.parse(s3.stdout)).toMatchObject({ ok: true, status: 'complete', exit_code: 0, final_step: 120, final_pushed: false, trainer: null });
     expect(s3.stderr).toMatch(/is complete: .* final\/ holds step 120; nothing to launch/);
     expect(s3.stderr).not.toContain('launched trainer');
   });
@@ -59,24 +59,31 @@ describe('[slow] soup run with a Node trainer (two sessions, Hub store)', { time
 describe('[slow] soup run --batch-size auto', { timeout: 300_000 }, () => {
   it('probes the trainer\'s one-step command, caches the size, and later sessions keep the size the run started with', async () => {
     const cwd = useTempDir('soup-run-auto-');
-    const argv = nodeTrainerArgv({ maxSteps: 80, saveSteps: 10 });
+    const argv = nodeTrainerArgv({ maxSteps: 200, saveSteps: 10 });
     const probe = `${process.execPath} ${NODE_TRAINER} --output_dir ${join(cwd, 'probe-out')} --max_steps 1 --save_steps 0 --per_device_train_batch_size {batch_size}`;
     const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '80' });
     const options = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', 'auto', '--probe', probe, '--start', '2', '--ceiling', '4', '--budget', '4GiB', '--max-length', '32', '--settle', '500ms', '--poll', '200ms'];
-    const s1 = await soupRun(cwd, [...options, '--time-limit', '4s'], argv, env);
+    // Limits long enough for the trainer to start and save on a loaded machine, short of its 200 steps (16 s of delays).
+    const s1 = await soupRun(cwd, [...options, '--time-limit', '8s'], argv, env);
     expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
     expect(s1.stdout).toMatch(/batch size 4 \(probed on cpu, \d+ trials?\)/);
-    expect(s1.stdout).toContain('trainer: fresh start, batch 4, 80 steps');
+    expect(s1.stdout).toContain('trainer: fresh start, batch 4, 200 steps');
     const cache = JSON.parse(readFileSync(join(cwd, 'batch_cache.json'), 'utf8')) as Record<string, number>;
     expect(Object.values(cache)).toEqual([4]);
     const record = JSON.parse(readFileSync(join(cwd, 'store', 'soup_run.json'), 'utf8')) as Record<string, unknown>;
     expect(record).toMatchObject({ format: 'soup-run/1', batch_size: 4, identity: { argv } });
 
-    const s2 = await soupRun(cwd, [...options, '--time-limit', '2s'], argv, env);
+    // Session 2 on a "smaller device": the cache is gone and the ceiling is 3, so resolving the size
+    // again (cache or probe) could only answer 3. Keeping the run's own size answers 4.
+    rmSync(join(cwd, 'batch_cache.json'));
+    const smaller = options.map((o, i) => (options[i - 1] === '--ceiling' ? '3' : o));
+    const s2 = await soupRun(cwd, [...smaller, '--time-limit', '5s'], argv, env);
     expect(s2.code, s2.stderr).toBe(EXIT_CODES.segmentSaved);
     expect(s2.stdout).toContain("batch size 4 (chosen by this run's first session");
     expect(s2.stdout).not.toContain('probed on');
-    expect(s2.stdout).toMatch(/trainer: resumed from .* batch 4, 80 steps/);
+    expect(s2.stdout).toMatch(/trainer: resumed from .* batch 4, 200 steps/);
+    expect(existsSync(join(cwd, 'batch_cache.json'))).toBe(false); // nothing probed, nothing cached
+    expect(JSON.parse(s2.stdout.split('\n').find((l) => l.startsWith('RUN_JSON '))!.slice(9))).toMatchObject({ status: 'segment', batch_size: 4, batch_source: 'checkpoint', exit_code: 75 });
   });
 });
 

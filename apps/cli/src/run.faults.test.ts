@@ -34,6 +34,10 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     const ref = await referenceRun(useTempDir('soup-run-kill-ref-'), argv, 4);
     const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '30' });
     const { child, output } = await soupRunUntil(cwd, OPTIONS, argv, env, /pushing ckpt\/checkpoint-20 /);
+    // Freeze soup at once, then look at the store: the kill lands mid-push only if checkpoint-10 is the
+    // verified pointer and checkpoint-20's push (announced) has not moved it yet.
+    child.kill('SIGSTOP');
+    const frozen = pointerOf(join(cwd, 'store'));
     child.kill('SIGKILL');
     // The whole session dies with it, as a preempted VM or an ended notebook would.
     try {
@@ -41,13 +45,16 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     } catch {
       // already gone
     }
-    const after = pointerOf(join(cwd, 'store'));
-    expect([null, 10, 20]).toContain(after?.step ?? null);
+    expect(output).toMatch(/pushed ckpt\/checkpoint-10 \(step 10,/);
+    expect(frozen, 'the kill landed after the push of checkpoint-20 had moved the pointer').toMatchObject({ step: 10, path_in_repo: 'ckpt/checkpoint-10' });
+    expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 10 });
 
     const s2 = await soupRun(cwd, OPTIONS, argv, env);
     expect(s2.code, s2.stderr).toBe(0);
+    // Resumed, always: from checkpoint-10, or from checkpoint-20 when its upload had completed and verifies.
     const resumed = /pulled ckpt\/checkpoint-(\d+) \(step \d+, \d+ files, every sha256 checked\)/.exec(s2.stdout);
-    if (after !== null || storeSteps(cwd).length > 0) expect(resumed, s2.stdout).not.toBeNull();
+    expect(resumed, s2.stdout).not.toBeNull();
+    expect([10, 20]).toContain(Number(resumed![1]));
     expect(s2.stdout).toMatch(/run complete: pushed final\//);
     expect(sha256File(join(cwd, 'store', 'final', 'model.safetensors'))).toBe(ref);
   });
@@ -141,7 +148,7 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     const r = await soupRun(cwd, [...OPTIONS, '--json'], ARGV, env);
     expect(r.code).toBe(7);
     expect(r.stderr).toMatch(/soup: the trainer failed with exit code 7: ValueError: simulated failure at step 25; .*no final pushed/);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, outcome: 'trainer-failed', exit_code: 7, trainer_error: 'ValueError: simulated failure at step 25' });
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, status: 'failed', exit_code: 7, trainer: { exit_code: 7, error: 'ValueError: simulated failure at step 25' } });
     expect(existsSync(join(cwd, 'store', 'final'))).toBe(false);
     expect(pointerOf(join(cwd, 'store'))?.terminal ?? false).toBe(false);
     expect(Math.max(-1, ...storeSteps(cwd))).toBeLessThanOrEqual(20);

@@ -41,4 +41,14 @@ describe.skipIf(missing !== null)('[slow] soup run with a PyTorch trainer (two s
     expect(s3.stdout).toMatch(/is complete: .*final\/ holds step 120; nothing to launch/);
     expect(s3.stdout).not.toContain('launched trainer');
   });
+
+  it('an exit 0 before the horizon (SIGTERM from a scheduler, saved by the trainer) is a segment: exit 75, no final/', async () => {
+    const cwd = useTempDir('soup-run-torch-early-');
+    const argv = [PYTHON, TORCH_TRAINER, '--output_dir', '{output_dir}', '--per_device_train_batch_size', '8', '--max_steps', '60', '--save_steps', '10', '--resume_from_checkpoint', '{resume_from}'];
+    const env = { ...soupEnv(cwd, { SOUP_EXAMPLE_FAULT: 'stop-at:17' }), OPENBLAS_CORETYPE: undefined, OPENBLAS_L2_SIZE: undefined };
+    const r = await soupRun(cwd, ['--repo', 'file://store', '--output-dir', 'out', '--settle', '500ms', '--poll', '200ms'], argv, env);
+    expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
+    expect(r.stderr).toContain('the trainer exited 0 at step 17, before its horizon of 60 steps');
+    expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 17, terminal: false });
+  });
 });

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { assetPath } from './_assets';
 import type { RunJson } from './commands/train';
+import { EXIT_CODES } from './exit-codes';
 
 const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 
@@ -57,13 +58,13 @@ describe('[slow] soup train: a fixed global batch on any micro-batch', { timeout
       writeFileSync(join(cwd, 'soup.yaml'), configText({ ...cfg, m }));
       return runNode([bin, 'train', '-c', 'soup.yaml', '--push-every-steps', '4', ...args], { cwd, timeoutMs: 240_000, env: env(cwd) });
     };
-    const leg1 = await train(8, ['--output', 'out', '--stop-after-steps', '4']);
-    expect(leg1.code, leg1.stderr).toBe(0);
+    const leg1 = await train(8, ['--output-dir', 'out', '--stop-after-steps', '4']);
+    expect(leg1.code, leg1.stderr).toBe(EXIT_CODES.segmentSaved);
     expect(leg1.stdout).toContain('micro 8 × 1 = 8 (config)');
     expect(runJson(leg1.stdout)).toMatchObject({ final_step: 4, batch_size: 8, micro_batch_size: 8, grad_accum: 1, micro_batch: '8 × 1 = 8' });
     rmSync(join(cwd, 'out'), { recursive: true, force: true });
     // Session 2 on a "smaller device": m is not part of the run, so the run resumes.
-    const leg2 = await train(2, ['--output', 'out']);
+    const leg2 = await train(2, ['--output-dir', 'out']);
     expect(leg2.code, leg2.stderr).toBe(0);
     expect(leg2.stdout).toContain('resuming from ckpt/checkpoint-4 at step 4');
     expect(leg2.stdout).toContain('micro 2 × 4 = 8 (was 8 × 1 last session) (config)');
@@ -80,7 +81,7 @@ describe('[slow] soup train: a fixed global batch on any micro-batch', { timeout
       { start_step: 5, micro_batch_size: 2, grad_accum: 4, source: 'config', oom_step_downs: [] },
     ]);
     // The uninterrupted 8 × 1 run.
-    const straight = await train(8, ['--output', 'straight', '--hub-repo', `file://${join(cwd, 'straight-ckpt')}`]);
+    const straight = await train(8, ['--output-dir', 'straight', '--repo', `file://${join(cwd, 'straight-ckpt')}`]);
     expect(straight.code, straight.stderr).toBe(0);
     expect(runJson(straight.stdout).final_loss).toBeCloseTo(rj2.final_loss!, 4);
     expect(maxAbsDiff(join(cwd, 'out', 'final', 'model.safetensors'), join(cwd, 'straight', 'final', 'model.safetensors'))).toBeLessThanOrEqual(1e-5);
@@ -93,13 +94,13 @@ describe('[slow] soup train: a fixed global batch on any micro-batch', { timeout
     const cfg = { G: 1024, steps: 2, maxLength: 64, dModel: 32 };
     writeFileSync(join(cwd, 'soup.yaml'), configText({ ...cfg, m: 1024 }));
     const args = ['train', '-c', 'soup.yaml', '--push-every-steps', '2', '--max-memory', '1MiB'];
-    const capped = await runProcess('/bin/sh', ['-c', `ulimit -v 1500000 && exec "${process.execPath}" "${bin}" ${args.join(' ')} --output out`], { cwd, timeoutMs: 400_000, env: env(cwd) });
+    const capped = await runProcess('/bin/sh', ['-c', `ulimit -v 1500000 && exec "${process.execPath}" "${bin}" ${args.join(' ')} --output-dir out`], { cwd, timeoutMs: 400_000, env: env(cwd) });
     expect(capped.code, capped.stderr).toBe(0);
     const rj = runJson(capped.stdout);
-    expect(rj.oom_step_downs.length).toBeGreaterThanOrEqual(1);
-    expect(rj.oom_step_downs[0]).toMatchObject({ step: 1, from: 1024, to: 512, error: expect.stringMatching(/Failed to allocate memory/) });
+    expect(rj.oom_step_downs!.length).toBeGreaterThanOrEqual(1);
+    expect(rj.oom_step_downs![0]).toMatchObject({ step: 1, from: 1024, to: 512, error: expect.stringMatching(/Failed to allocate memory/) });
     expect(capped.stderr + capped.stdout).toMatch(/out of memory at step 1 with micro 1024 × 1 = 1024 .* redoing the step with micro 512 × 2 = 1024/);
-    const m = rj.micro_batch_size;
+    const m = rj.micro_batch_size!;
     expect(1024 % m).toBe(0);
     expect(rj).toMatchObject({ final_step: 2, batch_size: 1024, grad_accum: 1024 / m, tokens_consumed: 2 * 1024 * 64 });
     // --max-memory warned once, naming where.
@@ -109,7 +110,7 @@ describe('[slow] soup train: a fixed global batch on any micro-batch', { timeout
     expect(record.sessions.at(-1)!.oom_step_downs).toEqual(rj.oom_step_downs);
     // The same run at the smaller m from the start, no limit: the same weights.
     writeFileSync(join(cwd, 'soup.yaml'), configText({ ...cfg, m }));
-    const plain = await runNode([bin, ...args.slice(0, 5), '--output', 'plain', '--hub-repo', `file://${join(cwd, 'plain-ckpt')}`], { cwd, timeoutMs: 400_000, env: env(cwd) });
+    const plain = await runNode([bin, ...args.slice(0, 5), '--output-dir', 'plain', '--repo', `file://${join(cwd, 'plain-ckpt')}`], { cwd, timeoutMs: 400_000, env: env(cwd) });
     expect(plain.code, plain.stderr).toBe(0);
     expect(maxAbsDiff(join(cwd, 'out', 'final', 'model.safetensors'), join(cwd, 'plain', 'final', 'model.safetensors'))).toBeLessThanOrEqual(1e-5);
   });

@@ -112,14 +112,14 @@ const sha = (p: string): string => createHash('sha256').update(readFileSync(p)).
 const progressSteps = (stderr: string): number[] => [...stderr.matchAll(/^train: (\d+)\/\d+ \(/gm)].map((m) => Number(m[1]));
 
 /** Session 2: wipe the disk, resume from the store, run to the horizon; returns the final weights' sha256. */
-async function resume(cwd: string, repo: string, fromStep: number | null, extra: string[] = [], horizon = HORIZON, run = referenceRun): Promise<string> {
-  rmSync(join(cwd, 'out'), { recursive: true, force: true });
-  const r = await soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--resume', 'auto', ...extra], cwd).exited;
+async function resume(cwd: string, repo: string, fromStep: number | null, extra: string[] = [], horizon = HORIZON, run = referenceRun, out = 'out'): Promise<string> {
+  rmSync(join(cwd, out), { recursive: true, force: true });
+  const r = await soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', out, '--resume', 'auto', ...extra], cwd).exited;
   expect(r.code, r.stderr).toBe(0);
   if (fromStep === null) expect(r.stdout).toContain('fresh run');
   else expect(r.stdout).toContain(`resuming from ckpt/checkpoint-${fromStep} at step ${fromStep}`);
   expect(runJson(r.stdout)).toMatchObject({ final_step: horizon, status: 'finished', final_pushed: true, session_end: null, start_step: fromStep ?? 0, run });
-  return sha(join(cwd, 'out', 'final', 'model.safetensors'));
+  return sha(join(cwd, out, 'final', 'model.safetensors'));
 }
 
 beforeAll(async () => {
@@ -129,7 +129,7 @@ beforeAll(async () => {
   cleanups.push(ref.cleanup);
   const cwd = ref.dir;
   writeFileSync(join(cwd, 'soup.yaml'), configText());
-  const r = await soup(['train', '-c', 'soup.yaml', '--hub-repo', 'e2e/reference', '--output', 'out'], cwd).exited;
+  const r = await soup(['train', '-c', 'soup.yaml', '--repo', 'e2e/reference', '--output-dir', 'out'], cwd).exited;
   if (r.code !== 0) throw new Error(`reference run failed (${r.code}):\n${r.stderr}`);
   referenceSha = sha(join(cwd, 'out', 'final', 'model.safetensors'));
   referenceRun = runJson(r.stdout).run;
@@ -145,7 +145,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     writeFileSync(join(cwd, 'soup.yaml'), configText());
     const repo = 'e2e/sigterm';
     const k = 3 + Math.floor(Math.random() * 4); // 3..6 of 10
-    const s = soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--push-every-steps', '4'], cwd);
+    const s = soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '4'], cwd);
     await s.waitFor('stderr', new RegExp(`^train: ([${k}-9]|10)/${HORIZON} \\(`, 'm'));
     const seenAtSignal = Math.max(...progressSteps(s.out.stderr));
     s.child.kill('SIGTERM');
@@ -154,7 +154,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
 
     // Which step was saved: the one running when the signal arrived (or the last one completed).
     const rj = runJson(r.stdout);
-    const saved = rj.final_step;
+    const saved = rj.final_step!;
     expect(saved, `k=${k}`).toBeGreaterThanOrEqual(seenAtSignal);
     expect(saved).toBeLessThan(HORIZON);
     expect(rj).toMatchObject({ status: 'segment', segment_stop: true, val_skipped: true, final_pushed: false, tokens_consumed: saved * BATCH * MAX_LENGTH });
@@ -179,41 +179,53 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
   });
 
   it('--time-limit (soup.yaml training.time_limit, or the flag, which wins): the step completed is saved, exit 75; resume is bit-identical', async () => {
-    // 30 steps take longer than the 3 s limit on any machine (a step is 0.2-0.5 s), so the limit always
-    // ends the session before the horizon; under heavy load start-up alone may use it (then no step ran).
-    const horizon = 30;
+    // The limit is counted from soup's start, so on a loaded machine start-up alone may use a short one.
+    // A session with no step is checked separately below (deterministically, with 1 ms); here the
+    // limit doubles (4, 8, 16 s; a fresh store each time) until a session ran steps, which is required.
+    const horizon = 40;
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), configText('', horizon));
-    const ref = await soup(['train', '-c', 'soup.yaml', '--hub-repo', 'e2e/time-limit-reference', '--output', 'ref'], cwd).exited;
+    const ref = await soup(['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-reference', '--output-dir', 'ref'], cwd).exited;
     expect(ref.code, ref.stderr).toBe(0);
     const refSha = sha(join(cwd, 'ref', 'final', 'model.safetensors'));
     const run = runJson(ref.stdout).run;
 
-    writeFileSync(join(cwd, 'soup.yaml'), configText('  time_limit: 3s\n', horizon));
-    const repo = 'e2e/time-limit';
-    const r = await soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--push-every-steps', '100'], cwd).exited;
-    expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
-    const rj = runJson(r.stdout);
-    const saved = rj.final_step;
-    expect(rj.run).toBe(run); // time_limit is not part of the run fingerprint
-    expect(saved).toBeLessThan(horizon);
-    expect(rj.session_end).toMatchObject({ reason: 'time-limit' });
-    expect(rj.session_end!.after_s).toBeGreaterThanOrEqual(3);
-    if (saved > 0) {
-      expect(rj.session_end!.saved_step).toBe(saved);
-      expect(r.stdout).toContain(`session end (--time-limit 3.0s reached) at step ${saved}: saving checkpoint-${saved} and pushing it`);
-      expect(await pointer(repo)).toMatchObject({ step: saved, path_in_repo: `ckpt/checkpoint-${saved}`, terminal: false, run });
-      expect(await remoteState(repo, saved)).toMatchObject({ step: saved, tokens_consumed: saved * BATCH * MAX_LENGTH });
-    } else {
-      expect(rj.session_end!.saved_step).toBeNull();
-      expect(r.stdout).toContain('no step was run this session');
-      expect(await pointer(repo)).toBeNull();
+    let limitS = 4;
+    let repo = '';
+    let r: Awaited<ReturnType<typeof soup>['exited']>;
+    let rj: RunJson;
+    for (;;) {
+      writeFileSync(join(cwd, 'soup.yaml'), configText(`  time_limit: ${limitS}s\n`, horizon));
+      repo = `e2e/time-limit-${limitS}`;
+      r = await soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', `out-${limitS}`, '--push-every-steps', '1000'], cwd).exited;
+      expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
+      rj = runJson(r.stdout);
+      expect(rj.session_end).toMatchObject({ reason: 'time-limit' });
+      if (rj.final_step! > 0 || limitS >= 16) break;
+      console.info(`--time-limit ${limitS}s: start-up used it all on this machine (no step ran); trying ${limitS * 2}s`);
+      limitS *= 2;
     }
-    // Session 2: --time-limit 1h overrides the file's 3 s and runs to the horizon.
-    expect(await resume(cwd, repo, saved > 0 ? saved : null, ['--time-limit', '1h'], horizon, run)).toBe(refSha);
-    console.info(`--time-limit 3s: session ended after ${rj.session_end!.after_s} s at step ${saved} of ${horizon}; resumed run bit-identical`);
+    const saved = rj.final_step!;
+    expect(rj.run).toBe(run); // time_limit is not part of the run fingerprint
+    expect(saved, r.stderr).toBeGreaterThan(0);
+    expect(saved).toBeLessThan(horizon);
+    expect(rj.session_end).toMatchObject({ reason: 'time-limit', saved_step: saved });
+    expect(rj.session_end!.after_s).toBeGreaterThanOrEqual(limitS);
+    expect(r.stdout).toContain(`session end (--time-limit ${limitS}.0s reached) at step ${saved}: saving checkpoint-${saved} and pushing it`);
+    expect(await pointer(repo)).toMatchObject({ step: saved, path_in_repo: `ckpt/checkpoint-${saved}`, terminal: false, run });
+    expect(await remoteState(repo, saved)).toMatchObject({ step: saved, tokens_consumed: saved * BATCH * MAX_LENGTH });
+    // Session 2: --time-limit 1h overrides the file's limit and runs to the horizon.
+    expect(await resume(cwd, repo, saved, ['--time-limit', '1h'], horizon, run, `out-${limitS}`)).toBe(refSha);
+    console.info(`--time-limit ${limitS}s: session ended after ${rj.session_end!.after_s} s at step ${saved} of ${horizon}; resumed run bit-identical`);
 
-    const bad = await soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--time-limit', '8 hours'], cwd).exited;
+    // A limit already spent when training would start: no step runs, nothing is pushed, still exit 75.
+    const spent = await soup(['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-spent', '--output-dir', 'spent', '--time-limit', '1ms'], cwd).exited;
+    expect(spent.code, spent.stderr).toBe(EXIT_CODES.segmentSaved);
+    expect(runJson(spent.stdout)).toMatchObject({ final_step: 0, session_end: { reason: 'time-limit', saved_step: null }, pushed_steps: [] });
+    expect(spent.stdout).toContain('no step was run this session');
+    expect(Object.keys(server.files('e2e/time-limit-spent') ?? {})).toEqual([]); // nothing pushed, not even the repo
+
+    const bad = await soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--time-limit', '8 hours'], cwd).exited;
     expect(bad.code).toBe(EXIT_CODES.usage);
     expect(bad.stderr).toBe('soup: --time-limit "8 hours" is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds\n');
   });
@@ -223,7 +235,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     writeFileSync(join(cwd, 'soup.yaml'), configText());
     const repo = 'e2e/second-signal';
     // No push before the session end (push every 100 steps), so the only push is the session end's.
-    const s = soup(['train', '-c', 'soup.yaml', '--hub-repo', repo, '--output', 'out', '--push-every-steps', '100'], cwd);
+    const s = soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '100'], cwd);
     await s.waitFor('stderr', new RegExp(`^train: [3-9]/${HORIZON} \\(`, 'm'));
     // Every commit is refused with 429 "retry in 30 s": the session-end push hangs in its retry wait.
     server.setFaults({ commit429: { count: 1000, retryAfterS: 30 } });

@@ -89,11 +89,11 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), configText());
     const repo = 'e2e/run-ckpt';
-    const common = ['train', '-c', 'soup.yaml', '--hub-repo', repo, '--push-every-steps', String(PUSH_EVERY), '--output', 'out'];
+    const common = ['train', '-c', 'soup.yaml', '--repo', repo, '--push-every-steps', String(PUSH_EVERY), '--output-dir', 'out'];
 
     // Leg 1: stop at a segment boundary.
     const leg1 = await soup([...common, '--stop-after-steps', String(STOP)], cwd);
-    expect(leg1.code, leg1.stderr).toBe(0);
+    expect(leg1.code, leg1.stderr).toBe(EXIT_CODES.segmentSaved);
     const rj1 = runJson(leg1.stdout);
     expect(rj1).toMatchObject({ final_step: STOP, segment_stop: true, val_skipped: true, val_loss: null, batch_size: BATCH, grad_ckpt: false });
     expect(rj1.tokens_consumed).toBe(STOP * BATCH * MAX_LENGTH);
@@ -126,7 +126,7 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     expect(files['final/model.safetensors']?.lfs?.oid).toBe(resumedFinal);
 
     // The same run without interruption, in another repo: byte-identical final parameters.
-    const straight = await soup(['train', '-c', 'soup.yaml', '--hub-repo', 'e2e/straight-ckpt', '--push-every-steps', String(PUSH_EVERY), '--output', 'straight'], cwd);
+    const straight = await soup(['train', '-c', 'soup.yaml', '--repo', 'e2e/straight-ckpt', '--push-every-steps', String(PUSH_EVERY), '--output-dir', 'straight'], cwd);
     expect(straight.code, straight.stderr).toBe(0);
     const rjs = runJson(straight.stdout);
     expect(rjs.run).toBe(rj1.run);
@@ -149,11 +149,11 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
   it('a missing token, a refused token and an unreachable hub: one line each, exit 4 / 4 / 5', async () => {
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), configText());
-    const args = ['train', '-c', 'soup.yaml', '--hub-repo', 'e2e/errors', '--output', 'out'];
+    const args = ['train', '-c', 'soup.yaml', '--repo', 'e2e/errors', '--output-dir', 'out'];
     const noToken = await soup(args, cwd, { HF_TOKEN: '' });
     expect(noToken.code).toBe(EXIT_CODES.auth);
     expect(noToken.stderr).toBe(
-      'soup: --hub-repo e2e/errors is a Hugging Face repo and no token was found; looked in HF_TOKEN (empty), HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset), ' +
+      'soup: --repo e2e/errors is a Hugging Face repo and no token was found; looked in HF_TOKEN (empty), HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset), ' +
         `${join(cwd, '.cache', 'huggingface', 'token')} (no such file): export HF_TOKEN=<a token with write access>, or run \`hf auth login\`, or use file://<dir> for a directory store\n`,
     );
     const badToken = await soup(args, cwd, { HF_TOKEN: 'hf_wrong_token_123' });

@@ -11,6 +11,14 @@ training:
 `;
 
 describe('validateConfig', () => {
+  it('hub.squash_history and hub.lease_ttl: read as given; a lease TTL under 1 s names the field', () => {
+    const ok = validateConfig({ text: `${minimal}hub:\n  squash_history: true\n  lease_ttl: 90s\n  keep_remote: null\n`, file, cwd: '/work' });
+    expect(ok.errors).toEqual([]);
+    expect(ok.config?.hub).toMatchObject({ squashHistory: true, leaseTtlMs: 90_000, keepRemote: null });
+    const bad = validateConfig({ text: `${minimal}hub:\n  lease_ttl: 200ms\n`, file, cwd: '/work' });
+    expect(bad.errors.map((e) => e.path)).toContain('hub.lease_ttl');
+  });
+
   it('fills every default and resolves paths', () => {
     const r = validateConfig({ text: minimal, file, cwd: '/work' });
     expect(r.errors).toEqual([]);
@@ -20,7 +28,7 @@ describe('validateConfig', () => {
       data: { trainPath: '/proj/data/train.txt', valPath: null, maxLength: 64 },
       training: { steps: 10, batchSize: 16, microBatchSize: 'auto', memoryHeadroom: 0, autoBatchSizeStrategy: 'auto', staticBatchSize: 8, gradientCheckpointing: false, activationOffloading: null, quantization: 'none', loraR: 0, memoryBudgetBytes: null },
       device: { kind: 'cpu', id: 0 },
-      hub: { repo: null, repoType: 'model', private: true, keepLocal: 1, keepRemote: null },
+      hub: { repo: null, repoType: 'model', private: true, keepLocal: 1, keepRemote: 3, squashHistory: false, leaseTtlMs: 600_000 },
       output: '/work/soup-output',
     });
   });

@@ -67,6 +67,10 @@ export interface SoupConfig {
     pushEverySteps: number | null;
     keepLocal: number;
     keepRemote: number | null;
+    /** Squash the Hub repo's history after a push that pruned (hub.squash_history). */
+    squashHistory: boolean;
+    /** hub.lease_ttl in ms. */
+    leaseTtlMs: number;
     endpoint: string | null;
   };
   /** Absolute output directory. */
@@ -388,6 +392,11 @@ function semanticChecks(
   if (limit !== undefined && limit !== null && parseDuration(String(limit)) === undefined) {
     errors.push({ path: 'training.time_limit', ...locate(doc, lc, ['training', 'time_limit'], false), message: `must be a duration like 8h45m, 90m or 45s (got ${got(limit)})` });
   }
+  const hubSection = data.hub as Record<string, unknown> | undefined;
+  const ttl = hubSection?.lease_ttl;
+  if (ttl !== undefined && ((parseDuration(String(ttl)) ?? 0) < 1000)) {
+    errors.push({ path: 'hub.lease_ttl', ...locate(doc, lc, ['hub', 'lease_ttl'], false), message: `must be a duration of at least 1 s, like 10m or 90s (got ${got(ttl)})` });
+  }
   if (training.gradient_checkpointing === 'budget' && (budget === undefined || budget === null)) {
     errors.push({
       path: 'training.gradient_checkpointing',
@@ -482,7 +491,9 @@ function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions): Omit
       private: hub.private as boolean,
       pushEverySteps: (hub.push_every_steps as number | undefined) ?? null,
       keepLocal: hub.keep_local as number,
-      keepRemote: (hub.keep_remote as number | null | undefined) ?? null,
+      keepRemote: hub.keep_remote === undefined ? 3 : (hub.keep_remote as number | null),
+      squashHistory: hub.squash_history === true,
+      leaseTtlMs: hub.lease_ttl === undefined ? 600_000 : (parseDuration(String(hub.lease_ttl)) ?? 600_000),
       endpoint: (hub.endpoint as string | undefined) ?? null,
     },
     output: resolve(cwd, String(d.output)),

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, test } from 'vitest';
 import { listCacheEntries } from './list-cache-entries';
@@ -11,8 +12,10 @@ import { pickBatchSize } from './pick-batch-size';
 import type { ProbeFn } from './types';
 
 // Runs the Python original's own cache functions against the files soup writes (and the
-// reverse). The reference lives outside the repo: SOUP_PYTHON_REFERENCE, or the shared copy.
-const reference = process.env.SOUP_PYTHON_REFERENCE ?? '/work/shared/reference/batch_probe.py';
+// reverse). The reference lives beside the clone, relative to the repo root: <root>/../shared/reference
+// (SOUP_PYTHON_REFERENCE overrides).
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const reference = process.env.SOUP_PYTHON_REFERENCE ?? resolve(repoRoot, '../shared/reference/batch_probe.py');
 const python = process.env.PYTHON ?? '/usr/bin/python3';
 const why = !existsSync(reference)
   ? `the Python reference ${reference} is not here (set SOUP_PYTHON_REFERENCE)`

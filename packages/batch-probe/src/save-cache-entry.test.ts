@@ -3,7 +3,8 @@ import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSy
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { spawnUntil, useTempDir } from '@soup/test-utils';
+import { giveToUnprivileged, runNodeUnprivileged, spawnUntil, unprivilegedUnavailable, useTempDir } from '@soup/test-utils';
+import { pathToFileURL } from 'node:url';
 import { CacheLockError, InvalidBatchOptionError } from './errors';
 import { loadCache } from './load-cache';
 import { makeCacheKey } from './make-cache-key';
@@ -85,15 +86,21 @@ describe('saveCacheEntry', () => {
     if (!r.saved) expect((r.error as NodeJS.ErrnoException).code).toMatch(/ENOTDIR|EEXIST/);
   });
 
-  test.skipIf(process.getuid?.() === 0)('best-effort: a read-only home yields {saved: false} (skipped as root)', async () => {
+  // Root writes anywhere: the save runs in a child under another uid (setpriv to nobody when root).
+  test.skipIf(unprivilegedUnavailable() !== null)('best-effort: a read-only home yields {saved: false} (in a child under another uid, also as root)', async () => {
     const s = sandbox();
+    giveToUnprivileged(s.root);
     chmodSync(s.homeDir, 0o500);
-    try {
-      const r = await saveCacheEntry({ homeDir: s.homeDir, cwd: s.cwd, tmpDir: s.tmpDir, env: {}, key: 'k', batchSize: 4 });
-      expect(r).toMatchObject({ saved: false });
-    } finally {
-      chmodSync(s.homeDir, 0o700);
-    }
+    const dist = pathToFileURL(join(packageDir, 'dist', 'index.js')).href;
+    const code = `const { saveCacheEntry } = await import(${JSON.stringify(dist)});
+const r = await saveCacheEntry({ homeDir: ${JSON.stringify(s.homeDir)}, cwd: ${JSON.stringify(s.cwd)}, tmpDir: ${JSON.stringify(s.tmpDir)}, env: {}, key: 'k', batchSize: 4 });
+process.stdout.write(JSON.stringify({ uid: process.getuid(), saved: r.saved, code: r.error?.code ?? null }));`;
+    const r = await runNodeUnprivileged(code, { env: { PATH: process.env.PATH ?? '' } });
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { uid: number; saved: boolean; code: string | null };
+    expect(out.uid).not.toBe(0);
+    expect(out).toMatchObject({ saved: false, code: 'EACCES' });
+    expect(existsSync(join(s.homeDir, '.soup'))).toBe(false);
   });
 
   test('rejects an empty key and a non-positive batch size, naming the field', async () => {

@@ -26,7 +26,7 @@ const SIZES = { modelBytes: 48_000, optimizerBytes: 16_000 };
 
 export interface CrashPointResult {
   kind: CrashStoreKind;
-  phase: CrashPhase | FaultPoint;
+  phase: CrashPhase | FaultPoint | RacePoint;
   /** Safety violations found (empty = the crash was survived). */
   violations: string[];
   /** Step the pointer named right after the kill. */
@@ -198,4 +198,82 @@ export async function runFaultPoint(p: { kind: CrashStoreKind; fault: FaultPoint
 
 function sortKeys(o: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Writers racing on one store: the lease, then (as if the lease were gone) two pushers at once. Both stores. */
+export const RACE_POINTS = ['two-writer-race', 'outage'] as const;
+export type RacePoint = (typeof RACE_POINTS)[number];
+export const raceKinds = (r: RacePoint): CrashStoreKind[] => (r === 'outage' ? ['hub'] : ['hub', 'dir']);
+
+/** Runs one race point in this process (see RACE_POINTS). */
+export async function runRacePoint(p: { kind: CrashStoreKind; race: RacePoint; workDir: string; server?: HubServer }): Promise<CrashPointResult> {
+  const { acquireLease, pushCheckpoint, pullResume, LeaseHeldError, ConcurrentWriteError, FolderConflictError, PointedCheckpointConflictError, PointerRegressionError, StoreError } = await import('../src/index');
+  const { writeCheckpoint } = await import('./_fixtures');
+  const violations: string[] = [];
+  const server = p.server;
+  const repo = p.kind === 'hub' ? `soup-test/race-${p.race}-${Math.random().toString(36).slice(2, 8)}` : pathToFileURL(join(p.workDir, 'remote')).href;
+  const open = (retry?: { retries: number; baseDelayMs: number; maxDelayMs: number }) =>
+    openStore({ repo, token: server?.token, endpoint: server?.url, ...(retry ? { retry } : {}) });
+  if (p.kind === 'hub' && !server) throw new Error('runRacePoint: kind "hub" needs a server');
+  let resumedStep: number | null = null;
+  let via: string | null = null;
+  let pointerAfter: number | null = null;
+  if (p.race === 'two-writer-race') {
+    // 1. The lease: two sessions at once, exactly one may win.
+    const leases = await Promise.allSettled([acquireLease({ store: open(), run: RUN, autoRenew: false, pid: process.pid }), acquireLease({ store: open(), run: RUN, autoRenew: false, pid: process.pid, host: 'other-host' })]);
+    const won = leases.filter((l) => l.status === 'fulfilled');
+    const refused = leases.filter((l) => l.status === 'rejected' && l.reason instanceof LeaseHeldError);
+    if (won.length !== 1 || refused.length !== 1) violations.push(`lease race: ${won.length} won, ${refused.length} refused as held (${leases.map((l) => (l.status === 'rejected' ? String(l.reason) : 'ok')).join('; ')})`);
+    for (const l of won) if (l.status === 'fulfilled') await l.value.release();
+    // 2. Defence in depth, no lease: two writers push the same steps at once; every refusal is a clean one,
+    // and the pointer always names a folder that verifies (no data commit replaced a pointed folder).
+    const writer = async (salt: string): Promise<number[]> => {
+      const done: number[] = [];
+      const store = open();
+      for (const step of [5, 10, 20]) {
+        const ck = writeCheckpoint({ root: join(p.workDir, salt), step, run: RUN, sizes: SIZES, salt });
+        try {
+          await pushCheckpoint({ store, step, dir: ck.dir, run: RUN, keepRemote: 2 });
+          done.push(step);
+        } catch (err) {
+          if (!(err instanceof ConcurrentWriteError || err instanceof FolderConflictError || err instanceof PointerRegressionError || err instanceof PointedCheckpointConflictError)) violations.push(`writer ${salt}, step ${step}: unexpected ${String(err)}`);
+        }
+        // Whenever a pointer exists, it names a folder that verifies (before any push landed there is none).
+        const check = open();
+        if ((await check.readFile({ path: 'latest.json' })) !== null) await checkPointer(check, `writer ${salt} after step ${step}`, violations);
+      }
+      return done;
+    };
+    await Promise.all([writer('a'), writer('b')]);
+  } else {
+    // A Hub outage between two pushes: the push during it fails cleanly, the next one lands.
+    const store = open({ retries: 1, baseDelayMs: 50, maxDelayMs: 200 });
+    const push = (step: number) => pushCheckpoint({ store, step, dir: writeCheckpoint({ root: p.workDir, step, run: RUN, sizes: SIZES }).dir, run: RUN, keepRemote: 2 });
+    await push(5);
+    server?.setFaults({ outageUntilMs: Date.now() + 1500 });
+    try {
+      await push(10);
+      violations.push('the push during the outage did not fail');
+    } catch (err) {
+      if (!(err instanceof StoreError)) violations.push(`the push during the outage failed with ${String(err)}, not StoreError`);
+    }
+    await checkPointer(open(), 'during the outage', violations);
+    await new Promise((r) => setTimeout(r, 1600));
+    server?.setFaults({});
+    await push(20);
+  }
+  const after = await checkPointer(open(), 'after the race', violations);
+  pointerAfter = after?.step ?? null;
+  const dir = join(p.workDir, 'resume');
+  try {
+    const r = await pullResume({ store: open(), run: RUN, dir });
+    if (r.outcome === 'resume') {
+      resumedStep = r.step;
+      via = r.via;
+    } else violations.push(`resume found ${r.outcome}`);
+  } catch (err) {
+    violations.push(`resume failed: ${String(err)}`);
+  }
+  if (p.race === 'outage' && resumedStep !== 20) violations.push(`after the outage the store resumed from ${resumedStep}, not 20`);
+  return { kind: p.kind, phase: p.race, violations, pointerStepAfterKill: pointerAfter, resumedStep, via };
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeTempDir, startHubServer } from '@soup/test-utils';
 import { HubStore, pullResume, pushCheckpoint } from '../src/index';
-import { CRASH_PHASES, FAULT_POINTS, faultKinds, runCrashPoint, runFaultPoint, type CrashPointResult } from './_crash';
+import { CRASH_PHASES, FAULT_POINTS, faultKinds, RACE_POINTS, raceKinds, runCrashPoint, runFaultPoint, runRacePoint, type CrashPointResult } from './_crash';
 
 const json = process.argv.includes('--json');
 const REPS = 3;
@@ -80,6 +80,19 @@ try {
     }
   }
 
+  for (const race of RACE_POINTS) {
+    for (const kind of raceKinds(race)) {
+      const work = makeTempDir('soup-hub-bench-race-');
+      try {
+        const r = await runRacePoint({ kind, race, workDir: work.dir, server });
+        crash.push(r);
+        log(`race ${kind}/${race}: pointer after ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}${r.violations.length ? `: ${r.violations.join(' | ')}` : ''}`);
+      } finally {
+        work.cleanup();
+      }
+    }
+  }
+
   const result = {
     pushMBps: Number((totalBytes / MIB / (pushMs / 1000)).toFixed(1)),
     verifyOverheadRatio: Number((verifyMs / (pushMs - verifyMs)).toFixed(4)),
@@ -109,7 +122,7 @@ try {
       ['pushMBps', String(result.pushMBps), 'whole push: hash + upload + verify + pointer'],
       ['verifyOverheadRatio', String(result.verifyOverheadRatio), 'target <= 0.15'],
       ['pullMBps', String(result.pullMBps), 'pullResume: verify + cold pull with sha256 checks'],
-      ['crashPoints', String(result.crashPoints), '10 SIGKILLs + 4 faults (lost commit reply x2, corruption at rest x2); target >= 5'],
+      ['crashPoints', String(result.crashPoints), '10 SIGKILLs + 4 faults (lost commit reply x2, corruption at rest x2) + 3 races (two writers x2 stores, Hub outage); target >= 5'],
       ['crashViolations', String(result.crashViolations), 'target 0'],
     ];
     log('');

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, open, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { copyFile, mkdir, open, readdir, readlink, realpath, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { UnsafeLinkError } from './errors';
+import { basename, dirname, join, sep } from 'node:path';
 import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
@@ -23,21 +24,53 @@ export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** Every regular file under `dir` (following symlinks), as sorted `/`-separated relative paths. */
-export async function walkFiles(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  async function walk(abs: string, rel: string): Promise<void> {
+/** A regular file found under a pushed folder: its relative name and the real path to read it from. */
+export interface WalkedFile {
+  /** `/`-separated path relative to the folder (the name as it will be stored). */
+  name: string;
+  /** Absolute real path of the content (a link inside the folder resolves to its target, itself inside). */
+  realPath: string;
+}
+
+/**
+ * Every regular file under `dir`, sorted by name. A symbolic link is followed only when its target,
+ * fully resolved, lies inside `dir`; one that leaves the folder, a loop and a dangling link throw
+ * UnsafeLinkError naming the link and its target, before anything is read.
+ */
+export async function walkFiles(dir: string): Promise<WalkedFile[]> {
+  const rootReal = await realpath(dir);
+  const out: WalkedFile[] = [];
+  const inside = (p: string): boolean => p === rootReal || p.startsWith(rootReal.endsWith(sep) ? rootReal : rootReal + sep);
+  async function walk(abs: string, rel: string, seen: ReadonlySet<string>): Promise<void> {
     const entries = await readdir(abs, { withFileTypes: true });
     for (const e of entries) {
       const childAbs = join(abs, e.name);
       const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
-      const s = e.isSymbolicLink() ? await stat(childAbs) : e;
-      if (s.isDirectory()) await walk(childAbs, childRel);
-      else if (s.isFile()) out.push(childRel);
+      let real = childAbs;
+      let isDir = e.isDirectory();
+      let isFile = e.isFile();
+      if (e.isSymbolicLink()) {
+        const target = await readlink(childAbs).catch(() => '?');
+        try {
+          real = await realpath(childAbs);
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          throw new UnsafeLinkError({ link: childAbs, target, reason: code === 'ELOOP' ? 'loop' : 'dangling', cause: err });
+        }
+        if (!inside(real)) throw new UnsafeLinkError({ link: childAbs, target, reason: 'outside', resolved: real, root: rootReal });
+        const st = await stat(real);
+        isDir = st.isDirectory();
+        isFile = st.isFile();
+        if (isDir && (seen.has(real) || real === rootReal)) throw new UnsafeLinkError({ link: childAbs, target, reason: 'loop' });
+      } else if (isDir) real = join(abs, e.name);
+      if (isDir) {
+        const realDir = e.isSymbolicLink() ? real : await realpath(childAbs);
+        await walk(realDir, childRel, new Set([...seen, realDir]));
+      } else if (isFile) out.push({ name: childRel, realPath: e.isSymbolicLink() ? real : await realpath(childAbs) });
     }
   }
-  await walk(dir, '');
-  return out.sort();
+  await walk(rootReal, '', new Set([rootReal]));
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 export async function fsyncPath(path: string): Promise<void> {

@@ -158,11 +158,23 @@ export async function commitIdempotent(h: HubCommitContext, params: StoreCommitP
         return;
       }
     }
-    if (params.ifMatch) {
-      const mine = params.operations.some((o) => o.kind === 'put' && o.path === params.ifMatch?.path);
-      const landed = attempt > 0 && mine && !pending.some((o) => o.path === params.ifMatch?.path);
-      if (!landed) await checkIfMatch(h, params.ifMatch, head);
+    let headMoved = false;
+    for (const cond of [params.ifMatch ?? []].flat()) {
+      const mine = params.operations.some((o) => o.kind === 'put' && o.path === cond.path);
+      const landed = attempt > 0 && mine && !pending.some((o) => o.path === cond.path);
+      if (landed) continue;
+      try {
+        await checkIfMatch(h, cond, head);
+      } catch (err) {
+        // The revision read a moment ago is gone (another commit, or a squash, replaced it): read the head again.
+        if (err instanceof StoreError && err.status === 404 && attempt < 4) {
+          headMoved = true;
+          break;
+        }
+        throw err;
+      }
     }
+    if (headMoved) continue;
     try {
       await commitOnce(h, params, pending, head, signal);
       return;

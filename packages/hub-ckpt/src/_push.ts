@@ -1,11 +1,12 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { buildManifest } from './build-manifest';
-import { InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
+import { ConcurrentWriteError, FolderConflictError, InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
 import { sha256Hex, writeFileAtomic } from './_fs';
 import { CKPT_PREFIX, MANIFEST_NAME, POINTER_PATH, stepOfLocalName, stepOfPath } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
 import type { CheckpointStore, HubCkptLogger, StoreOperation } from './types';
+import type { StoreLease } from './store-lease';
 import { verifyCheckpoint } from './verify-checkpoint';
 
 /** Where a push is. `upload` and `prune` fire once per file or folder; the others once. */
@@ -32,6 +33,8 @@ export interface PushResult {
   prunedRemote: string[];
   /** Local checkpoint folders deleted. */
   prunedLocal: string[];
+  /** Whether the history was squashed after the prune (squashHistory on a store that has history). */
+  squashed: boolean;
   verify: { checkedByOid: number; checkedByDownload: number };
   timings: { hashMs: number; uploadMs: number; verifyMs: number; pointerMs: number; pruneMs: number; totalMs: number };
 }
@@ -49,6 +52,10 @@ export interface PushFolderParams {
   logger: HubCkptLogger | undefined;
   force: boolean;
   signal: AbortSignal | undefined;
+  /** This session's store lease: checked before each commit; holding it allows replacing an unpointed folder of this run. */
+  lease?: StoreLease | undefined;
+  /** After a pointer commit that pruned, squash the store's history (Hub super-squash) so the pruned bytes can be freed. */
+  squashHistory?: boolean | undefined;
 }
 
 /** Local record of the pushes that verified, beside the checkpoint folders: `{"<step>": "<manifest sha256>"}`. */
@@ -105,16 +112,39 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
   const tUpload = performance.now();
   if (!samePointed) {
     const existing = await store.list({ prefix: pathInRepo });
+    // Never replace a folder holding another checkpoint (another writer's, or another attempt's), except
+    // for an unpointed folder of this run while this session holds the store's lease (or with force).
+    if (existing.some((e) => e.path === `${pathInRepo}/${MANIFEST_NAME}`)) {
+      const theirs = await store.readFile({ path: `${pathInRepo}/${MANIFEST_NAME}` });
+      if (theirs !== null && sha256Hex(theirs) !== built.sha256) {
+        let theirRun: string | null = null;
+        try {
+          theirRun = String((JSON.parse(new TextDecoder().decode(theirs)) as { run?: unknown }).run ?? '') || null;
+        } catch {
+          // unreadable manifest: another writer's half-written folder at worst
+        }
+        if (!p.force && !(p.lease !== undefined && theirRun === run)) {
+          throw new FolderConflictError({ where: store.description, pathInRepo, theirRun, theirSha256: sha256Hex(theirs), mineSha256: built.sha256 });
+        }
+        log(`${store.description}: replacing ${pathInRepo}, an unpointed folder of this run (a previous attempt)`);
+      }
+    }
     const wanted = new Set([...built.files.map((f) => `${pathInRepo}/${f.name}`), `${pathInRepo}/${MANIFEST_NAME}`]);
+    // The manifest first: a directory store renames in this order, so a reader of a folder being replaced
+    // by another writer sees the new manifest before any new file (a concurrent write, not corruption).
     const ops: StoreOperation[] = [
-      ...built.files.map((f): StoreOperation => ({ kind: 'put', path: `${pathInRepo}/${f.name}`, localPath: f.localPath })),
       { kind: 'put', path: `${pathInRepo}/${MANIFEST_NAME}`, bytes: built.bytes },
+      ...built.files.map((f): StoreOperation => ({ kind: 'put', path: `${pathInRepo}/${f.name}`, localPath: f.localPath })),
       ...existing.filter((e) => !wanted.has(e.path)).map((e): StoreOperation => ({ kind: 'delete', path: e.path })),
     ];
     log(`${store.description}: uploading ${pathInRepo} (${built.files.length} files, ${built.totalBytes} bytes)`);
+    p.lease?.assertHeld();
     await store.commit({
       message: `soup: upload ${pathInRepo} (step ${step})`,
       operations: ops,
+      // Compare-and-swap on the pointer read above: if another writer moved it since, this commit is
+      // refused, so a data commit never replaces the folder a pointer names.
+      ifMatch: { path: POINTER_PATH, sha256: pointerSha },
       ...(signal ? { signal } : {}),
       onProgress: async (ev) => {
         if (ev.stage === 'file') await phase('upload', ev.path);
@@ -129,7 +159,14 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
   signal?.throwIfAborted();
   const verified = await verifyCheckpoint({ store, pathInRepo, expectedManifestSha256: built.sha256, expectedRun: run, expectedStep: step, ...(signal ? { signal } : {}) });
   const verifyMs = performance.now() - tVerify;
-  if (!verified.ok) throw new VerifyError({ pathInRepo, problems: verified.problems });
+  if (!verified.ok) {
+    // Another writer replacing the folder since this push's upload is a concurrent write, not a store altering data.
+    const nowManifest = await store.readFile({ path: `${pathInRepo}/${MANIFEST_NAME}` });
+    if (nowManifest !== null && sha256Hex(nowManifest) !== built.sha256) {
+      throw new ConcurrentWriteError({ path: `${pathInRepo}/${MANIFEST_NAME}`, writer: `its manifest is now ${sha256Hex(nowManifest).slice(0, 12)}…`, where: store.description });
+    }
+    throw new VerifyError({ pathInRepo, problems: verified.problems });
+  }
   await phase('verified');
   const parent = dirname(resolve(p.dir));
   const ledger = await readLedger(parent);
@@ -170,13 +207,18 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
       }
     }
     let pointerMoved = false;
+    p.lease?.assertHeld();
     await store.commit({
       message:
         `soup: latest.json -> ${pathInRepo} (step ${step}${p.terminal ? ', terminal' : ''})` +
         (prunedRemote.length > 0 ? `; prune ${prunedRemote.join(', ')}` : ''),
       operations: ops,
-      // Compare-and-swap on the pointer this push read: a second writer is refused, not overwritten.
-      ifMatch: { path: POINTER_PATH, sha256: pointerSha },
+      // Compare-and-swap on the pointer this push read, and on the folder still holding this push's manifest:
+      // a second writer that moved the pointer or replaced the folder since is refused, not overwritten.
+      ifMatch: [
+        { path: POINTER_PATH, sha256: pointerSha },
+        { path: `${pathInRepo}/${MANIFEST_NAME}`, sha256: built.sha256 },
+      ],
       ...(signal ? { signal } : {}),
       onProgress: async (ev) => {
         if (ev.stage === 'commit') await phase('pointer');
@@ -191,6 +233,19 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
   }
   const pointerMs = performance.now() - tPointer;
   await phase('pointed');
+  let squashed = false;
+  if (p.squashHistory && prunedRemote.length > 0 && store.squashHistory) {
+    // After the pointer commit: a squash keeps the files (pointer, lease, kept folders) and drops history,
+    // so a crash here loses nothing; a failed squash only delays freeing the bytes until the next one.
+    try {
+      p.lease?.assertHeld();
+      await store.squashHistory({ message: `soup: squash history after pruning ${prunedRemote.join(', ')}` });
+      squashed = true;
+      log(`${store.description}: history squashed (pruned bytes can now be freed)`);
+    } catch (err) {
+      p.logger?.warn?.(`${store.description}: squashing the history failed (${(err as Error).message}); the next prune tries again`);
+    }
+  }
 
   const tPrune = performance.now();
   const prunedLocal: string[] = [];
@@ -224,6 +279,7 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     commits,
     prunedRemote,
     prunedLocal,
+    squashed,
     verify: { checkedByOid: verified.checkedByOid, checkedByDownload: verified.checkedByDownload },
     timings: { hashMs, uploadMs, verifyMs, pointerMs, pruneMs, totalMs: performance.now() - t0 },
   };

@@ -53,6 +53,13 @@ class CountingStore implements CheckpointStore {
     await this.inner.commit(p);
     this.count++;
   };
+  get usedStorageBytes(): (() => Promise<number | null>) | undefined {
+    const f = this.inner.usedStorageBytes?.bind(this.inner);
+    return f;
+  }
+  get squashHistory(): ((p: { message: string }) => Promise<void>) | undefined {
+    return this.inner.squashHistory?.bind(this.inner);
+  }
 }
 
 export async function makeTestStore(kind: StoreKind, opts: MakeTestStoreOptions = {}): Promise<TestStore> {

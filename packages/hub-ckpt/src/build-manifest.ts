@@ -1,5 +1,4 @@
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { InvalidCheckpointOptionError } from './errors';
 import { hashFile, isDirectory, sha256Hex, walkFiles } from './_fs';
 import { MANIFEST_NAME } from './_layout';
@@ -32,14 +31,14 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
   if (typeof opts.dir !== 'string' || !(await isDirectory(opts.dir))) {
     throw new InvalidCheckpointOptionError('dir', `dir ${JSON.stringify(opts.dir)} is not a directory: pass the local checkpoint folder to push.`);
   }
-  const names = (await walkFiles(opts.dir)).filter((n) => n !== MANIFEST_NAME);
-  if (names.length === 0) {
+  // Links resolving outside the folder, loops and dangling links are refused here, before anything is read or uploaded.
+  const walked = (await walkFiles(opts.dir)).filter((f) => f.name !== MANIFEST_NAME);
+  if (walked.length === 0) {
     throw new InvalidCheckpointOptionError('dir', `dir ${opts.dir} holds no files: nothing to push.`);
   }
   const files: BuiltManifest['files'] = [];
-  for (const name of names) {
+  for (const { name, realPath: localPath } of walked) {
     assertSafeName(name);
-    const localPath = join(opts.dir, ...name.split('/'));
     const before = (await stat(localPath)).size;
     const { sha256, sizeBytes } = await hashFile(localPath);
     if (sizeBytes !== before) {

@@ -40,6 +40,13 @@ export interface CheckpointStatus {
   checkpoints: CheckpointStatusEntry[];
   /** Whether `final/manifest.json` exists. */
   hasFinal: boolean;
+  /** Bytes of the files in the tree now (every listed checkpoint, final/ and latest.json excluded). */
+  treeBytes: number;
+  /**
+   * Bytes the store holds for the repo, history included, where it reports them (the Hub's usedStorage);
+   * null when it does not. On the Hub this exceeds `treeBytes` by what pruned commits still reach.
+   */
+  storedBytes: number | null;
   /** Verification of the pointed checkpoint, when `verify` was set and a pointer exists. */
   pointed?: { verified: boolean; problems: string[] };
 }
@@ -47,7 +54,7 @@ export interface CheckpointStatus {
 /** A read-only summary of a checkpoint repo (for `soup ckpt status`): pointer, folders, final, optional verification. */
 export async function checkpointStatus(opts: CheckpointStatusOptions): Promise<CheckpointStatus> {
   const { store } = opts;
-  const base = { store: store.description, pointer: null, pointerErrors: [], hasPointer: false, runMatches: null, checkpoints: [], hasFinal: false };
+  const base = { store: store.description, pointer: null, pointerErrors: [], hasPointer: false, runMatches: null, checkpoints: [], hasFinal: false, treeBytes: 0, storedBytes: null };
   if (!(await store.exists())) return { ...base, exists: false };
   const present = new Set((await store.stat({ paths: [POINTER_PATH, `${FINAL_PATH}/${MANIFEST_NAME}`] })).map((e) => e.path));
   const ptr = present.has(POINTER_PATH) ? await readPointer(store) : { raw: null, pointer: null, errors: [] };
@@ -79,6 +86,8 @@ export async function checkpointStatus(opts: CheckpointStatusOptions): Promise<C
     runMatches: opts.run === undefined || ptr.pointer === null ? null : ptr.pointer.run === opts.run,
     checkpoints,
     hasFinal: present.has(`${FINAL_PATH}/${MANIFEST_NAME}`),
+    treeBytes: checkpoints.reduce((a, c) => a + c.totalBytes, 0),
+    storedBytes: store.usedStorageBytes ? await store.usedStorageBytes() : null,
   };
   if (opts.verify && ptr.pointer) {
     const v = await verifyCheckpoint({

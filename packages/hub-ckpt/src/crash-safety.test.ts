@@ -1,7 +1,7 @@
 // slow: every crash point kills a real child process with SIGKILL, then a fresh process resumes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
-import { CRASH_PHASES, FAULT_POINTS, faultKinds, runCrashPoint, runFaultPoint, type CrashPhase } from '../bench/_crash';
+import { CRASH_PHASES, FAULT_POINTS, faultKinds, RACE_POINTS, raceKinds, runCrashPoint, runFaultPoint, runRacePoint, type CrashPhase } from '../bench/_crash';
 import { STORE_KINDS } from './_test-helpers';
 
 // Where a fresh session must resume after a kill at each phase of pushing step 20 (step 10 was pushed).
@@ -42,6 +42,18 @@ describe('slow: faults beyond a kill', () => {
       expect(r.pointerStepAfterKill).toBe(20);
       expect(r.resumedStep).toBe(fault === 'corrupt-at-rest' ? 10 : 20);
       expect(r.via).toBe(fault === 'corrupt-at-rest' ? 'fallback' : null);
+    },
+    90_000,
+  );
+});
+
+describe('slow: writers racing, and a Hub outage', () => {
+  it.each(RACE_POINTS.flatMap((r) => raceKinds(r).map((k) => [r, k] as const)))(
+    '%s on %s store: one lease wins, every refusal is clean, and the pointer always names a checkpoint that verifies',
+    async (race, kind) => {
+      const r = await runRacePoint({ kind, race, workDir: useTempDir('soup-race-'), server });
+      expect(r.violations).toEqual([]);
+      expect(r.resumedStep).toBe(20);
     },
     90_000,
   );

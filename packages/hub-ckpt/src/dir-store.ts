@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, createWriteStream, type Stats } from 'node:fs';
-import { copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { ConcurrentWriteError, LinkedEntryError, StoreError } from './errors';
+import { ConcurrentWriteError, DiskFullError, isDiskFull, LinkedEntryError, StoreError } from './errors';
 import { describeWriter } from './_describe-writer';
 import { fsyncPath, hashWhileStreaming, isDirectory, sha256Hex, TMP_PREFIX } from './_fs';
 import { assertSafeName } from './_paths';
@@ -14,6 +14,10 @@ export interface DirStoreOptions {
 }
 
 const STAGING = `${TMP_PREFIX}staging`;
+/** Held (exclusive create) from the compare-and-swap check to the last rename of a commit. */
+const COMMIT_LOCK = `${TMP_PREFIX}commit.lock`;
+const LOCK_WAIT_MS = 60_000;
+const LOCK_STALE_MS = 10 * 60_000;
 const NOFOLLOW_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 function isMissing(err: unknown): boolean {
@@ -210,6 +214,7 @@ export class DirStore implements CheckpointStore {
     if (!(await this.exists())) throw new StoreError(`directory store ${this.root} does not exist: create() it first (the first push does).`);
     const stagingRoot = join(this.root, STAGING);
     const staging = join(stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    let releaseLock: (() => Promise<void>) | undefined;
     // Every target is checked before anything is staged: a linked component refuses the whole commit.
     for (const op of params.operations) await this.resolvePath(op.path);
     try {
@@ -234,7 +239,10 @@ export class DirStore implements CheckpointStore {
       }
       await fsyncPath(staging);
       signal?.throwIfAborted();
-      if (params.ifMatch) await this.checkIfMatch(params.ifMatch);
+      // The check and the renames happen under one exclusive lock: two processes cannot both pass the
+      // compare-and-swap on the same content, so a second writer is refused instead of interleaved.
+      releaseLock = await this.lockCommit();
+      for (const cond of [params.ifMatch ?? []].flat()) await this.checkIfMatch(cond);
       await params.onProgress?.({ stage: 'commit' });
       // Past the commit point the renames run to the end, abort or not: a commit is all-or-nothing as far as a directory allows.
       for (const { path, tmp } of staged) {
@@ -261,8 +269,51 @@ export class DirStore implements CheckpointStore {
         });
         await params.onProgress?.({ stage: 'file', kind: 'delete', path: op.path });
       }
+    } catch (err) {
+      if (isDiskFull(err)) {
+        let need = 0;
+        for (const op of params.operations) {
+          if (op.kind !== 'put') continue;
+          need += 'localPath' in op ? (await lstat(op.localPath).catch(() => ({ size: 0 }))).size : op.bytes.length;
+        }
+        throw new DiskFullError({ path: this.root, bytesNeeded: need, what: `writing ${params.operations.filter((o) => o.kind === 'put').length} files into the directory store`, cause: err });
+      }
+      throw err;
     } finally {
+      await releaseLock?.();
       await rm(staging, { recursive: true, force: true });
+    }
+  }
+
+  /** Takes the commit lock by exclusive create; a lock left by a dead process (or older than 10 min) is broken. */
+  private async lockCommit(): Promise<() => Promise<void>> {
+    const path = join(this.root, COMMIT_LOCK);
+    const mine = `${process.pid} ${randomBytes(6).toString('hex')}`;
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
+      try {
+        await writeFile(path, mine, { flag: 'wx' });
+        return async () => {
+          const now = await readFile(path, 'utf8').catch(() => null);
+          if (now === mine) await unlink(path).catch(() => undefined);
+        };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const held = await readFile(path, 'utf8').catch(() => null);
+      const st = await lstat(path).catch(() => null);
+      if (held !== null && st !== null) {
+        const pid = Number(held.split(' ')[0]);
+        if (!pidAlive(pid) || Date.now() - st.mtimeMs > LOCK_STALE_MS) {
+          // Break it only if it is still the same lock (another waiter may have broken and retaken it).
+          if ((await readFile(path, 'utf8').catch(() => null)) === held) await unlink(path).catch(() => undefined);
+          continue;
+        }
+      }
+      if (Date.now() > deadline) {
+        throw new StoreError(`directory store ${this.root}: another process (${held ?? 'unknown'}) has held ${COMMIT_LOCK} for over ${LOCK_WAIT_MS / 1000} s`);
+      }
+      await new Promise((r) => setTimeout(r, wait));
     }
   }
 
@@ -291,14 +342,18 @@ export class DirStore implements CheckpointStore {
     for (const name of await readdir(stagingRoot)) {
       const pid = Number(name.split('-')[0]);
       if (!Number.isInteger(pid) || pid === process.pid) continue;
-      let alive = true;
-      try {
-        process.kill(pid, 0);
-      } catch (err) {
-        alive = (err as NodeJS.ErrnoException).code === 'EPERM';
-      }
-      if (!alive) await rm(join(stagingRoot, name), { recursive: true, force: true });
+      if (!pidAlive(pid)) await rm(join(stagingRoot, name), { recursive: true, force: true });
     }
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

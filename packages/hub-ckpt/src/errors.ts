@@ -250,3 +250,122 @@ export class PointerRegressionError extends Error {
     this.step = options.toStep;
   }
 }
+
+/** A symbolic link in a folder being pushed leaves that folder, loops, or points nowhere: refused before anything is uploaded. */
+export class UnsafeLinkError extends Error {
+  override readonly name = 'UnsafeLinkError';
+  readonly code = 'SOUP_HUB_CKPT_UNSAFE_LINK' as const;
+  /** The link, as found in the folder. */
+  readonly link: string;
+  /** What the link says (its readlink text). */
+  readonly target: string;
+  readonly reason: 'outside' | 'loop' | 'dangling';
+
+  constructor(options: ErrorOptions & { link: string; target: string; reason: 'outside' | 'loop' | 'dangling'; resolved?: string; root?: string }) {
+    const why =
+      options.reason === 'outside'
+        ? `resolves to ${options.resolved ?? options.target}, outside the folder being pushed (${options.root ?? '?'})`
+        : options.reason === 'loop'
+          ? 'is part of a symbolic-link loop'
+          : 'points to nothing (a dangling link)';
+    super(
+      `${options.link} -> ${options.target} ${why}; nothing was uploaded. A push only reads inside the folder it pushes: ` +
+        'replace the link with a copy of the file, or remove it.',
+      withCause(options),
+    );
+    this.link = options.link;
+    this.target = options.target;
+    this.reason = options.reason;
+  }
+}
+
+interface LeaseHolder {
+  host: string;
+  pid: number;
+  since: string;
+  run: string;
+  expires_at: string;
+}
+
+/** Another session holds the store's one-writer lease: refused before anything is written. */
+export class LeaseHeldError extends Error {
+  override readonly name = 'LeaseHeldError';
+  readonly code = 'SOUP_HUB_CKPT_LEASE_HELD' as const;
+  /** The holder as its lease file says. */
+  readonly holder: LeaseHolder;
+
+  constructor(options: ErrorOptions & { where: string; holder: LeaseHolder }) {
+    const h = options.holder;
+    super(
+      `${options.where} is held by another writer: host ${h.host}, pid ${h.pid}, since ${h.since}, run "${h.run}" (lease until ${h.expires_at}). ` +
+        'Nothing was written. Two sessions must not write one store: stop the other one, or wait until its lease expires ' +
+        '(a dead session\'s lease expires after its TTL; on the same host it is taken over at once).',
+      withCause(options),
+    );
+    this.holder = { host: h.host, pid: h.pid, since: h.since, run: h.run, expires_at: h.expires_at };
+  }
+}
+
+/** This session's lease was taken by another writer (it expired while this session was cut off). */
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+  readonly code = 'SOUP_HUB_CKPT_LEASE_HELD' as const;
+
+  constructor(options: ErrorOptions & { where: string; lease: { id: string; expires_at: string } }) {
+    super(
+      `${options.where}: this session's lease ${options.lease.id} (until ${options.lease.expires_at}) was taken by another writer; ` +
+        'stopping before writing anything more. Raise the lease TTL if sessions are cut off from the store for long.',
+      withCause(options),
+    );
+  }
+}
+
+/** The folder a push would write already holds a different checkpoint (its manifest differs): refused, nothing replaced. */
+export class FolderConflictError extends Error {
+  override readonly name = 'FolderConflictError';
+  readonly code = 'SOUP_HUB_CKPT_FOLDER_CONFLICT' as const;
+  readonly pathInRepo: string;
+  /** The run its manifest names (null when unreadable). */
+  readonly theirRun: string | null;
+
+  constructor(options: ErrorOptions & { where: string; pathInRepo: string; theirRun: string | null; theirSha256: string; mineSha256: string }) {
+    super(
+      `${options.where}: ${options.pathInRepo} already holds another checkpoint (manifest sha256 ${options.theirSha256.slice(0, 12)}…` +
+        `${options.theirRun === null ? '' : `, run "${options.theirRun}"`}; this push's is ${options.mineSha256.slice(0, 12)}…). Nothing was replaced: ` +
+        'another writer may be using this store. Stop it; to replace the folder anyway, push with --force.',
+      withCause(options),
+    );
+    this.pathInRepo = options.pathInRepo;
+    this.theirRun = options.theirRun;
+  }
+}
+
+/** The local disk (or the directory store's file system) is full: nothing was moved into place. */
+export class DiskFullError extends Error {
+  override readonly name = 'DiskFullError';
+  readonly code = 'SOUP_HUB_CKPT_DISK_FULL' as const;
+  /** The folder being written. */
+  readonly path: string;
+  /** Bytes the operation needed in all (null when unknown). */
+  readonly bytesNeeded: number | null;
+
+  constructor(options: ErrorOptions & { path: string; bytesNeeded: number | null; what: string }) {
+    super(
+      `the disk holding ${options.path} is full (${options.what}` +
+        `${options.bytesNeeded === null ? '' : `, which needs ${options.bytesNeeded} bytes`}); nothing was moved into place and the store's pointer is untouched. ` +
+        'Free space there (or point the output / store at a larger disk) and run the same command again.',
+      withCause(options),
+    );
+    this.path = options.path;
+    this.bytesNeeded = options.bytesNeeded;
+  }
+}
+
+/** Whether an error, or one of its causes, is a full disk (ENOSPC) or an exceeded quota (EDQUOT). */
+export function isDiskFull(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 8; e = e.cause as typeof e, i++) {
+    if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return true;
+    if (e instanceof DiskFullError) return true;
+  }
+  return false;
+}

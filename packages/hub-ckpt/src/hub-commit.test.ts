@@ -50,8 +50,15 @@ describe('HubStore commits are idempotent', () => {
   it('a commit that lost its reply while uploading data is reconciled too (puts whose bytes are there count as done)', async () => {
     const t = await makeTestStore('hub', { faults: { commitLostReply: { count: 1 } } });
     const ck = writeCheckpoint({ root: join(t.work, 'out'), step: 5, run: RUN });
-    await pushCheckpoint({ store: t.store, step: 5, dir: ck.dir, run: RUN, keepLocal: Infinity });
+    const r = await pushCheckpoint({ store: t.store, step: 5, dir: ck.dir, run: RUN, keepLocal: Infinity });
+    // The fault fired: the data commit (the first one) landed and its reply was lost.
+    expect(t.server?.getFaults().commitLostReply?.count).toBe(0);
+    expect(t.logLines.some((l) => /already landed|lost reply/.test(l)), t.logLines.join('\n')).toBe(true);
+    expect(r.step).toBe(5);
     expect((await pointer(t))?.step).toBe(5);
+    // Every file of the checkpoint is on the server once (the replay was not applied twice).
+    const files = Object.keys(t.server?.files(t.location) ?? {}).filter((p) => p.startsWith('ckpt/checkpoint-5/'));
+    expect(files.sort()).toEqual([...Object.keys(ck.hashes).map((n) => `ckpt/checkpoint-5/${n}`), 'ckpt/checkpoint-5/manifest.json'].sort());
   });
 
   it('a second writer that moved latest.json since this push read it is detected and named; the pointer is not overwritten', async () => {

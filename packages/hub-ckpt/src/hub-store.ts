@@ -287,6 +287,49 @@ export class HubStore implements CheckpointStore {
     return got;
   }
 
+  /** The repo's stored bytes, history included, as the Hub reports them (`expand[]=usedStorage`); null when it does not. */
+  async usedStorageBytes(): Promise<number | null> {
+    const url = `${this.endpoint}/api/${this.repoType}s/${this.repoId}?expand[]=usedStorage`;
+    let res: Response;
+    try {
+      res = await this.#fetch(url, { headers: this.#token ? { Authorization: `Bearer ${this.#token}` } : {} });
+    } catch (err) {
+      this.fail('reading the used storage', err);
+    }
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      if (res.status === 400 || res.status === 404) return null;
+      this.fail('reading the used storage', new HubApiError(url, res.status, res.headers.get('X-Request-Id') ?? undefined, `Api error with status ${res.status}`));
+    }
+    const body = (await res.json().catch(() => null)) as { usedStorage?: unknown } | null;
+    return typeof body?.usedStorage === 'number' && Number.isFinite(body.usedStorage) ? body.usedStorage : null;
+  }
+
+  /**
+   * Squashes the main branch's history into one commit (`POST /api/{type}s/{id}/super-squash/main`, what
+   * huggingface_hub's `super_squash_history` calls), so LFS bytes only pruned commits reach can be freed.
+   * The files, and so latest.json and the lease, are unchanged; the head commit id changes.
+   */
+  async squashHistory(params: { message: string }): Promise<void> {
+    const accessToken = this.requireToken('squashing the history');
+    const url = `${this.endpoint}/api/${this.repoType}s/${this.repoId}/super-squash/main`;
+    let res: Response;
+    try {
+      res = await this.#fetch(url, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${accessToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ message: params.message }),
+      });
+    } catch (err) {
+      this.fail('squashing the history', err);
+    }
+    if (!res.ok) {
+      const text = await res.text().catch(() => '');
+      this.fail('squashing the history', new HubApiError(url, res.status, res.headers.get('X-Request-Id') ?? undefined, text.slice(0, 300) || `Api error with status ${res.status}`));
+    }
+    await res.body?.cancel().catch(() => undefined);
+  }
+
   /** Applies the operations as one idempotent commit (see {@link commitIdempotent}). */
   async commit(params: StoreCommitParams): Promise<void> {
     const accessToken = this.requireToken('committing');

@@ -1,6 +1,7 @@
 export { HubStore, type HubStoreOptions, type RetryOptions } from './hub-store';
 export { DirStore, type DirStoreOptions } from './dir-store';
 export { openStore, type OpenStoreOptions } from './open-store';
+export { redactArgv } from './redact-argv';
 export {
   resolveHubToken,
   cleanHubToken,
@@ -37,12 +38,20 @@ export {
   ConcurrentWriteError,
   LinkedEntryError,
   PointerRegressionError,
+  UnsafeLinkError,
+  LeaseHeldError,
+  LeaseLostError,
+  FolderConflictError,
+  DiskFullError,
+  isDiskFull,
 } from './errors';
+export { acquireLease, LEASE_PATH, type AcquireLeaseOptions, type StoreLease, type LeaseInfo } from './store-lease';
 export type {
   CheckpointStore,
   StoreEntry,
   StoreOperation,
   StoreCommitParams,
+  IfMatch,
   CommitProgress,
   Pointer,
   Manifest,

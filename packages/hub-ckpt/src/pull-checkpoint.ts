@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { ChecksumError, CorruptCheckpointError, PullTargetExistsError, UnsafePathError } from './errors';
+import { ChecksumError, CorruptCheckpointError, PullTargetExistsError, UnsafePathError, DiskFullError, isDiskFull } from './errors';
 import { fsyncPath, pathExists, sha256Hex, writeFileAtomic } from './_fs';
 import { MANIFEST_NAME } from './_layout';
 import { assertSafeName, unsafeReason } from './_paths';
@@ -130,6 +130,10 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
     await fsyncPath(staging);
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
+    if (isDiskFull(err)) {
+      const need = entries.reduce((a, [, f]) => a + f.size, 0) + raw.length;
+      throw new DiskFullError({ path: target, bytesNeeded: need, what: `pulling ${pathInRepo}`, cause: err });
+    }
     throw err;
   }
   await mkdir(dirname(target), { recursive: true });

@@ -1,3 +1,4 @@
+import type { StoreLease } from './store-lease';
 import { assertStepAndRun } from './build-manifest';
 import { checkKeep, pushFolder, type PushPhaseEvent, type PushResult } from './_push';
 import { checkpointPath } from './_layout';
@@ -31,6 +32,16 @@ export interface PushCheckpointOptions {
   logger?: HubCkptLogger;
   /** Move latest.json even to a lower step or off a terminal pointer. @default false */
   force?: boolean;
+  /**
+   * This session's store lease (see acquireLease): checked before each commit (LeaseLostError once another
+   * writer took it); while held, an unpointed folder of this run left by a previous attempt may be replaced. @default none
+   */
+  lease?: StoreLease;
+  /**
+   * After a push that pruned remote folders, squash the repo's history (the Hub's super-squash), so the
+   * pruned bytes can be freed: deleting files alone frees no storage on the Hub. No-op on a directory store. @default false
+   */
+  squashHistory?: boolean;
   /** Aborts between files and requests; the pointer only moves after a verified upload. @default none */
   signal?: AbortSignal;
 }
@@ -59,5 +70,7 @@ export async function pushCheckpoint(opts: PushCheckpointOptions): Promise<PushR
     logger: opts.logger,
     force: opts.force ?? false,
     signal: opts.signal,
+    lease: opts.lease,
+    squashHistory: opts.squashHistory ?? false,
   });
 }

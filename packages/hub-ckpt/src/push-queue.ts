@@ -1,3 +1,4 @@
+import type { StoreLease } from './store-lease';
 import { pushCheckpoint, type PushPhaseEvent, type PushResult } from './push-checkpoint';
 import type { CheckpointStore, HubCkptLogger } from './types';
 
@@ -23,6 +24,10 @@ export interface PushQueueOptions {
   onPhase?: (event: PushPhaseEvent) => void | Promise<void>;
   /** @default silent */
   logger?: HubCkptLogger;
+  /** This session's store lease, passed to each push (see pushCheckpoint). @default none */
+  lease?: StoreLease;
+  /** Squash the Hub repo's history after a push that pruned (see pushCheckpoint). @default false */
+  squashHistory?: boolean;
 }
 
 /** One complete checkpoint folder offered to the queue. */
@@ -42,6 +47,11 @@ export interface PushQueue {
   drain(): Promise<void>;
   /** Drops the waiting job (the one pushing finishes). */
   clear(): void;
+  /**
+   * Aborts the push in flight when a newer job waits (its pointer never moves; the newer one is pushed
+   * next): at a session end only the newest checkpoint is worth the time left. Returns whether one was aborted.
+   */
+  abortSuperseded(): boolean;
   /** Step of the last verified push (or `afterStep`). */
   readonly pushedStep: number;
   /** The job being pushed now, or null. */
@@ -64,6 +74,7 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
   let offeredStep = pushedStep;
   let waiting: PushJob | null = null;
   let current: PushJob | null = null;
+  let currentAbort: AbortController | null = null;
   let loop: Promise<void> | null = null;
   const skipped: PushJob[] = [];
   const results: PushResult[] = [];
@@ -74,6 +85,7 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
       const job = waiting;
       waiting = null;
       current = job;
+      currentAbort = new AbortController();
       try {
         const res = await pushCheckpoint({
           store: opts.store,
@@ -84,6 +96,9 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
           ...(opts.keepRemote !== undefined ? { keepRemote: opts.keepRemote } : {}),
           ...(opts.onPhase ? { onPhase: opts.onPhase } : {}),
           ...(opts.logger ? { logger: opts.logger } : {}),
+          signal: currentAbort.signal,
+          ...(opts.lease ? { lease: opts.lease } : {}),
+          ...(opts.squashHistory ? { squashHistory: true } : {}),
         });
         pushedStep = Math.max(pushedStep, job.step);
         results.push(res);
@@ -96,6 +111,7 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
         opts.onError?.(err, job);
       } finally {
         current = null;
+        currentAbort = null;
       }
     }
   };
@@ -123,6 +139,11 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
     clear() {
       if (waiting !== null) skipped.push(waiting);
       waiting = null;
+    },
+    abortSuperseded() {
+      if (current === null || waiting === null || currentAbort === null || waiting.step <= current.step) return false;
+      currentAbort.abort(new Error(`superseded by step ${waiting.step}`));
+      return true;
     },
     get pushedStep() {
       return pushedStep;

@@ -1,7 +1,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { startHubServer, useTempDir } from '@soup/test-utils';
+import { giveToUnprivileged, runNodeUnprivileged, startHubServer, unprivilegedUnavailable, useTempDir } from '@soup/test-utils';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../bench/_fixtures';
 import { HubAuthError } from './errors';
@@ -91,12 +92,24 @@ describe('resolveHubToken: HF_TOKEN, then HF_TOKEN_PATH, then $HF_HOME/token, th
     });
     expect(eacces.token).toBeNull();
     expect(eacces.attempts.map((a) => a.error ?? a.outcome)).toEqual(['unset', 'EACCES', 'EACCES', 'EACCES']);
-    if (process.getuid?.() !== 0) {
-      // Root reads any file; elsewhere a real mode-000 file is unreadable.
-      const locked = layout({ hfHome: 'hf_locked' });
-      chmodSync(join(locked.paths.hfHome, 'token'), 0);
-      expect(resolveHubToken({ env: { HF_HOME: locked.paths.hfHome, HOME: locked.home } }).attempts[2]?.outcome).toBe('unreadable');
-    }
+  });
+
+  // Root reads any file: the real mode-000 file is read in a child under another uid (setpriv to nobody when root).
+  it.skipIf(unprivilegedUnavailable() !== null)('a real mode-000 token file is unreadable, said so, not thrown (in a child under another uid, also as root)', async () => {
+    const locked = layout({ hfHome: 'hf_locked', cache: 'hf_cache_token' });
+    giveToUnprivileged(locked.root);
+    chmodSync(join(locked.paths.hfHome, 'token'), 0);
+    const dist = pathToFileURL(join(import.meta.dirname, '..', 'dist', 'index.js')).href;
+    const code = `const { resolveHubToken } = await import(${JSON.stringify(dist)});
+const r = resolveHubToken({ env: { HF_HOME: ${JSON.stringify(locked.paths.hfHome)}, HOME: ${JSON.stringify(locked.home)} } });
+process.stdout.write(JSON.stringify({ uid: process.getuid(), token: r.token, attempts: r.attempts }));`;
+    const r = await runNodeUnprivileged(code, { env: { PATH: process.env.PATH ?? '' } });
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { uid: number; token: string | null; attempts: { place: string; outcome: string; error?: string }[] };
+    expect(out.uid).not.toBe(0);
+    expect(out.attempts[2]).toMatchObject({ outcome: 'unreadable', error: 'EACCES' });
+    // The next place is still tried: the cache file holds the token.
+    expect(out.token).toBe('hf_cache_token');
   });
 
   it('honours XDG_CACHE_HOME for the default file, the legacy HUGGING_FACE_HUB_TOKEN, and ~ / $VAR in paths', () => {

@@ -24,6 +24,13 @@ export type CommitProgress =
   /** One file landed (Hub: an LFS object uploaded; directory: a file renamed into place or deleted). */
   | { stage: 'file'; kind: 'put' | 'delete'; path: string };
 
+/** One compare-and-swap condition of a commit. */
+export interface IfMatch {
+  path: string;
+  /** sha256 of the content `path` must hold, or null for "absent". */
+  sha256: string | null;
+}
+
 export interface StoreCommitParams {
   /** Commit title. */
   message: string;
@@ -32,9 +39,10 @@ export interface StoreCommitParams {
   onProgress?: (event: CommitProgress) => void | Promise<void>;
   /**
    * Compare-and-swap: commit only while `path` still holds content with this sha256 (null: while it is
-   * absent). Another writer's change throws ConcurrentWriteError naming it. @default no condition
+   * absent); a list means every condition must hold. Another writer's change throws ConcurrentWriteError
+   * naming it. @default no condition
    */
-  ifMatch?: { path: string; sha256: string | null };
+  ifMatch?: IfMatch | IfMatch[];
   /** Aborts between files and requests. @default none */
   signal?: AbortSignal;
 }
@@ -65,6 +73,16 @@ export interface CheckpointStore {
   download(params: { path: string; dest: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string }>;
   /** Applies the operations as one commit (puts first, then deletes). */
   commit(params: StoreCommitParams): Promise<void>;
+  /**
+   * Bytes the store holds for this repo, history included, where it reports them (the Hub's
+   * `usedStorage`); null when it does not say. Absent on stores with no such notion.
+   */
+  usedStorageBytes?(): Promise<number | null>;
+  /**
+   * Rewrites the repo's history as one commit with the current files, so bytes only older commits
+   * reach can be freed (the Hub's super-squash). Absent on stores without history (a directory).
+   */
+  squashHistory?(params: { message: string }): Promise<void>;
 }
 
 /** `latest.json`. */

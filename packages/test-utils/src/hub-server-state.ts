@@ -28,6 +28,26 @@ export interface HubRepoRecord {
   commitCount: number;
   createdAt: string;
   files: Record<string, HubFileRecord>;
+  /**
+   * Every distinct blob reachable from any commit of the history (content id -> bytes), as the Hub bills
+   * storage: deleting a file in a new commit frees nothing until the history is squashed.
+   */
+  history?: Record<string, number>;
+}
+
+/** The content id and stored size of a file (LFS oid, or the regular file's sha256). */
+export function blobOf(file: HubFileRecord): [string, number] {
+  return file.lfs ? [`lfs:${file.lfs.oid}`, file.lfs.size] : [`git:${file.sha256 ?? file.gitOid}`, file.size];
+}
+
+/** Bytes of every blob reachable from the repo's history. */
+export function storageBytes(rec: HubRepoRecord): number {
+  const all: Record<string, number> = { ...rec.history };
+  for (const f of Object.values(rec.files)) {
+    const [id, size] = blobOf(f);
+    all[id] = size;
+  }
+  return Object.values(all).reduce((a, b) => a + b, 0);
 }
 
 /** What the server really holds for an LFS oid (which may differ from the oid after a faulty PUT). */

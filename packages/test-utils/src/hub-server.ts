@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  blobOf,
+  storageBytes,
   gitBlobOid,
   HubServerState,
   lfsPointerText,
@@ -53,6 +55,15 @@ export interface HubServerFaults {
   unauthorized?: boolean;
   /** Answer every write with 403, as for a read-only token. */
   forbidden?: boolean;
+  /**
+   * An outage: until this wall-clock time (ms since the epoch), every Hub call except the admin route
+   * fails (`drop`: the connection is destroyed with no answer; `503`: Service Unavailable). @default none
+   */
+  outageUntilMs?: number;
+  /** How the outage fails requests. @default 503 */
+  outageAs?: 'drop' | 503;
+  /** Start an outage of `durationMs` right after the next `afterCommits` commits were answered (sets outageUntilMs then). */
+  outageAfter?: { afterCommits: number; durationMs: number };
 }
 
 export interface HubServerRequest {
@@ -92,6 +103,10 @@ export interface HubServer {
   getFaults(): HubServerFaults;
   /** Number of commits (NDJSON commit POSTs answered 200) made to a repo, creation excluded. */
   commitCount(repoId: string, type?: HubRepoType): number;
+  /** Bytes reachable from any commit of the repo's history (what the Hub bills), or undefined when it does not exist. */
+  storageBytes(repoId: string, type?: HubRepoType): number | undefined;
+  /** Super-squash calls answered 200 for a repo. */
+  squashCount(repoId: string, type?: HubRepoType): number;
   /** The current file tree of a repo (path -> record), or undefined when it does not exist. */
   files(repoId: string, type?: HubRepoType): Record<string, HubFileRecord> | undefined;
   /**
@@ -118,6 +133,7 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
   const requests: HubServerRequest[] = [];
   const errors: Error[] = [];
   const commits = new Map<string, number>();
+  const squashes = new Map<string, number>();
   let requestCounter = 0;
 
   const take = (name: 'commit429' | 'commit500' | 'batch503' | 'dropPut' | 'truncatePut' | 'commitLostReply' | 'corruptPut'): boolean => {
@@ -153,6 +169,15 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       return sendJson(res, 200, faults);
     }
 
+    if (faults.outageUntilMs !== undefined && Date.now() < faults.outageUntilMs) {
+      if (faults.outageAs === 'drop') {
+        req.socket.destroy();
+        return;
+      }
+      await readBody(req);
+      return sendError(res, 503, 'Service Unavailable (injected outage)');
+    }
+
     const auth = checkAuth(req);
     if (faults.unauthorized || auth === 'invalid') {
       await readBody(req);
@@ -183,9 +208,22 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
         const repo = state.get(type, repoId);
         if (rest.length === 0 && method === 'GET') {
           if (!repo || !canRead(repo, auth)) return sendRepoNotFound(res, auth);
+          // As on the Hub, `expand[]=usedStorage` answers only the fields asked for.
+          const expand = url.searchParams.getAll('expand[]').concat(url.searchParams.getAll('expand'));
+          if (expand.length > 0) {
+            const out: Record<string, unknown> = { _id: repoId, id: repoId };
+            for (const f of expand) {
+              if (f === 'usedStorage') out.usedStorage = storageBytes(repo);
+              else if (f === 'private') out.private = repo.private;
+              else if (f === 'sha') out.sha = repo.head;
+              else return sendError(res, 400, `"expand" must be one of the known fields, got ${JSON.stringify(f)}`);
+            }
+            return sendJson(res, 200, out);
+          }
           return sendJson(res, 200, { _id: repoId, id: repoId, private: repo.private, sha: repo.head, createdAt: repo.createdAt, likes: 0 });
         }
         const op = rest[0];
+        if (op === 'super-squash' && method === 'POST') return handleSquash(req, res, repo, auth, rest[1]);
         if (op === 'preupload' && method === 'POST') return handlePreupload(req, res, repo, auth, rest[1]);
         if (op === 'commit' && method === 'POST') return handleCommit(req, res, repo, auth, rest[1], base);
         if (op === 'paths-info' && method === 'POST') return handlePathsInfo(req, res, repo, auth, rest[1]);
@@ -442,11 +480,25 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
         return sendError(res, 400, `unknown commit operation ${JSON.stringify(key)}`);
       }
     }
-    const next: HubRepoRecord = { ...repo, files, head: commitId, commitCount: repo.commitCount + 1 };
+    // Every blob of the parent commit stays reachable from history.
+    const history: Record<string, number> = { ...repo.history };
+    for (const f of Object.values(repo.files)) {
+      const [id, size] = blobOf(f);
+      history[id] = size;
+    }
+    const next: HubRepoRecord = { ...repo, files, head: commitId, commitCount: repo.commitCount + 1, history };
     state.save(next);
     const k = `${repo.type}:${repo.id}`;
     commits.set(k, (commits.get(k) ?? 0) + 1);
     const prefix = repo.type === 'model' ? '' : `${repo.type}s/`;
+    const after = faults.outageAfter;
+    if (after && after.afterCommits > 0) {
+      after.afterCommits -= 1;
+      if (after.afterCommits === 0) {
+        faults.outageUntilMs = Date.now() + after.durationMs;
+        delete faults.outageAfter;
+      }
+    }
     const lost = faults.commitLostReply;
     if (lost && lost.count > 0 && (lost.skip ?? 0) > 0) lost.skip = (lost.skip ?? 0) - 1;
     else if (take('commitLostReply')) {
@@ -457,6 +509,35 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       return sendError(res, 500, 'Internal Error after the commit was applied (injected fault)');
     }
     sendJson(res, 200, { success: true, commitOid: commitId, commitUrl: `${base}/${prefix}${repo.id}/commit/${commitId}`, hookOutput: '' });
+  }
+
+  /** `POST /api/{type}s/{id}/super-squash/{branch}` (huggingface_hub's super_squash_history): history becomes one commit. */
+  async function handleSquash(req: IncomingMessage, res: ServerResponse, repo: HubRepoRecord | undefined, auth: string, rev: string | undefined): Promise<void> {
+    const raw = (await readBody(req)).toString('utf8');
+    if (!repo || !canRead(repo, auth)) return sendRepoNotFound(res, auth);
+    if (!writeGate(res, auth)) return;
+    if (rev !== 'main') return sendError(res, 404, `Invalid rev id: ${rev ?? ''}`, 'RevisionNotFound');
+    let message = 'Super-squash branch \'main\' using huggingface_hub';
+    if (raw.trim() !== '') {
+      try {
+        const body = JSON.parse(raw) as { message?: unknown };
+        if (body.message !== undefined) {
+          if (typeof body.message !== 'string' || body.message === '') return sendError(res, 400, '"message" must be a non-empty string');
+          message = body.message;
+        }
+      } catch {
+        return sendError(res, 400, 'body is not JSON');
+      }
+    }
+    const commitId = newCommitOid();
+    const date = new Date().toISOString();
+    const files: Record<string, HubFileRecord> = {};
+    for (const [p, f] of Object.entries(repo.files)) files[p] = { ...f, lastCommit: { id: commitId, title: message, date } };
+    // One commit left: only the blobs of the current tree stay reachable.
+    state.save({ ...repo, files, head: commitId, commitCount: 1, history: {} });
+    const k = `${repo.type}:${repo.id}`;
+    squashes.set(k, (squashes.get(k) ?? 0) + 1);
+    sendJson(res, 200, { commitId });
   }
 
   function entryFor(repo: HubRepoRecord, path: string, expand: boolean): Record<string, unknown> | undefined {
@@ -624,6 +705,13 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     },
     commitCount(repoId: string, type: HubRepoType = 'model'): number {
       return commits.get(`${type}:${repoId}`) ?? 0;
+    },
+    storageBytes(repoId: string, type: HubRepoType = 'model'): number | undefined {
+      const repo = state.get(type, repoId);
+      return repo ? storageBytes(repo) : undefined;
+    },
+    squashCount(repoId: string, type: HubRepoType = 'model'): number {
+      return squashes.get(`${type}:${repoId}`) ?? 0;
     },
     files(repoId: string, type: HubRepoType = 'model'): Record<string, HubFileRecord> | undefined {
       const repo = state.get(type, repoId);

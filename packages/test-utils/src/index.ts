@@ -8,3 +8,4 @@ export {
   type StartHubServerOptions,
   type HubRepoType,
 } from './hub-server';
+export { runNodeUnprivileged, giveToUnprivileged, unprivilegedUnavailable, UNPRIVILEGED_ID } from './unprivileged';

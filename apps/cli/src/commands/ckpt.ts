@@ -139,6 +139,8 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
     pointed_problems: st.pointed?.problems ?? [],
     checkpoints: st.checkpoints.map((c) => ({ step: c.step, path_in_repo: c.pathInRepo, files: c.fileCount, bytes: c.totalBytes, has_manifest: c.hasManifest })),
     has_final: st.hasFinal,
+    tree_bytes: st.treeBytes,
+    stored_bytes: st.storedBytes,
   });
   if (!st.exists) {
     ctx.say(`${st.store}: does not exist (a first push creates it)`);
@@ -153,6 +155,14 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
   const rows = [['STEP', 'FOLDER', 'FILES', 'SIZE', 'MANIFEST'], ...st.checkpoints.map((c) => [String(c.step), c.pathInRepo, String(c.fileCount), formatBytes(c.totalBytes), c.hasManifest ? 'yes' : ctx.style.red('missing')])];
   if (st.checkpoints.length) ctx.say(renderTable(rows, ctx.style.bold).replace(/^/gm, '  '));
   ctx.say(`  final/       ${st.hasFinal ? 'present' : 'absent'}`);
+  // On the Hub, pruned checkpoints stay in history (and in the bill) until the history is squashed.
+  if (st.storedBytes !== null) {
+    const extra = st.storedBytes - st.treeBytes;
+    ctx.say(
+      `  storage      ${formatBytes(st.storedBytes)} stored (history included), ${formatBytes(st.treeBytes)} in the checkpoints listed` +
+        (extra > st.treeBytes ? ctx.style.yellow(`; ${formatBytes(extra)} is only in older commits: pass --squash-history (hub.squash_history) to free it`) : ''),
+    );
+  }
   await showStoredLossPlot(ctx, s, p?.path_in_repo ?? null, opts.plot as string | undefined);
 }
 

@@ -7,15 +7,15 @@ import { UsageError } from '../errors';
 /**
  * `soup init`: writes a commented soup.yaml and the text it trains on (data/train.txt, data/val.txt).
  * Training text already in data/ is the user's: it is kept, never overwritten (not even with --force),
- * so `soup init -o other.yaml` works in a folder that already has data/.
+ * so `soup init -c other.yaml` works in a folder that already has data/.
  */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
   const template = String(opts.template ?? 'tiny');
-  const target = resolve(ctx.cwd, String(opts.output ?? 'soup.yaml'));
+  const target = resolve(ctx.cwd, String(opts.config ?? 'soup.yaml'));
   const dataDir = join(dirname(target), 'data');
   const show = (p: string): string => relative(ctx.cwd, p) || p;
   if (existsSync(target) && !opts.force) {
-    throw new UsageError(`${show(target)} already exists; pass --force to overwrite it, or -o <file> to write another config`);
+    throw new UsageError(`${show(target)} already exists; pass --force to overwrite it, or -c <file> to write another config`);
   }
   const data: [string, string][] = [
     [assetPath('corpus/train.txt'), join(dataDir, 'train.txt')],

@@ -21,6 +21,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
     config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
   }
+  const budgetFrom: 'flag' | 'config' | null = opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
   if (opts.budget !== undefined) config.training.memoryBudgetBytes = Number(opts.budget);
   const issues = offloadIssues(config, ctx.cwd);
   const offload = { errors: issues.errors.map((i) => i.message), warnings: issues.warnings.map((i) => i.message) };
@@ -34,7 +35,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   // Everything that can be checked without a probe is checked first: a config train would refuse
   // is reported at once, before any step runs.
   if (blocking.length > 0) return refuseEarly(ctx, file, config, blocking, offload);
-  const p = await prepareRun({ ctx, config, noCache: opts.cache === false, measure: true });
+  const p = await prepareRun({ ctx, config, noCache: opts.cache === false, measure: true, predict: opts.predict !== false, budgetFrom });
   const m = p.measured;
   const fits = m ? m.result === 'fit' : null;
   const tokensPerStep = p.globalBatchSize * config.data.maxLength;
@@ -54,6 +55,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     micro_batch_size: p.microBatchSize,
     grad_accum: p.accumulation,
     batch_source: p.batchSource,
+    /** exact (a larger size failed), capped (the search's ceiling: a larger size may fit), unproven, or null (not searched). */
+    batch_bound: p.bound,
+    batch_ceiling: p.ceiling,
     cache_key: p.cacheKey,
     grad_ckpt: { setting: config.training.gradientCheckpointing, description: p.tier.description, recompute: p.tier.recompute },
     offload: {
@@ -77,7 +81,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     ['', ''],
     ['device', `${config.device.spec}: ${p.identity.gpuName}, ${p.identity.gpuMemoryGb} GiB`],
     ['model', `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`],
-    ['batch', `micro ${formatMicroBatch({ microBatchSize: p.microBatchSize, accumulation: p.accumulation })} (micro-batch: ${p.batchSource}${p.cacheKey ? `, key ${p.cacheKey}` : ''})`],
+    [
+      'batch',
+      `micro ${formatMicroBatch({ microBatchSize: p.microBatchSize, accumulation: p.accumulation })} (micro-batch: ${p.batchSource}${p.cacheKey ? `, key ${p.cacheKey}` : ''})${p.bound === 'capped' ? ctx.style.yellow(`  capped: the ceiling of the search (G = ${p.ceiling}, no accumulation), not a measured limit; a larger micro-batch is never needed`) : ''}`,
+    ],
     ['checkpointing', p.tier.description + (p.tier.recompute.length && p.tier.granularity !== 'full' ? ` [${p.tier.recompute.join(', ')}]` : '')],
     ['offload', offloadText],
     ['peak / budget', m ? `${formatBytes(m.peak_bytes)} / ${formatBytes(m.budget_bytes)}  ${fits ? ctx.style.green('fits') : ctx.style.red(m.result === 'fit' ? 'fits' : m.result)}` : 'not measured'],
@@ -111,6 +118,8 @@ async function refuseEarly(
     micro_batch_size: micro,
     grad_accum: micro === null ? null : batch / micro,
     batch_source: micro === null ? null : 'config',
+    batch_bound: null,
+    batch_ceiling: null,
     cache_key: null,
     grad_ckpt: { setting: config.training.gradientCheckpointing, description: tier.description, recompute: tier.recompute },
     offload: { target: config.training.activationOffloading, save_dir: null, execution: null, errors: offload.errors, warnings: offload.warnings },

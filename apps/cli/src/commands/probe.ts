@@ -3,6 +3,7 @@ import { createCommandProbe, createOrtProbe, createTrainStepProbe, deviceIdentit
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
+import { noFitAdvice } from '../_advice';
 import { resolveBatch, type BatchResolution } from '../_batch';
 import { changedFiles, execBase, trainerFileHashes } from '../_trainer-files';
 import type { CommandContext } from '../_context';
@@ -119,7 +120,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     refresh: opts.refresh === true,
     saveExceptionsOnly: opts.cacheExceptionsOnly === true,
     predict: opts.predict !== false,
-    advice: adviceFor({ mode, granularity, offloadTarget, budgetBytes, maxLength }),
+    advice: noFitAdvice({ mode, device: identity.device === 'cuda' ? 'cuda' : 'cpu', granularity, offloadTarget, budgetBytes: budgetBytes ?? null, budgetFrom: opts.budget !== undefined ? 'flag' : budgetBytes !== undefined ? 'config' : null, maxLength }),
     key: keyFields,
     ...(files !== undefined ? { files } : {}),
     reportsNotSaved: true,
@@ -181,20 +182,4 @@ async function trainerChanged(
   if (earlier === undefined) return null;
   const changed = changedFiles(earlier.files ?? {}, files);
   return `trainer changed since the cached answer (${earlier.batchSize}, ${earlier.savedAt.replace(/\.\d+Z$/, 'Z')}): ${changed.length > 0 ? changed.join(', ') : 'the cached answer predates file hashes'}; probing again`;
-}
-
-/** What soup can change when nothing fits, for this kind of probe (one line). */
-function adviceFor(p: { mode: 'config' | 'model' | 'exec'; granularity: string | null; offloadTarget: string | null; budgetBytes: number | undefined; maxLength: number }): string {
-  const budget = p.budgetBytes !== undefined ? `a bigger --budget than ${formatBytes(p.budgetBytes)}` : null;
-  if (p.mode === 'exec') {
-    return `soup runs your trainer as it is, so here it can only ${budget ? `give it ${budget}` : 'measure it'}; shorten the trainer's own max_length or turn on its gradient checkpointing, then probe again.`;
-  }
-  const ways: string[] = [];
-  if (p.mode === 'config') {
-    if (p.granularity !== 'full') ways.push(`a stronger checkpointing tier (training.gradient_checkpointing: ${p.granularity === null ? 'selective, medium or full' : 'full'})`);
-    if (p.offloadTarget === null) ways.push('activation offload (training.activation_offloading: cpu or disk)');
-  }
-  ways.push(p.mode === 'config' ? `a shorter data.max_length (now ${p.maxLength})` : `a shorter --max-length (now ${p.maxLength})`);
-  if (budget) ways.push(budget);
-  return `What soup can change here: ${ways.slice(0, -1).join(', ')}${ways.length > 1 ? ' or ' : ''}${ways.at(-1)}.`;
 }

@@ -1,4 +1,4 @@
-import { planSegment, pullResume, pushCheckpoint, pushFinal, type PullResumeResult, type PushPhaseEvent } from '@soup/hub-ckpt';
+import { DiskFullError, isDiskFull, planSegment, pullResume, pushCheckpoint, pushFinal, StoreError, type PullResumeResult, type PushPhaseEvent, type PushResult, type StoreLease } from '@soup/hub-ckpt';
 import { sequentialBatches, Trainer, type TrainerOptions } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { prepareRun, type PreparedRun } from '../_prepare';
 import { explainRefusal } from '../_refusal';
 import { resolveTimeLimitMs, watchSession, type SessionEnd } from '../_session-end';
 import { openCheckpointStore } from '../_store';
+import { holdStoreLease } from '../_store-lease';
 import { TrainRunError, UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import { formatBytes } from '../format-bytes';
@@ -16,55 +17,15 @@ import { loadConfig } from '../load-config';
 import { formatDuration, type Progress } from '../progress';
 import { runFingerprint } from '../run-fingerprint';
 import { showLossPlot } from '../_show-plot';
+import { KEEP_REMOTE_DEFAULT } from '../_options';
+import { emptyResult, printResult, type RunResult } from '../_result';
 import type { SoupConfig } from '../validate-config';
 import { readMicroSessions, type MicroSession, type OomStepDown } from '../_micro-sessions';
 import { describePeak, microBatchesOf, sessionPeak, startMicro } from '../_train-micro';
 import type { SessionPeakReport } from '../_session-peak';
 
-/** The machine line `soup train` ends with (`RUN_JSON {...}`), and its --json output. */
-export interface RunJson {
-  final_step: number;
-  segment_stop: boolean;
-  tokens_consumed: number;
-  final_loss: number | null;
-  val_loss: number | null;
-  val_skipped: boolean;
-  peak_rss_mb: number;
-  /** G: sequences per optimizer step. */
-  batch_size: number;
-  /** m: sequences per forward/backward this session (after any out-of-memory step-down). */
-  micro_batch_size: number;
-  /** a = G / m. */
-  grad_accum: number;
-  /** `m × a = G`, e.g. `4 × 4 = 16`. */
-  micro_batch: string;
-  /** Allocation failures a step raised this session, each answered with a smaller m and the step redone. */
-  oom_step_downs: OomStepDown[];
-  /** The session's peak memory, where it happened, the budget and the headroom. */
-  memory: SessionPeakReport | null;
-  grad_ckpt: string | false;
-  /** `training.activation_offloading` as applied: `cpu` / `disk` (segmented execution) or null (fused step). */
-  offload: 'cpu' | 'disk' | null;
-  run: string;
-  /** `segment` also when the session ended early (see `session_end`). */
-  status: 'segment' | 'finished' | 'complete';
-  /**
-   * Set when SIGTERM / SIGINT / --time-limit ended the session before the horizon: why, when (seconds
-   * after the start), and the step saved and pushed by the session end (null when the store already
-   * held `final_step`). The process then exits 75.
-   */
-  session_end: { reason: SessionEnd['reason']; after_s: number; saved_step: number | null } | null;
-  start_step: number;
-  horizon: number;
-  initial_loss: number | null;
-  tokens_per_step: number;
-  pushed_steps: number[];
-  final_pushed: boolean;
-  store: string;
-  batch_source: string;
-  elapsed_s: number;
-  tokens_per_s: number | null;
-}
+/** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */
+export type RunJson = RunResult;
 
 const sha256File = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
 
@@ -84,12 +45,33 @@ function readState(dir: string): { step: number; tokensConsumed: number; lastLos
 
 /** `soup train`: trains the config's model in segments, pushing checkpoints as it goes. */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<number | void> {
+  const held: StoreLease[] = [];
+  try {
+    return await trainSession(opts, ctx, held);
+  } finally {
+    for (const lease of held) await lease.release();
+  }
+}
+
+/** A push that failed because the store could not be reached (after the retries): training goes on. */
+function isOutage(err: unknown): err is StoreError {
+  return err instanceof StoreError;
+}
+
+async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, held: StoreLease[]): Promise<number | void> {
   const t0 = Date.now();
   const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
   const file = loaded.displayPath;
   const config: SoupConfig = structuredClone(loaded.config);
   if (opts.steps !== undefined) config.training.steps = Number(opts.steps);
-  if (opts.output !== undefined) config.output = resolve(ctx.cwd, String(opts.output));
+  if (opts.outputDir !== undefined) config.output = resolve(ctx.cwd, String(opts.outputDir));
+  const budgetFrom: 'flag' | 'config' | null = opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
+  if (opts.budget !== undefined) config.training.memoryBudgetBytes = Number(opts.budget);
+  if (opts.resume === 'force') {
+    throw new UsageError('--resume force: soup train cannot continue another run\'s checkpoints (its model or data differ, so the weights would not load or not mean the same); pass a new --repo for this run, or restore the old config to resume it');
+  }
+  // null (hub.keep_remote: null) keeps every remote checkpoint; the default is 3 (KEEP_REMOTE_DEFAULT, in the config schema).
+  const keepRemote: number | null = opts.keepRemote !== undefined ? Number(opts.keepRemote) : config.hub.keepRemote;
   if (opts.device !== undefined) {
     const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
     config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
@@ -106,7 +88,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const stopAfterSteps = Number(opts.stopAfterSteps ?? 0);
   const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
   // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
-  const repo = (opts.hubRepo as string | undefined) ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
+  const repo = (opts.repo as string | undefined) ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
   let logLine: (line: string) => void = (line) => ctx.warn(line);
   const store = openCheckpointStore({
     ctx,
@@ -116,7 +98,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     endpoint: config.hub.endpoint,
     needsWrite: true,
     log: (line) => logLine(line),
-    flag: opts.hubRepo !== undefined ? '--hub-repo' : 'hub.repo',
+    flag: opts.repo !== undefined ? '--repo' : 'hub.repo',
   });
   const showPath = (p: string): string => relative(ctx.cwd, p) || '.';
   const storeName = store.kind === 'dir' ? `directory ${showPath(repo.replace(/^file:\/\//, ''))}` : store.description;
@@ -124,20 +106,28 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const trainSha256 = sha256File(config.data.trainPath);
   const valSha256 = config.data.valPath ? sha256File(config.data.valPath) : null;
   const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
-  ctx.say(`run ${runId}: ${config.base}, ${horizon} steps, checkpoints every ${pushEvery} to ${storeName}`);
+  ctx.say(`run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? "" : "s"}, checkpoints every ${pushEvery} to ${storeName}`);
+  // One writer per store: refused here, before the resume (which may repair the pointer) and before any step.
+  const lease = await holdStoreLease({ ctx, store, run: runId, ttlMs: (opts.leaseTtl as number | undefined) ?? config.hub.leaseTtlMs, log: (line) => logLine(line) });
+  held.push(lease);
+  const squashHistory = opts.squashHistory === true || config.hub.squashHistory;
+  const pushOpts = { lease, squashHistory, ...(keepRemote !== null ? { keepRemote } : {}) };
+  /** Pushes that failed on an unreachable store this session (the newest is retried at the next boundary). */
+  const unpushed: Array<{ step: number; reason: string }> = [];
 
   // Where this session starts: pullResume picks, verifies and pulls (walking back past a checkpoint that
-  // fails to verify or pull with --resume fallback) and repairs the pointer this session will move anyway.
+  // fails to verify or pull, as --resume auto does everywhere) and repairs the pointer this session will move anyway.
   let outcome: PullResumeResult;
   const resumeParent = join(config.output, 'resume');
   if (opts.resume === 'never') {
     outcome = { outcome: 'fresh', reason: 'no-checkpoint' };
     const raw = (await store.exists()) ? await store.readFile({ path: 'latest.json' }) : null;
     if (raw !== null) {
-      throw new UsageError(`${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --hub-repo, or --resume auto`);
+      throw new UsageError(`${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --repo, or --resume auto`);
     }
   } else {
-    const fallback = opts.resume === 'fallback';
+    // --resume auto walks back past a checkpoint that fails to verify or pull, as in soup run.
+    const fallback = true;
     const pullBar = ctx.progress({ label: 'resume', unit: 'file', summary: false });
     try {
       outcome = await pullResume({
@@ -155,7 +145,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       pullBar.done();
     } catch (err) {
       pullBar.fail();
-      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume fallback', repoFlag: '--hub-repo', fallbackUsed: fallback });
+      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume auto', repoFlag: '--repo', fallbackUsed: fallback });
     }
   }
 
@@ -166,8 +156,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const r = record ? (JSON.parse(new TextDecoder().decode(record)) as Record<string, unknown>) : {};
     ctx.say(`run ${runId} is already complete: ${outcome.pathInRepo}/ holds step ${outcome.step}; nothing to do`);
     const json: RunJson = {
+      ...emptyResult({ run: runId, store: store.description, status: 'complete', exit_code: EXIT_CODES.ok, elapsedMs: Date.now() - t0 }),
+      start_step: outcome.step,
       final_step: outcome.step,
-      segment_stop: false,
+      horizon,
       tokens_consumed: Number(s.tokens_consumed ?? 0),
       final_loss: typeof s.last_loss === 'number' ? s.last_loss : null,
       val_loss: typeof r.val_loss === 'number' ? r.val_loss : null,
@@ -178,22 +170,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       grad_accum: Number(r.grad_accum ?? 1),
       micro_batch: String(r.micro_batch ?? ''),
       oom_step_downs: [],
-      memory: null,
+      batch_source: 'checkpoint',
       grad_ckpt: (r.grad_ckpt as string | false | undefined) ?? false,
       offload: config.training.activationOffloading,
-      run: runId,
-      status: 'complete',
-      start_step: outcome.step,
-      horizon,
-      initial_loss: null,
       tokens_per_step: Number(r.batch_size ?? 0) * config.data.maxLength,
-      pushed_steps: [],
-      final_pushed: false,
-      store: store.description,
-      batch_source: 'checkpoint',
-      elapsed_s: Math.round((Date.now() - t0) / 100) / 10,
-      tokens_per_s: null,
-      session_end: null,
     };
     finish(ctx, json);
     return;
@@ -218,7 +198,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     );
   }
 
-  const prepared: PreparedRun = await prepareRun({ ctx, config, noCache: opts.cache === false });
+  // 22: a resumed session resolves its own micro-batch m for this device (G is the run's, in the fingerprint).
+  const prepared: PreparedRun = await prepareRun({ ctx, config, noCache: opts.cache === false, predict: opts.predict !== false, budgetFrom });
   const batchSize = prepared.globalBatchSize;
   const micro = startMicro({ prepared, resumed: resumed?.sessions ?? [], startStep: outcome.outcome === 'resume' ? outcome.step : 0 });
   const tokensPerStep = batchSize * config.data.maxLength;
@@ -255,12 +236,25 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),
   );
 
+  // A full disk while saving is said as such (path, bytes needed; exit 12), not as a failed step or a bad manifest.
+  const paramBytes = trainer.trainStep.model.params.reduce((a, p) => a + p.shape.reduce((x, y) => x * y, 1), 0) * (trainer.trainStep.dtype === 'float64' ? 8 : 4);
+  const save = (dir: string): void => {
+    try {
+      trainer.saveCheckpoint(dir);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      // Weights, then AdamW's two moments, each the size of the weights.
+      throw new DiskFullError({ path: dir, bytesNeeded: 3 * paramBytes, what: `saving ${showPath(dir)}`, cause: err });
+    }
+  };
   const pushSet = new Set(plan.pushSteps);
   const ckptRoot = join(config.output, 'checkpoints');
   const pushed: number[] = [];
   let initialLoss: number | null = null;
   let lastLoss: number | null = resumed?.lastLoss ?? null;
   let stepsRun = 0;
+  // Time inside training steps only: tokens_per_s is the training throughput, not the session's.
+  let trainMs = 0;
   const writeRecord = (dir: string, extra: Record<string, unknown> = {}): void => {
     writeFileSync(
       join(dir, 'soup_run.json'),
@@ -285,7 +279,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     while (trainer.state.step < plan.stopStep) {
       sessionEnd = await session.check();
       if (sessionEnd !== null) break;
+      const stepT0 = performance.now();
       const log = await micro.step(trainer, opts, (line) => bar.log(line));
+      trainMs += performance.now() - stepT0;
       peak.mark(`step ${log.step}`, log.step);
       stepsRun += 1;
       if (!Number.isFinite(log.loss)) throw new TrainRunError(`the loss is ${log.loss} at step ${log.step}: lower training.lr or raise training.warmup_steps`);
@@ -295,20 +291,23 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       bar.update(log.step, status);
       if (pushSet.has(log.step)) {
         const dir = join(ckptRoot, `checkpoint-${log.step}`);
-        trainer.saveCheckpoint(dir);
+        save(dir);
         writeRecord(dir);
-        const r = await pushCheckpoint({
-          store,
-          step: log.step,
-          dir,
-          run: runId,
-          keepLocal: config.hub.keepLocal,
-          ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
-          onPhase: pushInfo(bar, log.step),
-        });
+        let r: PushResult;
+        try {
+          r = await pushCheckpoint({ store, step: log.step, dir, run: runId, keepLocal: config.hub.keepLocal, ...pushOpts, onPhase: pushInfo(bar, log.step) });
+        } catch (err) {
+          if (!isOutage(err)) throw err;
+          // The store is unreachable (after the retries): training goes on; the next boundary pushes its newer checkpoint.
+          unpushed.push({ step: log.step, reason: err.message });
+          peak.mark(`save and push checkpoint-${log.step}`, log.step);
+          bar.log(`warning: could not push checkpoint-${log.step} (${err.message}); training goes on, the next boundary pushes again (kept locally in ${showPath(dir)})`);
+          bar.mark(status);
+          continue;
+        }
         pushed.push(log.step);
         peak.mark(`save and push checkpoint-${log.step}`, log.step);
-        bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
+        bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}${r.squashed ? ', history squashed' : ''}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
         bar.mark(status);
       }
     }
@@ -337,19 +336,19 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       if (step > (pushed.at(-1) ?? plan.startStep)) {
         ctx.say(`session end (${why}) at step ${step}: saving checkpoint-${step} and pushing it`);
         const dir = join(ckptRoot, `checkpoint-${step}`);
-        trainer.saveCheckpoint(dir);
+        save(dir);
         writeRecord(dir);
         const pushBar = ctx.progress({ label: `push checkpoint-${step}`, unit: 'phase', summary: false });
         let phases = 0;
-        const r = await pushCheckpoint({
-          store,
-          step,
-          dir,
-          run: runId,
-          keepLocal: config.hub.keepLocal,
-          ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
-          onPhase: (e) => pushBar.update(++phases, e.phase),
-        });
+        let r: PushResult;
+        try {
+          r = await pushCheckpoint({ store, step, dir, run: runId, keepLocal: config.hub.keepLocal, ...pushOpts, onPhase: (e) => pushBar.update(++phases, e.phase) });
+        } catch (err) {
+          pushBar.fail();
+          if (!isOutage(err)) throw err;
+          unpushed.push({ step, reason: err.message });
+          return endUnpushed(ctx, { unpushed, pushed, storeName, localDir: showPath(dir) });
+        }
         pushBar.fail();
         pushed.push(step);
         savedStep = step;
@@ -360,7 +359,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       }
       ctx.say(`segment saved at step ${step}: run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
     } else if (plan.segmentStop) {
-      ctx.say(`segment boundary at step ${plan.stopStep}: validation skipped; the next session resumes from ${store.kind === 'dir' ? storeName : store.description} with the same command`);
+      if (unpushed.length > 0 && unpushed.at(-1)!.step > (pushed.at(-1) ?? -1)) {
+        return endUnpushed(ctx, { unpushed, pushed, storeName, localDir: showPath(join(ckptRoot, `checkpoint-${unpushed.at(-1)!.step}`)) });
+      }
+      ctx.say(`segment saved at step ${plan.stopStep} (--stop-after-steps): validation skipped; run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
     } else {
       if (config.data.valPath) {
         const tokens = new Uint8Array(readFileSync(config.data.valPath));
@@ -380,18 +382,19 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
         }
       }
       const finalDir = join(config.output, 'final');
-      trainer.saveCheckpoint(finalDir);
+      save(finalDir);
       writeRecord(finalDir, { val_loss: valLoss });
       const finalBar = ctx.progress({ label: 'push final', unit: 'phase', summary: false });
       let phases = 0;
-      const r = await pushFinal({
-        store,
-        step: trainer.state.step,
-        dir: finalDir,
-        run: runId,
-        ...(config.hub.keepRemote !== null ? { keepRemote: config.hub.keepRemote } : {}),
-        onPhase: (e) => finalBar.update(++phases, e.phase),
-      });
+      let r: PushResult;
+      try {
+        r = await pushFinal({ store, step: trainer.state.step, dir: finalDir, run: runId, ...pushOpts, onPhase: (e) => finalBar.update(++phases, e.phase) });
+      } catch (err) {
+        finalBar.fail();
+        if (!isOutage(err)) throw err;
+        unpushed.push({ step: trainer.state.step, reason: err.message });
+        return endUnpushed(ctx, { unpushed, pushed, storeName, localDir: showPath(finalDir), final: true });
+      }
       finalBar.fail();
       finalPushed = true;
       peak.mark('save and push final', trainer.state.step);
@@ -402,43 +405,64 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     removeEmptyDir(ownScratch);
   }
   const state = trainer.state;
-  const elapsedS = (Date.now() - t0) / 1000;
   const segment = plan.segmentStop || sessionEnd !== null;
+  const exitCode = segment ? EXIT_CODES.segmentSaved : EXIT_CODES.ok;
   const json: RunJson = {
+    ...emptyResult({ run: runId, store: store.description, status: segment ? 'segment' : 'finished', exit_code: exitCode, elapsedMs: Date.now() - t0 }),
+    start_step: plan.startStep,
     final_step: state.step,
+    horizon,
     segment_stop: segment,
+    session_end:
+      sessionEnd !== null
+        ? { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep }
+        : plan.segmentStop
+          ? { reason: 'stop-after-steps', after_s: Math.round((Date.now() - t0) / 100) / 10, saved_step: pushed.includes(state.step) ? state.step : null }
+          : null,
+    pushed_steps: pushed,
+    final_pushed: finalPushed,
+    batch_size: batchSize,
+    batch_source: prepared.batchSource,
+    tokens_per_step: tokensPerStep,
     tokens_consumed: state.tokensConsumed,
+    initial_loss: initialLoss,
     final_loss: lastLoss,
     val_loss: valLoss,
     val_skipped: segment,
-    peak_rss_mb: peakRssMb(),
-    batch_size: batchSize,
     ...micro.runJson(trainer.microBatchSize),
     memory: peak.report(),
     grad_ckpt: gradCkpt,
     offload: prepared.offload?.target ?? null,
-    run: runId,
-    status: segment ? 'segment' : 'finished',
-    start_step: plan.startStep,
-    horizon,
-    initial_loss: initialLoss,
-    tokens_per_step: tokensPerStep,
-    pushed_steps: pushed,
-    final_pushed: finalPushed,
-    store: store.description,
-    batch_source: prepared.batchSource,
-    elapsed_s: Math.round(elapsedS * 10) / 10,
-    tokens_per_s: stepsRun > 0 ? Math.round((stepsRun * tokensPerStep) / elapsedS) : null,
-    session_end:
-      sessionEnd === null
-        ? null
-        : { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep },
+    peak_rss_mb: peakRssMb(),
+    train_s: Math.round(trainMs / 100) / 10,
+    tokens_per_s: stepsRun > 0 && trainMs > 0 ? Math.round((stepsRun * tokensPerStep) / (trainMs / 1000)) : null,
   };
   ctx.say(describePeak(json.memory));
   if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`);
   showLossPlot(ctx, { history: trainer.logHistory, horizon, title: `${config.base}: training loss`, ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}) });
   finish(ctx, json);
-  return sessionEnd !== null ? EXIT_CODES.segmentSaved : undefined;
+  // "Segment saved, run the same command again" is exit 75 however the segment ended.
+  return exitCode;
+}
+
+/**
+ * The session ends with its newest checkpoint not pushed (the store unreachable): says so plainly, and exits
+ * 75 when a checkpoint of this session is safe in the store (run again to continue from it), else 5.
+ */
+function endUnpushed(ctx: CommandContext, p: { unpushed: Array<{ step: number; reason: string }>; pushed: number[]; storeName: string; localDir: string; final?: boolean }): number {
+  const last = p.unpushed.at(-1)!;
+  const steps = [...new Set(p.unpushed.map((u) => u.step))].join(', ');
+  const safe = p.pushed.at(-1);
+  ctx.stderr.write(
+    `soup: could not push ${p.final ? 'final/' : `checkpoint-${last.step}`} to ${p.storeName}: ${last.reason}. Not pushed this session: step${p.unpushed.length === 1 ? '' : 's'} ${steps} ` +
+      `(the newest is kept locally in ${p.localDir}). ` +
+      (safe !== undefined
+        ? `The store holds step ${safe} from this session: run the same command again to continue from it (exit ${EXIT_CODES.segmentSaved}).\n`
+        : `Nothing from this session is in the store (exit ${EXIT_CODES.hub}).\n`),
+  );
+  const code = safe !== undefined ? EXIT_CODES.segmentSaved : EXIT_CODES.hub;
+  ctx.emit({ ok: false, outcome: 'not-pushed', not_pushed_steps: [...new Set(p.unpushed.map((u) => u.step))], stored_step: safe ?? null, local_dir: p.localDir, exit_code: code });
+  return code;
 }
 
 /** Removes the offload scratch folder if it is empty (each step deletes its own files). */
@@ -452,8 +476,7 @@ function removeEmptyDir(dir: string | null): void {
 }
 
 function finish(ctx: CommandContext, json: RunJson): void {
-  if (ctx.json) ctx.emit(json);
-  else ctx.say(`RUN_JSON ${JSON.stringify(json)}`);
+  printResult(ctx, json);
 }
 
 /** The default directory store: `<output>-ckpt`, a sibling of the output folder. */

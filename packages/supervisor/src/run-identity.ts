@@ -1,17 +1,17 @@
 // The identity of a supervised run (`soup run`): the trainer argv with placeholders kept, plus the
 // sha256 of each --fingerprint file; kept in the store as soup_run.json next to latest.json.
-import type { CheckpointStore } from '@soup/hub-ckpt';
+import { redactArgv, type CheckpointStore } from '@soup/hub-ckpt';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
-import { UsageError } from './errors';
+import { SupervisorUsageError } from './errors';
 
 /** Where the record lives in the store. */
 export const RUN_RECORD_PATH = 'soup_run.json';
 
 /** What a `soup run` fingerprint is made of. */
 export interface SupervisedIdentity {
-  /** The trainer argv as typed, placeholders kept. */
+  /** The trainer argv as typed, placeholders kept; a token (or token-shaped value) is kept as `sha256:<hex>`, never as itself. */
   argv: string[];
   /** --fingerprint file (as given) → sha256 of its bytes. */
   files: Record<string, string>;
@@ -39,7 +39,7 @@ export function supervisedFingerprint(identity: SupervisedIdentity): string {
 }
 
 /** Hashes each --fingerprint file; a missing one is a usage error naming it. */
-export function identityOf(argv: string[], fingerprintFiles: string[], cwd: string): SupervisedIdentity {
+export function identityOf(argv: string[], fingerprintFiles: string[], cwd: string, secrets: ReadonlyArray<string | null> = []): SupervisedIdentity {
   const files: Record<string, string> = {};
   for (const f of fingerprintFiles) {
     const abs = resolve(cwd, f);
@@ -47,11 +47,11 @@ export function identityOf(argv: string[], fingerprintFiles: string[], cwd: stri
     try {
       bytes = readFileSync(abs);
     } catch (err) {
-      throw new UsageError(`--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); pass a file the run depends on, e.g. its config`, { cause: err });
+      throw new SupervisorUsageError('fingerprint', `--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); pass a file the run depends on, e.g. its config`, { cause: err });
     }
     files[relative(cwd, abs) || f] = createHash('sha256').update(bytes).digest('hex');
   }
-  return { argv: [...argv], files };
+  return { argv: redactArgv(argv, { secrets, as: 'sha256' }), files };
 }
 
 /** What differs between the stored identity and this one, in words (one entry per difference). */

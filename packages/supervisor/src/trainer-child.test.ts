@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expandArgv, startTrainer, trainerEnv, trainerErrorLine } from './_trainer-child';
+import { expandArgv, startTrainer, trainerEnv, trainerErrorLine } from './trainer-child';
 
 const ARGV = ['python', 'train.py', '--bs', '{batch_size}', '--out={output_dir}', '--resume_from_checkpoint', '{resume_from}', '--tag', 'x{resume_from}y'];
 

@@ -6,12 +6,14 @@ export interface Placeholders {
   batchSize: number | null;
   outputDir: string;
   resumeFrom: string | null;
+  /** The run's horizon (`--horizon`), or null. @default null */
+  maxSteps?: number | null;
 }
 
-const NAMES = ['{batch_size}', '{output_dir}', '{resume_from}'] as const;
+const NAMES = ['{batch_size}', '{output_dir}', '{resume_from}', '{max_steps}'] as const;
 
 /** Placeholders found in an argv (to check `{batch_size}` has a value). */
-export function placeholdersIn(argv: readonly string[]): Set<(typeof NAMES)[number]> {
+export function placeholdersIn(argv: readonly string[]): Set<string> {
   return new Set(NAMES.filter((n) => argv.some((a) => a.includes(n))));
 }
 
@@ -36,7 +38,8 @@ export function expandArgv(argv: readonly string[], p: Placeholders): string[] {
       a
         .replaceAll('{batch_size}', p.batchSize === null ? '' : String(p.batchSize))
         .replaceAll('{output_dir}', p.outputDir)
-        .replaceAll('{resume_from}', p.resumeFrom ?? ''),
+        .replaceAll('{resume_from}', p.resumeFrom ?? '')
+        .replaceAll('{max_steps}', p.maxSteps == null ? '' : String(p.maxSteps)),
     );
   }
   return out;
@@ -49,6 +52,7 @@ export function trainerEnv(base: NodeJS.ProcessEnv, p: Placeholders): NodeJS.Pro
     SOUP_BATCH_SIZE: p.batchSize === null ? '' : String(p.batchSize),
     SOUP_OUTPUT_DIR: p.outputDir,
     SOUP_RESUME_FROM: p.resumeFrom ?? '',
+    ...(p.maxSteps != null ? { SOUP_MAX_STEPS: String(p.maxSteps) } : {}),
   };
 }
 
@@ -81,6 +85,45 @@ export interface StartTrainerOptions {
   onStdout: (chunk: string) => void;
   /** Where the trainer's stderr lines go. */
   onStderr: (chunk: string) => void;
+  /**
+   * After soup itself dies (even by SIGKILL), a watchdog process sends the trainer's process group
+   * SIGTERM, then SIGKILL this long after: no trainer outlives its supervisor. 0 turns it off. @default 3000
+   */
+  orphanKillMs?: number;
+}
+
+// The watchdog: reads a pipe from soup; EOF without "done" means soup died, so the trainer goes too.
+const WATCHDOG = `
+const pgid = Number(process.argv[1]), graceMs = Number(process.argv[2]);
+let done = false, fired = false;
+for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => {});
+const fire = () => {
+  if (fired) return; fired = true;
+  if (done) process.exit(0);
+  try { process.kill(-pgid, 'SIGTERM'); } catch { process.exit(0); }
+  setTimeout(() => { try { process.kill(-pgid, 'SIGKILL'); } catch {} process.exit(0); }, graceMs);
+};
+process.stdin.on('data', (d) => { if (String(d).includes('done')) done = true; });
+process.stdin.on('end', fire);
+process.stdin.on('error', fire);
+process.stdin.resume();
+`;
+
+function startWatchdog(pgid: number, graceMs: number): { release(): void } {
+  const dog = spawn(process.execPath, ['-e', WATCHDOG, String(pgid), String(graceMs)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  dog.on('error', () => {});
+  dog.stdin!.on('error', () => {});
+  dog.unref();
+  (dog.stdin as unknown as { unref?: () => void }).unref?.();
+  return {
+    release() {
+      try {
+        dog.stdin!.end('done\n');
+      } catch {
+        // already gone
+      }
+    },
+  };
 }
 
 /** Spawns the trainer (no shell) as the leader of its own process group, so only soup signals it. */
@@ -113,10 +156,15 @@ export function startTrainer(opts: StartTrainerOptions): Promise<TrainerChild> {
       child.kill(sig);
     }
   };
-  // If soup itself exits (a second Ctrl-C), the trainer goes with it.
+  // If soup itself exits (a second Ctrl-C), the trainer goes with it; if soup is killed, the watchdog sees to it.
   const onExit = (): void => signal('SIGKILL');
   process.on('exit', onExit);
-  void exited.then(() => process.off('exit', onExit));
+  const orphanKillMs = opts.orphanKillMs ?? 3000;
+  const dog = orphanKillMs > 0 && child.pid !== undefined ? startWatchdog(child.pid, orphanKillMs) : null;
+  void exited.then(() => {
+    process.off('exit', onExit);
+    dog?.release();
+  });
   return new Promise((resolve, reject) => {
     child.once('error', (err) => reject(err));
     child.once('spawn', () =>

@@ -2,7 +2,7 @@ import { useTempDir } from '@soup/test-utils';
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createCheckpointWatcher, globToRegExp, stepOfName } from './_watch-checkpoints';
+import { createCheckpointWatcher, globToRegExp, stepOfName } from './watch-checkpoints';
 
 function folder(root: string, name: string, files: Record<string, string>, mtimeS?: number): string {
   const dir = join(root, name);
@@ -65,5 +65,36 @@ describe('checkpoint watcher', () => {
     const w = createCheckpointWatcher({ dir: root, settleMs: 30_000 });
     expect(w.scan(Date.now()).map((c) => c.name)).toEqual(['checkpoint-5']);
     expect(w.newestComplete({ asOfMs: Date.now(), trainerExited: false })).toMatchObject({ checkpoint: { step: 5 }, reason: 'settled' });
+  });
+
+  it('without a marker the trainer\'s exit proves nothing: only settling as of the exit counts', () => {
+    const root = useTempDir();
+    const w = createCheckpointWatcher({ dir: root, settleMs: 1000, completeFile: '' });
+    const now = Date.now();
+    folder(root, 'checkpoint-10', { 'model.bin': 'half' });
+    w.scan(now);
+    expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toBeNull();
+    expect(w.newestComplete({ asOfMs: now + 1000, trainerExited: true })).toMatchObject({ checkpoint: { step: 10 }, reason: 'settled' });
+    // A newer folder does not prove an older marker-less one whole either: only time does.
+    folder(root, 'checkpoint-20', { 'model.bin': 'x' });
+    w.scan(now + 100);
+    expect(w.newestComplete({ asOfMs: now + 100, trainerExited: false })).toBeNull();
+  });
+
+  it('only this run\'s: entries there at launch and unchanged are leftovers, except the one pulled', () => {
+    const root = useTempDir();
+    const old = Date.now() / 1000 - 600;
+    folder(root, 'checkpoint-5', { 'trainer_state.json': '{}' }, old);
+    folder(root, 'checkpoint-500', { 'trainer_state.json': '{}' }, old);
+    folder(root, 'checkpoint-7', { 'trainer_state.json': '{}' }, old);
+    const w = createCheckpointWatcher({ dir: root, settleMs: 1000 });
+    expect(w.markLaunch({ pulled: 'checkpoint-7' }).map((c) => c.name)).toEqual(['checkpoint-5', 'checkpoint-500']);
+    w.scan(Date.now());
+    expect(w.newestComplete({ asOfMs: Date.now(), trainerExited: false })).toMatchObject({ checkpoint: { step: 7 } });
+    // A leftover the trainer rewrites becomes this run's.
+    writeFileSync(join(root, 'checkpoint-500', 'model.safetensors'), 'new');
+    const t = Date.now() + 2000;
+    w.scan(t);
+    expect(w.newestComplete({ asOfMs: t + 1000, trainerExited: false })).toMatchObject({ checkpoint: { step: 500 }, reason: 'settled' });
   });
 });

@@ -1,0 +1,121 @@
+// One CLI vocabulary: each concept that more than one command has is declared here once, with its one
+// name, default and help text. Old spellings stay as hidden aliases for one release: they still work,
+// and print a one-line deprecation notice.
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { bytesArg, intAtLeast } from './_parse';
+
+/** A hidden, deprecated spelling and what it maps to. */
+interface Alias {
+  /** Commander attribute of the hidden option (e.g. `hubRepo`). */
+  from: string;
+  /** Its flag as the user typed it (e.g. `--hub-repo`). */
+  flag: string;
+  /** Attribute of the one real option (e.g. `repo`). */
+  to: string;
+  /** Its flag (e.g. `--repo`). */
+  toFlag: string;
+}
+
+const ALIASES = new WeakMap<Command, Alias[]>();
+const DEPRECATED_VALUES = new WeakMap<Command, { attr: string; value: string; to: string; notice: string }[]>();
+
+function alias(cmd: Command, a: Alias, takesValue: boolean, short?: string): void {
+  const flags = `${short ? `${short}, ` : ''}${a.flag}${takesValue ? ' <value>' : ''}`;
+  cmd.addOption(new Option(flags).hideHelp());
+  ALIASES.set(cmd, [...(ALIASES.get(cmd) ?? []), a]);
+}
+
+/**
+ * Maps the deprecated spellings a command line used onto the one name, printing one notice line each.
+ * Called before a command runs. A value given under both spellings: the new one wins.
+ */
+export function applyAliases(cmd: Command, opts: Record<string, unknown>, warn: (line: string) => void): void {
+  for (const a of ALIASES.get(cmd) ?? []) {
+    if (opts[a.from] === undefined) continue;
+    warn(`${a.flag} is deprecated and goes away in the next minor release: use ${a.toFlag}`);
+    if (cmd.getOptionValueSource(a.to) !== 'cli') opts[a.to] = opts[a.from];
+    delete opts[a.from];
+  }
+  for (const d of DEPRECATED_VALUES.get(cmd) ?? []) {
+    if (opts[d.attr] !== d.value) continue;
+    warn(d.notice);
+    opts[d.attr] = d.to;
+  }
+}
+
+/** The store: `--repo` everywhere (old: `train --hub-repo`). Default `<output-dir>-ckpt` beside the output folder. */
+export function repoOption(cmd: Command, opts: { required?: boolean; defaultText?: string } = {}): Command {
+  const help = `checkpoint store: a Hub repo id (user/name) or file://path${opts.defaultText ? ` (default: ${opts.defaultText})` : ''}`;
+  if (opts.required) cmd.requiredOption('--repo <repo>', help);
+  else cmd.option('--repo <repo>', help);
+  alias(cmd, { from: 'hubRepo', flag: '--hub-repo', to: 'repo', toFlag: '--repo' }, true);
+  return cmd;
+}
+
+/** The output folder: `--output-dir` everywhere (old: `train --output`). */
+export function outputDirOption(cmd: Command, defaultText: string, defaultValue?: string): Command {
+  const help = `the output folder: soup train writes its checkpoints and final/ there; soup run gives it to the trainer as {output_dir} and watches it for checkpoints (default: ${defaultText})`;
+  if (defaultValue !== undefined) cmd.option('--output-dir <dir>', help, defaultValue);
+  else cmd.option('--output-dir <dir>', help);
+  alias(cmd, { from: 'output', flag: '--output', to: 'outputDir', toFlag: '--output-dir' }, true);
+  return cmd;
+}
+
+/** `-c, --config <file>`: the soup.yaml a command reads, or (`soup init`) writes. Old `init -o/--output`. */
+export function configOption(cmd: Command, opts: { initAlias?: boolean; defaultText?: string } = {}): Command {
+  const help = `the run config: soup init writes it, the other commands read it${opts.defaultText ? ` (default: ${opts.defaultText})` : ''}`;
+  if (opts.defaultText) cmd.option('-c, --config <file>', help);
+  else cmd.option('-c, --config <file>', help, 'soup.yaml');
+  if (opts.initAlias) alias(cmd, { from: 'output', flag: '--output', to: 'config', toFlag: '-c/--config' }, true, '-o');
+  return cmd;
+}
+
+/** The resume modes, the same set in `soup train` and `soup run`. */
+export const RESUME_MODES = ['auto', 'never', 'force'] as const;
+export type ResumeMode = (typeof RESUME_MODES)[number];
+
+/**
+ * `--resume auto|never|force` (default auto). `fallback` (old `soup train` spelling) is accepted with a
+ * notice: auto now walks back past a corrupt checkpoint in every command.
+ */
+export function resumeOption(cmd: Command): Command {
+  DEPRECATED_VALUES.set(cmd, [...(DEPRECATED_VALUES.get(cmd) ?? []), { attr: 'resume', value: 'fallback', to: 'auto', notice: '--resume fallback is deprecated and goes away in the next minor release: --resume auto now walks back past a corrupt checkpoint' }]);
+  return cmd.addOption(
+    new Option(
+      '--resume <mode>',
+      'auto: continue this run from the newest checkpoint that verifies and pulls cleanly (walking back past a corrupt one, and saying so), refusing another run\'s store; ' +
+        'never: start fresh, refusing a store that already holds checkpoints; force: continue the store\'s run even though this run\'s fingerprint differs (and say so)',
+    )
+      .argParser((v: string): ResumeMode => {
+        if (v === 'fallback') return v as ResumeMode; // mapped, with its notice, by applyAliases
+        if (!(RESUME_MODES as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected one of ${RESUME_MODES.join(', ')}, got "${v}"`);
+        return v as ResumeMode;
+      })
+      .default('auto'),
+  );
+}
+
+/** Remote checkpoints kept, newest first: one default (3) everywhere, at least 2 so one older stays to fall back to. */
+export const KEEP_REMOTE_DEFAULT = 3;
+export function keepRemoteOption(cmd: Command, defaultText = String(KEEP_REMOTE_DEFAULT)): Command {
+  return cmd.option(
+    '--keep-remote <n>',
+    `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest is corrupt (default: ${defaultText})`,
+    intAtLeast(2),
+  );
+}
+
+/** `--budget`: the memory a step may use. */
+export function budgetOption(cmd: Command, defaultText = 'what the device has free'): Command {
+  return cmd.option('--budget <size>', `memory a step may use, e.g. 6GiB (default: ${defaultText}; on the CPU without one a trial is judged by what it raised only, and such an answer is not cached)`, bytesArg);
+}
+
+/** `--no-cache`: one meaning and one description everywhere. */
+export function noCacheOption(cmd: Command): Command {
+  return cmd.option('--no-cache', 'neither read nor write the batch cache (probe every time)');
+}
+
+/** `--no-predict`: the search, the same in probe / plan / train / run (predictive unless this is given). */
+export function noPredictOption(cmd: Command): Command {
+  return cmd.option('--no-predict', 'plain bisection: do not jump to the edge the measured peaks predict');
+}

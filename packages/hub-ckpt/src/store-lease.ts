@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { ConcurrentWriteError, InvalidCheckpointOptionError, LeaseHeldError, LeaseLostError } from './errors';
+import { sha256Hex } from './_fs';
+import type { CheckpointStore, HubCkptLogger } from './types';
+
+/** The lease file at the root of a checkpoint repo. */
+export const LEASE_PATH = 'soup-lease.json';
+
+/** What `soup-lease.json` holds. */
+export interface LeaseInfo {
+  format: 'soup-lease/1';
+  /** Random id of this lease (one per session). */
+  id: string;
+  /** Run fingerprint of the holder. */
+  run: string;
+  host: string;
+  pid: number;
+  /** ISO time the lease was taken. */
+  since: string;
+  /** ISO time of the last renewal. */
+  renewed_at: string;
+  /** ISO time after which another writer may take the lease. */
+  expires_at: string;
+}
+
+export interface AcquireLeaseOptions {
+  store: CheckpointStore;
+  /** Run fingerprint of this session. */
+  run: string;
+  /** How long the lease lasts without renewal; renewed every third of it. @default 600000 (10 min) */
+  ttlMs?: number;
+  /** Renew automatically every `ttlMs / 3` until released. @default true */
+  autoRenew?: boolean;
+  /** @default silent */
+  logger?: HubCkptLogger;
+  /** @default Date.now */
+  now?: () => number;
+  /** @default os.hostname() */
+  host?: string;
+  /** @default process.pid */
+  pid?: number;
+}
+
+/** A held lease: renew it while writing, release it at the end. */
+export interface StoreLease {
+  /** The lease as last written. */
+  readonly info: LeaseInfo;
+  /** Set once another writer took the store (a renewal found someone else's lease). */
+  readonly lost: boolean;
+  /** Throws LeaseLostError when the lease was lost (call before each write). */
+  assertHeld(): void;
+  /** Writes a new expiry (compare-and-swap on the lease file). */
+  renew(): Promise<void>;
+  /** Stops renewing and deletes the lease file (only if it is still this one). */
+  release(): Promise<void>;
+}
+
+function parseLease(raw: Uint8Array | null): LeaseInfo | null {
+  if (raw === null) return null;
+  try {
+    const v = JSON.parse(new TextDecoder().decode(raw)) as Partial<LeaseInfo>;
+    if (v.format !== 'soup-lease/1' || typeof v.id !== 'string' || typeof v.expires_at !== 'string') return null;
+    return v as LeaseInfo;
+  } catch {
+    return null;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function leaseBytes(info: LeaseInfo): Uint8Array {
+  return new TextEncoder().encode(`${JSON.stringify(info, null, 2)}\n`);
+}
+
+/**
+ * Takes the store's one-writer lease before the first write: `soup-lease.json`, written by a
+ * compare-and-swap commit (the Hub: parentCommit plus a re-read at that head; a directory: the commit
+ * lock, an exclusive create). A live lease of another session throws LeaseHeldError naming the holder
+ * (host, pid, since, run). An expired lease, or one whose holder process is gone on this host, is taken over.
+ */
+export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLease> {
+  const { store } = opts;
+  const ttlMs = opts.ttlMs ?? 600_000;
+  if (!Number.isFinite(ttlMs) || ttlMs < 1000) {
+    throw new InvalidCheckpointOptionError('ttlMs', `the lease TTL must be at least 1 s, got ${JSON.stringify(ttlMs)} ms.`);
+  }
+  const now = opts.now ?? Date.now;
+  const host = opts.host ?? hostname();
+  const pid = opts.pid ?? process.pid;
+  if (!(await store.exists())) await store.create();
+  const raw = await store.readFile({ path: LEASE_PATH });
+  const held = parseLease(raw);
+  if (held !== null && Date.parse(held.expires_at) > now()) {
+    const deadHere = held.host === host && held.pid !== pid && !pidAlive(held.pid);
+    if (!deadHere) throw new LeaseHeldError({ where: store.description, holder: held });
+    opts.logger?.warn?.(`${store.description}: taking over the lease of pid ${held.pid} on ${host}, which is no longer running`);
+  }
+  const t = new Date(now()).toISOString();
+  let info: LeaseInfo = {
+    format: 'soup-lease/1',
+    id: randomBytes(8).toString('hex'),
+    run: opts.run,
+    host,
+    pid,
+    since: t,
+    renewed_at: t,
+    expires_at: new Date(now() + ttlMs).toISOString(),
+  };
+  let sha = raw === null ? null : sha256Hex(raw);
+  const write = async (next: LeaseInfo): Promise<void> => {
+    const bytes = leaseBytes(next);
+    await store.commit({ message: `soup: lease ${next.id} (${next.host} pid ${next.pid}) until ${next.expires_at}`, operations: [{ kind: 'put', path: LEASE_PATH, bytes }], ifMatch: { path: LEASE_PATH, sha256: sha } });
+    sha = sha256Hex(bytes);
+    info = next;
+  };
+  try {
+    await write(info);
+  } catch (err) {
+    if (err instanceof ConcurrentWriteError) {
+      const other = parseLease(await store.readFile({ path: LEASE_PATH }));
+      if (other !== null) throw new LeaseHeldError({ where: store.description, holder: other, cause: err });
+    }
+    throw err;
+  }
+  let lost = false;
+  let released = false;
+  let timer: NodeJS.Timeout | undefined;
+  let renewing: Promise<void> | null = null;
+  const lease: StoreLease = {
+    get info() {
+      return info;
+    },
+    get lost() {
+      return lost;
+    },
+    assertHeld(): void {
+      if (lost) throw new LeaseLostError({ where: store.description, lease: info });
+    },
+    async renew(): Promise<void> {
+      if (lost || released) return;
+      try {
+        const t2 = now();
+        await write({ ...info, renewed_at: new Date(t2).toISOString(), expires_at: new Date(t2 + ttlMs).toISOString() });
+      } catch (err) {
+        if (err instanceof ConcurrentWriteError) {
+          lost = true;
+          opts.logger?.warn?.(`${store.description}: the lease was taken by another writer; this session stops writing`);
+          return;
+        }
+        opts.logger?.warn?.(`${store.description}: renewing the lease failed (${(err as Error).message}); retrying at the next renewal`);
+      }
+    },
+    async release(): Promise<void> {
+      if (timer) clearInterval(timer);
+      await renewing;
+      if (released || lost) return;
+      released = true;
+      try {
+        await store.commit({ message: `soup: release lease ${info.id}`, operations: [{ kind: 'delete', path: LEASE_PATH }], ifMatch: { path: LEASE_PATH, sha256: sha } });
+      } catch (err) {
+        opts.logger?.warn?.(`${store.description}: could not release the lease (${(err as Error).message}); it expires at ${info.expires_at}`);
+      }
+    },
+  };
+  if (opts.autoRenew ?? true) {
+    timer = setInterval(() => {
+      renewing ??= lease.renew().finally(() => {
+        renewing = null;
+      });
+    }, Math.max(500, Math.floor(ttlMs / 3)));
+    timer.unref();
+  }
+  return lease;
+}

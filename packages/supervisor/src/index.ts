@@ -1,0 +1,27 @@
+export { supervise, StaleRecordError, STOP_SIGNALS, type SuperviseOptions, type SuperviseOutcome, type SuperviseEvent } from './supervise';
+export {
+  createCheckpointWatcher,
+  globToRegExp,
+  stepOfName,
+  signatureOf,
+  type CheckpointWatcher,
+  type CheckpointWatcherOptions,
+  type WatchedCheckpoint,
+  type CompleteReason,
+} from './watch-checkpoints';
+export { startTrainer, expandArgv, placeholdersIn, trainerEnv, trainerErrorLine, type Placeholders, type TrainerChild, type TrainerExit, type StartTrainerOptions } from './trainer-child';
+export { judgeHorizon, readTrainerState, type HorizonVerdict, type TrainerStateSteps } from './horizon';
+export { acquireOutputLock, processStart, sameProcessAlive, LOCK_NAME, type LockRecord, type OutputLock } from './lock';
+export { stageFinal, holdsWeights, WEIGHT_FILE, type StagedFinal } from './stage-final';
+export { resumeSupervised, fileCheckpointIn, FILE_CHECKPOINT_RECORD, type SupervisedResume } from './resume-supervised';
+export {
+  identityOf,
+  supervisedFingerprint,
+  describeIdentityChange,
+  readRunRecord,
+  writeRunRecord,
+  RUN_RECORD_PATH,
+  type RunRecord,
+  type SupervisedIdentity,
+} from './run-identity';
+export { SupervisorUsageError, OutputLockedError } from './errors';

@@ -1,0 +1,524 @@
+// supervise(): run the user's own trainer for one session: resume from the store, launch, push this run's
+// complete checkpoints while it trains, and at its end claim only what the evidence shows.
+import { acquireLease, createPushQueue, pushFinal, redactArgv, StaleRunError, type CheckpointStore, type PushJob, type PushPhaseEvent, type StoreLease } from '@soup/hub-ckpt';
+import { linkSync, copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { constants, setPriority } from 'node:os';
+import { basename, join, relative } from 'node:path';
+import { SupervisorUsageError } from './errors';
+import { judgeHorizon, readTrainerState, type TrainerStateSteps } from './horizon';
+import { acquireOutputLock } from './lock';
+import { FILE_CHECKPOINT_RECORD, resumeSupervised, type SupervisedResume } from './resume-supervised';
+import { describeIdentityChange, identityOf, readRunRecord, supervisedFingerprint, writeRunRecord, type RunRecord } from './run-identity';
+import { stageFinal } from './stage-final';
+import { expandArgv, placeholdersIn, startTrainer, trainerEnv, trainerErrorLine, type TrainerExit } from './trainer-child';
+import { createCheckpointWatcher, globToRegExp, signatureOf, type WatchedCheckpoint } from './watch-checkpoints';
+
+/** Signals the trainer may be stopped with. */
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGUSR1', 'SIGUSR2', 'SIGHUP', 'SIGQUIT'];
+
+/** One thing the supervisor did or saw: `line` is the human sentence; `level` says whether it is a warning. */
+export interface SuperviseEvent {
+  type: 'info' | 'resumed' | 'launched' | 'pushed' | 'push-failed' | 'stopping' | 'leftovers' | 'warning';
+  level: 'info' | 'warn';
+  line: string;
+  step?: number;
+  pid?: number;
+}
+
+/** Options of {@link supervise}. */
+export interface SuperviseOptions {
+  /** The trainer command with placeholders ({batch_size} {output_dir} {resume_from} {max_steps}); no shell. */
+  argv: string[];
+  store: CheckpointStore;
+  /** How to name the store in messages. @default store.description */
+  storeName?: string;
+  /** The trainer's output folder (absolute), watched for checkpoints. */
+  outputDir: string;
+  /** Whether the caller chose `outputDir` (else an argv without {output_dir} is warned about). @default false */
+  outputDirGiven?: boolean;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Ends the session (stop the trainer, push, return `segment-saved`). */
+  signal: AbortSignal;
+  /** Files whose sha256 join the run fingerprint. @default [] */
+  fingerprintFiles?: string[];
+  /**
+   * Values never shown nor stored as themselves (e.g. the resolved Hub token): in the "launched trainer" line they
+   * read `hf_***`, in soup_run.json `sha256:<hex>`; token-shaped argv values (`hf_` + 30 or more alphanumerics) too.
+   * @default []
+   */
+  secrets?: ReadonlyArray<string | null>;
+  /** The one-writer lease on the store (see acquireLease): its TTL, or null to take none. @default 600000 (10 min) */
+  leaseTtlMs?: number | null;
+  /** Squash the Hub repo's history after each prune, so pruned bytes are freed. @default false */
+  squashHistory?: boolean;
+  /** `auto` resumes this run (walking back past a corrupt checkpoint); `never` refuses a store that holds checkpoints; `force` continues another command's run. @default 'auto' */
+  resume?: 'auto' | 'never' | 'force';
+  /** A number, `auto` (the run's recorded size, else `probeBatchSize`), or null for none. @default null */
+  batchSize?: number | 'auto' | null;
+  /** Finds a batch size for `auto` when the run has none recorded. */
+  probeBatchSize?: () => Promise<number>;
+  /** The run's horizon in steps (fills {max_steps}; a run is complete only at or past it). @default null (trainer_state.json's max_steps) */
+  horizon?: number | null;
+  /** @default 'checkpoint-*' */
+  checkpointGlob?: string;
+  stepRegex?: RegExp;
+  /** @default 'trainer_state.json' */
+  completeFile?: string;
+  /** @default 10000 */
+  settleMs?: number;
+  /** @default 120000 */
+  graceMs?: number;
+  /** @default 1000 */
+  pollMs?: number;
+  /** @default null */
+  timeLimitMs?: number | null;
+  /** @default 'SIGTERM' */
+  stopSignal?: NodeJS.Signals;
+  /** Folder pushed as final/ (absolute). @default null (top of outputDir, else the newest checkpoint) */
+  finalDir?: string | null;
+  /** @default 3 */
+  keepRemote?: number;
+  /** Niceness of this process once the trainer runs. @default 10 */
+  pushNice?: number;
+  /** Turns a resume refusal into the caller's error (e.g. one that explains what changed). */
+  refusal?: (err: unknown, run: string) => Promise<never>;
+  /** Every line worth telling a person (warnings with `level: 'warn'`). @default none */
+  onEvent?: (e: SuperviseEvent) => void;
+  /** The trainer's stdout. @default dropped */
+  onStdout?: (chunk: string) => void;
+  /** The trainer's stderr (its last lines also name a failure). @default dropped */
+  onStderr?: (chunk: string) => void;
+  /** When the session started (`timeLimitMs` counts from it). @default Date.now() at the call */
+  startedAtMs?: number;
+}
+
+/** How the session ended. */
+export type SuperviseOutcome =
+  | { outcome: 'complete'; run: string; step: number; pathInRepo: string; launched: boolean; evidence: 'horizon-reached' | 'trainer-done' | 'store' }
+  | {
+      outcome: 'segment-saved';
+      run: string;
+      /** Step the store points at after this session (null: nothing yet). */
+      step: number | null;
+      stopReason: string;
+      trainerExit: number | null;
+      trainerKilled: boolean;
+      /** Set when the trainer exited 0 before its horizon. */
+      horizon: { step: number | null; horizon: number } | null;
+    }
+  | { outcome: 'trainer-failed'; run: string; exitCode: number; trainerError: string | null; pushedStep: number | null; message: string }
+  | { outcome: 'not-launched'; run: string };
+
+/** What every outcome also says about the session (for one result shape across commands). */
+export interface SessionFacts {
+  /** Step this session resumed from; null for a fresh start (or when it never got that far). */
+  startStep: number | null;
+  /** Steps this session pushed and pointed to, in order. */
+  pushedSteps: number[];
+  /** The `{batch_size}` the trainer got; null when the command has none. */
+  batchSize: number | null;
+  /** Where that size came from: the flag, this run's first session (soup_run.json), or a probe. */
+  batchSource: 'flag' | 'checkpoint' | 'probe' | null;
+}
+
+const q = (a: string): string => (/\s/.test(a) || a === '' ? JSON.stringify(a) : a);
+
+function fmt(ms: number): string {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : `${m}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+/** Error thrown from a push's `verified` phase: the folder changed while it was pushed, so the pointer must not move. */
+class ChangedDuringPush extends Error {}
+
+/**
+ * Supervises one session of the user's trainer. Rules (each acted on only with its evidence):
+ * - complete checkpoint: see {@link createCheckpointWatcher}; and what was pushed equals what is on disk
+ *   when the push ends (names, sizes, mtimes), else the pointer does not move and it is pushed again once settled;
+ * - this run's checkpoint: appeared or changed after launch, or the one pulled for this session;
+ * - complete run: exit 0, no signal seen, and the horizon reached when one is known (see {@link judgeHorizon});
+ * - on any trainer exit the newest complete checkpoint newer than the pointer is pushed first.
+ */
+export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome & SessionFacts> {
+  const t0 = o.startedAtMs ?? Date.now();
+  const emit = (type: SuperviseEvent['type'], line: string, extra: Partial<SuperviseEvent> = {}): void =>
+    o.onEvent?.({ type, level: type === 'warning' || type === 'push-failed' || type === 'leftovers' ? 'warn' : 'info', line, ...extra });
+  const say = (line: string): void => emit('info', line);
+  const warn = (line: string): void => emit('warning', line);
+  if (o.argv.length === 0) throw new SupervisorUsageError('argv', 'the trainer command is empty: pass it after --, e.g. python train.py --output_dir {output_dir}');
+  const stopSignal = o.stopSignal ?? 'SIGTERM';
+  if (!STOP_SIGNALS.includes(stopSignal)) throw new SupervisorUsageError('stopSignal', `--stop-signal ${stopSignal}: expected one of ${STOP_SIGNALS.join(', ')}`);
+  const settleMs = o.settleMs ?? 10_000;
+  const graceMs = o.graceMs ?? 120_000;
+  const pollMs = o.pollMs ?? 1000;
+  const keepRemote = o.keepRemote ?? 3;
+  const horizon = o.horizon ?? null;
+  const used = placeholdersIn(o.argv);
+  if (used.has('{max_steps}') && horizon === null) throw new SupervisorUsageError('horizon', 'the trainer command uses {max_steps}: pass --horizon N (the run\'s total steps)');
+  if (used.has('{batch_size}') && (o.batchSize ?? null) === null) throw new SupervisorUsageError('batchSize', 'the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
+  const storeName = o.storeName ?? o.store.description;
+  const show = (p: string): string => relative(o.cwd, p) || '.';
+  const { store } = o;
+
+  // 1. Identity and stale guard.
+  const secrets = o.secrets ?? [];
+  const identity = identityOf(o.argv, o.fingerprintFiles ?? [], o.cwd, secrets);
+  const fingerprint = supervisedFingerprint(identity);
+  // One writer per store: refused here (LeaseHeldError names the holder), before anything is written or launched.
+  const lease: StoreLease | null = o.leaseTtlMs === null ? null : await acquireLease({ store, run: fingerprint, ttlMs: o.leaseTtlMs ?? 600_000, logger: { warn } });
+  const squash = o.squashHistory === true ? { squashHistory: true } : {};
+  const leased = lease ? { lease } : {};
+  try {
+    return await underLease();
+  } finally {
+    await lease?.release();
+  }
+
+  async function underLease(): Promise<SuperviseOutcome & SessionFacts> {
+    const force = o.resume === 'force';
+    let record = await readRunRecord(store);
+    let runId = fingerprint;
+    if (o.resume === 'never' && ((await store.readFile({ path: 'latest.json' })) !== null || (await store.list({ prefix: 'ckpt' })).length > 0)) {
+      throw new SupervisorUsageError('resume', `${storeName} already holds checkpoints; --resume never would overwrite them: pass another --repo, or --resume auto`);
+    }
+    if (record !== null) {
+      if (record.run === fingerprint || record.accepted.includes(fingerprint)) runId = record.run;
+      else if ((await store.readFile({ path: 'latest.json' })) === null && (await store.list({ prefix: 'ckpt' })).length === 0) {
+        say(`soup: ${storeName} holds no checkpoint of run ${record.run} (${describeIdentityChange(record.identity, identity).join('; ') || 'another command'}): starting run ${fingerprint} there`);
+        record = null;
+      } else {
+        const changes = describeIdentityChange(record.identity, identity);
+        const what = changes.length > 0 ? changes.join('; ') : 'the fingerprint differs';
+        if (!force) {
+          throw new StaleRecordError(
+            `resume refused as stale: ${storeName} holds run ${record.run}, not this command's ${fingerprint}: ${what}. ` +
+              'A changed run needs its own checkpoints: pass a new --repo, restore the old command, or pass --resume force to continue that run anyway.',
+          );
+        }
+        warn(`--resume force: continuing run ${record.run} although ${what}; this command is now accepted as the same run`);
+        record = { ...record, accepted: [...record.accepted, fingerprint], identity };
+        await writeRunRecord(store, record);
+        runId = record.run;
+      }
+    }
+
+    // 2. One supervisor per output folder.
+    const lock = acquireOutputLock({
+      dir: o.outputDir,
+      onStale: (old) => warn(`${show(join(o.outputDir, '.soup-run.lock'))}: an earlier soup run (pid ${old.pid}, started ${old.started_at}) ended without releasing it; taking it over`),
+    });
+    const facts: SessionFacts = { startStep: null, pushedSteps: [], batchSize: null, batchSource: null };
+    try {
+      return { ...(await supervised()), ...facts };
+    } finally {
+      lock.release();
+    }
+
+    async function supervised(): Promise<SuperviseOutcome> {
+      // 3. Resume.
+      let resumed: SupervisedResume;
+      const pull = async (): Promise<SupervisedResume> => {
+        const t = Date.now();
+        const r = await resumeSupervised({ store, run: runId, outputDir: o.outputDir, signal: o.signal, log: (l) => say(`soup: ${l}`) });
+        if (r.outcome !== 'resume') return r;
+        for (const s of r.skipped) warn(`${s.pathInRepo} (step ${s.step}) does not verify or pull cleanly: ${s.problems.slice(0, 2).join('; ')}`);
+        if (r.via === 'fallback') {
+          warn(`falling back to ${r.pathInRepo} (step ${r.step}), the newest checkpoint that verifies and pulls cleanly${r.previousStep !== null ? ` (latest.json names step ${r.previousStep})` : ''}`);
+        } else if (r.via === 'newer-verified') {
+          say(`soup: ${r.pathInRepo} (step ${r.step}) was verified after latest.json last moved (step ${r.previousStep}): resuming from it`);
+        }
+        facts.startStep = r.step;
+        emit('resumed', `soup: pulled ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, every sha256 checked) into ${show(r.dir)} in ${Date.now() - t} ms`, { step: r.step });
+        return r;
+      };
+      try {
+        resumed = await pull();
+      } catch (err) {
+        if (err instanceof StaleRunError && force) {
+          warn(`--resume force: ${storeName} holds run ${err.pointerRun} (step ${err.pointerStep}) with no soup_run.json; continuing it as this run`);
+          runId = err.pointerRun;
+          resumed = await pull();
+        } else if (o.refusal) {
+          return o.refusal(err, runId);
+        } else {
+          throw err;
+        }
+      }
+      if (resumed.outcome === 'complete') {
+        say(`run ${runId} is complete: ${storeName} ${resumed.pathInRepo}/ holds step ${resumed.step}; nothing to launch`);
+        return { outcome: 'complete', run: runId, step: resumed.step, pathInRepo: resumed.pathInRepo, launched: false, evidence: 'store' };
+      }
+
+      // 4. Batch size.
+      let batchSize: number | null = null;
+      const batchOpt = o.batchSize ?? null;
+      if (batchOpt !== null) {
+        if (batchOpt !== 'auto') batchSize = batchOpt;
+        if (record?.batch_size != null && batchOpt === 'auto') {
+          batchSize = record.batch_size;
+          say(`batch size ${batchSize} (chosen by this run's first session, kept so the run computes the same numbers)`);
+        } else if (record?.batch_size != null && batchSize !== record.batch_size) {
+          warn(`--batch-size ${batchSize} differs from the ${record.batch_size} this run started with: the resumed run will not match an uninterrupted one`);
+        }
+        if (batchSize === null) {
+          if (!o.probeBatchSize) throw new SupervisorUsageError('batchSize', '--batch-size auto needs a probe (probeBatchSize) when the run has no recorded size');
+          batchSize = await o.probeBatchSize();
+        }
+      }
+      facts.batchSize = batchSize;
+      facts.batchSource = batchOpt === null ? null : batchOpt !== 'auto' ? 'flag' : record?.batch_size != null && batchSize === record.batch_size ? 'checkpoint' : 'probe';
+      if (record === null || (batchSize !== null && record.batch_size === null)) {
+        const next: RunRecord = { format: 'soup-run/1', run: runId, identity, accepted: record?.accepted ?? [], batch_size: batchSize };
+        record = next;
+        await writeRunRecord(store, next);
+      }
+
+      // 5. Launch, watch, push.
+      const resumeFrom = resumed.outcome === 'resume' ? resumed.resumeFrom : null;
+      const resumedStep = resumed.outcome === 'resume' ? resumed.step : -1;
+      const placeholders = { batchSize, outputDir: o.outputDir, resumeFrom, maxSteps: horizon };
+      const childArgv = expandArgv(o.argv, placeholders);
+      if (!used.has('{output_dir}') && !o.outputDirGiven) {
+        warn(
+          `the trainer command has no {output_dir}: soup watches ${show(o.outputDir)} (the default), and only checkpoints that appear there are pushed; ` +
+            'put {output_dir} where the trainer takes its output folder, or pass --output-dir with the folder it writes',
+        );
+      }
+      const watcher = createCheckpointWatcher({
+        dir: o.outputDir,
+        glob: o.checkpointGlob ?? 'checkpoint-*',
+        ...(o.stepRegex ? { stepRegex: o.stepRegex } : {}),
+        completeFile: o.completeFile ?? 'trainer_state.json',
+        settleMs,
+      });
+      const leftovers = watcher.markLaunch({ pulled: resumed.outcome === 'resume' ? basename(resumed.dir) : null });
+      if (leftovers.length > 0) {
+        const names = leftovers.map((c) => c.name);
+        emit(
+          'leftovers',
+          `${show(o.outputDir)} already holds ${names.length === 1 ? 'a checkpoint' : `${names.length} checkpoints`} from before this launch (${names.slice(0, 6).join(', ')}${names.length > 6 ? ', …' : ''}): ` +
+            'not this run\'s, never pushed (unless the trainer rewrites them); use a fresh --output-dir, or delete them',
+        );
+      }
+
+      // Staging: a file checkpoint is pushed as a folder holding the file and a record naming it.
+      const stageDirs = new Set<string>();
+      const stage = (c: WatchedCheckpoint): string => {
+        if (c.kind === 'dir') return c.path;
+        const dir = join(o.outputDir, `.soup-stage-${process.pid}-${c.step}`);
+        rmSync(dir, { recursive: true, force: true });
+        mkdirSync(dir, { recursive: true });
+        try {
+          linkSync(c.path, join(dir, c.name));
+        } catch {
+          copyFileSync(c.path, join(dir, c.name));
+        }
+        writeFileSync(join(dir, FILE_CHECKPOINT_RECORD), `${JSON.stringify({ file: c.name })}\n`);
+        stageDirs.add(dir);
+        return dir;
+      };
+      // What each push started from, by step: the source path and its signature then.
+      const pushing = new Map<number, { source: string; sig: string }>();
+      const jobs = new Map<string, { source: string; sig: string }>();
+      const onPhase = (e: PushPhaseEvent): void => {
+        const src = pushing.get(e.step);
+        if (!src) return;
+        if (e.phase === 'hash') say(`soup: pushing ${e.pathInRepo} (step ${e.step})…`);
+        if (e.phase === 'verified') {
+          const now = signatureOf(src.source).sig;
+          if (now !== src.sig) {
+            throw new ChangedDuringPush(`${show(src.source)} changed while it was pushed (names, sizes or mtimes differ from when the push began): the pointer stays, and it is pushed again once it settles`);
+          }
+        }
+      };
+      const queue = createPushQueue({
+        store,
+        run: runId,
+        afterStep: resumedStep,
+        keepRemote,
+        ...leased,
+        ...squash,
+        onPushed: (r) => (facts.pushedSteps.push(r.step), emit('pushed', `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${fmt(r.timings.totalMs)}`, { step: r.step })),
+        onError: (err, job) => {
+          const e = err as Error;
+          if (lastOffer?.step === job.step && !(e instanceof ChangedDuringPush)) lastOffer = null;
+          if (/^superseded by step/.test(e.message)) return;
+          emit('push-failed', e instanceof ChangedDuringPush ? `push of step ${job.step} not pointed to: ${e.message}` : `push of step ${job.step} failed: ${e.message}`, { step: job.step });
+        },
+        onPhase,
+      });
+      // The last offer (a step is offered again only when its files changed after a failed push).
+      let lastOffer: { step: number; sig: string } | null = null;
+      const offer = (c: WatchedCheckpoint): void => {
+        if (c.step <= queue.pushedStep) return;
+        if (lastOffer !== null && (c.step < lastOffer.step || (c.step === lastOffer.step && c.signature === lastOffer.sig))) return;
+        if (queue.current?.step === c.step) return; // its push is still running: judged when it ends
+        lastOffer = { step: c.step, sig: c.signature };
+        const dir = stage(c);
+        const job: PushJob = { step: c.step, dir };
+        const src = { source: c.path, sig: c.signature };
+        jobs.set(dir, src);
+        pushing.set(c.step, src);
+        queue.offer(job);
+      };
+      let ending = false;
+      const offerNewest = (asOfMs: number, trainerExited: boolean): WatchedCheckpoint | null => {
+        watcher.scan(Date.now());
+        const c = watcher.newestComplete({ asOfMs, trainerExited });
+        if (c) {
+          offer(c.checkpoint);
+          if (ending && queue.abortSuperseded()) say(`soup: a newer checkpoint (step ${c.checkpoint.step}) superseded the push in flight: aborted it`);
+        }
+        return c?.checkpoint ?? null;
+      };
+
+      if (o.signal.aborted) return { outcome: 'not-launched', run: runId };
+      const resumedLine = resumed.outcome === 'resume' ? `resuming from step ${resumed.step}` : 'fresh start';
+      say(`run ${runId}: ${resumedLine}; checkpoints in ${show(o.outputDir)} pushed to ${storeName}`);
+      const child = await startTrainer({
+        argv: childArgv,
+        env: trainerEnv(o.env, placeholders),
+        cwd: o.cwd,
+        onStdout: (d) => o.onStdout?.(d),
+        onStderr: (d) => o.onStderr?.(d),
+      }).catch((err: NodeJS.ErrnoException) => {
+        throw new SupervisorUsageError('argv', `cannot start the trainer ${JSON.stringify(childArgv[0])}: ${err.code ?? err.message}`, { cause: err });
+      });
+      lock.setTrainer(child.pid);
+      emit('launched', `soup: launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets }).map(q).join(' ')}`, { pid: child.pid });
+
+      const nice = o.pushNice ?? 10;
+      if (nice > 0) lowerOwnPriority(nice);
+
+      let stopReason: string | null = null;
+      const poll = setInterval(() => offerNewest(Date.now(), false), pollMs);
+      let limitTimer: NodeJS.Timeout | undefined;
+      const stopped = new Promise<void>((resolveStop) => {
+        if (o.signal.aborted) resolveStop();
+        o.signal.addEventListener('abort', () => resolveStop(), { once: true });
+        const limit = o.timeLimitMs ?? null;
+        if (limit !== null) limitTimer = setTimeout(() => resolveStop(), Math.max(0, limit - (Date.now() - t0)));
+      }).then(() => {
+        stopReason ??= o.signal.aborted ? `signal${signalName(o.signal.reason)}` : `time limit ${fmt(o.timeLimitMs ?? 0)}`;
+      });
+      let end: TrainerExit & { killed: boolean };
+      try {
+        const first = await Promise.race([child.exited.then(() => 'exited' as const), stopped.then(() => 'stop' as const)]);
+        if (first === 'stop' && !child.done) {
+          ending = true;
+          emit('stopping', `soup: ${stopReason!.startsWith('signal') ? `session ending (${stopReason})` : `${stopReason} reached`}: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`);
+          end = await child.stop({ signal: stopSignal, graceMs });
+          if (end.killed) warn(`the trainer did not exit within --grace ${fmt(graceMs)}: killed it (SIGKILL)`);
+        } else {
+          end = { ...(await child.exited), killed: false };
+        }
+      } finally {
+        clearInterval(poll);
+        clearTimeout(limitTimer);
+      }
+      ending = true;
+      if (stopReason === null && end.code === null && (end.signal === 'SIGTERM' || end.signal === 'SIGINT' || end.signal === 'SIGHUP')) {
+        stopReason = `the trainer got ${end.signal} from outside`;
+      }
+      const exitAt = Date.now();
+      const stoppedEarly = stopReason !== null;
+
+      // 6. Whatever the exit: the newest complete checkpoint newer than the pointer is pushed first. A folder
+      // with its marker counts once the trainer is gone (unless soup had to SIGKILL it); one without a
+      // marker only if it had settled before the exit.
+      const pushNewest = async (): Promise<void> => {
+        offerNewest(exitAt, !end.killed);
+        await queue.drain();
+        const last = queue.failures.at(-1);
+        if (last && last.job.step > queue.pushedStep && !(last.error instanceof ChangedDuringPush)) {
+          const src = jobs.get(last.job.dir);
+          if (src && signatureOf(src.source).sig === src.sig) {
+            warn(`retrying the push of step ${last.job.step}`);
+            pushing.set(last.job.step, src);
+            queue.offer(last.job);
+            await queue.drain();
+          }
+        }
+      };
+      try {
+        await pushNewest();
+      } finally {
+        for (const d of stageDirs) rmSync(d, { recursive: true, force: true });
+      }
+      const pushedStep = queue.results.length > 0 ? Math.max(...queue.results.map((r) => r.step)) : null;
+      const pointerStep = pushedStep ?? (resumedStep >= 0 ? resumedStep : null);
+
+      if (!stoppedEarly && end.code !== 0) {
+        const code = end.code ?? 128 + (end.signal ? (constants.signals[end.signal] ?? 0) : 0);
+        const why = trainerErrorLine(end.stderrTail);
+        const saved = pushedStep !== null ? `pushed step ${pushedStep}; the store points at it` : pointerStep !== null ? `nothing new was pushed; the store still points at step ${pointerStep}` : 'no checkpoint was pushed';
+        const message = `soup: the trainer failed with ${end.code !== null ? `exit code ${end.code}` : `signal ${end.signal}`}${why ? `: ${why}` : ''}; ${saved}; no final pushed`;
+        return { outcome: 'trainer-failed', run: runId, exitCode: code, trainerError: why, pushedStep, message };
+      }
+
+      if (stoppedEarly) {
+        const where = pointerStep !== null ? `step ${pointerStep} is saved in ${storeName}` : 'no complete checkpoint yet: the next session starts from the beginning';
+        say(`soup: segment saved (${stopReason}): ${where}; run the same command again to continue`);
+        return { outcome: 'segment-saved', run: runId, step: pointerStep, stopReason: stopReason!, trainerExit: end.code, trainerKilled: end.killed, horizon: null };
+      }
+
+      // 7. Exit 0 with no signal seen: complete only with the horizon reached (when one is known).
+      watcher.scan(Date.now());
+      const newest = watcher.newestComplete({ asOfMs: exitAt, trainerExited: true })?.checkpoint ?? null;
+      const states: TrainerStateSteps[] = [readTrainerState(o.outputDir)];
+      if (newest?.kind === 'dir') states.push(readTrainerState(newest.path));
+      if (o.finalDir) states.push(readTrainerState(o.finalDir));
+      const verdict = judgeHorizon({ states, checkpointStep: newest?.step ?? null, horizon });
+      if (!verdict.complete) {
+        const reached = verdict.step === null ? 'at an unknown step' : `at step ${verdict.step}`;
+        const reason = `the trainer exited 0 ${reached}, before its horizon of ${verdict.horizon} steps`;
+        const where = pointerStep !== null ? `step ${pointerStep} is saved in ${storeName}` : 'no complete checkpoint yet: the next session starts from the beginning';
+        warn(`${reason}: not complete, no final/ and no terminal pointer (the horizon comes from ${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`);
+        say(`soup: segment saved (${reason}): ${where}; run the same command again to continue`);
+        return { outcome: 'segment-saved', run: runId, step: pointerStep, stopReason: reason, trainerExit: 0, trainerKilled: false, horizon: { step: verdict.step, horizon: verdict.horizon } };
+      }
+      const glob = globToRegExp(o.checkpointGlob ?? 'checkpoint-*');
+      const fin = stageFinal({ outputDir: o.outputDir, finalDir: o.finalDir ?? null, newest, isCheckpoint: (n) => glob.test(n) });
+      try {
+        const step = Math.max(pushedStep ?? -1, resumedStep, fin.step ?? -1, verdict.step ?? -1, 0);
+        const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote, ...leased, ...squash });
+        say(`soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`);
+        return { outcome: 'complete', run: runId, step, pathInRepo: res.pathInRepo, launched: true, evidence: verdict.evidence };
+      } finally {
+        fin.cleanup();
+      }
+    }
+  }
+}
+
+/** A stored run record belongs to another command (code SOUP_SUPERVISOR_RESUME_REFUSED). */
+export class StaleRecordError extends Error {
+  override readonly name = 'StaleRecordError';
+  readonly code = 'SOUP_SUPERVISOR_RESUME_REFUSED' as const;
+}
+
+function signalName(reason: unknown): string {
+  const sig = typeof reason === 'object' && reason !== null ? (reason as { signal?: unknown }).signal : undefined;
+  return typeof sig === 'string' ? ` ${sig}` : '';
+}
+
+/** Renices every thread of this process (on Linux a niceness is per thread: main, libuv pool, V8 helpers). */
+function lowerOwnPriority(nice: number): void {
+  let tids: number[] = [0];
+  try {
+    tids = readdirSync('/proc/self/task').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  } catch {
+    // not Linux: the main thread only
+  }
+  for (const tid of tids) {
+    try {
+      setPriority(tid, nice);
+    } catch {
+      // not permitted, or the thread is gone
+    }
+  }
+}

@@ -1,0 +1,199 @@
+// Watching a trainer's output folder for checkpoints, and deciding when one is complete and this run's.
+import { readdirSync, statSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { isWholeZip } from './whole-zip';
+
+/** Options of {@link createCheckpointWatcher}. */
+export interface CheckpointWatcherOptions {
+  /** The trainer's output folder ({output_dir}). */
+  dir: string;
+  /** Which entries of `dir` are checkpoints (`*` and `?` wildcards, no `/`). @default 'checkpoint-*' */
+  glob?: string;
+  /** Pulls the step out of an entry's name: the first capture group. @default the last number in the name */
+  stepRegex?: RegExp;
+  /** File a checkpoint folder must hold to count ('' for none). @default 'trainer_state.json' */
+  completeFile?: string;
+  /** A checkpoint unchanged this long is complete. */
+  settleMs: number;
+}
+
+/** One checkpoint the watcher sees. */
+export interface WatchedCheckpoint {
+  step: number;
+  /** Absolute path of the folder (or file). */
+  path: string;
+  name: string;
+  kind: 'dir' | 'file';
+  /** Whether `completeFile` is there (false for a file, and for a folder when `completeFile` is ''). */
+  marker: boolean;
+  /** Since when (ms, the `now` of `scan`) its file list, sizes and mtimes have not changed. */
+  stableSinceMs: number;
+  /** File list, sizes and mtimes, as one string. */
+  signature: string;
+  /** Whether it appeared or changed after {@link CheckpointWatcher.markLaunch} (or is the one soup pulled). */
+  thisRun: boolean;
+}
+
+/** Why a checkpoint counts as complete. */
+export type CompleteReason = 'settled' | 'newer-appeared' | 'trainer-exited';
+
+/** Tracks checkpoint entries across scans. */
+export interface CheckpointWatcher {
+  /**
+   * Records what is there now: entries present at launch (and unchanged since) are never this run's,
+   * except `pulled` (the checkpoint soup pulled for this session). Returns the leftovers, oldest first.
+   */
+  markLaunch(p?: { pulled?: string | null }): WatchedCheckpoint[];
+  /** Reads the folder (at time `nowMs`) and returns every checkpoint entry, oldest step first. */
+  scan(nowMs: number): WatchedCheckpoint[];
+  /**
+   * The newest complete checkpoint of this run as of the last scan. A folder with its marker file is
+   * complete once unchanged for `settleMs` as of `asOfMs`, or once an entry with a higher step exists,
+   * or once the trainer exited by itself (`trainerExited`). Without a marker (a file checkpoint, or
+   * `completeFile: ''`) only settling counts, measured at `asOfMs`: a trainer's exit proves nothing, except
+   * for a file checkpoint that is a whole zip archive (torch.save, Lightning), see {@link isWholeZip}.
+   */
+  newestComplete(p: { asOfMs: number; trainerExited: boolean }): { checkpoint: WatchedCheckpoint; reason: CompleteReason } | null;
+}
+
+/** `*` / `?` glob → anchored regex on one name. */
+export function globToRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${body}$`);
+}
+
+/** The step of a name: the regex's first group, or the last run of digits. */
+export function stepOfName(name: string, re?: RegExp): number | null {
+  const m = re ? re.exec(name) : /(\d+)(?!.*\d)/.exec(name);
+  const digits = m?.[1] ?? (re ? m?.[0] : undefined);
+  if (digits === undefined || !/^\d+$/.test(digits)) return null;
+  const n = Number(digits);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** A folder's (or file's) file list, sizes and mtimes as one string, and its newest mtime. */
+export function signatureOf(path: string, st?: Stats): { sig: string; newestMtimeMs: number } {
+  let s0: Stats;
+  try {
+    s0 = st ?? statSync(path);
+  } catch {
+    return { sig: 'gone', newestMtimeMs: 0 };
+  }
+  if (!s0.isDirectory()) return { sig: `${s0.size}:${s0.mtimeMs}`, newestMtimeMs: s0.mtimeMs };
+  const parts: string[] = [];
+  let newest = s0.mtimeMs;
+  const walk = (dir: string, rel: string): void => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      parts.push(`${rel}:gone`);
+      return;
+    }
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = join(dir, e.name);
+      try {
+        const s = statSync(p);
+        newest = Math.max(newest, s.mtimeMs);
+        if (s.isDirectory()) walk(p, `${rel}${e.name}/`);
+        else parts.push(`${rel}${e.name}:${s.size}:${s.mtimeMs}`);
+      } catch {
+        parts.push(`${rel}${e.name}:gone`);
+      }
+    }
+  };
+  walk(path, '');
+  return { sig: parts.join('|'), newestMtimeMs: newest };
+}
+
+/**
+ * Watches `{output_dir}` by polling (the caller calls `scan`): each checkpoint's file list, sizes and
+ * modification times make its signature; a signature that has not changed for `settleMs` is settled.
+ * Entries whose name starts with `.` (temp folders) are ignored.
+ */
+export function createCheckpointWatcher(opts: CheckpointWatcherOptions): CheckpointWatcher {
+  const match = globToRegExp(opts.glob ?? 'checkpoint-*');
+  const marker = opts.completeFile ?? 'trainer_state.json';
+  const seen = new Map<string, { sig: string; stableSinceMs: number }>();
+  // name → signature at launch (null before markLaunch: everything counts, as a library caller may want).
+  let atLaunch: Map<string, string> | null = null;
+  let pulled: string | null = null;
+  let last: WatchedCheckpoint[] = [];
+
+  const read = (nowMs: number, track: boolean): WatchedCheckpoint[] => {
+    let names: string[];
+    try {
+      names = readdirSync(opts.dir);
+    } catch {
+      names = [];
+    }
+    const out: WatchedCheckpoint[] = [];
+    const present = new Set<string>();
+    for (const name of names) {
+      if (name.startsWith('.') || !match.test(name)) continue;
+      const step = stepOfName(name, opts.stepRegex);
+      if (step === null) continue;
+      const path = join(opts.dir, name);
+      let st: Stats;
+      try {
+        st = statSync(path);
+      } catch {
+        continue;
+      }
+      const kind = st.isDirectory() ? 'dir' : 'file';
+      const { sig, newestMtimeMs } = signatureOf(path, st);
+      present.add(name);
+      const prev = seen.get(name);
+      // First sight: it has been stable at least since its newest mtime.
+      const stableSinceMs = prev && prev.sig === sig ? prev.stableSinceMs : prev ? nowMs : Math.min(nowMs, newestMtimeMs);
+      if (track) seen.set(name, { sig, stableSinceMs });
+      let hasMarker = false;
+      if (kind === 'dir' && marker !== '') {
+        try {
+          hasMarker = statSync(join(path, marker)).isFile();
+        } catch {
+          hasMarker = false;
+        }
+      }
+      const thisRun = atLaunch === null || name === pulled || atLaunch.get(name) !== sig;
+      out.push({ step, path, name, kind, marker: hasMarker, stableSinceMs, signature: sig, thisRun });
+    }
+    if (track) for (const k of [...seen.keys()]) if (!present.has(k)) seen.delete(k);
+    return out.sort((a, b) => a.step - b.step);
+  };
+
+  return {
+    markLaunch(p = {}) {
+      pulled = p.pulled ?? null;
+      const now = Date.now();
+      const all = read(now, true);
+      atLaunch = new Map(all.map((c) => [c.name, c.signature]));
+      last = read(now, false);
+      return last.filter((c) => !c.thisRun);
+    },
+    scan(nowMs) {
+      last = read(nowMs, true);
+      return last;
+    },
+    newestComplete({ asOfMs, trainerExited }) {
+      const mine = last.filter((c) => c.thisRun);
+      const maxStep = mine.reduce((m, c) => Math.max(m, c.step), -1);
+      for (let i = mine.length - 1; i >= 0; i--) {
+        const c = mine[i]!;
+        const settled = asOfMs - c.stableSinceMs >= opts.settleMs;
+        if (c.kind === 'dir' && marker !== '') {
+          if (!c.marker) continue;
+          if (trainerExited) return { checkpoint: c, reason: 'trainer-exited' };
+          if (c.step < maxStep) return { checkpoint: c, reason: 'newer-appeared' };
+          if (settled) return { checkpoint: c, reason: 'settled' };
+        } else if (settled) {
+          return { checkpoint: c, reason: 'settled' };
+        } else if (trainerExited && c.kind === 'file' && isWholeZip(c.path)) {
+          // torch.save / Lightning: a zip whose end record is in place was written to its end.
+          return { checkpoint: c, reason: 'trainer-exited' };
+        }
+      }
+      return null;
+    },
+  };
+}
