@@ -20,9 +20,8 @@ import { showLossPlot } from '../_show-plot';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { emptyResult, printResult, type RunResult } from '../_result';
 import type { SoupConfig } from '../validate-config';
-import { readMicroSessions, type MicroSession, type OomStepDown } from '../_micro-sessions';
+import { readMicroSessions, type MicroSession } from '../_micro-sessions';
 import { describePeak, microBatchesOf, sessionPeak, startMicro } from '../_train-micro';
-import type { SessionPeakReport } from '../_session-peak';
 
 /** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */
 export type RunJson = RunResult;
