@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { NODE_TRAINER, pointerOf, PYTHON, soupEnv, soupRun, TORCH_TRAINER, torchMissing } from './_run-test-helpers';
+import { NODE_TRAINER, pointerOf, PYTHON, soupEnv, soupRun, soupRunUntil, TORCH_TRAINER, torchMissing } from './_run-test-helpers';
 
 const FILE_OPTIONS = ['--repo', 'file://store', '--output-dir', 'out', '--checkpoint-glob', 'epoch=*.ckpt', '--horizon', '60', '--settle', '600ms', '--poll', '100ms'];
 
@@ -31,7 +31,7 @@ function nodeModelSha(file: string): string {
   throw new Error(`${file}: no model.safetensors in the zip`);
 }
 
-async function twoSessions(p: { argv: string[]; env: NodeJS.ProcessEnv; cwd: string; firstLimit: string; modelSha: (file: string) => Promise<string> | string }): Promise<void> {
+async function twoSessions(p: { argv: string[]; env: NodeJS.ProcessEnv; cwd: string; modelSha: (file: string) => Promise<string> | string }): Promise<void> {
   const { cwd } = p;
   // The reference: the same trainer alone, uninterrupted.
   const refOut = join(cwd, 'reference-out');
@@ -40,7 +40,11 @@ async function twoSessions(p: { argv: string[]; env: NodeJS.ProcessEnv; cwd: str
   expect(ref.code, ref.stderr).toBe(0);
   const refSha = await p.modelSha(newestCkpt(refOut));
 
-  const s1 = await soupRun(cwd, [...FILE_OPTIONS, '--time-limit', p.firstLimit], p.argv, p.env);
+  // Session 1 ends (SIGTERM, as a scheduler ends it) once soup has pushed a checkpoint: however fast the machine,
+  // the session ends mid-run (a --time-limit could outlast the whole run on an idle machine).
+  const first = await soupRunUntil(cwd, FILE_OPTIONS, p.argv, p.env, /pushed ckpt\/checkpoint-\d+/);
+  first.child.kill('SIGTERM');
+  const s1 = await first.exited;
   expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
   const saved = pointerOf(join(cwd, 'store'));
   expect(saved, s1.stdout + s1.stderr).not.toBeNull();
@@ -65,19 +69,19 @@ describe('[slow] soup run with file checkpoints (Lightning layout)', { timeout: 
   it('Node twin: session 1 pushes epoch=0-step=N.ckpt, session 2 resumes from the file on an empty disk, final bit-identical', async () => {
     const cwd = useTempDir('soup-run-files-');
     const argv = [process.execPath, NODE_TRAINER, '--output_dir', '{output_dir}', '--max_steps', '{max_steps}', '--save_steps', '10', '--checkpoint_format', 'file', '--resume_from_checkpoint', '{resume_from}'];
-    await twoSessions({ argv, cwd, env: soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '80' }), firstLimit: '4s', modelSha: nodeModelSha });
+    await twoSessions({ argv, cwd, env: soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '80' }), modelSha: nodeModelSha });
   });
 
   it.skipIf(missing !== null)('PyTorch twin: torch.save .ckpt files, two sessions, final weights bit-identical', async () => {
     const cwd = useTempDir('soup-run-files-torch-');
     const argv = [PYTHON, TORCH_TRAINER, '--output_dir', '{output_dir}', '--per_device_train_batch_size', '8', '--max_steps', '{max_steps}', '--save_steps', '10', '--checkpoint_format', 'file', '--resume_from_checkpoint', '{resume_from}'];
-    const env = { ...soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '80' }), OPENBLAS_CORETYPE: undefined, OPENBLAS_L2_SIZE: undefined };
+    const env = { ...soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '150' }), OPENBLAS_CORETYPE: undefined, OPENBLAS_L2_SIZE: undefined };
     const modelSha = async (file: string): Promise<string> => {
       const code = 'import sys, hashlib, torch\ns = torch.load(sys.argv[1])["model"]\nh = hashlib.sha256()\nfor k in sorted(s): h.update(k.encode()); h.update(s[k].contiguous().numpy().tobytes())\nprint(h.hexdigest())';
       const r = await runProcess(PYTHON, ['-c', code, file], { timeoutMs: 120_000 });
       expect(r.code, r.stderr).toBe(0);
       return r.stdout.trim();
     };
-    await twoSessions({ argv, cwd, env, firstLimit: '8s', modelSha });
+    await twoSessions({ argv, cwd, env, modelSha });
   });
 });
