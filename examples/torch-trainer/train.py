@@ -10,6 +10,13 @@ at the top of --output_dir.
     python3 examples/torch-trainer/train.py --output_dir out --per_device_train_batch_size 8 \
         --max_steps 60 --save_steps 10 [--resume_from_checkpoint out/checkpoint-30]
 
+--gradient_accumulation_steps a: each optimizer step draws m × a samples and accumulates a micro-batches of m
+(the loss averaged over all of them), so any m × a' = m × a trains the same weights.
+
+Test knobs (environment, so they stay out of the run fingerprint): SOUP_EXAMPLE_CAPACITY=C or S:C (from step S
+on, a micro-batch above C samples asks torch for far more memory than the machine has: torch's real
+"DefaultCPUAllocator: can't allocate memory" RuntimeError, uncaught), SOUP_EXAMPLE_STEP_DELAY_MS, SOUP_EXAMPLE_FAULT=stop-at:S.
+
 Under soup:  soup run --repo file://ckpt --batch-size 8 -- python3 examples/torch-trainer/train.py \
     --output_dir {output_dir} --per_device_train_batch_size {batch_size} --resume_from_checkpoint {resume_from}
 """
@@ -35,6 +42,7 @@ def parse_args():
     p = argparse.ArgumentParser()
     p.add_argument("--output_dir", default="output")
     p.add_argument("--per_device_train_batch_size", type=int, default=8)
+    p.add_argument("--gradient_accumulation_steps", type=int, default=1)
     p.add_argument("--max_steps", type=int, default=60)
     p.add_argument("--save_steps", type=int, default=10)
     p.add_argument("--resume_from_checkpoint", default=None)
@@ -200,20 +208,29 @@ def main():
     # SOUP_EXAMPLE_FAULT=stop-at:S: a scheduler (or a notebook's stop button) sends SIGTERM at step S.
     fault = os.environ.get("SOUP_EXAMPLE_FAULT", "")
     stop_at = int(fault.split(":")[1]) if fault.startswith("stop-at:") else -1
-    bs, t = args.per_device_train_batch_size, args.seq_len
+    m, t = args.per_device_train_batch_size, args.seq_len
+    accum = max(1, args.gradient_accumulation_steps)
+    cap = os.environ.get("SOUP_EXAMPLE_CAPACITY", "")
+    cap_from, cap_m = (int(cap.split(":")[0]), int(cap.split(":")[1])) if ":" in cap else (0, int(cap) if cap else None)
     while step < args.max_steps:
         t0 = time.perf_counter()
-        starts = torch.randint(0, len(data) - t - 1, (bs,), generator=gen)
+        starts = torch.randint(0, len(data) - t - 1, (m * accum,), generator=gen)
         x = torch.stack([data[s : s + t] for s in starts])
         y = torch.stack([data[s + 1 : s + t + 1] for s in starts])
         for g in opt.param_groups:
             g["lr"] = lr_at(step, args)
-        loss = F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1))
+        if cap_m is not None and step + 1 > cap_from and m > cap_m:
+            torch.empty(2**44 * m, dtype=torch.uint8)  # the device's limit: a real allocation failure
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        total = 0.0
+        for i in range(accum):
+            xi, yi = x[i * m : (i + 1) * m], y[i * m : (i + 1) * m]
+            loss = F.cross_entropy(model(xi).reshape(-1, 256), yi.reshape(-1)) / accum
+            loss.backward()
+            total += float(loss)
         opt.step()
         step += 1
-        last_loss = float(loss)
+        last_loss = total
         print(f"step {step} loss {last_loss:.4f} ms {(time.perf_counter() - t0) * 1000:.2f}", flush=True)
         if args.save_steps > 0 and step % args.save_steps == 0:
             save(os.path.join(args.output_dir, f"checkpoint-{step}"))

@@ -58,6 +58,8 @@ export interface ResolveBatchOptions {
   advice?: string;
   /** The global batch G: the answer is a micro-batch, a divisor of G (only divisors are probed). */
   globalBatchSize?: number;
+  /** Ranks sharing G (with `globalBatchSize`): only divisors of G / worldSize are probed. @default 1 */
+  worldSize?: number;
   /** Fraction of the budget a trial's measured peak must leave free (with `globalBatchSize`). @default 0 */
   headroom?: number;
   /** The caller reports why an answer was not cached (its summary line): no separate warning for it. @default false */
@@ -125,7 +127,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   const { ctx } = opts;
   const outcomes = new Map<number, ProbeTrialOutcome>();
   const trials: TrialView[] = [];
-  const ceiling = opts.ceiling ?? opts.globalBatchSize ?? opts.start * 4;
+  const ceiling = opts.ceiling ?? (opts.globalBatchSize !== undefined ? opts.globalBatchSize / (opts.worldSize ?? 1) : opts.start * 4);
   const expected = Math.max(2, Math.ceil(Math.log2(Math.max(2, ceiling / Math.max(1, opts.start)))) + 2);
   const bar = ctx.progress({ label: opts.label ?? 'probe', unit: 'trial', summary: false });
   let n = 0;
@@ -150,6 +152,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     if (opts.noCache && opts.globalBatchSize !== undefined) {
       const r = await probeMicroBatchSize(probe, {
         globalBatchSize: opts.globalBatchSize,
+        ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         start: opts.start,
         ceiling,
         ...(opts.headroom ? { headroom: opts.headroom } : {}),
@@ -176,6 +179,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         ...(opts.refresh ? { refresh: true } : {}),
         ...(opts.saveExceptionsOnly ? { saveExceptionsOnly: true } : {}),
         ...(opts.globalBatchSize !== undefined ? { globalBatchSize: opts.globalBatchSize } : {}),
+        ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         ...(opts.headroom ? { headroom: opts.headroom } : {}),
         ...(opts.files ? { files: opts.files } : {}),
         logger: { warn: (line) => (opts.reportsNotSaved && / not saved to the cache: /.test(line) ? undefined : bar.log(`warning: ${line}`)), info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined) },

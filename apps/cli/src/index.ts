@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ignoreClosedPipe } from './_closed-pipe';
 import { makeContext, type CliIo, type CommandContext } from './_context';
 import { markRequiredOptions, subcommandNames } from './_help';
-import { applyAliases, budgetOption, configOption, KEEP_REMOTE_DEFAULT, keepRemoteOption, noCacheOption, noPredictOption, outputDirOption, repoOption, resumeOption } from './_options';
+import { applyAliases, budgetOption, configOption, globalBatchOptions, KEEP_REMOTE_DEFAULT, keepRemoteOption, maxMemoryOption, maxOomRetriesOption, noCacheOption, noPredictOption, outputDirOption, repoOption, resumeOption } from './_options';
 import { deviceArg, durationArg, intAtLeast } from './_parse';
 import { ConfigError, InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
@@ -118,6 +118,7 @@ Examples:
   budgetOption(probeCmd, 'training.memory_budget of the config, else what the device has free');
   noCacheOption(probeCmd);
   noPredictOption(probeCmd);
+  globalBatchOptions(probeCmd);
 
   const cache = program
     .command('cache')
@@ -154,14 +155,14 @@ Examples:
   outputDirOption(train, 'output of the config');
   resumeOption(train);
   keepRemoteOption(train, `hub.keep_remote, else ${KEEP_REMOTE_DEFAULT}`);
+  maxOomRetriesOption(train, 'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes the step');
+  maxMemoryOption(train);
   noPredictOption(noCacheOption(budgetOption(train, 'training.memory_budget of the config, else what the device has free')))
     .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
     .option('--stop-after-steps <n>', 'end this session after n more steps, at a segment boundary the next session resumes from: saved, pushed, exit 75 (0 = run to the horizon)', intAtLeast(0), 0)
     .option('--time-limit <duration>', 'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: training.time_limit)')
     .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
     .option('--device <device>', 'override the config\'s device', deviceArg)
-    .option('--max-oom-retries <n>', 'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes the step, at most n times a session', intAtLeast(0), 3)
-    .option('--max-memory <size|fraction>', 'warn once, naming the step, when the session\'s peak memory passes this (6GiB, or 0.9 / 90% of the budget)')
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
     .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: hub.squash_history)")
     .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 10m)", durationArg)
@@ -246,6 +247,9 @@ Examples:
   resumeOption(runCmd);
   keepRemoteOption(runCmd);
   noPredictOption(noCacheOption(budgetOption(runCmd)));
+  globalBatchOptions(runCmd);
+  maxOomRetriesOption(runCmd, 'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint with the next smaller divisor as the micro-batch');
+  maxMemoryOption(runCmd);
 
   const ckpt = program
     .command('ckpt')

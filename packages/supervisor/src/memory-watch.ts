@@ -15,6 +15,8 @@ export interface MemoryWatchOptions {
   budgetBytes?: number | null;
   /** Warn once, naming the step, when the peak passes this. @default null */
   maxMemoryBytes?: number | null;
+  /** How sizes read in the warning. @default MiB with one decimal */
+  formatBytes?: (bytes: number) => string;
 }
 
 /** A session's sampler; a relaunch within the session attaches the new trainer. */
@@ -26,9 +28,9 @@ export interface MemoryWatch {
   report(): SessionMemory;
 }
 
-export function startMemoryWatch(o: MemoryWatchOptions, p: { stepNow: () => number | null; warn: (line: string) => void; formatBytes?: (n: number) => string }): MemoryWatch {
+export function startMemoryWatch(o: MemoryWatchOptions, p: { stepNow: () => number | null; warn: (line: string) => void }): MemoryWatch {
   const pollMs = o.pollMs ?? 250;
-  const fmt = p.formatBytes ?? ((n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`);
+  const fmt = o.formatBytes ?? ((n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`);
   let peak: number | null = null;
   let peakStep: number | null = null;
   let launchPeak: number | null = null;
