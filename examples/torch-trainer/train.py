@@ -51,6 +51,8 @@ def parse_args():
     p.add_argument("--seq_len", type=int, default=32)
     p.add_argument("--d_model", type=int, default=64)
     p.add_argument("--n_layers", type=int, default=2)
+    # float64: the weights of m × a and m' × a' agree to float32 rounding (float32 accumulation order differs)
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     # folder: HF-style checkpoint-<step>/; file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt (one torch.save)
     p.add_argument("--checkpoint_format", choices=["folder", "file"], default="folder")
     return p.parse_args()
@@ -100,9 +102,10 @@ def save_safetensors(path, tensors):
     """A safetensors file written by hand (no extra package): header length, JSON header, raw bytes."""
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
-        t = tensors[name].detach().contiguous().to(torch.float32)
+        t = tensors[name].detach().contiguous()
+        t = t if t.dtype == torch.float64 else t.to(torch.float32)
         data = t.numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        header[name] = {"dtype": "F64" if t.dtype == torch.float64 else "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
     head = json.dumps(header, separators=(",", ":")).encode()
@@ -127,7 +130,8 @@ def load_safetensors(path):
         if name == "__metadata__":
             continue
         a, b = meta["data_offsets"]
-        out[name] = torch.from_numpy(np.frombuffer(body[a:b], dtype=np.float32).copy()).reshape(meta["shape"])
+        dtype = np.float64 if meta["dtype"] == "F64" else np.float32
+        out[name] = torch.from_numpy(np.frombuffer(body[a:b], dtype=dtype).copy()).reshape(meta["shape"])
     return out
 
 
@@ -142,6 +146,8 @@ def lr_at(step, args):
 def main():
     args = parse_args()
     torch.manual_seed(args.seed)
+    if args.dtype == "float64":
+        torch.set_default_dtype(torch.float64)
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     data = torch.tensor(list(TEXT.encode()), dtype=torch.long)

@@ -45,12 +45,7 @@ export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, arg
       async resolveMicroBatchSize() {
         probed = await probe({ globalBatchSize: G, worldSize: N, headroom });
         const m = probed.batchSize;
-        if (m === 1 && perRank > 1) {
-          ctx.warn(
-            `micro-batch 1: no larger divisor of ${N === 1 ? `--global-batch-size ${G}` : `G / world size = ${perRank}`} fits this device (the next, ${divisorsOf(perRank)[1]}, did not), ` +
-              `so each step accumulates ${perRank} micro-batches of 1; a global batch with more divisors (e.g. ${perRank + (perRank % 2)} per rank) may use the device better`,
-          );
-        }
+        warnIfOne(m, G, N, ctx);
         return { microBatchSize: m, source: probed.source };
       },
       judgeOutOfMemory: (exit) => {
@@ -77,5 +72,56 @@ export function microResult(r: SessionFacts): { micro_batch_size: number | null;
     grad_accum: r.gradAccum,
     micro_batch: formatMicroBatch({ microBatchSize: r.microBatchSize, accumulation: r.gradAccum, worldSize: r.worldSize }),
     oom_step_downs: r.oomStepDowns,
+  };
+}
+
+/** m = 1 with G / N > 1: each step accumulates G / N micro-batches of one; say so, naming the divisor that did not fit. */
+function warnIfOne(m: number, G: number, N: number, ctx: CommandContext): void {
+  const perRank = G / N;
+  if (m !== 1 || perRank === 1) return;
+  ctx.warn(
+    `micro-batch 1: no larger divisor of ${N === 1 ? `--global-batch-size ${G}` : `G / world size = ${perRank}`} fits this device (the next, ${divisorsOf(perRank)[1]}, did not), ` +
+      `so each step accumulates ${perRank} micro-batches of 1; a global batch with more divisors (e.g. ${perRank + (perRank % 2)} per rank) may use the device better`,
+  );
+}
+
+/** A probe trial's command under a global batch: {micro_batch_size} is the candidate ({batch_size} too), {grad_accum} 1 (one micro-batch). */
+export function trialCommand(typed: string): string {
+  return typed.replaceAll('{micro_batch_size}', '{batch_size}').replaceAll('{grad_accum}', '1');
+}
+
+/** `soup probe --exec` with `--global-batch-size`: it answers m (a divisor of G / N), never G. */
+export interface ExecMicro {
+  globalBatchSize: number;
+  worldSize: number;
+  perRank: number;
+  headroom: number;
+  /** The trial's command: {micro_batch_size} is the candidate, {grad_accum} 1 (a trial is one micro-batch). */
+  command(typed: string): string;
+  shape(m: number): string;
+  fields(m: number): { micro_batch_size: number; grad_accum: number; global_batch_size: number; world_size: number; micro_batch: string };
+  warnIfOne(m: number, ctx: CommandContext): void;
+}
+
+export function execMicro(opts: Record<string, unknown>, mode: string): ExecMicro | null {
+  const G = opts.globalBatchSize as number | undefined;
+  const N = (opts.worldSize as number | undefined) ?? 1;
+  if (G === undefined) {
+    if (opts.worldSize !== undefined || opts.headroom !== undefined) throw new UsageError(`${opts.worldSize !== undefined ? '--world-size' : '--headroom'} needs --global-batch-size G: the probe then answers the micro-batch m, a divisor of G / world size`);
+    return null;
+  }
+  if (mode !== 'exec') throw new UsageError('--global-batch-size applies to soup probe --exec (soup train reads training.batch_size as G from soup.yaml)');
+  if (G % N !== 0) throw new UsageError(`--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per step; pick G = ${Math.ceil(G / N) * N}`);
+  const perRank = G / N;
+  const shape = (m: number): string => formatMicroBatch({ microBatchSize: m, accumulation: perRank / m, worldSize: N });
+  return {
+    globalBatchSize: G,
+    worldSize: N,
+    perRank,
+    headroom: (opts.headroom as number | undefined) ?? 0,
+    command: trialCommand,
+    shape,
+    fields: (m) => ({ micro_batch_size: m, grad_accum: perRank / m, global_batch_size: G, world_size: N, micro_batch: shape(m) }),
+    warnIfOne: (m, ctx) => warnIfOne(m, G, N, ctx),
   };
 }

@@ -8,7 +8,7 @@ import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { explainRefusal } from '../_refusal';
 import { describeRunPeak, memoryResult, runMemory } from '../_run-memory';
-import { microResult, runMicro } from '../_run-micro';
+import { microResult, runMicro, trialCommand } from '../_run-micro';
 import { emptyResult, printResult, type RunResult, type SegmentReason } from '../_result';
 import { openCheckpointStore } from '../_store';
 import { UsageError } from '../errors';
@@ -143,7 +143,7 @@ export interface ProbedBatch {
 export async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext, micro?: { globalBatchSize: number; worldSize: number; headroom: number }): Promise<ProbedBatch> {
   const typed = String(opts.probe);
   // With a global batch the probe's command may name the micro-batch {micro_batch_size}; a trial is one micro-batch ({grad_accum} 1).
-  const command = micro ? typed.replaceAll('{micro_batch_size}', '{batch_size}').replaceAll('{grad_accum}', '1') : typed;
+  const command = micro ? trialCommand(typed) : typed;
   if (!command.includes('{batch_size}')) throw new UsageError('--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 --per_device_train_batch_size {batch_size}"');
   const deviceSpec = (opts.device as string | undefined) ?? 'cpu';
   const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];

@@ -1,0 +1,72 @@
+// The micro-batch of `soup run` and `soup probe --exec` under --global-batch-size: only divisors of
+// G / world size are tried. G = 24 on a device that holds 10 answers m = 8, a = 3; G = 7 that holds 3
+// answers m = 1, a = 7 with a warning. Real children: a trainer that raises V8's real allocation
+// failure when m exceeds its capacity, and records the placeholders and env vars it got.
+import { runNode, useTempDir } from '@soup/test-utils';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readJson, runJsonOf, SOUP_BIN, soupEnv, soupRun } from './_run-test-helpers';
+
+const TRAINER = `import { mkdirSync, writeFileSync } from 'node:fs';
+const [m, a] = process.argv.slice(2, 4).map(Number);
+const out = process.argv[4];
+if (m > Number(process.env.CAP)) new ArrayBuffer(2 ** 44 * m); // more than the device holds: a real allocation failure
+mkdirSync(out, { recursive: true });
+const { SOUP_MICRO_BATCH_SIZE, SOUP_GRAD_ACCUM, SOUP_BATCH_SIZE } = process.env;
+writeFileSync(out + '/result.json', JSON.stringify({ m, a, env: { SOUP_MICRO_BATCH_SIZE, SOUP_GRAD_ACCUM, SOUP_BATCH_SIZE } }));
+writeFileSync(out + '/model.safetensors', Buffer.alloc(64)); // the finished model soup pushes as final/
+`;
+
+function setup(cap: number): { cwd: string; env: NodeJS.ProcessEnv } {
+  const cwd = useTempDir('soup-run-divisors-');
+  writeFileSync(join(cwd, 'micro.mjs'), TRAINER);
+  return { cwd, env: soupEnv(cwd, { CAP: String(cap) }) };
+}
+
+const PROBE = `${process.execPath} micro.mjs {micro_batch_size} {grad_accum} probe-out`;
+const ARGV = [process.execPath, 'micro.mjs', '{micro_batch_size}', '{grad_accum}', '{output_dir}'];
+const tried = (out: string): number[] => [...out.matchAll(/^\s+batch\s+(\d+)\s/gm)].map((m) => Number(m[1]));
+
+describe('[slow] divisors of G / world size: soup run and soup probe --exec', { timeout: 300_000 }, () => {
+  it('soup run: G = 24, capacity 10 → m = 8, a = 3 in {micro_batch_size} {grad_accum} ({batch_size} and the env vars too); G = 48 on 2 ranks → 8 × 3 × 2', async () => {
+    const { cwd, env } = setup(10);
+    const r = await soupRun(cwd, ['--repo', 'file://store', '--global-batch-size', '24', '--budget', '2GiB', '--settle', '300ms', '--probe', PROBE], [...ARGV, '{batch_size}'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(tried(r.stdout + r.stderr).every((b) => 24 % b === 0)).toBe(true);
+    expect(tried(r.stdout + r.stderr)).toContain(12);
+    expect(r.stdout).toContain('micro 8 × 3 = 24 (probe)');
+    expect(runJsonOf(r.stdout)).toMatchObject({ batch_size: 24, micro_batch_size: 8, grad_accum: 3, micro_batch: '8 × 3 = 24', batch_source: 'probe' });
+    expect(readJson(join(cwd, 'output', 'result.json'))).toEqual({ m: 8, a: 3, env: { SOUP_MICRO_BATCH_SIZE: '8', SOUP_GRAD_ACCUM: '3', SOUP_BATCH_SIZE: '8' } });
+
+    const two = setup(10);
+    const r2 = await soupRun(two.cwd, ['--repo', 'file://store', '--global-batch-size', '48', '--world-size', '2', '--budget', '2GiB', '--settle', '300ms', '--probe', PROBE], ARGV, two.env);
+    expect(r2.code, r2.stderr).toBe(0);
+    expect(tried(r2.stdout + r2.stderr).every((b) => 24 % b === 0)).toBe(true);
+    expect(runJsonOf(r2.stdout)).toMatchObject({ batch_size: 48, micro_batch_size: 8, grad_accum: 3, micro_batch: '8 × 3 × 2 ranks = 48' });
+  });
+
+  it('soup run: G = 7, capacity 3 → m = 1, a = 7, with a warning naming the divisor that did not fit', async () => {
+    const { cwd, env } = setup(3);
+    const r = await soupRun(cwd, ['--repo', 'file://store', '--global-batch-size', '7', '--budget', '2GiB', '--settle', '300ms', '--probe', PROBE], ARGV, env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(tried(r.stdout + r.stderr).sort()).toEqual([1, 7]);
+    expect(r.stderr).toMatch(/micro-batch 1: no larger divisor of --global-batch-size 7 fits this device \(the next, 7, did not\), so each step accumulates 7 micro-batches of 1/);
+    expect(runJsonOf(r.stdout)).toMatchObject({ micro_batch_size: 1, grad_accum: 7, micro_batch: '1 × 7 = 7' });
+    expect(readJson(join(cwd, 'output', 'result.json'))).toMatchObject({ m: 1, a: 7 });
+  });
+
+  it('soup probe --exec answers m, never G: G = 24 capacity 10 → 8 (a = 3); G = 7 capacity 3 → 1 with the warning', async () => {
+    const { cwd, env } = setup(10);
+    const probe = (G: number, e: NodeJS.ProcessEnv) => runNode([SOUP_BIN, 'probe', '--exec', PROBE, '--global-batch-size', String(G), '--budget', '2GiB', '--json'], { cwd, env: e, timeoutMs: 120_000 });
+    const r = await probe(24, env);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout) as { batch_size: number; micro_batch_size: number; grad_accum: number; global_batch_size: number; trials: { batch_size: number }[] };
+    expect(j).toMatchObject({ batch_size: 8, micro_batch_size: 8, grad_accum: 3, global_batch_size: 24 });
+    expect(j.trials.map((t) => t.batch_size).every((b) => 24 % b === 0)).toBe(true);
+    const seven = await probe(7, { ...env, CAP: '3' });
+    expect(seven.code, seven.stderr).toBe(0);
+    expect(JSON.parse(seven.stdout)).toMatchObject({ micro_batch_size: 1, grad_accum: 7 });
+    expect(seven.stderr).toMatch(/micro-batch 1: no larger divisor of --global-batch-size 7 fits this device \(the next, 7, did not\)/);
+  });
+});
