@@ -19,11 +19,12 @@
 //                                       device that shrinks mid-run); a larger one asks for more memory than the
 //                                       machine has, so the step dies with V8's real "RangeError: Array buffer
 //                                       allocation failed" (uncaught: stack on stderr, exit 1)
-//   SOUP_EXAMPLE_EVAL_MEMORY=E:MB       an eval pass after step E holds MB MiB more (filled) for 1.5 s
+//   SOUP_EXAMPLE_EVAL_MEMORY=E:MB       an eval pass after step E (a worker process) holds MB MiB more (filled) for 1.5 s
 // --gradient_accumulation_steps a: each optimizer step accumulates a micro-batches of
 // --per_device_train_batch_size m (the global batch is m × a); weights equal any other m × a' = m × a.
 // --checkpoint_format file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt files (one file each,
 // written in place); --resume_from_checkpoint then takes such a file.
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineGptSpec, Trainer } from '@soup/onnx-train';
@@ -195,10 +196,10 @@ while (trainer.state.step < maxSteps) {
     savedAt = log.step;
   }
   if (evalMemory && log.step === Number(evalMemory[1])) {
-    const held = Buffer.alloc(Number(evalMemory[2]) * 2 ** 20, 1);
+    // An eval worker (a child process, as a data loader or eval harness is): its memory is gone when it exits.
     process.stdout.write(`trainer: eval after step ${log.step} holds ${evalMemory[2]} MiB\n`);
-    await sleep(1500);
-    process.stdout.write(`trainer: eval done (${held.length} bytes)\n`);
+    spawnSync(process.execPath, ['-e', `const b = Buffer.alloc(${Number(evalMemory[2])} * 2 ** 20, 1); setTimeout(() => console.log(b.length), 1500);`], { stdio: 'inherit' });
+    process.stdout.write(`trainer: eval done\n`);
   }
   if (fault === `stop-at:${log.step}`) {
     process.kill(process.pid, 'SIGTERM');
