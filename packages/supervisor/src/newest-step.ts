@@ -1,7 +1,7 @@
 // The newest step a trainer has reported: from its output lines (`step 12`, `global_step=12`,
 // `Step 12/100`) and from the checkpoints that appear (`checkpoint-12`). It names where a memory
 // peak or an out-of-memory failure happened; it is what the trainer said, nothing more.
-const STEP = /\b(?:global[_ ]step|step)\b\s*[=:]?\s*(\d+)/gi;
+const STEP = /\b(?:global[_ ]step|step)\b["']?\s*[=:]?\s*(\d+)/gi;
 
 /** Tracks the newest step seen (see the file comment). */
 export interface NewestStep {
