@@ -3,7 +3,10 @@
 // probe never sees it, the session summary does (peak, step, budget, headroom), and --max-memory
 // warns once, naming the step.
 import { useTempDir } from '@soup/test-utils';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+// The fake nvidia-smi the cuda-probe tests use (a real executable answering from a state file).
+import { writeFakeNvidiaSmi } from '../../../packages/cuda-probe/src/_fake-nvidia-smi';
 import { describe, expect, it } from 'vitest';
 import { NODE_TRAINER, readJson, runJsonOf, soupEnv, soupRun } from './_run-test-helpers';
 
@@ -44,4 +47,45 @@ describe('[slow] soup run: the peak over the whole run', { timeout: 300_000 }, (
     const session = readJson<{ sessions: { memory: { peak_step: number; peak_bytes: number; max_memory_passed_step: number } }[] }>(join(cwd, 'store', 'soup_run.json')).sessions[0]!;
     expect(session.memory).toMatchObject({ peak_step: 8, max_memory_passed_step: 8, peak_bytes: memory.peak_bytes });
   });
+
+  it('CUDA (fake nvidia-smi): the GPU memory of the trainer\'s whole tree (itself and a detached helper) at step 3, against the GPU\'s memory', async () => {
+    const cwd = useTempDir('soup-run-peak-gpu-');
+    const UUID = 'GPU-aaaa0000-1111-2222-3333-444455556666';
+    const gpus = [`0, ${UUID}, NVIDIA A100-SXM4-80GB, 81920, 80000`];
+    const smi = writeFakeNvidiaSmi(cwd, { gpus, apps: [] });
+    const state = join(cwd, 'fake-smi-state.json');
+    // Each step holds 1000 MiB on the GPU; at step 3 it holds 5000 MiB and a helper it started (own process group) 2000 MiB more.
+    writeFileSync(
+      join(cwd, 'gpu-trainer.cjs'),
+      `const fs = require('fs'); const { spawn } = require('child_process');
+const put = (apps) => { fs.writeFileSync(${JSON.stringify(state)} + '.tmp', JSON.stringify({ gpus: ${JSON.stringify(gpus)}, apps })); fs.renameSync(${JSON.stringify(state)} + '.tmp', ${JSON.stringify(state)}); };
+const out = process.argv[2];
+(async () => {
+  for (let step = 1; step <= 5; step++) {
+    console.log('step ' + step + ' loss 1.0');
+    const apps = [process.pid + ', ${UUID}, ' + (step === 3 ? 5000 : 1000)];
+    let helper = null;
+    if (step === 3) {
+      helper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 5000)'], { detached: true, stdio: 'ignore' });
+      apps.push(helper.pid + ', ${UUID}, 2000');
+    }
+    put(apps);
+    await new Promise((r) => setTimeout(r, 1200));
+    if (helper) helper.kill('SIGKILL');
+  }
+  put([]);
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(out + '/model.safetensors', Buffer.alloc(64));
+})();
+`,
+    );
+    const env = soupEnv(cwd, { PATH: `${cwd}:${process.env.PATH}` });
+    expect(smi.path).toBe(join(cwd, 'nvidia-smi'));
+    const r = await soupRun(cwd, ['--repo', 'file://store', '--device', 'cuda', '--max-memory', '90%', '--settle', '300ms'], [process.execPath, 'gpu-trainer.cjs', '{output_dir}'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const memory = runJsonOf<{ memory: Memory }>(r.stdout).memory;
+    expect(memory).toMatchObject({ peak_bytes: 7000 * MiB, peak_at: 'step 3', peak_step: 3, budget_bytes: 80 * 2 ** 30, budget_source: 'device', method: 'cuda-per-process', max_memory_passed_at: null });
+    expect(r.stdout).toMatch(/memory: session peak 6\.84 GiB \(GPU memory of the trainer's processes, nvidia-smi\) at step 3; budget 80\.0 GiB \(the GPU's memory\), headroom 73\.2 GiB; under --max-memory 72\.0 GiB/);
+  });
 });
+
