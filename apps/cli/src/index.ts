@@ -191,7 +191,7 @@ run the same command again to continue. A second SIGTERM / SIGINT quits at once 
   program
     .command('run')
     .description('run your own trainer (any command): batch size that fits, resume from the store, push checkpoints while it trains, save at session end')
-    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders (no shell)')
+    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders, and {micro_batch_size} {grad_accum} with --global-batch-size (no shell)')
     .addOption(new Option('--repo-type <type>', 'Hub repo type').choices(['model', 'dataset']).default('model'))
     .option('--batch-size <n|auto>', '{batch_size}: a number, or auto (batch cache, else --probe)')
     .option('--probe <command>', 'the trainer\'s one-step command with {batch_size}, run per candidate size for --batch-size auto')
@@ -238,7 +238,9 @@ Examples:
   soup run --repo me/run-ckpt --time-limit 11h30m -- \\
     python train.py --output_dir {output_dir} --per_device_train_batch_size 8 --resume_from_checkpoint {resume_from}
   soup run --repo file:///mnt/ckpt --batch-size auto --probe "python train.py --max_steps 1 --bs {batch_size}" -- \\
-    python train.py --bs {batch_size} --out {output_dir} --resume {resume_from}`,
+    python train.py --bs {batch_size} --out {output_dir} --resume {resume_from}
+  soup run --repo me/run-ckpt --global-batch-size 32 --probe "python train.py --max_steps 1 --bs {micro_batch_size}" -- \\
+    python train.py --bs {micro_batch_size} --accum {grad_accum} --out {output_dir} --resume {resume_from}`,
     )
     .action(run(() => import('./commands/run')));
   const runCmd = program.commands.find((c) => c.name() === 'run')!;
