@@ -87,14 +87,16 @@ export interface BatchResolution {
 }
 
 function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
+  // The search refused a trial the probe found to fit (--headroom): its record says why.
+  const refused = o?.reason === 'fit' && !t.fits;
   return {
     batch_size: t.batchSize,
     phase: t.phase,
-    result: o?.reason ?? (t.result === 'fit' ? 'fit' : t.result === 'oom' ? 'oom' : 'not-fit'),
+    result: refused ? 'not-fit' : (o?.reason ?? (t.result === 'fit' ? 'fit' : t.result === 'oom' ? 'oom' : 'not-fit')),
     peak_bytes: o?.peakBytes ?? t.peakBytes ?? null,
     budget_bytes: o?.budgetBytes ?? t.budgetBytes ?? null,
     ms: Math.round(t.ms),
-    detail: o?.detail ?? t.detail ?? null,
+    detail: (refused ? t.detail : o?.detail) ?? t.detail ?? null,
     measurement: o?.measurement ?? t.measurement ?? null,
     ...((o?.warning ?? t.warning) !== undefined ? { warning: (o?.warning ?? t.warning)! } : {}),
   };
@@ -115,7 +117,13 @@ function showStderrTail(ctx: CommandContext, err: unknown): void {
 /** A human line for one trial: size, verdict, peak vs budget, time. */
 export function trialLine(t: TrialView, ctx: CommandContext): string {
   const verdict =
-    t.result === 'fit' ? ctx.style.green('fits') : t.result === 'over-budget' ? ctx.style.yellow('over budget') : ctx.style.red(t.result === 'killed' ? 'OOM (killed)' : 'OOM');
+    t.result === 'fit'
+      ? ctx.style.green('fits')
+      : t.result === 'over-budget'
+        ? ctx.style.yellow('over budget')
+        : t.result === 'not-fit' && t.detail !== null && /headroom/.test(t.detail)
+          ? ctx.style.yellow('over the headroom')
+          : ctx.style.red(t.result === 'killed' ? 'OOM (killed)' : 'OOM');
   const peak = t.peak_bytes !== null || t.budget_bytes !== null ? `  peak ${formatBytes(t.peak_bytes)} / budget ${formatBytes(t.budget_bytes)}` : '';
   const notMeasured = t.measurement === 'not-measured' && t.detail ? `  ${ctx.style.yellow(t.detail)}` : '';
   const warning = t.warning ? `\n    ${ctx.style.yellow(`warning: ${t.warning}`)}` : '';

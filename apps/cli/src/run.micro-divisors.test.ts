@@ -69,4 +69,25 @@ describe('[slow] divisors of G / world size: soup run and soup probe --exec', { 
     expect(JSON.parse(seven.stdout)).toMatchObject({ micro_batch_size: 1, grad_accum: 7 });
     expect(seven.stderr).toMatch(/micro-batch 1: no larger divisor of --global-batch-size 7 fits this device \(the next, 7, did not\)/);
   });
+
+  it('--headroom 50%: a micro-batch whose measured peak is above half the budget is refused (probe --exec and soup run)', async () => {
+    const cwd = useTempDir('soup-run-headroom-');
+    // A trainer holding m × 40 MiB for a moment: m = 16 peaks near 680 MiB, m = 8 near 360 MiB.
+    writeFileSync(join(cwd, 'alloc.mjs'), `const b = Buffer.alloc(Number(process.argv[2]) * 40 * 1024 * 1024, 1);\nsetTimeout(() => console.log(b.length), 400);\n`);
+    const probe = `${process.execPath} alloc.mjs {micro_batch_size}`;
+    const env = soupEnv(cwd);
+    const exec = (extra: string[]) => runNode([SOUP_BIN, 'probe', '--exec', probe, '--global-batch-size', '16', '--budget', '1000MiB', '--no-cache', '--json', ...extra], { cwd, env, timeoutMs: 120_000 });
+    const plain = await exec([]);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(JSON.parse(plain.stdout)).toMatchObject({ micro_batch_size: 16, grad_accum: 1 });
+    const held = await exec(['--headroom', '50%']);
+    expect(held.code, held.stderr).toBe(0);
+    const j = JSON.parse(held.stdout) as { micro_batch_size: number; trials: { batch_size: number; result: string; detail: string | null }[] };
+    expect(j.micro_batch_size).toBe(8);
+    expect(j.trials.find((t) => t.batch_size === 16)).toMatchObject({ result: 'not-fit', detail: expect.stringMatching(/above 50 % of the budget .*\(headroom 50 %\)/) });
+    const run = await soupRun(cwd, ['--repo', 'file://store', '--global-batch-size', '16', '--budget', '1000MiB', '--headroom', '50%', '--no-cache', '--settle', '300ms', '--probe', probe], [process.execPath, '-e', 'require("fs").mkdirSync(process.argv[1], {recursive: true}); require("fs").writeFileSync(process.argv[1] + "/model.safetensors", "x")', '{output_dir}'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(runJsonOf(run.stdout)).toMatchObject({ micro_batch_size: 8, grad_accum: 2 });
+  });
 });
+

@@ -552,7 +552,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         );
         await o.onOomStepDown?.(s);
         await saveRecord().catch((err: Error) => warn(`soup_run.json not updated with the step-down: ${err.message}`));
-        if (o.signal.aborted) break;
+        if (o.signal.aborted || stopReason !== null) break;
       }
       clearTimeout(limitTimer);
       ending = true;

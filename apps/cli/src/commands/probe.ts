@@ -99,7 +99,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     // The key names what is measured: the command text and the content of every file it names.
     files = trainerFileHashes(splitCommand(command), ctx.cwd);
     base = (opts.base as string | undefined) ?? execBase(command, files);
-    what = `\`${command}\``;
+    what = `\`${String(opts.exec)}\``;
     if (opts.base === undefined) execCommand = command;
   }
   ctx.say(`probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`);
