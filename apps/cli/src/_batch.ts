@@ -130,6 +130,16 @@ export function trialLine(t: TrialView, ctx: CommandContext): string {
   return `  batch ${String(t.batch_size).padStart(4)}  ${verdict}${peak}  ${ctx.style.dim(formatDuration(t.ms))}${notMeasured}${warning}`;
 }
 
+/** With a global batch: which divisors were tried, and the largest size that fit when only --headroom refused it. */
+function noDivisorFits(G: number, N: number, trials: readonly TrialRecord[]): string {
+  const tried = [...new Set(trials.map((t) => t.batchSize))].sort((a, b) => b - a);
+  const held = trials.filter((t) => t.result === 'not-fit' && /headroom/.test(t.detail ?? '')).sort((a, b) => b.batchSize - a.batchSize)[0];
+  const what = N === 1 ? `--global-batch-size ${G}` : `G / world size = ${G / N}`;
+  return held
+    ? `No divisor of ${what} fits with its headroom (tried ${tried.join(', ')}): the largest size that fit is ${held.batchSize}, refused because ${held.detail}; lower --headroom, or free memory.`
+    : `No divisor of ${what} fits (tried ${tried.join(', ')}): no size fit at all.`;
+}
+
 /** Finds the batch size: from the cache, or by probing (each trial shown live), then caches it. */
 export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchResolution> {
   const { ctx } = opts;
@@ -196,8 +206,9 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   } catch (err) {
     bar.fail();
     showStderrTail(ctx, err);
-    if (err instanceof NoBatchFitsError && opts.advice) {
-      throw new NoBatchFitsError(err.smallestBatchSize, err.trials, { cause: err, advice: opts.advice });
+    if (err instanceof NoBatchFitsError && (opts.advice || opts.globalBatchSize !== undefined)) {
+      const divisors = opts.globalBatchSize !== undefined ? `${noDivisorFits(opts.globalBatchSize, opts.worldSize ?? 1, err.trials)} ` : '';
+      throw new NoBatchFitsError(err.smallestBatchSize, err.trials, { cause: err, advice: `${divisors}${opts.advice ?? ''}`.trim() });
     }
     throw err;
   }

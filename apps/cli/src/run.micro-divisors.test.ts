@@ -89,5 +89,13 @@ describe('[slow] divisors of G / world size: soup run and soup probe --exec', { 
     expect(run.code, run.stderr).toBe(0);
     expect(runJsonOf(run.stdout)).toMatchObject({ micro_batch_size: 8, grad_accum: 2 });
   });
+
+  it('no divisor fits: says so, naming the largest size that fit (refused only by --headroom), exit 7', async () => {
+    const cwd = useTempDir('soup-run-headroom-');
+    writeFileSync(join(cwd, 'alloc.mjs'), `const b = Buffer.alloc(Number(process.argv[2]) * 40 * 1024 * 1024, 1);\nsetTimeout(() => console.log(b.length), 400);\n`);
+    const r = await runNode([SOUP_BIN, 'probe', '--exec', `${process.execPath} alloc.mjs {micro_batch_size}`, '--global-batch-size', '12', '--budget', '1000MiB', '--headroom', '95%', '--no-cache'], { cwd, env: soupEnv(cwd), timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(7);
+    expect(r.stderr).toMatch(/No divisor of --global-batch-size 12 fits with its headroom \(tried 12, 6, 3, 1\): the largest size that fit is 12, refused because peak [\d]+ bytes is above 5 % of the budget 1048576000 \(headroom 95 %\)/);
+  });
 });
 
