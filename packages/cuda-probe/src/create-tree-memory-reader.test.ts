@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { useTempDir } from '@soup/test-utils';
 import { onTestFinished, describe, expect, it } from 'vitest';
 import { writeFakeNvidiaSmi } from './_fake-nvidia-smi';
-import { createTreeMemoryReader } from './tree-memory';
+import { createTreeMemoryReader } from './create-tree-memory-reader';
 
 const MiB = 2 ** 20;
 const HOLD = (mib: number) => `const b = Buffer.alloc(${mib} * 1024 * 1024, 1); setInterval(() => b[0]++, 50);`;
