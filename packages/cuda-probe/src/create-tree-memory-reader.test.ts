@@ -15,7 +15,7 @@ const h = spawn(process.execPath, ['-e', ${JSON.stringify(HOLD(120))}], { detach
 ${HOLD(80)}
 setTimeout(() => console.log(h.pid), 400);`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  onTestFinished(() => child.kill('SIGKILL'));
+  onTestFinished(() => void child.kill('SIGKILL'));
   return new Promise((resolve) => {
     child.stdout.setEncoding('utf8').once('data', (d: string) => {
       const helper = Number(d.trim());
