@@ -25,7 +25,7 @@ export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, arg
       if (uses(name)) throw new UsageError(`the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step) and --probe "<one-step command with {micro_batch_size}>"`);
     }
     if (opts.worldSize !== undefined) throw new UsageError('--world-size needs --global-batch-size G: a = G / (m × world size)');
-    if (opts.headroom !== undefined && opts.batchSize !== 'auto') throw new UsageError('--headroom applies to the micro-batch probe: pass --global-batch-size G');
+    if (opts.headroom !== undefined) throw new UsageError('--headroom applies to the micro-batch probe: pass --global-batch-size G (and --probe)');
     return { supervise: {} };
   }
   if (opts.batchSize !== undefined) throw new UsageError(`--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup picks for this device; drop --batch-size`);

@@ -97,5 +97,23 @@ describe('[slow] divisors of G / world size: soup run and soup probe --exec', { 
     expect(r.code, r.stderr).toBe(7);
     expect(r.stderr).toMatch(/No divisor of --global-batch-size 12 fits with its headroom \(tried 12, 6, 3, 1\): the largest size that fit is 12, refused because peak [\d]+ bytes is above 5 % of the budget 1048576000 \(headroom 95 %\)/);
   });
+
+  it('usage errors name the flag and the fix (exit 2, nothing launched)', async () => {
+    const { cwd, env } = setup(10);
+    const cases: Array<[string[], string[], RegExp]> = [
+      [['--batch-size', '4'], ARGV, /uses \{micro_batch_size\}: pass --global-batch-size G/],
+      [['--global-batch-size', '24', '--batch-size', '4', '--probe', PROBE], ARGV, /--batch-size and --global-batch-size together/],
+      [['--global-batch-size', '25', '--world-size', '2', '--probe', PROBE], ARGV, /--global-batch-size 25 is not a multiple of --world-size 2: .*pick G = 26/],
+      [['--global-batch-size', '24'], ARGV, /--global-batch-size needs --probe/],
+      [['--batch-size', '4', '--headroom', '10%'], [process.execPath, 'micro.mjs', '{batch_size}'], /--headroom applies to the micro-batch probe: pass --global-batch-size G/],
+      [['--global-batch-size', '24', '--headroom', '100%', '--probe', PROBE], ARGV, /--headroom.*below 100%/],
+    ];
+    for (const [options, argv, message] of cases) {
+      const r = await soupRun(cwd, ['--repo', 'file://store', ...options], argv, env, 60_000);
+      expect(r.code, `${options.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).not.toContain('launched trainer');
+    }
+  });
 });
 
