@@ -85,7 +85,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     onStderr: (d) => void ctx.stderr.write(d),
   });
   const memory = memoryResult(r.memory, mem.budgetSource);
-  ctx.say(describeRunPeak(memory));
+  if (r.memory !== null) ctx.say(describeRunPeak(memory)); // null: no trainer was launched
   const result = (status: RunResult['status'], exitCode: number, extra: Partial<RunResult>): RunResult => ({
     ...emptyResult({ run: r.run, store: store.description, status, exit_code: exitCode, elapsedMs: Date.now() - t0 }),
     start_step: r.startStep ?? 0,
