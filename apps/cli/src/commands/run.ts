@@ -151,6 +151,14 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
   const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
   const budgetBytes = opts.budget as number | undefined;
   const start = (opts.start as number | undefined) ?? (micro ? micro.globalBatchSize / micro.worldSize : 8);
+  const key = {
+    base: (opts.base as string | undefined) ?? `exec:${typed}`,
+    maxLength: (opts.maxLength as number | undefined) ?? 512,
+    quantization: (opts.quantization as string | undefined) ?? 'none',
+    loraR: (opts.loraR as number | undefined) ?? 0,
+    gpuName: identity.gpuName,
+    gpuMemoryGb: identity.gpuMemoryGb,
+  };
   // As `soup probe --exec`: on a GPU the trainer is judged by its GPU memory (nvidia-smi), on the CPU
   // by its sampled peak RSS against --budget; without a budget only by what it raised.
   const probe = createCommandProbe({
@@ -171,14 +179,7 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
     predict: opts.predict !== false,
     advice: noFitAdvice({ mode: 'exec', device: identity.device === 'cuda' ? 'cuda' : 'cpu', budgetBytes: budgetBytes ?? null, budgetFrom: budgetBytes !== undefined ? 'flag' : null, maxLength: (opts.maxLength as number | undefined) ?? 512 }),
     ...(micro ? { globalBatchSize: micro.globalBatchSize, worldSize: micro.worldSize, headroom: micro.headroom } : {}),
-    key: {
-      base: (opts.base as string | undefined) ?? `exec:${typed}`,
-      maxLength: (opts.maxLength as number | undefined) ?? 512,
-      quantization: (opts.quantization as string | undefined) ?? 'none',
-      loraR: (opts.loraR as number | undefined) ?? 0,
-      gpuName: identity.gpuName,
-      gpuMemoryGb: identity.gpuMemoryGb,
-    },
+    key,
     start,
     ...(opts.ceiling !== undefined ? { ceiling: opts.ceiling as number } : {}),
     noCache: opts.cache === false,
@@ -187,7 +188,7 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
   return {
     batchSize: r.batchSize,
     source: r.source,
-    key: { base: (opts.base as string | undefined) ?? `exec:${typed}`, maxLength: (opts.maxLength as number | undefined) ?? 512, quantization: (opts.quantization as string | undefined) ?? 'none', loraR: (opts.loraR as number | undefined) ?? 0, gpuName: identity.gpuName, gpuMemoryGb: identity.gpuMemoryGb },
+    key,
     cacheKey: r.cacheKey,
     budgetBytes: budgetBytes ?? null,
   };
