@@ -2,12 +2,12 @@
 // the PyTorch twin where `import torch` works) takes {micro_batch_size} and {grad_accum} and raises a
 // real allocation failure when m exceeds a capacity that drops at step 6. One session, one step-down,
 // the weights of an uninterrupted run at the smaller m, soup_run.json and the cache saying so.
-import { useTempDir } from '@soup/test-utils';
+import { runNode, useTempDir } from '@soup/test-utils';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { maxAbsDiff, NODE_TRAINER, PYTHON, readJson, referenceOutput, runJsonOf, soupEnv, soupRun, TORCH_TRAINER, torchMissing } from './_run-test-helpers';
+import { maxAbsDiff, NODE_TRAINER, SOUP_BIN, PYTHON, readJson, referenceOutput, runJsonOf, soupEnv, soupRun, TORCH_TRAINER, torchMissing } from './_run-test-helpers';
 
 interface RunJson {
   status: string;
@@ -69,6 +69,8 @@ describe('[slow] soup run --global-batch-size: a device that shrinks mid-run', {
       expect(Object.values(cache)).toEqual([16]);
       const meta = JSON.parse(readFileSync(join(cwd, 'batch_cache.meta.json'), 'utf8')) as { entries: Record<string, { note?: string }> };
       expect(Object.values(meta.entries)[0]!.note).toBe('mid-run OOM at step 6 (micro 32 × 1 = 32 failed; stepped down to 16 × 2 = 32)');
+      const ls = await runNode([SOUP_BIN, 'cache', 'ls'], { cwd, env, timeoutMs: 60_000 });
+      expect(ls.stdout).toMatch(/\n\s+↳ mid-run OOM at step 6 \(micro 32 × 1 = 32 failed; stepped down to 16 × 2 = 32\)/);
 
       // The reference: the same trainer alone, 16 × 2 from the first step, no capacity limit.
       const ref = await referenceOutput(cwd, argv, { '{micro_batch_size}': '16', '{grad_accum}': '2' }, { ...process.env, ...PEER });
