@@ -531,9 +531,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           warn(`the trainer ran out of memory with micro ${microShape(micro, G!, worldSize)} (${oomLine}): ${to === null ? 'no smaller divisor of G / world size is left' : `--max-oom-retries ${maxRetries} step-down${maxRetries === 1 ? '' : 's'} already made this session`}`);
           break;
         }
-        // The newest complete checkpoint (this session's, else the one pulled) is where the trainer resumes.
+        // The newest complete checkpoint (this session's, else the one pulled) is where the trainer resumes;
+        // it is offered for a push, which goes on in the background while the trainer runs again.
         const c = offerNewest(exitAt, true);
-        await queue.drain();
         if (c) stepSeen.checkpoint(c.step);
         const from = micro;
         const step = stepSeen.step;
