@@ -38,5 +38,8 @@ describe('lowerCacheEntry (a mid-run out-of-memory)', () => {
     expect(probe.calls).toEqual([]);
     // Never raised: an entry already at or below stays.
     expect(await lowerCacheEntry({ ...fields, ...loc, key, failedBatchSize: 16, batchSize: 8, note: 'again' })).toMatchObject({ lowered: false, previous: 8 });
+    // A key with no entry gets none: a failure proves the old size wrong, not the new one right.
+    expect(await lowerCacheEntry({ ...fields, ...loc, key: 'f'.repeat(32), failedBatchSize: 16, batchSize: 8, note: 'x' })).toMatchObject({ lowered: false, previous: null });
+    expect(Object.keys(JSON.parse(readFileSync(join(root, 'batch_cache.json'), 'utf8')) as object)).toEqual([key]);
   });
 });

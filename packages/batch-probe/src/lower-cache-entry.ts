@@ -23,7 +23,7 @@ export interface LowerCacheEntryOptions extends CacheKeyFields, CacheLocationOpt
 export interface LowerCacheEntryResult {
   /** The entry now holds `batchSize`. */
   lowered: boolean;
-  /** What it held before (null: no entry). */
+  /** What it held before (null: no entry, and none is made). */
   previous: number | null;
   path: string;
   /** Why it was not lowered (already at or below, or the write failed). */
@@ -32,7 +32,7 @@ export interface LowerCacheEntryResult {
 
 /**
  * Lowers a cached answer after `failedBatchSize` was seen to run out of memory: the entry becomes
- * `batchSize` (unless it already holds that or less), with a provenance whose `note` says why and
+ * `batchSize` (unless it already holds that or less; a key with no entry gets none), with a provenance whose `note` says why and
  * whose bound is `exact` with `ceiling` = the size that failed, so any later search of the same
  * key uses it instead of probing back up to the size that failed. The main file keeps the Python
  * layout (key → int); best-effort like every cache write.
@@ -43,7 +43,9 @@ export async function lowerCacheEntry(o: LowerCacheEntryOptions): Promise<LowerC
   const batchSize = positiveInt('batchSize', o.batchSize);
   const location = { env: o.env, homeDir: o.homeDir, cwd: o.cwd, tmpDir: o.tmpDir, lockTimeoutMs: o.lockTimeoutMs, staleLockMs: o.staleLockMs };
   const previous = (await loadCache(location))[key] ?? null;
-  if (previous !== null && previous <= batchSize) return { lowered: false, previous, path: resolveCachePath(location).path, why: `it already holds ${previous}` };
+  // Only an answer the cache holds is lowered: a failure proves the old size wrong, not the new one right.
+  if (previous === null) return { lowered: false, previous, path: resolveCachePath(location).path, why: 'the cache holds no entry for this key' };
+  if (previous <= batchSize) return { lowered: false, previous, path: resolveCachePath(location).path, why: `it already holds ${previous}` };
   const save = await saveCacheEntry({
     ...location,
     key,
