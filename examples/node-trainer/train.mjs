@@ -15,8 +15,16 @@
 //   SOUP_EXAMPLE_FAULT=stop-at:S        SIGTERM to itself at step S (a scheduler's stop): saves, exits 0
 //   SOUP_EXAMPLE_FAULT=crash-after-save:S  exit 3 right after checkpoint-S is written
 //   SOUP_EXAMPLE_FAULT=sigkill-after-save:S  SIGKILL itself right after checkpoint-S is written
+//   SOUP_EXAMPLE_CAPACITY=C or S:C      the device holds micro-batches of at most C samples (from step S on: a
+//                                       device that shrinks mid-run); a larger one asks for more memory than the
+//                                       machine has, so the step dies with V8's real "RangeError: Array buffer
+//                                       allocation failed" (uncaught: stack on stderr, exit 1)
+//   SOUP_EXAMPLE_EVAL_MEMORY=E:MB       an eval pass after step E (a worker process) holds MB MiB more (filled) for 1.5 s
+// --gradient_accumulation_steps a: each optimizer step accumulates a micro-batches of
+// --per_device_train_batch_size m (the global batch is m × a); weights equal any other m × a' = m × a.
 // --checkpoint_format file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt files (one file each,
 // written in place); --resume_from_checkpoint then takes such a file.
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineGptSpec, Trainer } from '@soup/onnx-train';
@@ -37,6 +45,7 @@ const num = (name, fallback) => {
 
 const outputDir = opt('output_dir', 'output');
 const batchSize = num('per_device_train_batch_size', 4);
+const gradAccum = Math.max(1, num('gradient_accumulation_steps', 1));
 const maxSteps = num('max_steps', 60);
 const saveSteps = num('save_steps', 10);
 const resumeFrom = opt('resume_from_checkpoint', '');
@@ -64,7 +73,7 @@ process.on('SIGTERM', () => {
 });
 
 const spec = defineGptSpec({ vocabSize: 256, seqLen, dModel, nHeads: 2, nLayers });
-const options = { spec, text: TEXT, batchSize, totalSteps: maxSteps, lr: 3e-3, warmupSteps: 2, seed, intraOpNumThreads: 1, evalFraction: 0.1 };
+const options = { spec, text: TEXT, batchSize: batchSize * gradAccum, microBatchSize: batchSize, totalSteps: maxSteps, lr: 3e-3, warmupSteps: 2, seed, intraOpNumThreads: 1, evalFraction: 0.1 };
 /** A file checkpoint is a zip archive (stored, no compression) of the three checkpoint files, as torch.save writes a zip. */
 const CRC = Array.from({ length: 256 }, (_, n) => {
   let c = n;
@@ -119,7 +128,16 @@ const resumeIsFile = resumeFrom !== '' && statSync(resumeFrom).isFile();
 const resumeDir = resumeIsFile ? unpackFile(resumeFrom) : resumeFrom;
 const trainer = resumeFrom ? await Trainer.fromCheckpoint({ ...options, dir: resumeDir }) : await Trainer.create(options);
 if (resumeIsFile) rmSync(resumeDir, { recursive: true, force: true });
-process.stdout.write(`trainer: ${resumeFrom ? `resumed from ${resumeFrom} at step ${trainer.state.step}` : 'fresh start'}, batch ${batchSize}, ${maxSteps} steps\n`);
+process.stdout.write(`trainer: ${resumeFrom ? `resumed from ${resumeFrom} at step ${trainer.state.step}` : 'fresh start'}, batch ${batchSize}${gradAccum > 1 ? ` × ${gradAccum} accumulated` : ''}, ${maxSteps} steps\n`);
+
+const capacity = /^(?:(\d+):)?(\d+)$/.exec(process.env.SOUP_EXAMPLE_CAPACITY ?? '');
+const evalMemory = /^(\d+):(\d+)$/.exec(process.env.SOUP_EXAMPLE_EVAL_MEMORY ?? '');
+/** The device's limit: a micro-batch above it needs more memory than there is (a real allocation failure). */
+function allocateActivations(step) {
+  if (!capacity || step <= Number(capacity[1] ?? 0) || batchSize <= Number(capacity[2])) return;
+  const bytes = 2 ** 44 * batchSize; // far beyond this machine: V8 cannot back it
+  new ArrayBuffer(bytes);
+}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -164,6 +182,7 @@ function afterSave(step) {
 let savedAt = trainer.state.step;
 while (trainer.state.step < maxSteps) {
   const t0 = performance.now();
+  allocateActivations(trainer.state.step + 1);
   const log = await trainer.step();
   const ms = performance.now() - t0;
   process.stdout.write(`step ${log.step} loss ${log.loss.toFixed(4)} ms ${ms.toFixed(2)}\n`);
@@ -175,6 +194,12 @@ while (trainer.state.step < maxSteps) {
   if (saveSteps > 0 && log.step % saveSteps === 0) {
     saveCheckpoint(log.step);
     savedAt = log.step;
+  }
+  if (evalMemory && log.step === Number(evalMemory[1])) {
+    // An eval worker (a child process, as a data loader or eval harness is): its memory is gone when it exits.
+    process.stdout.write(`trainer: eval after step ${log.step} holds ${evalMemory[2]} MiB\n`);
+    spawnSync(process.execPath, ['-e', `const b = Buffer.alloc(${Number(evalMemory[2])} * 2 ** 20, 1); setTimeout(() => console.log(b.length), 1500);`], { stdio: 'inherit' });
+    process.stdout.write(`trainer: eval done\n`);
   }
   if (fault === `stop-at:${log.step}`) {
     process.kill(process.pid, 'SIGTERM');

@@ -10,6 +10,13 @@ at the top of --output_dir.
     python3 examples/torch-trainer/train.py --output_dir out --per_device_train_batch_size 8 \
         --max_steps 60 --save_steps 10 [--resume_from_checkpoint out/checkpoint-30]
 
+--gradient_accumulation_steps a: each optimizer step draws m × a samples and accumulates a micro-batches of m
+(the loss averaged over all of them), so any m × a' = m × a trains the same weights.
+
+Test knobs (environment, so they stay out of the run fingerprint): SOUP_EXAMPLE_CAPACITY=C or S:C (from step S
+on, a micro-batch above C samples asks torch for far more memory than the machine has: torch's real
+"DefaultCPUAllocator: can't allocate memory" RuntimeError, uncaught), SOUP_EXAMPLE_STEP_DELAY_MS, SOUP_EXAMPLE_FAULT=stop-at:S.
+
 Under soup:  soup run --repo file://ckpt --batch-size 8 -- python3 examples/torch-trainer/train.py \
     --output_dir {output_dir} --per_device_train_batch_size {batch_size} --resume_from_checkpoint {resume_from}
 """
@@ -35,6 +42,7 @@ def parse_args():
     p = argparse.ArgumentParser()
     p.add_argument("--output_dir", default="output")
     p.add_argument("--per_device_train_batch_size", type=int, default=8)
+    p.add_argument("--gradient_accumulation_steps", type=int, default=1)
     p.add_argument("--max_steps", type=int, default=60)
     p.add_argument("--save_steps", type=int, default=10)
     p.add_argument("--resume_from_checkpoint", default=None)
@@ -43,6 +51,8 @@ def parse_args():
     p.add_argument("--seq_len", type=int, default=32)
     p.add_argument("--d_model", type=int, default=64)
     p.add_argument("--n_layers", type=int, default=2)
+    # float64: the weights of m × a and m' × a' agree to float32 rounding (float32 accumulation order differs)
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     # folder: HF-style checkpoint-<step>/; file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt (one torch.save)
     p.add_argument("--checkpoint_format", choices=["folder", "file"], default="folder")
     return p.parse_args()
@@ -92,9 +102,10 @@ def save_safetensors(path, tensors):
     """A safetensors file written by hand (no extra package): header length, JSON header, raw bytes."""
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
-        t = tensors[name].detach().contiguous().to(torch.float32)
+        t = tensors[name].detach().contiguous()
+        t = t if t.dtype == torch.float64 else t.to(torch.float32)
         data = t.numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        header[name] = {"dtype": "F64" if t.dtype == torch.float64 else "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
     head = json.dumps(header, separators=(",", ":")).encode()
@@ -119,7 +130,8 @@ def load_safetensors(path):
         if name == "__metadata__":
             continue
         a, b = meta["data_offsets"]
-        out[name] = torch.from_numpy(np.frombuffer(body[a:b], dtype=np.float32).copy()).reshape(meta["shape"])
+        dtype = np.float64 if meta["dtype"] == "F64" else np.float32
+        out[name] = torch.from_numpy(np.frombuffer(body[a:b], dtype=dtype).copy()).reshape(meta["shape"])
     return out
 
 
@@ -134,6 +146,8 @@ def lr_at(step, args):
 def main():
     args = parse_args()
     torch.manual_seed(args.seed)
+    if args.dtype == "float64":
+        torch.set_default_dtype(torch.float64)
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     data = torch.tensor(list(TEXT.encode()), dtype=torch.long)
@@ -200,20 +214,29 @@ def main():
     # SOUP_EXAMPLE_FAULT=stop-at:S: a scheduler (or a notebook's stop button) sends SIGTERM at step S.
     fault = os.environ.get("SOUP_EXAMPLE_FAULT", "")
     stop_at = int(fault.split(":")[1]) if fault.startswith("stop-at:") else -1
-    bs, t = args.per_device_train_batch_size, args.seq_len
+    m, t = args.per_device_train_batch_size, args.seq_len
+    accum = max(1, args.gradient_accumulation_steps)
+    cap = os.environ.get("SOUP_EXAMPLE_CAPACITY", "")
+    cap_from, cap_m = (int(cap.split(":")[0]), int(cap.split(":")[1])) if ":" in cap else (0, int(cap) if cap else None)
     while step < args.max_steps:
         t0 = time.perf_counter()
-        starts = torch.randint(0, len(data) - t - 1, (bs,), generator=gen)
+        starts = torch.randint(0, len(data) - t - 1, (m * accum,), generator=gen)
         x = torch.stack([data[s : s + t] for s in starts])
         y = torch.stack([data[s + 1 : s + t + 1] for s in starts])
         for g in opt.param_groups:
             g["lr"] = lr_at(step, args)
-        loss = F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1))
+        if cap_m is not None and step + 1 > cap_from and m > cap_m:
+            torch.empty(2**44 * m, dtype=torch.uint8)  # the device's limit: a real allocation failure
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        total = 0.0
+        for i in range(accum):
+            xi, yi = x[i * m : (i + 1) * m], y[i * m : (i + 1) * m]
+            loss = F.cross_entropy(model(xi).reshape(-1, 256), yi.reshape(-1)) / accum
+            loss.backward()
+            total += float(loss)
         opt.step()
         step += 1
-        last_loss = float(loss)
+        last_loss = total
         print(f"step {step} loss {last_loss:.4f} ms {(time.perf_counter() - t0) * 1000:.2f}", flush=True)
         if args.save_steps > 0 and step % args.save_steps == 0:
             save(os.path.join(args.output_dir, f"checkpoint-{step}"))

@@ -58,6 +58,8 @@ export interface ResolveBatchOptions {
   advice?: string;
   /** The global batch G: the answer is a micro-batch, a divisor of G (only divisors are probed). */
   globalBatchSize?: number;
+  /** Ranks sharing G (with `globalBatchSize`): only divisors of G / worldSize are probed. @default 1 */
+  worldSize?: number;
   /** Fraction of the budget a trial's measured peak must leave free (with `globalBatchSize`). @default 0 */
   headroom?: number;
   /** The caller reports why an answer was not cached (its summary line): no separate warning for it. @default false */
@@ -85,14 +87,16 @@ export interface BatchResolution {
 }
 
 function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
+  // The search refused a trial the probe found to fit (--headroom): its record says why.
+  const refused = o?.reason === 'fit' && !t.fits;
   return {
     batch_size: t.batchSize,
     phase: t.phase,
-    result: o?.reason ?? (t.result === 'fit' ? 'fit' : t.result === 'oom' ? 'oom' : 'not-fit'),
+    result: refused ? 'not-fit' : (o?.reason ?? (t.result === 'fit' ? 'fit' : t.result === 'oom' ? 'oom' : 'not-fit')),
     peak_bytes: o?.peakBytes ?? t.peakBytes ?? null,
     budget_bytes: o?.budgetBytes ?? t.budgetBytes ?? null,
     ms: Math.round(t.ms),
-    detail: o?.detail ?? t.detail ?? null,
+    detail: (refused ? t.detail : o?.detail) ?? t.detail ?? null,
     measurement: o?.measurement ?? t.measurement ?? null,
     ...((o?.warning ?? t.warning) !== undefined ? { warning: (o?.warning ?? t.warning)! } : {}),
   };
@@ -113,11 +117,27 @@ function showStderrTail(ctx: CommandContext, err: unknown): void {
 /** A human line for one trial: size, verdict, peak vs budget, time. */
 export function trialLine(t: TrialView, ctx: CommandContext): string {
   const verdict =
-    t.result === 'fit' ? ctx.style.green('fits') : t.result === 'over-budget' ? ctx.style.yellow('over budget') : ctx.style.red(t.result === 'killed' ? 'OOM (killed)' : 'OOM');
+    t.result === 'fit'
+      ? ctx.style.green('fits')
+      : t.result === 'over-budget'
+        ? ctx.style.yellow('over budget')
+        : t.result === 'not-fit' && t.detail !== null && /headroom/.test(t.detail)
+          ? ctx.style.yellow('over the headroom')
+          : ctx.style.red(t.result === 'killed' ? 'OOM (killed)' : 'OOM');
   const peak = t.peak_bytes !== null || t.budget_bytes !== null ? `  peak ${formatBytes(t.peak_bytes)} / budget ${formatBytes(t.budget_bytes)}` : '';
   const notMeasured = t.measurement === 'not-measured' && t.detail ? `  ${ctx.style.yellow(t.detail)}` : '';
   const warning = t.warning ? `\n    ${ctx.style.yellow(`warning: ${t.warning}`)}` : '';
   return `  batch ${String(t.batch_size).padStart(4)}  ${verdict}${peak}  ${ctx.style.dim(formatDuration(t.ms))}${notMeasured}${warning}`;
+}
+
+/** With a global batch: which divisors were tried, and the largest size that fit when only --headroom refused it. */
+function noDivisorFits(G: number, N: number, trials: readonly TrialRecord[]): string {
+  const tried = [...new Set(trials.map((t) => t.batchSize))].sort((a, b) => b - a);
+  const held = trials.filter((t) => t.result === 'not-fit' && /headroom/.test(t.detail ?? '')).sort((a, b) => b.batchSize - a.batchSize)[0];
+  const what = N === 1 ? `--global-batch-size ${G}` : `G / world size = ${G / N}`;
+  return held
+    ? `No divisor of ${what} fits with its headroom (tried ${tried.join(', ')}): the largest size that fit is ${held.batchSize}, refused because ${held.detail}; lower --headroom, or free memory.`
+    : `No divisor of ${what} fits (tried ${tried.join(', ')}): no size fit at all.`;
 }
 
 /** Finds the batch size: from the cache, or by probing (each trial shown live), then caches it. */
@@ -125,7 +145,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   const { ctx } = opts;
   const outcomes = new Map<number, ProbeTrialOutcome>();
   const trials: TrialView[] = [];
-  const ceiling = opts.ceiling ?? opts.globalBatchSize ?? opts.start * 4;
+  const ceiling = opts.ceiling ?? (opts.globalBatchSize !== undefined ? opts.globalBatchSize / (opts.worldSize ?? 1) : opts.start * 4);
   const expected = Math.max(2, Math.ceil(Math.log2(Math.max(2, ceiling / Math.max(1, opts.start)))) + 2);
   const bar = ctx.progress({ label: opts.label ?? 'probe', unit: 'trial', summary: false });
   let n = 0;
@@ -150,6 +170,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     if (opts.noCache && opts.globalBatchSize !== undefined) {
       const r = await probeMicroBatchSize(probe, {
         globalBatchSize: opts.globalBatchSize,
+        ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         start: opts.start,
         ceiling,
         ...(opts.headroom ? { headroom: opts.headroom } : {}),
@@ -176,6 +197,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         ...(opts.refresh ? { refresh: true } : {}),
         ...(opts.saveExceptionsOnly ? { saveExceptionsOnly: true } : {}),
         ...(opts.globalBatchSize !== undefined ? { globalBatchSize: opts.globalBatchSize } : {}),
+        ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         ...(opts.headroom ? { headroom: opts.headroom } : {}),
         ...(opts.files ? { files: opts.files } : {}),
         logger: { warn: (line) => (opts.reportsNotSaved && / not saved to the cache: /.test(line) ? undefined : bar.log(`warning: ${line}`)), info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined) },
@@ -184,8 +206,9 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   } catch (err) {
     bar.fail();
     showStderrTail(ctx, err);
-    if (err instanceof NoBatchFitsError && opts.advice) {
-      throw new NoBatchFitsError(err.smallestBatchSize, err.trials, { cause: err, advice: opts.advice });
+    if (err instanceof NoBatchFitsError && (opts.advice || opts.globalBatchSize !== undefined)) {
+      const divisors = opts.globalBatchSize !== undefined ? `${noDivisorFits(opts.globalBatchSize, opts.worldSize ?? 1, err.trials)} ` : '';
+      throw new NoBatchFitsError(err.smallestBatchSize, err.trials, { cause: err, advice: `${divisors}${opts.advice ?? ''}`.trim() });
     }
     throw err;
   }

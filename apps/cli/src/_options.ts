@@ -119,3 +119,38 @@ export function noCacheOption(cmd: Command): Command {
 export function noPredictOption(cmd: Command): Command {
   return cmd.option('--no-predict', 'plain bisection: do not jump to the edge the measured peaks predict');
 }
+
+/** Commander parser: a percentage (`10%`) or a fraction (`0.1`) in [0, 1); returns the fraction. */
+function headroomArg(value: string): number {
+  const t = value.trim();
+  const pct = /^([0-9]+(?:\.[0-9]+)?)\s*%$/.exec(t);
+  const f = pct ? Number(pct[1]) / 100 : /^0?\.[0-9]+$|^0$/.test(t) ? Number(t) : Number.NaN;
+  if (!(f >= 0 && f < 1)) throw new InvalidArgumentError(`expected a percentage like 10% (or a fraction like 0.1) below 100%, got "${value}"`);
+  return f;
+}
+
+/**
+ * The three numbers of `soup run` / `soup probe --exec`: `--global-batch-size G` (samples per optimizer
+ * step, fixed for the run), `--world-size N` (ranks sharing G) and `--headroom` (what a micro-batch's
+ * measured peak must leave free). The probe answers m, a divisor of G / N; a = G / (m × N).
+ */
+export function globalBatchOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--global-batch-size <G>',
+      'samples per optimizer step, fixed for the run (part of its fingerprint): soup picks the micro-batch m, a divisor of G / world size that fits this device, and fills {micro_batch_size} ({batch_size} too) and {grad_accum} = G / (m × world size)',
+      intAtLeast(1),
+    )
+    .option('--world-size <N>', 'ranks sharing the global batch (a launcher\'s processes): a = G / (m × N) (default: 1)', intAtLeast(1))
+    .option('--headroom <percent>', 'accept only micro-batches whose measured peak leaves this much of the budget free, e.g. 10% (peak ≤ 90 % of the budget)', headroomArg);
+}
+
+/** `--max-oom-retries`: the same flag in soup train and soup run. */
+export function maxOomRetriesOption(cmd: Command, what: string): Command {
+  return cmd.option('--max-oom-retries <n>', `${what}, at most n times a session`, intAtLeast(0), 3);
+}
+
+/** `--max-memory`: warn once, naming the step, when the session's peak passes it. */
+export function maxMemoryOption(cmd: Command): Command {
+  return cmd.option('--max-memory <size|fraction>', 'warn once, naming the step, when the session\'s peak memory passes this (6GiB, or 0.9 / 90% of the budget)');
+}

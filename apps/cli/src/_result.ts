@@ -2,6 +2,7 @@
 // or, with --json, as the same object alone. A key one command cannot know is null, never missing.
 import type { CommandContext } from './_context';
 import type { OomStepDown } from './_micro-sessions';
+import type { OomStepDown as RunOomStepDown } from '@soup/supervisor';
 import type { SessionPeakReport } from './_session-peak';
 
 /** Why a session ended before the horizon. */
@@ -34,14 +35,17 @@ export interface RunResult {
   final_pushed: boolean;
   /** G: sequences per optimizer step; null when unknown. */
   batch_size: number | null;
-  /** m: sequences per forward/backward this session (after any out-of-memory step-down); null when soup does not know it (soup run). */
+  /** m: sequences per forward/backward this session (after any out-of-memory step-down); null when soup does not know it (soup run without --global-batch-size). */
   micro_batch_size: number | null;
   /** a = G / m; null when unknown. */
   grad_accum: number | null;
   /** `m × a = G`, e.g. `4 × 4 = 16`; null when unknown. */
   micro_batch: string | null;
-  /** Allocation failures a step raised this session, each answered with a smaller m and the step redone; null when unknown. */
-  oom_step_downs: OomStepDown[] | null;
+  /**
+   * Allocation failures this session answered with a smaller m: soup train redoes the step; soup run resumes the
+   * trainer from its newest complete checkpoint (with the tree's peak in that launch). null without a global batch.
+   */
+  oom_step_downs: Array<OomStepDown | RunOomStepDown> | null;
   /** The session's peak memory, where it happened, the budget and the headroom; null when unknown. */
   memory: SessionPeakReport | null;
   batch_source: string | null;

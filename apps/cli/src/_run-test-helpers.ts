@@ -1,4 +1,5 @@
 // Test-only helpers (not exported): the real bin, the example trainers, fake checkpoint folders, store reads.
+import { readSafetensors } from '@soup/onnx-train';
 import { runNode, runProcess, spawnUntil, type ChildResult } from '@soup/test-utils';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -32,13 +33,39 @@ export function nodeTrainerArgv(p: { maxSteps: number; saveSteps: number; extra?
 
 /** The same trainer run alone (no soup), uninterrupted: its final weights are the reference. */
 export async function referenceRun(cwd: string, argv: string[], batchSize: number, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const out = join(cwd, 'reference-out');
+  return sha256File(join(await referenceOutput(cwd, argv, { '{batch_size}': String(batchSize) }, env), 'model.safetensors'));
+}
+
+/** Runs the trainer alone with these placeholder values (and {output_dir}, no {resume_from}); returns its output folder. */
+export async function referenceOutput(cwd: string, argv: string[], values: Record<string, string>, env: NodeJS.ProcessEnv = process.env, name = 'reference-out'): Promise<string> {
+  const out = join(cwd, name);
   const expanded = argv
-    .map((a) => a.replace('{output_dir}', out).replace('{batch_size}', String(batchSize)))
+    .map((a) => Object.entries({ ...values, '{output_dir}': out }).reduce((x, [k, v]) => x.replace(k, v), a))
     .filter((a, i, all) => a !== '{resume_from}' && all[i + 1] !== '{resume_from}');
   const r = await runProcess(expanded[0]!, expanded.slice(1), { cwd, env, timeoutMs: 240_000 });
   if (r.code !== 0) throw new Error(`reference run failed (${r.code}): ${r.stderr.slice(-2000)}`);
-  return sha256File(join(out, 'model.safetensors'));
+  return out;
+}
+
+/** The largest absolute difference between two safetensors files' tensors (same names). */
+export function maxAbsDiff(a: string, b: string): number {
+  const x = readSafetensors(a).tensors;
+  const y = readSafetensors(b).tensors;
+  if (x.size === 0 || x.size !== y.size) throw new Error(`${a} and ${b} hold different tensors (${x.size} vs ${y.size})`);
+  let worst = 0;
+  for (const [name, t] of x) {
+    const u = y.get(name);
+    if (!u || u.data.length !== t.data.length) throw new Error(`${name}: missing or another shape in ${b}`);
+    for (let i = 0; i < t.data.length; i++) worst = Math.max(worst, Math.abs(Number(t.data[i]) - Number(u.data[i])));
+  }
+  return worst;
+}
+
+/** The RUN_JSON line of a soup run / train output. */
+export function runJsonOf<T = Record<string, unknown>>(stdout: string): T {
+  const line = stdout.split('\n').find((l) => l.startsWith('RUN_JSON '));
+  if (!line) throw new Error(`no RUN_JSON line in:\n${stdout.slice(-3000)}`);
+  return JSON.parse(line.slice('RUN_JSON '.length)) as T;
 }
 
 export function sha256File(path: string): string {

@@ -15,14 +15,15 @@ export interface SessionPeakReport {
   /** The step during (or right after) which it was reached; null for setup. */
   peak_step: number | null;
   budget_bytes: number | null;
-  /** Where the budget comes from: training.memory_budget, or the memory this process could reach at the start. */
-  budget_source: 'memory_budget' | 'reachable' | null;
+  /** Where the budget comes from: training.memory_budget (soup train) or --budget (soup run), the memory reachable at the start, or the GPU's memory. */
+  budget_source: 'memory_budget' | 'flag' | 'reachable' | 'device' | null;
   /** budget − peak (negative: over). */
   headroom_bytes: number | null;
   max_memory_bytes: number | null;
   /** The phase in which the peak first passed --max-memory, or null. */
   max_memory_passed_at: string | null;
-  method: 'VmHWM' | 'unavailable';
+  /** VmHWM: soup train's own process; tree-rss / cuda-per-process: soup run's trainer tree, sampled. */
+  method: 'VmHWM' | 'tree-rss' | 'cuda-per-process' | 'unavailable';
 }
 
 function hwm(procSelf: string): number | null {

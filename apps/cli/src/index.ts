@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ignoreClosedPipe } from './_closed-pipe';
 import { makeContext, type CliIo, type CommandContext } from './_context';
 import { markRequiredOptions, subcommandNames } from './_help';
-import { applyAliases, budgetOption, configOption, KEEP_REMOTE_DEFAULT, keepRemoteOption, noCacheOption, noPredictOption, outputDirOption, repoOption, resumeOption } from './_options';
+import { applyAliases, budgetOption, configOption, globalBatchOptions, KEEP_REMOTE_DEFAULT, keepRemoteOption, maxMemoryOption, maxOomRetriesOption, noCacheOption, noPredictOption, outputDirOption, repoOption, resumeOption } from './_options';
 import { deviceArg, durationArg, intAtLeast } from './_parse';
 import { ConfigError, InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
@@ -118,6 +118,7 @@ Examples:
   budgetOption(probeCmd, 'training.memory_budget of the config, else what the device has free');
   noCacheOption(probeCmd);
   noPredictOption(probeCmd);
+  globalBatchOptions(probeCmd);
 
   const cache = program
     .command('cache')
@@ -154,14 +155,14 @@ Examples:
   outputDirOption(train, 'output of the config');
   resumeOption(train);
   keepRemoteOption(train, `hub.keep_remote, else ${KEEP_REMOTE_DEFAULT}`);
+  maxOomRetriesOption(train, 'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes the step');
+  maxMemoryOption(train);
   noPredictOption(noCacheOption(budgetOption(train, 'training.memory_budget of the config, else what the device has free')))
     .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
     .option('--stop-after-steps <n>', 'end this session after n more steps, at a segment boundary the next session resumes from: saved, pushed, exit 75 (0 = run to the horizon)', intAtLeast(0), 0)
     .option('--time-limit <duration>', 'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: training.time_limit)')
     .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
     .option('--device <device>', 'override the config\'s device', deviceArg)
-    .option('--max-oom-retries <n>', 'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes the step, at most n times a session', intAtLeast(0), 3)
-    .option('--max-memory <size|fraction>', 'warn once, naming the step, when the session\'s peak memory passes this (6GiB, or 0.9 / 90% of the budget)')
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
     .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: hub.squash_history)")
     .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 10m)", durationArg)
@@ -190,7 +191,7 @@ run the same command again to continue. A second SIGTERM / SIGINT quits at once 
   program
     .command('run')
     .description('run your own trainer (any command): batch size that fits, resume from the store, push checkpoints while it trains, save at session end')
-    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders (no shell)')
+    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders, and {micro_batch_size} {grad_accum} with --global-batch-size (no shell)')
     .addOption(new Option('--repo-type <type>', 'Hub repo type').choices(['model', 'dataset']).default('model'))
     .option('--batch-size <n|auto>', '{batch_size}: a number, or auto (batch cache, else --probe)')
     .option('--probe <command>', 'the trainer\'s one-step command with {batch_size}, run per candidate size for --batch-size auto')
@@ -237,7 +238,9 @@ Examples:
   soup run --repo me/run-ckpt --time-limit 11h30m -- \\
     python train.py --output_dir {output_dir} --per_device_train_batch_size 8 --resume_from_checkpoint {resume_from}
   soup run --repo file:///mnt/ckpt --batch-size auto --probe "python train.py --max_steps 1 --bs {batch_size}" -- \\
-    python train.py --bs {batch_size} --out {output_dir} --resume {resume_from}`,
+    python train.py --bs {batch_size} --out {output_dir} --resume {resume_from}
+  soup run --repo me/run-ckpt --global-batch-size 32 --probe "python train.py --max_steps 1 --bs {micro_batch_size}" -- \\
+    python train.py --bs {micro_batch_size} --accum {grad_accum} --out {output_dir} --resume {resume_from}`,
     )
     .action(run(() => import('./commands/run')));
   const runCmd = program.commands.find((c) => c.name() === 'run')!;
@@ -246,6 +249,9 @@ Examples:
   resumeOption(runCmd);
   keepRemoteOption(runCmd);
   noPredictOption(noCacheOption(budgetOption(runCmd)));
+  globalBatchOptions(runCmd);
+  maxOomRetriesOption(runCmd, 'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint with the next smaller divisor as the micro-batch');
+  maxMemoryOption(runCmd);
 
   const ckpt = program
     .command('ckpt')

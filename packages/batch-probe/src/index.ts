@@ -29,3 +29,4 @@ export type {
 } from './types';
 export { probeMicroBatchSize, type ProbeMicroBatchSizeOptions, type ProbeMicroBatchSizeResult } from './probe-micro-batch-size';
 export { divisorsOf, largestDivisorAtMost, nextMicroBatchSize, perRankBatch, formatMicroBatch } from './divisors';
+export { lowerCacheEntry, type LowerCacheEntryOptions, type LowerCacheEntryResult } from './lower-cache-entry';

@@ -164,4 +164,6 @@ export interface CacheProvenance {
    * so an edited trainer has another key.
    */
   files?: Record<string, string>;
+  /** Why the entry holds this value when a search did not find it, e.g. `mid-run OOM at step 120 (micro 16 failed; stepped down to 8)`. */
+  note?: string;
 }

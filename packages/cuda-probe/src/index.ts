@@ -29,3 +29,5 @@ export {
   PeerDependencyMissingError,
   MemoryCgroupUnavailableError,
 } from './errors';
+export { judgeTrainerExit, type TrainerExitFacts, type TrainerExitVerdict } from './judge-trainer-exit';
+export { createTreeMemoryReader, type TreeMemoryReader, type TreeMemoryReaderOptions, type TreeMemoryReading } from './create-tree-memory-reader';

@@ -1,4 +1,6 @@
-export { supervise, StaleRecordError, STOP_SIGNALS, type SuperviseOptions, type SuperviseOutcome, type SuperviseEvent } from './supervise';
+export { supervise, StaleRecordError, STOP_SIGNALS, type SuperviseOptions, type SuperviseOutcome, type SuperviseEvent, type SessionFacts } from './supervise';
+export { startMemoryWatch, type MemoryWatch, type MemoryWatchOptions } from './memory-watch';
+export { trackNewestStep, type NewestStep } from './newest-step';
 export {
   createCheckpointWatcher,
   globToRegExp,
@@ -22,6 +24,9 @@ export {
   writeRunRecord,
   RUN_RECORD_PATH,
   type RunRecord,
+  type OomStepDown,
+  type SupervisedSession,
+  type SessionMemory,
   type SupervisedIdentity,
 } from './run-identity';
 export { SupervisorUsageError, OutputLockedError } from './errors';

@@ -15,6 +15,8 @@ export interface SupervisedIdentity {
   argv: string[];
   /** --fingerprint file (as given) → sha256 of its bytes. */
   files: Record<string, string>;
+  /** The global batch G (`--global-batch-size`), a hyper-parameter of the run; absent when not given (older records). */
+  global_batch_size?: number;
 }
 
 /** soup_run.json. */
@@ -27,6 +29,56 @@ export interface RunRecord {
   accepted: string[];
   /** The batch size the first session resolved (later sessions reuse it), or null. */
   batch_size: number | null;
+  /** G, when the run has a global batch. */
+  global_batch_size?: number | null;
+  /** Each session's micro-batch (m × a = G), its mid-run step-downs and its peak memory, oldest first. */
+  sessions?: SupervisedSession[];
+}
+
+/** One out-of-memory step-down within a session. */
+export interface OomStepDown {
+  /** The newest step the trainer had reported (its output or a checkpoint) when it failed. */
+  step: number | null;
+  /** m before and after. */
+  from: number;
+  to: number;
+  /** The trainer tree's peak memory seen in that launch (bytes), null when not sampled. */
+  peak_bytes: number | null;
+  /** The out-of-memory line it raised. */
+  error: string;
+}
+
+/** One session of a run with a global batch, as soup_run.json records it. */
+export interface SupervisedSession {
+  started_at: string;
+  /** The step it resumed from (null: fresh). */
+  start_step: number | null;
+  /** m and a at the end of the session (after any step-down). */
+  micro_batch_size: number;
+  grad_accum: number;
+  world_size: number;
+  /** Where the session's first m came from: flag, cache, probe. */
+  source: string;
+  oom_step_downs: OomStepDown[];
+  /** The session's peak memory, null when not sampled. */
+  memory: SessionMemory | null;
+}
+
+/** The peak memory of a session's trainer tree. */
+export interface SessionMemory {
+  peak_bytes: number | null;
+  /** The newest step seen when the peak was sampled (null: before any step). */
+  peak_step: number | null;
+  budget_bytes: number | null;
+  /** budget − peak (negative: over). */
+  headroom_bytes: number | null;
+  max_memory_bytes: number | null;
+  /** The step at which the peak first passed max_memory_bytes (null: never, or before any step). */
+  max_memory_passed_step: number | null;
+  max_memory_passed: boolean;
+  /** `tree-rss` (sum of the tree's VmRSS) or `cuda-per-process`. */
+  method: string;
+  samples: number;
 }
 
 /** `soup-run-<20 hex>` from the identity. */
@@ -34,12 +86,13 @@ export function supervisedFingerprint(identity: SupervisedIdentity): string {
   const files = Object.keys(identity.files)
     .sort()
     .map((k) => [k, identity.files[k]]);
-  const canonical = JSON.stringify({ argv: identity.argv, files });
+  // G joins the fingerprint only when given, so a run without one keeps its old fingerprint.
+  const canonical = JSON.stringify(identity.global_batch_size !== undefined ? { argv: identity.argv, files, global_batch_size: identity.global_batch_size } : { argv: identity.argv, files });
   return `soup-run-${createHash('sha256').update(`soup-run/1\n${canonical}`).digest('hex').slice(0, 20)}`;
 }
 
 /** Hashes each --fingerprint file; a missing one is a usage error naming it. */
-export function identityOf(argv: string[], fingerprintFiles: string[], cwd: string, secrets: ReadonlyArray<string | null> = []): SupervisedIdentity {
+export function identityOf(argv: string[], fingerprintFiles: string[], cwd: string, secrets: ReadonlyArray<string | null> = [], globalBatchSize: number | null = null): SupervisedIdentity {
   const files: Record<string, string> = {};
   for (const f of fingerprintFiles) {
     const abs = resolve(cwd, f);
@@ -51,7 +104,7 @@ export function identityOf(argv: string[], fingerprintFiles: string[], cwd: stri
     }
     files[relative(cwd, abs) || f] = createHash('sha256').update(bytes).digest('hex');
   }
-  return { argv: redactArgv(argv, { secrets, as: 'sha256' }), files };
+  return { argv: redactArgv(argv, { secrets, as: 'sha256' }), files, ...(globalBatchSize !== null ? { global_batch_size: globalBatchSize } : {}) };
 }
 
 /** What differs between the stored identity and this one, in words (one entry per difference). */
@@ -63,6 +116,10 @@ export function describeIdentityChange(before: SupervisedIdentity, after: Superv
     let i = 0;
     while (i < a.length && i < b.length && a[i] === b[i]) i++;
     out.push(`trainer command differs at argument ${i + 1}: ${JSON.stringify(a[i] ?? '(none)')} → ${JSON.stringify(b[i] ?? '(none)')}`);
+  }
+  if (before.global_batch_size !== after.global_batch_size) {
+    const g = (v: number | undefined): string => (v === undefined ? 'none' : String(v));
+    out.push(`--global-batch-size differs: ${g(before.global_batch_size)} → ${g(after.global_batch_size)} (G is a hyper-parameter: a changed G is a changed run)`);
   }
   for (const f of [...new Set([...Object.keys(before.files), ...Object.keys(after.files)])].sort()) {
     const x = before.files[f];
@@ -83,7 +140,12 @@ export async function readRunRecord(store: CheckpointStore): Promise<RunRecord |
   try {
     const v = JSON.parse(new TextDecoder().decode(raw)) as RunRecord;
     if (v.format !== 'soup-run/1' || typeof v.run !== 'string' || !Array.isArray(v.identity?.argv)) return null;
-    return { ...v, accepted: Array.isArray(v.accepted) ? v.accepted : [], batch_size: typeof v.batch_size === 'number' ? v.batch_size : null };
+    return {
+      ...v,
+      accepted: Array.isArray(v.accepted) ? v.accepted : [],
+      batch_size: typeof v.batch_size === 'number' ? v.batch_size : null,
+      ...(Array.isArray(v.sessions) ? { sessions: v.sessions.filter((x) => Number.isInteger(x?.micro_batch_size) && Number.isInteger(x?.grad_accum)) } : {}),
+    };
   } catch {
     return null;
   }

@@ -8,7 +8,9 @@ import { SupervisorUsageError } from './errors';
 import { judgeHorizon, readTrainerState, type TrainerStateSteps } from './horizon';
 import { acquireOutputLock } from './lock';
 import { FILE_CHECKPOINT_RECORD, resumeSupervised, type SupervisedResume } from './resume-supervised';
-import { describeIdentityChange, identityOf, readRunRecord, supervisedFingerprint, writeRunRecord, type RunRecord } from './run-identity';
+import { startMemoryWatch, type MemoryWatchOptions } from './memory-watch';
+import { trackNewestStep } from './newest-step';
+import { describeIdentityChange, identityOf, readRunRecord, supervisedFingerprint, writeRunRecord, type OomStepDown, type RunRecord, type SessionMemory, type SupervisedSession } from './run-identity';
 import { stageFinal } from './stage-final';
 import { expandArgv, placeholdersIn, startTrainer, trainerEnv, trainerErrorLine, type TrainerExit } from './trainer-child';
 import { createCheckpointWatcher, globToRegExp, signatureOf, type WatchedCheckpoint } from './watch-checkpoints';
@@ -18,7 +20,7 @@ export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SI
 
 /** One thing the supervisor did or saw: `line` is the human sentence; `level` says whether it is a warning. */
 export interface SuperviseEvent {
-  type: 'info' | 'resumed' | 'launched' | 'pushed' | 'push-failed' | 'stopping' | 'leftovers' | 'warning';
+  type: 'info' | 'resumed' | 'launched' | 'pushed' | 'push-failed' | 'stopping' | 'leftovers' | 'warning' | 'oom-step-down';
   level: 'info' | 'warn';
   line: string;
   step?: number;
@@ -58,6 +60,30 @@ export interface SuperviseOptions {
   batchSize?: number | 'auto' | null;
   /** Finds a batch size for `auto` when the run has none recorded. */
   probeBatchSize?: () => Promise<number>;
+  /**
+   * The global batch G: fills `{micro_batch_size}` (m, which `{batch_size}` then aliases) and `{grad_accum}`
+   * (a = G / (m × worldSize)), and the env vars SOUP_MICRO_BATCH_SIZE / SOUP_GRAD_ACCUM. Part of the run's
+   * fingerprint: a changed G is a changed run. Each session resolves its own m (`resolveMicroBatchSize`).
+   * Not together with `batchSize`. @default null
+   */
+  globalBatchSize?: number | null;
+  /** Ranks sharing G (a launcher's world size). @default 1 */
+  worldSize?: number;
+  /** This session's micro-batch on this device (e.g. the batch cache, then a probe over the divisors of G / worldSize); required with `globalBatchSize`. */
+  resolveMicroBatchSize?: () => Promise<{ microBatchSize: number; source: string }>;
+  /**
+   * Judges a trainer that failed: the out-of-memory line it raised, or null when its failure is not
+   * out of memory (e.g. @soup/cuda-probe's judgeTrainerExit). Without it no failure steps m down.
+   */
+  judgeOutOfMemory?: (exit: TrainerExit) => string | null;
+  /** The micro-batch after an out-of-memory failure at m: the next smaller divisor of G / worldSize (e.g. @soup/batch-probe's nextMicroBatchSize), null at the smallest. */
+  nextMicroBatchSize?: (m: number) => number | null;
+  /** Out-of-memory step-downs one session may make: each resumes the trainer from the newest complete checkpoint with the next smaller m. @default 3 */
+  maxOomRetries?: number;
+  /** Told of each step-down, before the relaunch (e.g. to lower the batch cache entry). */
+  onOomStepDown?: (s: OomStepDown) => void | Promise<void>;
+  /** Samples the trainer's whole process tree for the whole session (peak, step, budget, --max-memory). @default none */
+  memory?: MemoryWatchOptions;
   /** The run's horizon in steps (fills {max_steps}; a run is complete only at or past it). @default null (trainer_state.json's max_steps) */
   horizon?: number | null;
   /** @default 'checkpoint-*' */
@@ -118,8 +144,19 @@ export interface SessionFacts {
   pushedSteps: number[];
   /** The `{batch_size}` the trainer got; null when the command has none. */
   batchSize: number | null;
-  /** Where that size came from: the flag, this run's first session (soup_run.json), or a probe. */
-  batchSource: 'flag' | 'checkpoint' | 'probe' | null;
+  /** Where that size came from: the flag, this run's first session (soup_run.json), or a probe (with a global batch: where m came from, e.g. cache). */
+  batchSource: string | null;
+  /** G, m and a (a = G / (m × worldSize)) at the end of the session; null without a global batch. */
+  globalBatchSize: number | null;
+  microBatchSize: number | null;
+  gradAccum: number | null;
+  worldSize: number;
+  /** The session before this one, as soup_run.json recorded it (null: none, or no global batch then). */
+  previousSession: SupervisedSession | null;
+  /** This session's out-of-memory step-downs. */
+  oomStepDowns: OomStepDown[];
+  /** The trainer tree's peak memory over the session; null when not sampled. */
+  memory: SessionMemory | null;
 }
 
 const q = (a: string): string => (/\s/.test(a) || a === '' ? JSON.stringify(a) : a);
@@ -159,14 +196,24 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   const horizon = o.horizon ?? null;
   const used = placeholdersIn(o.argv);
   if (used.has('{max_steps}') && horizon === null) throw new SupervisorUsageError('horizon', 'the trainer command uses {max_steps}: pass --horizon N (the run\'s total steps)');
-  if (used.has('{batch_size}') && (o.batchSize ?? null) === null) throw new SupervisorUsageError('batchSize', 'the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
+  const G = o.globalBatchSize ?? null;
+  const worldSize = o.worldSize ?? 1;
+  if (G !== null && (o.batchSize ?? null) !== null) throw new SupervisorUsageError('batchSize', '--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup resolves; drop --batch-size');
+  if (G !== null && (!Number.isSafeInteger(G) || G < 1 || !Number.isSafeInteger(worldSize) || worldSize < 1 || G % worldSize !== 0)) {
+    throw new SupervisorUsageError('globalBatchSize', `--global-batch-size ${G} with --world-size ${worldSize}: G must be a positive multiple of the world size, so every rank gets G / N samples per step`);
+  }
+  if (G !== null && !o.resolveMicroBatchSize) throw new SupervisorUsageError('resolveMicroBatchSize', 'a global batch needs resolveMicroBatchSize (the cache, then a probe)');
+  if (used.has('{batch_size}') && (o.batchSize ?? null) === null && G === null) throw new SupervisorUsageError('batchSize', 'the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
+  for (const name of ['{micro_batch_size}', '{grad_accum}'] as const) {
+    if (used.has(name) && G === null) throw new SupervisorUsageError('globalBatchSize', `the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step)`);
+  }
   const storeName = o.storeName ?? o.store.description;
   const show = (p: string): string => relative(o.cwd, p) || '.';
   const { store } = o;
 
   // 1. Identity and stale guard.
   const secrets = o.secrets ?? [];
-  const identity = identityOf(o.argv, o.fingerprintFiles ?? [], o.cwd, secrets);
+  const identity = identityOf(o.argv, o.fingerprintFiles ?? [], o.cwd, secrets, G);
   const fingerprint = supervisedFingerprint(identity);
   // One writer per store: refused here (LeaseHeldError names the holder), before anything is written or launched.
   const lease: StoreLease | null = o.leaseTtlMs === null ? null : await acquireLease({ store, run: fingerprint, ttlMs: o.leaseTtlMs ?? 600_000, logger: { warn } });
@@ -211,7 +258,19 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       dir: o.outputDir,
       onStale: (old) => warn(`${show(join(o.outputDir, '.soup-run.lock'))}: an earlier soup run (pid ${old.pid}, started ${old.started_at}) ended without releasing it; taking it over`),
     });
-    const facts: SessionFacts = { startStep: null, pushedSteps: [], batchSize: null, batchSource: null };
+    const facts: SessionFacts = {
+      startStep: null,
+      pushedSteps: [],
+      batchSize: null,
+      batchSource: null,
+      globalBatchSize: G,
+      microBatchSize: null,
+      gradAccum: null,
+      worldSize,
+      previousSession: null,
+      oomStepDowns: [],
+      memory: null,
+    };
     try {
       return { ...(await supervised()), ...facts };
     } finally {
@@ -271,17 +330,42 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       }
       facts.batchSize = batchSize;
       facts.batchSource = batchOpt === null ? null : batchOpt !== 'auto' ? 'flag' : record?.batch_size != null && batchSize === record.batch_size ? 'checkpoint' : 'probe';
-      if (record === null || (batchSize !== null && record.batch_size === null)) {
-        const next: RunRecord = { format: 'soup-run/1', run: runId, identity, accepted: record?.accepted ?? [], batch_size: batchSize };
-        record = next;
+      // 4b. Global batch: this device's m (cache, then probe), G kept; recorded per session.
+      let session: SupervisedSession | null = null;
+      let micro: number | null = null;
+      if (G !== null) {
+        const r = await o.resolveMicroBatchSize!();
+        micro = r.microBatchSize;
+        const perRank = G / worldSize;
+        if (!Number.isSafeInteger(micro) || micro < 1 || perRank % micro !== 0) {
+          throw new SupervisorUsageError('resolveMicroBatchSize', `micro-batch ${micro} does not divide G / world size = ${perRank}: m × a × N must equal G`);
+        }
+        batchSize = micro;
+        facts.batchSize = G;
+        facts.batchSource = r.source;
+        facts.previousSession = record?.sessions?.at(-1) ?? null;
+        session = { started_at: new Date(t0).toISOString(), start_step: facts.startStep, micro_batch_size: micro, grad_accum: perRank / micro, world_size: worldSize, source: r.source, oom_step_downs: facts.oomStepDowns, memory: null };
+        const prev = facts.previousSession;
+        const was = prev !== null && (prev.micro_batch_size !== micro || prev.grad_accum !== perRank / micro) ? ` (was ${prev.micro_batch_size} × ${prev.grad_accum} last session)` : '';
+        say(`micro ${microShape(micro, G, worldSize)}${was} (${r.source})`);
+      }
+      const sessions = (): Record<string, unknown> => (session === null ? {} : { global_batch_size: G, sessions: [...(record?.sessions ?? []), session] });
+      const saveRecord = async (): Promise<void> => {
+        const next: RunRecord = { format: 'soup-run/1', run: runId, identity, accepted: record?.accepted ?? [], batch_size: record?.batch_size ?? (G === null ? batchSize : null), ...sessions() };
         await writeRunRecord(store, next);
+        record = { ...next, sessions: record?.sessions ?? [] };
+      };
+      if (record === null || (batchSize !== null && record.batch_size === null && G === null) || session !== null) {
+        await saveRecord();
       }
 
       // 5. Launch, watch, push.
-      const resumeFrom = resumed.outcome === 'resume' ? resumed.resumeFrom : null;
+      let resumeFrom = resumed.outcome === 'resume' ? resumed.resumeFrom : null;
       const resumedStep = resumed.outcome === 'resume' ? resumed.step : -1;
-      const placeholders = { batchSize, outputDir: o.outputDir, resumeFrom, maxSteps: horizon };
-      const childArgv = expandArgv(o.argv, placeholders);
+      const placeholdersNow = () =>
+        micro === null
+          ? { batchSize, outputDir: o.outputDir, resumeFrom, maxSteps: horizon }
+          : { batchSize: micro, microBatchSize: micro, gradAccum: G! / (micro * worldSize), outputDir: o.outputDir, resumeFrom, maxSteps: horizon };
       if (!used.has('{output_dir}') && !o.outputDirGiven) {
         warn(
           `the trainer command has no {output_dir}: soup watches ${show(o.outputDir)} (the default), and only checkpoints that appear there are pushed; ` +
@@ -379,23 +463,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       if (o.signal.aborted) return { outcome: 'not-launched', run: runId };
       const resumedLine = resumed.outcome === 'resume' ? `resuming from step ${resumed.step}` : 'fresh start';
       say(`run ${runId}: ${resumedLine}; checkpoints in ${show(o.outputDir)} pushed to ${storeName}`);
-      const child = await startTrainer({
-        argv: childArgv,
-        env: trainerEnv(o.env, placeholders),
-        cwd: o.cwd,
-        onStdout: (d) => o.onStdout?.(d),
-        onStderr: (d) => o.onStderr?.(d),
-      }).catch((err: NodeJS.ErrnoException) => {
-        throw new SupervisorUsageError('argv', `cannot start the trainer ${JSON.stringify(childArgv[0])}: ${err.code ?? err.message}`, { cause: err });
-      });
-      lock.setTrainer(child.pid);
-      emit('launched', `soup: launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets }).map(q).join(' ')}`, { pid: child.pid });
 
       const nice = o.pushNice ?? 10;
-      if (nice > 0) lowerOwnPriority(nice);
-
       let stopReason: string | null = null;
-      const poll = setInterval(() => offerNewest(Date.now(), false), pollMs);
       let limitTimer: NodeJS.Timeout | undefined;
       const stopped = new Promise<void>((resolveStop) => {
         if (o.signal.aborted) resolveStop();
@@ -405,26 +475,96 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       }).then(() => {
         stopReason ??= o.signal.aborted ? `signal${signalName(o.signal.reason)}` : `time limit ${fmt(o.timeLimitMs ?? 0)}`;
       });
-      let end: TrainerExit & { killed: boolean };
-      try {
-        const first = await Promise.race([child.exited.then(() => 'exited' as const), stopped.then(() => 'stop' as const)]);
-        if (first === 'stop' && !child.done) {
-          ending = true;
-          emit('stopping', `soup: ${stopReason!.startsWith('signal') ? `session ending (${stopReason})` : `${stopReason} reached`}: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`);
-          end = await child.stop({ signal: stopSignal, graceMs });
-          if (end.killed) warn(`the trainer did not exit within --grace ${fmt(graceMs)}: killed it (SIGKILL)`);
-        } else {
-          end = { ...(await child.exited), killed: false };
+      const stepSeen = trackNewestStep();
+      if (resumedStep >= 0) stepSeen.checkpoint(resumedStep);
+      const memory = o.memory ? startMemoryWatch(o.memory, { stepNow: () => stepSeen.step, warn }) : null;
+      const maxRetries = o.maxOomRetries ?? 3;
+      let end!: TrainerExit & { killed: boolean };
+      let exitAt = Date.now();
+      // 5b. Launch; an out-of-memory failure steps m down and launches again from the newest complete checkpoint.
+      for (;;) {
+        const placeholders = placeholdersNow();
+        const childArgv = expandArgv(o.argv, placeholders);
+        const child = await startTrainer({
+          argv: childArgv,
+          env: trainerEnv(o.env, placeholders),
+          cwd: o.cwd,
+          onStdout: (d) => (stepSeen.output(d), o.onStdout?.(d)),
+          onStderr: (d) => (stepSeen.output(d), o.onStderr?.(d)),
+        }).catch((err: NodeJS.ErrnoException) => {
+          throw new SupervisorUsageError('argv', `cannot start the trainer ${JSON.stringify(childArgv[0])}: ${err.code ?? err.message}`, { cause: err });
+        });
+        lock.setTrainer(child.pid);
+        memory?.attach(child.pid);
+        emit('launched', `soup: launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets }).map(q).join(' ')}`, { pid: child.pid });
+        if (nice > 0) lowerOwnPriority(nice);
+
+        const poll = setInterval(() => {
+          const c = offerNewest(Date.now(), false);
+          if (c) stepSeen.checkpoint(c.step);
+        }, pollMs);
+        let launchPeak: number | null = null;
+        try {
+          const first = await Promise.race([child.exited.then(() => 'exited' as const), stopped.then(() => 'stop' as const)]);
+          if (first === 'stop' && !child.done) {
+            ending = true;
+            emit('stopping', `soup: ${stopReason!.startsWith('signal') ? `session ending (${stopReason})` : `${stopReason} reached`}: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`);
+            end = await child.stop({ signal: stopSignal, graceMs });
+            if (end.killed) warn(`the trainer did not exit within --grace ${fmt(graceMs)}: killed it (SIGKILL)`);
+          } else {
+            end = { ...(await child.exited), killed: false };
+          }
+        } finally {
+          clearInterval(poll);
+          launchPeak = (await memory?.detach()) ?? null;
         }
-      } finally {
-        clearInterval(poll);
-        clearTimeout(limitTimer);
+        if (stopReason === null && end.code === null && (end.signal === 'SIGTERM' || end.signal === 'SIGINT' || end.signal === 'SIGHUP')) {
+          stopReason = `the trainer got ${end.signal} from outside`;
+        }
+        exitAt = Date.now();
+        // An out-of-memory failure with a smaller divisor left and retries left: step down, resume, launch again.
+        if (stopReason !== null || end.code === 0 || micro === null || !o.judgeOutOfMemory) break;
+        const oomLine = o.judgeOutOfMemory(end);
+        if (oomLine === null) break;
+        const to = o.nextMicroBatchSize?.(micro) ?? null;
+        if (facts.oomStepDowns.length >= maxRetries || to === null) {
+          warn(`the trainer ran out of memory with micro ${microShape(micro, G!, worldSize)} (${oomLine}): ${to === null ? 'no smaller divisor of G / world size is left' : `--max-oom-retries ${maxRetries} step-down${maxRetries === 1 ? '' : 's'} already made this session`}`);
+          break;
+        }
+        // The newest complete checkpoint (this session's, else the one pulled) is where the trainer resumes;
+        // it is offered for a push, which goes on in the background while the trainer runs again.
+        const c = offerNewest(exitAt, true);
+        if (c) stepSeen.checkpoint(c.step);
+        const from = micro;
+        const step = stepSeen.step;
+        const s: OomStepDown = { step, from, to, peak_bytes: launchPeak, error: oomLine };
+        facts.oomStepDowns.push(s);
+        micro = to;
+        session!.micro_batch_size = to;
+        session!.grad_accum = G! / (to * worldSize);
+        if (c) resumeFrom = c.path;
+        emit(
+          'oom-step-down',
+          `soup: out of memory ${step === null ? 'before the first reported step' : `at step ${step}`} with micro ${microShape(from, G!, worldSize)} (${oomLine}): ` +
+            `resuming from ${c ? `${show(c.path)} (step ${c.step})` : resumeFrom !== null ? `${show(resumeFrom)} (the checkpoint this session pulled)` : 'the beginning (no complete checkpoint yet)'} ` +
+            `with micro ${microShape(to, G!, worldSize)} (step-down ${facts.oomStepDowns.length} of at most ${maxRetries})`,
+          step !== null ? { step } : {},
+        );
+        await o.onOomStepDown?.(s);
+        await saveRecord().catch((err: Error) => warn(`soup_run.json not updated with the step-down: ${err.message}`));
+        if (o.signal.aborted || stopReason !== null) break;
       }
+      clearTimeout(limitTimer);
       ending = true;
-      if (stopReason === null && end.code === null && (end.signal === 'SIGTERM' || end.signal === 'SIGINT' || end.signal === 'SIGHUP')) {
-        stopReason = `the trainer got ${end.signal} from outside`;
+      facts.microBatchSize = micro;
+      facts.gradAccum = micro === null ? null : G! / (micro * worldSize);
+      if (memory) {
+        facts.memory = memory.report();
+        if (session !== null) {
+          session.memory = facts.memory;
+        }
       }
-      const exitAt = Date.now();
+      if (session !== null) await saveRecord().catch((err: Error) => warn(`soup_run.json not updated with the session's end: ${err.message}`));
       const stoppedEarly = stopReason !== null;
 
       // 6. Whatever the exit: the newest complete checkpoint newer than the pointer is pushed first. A folder
@@ -499,6 +639,12 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
 export class StaleRecordError extends Error {
   override readonly name = 'StaleRecordError';
   readonly code = 'SOUP_SUPERVISOR_RESUME_REFUSED' as const;
+}
+
+/** `4 × 4 = 16`, or `4 × 4 × 2 ranks = 32`. */
+function microShape(m: number, G: number, worldSize: number): string {
+  const a = G / (m * worldSize);
+  return worldSize === 1 ? `${m} × ${a} = ${G}` : `${m} × ${a} × ${worldSize} ranks = ${G}`;
 }
 
 function signalName(reason: unknown): string {

@@ -3,14 +3,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 
 /** Values of the placeholders; `resumeFrom` null on a fresh run. */
 export interface Placeholders {
+  /** `{batch_size}`: the micro-batch m when a global batch is given, else the batch size. */
   batchSize: number | null;
+  /** `{micro_batch_size}` (m) and `{grad_accum}` (a = G / (m × world size)), with a global batch. @default null */
+  microBatchSize?: number | null;
+  gradAccum?: number | null;
   outputDir: string;
   resumeFrom: string | null;
   /** The run's horizon (`--horizon`), or null. @default null */
   maxSteps?: number | null;
 }
 
-const NAMES = ['{batch_size}', '{output_dir}', '{resume_from}', '{max_steps}'] as const;
+const NAMES = ['{batch_size}', '{micro_batch_size}', '{grad_accum}', '{output_dir}', '{resume_from}', '{max_steps}'] as const;
 
 /** Placeholders found in an argv (to check `{batch_size}` has a value). */
 export function placeholdersIn(argv: readonly string[]): Set<string> {
@@ -37,6 +41,8 @@ export function expandArgv(argv: readonly string[], p: Placeholders): string[] {
     out.push(
       a
         .replaceAll('{batch_size}', p.batchSize === null ? '' : String(p.batchSize))
+        .replaceAll('{micro_batch_size}', p.microBatchSize == null ? '' : String(p.microBatchSize))
+        .replaceAll('{grad_accum}', p.gradAccum == null ? '' : String(p.gradAccum))
         .replaceAll('{output_dir}', p.outputDir)
         .replaceAll('{resume_from}', p.resumeFrom ?? '')
         .replaceAll('{max_steps}', p.maxSteps == null ? '' : String(p.maxSteps)),
@@ -45,7 +51,7 @@ export function expandArgv(argv: readonly string[], p: Placeholders): string[] {
   return out;
 }
 
-/** The env the trainer gets: the caller's plus SOUP_BATCH_SIZE, SOUP_OUTPUT_DIR, SOUP_RESUME_FROM. */
+/** The env the trainer gets: the caller's plus SOUP_BATCH_SIZE, SOUP_OUTPUT_DIR, SOUP_RESUME_FROM (and SOUP_MICRO_BATCH_SIZE, SOUP_GRAD_ACCUM with a global batch). */
 export function trainerEnv(base: NodeJS.ProcessEnv, p: Placeholders): NodeJS.ProcessEnv {
   return {
     ...base,
@@ -53,6 +59,8 @@ export function trainerEnv(base: NodeJS.ProcessEnv, p: Placeholders): NodeJS.Pro
     SOUP_OUTPUT_DIR: p.outputDir,
     SOUP_RESUME_FROM: p.resumeFrom ?? '',
     ...(p.maxSteps != null ? { SOUP_MAX_STEPS: String(p.maxSteps) } : {}),
+    ...(p.microBatchSize != null ? { SOUP_MICRO_BATCH_SIZE: String(p.microBatchSize) } : {}),
+    ...(p.gradAccum != null ? { SOUP_GRAD_ACCUM: String(p.gradAccum) } : {}),
   };
 }
 
@@ -62,6 +70,8 @@ export interface TrainerExit {
   signal: NodeJS.Signals | null;
   /** The last lines it wrote on stderr (for the failure message). */
   stderrTail: string[];
+  /** The last lines it wrote on stdout (a trainer that logs its error there is judged by them too). */
+  stdoutTail: string[];
 }
 
 /** A running trainer. */
@@ -126,26 +136,44 @@ function startWatchdog(pgid: number, graceMs: number): { release(): void } {
   };
 }
 
+/** The last 40 non-empty lines of a stream. */
+function lineTail(): { add(d: string): void; end(): string[] } {
+  const tail: string[] = [];
+  let partial = '';
+  return {
+    add(d) {
+      const lines = (partial + d).split('\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) if (l.trim() !== '') tail.push(l);
+      if (tail.length > 40) tail.splice(0, tail.length - 40);
+    },
+    end() {
+      if (partial.trim() !== '') tail.push(partial);
+      partial = '';
+      return tail;
+    },
+  };
+}
+
 /** Spawns the trainer (no shell) as the leader of its own process group, so only soup signals it. */
 export function startTrainer(opts: StartTrainerOptions): Promise<TrainerChild> {
   const [file, ...args] = opts.argv;
   const child: ChildProcess = spawn(file!, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const tail: string[] = [];
-  let partial = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => opts.onStdout(d));
+  const tail = lineTail();
+  const outTail = lineTail();
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    opts.onStdout(d);
+    outTail.add(d);
+  });
   child.stderr!.setEncoding('utf8').on('data', (d: string) => {
     opts.onStderr(d);
-    const lines = (partial + d).split('\n');
-    partial = lines.pop() ?? '';
-    for (const l of lines) if (l.trim() !== '') tail.push(l);
-    if (tail.length > 40) tail.splice(0, tail.length - 40);
+    tail.add(d);
   });
   let done = false;
   const exited = new Promise<TrainerExit>((resolve) => {
     child.on('close', (code, signal) => {
       done = true;
-      if (partial.trim() !== '') tail.push(partial);
-      resolve({ code, signal, stderrTail: tail });
+      resolve({ code, signal, stderrTail: tail.end(), stdoutTail: outTail.end() });
     });
   });
   const signal = (sig: NodeJS.Signals): void => {

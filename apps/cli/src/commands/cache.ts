@@ -38,6 +38,7 @@ export async function runLs(_opts: Record<string, unknown>, ctx: CommandContext)
               bound: p.bound,
               measurement: p.measurement,
               saved_at: p.savedAt,
+              note: p.note ?? null,
             }
           : null,
       };
@@ -64,7 +65,12 @@ export async function runLs(_opts: Record<string, unknown>, ctx: CommandContext)
       p.savedAt.replace(/\.\d+Z$/, 'Z'),
     ];
   });
-  ctx.say(renderTable([['KEY', 'BATCH SIZE', 'BASE', 'MAX LEN', 'GPU', 'BUDGET', 'CEILING', 'BOUND', 'JUDGED BY', 'SAVED'], ...rows], ctx.style.bold));
+  // Why an entry holds a value a search did not find (e.g. lowered after a mid-run out-of-memory): a line under it.
+  const withNotes = rows.flatMap((row, i) => {
+    const note = entries[i]!.provenance?.note;
+    return note ? [row, ['', '', `↳ ${note}`, '', '', '', '', '', '', '']] : [row];
+  });
+  ctx.say(renderTable([['KEY', 'BATCH SIZE', 'BASE', 'MAX LEN', 'GPU', 'BUDGET', 'CEILING', 'BOUND', 'JUDGED BY', 'SAVED'], ...withNotes], ctx.style.bold));
   const bare = entries.filter((e) => !e.provenance).length;
   ctx.say(
     ctx.style.dim(

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { noFitAdvice } from '../_advice';
+import { execMicro } from '../_run-micro';
 import { resolveBatch, type BatchResolution } from '../_batch';
 import { changedFiles, execBase, trainerFileHashes } from '../_trainer-files';
 import type { CommandContext } from '../_context';
@@ -34,8 +35,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const budgetBytes = (opts.budget as number | undefined) ?? config?.training.memoryBudgetBytes ?? undefined;
   const timeoutMs = Number(opts.timeout ?? 600) * 1000;
   const maxLength = (opts.maxLength as number | undefined) ?? config?.data.maxLength ?? 512;
-  const start = (opts.start as number | undefined) ?? config?.training.staticBatchSize ?? 8;
-  const ceiling = (opts.ceiling as number | undefined) ?? start * 4;
+  const micro = execMicro(opts, mode);
+  const start = (opts.start as number | undefined) ?? (micro ? micro.perRank : (config?.training.staticBatchSize ?? 8));
+  const ceiling = (opts.ceiling as number | undefined) ?? (micro ? micro.perRank : start * 4);
   if (ceiling < start) throw new UsageError(`--ceiling ${ceiling} is below the start ${start}; pass --ceiling >= --start`);
   const common = { device: kind, deviceId, timeoutMs, signal: ctx.signal, env: ctx.env, cwd: ctx.cwd, ...(budgetBytes !== undefined ? { budgetBytes } : {}) };
 
@@ -80,7 +82,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     base = (opts.base as string | undefined) ?? `onnx:${basename(model)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
     what = `${basename(model)} (max_length ${maxLength})`;
   } else {
-    const command = String(opts.exec);
+    const command = micro ? micro.command(String(opts.exec)) : String(opts.exec);
     if (!command.includes('{batch_size}')) throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
     // On a GPU, the trainer is judged by its GPU memory (nvidia-smi, per process or the device's
     // delta); --budget then caps the GPU budget. On the CPU, by its sampled peak RSS.
@@ -97,7 +99,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     // The key names what is measured: the command text and the content of every file it names.
     files = trainerFileHashes(splitCommand(command), ctx.cwd);
     base = (opts.base as string | undefined) ?? execBase(command, files);
-    what = `\`${command}\``;
+    what = `\`${String(opts.exec)}\``;
     if (opts.base === undefined) execCommand = command;
   }
   ctx.say(`probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`);
@@ -124,12 +126,15 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     key: keyFields,
     ...(files !== undefined ? { files } : {}),
     reportsNotSaved: true,
+    ...(micro ? { globalBatchSize: micro.globalBatchSize, worldSize: micro.worldSize, headroom: micro.headroom } : {}),
     start,
     ceiling,
     noCache: opts.cache === false,
   });
+  if (micro) micro.warnIfOne(r.batchSize, ctx);
   ctx.emit({
     batch_size: r.batchSize,
+    ...(micro ? micro.fields(r.batchSize) : {}),
     source: r.source,
     cache_key: r.cacheKey,
     cache_path: r.cachePath,
@@ -144,7 +149,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   if (r.source === 'cache') {
     const p = r.provenance;
     const how = p === null ? 'no provenance: written by the Python tool or an older soup' : `${p.bound}, judged by ${p.measurement}, budget ${p.budgetBytes === null ? 'the device' : formatBytes(p.budgetBytes)}, ceiling ${p.ceiling}`;
-    ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} (from the cache, key ${r.cacheKey}; ${how}; --refresh to probe again)`);
+    ctx.say(`${micro ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}` : `batch size ${ctx.style.bold(String(r.batchSize))}`} (from the cache, key ${r.cacheKey}; ${how}; --refresh to probe again)`);
   } else {
     const chosen = r.chosen?.measurement ? `, judged by ${r.chosen.measurement}` : '';
     const exceptionsOnly = r.chosen?.measurement === 'exceptions-only' && opts.cache !== false && !r.saved;
@@ -156,7 +161,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
           : exceptionsOnly
             ? 'not cached: no trial measured a peak, so only a failure could have refused this size; pass --budget to measure, or --cache-exceptions-only to cache it anyway'
             : `not cached: ${r.notSavedReason ?? 'unknown'}`;
-    ctx.say(`batch size ${ctx.style.bold(String(r.batchSize))} fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`);
+    ctx.say(`${micro ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}` : `batch size ${ctx.style.bold(String(r.batchSize))}`} fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`);
   }
 }
 

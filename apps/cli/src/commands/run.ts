@@ -7,6 +7,8 @@ import { resolveBatch } from '../_batch';
 import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { explainRefusal } from '../_refusal';
+import { describeRunPeak, memoryResult, runMemory } from '../_run-memory';
+import { microResult, runMicro, trialCommand } from '../_run-micro';
 import { emptyResult, printResult, type RunResult, type SegmentReason } from '../_result';
 import { openCheckpointStore } from '../_store';
 import { UsageError } from '../errors';
@@ -31,7 +33,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     }
   }
   const batchOpt = opts.batchSize as string | undefined;
-  if (argv.some((a) => a.includes('{batch_size}')) && batchOpt === undefined) throw new UsageError('the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
+  const micro = runMicro(opts, ctx, argv, (m) => probeBatch(opts, ctx, m));
+  if (argv.some((a) => a.includes('{batch_size}')) && batchOpt === undefined && opts.globalBatchSize === undefined) throw new UsageError('the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
   if (batchOpt !== undefined && batchOpt !== 'auto' && !/^[1-9]\d*$/.test(batchOpt)) throw new UsageError(`--batch-size ${batchOpt}: expected a positive integer or auto`);
   if (batchOpt === 'auto' && opts.probe === undefined) throw new UsageError('--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch cache has no answer)');
   if (argv.some((a) => a.includes('{max_steps}')) && opts.horizon === undefined) throw new UsageError('the trainer command uses {max_steps}: pass --horizon N (the run\'s total steps)');
@@ -43,6 +46,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   const storeName = store.kind === 'dir' ? `directory ${repo.replace(/^file:\/\//, '')}` : store.description;
   const human = ctx.json ? ctx.stderr : ctx.stdout;
   const onEvent = (e: SuperviseEvent): void => (e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line));
+  const mem = await runMemory(opts, ctx);
   const r = await supervise({
     argv,
     store,
@@ -59,7 +63,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     squashHistory: opts.squashHistory === true,
     resume: opts.resume === 'force' ? 'force' : opts.resume === 'never' ? 'never' : 'auto',
     batchSize: batchOpt === undefined ? null : batchOpt === 'auto' ? 'auto' : Number(batchOpt),
-    probeBatchSize: () => probeBatch(opts, ctx),
+    probeBatchSize: async () => (await probeBatch(opts, ctx)).batchSize,
+    ...micro.supervise,
+    memory: mem.memory,
     horizon: (opts.horizon as number | undefined) ?? null,
     checkpointGlob: (opts.checkpointGlob as string | undefined) ?? 'checkpoint-*',
     ...(stepRegex ? { stepRegex } : {}),
@@ -78,12 +84,16 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     onStdout: (d) => void human.write(d),
     onStderr: (d) => void ctx.stderr.write(d),
   });
+  const memory = memoryResult(r.memory, mem.budgetSource);
+  if (r.memory !== null) ctx.say(describeRunPeak(memory)); // null: no trainer was launched
   const result = (status: RunResult['status'], exitCode: number, extra: Partial<RunResult>): RunResult => ({
     ...emptyResult({ run: r.run, store: store.description, status, exit_code: exitCode, elapsedMs: Date.now() - t0 }),
     start_step: r.startStep ?? 0,
     pushed_steps: r.pushedSteps,
     batch_size: r.batchSize,
     batch_source: r.batchSource,
+    ...microResult(r),
+    memory,
     ...extra,
   });
   switch (r.outcome) {
@@ -121,15 +131,34 @@ function segmentReason(stopReason: string): SegmentReason {
   return sig ?? 'signal';
 }
 
-async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext): Promise<number> {
-  const command = String(opts.probe);
+/** The probe's answer and the cache key it is filed under (to lower it after a mid-run out-of-memory). */
+export interface ProbedBatch {
+  batchSize: number;
+  source: 'static' | 'cache' | 'probe';
+  key: { base: string; maxLength: number; quantization: string; loraR: number; gpuName: string; gpuMemoryGb: number };
+  cacheKey: string;
+  budgetBytes: number | null;
+}
+
+export async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext, micro?: { globalBatchSize: number; worldSize: number; headroom: number }): Promise<ProbedBatch> {
+  const typed = String(opts.probe);
+  // With a global batch the probe's command may name the micro-batch {micro_batch_size}; a trial is one micro-batch ({grad_accum} 1).
+  const command = micro ? trialCommand(typed) : typed;
   if (!command.includes('{batch_size}')) throw new UsageError('--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 --per_device_train_batch_size {batch_size}"');
   const deviceSpec = (opts.device as string | undefined) ?? 'cpu';
   const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];
   const deviceId = idText === undefined ? 0 : Number(idText);
   const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
   const budgetBytes = opts.budget as number | undefined;
-  const start = (opts.start as number | undefined) ?? 8;
+  const start = (opts.start as number | undefined) ?? (micro ? micro.globalBatchSize / micro.worldSize : 8);
+  const key = {
+    base: (opts.base as string | undefined) ?? `exec:${typed}`,
+    maxLength: (opts.maxLength as number | undefined) ?? 512,
+    quantization: (opts.quantization as string | undefined) ?? 'none',
+    loraR: (opts.loraR as number | undefined) ?? 0,
+    gpuName: identity.gpuName,
+    gpuMemoryGb: identity.gpuMemoryGb,
+  };
   // As `soup probe --exec`: on a GPU the trainer is judged by its GPU memory (nvidia-smi), on the CPU
   // by its sampled peak RSS against --budget; without a budget only by what it raised.
   const probe = createCommandProbe({
@@ -149,19 +178,19 @@ async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext): P
     saveExceptionsOnly: opts.cacheExceptionsOnly === true,
     predict: opts.predict !== false,
     advice: noFitAdvice({ mode: 'exec', device: identity.device === 'cuda' ? 'cuda' : 'cpu', budgetBytes: budgetBytes ?? null, budgetFrom: budgetBytes !== undefined ? 'flag' : null, maxLength: (opts.maxLength as number | undefined) ?? 512 }),
-    key: {
-      base: (opts.base as string | undefined) ?? `exec:${command}`,
-      maxLength: (opts.maxLength as number | undefined) ?? 512,
-      quantization: (opts.quantization as string | undefined) ?? 'none',
-      loraR: (opts.loraR as number | undefined) ?? 0,
-      gpuName: identity.gpuName,
-      gpuMemoryGb: identity.gpuMemoryGb,
-    },
+    ...(micro ? { globalBatchSize: micro.globalBatchSize, worldSize: micro.worldSize, headroom: micro.headroom } : {}),
+    key,
     start,
     ...(opts.ceiling !== undefined ? { ceiling: opts.ceiling as number } : {}),
     noCache: opts.cache === false,
   });
-  ctx.say(`batch size ${r.batchSize} (${r.source === 'cache' ? `from the cache, key ${r.cacheKey}` : `probed on ${identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`})`);
-  return r.batchSize;
+  ctx.say(`${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (${r.source === 'cache' ? `from the cache, key ${r.cacheKey}` : `probed on ${identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`})`);
+  return {
+    batchSize: r.batchSize,
+    source: r.source,
+    key,
+    cacheKey: r.cacheKey,
+    budgetBytes: budgetBytes ?? null,
+  };
 }
 

@@ -1,0 +1,127 @@
+// soup run's three numbers (G, m, a) and its step-down: the glue between @soup/supervisor (which
+// launches, relaunches and records) and the packages that judge and remember: @soup/cuda-probe (a
+// failed trainer's out-of-memory verdict), @soup/batch-probe (divisors, the batch cache).
+import { divisorsOf, formatMicroBatch, lowerCacheEntry, nextMicroBatchSize } from '@soup/batch-probe';
+import { judgeTrainerExit } from '@soup/cuda-probe';
+import type { OomStepDown, SessionFacts, SuperviseOptions } from '@soup/supervisor';
+import type { CommandContext } from './_context';
+import { UsageError } from './errors';
+import type { ProbedBatch } from './commands/run';
+
+/** The supervisor options for `--global-batch-size`, and what RUN_JSON says about them. */
+export interface RunMicro {
+  supervise: Partial<SuperviseOptions>;
+}
+
+type Probe = (micro: { globalBatchSize: number; worldSize: number; headroom: number }) => Promise<ProbedBatch>;
+
+/** Checks the flags; with `--global-batch-size` the supervisor gets m (cache, then probe), the judge and the step-down. */
+export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, argv: string[], probe: Probe): RunMicro {
+  const G = opts.globalBatchSize as number | undefined;
+  const N = (opts.worldSize as number | undefined) ?? 1;
+  const uses = (name: string): boolean => argv.some((a) => a.includes(name));
+  if (G === undefined) {
+    for (const name of ['{micro_batch_size}', '{grad_accum}']) {
+      if (uses(name)) throw new UsageError(`the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step) and --probe "<one-step command with {micro_batch_size}>"`);
+    }
+    if (opts.worldSize !== undefined) throw new UsageError('--world-size needs --global-batch-size G: a = G / (m × world size)');
+    if (opts.headroom !== undefined) throw new UsageError('--headroom applies to the micro-batch probe: pass --global-batch-size G (and --probe)');
+    return { supervise: {} };
+  }
+  if (opts.batchSize !== undefined) throw new UsageError(`--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup picks for this device; drop --batch-size`);
+  if (G % N !== 0) throw new UsageError(`--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per step; pick G = ${Math.ceil(G / N) * N}`);
+  if (opts.probe === undefined) {
+    throw new UsageError('--global-batch-size needs --probe "<the trainer\'s one-step command with {micro_batch_size}>": each session finds the micro-batch that fits its device (the batch cache first)');
+  }
+  const headroom = (opts.headroom as number | undefined) ?? 0;
+  let probed: ProbedBatch | null = null;
+  const perRank = G / N;
+  const shape = (m: number): string => formatMicroBatch({ microBatchSize: m, accumulation: perRank / m, worldSize: N });
+  return {
+    supervise: {
+      globalBatchSize: G,
+      worldSize: N,
+      maxOomRetries: (opts.maxOomRetries as number | undefined) ?? 3,
+      async resolveMicroBatchSize() {
+        probed = await probe({ globalBatchSize: G, worldSize: N, headroom });
+        const m = probed.batchSize;
+        warnIfOne(m, G, N, ctx);
+        return { microBatchSize: m, source: probed.source };
+      },
+      judgeOutOfMemory: (exit) => {
+        const v = judgeTrainerExit({ stdout: exit.stdoutTail.join('\n'), stderr: exit.stderrTail.join('\n'), code: exit.code, signal: exit.signal });
+        return v.oom ? (v.line ?? 'out of memory') : null;
+      },
+      nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize: G, microBatchSize: m, worldSize: N }),
+      async onOomStepDown(s: OomStepDown) {
+        if (opts.cache === false || probed === null) return;
+        const note = `mid-run OOM at step ${s.step ?? 'unknown'} (micro ${shape(s.from)} failed; stepped down to ${shape(s.to)})`;
+        const r = await lowerCacheEntry({ ...probed.key, key: probed.cacheKey, env: ctx.env, cwd: ctx.cwd, failedBatchSize: s.from, batchSize: s.to, budgetBytes: probed.budgetBytes, note });
+        if (r.lowered) ctx.say(`soup: batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${note}`);
+        else ctx.say(`soup: batch cache entry ${probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`);
+      },
+    },
+  };
+}
+
+/** RUN_JSON's micro-batch fields from the session's facts (null without a global batch). */
+export function microResult(r: SessionFacts): { micro_batch_size: number | null; grad_accum: number | null; micro_batch: string | null; oom_step_downs: OomStepDown[] | null } {
+  if (r.globalBatchSize === null || r.microBatchSize === null || r.gradAccum === null) return { micro_batch_size: null, grad_accum: null, micro_batch: null, oom_step_downs: null };
+  return {
+    micro_batch_size: r.microBatchSize,
+    grad_accum: r.gradAccum,
+    micro_batch: formatMicroBatch({ microBatchSize: r.microBatchSize, accumulation: r.gradAccum, worldSize: r.worldSize }),
+    oom_step_downs: r.oomStepDowns,
+  };
+}
+
+/** m = 1 with G / N > 1: each step accumulates G / N micro-batches of one; say so, naming the divisor that did not fit. */
+function warnIfOne(m: number, G: number, N: number, ctx: CommandContext): void {
+  const perRank = G / N;
+  if (m !== 1 || perRank === 1) return;
+  ctx.warn(
+    `micro-batch 1: no larger divisor of ${N === 1 ? `--global-batch-size ${G}` : `G / world size = ${perRank}`} fits this device (the next, ${divisorsOf(perRank)[1]}, did not), ` +
+      `so each step accumulates ${perRank} micro-batches of 1; a global batch with more divisors (e.g. ${perRank + (perRank % 2)} per rank) may use the device better`,
+  );
+}
+
+/** A probe trial's command under a global batch: {micro_batch_size} is the candidate ({batch_size} too), {grad_accum} 1 (one micro-batch). */
+export function trialCommand(typed: string): string {
+  return typed.replaceAll('{micro_batch_size}', '{batch_size}').replaceAll('{grad_accum}', '1');
+}
+
+/** `soup probe --exec` with `--global-batch-size`: it answers m (a divisor of G / N), never G. */
+export interface ExecMicro {
+  globalBatchSize: number;
+  worldSize: number;
+  perRank: number;
+  headroom: number;
+  /** The trial's command: {micro_batch_size} is the candidate, {grad_accum} 1 (a trial is one micro-batch). */
+  command(typed: string): string;
+  shape(m: number): string;
+  fields(m: number): { micro_batch_size: number; grad_accum: number; global_batch_size: number; world_size: number; micro_batch: string };
+  warnIfOne(m: number, ctx: CommandContext): void;
+}
+
+export function execMicro(opts: Record<string, unknown>, mode: string): ExecMicro | null {
+  const G = opts.globalBatchSize as number | undefined;
+  const N = (opts.worldSize as number | undefined) ?? 1;
+  if (G === undefined) {
+    if (opts.worldSize !== undefined || opts.headroom !== undefined) throw new UsageError(`${opts.worldSize !== undefined ? '--world-size' : '--headroom'} needs --global-batch-size G: the probe then answers the micro-batch m, a divisor of G / world size`);
+    return null;
+  }
+  if (mode !== 'exec') throw new UsageError('--global-batch-size applies to soup probe --exec (soup train reads training.batch_size as G from soup.yaml)');
+  if (G % N !== 0) throw new UsageError(`--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per step; pick G = ${Math.ceil(G / N) * N}`);
+  const perRank = G / N;
+  const shape = (m: number): string => formatMicroBatch({ microBatchSize: m, accumulation: perRank / m, worldSize: N });
+  return {
+    globalBatchSize: G,
+    worldSize: N,
+    perRank,
+    headroom: (opts.headroom as number | undefined) ?? 0,
+    command: trialCommand,
+    shape,
+    fields: (m) => ({ micro_batch_size: m, grad_accum: perRank / m, global_batch_size: G, world_size: N, micro_batch: shape(m) }),
+    warnIfOne: (m, ctx) => warnIfOne(m, G, N, ctx),
+  };
+}
