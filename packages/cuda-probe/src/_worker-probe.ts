@@ -75,6 +75,15 @@ function probeTempDir(): string {
   return dir;
 }
 
+/**
+ * A trial ends when the child closes its result channel after a successful step (the child is
+ * then killed instead of tearing its runtime down); `SOUP_PROBE_END_ON_RESULT=0` waits for the
+ * exit as before (for comparison).
+ */
+function endsOnResult(cfg: WorkerProbeConfig): boolean {
+  return (cfg.env.SOUP_PROBE_END_ON_RESULT ?? process.env.SOUP_PROBE_END_ON_RESULT) !== '0';
+}
+
 function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<ChildRun> {
   return runChild({
     launch,
@@ -83,6 +92,7 @@ function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<C
     timeoutMs: cfg.timeoutMs,
     input: JSON.stringify(job),
     resultChannel: true,
+    endOnResult: job.mode === 'step' && endsOnResult(cfg),
     ...(cfg.signal ? { signal: cfg.signal } : {}),
   });
 }
@@ -138,6 +148,7 @@ function startSpare(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Spa
     timeoutMs: cfg.timeoutMs,
     input: `${JSON.stringify(job)}\n`,
     resultChannel: true,
+    endOnResult: endsOnResult(cfg),
     gate,
     onSpawn: (p) => (pid = p),
     ...(cfg.signal ? { signal: cfg.signal } : {}),
@@ -180,6 +191,7 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   };
 
   return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
+    const callStart = performance.now();
     const batchSize = batchSizeArg(batchSizeInput);
     let launch = direct();
     let calibrationMs: number | undefined;
@@ -260,30 +272,39 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       ...(calibrationMs !== undefined ? { calibrationMs } : {}),
     };
     const result = asResult(run);
-    if (result?.ok && run.exitCode === 0 && !run.timedOut && !run.aborted) {
+    if (result?.ok && (run.exitCode === 0 || run.endedOnResult === true) && !run.timedOut && !run.aborted) {
       const out = judgeSuccess({ device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null }, batchSize, result, run.wallMs, limit);
       const m = result.marks;
       if (m && run.spawnedAt !== undefined && run.closedAt !== undefined) {
         const r1 = (x: number) => Math.round(x);
+        // The parent's own share: everything in this call outside the child's wall time.
+        const parent = r1(Math.max(0, performance.now() - callStart - run.wallMs));
+        const sessionAt = m.session ?? m.ready;
         out.phasesMs = warmUsed
           ? {
               // Warm: spawn, module load, runtime import and session creation happened before the
               // trial was handed over; `runtime` is any wait for the spare to be ready.
+              parent,
               spawn: 0,
               moduleLoad: 0,
               runtime: r1(Math.max(0, m.jobRead - run.spawnedAt)),
-              session: r1(m.sent - Math.max(m.jobRead, run.spawnedAt) - result.stepMs),
+              session: 0,
+              batch: r1(m.ready - Math.max(m.jobRead, run.spawnedAt)),
               step: r1(result.stepMs),
+              report: r1(m.sent - m.ready - result.stepMs),
               exit: r1(run.closedAt - m.sent),
             }
           : {
-          spawn: r1(m.processStart - run.spawnedAt),
-          moduleLoad: r1(m.main - m.processStart),
-          runtime: r1(m.runtime - m.main),
-          session: r1(m.sent - m.runtime - result.stepMs),
-          step: r1(result.stepMs),
-          exit: r1(run.closedAt - m.sent),
-        };
+              parent,
+              spawn: r1(m.processStart - run.spawnedAt),
+              moduleLoad: r1(m.main - m.processStart),
+              runtime: r1(m.runtime - m.main),
+              session: r1(sessionAt - m.runtime),
+              batch: r1(m.ready - sessionAt),
+              step: r1(result.stepMs),
+              report: r1(m.sent - m.ready - result.stepMs),
+              exit: r1(run.closedAt - m.sent),
+            };
       }
       return out;
     }

@@ -2,7 +2,7 @@
 // session and the synthetic batch, measures the baseline, runs ONE step, measures the peak,
 // writes one WorkerResult as JSON on fd 3 and exits. A hard failure (allocation refused under
 // RLIMIT_AS, a native abort, the OOM killer) ends the process: the parent classifies it.
-import { readFileSync, writeSync } from 'node:fs';
+import { closeSync, readFileSync, writeSync } from 'node:fs';
 import type { CudaMeasurement, OrtJob, WorkerFailure, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
 import { gpuSnapshot, type GpuSnapshot } from './_nvidia-smi';
 import { judgeGpu } from './_gpu-measure';
@@ -24,6 +24,9 @@ interface Runner {
 
 function send(result: WorkerResult): void {
   writeSync(3, JSON.stringify(result));
+  // Closing fd 3 tells the parent the result is complete: it may end the trial there rather than
+  // wait for this process to tear the runtime down.
+  closeSync(3);
 }
 
 function makeTensor(ort: Ort, plan: FeedPlan): Tensor {
@@ -110,6 +113,7 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
     return { ...runnerFor(ort, job, session, prepared), prepared };
   }
   const session = await ort.InferenceSession.create(work.modelPath, { ...work.session, executionProviders: providers(job) });
+  sessionAt = epoch();
   // A warm child: the session (which does not depend on the batch size) is ready before the
   // trial's batch size arrives; the batch is built only then.
   if (warmBatch) {
@@ -182,6 +186,7 @@ async function gpuReading(job: WorkerJob): Promise<Reading> {
 const epoch = (): number => performance.timeOrigin + performance.now();
 const mainAt = epoch();
 let runtimeAt = 0;
+let sessionAt = 0;
 
 let jobAt = 0;
 
@@ -244,7 +249,7 @@ async function main(): Promise<number> {
       cuda,
       notes: runner.notes,
       ...(runner.prepared ? { prepared: runner.prepared } : {}),
-      marks: { processStart: performance.timeOrigin, main: mainAt, jobRead: jobAt, runtime: runtimeAt || jobAt, ready: readyAt, sent: epoch() },
+      marks: { processStart: performance.timeOrigin, main: mainAt, jobRead: jobAt, runtime: runtimeAt || jobAt, session: sessionAt || readyAt, ready: readyAt, sent: epoch() },
     };
     send(result);
     return 0;
