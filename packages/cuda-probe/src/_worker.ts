@@ -29,16 +29,34 @@ function send(result: WorkerResult): void {
   closeSync(3);
 }
 
+/** Writes `row(i)` for i < last into the first row of `arr`, then copies that row over the rest. */
+function fillRows<A extends Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array>(
+  arr: A,
+  last: number,
+  row: (i: number) => number | bigint,
+): void {
+  const n = arr.length;
+  const first = Math.min(last, n);
+  const a = arr as unknown as { [i: number]: number | bigint; copyWithin: (t: number, s: number, e: number) => unknown };
+  for (let i = 0; i < first; i++) a[i] = row(i);
+  for (let filled = first; filled > 0 && filled < n; filled *= 2) a.copyWithin(filled, 0, Math.min(filled, n - filled));
+}
+
 function makeTensor(ort: Ort, plan: FeedPlan): Tensor {
   const n = plan.dims.reduce((a, b) => a * b, 1);
   const last = plan.dims[plan.dims.length - 1] ?? 1;
-  const value = (i: number): number => (plan.fill.kind === 'arange' ? i % last : plan.fill.value);
-  const fillNum = <T extends { [i: number]: number }>(arr: T): T => {
-    for (let i = 0; i < n; i++) arr[i] = value(i);
+  const fill = plan.fill;
+  // Native fills (a typed array starts zeroed; a constant is one fill(); an arange is its first
+  // row copied forward): the same values as an element-by-element loop, which took ~100 ms for
+  // the parameters and optimizer state of the training graph.
+  const fillNum = <T extends Exclude<Parameters<typeof fillRows>[0], BigInt64Array | BigUint64Array>>(arr: T): T => {
+    if (fill.kind === 'arange') fillRows(arr, last, (i) => i);
+    else if (fill.value !== 0) (arr as Float32Array).fill(fill.value);
     return arr;
   };
-  const fillBig = <T extends { [i: number]: bigint }>(arr: T): T => {
-    for (let i = 0; i < n; i++) arr[i] = BigInt(value(i));
+  const fillBig = <T extends BigInt64Array | BigUint64Array>(arr: T): T => {
+    if (fill.kind === 'arange') fillRows(arr, last, (i) => BigInt(i));
+    else if (fill.value !== 0) (arr as BigInt64Array).fill(BigInt(fill.value));
     return arr;
   };
   switch (plan.type) {
