@@ -65,6 +65,8 @@ export interface ChildRun {
   treePids?: Set<number>;
   /** The run was resolved on the child's result (`endOnResult`), before it exited; the child was then killed. */
   endedOnResult?: boolean;
+  /** With `endedOnResult`: settles once the killed child has exited and its process group is gone. */
+  exited?: Promise<void>;
   /** Largest VmHWM read while sampling, null when not sampled (or never readable). */
   sampledPeakRssBytes: number | null;
   /** The child was killed because a sample exceeded `killAboveRssBytes`. */
@@ -209,6 +211,8 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
       reject(e);
     });
     let settled = false;
+    let markExited!: () => void;
+    const exited = new Promise<void>((r) => (markExited = r));
     const parse = (): { result: unknown; resultError?: string } => {
       const raw = res.text.trim();
       if (!raw) return { result: undefined };
@@ -245,6 +249,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         treePids: seenPids,
         killedAboveRss,
         endedOnResult: true,
+        exited,
       });
     };
     child.on('close', (exitCode, signal) => {
@@ -257,6 +262,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
           // group empty: the normal case
         }
       }
+      markExited();
       if (settled) return;
       settled = true;
       const { result, resultError } = parse();

@@ -78,10 +78,12 @@ function probeTempDir(): string {
 /**
  * A trial ends when the child closes its result channel after a successful step (the child is
  * then killed instead of tearing its runtime down); `SOUP_PROBE_END_ON_RESULT=0` waits for the
- * exit as before (for comparison).
+ * exit as before (for comparison). The next trial still starts only once that child is gone
+ * (a killed process exits in a few milliseconds, while the search picks the next size).
  */
 function endsOnResult(cfg: WorkerProbeConfig): boolean {
-  return (cfg.env.SOUP_PROBE_END_ON_RESULT ?? process.env.SOUP_PROBE_END_ON_RESULT) !== '0';
+  // CPU only: a CUDA child's device memory must be gone before the next trial reads what is free.
+  return cfg.device === 'cpu' && (cfg.env.SOUP_PROBE_END_ON_RESULT ?? process.env.SOUP_PROBE_END_ON_RESULT) !== '0';
 }
 
 function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<ChildRun> {
@@ -161,6 +163,8 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   let calibration: Promise<Calibration> | undefined;
   // At most one warm spare, for the next trial (CPU ORT jobs; SOUP_PROBE_WARM=0 turns it off).
   let spare: Spare | null = null;
+  // The previous trial's child when its trial ended on its result: it must be gone before the next one.
+  let previousExit: Promise<void> | undefined;
   const prlimit = findExecutable('prlimit', cfg.env);
   const job = (mode: WorkerJob['mode'], batchSize: number, work: WorkerJob['work']): WorkerJob => ({
     mode,
@@ -193,6 +197,10 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
     const callStart = performance.now();
     const batchSize = batchSizeArg(batchSizeInput);
+    if (previousExit) {
+      await previousExit;
+      previousExit = undefined;
+    }
     let launch = direct();
     let calibrationMs: number | undefined;
     let work: OrtJob | SegmentedStepJob | undefined = cfg.work.kind === 'train-step' ? undefined : cfg.work;
@@ -265,6 +273,7 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     }
     const capped = !run && cgroupLimitBytes !== undefined ? await sendCapped(cfg, launch, job('step', batchSize, work), cgroupLimitBytes) : null;
     run ??= capped?.run ?? (await send(cfg, launch, job('step', batchSize, work)));
+    if (run.exited) previousExit = run.exited;
     const limit = {
       ...(capped ? { memoryCgroup: capped.report } : {}),
       limitMethod: capped ? ('memory-cgroup' as const) : launch.limitMethod,
