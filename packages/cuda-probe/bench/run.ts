@@ -47,13 +47,20 @@ const load = () => loadavg().map((x) => round(x, 2));
 
 if (args.includes('--compare')) {
   const rounds = opt('rounds', 3);
-  const modes = [
+  const beforeAt = args.indexOf('--before-worker');
+  const beforeWorker = beforeAt >= 0 ? args[beforeAt + 1] : undefined;
+  const modes: Array<{ name: string; what: string; env: Record<string, string>; workerPath?: string }> = [
+    ...(beforeWorker
+      ? [{ name: 'before', what: `the previous child (${beforeWorker}): warm spare, element-by-element fills, waited for until it exits`, env: { SOUP_PROBE_END_ON_RESULT: '0' }, workerPath: beforeWorker }]
+      : []),
     { name: 'cold', what: 'a fresh child per trial, waited for until it exits (SOUP_PROBE_WARM=0)', env: { SOUP_PROBE_WARM: '0', SOUP_PROBE_END_ON_RESULT: '0' } },
-    { name: 'warmExit', what: 'warm spare, waited for until it exits (SOUP_PROBE_END_ON_RESULT=0, the previous default)', env: { SOUP_PROBE_END_ON_RESULT: '0' } },
+    { name: 'warmExit', what: 'warm spare, waited for until it exits (SOUP_PROBE_END_ON_RESULT=0)', env: { SOUP_PROBE_END_ON_RESULT: '0' } },
     { name: 'warmResult', what: 'warm spare, the trial ends on its result (default)', env: {} },
-  ] as const;
+  ];
   const loadBefore = load();
-  const probes = modes.map((m) => createTrainStepProbe({ spec, budgetBytes: budgetMiB * MiB, intraOpNumThreads: threads, timeoutMs: 300_000, env: { ...process.env, ...m.env } }));
+  const probes = modes.map((m) =>
+    createTrainStepProbe({ spec, budgetBytes: budgetMiB * MiB, intraOpNumThreads: threads, timeoutMs: 300_000, env: { ...process.env, ...m.env }, ...(m.workerPath ? { workerPath: m.workerPath } : {}) }),
+  );
   const got: Array<Array<ProbeTrialOutcome & { callMs: number }>> = modes.map(() => []);
   for (const p of probes) await p(1); // calibration and a first spare, not counted
   const block = [2, 4, 3, 1];
@@ -78,6 +85,7 @@ if (args.includes('--compare')) {
       overheadMsMedian: round(median(os.map((o) => o.overheadMs!))),
       overheadMsP90: round([...os.map((o) => o.overheadMs!)].sort((a, b) => a - b)[Math.floor(os.length * 0.9)] ?? Number.NaN),
       callOverheadMsMedian: round(median(os.map((o) => o.callMs - o.stepMs!))),
+      callMsMedian: round(median(os.map((o) => o.callMs))),
       stepMsMedian: round(median(os.map((o) => o.stepMs!))),
       phasesMedianMs: phasesOf(os),
       peaksMiB: os.map((o) => `${o.batchSize}:${round((o.peakBytes ?? 0) / MiB)}`).join(' '),
@@ -103,11 +111,12 @@ if (args.includes('--compare')) {
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
     console.log(`per-trial overhead, ${rounds} rounds of blocks ${block.join(', ')} per mode, alternating; load average before ${loadBefore.join(' ')}, after ${loadAfter.join(' ')}`);
-    console.log(`| mode | overhead median (p90) | call overhead | step | ${phaseNames.join(' | ')} | ratio |`);
-    console.log(`|---|---|---|---|${phaseNames.map(() => '---').join('|')}|---|`);
+    console.log(`| mode | overhead median (p90) | ratio | call overhead | whole call | ${phaseNames.join(' | ')} |`);
+    console.log(`|---|---|---|---|---|${phaseNames.map(() => '---').join('|')}|`);
     for (const x of stats) {
-      console.log(`| ${x.mode} | ${x.overheadMsMedian} (${x.overheadMsP90}) | ${x.callOverheadMsMedian} | ${x.stepMsMedian} | ${phaseNames.map((n) => x.phasesMedianMs[n]).join(' | ')} | ${result.ratios[x.mode]} |`);
+      console.log(`| ${x.mode} | ${x.overheadMsMedian} (${x.overheadMsP90}) | ${result.ratios[x.mode]} | ${x.callOverheadMsMedian} | ${x.callMsMedian} | ${phaseNames.map((n) => x.phasesMedianMs[n]).join(' | ')} |`);
     }
+    for (const x of stats) console.log(`${x.mode}: ${x.what}; peaks (batch:MiB) ${x.peaksMiB}`);
     console.log(`wrote ${out}`);
   }
   process.exit(0);

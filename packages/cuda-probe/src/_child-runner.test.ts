@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runChild } from './_child-runner';
 import { buildLaunch } from './_launch';
 
-const child = (script: string) => buildLaunch({ file: process.execPath, args: ['-e', script] });
+const child = (script: string) => buildLaunch({ file: process.execPath, args: ['-e', script], allowShell: false });
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
