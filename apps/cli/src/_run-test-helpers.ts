@@ -1,7 +1,7 @@
 // Test-only helpers (not exported): the real bin, the example trainers, fake checkpoint folders, store reads.
 import { runNode, runProcess, spawnUntil, type ChildResult } from '@soup/test-utils';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -93,4 +93,14 @@ export function writeFakeCheckpoint(cwd: string, step: number, opts: { root?: st
   writeFileSync(join(dir, 'model.safetensors'), randomBytes(opts.modelBytes ?? 50_000));
   writeFileSync(join(dir, 'trainer_state.json'), JSON.stringify({ global_step: step }));
   return dir;
+}
+
+/** The steps of the checkpoint folders in the directory store `<cwd>/store`, ascending. */
+export function storeSteps(cwd: string): number[] {
+  const ckpt = join(cwd, 'store', 'ckpt');
+  if (!existsSync(ckpt)) return [];
+  return readdirSync(ckpt)
+    .map((n) => Number(/^checkpoint-(\d+)$/.exec(n)?.[1]))
+    .filter((n) => Number.isInteger(n))
+    .sort((a, b) => a - b);
 }

@@ -6,7 +6,7 @@ import { reachableMemory } from '@soup/cuda-probe';
 import type { Trainer, TrainerStepLog, TrainBatch } from '@soup/onnx-train';
 import type { PreparedRun } from './_prepare';
 import { describeMicroBatch, type MicroSession, type OomStepDown } from './_micro-sessions';
-import { stepWithStepDown } from './_oom-step-down';
+import { stepOomLine, stepWithStepDown } from './_oom-step-down';
 import { SessionPeak, resolveMaxMemory, type SessionPeakReport } from './_session-peak';
 import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
@@ -90,18 +90,47 @@ export function describePeak(r: SessionPeakReport | null): string {
   return `memory: session peak ${formatBytes(r.peak_bytes)} (this process's resident memory, VmHWM) at ${r.peak_at}; ${budget}${max}`;
 }
 
-/** The validation batches cut into micro-batches of m (whole batches where m does not divide them). */
+/**
+ * The validation batches cut into micro-batches of at most m sequences (the last piece of a batch
+ * that m does not divide is smaller): validation never asks for more memory than a training micro-batch.
+ */
 export function microBatchesOf(batches: readonly TrainBatch[], m: number): TrainBatch[] {
   const out: TrainBatch[] = [];
   for (const b of batches) {
-    if (b.batchSize <= m || b.batchSize % m !== 0) {
+    if (b.batchSize <= m) {
       out.push(b);
       continue;
     }
     const rows = b.inputIds.length / b.batchSize;
     for (let i = 0; i < b.batchSize; i += m) {
-      out.push({ batchSize: m, inputIds: b.inputIds.subarray(i * rows, (i + m) * rows), labels: b.labels.subarray(i * rows, (i + m) * rows) });
+      const n = Math.min(m, b.batchSize - i);
+      out.push({ batchSize: n, inputIds: b.inputIds.subarray(i * rows, (i + n) * rows), labels: b.labels.subarray(i * rows, (i + n) * rows) });
     }
   }
   return out;
+}
+
+/**
+ * Mean validation loss over `batches` (weighted by sequences). An allocation failure is answered
+ * with what failed, not thrown: the run's training is done, and its weights are worth keeping.
+ */
+export async function validate(
+  trainer: { trainStep: { evaluate(b: TrainBatch): Promise<number> } },
+  batches: readonly TrainBatch[],
+): Promise<{ loss: number; windows: number } | { oom: string; batchSize: number }> {
+  let weighted = 0;
+  let windows = 0;
+  for (const b of batches) {
+    let loss: number;
+    try {
+      loss = await trainer.trainStep.evaluate(b);
+    } catch (err) {
+      const line = stepOomLine(err);
+      if (line === null) throw err;
+      return { oom: line, batchSize: b.batchSize };
+    }
+    weighted += loss * b.batchSize;
+    windows += b.batchSize;
+  }
+  return { loss: weighted / windows, windows };
 }

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { nodeTrainerArgv, pointerOf, referenceRun, sha256File, soupEnv, soupRun, soupRunUntil, trainerPid } from './_run-test-helpers';
+import { nodeTrainerArgv, pointerOf, referenceRun, sha256File, soupEnv, soupRun, soupRunUntil, storeSteps, trainerPid } from './_run-test-helpers';
 
 const ARGV = nodeTrainerArgv({ maxSteps: 60, saveSteps: 10 });
 const OPTIONS = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', '4', '--settle', '300ms', '--poll', '100ms'];
@@ -17,14 +17,6 @@ beforeAll(async () => {
   reference = await referenceRun(refDir.dir, ARGV, 4);
 }, 120_000);
 afterAll(() => refDir.cleanup());
-
-const storeSteps = (cwd: string): number[] =>
-  existsSync(join(cwd, 'store', 'ckpt'))
-    ? readdirSync(join(cwd, 'store', 'ckpt'))
-        .map((n) => Number(/^checkpoint-(\d+)$/.exec(n)?.[1]))
-        .filter((n) => Number.isInteger(n))
-        .sort((a, b) => a - b)
-    : [];
 
 describe('[slow] soup run faults', { timeout: 240_000 }, () => {
   it('SIGKILL of soup run while it pushes: the next session resumes from a verified checkpoint and ends bit-identical', async () => {

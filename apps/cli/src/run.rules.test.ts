@@ -3,11 +3,11 @@
 // death, a crash right after a save, a final/ without weights, --json on a second signal.
 import { runNode, useTempDir } from '@soup/test-utils';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { nodeTrainerArgv, pointerOf, SOUP_BIN, soupEnv, soupRun, soupRunUntil, trainerPid, writeFakeCheckpoint } from './_run-test-helpers';
+import { nodeTrainerArgv, pointerOf, SOUP_BIN, soupEnv, soupRun, soupRunUntil, storeSteps, trainerPid, writeFakeCheckpoint } from './_run-test-helpers';
 
 const OPTIONS = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', '4', '--settle', '300ms', '--poll', '100ms'];
 const ARGV = nodeTrainerArgv({ maxSteps: 60, saveSteps: 10 });
@@ -28,14 +28,6 @@ const waitGone = async (pid: number, ms: number): Promise<boolean> => {
   for (let t = 0; t < ms && alive(pid); t += 100) await new Promise((r) => setTimeout(r, 100));
   return !alive(pid);
 };
-const storeSteps = (cwd: string): number[] =>
-  existsSync(join(cwd, 'store', 'ckpt'))
-    ? readdirSync(join(cwd, 'store', 'ckpt'))
-        .map((n) => Number(/^checkpoint-(\d+)$/.exec(n)?.[1]))
-        .filter((n) => Number.isInteger(n))
-        .sort((a, b) => a - b)
-    : [];
-
 describe('[slow] soup run: a complete run needs its horizon (case 1)', { timeout: 240_000 }, () => {
   it('an exit 0 at step 23 of 60 (stopped from outside soup) is a segment: exit 75 naming step and horizon, no final/', async () => {
     const cwd = useTempDir('soup-run-early-');

@@ -6,9 +6,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assetPath } from './_assets';
 import { EXIT_CODES } from './exit-codes';
 import { nodeTrainerArgv, SOUP_BIN, soupRunUntil, writeFakeCheckpoint } from './_run-test-helpers';
+import { soupWithHub, storeTestConfig } from './_store-test-helpers';
 
 let server: HubServer;
 beforeAll(async () => {
@@ -18,30 +18,6 @@ afterAll(async () => {
   await server?.close();
   expect(server.errors).toEqual([]);
 });
-
-function configText(extra = ''): string {
-  return `base: soup/e2e-gpt
-model: {vocab_size: 256, d_model: 32, n_heads: 2, n_layers: 2, d_ff: 64}
-data:
-  train: ${assetPath('corpus/train.txt')}
-  max_length: 16
-training:
-  steps: 12
-  batch_size: 4
-  micro_batch_size: 4
-  lr: 0.01
-  warmup_steps: 2
-  threads: 1
-${extra}`;
-}
-
-function soup(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000) {
-  return runNode([SOUP_BIN, ...args], {
-    cwd,
-    timeoutMs,
-    env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url, SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'), ...env },
-  });
-}
 
 /** Every file under `dir` with its bytes. */
 function snapshot(dir: string): Record<string, string> {
@@ -82,7 +58,7 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
       const dir = writeFakeCheckpoint(cwd, 10, { root: `out${i}` });
       plant(dir);
       const repo = kind === 'dir' ? `file://store${i}` : `leak/links-${i}`;
-      const r = await soup(['ckpt', 'push', `out${i}/checkpoint-10`, '--step', '10', '--run', 'r', '--repo', repo], cwd);
+      const r = await soupWithHub(server, ['ckpt', 'push', `out${i}/checkpoint-10`, '--step', '10', '--run', 'r', '--repo', repo], cwd);
       expect(r.code, r.stderr).toBe(EXIT_CODES.usage);
       expect(r.stderr).toContain(`${link} -> `);
       expect(r.stdout + r.stderr).not.toContain('root:x:0:0');
@@ -127,10 +103,10 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
     for (const command of ['train', 'run'] as const) {
       it(`a second writer (soup ${command}) is refused before it trains (exit 11, naming the holder); the first's checkpoint is byte-identical (${kind})`, async () => {
         const cwd = useTempDir();
-        writeFileSync(join(cwd, 'soup.yaml'), configText());
+        writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
         const repo = kind === 'dir' ? 'file://store' : `race/${command}-${Math.random().toString(36).slice(2, 8)}`;
         // Writer A: a first session pushes checkpoint-4, then (still running, as far as the store knows) holds the lease.
-        const a = await soup(['train', '-c', 'soup.yaml', '--output-dir', 'out-a', '--repo', repo, '--push-every-steps', '4', '--stop-after-steps', '4'], cwd);
+        const a = await soupWithHub(server, ['train', '-c', 'soup.yaml', '--output-dir', 'out-a', '--repo', repo, '--push-every-steps', '4', '--stop-after-steps', '4'], cwd);
         expect(a.code, a.stderr).toBe(EXIT_CODES.segmentSaved);
         const store = kind === 'dir' ? new DirStore({ root: join(cwd, 'store') }) : new HubStore({ repo, endpoint: server.url, token: server.token });
         const lease = await acquireLease({ store, run: 'writer-a', ttlMs: 600_000, autoRenew: false });
@@ -138,8 +114,8 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
         expect(Object.keys(before).length).toBeGreaterThan(0);
         const b =
           command === 'train'
-            ? await soup(['train', '-c', 'soup.yaml', '--output-dir', 'out-b', '--repo', repo, '--push-every-steps', '4'], cwd)
-            : await soup(['run', '--repo', repo, '--output-dir', 'out-b', '--batch-size', '4', '--', ...nodeTrainerArgv({ maxSteps: 4, saveSteps: 2 })], cwd);
+            ? await soupWithHub(server, ['train', '-c', 'soup.yaml', '--output-dir', 'out-b', '--repo', repo, '--push-every-steps', '4'], cwd)
+            : await soupWithHub(server, ['run', '--repo', repo, '--output-dir', 'out-b', '--batch-size', '4', '--', ...nodeTrainerArgv({ maxSteps: 4, saveSteps: 2 })], cwd);
         expect(b.code, b.stderr).toBe(EXIT_CODES.storeBusy);
         expect(b.stderr).toContain(`pid ${process.pid}`);
         expect(b.stderr).toContain(`since ${lease.info.since}`);
@@ -165,24 +141,24 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
     a.child.kill('SIGTERM');
     const endA = await a.exited;
     expect(endA.code, endA.stderr).toBe(EXIT_CODES.segmentSaved);
-    const status = JSON.parse((await soup(['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout) as { pointed_verified: boolean };
+    const status = JSON.parse((await soupWithHub(server, ['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout) as { pointed_verified: boolean };
     expect(status.pointed_verified).toBe(true);
     expect(readdirSync(join(cwd, 'store'))).not.toContain('soup-lease.json'); // released at the end
   });
 
   it('two soup train runs with different seeds started together on one directory store: one trains, the other is refused (11) or finds another run (6); the store stays verified', async () => {
     const cwd = useTempDir();
-    writeFileSync(join(cwd, 'a.yaml'), configText('  seed: 1\n'));
-    writeFileSync(join(cwd, 'b.yaml'), configText('  seed: 2\n'));
+    writeFileSync(join(cwd, 'a.yaml'), storeTestConfig('  seed: 1\n'));
+    writeFileSync(join(cwd, 'b.yaml'), storeTestConfig('  seed: 2\n'));
     const common = ['--repo', 'file://store', '--push-every-steps', '4'];
-    const [a, b] = await Promise.all([soup(['train', '-c', 'a.yaml', '--output-dir', 'out-a', ...common], cwd), soup(['train', '-c', 'b.yaml', '--output-dir', 'out-b', ...common], cwd)]);
+    const [a, b] = await Promise.all([soupWithHub(server, ['train', '-c', 'a.yaml', '--output-dir', 'out-a', ...common], cwd), soupWithHub(server, ['train', '-c', 'b.yaml', '--output-dir', 'out-b', ...common], cwd)]);
     const codes = [a.code, b.code].sort((x, y) => (x ?? 99) - (y ?? 99));
     expect([[0, EXIT_CODES.storeBusy], [0, EXIT_CODES.resume]], `${a.stderr}\n${b.stderr}`).toContainEqual(codes);
     const winner = a.code === 0 ? 'a.yaml' : 'b.yaml';
-    const status = JSON.parse((await soup(['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout) as { pointed_verified: boolean; pointer: { terminal: boolean } };
+    const status = JSON.parse((await soupWithHub(server, ['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout) as { pointed_verified: boolean; pointer: { terminal: boolean } };
     expect(status).toMatchObject({ pointed_verified: true, pointer: { terminal: true } });
     // The winner's next session finds its run complete.
-    const again = await soup(['train', '-c', winner, '--output-dir', `again`, ...common], cwd);
+    const again = await soupWithHub(server, ['train', '-c', winner, '--output-dir', `again`, ...common], cwd);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('already complete');
   });
@@ -192,23 +168,23 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
     const repo = 'storage/status';
     for (const step of [10, 20, 30, 40]) {
       writeFakeCheckpoint(cwd, step, { modelBytes: 40_000 });
-      const p = await soup(['ckpt', 'push', `out/checkpoint-${step}`, '--step', String(step), '--run', 'r', '--repo', repo, '--keep-remote', '2'], cwd);
+      const p = await soupWithHub(server, ['ckpt', 'push', `out/checkpoint-${step}`, '--step', String(step), '--run', 'r', '--repo', repo, '--keep-remote', '2'], cwd);
       expect(p.code, p.stderr).toBe(0);
     }
-    const json = JSON.parse((await soup(['ckpt', 'status', '--repo', repo, '--json'], cwd)).stdout) as { stored_bytes: number; tree_bytes: number };
+    const json = JSON.parse((await soupWithHub(server, ['ckpt', 'status', '--repo', repo, '--json'], cwd)).stdout) as { stored_bytes: number; tree_bytes: number };
     expect(json.stored_bytes).toBe(server.storageBytes(repo));
     expect(json.stored_bytes).toBeGreaterThan(2 * json.tree_bytes);
-    const human = await soup(['ckpt', 'status', '--repo', repo], cwd);
+    const human = await soupWithHub(server, ['ckpt', 'status', '--repo', repo], cwd);
     expect(human.stdout).toMatch(/storage +\S+ \S+ stored \(history included\), .* is only in older commits: pass --squash-history/);
   });
 
   it('soup train outlives a 30 s Hub outage: the failed push is retried at the next boundary, exit 0', async () => {
     const cwd = useTempDir();
-    writeFileSync(join(cwd, 'soup.yaml'), configText());
+    writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
     const repo = 'outage/train';
     // Commits: lease, data 2, pointer 2; then 30 s with every Hub call failing (503).
     server.setFaults({ outageAfter: { afterCommits: 3, durationMs: 30_000 } });
-    const r = await soup(['train', '-c', 'soup.yaml', '--output-dir', 'out', '--repo', repo, '--push-every-steps', '2'], cwd, {}, 240_000);
+    const r = await soupWithHub(server, ['train', '-c', 'soup.yaml', '--output-dir', 'out', '--repo', repo, '--push-every-steps', '2'], cwd, {}, 240_000);
     const outageFired = server.getFaults().outageAfter === undefined;
     server.setFaults({});
     expect(outageFired).toBe(true);
@@ -227,12 +203,12 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
       return;
     }
     const cwd = useTempDir();
-    writeFileSync(join(cwd, 'soup.yaml'), configText());
+    writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
     const small = join(cwd, 'small');
     mkdirSync(small);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', small]);
     try {
-      const r = await soup(['train', '-c', 'soup.yaml', '--output-dir', 'small/out', '--repo', 'file://store', '--push-every-steps', '4'], cwd);
+      const r = await soupWithHub(server, ['train', '-c', 'soup.yaml', '--output-dir', 'small/out', '--repo', 'file://store', '--push-every-steps', '4'], cwd);
       expect(r.code, r.stderr).toBe(EXIT_CODES.diskFull);
       expect(r.stderr).toMatch(/the disk holding .*small\/out\/checkpoints\/checkpoint-4 is full \(saving .*, which needs \d+ bytes\)/);
       const files = Object.keys(snapshot(join(cwd, 'store')));

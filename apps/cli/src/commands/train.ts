@@ -21,7 +21,7 @@ import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { emptyResult, printResult, type RunResult } from '../_result';
 import type { SoupConfig } from '../validate-config';
 import { readMicroSessions, type MicroSession } from '../_micro-sessions';
-import { describePeak, microBatchesOf, sessionPeak, startMicro } from '../_train-micro';
+import { describePeak, microBatchesOf, sessionPeak, startMicro, validate } from '../_train-micro';
 
 /** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */
 export type RunJson = RunResult;
@@ -368,16 +368,15 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
         const batches = sequentialBatches({ tokens, seqLen: config.data.maxLength, batchSize, maxBatches: config.training.valBatches });
         if (batches.length === 0) ctx.warn(`${file}: data.val has ${tokens.length} bytes, fewer than max_length + 1: no validation`);
         else {
-          let weighted = 0;
-          let windows = 0;
-          for (const b of microBatchesOf(batches, trainer.microBatchSize)) {
-            weighted += (await trainer.trainStep.evaluate(b)) * b.batchSize;
-            windows += b.batchSize;
-          }
-          valLoss = weighted / windows;
+          const v = await validate(trainer, microBatchesOf(batches, trainer.microBatchSize));
           peak.mark('validation', trainer.state.step);
-          trainer.logEval(valLoss);
-          ctx.say(`validation loss ${valLoss.toFixed(4)} over ${windows} sequences`);
+          if ('oom' in v) {
+            ctx.warn(`validation loss unknown: out of memory at a validation batch of ${v.batchSize} (${v.oom}); the trained weights are kept and pushed as final/`);
+          } else {
+            valLoss = v.loss;
+            trainer.logEval(valLoss);
+            ctx.say(`validation loss ${valLoss.toFixed(4)} over ${v.windows} sequences`);
+          }
         }
       }
       const finalDir = join(config.output, 'final');
