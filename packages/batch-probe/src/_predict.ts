@@ -29,7 +29,8 @@ export interface EdgeFit {
  * - Two or more: the slope is taken between the two farthest-apart sizes (the span that
  *   measurement noise disturbs least): the line through them. With a third point, the parabola
  *   through both ends and the inner point whose peak is nearest the budget (exact for an
- *   attention term `q·b²`), when it bends up and rises where it crosses the budget; else the line.
+ *   attention term `q·b²`), when it bends up and rises where it crosses the budget within four
+ *   spans of the measured sizes (a third point near the edge extrapolates about 2–3 spans); else the line.
  */
 export function fitEdge(points: readonly PeakPoint[], budgetBytes: number): EdgeFit | null {
   const byUnits = new Map<number, number>();
@@ -68,7 +69,7 @@ export function fitEdge(points: readonly PeakPoint[], budgetBytes: number): Edge
     const span = hi.units - lo.units;
     // Only a parabola that bends up (attention): one that bends down is noise or allocator
     // rounding, and its crossing can lie anywhere.
-    if (k >= 0 && t !== null && Number.isFinite(t) && t >= -span && t <= 2 * span) {
+    if (k >= 0 && t !== null && Number.isFinite(t) && t >= -span && t <= 4 * span) {
       edge = lo.units + t;
       model = (u: number) => lo.peakBytes + s1 * (u - lo.units) + k * (u - lo.units) * (u - inner.units);
     }
@@ -81,4 +82,29 @@ export function fitEdge(points: readonly PeakPoint[], budgetBytes: number): Edge
 /** {@link fitEdge}'s edge alone. */
 export function predictEdge(points: readonly PeakPoint[], budgetBytes: number): number | null {
   return fitEdge(points, budgetBytes)?.edge ?? null;
+}
+
+/**
+ * The smallest edge two measured sizes allow, for a peak `a + b·u + c·u²` with `b, c >= 0` (memory
+ * that grows at least linearly and at most with an attention term): through the two
+ * farthest-apart points, the model that bends up the most (`b = 0`) rises fastest beyond them, so
+ * its crossing is the earliest the true edge can be. A trial there fits under a linear or a
+ * quadratic peak and adds a measured point near the edge, from which the three-point fit lands
+ * on the edge itself. Null with fewer than two sizes, or a peak that does not rise between them.
+ */
+export function cautiousEdge(points: readonly PeakPoint[], budgetBytes: number): number | null {
+  const byUnits = new Map<number, number>();
+  for (const p of points) byUnits.set(p.units, p.peakBytes);
+  const pts = [...byUnits].map(([units, peakBytes]) => ({ units, peakBytes })).sort((x, y) => x.units - y.units);
+  if (pts.length < 2 || !(budgetBytes > 0)) return null;
+  const lo = pts[0]!;
+  const hi = pts.at(-1)!;
+  const slope = (hi.peakBytes - lo.peakBytes) / (hi.units - lo.units);
+  if (!(slope > 0)) return null;
+  // p(u) = a + c·u² through lo and hi: c = slope / (lo + hi), a = p(lo) − c·lo².
+  const c = slope / (lo.units + hi.units);
+  const a = lo.peakBytes - c * lo.units * lo.units;
+  if (!(budgetBytes > a)) return null;
+  const edge = Math.sqrt((budgetBytes - a) / c);
+  return Number.isFinite(edge) ? Math.floor(edge + 1e-9) : null;
 }

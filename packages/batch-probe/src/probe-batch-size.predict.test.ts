@@ -103,6 +103,43 @@ describe('predictive search', () => {
     expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(8, 1024, 8));
   });
 
+  test('censored failures (the command probe): linear and quadratic memory, every edge 6..90 — exact within 5 trials', async () => {
+    // As createCommandProbe reports: a trial over the budget is stopped there, so its peak is only
+    // a bound (censored), and every outcome says failures are censored. Peaks as measured on the
+    // Node proportional trainer (39.5 MiB of runtime + the batch's buffers), start 4, ceiling 96.
+    const censoring = (peak: (b: number) => number, budgetBytes: number): ProbeFn & { calls: number[] } => {
+      const calls: number[] = [];
+      const probe: ProbeFn = async (b) => {
+        calls.push(b);
+        const p = peak(b);
+        return p <= budgetBytes
+          ? { fits: true, peakBytes: p, budgetBytes, measurement: 'sampled-rss', censorsFailures: true }
+          : { fits: false, peakBytes: budgetBytes + MiB, budgetBytes, measurement: 'sampled-rss', censored: true, censorsFailures: true };
+      };
+      return Object.assign(probe, { calls });
+    };
+    const models = {
+      'linear (8 MiB per sample)': (b: number) => (39.5 + 8 * b) * MiB,
+      'quadratic (1 MiB + b² × 256 KiB)': (b: number) => (39.5 + b + 0.25 * b * b) * MiB,
+      'mostly quadratic (b² MiB)': (b: number) => (39.5 + 0.2 * b + b * b) * MiB,
+      'mostly linear (4 MiB + b² × 20 KiB)': (b: number) => (39.5 + 4 * b + 0.02 * b * b) * MiB,
+    };
+    for (const [name, peak] of Object.entries(models)) {
+      const counts: number[] = [];
+      for (let edge = 6; edge <= 90; edge++) {
+        // The budget halfway between the edge's peak and the next size's.
+        const budget = (peak(edge) + peak(edge + 1)) / 2;
+        const probe = censoring(peak, budget);
+        const r = await probeBatchSize(probe, { start: 4, ceiling: 96, predict: true });
+        const seq = r.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
+        expect({ model: name, edge, batchSize: r.batchSize, bound: r.bound }, seq).toEqual({ model: name, edge, batchSize: edge, bound: 'exact' });
+        expect(r.trials.length, `${name}, edge ${edge}: ${seq}`).toBeLessThanOrEqual(5);
+        counts.push(r.trials.length);
+      }
+      expect(counts.length).toBe(85);
+    }
+  });
+
   test('the ceiling fits: two trials, capped', async () => {
     const probe = peakProbe((b) => 2048 * MiB + 6 * MiB * b, 64 * 1024 * MiB);
     const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });

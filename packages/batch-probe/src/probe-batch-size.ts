@@ -1,6 +1,6 @@
 import { InvalidBatchOptionError, InvalidProbeOutcomeError, NoBatchFitsError, OutOfMemoryError } from './errors';
 import { isOutOfMemoryError } from './is-out-of-memory-error';
-import { fitEdge, type PeakPoint } from './_predict';
+import { cautiousEdge, fitEdge, type PeakPoint } from './_predict';
 
 /** A trial whose peak lies within this fraction of the budget may be next to the edge: its neighbour is tried next. */
 const NEAR_EDGE = 0.05;
@@ -194,7 +194,10 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     // only while the search that may follow it (bisection, or doubling then bisection when no
     // size has failed yet) still fits under that bound.
     const bound = refineTrialBound(startUnits, ceilingUnits, maxDoublings);
-    const cont = (good: number, bad: number | undefined) => refineContinuationBound(good, bad, ceilingUnits, maxDoublings);
+    // After a prediction, what is left is bisected: of (lastGood, firstBad), or of (lastGood,
+    // ceiling] when nothing has failed (never fewer trials than doubling then bisecting, worst case).
+    const cont = (good: number, bad: number | undefined) => refineContinuationBound(good, bad ?? ceilingUnits + 1, ceilingUnits, maxDoublings);
+    const predictedYet = () => trials.some((t) => t.phase === 'predict');
     // Worst case over the outcomes of trying e (and its neighbour when confirming), then refine's rest.
     const affordable = (e: number, confirm: boolean) => {
       const ifFails = confirm && e - 1 > lastGood ? 2 + cont(lastGood, e - 1) : 1 + cont(lastGood, e);
@@ -290,6 +293,26 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
         // A first (proportional) guess is a new point, not an edge to confirm.
         confirm = !single;
         kind = 'predict';
+        if (censors && firstBad === undefined && !single && e === fit.edge && e + 1 < high) {
+          // Nothing has failed yet: the size just above the predicted edge goes first. Its
+          // failure (expected) bounds the bracket to a few sizes, so the edge itself, tried next
+          // as the confirmation, stays within the trial bound where edge + 1 after a fit at the
+          // edge (bisection up to the ceiling if it fit) would not.
+          e += 1;
+        }
+        if (censors && firstBad === undefined && walk === null && new Set(points.map((p) => p.units)).size === 2) {
+          // Two close measured sizes and failures that are only bounds: the line through them
+          // overshoots any peak that bends up, and its censored failure adds no point to correct
+          // it (4+ 8+ 67- 37- 22+ 30+ 31- on b² memory). So the third trial aims just under the
+          // budget for the most bent-up peak the two points allow: it fits under linear and
+          // quadratic memory, and its measured peak near the edge lets the next fit land on the
+          // edge, closed by its neighbour (5 trials on either).
+          const cautious = cautiousEdge(points, budget);
+          if (cautious !== null && cautious < e) {
+            e = Math.max(lastGood + 1, cautious);
+            confirm = false;
+          }
+        }
         if (firstBad !== undefined && fit.edge >= high && trials.find((t) => t.batchSize === high * multipleOf)?.censored === true && high - lastGood > 3) {
           // The model puts the edge at or past a size that failed: it was just contradicted, and
           // the failure (censored) adds no point to correct it. Trying high - 1 would repeat the
@@ -317,7 +340,8 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
           }
           continue;
         }
-        if (await double()) continue;
+        // Once a prediction was made, the bound was checked with bisection as what follows it.
+        if (!predictedYet() && (await double())) continue;
         break;
       }
       const fits = await fitsAt(e, 'predict');
@@ -351,8 +375,8 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       lastMove = move;
     }
   }
-  // After a prediction with a failure seen, whatever is left is bisected; with none, doubling goes on as today.
-  const predicted = trials.some((t) => t.phase === 'predict') && firstBad !== undefined;
+  // After a prediction, whatever is left is bisected (up to the ceiling when nothing failed); with none, doubling goes on as today.
+  const predicted = trials.some((t) => t.phase === 'predict');
 
   // 2. Double while it fits (the original's loop; in refine mode a size known to fail is skipped).
   while (!predicted && doublings < maxDoublings && lastGood < ceilingUnits) {

@@ -35,6 +35,14 @@ export interface RunChildOptions {
    * resolves `null` drops the spare (its group is killed).
    */
   gate?: Promise<string | null>;
+  /**
+   * With `resultChannel`: resolve as soon as the child closes fd 3 having written a result with
+   * `ok: true`, and SIGKILL its process group then, instead of waiting for it to exit (tearing
+   * down a loaded runtime takes tens of milliseconds and measures nothing). The run then has
+   * `endedOnResult: true`, `exitCode` null and `signal` null. Any other result, or none, waits for
+   * the exit as usual.
+   */
+  endOnResult?: boolean;
 }
 
 export interface ChildRun {
@@ -55,6 +63,10 @@ export interface ChildRun {
   closedAt?: number;
   /** The child's pid and the pids seen in its process tree while sampling (for the kernel log's OOM records). */
   treePids?: Set<number>;
+  /** The run was resolved on the child's result (`endOnResult`), before it exited; the child was then killed. */
+  endedOnResult?: boolean;
+  /** With `endedOnResult`: settles once the killed child has exited and its process group is gone. */
+  exited?: Promise<void>;
   /** Largest VmHWM read while sampling, null when not sampled (or never readable). */
   sampledPeakRssBytes: number | null;
   /** The child was killed because a sample exceeded `killAboveRssBytes`. */
@@ -126,6 +138,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
       fd3?.setEncoding('utf8');
       fd3?.on('data', (d: string) => (res.text += d));
       fd3?.on('error', () => {});
+      if (opts.endOnResult) fd3?.on('end', () => onResultEnd());
     }
     child.stdin?.on('error', () => {}); // a child that exits without reading stdin is not our error
     const handles = [child.stdin, child.stdout, child.stderr, child.stdio[3]] as Array<{ unref?: () => void; ref?: () => void } | null | undefined>;
@@ -197,6 +210,48 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
       cleanup();
       reject(e);
     });
+    let settled = false;
+    let markExited!: () => void;
+    const exited = new Promise<void>((r) => (markExited = r));
+    const parse = (): { result: unknown; resultError?: string } => {
+      const raw = res.text.trim();
+      if (!raw) return { result: undefined };
+      try {
+        return { result: JSON.parse(raw) };
+      } catch (e) {
+        return { result: undefined, resultError: `result channel held invalid JSON (${(e as Error).message}): ${raw.slice(0, 200)}` };
+      }
+    };
+    // endOnResult: the child closed fd 3 after a successful result — the trial is over.
+    const onResultEnd = (): void => {
+      if (settled || closed || timedOut || aborted) return;
+      const { result } = parse();
+      if (!(result && typeof result === 'object' && (result as { ok?: unknown }).ok === true)) return;
+      settled = true;
+      const closedAt = performance.timeOrigin + performance.now();
+      if (timer) clearTimeout(timer);
+      if (poller) clearInterval(poller);
+      opts.signal?.removeEventListener('abort', onAbort);
+      killGroup(pid); // its exit is reaped by the 'close' handler below
+      resolve({
+        pid,
+        exitCode: null,
+        signal: null,
+        stdout: out.text.slice(-max),
+        stderr: err.text.slice(-max),
+        result,
+        timedOut: false,
+        aborted: false,
+        wallMs: performance.now() - t0,
+        spawnedAt,
+        closedAt,
+        sampledPeakRssBytes: sampledPeak,
+        treePids: seenPids,
+        killedAboveRss,
+        endedOnResult: true,
+        exited,
+      });
+    };
     child.on('close', (exitCode, signal) => {
       cleanup();
       // Whatever the child left behind in its group goes with it.
@@ -207,16 +262,10 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
           // group empty: the normal case
         }
       }
-      let result: unknown;
-      let resultError: string | undefined;
-      const raw = res.text.trim();
-      if (raw) {
-        try {
-          result = JSON.parse(raw);
-        } catch (e) {
-          resultError = `result channel held invalid JSON (${(e as Error).message}): ${raw.slice(0, 200)}`;
-        }
-      }
+      markExited();
+      if (settled) return;
+      settled = true;
+      const { result, resultError } = parse();
       resolve({
         pid,
         exitCode,

@@ -75,6 +75,17 @@ function probeTempDir(): string {
   return dir;
 }
 
+/**
+ * A trial ends when the child closes its result channel after a successful step (the child is
+ * then killed instead of tearing its runtime down); `SOUP_PROBE_END_ON_RESULT=0` waits for the
+ * exit as before (for comparison). The next trial still starts only once that child is gone
+ * (a killed process exits in a few milliseconds, while the search picks the next size).
+ */
+function endsOnResult(cfg: WorkerProbeConfig): boolean {
+  // CPU only: a CUDA child's device memory must be gone before the next trial reads what is free.
+  return cfg.device === 'cpu' && (cfg.env.SOUP_PROBE_END_ON_RESULT ?? process.env.SOUP_PROBE_END_ON_RESULT) !== '0';
+}
+
 function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<ChildRun> {
   return runChild({
     launch,
@@ -83,6 +94,7 @@ function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<C
     timeoutMs: cfg.timeoutMs,
     input: JSON.stringify(job),
     resultChannel: true,
+    endOnResult: job.mode === 'step' && endsOnResult(cfg),
     ...(cfg.signal ? { signal: cfg.signal } : {}),
   });
 }
@@ -138,6 +150,7 @@ function startSpare(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Spa
     timeoutMs: cfg.timeoutMs,
     input: `${JSON.stringify(job)}\n`,
     resultChannel: true,
+    endOnResult: endsOnResult(cfg),
     gate,
     onSpawn: (p) => (pid = p),
     ...(cfg.signal ? { signal: cfg.signal } : {}),
@@ -150,6 +163,8 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   let calibration: Promise<Calibration> | undefined;
   // At most one warm spare, for the next trial (CPU ORT jobs; SOUP_PROBE_WARM=0 turns it off).
   let spare: Spare | null = null;
+  // The previous trial's child when its trial ended on its result: it must be gone before the next one.
+  let previousExit: Promise<void> | undefined;
   const prlimit = findExecutable('prlimit', cfg.env);
   const job = (mode: WorkerJob['mode'], batchSize: number, work: WorkerJob['work']): WorkerJob => ({
     mode,
@@ -180,7 +195,12 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   };
 
   return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
+    const callStart = performance.now();
     const batchSize = batchSizeArg(batchSizeInput);
+    if (previousExit) {
+      await previousExit;
+      previousExit = undefined;
+    }
     let launch = direct();
     let calibrationMs: number | undefined;
     let work: OrtJob | SegmentedStepJob | undefined = cfg.work.kind === 'train-step' ? undefined : cfg.work;
@@ -253,6 +273,7 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     }
     const capped = !run && cgroupLimitBytes !== undefined ? await sendCapped(cfg, launch, job('step', batchSize, work), cgroupLimitBytes) : null;
     run ??= capped?.run ?? (await send(cfg, launch, job('step', batchSize, work)));
+    if (run.exited) previousExit = run.exited;
     const limit = {
       ...(capped ? { memoryCgroup: capped.report } : {}),
       limitMethod: capped ? ('memory-cgroup' as const) : launch.limitMethod,
@@ -260,30 +281,39 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       ...(calibrationMs !== undefined ? { calibrationMs } : {}),
     };
     const result = asResult(run);
-    if (result?.ok && run.exitCode === 0 && !run.timedOut && !run.aborted) {
+    if (result?.ok && (run.exitCode === 0 || run.endedOnResult === true) && !run.timedOut && !run.aborted) {
       const out = judgeSuccess({ device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null }, batchSize, result, run.wallMs, limit);
       const m = result.marks;
       if (m && run.spawnedAt !== undefined && run.closedAt !== undefined) {
         const r1 = (x: number) => Math.round(x);
+        // The parent's own share: everything in this call outside the child's wall time.
+        const parent = r1(Math.max(0, performance.now() - callStart - run.wallMs));
+        const sessionAt = m.session ?? m.ready;
         out.phasesMs = warmUsed
           ? {
               // Warm: spawn, module load, runtime import and session creation happened before the
               // trial was handed over; `runtime` is any wait for the spare to be ready.
+              parent,
               spawn: 0,
               moduleLoad: 0,
               runtime: r1(Math.max(0, m.jobRead - run.spawnedAt)),
-              session: r1(m.sent - Math.max(m.jobRead, run.spawnedAt) - result.stepMs),
+              session: 0,
+              batch: r1(m.ready - Math.max(m.jobRead, run.spawnedAt)),
               step: r1(result.stepMs),
+              report: r1(m.sent - m.ready - result.stepMs),
               exit: r1(run.closedAt - m.sent),
             }
           : {
-          spawn: r1(m.processStart - run.spawnedAt),
-          moduleLoad: r1(m.main - m.processStart),
-          runtime: r1(m.runtime - m.main),
-          session: r1(m.sent - m.runtime - result.stepMs),
-          step: r1(result.stepMs),
-          exit: r1(run.closedAt - m.sent),
-        };
+              parent,
+              spawn: r1(m.processStart - run.spawnedAt),
+              moduleLoad: r1(m.main - m.processStart),
+              runtime: r1(m.runtime - m.main),
+              session: r1(sessionAt - m.runtime),
+              batch: r1(m.ready - sessionAt),
+              step: r1(result.stepMs),
+              report: r1(m.sent - m.ready - result.stepMs),
+              exit: r1(run.closedAt - m.sent),
+            };
       }
       return out;
     }

@@ -2,12 +2,13 @@
 // session and the synthetic batch, measures the baseline, runs ONE step, measures the peak,
 // writes one WorkerResult as JSON on fd 3 and exits. A hard failure (allocation refused under
 // RLIMIT_AS, a native abort, the OOM killer) ends the process: the parent classifies it.
-import { readFileSync, writeSync } from 'node:fs';
+import { closeSync, readFileSync, writeSync } from 'node:fs';
 import type { CudaMeasurement, OrtJob, WorkerFailure, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
 import { gpuSnapshot, type GpuSnapshot } from './_nvidia-smi';
 import { judgeGpu } from './_gpu-measure';
 import { readProcStatus, resetPeakRss } from './_proc';
-import { type FeedPlan, planBytes, planFeeds } from './_synthetic-feeds';
+import { makeTensor } from './_feed-tensor';
+import { planBytes, planFeeds } from './_synthetic-feeds';
 import { reachableMemory } from './reachable-memory';
 
 type Ort = typeof import('onnxruntime-node');
@@ -24,49 +25,9 @@ interface Runner {
 
 function send(result: WorkerResult): void {
   writeSync(3, JSON.stringify(result));
-}
-
-function makeTensor(ort: Ort, plan: FeedPlan): Tensor {
-  const n = plan.dims.reduce((a, b) => a * b, 1);
-  const last = plan.dims[plan.dims.length - 1] ?? 1;
-  const value = (i: number): number => (plan.fill.kind === 'arange' ? i % last : plan.fill.value);
-  const fillNum = <T extends { [i: number]: number }>(arr: T): T => {
-    for (let i = 0; i < n; i++) arr[i] = value(i);
-    return arr;
-  };
-  const fillBig = <T extends { [i: number]: bigint }>(arr: T): T => {
-    for (let i = 0; i < n; i++) arr[i] = BigInt(value(i));
-    return arr;
-  };
-  switch (plan.type) {
-    case 'int64':
-      return new ort.Tensor('int64', fillBig(new BigInt64Array(n)), plan.dims);
-    case 'uint64':
-      return new ort.Tensor('uint64', fillBig(new BigUint64Array(n)), plan.dims);
-    case 'int32':
-      return new ort.Tensor('int32', fillNum(new Int32Array(n)), plan.dims);
-    case 'uint32':
-      return new ort.Tensor('uint32', fillNum(new Uint32Array(n)), plan.dims);
-    case 'int16':
-      return new ort.Tensor('int16', fillNum(new Int16Array(n)), plan.dims);
-    case 'uint16':
-      return new ort.Tensor('uint16', fillNum(new Uint16Array(n)), plan.dims);
-    case 'int8':
-      return new ort.Tensor('int8', fillNum(new Int8Array(n)), plan.dims);
-    case 'uint8':
-      return new ort.Tensor('uint8', fillNum(new Uint8Array(n)), plan.dims);
-    case 'float32':
-      return new ort.Tensor('float32', fillNum(new Float32Array(n)), plan.dims);
-    case 'float64':
-      return new ort.Tensor('float64', fillNum(new Float64Array(n)), plan.dims);
-    case 'float16':
-      if (plan.fill.kind !== 'constant' || plan.fill.value !== 0) throw new Error(`float16 input "${plan.name}" can only be fed zeros`);
-      return new ort.Tensor('float16', new Uint16Array(n), plan.dims); // 0x0000 is +0.0
-    case 'bool':
-      return new ort.Tensor('bool', new Uint8Array(n).fill(plan.fill.kind === 'constant' ? plan.fill.value : 0), plan.dims);
-    default:
-      throw new Error(`model input "${plan.name}" has type ${plan.type}, which onnxruntime-node cannot feed`);
-  }
+  // Closing fd 3 tells the parent the result is complete: it may end the trial there rather than
+  // wait for this process to tear the runtime down.
+  closeSync(3);
 }
 
 function providers(job: WorkerJob): InferenceSessionOptions['executionProviders'] {
@@ -110,6 +71,7 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
     return { ...runnerFor(ort, job, session, prepared), prepared };
   }
   const session = await ort.InferenceSession.create(work.modelPath, { ...work.session, executionProviders: providers(job) });
+  sessionAt = epoch();
   // A warm child: the session (which does not depend on the batch size) is ready before the
   // trial's batch size arrives; the batch is built only then.
   if (warmBatch) {
@@ -182,6 +144,7 @@ async function gpuReading(job: WorkerJob): Promise<Reading> {
 const epoch = (): number => performance.timeOrigin + performance.now();
 const mainAt = epoch();
 let runtimeAt = 0;
+let sessionAt = 0;
 
 let jobAt = 0;
 
@@ -244,7 +207,7 @@ async function main(): Promise<number> {
       cuda,
       notes: runner.notes,
       ...(runner.prepared ? { prepared: runner.prepared } : {}),
-      marks: { processStart: performance.timeOrigin, main: mainAt, jobRead: jobAt, runtime: runtimeAt || jobAt, ready: readyAt, sent: epoch() },
+      marks: { processStart: performance.timeOrigin, main: mainAt, jobRead: jobAt, runtime: runtimeAt || jobAt, session: sessionAt || readyAt, ready: readyAt, sent: epoch() },
     };
     send(result);
     return 0;

@@ -19,7 +19,7 @@ describe('[slow] censored trials (real children, real RSS budget)', { timeout: 3
     { name: 'linear', env: { MIB_PER_SAMPLE: '8', QUAD_KIB: '0' }, budgetMiB: 450 },
     { name: 'quadratic', env: { MIB_PER_SAMPLE: '1', QUAD_KIB: '256' }, budgetMiB: 450 },
   ]) {
-    it(`${c.name} memory: a trial stopped at the budget is censored; predictive finds bisection's edge in no more trials (at most 6 linear, 7 quadratic)`, async () => {
+    it(`${c.name} memory: a trial stopped at the budget is censored; predictive finds bisection's edge in no more trials (at most 5)`, async () => {
       const probe = createCommandProbe({
         command: [process.execPath, nodeTrainer, '{batch_size}'],
         env: { ...process.env, ...c.env, HOLD_MS: '150' },
@@ -33,7 +33,7 @@ describe('[slow] censored trials (real children, real RSS budget)', { timeout: 3
       const seq = predictive.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
       expect(predictive.bound, seq).toBe('exact');
       expect(Math.abs(predictive.batchSize - bisection.batchSize), seq).toBeLessThanOrEqual(1);
-      expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(Math.min(c.name === 'linear' ? 6 : 7, bisection.trials.length));
+      expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(Math.min(5, bisection.trials.length));
     });
   }
 

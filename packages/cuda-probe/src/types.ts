@@ -41,12 +41,16 @@ export interface ProbeTrialOutcome extends ProbeOutcome {
   /** `ms - stepMs`: spawn + runtime import + session create + batch build + exit. */
   overheadMs?: number;
   /**
-   * Where the trial's time went (ms): `spawn` (spawn until the child process started: fork/exec,
-   * prlimit), `moduleLoad` (node boot and the worker's modules), `runtime` (reading the job and
-   * importing onnxruntime-node), `session` (session creation and the synthetic batch), `step`,
-   * `exit` (result sent until the parent saw the child close). Worker probes only.
+   * Where the trial's time went (ms): `parent` (in this process, around the child: the spare's
+   * RLIMIT_AS through prlimit, starting the next spare, judging), `spawn` (spawn until the child
+   * process started: fork/exec, prlimit), `moduleLoad` (node boot and the worker's modules),
+   * `runtime` (reading the job and importing onnxruntime-node; for a warm spare, any wait for it
+   * to be ready), `session` (session creation), `batch` (building the synthetic batch), `step`,
+   * `report` (peak reading and the result), `exit` (result sent until the parent ended the trial:
+   * the child's exit, or with the result channel closed, at once). Worker probes only; with a
+   * warm spare, spawn, module load and session creation happened before the trial (0).
    */
-  phasesMs?: { spawn: number; moduleLoad: number; runtime: number; session: number; step: number; exit: number };
+  phasesMs?: { parent?: number; spawn: number; moduleLoad: number; runtime: number; session: number; batch?: number; step: number; report?: number; exit: number };
   /** One-off cost of measuring the child's baseline, reported on the trial that paid it. */
   calibrationMs?: number;
   /** The catalogue entry that matched, when the trial failed with an out-of-memory message. */
