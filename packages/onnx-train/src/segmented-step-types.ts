@@ -71,7 +71,7 @@ export interface SegmentedTrainingModel {
 export interface SegmentedStepStats {
   /** The activation store's counters at the end of the step (bytes packed, peak resident / disk bytes, files). */
   store: ActivationStoreStats;
-  /** Embedding + block forwards. */
+  /** Embedding + block forwards; with `offload: {target: 'keep'}` the whole pass (one chain: forward, head, backward), headMs and backwardMs then 0. */
   forwardMs: number;
   /** LM head + loss, forward and backward. */
   headMs: number;

@@ -226,6 +226,27 @@ describe('SegmentedTrainStep', () => {
     await fused.close();
   });
 
+  it("keep: nothing offloaded, so the pass is one chain and no saved activation is copied out of the runtime (a plan's recompute still applies)", async () => {
+    const step = await SegmentedTrainStep.create({ spec: tied, seed: 2, intraOpNumThreads: 1, recompute: PLAN, offload: { target: 'keep' } });
+    const fused = await TrainStep.create({ spec: tied, seed: 2, intraOpNumThreads: 1, recompute: PLAN });
+    try {
+      expect(step.model.segments.slice(0, 2)).toEqual(['fwd+head+bwd', 'grad-norm']);
+      const batch = makeSyntheticBatch({ spec: tied, batchSize: 3, seed: 5 });
+      const g = await step.gradients(batch);
+      expect(step.lastStepStats!.store.tensorsPacked).toBe(0);
+      expect(step.lastStepStats!.store.bytesPacked).toBe(0);
+      const r = await step.run(batch, { microBatchSize: 1 });
+      expect(step.lastStepStats!.store.tensorsPacked).toBe(0);
+      const f = await fused.run(batch, { microBatchSize: 1 });
+      expect(Math.abs(r.loss - f.loss)).toBeLessThanOrEqual(1e-6);
+      expect(maxAbsDiff(step.getParameters(), fused.getParameters())).toBeLessThanOrEqual(1e-6);
+      expect(g.grads.size).toBe(step.model.params.length);
+    } finally {
+      await step.release();
+      await fused.release();
+    }
+  });
+
   it('evaluates, round-trips its state and refuses use after release', async () => {
     const step = await SegmentedTrainStep.create({ spec: tied, seed: 2, intraOpNumThreads: 1 });
     const fused = await TrainStep.create({ spec: tied, seed: 2, intraOpNumThreads: 1 });

@@ -12,6 +12,7 @@ import { openSegmentSessions, SEGMENT_SESSION_EXTRA } from './_segment-sessions'
 import { resolveStore, type ResolvedStore } from './_segment-store';
 import { gradNorm, optimize } from './_segmented-optimizer';
 import { forwardBackward } from './_segmented-pass';
+import { inMemoryPass } from './_in-memory-pass';
 import {
   addParameterFeeds,
   applyState,
@@ -75,6 +76,8 @@ export class SegmentedTrainStep {
   private readonly state = new Map<string, FloatArray>();
   private readonly auxSessions = new Map<'loss', Promise<Session>>();
   private readonly openStore: () => ActivationStore;
+  /** `offload: {target: 'keep'}`: the forward + backward as one chain (see `_in-memory-pass.ts`); null otherwise. */
+  private readonly chain: Session | null;
   private completed = 0;
   private tierText = 'off';
   private released = false;
@@ -86,7 +89,9 @@ export class SegmentedTrainStep {
     allSessions: Session[],
     parameters: Map<string, FloatArray>,
     store: ResolvedStore,
+    chain: Session | null,
   ) {
+    this.chain = chain;
     this.options = options;
     this.spec = model.spec;
     this.dtype = model.dtype;
@@ -135,6 +140,14 @@ export class SegmentedTrainStep {
     const created: Session[] = [];
     try {
       const sessions = await openSegmentSessions(spec, dtype, recompute, adamw, options, created);
+      // Nothing offloaded: no boundary between a block's forward and its backward is needed, so
+      // the pass runs as one chain of the fused graph's gradients model (same recompute plan).
+      // A custom store (openActivationStore) keeps the per-half-block segments it asked for.
+      let chain: Session | null = null;
+      if (store.target === 'keep' && options.openActivationStore === undefined) {
+        chain = await createTrainingSession(buildTrainingModel({ spec, dtype, mode: 'gradients', recompute }).bytes, options);
+        created.push(chain);
+      }
       const units = sessions.units;
       const parameters = startParameters({ given: options.parameters, params, spec, dtype, seed: options.seed });
       const unitNames = units.map((u) => u.name);
@@ -146,17 +159,15 @@ export class SegmentedTrainStep {
         params,
         units: unitNames,
         segments: [
-          'embed.fwd',
-          ...unitNames.map((u) => `${u}.fwd`),
-          'head',
-          ...unitNames.map((u) => `${u}.bwd`).reverse(),
-          'embed.bwd',
+          ...(chain
+            ? ['fwd+head+bwd']
+            : ['embed.fwd', ...unitNames.map((u) => `${u}.fwd`), 'head', ...unitNames.map((u) => `${u}.bwd`).reverse(), 'embed.bwd']),
           'grad-norm',
           ...Array.from({ length: spec.nLayers }, (_, i) => `h.${i}.adamw`),
           'adamw',
         ],
       };
-      const step = new SegmentedTrainStep(options, model, sessions, created, parameters, store);
+      const step = new SegmentedTrainStep(options, model, sessions, created, parameters, store, chain);
       step.tierText = tier.description;
       return step;
     } catch (err) {
@@ -193,7 +204,7 @@ export class SegmentedTrainStep {
     const micro = splitMicroBatches(batch, opts.microBatchSize);
     const nextStep = this.completed + 1;
     const t1 = performance.now();
-    const { loss, grads, stats } = await accumulateMicroBatches(micro, (mb) => forwardBackward(this.ctx, mb.batchSize, batchFeeds(this.spec, mb), this.openStore));
+    const { loss, grads, stats } = await accumulateMicroBatches(micro, (mb) => this.pass(mb.batchSize, batchFeeds(this.spec, mb)));
     const tOpt = performance.now();
     const { gradNorm } = await optimize(this.ctx, grads, lr, nextStep, batch.batchSize).catch((err: unknown) => {
       releaseBuffers(grads.values());
@@ -233,7 +244,7 @@ export class SegmentedTrainStep {
   /** Loss, global gradient norm and every parameter's gradient, through the segments (no update). */
   async gradients(batch: TrainBatch): Promise<{ loss: number; gradNorm: number; grads: Map<string, FloatArray> }> {
     this.assertLive();
-    const { loss, grads, stats } = await forwardBackward(this.ctx, batch.batchSize, batchFeeds(this.spec, batch), this.openStore);
+    const { loss, grads, stats } = await this.pass(batch.batchSize, batchFeeds(this.spec, batch));
     const norm = await gradNorm(this.ctx, grads, batch.batchSize);
     this.lastStepStats = { ...stats, optimizerMs: 0 };
     return { loss, gradNorm: Number(norm.data[0]), grads };
@@ -267,6 +278,11 @@ export class SegmentedTrainStep {
     this.released = true;
     for (const s of this.allSessions) await s.release();
     for (const s of this.auxSessions.values()) await (await s).release();
+  }
+
+  /** Forward + backward: one chain when nothing is offloaded, else segment by segment through the store. */
+  private pass(batchSize: number, feeds: Feeds): ReturnType<typeof forwardBackward> {
+    return this.chain ? inMemoryPass(this.ctx, this.chain, batchSize, feeds, this.openStore) : forwardBackward(this.ctx, batchSize, feeds, this.openStore);
   }
 
   private aux(kind: 'loss'): Promise<Session> {
