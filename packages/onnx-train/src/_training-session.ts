@@ -2,6 +2,7 @@
 // the segmented step and probes).
 import ort from 'onnxruntime-node';
 import { ExecutionProviderError, TrainInputError, TrainStepError } from './errors';
+import { raiseMallocThresholds } from './_malloc-threshold';
 import type { ExecutionProviderName } from './step-types';
 
 type Session = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
@@ -57,6 +58,8 @@ export async function createTrainingSession(
   extra?: Record<string, unknown>,
 ): Promise<Session> {
   const base = trainingSessionOptions(options);
+  // A step frees and allocates hundreds of MiB of output copies per step: keep them off the kernel.
+  raiseMallocThresholds();
   const sessionOptions = extra ? { ...base, extra: { ...base.extra, ...extra } } : base;
   try {
     return await (typeof model === 'string'
