@@ -103,6 +103,8 @@ export function buildProgram(io: CliIo = {}): Command {
     .option('--timeout <seconds>', 'kill a trial after this long', intAtLeast(1), 600)
     .option('--refresh', 'probe again even when the cache has an answer, and overwrite it')
     .option('--cache-exceptions-only', 'cache the answer even when no trial measured a peak (only a failure could refuse a size)')
+    .option('--try <NAME=v1,v2>', 'with --exec and --global-batch-size: also try these values of the trainer\'s own lever {NAME} (repeatable), time each configuration at its largest micro-batch ({probe_steps} = 1, 1 + K, 1 + 2K) and pick the most samples per second', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+    .option('--time-steps <K>', 'with --try: K: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)', intAtLeast(1))
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
@@ -110,7 +112,9 @@ export function buildProgram(io: CliIo = {}): Command {
 Examples:
   soup probe                                   # the model of ./soup.yaml
   soup probe --model model.onnx --max-length 256 --budget 6GiB
-  soup probe --exec "python train.py --bs {batch_size} --max-steps 1" --max-length 1024`,
+  soup probe --exec "python train.py --bs {batch_size} --max-steps 1" --max-length 1024
+  soup probe --exec "python train.py --bs {micro_batch_size} --grad-ckpt {grad_ckpt} --max-steps {probe_steps}" \\
+    --global-batch-size 128 --try grad_ckpt=true,false --budget 14.5GiB`,
     )
     .action(run(() => import('./commands/probe')));
   const probeCmd = program.commands.find((c) => c.name() === 'probe')!;

@@ -1,10 +1,11 @@
-import { listCacheEntries, makeCacheKey } from '@soup/batch-probe';
+import { listCacheEntries, makeCacheKey, NoBatchFitsError } from '@soup/batch-probe';
 import { createCommandProbe, createOrtProbe, createTrainStepProbe, deviceIdentity, splitCommand, type ChildProbeFn } from '@soup/cuda-probe';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { noFitAdvice } from '../_advice';
 import { execMicro } from '../_run-micro';
+import { parseTries, tuneExec, type FitAnswer } from '../_tune-exec';
 import { resolveBatch, type BatchResolution } from '../_batch';
 import { changedFiles, execBase, trainerFileHashes } from '../_trainer-files';
 import type { CommandContext } from '../_context';
@@ -19,6 +20,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const sources = ['config', 'model', 'exec'].filter((k) => opts[k] !== undefined);
   if (sources.length > 1) throw new UsageError(`pass one of -c/--config, --model, --exec (got ${sources.map((s) => `--${s}`).join(' and ')})`);
   const mode = (sources[0] ?? 'config') as 'config' | 'model' | 'exec';
+  if ((opts.try !== undefined || opts.timeSteps !== undefined) && mode !== 'exec') throw new UsageError(`${opts.try !== undefined ? '--try' : '--time-steps'} applies to soup probe --exec (the trainer's own levers as {NAME} placeholders)`);
   let config: SoupConfig | null = null;
   let configFile = '';
   if (mode === 'config') {
@@ -36,11 +38,86 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const timeoutMs = Number(opts.timeout ?? 600) * 1000;
   const maxLength = (opts.maxLength as number | undefined) ?? config?.data.maxLength ?? 512;
   const micro = execMicro(opts, mode);
+  if (opts.timeSteps !== undefined && opts.try === undefined) throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
   const start = (opts.start as number | undefined) ?? (micro ? micro.perRank : (config?.training.staticBatchSize ?? 8));
   const ceiling = (opts.ceiling as number | undefined) ?? (micro ? micro.perRank : start * 4);
   if (ceiling < start) throw new UsageError(`--ceiling ${ceiling} is below the start ${start}; pass --ceiling >= --start`);
   const common = { device: kind, deviceId, timeoutMs, signal: ctx.signal, env: ctx.env, cwd: ctx.cwd, ...(budgetBytes !== undefined ? { budgetBytes } : {}) };
 
+  /** The command probe for an --exec command (placeholders of a trial filled but {batch_size}), its files and cache base. */
+  const execProbe = (command: string): { probe: ChildProbeFn; files: Record<string, string>; base: string } => {
+    if (!command.includes('{batch_size}')) throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
+    // On a GPU, the trainer is judged by its GPU memory (nvidia-smi, per process or the device's
+    // delta); --budget then caps the GPU budget. On the CPU, by its sampled peak RSS.
+    const p = createCommandProbe({
+      command,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      timeoutMs,
+      timeoutName: '--timeout',
+      signal: ctx.signal,
+      ...(budgetBytes !== undefined ? { budgetBytes } : {}),
+      ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
+    });
+    // The key names what is measured: the command text and the content of every file it names.
+    const f = trainerFileHashes(splitCommand(command), ctx.cwd);
+    return { probe: p, files: f, base: (opts.base as string | undefined) ?? execBase(command, f) };
+  };
+  const keyOf = (b: string) => ({
+    base: b,
+    maxLength,
+    quantization: config?.training.quantization ?? 'none',
+    loraR: config?.training.loraR ?? 0,
+    gpuName: identity.gpuName,
+    gpuMemoryGb: identity.gpuMemoryGb,
+  });
+  /** --try: the fastest configuration that fits (see _tune-exec.ts). */
+  const tune = async (typed: string): Promise<void> => {
+    if (!micro) throw new UsageError('--try needs --global-batch-size G: the tuner compares samples per second at a fixed global batch');
+    if (!typed.includes('{probe_steps}')) throw new UsageError('--try times the trainer: put {probe_steps} in the command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)');
+    const tries = parseTries(opts.try as string[], typed);
+    await tuneExec({
+      ctx,
+      command: typed,
+      tries,
+      globalBatchSize: micro.globalBatchSize,
+      worldSize: micro.worldSize,
+      timeSteps: (opts.timeSteps as number | undefined) ?? 8,
+      budgetBytes: budgetBytes ?? null,
+      gpuName: identity.gpuName,
+      gpuMemoryGb: identity.gpuMemoryGb,
+      timeoutMs,
+      refresh: opts.refresh === true,
+      noCache: opts.cache === false,
+      fit: async (cmd): Promise<FitAnswer> => {
+        const trial = micro.command(cmd).replaceAll('{probe_steps}', '1');
+        const e = execProbe(trial);
+        try {
+          const r = await resolveBatch({
+            ctx,
+            probe: e.probe,
+            budgetBytes: budgetBytes ?? null,
+            refresh: opts.refresh === true,
+            saveExceptionsOnly: opts.cacheExceptionsOnly === true,
+            predict: opts.predict !== false,
+            key: keyOf(e.base),
+            files: e.files,
+            reportsNotSaved: true,
+            globalBatchSize: micro.globalBatchSize,
+            worldSize: micro.worldSize,
+            headroom: micro.headroom,
+            start: Math.min(start, micro.perRank),
+            ceiling: micro.perRank,
+            noCache: opts.cache === false,
+          });
+          return { batchSize: r.batchSize, peakBytes: r.chosen?.peak_bytes ?? null, source: r.source };
+        } catch (err) {
+          if (err instanceof NoBatchFitsError) return { batchSize: null, why: 'no micro-batch fits' };
+          throw err;
+        }
+      },
+    });
+  };
   let probe: ChildProbeFn;
   let base: string;
   let what: string;
@@ -82,35 +159,17 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     base = (opts.base as string | undefined) ?? `onnx:${basename(model)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
     what = `${basename(model)} (max_length ${maxLength})`;
   } else {
-    const command = micro ? micro.command(String(opts.exec)) : String(opts.exec);
-    if (!command.includes('{batch_size}')) throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
-    // On a GPU, the trainer is judged by its GPU memory (nvidia-smi, per process or the device's
-    // delta); --budget then caps the GPU budget. On the CPU, by its sampled peak RSS.
-    probe = createCommandProbe({
-      command,
-      env: ctx.env,
-      cwd: ctx.cwd,
-      timeoutMs,
-      timeoutName: '--timeout',
-      signal: ctx.signal,
-      ...(budgetBytes !== undefined ? { budgetBytes } : {}),
-      ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
-    });
-    // The key names what is measured: the command text and the content of every file it names.
-    files = trainerFileHashes(splitCommand(command), ctx.cwd);
-    base = (opts.base as string | undefined) ?? execBase(command, files);
-    what = `\`${String(opts.exec)}\``;
-    if (opts.base === undefined) execCommand = command;
+    const typed = String(opts.exec);
+    if (opts.try !== undefined) {
+      await tune(typed);
+      return;
+    }
+    ({ probe, files, base } = execProbe(micro ? micro.command(typed) : typed));
+    what = `\`${typed}\``;
+    if (opts.base === undefined) execCommand = micro ? micro.command(typed) : typed;
   }
   ctx.say(`probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`);
-  const keyFields = {
-    base,
-    maxLength,
-    quantization: config?.training.quantization ?? 'none',
-    loraR: config?.training.loraR ?? 0,
-    gpuName: identity.gpuName,
-    gpuMemoryGb: identity.gpuMemoryGb,
-  };
+  const keyFields = keyOf(base);
   if (execCommand !== null && opts.cache !== false && opts.refresh !== true) {
     const changed = await trainerChanged(ctx, execCommand, files ?? {}, keyFields);
     if (changed) ctx.say(changed);

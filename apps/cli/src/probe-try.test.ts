@@ -1,0 +1,103 @@
+// soup probe --exec --try: the fastest configuration that fits, from soup's own measurements, on a
+// trainer whose costs are known by construction (examples/known-cost-trainer: checkpointing
+// scales memory per sample by ckpt_memory and step time by 1.3). G = 32. Node twin always; the
+// PyTorch twin where `import torch` works.
+import { runNode, runProcess, useTempDir } from '@soup/test-utils';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { SOUP_BIN, PYTHON } from './_run-test-helpers';
+
+const NODE_TWIN = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.mjs', import.meta.url));
+const TORCH_TWIN = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.py', import.meta.url));
+const MiB = 2 ** 20;
+
+interface TuneJson {
+  source: 'measured' | 'cache';
+  tune: { chosen: number; reason: string; rows: { label: string; values: Record<string, string>; microBatchSize: number | null; accumulation: number | null; samplesPerSecond: number | null; note: string | null }[] };
+}
+
+function soup(args: string[], cwd: string) {
+  return runNode([SOUP_BIN, ...args], { cwd, timeoutMs: 240_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' } });
+}
+
+async function tune(cwd: string, program: string[], trainerArgs: string[], budgetBytes: number, extra: string[] = []): Promise<TuneJson> {
+  const command = [...program, '--micro_batch_size', '{micro_batch_size}', '--grad_ckpt', '{grad_ckpt}', '--max_steps', '{probe_steps}', ...trainerArgs].join(' ');
+  const r = await soup(['probe', '--exec', command, '--global-batch-size', '32', '--try', 'grad_ckpt=false,true', '--budget', `${budgetBytes}B`, '--json', '--time-steps', '12', ...extra], cwd);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as TuneJson;
+}
+
+/** The choice, checked against soup's own table: the chosen row is the fastest it measured. */
+function choice(t: TuneJson): { grad_ckpt: string; m: number; a: number } {
+  const c = t.tune.rows[t.tune.chosen]!;
+  const others = t.tune.rows.filter((_, i) => i !== t.tune.chosen);
+  for (const o of others) if (o.samplesPerSecond !== null) expect(c.samplesPerSecond!, t.tune.reason).toBeGreaterThan(o.samplesPerSecond);
+  return { grad_ckpt: c.values.grad_ckpt!, m: c.microBatchSize!, a: c.accumulation! };
+}
+
+const torchReason = await (async () => {
+  if (!existsSync(PYTHON)) return `${PYTHON} not found`;
+  const r = await runProcess(PYTHON, ['-c', 'import torch'], { timeoutMs: 60_000 });
+  return r.code === 0 ? null : `python3 -c "import torch" failed (${r.stderr.trim().split('\n').pop()}); install: apt-get install -y python3-torch libopenblas0-pthread`;
+})();
+
+/** Peak RSS (bytes) of the trainer holding nothing: its interpreter and imports. */
+async function baselineBytes(program: string[]): Promise<number> {
+  const code = `import resource, runpy, sys; sys.argv = ['train.py', '--micro_batch_size', '0']; runpy.run_path(${JSON.stringify(TORCH_TWIN)}, run_name='__main__'); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)`;
+  const r = program[0] === PYTHON ? await runProcess(PYTHON, ['-c', code], { timeoutMs: 60_000 }) : await runProcess(process.execPath, ['-e', `require('child_process'); console.log(process.memoryUsage().rss / 1024)`], { timeoutMs: 60_000 });
+  expect(r.code, r.stderr).toBe(0);
+  return Number(r.stdout.trim().split('\n').pop()) * 1024;
+}
+
+const twins = [
+  { name: 'Node twin', program: [process.execPath, NODE_TWIN], skip: null as string | null },
+  { name: 'PyTorch twin', program: [PYTHON, TORCH_TWIN], skip: torchReason },
+];
+
+describe('[slow] soup probe --exec --try', { timeout: 600_000 }, () => {
+  for (const twin of twins) {
+    if (twin.skip) console.log(`skipped: the ${twin.name} scenarios (${twin.skip})`);
+    it.skipIf(twin.skip !== null)(`${twin.name}: no checkpointing at 4 × 8 beats checkpointing at 8 × 4; checkpointing wins when only m = 1 fits without it`, async () => {
+      const cwd = useTempDir();
+      const base = await baselineBytes(twin.program);
+      // 64 MiB a sample; checkpointing halves it. Budget: no ckpt fits 4 (256 MiB) not 8, ckpt fits 8 (256) not 16.
+      const per = ['--per_sample_mib', '64'];
+      const one = await tune(cwd, twin.program, per, Math.round(base + 384 * MiB));
+      expect(one.source).toBe('measured');
+      expect(one.tune.rows.map((r) => [r.values.grad_ckpt, r.microBatchSize])).toEqual([['false', 4], ['true', 8]]);
+      expect(choice(one)).toEqual({ grad_ckpt: 'false', m: 4, a: 8 });
+
+      // Checkpointing takes 1/8 of the memory a sample: no ckpt fits only 1 (64 MiB), ckpt fits 8 (64) not 16.
+      const eighth = [...per, '--ckpt_memory', '0.125'];
+      const two = await tune(cwd, twin.program, eighth, Math.round(base + 96 * MiB));
+      expect(two.tune.rows.map((r) => [r.values.grad_ckpt, r.microBatchSize])).toEqual([['false', 1], ['true', 8]]);
+      expect(choice(two)).toEqual({ grad_ckpt: 'true', m: 8, a: 4 });
+
+      // Remembered beside the batch cache, and reused: nothing is run again.
+      const again = await tune(cwd, twin.program, eighth, Math.round(base + 96 * MiB));
+      expect(again.source).toBe('cache');
+      expect(choice(again)).toEqual({ grad_ckpt: 'true', m: 8, a: 4 });
+      expect(existsSync(join(cwd, '.soup', 'tune_cache.json'))).toBe(true);
+    });
+  }
+
+  it('refuses what it cannot measure, naming the flag and the fix', async () => {
+    const cwd = useTempDir();
+    const cmd = `${process.execPath} ${NODE_TWIN} --micro_batch_size {micro_batch_size} --grad_ckpt {grad_ckpt} --max_steps {probe_steps}`;
+    const cases: [string[], RegExp][] = [
+      [['--exec', cmd, '--try', 'grad_ckpt=true,false'], /--try needs --global-batch-size G/],
+      [['--exec', cmd.replace('{probe_steps}', '1'), '--global-batch-size', '32', '--try', 'grad_ckpt=true,false'], /put \{probe_steps\} in the command/],
+      [['--exec', cmd, '--global-batch-size', '32', '--try', 'offload=cpu,disk'], /--try offload: the command has no \{offload\}/],
+      [['--exec', cmd, '--global-batch-size', '32', '--try', 'batch_size=1,2'], /\{batch_size\} is filled by soup itself/],
+      [['--exec', cmd, '--global-batch-size', '32', '--try', 'grad_ckpt'], /expected NAME=v1,v2/],
+      [['--try', 'grad_ckpt=true,false'], /--try applies to soup probe --exec/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await soup(['probe', ...args], cwd);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+  });
+});

@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// A trainer whose costs are known by construction, for testing and benchmarking `soup probe --try`:
+//   memory: it holds (micro_batch_size × per_sample_mib × ckpt_memory) MiB, touched, for the whole run
+//   time:   every step takes step_ms + micro_batch_size × sample_ms × ckpt_time (a blocking sleep)
+// where ckpt_memory / ckpt_time apply with --grad_ckpt true (default 0.5 and 1.3: checkpointing
+// halves the memory per sample and adds 30 % to the time). Nothing else: soup's tuner must find
+// which configuration is fastest at a global batch from its own measurements.
+//   node train.mjs --micro_batch_size 4 --grad_ckpt false --max_steps 9
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
+);
+const num = (name, def) => {
+  const v = args[name] ?? def;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) {
+    console.error(`--${name} must be a non-negative number (got ${v})`);
+    process.exit(2);
+  }
+  return n;
+};
+const m = num('micro_batch_size', 1);
+const steps = num('max_steps', 1);
+if (args.grad_ckpt !== undefined && args.grad_ckpt !== 'true' && args.grad_ckpt !== 'false') {
+  console.error(`--grad_ckpt must be true or false (got ${args.grad_ckpt})`);
+  process.exit(2);
+}
+const ckpt = args.grad_ckpt === 'true';
+const mib = m * num('per_sample_mib', 24) * (ckpt ? num('ckpt_memory', 0.5) : 1);
+const stepMs = num('step_ms', 20) + m * num('sample_ms', 20) * (ckpt ? num('ckpt_time', 1.3) : 1);
+
+const held = Buffer.alloc(Math.round(mib * 2 ** 20), 1); // touched: resident
+const cell = new Int32Array(new SharedArrayBuffer(4));
+for (let s = 1; s <= steps; s++) {
+  Atomics.wait(cell, 0, 0, stepMs);
+  console.log(`step ${s} micro_batch_size ${m} grad_ckpt ${ckpt} held ${held.length}`);
+}

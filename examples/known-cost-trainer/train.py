@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""The PyTorch twin of train.mjs: a trainer whose costs are known by construction.
+
+memory: it holds micro_batch_size x per_sample_mib x ckpt_memory MiB in a torch tensor (touched)
+time:   every step takes step_ms + micro_batch_size x sample_ms x ckpt_time (a sleep)
+ckpt_memory / ckpt_time apply with --grad_ckpt true (default 0.5 and 1.3).
+    python3 train.py --micro_batch_size 4 --grad_ckpt false --max_steps 9
+"""
+import argparse
+import time
+
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--micro_batch_size", type=int, default=1)
+p.add_argument("--max_steps", type=int, default=1)
+p.add_argument("--grad_ckpt", choices=["true", "false"], default="false")
+p.add_argument("--per_sample_mib", type=float, default=24)
+p.add_argument("--ckpt_memory", type=float, default=0.5)
+p.add_argument("--step_ms", type=float, default=20)
+p.add_argument("--sample_ms", type=float, default=20)
+p.add_argument("--ckpt_time", type=float, default=1.3)
+a = p.parse_args()
+ckpt = a.grad_ckpt == "true"
+mib = a.micro_batch_size * a.per_sample_mib * (a.ckpt_memory if ckpt else 1)
+step_s = (a.step_ms + a.micro_batch_size * a.sample_ms * (a.ckpt_time if ckpt else 1)) / 1000
+held = torch.ones(int(mib * 2**20) // 4, dtype=torch.float32)  # touched: resident
+for s in range(1, a.max_steps + 1):
+    time.sleep(step_s)
+    print(f"step {s} micro_batch_size {a.micro_batch_size} grad_ckpt {str(ckpt).lower()} held {held.numel() * 4}", flush=True)

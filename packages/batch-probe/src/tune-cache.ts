@@ -1,0 +1,96 @@
+// The tuner's cache: `tune_cache.json` beside the batch cache (`~/.soup/tune_cache.json`). The
+// batch cache stays what the Python CLI reads (key → micro-batch); a choice between
+// configurations, with what it was measured on, lives here.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { writeFileAtomic } from './_cache-file';
+import { withLock } from './_lock';
+import { lockOptionsOf } from './_lock-options';
+import { resolveCachePath } from './resolve-cache-path';
+import type { CacheLocationOptions, CacheLockOptions } from './types';
+
+export const TUNE_CACHE_VERSION = 1;
+
+/** One candidate's row as it was measured. */
+export interface TuneRow {
+  label: string;
+  values: Record<string, string>;
+  microBatchSize: number | null;
+  accumulation: number | null;
+  peakBytes: number | null;
+  stepMs: number | null;
+  noiseMs: number | null;
+  samplesPerSecond: number | null;
+  /** Why it has no time (nothing fits, stopped early, the timing run failed). */
+  note: string | null;
+}
+
+/** A remembered choice and its provenance. */
+export interface TuneEntry {
+  /** Index into `rows`. */
+  chosen: number;
+  reason: string;
+  rows: TuneRow[];
+  globalBatchSize: number;
+  worldSize: number;
+  /** K: the timing runs were 1, 1 + K and 1 + 2K steps. */
+  timeSteps: number;
+  budgetBytes: number | null;
+  gpuName: string;
+  gpuMemoryGb: number;
+  /** The command as typed, placeholders in. */
+  command: string;
+  savedAt: string;
+}
+
+/** `<dir of the batch cache>/tune_cache.json`. */
+export function resolveTuneCachePath(options: CacheLocationOptions = {}): string {
+  return join(dirname(resolveCachePath(options).path), 'tune_cache.json');
+}
+
+/** The key: the command template, the levers tried, G, world size, budget and device. */
+export function makeTuneKey(k: { command: string; tries: Record<string, string[]>; globalBatchSize: number; worldSize: number; budgetBytes: number | null; gpuName: string; gpuMemoryGb: number; files?: Record<string, string> }): string {
+  const tries = Object.keys(k.tries).sort().map((n) => `${n}=${k.tries[n]!.join(',')}`).join(';');
+  const files = k.files ? Object.keys(k.files).sort().map((f) => `${f}:${k.files![f]!.slice(0, 12)}`).join(',') : '';
+  return `exec:${k.command}|try:${tries}|G:${k.globalBatchSize}|N:${k.worldSize}|budget:${k.budgetBytes ?? 'device'}|${k.gpuName}|${k.gpuMemoryGb}${files ? `|files:${files}` : ''}`;
+}
+
+function validEntry(v: unknown): v is TuneEntry {
+  if (typeof v !== 'object' || v === null) return false;
+  const e = v as Partial<TuneEntry>;
+  return Array.isArray(e.rows) && typeof e.chosen === 'number' && e.chosen >= 0 && e.chosen < e.rows.length && typeof e.globalBatchSize === 'number' && typeof e.savedAt === 'string';
+}
+
+function readAll(path: string): Record<string, TuneEntry> {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return {};
+  }
+  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== TUNE_CACHE_VERSION) return {};
+  const entries = (data as { entries?: unknown }).entries;
+  if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) return {};
+  const out: Record<string, TuneEntry> = Object.create(null) as Record<string, TuneEntry>;
+  for (const [key, value] of Object.entries(entries)) if (validEntry(value)) out[key] = value;
+  return out;
+}
+
+/** The remembered choice for `key`, or undefined (a missing, corrupt or other-version file is empty). */
+export function lookupTuneEntry(key: string, location: CacheLocationOptions = {}): TuneEntry | undefined {
+  const all = readAll(resolveTuneCachePath(location));
+  return Object.prototype.hasOwnProperty.call(all, key) ? all[key] : undefined;
+}
+
+/** Remembers `entry` under `key` (locked read-modify-write, atomic replace: a second writer's entries stay). */
+export async function saveTuneEntry(key: string, entry: TuneEntry, options: CacheLocationOptions & CacheLockOptions = {}): Promise<string> {
+  const path = resolveTuneCachePath(options);
+  await withLock(`${path}.lock`, lockOptionsOf(options), async () => {
+    const all = readAll(path);
+    all[key] = entry;
+    const sorted: Record<string, TuneEntry> = Object.create(null) as Record<string, TuneEntry>;
+    for (const k of Object.keys(all).sort()) sorted[k] = all[k]!;
+    await writeFileAtomic(path, `${JSON.stringify({ version: TUNE_CACHE_VERSION, entries: sorted }, null, 2)}\n`);
+  });
+  return path;
+}
