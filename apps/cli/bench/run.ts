@@ -4,13 +4,19 @@
 // directory store in the background, in the order A B B A. runOverheadRatio = median step time under
 // soup run / median step time alone (the trainer times each step itself, saves excluded).
 // Prints a table, or ONE JSON object with --json; writes bench-results/cli.json. Goal: ≤ 1.10.
+// Then the tuner against the exhaustive grid (bench/tune.ts): tunedOverBestRatio (goal ≥ 0.95) and
+// tuneCostRatio (goal ≤ 0.35), for `soup probe --exec --try` and for `soup plan` (gradient_checkpointing:
+// auto). `--only tune` runs just that part, `--only run` just the first.
 import { makeTempDir, runNode, runProcess } from '@soup/test-utils';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { benchExec, benchTrain, type TuneBenchRow } from './tune';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const json = process.argv.includes('--json');
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
+if (only !== null && only !== 'tune' && only !== 'run') throw new Error(`--only must be tune or run (got ${only})`);
 const GOAL = 1.1;
 const STEPS = 20;
 const SAVE_EVERY = 5;
@@ -29,6 +35,8 @@ function stepTimes(stdout: string): number[] {
   return [...stdout.matchAll(/^step (\d+) loss \S+ ms ([\d.]+)$/gm)].map((m) => Number(m[2]));
 }
 
+let runResult: Record<string, unknown> = {};
+if (only !== 'tune') {
 const tmp = makeTempDir('soup-cli-bench-');
 try {
   const argv = (out: string): string[] => [
@@ -89,10 +97,8 @@ try {
     store: 'directory (file://)',
     note: 'median trainer step time (saves excluded); alone / pushing / watch-only three rotated cycles (A P W, P W A, W A P) in one run; the pushes run in the soup process (reniced) beside the trainer',
   };
-  mkdirSync(new URL('../bench-results/', import.meta.url), { recursive: true });
-  writeFileSync(new URL('../bench-results/cli.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
-  if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else {
+  runResult = result;
+  if (!json) {
     log('');
     log(`metric              value`);
     log(`step ms alone       ${result.stepMsAlone}`);
@@ -104,3 +110,35 @@ try {
 } finally {
   tmp.cleanup();
 }
+}
+
+// The tuner against the exhaustive grid.
+let tuneResult: Record<string, unknown> = {};
+if (only !== 'run') {
+  const rows: TuneBenchRow[] = [];
+  for (const mode of ['exec', 'train'] as const) {
+    const t = makeTempDir(`soup-cli-tune-${mode}-`);
+    try {
+      const row = mode === 'exec' ? await benchExec(t.dir) : await benchTrain(t.dir);
+      rows.push(row);
+      log(`tune ${mode}: soup chose ${row.choice}, grid best ${row.gridBest}; tunedOverBestRatio ${row.tunedOverBestRatio} (goal >= 0.95), tuneCostRatio ${row.tuneCostRatio} (${row.tuneSeconds} s / ${row.gridSeconds} s; goal <= 0.35)`);
+    } finally {
+      t.cleanup();
+    }
+  }
+  tuneResult = {
+    tunedOverBestRatio: Object.fromEntries(rows.map((r) => [r.mode, r.tunedOverBestRatio])),
+    tuneCostRatio: Object.fromEntries(rows.map((r) => [r.mode, r.tuneCostRatio])),
+    tuneGoals: {
+      tunedOverBestRatio: { target: '>= 0.95', met: rows.every((r) => r.tunedOverBestRatio >= 0.95) },
+      tuneCostRatio: { target: '<= 0.35', met: rows.every((r) => r.tuneCostRatio <= 0.35) },
+    },
+    tune: rows,
+    tuneLoadAverage1m: Number(loadavg()[0]!.toFixed(2)),
+  };
+}
+const all = { ...runResult, ...tuneResult };
+mkdirSync(new URL('../bench-results/', import.meta.url), { recursive: true });
+writeFileSync(new URL('../bench-results/cli.json', import.meta.url), `${JSON.stringify(all, null, 2)}\n`);
+if (json) process.stdout.write(`${JSON.stringify(all)}\n`);
+

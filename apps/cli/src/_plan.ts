@@ -1,7 +1,7 @@
 // What `soup plan` shows and `soup train` applies: the model spec, the device, the checkpointing
 // tier and the offload check, derived from a validated config.
 import { checkOffloadConfig } from '@soup/offload';
-import { describeTier, planCheckpoint, resolveGranularity } from '@soup/grad-ckpt';
+import { describeTier, planCheckpoint, resolveGranularity, type Granularity } from '@soup/grad-ckpt';
 import { moduleNames, selectiveToCore, type GptSpec } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -46,10 +46,15 @@ export function resolveTier(config: SoupConfig, gpuMemoryGb: number | null): Tie
     };
   }
   const granularity = resolveGranularity(setting, gpuMemoryGb);
-  const planned = granularity === null ? [] : planCheckpoint({ moduleNames: moduleNames({ nLayers: config.model.nLayers }), granularity });
+  return { setting, granularity, description: describeTier(setting, gpuMemoryGb), recompute: recomputeOf(config, granularity) };
+}
+
+/** The modules a granularity recomputes in this model (null: none). */
+export function recomputeOf(config: SoupConfig, granularity: Granularity | null): string[] {
+  if (granularity === null) return [];
+  const planned = planCheckpoint({ moduleNames: moduleNames({ nLayers: config.model.nLayers }), granularity: granularity as Granularity });
   // onnx-train applies selective's attention modules as attention-core recompute (see resolveRecompute).
-  const recompute = granularity === 'selective' ? selectiveToCore({ moduleNames: planned }) : planned;
-  return { setting, granularity, description: describeTier(setting, gpuMemoryGb), recompute };
+  return granularity === 'selective' ? selectiveToCore({ moduleNames: planned }) : planned;
 }
 
 /** The offload scratch dir: the configured one, or `<output>/offload`. */

@@ -1,9 +1,10 @@
 // The device, tier, budget and batch size of a soup.yaml run: shared by `soup plan` and `soup train`.
 import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
-import { formatMicroBatch, largestDivisorAtMost } from '@soup/batch-probe';
+import { formatMicroBatch, largestDivisorAtMost, type TuneEntry } from '@soup/batch-probe';
+import { describeChoice, tuneTrain } from './_tune-train';
 import { moduleNames, type GptSpec } from '@soup/onnx-train';
 import { noFitAdvice } from './_advice';
-import { resolveBatch, trialLine, type TrialView } from './_batch';
+import { resolveBatch, trialLine, type BatchResolution, type TrialView } from './_batch';
 import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
 import type { CommandContext } from './_context';
 import { cacheBaseOf, gptSpecOf, offloadOf, resolveTier, type OffloadPlan, type TierPlan } from './_plan';
@@ -58,6 +59,8 @@ export interface PreparedRun {
   bound: 'exact' | 'capped' | 'unproven' | null;
   /** The largest micro-batch the search could try (G), when it searched. */
   ceiling: number | null;
+  /** `gradient_checkpointing: auto`: the measured choice (its table), else null. */
+  tuned: TuneEntry | null;
 }
 
 /** Resolves device, tier and batch size, probing (each trial shown) when the config says auto. */
@@ -88,35 +91,14 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   // keeps only the recomputes that batch needs.
   const probeRecompute = tier.granularity === 'budget' ? blocks : tier.recompute;
   const globalBatchSize = config.training.batchSize;
-  let batchSize: number;
-  let batchSource: BatchSource;
-  let cacheKey: string | null = null;
-  let trials: TrialView[] = [];
-  let measured: TrialView | null = null;
-  let bound: PreparedRun['bound'] = null;
-  let ceiling: number | null = null;
-  if (opts.microBatchSize !== undefined) {
-    batchSize = opts.microBatchSize;
-    batchSource = 'checkpoint';
-  } else if (config.training.microBatchSize !== 'auto') {
-    batchSize = config.training.microBatchSize;
-    batchSource = 'config';
-  } else if (config.training.autoBatchSizeStrategy === 'static') {
-    batchSize = largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1;
-    batchSource = 'static';
-  } else {
-    const headroom = config.training.memoryHeadroom;
-    ctx.say(
-      `micro_batch_size: auto, the cache first, else one real training step per divisor of batch_size ${globalBatchSize} from ${largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1} ` +
-        `(checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}${offload ? `, offload ${offload.target}, segmented` : ''}${headroom > 0 ? `, peak ≤ ${Math.round((1 - headroom) * 100)} % of the budget` : ''})`,
-    );
-    const r = await resolveBatch({
+  const resolveMicro = (recompute: string[]): Promise<BatchResolution> =>
+    resolveBatch({
       globalBatchSize,
-      ...(headroom > 0 ? { headroom } : {}),
+      ...(config.training.memoryHeadroom > 0 ? { headroom: config.training.memoryHeadroom } : {}),
       ctx,
-      probe: probeWith(probeRecompute),
+      probe: probeWith(recompute),
       key: {
-        base: cacheBaseOf(config, probeRecompute),
+        base: cacheBaseOf(config, recompute),
         maxLength: config.data.maxLength,
         quantization: config.training.quantization,
         loraR: config.training.loraR,
@@ -138,6 +120,45 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
         maxLength: config.data.maxLength,
       }),
     });
+  let batchSize: number;
+  let batchSource: BatchSource;
+  let cacheKey: string | null = null;
+  let trials: TrialView[] = [];
+  let measured: TrialView | null = null;
+  let bound: PreparedRun['bound'] = null;
+  let ceiling: number | null = null;
+  let tuned: TuneEntry | null = null;
+  const measuredAuto =
+    config.training.gradientCheckpointing === 'auto' && opts.microBatchSize === undefined && config.training.microBatchSize === 'auto' && config.training.autoBatchSizeStrategy !== 'static';
+  if (measuredAuto) {
+    const t = await tuneTrain({ ctx, config, spec, offload, budgetBytes, gpuName: identity.gpuName, gpuMemoryGb: identity.gpuMemoryGb, noCache: opts.noCache, resolveMicro });
+    tier.granularity = t.granularity;
+    tier.recompute = t.recompute;
+    tier.description = describeChoice(t, globalBatchSize);
+    batchSize = t.microBatchSize;
+    batchSource = t.source === 'cache' ? 'cache' : (t.resolution?.source ?? 'probe');
+    cacheKey = t.resolution?.cacheKey ?? null;
+    trials = t.resolution?.trials ?? [];
+    measured = t.resolution?.chosen ?? null;
+    ceiling = globalBatchSize;
+    bound = t.resolution ? (t.resolution.source === 'cache' ? (t.resolution.provenance?.bound ?? null) : t.resolution.trials.some((x) => x.batch_size > t.microBatchSize && x.result !== 'fit') ? 'exact' : t.microBatchSize >= globalBatchSize ? 'capped' : 'unproven') : null;
+    tuned = t.entry;
+  } else if (opts.microBatchSize !== undefined) {
+    batchSize = opts.microBatchSize;
+    batchSource = 'checkpoint';
+  } else if (config.training.microBatchSize !== 'auto') {
+    batchSize = config.training.microBatchSize;
+    batchSource = 'config';
+  } else if (config.training.autoBatchSizeStrategy === 'static') {
+    batchSize = largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1;
+    batchSource = 'static';
+  } else {
+    const headroom = config.training.memoryHeadroom;
+    ctx.say(
+      `micro_batch_size: auto, the cache first, else one real training step per divisor of batch_size ${globalBatchSize} from ${largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1} ` +
+        `(checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}${offload ? `, offload ${offload.target}, segmented` : ''}${headroom > 0 ? `, peak ≤ ${Math.round((1 - headroom) * 100)} % of the budget` : ''})`,
+    );
+    const r = await resolveMicro(probeRecompute);
     batchSize = r.batchSize;
     batchSource = r.source;
     cacheKey = r.cacheKey;
@@ -202,5 +223,6 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     measured,
     bound,
     ceiling,
+    tuned,
   };
 }

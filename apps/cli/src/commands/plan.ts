@@ -60,6 +60,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     batch_ceiling: p.ceiling,
     cache_key: p.cacheKey,
     grad_ckpt: { setting: config.training.gradientCheckpointing, description: p.tier.description, recompute: p.tier.recompute },
+    ...(p.tuned ? { tune: p.tuned } : {}),
     offload: {
       target: config.training.activationOffloading,
       save_dir: p.offload?.saveDir ?? null,

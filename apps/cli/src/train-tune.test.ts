@@ -1,0 +1,58 @@
+// gradient_checkpointing: auto is a measured choice in soup plan / soup train: every tier gets its
+// largest micro-batch (a divisor of G that fits the budget) and is timed from there down; the
+// choice is the fastest of soup's own table (or its tie rule), applied (recompute set and
+// micro-batch), and remembered in the tune cache. How the choice compares with an exhaustive grid
+// is a timing, so it is measured by the bench (`npm run bench -w @soup/cli -- --only tune`), not here.
+import { runNode, useTempDir } from '@soup/test-utils';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SOUP_BIN } from './_run-test-helpers';
+import { loadConfig } from './load-config';
+import { recomputeOf } from './_plan';
+
+interface PlanJson {
+  micro_batch_size: number;
+  grad_ckpt: { setting: string; description: string; recompute: string[] };
+  tune?: { chosen: number; reason: string; rows: { values: Record<string, string>; microBatchSize: number | null; samplesPerSecond: number | null; noiseMs: number | null; stepMs: number | null; note: string | null }[] };
+}
+
+describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 900_000 }, () => {
+  it('on the small template (threads 1, budget 300 MiB): every tier measured, the fastest applied, remembered', async () => {
+    const cwd = useTempDir();
+    const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' };
+    expect((await runNode([SOUP_BIN, 'init', '--template', 'small'], { cwd, env, timeoutMs: 60_000 })).code).toBe(0);
+    const yaml = readFileSync(join(cwd, 'soup.yaml'), 'utf8');
+    expect(yaml).toMatch(/gradient_checkpointing: auto/);
+    writeFileSync(join(cwd, 'soup.yaml'), yaml.replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'));
+    const config = loadConfig({ path: 'soup.yaml', cwd }).config;
+    const r = await runNode([SOUP_BIN, 'plan', '--budget', '300MiB', '--json'], { cwd, env, timeoutMs: 600_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const plan = JSON.parse(r.stdout) as PlanJson;
+    const tune = plan.tune!;
+    expect(new Set(tune.rows.map((x) => x.values.gradient_checkpointing))).toEqual(new Set(['false', 'selective', 'full']));
+    const timed = tune.rows.filter((x) => x.samplesPerSecond !== null);
+    for (const x of timed) expect(32 % x.microBatchSize!).toBe(0);
+    // Each tier is timed from its largest fitting micro-batch down: at 300 MiB no checkpointing
+    // does not fit 32 (431 MiB measured), full checkpointing does (205 MiB).
+    const largest = (tier: string): number => Math.max(...timed.filter((x) => x.values.gradient_checkpointing === tier).map((x) => x.microBatchSize!));
+    expect(largest('false')).toBeLessThan(32);
+    expect(largest('full')).toBe(32);
+    const chosen = tune.rows[tune.chosen]!;
+    const fastest = timed.reduce((a, b) => (b.samplesPerSecond! > a.samplesPerSecond! ? b : a));
+    if (chosen !== fastest) expect(tune.reason).toMatch(/within the measured noise/);
+    // Applied: the plan's recompute set and micro-batch are the chosen ones.
+    const tier = chosen.values.gradient_checkpointing!;
+    expect(plan.grad_ckpt.recompute).toEqual(recomputeOf(config, tier === 'false' ? null : (tier as 'selective' | 'full')));
+    expect(plan.micro_batch_size).toBe(chosen.microBatchSize);
+    expect(plan.grad_ckpt.description).toMatch(new RegExp(`^auto → ${tier === 'false' ? 'off' : tier} \\(measured`));
+    // Remembered beside the batch cache, and reused without measuring.
+    expect(existsSync(join(cwd, '.soup', 'tune_cache.json'))).toBe(true);
+    const again = await runNode([SOUP_BIN, 'plan', '--budget', '300MiB', '--json'], { cwd, env, timeoutMs: 600_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr + again.stdout).toMatch(/from the tune cache/);
+    const plan2 = JSON.parse(again.stdout) as PlanJson;
+    expect(plan2.micro_batch_size).toBe(chosen.microBatchSize);
+    expect(plan2.grad_ckpt.recompute).toEqual(plan.grad_ckpt.recompute);
+  });
+});
