@@ -18,7 +18,16 @@ const num = (name, def) => {
   }
   return n;
 };
-const m = num('micro_batch_size', 1);
+// HF Trainer's names are accepted too (--per_device_train_batch_size; --gradient_accumulation_steps
+// does not change a step's cost here); any other flag is refused, so a typo cannot go unnoticed.
+const KNOWN = ['micro_batch_size', 'per_device_train_batch_size', 'gradient_accumulation_steps', 'max_steps', 'grad_ckpt', 'per_sample_mib', 'ckpt_memory', 'step_ms', 'sample_ms', 'ckpt_time'];
+for (const k of Object.keys(args)) {
+  if (!KNOWN.includes(k)) {
+    console.error(`unknown flag --${k} (known: ${KNOWN.map((x) => `--${x}`).join(' ')})`);
+    process.exit(2);
+  }
+}
+const m = num('micro_batch_size', args.per_device_train_batch_size ?? 1);
 const steps = num('max_steps', 1);
 if (args.grad_ckpt !== undefined && args.grad_ckpt !== 'true' && args.grad_ckpt !== 'false') {
   console.error(`--grad_ckpt must be true or false (got ${args.grad_ckpt})`);
@@ -28,9 +37,12 @@ const ckpt = args.grad_ckpt === 'true';
 const mib = m * num('per_sample_mib', 24) * (ckpt ? num('ckpt_memory', 0.5) : 1);
 const stepMs = num('step_ms', 20) + m * num('sample_ms', 20) * (ckpt ? num('ckpt_time', 1.3) : 1);
 
-const held = Buffer.alloc(Math.round(mib * 2 ** 20), 1); // touched: resident
+// Touched (resident), in chunks of at most 256 MiB (one Buffer holds at most 4 GiB).
+const held = [];
+for (let left = Math.round(mib * 2 ** 20); left > 0; left -= 2 ** 28) held.push(Buffer.alloc(Math.min(left, 2 ** 28), 1));
+const heldBytes = held.reduce((n, b) => n + b.length, 0);
 const cell = new Int32Array(new SharedArrayBuffer(4));
 for (let s = 1; s <= steps; s++) {
   Atomics.wait(cell, 0, 0, stepMs);
-  console.log(`step ${s} micro_batch_size ${m} grad_ckpt ${ckpt} held ${held.length}`);
+  console.log(`step ${s} micro_batch_size ${m} grad_ckpt ${ckpt} held ${heldBytes}`);
 }

@@ -12,7 +12,8 @@ import time
 import torch
 
 p = argparse.ArgumentParser()
-p.add_argument("--micro_batch_size", type=int, default=1)
+p.add_argument("--micro_batch_size", "--per_device_train_batch_size", type=int, default=1)
+p.add_argument("--gradient_accumulation_steps", type=int, default=1)  # does not change a step's cost here
 p.add_argument("--max_steps", type=int, default=1)
 p.add_argument("--grad_ckpt", choices=["true", "false"], default="false")
 p.add_argument("--per_sample_mib", type=float, default=24)
