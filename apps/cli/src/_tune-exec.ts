@@ -188,16 +188,17 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneEntry> {
     if (!(await run(i, 1 + 2 * K))) continue;
     if (row.samplesPerSecond !== null && (best === null || row.samplesPerSecond > rows[best]!.samplesPerSecond!)) best = i;
   }
-  // Close call: the two fastest within each other's noise get one longer run each (1 + 4K steps).
-  const ranked = order.filter((i) => rows[i]!.noiseMs !== null && rows[i]!.samplesPerSecond !== null).sort((a, b) => rows[b]!.samplesPerSecond! - rows[a]!.samplesPerSecond!);
-  if (ranked.length >= 2) {
+  // Close call: the two fastest within each other's noise get a longer run each (1 + 4K steps,
+  // then 1 + 8K if still close); only then does a tie go to the lower peak.
+  for (const span of [4 * K, 8 * K]) {
+    const ranked = order.filter((i) => rows[i]!.noiseMs !== null && rows[i]!.samplesPerSecond !== null).sort((a, b) => rows[b]!.samplesPerSecond! - rows[a]!.samplesPerSecond!);
+    if (ranked.length < 2) break;
     const [a, b] = [rows[ranked[0]!]!, rows[ranked[1]!]!];
     const se = (r: TuneRow): number => (r.samplesPerSecond! * r.noiseMs!) / r.stepMs!;
-    if (a.samplesPerSecond! - b.samplesPerSecond! <= 2 * Math.hypot(se(a), se(b))) {
-      ctx.say(ctx.style.dim(`${a.label} and ${b.label} are within the noise: one longer run each (${1 + 4 * K} steps)`));
-      await run(ranked[0]!, 1 + 4 * K);
-      await run(ranked[1]!, 1 + 4 * K);
-    }
+    if (a.samplesPerSecond! - b.samplesPerSecond! > 2 * Math.hypot(se(a), se(b))) break;
+    ctx.say(ctx.style.dim(`${a.label} and ${b.label} are within the noise: a longer run each (${1 + span} steps)`));
+    await run(ranked[0]!, 1 + span);
+    await run(ranked[1]!, 1 + span);
   }
   // Only fully timed rows compete (a row stopped early has no noise estimate and lost by a margin).
   const measured: MeasuredCandidate[] = rows.map((r) => ({ ...r, stepMs: r.noiseMs === null ? null : r.stepMs }));
