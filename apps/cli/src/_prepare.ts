@@ -141,7 +141,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     trials = t.resolution?.trials ?? [];
     measured = t.resolution?.chosen ?? null;
     ceiling = globalBatchSize;
-    bound = t.resolution ? (t.resolution.source === 'cache' ? (t.resolution.provenance?.bound ?? null) : t.resolution.trials.some((x) => x.batch_size > t.microBatchSize && x.result !== 'fit') ? 'exact' : t.microBatchSize >= globalBatchSize ? 'capped' : 'unproven') : null;
+    bound = t.resolution ? boundOf(t.resolution, globalBatchSize) : null;
     tuned = t.entry;
   } else if (opts.microBatchSize !== undefined) {
     batchSize = opts.microBatchSize;
@@ -165,8 +165,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     trials = r.trials;
     // The micro-batch search tries divisors of G only: its ceiling is G itself (a = 1).
     ceiling = globalBatchSize;
-    if (r.source === 'cache') bound = r.provenance?.bound ?? null;
-    else bound = r.trials.some((t) => t.batch_size > r.batchSize && t.result !== 'fit') ? 'exact' : r.batchSize >= ceiling ? 'capped' : 'unproven';
+    bound = boundOf(r, ceiling);
     if (tier.granularity !== 'budget') measured = r.chosen;
     const shape = formatMicroBatch({ microBatchSize: batchSize, accumulation: globalBatchSize / batchSize });
     const capped = bound === 'capped' ? `; capped: ${batchSize} is the ceiling of the search (the global batch G, a = 1), a larger micro-batch is never tried` : '';
@@ -225,4 +224,10 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     ceiling,
     tuned,
   };
+}
+
+/** How far the micro-batch search proved its answer (see `PreparedRun.bound`); `ceiling` is G. */
+function boundOf(r: BatchResolution, ceiling: number): PreparedRun['bound'] {
+  if (r.source === 'cache') return r.provenance?.bound ?? null;
+  return r.trials.some((t) => t.batch_size > r.batchSize && t.result !== 'fit') ? 'exact' : r.batchSize >= ceiling ? 'capped' : 'unproven';
 }

@@ -4,7 +4,7 @@
 // divisors while they are faster (on a CPU the largest m is not always the fastest per sample).
 // The most samples per second at G wins,
 // a tie within the noise going to the lower peak. The choice is remembered in the tune cache.
-import { chooseConfiguration, formatMicroBatch, NoBatchFitsError, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
+import { chooseConfiguration, divisorsOf, formatMicroBatch, NoBatchFitsError, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
 import type { Granularity } from '@soup/grad-ckpt';
 import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
 import type { BatchResolution } from './_batch';
@@ -63,7 +63,7 @@ export async function tuneTrain(o: {
   gpuMemoryGb: number;
   noCache: boolean;
   resolveMicro(recompute: string[]): Promise<BatchResolution>;
-  /** Timed steps per candidate after the warm-up. @default 8 */
+  /** Timed steps per candidate after the warm-up. @default 6 */
   steps?: number;
 }): Promise<TrainTuneResult> {
   const { ctx, config } = o;
@@ -96,8 +96,7 @@ export async function tuneTrain(o: {
   ctx.say(`gradient_checkpointing: auto, measured: each tier's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps) from there down while that is faster`);
   const rows: TuneRow[] = [];
   const resolutions = new Map<TuneRow, BatchResolution>();
-  const tierOf = new Map<TuneRow, Granularity | null>();
-  const divisors = [...Array(G).keys()].map((k) => k + 1).filter((d) => G % d === 0);
+  const divisors = divisorsOf(G);
   for (const g of TRAIN_TIERS) {
     const label = `gradient_checkpointing=${nameOf(g)}`;
     const values = { gradient_checkpointing: nameOf(g) };
@@ -126,7 +125,6 @@ export async function tuneTrain(o: {
       row.samplesPerSecond = G / ((row.accumulation! * t.stepMs) / 1000);
       row.peakBytes = r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
       if (m === r.batchSize) resolutions.set(row, r);
-      tierOf.set(row, g);
       rows.push(row);
       if (prev !== null && row.samplesPerSecond <= prev.samplesPerSecond!) break; // slower than the larger m: smaller ones are not tried
       prev = row;
