@@ -73,7 +73,11 @@ process.on('SIGTERM', () => {
 });
 
 const spec = defineGptSpec({ vocabSize: 256, seqLen, dModel, nHeads: 2, nLayers });
-const options = { spec, text: TEXT, batchSize: batchSize * gradAccum, microBatchSize: batchSize, totalSteps: maxSteps, lr: 3e-3, warmupSteps: 2, seed, intraOpNumThreads: 1, evalFraction: 0.1 };
+// --gradient_checkpointing true|false (HF Trainer's flag): true recomputes every block in the backward pass.
+const gradientCheckpointing = opt('gradient_checkpointing', 'false');
+if (gradientCheckpointing !== 'true' && gradientCheckpointing !== 'false') throw new Error(`--gradient_checkpointing must be true or false (got ${gradientCheckpointing})`);
+if (args.includes('--gradient_checkpointing')) console.log(`gradient_checkpointing ${gradientCheckpointing}`);
+const options = { spec, text: TEXT, batchSize: batchSize * gradAccum, microBatchSize: batchSize, totalSteps: maxSteps, lr: 3e-3, warmupSteps: 2, seed, intraOpNumThreads: 1, evalFraction: 0.1, gradientCheckpointing: gradientCheckpointing === 'true' };
 /** A file checkpoint is a zip archive (stored, no compression) of the three checkpoint files, as torch.save writes a zip. */
 const CRC = Array.from({ length: 256 }, (_, n) => {
   let c = n;

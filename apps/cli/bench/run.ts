@@ -122,6 +122,7 @@ if (only !== 'run') {
       const row = mode === 'exec' ? await benchExec(t.dir) : await benchTrain(t.dir);
       rows.push(row);
       log(`tune ${mode}: soup chose ${row.choice}, grid best ${row.gridBest}; tunedOverBestRatio ${row.tunedOverBestRatio} (goal >= 0.95), tuneCostRatio ${row.tuneCostRatio} (${row.tuneSeconds} s / ${row.gridSeconds} s; goal <= 0.35)`);
+      for (const line of row.tunerTable) log(`  ${line}`);
     } finally {
       t.cleanup();
     }

@@ -5,18 +5,21 @@
 // train: `soup plan` on the small template (threads 1, gradient_checkpointing: auto), budget 300 MiB.
 // The grid measures every configuration × every divisor m of G: fit by the same judge (a probe
 // child under the budget), then, where it fits, its step time by the same method as the tuner
-// (exec: runs of 1, 1 + K and 1 + 2K steps; train: a warm-up + 8 steps in process).
-//   tunedOverBestRatio = samples/s of soup's choice / the grid's best, both from the grid's measurements
-//   tuneCostRatio      = wall time of soup's tuning / the grid's wall time
-import { createCommandProbe, createTrainStepProbe } from '@soup/cuda-probe';
+// (exec: runs of 1, 1 + K and 1 + 2K steps, each one probe of the command, the fit trial being the
+// 1-step run; train: a warm-up + the tuner's steps in process).
+//   tunedOverBestRatio = samples/s of soup's choice / the grid's best. Where the two differ, both are
+//                        timed again, alternately (3 rounds each, the median): the best of many noisy
+//                        grid points is biased up, and one disturbed run can sink a single point
+//   tuneCostRatio      = wall time of soup's tuning / the grid's wall time (the referee not counted)
+import { createCommandProbe } from '@soup/cuda-probe';
 import { runNode } from '@soup/test-utils';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/load-config';
-import { gptSpecOf, recomputeOf } from '../src/_plan';
+import { gptSpecOf } from '../src/_plan';
 import { slope } from '../src/_tune-exec';
-import { timeTrainStep, TRAIN_TIERS } from '../src/_tune-train';
+import { headToHead, measureTrainGrid } from '../src/_tune-grid';
 
 const soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 const twin = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.mjs', import.meta.url));
@@ -32,17 +35,16 @@ export interface TuneBenchRow {
   tuneCostRatio: number;
   tuneSeconds: number;
   gridSeconds: number;
-  grid: { config: string; m: number; fits: boolean; samplesPerSecond: number | null }[];
-}
-
-async function wallMs(argv: string[], cwd: string): Promise<number> {
-  const { spawn } = await import('node:child_process');
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const c = spawn(argv[0]!, argv.slice(1), { cwd, stdio: 'ignore' });
-    c.on('error', reject);
-    c.on('close', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${argv.join(' ')} exited ${code}`))));
-  });
+  grid: {
+    config: string;
+    m: number;
+    fits: boolean;
+    samplesPerSecond: number | null;
+  }[];
+  /** The tuner's own table and reason, as it printed them. */
+  tunerTable: string[];
+  /** The choice and the grid's best timed again alternately (samples/s, median of 3), when they differ. */
+  referee: { chosen: number; gridBest: number } | null;
 }
 
 export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
@@ -61,20 +63,40 @@ export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
   const chosen = tune.rows[tune.chosen]!;
   const g0 = performance.now();
   const grid: TuneBenchRow['grid'] = [];
+  // The tuner's own method: a run is one probe of the command (sampled RSS under the budget), its
+  // wall time around the probe; the fit trial (1 step) is the 1-step point.
+  const probeAt = async (ckpt: string, m: number, steps: number): Promise<{ fits: boolean; ms: number }> => {
+    const probe = createCommandProbe({
+      command: cmd(ckpt, '{batch_size}', String(steps)).join(' '),
+      budgetBytes: budget,
+      cwd,
+      env,
+    });
+    const t = performance.now();
+    const o = await probe(m);
+    return { fits: o.fits, ms: performance.now() - t };
+  };
+  const timeOnce = async (p: { config: string; m: number }, oneStepMs?: number): Promise<number> => {
+    const ckpt = p.config.split('=')[1]!;
+    const points = new Map<number, number>();
+    points.set(1, oneStepMs ?? (await probeAt(ckpt, p.m, 1)).ms);
+    for (const steps of [1 + K, 1 + 2 * K]) points.set(steps, (await probeAt(ckpt, p.m, steps)).ms);
+    return (G / ((G / p.m) * slope(points).stepMs)) * 1000;
+  };
   for (const ckpt of ['false', 'true']) {
-    const probe = createCommandProbe({ command: cmd(ckpt, '{batch_size}', '1').join(' '), budgetBytes: budget, cwd, env });
     for (const m of DIVISORS) {
-      const fits = (await probe(m)).fits;
-      let sps: number | null = null;
-      if (fits) {
-        const points = new Map<number, number>();
-        for (const steps of [1, 1 + K, 1 + 2 * K]) points.set(steps, await wallMs(cmd(ckpt, String(m), String(steps)), cwd));
-        sps = (G / ((G / m) * slope(points).stepMs)) * 1000;
-      }
-      grid.push({ config: `grad_ckpt=${ckpt}`, m, fits, samplesPerSecond: sps });
+      const fit = await probeAt(ckpt, m, 1);
+      grid.push({
+        config: `grad_ckpt=${ckpt}`,
+        m,
+        fits: fit.fits,
+        samplesPerSecond: fit.fits ? await timeOnce({ config: `grad_ckpt=${ckpt}`, m }, fit.ms) : null,
+      });
     }
   }
-  return summary('exec', grid, `grad_ckpt=${chosen.values.grad_ckpt}`, chosen.microBatchSize, tuneMs, performance.now() - g0);
+  const gridMs = performance.now() - g0;
+  const table = tableOf(r.stderr);
+  return summary('exec', table, grid, `grad_ckpt=${chosen.values.grad_ckpt}`, chosen.microBatchSize, tuneMs, gridMs, timeOnce);
 }
 
 export async function benchTrain(cwd: string, budgetMiB = 300): Promise<TuneBenchRow> {
@@ -86,33 +108,86 @@ export async function benchTrain(cwd: string, budgetMiB = 300): Promise<TuneBenc
   const r = await runNode([soupBin, 'plan', '--budget', `${budgetMiB}MiB`, '--no-cache', '--json'], { cwd, env, timeoutMs: 900_000 });
   const tuneMs = performance.now() - t0;
   if (r.code !== 0) throw new Error(`soup plan failed: ${r.stderr.slice(-2000)}`);
-  const tune = (JSON.parse(r.stdout) as { tune: { chosen: number; rows: { values: Record<string, string>; microBatchSize: number }[] } }).tune;
+  const tune = (
+    JSON.parse(r.stdout) as {
+      tune: {
+        chosen: number;
+        timeSteps: number;
+        rows: { values: Record<string, string>; microBatchSize: number }[];
+      };
+    }
+  ).tune;
   const chosen = tune.rows[tune.chosen]!;
   const config = loadConfig({ path: 'soup.yaml', cwd }).config;
   const spec = gptSpecOf(config);
   const g0 = performance.now();
-  const grid: TuneBenchRow['grid'] = [];
-  for (const g of TRAIN_TIERS) {
-    const recompute = recomputeOf(config, g);
-    const probe = createTrainStepProbe({ device: 'cpu', spec, plan: recompute, budgetBytes: budgetMiB * MiB, intraOpNumThreads: 1, cwd, env });
-    for (const m of DIVISORS) {
-      const fits = (await probe(m)).fits;
-      const sps = fits ? (G / ((G / m) * (await timeTrainStep({ spec, recompute, batchSize: m, threads: 1, offload: null, steps: 8, cwd })).stepMs)) * 1000 : null;
-      grid.push({ config: `gradient_checkpointing=${g ?? 'false'}`, m, fits, samplesPerSecond: sps });
-    }
-  }
-  return summary('train', grid, `gradient_checkpointing=${chosen.values.gradient_checkpointing}`, chosen.microBatchSize, tuneMs, performance.now() - g0);
+  // The tuner's own per-point method: one probe child, then its timed steps (tune.timeSteps).
+  const points = await measureTrainGrid({
+    config,
+    spec,
+    budgetBytes: budgetMiB * MiB,
+    steps: tune.timeSteps,
+    cwd,
+    env,
+  });
+  const gridMs = performance.now() - g0;
+  const grid: TuneBenchRow['grid'] = points.map((p) => ({
+    config: `gradient_checkpointing=${p.tier}`,
+    m: p.m,
+    fits: p.fits,
+    samplesPerSecond: p.samplesPerSecond,
+  }));
+  const referee = async (p: { config: string; m: number }, q: { config: string; m: number }): Promise<[number, number]> =>
+    headToHead({ config, spec, steps: tune.timeSteps, rounds: 3, cwd }, { tier: p.config.split('=')[1]!, m: p.m }, { tier: q.config.split('=')[1]!, m: q.m });
+  const table = tableOf(r.stderr);
+  return summary('train', table, grid, `gradient_checkpointing=${chosen.values.gradient_checkpointing}`, chosen.microBatchSize, tuneMs, gridMs, undefined, referee);
 }
 
-function summary(mode: 'exec' | 'train', grid: TuneBenchRow['grid'], config: string, m: number, tuneMs: number, gridMs: number): TuneBenchRow {
+/** The tuner's table, reason and timing lines from its stderr. */
+const tableOf = (stderr: string): string[] => stderr.split('\n').filter((l) => /^(→| {3}\S)|^choice:|^tuned in|within the noise|trials in/.test(l));
+
+async function summary(
+  mode: 'exec' | 'train',
+  tunerTable: string[],
+  grid: TuneBenchRow['grid'],
+  config: string,
+  m: number,
+  tuneMs: number,
+  gridMs: number,
+  timeOnce?: (p: { config: string; m: number }) => Promise<number>,
+  pair?: (p: { config: string; m: number }, q: { config: string; m: number }) => Promise<[number, number]>,
+): Promise<TuneBenchRow> {
   const timed = grid.filter((x) => x.samplesPerSecond !== null);
   const best = timed.reduce((a, b) => (b.samplesPerSecond! > a.samplesPerSecond! ? b : a));
   const mine = grid.find((x) => x.config === config && x.m === m);
+  let ratio = (mine?.samplesPerSecond ?? 0) / best.samplesPerSecond!;
+  let referee: TuneBenchRow['referee'] = null;
+  if (mine && mine !== best) {
+    let pairOf = pair;
+    if (!pairOf && timeOnce) {
+      pairOf = async (p, q) => {
+        const runs: [number[], number[]] = [[], []];
+        for (let r = 0; r < 3; r++) for (const [i, x] of [p, q].entries()) runs[i]!.push(await timeOnce(x));
+        const median = (xs: number[]): number => [...xs].sort((u, v) => u - v)[1]!;
+        return [median(runs[0]), median(runs[1])];
+      };
+    }
+    if (pairOf) {
+      const [a, b] = await pairOf(mine, best);
+      referee = {
+        chosen: Number(a.toFixed(2)),
+        gridBest: Number(b.toFixed(2)),
+      };
+      ratio = a / b;
+    }
+  }
   return {
+    tunerTable,
+    referee,
     mode,
     choice: `${config} @ ${m}`,
     gridBest: `${best.config} @ ${best.m}`,
-    tunedOverBestRatio: Number(((mine?.samplesPerSecond ?? 0) / best.samplesPerSecond!).toFixed(3)),
+    tunedOverBestRatio: Number(ratio.toFixed(3)),
     tuneCostRatio: Number((tuneMs / gridMs).toFixed(3)),
     tuneSeconds: Number((tuneMs / 1000).toFixed(1)),
     gridSeconds: Number((gridMs / 1000).toFixed(1)),

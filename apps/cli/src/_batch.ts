@@ -66,6 +66,13 @@ export interface ResolveBatchOptions {
   reportsNotSaved?: boolean;
   /** Content hashes of the files an --exec command named, kept in the cache's provenance. */
   files?: Record<string, string>;
+  /**
+   * Search only above this micro-batch (with `globalBatchSize`; the cache is neither read nor
+   * written, since "nothing above the floor fits" is not the answer an entry holds). @default 0
+   */
+  floor?: number;
+  /** With `globalBatchSize`: search the divisors from below, predicting the edge (see probeMicroBatchSize). */
+  fromBelow?: { margin: number };
 }
 
 /** What {@link resolveBatch} found. */
@@ -167,8 +174,10 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   let result: PickBatchSizeResult | { batchSize: number; source: 'probe'; cachePath?: string };
   const predict = opts.predict ?? false;
   try {
-    if (opts.noCache && opts.globalBatchSize !== undefined) {
+    if ((opts.noCache || opts.floor) && opts.globalBatchSize !== undefined) {
       const r = await probeMicroBatchSize(probe, {
+        ...(opts.floor ? { floor: opts.floor } : {}),
+        ...(opts.fromBelow ? { fromBelow: opts.fromBelow } : {}),
         globalBatchSize: opts.globalBatchSize,
         ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         start: opts.start,
@@ -199,6 +208,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         ...(opts.globalBatchSize !== undefined ? { globalBatchSize: opts.globalBatchSize } : {}),
         ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         ...(opts.headroom ? { headroom: opts.headroom } : {}),
+        ...(opts.fromBelow ? { fromBelow: opts.fromBelow } : {}),
         ...(opts.files ? { files: opts.files } : {}),
         logger: { warn: (line) => (opts.reportsNotSaved && / not saved to the cache: /.test(line) ? undefined : bar.log(`warning: ${line}`)), info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined) },
       });
@@ -225,7 +235,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     chosen,
     provenance: picked.provenance ?? null,
     skippedCache: picked.skippedCache ?? null,
-    saved: opts.noCache ? false : (picked.saved ?? null),
+    saved: opts.noCache || opts.floor ? false : (picked.saved ?? null),
     notSavedReason: picked.notSavedReason ?? null,
   };
 }

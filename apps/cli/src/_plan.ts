@@ -62,9 +62,18 @@ export function offloadDirOf(config: SoupConfig): string {
   return config.training.activationOffloadingDir ?? join(config.output, 'offload');
 }
 
-/** @soup/offload's check of `training.activation_offloading`, as config issues (errors, warnings). */
+/**
+ * The target `activation_offloading: auto` measures against no offload: host RAM where the step
+ * runs on CUDA (the only device that has memory to move off), scratch files on the CPU.
+ */
+export function autoOffloadTarget(config: SoupConfig): 'cpu' | 'disk' {
+  return config.device.kind === 'cuda' ? 'cpu' : 'disk';
+}
+
+/** @soup/offload's check of `training.activation_offloading`, as config issues (errors, warnings); `auto` is checked as the target it would try. */
 export function offloadIssues(config: SoupConfig, cwd: string): { errors: ConfigIssue[]; warnings: ConfigIssue[] } {
-  const target = config.training.activationOffloading;
+  const setting = config.training.activationOffloading;
+  const target = setting === 'auto' ? autoOffloadTarget(config) : setting;
   const line = config.lines['training.activation_offloading'];
   const report = checkOffloadConfig({
     target,
@@ -73,8 +82,16 @@ export function offloadIssues(config: SoupConfig, cwd: string): { errors: Config
     saveDir: target === 'disk' ? offloadDirOf(config) : null,
     cwd,
   });
-  const issue = (message: string): ConfigIssue => ({ path: 'training.activation_offloading', ...(line ? { line } : {}), message });
-  return { errors: report.errors.map(issue), warnings: report.warnings.map(issue) };
+  const prefix = setting === 'auto' ? `auto (tries ${target}): ` : '';
+  const issue = (message: string): ConfigIssue => ({
+    path: 'training.activation_offloading',
+    ...(line ? { line } : {}),
+    message: `${prefix}${message}`,
+  });
+  return {
+    errors: report.errors.map(issue),
+    warnings: report.warnings.map(issue),
+  };
 }
 
 /** What a run applies for `training.activation_offloading`: the store's target and scratch dir. */
@@ -91,8 +108,19 @@ export interface OffloadPlan {
  */
 export function offloadOf(config: SoupConfig, cwd: string): OffloadPlan | null {
   const target = config.training.activationOffloading;
-  if (target === null || offloadIssues(config, cwd).errors.length > 0) return null;
+  if (target === null || target === 'auto' || offloadIssues(config, cwd).errors.length > 0) return null;
   return { target, saveDir: target === 'disk' ? offloadDirOf(config) : null };
+}
+
+/**
+ * The offloads `activation_offloading: auto` chooses between: none, and {@link autoOffloadTarget}
+ * when its check passes. Any other setting: just {@link offloadOf}.
+ */
+export function offloadChoicesOf(config: SoupConfig, cwd: string): (OffloadPlan | null)[] {
+  if (config.training.activationOffloading !== 'auto') return [offloadOf(config, cwd)];
+  if (offloadIssues(config, cwd).errors.length > 0) return [null];
+  const target = autoOffloadTarget(config);
+  return [null, { target, saveDir: target === 'disk' ? offloadDirOf(config) : null }];
 }
 
 /** Throws a ConfigError for fields `soup train` cannot honour (quantization, LoRA, offload errors). */
@@ -115,7 +143,13 @@ export function assertTrainable(config: SoupConfig, file: string, cwd: string): 
  * The `base` of batch-cache keys for soup.yaml models: `base#<hash>` where the hash covers the
  * geometry and the memory levers, so editing the model or the tier never reuses a stale answer.
  */
-export function cacheBaseOf(config: SoupConfig, recompute: readonly string[]): string {
-  const identity = JSON.stringify({ model: config.model, recompute, offload: config.training.activationOffloading });
+export function cacheBaseOf(config: SoupConfig, recompute: readonly string[], offload?: 'cpu' | 'disk' | null): string {
+  // The offload that runs (auto's candidates each have their own entry); a fixed setting keys as before.
+  const setting = config.training.activationOffloading;
+  const identity = JSON.stringify({
+    model: config.model,
+    recompute,
+    offload: offload !== undefined ? offload : setting === 'auto' ? null : setting,
+  });
   return `${config.base}#${createHash('sha256').update(identity).digest('hex').slice(0, 8)}`;
 }

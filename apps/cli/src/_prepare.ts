@@ -1,13 +1,14 @@
 // The device, tier, budget and batch size of a soup.yaml run: shared by `soup plan` and `soup train`.
 import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
 import { formatMicroBatch, largestDivisorAtMost, type TuneEntry } from '@soup/batch-probe';
-import { describeChoice, tuneTrain } from './_tune-train';
+import { describeChoice, TRAIN_TIERS, tuneTrain } from './_tune-train';
+import type { Granularity } from '@soup/grad-ckpt';
 import { moduleNames, type GptSpec } from '@soup/onnx-train';
 import { noFitAdvice } from './_advice';
 import { resolveBatch, trialLine, type BatchResolution, type TrialView } from './_batch';
 import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
 import type { CommandContext } from './_context';
-import { cacheBaseOf, gptSpecOf, offloadOf, resolveTier, type OffloadPlan, type TierPlan } from './_plan';
+import { cacheBaseOf, gptSpecOf, offloadChoicesOf, offloadOf, resolveTier, type OffloadPlan, type TierPlan } from './_plan';
 import { formatBytes } from './format-bytes';
 import type { SoupConfig } from './validate-config';
 
@@ -59,8 +60,10 @@ export interface PreparedRun {
   bound: 'exact' | 'capped' | 'unproven' | null;
   /** The largest micro-batch the search could try (G), when it searched. */
   ceiling: number | null;
-  /** `gradient_checkpointing: auto`: the measured choice (its table), else null. */
+  /** `gradient_checkpointing: auto` / `activation_offloading: auto`: the measured choice (its table), else null. */
   tuned: TuneEntry | null;
+  /** `activation_offloading: auto`: what was chosen and why, one line (null: not auto, or not measured). */
+  offloadChoice: string | null;
 }
 
 /** Resolves device, tier and batch size, probing (each trial shown) when the config says auto. */
@@ -72,14 +75,21 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   const tier = resolveTier(config, gpuMemoryGb);
   const budgetBytes = config.training.memoryBudgetBytes;
   // Probe what will train: with offload, onnx-train's segmented step through the same store.
-  const offload = offloadOf(config, ctx.cwd);
-  const probeWith = (recompute: string[]): ChildProbeFn =>
+  let offload = offloadOf(config, ctx.cwd);
+  const probeWith = (recompute: string[], off: OffloadPlan | null = offload): ChildProbeFn =>
     createTrainStepProbe({
       device: config.device.kind,
       deviceId: config.device.id,
       spec,
       plan: recompute,
-      ...(offload ? { offload: { target: offload.target, ...(offload.saveDir ? { saveDir: offload.saveDir } : {}) } } : {}),
+      ...(off
+        ? {
+            offload: {
+              target: off.target,
+              ...(off.saveDir ? { saveDir: off.saveDir } : {}),
+            },
+          }
+        : {}),
       signal: ctx.signal,
       env: ctx.env,
       cwd: ctx.cwd,
@@ -91,14 +101,15 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   // keeps only the recomputes that batch needs.
   const probeRecompute = tier.granularity === 'budget' ? blocks : tier.recompute;
   const globalBatchSize = config.training.batchSize;
-  const resolveMicro = (recompute: string[]): Promise<BatchResolution> =>
+  const resolveMicro = (recompute: string[], floor = 0, off: OffloadPlan | null = offload): Promise<BatchResolution> =>
     resolveBatch({
       globalBatchSize,
+      ...(floor > 0 ? { floor } : {}),
       ...(config.training.memoryHeadroom > 0 ? { headroom: config.training.memoryHeadroom } : {}),
       ctx,
-      probe: probeWith(recompute),
+      probe: probeWith(recompute, off),
       key: {
-        base: cacheBaseOf(config, recompute),
+        base: cacheBaseOf(config, recompute, off?.target ?? null),
         maxLength: config.data.maxLength,
         quantization: config.training.quantization,
         loraR: config.training.loraR,
@@ -114,7 +125,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
         mode: 'config',
         device: identity.device === 'cuda' ? 'cuda' : 'cpu',
         granularity: tier.granularity,
-        offloadTarget: offload?.target ?? null,
+        offloadTarget: off?.target ?? null,
         budgetBytes,
         budgetFrom: opts.budgetFrom ?? (budgetBytes !== null ? 'config' : null),
         maxLength: config.data.maxLength,
@@ -128,18 +139,36 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   let bound: PreparedRun['bound'] = null;
   let ceiling: number | null = null;
   let tuned: TuneEntry | null = null;
+  let offloadChoice: string | null = null;
+  // gradient_checkpointing: auto and activation_offloading: auto are measured choices when the
+  // micro-batch is soup's to choose too (auto, probed); the budget tier sizes its own way.
+  const tierAuto = config.training.gradientCheckpointing === 'auto';
+  const offloadAuto = config.training.activationOffloading === 'auto';
   const measuredAuto =
-    config.training.gradientCheckpointing === 'auto' && opts.microBatchSize === undefined && config.training.microBatchSize === 'auto' && config.training.autoBatchSizeStrategy !== 'static';
+    (tierAuto || offloadAuto) && tier.granularity !== 'budget' && opts.microBatchSize === undefined && config.training.microBatchSize === 'auto' && config.training.autoBatchSizeStrategy !== 'static';
   if (measuredAuto) {
-    const t = await tuneTrain({ ctx, config, spec, offload, budgetBytes, gpuName: identity.gpuName, gpuMemoryGb: identity.gpuMemoryGb, noCache: opts.noCache, resolveMicro });
+    const t = await tuneTrain({
+      ctx,
+      config,
+      spec,
+      tiers: tierAuto ? TRAIN_TIERS : [tier.granularity as Granularity | null],
+      offloads: offloadChoicesOf(config, ctx.cwd),
+      budgetBytes,
+      gpuName: identity.gpuName,
+      gpuMemoryGb: identity.gpuMemoryGb,
+      noCache: opts.noCache,
+      resolveMicro,
+    });
     tier.granularity = t.granularity;
     tier.recompute = t.recompute;
-    tier.description = describeChoice(t, globalBatchSize);
+    offload = t.offload;
+    if (tierAuto) tier.description = describeChoice(t, globalBatchSize);
+    if (offloadAuto) offloadChoice = describeChoice(t, globalBatchSize, 'offload');
     batchSize = t.microBatchSize;
     batchSource = t.source === 'cache' ? 'cache' : (t.resolution?.source ?? 'probe');
     cacheKey = t.resolution?.cacheKey ?? null;
     trials = t.resolution?.trials ?? [];
-    measured = t.resolution?.chosen ?? null;
+    measured = t.measured;
     ceiling = globalBatchSize;
     bound = t.resolution ? boundOf(t.resolution, globalBatchSize) : null;
     tuned = t.entry;
@@ -223,6 +252,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     bound,
     ceiling,
     tuned,
+    offloadChoice,
   };
 }
 

@@ -46,7 +46,7 @@ export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, arg
         probed = await probe({ globalBatchSize: G, worldSize: N, headroom });
         const m = probed.batchSize;
         warnIfOne(m, G, N, ctx);
-        return { microBatchSize: m, source: probed.source };
+        return { microBatchSize: m, source: probed.source, ...(probed.levers ? { levers: probed.levers } : {}) };
       },
       judgeOutOfMemory: (exit) => {
         const v = judgeTrainerExit({ stdout: exit.stdoutTail.join('\n'), stderr: exit.stderrTail.join('\n'), code: exit.code, signal: exit.signal });

@@ -3,8 +3,6 @@
 // the batch cache first), then its step time at m from the trainer's own runs: the command with
 // {probe_steps} = 1, 1 + K and 1 + 2K, so start-up costs cancel. Samples/s at G = G / (a × step).
 import { chooseConfiguration, formatMicroBatch, lookupTuneEntry, makeTuneKey, saveTuneEntry, type MeasuredCandidate, type TuneEntry, type TuneRow } from '@soup/batch-probe';
-import { splitCommand } from '@soup/cuda-probe';
-import { spawn } from 'node:child_process';
 import type { CommandContext } from './_context';
 import { renderTable } from './_table';
 import { UsageError } from './errors';
@@ -44,7 +42,14 @@ export function fillLevers(command: string, values: Record<string, string>): str
 const labelOf = (values: Record<string, string>): string => Object.entries(values).map(([k, v]) => `${k}=${v}`).join(', ');
 
 /** What the fit search answered for one candidate. */
-export type FitAnswer = { batchSize: number; peakBytes: number | null; source: string } | { batchSize: null; why: string };
+export type FitAnswer =
+  | {
+      batchSize: number;
+      peakBytes: number | null;
+      source: string;
+      oneStepMs: number | null;
+    }
+  | { batchSize: null; why: string };
 
 export interface TuneExecOptions {
   ctx: CommandContext;
@@ -60,39 +65,32 @@ export interface TuneExecOptions {
   timeoutMs: number;
   refresh: boolean;
   noCache: boolean;
-  /** m for a candidate's command (levers filled; {probe_steps} still in): the micro-batch probe. */
+  /**
+   * m for a candidate's command (levers filled; {probe_steps} still in): the micro-batch probe,
+   * whose trials run {probe_steps} = 1. `oneStepMs`: the wall time of its fit trial at m, when it
+   * ran one (the 1-step point of the timing, measured the same way as `time`).
+   */
   fit(command: string): Promise<FitAnswer>;
-}
-
-/** Wall time of one run of `argv` (no shell), or why it failed. */
-async function timeRun(argv: string[], ctx: CommandContext, timeoutMs: number): Promise<{ ms: number } | { error: string }> {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: ctx.cwd, env: ctx.env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let tail = '';
-    child.stderr!.on('data', (d: Buffer) => (tail = (tail + d.toString('utf8')).slice(-2000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    const onAbort = (): void => void child.kill('SIGTERM');
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ error: err.message });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      const ms = performance.now() - t0;
-      if (code === 0) resolve({ ms });
-      else resolve({ error: `${signal ? `killed by ${signal}` : `exit code ${code}`}${tail.trim() ? `: ${tail.trim().split('\n').pop()}` : ''}` });
-    });
-  });
+  /** Print the entry as JSON with --json (soup probe); soup run prints only its own result. @default true */
+  emitJson?: boolean;
+  /**
+   * One timing run: the candidate's command with {probe_steps} = `steps` at micro-batch m, through
+   * the same probe as the fit trials (so its memory is judged over every step too); its wall time,
+   * or why it failed.
+   */
+  time(command: string, steps: number, m: number): Promise<{ ms: number } | { error: string }>;
 }
 
 /**
  * Step time = the least-squares slope of a run's wall time against its number of steps (start-up
  * costs are the intercept); noise = the slope's standard error (null with two points).
  */
-export function slope(points: Map<number, number>): { stepMs: number; noiseMs: number | null } {
+export function slope(points: Map<number, number>): {
+  stepMs: number;
+  noiseMs: number | null;
+  rss: number;
+  sxx: number;
+} {
   const xs = [...points.keys()];
   const ys = xs.map((x) => points.get(x)!);
   const n = xs.length;
@@ -100,18 +98,18 @@ export function slope(points: Map<number, number>): { stepMs: number; noiseMs: n
   const my = ys.reduce((a, b) => a + b, 0) / n;
   const sxx = xs.reduce((a, x) => a + (x - mx) ** 2, 0);
   const b = xs.reduce((a, x, i) => a + (x - mx) * (ys[i]! - my), 0) / sxx;
-  if (n < 3) return { stepMs: b, noiseMs: null };
+  if (n < 3) return { stepMs: b, noiseMs: null, rss: 0, sxx };
   const rss = xs.reduce((a, x, i) => a + (ys[i]! - (my + b * (x - mx))) ** 2, 0);
-  return { stepMs: b, noiseMs: Math.sqrt(rss / (n - 2) / sxx) };
+  return { stepMs: b, noiseMs: Math.sqrt(rss / (n - 2) / sxx), rss, sxx };
 }
 
 /**
  * Runs the tuner and prints its table; returns the entry (also cached unless --no-cache).
- * Timing order: largest m first. A candidate's first estimate (1 and 1 + K steps) is compared with
+ * Timing order: smallest m first. A candidate's first estimate (1 and 1 + K steps) is compared with
  * the best full estimate so far: if even 2× the noise seen there cannot lift it to the best, its
  * third run is skipped ("cannot win").
  */
-export async function tuneExec(o: TuneExecOptions): Promise<TuneEntry> {
+export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; source: 'cache' | 'measured' }> {
   const { ctx } = o;
   const G = o.globalBatchSize;
   const N = o.worldSize;
@@ -123,17 +121,19 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneEntry> {
     if (hit) {
       ctx.say(`from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}, K = ${hit.timeSteps}; --refresh to measure again):`);
       printTable(ctx, hit);
-      ctx.emit({ tune: hit, source: 'cache', key });
-      return hit;
+      if (o.emitJson !== false) ctx.emit({ tune: hit, source: 'cache', key });
+      return { entry: hit, source: 'cache' };
     }
   }
   const candidates = candidatesOf(o.tries);
   ctx.say(`tuning ${candidates.length} configurations at global batch ${G}${N > 1 ? ` (world size ${N})` : ''}: the largest micro-batch each fits, then its step time from runs of 1, ${1 + o.timeSteps} and ${1 + 2 * o.timeSteps} steps`);
   const t0 = performance.now();
   const rows: TuneRow[] = [];
+  const fits: FitAnswer[] = [];
   for (const values of candidates) {
     const cmd = fillLevers(o.command, values);
     const fit = await o.fit(cmd);
+    fits.push(fit);
     rows.push({
       label: labelOf(values),
       values,
@@ -146,42 +146,78 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneEntry> {
       note: fit.batchSize === null ? fit.why : null,
     });
   }
-  const order = rows.map((_, i) => i).filter((i) => rows[i]!.microBatchSize !== null).sort((a, b) => rows[b]!.microBatchSize! - rows[a]!.microBatchSize!);
+  // Smallest m first: its runs are the shortest, and a larger (longer) one that cannot win then
+  // stops after two runs instead of three.
+  const order = rows.map((_, i) => i).filter((i) => rows[i]!.microBatchSize !== null).sort((a, b) => rows[a]!.microBatchSize! - rows[b]!.microBatchSize!);
   const K = o.timeSteps;
   const runs = new Map<number, Map<number, number>>(); // row → steps → wall ms
+  /**
+   * Noise: a run's wall time varies by about the same milliseconds whichever candidate it is (the
+   * trainer's start-up, the machine), so the residual variance of every row with three or more
+   * runs is pooled, and each row's noise is the standard error of its slope under it. Three runs
+   * of one row alone leave one degree of freedom, an estimate that swings by 10× between runs.
+   */
+  const pooledVariance = (): number | null => {
+    let rss = 0;
+    let dof = 0;
+    for (const pts of runs.values()) {
+      if (pts.size < 3) continue;
+      rss += slope(pts).rss;
+      dof += pts.size - 2;
+    }
+    return dof > 0 ? rss / dof : null;
+  };
+  const refreshNoise = (): void => {
+    const v = pooledVariance();
+    for (const [i, pts] of runs) rows[i]!.noiseMs = pts.size >= 3 && v !== null ? Math.sqrt(v / slope(pts).sxx) : null;
+  };
   /** One more timed run of row i with `steps` steps; false (and a note) when it failed. */
   const run = async (i: number, steps: number): Promise<boolean> => {
     const row = rows[i]!;
-    const m = row.microBatchSize!;
-    const argv = splitCommand(fillLevers(o.command, row.values)).map((a) =>
-      a.replaceAll('{probe_steps}', String(steps)).replaceAll('{micro_batch_size}', String(m)).replaceAll('{batch_size}', String(m)).replaceAll('{grad_accum}', '1'),
-    );
-    const t = await timeRun(argv, ctx, o.timeoutMs);
+    const t = await o.time(fillLevers(o.command, row.values), steps, row.microBatchSize!);
     if ('error' in t) {
       row.note = `timing run of ${steps} steps failed: ${t.error}`;
       row.stepMs = row.noiseMs = row.samplesPerSecond = null;
+      runs.delete(i);
+      refreshNoise();
       return false;
     }
-    if (!runs.has(i)) runs.set(i, new Map());
-    runs.get(i)!.set(steps, t.ms);
-    const est = slope(runs.get(i)!);
-    row.stepMs = est.stepMs;
-    row.noiseMs = est.noiseMs;
-    row.samplesPerSecond = est.stepMs > 0 ? G / ((row.accumulation! * est.stepMs) / 1000) : null;
+    record(i, steps, t.ms);
     return true;
   };
+  const record = (i: number, steps: number, ms: number): void => {
+    const row = rows[i]!;
+    if (!runs.has(i)) runs.set(i, new Map());
+    runs.get(i)!.set(steps, ms);
+    const est = slope(runs.get(i)!);
+    row.stepMs = est.stepMs;
+    row.samplesPerSecond = est.stepMs > 0 ? G / ((row.accumulation! * est.stepMs) / 1000) : null;
+    refreshNoise();
+  };
+  // The fit trial at m already ran the command with {probe_steps} = 1: it is the 1-step point.
+  const oneStep = new Map<number, number>();
+  fits.forEach((f, i) => {
+    if (f.batchSize !== null && f.oneStepMs !== null) oneStep.set(i, f.oneStepMs);
+  });
   let best: number | null = null;
   for (const i of order) {
     const row = rows[i]!;
-    if (!(await run(i, 1)) || !(await run(i, 1 + K))) continue;
-    // Early stop: two points give a step time but no noise; if even twice the best's noise band
-    // (at least 10 %) cannot lift this one to the best, its third run is not needed.
+    if (oneStep.has(i)) record(i, 1, oneStep.get(i)!);
+    else if (!(await run(i, 1))) continue;
+    if (!(await run(i, 1 + K))) continue;
+    // Early stop: two runs give a step time; its noise is the pooled run-to-run variance over its
+    // own two points. If twice the standard error of the difference (at least 5 %) cannot lift it
+    // to the best, its third run is not needed.
     if (best !== null && row.samplesPerSecond !== null) {
       const b = rows[best]!;
-      const margin = Math.max(0.1, (2 * (b.noiseMs ?? 0)) / b.stepMs!);
+      const pooled = pooledVariance();
+      const seRow = pooled === null ? 0 : Math.sqrt(pooled / slope(runs.get(i)!).sxx) / row.stepMs!;
+      const seBest = (b.noiseMs ?? 0) / b.stepMs!;
+      const margin = Math.max(0.05, 2 * Math.hypot(seRow, seBest));
       if (row.samplesPerSecond * (1 + margin) < b.samplesPerSecond!) {
-        row.note = `stopped early: cannot win (${row.samplesPerSecond.toFixed(1)} samples/s from runs of 1 and ${1 + K} steps, against ${b.samplesPerSecond!.toFixed(1)})`;
-        row.noiseMs = null;
+        row.note = `stopped early: cannot win (${row.samplesPerSecond.toFixed(1)} samples/s from runs of 1 and ${1 + K} steps, against ${b.samplesPerSecond!.toFixed(1)}; margin ${(
+          margin * 100
+        ).toFixed(0)} %)`;
         continue;
       }
     }
@@ -206,7 +242,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneEntry> {
   if (choice.chosen === null) throw new UsageError(`no configuration could be timed: ${rows.map((r) => `${r.label}: ${r.note ?? 'not timed'}`).join('; ')}`);
   const entry: TuneEntry = {
     chosen: choice.chosen,
-    reason: choice.reason,
+    reason: withEarlyStops(choice.reason, rows),
     rows,
     globalBatchSize: G,
     worldSize: N,
@@ -221,8 +257,21 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneEntry> {
   ctx.say(ctx.style.dim(`tuned in ${((performance.now() - t0) / 1000).toFixed(1)} s`));
   let cachePath: string | null = null;
   if (!o.noCache) cachePath = await saveTuneEntry(key, entry, location);
-  ctx.emit({ tune: entry, source: 'measured', key, cache_path: cachePath, tune_ms: performance.now() - t0 });
-  return entry;
+  if (o.emitJson !== false)
+    ctx.emit({
+      tune: entry,
+      source: 'measured',
+      key,
+      cache_path: cachePath,
+      tune_ms: performance.now() - t0,
+    });
+  return { entry, source: 'measured' };
+}
+
+/** The choice's reason, naming the rows that stopped early (they lost by a margin before a full estimate). */
+export function withEarlyStops(reason: string, rows: readonly TuneRow[]): string {
+  const early = rows.filter((r) => r.note?.startsWith('stopped early')).map((r) => (r.microBatchSize === null ? r.label : `${r.label} at ${r.microBatchSize}`));
+  return early.length === 0 ? reason : `${reason}; stopped early, since they could not win: ${early.join(', ')}`;
 }
 
 /** The table (candidate × m × a × peak × step × samples/s), the choice and why. */

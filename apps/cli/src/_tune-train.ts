@@ -1,23 +1,45 @@
 // `gradient_checkpointing: auto` in soup train / soup plan: a measured choice. Each tier (off,
 // selective, full) gets its largest micro-batch m (a divisor of G that fits, the batch cache
-// first); its step is timed in this process (a warm-up, then timed steps) at m and at smaller
-// divisors while they are faster (on a CPU the largest m is not always the fastest per sample).
-// The most samples per second at G wins,
-// a tie within the noise going to the lower peak. The choice is remembered in the tune cache.
+// first for the lightest tier; a heavier tier only above what the lighter ones fit); its step is
+// timed in this process (a warm-up, then timed steps) at m and at smaller divisors while they are
+// faster (on a CPU the largest m is not always the fastest per sample). The most samples per
+// second at G wins, a tie within the noise going to the lower peak. The choice is remembered in
+// the tune cache.
 import { chooseConfiguration, divisorsOf, formatMicroBatch, NoBatchFitsError, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
 import type { Granularity } from '@soup/grad-ckpt';
 import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
-import type { BatchResolution } from './_batch';
+import type { BatchResolution, TrialView } from './_batch';
 import type { CommandContext } from './_context';
 import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
-import { printTable } from './_tune-exec';
+import { printTable, withEarlyStops } from './_tune-exec';
 import type { SoupConfig } from './validate-config';
 
 export const TRAIN_TIERS: readonly (Granularity | null)[] = [null, 'selective', 'full'];
 const nameOf = (g: Granularity | null): string => g ?? 'false';
 
-/** Median step time (ms) and its noise (the median's standard error, robust) of `steps` steps after a warm-up. */
-export async function timeTrainStep(o: { spec: GptSpec; recompute: string[]; batchSize: number; threads: number; offload: OffloadPlan | null; steps: number; cwd: string }): Promise<{ stepMs: number; noiseMs: number; times: number[] }> {
+/**
+ * Step time (ms) of `steps` steps after a warm-up: the mean of the fastest half, and its noise (the
+ * standard error of that mean). On a shared machine a neighbour's work only ever adds time, and the
+ * first steps after the warm-up are still growing the allocator (at m = 16 on the small template:
+ * 488, 426, then 348–363 ms), so the fastest half is the step's own cost and repeats within 2–3 %
+ * where the median of the same runs moved 10 %. With `cannotWinAboveMs`, timing stops after two
+ * steps whose faster one is already above it (`stoppedEarly`).
+ */
+export async function timeTrainStep(o: {
+  spec: GptSpec;
+  recompute: string[];
+  batchSize: number;
+  threads: number;
+  offload: OffloadPlan | null;
+  steps: number;
+  cwd: string;
+  cannotWinAboveMs?: number;
+}): Promise<{
+  stepMs: number;
+  noiseMs: number;
+  times: number[];
+  stoppedEarly: boolean;
+}> {
   const step = await createTrainStep({
     spec: o.spec,
     seed: 0,
@@ -29,17 +51,30 @@ export async function timeTrainStep(o: { spec: GptSpec; recompute: string[]; bat
     const batch = makeSyntheticBatch({ spec: o.spec, batchSize: o.batchSize, seed: 1 });
     await step.run(batch); // warm-up: the runtime's first-run allocations
     const times: number[] = [];
-    for (let i = 0; i < o.steps; i++) times.push((await step.run(batch)).totalMs);
-    const sorted = [...times].sort((a, b) => a - b);
-    const mid = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
-    // Noise: the median's standard error from the median absolute deviation (1.4826 × MAD
-    // estimates σ, and is not inflated by one step that a neighbour's burst of work slowed).
-    const dev = times.map((t) => Math.abs(t - mid)).sort((a, b) => a - b);
-    const mad = dev.length % 2 ? dev[(dev.length - 1) / 2]! : (dev[dev.length / 2 - 1]! + dev[dev.length / 2]!) / 2;
-    return { stepMs: mid, noiseMs: (1.4826 * mad * 1.2533) / Math.sqrt(times.length), times };
+    let stoppedEarly = false;
+    for (let i = 0; i < o.steps; i++) {
+      times.push((await step.run(batch)).totalMs);
+      if (o.cannotWinAboveMs !== undefined && times.length === 2 && Math.min(...times) > o.cannotWinAboveMs) {
+        stoppedEarly = true;
+        break;
+      }
+    }
+    return { ...fastestHalf(times), times, stoppedEarly };
   } finally {
     await step.release();
   }
+}
+
+/** Mean of the fastest half of `times` and its standard error (0 with one value). */
+export function fastestHalf(times: readonly number[]): {
+  stepMs: number;
+  noiseMs: number;
+} {
+  const fast = [...times].sort((a, b) => a - b).slice(0, Math.max(1, Math.ceil(times.length / 2)));
+  const mean = fast.reduce((a, b) => a + b, 0) / fast.length;
+  if (fast.length < 2) return { stepMs: mean, noiseMs: 0 };
+  const sd = Math.sqrt(fast.reduce((a, t) => a + (t - mean) ** 2, 0) / (fast.length - 1));
+  return { stepMs: mean, noiseMs: sd / Math.sqrt(fast.length) };
 }
 
 export interface TrainTuneResult {
@@ -47,94 +82,205 @@ export interface TrainTuneResult {
   source: 'measured' | 'cache';
   granularity: Granularity | null;
   recompute: string[];
+  /** The chosen activation offload (null: none). */
+  offload: OffloadPlan | null;
   microBatchSize: number;
-  /** The chosen tier's batch resolution (null from the tune cache). */
+  /** The chosen candidate's batch resolution (null from the tune cache). */
   resolution: BatchResolution | null;
+  /** The fit trial at the chosen candidate and micro-batch, when the search ran one there. */
+  measured: TrialView | null;
 }
 
-/** Chooses the tier by measured speed; see the file comment. */
+const offloadName = (p: OffloadPlan | null): string => p?.target ?? 'null';
+
+/** One candidate: a tier and an offload; `rank`: how far each lever is from the lightest. */
+interface Candidate {
+  g: Granularity | null;
+  offload: OffloadPlan | null;
+  rank: [number, number];
+  label: string;
+  values: Record<string, string>;
+  recompute: string[];
+}
+
+/**
+ * Chooses the tier (and, with `activation_offloading: auto`, the offload) by measured speed; see
+ * the file comment. `tiers` and `offloads` list the choices, lightest first.
+ */
 export async function tuneTrain(o: {
   ctx: CommandContext;
   config: SoupConfig;
   spec: GptSpec;
-  offload: OffloadPlan | null;
+  tiers: readonly (Granularity | null)[];
+  offloads: readonly (OffloadPlan | null)[];
   budgetBytes: number | null;
   gpuName: string;
   gpuMemoryGb: number;
   noCache: boolean;
-  resolveMicro(recompute: string[]): Promise<BatchResolution>;
+  /** The largest fitting divisor of G for a recompute set and offload, searching only above `floor` when given. */
+  resolveMicro(recompute: string[], floor: number, offload: OffloadPlan | null): Promise<BatchResolution>;
   /** Timed steps per candidate after the warm-up. @default 6 */
   steps?: number;
 }): Promise<TrainTuneResult> {
   const { ctx, config } = o;
   const G = config.training.batchSize;
+  const withOffload = config.training.activationOffloading === 'auto';
+  const tries: Record<string, string[]> = {
+    gradient_checkpointing: o.tiers.map(nameOf),
+  };
+  if (withOffload) tries.activation_offloading = o.offloads.map(offloadName);
   const key = makeTuneKey({
-    command: `soup train ${cacheBaseOf(config, [])} threads ${config.training.threads}`,
-    tries: { gradient_checkpointing: TRAIN_TIERS.map(nameOf) },
+    command: `soup train ${cacheBaseOf(config, [], withOffload ? null : undefined)} threads ${config.training.threads}`,
+    tries,
     globalBatchSize: G,
     worldSize: 1,
     budgetBytes: o.budgetBytes,
     gpuName: o.gpuName,
     gpuMemoryGb: o.gpuMemoryGb,
   });
+  const what = [o.tiers.length > 1 ? 'gradient_checkpointing' : null, withOffload ? 'activation_offloading' : null].filter((x) => x !== null).join(' and ');
   const location = { env: ctx.env, cwd: ctx.cwd };
-  const fromRow = (entry: TuneEntry): { granularity: Granularity | null; m: number } => {
+  const candidates: Candidate[] = o.offloads.flatMap((off, oi) =>
+    o.tiers.map((g, gi) => {
+      const values: Record<string, string> = {
+        gradient_checkpointing: nameOf(g),
+      };
+      if (withOffload) values.activation_offloading = offloadName(off);
+      return {
+        g,
+        offload: off,
+        rank: [gi, oi] as [number, number],
+        values,
+        label: Object.entries(values)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', '),
+        recompute: recomputeOf(config, g),
+      };
+    }),
+  );
+  const result = (entry: TuneEntry, source: 'measured' | 'cache', resolution: BatchResolution | null, measured: TrialView | null): TrainTuneResult => {
     const r = entry.rows[entry.chosen]!;
-    const v = r.values.gradient_checkpointing!;
-    return { granularity: v === 'false' ? null : (v as Granularity), m: r.microBatchSize! };
+    const c = candidates.find((x) => x.label === r.label) ?? candidates.find((x) => Object.entries(x.values).every(([k, v]) => r.values[k] === v))!;
+    return {
+      entry,
+      source,
+      granularity: c.g,
+      recompute: c.recompute,
+      offload: c.offload,
+      microBatchSize: r.microBatchSize!,
+      resolution,
+      measured,
+    };
   };
   if (!o.noCache) {
     const hit = lookupTuneEntry(key, location);
     if (hit) {
-      const c = fromRow(hit);
-      ctx.say(`gradient_checkpointing: auto, from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}; --no-cache to measure again):`);
+      ctx.say(`${what}: auto, from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}; --no-cache to measure again):`);
       printTable(ctx, hit);
-      return { entry: hit, source: 'cache', granularity: c.granularity, recompute: recomputeOf(config, c.granularity), microBatchSize: c.m, resolution: null };
+      return result(hit, 'cache', null, null);
     }
   }
   const steps = o.steps ?? 6;
-  ctx.say(`gradient_checkpointing: auto, measured: each tier's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps) from there down while that is faster`);
-  const rows: TuneRow[] = [];
+  ctx.say(
+    `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
+      `the mean of the fastest half) from there down while faster; a choice that recomputes or offloads more is tried only where the lighter ones do not fit`,
+  );
+  const byCandidate = new Map<Candidate, TuneRow[]>(candidates.map((c) => [c, []]));
   const resolutions = new Map<TuneRow, BatchResolution>();
   const divisors = divisorsOf(G);
-  for (const g of TRAIN_TIERS) {
-    const label = `gradient_checkpointing=${nameOf(g)}`;
-    const values = { gradient_checkpointing: nameOf(g) };
-    const recompute = recomputeOf(config, g);
+  // Fit, lightest first. The choices nest (selective recomputes a subset of what full does; an
+  // offload only adds work), and at one micro-batch recomputing or offloading more is not faster:
+  // measured on the small template (threads 1, fastest half of 10 steps) off and selective at 16
+  // took 363 and 361–366 ms, full 430 ms; the disk offload's step took 1.5× the fused one at the
+  // same batch. So a heavier choice can only win at a micro-batch no lighter one fits, and its
+  // search starts above their largest (`floor`).
+  const fitted = new Map<Candidate, { r: BatchResolution; floor: number }>();
+  const lighterThan = (c: Candidate): Candidate[] => candidates.filter((x) => x !== c && x.rank[0] <= c.rank[0] && x.rank[1] <= c.rank[1]);
+  for (const c of candidates) {
+    const skipped = (note: string): void =>
+      void byCandidate.get(c)!.push({
+        label: c.label,
+        values: c.values,
+        microBatchSize: null,
+        accumulation: null,
+        peakBytes: null,
+        stepMs: null,
+        noiseMs: null,
+        samplesPerSecond: null,
+        note,
+      });
+    const lighter = lighterThan(c)
+      .filter((x) => fitted.has(x))
+      .reduce<{ max: number; label: string } | null>((a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { max: fitted.get(x)!.r.batchSize, label: x.label } : a), null);
+    if (lighter !== null && lighter.max >= G) {
+      skipped(`cannot win: ${lighter.label} fits every micro-batch up to ${G} and does less work`);
+      continue;
+    }
     let r: BatchResolution | null = null;
     try {
-      r = await o.resolveMicro(recompute);
+      r = await o.resolveMicro(c.recompute, lighter?.max ?? 0, c.offload);
     } catch (err) {
       if (!(err instanceof NoBatchFitsError)) throw err;
     }
-    const blank = (m: number | null, note: string | null): TuneRow => ({ label, values, microBatchSize: m, accumulation: m === null ? null : G / m, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
     if (r === null) {
-      rows.push(blank(null, 'no micro-batch fits'));
+      skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.label} fits up to ${lighter.max} and does less work)`);
       continue;
     }
-    // Not pruned by "recompute only adds time": measured on the small template (threads 1),
-    // selective (attention probabilities recomputed, not saved) ran 1.2× faster than no
-    // checkpointing at the same micro-batch (41.7 against 34.1 samples/s at 16).
-    const allowed = divisors.filter((d) => d <= r!.batchSize).sort((a, b) => b - a);
+    fitted.set(c, { r, floor: lighter?.max ?? 0 });
+  }
+  // Time, lightest first: each from its largest m down (above its floor) while faster. A step
+  // that cannot reach the best so far, even 10 % faster than its quicker of two steps, stops early.
+  let best: TuneRow | null = null;
+  const stopped = new Set<TuneRow>();
+  for (const [c, f] of fitted) {
+    const allowed = divisors.filter((d) => d <= f.r.batchSize && d > f.floor).sort((a, b) => b - a);
     let prev: TuneRow | null = null;
     for (const m of allowed) {
-      const t = await timeTrainStep({ spec: o.spec, recompute, batchSize: m, threads: config.training.threads, offload: o.offload, steps, cwd: ctx.cwd });
-      const row = blank(m, null);
-      row.stepMs = t.stepMs;
-      row.noiseMs = t.noiseMs;
-      row.samplesPerSecond = G / ((row.accumulation! * t.stepMs) / 1000);
-      row.peakBytes = r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
-      if (m === r.batchSize) resolutions.set(row, r);
-      rows.push(row);
-      if (prev !== null && row.samplesPerSecond <= prev.samplesPerSecond!) break; // slower than the larger m: smaller ones are not tried
+      const accumulation = G / m;
+      const needMs: number | null = best === null ? null : (G / (accumulation * best.samplesPerSecond!)) * 1000;
+      const t = await timeTrainStep({
+        spec: o.spec,
+        recompute: c.recompute,
+        batchSize: m,
+        threads: config.training.threads,
+        offload: c.offload,
+        steps,
+        cwd: ctx.cwd,
+        ...(needMs !== null ? { cannotWinAboveMs: needMs * 1.1 } : {}),
+      });
+      const row: TuneRow = {
+        label: c.label,
+        values: c.values,
+        microBatchSize: m,
+        accumulation,
+        peakBytes: f.r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null,
+        stepMs: t.stepMs,
+        noiseMs: t.stoppedEarly ? null : t.noiseMs,
+        samplesPerSecond: G / ((accumulation * t.stepMs) / 1000),
+        note: t.stoppedEarly ? `stopped early: cannot win (its faster of 2 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + 10 %)` : null,
+      };
+      if (m === f.r.batchSize) resolutions.set(row, f.r);
+      byCandidate.get(c)!.push(row);
+      if (t.stoppedEarly) stopped.add(row);
+      else if (best === null || row.samplesPerSecond! > best.samplesPerSecond!) best = row;
+      if (prev !== null && row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower than the larger m: smaller ones are not tried
       prev = row;
     }
   }
-  const choice = chooseConfiguration(rows.map((r) => ({ ...r, label: r.microBatchSize === null ? r.label : `${r.label} at micro-batch ${r.microBatchSize}` })), G);
-  if (choice.chosen === null) throw new Error('gradient_checkpointing: auto: no tier could be timed');
+  const rows = [...byCandidate.values()].flat(); // the table in candidate order
+  // A row stopped early lost by a margin and has no noise estimate: it does not compete.
+  const choice = chooseConfiguration(
+    rows.map((r) => ({
+      ...r,
+      stepMs: stopped.has(r) ? null : r.stepMs,
+      label: r.microBatchSize === null ? r.label : `${r.label} at micro-batch ${r.microBatchSize}`,
+    })),
+    G,
+  );
+  if (choice.chosen === null) throw new Error(`${what}: auto: no choice could be timed`);
   const entry: TuneEntry = {
     chosen: choice.chosen,
-    reason: choice.reason,
+    reason: withEarlyStops(choice.reason, rows),
     rows,
     globalBatchSize: G,
     worldSize: 1,
@@ -147,11 +293,16 @@ export async function tuneTrain(o: {
   };
   printTable(ctx, entry);
   if (!o.noCache) await saveTuneEntry(key, entry, location);
-  const c = fromRow(entry);
-  return { entry, source: 'measured', granularity: c.granularity, recompute: recomputeOf(config, c.granularity), microBatchSize: c.m, resolution: resolutions.get(rows[choice.chosen]!) ?? null };
+  const chosenRow = rows[choice.chosen]!;
+  const chosenFit = [...fitted].find(([c]) => c.label === chosenRow.label)?.[1].r;
+  return result(entry, 'measured', resolutions.get(chosenRow) ?? null, chosenFit?.trials.filter((x) => x.batch_size === chosenRow.microBatchSize && x.result === 'fit').pop() ?? null);
 }
 
-/** The shape line of a chosen tier. */
-export function describeChoice(r: TrainTuneResult, G: number): string {
-  return `auto → ${r.granularity ?? 'off'} (measured: ${formatMicroBatch({ microBatchSize: r.microBatchSize, accumulation: G / r.microBatchSize })}, ${r.entry.rows[r.entry.chosen]!.samplesPerSecond!.toFixed(1)} samples/s${r.source === 'cache' ? ', from the tune cache' : ''})`;
+/** The shape line of a chosen tier (`lever`: gradient_checkpointing's or activation_offloading's). */
+export function describeChoice(r: TrainTuneResult, G: number, lever: 'tier' | 'offload' = 'tier'): string {
+  const value = lever === 'tier' ? r.granularity ?? 'off' : r.offload?.target ?? 'off';
+  return `auto → ${value} (measured: ${formatMicroBatch({
+    microBatchSize: r.microBatchSize,
+    accumulation: G / r.microBatchSize,
+  })}, ${r.entry.rows[r.entry.chosen]!.samplesPerSecond!.toFixed(1)} samples/s${r.source === 'cache' ? ', from the tune cache' : ''})`;
 }

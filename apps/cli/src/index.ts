@@ -223,6 +223,8 @@ run the same command again to continue. A second SIGTERM / SIGINT quits at once 
     .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed")
     .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (renewed every third)", durationArg, 600_000)
     .option('--json', 'print only the result as JSON (the trainer\'s output goes to stderr)')
+    .option('--try <NAME=v1,v2>', 'with --global-batch-size and --probe: each session picks the value of the trainer\'s own lever {NAME} (repeatable; in the --probe command and the trainer command) and the micro-batch that train fastest at G, measured as soup probe --try does (the tune cache first)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+    .option('--time-steps <K>', 'with --try: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)', intAtLeast(1))
     .addHelpText(
       'after',
       `

@@ -1,15 +1,16 @@
 // gradient_checkpointing: auto is a measured choice in soup plan / soup train: every tier gets its
 // largest micro-batch (a divisor of G that fits the budget) and is timed from there down; the
 // choice is the fastest of soup's own table (or its tie rule), applied (recompute set and
-// micro-batch), and remembered in the tune cache. How the choice compares with an exhaustive grid
-// is a timing, so it is measured by the bench (`npm run bench -w @soup/cli -- --only tune`), not here.
+// micro-batch), and remembered in the tune cache. At two budgets the choice is held to an
+// exhaustive grid this test measures itself: within 5 % of the grid's best samples/s.
 import { runNode, useTempDir } from '@soup/test-utils';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SOUP_BIN } from './_run-test-helpers';
 import { loadConfig } from './load-config';
-import { recomputeOf } from './_plan';
+import { gptSpecOf, recomputeOf } from './_plan';
+import { gridBest, headToHead, measureTrainGrid } from './_tune-grid';
 
 interface PlanJson {
   micro_batch_size: number;
@@ -54,5 +55,55 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     const plan2 = JSON.parse(again.stdout) as PlanJson;
     expect(plan2.micro_batch_size).toBe(chosen.microBatchSize);
     expect(plan2.grad_ckpt.recompute).toEqual(plan.grad_ckpt.recompute);
+  });
+
+  it('at 300 and 200 MiB the choice is within 5 % of the best of an exhaustive grid measured here', async () => {
+    const cwd = useTempDir();
+    const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' };
+    expect(
+      (
+        await runNode([SOUP_BIN, 'init', '--template', 'small'], {
+          cwd,
+          env,
+          timeoutMs: 60_000,
+        })
+      ).code,
+    ).toBe(0);
+    writeFileSync(join(cwd, 'soup.yaml'), readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'));
+    const config = loadConfig({ path: 'soup.yaml', cwd }).config;
+    const spec = gptSpecOf(config);
+    const MiB = 2 ** 20;
+    // The grid: every tier × every divisor of 32, peak from one probe child under 300 MiB, 8 timed steps where it fits.
+    const grid = await measureTrainGrid({
+      config,
+      spec,
+      budgetBytes: 300 * MiB,
+      steps: 8,
+      cwd,
+      env,
+    });
+    const lines: string[] = [];
+    for (const budget of [300, 200]) {
+      const r = await runNode([SOUP_BIN, 'plan', '--budget', `${budget}MiB`, '--no-cache', '--json'], { cwd, env, timeoutMs: 600_000 });
+      expect(r.code, r.stderr).toBe(0);
+      const tune = (JSON.parse(r.stdout) as PlanJson).tune!;
+      const chosen = {
+        tier: tune.rows[tune.chosen]!.values.gradient_checkpointing!,
+        m: tune.rows[tune.chosen]!.microBatchSize!,
+      };
+      const best = gridBest(grid, budget * MiB);
+      const mine = grid.find((p) => p.tier === chosen.tier && p.m === chosen.m)!;
+      expect(mine.fits && mine.peakBytes! <= budget * MiB, `soup chose ${chosen.tier} at ${chosen.m}, which the grid measured at ${mine.peakBytes} bytes`).toBe(true);
+      // The same point is its own best; otherwise the two are timed again, alternately (3 rounds
+      // each), since the grid's best of 14 noisy points is biased up.
+      const [sMine, sBest] = mine === best ? [mine.samplesPerSecond!, best.samplesPerSecond!] : await headToHead({ config, spec, steps: 8, rounds: 3, cwd }, chosen, best);
+      lines.push(
+        `${budget} MiB: soup ${chosen.tier}@${chosen.m} ${sMine.toFixed(1)} samples/s, grid best ${best.tier}@${best.m} ${sBest.toFixed(1)} (grid: ${mine.samplesPerSecond!.toFixed(
+          1,
+        )} vs ${best.samplesPerSecond!.toFixed(1)})`,
+      );
+      expect(sMine / sBest, lines.join('\n')).toBeGreaterThanOrEqual(0.95);
+    }
+    console.log(lines.join('\n'));
   });
 });

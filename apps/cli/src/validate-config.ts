@@ -51,7 +51,7 @@ export interface SoupConfig {
     threads: number;
     memoryBudgetBytes: number | null;
     gradientCheckpointing: GradCkptSetting;
-    activationOffloading: 'cpu' | 'disk' | null;
+    activationOffloading: 'cpu' | 'disk' | 'auto' | null;
     /** Absolute scratch directory for disk offload, or null (the CLI picks one under the output dir). */
     activationOffloadingDir: string | null;
     quantization: 'none' | '4bit' | '8bit';
@@ -478,7 +478,7 @@ function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions): Omit
       threads: t.threads as number,
       memoryBudgetBytes: budget === undefined || budget === null ? null : (parseBytes(budget as string | number) ?? null),
       gradientCheckpointing: (t.gradient_checkpointing ?? false) as GradCkptSetting,
-      activationOffloading: (t.activation_offloading ?? null) as 'cpu' | 'disk' | null,
+      activationOffloading: (t.activation_offloading ?? null) as 'cpu' | 'disk' | 'auto' | null,
       activationOffloadingDir: t.activation_offloading_dir ? resolve(cwd, String(t.activation_offloading_dir)) : null,
       quantization: t.quantization as 'none' | '4bit' | '8bit',
       loraR: (t.lora as { r: number }).r,

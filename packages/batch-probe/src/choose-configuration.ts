@@ -92,7 +92,7 @@ export function chooseConfiguration(candidates: readonly MeasuredCandidate[], gl
     closeTo: null,
     reason:
       next === undefined
-        ? `${best.label} is the only candidate timed (${fmt(best.samplesPerSecond!)} samples/s)`
+        ? `${best.label} is the only candidate timed to the end (${fmt(best.samplesPerSecond!)} samples/s)`
         : `${best.label} is the fastest: ${fmt(best.samplesPerSecond!)} samples/s, ${(best.samplesPerSecond! / next.samplesPerSecond!).toFixed(2)}× ${next.label} ` +
           `(${fmt(next.samplesPerSecond!)}), beyond the measured noise (two standard errors of the difference: ${fmt(band(next))})`,
   };

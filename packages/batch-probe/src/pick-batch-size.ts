@@ -71,6 +71,8 @@ export interface PickBatchSizeOptions
   globalBatchSize?: number;
   /** Ranks sharing G (with `globalBatchSize`). @default 1 */
   worldSize?: number;
+  /** With `globalBatchSize`: search the divisors from below (see `probeMicroBatchSize`'s `fromBelow`). */
+  fromBelow?: { margin: number };
   /** Fraction of the budget a micro-batch's measured peak must leave free (with `globalBatchSize`; see `probeMicroBatchSize`). @default 0 */
   headroom?: number;
   /** Content hashes of the files the measured command named, recorded in the provenance (see `CacheProvenance.files`). */
@@ -168,6 +170,7 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
           start,
           ceiling,
           ...(options.headroom !== undefined ? { headroom: options.headroom } : {}),
+          ...(options.fromBelow !== undefined ? { fromBelow: options.fromBelow } : {}),
           ...(options.isOom !== undefined ? { isOom: options.isOom } : {}),
           ...(options.onTrial !== undefined ? { onTrial: options.onTrial } : {}),
           ...(options.signal !== undefined ? { signal: options.signal } : {}),

@@ -91,3 +91,105 @@ describe('probeMicroBatchSize', () => {
     await expect(probeMicroBatchSize(probe, { globalBatchSize: 20, headroom: 1 })).rejects.toThrow(/headroom must be a fraction/);
   });
 });
+
+/** A device with a linear peak (base + perSample × b) held to `budget`; records what was tried. */
+function linearDevice(base: number, perSample: number, budget: number): { probe: ProbeFn; tried: number[] } {
+  const tried: number[] = [];
+  return {
+    tried,
+    probe: async (b) => {
+      tried.push(b);
+      const peakBytes = base + perSample * b;
+      return { fits: peakBytes <= budget, peakBytes, budgetBytes: budget };
+    },
+  };
+}
+
+describe('probeMicroBatchSize: floor (a lighter configuration fits up to it)', () => {
+  it('searches only the divisors above the floor, and says when none of them fits', async () => {
+    const d = device(20);
+    const r = await probeMicroBatchSize(d.probe, {
+      globalBatchSize: 32,
+      floor: 8,
+      start: 8,
+    });
+    expect(r).toMatchObject({ microBatchSize: 16, bound: 'exact' });
+    expect(d.tried.every((b) => b > 8)).toBe(true);
+    const none = device(12);
+    const err = await probeMicroBatchSize(none.probe, {
+      globalBatchSize: 32,
+      floor: 8,
+      start: 8,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoBatchFitsError);
+    expect((err as NoBatchFitsError).smallestBatchSize).toBe(16);
+    expect(none.tried).toEqual([16]);
+  });
+
+  it('refuses a floor with nothing above it, naming the field', async () => {
+    await expect(probeMicroBatchSize(device(64).probe, { globalBatchSize: 32, floor: 32 })).rejects.toThrow(/floor 32/);
+    await expect(probeMicroBatchSize(device(64).probe, { globalBatchSize: 32, floor: -1 })).rejects.toThrow(/floor must be a non-negative integer/);
+  });
+});
+
+describe('probeMicroBatchSize: fromBelow (small trials first, the edge predicted from their peaks)', () => {
+  it('G = 32, 64 MiB a sample over a 43 MiB base, budget 423 MiB: 1, 2, then the predicted 4; 8 is not tried (predicted 555 MiB)', async () => {
+    const MiB = 2 ** 20;
+    const d = linearDevice(43 * MiB, 64 * MiB, 423 * MiB);
+    const r = await probeMicroBatchSize(d.probe, {
+      globalBatchSize: 32,
+      fromBelow: { margin: 0.1 },
+    });
+    expect(r).toMatchObject({
+      microBatchSize: 4,
+      accumulation: 8,
+      bound: 'predicted',
+    });
+    expect(d.tried).toEqual([1, 2, 4]);
+    expect(r.trials.map((t) => t.phase)).toEqual(['double', 'double', 'predict']);
+  });
+
+  it('tries the next divisor when the line puts it within the margin of the budget, and proves the edge', async () => {
+    // base 100, 50 a sample, budget 520: 8 → 500 fits; 16 → 900 is far over; with budget 880, 16 → 900 is within 10 %.
+    const near = linearDevice(100, 50, 880);
+    const r = await probeMicroBatchSize(near.probe, {
+      globalBatchSize: 32,
+      fromBelow: { margin: 0.1 },
+    });
+    expect(r).toMatchObject({ microBatchSize: 8, bound: 'exact' });
+    expect(near.tried).toEqual([1, 2, 8, 16]);
+  });
+
+  it('a peak the line under-predicts: the failed trial is bisected down, never answered from the line', async () => {
+    // Peaks grow faster than the line from 1 and 2 says (a quadratic term): the line puts 16 under
+    // the budget, its trial fails (1,796 > 600), and 8 is tried next (564: fits) — the answer is a fit, proven exact.
+    const tried: number[] = [];
+    const probe: ProbeFn = async (b) => {
+      tried.push(b);
+      const peakBytes = 100 + 10 * b + 6 * b * b;
+      return { fits: peakBytes <= 600, peakBytes, budgetBytes: 600 };
+    };
+    const r = await probeMicroBatchSize(probe, {
+      globalBatchSize: 32,
+      fromBelow: { margin: 0.1 },
+    });
+    expect(r).toMatchObject({ microBatchSize: 8, bound: 'exact' });
+    expect(tried).toEqual([1, 2, 16, 8]);
+  });
+
+  it('without measured peaks it gallops up one divisor at a time; nothing fitting throws', async () => {
+    const d = device(5);
+    const r = await probeMicroBatchSize(d.probe, {
+      globalBatchSize: 24,
+      fromBelow: { margin: 0.1 },
+    });
+    expect(r).toMatchObject({ microBatchSize: 4, bound: 'exact' });
+    expect(d.tried).toEqual([1, 2, 3, 4, 6]);
+    await expect(
+      probeMicroBatchSize(device(0).probe, {
+        globalBatchSize: 24,
+        fromBelow: { margin: 0.1 },
+      }),
+    ).rejects.toBeInstanceOf(NoBatchFitsError);
+  });
+});

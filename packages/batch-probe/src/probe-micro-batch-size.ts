@@ -16,12 +16,29 @@ export interface ProbeMicroBatchSizeOptions {
   /** No candidate above this (a cap, e.g. the largest batch a cache entry proved). @default G / worldSize */
   ceiling?: number;
   /**
+   * Only candidates above this: a lighter configuration already fits every micro-batch up to it
+   * (soup's tuner asks a tier that recomputes more only for what the lighter tier cannot fit).
+   * When none above it fits, the search throws {@link NoBatchFitsError} with the smallest tried.
+   * @default 0
+   */
+  floor?: number;
+  /**
    * Fraction of the budget kept free: a trial that fits but whose measured peak is above
    * (1 − headroom) × budget counts as not fitting (e.g. 0.1: peak ≤ 90 % of the budget). A trial
    * without a measured peak and budget cannot be held to it and is judged as the probe said.
    * @default 0
    */
   headroom?: number;
+  /**
+   * Search from the smallest candidate up, the cheapest trials where a trial's cost grows with its
+   * size (a CPU budget's over-budget trial runs until it crosses the budget). Once two fits report
+   * a peak and a budget, the line through the two farthest apart predicts the rest: the search
+   * jumps to the largest divisor the line keeps under the budget, and after a fit stops without
+   * trying the next divisor when the line puts that one more than `margin` over the budget
+   * (bound `predicted`: a larger divisor was not tried, and was not needed to prove a fit).
+   * @default undefined (gallop from `start`)
+   */
+  fromBelow?: { margin: number };
   /** @default isOutOfMemoryError */
   isOom?: (err: unknown) => boolean;
   /** Called after every trial, in order (awaited). */
@@ -38,9 +55,10 @@ export interface ProbeMicroBatchSizeResult {
   trials: TrialRecord[];
   /**
    * `exact`: the next larger divisor was seen not to fit; `capped`: m is the largest candidate
-   * (G / worldSize, or the largest divisor under `ceiling`).
+   * (G / worldSize, or the largest divisor under `ceiling`); `predicted` (with `fromBelow`): the next
+   * larger divisor's peak, from the line through the measured fits, is over the budget by the margin.
    */
-  bound: 'exact' | 'capped';
+  bound: 'exact' | 'capped' | 'predicted';
 }
 
 /**
@@ -60,13 +78,16 @@ export async function probeMicroBatchSize(probe: ProbeFn, options: ProbeMicroBat
   const perRank = perRankBatch(options.globalBatchSize, worldSize);
   const ceiling = positiveInt('ceiling', options.ceiling ?? perRank);
   const start = positiveInt('start', options.start ?? perRank);
+  const floor = options.floor ?? 0;
+  if (!Number.isInteger(floor) || floor < 0) throw new InvalidBatchOptionError('floor', `floor must be a non-negative integer, the largest micro-batch already known to fit (got ${String(floor)})`);
   const headroom = options.headroom ?? 0;
   if (typeof headroom !== 'number' || !(headroom >= 0 && headroom < 1)) {
     throw new InvalidBatchOptionError('headroom', `headroom must be a fraction in [0, 1), e.g. 0.1 for 10 % (got ${String(headroom)})`);
   }
   const isOom = optionalFunction('isOom', options.isOom) ?? isOutOfMemoryError;
   const onTrial = optionalFunction('onTrial', options.onTrial);
-  const candidates = divisorsOf(perRank).filter((d) => d <= ceiling);
+  const candidates = divisorsOf(perRank).filter((d) => d <= ceiling && d > floor);
+  if (candidates.length === 0) throw new InvalidBatchOptionError('floor', `no divisor of ${perRank} lies above floor ${floor} and at most ceiling ${ceiling}: nothing to search`);
   const trials: TrialRecord[] = [];
 
   const fitsAt = async (i: number, phase: TrialPhase): Promise<boolean> => {
@@ -114,6 +135,7 @@ export async function probeMicroBatchSize(probe: ProbeFn, options: ProbeMicroBat
     return record.fits;
   };
 
+  if (options.fromBelow) return searchFromBelow(candidates, fitsAt, trials, perRank, headroom, options.fromBelow.margin);
   let lo = -1; // largest index seen to fit
   let hi = candidates.length; // smallest index seen not to fit
   let first = 0;
@@ -138,7 +160,7 @@ export async function probeMicroBatchSize(probe: ProbeFn, options: ProbeMicroBat
       }
       hi = j;
     }
-    if (lo < 0) throw new NoBatchFitsError(1, trials);
+    if (lo < 0) throw new NoBatchFitsError(candidates[0]!, trials);
   }
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
@@ -147,4 +169,55 @@ export async function probeMicroBatchSize(probe: ProbeFn, options: ProbeMicroBat
   }
   const m = candidates[lo]!;
   return { microBatchSize: m, accumulation: perRank / m, trials, bound: hi === candidates.length ? 'capped' : 'exact' };
+}
+
+/** {@link ProbeMicroBatchSizeOptions.fromBelow}: see there. */
+async function searchFromBelow(
+  candidates: readonly number[],
+  fitsAt: (i: number, phase: TrialPhase) => Promise<boolean>,
+  trials: readonly TrialRecord[],
+  perRank: number,
+  headroom: number,
+  margin: number,
+): Promise<ProbeMicroBatchSizeResult> {
+  if (!(margin >= 0)) throw new InvalidBatchOptionError('fromBelow.margin', `fromBelow.margin must be a fraction >= 0, e.g. 0.1 for 10 % (got ${String(margin)})`);
+  /** The line through the two farthest-apart fits with a peak, and the budget they were held to. */
+  const line = (): { at: (m: number) => number; limit: number } | null => {
+    const fits = trials.filter((t) => t.fits && t.peakBytes !== undefined && t.budgetBytes !== undefined).sort((a, b) => a.batchSize - b.batchSize);
+    if (fits.length < 2) return null;
+    const [a, b] = [fits[0]!, fits.at(-1)!];
+    const slope = (b.peakBytes! - a.peakBytes!) / (b.batchSize - a.batchSize);
+    if (!(slope > 0)) return null;
+    return {
+      at: (m) => a.peakBytes! + slope * (m - a.batchSize),
+      limit: (1 - headroom) * b.budgetBytes!,
+    };
+  };
+  if (!(await fitsAt(0, 'double'))) throw new NoBatchFitsError(candidates[0]!, trials as TrialRecord[]);
+  let lo = 0;
+  let hi = candidates.length;
+  while (lo + 1 < hi) {
+    const l = line();
+    let j = lo + 1;
+    if (l !== null) {
+      // Stop: the next divisor is predicted over the budget by more than the margin.
+      if (l.at(candidates[lo + 1]!) > l.limit * (1 + margin)) {
+        return {
+          microBatchSize: candidates[lo]!,
+          accumulation: perRank / candidates[lo]!,
+          trials: [...trials],
+          bound: 'predicted',
+        };
+      }
+      for (let k = lo + 1; k < hi; k++) if (l.at(candidates[k]!) <= l.limit) j = k;
+    }
+    if (await fitsAt(j, l !== null ? 'predict' : 'double')) lo = j;
+    else hi = j;
+  }
+  return {
+    microBatchSize: candidates[lo]!,
+    accumulation: perRank / candidates[lo]!,
+    trials: [...trials],
+    bound: hi === candidates.length ? 'capped' : 'exact',
+  };
 }

@@ -57,8 +57,10 @@ export interface SupervisedSession {
   micro_batch_size: number;
   grad_accum: number;
   world_size: number;
-  /** Where the session's first m came from: flag, cache, probe. */
+  /** Where the session's first m came from: flag, cache, probe, tune. */
   source: string;
+  /** The trainer's own levers this session's tuner chose (`soup run --try`), when it had any. */
+  levers?: Record<string, string>;
   oom_step_downs: OomStepDown[];
   /** The session's peak memory, null when not sampled. */
   memory: SessionMemory | null;

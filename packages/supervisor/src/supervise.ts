@@ -70,7 +70,7 @@ export interface SuperviseOptions {
   /** Ranks sharing G (a launcher's world size). @default 1 */
   worldSize?: number;
   /** This session's micro-batch on this device (e.g. the batch cache, then a probe over the divisors of G / worldSize); required with `globalBatchSize`. */
-  resolveMicroBatchSize?: () => Promise<{ microBatchSize: number; source: string }>;
+  resolveMicroBatchSize?: () => Promise<{ microBatchSize: number; source: string; levers?: Record<string, string> }>;
   /**
    * Judges a trainer that failed: the out-of-memory line it raised, or null when its failure is not
    * out of memory (e.g. @soup/cuda-probe's judgeTrainerExit). Without it no failure steps m down.
@@ -333,9 +333,15 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       // 4b. Global batch: this device's m (cache, then probe), G kept; recorded per session.
       let session: SupervisedSession | null = null;
       let micro: number | null = null;
+      let levers: Record<string, string> = {};
       if (G !== null) {
         const r = await o.resolveMicroBatchSize!();
         micro = r.microBatchSize;
+        levers = r.levers ?? {};
+        for (const name of Object.keys(levers)) {
+          if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || placeholdersIn([`{${name}}`]).size > 0)
+            throw new SupervisorUsageError('resolveMicroBatchSize', `lever ${JSON.stringify(name)}: a lever is a plain name that is not one of soup's own placeholders`);
+        }
         const perRank = G / worldSize;
         if (!Number.isSafeInteger(micro) || micro < 1 || perRank % micro !== 0) {
           throw new SupervisorUsageError('resolveMicroBatchSize', `micro-batch ${micro} does not divide G / world size = ${perRank}: m × a × N must equal G`);
@@ -344,10 +350,21 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         facts.batchSize = G;
         facts.batchSource = r.source;
         facts.previousSession = record?.sessions?.at(-1) ?? null;
-        session = { started_at: new Date(t0).toISOString(), start_step: facts.startStep, micro_batch_size: micro, grad_accum: perRank / micro, world_size: worldSize, source: r.source, oom_step_downs: facts.oomStepDowns, memory: null };
+        session = {
+          started_at: new Date(t0).toISOString(),
+          start_step: facts.startStep,
+          micro_batch_size: micro,
+          grad_accum: perRank / micro,
+          world_size: worldSize,
+          source: r.source,
+          ...(Object.keys(levers).length > 0 ? { levers } : {}),
+          oom_step_downs: facts.oomStepDowns,
+          memory: null,
+        };
         const prev = facts.previousSession;
         const was = prev !== null && (prev.micro_batch_size !== micro || prev.grad_accum !== perRank / micro) ? ` (was ${prev.micro_batch_size} × ${prev.grad_accum} last session)` : '';
-        say(`micro ${microShape(micro, G, worldSize)}${was} (${r.source})`);
+        const chosen = Object.entries(levers).map(([k, v]) => `${k}=${v}`);
+        say(`micro ${microShape(micro, G, worldSize)}${was} (${r.source})${chosen.length > 0 ? `, ${chosen.join(', ')}` : ''}`);
       }
       const sessions = (): Record<string, unknown> => (session === null ? {} : { global_batch_size: G, sessions: [...(record?.sessions ?? []), session] });
       const saveRecord = async (): Promise<void> => {
@@ -365,7 +382,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       const placeholdersNow = () =>
         micro === null
           ? { batchSize, outputDir: o.outputDir, resumeFrom, maxSteps: horizon }
-          : { batchSize: micro, microBatchSize: micro, gradAccum: G! / (micro * worldSize), outputDir: o.outputDir, resumeFrom, maxSteps: horizon };
+          : { batchSize: micro, microBatchSize: micro, gradAccum: G! / (micro * worldSize), outputDir: o.outputDir, resumeFrom, maxSteps: horizon, levers };
       if (!used.has('{output_dir}') && !o.outputDirGiven) {
         warn(
           `the trainer command has no {output_dir}: soup watches ${show(o.outputDir)} (the default), and only checkpoints that appear there are pushed; ` +

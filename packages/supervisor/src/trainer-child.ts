@@ -12,6 +12,8 @@ export interface Placeholders {
   resumeFrom: string | null;
   /** The run's horizon (`--horizon`), or null. @default null */
   maxSteps?: number | null;
+  /** `{NAME}` → value for the trainer's own levers this session chose (`soup run --try`). @default {} */
+  levers?: Record<string, string>;
 }
 
 const NAMES = ['{batch_size}', '{micro_batch_size}', '{grad_accum}', '{output_dir}', '{resume_from}', '{max_steps}'] as const;
@@ -45,7 +47,8 @@ export function expandArgv(argv: readonly string[], p: Placeholders): string[] {
         .replaceAll('{grad_accum}', p.gradAccum == null ? '' : String(p.gradAccum))
         .replaceAll('{output_dir}', p.outputDir)
         .replaceAll('{resume_from}', p.resumeFrom ?? '')
-        .replaceAll('{max_steps}', p.maxSteps == null ? '' : String(p.maxSteps)),
+        .replaceAll('{max_steps}', p.maxSteps == null ? '' : String(p.maxSteps))
+        .replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => (p.levers && Object.hasOwn(p.levers, name) ? p.levers[name]! : whole)),
     );
   }
   return out;

@@ -1,8 +1,9 @@
 import { formatMicroBatch } from '@soup/batch-probe';
 import { deviceIdentity } from '@soup/cuda-probe';
-import { relative } from 'node:path';
+import { existsSync, rmdirSync } from 'node:fs';
+import { dirname, relative } from 'node:path';
 import type { CommandContext } from '../_context';
-import { assertTrainable, offloadIssues, resolveTier } from '../_plan';
+import { assertTrainable, offloadChoicesOf, offloadIssues, resolveTier } from '../_plan';
 import { prepareRun } from '../_prepare';
 import { renderTable } from '../_table';
 import { EXIT_CODES } from '../exit-codes';
@@ -35,18 +36,31 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   // Everything that can be checked without a probe is checked first: a config train would refuse
   // is reported at once, before any step runs.
   if (blocking.length > 0) return refuseEarly(ctx, file, config, blocking, offload);
-  const p = await prepareRun({ ctx, config, noCache: opts.cache === false, measure: true, predict: opts.predict !== false, budgetFrom });
+  // Disk offload's probes and timing make its scratch folder (and the output folder above it):
+  // soup plan trains nothing, so what it created and left empty goes again.
+  const scratch = offloadChoicesOf(config, ctx.cwd).find((o) => o?.saveDir)?.saveDir ?? null;
+  const created = scratch === null ? [] : missingDirs(scratch, ctx.cwd);
+  let p: Awaited<ReturnType<typeof prepareRun>>;
+  try {
+    p = await prepareRun({ ctx, config, noCache: opts.cache === false, measure: true, predict: opts.predict !== false, budgetFrom });
+  } finally {
+    for (const d of created) removeEmptyDir(d);
+  }
   const m = p.measured;
   const fits = m ? m.result === 'fit' : null;
   const tokensPerStep = p.globalBatchSize * config.data.maxLength;
   const horizon = config.training.steps;
   const pushEvery = config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
+  const setting = config.training.activationOffloading;
+  const applied = p.offload ? `${p.offload.target}${p.offload.saveDir ? ` → ${relative(ctx.cwd, p.offload.saveDir)}` : ''}, segmented step` : 'off';
   const offloadText =
-    config.training.activationOffloading === null
+    setting === null
       ? 'off'
       : offload.errors.length > 0
-        ? `${config.training.activationOffloading}: ${offload.errors.join(' ')}`
-        : `${config.training.activationOffloading}${p.offload?.saveDir ? ` → ${relative(ctx.cwd, p.offload.saveDir)}` : ''}, segmented step${offload.warnings.length ? ` (${offload.warnings.join(' ')})` : ''}`;
+        ? `${setting}: ${offload.errors.join(' ')}`
+        : setting === 'auto'
+          ? `${p.offloadChoice ?? 'auto → off (not measured: the choice is measured with micro_batch_size: auto)'}${p.offload ? `; ${applied}` : ''}`
+          : `${applied}${offload.warnings.length ? ` (${offload.warnings.join(' ')})` : ''}`;
   const result = {
     config: file,
     device: { spec: config.device.spec, name: p.identity.gpuName, memory_gb: p.identity.gpuMemoryGb },
@@ -62,7 +76,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     grad_ckpt: { setting: config.training.gradientCheckpointing, description: p.tier.description, recompute: p.tier.recompute },
     ...(p.tuned ? { tune: p.tuned } : {}),
     offload: {
-      target: config.training.activationOffloading,
+      setting,
+      /** The offload this run applies (auto: the measured choice). */
+      target: p.offload?.target ?? null,
       save_dir: p.offload?.saveDir ?? null,
       execution: p.offload ? 'segmented' : 'fused',
       errors: offload.errors,
@@ -146,4 +162,19 @@ async function refuseEarly(
   ctx.say(renderTable(rows).split('\n').slice(1).map((l) => `  ${l}`).join('\n'));
   ctx.warn(`${file}: soup train would refuse this config (${blocking.length} problem${blocking.length === 1 ? '' : 's'}); nothing was probed`);
   return EXIT_CODES.config;
+}
+
+/** The folders on the way to `dir` (itself first) that do not exist yet, below `root`. */
+function missingDirs(dir: string, root: string): string[] {
+  const out: string[] = [];
+  for (let d = dir; !existsSync(d) && d.startsWith(`${root}/`); d = dirname(d)) out.push(d);
+  return out;
+}
+
+function removeEmptyDir(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty (someone else's files) or already gone: leave it
+  }
 }

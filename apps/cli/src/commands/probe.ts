@@ -1,11 +1,12 @@
-import { listCacheEntries, makeCacheKey, NoBatchFitsError } from '@soup/batch-probe';
+import { listCacheEntries, makeCacheKey } from '@soup/batch-probe';
 import { createCommandProbe, createOrtProbe, createTrainStepProbe, deviceIdentity, splitCommand, type ChildProbeFn } from '@soup/cuda-probe';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { noFitAdvice } from '../_advice';
 import { execMicro } from '../_run-micro';
-import { parseTries, tuneExec, type FitAnswer } from '../_tune-exec';
+import { parseTries, tuneExec } from '../_tune-exec';
+import { commandTuneFns } from '../_tune-exec-fns';
 import { resolveBatch, type BatchResolution } from '../_batch';
 import { changedFiles, execBase, trainerFileHashes } from '../_trainer-files';
 import type { CommandContext } from '../_context';
@@ -89,33 +90,18 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       timeoutMs,
       refresh: opts.refresh === true,
       noCache: opts.cache === false,
-      fit: async (cmd): Promise<FitAnswer> => {
-        const trial = micro.command(cmd).replaceAll('{probe_steps}', '1');
-        const e = execProbe(trial);
-        try {
-          const r = await resolveBatch({
-            ctx,
-            probe: e.probe,
-            budgetBytes: budgetBytes ?? null,
-            refresh: opts.refresh === true,
-            saveExceptionsOnly: opts.cacheExceptionsOnly === true,
-            predict: opts.predict !== false,
-            key: keyOf(e.base),
-            files: e.files,
-            reportsNotSaved: true,
-            globalBatchSize: micro.globalBatchSize,
-            worldSize: micro.worldSize,
-            headroom: micro.headroom,
-            start: Math.min(start, micro.perRank),
-            ceiling: micro.perRank,
-            noCache: opts.cache === false,
-          });
-          return { batchSize: r.batchSize, peakBytes: r.chosen?.peak_bytes ?? null, source: r.source };
-        } catch (err) {
-          if (err instanceof NoBatchFitsError) return { batchSize: null, why: 'no micro-batch fits' };
-          throw err;
-        }
-      },
+      ...commandTuneFns({
+        ctx,
+        micro,
+        execProbe,
+        keyOf,
+        budgetBytes: budgetBytes ?? null,
+        start: opts.start === undefined ? undefined : start,
+        refresh: opts.refresh === true,
+        noCache: opts.cache === false,
+        cacheExceptionsOnly: opts.cacheExceptionsOnly === true,
+        predict: opts.predict !== false,
+      }),
     });
   };
   let probe: ChildProbeFn;

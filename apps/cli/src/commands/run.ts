@@ -1,5 +1,6 @@
 import { supervise, STOP_SIGNALS, type SuperviseEvent } from '@soup/supervisor';
-import { createCommandProbe, deviceIdentity } from '@soup/cuda-probe';
+import { lookupCacheEntry, makeCacheKey } from '@soup/batch-probe';
+import { createCommandProbe, deviceIdentity, type ChildProbeFn } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
 import { resolve } from 'node:path';
 import { noFitAdvice } from '../_advice';
@@ -9,6 +10,8 @@ import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { explainRefusal } from '../_refusal';
 import { describeRunPeak, memoryResult, runMemory } from '../_run-memory';
 import { microResult, runMicro, trialCommand } from '../_run-micro';
+import { fillLevers, parseTries, tuneExec } from '../_tune-exec';
+import { commandTuneFns } from '../_tune-exec-fns';
 import { emptyResult, printResult, type RunResult, type SegmentReason } from '../_result';
 import { openCheckpointStore } from '../_store';
 import { UsageError } from '../errors';
@@ -33,7 +36,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     }
   }
   const batchOpt = opts.batchSize as string | undefined;
-  const micro = runMicro(opts, ctx, argv, (m) => probeBatch(opts, ctx, m));
+  if (opts.try !== undefined || opts.timeSteps !== undefined) checkTries(opts, argv);
+  const micro = runMicro(opts, ctx, argv, (m) => (opts.try !== undefined ? tuneBatch(opts, ctx, m) : probeBatch(opts, ctx, m)));
   if (argv.some((a) => a.includes('{batch_size}')) && batchOpt === undefined && opts.globalBatchSize === undefined) throw new UsageError('the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
   if (batchOpt !== undefined && batchOpt !== 'auto' && !/^[1-9]\d*$/.test(batchOpt)) throw new UsageError(`--batch-size ${batchOpt}: expected a positive integer or auto`);
   if (batchOpt === 'auto' && opts.probe === undefined) throw new UsageError('--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch cache has no answer)');
@@ -134,8 +138,17 @@ function segmentReason(stopReason: string): SegmentReason {
 /** The probe's answer and the cache key it is filed under (to lower it after a mid-run out-of-memory). */
 export interface ProbedBatch {
   batchSize: number;
-  source: 'static' | 'cache' | 'probe';
-  key: { base: string; maxLength: number; quantization: string; loraR: number; gpuName: string; gpuMemoryGb: number };
+  source: 'static' | 'cache' | 'probe' | 'tune' | 'tune-cache';
+  key: {
+    base: string;
+    maxLength: number;
+    quantization: string;
+    loraR: number;
+    gpuName: string;
+    gpuMemoryGb: number;
+  };
+  /** --try: the trainer's levers this session's tuner chose. */
+  levers?: Record<string, string>;
   cacheKey: string;
   budgetBytes: number | null;
 }
@@ -194,3 +207,110 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
   };
 }
 
+/** --try's flags: a global batch, a --probe that times ({probe_steps}) and names each lever, a trainer command that uses each. */
+function checkTries(opts: Record<string, unknown>, argv: string[]): void {
+  if (opts.try === undefined) throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
+  if (opts.globalBatchSize === undefined) throw new UsageError('--try needs --global-batch-size G: the tuner compares samples per second at a fixed global batch');
+  if (opts.probe === undefined) throw new UsageError('--try needs --probe "<the trainer\'s command with {micro_batch_size}, {probe_steps} and each {NAME}>": soup times it per configuration');
+  const typed = String(opts.probe);
+  if (!typed.includes('{probe_steps}'))
+    throw new UsageError('--try times the trainer: put {probe_steps} in the --probe command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)');
+  for (const name of Object.keys(parseTries(opts.try as string[], typed))) {
+    if (!argv.some((a) => a.includes(`{${name}}`)))
+      throw new UsageError(`--try ${name}: the trainer command has no {${name}}, so the choice would not reach the run; put {${name}} where the trainer takes that setting`);
+  }
+}
+
+/** --try: this session's levers and micro-batch, the fastest at G (the tune cache first), as soup probe --exec --try measures them. */
+async function tuneBatch(opts: Record<string, unknown>, ctx: CommandContext, micro: { globalBatchSize: number; worldSize: number; headroom: number }): Promise<ProbedBatch> {
+  const typed = String(opts.probe);
+  const deviceSpec = (opts.device as string | undefined) ?? 'cpu';
+  const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];
+  const deviceId = idText === undefined ? 0 : Number(idText);
+  const identity = await deviceIdentity({
+    device: kind,
+    deviceId,
+    env: ctx.env,
+  });
+  const budgetBytes = (opts.budget as number | undefined) ?? null;
+  const keyOf = (base: string): ProbedBatch['key'] => ({
+    base,
+    maxLength: (opts.maxLength as number | undefined) ?? 512,
+    quantization: (opts.quantization as string | undefined) ?? 'none',
+    loraR: (opts.loraR as number | undefined) ?? 0,
+    gpuName: identity.gpuName,
+    gpuMemoryGb: identity.gpuMemoryGb,
+  });
+  // A candidate's batch-cache base: --base with its levers, else the filled command (as --probe without --try).
+  const baseOf = (filled: string): string => (opts.base !== undefined ? `${String(opts.base)} ${filled}` : `exec:${filled}`);
+  const execProbe = (command: string): { probe: ChildProbeFn; base: string } => ({
+    probe: createCommandProbe({
+      command,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      timeoutMs: 600_000,
+      signal: ctx.signal,
+      ...(budgetBytes !== null ? { budgetBytes } : {}),
+      ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
+    }),
+    base: baseOf(command),
+  });
+  const perRank = micro.globalBatchSize / micro.worldSize;
+  const tune = (refresh: boolean) =>
+    tuneExec({
+      ctx,
+      command: typed,
+      tries: parseTries(opts.try as string[], typed),
+      globalBatchSize: micro.globalBatchSize,
+      worldSize: micro.worldSize,
+      timeSteps: (opts.timeSteps as number | undefined) ?? 8,
+      budgetBytes,
+      gpuName: identity.gpuName,
+      gpuMemoryGb: identity.gpuMemoryGb,
+      timeoutMs: 600_000,
+      refresh,
+      noCache: opts.cache === false,
+      emitJson: false,
+      ...commandTuneFns({
+        ctx,
+        micro: { ...micro, perRank, command: trialCommand },
+        execProbe,
+        keyOf,
+        budgetBytes,
+        start: opts.start as number | undefined,
+        refresh: opts.refresh === true,
+        noCache: opts.cache === false,
+        cacheExceptionsOnly: opts.cacheExceptionsOnly === true,
+        predict: opts.predict !== false,
+      }),
+    });
+  let { entry, source } = await tune(opts.refresh === true);
+  // A remembered choice whose micro-batch a mid-run out-of-memory has since lowered in the batch
+  // cache is stale: measure again (the fit then reads the lowered entry).
+  const chosenKey = (e: typeof entry): ProbedBatch['key'] => keyOf(baseOf(trialCommand(fillLevers(typed, e.rows[e.chosen]!.values)).replaceAll('{probe_steps}', '1')));
+  if (source === 'cache' && opts.cache !== false) {
+    const m = entry.rows[entry.chosen]!.microBatchSize!;
+    const lowered = await lookupCacheEntry({
+      key: makeCacheKey(chosenKey(entry)),
+      budgetBytes,
+      ceiling: perRank,
+      env: ctx.env,
+      cwd: ctx.cwd,
+    });
+    if (lowered.hit && lowered.batchSize < m) {
+      ctx.say(`the tune cache's choice (micro-batch ${m}) is above the batch cache's answer for it (${lowered.batchSize}, lowered after an out-of-memory): measuring again`);
+      ({ entry, source } = await tune(true));
+    }
+  }
+  const row = entry.rows[entry.chosen]!;
+  // The chosen candidate's batch-cache entry, lowered if this session's trainer dies out of memory.
+  const key = chosenKey(entry);
+  return {
+    batchSize: row.microBatchSize!,
+    source: source === 'cache' ? 'tune-cache' : 'tune',
+    key,
+    cacheKey: makeCacheKey(key),
+    budgetBytes,
+    levers: row.values,
+  };
+}

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
-import { assertTrainable, offloadOf } from '../_plan';
+import { assertTrainable, offloadChoicesOf } from '../_plan';
 import { prepareRun, type PreparedRun } from '../_prepare';
 import { explainRefusal } from '../_refusal';
 import { resolveTimeLimitMs, watchSession, type SessionEnd } from '../_session-end';
@@ -79,7 +79,8 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
   const offloadWarnings = assertTrainable(config, file, ctx.cwd);
   for (const w of [...loaded.warnings, ...offloadWarnings]) ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
   // Disk offload's scratch folder: removed at the end when this run created it (each step deletes its files).
-  const scratchDir = offloadOf(config, ctx.cwd)?.saveDir ?? null;
+  // (with activation_offloading: auto, the disk candidate's folder, which tuning may create)
+  const scratchDir = offloadChoicesOf(config, ctx.cwd).find((o) => o?.saveDir)?.saveDir ?? null;
   const ownScratch = scratchDir !== null && !existsSync(scratchDir) ? scratchDir : null;
 
   const horizon = config.training.steps;
@@ -171,7 +172,7 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
       oom_step_downs: [],
       batch_source: 'checkpoint',
       grad_ckpt: (r.grad_ckpt as string | false | undefined) ?? false,
-      offload: config.training.activationOffloading,
+      offload: config.training.activationOffloading === 'auto' ? null : config.training.activationOffloading, // auto: not known without measuring
       tokens_per_step: Number(r.batch_size ?? 0) * config.data.maxLength,
     };
     finish(ctx, json);
