@@ -64,17 +64,10 @@ export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
   const g0 = performance.now();
   const grid: TuneBenchRow['grid'] = [];
   // The tuner's own method: a run is one probe of the command (sampled RSS under the budget), its
-  // wall time around the probe; the fit trial (1 step) is the 1-step point.
+  // time the child's own wall time as the probe reports it; the fit trial (1 step) is the 1-step point.
   const probeAt = async (ckpt: string, m: number, steps: number): Promise<{ fits: boolean; ms: number }> => {
-    const probe = createCommandProbe({
-      command: cmd(ckpt, '{batch_size}', String(steps)).join(' '),
-      budgetBytes: budget,
-      cwd,
-      env,
-    });
-    const t = performance.now();
-    const o = await probe(m);
-    return { fits: o.fits, ms: performance.now() - t };
+    const o = await createCommandProbe({ command: cmd(ckpt, '{batch_size}', String(steps)).join(' '), budgetBytes: budget, cwd, env })(m);
+    return { fits: o.fits, ms: o.ms };
   };
   const timeOnce = async (p: { config: string; m: number }, oneStepMs?: number): Promise<number> => {
     const ckpt = p.config.split('=')[1]!;

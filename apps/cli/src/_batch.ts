@@ -27,6 +27,8 @@ export interface TrialView {
   measurement?: string | null;
   /** A doubt about a fit (e.g. the trainer printed an out-of-memory error and exited 0), when the probe raised one. */
   warning?: string;
+  /** The child's own wall time as the probe measured it (spawn to exit), when it reported one: what `--try` times runs by. */
+  run_ms?: number;
 }
 
 /** Options of {@link resolveBatch}. */
@@ -73,6 +75,8 @@ export interface ResolveBatchOptions {
   floor?: number;
   /** With `globalBatchSize`: search the divisors from below, predicting the edge (see probeMicroBatchSize). */
   fromBelow?: { margin: number };
+  /** With `globalBatchSize`: do not try a divisor the fits' peaks put this far over the budget (see probeMicroBatchSize). */
+  predictStop?: { margin: number };
 }
 
 /** What {@link resolveBatch} found. */
@@ -106,6 +110,7 @@ function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
     detail: (refused ? t.detail : o?.detail) ?? t.detail ?? null,
     measurement: o?.measurement ?? t.measurement ?? null,
     ...((o?.warning ?? t.warning) !== undefined ? { warning: (o?.warning ?? t.warning)! } : {}),
+    ...(typeof o?.ms === 'number' ? { run_ms: o.ms } : {}),
   };
 }
 
@@ -178,6 +183,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
       const r = await probeMicroBatchSize(probe, {
         ...(opts.floor ? { floor: opts.floor } : {}),
         ...(opts.fromBelow ? { fromBelow: opts.fromBelow } : {}),
+        ...(opts.predictStop ? { predictStop: opts.predictStop } : {}),
         globalBatchSize: opts.globalBatchSize,
         ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         start: opts.start,
@@ -209,6 +215,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         ...(opts.headroom ? { headroom: opts.headroom } : {}),
         ...(opts.fromBelow ? { fromBelow: opts.fromBelow } : {}),
+        ...(opts.predictStop ? { predictStop: opts.predictStop } : {}),
         ...(opts.files ? { files: opts.files } : {}),
         logger: { warn: (line) => (opts.reportsNotSaved && / not saved to the cache: /.test(line) ? undefined : bar.log(`warning: ${line}`)), info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined) },
       });

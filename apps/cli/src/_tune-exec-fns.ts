@@ -1,7 +1,8 @@
 // The fit and timing runs of `--try` for any trainer command (soup probe --exec and soup run): a
 // fit is the micro-batch search with {probe_steps} = 1; a timing run is one probe of the command
 // with {probe_steps} = N, so its wall time is measured the same way as the fit trial (the 1-step
-// point) and its memory is judged over every step.
+// point: the child's own spawn-to-exit time, as the probe reports it, without any set-up of the
+// probe around it) and its memory is judged over every step.
 import { NoBatchFitsError } from '@soup/batch-probe';
 import type { ChildProbeFn } from '@soup/cuda-probe';
 import { resolveBatch, type ResolveBatchOptions } from './_batch';
@@ -36,17 +37,14 @@ export function commandTuneFns(o: {
   const { micro } = o;
   return {
     time: async (cmd, steps, m) => {
-      const e = o.execProbe(micro.command(cmd).replaceAll('{probe_steps}', String(steps)));
-      const t0 = performance.now();
-      const r = await e.probe(m);
-      const ms = performance.now() - t0;
+      const r = await o.execProbe(micro.command(cmd).replaceAll('{probe_steps}', String(steps))).probe(m);
       if (r.reason !== 'fit')
         return {
           error: `${r.reason === 'over-budget' ? 'over the budget' : r.reason === 'killed' ? 'killed (SIGKILL)' : 'out of memory'} over ${steps} steps${
             r.peakBytes ? ` (peak ${formatBytes(r.peakBytes)})` : ''
           }`,
         };
-      return { ms };
+      return { ms: r.ms }; // the child's own wall time (spawn to exit), as the fit trial's run_ms
     },
     fit: async (cmd): Promise<FitAnswer> => {
       const e = o.execProbe(micro.command(cmd).replaceAll('{probe_steps}', '1'));
@@ -75,7 +73,7 @@ export function commandTuneFns(o: {
           batchSize: r.batchSize,
           peakBytes: r.chosen?.peak_bytes ?? null,
           source: r.source,
-          oneStepMs: r.chosen?.ms ?? null,
+          oneStepMs: r.chosen?.run_ms ?? null,
         };
       } catch (err) {
         if (err instanceof NoBatchFitsError) return { batchSize: null, why: 'no micro-batch fits' };

@@ -22,8 +22,9 @@ const nameOf = (g: Granularity | null): string => g ?? 'false';
  * standard error of that mean). On a shared machine a neighbour's work only ever adds time, and the
  * first steps after the warm-up are still growing the allocator (at m = 16 on the small template:
  * 488, 426, then 348–363 ms), so the fastest half is the step's own cost and repeats within 2–3 %
- * where the median of the same runs moved 10 %. With `cannotWinAboveMs`, timing stops after two
- * steps whose faster one is already above it (`stoppedEarly`).
+ * where the median of the same runs moved 10 %. With `cannotWinAboveMs` (the step time at which this
+ * candidate would only tie the best so far), timing stops after one step 25 % above it, or two whose
+ * faster one is 10 % above it (`stoppedEarly`).
  */
 export async function timeTrainStep(o: {
   spec: GptSpec;
@@ -54,7 +55,9 @@ export async function timeTrainStep(o: {
     let stoppedEarly = false;
     for (let i = 0; i < o.steps; i++) {
       times.push((await step.run(batch)).totalMs);
-      if (o.cannotWinAboveMs !== undefined && times.length === 2 && Math.min(...times) > o.cannotWinAboveMs) {
+      // The fastest of three steps 10 % over what it needs to win: it cannot. (Not fewer: the first
+      // steps after the warm-up can be 20–40 % slow while the allocator still grows.)
+      if (o.cannotWinAboveMs !== undefined && times.length === 3 && Math.min(...times) > o.cannotWinAboveMs * 1.1) {
         stoppedEarly = true;
         break;
       }
@@ -92,6 +95,8 @@ export interface TrainTuneResult {
 }
 
 const offloadName = (p: OffloadPlan | null): string => p?.target ?? 'null';
+/** How much work a tier adds, for the search floors: none and selective alike (see tuneTrain), full more. */
+const workRank = (g: Granularity | null): number => (g === 'full' ? 1 : 0);
 
 /** One candidate: a tier and an offload; `rank`: how far each lever is from the lightest. */
 interface Candidate {
@@ -117,7 +122,11 @@ export async function tuneTrain(o: {
   gpuName: string;
   gpuMemoryGb: number;
   noCache: boolean;
-  /** The largest fitting divisor of G for a recompute set and offload, searching only above `floor` when given. */
+  /**
+   * The largest fitting divisor of G for a recompute set and offload, searching only above `floor`
+   * when given (a divisor the fits' peaks put well over the budget is not tried: see
+   * probeMicroBatchSize's `predictStop`).
+   */
   resolveMicro(recompute: string[], floor: number, offload: OffloadPlan | null): Promise<BatchResolution>;
   /** Timed steps per candidate after the warm-up. @default 6 */
   steps?: number;
@@ -142,18 +151,14 @@ export async function tuneTrain(o: {
   const location = { env: ctx.env, cwd: ctx.cwd };
   const candidates: Candidate[] = o.offloads.flatMap((off, oi) =>
     o.tiers.map((g, gi) => {
-      const values: Record<string, string> = {
-        gradient_checkpointing: nameOf(g),
-      };
+      const values: Record<string, string> = { gradient_checkpointing: nameOf(g) };
       if (withOffload) values.activation_offloading = offloadName(off);
       return {
         g,
         offload: off,
-        rank: [gi, oi] as [number, number],
+        rank: [workRank(g), oi] as [number, number],
         values,
-        label: Object.entries(values)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(', '),
+        label: Object.entries(values).map(([k, v]) => `${k}=${v}`).join(', '),
         recompute: recomputeOf(config, g),
       };
     }),
@@ -183,19 +188,22 @@ export async function tuneTrain(o: {
   const steps = o.steps ?? 6;
   ctx.say(
     `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
-      `the mean of the fastest half) from there down while faster; a choice that recomputes or offloads more is tried only where the lighter ones do not fit`,
+      `the mean of the fastest half) from there down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit`,
   );
   const byCandidate = new Map<Candidate, TuneRow[]>(candidates.map((c) => [c, []]));
   const resolutions = new Map<TuneRow, BatchResolution>();
   const divisors = divisorsOf(G);
-  // Fit, lightest first. The choices nest (selective recomputes a subset of what full does; an
-  // offload only adds work), and at one micro-batch recomputing or offloading more is not faster:
-  // measured on the small template (threads 1, fastest half of 10 steps) off and selective at 16
-  // took 363 and 361–366 ms, full 430 ms; the disk offload's step took 1.5× the fused one at the
-  // same batch. So a heavier choice can only win at a micro-batch no lighter one fits, and its
-  // search starts above their largest (`floor`).
+  // Fit, lightest first. Full recomputation and an offload only add work: at one micro-batch they
+  // are not faster (small template, threads 1, fastest half of 10 steps: full 430 ms at 16 against
+  // 363 without checkpointing; the disk offload's step 1.5× the fused one). So they can only win at
+  // a micro-batch no lighter choice fits, and their search starts above that (`floor`). Selective
+  // is not ranked above no checkpointing: it trades the attention probabilities' memory traffic for
+  // their recompute, and which is faster depends on the machine's state (alone: 170 against 171 ms
+  // at 8; beside other work, in three alternating rounds, selective 43.1 samples/s against 37.4),
+  // so both are measured.
   const fitted = new Map<Candidate, { r: BatchResolution; floor: number }>();
-  const lighterThan = (c: Candidate): Candidate[] => candidates.filter((x) => x !== c && x.rank[0] <= c.rank[0] && x.rank[1] <= c.rank[1]);
+  const lighterThan = (c: Candidate): Candidate[] =>
+    candidates.filter((x) => x !== c && x.rank[0] <= c.rank[0] && x.rank[1] <= c.rank[1] && (x.rank[0] < c.rank[0] || x.rank[1] < c.rank[1]));
   for (const c of candidates) {
     const skipped = (note: string): void =>
       void byCandidate.get(c)!.push({
@@ -228,8 +236,8 @@ export async function tuneTrain(o: {
     }
     fitted.set(c, { r, floor: lighter?.max ?? 0 });
   }
-  // Time, lightest first: each from its largest m down (above its floor) while faster. A step
-  // that cannot reach the best so far, even 10 % faster than its quicker of two steps, stops early.
+  // Time, lightest first: each from its largest m down (above its floor) while faster. A candidate
+  // that cannot reach the best so far stops after one or two steps (see timeTrainStep).
   let best: TuneRow | null = null;
   const stopped = new Set<TuneRow>();
   for (const [c, f] of fitted) {
@@ -246,7 +254,7 @@ export async function tuneTrain(o: {
         offload: c.offload,
         steps,
         cwd: ctx.cwd,
-        ...(needMs !== null ? { cannotWinAboveMs: needMs * 1.1 } : {}),
+        ...(needMs !== null ? { cannotWinAboveMs: needMs } : {}),
       });
       const row: TuneRow = {
         label: c.label,
@@ -257,7 +265,9 @@ export async function tuneTrain(o: {
         stepMs: t.stepMs,
         noiseMs: t.stoppedEarly ? null : t.noiseMs,
         samplesPerSecond: G / ((accumulation * t.stepMs) / 1000),
-        note: t.stoppedEarly ? `stopped early: cannot win (its faster of 2 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + 10 %)` : null,
+        note: t.stoppedEarly
+          ? `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + 10 %)`
+          : null,
       };
       if (m === f.r.batchSize) resolutions.set(row, f.r);
       byCandidate.get(c)!.push(row);

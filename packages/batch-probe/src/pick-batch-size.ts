@@ -73,6 +73,8 @@ export interface PickBatchSizeOptions
   worldSize?: number;
   /** With `globalBatchSize`: search the divisors from below (see `probeMicroBatchSize`'s `fromBelow`). */
   fromBelow?: { margin: number };
+  /** With `globalBatchSize`: see `probeMicroBatchSize`'s `predictStop`. */
+  predictStop?: { margin: number };
   /** Fraction of the budget a micro-batch's measured peak must leave free (with `globalBatchSize`; see `probeMicroBatchSize`). @default 0 */
   headroom?: number;
   /** Content hashes of the files the measured command named, recorded in the provenance (see `CacheProvenance.files`). */
@@ -171,6 +173,7 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
           ceiling,
           ...(options.headroom !== undefined ? { headroom: options.headroom } : {}),
           ...(options.fromBelow !== undefined ? { fromBelow: options.fromBelow } : {}),
+          ...(options.predictStop !== undefined ? { predictStop: options.predictStop } : {}),
           ...(options.isOom !== undefined ? { isOom: options.isOom } : {}),
           ...(options.onTrial !== undefined ? { onTrial: options.onTrial } : {}),
           ...(options.signal !== undefined ? { signal: options.signal } : {}),

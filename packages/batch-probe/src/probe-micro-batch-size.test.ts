@@ -193,3 +193,19 @@ describe('probeMicroBatchSize: fromBelow (small trials first, the edge predicted
     ).rejects.toBeInstanceOf(NoBatchFitsError);
   });
 });
+
+describe('probeMicroBatchSize: predictStop (the gallop up skips a divisor the line puts well over the budget)', () => {
+  it('from 8: 8 and 16 fit, the line puts 32 at 420 against 300 (+10 %): not tried, bound predicted; at budget 400 it is tried', async () => {
+    const d = linearDevice(100, 10, 300);
+    const r = await probeMicroBatchSize(d.probe, { globalBatchSize: 32, start: 8, predictStop: { margin: 0.1 } });
+    expect(r).toMatchObject({ microBatchSize: 16, bound: 'predicted' });
+    expect(d.tried).toEqual([8, 16]);
+    const near = linearDevice(100, 10, 400);
+    const n = await probeMicroBatchSize(near.probe, { globalBatchSize: 32, start: 8, predictStop: { margin: 0.1 } });
+    expect(n).toMatchObject({ microBatchSize: 16, bound: 'exact' });
+    expect(near.tried).toEqual([8, 16, 32]);
+    const plain = linearDevice(100, 10, 300);
+    await probeMicroBatchSize(plain.probe, { globalBatchSize: 32, start: 8 });
+    expect(plain.tried).toEqual([8, 16, 32]);
+  });
+});

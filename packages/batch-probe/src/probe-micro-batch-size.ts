@@ -39,6 +39,13 @@ export interface ProbeMicroBatchSizeOptions {
    * @default undefined (gallop from `start`)
    */
   fromBelow?: { margin: number };
+  /**
+   * In the search from `start`: while galloping up, stop without trying the next divisor when the
+   * line through the two farthest-apart fits with a peak puts it more than `margin` over the budget
+   * (bound `predicted`). The answer is still a size that was run and fit.
+   * @default undefined (try it)
+   */
+  predictStop?: { margin: number };
   /** @default isOutOfMemoryError */
   isOom?: (err: unknown) => boolean;
   /** Called after every trial, in order (awaited). */
@@ -55,7 +62,7 @@ export interface ProbeMicroBatchSizeResult {
   trials: TrialRecord[];
   /**
    * `exact`: the next larger divisor was seen not to fit; `capped`: m is the largest candidate
-   * (G / worldSize, or the largest divisor under `ceiling`); `predicted` (with `fromBelow`): the next
+   * (G / worldSize, or the largest divisor under `ceiling`); `predicted` (`fromBelow`, `predictStop`): the next
    * larger divisor's peak, from the line through the measured fits, is over the budget by the margin.
    */
   bound: 'exact' | 'capped' | 'predicted';
@@ -136,6 +143,8 @@ export async function probeMicroBatchSize(probe: ProbeFn, options: ProbeMicroBat
   };
 
   if (options.fromBelow) return searchFromBelow(candidates, fitsAt, trials, perRank, headroom, options.fromBelow.margin);
+  const stopMargin = options.predictStop?.margin;
+  if (stopMargin !== undefined && !(stopMargin >= 0)) throw new InvalidBatchOptionError('predictStop.margin', `predictStop.margin must be a fraction >= 0, e.g. 0.1 for 10 % (got ${String(stopMargin)})`);
   let lo = -1; // largest index seen to fit
   let hi = candidates.length; // smallest index seen not to fit
   let first = 0;
@@ -143,6 +152,10 @@ export async function probeMicroBatchSize(probe: ProbeFn, options: ProbeMicroBat
   if (await fitsAt(first, 'halve')) {
     lo = first;
     for (let step = 1; lo + 1 < hi; step *= 2) {
+      const l = stopMargin === undefined ? null : peakLine(trials, headroom);
+      if (l !== null && l.at(candidates[lo + 1]!) > l.limit * (1 + stopMargin!)) {
+        return { microBatchSize: candidates[lo]!, accumulation: perRank / candidates[lo]!, trials, bound: 'predicted' };
+      }
       const j = Math.min(lo + step, hi - 1);
       if (await fitsAt(j, 'double')) lo = j;
       else {
@@ -181,18 +194,7 @@ async function searchFromBelow(
   margin: number,
 ): Promise<ProbeMicroBatchSizeResult> {
   if (!(margin >= 0)) throw new InvalidBatchOptionError('fromBelow.margin', `fromBelow.margin must be a fraction >= 0, e.g. 0.1 for 10 % (got ${String(margin)})`);
-  /** The line through the two farthest-apart fits with a peak, and the budget they were held to. */
-  const line = (): { at: (m: number) => number; limit: number } | null => {
-    const fits = trials.filter((t) => t.fits && t.peakBytes !== undefined && t.budgetBytes !== undefined).sort((a, b) => a.batchSize - b.batchSize);
-    if (fits.length < 2) return null;
-    const [a, b] = [fits[0]!, fits.at(-1)!];
-    const slope = (b.peakBytes! - a.peakBytes!) / (b.batchSize - a.batchSize);
-    if (!(slope > 0)) return null;
-    return {
-      at: (m) => a.peakBytes! + slope * (m - a.batchSize),
-      limit: (1 - headroom) * b.budgetBytes!,
-    };
-  };
+  const line = (): { at: (m: number) => number; limit: number } | null => peakLine(trials, headroom);
   if (!(await fitsAt(0, 'double'))) throw new NoBatchFitsError(candidates[0]!, trials as TrialRecord[]);
   let lo = 0;
   let hi = candidates.length;
@@ -220,4 +222,14 @@ async function searchFromBelow(
     trials: [...trials],
     bound: hi === candidates.length ? 'capped' : 'exact',
   };
+}
+
+/** The line through the two farthest-apart fits with a measured peak, and the budget (less the headroom) they were held to; null without two. */
+function peakLine(trials: readonly TrialRecord[], headroom: number): { at: (m: number) => number; limit: number } | null {
+  const fits = trials.filter((t) => t.fits && t.peakBytes !== undefined && t.budgetBytes !== undefined).sort((a, b) => a.batchSize - b.batchSize);
+  if (fits.length < 2) return null;
+  const [a, b] = [fits[0]!, fits.at(-1)!];
+  const slope = (b.peakBytes! - a.peakBytes!) / (b.batchSize - a.batchSize);
+  if (!(slope > 0)) return null;
+  return { at: (m) => a.peakBytes! + slope * (m - a.batchSize), limit: (1 - headroom) * b.budgetBytes! };
 }

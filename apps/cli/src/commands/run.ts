@@ -1,5 +1,5 @@
 import { supervise, STOP_SIGNALS, type SuperviseEvent } from '@soup/supervisor';
-import { lookupCacheEntry, makeCacheKey } from '@soup/batch-probe';
+import { lookupCacheEntry, makeCacheKey, type CacheKeyFields } from '@soup/batch-probe';
 import { createCommandProbe, deviceIdentity, type ChildProbeFn } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
 import { resolve } from 'node:path';
@@ -139,14 +139,7 @@ function segmentReason(stopReason: string): SegmentReason {
 export interface ProbedBatch {
   batchSize: number;
   source: 'static' | 'cache' | 'probe' | 'tune' | 'tune-cache';
-  key: {
-    base: string;
-    maxLength: number;
-    quantization: string;
-    loraR: number;
-    gpuName: string;
-    gpuMemoryGb: number;
-  };
+  key: CacheKeyFields;
   /** --try: the trainer's levers this session's tuner chose. */
   levers?: Record<string, string>;
   cacheKey: string;
@@ -172,17 +165,7 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
     gpuName: identity.gpuName,
     gpuMemoryGb: identity.gpuMemoryGb,
   };
-  // As `soup probe --exec`: on a GPU the trainer is judged by its GPU memory (nvidia-smi), on the CPU
-  // by its sampled peak RSS against --budget; without a budget only by what it raised.
-  const probe = createCommandProbe({
-    command,
-    env: ctx.env,
-    cwd: ctx.cwd,
-    timeoutMs: 600_000,
-    signal: ctx.signal,
-    ...(budgetBytes !== undefined ? { budgetBytes } : {}),
-    ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
-  });
+  const probe = commandProbe(ctx, command, budgetBytes ?? null, identity.device === 'cuda' ? deviceId : null);
   const r = await resolveBatch({
     ctx,
     probe,
@@ -205,6 +188,23 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
     cacheKey: r.cacheKey,
     budgetBytes: budgetBytes ?? null,
   };
+}
+
+/**
+ * The probe for a trainer's command, as `soup probe --exec`: on a GPU (`gpuId`) the trainer is judged
+ * by its GPU memory (nvidia-smi), on the CPU by its sampled peak RSS against the budget; without a
+ * budget only by what it raised.
+ */
+function commandProbe(ctx: CommandContext, command: string, budgetBytes: number | null, gpuId: number | null): ChildProbeFn {
+  return createCommandProbe({
+    command,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    timeoutMs: 600_000,
+    signal: ctx.signal,
+    ...(budgetBytes !== null ? { budgetBytes } : {}),
+    ...(gpuId !== null ? { gpu: { deviceId: gpuId } } : {}),
+  });
 }
 
 /** --try's flags: a global batch, a --probe that times ({probe_steps}) and names each lever, a trainer command that uses each. */
@@ -244,15 +244,7 @@ async function tuneBatch(opts: Record<string, unknown>, ctx: CommandContext, mic
   // A candidate's batch-cache base: --base with its levers, else the filled command (as --probe without --try).
   const baseOf = (filled: string): string => (opts.base !== undefined ? `${String(opts.base)} ${filled}` : `exec:${filled}`);
   const execProbe = (command: string): { probe: ChildProbeFn; base: string } => ({
-    probe: createCommandProbe({
-      command,
-      env: ctx.env,
-      cwd: ctx.cwd,
-      timeoutMs: 600_000,
-      signal: ctx.signal,
-      ...(budgetBytes !== null ? { budgetBytes } : {}),
-      ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
-    }),
+    probe: commandProbe(ctx, command, budgetBytes, identity.device === 'cuda' ? deviceId : null),
     base: baseOf(command),
   });
   const perRank = micro.globalBatchSize / micro.worldSize;
