@@ -42,14 +42,7 @@ export function fillLevers(command: string, values: Record<string, string>): str
 const labelOf = (values: Record<string, string>): string => Object.entries(values).map(([k, v]) => `${k}=${v}`).join(', ');
 
 /** What the fit search answered for one candidate. */
-export type FitAnswer =
-  | {
-      batchSize: number;
-      peakBytes: number | null;
-      source: string;
-      oneStepMs: number | null;
-    }
-  | { batchSize: null; why: string };
+export type FitAnswer = { batchSize: number; peakBytes: number | null; source: string; oneStepMs: number | null } | { batchSize: null; why: string };
 
 export interface TuneExecOptions {
   ctx: CommandContext;
@@ -62,7 +55,6 @@ export interface TuneExecOptions {
   budgetBytes: number | null;
   gpuName: string;
   gpuMemoryGb: number;
-  timeoutMs: number;
   refresh: boolean;
   noCache: boolean;
   /**
@@ -85,12 +77,7 @@ export interface TuneExecOptions {
  * Step time = the least-squares slope of a run's wall time against its number of steps (start-up
  * costs are the intercept); noise = the slope's standard error (null with two points).
  */
-export function slope(points: Map<number, number>): {
-  stepMs: number;
-  noiseMs: number | null;
-  rss: number;
-  sxx: number;
-} {
+export function slope(points: Map<number, number>): { stepMs: number; noiseMs: number | null; rss: number; sxx: number } {
   const xs = [...points.keys()];
   const ys = xs.map((x) => points.get(x)!);
   const n = xs.length;
@@ -129,11 +116,12 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
   ctx.say(`tuning ${candidates.length} configurations at global batch ${G}${N > 1 ? ` (world size ${N})` : ''}: the largest micro-batch each fits, then its step time from runs of 1, ${1 + o.timeSteps} and ${1 + 2 * o.timeSteps} steps`);
   const t0 = performance.now();
   const rows: TuneRow[] = [];
-  const fits: FitAnswer[] = [];
+  // The fit trial at m already ran the command with {probe_steps} = 1: it is the 1-step point.
+  const oneStep = new Map<number, number>(); // row → wall ms
   for (const values of candidates) {
     const cmd = fillLevers(o.command, values);
     const fit = await o.fit(cmd);
-    fits.push(fit);
+    if (fit.batchSize !== null && fit.oneStepMs !== null) oneStep.set(rows.length, fit.oneStepMs);
     rows.push({
       label: labelOf(values),
       values,
@@ -167,9 +155,11 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
     }
     return dof > 0 ? rss / dof : null;
   };
+  /** The standard error of row i's slope under the pooled variance v. */
+  const slopeSe = (i: number, v: number): number => Math.sqrt(v / slope(runs.get(i)!).sxx);
   const refreshNoise = (): void => {
     const v = pooledVariance();
-    for (const [i, pts] of runs) rows[i]!.noiseMs = pts.size >= 3 && v !== null ? Math.sqrt(v / slope(pts).sxx) : null;
+    for (const [i, pts] of runs) rows[i]!.noiseMs = pts.size >= 3 && v !== null ? slopeSe(i, v) : null;
   };
   /** One more timed run of row i with `steps` steps; false (and a note) when it failed. */
   const run = async (i: number, steps: number): Promise<boolean> => {
@@ -194,11 +184,6 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
     row.samplesPerSecond = est.stepMs > 0 ? G / ((row.accumulation! * est.stepMs) / 1000) : null;
     refreshNoise();
   };
-  // The fit trial at m already ran the command with {probe_steps} = 1: it is the 1-step point.
-  const oneStep = new Map<number, number>();
-  fits.forEach((f, i) => {
-    if (f.batchSize !== null && f.oneStepMs !== null) oneStep.set(i, f.oneStepMs);
-  });
   let best: number | null = null;
   for (const i of order) {
     const row = rows[i]!;
@@ -211,13 +196,11 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
     if (best !== null && row.samplesPerSecond !== null) {
       const b = rows[best]!;
       const pooled = pooledVariance();
-      const seRow = pooled === null ? 0 : Math.sqrt(pooled / slope(runs.get(i)!).sxx) / row.stepMs!;
+      const seRow = pooled === null ? 0 : slopeSe(i, pooled) / row.stepMs!;
       const seBest = (b.noiseMs ?? 0) / b.stepMs!;
       const margin = Math.max(0.05, 2 * Math.hypot(seRow, seBest));
       if (row.samplesPerSecond * (1 + margin) < b.samplesPerSecond!) {
-        row.note = `stopped early: cannot win (${row.samplesPerSecond.toFixed(1)} samples/s from runs of 1 and ${1 + K} steps, against ${b.samplesPerSecond!.toFixed(1)}; margin ${(
-          margin * 100
-        ).toFixed(0)} %)`;
+        row.note = `stopped early: cannot win (${row.samplesPerSecond.toFixed(1)} samples/s from runs of 1 and ${1 + K} steps, against ${b.samplesPerSecond!.toFixed(1)}; margin ${(margin * 100).toFixed(0)} %)`;
         continue;
       }
     }

@@ -23,8 +23,8 @@ const nameOf = (g: Granularity | null): string => g ?? 'false';
  * first steps after the warm-up are still growing the allocator (at m = 16 on the small template:
  * 488, 426, then 348–363 ms), so the fastest half is the step's own cost and repeats within 2–3 %
  * where the median of the same runs moved 10 %. With `cannotWinAboveMs` (the step time at which this
- * candidate would only tie the best so far), timing stops after one step 25 % above it, or two whose
- * faster one is 10 % above it (`stoppedEarly`).
+ * candidate would only tie the best so far), timing stops after three steps whose fastest is 10 %
+ * above it (`stoppedEarly`).
  */
 export async function timeTrainStep(o: {
   spec: GptSpec;
@@ -35,12 +35,7 @@ export async function timeTrainStep(o: {
   steps: number;
   cwd: string;
   cannotWinAboveMs?: number;
-}): Promise<{
-  stepMs: number;
-  noiseMs: number;
-  times: number[];
-  stoppedEarly: boolean;
-}> {
+}): Promise<{ stepMs: number; noiseMs: number; times: number[]; stoppedEarly: boolean }> {
   const step = await createTrainStep({
     spec: o.spec,
     seed: 0,
@@ -69,10 +64,7 @@ export async function timeTrainStep(o: {
 }
 
 /** Mean of the fastest half of `times` and its standard error (0 with one value). */
-export function fastestHalf(times: readonly number[]): {
-  stepMs: number;
-  noiseMs: number;
-} {
+export function fastestHalf(times: readonly number[]): { stepMs: number; noiseMs: number } {
   const fast = [...times].sort((a, b) => a - b).slice(0, Math.max(1, Math.ceil(times.length / 2)));
   const mean = fast.reduce((a, b) => a + b, 0) / fast.length;
   if (fast.length < 2) return { stepMs: mean, noiseMs: 0 };
@@ -134,9 +126,7 @@ export async function tuneTrain(o: {
   const { ctx, config } = o;
   const G = config.training.batchSize;
   const withOffload = config.training.activationOffloading === 'auto';
-  const tries: Record<string, string[]> = {
-    gradient_checkpointing: o.tiers.map(nameOf),
-  };
+  const tries: Record<string, string[]> = { gradient_checkpointing: o.tiers.map(nameOf) };
   if (withOffload) tries.activation_offloading = o.offloads.map(offloadName);
   const key = makeTuneKey({
     command: `soup train ${cacheBaseOf(config, [], withOffload ? null : undefined)} threads ${config.training.threads}`,
@@ -191,7 +181,6 @@ export async function tuneTrain(o: {
       `the mean of the fastest half) from there down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit`,
   );
   const byCandidate = new Map<Candidate, TuneRow[]>(candidates.map((c) => [c, []]));
-  const resolutions = new Map<TuneRow, BatchResolution>();
   const divisors = divisorsOf(G);
   // Fit, lightest first. Full recomputation and an offload only add work: at one micro-batch they
   // are not faster (small template, threads 1, fastest half of 10 steps: full 430 ms at 16 against
@@ -206,17 +195,7 @@ export async function tuneTrain(o: {
     candidates.filter((x) => x !== c && x.rank[0] <= c.rank[0] && x.rank[1] <= c.rank[1] && (x.rank[0] < c.rank[0] || x.rank[1] < c.rank[1]));
   for (const c of candidates) {
     const skipped = (note: string): void =>
-      void byCandidate.get(c)!.push({
-        label: c.label,
-        values: c.values,
-        microBatchSize: null,
-        accumulation: null,
-        peakBytes: null,
-        stepMs: null,
-        noiseMs: null,
-        samplesPerSecond: null,
-        note,
-      });
+      void byCandidate.get(c)!.push({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
     const lighter = lighterThan(c)
       .filter((x) => fitted.has(x))
       .reduce<{ max: number; label: string } | null>((a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { max: fitted.get(x)!.r.batchSize, label: x.label } : a), null);
@@ -265,11 +244,8 @@ export async function tuneTrain(o: {
         stepMs: t.stepMs,
         noiseMs: t.stoppedEarly ? null : t.noiseMs,
         samplesPerSecond: G / ((accumulation * t.stepMs) / 1000),
-        note: t.stoppedEarly
-          ? `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + 10 %)`
-          : null,
+        note: t.stoppedEarly ? `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + 10 %)` : null,
       };
-      if (m === f.r.batchSize) resolutions.set(row, f.r);
       byCandidate.get(c)!.push(row);
       if (t.stoppedEarly) stopped.add(row);
       else if (best === null || row.samplesPerSecond! > best.samplesPerSecond!) best = row;
@@ -280,11 +256,7 @@ export async function tuneTrain(o: {
   const rows = [...byCandidate.values()].flat(); // the table in candidate order
   // A row stopped early lost by a margin and has no noise estimate: it does not compete.
   const choice = chooseConfiguration(
-    rows.map((r) => ({
-      ...r,
-      stepMs: stopped.has(r) ? null : r.stepMs,
-      label: r.microBatchSize === null ? r.label : `${r.label} at micro-batch ${r.microBatchSize}`,
-    })),
+    rows.map((r) => ({ ...r, stepMs: stopped.has(r) ? null : r.stepMs, label: r.microBatchSize === null ? r.label : `${r.label} at micro-batch ${r.microBatchSize}` })),
     G,
   );
   if (choice.chosen === null) throw new Error(`${what}: auto: no choice could be timed`);
@@ -303,16 +275,15 @@ export async function tuneTrain(o: {
   };
   printTable(ctx, entry);
   if (!o.noCache) await saveTuneEntry(key, entry, location);
+  // The chosen candidate's search: its resolution when the choice is its largest m, and its fit trial at the chosen m.
   const chosenRow = rows[choice.chosen]!;
-  const chosenFit = [...fitted].find(([c]) => c.label === chosenRow.label)?.[1].r;
-  return result(entry, 'measured', resolutions.get(chosenRow) ?? null, chosenFit?.trials.filter((x) => x.batch_size === chosenRow.microBatchSize && x.result === 'fit').pop() ?? null);
+  const fit = [...fitted].find(([c]) => c.label === chosenRow.label)?.[1].r;
+  const m = chosenRow.microBatchSize!;
+  return result(entry, 'measured', fit?.batchSize === m ? fit : null, fit?.trials.filter((x) => x.batch_size === m && x.result === 'fit').pop() ?? null);
 }
 
 /** The shape line of a chosen tier (`lever`: gradient_checkpointing's or activation_offloading's). */
 export function describeChoice(r: TrainTuneResult, G: number, lever: 'tier' | 'offload' = 'tier'): string {
-  const value = lever === 'tier' ? r.granularity ?? 'off' : r.offload?.target ?? 'off';
-  return `auto → ${value} (measured: ${formatMicroBatch({
-    microBatchSize: r.microBatchSize,
-    accumulation: G / r.microBatchSize,
-  })}, ${r.entry.rows[r.entry.chosen]!.samplesPerSecond!.toFixed(1)} samples/s${r.source === 'cache' ? ', from the tune cache' : ''})`;
+  const value = lever === 'tier' ? (r.granularity ?? 'off') : (r.offload?.target ?? 'off');
+  return `auto → ${value} (measured: ${formatMicroBatch({ microBatchSize: r.microBatchSize, accumulation: G / r.microBatchSize })}, ${r.entry.rows[r.entry.chosen]!.samplesPerSecond!.toFixed(1)} samples/s${r.source === 'cache' ? ', from the tune cache' : ''})`;
 }

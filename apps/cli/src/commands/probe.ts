@@ -87,7 +87,6 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       budgetBytes: budgetBytes ?? null,
       gpuName: identity.gpuName,
       gpuMemoryGb: identity.gpuMemoryGb,
-      timeoutMs,
       refresh: opts.refresh === true,
       noCache: opts.cache === false,
       ...commandTuneFns({

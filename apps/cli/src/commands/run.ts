@@ -1,6 +1,6 @@
 import { supervise, STOP_SIGNALS, type SuperviseEvent } from '@soup/supervisor';
 import { lookupCacheEntry, makeCacheKey, type CacheKeyFields } from '@soup/batch-probe';
-import { createCommandProbe, deviceIdentity, type ChildProbeFn } from '@soup/cuda-probe';
+import { createCommandProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
 import { resolve } from 'node:path';
 import { noFitAdvice } from '../_advice';
@@ -151,20 +151,10 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
   // With a global batch the probe's command may name the micro-batch {micro_batch_size}; a trial is one micro-batch ({grad_accum} 1).
   const command = micro ? trialCommand(typed) : typed;
   if (!command.includes('{batch_size}')) throw new UsageError('--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 --per_device_train_batch_size {batch_size}"');
-  const deviceSpec = (opts.device as string | undefined) ?? 'cpu';
-  const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];
-  const deviceId = idText === undefined ? 0 : Number(idText);
-  const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
+  const { identity, deviceId, keyOf } = await probeDevice(opts, ctx);
   const budgetBytes = opts.budget as number | undefined;
   const start = (opts.start as number | undefined) ?? (micro ? micro.globalBatchSize / micro.worldSize : 8);
-  const key = {
-    base: (opts.base as string | undefined) ?? `exec:${typed}`,
-    maxLength: (opts.maxLength as number | undefined) ?? 512,
-    quantization: (opts.quantization as string | undefined) ?? 'none',
-    loraR: (opts.loraR as number | undefined) ?? 0,
-    gpuName: identity.gpuName,
-    gpuMemoryGb: identity.gpuMemoryGb,
-  };
+  const key = keyOf((opts.base as string | undefined) ?? `exec:${typed}`);
   const probe = commandProbe(ctx, command, budgetBytes ?? null, identity.device === 'cuda' ? deviceId : null);
   const r = await resolveBatch({
     ctx,
@@ -188,6 +178,22 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
     cacheKey: r.cacheKey,
     budgetBytes: budgetBytes ?? null,
   };
+}
+
+/** --device for the probe, its identity, and the batch-cache key fields of a base on it (--max-length, --quantization, --lora-r). */
+async function probeDevice(opts: Record<string, unknown>, ctx: CommandContext): Promise<{ identity: DeviceIdentity; deviceId: number; keyOf(base: string): CacheKeyFields }> {
+  const [kind, idText] = ((opts.device as string | undefined) ?? 'cpu').split(':') as ['cpu' | 'cuda', string | undefined];
+  const deviceId = idText === undefined ? 0 : Number(idText);
+  const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
+  const keyOf = (base: string): CacheKeyFields => ({
+    base,
+    maxLength: (opts.maxLength as number | undefined) ?? 512,
+    quantization: (opts.quantization as string | undefined) ?? 'none',
+    loraR: (opts.loraR as number | undefined) ?? 0,
+    gpuName: identity.gpuName,
+    gpuMemoryGb: identity.gpuMemoryGb,
+  });
+  return { identity, deviceId, keyOf };
 }
 
 /**
@@ -224,23 +230,8 @@ function checkTries(opts: Record<string, unknown>, argv: string[]): void {
 /** --try: this session's levers and micro-batch, the fastest at G (the tune cache first), as soup probe --exec --try measures them. */
 async function tuneBatch(opts: Record<string, unknown>, ctx: CommandContext, micro: { globalBatchSize: number; worldSize: number; headroom: number }): Promise<ProbedBatch> {
   const typed = String(opts.probe);
-  const deviceSpec = (opts.device as string | undefined) ?? 'cpu';
-  const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];
-  const deviceId = idText === undefined ? 0 : Number(idText);
-  const identity = await deviceIdentity({
-    device: kind,
-    deviceId,
-    env: ctx.env,
-  });
+  const { identity, deviceId, keyOf } = await probeDevice(opts, ctx);
   const budgetBytes = (opts.budget as number | undefined) ?? null;
-  const keyOf = (base: string): ProbedBatch['key'] => ({
-    base,
-    maxLength: (opts.maxLength as number | undefined) ?? 512,
-    quantization: (opts.quantization as string | undefined) ?? 'none',
-    loraR: (opts.loraR as number | undefined) ?? 0,
-    gpuName: identity.gpuName,
-    gpuMemoryGb: identity.gpuMemoryGb,
-  });
   // A candidate's batch-cache base: --base with its levers, else the filled command (as --probe without --try).
   const baseOf = (filled: string): string => (opts.base !== undefined ? `${String(opts.base)} ${filled}` : `exec:${filled}`);
   const execProbe = (command: string): { probe: ChildProbeFn; base: string } => ({
@@ -259,7 +250,6 @@ async function tuneBatch(opts: Record<string, unknown>, ctx: CommandContext, mic
       budgetBytes,
       gpuName: identity.gpuName,
       gpuMemoryGb: identity.gpuMemoryGb,
-      timeoutMs: 600_000,
       refresh,
       noCache: opts.cache === false,
       emitJson: false,
