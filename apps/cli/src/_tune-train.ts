@@ -2,9 +2,10 @@
 // selective, full) gets its largest micro-batch m (a divisor of G that fits, the batch cache
 // first for the lightest tier; a heavier tier only above what the lighter ones fit); its step is
 // timed in this process (a warm-up, then timed steps) at m and at smaller divisors while they are
-// faster (on a CPU the largest m is not always the fastest per sample). The most samples per
-// second at G wins, a tie within the noise going to the lower peak. The choice is remembered in
-// the tune cache.
+// faster (on a CPU the largest m is not always the fastest per sample). A heavier tier is not
+// tried at all when a lighter one is already past its best micro-batch (pastItsBest). The most
+// samples per second at G wins, a tie within the noise going to the lower peak. The choice is
+// remembered in the tune cache.
 import { chooseConfiguration, divisorsOf, formatMicroBatch, NoBatchFitsError, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
 import type { Granularity } from '@soup/grad-ckpt';
 import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
@@ -70,6 +71,21 @@ export function fastestHalf(times: readonly number[]): { stepMs: number; noiseMs
   if (fast.length < 2) return { stepMs: mean, noiseMs: 0 };
   const sd = Math.sqrt(fast.reduce((a, t) => a + (t - mean) ** 2, 0) / (fast.length - 1));
   return { stepMs: mean, noiseMs: sd / Math.sqrt(fast.length) };
+}
+
+/**
+ * A candidate's rows past its best micro-batch: its largest m (`top`, the largest that fits) has
+ * fewer samples/s than the next smaller m it timed. The descent assumes one best micro-batch per
+ * candidate, slower on either side (it stops at the first smaller m that is slower); by the same
+ * assumption every m above `top` is slower still per sample, and a candidate that does more work at
+ * every micro-batch (full checkpointing, an offload) is slower than that, so it cannot win above.
+ * Null when `top` was not timed or is not slower.
+ */
+export function pastItsBest(rows: readonly TuneRow[], top: number): { top: TuneRow; below: TuneRow } | null {
+  const timed = rows.filter((r) => r.microBatchSize !== null && r.samplesPerSecond !== null);
+  const atTop = timed.find((r) => r.microBatchSize === top);
+  const below = timed.filter((r) => r.microBatchSize! < top).sort((a, b) => b.microBatchSize! - a.microBatchSize!)[0];
+  return atTop && below && atTop.samplesPerSecond! < below.samplesPerSecond! ? { top: atTop, below } : null;
 }
 
 export interface TrainTuneResult {
@@ -178,7 +194,7 @@ export async function tuneTrain(o: {
   const steps = o.steps ?? 6;
   ctx.say(
     `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
-      `the mean of the fastest half) from there down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit`,
+      `the mean of the fastest half) from there down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it`,
   );
   const byCandidate = new Map<Candidate, TuneRow[]>(candidates.map((c) => [c, []]));
   const divisors = divisorsOf(G);
@@ -190,17 +206,33 @@ export async function tuneTrain(o: {
   // their recompute, and which is faster depends on the machine's state (alone: 170 against 171 ms
   // at 8; beside other work, in three alternating rounds, selective 43.1 samples/s against 37.4),
   // so both are measured.
+  //
+  // Each candidate is fitted and then timed, lightest first, so that a heavier one is not even
+  // fitted when a lighter one shows it cannot win (pastItsBest).
   const fitted = new Map<Candidate, { r: BatchResolution; floor: number }>();
   const lighterThan = (c: Candidate): Candidate[] =>
     candidates.filter((x) => x !== c && x.rank[0] <= c.rank[0] && x.rank[1] <= c.rank[1] && (x.rank[0] < c.rank[0] || x.rank[1] < c.rank[1]));
+  let best: TuneRow | null = null;
+  const stopped = new Set<TuneRow>();
   for (const c of candidates) {
     const skipped = (note: string): void =>
       void byCandidate.get(c)!.push({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
-    const lighter = lighterThan(c)
-      .filter((x) => fitted.has(x))
-      .reduce<{ max: number; label: string } | null>((a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { max: fitted.get(x)!.r.batchSize, label: x.label } : a), null);
+    const lighters = lighterThan(c).filter((x) => fitted.has(x));
+    const lighter = lighters.reduce<{ max: number; label: string } | null>(
+      (a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { max: fitted.get(x)!.r.batchSize, label: x.label } : a),
+      null,
+    );
     if (lighter !== null && lighter.max >= G) {
       skipped(`cannot win: ${lighter.label} fits every micro-batch up to ${G} and does less work`);
+      continue;
+    }
+    const past = lighters.map((x) => pastItsBest(byCandidate.get(x)!, fitted.get(x)!.r.batchSize)).find((p) => p !== null);
+    if (past) {
+      const [top, below] = [past.top, past.below];
+      skipped(
+        `cannot win: ${top.label} is slower at ${top.microBatchSize} than at ${below.microBatchSize} (${top.samplesPerSecond!.toFixed(1)} vs ${below.samplesPerSecond!.toFixed(1)} samples/s), ` +
+          `so slower still above ${top.microBatchSize}, and this does more work at every micro-batch`,
+      );
       continue;
     }
     let r: BatchResolution | null = null;
@@ -213,16 +245,12 @@ export async function tuneTrain(o: {
       skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.label} fits up to ${lighter.max} and does less work)`);
       continue;
     }
-    fitted.set(c, { r, floor: lighter?.max ?? 0 });
-  }
-  // Time, lightest first: each from its largest m down (above its floor) while faster. A candidate
-  // that cannot reach the best so far stops after one or two steps (see timeTrainStep).
-  let best: TuneRow | null = null;
-  const stopped = new Set<TuneRow>();
-  for (const [c, f] of fitted) {
-    const allowed = divisors.filter((d) => d <= f.r.batchSize && d > f.floor).sort((a, b) => b - a);
+    const floor = lighter?.max ?? 0;
+    fitted.set(c, { r, floor });
+    // Time it from its largest m down (above its floor) while faster. One that cannot reach the
+    // best so far stops after three steps (see timeTrainStep).
     let prev: TuneRow | null = null;
-    for (const m of allowed) {
+    for (const m of divisors.filter((d) => d <= r.batchSize && d > floor).sort((a, b) => b - a)) {
       const accumulation = G / m;
       const needMs: number | null = best === null ? null : (G / (accumulation * best.samplesPerSecond!)) * 1000;
       const t = await timeTrainStep({
@@ -240,7 +268,7 @@ export async function tuneTrain(o: {
         values: c.values,
         microBatchSize: m,
         accumulation,
-        peakBytes: f.r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null,
+        peakBytes: r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null,
         stepMs: t.stepMs,
         noiseMs: t.stoppedEarly ? null : t.noiseMs,
         samplesPerSecond: G / ((accumulation * t.stepMs) / 1000),

@@ -3,6 +3,7 @@
 // choice is the fastest of soup's own table (or its tie rule), applied (recompute set and
 // micro-batch), and remembered in the tune cache. At two budgets the choice is held to an
 // exhaustive grid this test measures itself: within 5 % of the grid's best samples/s.
+import type { TuneRow } from '@soup/batch-probe';
 import { runNode, useTempDir } from '@soup/test-utils';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,11 +12,12 @@ import { SOUP_BIN } from './_run-test-helpers';
 import { loadConfig } from './load-config';
 import { gptSpecOf, recomputeOf } from './_plan';
 import { gridBest, headToHead, measureTrainGrid } from './_tune-grid';
+import { pastItsBest } from './_tune-train';
 
 interface PlanJson {
   micro_batch_size: number;
   grad_ckpt: { setting: string; description: string; recompute: string[] };
-  tune?: { chosen: number; reason: string; rows: { values: Record<string, string>; microBatchSize: number | null; samplesPerSecond: number | null; noiseMs: number | null; stepMs: number | null; note: string | null }[] };
+  tune?: { chosen: number; reason: string; rows: TuneRow[] };
 }
 
 describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 900_000 }, () => {
@@ -35,10 +37,22 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     const timed = tune.rows.filter((x) => x.samplesPerSecond !== null);
     for (const x of timed) expect(32 % x.microBatchSize!).toBe(0);
     // Each tier is timed from its largest fitting micro-batch down: at 300 MiB no checkpointing
-    // does not fit 32 (431 MiB measured), full checkpointing does (205 MiB).
+    // does not fit 32 (431 MiB measured), full checkpointing does (205 MiB). Full is tried only
+    // above what the lighter tiers fit, and not at all when one of them is slower at its largest
+    // micro-batch than below it (soup's own rows show which).
+    const rowsOf = (tier: string) => tune.rows.filter((x) => x.values.gradient_checkpointing === tier);
     const largest = (tier: string): number => Math.max(...timed.filter((x) => x.values.gradient_checkpointing === tier).map((x) => x.microBatchSize!));
     expect(largest('false')).toBeLessThan(32);
-    expect(largest('full')).toBe(32);
+    const past = ['false', 'selective'].map((t) => pastItsBest(rowsOf(t), largest(t))).find((x) => x !== null);
+    const sps = (x: { samplesPerSecond: number | null }): string => x.samplesPerSecond!.toFixed(1);
+    if (past) {
+      expect(rowsOf('full')).toHaveLength(1);
+      expect(rowsOf('full')[0]!.microBatchSize).toBeNull();
+      expect(rowsOf('full')[0]!.note).toBe(
+        `cannot win: ${past.top.label} is slower at ${past.top.microBatchSize} than at ${past.below.microBatchSize} (${sps(past.top)} vs ${sps(past.below)} samples/s), ` +
+          `so slower still above ${past.top.microBatchSize}, and this does more work at every micro-batch`,
+      );
+    } else expect(largest('full')).toBe(32);
     const chosen = tune.rows[tune.chosen]!;
     const fastest = timed.reduce((a, b) => (b.samplesPerSecond! > a.samplesPerSecond! ? b : a));
     if (chosen !== fastest) expect(tune.reason).toMatch(/within the measured noise/);
@@ -93,6 +107,12 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
       };
       const best = gridBest(grid, budget * MiB);
       const mine = grid.find((p) => p.tier === chosen.tier && p.m === chosen.m)!;
+      // A tier soup did not try because a lighter one was past its best: the grid agrees that none of its points fitting this budget above the lighter tiers' largest wins.
+      for (const skipped of tune.rows.filter((x) => x.microBatchSize === null && /is slower at (\d+) than at/.test(x.note ?? ''))) {
+        const above = Number(/is slower at (\d+) than at/.exec(skipped.note!)![1]);
+        for (const p of grid.filter((q) => q.tier === skipped.values.gradient_checkpointing && q.m > above && q.fits && q.peakBytes! <= budget * MiB))
+          expect(p.samplesPerSecond!, `${p.tier}@${p.m}, skipped by soup, against soup's ${chosen.tier}@${chosen.m} in the grid`).toBeLessThan(mine.samplesPerSecond!);
+      }
       expect(mine.fits && mine.peakBytes! <= budget * MiB, `soup chose ${chosen.tier} at ${chosen.m}, which the grid measured at ${mine.peakBytes} bytes`).toBe(true);
       // The same point is its own best; otherwise the two are timed again, alternately (3 rounds
       // each), since the grid's best of 14 noisy points is biased up.

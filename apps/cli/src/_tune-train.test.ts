@@ -1,0 +1,54 @@
+// The pure parts of soup train's tuner: the step time it keeps from a timing run, and the rule that
+// skips a heavier candidate when a lighter one is already past its best micro-batch.
+import type { TuneRow } from '@soup/batch-probe';
+import { describe, expect, it } from 'vitest';
+import { fastestHalf, pastItsBest } from './_tune-train';
+
+const row = (m: number | null, sps: number | null): TuneRow => ({
+  label: 'gradient_checkpointing=false',
+  values: { gradient_checkpointing: 'false' },
+  microBatchSize: m,
+  accumulation: m === null ? null : 32 / m,
+  peakBytes: null,
+  stepMs: sps === null ? null : (m! * 1000) / sps,
+  noiseMs: null,
+  samplesPerSecond: sps,
+  note: null,
+});
+
+describe('pastItsBest', () => {
+  it('names the largest m and the next smaller one when the largest is slower', () => {
+    const rows = [row(16, 44.1), row(8, 50.4), row(4, 48.0)];
+    expect(pastItsBest(rows, 16)).toEqual({ top: rows[0], below: rows[1] });
+  });
+
+  it('is null while larger is still faster (a heavier candidate above it might win)', () => {
+    expect(pastItsBest([row(8, 51), row(4, 48)], 8)).toBeNull();
+    expect(pastItsBest([row(8, 48), row(4, 48)], 8)).toBeNull(); // a tie is not past the best
+  });
+
+  it('is null without two timed rows at the top: the largest not timed, or nothing below it', () => {
+    expect(pastItsBest([row(16, 44)], 16)).toBeNull();
+    expect(pastItsBest([row(8, 50), row(4, 48)], 16)).toBeNull(); // 16 fits but was not timed (under a floor)
+    expect(pastItsBest([row(16, 44), row(8, null)], 16)).toBeNull();
+    expect(pastItsBest([row(null, null)], 16)).toBeNull();
+  });
+
+  it('compares with the next smaller timed m, whatever order the rows are in', () => {
+    const rows = [row(4, 60), row(16, 44), row(8, 43)];
+    expect(pastItsBest(rows, 16)).toBeNull(); // 16 beats 8: the descent would have gone on, and 4 is not "next"
+  });
+});
+
+describe('fastestHalf', () => {
+  it('is the mean of the fastest half and its standard error', () => {
+    const r = fastestHalf([366, 349, 357, 354, 323, 327]);
+    expect(r.stepMs).toBeCloseTo((323 + 327 + 349) / 3, 6);
+    const sd = Math.sqrt([323, 327, 349].reduce((a, t) => a + (t - r.stepMs) ** 2, 0) / 2);
+    expect(r.noiseMs).toBeCloseTo(sd / Math.sqrt(3), 6);
+  });
+
+  it('has no noise estimate from one value', () => {
+    expect(fastestHalf([120])).toEqual({ stepMs: 120, noiseMs: 0 });
+  });
+});
