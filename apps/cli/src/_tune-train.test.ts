@@ -27,11 +27,17 @@ describe('pastItsBest', () => {
     expect(pastItsBest([row(8, 48), row(4, 48)], 8)).toBeNull(); // a tie is not past the best
   });
 
-  it('is null without two timed rows at the top: the largest not timed, or nothing below it', () => {
+  it('is null without two timed rows: one alone, or nothing below it', () => {
     expect(pastItsBest([row(16, 44)], 16)).toBeNull();
-    expect(pastItsBest([row(8, 50), row(4, 48)], 16)).toBeNull(); // 16 fits but was not timed (under a floor)
     expect(pastItsBest([row(16, 44), row(8, null)], 16)).toBeNull();
     expect(pastItsBest([row(null, null)], 16)).toBeNull();
+  });
+
+  it('uses the largest m it timed when its largest that fits was not timed (the search stopped below it)', () => {
+    expect(pastItsBest([row(8, 50), row(4, 48)], 16)).toBeNull(); // 8 still faster than 4: 16 might be faster still
+    const rows = [row(8, 40), row(6, 48)]; // G = 24: 12 fits, but 8 was already slower than 6
+    expect(pastItsBest(rows, 12)).toEqual({ top: rows[0], below: rows[1] });
+    expect(pastItsBest([row(32, 30), row(8, 40), row(6, 48)], 12)).toEqual({ top: rows[0], below: rows[1] }); // a row above top (another search) is not its own
   });
 
   it('compares with the next smaller timed m, whatever order the rows are in', () => {

@@ -1,7 +1,7 @@
 // `gradient_checkpointing: auto` in soup train / soup plan: a measured choice. Each tier (off,
 // selective, full) gets its largest micro-batch m (a divisor of G that fits, the batch cache
 // first for the lightest tier; a heavier tier only above what the lighter ones fit); its step is
-// timed in this process (a warm-up, then timed steps) at m and at smaller divisors while they are
+// timed in this process (a warm-up, then timed steps) from m / 2 up while faster, else down while
 // faster (on a CPU the largest m is not always the fastest per sample). A heavier tier is not
 // tried at all when a lighter one is already past its best micro-batch (pastItsBest). The most
 // samples per second at G wins, a tie within the noise going to the lower peak. The choice is
@@ -24,8 +24,11 @@ const nameOf = (g: Granularity | null): string => g ?? 'false';
  * first steps after the warm-up are still growing the allocator (at m = 16 on the small template:
  * 488, 426, then 348–363 ms), so the fastest half is the step's own cost and repeats within 2–3 %
  * where the median of the same runs moved 10 %. With `cannotWinAboveMs` (the step time at which this
- * candidate would only tie the best so far), timing stops after three steps whose fastest is 10 %
- * above it (`stoppedEarly`).
+ * candidate would only tie the best so far), timing stops after three steps whose fastest is more
+ * than `margin` above it (`stoppedEarly`). In 25 timings on the small template (5 × off/selective
+ * at 16 and 8, off at 4) the fastest of the first three steps was 0.97–1.06× the settled time (the
+ * mean of the fastest half of 6), so a stop at 5 % leaves a candidate at most about 1 % faster
+ * than the best; 10 % leaves none.
  */
 export async function timeTrainStep(o: {
   spec: GptSpec;
@@ -36,6 +39,8 @@ export async function timeTrainStep(o: {
   steps: number;
   cwd: string;
   cannotWinAboveMs?: number;
+  /** @default 0.1 */
+  margin?: number;
 }): Promise<{ stepMs: number; noiseMs: number; times: number[]; stoppedEarly: boolean }> {
   const step = await createTrainStep({
     spec: o.spec,
@@ -51,9 +56,9 @@ export async function timeTrainStep(o: {
     let stoppedEarly = false;
     for (let i = 0; i < o.steps; i++) {
       times.push((await step.run(batch)).totalMs);
-      // The fastest of three steps 10 % over what it needs to win: it cannot. (Not fewer: the first
-      // steps after the warm-up can be 20–40 % slow while the allocator still grows.)
-      if (o.cannotWinAboveMs !== undefined && times.length === 3 && Math.min(...times) > o.cannotWinAboveMs * 1.1) {
+      // The fastest of three steps over what it needs to win, by the margin: it cannot. (Not fewer:
+      // the first steps after the warm-up can be 20–40 % slow while the allocator still grows.)
+      if (o.cannotWinAboveMs !== undefined && times.length === 3 && Math.min(...times) > o.cannotWinAboveMs * (1 + (o.margin ?? 0.1))) {
         stoppedEarly = true;
         break;
       }
@@ -74,17 +79,15 @@ export function fastestHalf(times: readonly number[]): { stepMs: number; noiseMs
 }
 
 /**
- * A candidate's rows past its best micro-batch: its largest m (`top`, the largest that fits) has
- * fewer samples/s than the next smaller m it timed. The descent assumes one best micro-batch per
- * candidate, slower on either side (it stops at the first smaller m that is slower); by the same
- * assumption every m above `top` is slower still per sample, and a candidate that does more work at
+ * A candidate's rows past its best micro-batch: the largest m it timed (at most `top`, the largest
+ * that fits) has fewer samples/s than the next smaller m it timed. The search assumes one best
+ * micro-batch per candidate, slower on either side (it stops at the first slower m); by the same
+ * assumption every m above is slower still per sample, and a candidate that does more work at
  * every micro-batch (full checkpointing, an offload) is slower than that, so it cannot win above.
- * Null when `top` was not timed or is not slower.
+ * Null when fewer than two were timed or the largest is not slower.
  */
 export function pastItsBest(rows: readonly TuneRow[], top: number): { top: TuneRow; below: TuneRow } | null {
-  const timed = rows.filter((r) => r.microBatchSize !== null && r.samplesPerSecond !== null);
-  const atTop = timed.find((r) => r.microBatchSize === top);
-  const below = timed.filter((r) => r.microBatchSize! < top).sort((a, b) => b.microBatchSize! - a.microBatchSize!)[0];
+  const [atTop, below] = rows.filter((r) => r.microBatchSize !== null && r.samplesPerSecond !== null && r.microBatchSize <= top).sort((a, b) => b.microBatchSize! - a.microBatchSize!);
   return atTop && below && atTop.samplesPerSecond! < below.samplesPerSecond! ? { top: atTop, below } : null;
 }
 
@@ -194,7 +197,7 @@ export async function tuneTrain(o: {
   const steps = o.steps ?? 6;
   ctx.say(
     `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
-      `the mean of the fastest half) from there down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it`,
+      `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it`,
   );
   const byCandidate = new Map<Candidate, TuneRow[]>(candidates.map((c) => [c, []]));
   const divisors = divisorsOf(G);
@@ -247,12 +250,17 @@ export async function tuneTrain(o: {
     }
     const floor = lighter?.max ?? 0;
     fitted.set(c, { r, floor });
-    // Time it from its largest m down (above its floor) while faster. One that cannot reach the
-    // best so far stops after three steps (see timeTrainStep).
-    let prev: TuneRow | null = null;
-    for (const m of divisors.filter((d) => d <= r.batchSize && d > floor).sort((a, b) => b - a)) {
+    // Time it where its best micro-batch is found with the fewest steps: from half its largest m
+    // (above its floor) up while faster, and down while faster when the first step up was not.
+    // The largest m, its dearest point, is timed after a cheaper one, so that it too can stop
+    // early. One that cannot reach the best so far stops after three steps (see timeTrainStep):
+    // by 5 % when its peak is above the best's (it cannot win a tie, which goes to the lower
+    // peak), else by 10 %.
+    const timeAt = async (m: number): Promise<TuneRow> => {
       const accumulation = G / m;
+      const peakBytes = r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
       const needMs: number | null = best === null ? null : (G / (accumulation * best.samplesPerSecond!)) * 1000;
+      const margin = best !== null && peakBytes !== null && best.peakBytes !== null && peakBytes > best.peakBytes ? 0.05 : 0.1;
       const t = await timeTrainStep({
         spec: o.spec,
         recompute: c.recompute,
@@ -261,25 +269,46 @@ export async function tuneTrain(o: {
         offload: c.offload,
         steps,
         cwd: ctx.cwd,
-        ...(needMs !== null ? { cannotWinAboveMs: needMs } : {}),
+        ...(needMs !== null ? { cannotWinAboveMs: needMs, margin } : {}),
       });
       const row: TuneRow = {
         label: c.label,
         values: c.values,
         microBatchSize: m,
         accumulation,
-        peakBytes: r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null,
+        peakBytes,
         stepMs: t.stepMs,
         noiseMs: t.stoppedEarly ? null : t.noiseMs,
         samplesPerSecond: G / ((accumulation * t.stepMs) / 1000),
-        note: t.stoppedEarly ? `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + 10 %)` : null,
+        note: t.stoppedEarly
+          ? `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + ${margin * 100} %${margin < 0.1 ? ', and its peak is above the best\'s' : ''})`
+          : null,
       };
       byCandidate.get(c)!.push(row);
       if (t.stoppedEarly) stopped.add(row);
       else if (best === null || row.samplesPerSecond! > best.samplesPerSecond!) best = row;
-      if (prev !== null && row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower than the larger m: smaller ones are not tried
+      return row;
+    };
+    const allowed = divisors.filter((d) => d <= r.batchSize && d > floor).sort((x, y) => x - y);
+    const startAt = Math.max(0, allowed.filter((d) => d <= r.batchSize / 2).length - 1);
+    const start = await timeAt(allowed[startAt]!);
+    let prev = start;
+    let wentUp = false;
+    for (const m of allowed.slice(startAt + 1)) {
+      const row = await timeAt(m);
+      if (row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower than the smaller m: larger ones are not tried
+      wentUp = true;
       prev = row;
     }
+    if (!wentUp) {
+      prev = start;
+      for (const m of allowed.slice(0, startAt).reverse()) {
+        const row = await timeAt(m);
+        if (row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower than the larger m: smaller ones are not tried
+        prev = row;
+      }
+    }
+    byCandidate.get(c)!.sort((x, y) => y.microBatchSize! - x.microBatchSize!); // the table: largest m first
   }
   const rows = [...byCandidate.values()].flat(); // the table in candidate order
   // A row stopped early lost by a margin and has no noise estimate: it does not compete.
