@@ -250,10 +250,9 @@ export async function tuneTrain(o: {
     }
     const floor = lighter?.max ?? 0;
     fitted.set(c, { r, floor });
-    // Time it where its best micro-batch is found with the fewest steps: from half its largest m
-    // (above its floor) up while faster, and down while faster when the first step up was not.
-    // The largest m, its dearest point, is timed after a cheaper one, so that it too can stop
-    // early. One that cannot reach the best so far stops after three steps (see timeTrainStep):
+    // Time it from half its largest m (above its floor) up while faster, and down while faster
+    // when the first step up was not: the same micro-batches as from the largest down, but the
+    // largest, its dearest point, is timed after a cheaper one, so that it too can stop early. One that cannot reach the best so far stops after three steps (see timeTrainStep):
     // by 5 % when its peak is above the best's (it cannot win a tie, which goes to the lower
     // peak), else by 10 %.
     const timeAt = async (m: number): Promise<TuneRow> => {
