@@ -231,7 +231,7 @@ export async function tuneTrain(o: {
     }
     const past = lighters.map((x) => pastItsBest(byCandidate.get(x)!, fitted.get(x)!.r.batchSize)).find((p) => p !== null);
     if (past) {
-      const [top, below] = [past.top, past.below];
+      const { top, below } = past;
       skipped(
         `cannot win: ${top.label} is slower at ${top.microBatchSize} than at ${below.microBatchSize} (${top.samplesPerSecond!.toFixed(1)} vs ${below.samplesPerSecond!.toFixed(1)} samples/s), ` +
           `so slower still above ${top.microBatchSize}, and this does more work at every micro-batch`,
@@ -290,23 +290,18 @@ export async function tuneTrain(o: {
     };
     const allowed = divisors.filter((d) => d <= r.batchSize && d > floor).sort((x, y) => x - y);
     const startAt = Math.max(0, allowed.filter((d) => d <= r.batchSize / 2).length - 1);
-    const start = await timeAt(allowed[startAt]!);
-    let prev = start;
-    let wentUp = false;
-    for (const m of allowed.slice(startAt + 1)) {
-      const row = await timeAt(m);
-      if (row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower than the smaller m: larger ones are not tried
-      wentUp = true;
-      prev = row;
-    }
-    if (!wentUp) {
-      prev = start;
-      for (const m of allowed.slice(0, startAt).reverse()) {
+    // Times `ms` in order from `from` while each is faster than the one before; true when one was.
+    const climb = async (ms: readonly number[], from: TuneRow): Promise<boolean> => {
+      let prev = from;
+      for (const m of ms) {
         const row = await timeAt(m);
-        if (row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower than the larger m: smaller ones are not tried
+        if (row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower: those beyond it are not tried
         prev = row;
       }
-    }
+      return prev !== from;
+    };
+    const start = await timeAt(allowed[startAt]!);
+    if (!(await climb(allowed.slice(startAt + 1), start))) await climb(allowed.slice(0, startAt).reverse(), start);
     byCandidate.get(c)!.sort((x, y) => y.microBatchSize! - x.microBatchSize!); // the table: largest m first
   }
   const rows = [...byCandidate.values()].flat(); // the table in candidate order
