@@ -1,8 +1,13 @@
-// The pure parts of soup train's tuner: the step time it keeps from a timing run, and the rule that
-// skips a heavier candidate when a lighter one is already past its best micro-batch.
+// soup train's tuner: the step time it keeps from a timing run, the rule that skips a heavier
+// candidate when a lighter one is already past its best micro-batch, and the side-by-side timing
+// that settles a tie (real ONNX Runtime sessions).
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { TuneRow } from '@soup/batch-probe';
+import { defineGptSpec } from '@soup/onnx-train';
+import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { fastestHalf, pastItsBest } from './_tune-train';
+import { fastestHalf, pastItsBest, timeAlternately } from './_tune-train';
 
 const row = (m: number | null, sps: number | null): TuneRow => ({
   label: 'gradient_checkpointing=false',
@@ -56,5 +61,20 @@ describe('fastestHalf', () => {
 
   it('has no noise estimate from one value', () => {
     expect(fastestHalf([120])).toEqual({ stepMs: 120, noiseMs: 0 });
+  });
+});
+
+describe('timeAlternately', () => {
+  it('times two real step sessions side by side, each answer its own, and leaves no scratch file', async () => {
+    const cwd = useTempDir();
+    const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
+    const saveDir = join(cwd, 'scratch');
+    const at = (batchSize: number, offload: { target: 'disk'; saveDir: string } | null) => ({ spec, recompute: [], batchSize, threads: 1, offload, cwd });
+    // 16 times the samples on the second: its step must come back as the slower one, whatever the order of the rounds.
+    const [small, large] = await timeAlternately(at(2, null), at(32, { target: 'disk', saveDir }), 4);
+    expect(small.stepMs).toBeGreaterThan(0);
+    expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=32 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
+    for (const t of [small, large]) expect(t.noiseMs).toBeGreaterThanOrEqual(0);
+    expect(readdirSync(saveDir)).toEqual([]);
   });
 });

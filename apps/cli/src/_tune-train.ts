@@ -4,15 +4,16 @@
 // timed in this process (a warm-up, then timed steps) from m / 2 up while faster, else down while
 // faster (on a CPU the largest m is not always the fastest per sample). A heavier tier is not
 // tried at all when a lighter one is already past its best micro-batch (pastItsBest). The most
-// samples per second at G wins, a tie within the noise going to the lower peak. The choice is
-// remembered in the tune cache.
-import { chooseConfiguration, divisorsOf, formatMicroBatch, NoBatchFitsError, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
+// samples per second at G wins, a tie within the noise going to the lower peak, once the two are
+// timed again side by side (_tune-tie). The choice is remembered in the tune cache.
+import { divisorsOf, formatMicroBatch, NoBatchFitsError, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
 import type { Granularity } from '@soup/grad-ckpt';
 import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
 import type { BatchResolution, TrialView } from './_batch';
 import type { CommandContext } from './_context';
 import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
 import { printTable, withEarlyStops } from './_tune-exec';
+import { chooseSettled } from './_tune-tie';
 import type { SoupConfig } from './validate-config';
 
 export const TRAIN_TIERS: readonly (Granularity | null)[] = [null, 'selective', 'full'];
@@ -30,28 +31,16 @@ const nameOf = (g: Granularity | null): string => g ?? 'false';
  * mean of the fastest half of 6), so a stop at 5 % leaves a candidate at most about 1 % faster
  * than the best; 10 % leaves none.
  */
-export async function timeTrainStep(o: {
-  spec: GptSpec;
-  recompute: string[];
-  batchSize: number;
-  threads: number;
-  offload: OffloadPlan | null;
-  steps: number;
-  cwd: string;
-  cannotWinAboveMs?: number;
-  /** @default 0.1 */
-  margin?: number;
-}): Promise<{ stepMs: number; noiseMs: number; times: number[]; stoppedEarly: boolean }> {
-  const step = await createTrainStep({
-    spec: o.spec,
-    seed: 0,
-    recompute: o.recompute,
-    ...(o.threads > 0 ? { intraOpNumThreads: o.threads } : {}),
-    ...(o.offload ? { offload: { target: o.offload.target, ...(o.offload.saveDir ? { saveDir: o.offload.saveDir } : {}), cwd: o.cwd } } : {}),
-  });
+export async function timeTrainStep(
+  o: StepToTime & {
+    steps: number;
+    cannotWinAboveMs?: number;
+    /** @default 0.1 */
+    margin?: number;
+  },
+): Promise<{ stepMs: number; noiseMs: number; times: number[]; stoppedEarly: boolean }> {
+  const { step, batch } = await openWarmStep(o);
   try {
-    const batch = makeSyntheticBatch({ spec: o.spec, batchSize: o.batchSize, seed: 1 });
-    await step.run(batch); // warm-up: the runtime's first-run allocations
     const times: number[] = [];
     let stoppedEarly = false;
     for (let i = 0; i < o.steps; i++) {
@@ -66,6 +55,55 @@ export async function timeTrainStep(o: {
     return { ...fastestHalf(times), times, stoppedEarly };
   } finally {
     await step.release();
+  }
+}
+
+/** What one timing session runs: a template, its recompute set and offload, at one micro-batch. */
+export interface StepToTime {
+  spec: GptSpec;
+  recompute: string[];
+  batchSize: number;
+  threads: number;
+  offload: OffloadPlan | null;
+  cwd: string;
+}
+
+/** A training step session for `o`, its synthetic batch, and one warm-up step run (the runtime's first-run allocations). */
+async function openWarmStep(o: StepToTime): Promise<{ step: Awaited<ReturnType<typeof createTrainStep>>; batch: ReturnType<typeof makeSyntheticBatch> }> {
+  const step = await createTrainStep({
+    spec: o.spec,
+    seed: 0,
+    recompute: o.recompute,
+    ...(o.threads > 0 ? { intraOpNumThreads: o.threads } : {}),
+    ...(o.offload ? { offload: { target: o.offload.target, ...(o.offload.saveDir ? { saveDir: o.offload.saveDir } : {}), cwd: o.cwd } } : {}),
+  });
+  try {
+    const batch = makeSyntheticBatch({ spec: o.spec, batchSize: o.batchSize, seed: 1 });
+    await step.run(batch);
+    return { step, batch };
+  } catch (err) {
+    await step.release();
+    throw err;
+  }
+}
+
+/**
+ * Two step sessions timed against each other: both open and warm, then `steps` rounds of one step
+ * each, in the order AB, BA, AB, … so that what the machine does meanwhile (a neighbour, a
+ * frequency change) falls on both alike. Each side: the mean of its fastest half and its standard
+ * error, as timeTrainStep. Both sessions are held at once (the soup process, not a probe child).
+ */
+export async function timeAlternately(a: StepToTime, b: StepToTime, steps: number): Promise<[{ stepMs: number; noiseMs: number }, { stepMs: number; noiseMs: number }]> {
+  const opened: Awaited<ReturnType<typeof openWarmStep>>[] = [];
+  try {
+    for (const p of [a, b]) opened.push(await openWarmStep(p));
+    const times: [number[], number[]] = [[], []];
+    for (let i = 0; i < steps; i++) {
+      for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) times[j]!.push((await opened[j]!.step.run(opened[j]!.batch)).totalMs);
+    }
+    return [fastestHalf(times[0]), fastestHalf(times[1])];
+  } finally {
+    for (const s of opened) await s.step.release();
   }
 }
 
@@ -106,6 +144,13 @@ export interface TrainTuneResult {
 }
 
 const offloadName = (p: OffloadPlan | null): string => p?.target ?? 'null';
+/**
+ * Rounds of a tie's second timing (one step of each a round): six, as the first timing's steps, so
+ * that each side's noise is again the standard error of three values. With four (two values each)
+ * the noise was so rough that two rows 8–11 % apart side by side still read as a tie (±20 ms on a
+ * 210 ms step), and the lower peak took it.
+ */
+const RETIME_ROUNDS = 6;
 /** How much work a tier adds, for the search floors: none and selective alike (see tuneTrain), full more. */
 const workRank = (g: Granularity | null): number => (g === 'full' ? 1 : 0);
 
@@ -197,7 +242,8 @@ export async function tuneTrain(o: {
   const steps = o.steps ?? 6;
   ctx.say(
     `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
-      `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it`,
+      `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it; ` +
+      `a tie that the lower peak would take from a faster one is timed again, the two alternately`,
   );
   const byCandidate = new Map<Candidate, TuneRow[]>(candidates.map((c) => [c, []]));
   const divisors = divisorsOf(G);
@@ -304,12 +350,25 @@ export async function tuneTrain(o: {
     if (!(await climb(allowed.slice(startAt + 1), start))) await climb(allowed.slice(0, startAt).reverse(), start);
     byCandidate.get(c)!.sort((x, y) => y.microBatchSize! - x.microBatchSize!); // the table: largest m first
   }
-  const rows = [...byCandidate.values()].flat(); // the table in candidate order
-  // A row stopped early lost by a margin and has no noise estimate: it does not compete.
-  const choice = chooseConfiguration(
-    rows.map((r) => ({ ...r, stepMs: stopped.has(r) ? null : r.stepMs, label: r.microBatchSize === null ? r.label : `${r.label} at micro-batch ${r.microBatchSize}` })),
-    G,
-  );
+  const firstRows = [...byCandidate.values()].flat(); // the table in candidate order
+  // A row stopped early lost by a margin and has no noise estimate: it does not compete. A tie the
+  // lower peak would take from a faster row is timed again first, the two side by side (_tune-tie).
+  const stepOf = (r: TuneRow): StepToTime => {
+    const c = candidates.find((x) => x.label === r.label)!;
+    return { spec: o.spec, recompute: c.recompute, batchSize: r.microBatchSize!, threads: config.training.threads, offload: c.offload, cwd: ctx.cwd };
+  };
+  const { choice, rows } = await chooseSettled({
+    rows: firstRows,
+    globalBatchSize: G,
+    excluded: new Set(firstRows.flatMap((r, i) => (stopped.has(r) ? [i] : []))),
+    retime: async (a, b) => {
+      const t0 = performance.now();
+      const t = await timeAlternately(stepOf(a), stepOf(b), RETIME_ROUNDS);
+      const at = (r: TuneRow): string => `${r.label} at ${r.microBatchSize}`;
+      ctx.say(ctx.style.dim(`${at(a)} and ${at(b)} are within the noise, the lower peak on the slower: timed again side by side (${RETIME_ROUNDS} rounds, ${((performance.now() - t0) / 1000).toFixed(1)} s)`));
+      return t;
+    },
+  });
   if (choice.chosen === null) throw new Error(`${what}: auto: no choice could be timed`);
   const entry: TuneEntry = {
     chosen: choice.chosen,

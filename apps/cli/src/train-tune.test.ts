@@ -55,7 +55,11 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     } else expect(largest('full')).toBe(32);
     const chosen = tune.rows[tune.chosen]!;
     const fastest = timed.reduce((a, b) => (b.samplesPerSecond! > a.samplesPerSecond! ? b : a));
-    if (chosen !== fastest) expect(tune.reason).toMatch(/within the measured noise/);
+    if (chosen !== fastest) {
+      // The lower peak took a tie from the fastest row, and only after the two were timed again side by side.
+      expect(tune.reason).toMatch(/within the measured noise/);
+      for (const x of [chosen, fastest]) expect(x.note).toMatch(/^timed again, alternately with /);
+    }
     // Applied: the plan's recompute set and micro-batch are the chosen ones.
     const tier = chosen.values.gradient_checkpointing!;
     expect(plan.grad_ckpt.recompute).toEqual(recomputeOf(config, tier === 'false' ? null : (tier as 'selective' | 'full')));
@@ -122,7 +126,10 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
       lines.push(
         `${budget} MiB: soup ${chosen.tier}@${chosen.m} ${sMine.toFixed(1)} samples/s, grid best ${best.tier}@${best.m} ${sBest.toFixed(1)} (grid: ${mine.samplesPerSecond!.toFixed(
           1,
-        )} vs ${best.samplesPerSecond!.toFixed(1)})`,
+        )} vs ${best.samplesPerSecond!.toFixed(1)}); soup's rows: ${tune.rows
+          .filter((x) => x.samplesPerSecond !== null)
+          .map((x) => `${x.values.gradient_checkpointing}@${x.microBatchSize} ${x.samplesPerSecond!.toFixed(1)}${x.note?.startsWith('timed again') ? ' (timed again)' : ''}`)
+          .join(', ')}`,
       );
       expect(sMine / sBest, lines.join('\n')).toBeGreaterThanOrEqual(0.95);
     }

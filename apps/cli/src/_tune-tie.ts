@@ -1,0 +1,93 @@
+// A tie that the lower peak would win, settled by measurement first. Each row of a tune table was
+// timed once, at its own moment: on a shared machine a neighbour can slow one timing by 10–15 %
+// and make a faster configuration look tied with a slower one (3784c5d's CI: selective at 8 won a
+// tie by its lower peak against no checkpointing at 8, which was 10 % faster when the two were
+// timed again side by side). So before the lower peak takes a tie from the fastest, the two are
+// timed again against each other, alternately (the same load on both). What that shows is their
+// ratio: the slower-looking row is shown at the faster one's level times that ratio, with the noise
+// of the side-by-side timing, and the choice is made again: the faster wins unless the two are
+// still within the noise.
+import { chooseConfiguration, type ConfigurationChoice, type TuneRow } from '@soup/batch-probe';
+
+/** A row's step timed again: its mean and standard error in ms. */
+export interface Retiming {
+  stepMs: number;
+  noiseMs: number;
+}
+
+const named = (r: TuneRow): string => (r.microBatchSize === null ? r.label : `${r.label} at micro-batch ${r.microBatchSize}`);
+
+/** The pair a choice would settle by the lower peak against the faster row (chosen, fastest), or null. */
+export function tieTakenByPeak(choice: ConfigurationChoice): [number, number] | null {
+  if (choice.chosen === null || choice.closeTo === null) return null;
+  const sps = (i: number): number => choice.speeds[i]!.samplesPerSecond!;
+  return sps(choice.chosen) < sps(choice.closeTo) ? [choice.chosen, choice.closeTo] : null;
+}
+
+/**
+ * The choice over `rows` (rows whose index is in `excluded` do not compete: stopped early), with
+ * each tie that the lower peak would take from a faster row first timed again by `retime` (both
+ * rows, against each other): the faster row keeps its figures, the other becomes the faster's
+ * samples/s times their side-by-side ratio, and both take the side-by-side noise. Each pair once, at most
+ * `maxRetimes` pairs: a tie that stands after its second timing goes to the lower peak, and the
+ * reason says that it was timed twice; one beyond the limit goes to the faster row. So the lower peak
+ * never takes a tie from a faster row on first timings alone.
+ */
+export async function chooseSettled(o: {
+  rows: readonly TuneRow[];
+  globalBatchSize: number;
+  excluded: ReadonlySet<number>;
+  retime(a: TuneRow, b: TuneRow): Promise<[Retiming, Retiming]>;
+  /** @default 2 */
+  maxRetimes?: number;
+}): Promise<{ choice: ConfigurationChoice; rows: TuneRow[]; retimed: [number, number][] }> {
+  const G = o.globalBatchSize;
+  const rows = [...o.rows];
+  const choose = (): ConfigurationChoice =>
+    chooseConfiguration(
+      rows.map((r, i) => ({ ...r, stepMs: o.excluded.has(i) ? null : r.stepMs, label: named(r) })),
+      G,
+    );
+  const retimed: [number, number][] = [];
+  const max = o.maxRetimes ?? 2;
+  let choice = choose();
+  let unsettled: string | null = null;
+  for (let pair = tieTakenByPeak(choice); pair !== null; pair = tieTakenByPeak(choice)) {
+    const [i, j] = pair;
+    if (retimed.some(([x, y]) => (x === i && y === j) || (x === j && y === i))) break; // it stands after its second timing
+    if (retimed.length >= max) {
+      // Not checked side by side: the lower peak does not take it from the measured fastest.
+      unsettled = `${named(rows[j]!)} is the fastest (${rows[j]!.samplesPerSecond!.toFixed(1)} samples/s); ${named(rows[i]!)} is within the noise with a lower peak, but that tie was not timed again (a choice times at most ${max} pairs again), so the faster stands`;
+      choice = { ...choice, chosen: j, closeTo: i };
+      break;
+    }
+    // Side by side they tell how much faster one is than the other, under the same load. The level
+    // stays the faster row's (j's) own timing, the one the other rows were compared with: a timing
+    // taken now under another load would not compare with them.
+    const [ri, rj] = await o.retime(rows[i]!, rows[j]!);
+    const ratio = rj.stepMs / ri.stepMs; // i's speed over j's at the same m; times the m ratio below
+    const a = rows[i]!;
+    const b = rows[j]!;
+    const spsI = b.samplesPerSecond! * ratio * (b.accumulation! / a.accumulation!);
+    const stepI = G / ((a.accumulation! * spsI) / 1000);
+    const pct = (spsI / b.samplesPerSecond! - 1) * 100;
+    rows[i] = {
+      ...a,
+      stepMs: stepI,
+      noiseMs: (stepI * ri.noiseMs) / ri.stepMs,
+      samplesPerSecond: spsI,
+      note: `timed again, alternately with ${named(b)}: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)} % against it, shown at its level (first timing: ${a.samplesPerSecond!.toFixed(1)} samples/s)`,
+    };
+    rows[j] = { ...b, noiseMs: (b.stepMs! * rj.noiseMs) / rj.stepMs, note: `timed again, alternately with ${named(a)}; its first timing kept as the level` };
+    retimed.push([i, j]);
+    choice = choose();
+  }
+  if (retimed.length === 0 && unsettled === null) return { choice, rows, retimed };
+  const pairs = retimed.map(([i, j]) => `${named(rows[i]!)} and ${named(rows[j]!)}`).join('; then ');
+  const settled =
+    retimed.length === 0
+      ? ''
+      : `${pairs} were within the noise of their first timings, with the lower peak on the slower, so they were timed again against each other, alternately (the same load on both), and their ratio decided`;
+  const reason = [unsettled ?? choice.reason, settled].filter((x) => x !== '').join('. ');
+  return { choice: { ...choice, reason }, rows, retimed };
+}
