@@ -217,9 +217,12 @@ export async function tuneTrain(o: {
       };
     }),
   );
+  /** The candidate a row measured: by its label, else by its lever values. */
+  const candidateOf = (r: TuneRow): Candidate =>
+    candidates.find((x) => x.label === r.label) ?? candidates.find((x) => Object.entries(x.values).every(([k, v]) => r.values[k] === v))!;
   const result = (entry: TuneEntry, source: 'measured' | 'cache', resolution: BatchResolution | null, measured: TrialView | null): TrainTuneResult => {
     const r = entry.rows[entry.chosen]!;
-    const c = candidates.find((x) => x.label === r.label) ?? candidates.find((x) => Object.entries(x.values).every(([k, v]) => r.values[k] === v))!;
+    const c = candidateOf(r);
     return {
       entry,
       source,
@@ -354,7 +357,7 @@ export async function tuneTrain(o: {
   // A row stopped early lost by a margin and has no noise estimate: it does not compete. A tie the
   // lower peak would take from a faster row is timed again first, the two side by side (_tune-tie).
   const stepOf = (r: TuneRow): StepToTime => {
-    const c = candidates.find((x) => x.label === r.label)!;
+    const c = candidateOf(r);
     return { spec: o.spec, recompute: c.recompute, batchSize: r.microBatchSize!, threads: config.training.threads, offload: c.offload, cwd: ctx.cwd };
   };
   const { choice, rows } = await chooseSettled({
