@@ -47,6 +47,9 @@ describe('chooseSettled', () => {
     expect(s.rows[0]!.noiseMs).toBeCloseTo((196 * 1.5) / 180, 9);
     expect(s.rows[1]!.samplesPerSecond).toBeCloseTo(((32 / ((4 * 196) / 1000)) * 180) / 199, 9);
     expect(s.rows[1]!.stepMs).toBeCloseTo((196 * 199) / 180, 9);
+    // Each keeps its first timing (what the search decided on before the tie was timed again).
+    expect(s.rows[0]!.firstTiming).toEqual({ stepMs: 196, noiseMs: 2, samplesPerSecond: 32 / ((4 * 196) / 1000) });
+    expect(s.rows[1]!.firstTiming).toEqual({ stepMs: 198, noiseMs: 2, samplesPerSecond: 32 / ((4 * 198) / 1000) });
     expect(s.rows[0]!.note).toBe('timed again, alternately with gradient_checkpointing=selective at micro-batch 8; its first timing kept as the level');
     expect(s.rows[1]!.note).toBe('timed again, alternately with gradient_checkpointing=false at micro-batch 8: -9.5 % against it, shown at its level (first timing: 40.4 samples/s)');
     expect(s.choice.reason).toMatch(/^gradient_checkpointing=false at micro-batch 8 is the fastest: 40\.8 samples\/s, 1\.11× /);

@@ -71,14 +71,16 @@ export async function chooseSettled(o: {
     const spsI = b.samplesPerSecond! * ratio * (b.accumulation! / a.accumulation!);
     const stepI = G / ((a.accumulation! * spsI) / 1000);
     const pct = (spsI / b.samplesPerSecond! - 1) * 100;
+    const first = (r: TuneRow): TuneRow['firstTiming'] => r.firstTiming ?? { stepMs: r.stepMs!, noiseMs: r.noiseMs, samplesPerSecond: r.samplesPerSecond! };
     rows[i] = {
       ...a,
+      firstTiming: first(a),
       stepMs: stepI,
       noiseMs: (stepI * ri.noiseMs) / ri.stepMs,
       samplesPerSecond: spsI,
       note: `timed again, alternately with ${named(b)}: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)} % against it, shown at its level (first timing: ${a.samplesPerSecond!.toFixed(1)} samples/s)`,
     };
-    rows[j] = { ...b, noiseMs: (b.stepMs! * rj.noiseMs) / rj.stepMs, note: `timed again, alternately with ${named(a)}; its first timing kept as the level` };
+    rows[j] = { ...b, firstTiming: first(b), noiseMs: (b.stepMs! * rj.noiseMs) / rj.stepMs, note: `timed again, alternately with ${named(a)}; its first timing kept as the level` };
     retimed.push([i, j]);
     choice = choose();
   }

@@ -40,7 +40,9 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     // does not fit 32 (431 MiB measured), full checkpointing does (205 MiB). Full is tried only
     // above what the lighter tiers fit, and not at all when one of them is slower at its largest
     // micro-batch than below it (soup's own rows show which).
-    const rowsOf = (tier: string) => tune.rows.filter((x) => x.values.gradient_checkpointing === tier);
+    // The skip was decided on first timings: a tie timed again later may have reordered a tier's rows.
+    const rowsOf = (tier: string) =>
+      tune.rows.filter((x) => x.values.gradient_checkpointing === tier).map((x) => (x.firstTiming ? { ...x, ...x.firstTiming } : x));
     const largest = (tier: string): number => Math.max(...timed.filter((x) => x.values.gradient_checkpointing === tier).map((x) => x.microBatchSize!));
     expect(largest('false')).toBeLessThan(32);
     const past = ['false', 'selective'].map((t) => pastItsBest(rowsOf(t), largest(t))).find((x) => x !== null);

@@ -23,6 +23,8 @@ export interface TuneRow {
   samplesPerSecond: number | null;
   /** Why it has no time (nothing fits, stopped early, the timing run failed). */
   note: string | null;
+  /** Its first timing, when a tie had it timed again (the figures above are then the side-by-side ones). */
+  firstTiming?: { stepMs: number; noiseMs: number | null; samplesPerSecond: number };
 }
 
 /** A remembered choice and its provenance. */
