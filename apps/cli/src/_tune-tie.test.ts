@@ -3,7 +3,7 @@
 // timing would report); the timing itself is timeAlternately's, run for real by train-tune.test.
 import type { TuneRow } from '@soup/batch-probe';
 import { describe, expect, it } from 'vitest';
-import { chooseSettled, type Retiming } from './_tune-tie';
+import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './_tune-tie';
 
 const G = 32;
 const MiB = 1024 * 1024;
@@ -114,5 +114,63 @@ describe('chooseSettled', () => {
     expect(s.choice.reason).toMatch(
       /^gradient_checkpointing=false at micro-batch 16 is the fastest \(41\.0 samples\/s\); gradient_checkpointing=false at micro-batch 8 is within the noise with a lower peak, but that tie was not timed again \(a choice times at most 1 pairs again\), so the faster stands\. gradient_checkpointing=selective at micro-batch 8 and/,
     );
+  });
+});
+
+describe('rowsToKeep', () => {
+  it('names the pair a tie would be timed again with: the faster row and the lower peak within its noise', () => {
+    // off at 8 (196 ms ±2) and selective at 8 (198 ms ±2, lower peak): a tie the lower peak would take.
+    const rows = [row('false', 16, 300, 420, 2), row('false', 8, 171, 196, 2), row('selective', 8, 159, 198, 2)];
+    expect(rowsToKeep(rows, G, new Set())).toEqual([2, 1]);
+  });
+
+  it('names the fastest alone when no tie would be timed again: it is clear, or it has the lower peak', () => {
+    expect(rowsToKeep([row('false', 8, 171, 170, 1), row('selective', 8, 159, 198, 1)], G, new Set())).toEqual([0]);
+    expect(rowsToKeep([row('false', 8, 171, 198, 2), row('selective', 8, 159, 196, 2)], G, new Set())).toEqual([1]);
+  });
+
+  it('does not name a row stopped early, and names none when no row was timed', () => {
+    const rows = [row('false', 8, 171, 196, 2), row('selective', 8, 159, 198, 2)];
+    expect(rowsToKeep(rows, G, new Set([1]))).toEqual([0]);
+    expect(rowsToKeep(rows, G, new Set([0, 1]))).toEqual([]);
+    expect(rowsToKeep([], G, new Set())).toEqual([]);
+  });
+});
+
+describe('a tie timed again before the end (timeTieAgain, then chooseSettled with it)', () => {
+  // Selective at 16 looks 2 % faster than at 8 on first timings, inside the noise: not past its best
+  // on those figures. Side by side, 8 is 5 % faster.
+  const first = (): TuneRow[] => [row('selective', 16, 202, 392, 6), row('selective', 8, 122, 200, 3)];
+
+  it('takes the second timing into the rows, with the reason in both notes', async () => {
+    const rows = first();
+    expect(tieOver(rows, G, new Set())).toEqual([1, 0]);
+    const r = retimer({ 'selective@16': { stepMs: 400, noiseMs: 1 }, 'selective@8': { stepMs: 190, noiseMs: 1 } });
+    const now = await timeTieAgain(rows, 1, 0, G, r.retime, 'to decide whether a heavier choice can win');
+    expect(r.calls).toEqual([['selective@8', 'selective@16']]);
+    expect(rows[1]!.firstTiming).toBeUndefined(); // the given rows are not changed
+    expect(now[0]!.stepMs).toBe(392); // the faster on first timings keeps its level
+    expect(now[1]!.samplesPerSecond).toBeCloseTo(now[0]!.samplesPerSecond! * (400 / (2 * 190)), 9);
+    expect(now[1]!.note).toBe(
+      'timed again, alternately with gradient_checkpointing=selective at micro-batch 16, to decide whether a heavier choice can win: +5.3 % against it, shown at its level (first timing: 40.0 samples/s)',
+    );
+    expect(now[0]!.note).toBe('timed again, alternately with gradient_checkpointing=selective at micro-batch 8, to decide whether a heavier choice can win; its first timing kept as the level');
+  });
+
+  it('is not timed a second time at the end, counts towards the limit, and is named in the reason', async () => {
+    const r = retimer({ 'selective@16': { stepMs: 400, noiseMs: 6 }, 'selective@8': { stepMs: 203, noiseMs: 6 } });
+    // Still a tie after the early second timing: it stands, and the lower peak takes it without a third timing.
+    const now = await timeTieAgain(first(), 1, 0, G, r.retime);
+    expect(tieOver(now, G, new Set())).toEqual([1, 0]);
+    const s = await chooseSettled({ rows: now, globalBatchSize: G, excluded: new Set(), retime: r.retime, retimed: [[1, 0]] });
+    expect(r.calls).toHaveLength(1);
+    expect(s.choice.chosen).toBe(1);
+    expect(s.retimed).toEqual([[1, 0]]);
+    expect(s.choice.reason).toMatch(/gradient_checkpointing=selective at micro-batch 8 and gradient_checkpointing=selective at micro-batch 16 were within the noise of their first timings/);
+    // With the limit already reached by it, a new tie (off at 8, lower peak still) goes to the faster, untimed.
+    const more = [...now, row('false', 4, 100, 103, 5)];
+    const t = await chooseSettled({ rows: more, globalBatchSize: G, excluded: new Set(), retime: r.retime, retimed: [[1, 0]], maxRetimes: 1 });
+    expect(r.calls).toHaveLength(1);
+    expect(t.choice.reason).toMatch(/but that tie was not timed again \(a choice times at most 1 pairs again\), so the faster stands/);
   });
 });

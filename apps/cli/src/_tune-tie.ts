@@ -24,6 +24,67 @@ export function tieTakenByPeak(choice: ConfigurationChoice): [number, number] | 
   return sps(choice.chosen) < sps(choice.closeTo) ? [choice.chosen, choice.closeTo] : null;
 }
 
+/** chooseConfiguration over `rows`, a row whose index is in `excluded` not competing (stopped early). */
+const choiceOver = (rows: readonly TuneRow[], G: number, excluded: ReadonlySet<number>): ConfigurationChoice =>
+  chooseConfiguration(
+    rows.map((r, i) => ({ ...r, stepMs: excluded.has(i) ? null : r.stepMs, label: named(r) })),
+    G,
+  );
+
+/**
+ * The rows a tie's second timing would take if the search ended now (indices into `rows`): the pair
+ * that tieTakenByPeak names, else the fastest (the chosen row) alone (it is in every such pair while it stays the
+ * fastest, and the lower peak of one if a faster row comes); none when no row is timed. A tuner
+ * keeps these rows' warm sessions, so that a second timing needs no new session and no warm-up.
+ */
+export function rowsToKeep(rows: readonly TuneRow[], globalBatchSize: number, excluded: ReadonlySet<number>): number[] {
+  const choice = choiceOver(rows, globalBatchSize, excluded);
+  if (choice.chosen === null) return [];
+  return tieTakenByPeak(choice) ?? [choice.chosen]; // without such a pair the chosen row is the fastest
+}
+
+/** The tie a choice over `rows` would give the lower peak from a faster row: (lower peak, faster), or null. */
+export const tieOver = (rows: readonly TuneRow[], globalBatchSize: number, excluded: ReadonlySet<number>): [number, number] | null =>
+  tieTakenByPeak(choiceOver(rows, globalBatchSize, excluded));
+
+/**
+ * `rows` with the tie (i, the lower peak, against j, the faster) timed again by `retime`, the two
+ * side by side. What that shows is their ratio, under one load. The level stays j's own first
+ * timing, the one the other rows were compared with (a timing taken now under another load would
+ * not compare with them): i becomes j's samples/s times the ratio (and the m ratio), both take the
+ * side-by-side noise and keep their first timing (`firstTiming`), and their notes say so, with
+ * `why` when given.
+ */
+export async function timeTieAgain(
+  rows: readonly TuneRow[],
+  i: number,
+  j: number,
+  G: number,
+  retime: (a: TuneRow, b: TuneRow) => Promise<[Retiming, Retiming]>,
+  why?: string,
+): Promise<TuneRow[]> {
+  const out = [...rows];
+  const a = rows[i]!;
+  const b = rows[j]!;
+  const [ri, rj] = await retime(a, b);
+  const ratio = rj.stepMs / ri.stepMs; // i's speed over j's at the same m; times the m ratio below
+  const spsI = b.samplesPerSecond! * ratio * (b.accumulation! / a.accumulation!);
+  const stepI = G / ((a.accumulation! * spsI) / 1000);
+  const pct = (spsI / b.samplesPerSecond! - 1) * 100;
+  const first = (r: TuneRow): TuneRow['firstTiming'] => r.firstTiming ?? { stepMs: r.stepMs!, noiseMs: r.noiseMs, samplesPerSecond: r.samplesPerSecond! };
+  const because = why ? `, ${why}` : '';
+  out[i] = {
+    ...a,
+    firstTiming: first(a),
+    stepMs: stepI,
+    noiseMs: (stepI * ri.noiseMs) / ri.stepMs,
+    samplesPerSecond: spsI,
+    note: `timed again, alternately with ${named(b)}${because}: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)} % against it, shown at its level (first timing: ${a.samplesPerSecond!.toFixed(1)} samples/s)`,
+  };
+  out[j] = { ...b, firstTiming: first(b), noiseMs: (b.stepMs! * rj.noiseMs) / rj.stepMs, note: `timed again, alternately with ${named(a)}${because}; its first timing kept as the level` };
+  return out;
+}
+
 /**
  * The choice over `rows` (rows whose index is in `excluded` do not compete: stopped early), with
  * each tie that the lower peak would take from a faster row first timed again by `retime` (both
@@ -40,15 +101,13 @@ export async function chooseSettled(o: {
   retime(a: TuneRow, b: TuneRow): Promise<[Retiming, Retiming]>;
   /** @default 2 */
   maxRetimes?: number;
+  /** Pairs (indices into `rows`) already timed again by timeTieAgain: not timed again, and counted in `maxRetimes`. */
+  retimed?: readonly [number, number][];
 }): Promise<{ choice: ConfigurationChoice; rows: TuneRow[]; retimed: [number, number][] }> {
   const G = o.globalBatchSize;
   const rows = [...o.rows];
-  const choose = (): ConfigurationChoice =>
-    chooseConfiguration(
-      rows.map((r, i) => ({ ...r, stepMs: o.excluded.has(i) ? null : r.stepMs, label: named(r) })),
-      G,
-    );
-  const retimed: [number, number][] = [];
+  const choose = (): ConfigurationChoice => choiceOver(rows, G, o.excluded);
+  const retimed: [number, number][] = [...(o.retimed ?? [])];
   const max = o.maxRetimes ?? 2;
   let choice = choose();
   let unsettled: string | null = null;
@@ -61,26 +120,7 @@ export async function chooseSettled(o: {
       choice = { ...choice, chosen: j, closeTo: i };
       break;
     }
-    // Side by side they tell how much faster one is than the other, under the same load. The level
-    // stays the faster row's (j's) own timing, the one the other rows were compared with: a timing
-    // taken now under another load would not compare with them.
-    const [ri, rj] = await o.retime(rows[i]!, rows[j]!);
-    const ratio = rj.stepMs / ri.stepMs; // i's speed over j's at the same m; times the m ratio below
-    const a = rows[i]!;
-    const b = rows[j]!;
-    const spsI = b.samplesPerSecond! * ratio * (b.accumulation! / a.accumulation!);
-    const stepI = G / ((a.accumulation! * spsI) / 1000);
-    const pct = (spsI / b.samplesPerSecond! - 1) * 100;
-    const first = (r: TuneRow): TuneRow['firstTiming'] => r.firstTiming ?? { stepMs: r.stepMs!, noiseMs: r.noiseMs, samplesPerSecond: r.samplesPerSecond! };
-    rows[i] = {
-      ...a,
-      firstTiming: first(a),
-      stepMs: stepI,
-      noiseMs: (stepI * ri.noiseMs) / ri.stepMs,
-      samplesPerSecond: spsI,
-      note: `timed again, alternately with ${named(b)}: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)} % against it, shown at its level (first timing: ${a.samplesPerSecond!.toFixed(1)} samples/s)`,
-    };
-    rows[j] = { ...b, firstTiming: first(b), noiseMs: (b.stepMs! * rj.noiseMs) / rj.stepMs, note: `timed again, alternately with ${named(a)}; its first timing kept as the level` };
+    rows.splice(0, rows.length, ...(await timeTieAgain(rows, i, j, G, o.retime)));
     retimed.push([i, j]);
     choice = choose();
   }

@@ -7,7 +7,7 @@ import type { TuneRow } from '@soup/batch-probe';
 import { defineGptSpec } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { fastestHalf, pastItsBest, timeAlternately } from './_tune-train';
+import { fastestHalf, openWarmStep, pastItsBest, timeAlternately, timeTrainStep, type OpenStep } from './_tune-train';
 
 const row = (m: number | null, sps: number | null): TuneRow => ({
   label: 'gradient_checkpointing=false',
@@ -76,5 +76,48 @@ describe('timeAlternately', () => {
     expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=32 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
     for (const t of [small, large]) expect(t.noiseMs).toBeGreaterThanOrEqual(0);
     expect(readdirSync(saveDir)).toEqual([]);
+  });
+
+  it('uses a session kept from its first timing as it is: no warm-up, no new session, and leaves it open', async () => {
+    const cwd = useTempDir();
+    const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
+    const at = (batchSize: number) => ({ spec, recompute: [], batchSize, threads: 1, offload: null, cwd });
+    const kept = await openWarmStep(at(2));
+    try {
+      // Count the steps run on the kept session: exactly the rounds, none for a warm-up.
+      let runs = 0;
+      const run = kept.step.run.bind(kept.step);
+      const counted: OpenStep = { batch: kept.batch, step: Object.assign(Object.create(kept.step) as typeof kept.step, { run: async (b: typeof kept.batch) => (runs++, run(b)) }) };
+      const [small, large] = await timeAlternately(counted, at(32), 4);
+      expect(runs).toBe(4);
+      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=32 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
+      // Still open: it runs again (a released session throws).
+      expect((await kept.step.run(kept.batch)).totalMs).toBeGreaterThan(0);
+    } finally {
+      await kept.step.release();
+    }
+  });
+});
+
+describe('timeTrainStep keepOpen', () => {
+  const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
+  const at = (cwd: string) => ({ spec, recompute: [], batchSize: 2, threads: 1, offload: null, cwd });
+
+  it('hands back the warm session of a timing that ran to the end', async () => {
+    const t = await timeTrainStep({ ...at(useTempDir()), steps: 2, keepOpen: true });
+    expect(t.stoppedEarly).toBe(false);
+    expect(t.open).not.toBeNull();
+    try {
+      expect((await t.open!.step.run(t.open!.batch)).totalMs).toBeGreaterThan(0);
+    } finally {
+      await t.open!.step.release();
+    }
+  });
+
+  it('releases the session of a timing that stopped early, and of one not asked to keep it', async () => {
+    const stopped = await timeTrainStep({ ...at(useTempDir()), steps: 6, keepOpen: true, cannotWinAboveMs: 1e-6 });
+    expect(stopped.stoppedEarly).toBe(true);
+    expect(stopped.open).toBeNull();
+    expect((await timeTrainStep({ ...at(useTempDir()), steps: 2 })).open).toBeNull();
   });
 });

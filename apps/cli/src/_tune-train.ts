@@ -5,7 +5,9 @@
 // faster (on a CPU the largest m is not always the fastest per sample). A heavier tier is not
 // tried at all when a lighter one is already past its best micro-batch (pastItsBest). The most
 // samples per second at G wins, a tie within the noise going to the lower peak, once the two are
-// timed again side by side (_tune-tie). The choice is remembered in the tune cache.
+// timed again side by side (_tune-tie), on their sessions kept warm from the first timing; the tie
+// that decides whether a lighter candidate is past its best is timed again before a heavier one is
+// searched. The choice is remembered in the tune cache.
 import { divisorsOf, formatMicroBatch, NoBatchFitsError, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
 import type { Granularity } from '@soup/grad-ckpt';
 import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
@@ -13,7 +15,7 @@ import type { BatchResolution, TrialView } from './_batch';
 import type { CommandContext } from './_context';
 import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
 import { printTable, withEarlyStops } from './_tune-exec';
-import { chooseSettled } from './_tune-tie';
+import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './_tune-tie';
 import type { SoupConfig } from './validate-config';
 
 export const TRAIN_TIERS: readonly (Granularity | null)[] = [null, 'selective', 'full'];
@@ -37,14 +39,20 @@ export async function timeTrainStep(
     cannotWinAboveMs?: number;
     /** @default 0.1 */
     margin?: number;
+    /**
+     * Hand back the warm session instead of releasing it (`open`; the caller releases it). Not when
+     * timing stopped early: that session is released here.
+     */
+    keepOpen?: boolean;
   },
-): Promise<{ stepMs: number; noiseMs: number; times: number[]; stoppedEarly: boolean }> {
-  const { step, batch } = await openWarmStep(o);
+): Promise<{ stepMs: number; noiseMs: number; times: number[]; stoppedEarly: boolean; open: OpenStep | null }> {
+  const opened = await openWarmStep(o);
+  let kept = false;
   try {
     const times: number[] = [];
     let stoppedEarly = false;
     for (let i = 0; i < o.steps; i++) {
-      times.push((await step.run(batch)).totalMs);
+      times.push((await opened.step.run(opened.batch)).totalMs);
       // The fastest of three steps over what it needs to win, by the margin: it cannot. (Not fewer:
       // the first steps after the warm-up can be 20–40 % slow while the allocator still grows.)
       if (o.cannotWinAboveMs !== undefined && times.length === 3 && Math.min(...times) > o.cannotWinAboveMs * (1 + (o.margin ?? 0.1))) {
@@ -52,9 +60,10 @@ export async function timeTrainStep(
         break;
       }
     }
-    return { ...fastestHalf(times), times, stoppedEarly };
+    kept = o.keepOpen === true && !stoppedEarly;
+    return { ...fastestHalf(times), times, stoppedEarly, open: kept ? opened : null };
   } finally {
-    await step.release();
+    if (!kept) await opened.step.release();
   }
 }
 
@@ -68,8 +77,14 @@ export interface StepToTime {
   cwd: string;
 }
 
+/** A warm training step session and its synthetic batch (openWarmStep); whoever opened it releases it. */
+export interface OpenStep {
+  step: Awaited<ReturnType<typeof createTrainStep>>;
+  batch: ReturnType<typeof makeSyntheticBatch>;
+}
+
 /** A training step session for `o`, its synthetic batch, and one warm-up step run (the runtime's first-run allocations). */
-async function openWarmStep(o: StepToTime): Promise<{ step: Awaited<ReturnType<typeof createTrainStep>>; batch: ReturnType<typeof makeSyntheticBatch> }> {
+export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
   const step = await createTrainStep({
     spec: o.spec,
     seed: 0,
@@ -88,18 +103,28 @@ async function openWarmStep(o: StepToTime): Promise<{ step: Awaited<ReturnType<t
 }
 
 /**
- * Two step sessions timed against each other: both open and warm, then `steps` rounds of one step
- * each, in the order AB, BA, AB, … so that what the machine does meanwhile (a neighbour, a
- * frequency change) falls on both alike. Each side: the mean of its fastest half and its standard
- * error, as timeTrainStep. Both sessions are held at once (the soup process, not a probe child).
+ * Two step sessions timed against each other: both open and warm (a side given as an OpenStep, a
+ * session kept from its first timing, is used as it is: no new session, no warm-up, and it is not
+ * released here), then `steps` rounds of one step each, in the order AB, BA, AB, … so that what the
+ * machine does meanwhile (a neighbour, a frequency change) falls on both alike. Each side: the mean
+ * of its fastest half and its standard error, as timeTrainStep. Both sessions are held at once (the
+ * soup process, not a probe child).
  */
-export async function timeAlternately(a: StepToTime, b: StepToTime, steps: number): Promise<[{ stepMs: number; noiseMs: number }, { stepMs: number; noiseMs: number }]> {
-  const opened: Awaited<ReturnType<typeof openWarmStep>>[] = [];
+export async function timeAlternately(a: StepToTime | OpenStep, b: StepToTime | OpenStep, steps: number): Promise<[{ stepMs: number; noiseMs: number }, { stepMs: number; noiseMs: number }]> {
+  const opened: OpenStep[] = [];
+  const sides: OpenStep[] = [];
   try {
-    for (const p of [a, b]) opened.push(await openWarmStep(p));
+    for (const p of [a, b]) {
+      if ('step' in p) sides.push(p);
+      else {
+        const s = await openWarmStep(p);
+        opened.push(s);
+        sides.push(s);
+      }
+    }
     const times: [number[], number[]] = [[], []];
     for (let i = 0; i < steps; i++) {
-      for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) times[j]!.push((await opened[j]!.step.run(opened[j]!.batch)).totalMs);
+      for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) times[j]!.push((await sides[j]!.step.run(sides[j]!.batch)).totalMs);
     }
     return [fastestHalf(times[0]), fastestHalf(times[1])];
   } finally {
@@ -145,12 +170,15 @@ export interface TrainTuneResult {
 
 const offloadName = (p: OffloadPlan | null): string => p?.target ?? 'null';
 /**
- * Rounds of a tie's second timing (one step of each a round): six, as the first timing's steps, so
- * that each side's noise is again the standard error of three values. With four (two values each)
- * the noise was so rough that two rows 8–11 % apart side by side still read as a tie (±20 ms on a
- * 210 ms step), and the lower peak took it.
+ * Rounds of a tie's second timing (one step of each a round): five, so that each side's noise is
+ * the standard error of three values (the fastest half of five, rounded up), as the first timing's
+ * of six steps. With four (two values each) the noise was so rough that two rows 8–11 % apart side
+ * by side still read as a tie (±20 ms on a 210 ms step), and the lower peak took it; a sixth round
+ * adds no value to either fastest half.
  */
-const RETIME_ROUNDS = 6;
+const RETIME_ROUNDS = 5;
+/** At most this many pairs timed again in one choice (before a heavier candidate and at the end, together). */
+const MAX_RETIMES = 2;
 /** How much work a tier adds, for the search floors: none and selective alike (see tuneTrain), full more. */
 const workRank = (g: Granularity | null): number => (g === 'full' ? 1 : 0);
 
@@ -266,112 +294,176 @@ export async function tuneTrain(o: {
     candidates.filter((x) => x !== c && x.rank[0] <= c.rank[0] && x.rank[1] <= c.rank[1] && (x.rank[0] < c.rank[0] || x.rank[1] < c.rank[1]));
   let best: TuneRow | null = null;
   const stopped = new Set<TuneRow>();
-  for (const c of candidates) {
-    const skipped = (note: string): void =>
-      void byCandidate.get(c)!.push({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
-    const lighters = lighterThan(c).filter((x) => fitted.has(x));
-    const lighter = lighters.reduce<{ max: number; label: string } | null>(
-      (a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { max: fitted.get(x)!.r.batchSize, label: x.label } : a),
-      null,
-    );
-    if (lighter !== null && lighter.max >= G) {
-      skipped(`cannot win: ${lighter.label} fits every micro-batch up to ${G} and does less work`);
-      continue;
+  let choice: Awaited<ReturnType<typeof chooseSettled>>['choice'];
+  let rows: TuneRow[];
+  // Warm sessions kept from their first timing, by row (label and m): those of the rows a tie's
+  // second timing would take now (rowsToKeep: the fastest, and the row that would take a tie from
+  // it), so that it needs no new session and no warm-up. At most two, beside the one being timed.
+  const kept = new Map<string, OpenStep>();
+  const keyOf = (r: TuneRow): string => `${r.label}\u0000${r.microBatchSize}`;
+  const keepOnly = async (rows: readonly TuneRow[]): Promise<void> => {
+    const keep = new Set(rowsToKeep(rows, G, new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])))).map((i) => keyOf(rows[i]!)));
+    for (const [k, s] of [...kept]) {
+      if (keep.has(k)) continue;
+      kept.delete(k);
+      await s.step.release();
     }
-    const past = lighters.map((x) => pastItsBest(byCandidate.get(x)!, fitted.get(x)!.r.batchSize)).find((p) => p !== null);
-    if (past) {
-      const { top, below } = past;
-      skipped(
-        `cannot win: ${top.label} is slower at ${top.microBatchSize} than at ${below.microBatchSize} (${top.samplesPerSecond!.toFixed(1)} vs ${below.samplesPerSecond!.toFixed(1)} samples/s), ` +
-          `so slower still above ${top.microBatchSize}, and this does more work at every micro-batch`,
-      );
-      continue;
-    }
-    let r: BatchResolution | null = null;
-    try {
-      r = await o.resolveMicro(c.recompute, lighter?.max ?? 0, c.offload);
-    } catch (err) {
-      if (!(err instanceof NoBatchFitsError)) throw err;
-    }
-    if (r === null) {
-      skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.label} fits up to ${lighter.max} and does less work)`);
-      continue;
-    }
-    const floor = lighter?.max ?? 0;
-    fitted.set(c, { r, floor });
-    // Time it from half its largest m (above its floor) up while faster, and down while faster
-    // when the first step up was not: the same micro-batches as from the largest down, but the
-    // largest, its dearest point, is timed after a cheaper one, so that it too can stop early. One that cannot reach the best so far stops after three steps (see timeTrainStep):
-    // by 5 % when its peak is above the best's (it cannot win a tie, which goes to the lower
-    // peak), else by 10 %.
-    const timeAt = async (m: number): Promise<TuneRow> => {
-      const accumulation = G / m;
-      const peakBytes = r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
-      const needMs: number | null = best === null ? null : (G / (accumulation * best.samplesPerSecond!)) * 1000;
-      const margin = best !== null && peakBytes !== null && best.peakBytes !== null && peakBytes > best.peakBytes ? 0.05 : 0.1;
-      const t = await timeTrainStep({
-        spec: o.spec,
-        recompute: c.recompute,
-        batchSize: m,
-        threads: config.training.threads,
-        offload: c.offload,
-        steps,
-        cwd: ctx.cwd,
-        ...(needMs !== null ? { cannotWinAboveMs: needMs, margin } : {}),
-      });
-      const row: TuneRow = {
-        label: c.label,
-        values: c.values,
-        microBatchSize: m,
-        accumulation,
-        peakBytes,
-        stepMs: t.stepMs,
-        noiseMs: t.stoppedEarly ? null : t.noiseMs,
-        samplesPerSecond: G / ((accumulation * t.stepMs) / 1000),
-        note: t.stoppedEarly
-          ? `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + ${margin * 100} %${margin < 0.1 ? ', and its peak is above the best\'s' : ''})`
-          : null,
-      };
-      byCandidate.get(c)!.push(row);
-      if (t.stoppedEarly) stopped.add(row);
-      else if (best === null || row.samplesPerSecond! > best.samplesPerSecond!) best = row;
-      return row;
-    };
-    const allowed = divisors.filter((d) => d <= r.batchSize && d > floor).sort((x, y) => x - y);
-    const startAt = Math.max(0, allowed.filter((d) => d <= r.batchSize / 2).length - 1);
-    // Times `ms` in order from `from` while each is faster than the one before; true when one was.
-    const climb = async (ms: readonly number[], from: TuneRow): Promise<boolean> => {
-      let prev = from;
-      for (const m of ms) {
-        const row = await timeAt(m);
-        if (row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower: those beyond it are not tried
-        prev = row;
-      }
-      return prev !== from;
-    };
-    const start = await timeAt(allowed[startAt]!);
-    if (!(await climb(allowed.slice(startAt + 1), start))) await climb(allowed.slice(0, startAt).reverse(), start);
-    byCandidate.get(c)!.sort((x, y) => y.microBatchSize! - x.microBatchSize!); // the table: largest m first
-  }
-  const firstRows = [...byCandidate.values()].flat(); // the table in candidate order
-  // A row stopped early lost by a margin and has no noise estimate: it does not compete. A tie the
-  // lower peak would take from a faster row is timed again first, the two side by side (_tune-tie).
+  };
   const stepOf = (r: TuneRow): StepToTime => {
     const c = candidateOf(r);
     return { spec: o.spec, recompute: c.recompute, batchSize: r.microBatchSize!, threads: config.training.threads, offload: c.offload, cwd: ctx.cwd };
   };
-  const { choice, rows } = await chooseSettled({
-    rows: firstRows,
-    globalBatchSize: G,
-    excluded: new Set(firstRows.flatMap((r, i) => (stopped.has(r) ? [i] : []))),
-    retime: async (a, b) => {
-      const t0 = performance.now();
-      const t = await timeAlternately(stepOf(a), stepOf(b), RETIME_ROUNDS);
-      const at = (r: TuneRow): string => `${r.label} at ${r.microBatchSize}`;
-      ctx.say(ctx.style.dim(`${at(a)} and ${at(b)} are within the noise, the lower peak on the slower: timed again side by side (${RETIME_ROUNDS} rounds, ${((performance.now() - t0) / 1000).toFixed(1)} s)`));
-      return t;
-    },
-  });
+  // Pairs timed again before the end (by row key), so that the end does not time them again.
+  const retimedEarly: [string, string][] = [];
+  const excludedOf = (rows: readonly TuneRow[]): Set<number> => new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])));
+  /** A tie's second timing (timeAlternately, on the sessions kept warm where there are), with its dim line. */
+  const retime = async (a: TuneRow, b: TuneRow): Promise<[Retiming, Retiming]> => {
+    const t0 = performance.now();
+    const [sa, sb] = [kept.get(keyOf(a)), kept.get(keyOf(b))];
+    const t = await timeAlternately(sa ?? stepOf(a), sb ?? stepOf(b), RETIME_ROUNDS);
+    const at = (r: TuneRow): string => `${r.label} at ${r.microBatchSize}`;
+    const warm = sa && sb ? 'both sessions kept warm from their first timing' : sa || sb ? 'one session kept warm from its first timing' : 'two new sessions';
+    ctx.say(ctx.style.dim(`${at(a)} and ${at(b)} are within the noise, the lower peak on the slower: timed again side by side (${RETIME_ROUNDS} rounds, ${warm}, ${((performance.now() - t0) / 1000).toFixed(1)} s)`));
+    return t;
+  };
+  /**
+   * Before a heavier candidate is fitted: when the tie that the end would time again is a lighter
+   * candidate's largest timed m (the faster) against the m below it (the lower peak), that tie
+   * decides whether the lighter one is past its best, so it is timed again now and its rows take
+   * the second timing's figures (the end does not time it again).
+   */
+  const settleSlope = async (lighters: readonly Candidate[]): Promise<void> => {
+    const all = [...byCandidate.values()].flat();
+    const pair = tieOver(all, G, excludedOf(all));
+    if (pair === null || retimedEarly.length >= MAX_RETIMES) return;
+    const [i, j] = pair;
+    const x = lighters.find((l) => candidateOf(all[i]!) === l && candidateOf(all[j]!) === l);
+    if (!x) return;
+    const [top, below] = byCandidate
+      .get(x)!
+      .filter((r) => r.microBatchSize !== null && r.samplesPerSecond !== null && r.microBatchSize <= fitted.get(x)!.r.batchSize)
+      .sort((u, v) => v.microBatchSize! - u.microBatchSize!);
+    if (top !== all[j] || below !== all[i]) return;
+    const now = await timeTieAgain(all, i, j, G, retime, 'to decide whether a heavier choice can win');
+    retimedEarly.push([keyOf(all[i]!), keyOf(all[j]!)]);
+    let k = 0;
+    for (const [cand, list] of byCandidate) {
+      byCandidate.set(cand, now.slice(k, k + list.length));
+      k += list.length;
+    }
+    // The faster row kept its figures, so the best so far is unchanged unless the other overtook it.
+    if (best !== null && now[i]!.samplesPerSecond! > best.samplesPerSecond!) best = now[i]!;
+    else if (best === all[j]) best = now[j]!;
+  };
+  try {
+    for (const c of candidates) {
+      const skipped = (note: string): void =>
+        void byCandidate.get(c)!.push({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
+      const lighters = lighterThan(c).filter((x) => fitted.has(x));
+      const lighter = lighters.reduce<{ max: number; label: string } | null>(
+        (a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { max: fitted.get(x)!.r.batchSize, label: x.label } : a),
+        null,
+      );
+      if (lighter !== null && lighter.max >= G) {
+        skipped(`cannot win: ${lighter.label} fits every micro-batch up to ${G} and does less work`);
+        continue;
+      }
+      const pastOf = () => lighters.map((x) => pastItsBest(byCandidate.get(x)!, fitted.get(x)!.r.batchSize)).find((p) => p !== null);
+      // Before it is decided on first timings, a tie that decides it is timed again (settleSlope).
+      if (lighters.length > 0 && !pastOf()) await settleSlope(lighters);
+      const past = pastOf();
+      if (past) {
+        const { top, below } = past;
+        const sideBySide = retimedEarly.some(([a, b]) => a === keyOf(below) && b === keyOf(top)) ? ', timed again side by side' : '';
+        skipped(
+          `cannot win: ${top.label} is slower at ${top.microBatchSize} than at ${below.microBatchSize} (${top.samplesPerSecond!.toFixed(1)} vs ${below.samplesPerSecond!.toFixed(1)} samples/s${sideBySide}), ` +
+            `so slower still above ${top.microBatchSize}, and this does more work at every micro-batch`,
+        );
+        continue;
+      }
+      let r: BatchResolution | null = null;
+      try {
+        r = await o.resolveMicro(c.recompute, lighter?.max ?? 0, c.offload);
+      } catch (err) {
+        if (!(err instanceof NoBatchFitsError)) throw err;
+      }
+      if (r === null) {
+        skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.label} fits up to ${lighter.max} and does less work)`);
+        continue;
+      }
+      const floor = lighter?.max ?? 0;
+      fitted.set(c, { r, floor });
+      // Time it from half its largest m (above its floor) up while faster, and down while faster
+      // when the first step up was not: the same micro-batches as from the largest down, but the
+      // largest, its dearest point, is timed after a cheaper one, so that it too can stop early. One that cannot reach the best so far stops after three steps (see timeTrainStep):
+      // by 5 % when its peak is above the best's (it cannot win a tie, which goes to the lower
+      // peak), else by 10 %.
+      const timeAt = async (m: number): Promise<TuneRow> => {
+        const accumulation = G / m;
+        const peakBytes = r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
+        const needMs: number | null = best === null ? null : (G / (accumulation * best.samplesPerSecond!)) * 1000;
+        const margin = best !== null && peakBytes !== null && best.peakBytes !== null && peakBytes > best.peakBytes ? 0.05 : 0.1;
+        const t = await timeTrainStep({
+          spec: o.spec,
+          recompute: c.recompute,
+          batchSize: m,
+          threads: config.training.threads,
+          offload: c.offload,
+          steps,
+          cwd: ctx.cwd,
+          ...(needMs !== null ? { cannotWinAboveMs: needMs, margin } : {}),
+          keepOpen: true,
+        });
+        const row: TuneRow = {
+          label: c.label,
+          values: c.values,
+          microBatchSize: m,
+          accumulation,
+          peakBytes,
+          stepMs: t.stepMs,
+          noiseMs: t.stoppedEarly ? null : t.noiseMs,
+          samplesPerSecond: G / ((accumulation * t.stepMs) / 1000),
+          note: t.stoppedEarly
+            ? `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + ${margin * 100} %${margin < 0.1 ? ', and its peak is above the best\'s' : ''})`
+            : null,
+        };
+        byCandidate.get(c)!.push(row);
+        if (t.stoppedEarly) stopped.add(row);
+        else if (best === null || row.samplesPerSecond! > best.samplesPerSecond!) best = row;
+        if (t.open) kept.set(keyOf(row), t.open);
+        await keepOnly([...byCandidate.values()].flat());
+        return row;
+      };
+      const allowed = divisors.filter((d) => d <= r.batchSize && d > floor).sort((x, y) => x - y);
+      const startAt = Math.max(0, allowed.filter((d) => d <= r.batchSize / 2).length - 1);
+      // Times `ms` in order from `from` while each is faster than the one before; true when one was.
+      const climb = async (ms: readonly number[], from: TuneRow): Promise<boolean> => {
+        let prev = from;
+        for (const m of ms) {
+          const row = await timeAt(m);
+          if (row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower: those beyond it are not tried
+          prev = row;
+        }
+        return prev !== from;
+      };
+      const start = await timeAt(allowed[startAt]!);
+      if (!(await climb(allowed.slice(startAt + 1), start))) await climb(allowed.slice(0, startAt).reverse(), start);
+      byCandidate.get(c)!.sort((x, y) => y.microBatchSize! - x.microBatchSize!); // the table: largest m first
+    }
+    const firstRows = [...byCandidate.values()].flat(); // the table in candidate order
+    // A row stopped early lost by a margin and has no noise estimate: it does not compete. A tie the
+    // lower peak would take from a faster row is timed again first, the two side by side (_tune-tie).
+    ({ choice, rows } = await chooseSettled({
+      rows: firstRows,
+      globalBatchSize: G,
+      excluded: new Set(firstRows.flatMap((r, i) => (stopped.has(r) ? [i] : []))),
+      retime,
+      maxRetimes: MAX_RETIMES,
+      retimed: retimedEarly.map(([a, b]): [number, number] => [firstRows.findIndex((r) => keyOf(r) === a), firstRows.findIndex((r) => keyOf(r) === b)]),
+    }));
+  } finally {
+    for (const s of kept.values()) await s.step.release();
+  }
   if (choice.chosen === null) throw new Error(`${what}: auto: no choice could be timed`);
   const entry: TuneEntry = {
     chosen: choice.chosen,
