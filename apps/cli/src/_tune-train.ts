@@ -301,8 +301,10 @@ export async function tuneTrain(o: {
   // it), so that it needs no new session and no warm-up. At most two, beside the one being timed.
   const kept = new Map<string, OpenStep>();
   const keyOf = (r: TuneRow): string => `${r.label}\u0000${r.microBatchSize}`;
+  /** The indices of `rows` stopped early: they do not compete. */
+  const excludedOf = (rows: readonly TuneRow[]): Set<number> => new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])));
   const keepOnly = async (rows: readonly TuneRow[]): Promise<void> => {
-    const keep = new Set(rowsToKeep(rows, G, new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])))).map((i) => keyOf(rows[i]!)));
+    const keep = new Set(rowsToKeep(rows, G, excludedOf(rows)).map((i) => keyOf(rows[i]!)));
     for (const [k, s] of [...kept]) {
       if (keep.has(k)) continue;
       kept.delete(k);
@@ -315,7 +317,6 @@ export async function tuneTrain(o: {
   };
   // Pairs timed again before the end (by row key), so that the end does not time them again.
   const retimedEarly: [string, string][] = [];
-  const excludedOf = (rows: readonly TuneRow[]): Set<number> => new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])));
   /** A tie's second timing (timeAlternately, on the sessions kept warm where there are), with its dim line. */
   const retime = async (a: TuneRow, b: TuneRow): Promise<[Retiming, Retiming]> => {
     const t0 = performance.now();
@@ -456,7 +457,7 @@ export async function tuneTrain(o: {
     ({ choice, rows } = await chooseSettled({
       rows: firstRows,
       globalBatchSize: G,
-      excluded: new Set(firstRows.flatMap((r, i) => (stopped.has(r) ? [i] : []))),
+      excluded: excludedOf(firstRows),
       retime,
       maxRetimes: MAX_RETIMES,
       retimed: retimedEarly.map(([a, b]): [number, number] => [firstRows.findIndex((r) => keyOf(r) === a), firstRows.findIndex((r) => keyOf(r) === b)]),
