@@ -19,6 +19,9 @@ export interface GridPoint {
   samplesPerSecond: number | null;
 }
 
+/** The grid and its referee time on the CPU (the bench and the tests have no GPU to compare with). */
+const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
+
 const tierOf = (name: string) => TRAIN_TIERS.find((g) => (g ?? 'false') === name)!;
 
 /**
@@ -46,6 +49,7 @@ export async function measureTrainGrid(o: { config: SoupConfig; spec: GptSpec; b
       let sps: number | null = null;
       if (p.fits) {
         const t = await timeTrainStep({
+          ...ON_CPU,
           spec: o.spec,
           recompute,
           batchSize: m,
@@ -96,6 +100,7 @@ export async function headToHead(
   for (let r = 0; r < o.rounds; r++) {
     for (const [i, p] of [a, b].entries()) {
       const t = await timeTrainStep({
+        ...ON_CPU,
         spec: o.spec,
         recompute: recomputeOf(o.config, tierOf(p.tier)),
         batchSize: p.m,

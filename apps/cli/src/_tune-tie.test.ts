@@ -25,8 +25,9 @@ function retimer(answers: Record<string, Retiming>) {
   const key = (r: TuneRow): string => `${r.values.gradient_checkpointing}@${r.microBatchSize}`;
   return {
     calls,
-    retime: async (a: TuneRow, b: TuneRow): Promise<[Retiming, Retiming]> => {
+    retime: async (a: TuneRow, b: TuneRow): Promise<[Retiming, Retiming] | null> => {
       calls.push([key(a), key(b)]);
+      if (!(key(a) in answers) && !(key(b) in answers)) return null; // cannot be timed side by side
       return [answers[key(a)]!, answers[key(b)]!];
     },
   };
@@ -146,7 +147,7 @@ describe('a tie timed again before the end (timeTieAgain, then chooseSettled wit
     const rows = first();
     expect(tieOver(rows, G, new Set())).toEqual([1, 0]);
     const r = retimer({ 'selective@16': { stepMs: 400, noiseMs: 1 }, 'selective@8': { stepMs: 190, noiseMs: 1 } });
-    const now = await timeTieAgain(rows, 1, 0, G, r.retime, 'to decide whether a heavier choice can win');
+    const now = (await timeTieAgain(rows, 1, 0, G, r.retime, 'to decide whether a heavier choice can win'))!;
     expect(r.calls).toEqual([['selective@8', 'selective@16']]);
     expect(rows[1]!.firstTiming).toBeUndefined(); // the given rows are not changed
     expect(now[0]!.stepMs).toBe(392); // the faster on first timings keeps its level
@@ -160,7 +161,7 @@ describe('a tie timed again before the end (timeTieAgain, then chooseSettled wit
   it('is not timed a second time at the end, counts towards the limit, and is named in the reason', async () => {
     const r = retimer({ 'selective@16': { stepMs: 400, noiseMs: 6 }, 'selective@8': { stepMs: 203, noiseMs: 6 } });
     // Still a tie after the early second timing: it stands, and the lower peak takes it without a third timing.
-    const now = await timeTieAgain(first(), 1, 0, G, r.retime);
+    const now = (await timeTieAgain(first(), 1, 0, G, r.retime))!;
     expect(tieOver(now, G, new Set())).toEqual([1, 0]);
     const s = await chooseSettled({ rows: now, globalBatchSize: G, excluded: new Set(), retime: r.retime, retimed: [[1, 0]] });
     expect(r.calls).toHaveLength(1);
@@ -172,5 +173,27 @@ describe('a tie timed again before the end (timeTieAgain, then chooseSettled wit
     const t = await chooseSettled({ rows: more, globalBatchSize: G, excluded: new Set(), retime: r.retime, retimed: [[1, 0]], maxRetimes: 1 });
     expect(r.calls).toHaveLength(1);
     expect(t.choice.reason).toMatch(/but that tie was not timed again \(a choice times at most 1 pairs again\), so the faster stands/);
+  });
+});
+
+describe('a tie that cannot be timed side by side (its two sessions do not fit the device together)', () => {
+  const first = (): TuneRow[] => [row('false', 8, 171, 196, 2), row('selective', 8, 159, 198, 2)];
+
+  it('goes to the faster row, rows unchanged, and the reason says why', async () => {
+    const r = retimer({}); // the retime answers null: the tuner said the pair does not fit together
+    const s = await chooseSettled({ rows: first(), globalBatchSize: G, excluded: new Set(), retime: r.retime });
+    expect(r.calls).toEqual([['selective@8', 'false@8']]);
+    expect(s.choice.chosen).toBe(0);
+    expect(s.rows).toEqual(first());
+    expect(s.retimed).toEqual([]);
+    expect(s.choice.reason).toBe(
+      'gradient_checkpointing=false at micro-batch 8 is the fastest (40.8 samples/s); gradient_checkpointing=selective at micro-batch 8 is within the noise with a lower peak, but the two cannot be timed side by side (their sessions do not fit the device together), so the faster stands',
+    );
+  });
+
+  it('timeTieAgain gives null and changes nothing', async () => {
+    const rows = first();
+    expect(await timeTieAgain(rows, 1, 0, G, retimer({}).retime)).toBeNull();
+    expect(rows).toEqual(first());
   });
 });

@@ -15,6 +15,12 @@ export interface Retiming {
   noiseMs: number;
 }
 
+/**
+ * Times two rows again side by side; null when it cannot: the two sessions do not fit the device
+ * together (_tune-hold), and the caller has said why.
+ */
+export type Retime = (a: TuneRow, b: TuneRow) => Promise<[Retiming, Retiming] | null>;
+
 const named = (r: TuneRow): string => (r.microBatchSize === null ? r.label : `${r.label} at micro-batch ${r.microBatchSize}`);
 
 /** The pair a choice would settle by the lower peak against the faster row (chosen, fastest), or null. */
@@ -53,20 +59,22 @@ export const tieOver = (rows: readonly TuneRow[], globalBatchSize: number, exclu
  * timing, the one the other rows were compared with (a timing taken now under another load would
  * not compare with them): i becomes j's samples/s times the ratio (and the m ratio), both take the
  * side-by-side noise and keep their first timing (`firstTiming`), and their notes say so, with
- * `why` when given.
+ * `why` when given. Null when `retime` could not time them (nothing changed).
  */
 export async function timeTieAgain(
   rows: readonly TuneRow[],
   i: number,
   j: number,
   G: number,
-  retime: (a: TuneRow, b: TuneRow) => Promise<[Retiming, Retiming]>,
+  retime: Retime,
   why?: string,
-): Promise<TuneRow[]> {
+): Promise<TuneRow[] | null> {
   const out = [...rows];
   const a = rows[i]!;
   const b = rows[j]!;
-  const [ri, rj] = await retime(a, b);
+  const again = await retime(a, b);
+  if (again === null) return null;
+  const [ri, rj] = again;
   const ratio = rj.stepMs / ri.stepMs; // i's speed over j's at the same m; times the m ratio below
   const spsI = b.samplesPerSecond! * ratio * (b.accumulation! / a.accumulation!);
   const stepI = G / ((a.accumulation! * spsI) / 1000);
@@ -91,14 +99,16 @@ export async function timeTieAgain(
  * rows, against each other): the faster row keeps its figures, the other becomes the faster's
  * samples/s times their side-by-side ratio, and both take the side-by-side noise. Each pair once, at most
  * `maxRetimes` pairs: a tie that stands after its second timing goes to the lower peak, and the
- * reason says that it was timed twice; one beyond the limit goes to the faster row. So the lower peak
- * never takes a tie from a faster row on first timings alone.
+ * reason says that it was timed twice; one beyond the limit, or one that cannot be timed side by
+ * side (`retime` gives null), goes to the faster row. So the lower peak never takes a tie from a
+ * faster row on first timings alone.
  */
 export async function chooseSettled(o: {
   rows: readonly TuneRow[];
   globalBatchSize: number;
   excluded: ReadonlySet<number>;
-  retime(a: TuneRow, b: TuneRow): Promise<[Retiming, Retiming]>;
+  /** Null from it: that pair cannot be timed side by side (they do not fit together), so the faster stands. */
+  retime: Retime;
   /** @default 2 */
   maxRetimes?: number;
   /** Pairs (indices into `rows`) already timed again by timeTieAgain: not timed again, and counted in `maxRetimes`. */
@@ -120,7 +130,13 @@ export async function chooseSettled(o: {
       choice = { ...choice, chosen: j, closeTo: i };
       break;
     }
-    rows.splice(0, rows.length, ...(await timeTieAgain(rows, i, j, G, o.retime)));
+    const again = await timeTieAgain(rows, i, j, G, o.retime);
+    if (again === null) {
+      unsettled = `${named(rows[j]!)} is the fastest (${rows[j]!.samplesPerSecond!.toFixed(1)} samples/s); ${named(rows[i]!)} is within the noise with a lower peak, but the two cannot be timed side by side (their sessions do not fit the device together), so the faster stands`;
+      choice = { ...choice, chosen: j, closeTo: i };
+      break;
+    }
+    rows.splice(0, rows.length, ...again);
     retimed.push([i, j]);
     choice = choose();
   }

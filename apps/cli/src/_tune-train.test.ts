@@ -9,6 +9,8 @@ import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
 import { fastestHalf, openWarmStep, pastItsBest, timeAlternately, timeTrainStep, type OpenStep } from './_tune-train';
 
+const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
+
 const row = (m: number | null, sps: number | null): TuneRow => ({
   label: 'gradient_checkpointing=false',
   values: { gradient_checkpointing: 'false' },
@@ -69,7 +71,7 @@ describe('timeAlternately', () => {
     const cwd = useTempDir();
     const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
     const saveDir = join(cwd, 'scratch');
-    const at = (batchSize: number, offload: { target: 'disk'; saveDir: string } | null) => ({ spec, recompute: [], batchSize, threads: 1, offload, cwd });
+    const at = (batchSize: number, offload: { target: 'disk'; saveDir: string } | null) => ({ spec, recompute: [], batchSize, threads: 1, offload, cwd, ...ON_CPU });
     // 16 times the samples on the second: its step must come back as the slower one, whatever the order of the rounds.
     const [small, large] = await timeAlternately(at(2, null), at(32, { target: 'disk', saveDir }), 4);
     expect(small.stepMs).toBeGreaterThan(0);
@@ -81,7 +83,7 @@ describe('timeAlternately', () => {
   it('uses a session kept from its first timing as it is: no warm-up, no new session, and leaves it open', async () => {
     const cwd = useTempDir();
     const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
-    const at = (batchSize: number) => ({ spec, recompute: [], batchSize, threads: 1, offload: null, cwd });
+    const at = (batchSize: number) => ({ spec, recompute: [], batchSize, threads: 1, offload: null, cwd, ...ON_CPU });
     const kept = await openWarmStep(at(2));
     try {
       // Count the steps run on the kept session: exactly the rounds, none for a warm-up.
@@ -101,7 +103,7 @@ describe('timeAlternately', () => {
 
 describe('timeTrainStep keepOpen', () => {
   const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
-  const at = (cwd: string) => ({ spec, recompute: [], batchSize: 2, threads: 1, offload: null, cwd });
+  const at = (cwd: string) => ({ spec, recompute: [], batchSize: 2, threads: 1, offload: null, cwd, ...ON_CPU });
 
   it('hands back the warm session of a timing that ran to the end', async () => {
     const t = await timeTrainStep({ ...at(useTempDir()), steps: 2, keepOpen: true });

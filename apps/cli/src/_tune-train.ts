@@ -14,7 +14,9 @@ import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-tr
 import type { BatchResolution, TrialView } from './_batch';
 import type { CommandContext } from './_context';
 import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
+import { formatBytes } from './format-bytes';
 import { printTable, withEarlyStops } from './_tune-exec';
+import { holdable, holdBytesOf, KeptSessions, peakAtMost } from './_tune-hold';
 import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './_tune-tie';
 import type { SoupConfig } from './validate-config';
 
@@ -67,7 +69,11 @@ export async function timeTrainStep(
   }
 }
 
-/** What one timing session runs: a template, its recompute set and offload, at one micro-batch. */
+/**
+ * What one timing session runs: a template, its recompute set and offload, at one micro-batch, on
+ * the device the run trains on (`executionProvider`, `deviceId`: soup.yaml's `device`). Required,
+ * not defaulted: a timing on the CPU says nothing about a step on the GPU.
+ */
 export interface StepToTime {
   spec: GptSpec;
   recompute: string[];
@@ -75,6 +81,8 @@ export interface StepToTime {
   threads: number;
   offload: OffloadPlan | null;
   cwd: string;
+  executionProvider: 'cpu' | 'cuda';
+  deviceId: number;
 }
 
 /** A warm training step session and its synthetic batch (openWarmStep); whoever opened it releases it. */
@@ -89,6 +97,8 @@ export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
     spec: o.spec,
     seed: 0,
     recompute: o.recompute,
+    executionProvider: o.executionProvider,
+    deviceId: o.deviceId,
     ...(o.threads > 0 ? { intraOpNumThreads: o.threads } : {}),
     ...(o.offload ? { offload: { target: o.offload.target, ...(o.offload.saveDir ? { saveDir: o.offload.saveDir } : {}), cwd: o.cwd } } : {}),
   });
@@ -277,6 +287,8 @@ export async function tuneTrain(o: {
       `a tie that the lower peak would take from a faster one is timed again, the two alternately`,
   );
   const byCandidate = new Map<Candidate, TuneRow[]>(candidates.map((c) => [c, []]));
+  // Every step is timed on the device the run trains on.
+  const deviceOf = { executionProvider: config.device.kind, deviceId: config.device.id };
   const divisors = divisorsOf(G);
   // Fit, lightest first. Full recomputation and an offload only add work: at one micro-batch they
   // are not faster (small template, threads 1, fastest half of 10 steps: full 430 ms at 16 against
@@ -298,31 +310,41 @@ export async function tuneTrain(o: {
   let rows: TuneRow[];
   // Warm sessions kept from their first timing, by row (label and m): those of the rows a tie's
   // second timing would take now (rowsToKeep: the fastest, and the row that would take a tie from
-  // it), so that it needs no new session and no warm-up. At most two, beside the one being timed.
-  const kept = new Map<string, OpenStep>();
+  // it), so that it needs no new session and no warm-up. At most two, beside the one being timed,
+  // and only while the sessions held at once fit `holdBytes` (_tune-hold: on a GPU, the budget).
+  const kept = new KeptSessions<OpenStep>(holdBytesOf(config.device.kind, o.budgetBytes));
   const keyOf = (r: TuneRow): string => `${r.label}\u0000${r.microBatchSize}`;
+  /** A row's peak, or a bound on it from its candidate's fits at a larger m. */
+  const peakOf = (r: TuneRow): number | null => r.peakBytes ?? peakAtMost(fitted.get(candidateOf(r))?.r.trials ?? [], r.microBatchSize!);
   /** The indices of `rows` stopped early: they do not compete. */
   const excludedOf = (rows: readonly TuneRow[]): Set<number> => new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])));
   const keepOnly = async (rows: readonly TuneRow[]): Promise<void> => {
-    const keep = new Set(rowsToKeep(rows, G, excludedOf(rows)).map((i) => keyOf(rows[i]!)));
-    for (const [k, s] of [...kept]) {
-      if (keep.has(k)) continue;
-      kept.delete(k);
-      await s.step.release();
-    }
+    const toKeep = rowsToKeep(rows, G, excludedOf(rows)).map((i) => rows[i]!);
+    // A pair that cannot be held together is not timed side by side: keep the faster (the last) alone.
+    await kept.keepOnly(new Set((holdable(toKeep.map(peakOf), kept.holdBytes) ? toKeep : toKeep.slice(-1)).map(keyOf)));
   };
   const stepOf = (r: TuneRow): StepToTime => {
     const c = candidateOf(r);
-    return { spec: o.spec, recompute: c.recompute, batchSize: r.microBatchSize!, threads: config.training.threads, offload: c.offload, cwd: ctx.cwd };
+    return { ...deviceOf, spec: o.spec, recompute: c.recompute, batchSize: r.microBatchSize!, threads: config.training.threads, offload: c.offload, cwd: ctx.cwd };
   };
   // Pairs timed again before the end (by row key), so that the end does not time them again.
   const retimedEarly: [string, string][] = [];
-  /** A tie's second timing (timeAlternately, on the sessions kept warm where there are), with its dim line. */
-  const retime = async (a: TuneRow, b: TuneRow): Promise<[Retiming, Retiming]> => {
+  const at = (r: TuneRow): string => `${r.label} at ${r.microBatchSize}`;
+  /**
+   * A tie's second timing (timeAlternately, on the sessions kept warm where there are), with its dim
+   * line; null, said, when the two sessions do not fit together.
+   */
+  const retime = async (a: TuneRow, b: TuneRow): Promise<[Retiming, Retiming] | null> => {
     const t0 = performance.now();
+    const peaks = [peakOf(a), peakOf(b)];
+    if (!holdable(peaks, kept.holdBytes)) {
+      const shown = peaks.map((p) => (p === null ? 'unknown' : formatBytes(p))).join(' + ');
+      ctx.say(ctx.style.dim(`${at(a)} and ${at(b)} are within the noise, the lower peak on the slower, but their two sessions do not fit together (${shown} over ${formatBytes(kept.holdBytes)}): not timed side by side, the faster stands`));
+      return null;
+    }
+    await kept.makeRoom(peaks, new Set([keyOf(a), keyOf(b)]));
     const [sa, sb] = [kept.get(keyOf(a)), kept.get(keyOf(b))];
     const t = await timeAlternately(sa ?? stepOf(a), sb ?? stepOf(b), RETIME_ROUNDS);
-    const at = (r: TuneRow): string => `${r.label} at ${r.microBatchSize}`;
     const warm = sa && sb ? 'both sessions kept warm from their first timing' : sa || sb ? 'one session kept warm from its first timing' : 'two new sessions';
     ctx.say(ctx.style.dim(`${at(a)} and ${at(b)} are within the noise, the lower peak on the slower: timed again side by side (${RETIME_ROUNDS} rounds, ${warm}, ${((performance.now() - t0) / 1000).toFixed(1)} s)`));
     return t;
@@ -346,6 +368,7 @@ export async function tuneTrain(o: {
       .sort((u, v) => v.microBatchSize! - u.microBatchSize!);
     if (top !== all[j] || below !== all[i]) return;
     const now = await timeTieAgain(all, i, j, G, retime, 'to decide whether a heavier choice can win');
+    if (now === null) return; // not timed side by side: decided on first timings, as before
     retimedEarly.push([keyOf(all[i]!), keyOf(all[j]!)]);
     let k = 0;
     for (const [cand, list] of byCandidate) {
@@ -404,7 +427,10 @@ export async function tuneTrain(o: {
         const peakBytes = r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
         const needMs: number | null = best === null ? null : (G / (accumulation * best.samplesPerSecond!)) * 1000;
         const margin = best !== null && peakBytes !== null && best.peakBytes !== null && peakBytes > best.peakBytes ? 0.05 : 0.1;
+        const peak = peakAtMost(r.trials, m);
+        await kept.makeRoom([peak]);
         const t = await timeTrainStep({
+          ...deviceOf,
           spec: o.spec,
           recompute: c.recompute,
           batchSize: m,
@@ -431,7 +457,7 @@ export async function tuneTrain(o: {
         byCandidate.get(c)!.push(row);
         if (t.stoppedEarly) stopped.add(row);
         else if (best === null || row.samplesPerSecond! > best.samplesPerSecond!) best = row;
-        if (t.open) kept.set(keyOf(row), t.open);
+        if (t.open) kept.keep(keyOf(row), t.open, peak);
         await keepOnly([...byCandidate.values()].flat());
         return row;
       };
@@ -463,7 +489,7 @@ export async function tuneTrain(o: {
       retimed: retimedEarly.map(([a, b]): [number, number] => [firstRows.findIndex((r) => keyOf(r) === a), firstRows.findIndex((r) => keyOf(r) === b)]),
     }));
   } finally {
-    for (const s of kept.values()) await s.step.release();
+    await kept.releaseAll();
   }
   if (choice.chosen === null) throw new Error(`${what}: auto: no choice could be timed`);
   const entry: TuneEntry = {
