@@ -7,6 +7,7 @@ import { moduleNames, type GptSpec } from '@soup/onnx-train';
 import { noFitAdvice } from './_advice';
 import { resolveBatch, trialLine, type BatchResolution, type TrialView } from './_batch';
 import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
+import { resetHighWaterMark, type EarlierPeak } from './_session-peak';
 import type { CommandContext } from './_context';
 import { cacheBaseOf, gptSpecOf, offloadChoicesOf, offloadOf, resolveTier, type OffloadPlan, type TierPlan } from './_plan';
 import { formatBytes } from './format-bytes';
@@ -64,6 +65,11 @@ export interface PreparedRun {
   tuned: TuneEntry | null;
   /** `activation_offloading: auto`: what was chosen and why, one line (null: not auto, or not measured). */
   offloadChoice: string | null;
+  /**
+   * The tuner timed steps in this process: its peak (VmHWM), and whether the high-water mark was
+   * reset after it (so soup train's session peak is the run's own). Null when nothing was timed here.
+   */
+  tuneMemory: EarlierPeak | null;
 }
 
 /** Resolves device, tier and batch size, probing (each trial shown) when the config says auto. */
@@ -141,6 +147,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   let ceiling: number | null = null;
   let tuned: TuneEntry | null = null;
   let offloadChoice: string | null = null;
+  let tuneMemory: EarlierPeak | null = null;
   // gradient_checkpointing: auto and activation_offloading: auto are measured choices when the
   // micro-batch is soup's to choose too (auto, probed); the budget tier sizes its own way.
   const tierAuto = config.training.gradientCheckpointing === 'auto';
@@ -162,6 +169,8 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
       // over the budget: its answer is a measured fit either way.
       resolveMicro: (recompute, floor, off) => resolveMicro(recompute, floor, off, true),
     });
+    // Its timing sessions are released: measure them apart from what follows (soup train's session peak).
+    if (t.source === 'measured') tuneMemory = resetHighWaterMark();
     tier.granularity = t.granularity;
     tier.recompute = t.recompute;
     offload = t.offload;
@@ -256,6 +265,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     ceiling,
     tuned,
     offloadChoice,
+    tuneMemory,
   };
 }
 

@@ -3,7 +3,7 @@
 // save and push, the validation pass): it only grows, so the phase in which it last grew holds
 // the session's peak, exactly, with no sampling interval to miss a spike. It is resident memory
 // of this process (page cache and a CUDA device's memory are not in it): the report says so.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** What the session's peak was, where, and against what. */
@@ -24,6 +24,36 @@ export interface SessionPeakReport {
   max_memory_passed_at: string | null;
   /** VmHWM: soup train's own process; tree-rss / cuda-per-process: soup run's trainer tree, sampled. */
   method: 'VmHWM' | 'tree-rss' | 'cuda-per-process' | 'unavailable';
+  /**
+   * soup train after its tuner timed steps in this process (`gradient_checkpointing: auto`, measured
+   * now): the process's peak through tuning (VmHWM, null where unreadable), and whether the session
+   * peak above includes it (false: the high-water mark was reset after tuning, so the session's
+   * peak is the run's own). Absent when nothing was tuned in this process.
+   */
+  tuning?: { peak_bytes: number | null; in_session_peak: boolean };
+}
+
+/** What resetHighWaterMark found: the peak so far, and whether the kernel reset the mark. */
+export interface EarlierPeak {
+  peakBytes: number | null;
+  reset: boolean;
+}
+
+/**
+ * The process's peak so far (VmHWM), then the mark reset to the resident memory now (Linux: `5`
+ * written to /proc/self/clear_refs), so that what follows is measured on its own. `reset` is
+ * false where the kernel did not take it (no such file, no permission): the mark still holds this
+ * peak then, and a later report must say so.
+ */
+export function resetHighWaterMark(procSelf = '/proc/self'): EarlierPeak {
+  const peakBytes = hwm(procSelf);
+  try {
+    writeFileSync(join(procSelf, 'clear_refs'), '5');
+  } catch {
+    return { peakBytes, reset: false };
+  }
+  const now = hwm(procSelf);
+  return { peakBytes, reset: peakBytes !== null && now !== null && now <= peakBytes };
 }
 
 function hwm(procSelf: string): number | null {
@@ -45,6 +75,8 @@ export interface SessionPeakOptions {
   warn: (line: string) => void;
   /** @default '/proc/self' */
   procSelf?: string;
+  /** The tuner's phase before the session (resetHighWaterMark after it); null: nothing tuned in this process. */
+  tuning?: EarlierPeak | null;
 }
 
 /** Tracks the session's peak phase by phase (see the file comment). */
@@ -86,6 +118,7 @@ export class SessionPeak {
       max_memory_bytes: this.o.maxMemoryBytes,
       max_memory_passed_at: this.passedAt,
       method: this.peak === null ? 'unavailable' : 'VmHWM',
+      ...(this.o.tuning ? { tuning: { peak_bytes: this.o.tuning.peakBytes, in_session_peak: !this.o.tuning.reset } } : {}),
     };
   }
 }

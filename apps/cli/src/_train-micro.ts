@@ -79,7 +79,7 @@ export function sessionPeak(opts: Record<string, unknown>, prepared: PreparedRun
   if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
     throw new UsageError(`--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: set training.memory_budget)`);
   }
-  return new SessionPeak({ budgetBytes, budgetSource, maxMemoryBytes, warn });
+  return new SessionPeak({ budgetBytes, budgetSource, maxMemoryBytes, warn, tuning: prepared.tuneMemory });
 }
 
 /** The summary line: peak, where, budget, headroom. */
@@ -87,7 +87,14 @@ export function describePeak(r: SessionPeakReport | null): string {
   if (r === null || r.peak_bytes === null) return 'memory: peak unknown (no /proc/self/status on this system)';
   const budget = r.budget_bytes === null ? 'budget unknown' : `budget ${formatBytes(r.budget_bytes)} (${r.budget_source === 'memory_budget' ? 'training.memory_budget' : 'reachable at the start'}), headroom ${formatBytes(r.headroom_bytes)}`;
   const max = r.max_memory_bytes === null ? '' : r.max_memory_passed_at ? `; passed --max-memory ${formatBytes(r.max_memory_bytes)} at ${r.max_memory_passed_at}` : `; under --max-memory ${formatBytes(r.max_memory_bytes)}`;
-  return `memory: session peak ${formatBytes(r.peak_bytes)} (this process's resident memory, VmHWM) at ${r.peak_at}; ${budget}${max}`;
+  const t = r.tuning;
+  const tuning =
+    t === undefined || t.peak_bytes === null
+      ? ''
+      : t.in_session_peak
+        ? `; it includes the tuner's timing sessions (${formatBytes(t.peak_bytes)} through tuning: the high-water mark could not be reset after it)`
+        : `; before it, the tuner's timing sessions took this process to ${formatBytes(t.peak_bytes)} (measured apart: the high-water mark was reset after tuning)`;
+  return `memory: session peak ${formatBytes(r.peak_bytes)} (this process's resident memory, VmHWM) at ${r.peak_at}; ${budget}${max}${tuning}`;
 }
 
 /**

@@ -2,13 +2,15 @@
 // session starts with, and the session's peak (VmHWM read phase by phase, from fixture files).
 import { TrainStepError } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeMicroBatch, type OomStepDown } from './_micro-sessions';
 import { stepOomLine, stepWithStepDown } from './_oom-step-down';
-import { resolveMaxMemory, SessionPeak } from './_session-peak';
-import { microBatchesOf, validate } from './_train-micro';
+import { resetHighWaterMark, resolveMaxMemory, SessionPeak } from './_session-peak';
+import { describePeak, microBatchesOf, validate } from './_train-micro';
 import { parseBytes } from './parse-bytes';
 
 const ORT_OOM = 'training step failed at batch size 16: Non-zero status code returned while running Gemm node. Status Message: bfc_arena.cc:360 Failed to allocate memory for requested buffer of size 67108864';
@@ -139,5 +141,43 @@ describe('SessionPeak', () => {
     expect(resolveMaxMemory('90%', 1000, parseBytes)).toBe(900);
     expect(resolveMaxMemory('90%', null, parseBytes)).toBeNull();
     expect(resolveMaxMemory(undefined, 1000, parseBytes)).toBeNull();
+  });
+});
+
+describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
+  const vmHwm = (): number => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+
+  it.skipIf(process.platform !== 'linux')("returns the peak so far and resets the kernel's mark to what is resident now", () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let big: Buffer | null = Buffer.alloc(256 * 2 ** 20, 1); // resident: every page written
+    const held = vmHwm();
+    big = null;
+    gc();
+    const r = resetHighWaterMark();
+    expect(big).toBeNull();
+    expect(r.reset).toBe(true);
+    expect(r.peakBytes!).toBeGreaterThanOrEqual(held);
+    expect(vmHwm()).toBeLessThan(r.peakBytes! - 200 * 2 ** 20); // the 256 MiB are no longer in the mark
+  });
+
+  it('says when the mark could not be reset (no clear_refs to write), and keeps the peak', () => {
+    const proc = join(useTempDir(), 'self');
+    mkdirSync(join(proc, 'clear_refs'), { recursive: true }); // a directory: the write fails
+    writeFileSync(join(proc, 'status'), 'VmHWM:\t 5000 kB\n');
+    expect(resetHighWaterMark(proc)).toEqual({ peakBytes: 5000 * 1024, reset: false });
+  });
+
+  it("reports the tuning phase beside the session's peak, counted in it or not, and nothing without one", () => {
+    const proc = join(useTempDir(), 'self');
+    mkdirSync(proc);
+    writeFileSync(join(proc, 'status'), 'VmHWM:\t 300000 kB\n');
+    const MiB = 2 ** 20;
+    const at = (tuning: { peakBytes: number | null; reset: boolean } | null) => new SessionPeak({ budgetBytes: 400 * MiB, budgetSource: 'memory_budget', maxMemoryBytes: null, warn: () => {}, procSelf: proc, tuning }).report();
+    expect(at({ peakBytes: 671 * MiB, reset: true }).tuning).toEqual({ peak_bytes: 671 * MiB, in_session_peak: false });
+    expect(describePeak(at({ peakBytes: 671 * MiB, reset: true }))).toMatch(/; before it, the tuner's timing sessions took this process to 671 MiB \(measured apart: the high-water mark was reset after tuning\)$/);
+    expect(describePeak(at({ peakBytes: 671 * MiB, reset: false }))).toMatch(/; it includes the tuner's timing sessions \(671 MiB through tuning: the high-water mark could not be reset after it\)$/);
+    expect(at(null)).not.toHaveProperty('tuning');
+    expect(describePeak(at(null))).not.toMatch(/tuner/);
   });
 });

@@ -146,4 +146,25 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     }
     console.log(lines.join('\n'));
   });
+
+  it("soup train measures the tuner's timing sessions apart from the session's own peak", async () => {
+    const cwd = useTempDir();
+    const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' };
+    expect((await runNode([SOUP_BIN, 'init', '--template', 'small'], { cwd, env, timeoutMs: 60_000 })).code).toBe(0);
+    writeFileSync(join(cwd, 'soup.yaml'), readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'));
+    const r = await runNode([SOUP_BIN, 'train', '--budget', '300MiB', '--stop-after-steps', '2', '--no-cache'], { cwd, env, timeoutMs: 600_000 });
+    expect(r.code, r.stderr).toBe(75); // a segment: stopped after 2 steps
+    const out = r.stdout + r.stderr;
+    expect(out).toMatch(/gradient_checkpointing: auto, measured/);
+    const run = JSON.parse(/^RUN_JSON (.*)$/m.exec(r.stdout)![1]!) as { memory: { peak_bytes: number; peak_at: string; tuning?: { peak_bytes: number; in_session_peak: boolean } } };
+    // The tuner held up to three step sessions at once in this process; that is its own figure.
+    // The session's peak is the run's: reached in a step, a save or validation, not at setup,
+    // where before the reset the tuner's sessions were (579 MiB at "setup" against 477-484 MiB
+    // for the run itself, measured on this template).
+    expect(run.memory.tuning).toEqual({ peak_bytes: expect.any(Number), in_session_peak: false });
+    expect(run.memory.peak_at, describePeakLine(out)).not.toBe('setup');
+    expect(describePeakLine(out)).toMatch(/; before it, the tuner's timing sessions took this process to [\d.]+ MiB \(measured apart: the high-water mark was reset after tuning\)$/);
+  });
 });
+
+const describePeakLine = (out: string): string => /^memory: session peak .*$/m.exec(out)?.[0] ?? '(no memory line)';
