@@ -5,7 +5,8 @@ import { divisorsOf } from '@soup/batch-probe';
 import { createTrainStepProbe } from '@soup/cuda-probe';
 import type { GptSpec } from '@soup/onnx-train';
 import { recomputeOf } from './_plan';
-import { timeTrainStep, TRAIN_TIERS } from './_tune-train';
+import { timeTrainStep } from './_tune-step';
+import { TRAIN_TIERS } from './_tune-train';
 import type { SoupConfig } from './validate-config';
 
 export interface GridPoint {

@@ -116,6 +116,25 @@ describe('chooseSettled', () => {
       /^gradient_checkpointing=false at micro-batch 16 is the fastest \(41\.0 samples\/s\); gradient_checkpointing=false at micro-batch 8 is within the noise with a lower peak, but that tie was not timed again \(a choice times at most 1 pairs again\), so the faster stands\. gradient_checkpointing=selective at micro-batch 8 and/,
     );
   });
+
+  it('gives a tie whose first timings were taken side by side to the lower peak as it stands: not timed again, and says so', async () => {
+    const r = retimer({ 'false@8': { stepMs: 180, noiseMs: 1.5 }, 'selective@8': { stepMs: 199, noiseMs: 1.5 } });
+    const s = await chooseSettled({ rows: first(), globalBatchSize: G, excluded: new Set(), retime: r.retime, sideBySide: [[0, 1]] });
+    expect(r.calls).toEqual([]);
+    expect(s.choice.chosen).toBe(1);
+    expect(s.rows).toEqual(first());
+    expect(s.retimed).toEqual([]);
+    expect(s.choice.reason).toMatch(/its peak is lower: the lower peak wins a tie; the two were timed side by side from the start, alternately \(the same load on both\)$/);
+  });
+
+  it('does not count a pair timed side by side from the start against maxRetimes, and times a tie outside it again', async () => {
+    // off@8 and selective@8 side by side from the start; off@16 is faster than both, within the noise.
+    const r = retimer(answers);
+    const s = await chooseSettled({ rows: three(), globalBatchSize: G, excluded: new Set(), retime: r.retime, maxRetimes: 1, sideBySide: [[1, 2]] });
+    expect(r.calls).toEqual([['selective@8', 'false@16']]);
+    expect(s.retimed).toEqual([[2, 0]]);
+    expect(s.choice.reason).not.toMatch(/timed side by side from the start/);
+  });
 });
 
 describe('rowsToKeep', () => {

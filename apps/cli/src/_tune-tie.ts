@@ -113,6 +113,12 @@ export async function chooseSettled(o: {
   maxRetimes?: number;
   /** Pairs (indices into `rows`) already timed again by timeTieAgain: not timed again, and counted in `maxRetimes`. */
   retimed?: readonly [number, number][];
+  /**
+   * Pairs (indices into `rows`) whose first timings were taken side by side, under one load: a tie
+   * between them stands as it is, not timed again and not counted in `maxRetimes`, and the reason
+   * says how it was timed.
+   */
+  sideBySide?: readonly [number, number][];
 }): Promise<{ choice: ConfigurationChoice; rows: TuneRow[]; retimed: [number, number][] }> {
   const G = o.globalBatchSize;
   const rows = [...o.rows];
@@ -121,9 +127,11 @@ export async function chooseSettled(o: {
   const max = o.maxRetimes ?? 2;
   let choice = choose();
   let unsettled: string | null = null;
+  const sideBySide = o.sideBySide ?? [];
+  const among = (pairs: readonly [number, number][], i: number, j: number): boolean => pairs.some(([x, y]) => (x === i && y === j) || (x === j && y === i));
   for (let pair = tieTakenByPeak(choice); pair !== null; pair = tieTakenByPeak(choice)) {
     const [i, j] = pair;
-    if (retimed.some(([x, y]) => (x === i && y === j) || (x === j && y === i))) break; // it stands after its second timing
+    if (among(retimed, i, j) || among(sideBySide, i, j)) break; // it stands after a timing side by side
     if (retimed.length >= max) {
       // Not checked side by side: the lower peak does not take it from the measured fastest.
       unsettled = `${named(rows[j]!)} is the fastest (${rows[j]!.samplesPerSecond!.toFixed(1)} samples/s); ${named(rows[i]!)} is within the noise with a lower peak, but that tie was not timed again (a choice times at most ${max} pairs again), so the faster stands`;
@@ -140,6 +148,9 @@ export async function chooseSettled(o: {
     retimed.push([i, j]);
     choice = choose();
   }
+  // A tie decided on first timings taken side by side says so.
+  const tie = choice.chosen !== null && choice.closeTo !== null && among(sideBySide, choice.chosen, choice.closeTo) && !among(retimed, choice.chosen, choice.closeTo);
+  if (tie && unsettled === null) choice = { ...choice, reason: `${choice.reason}; the two were timed side by side from the start, alternately (the same load on both)` };
   if (retimed.length === 0 && unsettled === null) return { choice, rows, retimed };
   const pairs = retimed.map(([i, j]) => `${named(rows[i]!)} and ${named(rows[j]!)}`).join('; then ');
   const settled =

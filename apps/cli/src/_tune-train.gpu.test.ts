@@ -5,7 +5,7 @@ import { deviceIdentity } from '@soup/cuda-probe';
 import { createTrainStep, defineGptSpec, ExecutionProviderError } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { timeAlternately, timeTrainStep, type StepToTime } from './_tune-train';
+import { timeAlternately, timeTrainStep, type StepToTime } from './_tune-step';
 
 const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
 const at = (cwd: string, batchSize = 2): StepToTime => ({ spec, recompute: [], batchSize, threads: 1, offload: null, cwd, executionProvider: 'cuda', deviceId: 0 });

@@ -7,7 +7,8 @@ import type { TuneRow } from '@soup/batch-probe';
 import { defineGptSpec } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { fastestHalf, openWarmStep, pastItsBest, timeAlternately, timeTrainStep, type OpenStep } from './_tune-train';
+import { fastestHalf, openWarmStep, timeAlternately, timeSideBySide, timeTrainStep, type OpenStep } from './_tune-step';
+import { pastItsBest } from './_tune-train';
 
 const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
 
@@ -97,6 +98,45 @@ describe('timeAlternately', () => {
       expect((await kept.step.run(kept.batch)).totalMs).toBeGreaterThan(0);
     } finally {
       await kept.step.release();
+    }
+  });
+});
+
+describe('timeSideBySide', () => {
+  const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
+  const at = (cwd: string, batchSize: number) => ({ spec, recompute: [], batchSize, threads: 1, offload: null, cwd, ...ON_CPU });
+
+  it('takes two first timings side by side, each answer its own, and hands both warm sessions back open', async () => {
+    const cwd = useTempDir();
+    const sides = await timeSideBySide(at(cwd, 2), at(cwd, 32), 4);
+    try {
+      const [small, large] = sides;
+      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=32 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
+      for (const t of sides) {
+        expect(t.times).toHaveLength(4);
+        expect(t.stoppedEarly).toBe(false);
+        expect(t.noiseMs).toBeGreaterThanOrEqual(0);
+      }
+      // In the order given, and still open: each runs its own micro-batch again (a released session throws).
+      expect(sides.map((t) => t.open!.batch.batchSize)).toEqual([2, 32]);
+      for (const t of sides) expect((await t.open!.step.run(t.open!.batch)).totalMs).toBeGreaterThan(0);
+    } finally {
+      for (const t of sides) await t.open?.step.release();
+    }
+  });
+
+  it('stops a side that cannot win after three steps, releases it, and times the other to the end', async () => {
+    const cwd = useTempDir();
+    const [a, b] = await timeSideBySide(at(cwd, 2), at(cwd, 4), 6, [undefined, { cannotWinAboveMs: 1e-6, margin: 0.1 }]);
+    try {
+      expect(b.stoppedEarly).toBe(true);
+      expect(b.times).toHaveLength(3);
+      expect(b.open).toBeNull();
+      expect(a.stoppedEarly).toBe(false);
+      expect(a.times).toHaveLength(6);
+      expect((await a.open!.step.run(a.open!.batch)).totalMs).toBeGreaterThan(0);
+    } finally {
+      await a.open?.step.release();
     }
   });
 });

@@ -2,154 +2,31 @@
 // selective, full) gets its largest micro-batch m (a divisor of G that fits, the batch cache
 // first for the lightest tier; a heavier tier only above what the lighter ones fit); its step is
 // timed in this process (a warm-up, then timed steps) from m / 2 up while faster, else down while
-// faster (on a CPU the largest m is not always the fastest per sample). A heavier tier is not
-// tried at all when a lighter one is already past its best micro-batch (pastItsBest). The most
-// samples per second at G wins, a tie within the noise going to the lower peak, once the two are
-// timed again side by side (_tune-tie), on their sessions kept warm from the first timing; the tie
-// that decides whether a lighter candidate is past its best is timed again before a heavier one is
-// searched. The choice is remembered in the tune cache.
+// faster (on a CPU the largest m is not always the fastest per sample: _tune-walk); the two
+// lightest (no checkpointing and selective) walk together, timed side by side, alternately, at each
+// m both take (_tune-step). A heavier tier is not tried at all when a lighter one is already past its best
+// micro-batch (pastItsBest). The most samples per second at G wins, a tie within the noise going to
+// the lower peak, once the two were timed side by side: from the start, or again at the end
+// (_tune-tie), on their sessions kept warm from the first timing; the tie that decides whether a
+// lighter candidate is past its best is timed again before a heavier one is searched. The choice is
+// remembered in the tune cache.
 import { divisorsOf, formatMicroBatch, NoBatchFitsError, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
 import type { Granularity } from '@soup/grad-ckpt';
-import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
+import type { GptSpec } from '@soup/onnx-train';
 import type { BatchResolution, TrialView } from './_batch';
 import type { CommandContext } from './_context';
 import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
 import { formatBytes } from './format-bytes';
 import { printTable, withEarlyStops } from './_tune-exec';
 import { holdable, holdBytesOf, KeptSessions, peakAtMost } from './_tune-hold';
+import { timeAlternately, timeSideBySide, timeTrainStep, type OpenStep, type StepTiming, type StepToTime, type WinLimit } from './_tune-step';
+import { MicroWalk } from './_tune-walk';
 import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './_tune-tie';
 import type { SoupConfig } from './validate-config';
 
 export const TRAIN_TIERS: readonly (Granularity | null)[] = [null, 'selective', 'full'];
 const nameOf = (g: Granularity | null): string => g ?? 'false';
 
-/**
- * Step time (ms) of `steps` steps after a warm-up: the mean of the fastest half, and its noise (the
- * standard error of that mean). On a shared machine a neighbour's work only ever adds time, and the
- * first steps after the warm-up are still growing the allocator (at m = 16 on the small template:
- * 488, 426, then 348–363 ms), so the fastest half is the step's own cost and repeats within 2–3 %
- * where the median of the same runs moved 10 %. With `cannotWinAboveMs` (the step time at which this
- * candidate would only tie the best so far), timing stops after three steps whose fastest is more
- * than `margin` above it (`stoppedEarly`). In 25 timings on the small template (5 × off/selective
- * at 16 and 8, off at 4) the fastest of the first three steps was 0.97–1.06× the settled time (the
- * mean of the fastest half of 6), so a stop at 5 % leaves a candidate at most about 1 % faster
- * than the best; 10 % leaves none.
- */
-export async function timeTrainStep(
-  o: StepToTime & {
-    steps: number;
-    cannotWinAboveMs?: number;
-    /** @default 0.1 */
-    margin?: number;
-    /**
-     * Hand back the warm session instead of releasing it (`open`; the caller releases it). Not when
-     * timing stopped early: that session is released here.
-     */
-    keepOpen?: boolean;
-  },
-): Promise<{ stepMs: number; noiseMs: number; times: number[]; stoppedEarly: boolean; open: OpenStep | null }> {
-  const opened = await openWarmStep(o);
-  let kept = false;
-  try {
-    const times: number[] = [];
-    let stoppedEarly = false;
-    for (let i = 0; i < o.steps; i++) {
-      times.push((await opened.step.run(opened.batch)).totalMs);
-      // The fastest of three steps over what it needs to win, by the margin: it cannot. (Not fewer:
-      // the first steps after the warm-up can be 20–40 % slow while the allocator still grows.)
-      if (o.cannotWinAboveMs !== undefined && times.length === 3 && Math.min(...times) > o.cannotWinAboveMs * (1 + (o.margin ?? 0.1))) {
-        stoppedEarly = true;
-        break;
-      }
-    }
-    kept = o.keepOpen === true && !stoppedEarly;
-    return { ...fastestHalf(times), times, stoppedEarly, open: kept ? opened : null };
-  } finally {
-    if (!kept) await opened.step.release();
-  }
-}
-
-/**
- * What one timing session runs: a template, its recompute set and offload, at one micro-batch, on
- * the device the run trains on (`executionProvider`, `deviceId`: soup.yaml's `device`). Required,
- * not defaulted: a timing on the CPU says nothing about a step on the GPU.
- */
-export interface StepToTime {
-  spec: GptSpec;
-  recompute: string[];
-  batchSize: number;
-  threads: number;
-  offload: OffloadPlan | null;
-  cwd: string;
-  executionProvider: 'cpu' | 'cuda';
-  deviceId: number;
-}
-
-/** A warm training step session and its synthetic batch (openWarmStep); whoever opened it releases it. */
-export interface OpenStep {
-  step: Awaited<ReturnType<typeof createTrainStep>>;
-  batch: ReturnType<typeof makeSyntheticBatch>;
-}
-
-/** A training step session for `o`, its synthetic batch, and one warm-up step run (the runtime's first-run allocations). */
-export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
-  const step = await createTrainStep({
-    spec: o.spec,
-    seed: 0,
-    recompute: o.recompute,
-    executionProvider: o.executionProvider,
-    deviceId: o.deviceId,
-    ...(o.threads > 0 ? { intraOpNumThreads: o.threads } : {}),
-    ...(o.offload ? { offload: { target: o.offload.target, ...(o.offload.saveDir ? { saveDir: o.offload.saveDir } : {}), cwd: o.cwd } } : {}),
-  });
-  try {
-    const batch = makeSyntheticBatch({ spec: o.spec, batchSize: o.batchSize, seed: 1 });
-    await step.run(batch);
-    return { step, batch };
-  } catch (err) {
-    await step.release();
-    throw err;
-  }
-}
-
-/**
- * Two step sessions timed against each other: both open and warm (a side given as an OpenStep, a
- * session kept from its first timing, is used as it is: no new session, no warm-up, and it is not
- * released here), then `steps` rounds of one step each, in the order AB, BA, AB, … so that what the
- * machine does meanwhile (a neighbour, a frequency change) falls on both alike. Each side: the mean
- * of its fastest half and its standard error, as timeTrainStep. Both sessions are held at once (the
- * soup process, not a probe child).
- */
-export async function timeAlternately(a: StepToTime | OpenStep, b: StepToTime | OpenStep, steps: number): Promise<[{ stepMs: number; noiseMs: number }, { stepMs: number; noiseMs: number }]> {
-  const opened: OpenStep[] = [];
-  const sides: OpenStep[] = [];
-  try {
-    for (const p of [a, b]) {
-      if ('step' in p) sides.push(p);
-      else {
-        const s = await openWarmStep(p);
-        opened.push(s);
-        sides.push(s);
-      }
-    }
-    const times: [number[], number[]] = [[], []];
-    for (let i = 0; i < steps; i++) {
-      for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) times[j]!.push((await sides[j]!.step.run(sides[j]!.batch)).totalMs);
-    }
-    return [fastestHalf(times[0]), fastestHalf(times[1])];
-  } finally {
-    for (const s of opened) await s.step.release();
-  }
-}
-
-/** Mean of the fastest half of `times` and its standard error (0 with one value). */
-export function fastestHalf(times: readonly number[]): { stepMs: number; noiseMs: number } {
-  const fast = [...times].sort((a, b) => a - b).slice(0, Math.max(1, Math.ceil(times.length / 2)));
-  const mean = fast.reduce((a, b) => a + b, 0) / fast.length;
-  if (fast.length < 2) return { stepMs: mean, noiseMs: 0 };
-  const sd = Math.sqrt(fast.reduce((a, t) => a + (t - mean) ** 2, 0) / (fast.length - 1));
-  return { stepMs: mean, noiseMs: sd / Math.sqrt(fast.length) };
-}
 
 /**
  * A candidate's rows past its best micro-batch: the largest m it timed (at most `top`, the largest
@@ -281,10 +158,14 @@ export async function tuneTrain(o: {
     }
   }
   const steps = o.steps ?? 6;
+  // The first two candidates, as light as each other (no checkpointing and selective), walk their
+  // micro-batches together, timed side by side at each m both take (walkAll).
+  const pairedStart = candidates.length > 1 && candidates[0]!.rank.join() === candidates[1]!.rank.join();
   ctx.say(
     `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
       `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it; ` +
-      `a tie that the lower peak would take from a faster one is timed again, the two alternately`,
+      (pairedStart ? `${candidates[0]!.label} and ${candidates[1]!.label} are timed side by side, alternately, at each micro-batch both take; ` : '') +
+      `a tie that the lower peak would take from a faster one is timed again, the two alternately${pairedStart ? ', unless they were timed side by side already' : ''}`,
   );
   const byCandidate = new Map<Candidate, TuneRow[]>(candidates.map((c) => [c, []]));
   // Every step is timed on the device the run trains on.
@@ -323,10 +204,8 @@ export async function tuneTrain(o: {
     // A pair that cannot be held together is not timed side by side: keep the faster (the last) alone.
     await kept.keepOnly(new Set((holdable(toKeep.map(peakOf), kept.holdBytes) ? toKeep : toKeep.slice(-1)).map(keyOf)));
   };
-  const stepOf = (r: TuneRow): StepToTime => {
-    const c = candidateOf(r);
-    return { ...deviceOf, spec: o.spec, recompute: c.recompute, batchSize: r.microBatchSize!, threads: config.training.threads, offload: c.offload, cwd: ctx.cwd };
-  };
+  const stepAt = (c: Candidate, m: number): StepToTime => ({ ...deviceOf, spec: o.spec, recompute: c.recompute, batchSize: m, threads: config.training.threads, offload: c.offload, cwd: ctx.cwd });
+  const stepOf = (r: TuneRow): StepToTime => stepAt(candidateOf(r), r.microBatchSize!);
   // Pairs timed again before the end (by row key), so that the end does not time them again.
   const retimedEarly: [string, string][] = [];
   const at = (r: TuneRow): string => `${r.label} at ${r.microBatchSize}`;
@@ -379,8 +258,128 @@ export async function tuneTrain(o: {
     if (best !== null && now[i]!.samplesPerSecond! > best.samplesPerSecond!) best = now[i]!;
     else if (best === all[j]) best = now[j]!;
   };
+  /** A pair of row keys as indices into `rows`. */
+  const indicesIn =
+    (rows: readonly TuneRow[]) =>
+    ([a, b]: [string, string]): [number, number] => [rows.findIndex((r) => keyOf(r) === a), rows.findIndex((r) => keyOf(r) === b)];
+  // The second candidate's fit when it was found ahead of its turn, to walk beside the first (null:
+  // none fits), and the candidates already walked that way.
+  const fitAhead = new Map<Candidate, BatchResolution | null>();
+  const walked = new Set<Candidate>();
+  // Pairs (row keys) whose first timings were taken side by side: a tie between them is already
+  // settled by a timing under one load, so it is not timed again.
+  const sideBySide: [string, string][] = [];
+  const fitOf = async (c: Candidate, floor: number): Promise<BatchResolution | null> => {
+    if (fitAhead.has(c)) return fitAhead.get(c)!;
+    try {
+      return await o.resolveMicro(c.recompute, floor, c.offload);
+    } catch (err) {
+      if (!(err instanceof NoBatchFitsError)) throw err;
+      return null;
+    }
+  };
+  const fitPeak = (r: BatchResolution, m: number): number | null => r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
+  const rowOf = (c: Candidate, r: BatchResolution, m: number, t: StepTiming, stoppedEarly: boolean, note: string | null): TuneRow => ({
+    label: c.label,
+    values: c.values,
+    microBatchSize: m,
+    accumulation: G / m,
+    peakBytes: fitPeak(r, m),
+    stepMs: t.stepMs,
+    noiseMs: stoppedEarly ? null : t.noiseMs,
+    samplesPerSecond: G / (((G / m) * t.stepMs) / 1000),
+    note,
+  });
+  /** A timed row joins its candidate's rows and the best so far; its open session is kept (the caller made room for it) while a second timing may want it. */
+  const record = (c: Candidate, row: TuneRow, stoppedEarly: boolean, open: OpenStep | null, peak: number | null): void => {
+    byCandidate.get(c)!.push(row);
+    if (stoppedEarly) stopped.add(row);
+    else if (best === null || row.samplesPerSecond! > best.samplesPerSecond!) best = row;
+    if (open) kept.keep(keyOf(row), open, peak);
+  };
+  /**
+   * When a timing at m may stop (see timeTrainStep): when it cannot reach the best so far, by 5 %
+   * when its peak is above the best's (it cannot win a tie, which goes to the lower peak), else by
+   * 10 %. Undefined before anything is timed.
+   */
+  const limitAt = (r: BatchResolution, m: number): WinLimit | undefined => {
+    if (best === null) return undefined;
+    const peak = fitPeak(r, m);
+    return { cannotWinAboveMs: (G / ((G / m) * best.samplesPerSecond!)) * 1000, margin: peak !== null && best.peakBytes !== null && peak > best.peakBytes ? 0.05 : 0.1 };
+  };
+  const stopNote = (times: readonly number[], l: WinLimit): string =>
+    `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...times).toFixed(0)} ms, is over ${l.cannotWinAboveMs.toFixed(0)} ms + ${l.margin * 100} %${l.margin < 0.1 ? ", and its peak is above the best's" : ''})`;
+  /** c's step at m timed alone. */
+  const timeAt = async (c: Candidate, r: BatchResolution, m: number): Promise<TuneRow> => {
+    const limit = limitAt(r, m);
+    const peak = peakAtMost(r.trials, m);
+    await kept.makeRoom([peak]);
+    const t = await timeTrainStep({ ...stepAt(c, m), steps, ...(limit ? { cannotWinAboveMs: limit.cannotWinAboveMs, margin: limit.margin } : {}), keepOpen: true });
+    const row = rowOf(c, r, m, t, t.stoppedEarly, t.stoppedEarly ? stopNote(t.times, limit!) : null);
+    record(c, row, t.stoppedEarly, t.open, peak);
+    await keepOnly([...byCandidate.values()].flat());
+    return row;
+  };
+  type Walker = { c: Candidate; r: BatchResolution; walk: MicroWalk };
+  /**
+   * Two candidates' steps at the same m timed side by side (timeSideBySide: as many steps each as
+   * alone, alternately, each with its own early stop). A pair that both ran to the end is settled
+   * as a tie by this timing (sideBySide).
+   */
+  const timePair = async (a: Walker, b: Walker, m: number): Promise<[TuneRow, TuneRow]> => {
+    const limits = [limitAt(a.r, m), limitAt(b.r, m)] as const;
+    const peaks = [peakAtMost(a.r.trials, m), peakAtMost(b.r.trials, m)];
+    await kept.makeRoom(peaks);
+    const sides = await timeSideBySide(stepAt(a.c, m), stepAt(b.c, m), steps, limits);
+    const rows = [a, b].map((w, j) => {
+      const t = sides[j]!;
+      return rowOf(w.c, w.r, m, t, t.stoppedEarly, t.stoppedEarly ? stopNote(t.times, limits[j]!) : `timed side by side with ${[b, a][j]!.c.label} at ${m}, alternately`);
+    }) as [TuneRow, TuneRow];
+    for (const j of [0, 1]) record([a, b][j]!.c, rows[j]!, sides[j]!.stoppedEarly, sides[j]!.open, peaks[j]!);
+    await keepOnly([...byCandidate.values()].flat());
+    if (!sides[0].stoppedEarly && !sides[1].stoppedEarly) sideBySide.push([keyOf(rows[0]), keyOf(rows[1])]);
+    return rows;
+  };
+  /**
+   * A candidate's walk over its micro-batches (MicroWalk), and beside it, when given, a second
+   * one's: where both take the same m next and their two sessions can be held at once, the two are
+   * timed side by side; otherwise the first goes on alone, then the second.
+   */
+  const walkAll = async (a: Walker, b: Walker | null): Promise<void> => {
+    for (;;) {
+      const ma = a.walk.next();
+      const mb = b === null ? null : b.walk.next();
+      if (ma === null && mb === null) return;
+      if (b !== null && ma !== null && ma === mb && holdable([peakAtMost(a.r.trials, ma), peakAtMost(b.r.trials, ma)], kept.holdBytes)) {
+        const [ra, rb] = await timePair(a, b, ma);
+        a.walk.took(ra.samplesPerSecond!);
+        b.walk.took(rb.samplesPerSecond!);
+      } else if (ma !== null) a.walk.took((await timeAt(a.c, a.r, ma)).samplesPerSecond!);
+      else b!.walk.took((await timeAt(b!.c, b!.r, mb!)).samplesPerSecond!);
+    }
+  };
+  const walkerOf = (c: Candidate, r: BatchResolution, floor: number): Walker => ({
+    c,
+    r,
+    walk: MicroWalk.over(divisors.filter((d) => d <= r.batchSize && d > floor).sort((x, y) => x - y)),
+  });
+  /**
+   * The candidate to walk beside the first (pairedStart: the second, as light, as no checkpointing
+   * and selective), fitted now; null when it fits nothing (its own turn then says so).
+   */
+  const mateOf = async (k: number): Promise<Walker | null> => {
+    if (!pairedStart || k !== 0) return null;
+    const d = candidates[1]!;
+    const r = await fitOf(d, 0);
+    fitAhead.set(d, r);
+    if (r === null) return null;
+    fitted.set(d, { r, floor: 0 });
+    walked.add(d);
+    return walkerOf(d, r, 0);
+  };
   try {
-    for (const c of candidates) {
+    for (const [k, c] of candidates.entries()) {
+      if (walked.has(c)) continue; // walked beside the one before it
       const skipped = (note: string): void =>
         void byCandidate.get(c)!.push({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
       const lighters = lighterThan(c).filter((x) => fitted.has(x));
@@ -405,77 +404,18 @@ export async function tuneTrain(o: {
         );
         continue;
       }
-      let r: BatchResolution | null = null;
-      try {
-        r = await o.resolveMicro(c.recompute, lighter?.max ?? 0, c.offload);
-      } catch (err) {
-        if (!(err instanceof NoBatchFitsError)) throw err;
-      }
+      const r = await fitOf(c, lighter?.max ?? 0);
       if (r === null) {
         skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.label} fits up to ${lighter.max} and does less work)`);
         continue;
       }
       const floor = lighter?.max ?? 0;
       fitted.set(c, { r, floor });
-      // Time it from half its largest m (above its floor) up while faster, and down while faster
-      // when the first step up was not: the same micro-batches as from the largest down, but the
-      // largest, its dearest point, is timed after a cheaper one, so that it too can stop early. One that cannot reach the best so far stops after three steps (see timeTrainStep):
-      // by 5 % when its peak is above the best's (it cannot win a tie, which goes to the lower
-      // peak), else by 10 %.
-      const timeAt = async (m: number): Promise<TuneRow> => {
-        const accumulation = G / m;
-        const peakBytes = r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
-        const needMs: number | null = best === null ? null : (G / (accumulation * best.samplesPerSecond!)) * 1000;
-        const margin = best !== null && peakBytes !== null && best.peakBytes !== null && peakBytes > best.peakBytes ? 0.05 : 0.1;
-        const peak = peakAtMost(r.trials, m);
-        await kept.makeRoom([peak]);
-        const t = await timeTrainStep({
-          ...deviceOf,
-          spec: o.spec,
-          recompute: c.recompute,
-          batchSize: m,
-          threads: config.training.threads,
-          offload: c.offload,
-          steps,
-          cwd: ctx.cwd,
-          ...(needMs !== null ? { cannotWinAboveMs: needMs, margin } : {}),
-          keepOpen: true,
-        });
-        const row: TuneRow = {
-          label: c.label,
-          values: c.values,
-          microBatchSize: m,
-          accumulation,
-          peakBytes,
-          stepMs: t.stepMs,
-          noiseMs: t.stoppedEarly ? null : t.noiseMs,
-          samplesPerSecond: G / ((accumulation * t.stepMs) / 1000),
-          note: t.stoppedEarly
-            ? `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...t.times).toFixed(0)} ms, is over ${needMs!.toFixed(0)} ms + ${margin * 100} %${margin < 0.1 ? ', and its peak is above the best\'s' : ''})`
-            : null,
-        };
-        byCandidate.get(c)!.push(row);
-        if (t.stoppedEarly) stopped.add(row);
-        else if (best === null || row.samplesPerSecond! > best.samplesPerSecond!) best = row;
-        if (t.open) kept.keep(keyOf(row), t.open, peak);
-        await keepOnly([...byCandidate.values()].flat());
-        return row;
-      };
-      const allowed = divisors.filter((d) => d <= r.batchSize && d > floor).sort((x, y) => x - y);
-      const startAt = Math.max(0, allowed.filter((d) => d <= r.batchSize / 2).length - 1);
-      // Times `ms` in order from `from` while each is faster than the one before; true when one was.
-      const climb = async (ms: readonly number[], from: TuneRow): Promise<boolean> => {
-        let prev = from;
-        for (const m of ms) {
-          const row = await timeAt(m);
-          if (row.samplesPerSecond! <= prev.samplesPerSecond!) break; // slower: those beyond it are not tried
-          prev = row;
-        }
-        return prev !== from;
-      };
-      const start = await timeAt(allowed[startAt]!);
-      if (!(await climb(allowed.slice(startAt + 1), start))) await climb(allowed.slice(0, startAt).reverse(), start);
-      byCandidate.get(c)!.sort((x, y) => y.microBatchSize! - x.microBatchSize!); // the table: largest m first
+      // Its micro-batches from half its largest up while faster, else down (MicroWalk); the first
+      // two as light as each other side by side where they take the same m.
+      const mate = await mateOf(k);
+      await walkAll(walkerOf(c, r, floor), mate);
+      for (const x of [c, mate?.c]) if (x) byCandidate.get(x)!.sort((u, v) => v.microBatchSize! - u.microBatchSize!); // the table: largest m first
     }
     const firstRows = [...byCandidate.values()].flat(); // the table in candidate order
     // A row stopped early lost by a margin and has no noise estimate: it does not compete. A tie the
@@ -486,7 +426,8 @@ export async function tuneTrain(o: {
       excluded: excludedOf(firstRows),
       retime,
       maxRetimes: MAX_RETIMES,
-      retimed: retimedEarly.map(([a, b]): [number, number] => [firstRows.findIndex((r) => keyOf(r) === a), firstRows.findIndex((r) => keyOf(r) === b)]),
+      retimed: retimedEarly.map(indicesIn(firstRows)),
+      sideBySide: sideBySide.map(indicesIn(firstRows)),
     }));
   } finally {
     await kept.releaseAll();

@@ -1,0 +1,198 @@
+// Timing one training step configuration in this process, on the run's device: a session opened
+// and warmed up, then timed steps (the mean of the fastest half and its standard error), alone
+// (timeTrainStep) or two side by side, one step of each a round (timeAlternately, timeSideBySide).
+// soup train's tuner (_tune-train) and its exhaustive grid (_tune-grid) time steps with these.
+import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
+import type { OffloadPlan } from './_plan';
+
+/** When a timing may stop: its step time at which it would only tie the best so far, and the margin over it. */
+export interface WinLimit {
+  cannotWinAboveMs: number;
+  margin: number;
+}
+
+/**
+ * The fastest of three steps over what it needs to win, by the margin: it cannot. (Not fewer: the
+ * first steps after the warm-up can be 20–40 % slow while the allocator still grows.)
+ */
+const cannotWin = (times: readonly number[], limit: WinLimit | undefined): boolean =>
+  limit !== undefined && times.length === 3 && Math.min(...times) > limit.cannotWinAboveMs * (1 + limit.margin);
+
+/**
+ * Step time (ms) of `steps` steps after a warm-up: the mean of the fastest half, and its noise (the
+ * standard error of that mean). On a shared machine a neighbour's work only ever adds time, and the
+ * first steps after the warm-up are still growing the allocator (at m = 16 on the small template:
+ * 488, 426, then 348–363 ms), so the fastest half is the step's own cost and repeats within 2–3 %
+ * where the median of the same runs moved 10 %. With `cannotWinAboveMs` (the step time at which this
+ * candidate would only tie the best so far), timing stops after three steps whose fastest is more
+ * than `margin` above it (`stoppedEarly`). In 25 timings on the small template (5 × off/selective
+ * at 16 and 8, off at 4) the fastest of the first three steps was 0.97–1.06× the settled time (the
+ * mean of the fastest half of 6), so a stop at 5 % leaves a candidate at most about 1 % faster
+ * than the best; 10 % leaves none.
+ */
+export async function timeTrainStep(
+  o: StepToTime & {
+    steps: number;
+    cannotWinAboveMs?: number;
+    /** @default 0.1 */
+    margin?: number;
+    /**
+     * Hand back the warm session instead of releasing it (`open`; the caller releases it). Not when
+     * timing stopped early: that session is released here.
+     */
+    keepOpen?: boolean;
+  },
+): Promise<{ stepMs: number; noiseMs: number; times: number[]; stoppedEarly: boolean; open: OpenStep | null }> {
+  const opened = await openWarmStep(o);
+  let kept = false;
+  try {
+    const times: number[] = [];
+    let stoppedEarly = false;
+    for (let i = 0; i < o.steps; i++) {
+      times.push((await opened.step.run(opened.batch)).totalMs);
+      if (o.cannotWinAboveMs !== undefined && cannotWin(times, { cannotWinAboveMs: o.cannotWinAboveMs, margin: o.margin ?? 0.1 })) {
+        stoppedEarly = true;
+        break;
+      }
+    }
+    kept = o.keepOpen === true && !stoppedEarly;
+    return { ...fastestHalf(times), times, stoppedEarly, open: kept ? opened : null };
+  } finally {
+    if (!kept) await opened.step.release();
+  }
+}
+
+/**
+ * What one timing session runs: a template, its recompute set and offload, at one micro-batch, on
+ * the device the run trains on (`executionProvider`, `deviceId`: soup.yaml's `device`). Required,
+ * not defaulted: a timing on the CPU says nothing about a step on the GPU.
+ */
+export interface StepToTime {
+  spec: GptSpec;
+  recompute: string[];
+  batchSize: number;
+  threads: number;
+  offload: OffloadPlan | null;
+  cwd: string;
+  executionProvider: 'cpu' | 'cuda';
+  deviceId: number;
+}
+
+/** A warm training step session and its synthetic batch (openWarmStep); whoever opened it releases it. */
+export interface OpenStep {
+  step: Awaited<ReturnType<typeof createTrainStep>>;
+  batch: ReturnType<typeof makeSyntheticBatch>;
+}
+
+/** A training step session for `o`, its synthetic batch, and one warm-up step run (the runtime's first-run allocations). */
+export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
+  const step = await createTrainStep({
+    spec: o.spec,
+    seed: 0,
+    recompute: o.recompute,
+    executionProvider: o.executionProvider,
+    deviceId: o.deviceId,
+    ...(o.threads > 0 ? { intraOpNumThreads: o.threads } : {}),
+    ...(o.offload ? { offload: { target: o.offload.target, ...(o.offload.saveDir ? { saveDir: o.offload.saveDir } : {}), cwd: o.cwd } } : {}),
+  });
+  try {
+    const batch = makeSyntheticBatch({ spec: o.spec, batchSize: o.batchSize, seed: 1 });
+    await step.run(batch);
+    return { step, batch };
+  } catch (err) {
+    await step.release();
+    throw err;
+  }
+}
+
+/** A step's time: the mean of its fastest half and that mean's standard error, in ms (fastestHalf). */
+export interface StepTiming {
+  stepMs: number;
+  noiseMs: number;
+}
+
+/**
+ * Two step sessions timed against each other: both open and warm (a side given as an OpenStep, a
+ * session kept from its first timing, is used as it is: no new session, no warm-up, and it is not
+ * released here), then `steps` rounds of one step each, in the order AB, BA, AB, … so that what the
+ * machine does meanwhile (a neighbour, a frequency change) falls on both alike. Each side: the mean
+ * of its fastest half and its standard error, as timeTrainStep. Both sessions are held at once (the
+ * soup process, not a probe child).
+ */
+export async function timeAlternately(a: StepToTime | OpenStep, b: StepToTime | OpenStep, steps: number): Promise<[StepTiming, StepTiming]> {
+  const opened: OpenStep[] = [];
+  try {
+    const sides: OpenStep[] = [];
+    for (const p of [a, b]) {
+      if ('step' in p) sides.push(p);
+      else {
+        const s = await openWarmStep(p);
+        opened.push(s);
+        sides.push(s);
+      }
+    }
+    return await alternate(sides[0]!, sides[1]!, steps);
+  } finally {
+    for (const s of opened) await s.step.release();
+  }
+}
+
+/** One side of timeSideBySide: its timing, its steps, whether it stopped early, and its session while open. */
+export interface SideTiming extends StepTiming {
+  times: number[];
+  stoppedEarly: boolean;
+  /** Its warm session, handed back open (the caller releases it); null when it stopped early (released here). */
+  open: OpenStep | null;
+}
+
+/**
+ * Two configurations' first timings taken side by side: both sessions opened and warmed up, then
+ * `steps` rounds as timeAlternately, so each side has as many steps as timeTrainStep gives it alone
+ * and the two are compared under one load. A side with a `limits` entry stops after three steps
+ * that show it cannot win, as timeTrainStep (its session released then), and the other goes on
+ * alone. The sessions of sides that ran to the end are handed back open (the caller releases
+ * them); on an error every session opened here is released.
+ */
+export async function timeSideBySide(a: StepToTime, b: StepToTime, steps: number, limits: readonly [WinLimit?, WinLimit?] = []): Promise<[SideTiming, SideTiming]> {
+  const opened: OpenStep[] = [];
+  const stopped = [false, false];
+  try {
+    for (const p of [a, b]) opened.push(await openWarmStep(p));
+    const times: [number[], number[]] = [[], []];
+    for (let i = 0; i < steps; i++) {
+      for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) {
+        if (stopped[j]) continue;
+        const s = opened[j]!;
+        times[j]!.push((await s.step.run(s.batch)).totalMs);
+        if (cannotWin(times[j]!, limits[j])) {
+          stopped[j] = true;
+          await s.step.release();
+        }
+      }
+    }
+    const side = (j: number): SideTiming => ({ ...fastestHalf(times[j]!), times: times[j]!, stoppedEarly: stopped[j]!, open: stopped[j] ? null : opened[j]! });
+    return [side(0), side(1)];
+  } catch (err) {
+    for (const [j, s] of opened.entries()) if (!stopped[j]) await s.step.release();
+    throw err;
+  }
+}
+
+/** `steps` rounds of one step on each of two warm sessions, AB, BA, AB, …; each side's fastestHalf. */
+async function alternate(a: OpenStep, b: OpenStep, steps: number): Promise<[StepTiming, StepTiming]> {
+  const sides = [a, b];
+  const times: [number[], number[]] = [[], []];
+  for (let i = 0; i < steps; i++) {
+    for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) times[j]!.push((await sides[j]!.step.run(sides[j]!.batch)).totalMs);
+  }
+  return [fastestHalf(times[0]), fastestHalf(times[1])];
+}
+
+/** Mean of the fastest half of `times` and its standard error (0 with one value). */
+export function fastestHalf(times: readonly number[]): StepTiming {
+  const fast = [...times].sort((a, b) => a - b).slice(0, Math.max(1, Math.ceil(times.length / 2)));
+  const mean = fast.reduce((a, b) => a + b, 0) / fast.length;
+  if (fast.length < 2) return { stepMs: mean, noiseMs: 0 };
+  const sd = Math.sqrt(fast.reduce((a, t) => a + (t - mean) ** 2, 0) / (fast.length - 1));
+  return { stepMs: mean, noiseMs: sd / Math.sqrt(fast.length) };
+}
