@@ -131,7 +131,8 @@ export async function timeAlternately(a: StepToTime | OpenStep, b: StepToTime | 
         sides.push(s);
       }
     }
-    return await alternate(sides[0]!, sides[1]!, steps);
+    const { times } = await alternate([sides[0]!, sides[1]!], steps);
+    return [fastestHalf(times[0]), fastestHalf(times[1])];
   } finally {
     for (const s of opened) await s.step.release();
   }
@@ -149,43 +150,45 @@ export interface SideTiming extends StepTiming {
  * Two configurations' first timings taken side by side: both sessions opened and warmed up, then
  * `steps` rounds as timeAlternately, so each side has as many steps as timeTrainStep gives it alone
  * and the two are compared under one load. A side with a `limits` entry stops after three steps
- * that show it cannot win, as timeTrainStep (its session released then), and the other goes on
- * alone. The sessions of sides that ran to the end are handed back open (the caller releases
- * them); on an error every session opened here is released.
+ * that show it cannot win, as timeTrainStep, and the other goes on alone; a stopped side's session
+ * is released after the rounds. The sessions of sides that ran to the end are handed back open
+ * (the caller releases them); on an error every session opened here is released.
  */
 export async function timeSideBySide(a: StepToTime, b: StepToTime, steps: number, limits: readonly [WinLimit?, WinLimit?] = []): Promise<[SideTiming, SideTiming]> {
   const opened: OpenStep[] = [];
-  const stopped = [false, false];
+  const handedBack = new Set<OpenStep>();
   try {
     for (const p of [a, b]) opened.push(await openWarmStep(p));
-    const times: [number[], number[]] = [[], []];
-    for (let i = 0; i < steps; i++) {
-      for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) {
-        if (stopped[j]) continue;
-        const s = opened[j]!;
-        times[j]!.push((await s.step.run(s.batch)).totalMs);
-        if (cannotWin(times[j]!, limits[j])) {
-          stopped[j] = true;
-          await s.step.release();
-        }
-      }
-    }
-    const side = (j: number): SideTiming => ({ ...fastestHalf(times[j]!), times: times[j]!, stoppedEarly: stopped[j]!, open: stopped[j] ? null : opened[j]! });
-    return [side(0), side(1)];
-  } catch (err) {
-    for (const [j, s] of opened.entries()) if (!stopped[j]) await s.step.release();
-    throw err;
+    const { times, stopped } = await alternate([opened[0]!, opened[1]!], steps, limits);
+    const side = (j: 0 | 1): SideTiming => ({ ...fastestHalf(times[j]), times: times[j], stoppedEarly: stopped[j], open: stopped[j] ? null : opened[j]! });
+    const out: [SideTiming, SideTiming] = [side(0), side(1)];
+    for (const s of out) if (s.open) handedBack.add(s.open);
+    return out;
+  } finally {
+    for (const s of opened) if (!handedBack.has(s)) await s.step.release();
   }
 }
 
-/** `steps` rounds of one step on each of two warm sessions, AB, BA, AB, …; each side's fastestHalf. */
-async function alternate(a: OpenStep, b: OpenStep, steps: number): Promise<[StepTiming, StepTiming]> {
-  const sides = [a, b];
+/**
+ * `steps` rounds of one step on each of two warm sessions, AB, BA, AB, …: each side's step times.
+ * A side with a `limits` entry takes no more steps once it cannot win (cannotWin: `stopped`); the
+ * other goes on alone. Both sessions stay open.
+ */
+async function alternate(
+  sides: readonly [OpenStep, OpenStep],
+  steps: number,
+  limits: readonly [WinLimit?, WinLimit?] = [],
+): Promise<{ times: [number[], number[]]; stopped: [boolean, boolean] }> {
   const times: [number[], number[]] = [[], []];
+  const stopped: [boolean, boolean] = [false, false];
   for (let i = 0; i < steps; i++) {
-    for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) times[j]!.push((await sides[j]!.step.run(sides[j]!.batch)).totalMs);
+    for (const j of i % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+      if (stopped[j]) continue;
+      times[j].push((await sides[j].step.run(sides[j].batch)).totalMs);
+      stopped[j] = cannotWin(times[j], limits[j]);
+    }
   }
-  return [fastestHalf(times[0]), fastestHalf(times[1])];
+  return { times, stopped };
 }
 
 /** Mean of the fastest half of `times` and its standard error (0 with one value). */

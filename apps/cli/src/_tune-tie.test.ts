@@ -149,6 +149,12 @@ describe('rowsToKeep', () => {
     expect(rowsToKeep([row('false', 8, 171, 198, 2), row('selective', 8, 159, 196, 2)], G, new Set())).toEqual([1]);
   });
 
+  it('names only the chosen row of a tie settled side by side from the start: that pair is not timed again', () => {
+    const rows = [row('false', 16, 300, 420, 2), row('false', 8, 171, 196, 2), row('selective', 8, 159, 198, 2)];
+    expect(rowsToKeep(rows, G, new Set(), [[1, 2]])).toEqual([2]);
+    expect(rowsToKeep(rows, G, new Set(), [[0, 2]])).toEqual([2, 1]); // another pair settled: this tie still would be timed again
+  });
+
   it('does not name a row stopped early, and names none when no row was timed', () => {
     const rows = [row('false', 8, 171, 196, 2), row('selective', 8, 159, 198, 2)];
     expect(rowsToKeep(rows, G, new Set([1]))).toEqual([0]);

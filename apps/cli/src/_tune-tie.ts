@@ -39,15 +39,21 @@ const choiceOver = (rows: readonly TuneRow[], G: number, excluded: ReadonlySet<n
 
 /**
  * The rows a tie's second timing would take if the search ended now (indices into `rows`): the pair
- * that tieTakenByPeak names, else the fastest (the chosen row) alone (it is in every such pair while it stays the
- * fastest, and the lower peak of one if a faster row comes); none when no row is timed. A tuner
- * keeps these rows' warm sessions, so that a second timing needs no new session and no warm-up.
+ * that tieTakenByPeak names, else the chosen row alone (the fastest: it is in every such pair while
+ * it stays the fastest, and the lower peak of one if a faster row comes); none when no row is
+ * timed. A pair in `settled` (timed side by side from the start: chooseSettled's `sideBySide`) is
+ * not timed again, so only its chosen row is kept, for a faster row that may come. A tuner keeps
+ * these rows' warm sessions, so that a second timing needs no new session and no warm-up.
  */
-export function rowsToKeep(rows: readonly TuneRow[], globalBatchSize: number, excluded: ReadonlySet<number>): number[] {
+export function rowsToKeep(rows: readonly TuneRow[], globalBatchSize: number, excluded: ReadonlySet<number>, settled: readonly [number, number][] = []): number[] {
   const choice = choiceOver(rows, globalBatchSize, excluded);
   if (choice.chosen === null) return [];
-  return tieTakenByPeak(choice) ?? [choice.chosen]; // without such a pair the chosen row is the fastest
+  const pair = tieTakenByPeak(choice);
+  return pair && !among(settled, pair[0], pair[1]) ? pair : [choice.chosen];
 }
+
+/** Whether the pair (i, j), in either order, is one of `pairs`. */
+const among = (pairs: readonly [number, number][], i: number, j: number): boolean => pairs.some(([x, y]) => (x === i && y === j) || (x === j && y === i));
 
 /** The tie a choice over `rows` would give the lower peak from a faster row: (lower peak, faster), or null. */
 export const tieOver = (rows: readonly TuneRow[], globalBatchSize: number, excluded: ReadonlySet<number>): [number, number] | null =>
@@ -128,7 +134,6 @@ export async function chooseSettled(o: {
   let choice = choose();
   let unsettled: string | null = null;
   const sideBySide = o.sideBySide ?? [];
-  const among = (pairs: readonly [number, number][], i: number, j: number): boolean => pairs.some(([x, y]) => (x === i && y === j) || (x === j && y === i));
   for (let pair = tieTakenByPeak(choice); pair !== null; pair = tieTakenByPeak(choice)) {
     const [i, j] = pair;
     if (among(retimed, i, j) || among(sideBySide, i, j)) break; // it stands after a timing side by side

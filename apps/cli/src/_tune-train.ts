@@ -200,7 +200,7 @@ export async function tuneTrain(o: {
   /** The indices of `rows` stopped early: they do not compete. */
   const excludedOf = (rows: readonly TuneRow[]): Set<number> => new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])));
   const keepOnly = async (rows: readonly TuneRow[]): Promise<void> => {
-    const toKeep = rowsToKeep(rows, G, excludedOf(rows)).map((i) => rows[i]!);
+    const toKeep = rowsToKeep(rows, G, excludedOf(rows), sideBySide.map(indicesIn(rows))).map((i) => rows[i]!);
     // A pair that cannot be held together is not timed side by side: keep the faster (the last) alone.
     await kept.keepOnly(new Set((holdable(toKeep.map(peakOf), kept.holdBytes) ? toKeep : toKeep.slice(-1)).map(keyOf)));
   };
@@ -263,9 +263,8 @@ export async function tuneTrain(o: {
     (rows: readonly TuneRow[]) =>
     ([a, b]: [string, string]): [number, number] => [rows.findIndex((r) => keyOf(r) === a), rows.findIndex((r) => keyOf(r) === b)];
   // The second candidate's fit when it was found ahead of its turn, to walk beside the first (null:
-  // none fits), and the candidates already walked that way.
+  // none fits; not null: it was walked then).
   const fitAhead = new Map<Candidate, BatchResolution | null>();
-  const walked = new Set<Candidate>();
   // Pairs (row keys) whose first timings were taken side by side: a tie between them is already
   // settled by a timing under one load, so it is not timed again.
   const sideBySide: [string, string][] = [];
@@ -335,9 +334,9 @@ export async function tuneTrain(o: {
       const t = sides[j]!;
       return rowOf(w.c, w.r, m, t, t.stoppedEarly, t.stoppedEarly ? stopNote(t.times, limits[j]!) : `timed side by side with ${[b, a][j]!.c.label} at ${m}, alternately`);
     }) as [TuneRow, TuneRow];
-    for (const j of [0, 1]) record([a, b][j]!.c, rows[j]!, sides[j]!.stoppedEarly, sides[j]!.open, peaks[j]!);
-    await keepOnly([...byCandidate.values()].flat());
+    for (const j of [0, 1]) record([a, b][j]!.c, rows[j]!, sides[j]!.stoppedEarly, sides[j]!.open, peaks[j] ?? null);
     if (!sides[0].stoppedEarly && !sides[1].stoppedEarly) sideBySide.push([keyOf(rows[0]), keyOf(rows[1])]);
+    await keepOnly([...byCandidate.values()].flat());
     return rows;
   };
   /**
@@ -374,12 +373,11 @@ export async function tuneTrain(o: {
     fitAhead.set(d, r);
     if (r === null) return null;
     fitted.set(d, { r, floor: 0 });
-    walked.add(d);
     return walkerOf(d, r, 0);
   };
   try {
     for (const [k, c] of candidates.entries()) {
-      if (walked.has(c)) continue; // walked beside the one before it
+      if (fitAhead.get(c)) continue; // walked beside the one before it
       const skipped = (note: string): void =>
         void byCandidate.get(c)!.push({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
       const lighters = lighterThan(c).filter((x) => fitted.has(x));
