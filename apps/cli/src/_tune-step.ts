@@ -151,33 +151,39 @@ export interface SideTiming extends StepTiming {
  * `steps` rounds as timeAlternately, so each side has as many steps as timeTrainStep gives it alone
  * and the two are compared under one load. A side with a `limits` entry stops after three steps
  * that show it cannot win, as timeTrainStep, and the other goes on alone; a stopped side's session
- * is released after the rounds. The sessions of sides that ran to the end are handed back open
- * (the caller releases them); on an error every session opened here is released.
+ * is released at once, not held while the other runs. The sessions of sides that ran to the end
+ * are handed back open (the caller releases them); on an error every session opened here is
+ * released.
  */
 export async function timeSideBySide(a: StepToTime, b: StepToTime, steps: number, limits: readonly [WinLimit?, WinLimit?] = []): Promise<[SideTiming, SideTiming]> {
   const opened: OpenStep[] = [];
-  const handedBack = new Set<OpenStep>();
+  const done = new Set<OpenStep>(); // released, or handed back open
+  const release = async (s: OpenStep): Promise<void> => {
+    done.add(s);
+    await s.step.release();
+  };
   try {
     for (const p of [a, b]) opened.push(await openWarmStep(p));
-    const { times, stopped } = await alternate([opened[0]!, opened[1]!], steps, limits);
+    const { times, stopped } = await alternate([opened[0]!, opened[1]!], steps, limits, (j) => release(opened[j]!));
     const side = (j: 0 | 1): SideTiming => ({ ...fastestHalf(times[j]), times: times[j], stoppedEarly: stopped[j], open: stopped[j] ? null : opened[j]! });
     const out: [SideTiming, SideTiming] = [side(0), side(1)];
-    for (const s of out) if (s.open) handedBack.add(s.open);
+    for (const s of out) if (s.open) done.add(s.open);
     return out;
   } finally {
-    for (const s of opened) if (!handedBack.has(s)) await s.step.release();
+    for (const s of opened) if (!done.has(s)) await s.step.release();
   }
 }
 
 /**
  * `steps` rounds of one step on each of two warm sessions, AB, BA, AB, …: each side's step times.
- * A side with a `limits` entry takes no more steps once it cannot win (cannotWin: `stopped`); the
- * other goes on alone. Both sessions stay open.
+ * A side with a `limits` entry takes no more steps once it cannot win (cannotWin: `stopped`, and
+ * `onStop` is called with its index); the other goes on alone. Sessions are not released here.
  */
 async function alternate(
   sides: readonly [OpenStep, OpenStep],
   steps: number,
   limits: readonly [WinLimit?, WinLimit?] = [],
+  onStop?: (j: 0 | 1) => Promise<void>,
 ): Promise<{ times: [number[], number[]]; stopped: [boolean, boolean] }> {
   const times: [number[], number[]] = [[], []];
   const stopped: [boolean, boolean] = [false, false];
@@ -186,6 +192,7 @@ async function alternate(
       if (stopped[j]) continue;
       times[j].push((await sides[j].step.run(sides[j].batch)).totalMs);
       stopped[j] = cannotWin(times[j], limits[j]);
+      if (stopped[j]) await onStop?.(j);
     }
   }
   return { times, stopped };
