@@ -8,8 +8,10 @@
 // (exec: runs of 1, 1 + K and 1 + 2K steps, each one probe of the command, the fit trial being the
 // 1-step run; train: a warm-up + the tuner's steps in process).
 //   tunedOverBestRatio = samples/s of soup's choice / the grid's best. Where the two differ, both are
-//                        timed again, alternately (3 rounds each, the median): the best of many noisy
-//                        grid points is biased up, and one disturbed run can sink a single point
+//                        timed again (the referee, 3 rounds, the median): the best of many noisy
+//                        grid points is biased up, and one disturbed run can sink a single point.
+//                        train: each round two new sessions timed side by side (headToHead); exec:
+//                        each round both timed once more, one after the other
 //   tuneCostRatio      = wall time of soup's tuning / the grid's wall time (the referee not counted)
 import { createCommandProbe } from '@soup/cuda-probe';
 import { runNode } from '@soup/test-utils';

@@ -28,32 +28,42 @@ export interface SessionPeakReport {
    * soup train after its tuner timed steps in this process (`gradient_checkpointing: auto`, measured
    * now): the process's peak through tuning (VmHWM, null where unreadable), and whether the session
    * peak above includes it (false: the high-water mark was reset after tuning, so the session's
-   * peak is the run's own). Absent when nothing was tuned in this process.
+   * peak is the run's own), and the resident memory the mark was reset to (`resident_at_reset_bytes`:
+   * the session peak is never below it; null where not reset). Absent when nothing was tuned in
+   * this process.
    */
-  tuning?: { peak_bytes: number | null; in_session_peak: boolean };
+  tuning?: { peak_bytes: number | null; in_session_peak: boolean; resident_at_reset_bytes: number | null };
 }
 
-/** What resetHighWaterMark found: the peak so far, and whether the kernel reset the mark. */
+/**
+ * What resetHighWaterMark found: the peak so far, whether the kernel reset the mark, and the
+ * resident memory the mark was reset to (null: not reset, or unreadable).
+ */
 export interface EarlierPeak {
   peakBytes: number | null;
   reset: boolean;
+  residentAtResetBytes: number | null;
 }
 
 /**
  * The process's peak so far (VmHWM), then the mark reset to the resident memory now (Linux: `5`
  * written to /proc/self/clear_refs), so that what follows is measured on its own. `reset` is
  * false where the kernel did not take it (no such file, no permission): the mark still holds this
- * peak then, and a later report must say so.
+ * peak then, and a later report must say so. The reset mark starts from what is resident now
+ * (`residentAtResetBytes`), so a later peak is never below it: after soup train's tuner that is
+ * the runtime it loaded (which the run needs too) and what its released sessions left with the
+ * allocator (freed, not returned to the system).
  */
 export function resetHighWaterMark(procSelf = '/proc/self'): EarlierPeak {
   const peakBytes = hwm(procSelf);
   try {
     writeFileSync(join(procSelf, 'clear_refs'), '5');
   } catch {
-    return { peakBytes, reset: false };
+    return { peakBytes, reset: false, residentAtResetBytes: null };
   }
   const now = hwm(procSelf);
-  return { peakBytes, reset: peakBytes !== null && now !== null && now <= peakBytes };
+  const reset = peakBytes !== null && now !== null && now <= peakBytes;
+  return { peakBytes, reset, residentAtResetBytes: reset ? now : null };
 }
 
 function hwm(procSelf: string): number | null {
@@ -118,7 +128,7 @@ export class SessionPeak {
       max_memory_bytes: this.o.maxMemoryBytes,
       max_memory_passed_at: this.passedAt,
       method: this.peak === null ? 'unavailable' : 'VmHWM',
-      ...(this.o.tuning ? { tuning: { peak_bytes: this.o.tuning.peakBytes, in_session_peak: !this.o.tuning.reset } } : {}),
+      ...(this.o.tuning ? { tuning: { peak_bytes: this.o.tuning.peakBytes, in_session_peak: !this.o.tuning.reset, resident_at_reset_bytes: this.o.tuning.residentAtResetBytes } } : {}),
     };
   }
 }

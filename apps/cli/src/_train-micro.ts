@@ -93,7 +93,7 @@ export function describePeak(r: SessionPeakReport | null): string {
       ? ''
       : t.in_session_peak
         ? `; it includes the tuner's timing sessions (${formatBytes(t.peak_bytes)} through tuning: the high-water mark could not be reset after it)`
-        : `; before it, the tuner's timing sessions took this process to ${formatBytes(t.peak_bytes)} (measured apart: the high-water mark was reset after tuning)`;
+        : `; before it, the tuner's timing sessions took this process to ${formatBytes(t.peak_bytes)} (measured apart: the high-water mark was reset after tuning${t.resident_at_reset_bytes === null ? '' : `, to the ${formatBytes(t.resident_at_reset_bytes)} resident then`})`;
   return `memory: session peak ${formatBytes(r.peak_bytes)} (this process's resident memory, VmHWM) at ${r.peak_at}; ${budget}${max}${tuning}`;
 }
 

@@ -5,7 +5,7 @@ import { divisorsOf } from '@soup/batch-probe';
 import { createTrainStepProbe } from '@soup/cuda-probe';
 import type { GptSpec } from '@soup/onnx-train';
 import { recomputeOf } from './_plan';
-import { timeTrainStep } from './_tune-step';
+import { timeAlternately, timeTrainStep, type StepToTime } from './_tune-step';
 import { TRAIN_TIERS } from './_tune-train';
 import type { SoupConfig } from './validate-config';
 
@@ -81,9 +81,13 @@ export function gridBest(points: readonly GridPoint[], budgetBytes: number): Gri
 }
 
 /**
- * Samples/s of two points timed alternately (`rounds` each, `steps` steps a round; the median of
- * the rounds): a referee for the choice against the grid's best, since the best of many noisy
- * points is biased up (the largest of 14 draws, each ±3 %, sits about 4 % above its true value).
+ * Samples/s of two points, a referee for the choice against the grid's best (the best of many noisy
+ * points is biased up: the largest of 14 draws, each ±3 %, sits about 4 % above its true value).
+ * `rounds` times, each with two new sessions: both warmed up, then `steps` rounds of one step each,
+ * alternately (timeAlternately: what the machine does meanwhile falls on both alike); each point's
+ * figure is the median of its rounds. Timed one after the other instead, the same two points
+ * swung 0.96–1.06 apart in three rounds where side by side they stayed within 0.997–1.03
+ * (small template, m = 8, no checkpointing against selective, 2026-12-04).
  */
 export async function headToHead(
   o: {
@@ -97,21 +101,19 @@ export async function headToHead(
   b: { tier: string; m: number },
 ): Promise<[number, number]> {
   const G = o.config.training.batchSize;
+  const stepOf = (p: { tier: string; m: number }): StepToTime => ({
+    ...ON_CPU,
+    spec: o.spec,
+    recompute: recomputeOf(o.config, tierOf(p.tier)),
+    batchSize: p.m,
+    threads: o.config.training.threads,
+    offload: null,
+    cwd: o.cwd,
+  });
   const runs: [number[], number[]] = [[], []];
   for (let r = 0; r < o.rounds; r++) {
-    for (const [i, p] of [a, b].entries()) {
-      const t = await timeTrainStep({
-        ...ON_CPU,
-        spec: o.spec,
-        recompute: recomputeOf(o.config, tierOf(p.tier)),
-        batchSize: p.m,
-        threads: o.config.training.threads,
-        offload: null,
-        steps: o.steps,
-        cwd: o.cwd,
-      });
-      runs[i]!.push((G / ((G / p.m) * t.stepMs)) * 1000);
-    }
+    const t = await timeAlternately(stepOf(a), stepOf(b), o.steps);
+    for (const [i, p] of [a, b].entries()) runs[i]!.push((G / ((G / p.m) * t[i]!.stepMs)) * 1000);
   }
   const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[(xs.length - 1) >> 1]!;
   return [median(runs[0]), median(runs[1])];

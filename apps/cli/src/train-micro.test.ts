@@ -165,7 +165,17 @@ describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
     const proc = join(useTempDir(), 'self');
     mkdirSync(join(proc, 'clear_refs'), { recursive: true }); // a directory: the write fails
     writeFileSync(join(proc, 'status'), 'VmHWM:\t 5000 kB\n');
-    expect(resetHighWaterMark(proc)).toEqual({ peakBytes: 5000 * 1024, reset: false });
+    expect(resetHighWaterMark(proc)).toEqual({ peakBytes: 5000 * 1024, reset: false, residentAtResetBytes: null });
+  });
+
+  it.skipIf(process.platform !== 'linux')('says what is resident when the mark is reset: what follows is never below it', () => {
+    const held = Buffer.alloc(64 * 2 ** 20, 1); // resident: every page written, and still referenced
+    const r = resetHighWaterMark();
+    expect(r.reset).toBe(true);
+    expect(r.residentAtResetBytes!).toBeGreaterThanOrEqual(64 * 2 ** 20);
+    expect(r.residentAtResetBytes!).toBeLessThanOrEqual(r.peakBytes!);
+    expect(vmHwm()).toBeGreaterThanOrEqual(r.residentAtResetBytes!);
+    expect(held[held.length - 1]).toBe(1);
   });
 
   it("reports the tuning phase beside the session's peak, counted in it or not, and nothing without one", () => {
@@ -173,9 +183,13 @@ describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
     mkdirSync(proc);
     writeFileSync(join(proc, 'status'), 'VmHWM:\t 300000 kB\n');
     const MiB = 2 ** 20;
-    const at = (tuning: { peakBytes: number | null; reset: boolean } | null) => new SessionPeak({ budgetBytes: 400 * MiB, budgetSource: 'memory_budget', maxMemoryBytes: null, warn: () => {}, procSelf: proc, tuning }).report();
-    expect(at({ peakBytes: 671 * MiB, reset: true }).tuning).toEqual({ peak_bytes: 671 * MiB, in_session_peak: false });
+    const at = (tuning: { peakBytes: number | null; reset: boolean; residentAtResetBytes?: number | null } | null) => new SessionPeak({ budgetBytes: 400 * MiB, budgetSource: 'memory_budget', maxMemoryBytes: null, warn: () => {}, procSelf: proc, tuning: tuning && { residentAtResetBytes: null, ...tuning } }).report();
+    expect(at({ peakBytes: 671 * MiB, reset: true }).tuning).toEqual({ peak_bytes: 671 * MiB, in_session_peak: false, resident_at_reset_bytes: null });
     expect(describePeak(at({ peakBytes: 671 * MiB, reset: true }))).toMatch(/; before it, the tuner's timing sessions took this process to 671 MiB \(measured apart: the high-water mark was reset after tuning\)$/);
+    expect(at({ peakBytes: 671 * MiB, reset: true, residentAtResetBytes: 480 * MiB }).tuning).toEqual({ peak_bytes: 671 * MiB, in_session_peak: false, resident_at_reset_bytes: 480 * MiB });
+    expect(describePeak(at({ peakBytes: 671 * MiB, reset: true, residentAtResetBytes: 480 * MiB }))).toMatch(
+      /; before it, the tuner's timing sessions took this process to 671 MiB \(measured apart: the high-water mark was reset after tuning, to the 480 MiB resident then\)$/,
+    );
     expect(describePeak(at({ peakBytes: 671 * MiB, reset: false }))).toMatch(/; it includes the tuner's timing sessions \(671 MiB through tuning: the high-water mark could not be reset after it\)$/);
     expect(at(null)).not.toHaveProperty('tuning');
     expect(describePeak(at(null))).not.toMatch(/tuner/);

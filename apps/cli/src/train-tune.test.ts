@@ -167,14 +167,18 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     expect(r.code, r.stderr).toBe(75); // a segment: stopped after 2 steps
     const out = r.stdout + r.stderr;
     expect(out).toMatch(/gradient_checkpointing: auto, measured/);
-    const run = JSON.parse(/^RUN_JSON (.*)$/m.exec(r.stdout)![1]!) as { memory: { peak_bytes: number; peak_at: string; tuning?: { peak_bytes: number; in_session_peak: boolean } } };
-    // The tuner held up to three step sessions at once in this process; that is its own figure.
-    // The session's peak is the run's: reached in a step, a save or validation, not at setup,
-    // where before the reset the tuner's sessions were (579 MiB at "setup" against 477-484 MiB
-    // for the run itself, measured on this template).
-    expect(run.memory.tuning).toEqual({ peak_bytes: expect.any(Number), in_session_peak: false });
-    expect(run.memory.peak_at, describePeakLine(out)).not.toBe('setup');
-    expect(describePeakLine(out)).toMatch(/; before it, the tuner's timing sessions took this process to [\d.]+ MiB \(measured apart: the high-water mark was reset after tuning\)$/);
+    const run = JSON.parse(/^RUN_JSON (.*)$/m.exec(r.stdout)![1]!) as {
+      memory: { peak_bytes: number; peak_at: string; tuning?: { peak_bytes: number; in_session_peak: boolean; resident_at_reset_bytes: number } };
+    };
+    // The tuner held up to three step sessions at once in this process; that is its own figure
+    // (777–803 MiB on this template), and the session's peak does not include it. The reset mark
+    // starts from what was resident then (the runtime the tuner loaded, and what its released
+    // sessions left with the allocator), so the run's peak can be at setup: in three of six runs
+    // it was (488–527 MiB in all six; 405–432 MiB with the choice fixed and no tuner).
+    expect(run.memory.tuning).toEqual({ peak_bytes: expect.any(Number), in_session_peak: false, resident_at_reset_bytes: expect.any(Number) });
+    expect(run.memory.peak_bytes).toBeLessThan(run.memory.tuning!.peak_bytes);
+    expect(run.memory.peak_bytes).toBeGreaterThanOrEqual(run.memory.tuning!.resident_at_reset_bytes);
+    expect(describePeakLine(out)).toMatch(/; before it, the tuner's timing sessions took this process to [\d.]+ MiB \(measured apart: the high-water mark was reset after tuning, to the [\d.]+ MiB resident then\)$/);
   });
 });
 
