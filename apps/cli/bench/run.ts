@@ -16,8 +16,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const json = process.argv.includes('--json');
-const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
-const runsArg = process.argv.includes('--runs') ? process.argv[process.argv.indexOf('--runs') + 1] : '1';
+/** The value after `--name` on the command line, or null when the flag is not given. */
+const flagValue = (name: string): string | null => (process.argv.includes(name) ? (process.argv[process.argv.indexOf(name) + 1] ?? null) : null);
+const only = flagValue('--only');
+const runsArg = flagValue('--runs') ?? '1';
 const runs = Number(runsArg);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number of runs, 1 or more (got ${runsArg})`);
 if (only !== null && only !== 'tune' && only !== 'run') throw new Error(`--only must be tune or run (got ${only})`);
@@ -139,9 +141,8 @@ if (only !== 'run') {
       }
     }
   }
-  const byMode = (key: 'tunedOverBestRatio' | 'tuneCostRatio') =>
-    Object.fromEntries((['exec', 'train'] as const).map((m) => [m, Number(median(rows.filter((r) => r.mode === m).map((r) => r[key])).toFixed(3))]));
   const each = (key: 'tunedOverBestRatio' | 'tuneCostRatio') => Object.fromEntries((['exec', 'train'] as const).map((m) => [m, rows.filter((r) => r.mode === m).map((r) => r[key])]));
+  const byMode = (key: 'tunedOverBestRatio' | 'tuneCostRatio') => Object.fromEntries(Object.entries(each(key)).map(([m, xs]) => [m, Number(median(xs).toFixed(3))]));
   const goal = (key: 'tunedOverBestRatio' | 'tuneCostRatio', ok: (x: number) => boolean, target: string) => ({
     target,
     met: Object.values(byMode(key)).every(ok),

@@ -25,6 +25,20 @@ const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
 
 const tierOf = (name: string) => TRAIN_TIERS.find((g) => (g ?? 'false') === name)!;
 
+/** The step the grid and its referee time: soup.yaml's model and threads on the CPU, no offload, at micro-batch `m`. */
+const cpuStep = (o: { config: SoupConfig; spec: GptSpec; cwd: string }, recompute: string[], m: number): StepToTime => ({
+  ...ON_CPU,
+  spec: o.spec,
+  recompute,
+  batchSize: m,
+  threads: o.config.training.threads,
+  offload: null,
+  cwd: o.cwd,
+});
+
+/** Samples/s at G of a step of `stepMs` ms at micro-batch m: G / (a × step), a = G / m. */
+const samplesPerSecondAt = (G: number, m: number, stepMs: number): number => (G / ((G / m) * stepMs)) * 1000;
+
 /**
  * Every tier × divisor: one probe child under `budgetBytes` (the largest budget the caller checks;
  * a smaller budget's fits are the points whose peak is at or under it), then `steps` timed steps
@@ -48,19 +62,7 @@ export async function measureTrainGrid(o: { config: SoupConfig; spec: GptSpec; b
     for (const m of divisorsOf(G)) {
       const p = await probe(m);
       let sps: number | null = null;
-      if (p.fits) {
-        const t = await timeTrainStep({
-          ...ON_CPU,
-          spec: o.spec,
-          recompute,
-          batchSize: m,
-          threads,
-          offload: null,
-          steps: o.steps,
-          cwd: o.cwd,
-        });
-        sps = (G / ((G / m) * t.stepMs)) * 1000;
-      }
+      if (p.fits) sps = samplesPerSecondAt(G, m, (await timeTrainStep({ ...cpuStep(o, recompute, m), steps: o.steps })).stepMs);
       points.push({
         tier: g ?? 'false',
         m,
@@ -101,19 +103,11 @@ export async function headToHead(
   b: { tier: string; m: number },
 ): Promise<[number, number]> {
   const G = o.config.training.batchSize;
-  const stepOf = (p: { tier: string; m: number }): StepToTime => ({
-    ...ON_CPU,
-    spec: o.spec,
-    recompute: recomputeOf(o.config, tierOf(p.tier)),
-    batchSize: p.m,
-    threads: o.config.training.threads,
-    offload: null,
-    cwd: o.cwd,
-  });
+  const stepOf = (p: { tier: string; m: number }): StepToTime => cpuStep(o, recomputeOf(o.config, tierOf(p.tier)), p.m);
   const runs: [number[], number[]] = [[], []];
   for (let r = 0; r < o.rounds; r++) {
     const t = await timeAlternately(stepOf(a), stepOf(b), o.steps);
-    for (const [i, p] of [a, b].entries()) runs[i]!.push((G / ((G / p.m) * t[i]!.stepMs)) * 1000);
+    for (const [i, p] of [a, b].entries()) runs[i]!.push(samplesPerSecondAt(G, p.m, t[i]!.stepMs));
   }
   const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[(xs.length - 1) >> 1]!;
   return [median(runs[0]), median(runs[1])];

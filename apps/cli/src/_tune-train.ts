@@ -199,6 +199,13 @@ export async function tuneTrain(o: {
   const peakOf = (r: TuneRow): number | null => r.peakBytes ?? peakAtMost(fitted.get(candidateOf(r))?.r.trials ?? [], r.microBatchSize!);
   /** The indices of `rows` stopped early: they do not compete. */
   const excludedOf = (rows: readonly TuneRow[]): Set<number> => new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])));
+  // Pairs (row keys) whose first timings were taken side by side: a tie between them is already
+  // settled by a timing under one load, so it is not timed again.
+  const sideBySide: [string, string][] = [];
+  /** A pair of row keys as indices into `rows`. */
+  const indicesIn =
+    (rows: readonly TuneRow[]) =>
+    ([a, b]: [string, string]): [number, number] => [rows.findIndex((r) => keyOf(r) === a), rows.findIndex((r) => keyOf(r) === b)];
   const keepOnly = async (rows: readonly TuneRow[]): Promise<void> => {
     const toKeep = rowsToKeep(rows, G, excludedOf(rows), sideBySide.map(indicesIn(rows))).map((i) => rows[i]!);
     // A pair that cannot be held together is not timed side by side: keep the faster (the last) alone.
@@ -258,16 +265,9 @@ export async function tuneTrain(o: {
     if (best !== null && now[i]!.samplesPerSecond! > best.samplesPerSecond!) best = now[i]!;
     else if (best === all[j]) best = now[j]!;
   };
-  /** A pair of row keys as indices into `rows`. */
-  const indicesIn =
-    (rows: readonly TuneRow[]) =>
-    ([a, b]: [string, string]): [number, number] => [rows.findIndex((r) => keyOf(r) === a), rows.findIndex((r) => keyOf(r) === b)];
   // The second candidate's fit when it was found ahead of its turn, to walk beside the first (null:
   // none fits; not null: it was walked then).
   const fitAhead = new Map<Candidate, BatchResolution | null>();
-  // Pairs (row keys) whose first timings were taken side by side: a tie between them is already
-  // settled by a timing under one load, so it is not timed again.
-  const sideBySide: [string, string][] = [];
   const fitOf = async (c: Candidate, floor: number): Promise<BatchResolution | null> => {
     if (fitAhead.has(c)) return fitAhead.get(c)!;
     try {
@@ -395,9 +395,9 @@ export async function tuneTrain(o: {
       const past = pastOf();
       if (past) {
         const { top, below } = past;
-        const sideBySide = retimedEarly.some(([a, b]) => a === keyOf(below) && b === keyOf(top)) ? ', timed again side by side' : '';
+        const retimedNote = retimedEarly.some(([a, b]) => a === keyOf(below) && b === keyOf(top)) ? ', timed again side by side' : '';
         skipped(
-          `cannot win: ${top.label} is slower at ${top.microBatchSize} than at ${below.microBatchSize} (${top.samplesPerSecond!.toFixed(1)} vs ${below.samplesPerSecond!.toFixed(1)} samples/s${sideBySide}), ` +
+          `cannot win: ${top.label} is slower at ${top.microBatchSize} than at ${below.microBatchSize} (${top.samplesPerSecond!.toFixed(1)} vs ${below.samplesPerSecond!.toFixed(1)} samples/s${retimedNote}), ` +
             `so slower still above ${top.microBatchSize}, and this does more work at every micro-batch`,
         );
         continue;
