@@ -12,11 +12,12 @@ export interface WinLimit {
 }
 
 /**
- * The fastest of three steps over what it needs to win, by the margin: it cannot. (Not fewer: the
- * first steps after the warm-up can be 20–40 % slow while the allocator still grows.)
+ * The fastest of its steps, three or more, over what it needs to win, by the margin: it cannot.
+ * (Not fewer than three: the first steps after the warm-up can be 20–40 % slow while the allocator
+ * still grows. Each further step can only lower the fastest, so a later check is no looser.)
  */
 const cannotWin = (times: readonly number[], limit: WinLimit | undefined): boolean =>
-  limit !== undefined && times.length === 3 && Math.min(...times) > limit.cannotWinAboveMs * (1 + limit.margin);
+  limit !== undefined && times.length >= 3 && Math.min(...times) > limit.cannotWinAboveMs * (1 + limit.margin);
 
 /**
  * Step time (ms) of `steps` steps after a warm-up: the mean of the fastest half, and its noise (the
@@ -131,8 +132,8 @@ export async function timeAlternately(a: StepToTime | OpenStep, b: StepToTime | 
         sides.push(s);
       }
     }
-    const { times } = await alternate([sides[0]!, sides[1]!], steps);
-    return [fastestHalf(times[0]), fastestHalf(times[1])];
+    const { times } = await alternate(sides, steps);
+    return [fastestHalf(times[0]!), fastestHalf(times[1]!)];
   } finally {
     for (const s of opened) await s.step.release();
   }
@@ -147,15 +148,21 @@ export interface SideTiming extends StepTiming {
 }
 
 /**
- * Two configurations' first timings taken side by side: both sessions opened and warmed up, then
- * `steps` rounds as timeAlternately, so each side has as many steps as timeTrainStep gives it alone
- * and the two are compared under one load. A side with a `limits` entry stops after three steps
- * that show it cannot win, as timeTrainStep, and the other goes on alone; a stopped side's session
- * is released at once, not held while the other runs. The sessions of sides that ran to the end
- * are handed back open (the caller releases them); on an error every session opened here is
- * released.
+ * When side `j` of a side-by-side timing may stop, asked once it has three steps and again after
+ * each further step (with every side's steps so far, and which have stopped): a fixed limit, or one
+ * from the other sides' steps under the same load. Undefined: it may not stop now.
  */
-export async function timeSideBySide(a: StepToTime, b: StepToTime, steps: number, limits: readonly [WinLimit?, WinLimit?] = []): Promise<[SideTiming, SideTiming]> {
+export type LimitOf = (j: number, times: readonly (readonly number[])[], stopped: readonly boolean[]) => WinLimit | undefined;
+
+/**
+ * First timings taken side by side: every session opened and warmed up, then `steps` rounds of one
+ * step each (alternate), so each side has as many steps as timeTrainStep gives it alone and all
+ * are compared under one load. A side whose `limitOf` says it cannot win stops (as timeTrainStep
+ * after three steps) and the others go on; a stopped side's session is released at once, not held
+ * while the others run. The sessions of sides that ran to the end are handed back open (the
+ * caller releases them); on an error every session opened here is released.
+ */
+export async function timeSideBySide(sides: readonly StepToTime[], steps: number, limitOf: LimitOf = () => undefined): Promise<SideTiming[]> {
   const opened: OpenStep[] = [];
   const done = new Set<OpenStep>(); // released, or handed back open
   const release = async (s: OpenStep): Promise<void> => {
@@ -163,10 +170,9 @@ export async function timeSideBySide(a: StepToTime, b: StepToTime, steps: number
     await s.step.release();
   };
   try {
-    for (const p of [a, b]) opened.push(await openWarmStep(p));
-    const { times, stopped } = await alternate([opened[0]!, opened[1]!], steps, limits, (j) => release(opened[j]!));
-    const side = (j: 0 | 1): SideTiming => ({ ...fastestHalf(times[j]), times: times[j], stoppedEarly: stopped[j], open: stopped[j] ? null : opened[j]! });
-    const out: [SideTiming, SideTiming] = [side(0), side(1)];
+    for (const p of sides) opened.push(await openWarmStep(p));
+    const { times, stopped } = await alternate(opened, steps, limitOf, (j) => release(opened[j]!));
+    const out = opened.map((s, j): SideTiming => ({ ...fastestHalf(times[j]!), times: times[j]!, stoppedEarly: stopped[j]!, open: stopped[j] ? null : s }));
     for (const s of out) if (s.open) done.add(s.open);
     return out;
   } finally {
@@ -174,25 +180,36 @@ export async function timeSideBySide(a: StepToTime, b: StepToTime, steps: number
   }
 }
 
+/** A LimitOf from fixed limits, one per side (undefined: that side never stops). */
+export const fixedLimits =
+  (limits: readonly (WinLimit | undefined)[]): LimitOf =>
+  (j) =>
+    limits[j];
+
 /**
- * `steps` rounds of one step on each of two warm sessions, AB, BA, AB, …: each side's step times.
- * A side with a `limits` entry takes no more steps once it cannot win (cannotWin: `stopped`, and
- * `onStop` is called with its index); the other goes on alone. Sessions are not released here.
+ * `steps` rounds of one step on each warm session, in the order 0, 1, …, n−1, then n−1, …, 0, and
+ * so on (for two: AB, BA, AB, …), so that what the machine does meanwhile falls on all alike: each
+ * side's step times. A side takes no more steps once it cannot win (cannotWin against `limitOf`'s
+ * limit, asked from its third step on: `stopped`, and `onStop` is called with its index); the
+ * others go on. Sessions are not released here.
  */
 async function alternate(
-  sides: readonly [OpenStep, OpenStep],
+  sides: readonly OpenStep[],
   steps: number,
-  limits: readonly [WinLimit?, WinLimit?] = [],
-  onStop?: (j: 0 | 1) => Promise<void>,
-): Promise<{ times: [number[], number[]]; stopped: [boolean, boolean] }> {
-  const times: [number[], number[]] = [[], []];
-  const stopped: [boolean, boolean] = [false, false];
+  limitOf: LimitOf = () => undefined,
+  onStop?: (j: number) => Promise<void>,
+): Promise<{ times: number[][]; stopped: boolean[] }> {
+  const times: number[][] = sides.map(() => []);
+  const stopped: boolean[] = sides.map(() => false);
+  const order = sides.map((_, j) => j);
   for (let i = 0; i < steps; i++) {
-    for (const j of i % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+    for (const j of i % 2 === 0 ? order : [...order].reverse()) {
       if (stopped[j]) continue;
-      times[j].push((await sides[j].step.run(sides[j].batch)).totalMs);
-      stopped[j] = cannotWin(times[j], limits[j]);
-      if (stopped[j]) await onStop?.(j);
+      times[j]!.push((await sides[j]!.step.run(sides[j]!.batch)).totalMs);
+      if (times[j]!.length >= 3 && i < steps - 1) {
+        stopped[j] = cannotWin(times[j]!, limitOf(j, times, stopped));
+        if (stopped[j]) await onStop?.(j);
+      }
     }
   }
   return { times, stopped };

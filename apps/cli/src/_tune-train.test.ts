@@ -7,7 +7,7 @@ import type { TuneRow } from '@soup/batch-probe';
 import { defineGptSpec } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { fastestHalf, openWarmStep, timeAlternately, timeSideBySide, timeTrainStep, type OpenStep } from './_tune-step';
+import { fastestHalf, fixedLimits, openWarmStep, timeAlternately, timeSideBySide, timeTrainStep, type OpenStep, type SideTiming } from './_tune-step';
 import { pastItsBest } from './_tune-train';
 
 const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
@@ -91,9 +91,9 @@ describe('timeAlternately', () => {
       let runs = 0;
       const run = kept.step.run.bind(kept.step);
       const counted: OpenStep = { batch: kept.batch, step: Object.assign(Object.create(kept.step) as typeof kept.step, { run: async (b: typeof kept.batch) => (runs++, run(b)) }) };
-      const [small, large] = await timeAlternately(counted, at(32), 4);
+      const [small, large] = await timeAlternately(counted, at(128), 4);
       expect(runs).toBe(4);
-      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=32 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
+      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=128 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
       // Still open: it runs again (a released session throws).
       expect((await kept.step.run(kept.batch)).totalMs).toBeGreaterThan(0);
     } finally {
@@ -108,17 +108,17 @@ describe('timeSideBySide', () => {
 
   it('takes two first timings side by side, each answer its own, and hands both warm sessions back open', async () => {
     const cwd = useTempDir();
-    const sides = await timeSideBySide(at(cwd, 2), at(cwd, 32), 4);
+    const sides = await timeSideBySide([at(cwd, 2), at(cwd, 128)], 4);
     try {
-      const [small, large] = sides;
-      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=32 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
+      const [small, large] = sides as [SideTiming, SideTiming];
+      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=128 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
       for (const t of sides) {
         expect(t.times).toHaveLength(4);
         expect(t.stoppedEarly).toBe(false);
         expect(t.noiseMs).toBeGreaterThanOrEqual(0);
       }
       // In the order given, and still open: each runs its own micro-batch again (a released session throws).
-      expect(sides.map((t) => t.open!.batch.batchSize)).toEqual([2, 32]);
+      expect(sides.map((t) => t.open!.batch.batchSize)).toEqual([2, 128]);
       for (const t of sides) expect((await t.open!.step.run(t.open!.batch)).totalMs).toBeGreaterThan(0);
     } finally {
       for (const t of sides) await t.open?.step.release();
@@ -127,7 +127,7 @@ describe('timeSideBySide', () => {
 
   it('stops a side that cannot win after three steps, releases it, and times the other to the end', async () => {
     const cwd = useTempDir();
-    const [a, b] = await timeSideBySide(at(cwd, 2), at(cwd, 4), 6, [undefined, { cannotWinAboveMs: 1e-6, margin: 0.1 }]);
+    const [a, b] = (await timeSideBySide([at(cwd, 2), at(cwd, 4)], 6, fixedLimits([undefined, { cannotWinAboveMs: 1e-6, margin: 0.1 }]))) as [SideTiming, SideTiming];
     try {
       expect(b.stoppedEarly).toBe(true);
       expect(b.times).toHaveLength(3);
@@ -137,6 +137,52 @@ describe('timeSideBySide', () => {
       expect((await a.open!.step.run(a.open!.batch)).totalMs).toBeGreaterThan(0);
     } finally {
       await a.open?.step.release();
+    }
+  });
+});
+
+describe('timeSideBySide, four at once', () => {
+  const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
+  const at = (cwd: string, batchSize: number) => ({ spec, recompute: [], batchSize, threads: 1, offload: null, cwd, ...ON_CPU });
+
+  it('times four sessions in turn (0123, 3210, …), each answer its own, all handed back open', async () => {
+    const cwd = useTempDir();
+    // Which side runs when: the limit is asked after each of a side's steps from its third on,
+    // while more rounds follow, so the calls show the order of rounds 3 to 5.
+    const asked: number[] = [];
+    const sides = await timeSideBySide([at(cwd, 2), at(cwd, 4), at(cwd, 8), at(cwd, 128)], 6, (j) => void asked.push(j));
+    try {
+      expect(asked).toEqual([0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3]);
+      expect(sides.map((t) => t.open!.batch.batchSize)).toEqual([2, 4, 8, 128]);
+      for (const t of sides) {
+        expect(t.times).toHaveLength(6);
+        expect(t.stoppedEarly).toBe(false);
+      }
+      const ms = sides.map((t) => t.stepMs);
+      expect(ms[3], `m=2..128: ${ms.map((x) => x.toFixed(1)).join(', ')} ms`).toBeGreaterThan(3 * ms[0]!);
+    } finally {
+      for (const t of sides) await t.open?.step.release();
+    }
+  });
+
+  it('asks when a side may stop from its third step on, with the others\' steps under the same load, and stops it there', async () => {
+    const cwd = useTempDir();
+    const asked: { j: number; own: number; others: number[] }[] = [];
+    // m = 32 against m = 2: it cannot reach the small one's pace; the limit comes from side 0's own steps so far.
+    const sides = await timeSideBySide([at(cwd, 2), at(cwd, 32)], 6, (j, times, stopped) => {
+      asked.push({ j, own: times[j]!.length, others: times.filter((_, k) => k !== j).map((t) => t.length) });
+      return j === 1 && !stopped[0] && times[0]!.length >= 3 ? { cannotWinAboveMs: fastestHalf(times[0]!).stepMs, margin: 0.1 } : undefined;
+    });
+    try {
+      expect(asked.every((a) => a.own >= 3)).toBe(true);
+      expect(asked.find((a) => a.j === 1)).toEqual({ j: 1, own: 3, others: [3] });
+      expect(sides[1]!.stoppedEarly).toBe(true);
+      expect(sides[1]!.times).toHaveLength(3);
+      expect(sides[1]!.open).toBeNull();
+      expect(sides[0]!.times).toHaveLength(6);
+      expect(sides[0]!.stoppedEarly).toBe(false);
+    } finally {
+      for (const t of sides) await t.open?.step.release();
     }
   });
 });

@@ -3,8 +3,9 @@
 // first for the lightest tier; a heavier tier only above what the lighter ones fit); its step is
 // timed in this process (a warm-up, then timed steps) from m / 2 up while faster, else down while
 // faster (on a CPU the largest m is not always the fastest per sample: _tune-walk); the two
-// lightest (no checkpointing and selective) walk together, timed side by side, alternately, at each
-// m both take (_tune-step). A heavier tier is not tried at all when a lighter one is already past its best
+// lightest (no checkpointing and selective) walk together: their opening two micro-batches (m / 2
+// and m) all four timed side by side, in turn, so that each one's slope and the two at each m are
+// compared under one load, then side by side at each m both take (_tune-step). A heavier tier is not tried at all when a lighter one is already past its best
 // micro-batch (pastItsBest). The most samples per second at G wins, a tie within the noise going to
 // the lower peak, once the two were timed side by side: from the start, or again at the end
 // (_tune-tie), on their sessions kept warm from the first timing; the tie that decides whether a
@@ -19,7 +20,7 @@ import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
 import { formatBytes } from './format-bytes';
 import { printTable, withEarlyStops } from './_tune-exec';
 import { holdable, holdBytesOf, KeptSessions, peakAtMost } from './_tune-hold';
-import { timeAlternately, timeSideBySide, timeTrainStep, type OpenStep, type StepTiming, type StepToTime, type WinLimit } from './_tune-step';
+import { fastestHalf, timeAlternately, timeSideBySide, timeTrainStep, type LimitOf, type OpenStep, type StepTiming, type StepToTime, type WinLimit } from './_tune-step';
 import { MicroWalk } from './_tune-walk';
 import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './_tune-tie';
 import type { SoupConfig } from './validate-config';
@@ -159,12 +160,15 @@ export async function tuneTrain(o: {
   }
   const steps = o.steps ?? 6;
   // The first two candidates, as light as each other (no checkpointing and selective), walk their
-  // micro-batches together, timed side by side at each m both take (walkAll).
+  // micro-batches together: the opening two of both, four timings side by side, then side by side
+  // at each m both take (walkAll).
   const pairedStart = candidates.length > 1 && candidates[0]!.rank.join() === candidates[1]!.rank.join();
   ctx.say(
     `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
       `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it; ` +
-      (pairedStart ? `${candidates[0]!.label} and ${candidates[1]!.label} are timed side by side, alternately, at each micro-batch both take; ` : '') +
+      (pairedStart
+        ? `${candidates[0]!.label} and ${candidates[1]!.label} are timed side by side, in turn: at the first two micro-batches both take all four at once, then two at a time at each micro-batch both take; `
+        : '') +
       `a tie that the lower peak would take from a faster one is timed again, the two alternately${pairedStart ? ', unless they were timed side by side already' : ''}`,
   );
   const byCandidate = new Map<Candidate, TuneRow[]>(candidates.map((c) => [c, []]));
@@ -246,6 +250,8 @@ export async function tuneTrain(o: {
     const pair = tieOver(all, G, excludedOf(all));
     if (pair === null || retimedEarly.length >= MAX_RETIMES) return;
     const [i, j] = pair;
+    // Timed side by side from the start (the four opening timings): settled as it stands.
+    if (sideBySide.some((p) => p.includes(keyOf(all[i]!)) && p.includes(keyOf(all[j]!)))) return;
     const x = lighters.find((l) => candidateOf(all[i]!) === l && candidateOf(all[j]!) === l);
     if (!x) return;
     const [top, below] = byCandidate
@@ -320,39 +326,89 @@ export async function tuneTrain(o: {
     return row;
   };
   type Walker = { c: Candidate; r: BatchResolution; walk: MicroWalk };
+  /** One point of a side-by-side timing: a walker's candidate at micro-batch m. */
+  type Point = { w: Walker; m: number };
   /**
-   * Two candidates' steps at the same m timed side by side (timeSideBySide: as many steps each as
-   * alone, alternately, each with its own early stop). A pair that both ran to the end is settled
-   * as a tie by this timing (sideBySide).
+   * When point j of a side-by-side timing may stop: against the best so far (limitAt) or, under the
+   * same load, against the fastest of the other points still running with three steps or more (the
+   * mean of its fastest half so far), whichever is faster; by 5 % when j's peak is above that one's,
+   * else by 10 %, as limitAt.
    */
-  const timePair = async (a: Walker, b: Walker, m: number): Promise<[TuneRow, TuneRow]> => {
-    const limits = [limitAt(a.r, m), limitAt(b.r, m)] as const;
-    const peaks = [peakAtMost(a.r.trials, m), peakAtMost(b.r.trials, m)];
+  const limitsIn =
+    (points: readonly Point[]): LimitOf =>
+    (j, times, stopped) => {
+      const p = points[j]!;
+      const fixed = limitAt(p.w.r, p.m);
+      let ref: { sps: number; peak: number | null } | null = fixed ? { sps: best!.samplesPerSecond!, peak: best!.peakBytes } : null;
+      for (const [k, q] of points.entries()) {
+        if (k === j || stopped[k] || times[k]!.length < 3) continue;
+        const sps = (q.m / fastestHalf(times[k]!).stepMs) * 1000; // G / (a × step), a = G / m
+        if (ref === null || sps > ref.sps) ref = { sps, peak: fitPeak(q.w.r, q.m) };
+      }
+      if (ref === null) return undefined;
+      const peak = fitPeak(p.w.r, p.m);
+      return { cannotWinAboveMs: (p.m / ref.sps) * 1000, margin: peak !== null && ref.peak !== null && peak > ref.peak ? 0.05 : 0.1 };
+    };
+  /**
+   * Points timed side by side (timeSideBySide: as many steps each as alone, in turn, each with its
+   * own early stop, against the best so far and the others under the same load). Every two of them
+   * that both ran to the end are settled as a tie by this timing (sideBySide).
+   */
+  const timeGroup = async (points: readonly Point[]): Promise<TuneRow[]> => {
+    const peaks = points.map((p) => peakAtMost(p.w.r.trials, p.m));
     await kept.makeRoom(peaks);
-    const sides = await timeSideBySide(stepAt(a.c, m), stepAt(b.c, m), steps, limits);
-    const rows = [a, b].map((w, j) => {
+    const limitOf = limitsIn(points);
+    // The limit each point stopped against, for its note (the last one asked).
+    const lastLimit = new Map<number, WinLimit>();
+    const sides = await timeSideBySide(
+      points.map((p) => stepAt(p.w.c, p.m)),
+      steps,
+      (j, times, stopped) => {
+        const l = limitOf(j, times, stopped);
+        if (l) lastLimit.set(j, l);
+        return l;
+      },
+    );
+    const rows = points.map((p, j) => {
       const t = sides[j]!;
-      return rowOf(w.c, w.r, m, t, t.stoppedEarly, t.stoppedEarly ? stopNote(t.times, limits[j]!) : `timed side by side with ${[b, a][j]!.c.label} at ${m}, alternately`);
-    }) as [TuneRow, TuneRow];
-    for (const j of [0, 1]) record([a, b][j]!.c, rows[j]!, sides[j]!.stoppedEarly, sides[j]!.open, peaks[j] ?? null);
-    if (!sides[0].stoppedEarly && !sides[1].stoppedEarly) sideBySide.push([keyOf(rows[0]), keyOf(rows[1])]);
+      const others = points.filter((_, k) => k !== j);
+      const with_ = others.every((q) => q.m === p.m) ? `${others.map((q) => q.w.c.label).join(', ')} at ${p.m}` : others.map((q) => `${q.w.c.label} at ${q.m}`).join(', ');
+      return rowOf(p.w.c, p.w.r, p.m, t, t.stoppedEarly, t.stoppedEarly ? stopNote(t.times, lastLimit.get(j)!) : `timed side by side with ${with_}, alternately`);
+    });
+    for (const [j, p] of points.entries()) record(p.w.c, rows[j]!, sides[j]!.stoppedEarly, sides[j]!.open, peaks[j] ?? null);
+    for (let j = 0; j < rows.length; j++)
+      for (let k = j + 1; k < rows.length; k++) if (!sides[j]!.stoppedEarly && !sides[k]!.stoppedEarly) sideBySide.push([keyOf(rows[j]!), keyOf(rows[k]!)]);
     await keepOnly([...byCandidate.values()].flat());
     return rows;
   };
   /**
    * A candidate's walk over its micro-batches (MicroWalk), and beside it, when given, a second
-   * one's: where both take the same m next and their two sessions can be held at once, the two are
-   * timed side by side; otherwise the first goes on alone, then the second.
+   * one's: their opening two micro-batches (the start and the first step up, taken whatever the
+   * timings say), when both open on the same two and the four sessions can be held at once, are
+   * timed all four side by side, so that each tier's slope and the two tiers at each m are compared
+   * under one load; after that, where both take the same m next and their two sessions can be held
+   * at once, the two are timed side by side; otherwise the first goes on alone, then the second.
    */
   const walkAll = async (a: Walker, b: Walker | null): Promise<void> => {
+    const opening = a.walk.opening();
+    if (b !== null && opening.length === 2 && b.walk.opening().join() === opening.join()) {
+      const points = opening.flatMap((m) => [a, b].map((w) => ({ w, m })));
+      if (holdable(points.map((p) => peakAtMost(p.w.r.trials, p.m)), kept.holdBytes)) {
+        const rows = await timeGroup(points);
+        for (const [j, p] of points.entries()) p.w.walk.took(rows[j]!.samplesPerSecond!);
+      }
+    }
     for (;;) {
       const ma = a.walk.next();
       const mb = b === null ? null : b.walk.next();
       if (ma === null && mb === null) return;
       if (b !== null && ma !== null && ma === mb && holdable([peakAtMost(a.r.trials, ma), peakAtMost(b.r.trials, ma)], kept.holdBytes)) {
-        const [ra, rb] = await timePair(a, b, ma);
-        a.walk.took(ra.samplesPerSecond!);
-        b.walk.took(rb.samplesPerSecond!);
+        const [ra, rb] = await timeGroup([
+          { w: a, m: ma },
+          { w: b, m: ma },
+        ]);
+        a.walk.took(ra!.samplesPerSecond!);
+        b.walk.took(rb!.samplesPerSecond!);
       } else if (ma !== null) a.walk.took((await timeAt(a.c, a.r, ma)).samplesPerSecond!);
       else b!.walk.took((await timeAt(b!.c, b!.r, mb!)).samplesPerSecond!);
     }

@@ -25,6 +25,14 @@ export class MicroWalk {
     return new MicroWalk(allowed, Math.max(0, allowed.filter((d) => d <= top / 2).length - 1));
   }
 
+  /**
+   * The two micro-batches the walk takes first whatever their timings say (the start, then the
+   * first step up), while nothing is taken yet; empty when there is no step up.
+   */
+  opening(): number[] {
+    return this.dir === 'start' && this.startAt + 1 < this.allowed.length ? [this.allowed[this.startAt]!, this.allowed[this.startAt + 1]!] : [];
+  }
+
   /** The micro-batch to time next, or null when the walk is over. */
   next(): number | null {
     if (this.dir === 'up' && this.i >= this.allowed.length) this.turn();
