@@ -2,11 +2,12 @@
 // candidate (one value per lever) gets its micro-batch m (the largest divisor of G / N that fits,
 // the batch cache first), then its step time at m from the trainer's own runs: the command with
 // {probe_steps} = 1, 1 + K and 1 + 2K, so start-up costs cancel. Samples/s at G = G / (a × step).
-import { chooseConfiguration, formatMicroBatch, lookupTuneEntry, makeTuneKey, saveTuneEntry, type MeasuredCandidate, type TuneEntry, type TuneRow } from '@soup/batch-probe';
+import { chooseConfiguration, formatMicroBatch, lookupTuneEntry, makeTuneKey, saveTuneEntry, type ConfigurationChoice, type MeasuredCandidate, type TuneEntry, type TuneRow } from '@soup/batch-probe';
 import type { CommandContext } from './_context';
 import { renderTable } from './_table';
 import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
+import { tieTakenByPeak } from './_tune-tie';
 
 /** Placeholders soup fills itself: not a lever's name. */
 const RESERVED = new Set(['batch_size', 'micro_batch_size', 'grad_accum', 'probe_steps', 'output_dir', 'resume_from', 'world_size']);
@@ -207,21 +208,24 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
     if (!(await run(i, 1 + 2 * K))) continue;
     if (row.samplesPerSecond !== null && (best === null || row.samplesPerSecond > rows[best]!.samplesPerSecond!)) best = i;
   }
-  // Close call: the two fastest within each other's noise get a longer run each (1 + 4K steps,
-  // then 1 + 8K if still close); only then does a tie go to the lower peak.
-  for (const span of [4 * K, 8 * K]) {
-    const ranked = order.filter((i) => rows[i]!.noiseMs !== null && rows[i]!.samplesPerSecond !== null).sort((a, b) => rows[b]!.samplesPerSecond! - rows[a]!.samplesPerSecond!);
-    if (ranked.length < 2) break;
-    const [a, b] = [rows[ranked[0]!]!, rows[ranked[1]!]!];
-    const se = (r: TuneRow): number => (r.samplesPerSecond! * r.noiseMs!) / r.stepMs!;
-    if (a.samplesPerSecond! - b.samplesPerSecond! > 2 * Math.hypot(se(a), se(b))) break;
-    ctx.say(ctx.style.dim(`${a.label} and ${b.label} are within the noise: a longer run each (${1 + span} steps)`));
-    await run(ranked[0]!, 1 + span);
-    await run(ranked[1]!, 1 + span);
-  }
   // Only fully timed rows compete (a row stopped early has no noise estimate and lost by a margin).
-  const measured: MeasuredCandidate[] = rows.map((r) => ({ ...r, stepMs: r.noiseMs === null ? null : r.stepMs }));
-  const choice = chooseConfiguration(measured, G);
+  const choose = (): ConfigurationChoice => chooseConfiguration(rows.map((r): MeasuredCandidate => ({ ...r, stepMs: r.noiseMs === null ? null : r.stepMs })), G);
+  // Close call: when the lower peak would take a tie from the faster row (tieTakenByPeak), the two
+  // get a longer run each (1 + 4K steps, then 1 + 8K if still so); only then does the lower peak
+  // take it. A tie the faster row would keep anyway (its peak is the lower or the same) is not run
+  // longer: the choice would only change if the longer runs reversed the two beyond the noise, and
+  // within the noise the faster is the better guess (a disturbed run had widened the pooled noise
+  // so that 14 % apart read as a tie, and the two longer runs cost 35 s; bench, 2026-12-04).
+  let choice = choose();
+  for (const span of [4 * K, 8 * K]) {
+    const pair = tieTakenByPeak(choice);
+    if (pair === null) break;
+    const [lower, faster] = pair;
+    ctx.say(ctx.style.dim(`${rows[faster]!.label} and ${rows[lower]!.label} are within the noise, the lower peak on the slower: a longer run each (${1 + span} steps)`));
+    await run(faster, 1 + span);
+    await run(lower, 1 + span);
+    choice = choose();
+  }
   if (choice.chosen === null) throw new UsageError(`no configuration could be timed: ${rows.map((r) => `${r.label}: ${r.note ?? 'not timed'}`).join('; ')}`);
   const entry: TuneEntry = {
     chosen: choice.chosen,
