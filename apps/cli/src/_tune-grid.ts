@@ -5,7 +5,7 @@ import { divisorsOf } from '@soup/batch-probe';
 import { createTrainStepProbe } from '@soup/cuda-probe';
 import type { GptSpec } from '@soup/onnx-train';
 import { recomputeOf } from './_plan';
-import { timeAlternately, timeTrainStep, type StepToTime } from './_tune-step';
+import { samplesPerSecondAt, timeAlternately, timeTrainStep, type StepToTime } from './_tune-step';
 import { TRAIN_TIERS } from './_tune-train';
 import type { SoupConfig } from './validate-config';
 
@@ -35,9 +35,6 @@ const cpuStep = (o: { config: SoupConfig; spec: GptSpec; cwd: string }, recomput
   offload: null,
   cwd: o.cwd,
 });
-
-/** Samples/s at G of a step of `stepMs` ms at micro-batch m: G / (a × step), a = G / m. */
-const samplesPerSecondAt = (G: number, m: number, stepMs: number): number => (G / ((G / m) * stepMs)) * 1000;
 
 /**
  * Every tier × divisor: one probe child under `budgetBytes` (the largest budget the caller checks;

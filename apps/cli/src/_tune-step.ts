@@ -5,6 +5,9 @@
 import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
 import type { OffloadPlan } from './_plan';
 
+/** Samples/s at G of a step of `stepMs` ms at micro-batch m: G / (a × step), a = G / m. */
+export const samplesPerSecondAt = (G: number, m: number, stepMs: number): number => (G / ((G / m) * stepMs)) * 1000;
+
 /** When a timing may stop: its step time at which it would only tie the best so far, and the margin over it. */
 export interface WinLimit {
   cannotWinAboveMs: number;
@@ -145,6 +148,8 @@ export interface SideTiming extends StepTiming {
   stoppedEarly: boolean;
   /** Its warm session, handed back open (the caller releases it); null when it stopped early (released here). */
   open: OpenStep | null;
+  /** The limit it stopped against (null: it ran to the end). */
+  stoppedBy: WinLimit | null;
 }
 
 /**
@@ -171,8 +176,11 @@ export async function timeSideBySide(sides: readonly StepToTime[], steps: number
   };
   try {
     for (const p of sides) opened.push(await openWarmStep(p));
-    const { times, stopped } = await alternate(opened, steps, limitOf, (j) => release(opened[j]!));
-    const out = opened.map((s, j): SideTiming => ({ ...fastestHalf(times[j]!), times: times[j]!, stoppedEarly: stopped[j]!, open: stopped[j] ? null : s }));
+    const { times, stoppedBy } = await alternate(opened, steps, limitOf, (j) => release(opened[j]!));
+    const out = opened.map((s, j): SideTiming => {
+      const by = stoppedBy[j] ?? null;
+      return { ...fastestHalf(times[j]!), times: times[j]!, stoppedEarly: by !== null, open: by === null ? s : null, stoppedBy: by };
+    });
     for (const s of out) if (s.open) done.add(s.open);
     return out;
   } finally {
@@ -180,39 +188,37 @@ export async function timeSideBySide(sides: readonly StepToTime[], steps: number
   }
 }
 
-/** A LimitOf from fixed limits, one per side (undefined: that side never stops). */
-export const fixedLimits =
-  (limits: readonly (WinLimit | undefined)[]): LimitOf =>
-  (j) =>
-    limits[j];
-
 /**
  * `steps` rounds of one step on each warm session, in the order 0, 1, …, n−1, then n−1, …, 0, and
  * so on (for two: AB, BA, AB, …), so that what the machine does meanwhile falls on all alike: each
  * side's step times. A side takes no more steps once it cannot win (cannotWin against `limitOf`'s
- * limit, asked from its third step on: `stopped`, and `onStop` is called with its index); the
- * others go on. Sessions are not released here.
+ * limit, asked from its third step on: `stoppedBy` holds that limit, and `onStop` is called with
+ * its index); the others go on. Sessions are not released here.
  */
 async function alternate(
   sides: readonly OpenStep[],
   steps: number,
   limitOf: LimitOf = () => undefined,
   onStop?: (j: number) => Promise<void>,
-): Promise<{ times: number[][]; stopped: boolean[] }> {
+): Promise<{ times: number[][]; stoppedBy: (WinLimit | undefined)[] }> {
   const times: number[][] = sides.map(() => []);
-  const stopped: boolean[] = sides.map(() => false);
+  const stoppedBy: (WinLimit | undefined)[] = sides.map(() => undefined);
+  const stopped = (): boolean[] => stoppedBy.map((l) => l !== undefined);
   const order = sides.map((_, j) => j);
   for (let i = 0; i < steps; i++) {
     for (const j of i % 2 === 0 ? order : [...order].reverse()) {
-      if (stopped[j]) continue;
+      if (stoppedBy[j]) continue;
       times[j]!.push((await sides[j]!.step.run(sides[j]!.batch)).totalMs);
       if (times[j]!.length >= 3 && i < steps - 1) {
-        stopped[j] = cannotWin(times[j]!, limitOf(j, times, stopped));
-        if (stopped[j]) await onStop?.(j);
+        const limit = limitOf(j, times, stopped());
+        if (cannotWin(times[j]!, limit)) {
+          stoppedBy[j] = limit;
+          await onStop?.(j);
+        }
       }
     }
   }
-  return { times, stopped };
+  return { times, stoppedBy };
 }
 
 /** Mean of the fastest half of `times` and its standard error (0 with one value). */

@@ -7,7 +7,7 @@ import type { TuneRow } from '@soup/batch-probe';
 import { defineGptSpec } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { fastestHalf, fixedLimits, openWarmStep, timeAlternately, timeSideBySide, timeTrainStep, type OpenStep, type SideTiming } from './_tune-step';
+import { fastestHalf, openWarmStep, timeAlternately, timeSideBySide, timeTrainStep, type OpenStep, type SideTiming } from './_tune-step';
 import { pastItsBest } from './_tune-train';
 
 const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
@@ -127,9 +127,11 @@ describe('timeSideBySide', () => {
 
   it('stops a side that cannot win after three steps, releases it, and times the other to the end', async () => {
     const cwd = useTempDir();
-    const [a, b] = (await timeSideBySide([at(cwd, 2), at(cwd, 4)], 6, fixedLimits([undefined, { cannotWinAboveMs: 1e-6, margin: 0.1 }]))) as [SideTiming, SideTiming];
+    const [a, b] = (await timeSideBySide([at(cwd, 2), at(cwd, 4)], 6, (j) => (j === 1 ? { cannotWinAboveMs: 1e-6, margin: 0.1 } : undefined))) as [SideTiming, SideTiming];
     try {
       expect(b.stoppedEarly).toBe(true);
+      expect(b.stoppedBy).toEqual({ cannotWinAboveMs: 1e-6, margin: 0.1 });
+      expect(a.stoppedBy).toBeNull();
       expect(b.times).toHaveLength(3);
       expect(b.open).toBeNull();
       expect(a.stoppedEarly).toBe(false);

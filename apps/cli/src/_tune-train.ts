@@ -5,8 +5,8 @@
 // faster (on a CPU the largest m is not always the fastest per sample: _tune-walk); the two
 // lightest (no checkpointing and selective) walk together: their opening two micro-batches (m / 2
 // and m) all four timed side by side, in turn, so that each one's slope and the two at each m are
-// compared under one load, then side by side at each m both take (_tune-step). A heavier tier is not tried at all when a lighter one is already past its best
-// micro-batch (pastItsBest). The most samples per second at G wins, a tie within the noise going to
+// compared under one load, then side by side at each m both take (_tune-step). A heavier tier is
+// not tried at all when a lighter one is already past its best micro-batch (pastItsBest). The most samples per second at G wins, a tie within the noise going to
 // the lower peak, once the two were timed side by side: from the start, or again at the end
 // (_tune-tie), on their sessions kept warm from the first timing; the tie that decides whether a
 // lighter candidate is past its best is timed again before a heavier one is searched. The choice is
@@ -20,7 +20,7 @@ import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
 import { formatBytes } from './format-bytes';
 import { printTable, withEarlyStops } from './_tune-exec';
 import { holdable, holdBytesOf, KeptSessions, peakAtMost } from './_tune-hold';
-import { fastestHalf, timeAlternately, timeSideBySide, timeTrainStep, type LimitOf, type OpenStep, type StepTiming, type StepToTime, type WinLimit } from './_tune-step';
+import { fastestHalf, samplesPerSecondAt, timeAlternately, timeSideBySide, timeTrainStep, type LimitOf, type OpenStep, type StepTiming, type StepToTime, type WinLimit } from './_tune-step';
 import { MicroWalk } from './_tune-walk';
 import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './_tune-tie';
 import type { SoupConfig } from './validate-config';
@@ -292,7 +292,7 @@ export async function tuneTrain(o: {
     peakBytes: fitPeak(r, m),
     stepMs: t.stepMs,
     noiseMs: stoppedEarly ? null : t.noiseMs,
-    samplesPerSecond: G / (((G / m) * t.stepMs) / 1000),
+    samplesPerSecond: samplesPerSecondAt(G, m, t.stepMs),
     note,
   });
   /** A timed row joins its candidate's rows and the best so far; its open session is kept (the caller made room for it) while a second timing may want it. */
@@ -303,15 +303,16 @@ export async function tuneTrain(o: {
     if (open) kept.keep(keyOf(row), open, peak);
   };
   /**
-   * When a timing at m may stop (see timeTrainStep): when it cannot reach the best so far, by 5 %
-   * when its peak is above the best's (it cannot win a tie, which goes to the lower peak), else by
-   * 10 %. Undefined before anything is timed.
+   * When a timing at m may stop (see timeTrainStep) against a reference row: when it cannot reach
+   * the reference's samples/s, by 5 % when its peak is above the reference's (it cannot win a tie,
+   * which goes to the lower peak), else by 10 %.
    */
-  const limitAt = (r: BatchResolution, m: number): WinLimit | undefined => {
-    if (best === null) return undefined;
+  const limitAgainst = (r: BatchResolution, m: number, ref: Pick<TuneRow, 'samplesPerSecond' | 'peakBytes'>): WinLimit => {
     const peak = fitPeak(r, m);
-    return { cannotWinAboveMs: (G / ((G / m) * best.samplesPerSecond!)) * 1000, margin: peak !== null && best.peakBytes !== null && peak > best.peakBytes ? 0.05 : 0.1 };
+    return { cannotWinAboveMs: (G / ((G / m) * ref.samplesPerSecond!)) * 1000, margin: peak !== null && ref.peakBytes !== null && peak > ref.peakBytes ? 0.05 : 0.1 };
   };
+  /** limitAgainst the best so far; undefined before anything is timed. */
+  const limitAt = (r: BatchResolution, m: number): WinLimit | undefined => (best === null ? undefined : limitAgainst(r, m, best));
   const stopNote = (times: readonly number[], l: WinLimit): string =>
     `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...times).toFixed(0)} ms, is over ${l.cannotWinAboveMs.toFixed(0)} ms + ${l.margin * 100} %${l.margin < 0.1 ? ", and its peak is above the best's" : ''})`;
   /** c's step at m timed alone. */
@@ -329,25 +330,21 @@ export async function tuneTrain(o: {
   /** One point of a side-by-side timing: a walker's candidate at micro-batch m. */
   type Point = { w: Walker; m: number };
   /**
-   * When point j of a side-by-side timing may stop: against the best so far (limitAt) or, under the
+   * When point j of a side-by-side timing may stop: against the best so far or, under the
    * same load, against the fastest of the other points still running with three steps or more (the
    * mean of its fastest half so far), whichever is faster; by 5 % when j's peak is above that one's,
-   * else by 10 %, as limitAt.
+   * else by 10 % (limitAgainst).
    */
   const limitsIn =
     (points: readonly Point[]): LimitOf =>
     (j, times, stopped) => {
-      const p = points[j]!;
-      const fixed = limitAt(p.w.r, p.m);
-      let ref: { sps: number; peak: number | null } | null = fixed ? { sps: best!.samplesPerSecond!, peak: best!.peakBytes } : null;
+      let ref: Pick<TuneRow, 'samplesPerSecond' | 'peakBytes'> | null = best;
       for (const [k, q] of points.entries()) {
         if (k === j || stopped[k] || times[k]!.length < 3) continue;
-        const sps = (q.m / fastestHalf(times[k]!).stepMs) * 1000; // G / (a × step), a = G / m
-        if (ref === null || sps > ref.sps) ref = { sps, peak: fitPeak(q.w.r, q.m) };
+        const sps = samplesPerSecondAt(G, q.m, fastestHalf(times[k]!).stepMs);
+        if (ref === null || sps > ref.samplesPerSecond!) ref = { samplesPerSecond: sps, peakBytes: fitPeak(q.w.r, q.m) };
       }
-      if (ref === null) return undefined;
-      const peak = fitPeak(p.w.r, p.m);
-      return { cannotWinAboveMs: (p.m / ref.sps) * 1000, margin: peak !== null && ref.peak !== null && peak > ref.peak ? 0.05 : 0.1 };
+      return ref === null ? undefined : limitAgainst(points[j]!.w.r, points[j]!.m, ref);
     };
   /**
    * Points timed side by side (timeSideBySide: as many steps each as alone, in turn, each with its
@@ -357,23 +354,16 @@ export async function tuneTrain(o: {
   const timeGroup = async (points: readonly Point[]): Promise<TuneRow[]> => {
     const peaks = points.map((p) => peakAtMost(p.w.r.trials, p.m));
     await kept.makeRoom(peaks);
-    const limitOf = limitsIn(points);
-    // The limit each point stopped against, for its note (the last one asked).
-    const lastLimit = new Map<number, WinLimit>();
     const sides = await timeSideBySide(
       points.map((p) => stepAt(p.w.c, p.m)),
       steps,
-      (j, times, stopped) => {
-        const l = limitOf(j, times, stopped);
-        if (l) lastLimit.set(j, l);
-        return l;
-      },
+      limitsIn(points),
     );
     const rows = points.map((p, j) => {
       const t = sides[j]!;
       const others = points.filter((_, k) => k !== j);
       const with_ = others.every((q) => q.m === p.m) ? `${others.map((q) => q.w.c.label).join(', ')} at ${p.m}` : others.map((q) => `${q.w.c.label} at ${q.m}`).join(', ');
-      return rowOf(p.w.c, p.w.r, p.m, t, t.stoppedEarly, t.stoppedEarly ? stopNote(t.times, lastLimit.get(j)!) : `timed side by side with ${with_}, alternately`);
+      return rowOf(p.w.c, p.w.r, p.m, t, t.stoppedEarly, t.stoppedBy ? stopNote(t.times, t.stoppedBy) : `timed side by side with ${with_}, alternately`);
     });
     for (const [j, p] of points.entries()) record(p.w.c, rows[j]!, sides[j]!.stoppedEarly, sides[j]!.open, peaks[j] ?? null);
     for (let j = 0; j < rows.length; j++)
