@@ -6,12 +6,14 @@
 // lightest (no checkpointing and selective) walk together: their opening two micro-batches (m / 2
 // and m) all four timed side by side, in turn, so that each one's slope and the two at each m are
 // compared under one load, then side by side at each m both take (_tune-step). A heavier tier is
-// not tried at all when a lighter one is already past its best micro-batch (pastItsBest). The most samples per second at G wins, a tie within the noise going to
+// not tried at all when a lighter one is already past its best micro-batch (pastItsBest); on the
+// CPU, one left with a single micro-batch above the lighter ones' is timed before it is fitted,
+// and fitted only if it can win (_tune-first). The most samples per second at G wins, a tie within the noise going to
 // the lower peak, once the two were timed side by side: from the start, or again at the end
 // (_tune-tie), on their sessions kept warm from the first timing; the tie that decides whether a
 // lighter candidate is past its best is timed again before a heavier one is searched. The choice is
 // remembered in the tune cache.
-import { divisorsOf, formatMicroBatch, NoBatchFitsError, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
+import { divisorsOf, formatMicroBatch, NoBatchFitsError, peakIsLower, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
 import type { Granularity } from '@soup/grad-ckpt';
 import type { GptSpec } from '@soup/onnx-train';
 import type { BatchResolution, TrialView } from './_batch';
@@ -22,6 +24,7 @@ import { printTable, withEarlyStops } from './_tune-exec';
 import { holdable, holdBytesOf, KeptSessions, peakAtMost } from './_tune-hold';
 import { fastestHalf, samplesPerSecondAt, timeAlternately, timeSideBySide, timeTrainStep, type LimitOf, type OpenStep, type StepTiming, type StepToTime, type WinLimit } from './_tune-step';
 import { MicroWalk } from './_tune-walk';
+import { timeFirstAt, timeThenFit } from './_tune-first';
 import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './_tune-tie';
 import type { SoupConfig } from './validate-config';
 
@@ -165,7 +168,9 @@ export async function tuneTrain(o: {
   const pairedStart = candidates.length > 1 && candidates[0]!.rank.join() === candidates[1]!.rank.join();
   ctx.say(
     `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
-      `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it; ` +
+      `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it` +
+      (config.device.kind === 'cpu' ? ' (on the CPU, one left with a single micro-batch above the lighter ones\' is timed first and fitted only if it can win)' : '') +
+      '; ' +
       (pairedStart
         ? `${candidates[0]!.label} and ${candidates[1]!.label} are timed side by side, in turn: at the first two micro-batches both take all four at once, then two at a time at each micro-batch both take; `
         : '') +
@@ -284,12 +289,12 @@ export async function tuneTrain(o: {
     }
   };
   const fitPeak = (r: BatchResolution, m: number): number | null => r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
-  const rowOf = (c: Candidate, r: BatchResolution, m: number, t: StepTiming, stoppedEarly: boolean, note: string | null): TuneRow => ({
+  const rowOf = (c: Candidate, r: BatchResolution | null, m: number, t: StepTiming, stoppedEarly: boolean, note: string | null): TuneRow => ({
     label: c.label,
     values: c.values,
     microBatchSize: m,
     accumulation: G / m,
-    peakBytes: fitPeak(r, m),
+    peakBytes: r === null ? null : fitPeak(r, m),
     stepMs: t.stepMs,
     noiseMs: stoppedEarly ? null : t.noiseMs,
     samplesPerSecond: samplesPerSecondAt(G, m, t.stepMs),
@@ -304,15 +309,15 @@ export async function tuneTrain(o: {
   };
   /**
    * When a timing at m may stop (see timeTrainStep) against a reference row: when it cannot reach
-   * the reference's samples/s, by 5 % when its peak is above the reference's (it cannot win a tie,
-   * which goes to the lower peak), else by 10 %.
+   * the reference's samples/s, by 5 % when its peak is above the reference's beyond the probe's
+   * resolution (peakIsLower: it cannot win a tie, which goes to the lower peak), else by 10 %.
    */
-  const limitAgainst = (r: BatchResolution, m: number, ref: Pick<TuneRow, 'samplesPerSecond' | 'peakBytes'>): WinLimit => {
-    const peak = fitPeak(r, m);
-    return { cannotWinAboveMs: (G / ((G / m) * ref.samplesPerSecond!)) * 1000, margin: peak !== null && ref.peakBytes !== null && peak > ref.peakBytes ? 0.05 : 0.1 };
-  };
-  /** limitAgainst the best so far; undefined before anything is timed. */
-  const limitAt = (r: BatchResolution, m: number): WinLimit | undefined => (best === null ? undefined : limitAgainst(r, m, best));
+  const limitAgainst = (peak: number | null, m: number, ref: Pick<TuneRow, 'samplesPerSecond' | 'peakBytes'>): WinLimit => ({
+    cannotWinAboveMs: (G / ((G / m) * ref.samplesPerSecond!)) * 1000,
+    margin: peak !== null && peakIsLower(ref.peakBytes, peak) ? 0.05 : 0.1,
+  });
+  /** limitAgainst the best so far, with the peak r's fit measured at m; undefined before anything is timed. */
+  const limitAt = (r: BatchResolution, m: number): WinLimit | undefined => (best === null ? undefined : limitAgainst(fitPeak(r, m), m, best));
   const stopNote = (times: readonly number[], l: WinLimit): string =>
     `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...times).toFixed(0)} ms, is over ${l.cannotWinAboveMs.toFixed(0)} ms + ${l.margin * 100} %${l.margin < 0.1 ? ", and its peak is above the best's" : ''})`;
   /** c's step at m timed alone. */
@@ -344,7 +349,7 @@ export async function tuneTrain(o: {
         const sps = samplesPerSecondAt(G, q.m, fastestHalf(times[k]!).stepMs);
         if (ref === null || sps > ref.samplesPerSecond!) ref = { samplesPerSecond: sps, peakBytes: fitPeak(q.w.r, q.m) };
       }
-      return ref === null ? undefined : limitAgainst(points[j]!.w.r, points[j]!.m, ref);
+      return ref === null ? undefined : limitAgainst(fitPeak(points[j]!.w.r, points[j]!.m), points[j]!.m, ref);
     };
   /**
    * Points timed side by side (timeSideBySide: as many steps each as alone, in turn, each with its
@@ -421,11 +426,50 @@ export async function tuneTrain(o: {
     fitted.set(d, { r, floor: 0 });
     return walkerOf(d, r, 0);
   };
+  const skippedRow = (c: Candidate, note: string): TuneRow => ({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
+  /**
+   * A heavier candidate timed before its fit where timeFirstAt allows (_tune-first: on the CPU, its
+   * one micro-batch above `lighter`'s largest), and fitted only when it can win; true when it was
+   * (its row is recorded), false when it is to be fitted first.
+   */
+  const timedBeforeFit = async (c: Candidate, lighters: readonly Candidate[], lighter: { max: number; label: string } | null): Promise<boolean> => {
+    const ref = best;
+    if (lighter === null || ref === null || fitAhead.has(c)) return false;
+    const floor = lighter.max;
+    const atFloor = lighters.find((x) => fitted.get(x)!.r.batchSize === floor);
+    const first = timeFirstAt({
+      device: config.device.kind,
+      divisors,
+      floor,
+      lighterPeak: atFloor ? fitPeak(fitted.get(atFloor)!.r, floor) : null,
+      holdBytes: kept.holdBytes,
+    });
+    if (first === null) return false;
+    const { m, boundBytes } = first;
+    const limit = limitAgainst(null, m, ref); // its peak is not measured yet: the wider margin
+    await kept.makeRoom([boundBytes]);
+    const got = await timeThenFit({
+      time: () => timeTrainStep({ ...stepAt(c, m), steps, cannotWinAboveMs: limit.cannotWinAboveMs, margin: limit.margin }),
+      fit: () => fitOf(c, floor),
+      fitsAt: (r) => r.batchSize === m,
+    });
+    const held = `timed before its fit (on the CPU this process can hold its step: at most ${formatBytes(boundBytes)}, twice ${atFloor!.label}'s peak at ${floor} scaled to ${m})`;
+    if (got.kind === 'cannot-win') {
+      const row = rowOf(c, null, m, got.timing, true, `${stopNote(got.timing.times, limit)}; ${held}, so never fitted: it cannot win whether it fits or not`);
+      record(c, row, true, null, null);
+    } else if (got.kind === 'does-not-fit') {
+      const sps = samplesPerSecondAt(G, m, got.timing.stepMs).toFixed(1);
+      byCandidate.get(c)!.push(skippedRow(c, `cannot win: ${m} does not fit (${lighter.label} fits up to ${floor} and does less work); ${held}: ${sps} samples/s, not counted`));
+    } else {
+      fitted.set(c, { r: got.fit, floor });
+      record(c, rowOf(c, got.fit, m, got.timing, false, held), false, null, fitPeak(got.fit, m));
+    }
+    return true;
+  };
   try {
     for (const [k, c] of candidates.entries()) {
       if (fitAhead.get(c)) continue; // walked beside the one before it
-      const skipped = (note: string): void =>
-        void byCandidate.get(c)!.push({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
+      const skipped = (note: string): void => void byCandidate.get(c)!.push(skippedRow(c, note));
       const lighters = lighterThan(c).filter((x) => fitted.has(x));
       const lighter = lighters.reduce<{ max: number; label: string } | null>(
         (a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { max: fitted.get(x)!.r.batchSize, label: x.label } : a),
@@ -448,6 +492,7 @@ export async function tuneTrain(o: {
         );
         continue;
       }
+      if (await timedBeforeFit(c, lighters, lighter)) continue;
       const r = await fitOf(c, lighter?.max ?? 0);
       if (r === null) {
         skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.label} fits up to ${lighter.max} and does less work)`);

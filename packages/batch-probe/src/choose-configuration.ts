@@ -45,6 +45,23 @@ export function samplesPerSecond(c: MeasuredCandidate, globalBatchSize: number):
 const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
 
 /**
+ * Two peaks this close (a fraction of the larger) are the same peak: neither is lower. A probe's
+ * peak of one configuration repeats within 0.1 % for a trainer command (the known-cost trainer,
+ * five fits each at 297 MiB: spreads 0.16 and 0.26 MiB) and within 0.9 % for soup's own step
+ * (the small template at 16, five fits each: 1.9 MiB of 253, 2.1 of 237); twice the larger. Two
+ * configurations equal by construction (checkpointing halving the memory per sample at twice the
+ * micro-batch) read 296.9 and 297.0 MiB: without this, 0.1 MiB of sampling decided their tie.
+ */
+export const SAME_PEAK_FRACTION = 0.02;
+
+/** Whether peak `a` is lower than `b` beyond the peaks' own resolution (an unknown peak is never lower; any known one is lower than an unknown). */
+export function peakIsLower(a: number | null, b: number | null): boolean {
+  if (a === null) return false;
+  if (b === null) return true;
+  return a < b * (1 - SAME_PEAK_FRACTION);
+}
+
+/**
  * The fastest candidate, unless another is within the measurement noise of it (their difference
  * is under two standard errors of the difference, 2·√(se₁² + se₂²)): then the one with the lower
  * measured peak, and the reason says so.
@@ -66,7 +83,8 @@ export function chooseConfiguration(candidates: readonly MeasuredCandidate[], gl
     const pool = [best, ...close];
     const peakOf = (s: (typeof timed)[number]): number => candidates[s.i]!.peakBytes ?? Number.POSITIVE_INFINITY;
     const lowest = pool.reduce((a, b) => (peakOf(b) < peakOf(a) ? b : a));
-    if (lowest !== best && Number.isFinite(peakOf(lowest))) {
+    const peakOrNull = (s: (typeof timed)[number]): number | null => candidates[s.i]!.peakBytes;
+    if (lowest !== best && peakIsLower(peakOrNull(lowest), peakOrNull(best))) {
       return {
         chosen: lowest.i,
         speeds,
@@ -76,13 +94,18 @@ export function chooseConfiguration(candidates: readonly MeasuredCandidate[], gl
           `(${fmt(best.samplesPerSecond!)}; two standard errors of the difference: ${fmt(band(lowest))}), and its peak is lower: the lower peak wins a tie`,
       };
     }
+    const MiB = 2 ** 20;
+    const peakNote =
+      lowest === best || !Number.isFinite(peakOf(lowest))
+        ? `${best.label} also has the lower (or only known) peak`
+        : `${lowest.label}'s peak is the same as ${best.label}'s within the probe's resolution (${(peakOf(lowest) / MiB).toFixed(1)} and ${(peakOf(best) / MiB).toFixed(1)} MiB, within ${SAME_PEAK_FRACTION * 100} %): the faster stands`;
     return {
       chosen: best.i,
       speeds,
       closeTo: close[0]!.i,
       reason:
         `${best.label} is the fastest (${fmt(best.samplesPerSecond!)} samples/s) but ${close[0]!.label} is within the measured noise ` +
-        `(${fmt(close[0]!.samplesPerSecond!)}; two standard errors of the difference: ${fmt(band(close[0]!))}); ${best.label} also has the lower (or only known) peak`,
+        `(${fmt(close[0]!.samplesPerSecond!)}; two standard errors of the difference: ${fmt(band(close[0]!))}); ${peakNote}`,
     };
   }
   const next = timed[1];
