@@ -426,22 +426,23 @@ export async function tuneTrain(o: {
     fitted.set(d, { r, floor: 0 });
     return walkerOf(d, r, 0);
   };
+  /** The lighter candidate that fits the largest micro-batch (`max`), a heavier one's floor. */
+  type Lighter = { c: Candidate; max: number; label: string };
   const skippedRow = (c: Candidate, note: string): TuneRow => ({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
   /**
    * A heavier candidate timed before its fit where timeFirstAt allows (_tune-first: on the CPU, its
    * one micro-batch above `lighter`'s largest), and fitted only when it can win; true when it was
    * (its row is recorded), false when it is to be fitted first.
    */
-  const timedBeforeFit = async (c: Candidate, lighters: readonly Candidate[], lighter: { max: number; label: string } | null): Promise<boolean> => {
+  const timedBeforeFit = async (c: Candidate, lighter: Lighter | null): Promise<boolean> => {
     const ref = best;
     if (lighter === null || ref === null || fitAhead.has(c)) return false;
     const floor = lighter.max;
-    const atFloor = lighters.find((x) => fitted.get(x)!.r.batchSize === floor);
     const first = timeFirstAt({
       device: config.device.kind,
       divisors,
       floor,
-      lighterPeak: atFloor ? fitPeak(fitted.get(atFloor)!.r, floor) : null,
+      lighterPeak: fitPeak(fitted.get(lighter.c)!.r, floor),
       holdBytes: kept.holdBytes,
     });
     if (first === null) return false;
@@ -453,7 +454,7 @@ export async function tuneTrain(o: {
       fit: () => fitOf(c, floor),
       fitsAt: (r) => r.batchSize === m,
     });
-    const held = `timed before its fit (on the CPU this process can hold its step: at most ${formatBytes(boundBytes)}, twice ${atFloor!.label}'s peak at ${floor} scaled to ${m})`;
+    const held = `timed before its fit (on the CPU this process can hold its step: at most ${formatBytes(boundBytes)}, twice ${lighter.label}'s peak at ${floor} scaled to ${m})`;
     if (got.kind === 'cannot-win') {
       const row = rowOf(c, null, m, got.timing, true, `${stopNote(got.timing.times, limit)}; ${held}, so never fitted: it cannot win whether it fits or not`);
       record(c, row, true, null, null);
@@ -471,8 +472,8 @@ export async function tuneTrain(o: {
       if (fitAhead.get(c)) continue; // walked beside the one before it
       const skipped = (note: string): void => void byCandidate.get(c)!.push(skippedRow(c, note));
       const lighters = lighterThan(c).filter((x) => fitted.has(x));
-      const lighter = lighters.reduce<{ max: number; label: string } | null>(
-        (a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { max: fitted.get(x)!.r.batchSize, label: x.label } : a),
+      const lighter = lighters.reduce<Lighter | null>(
+        (a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { c: x, max: fitted.get(x)!.r.batchSize, label: x.label } : a),
         null,
       );
       if (lighter !== null && lighter.max >= G) {
@@ -492,7 +493,7 @@ export async function tuneTrain(o: {
         );
         continue;
       }
-      if (await timedBeforeFit(c, lighters, lighter)) continue;
+      if (await timedBeforeFit(c, lighter)) continue;
       const r = await fitOf(c, lighter?.max ?? 0);
       if (r === null) {
         skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.label} fits up to ${lighter.max} and does less work)`);

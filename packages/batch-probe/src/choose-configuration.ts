@@ -81,9 +81,9 @@ export function chooseConfiguration(candidates: readonly MeasuredCandidate[], gl
   const close = timed.slice(1).filter((s) => best.samplesPerSecond! - s.samplesPerSecond! <= band(s));
   if (close.length > 0) {
     const pool = [best, ...close];
-    const peakOf = (s: (typeof timed)[number]): number => candidates[s.i]!.peakBytes ?? Number.POSITIVE_INFINITY;
-    const lowest = pool.reduce((a, b) => (peakOf(b) < peakOf(a) ? b : a));
     const peakOrNull = (s: (typeof timed)[number]): number | null => candidates[s.i]!.peakBytes;
+    const peakOf = (s: (typeof timed)[number]): number => peakOrNull(s) ?? Number.POSITIVE_INFINITY;
+    const lowest = pool.reduce((a, b) => (peakOf(b) < peakOf(a) ? b : a));
     if (lowest !== best && peakIsLower(peakOrNull(lowest), peakOrNull(best))) {
       return {
         chosen: lowest.i,
