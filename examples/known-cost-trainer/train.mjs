@@ -5,6 +5,8 @@
 // where ckpt_memory / ckpt_time apply with --grad_ckpt true (default 0.5 and 1.3: checkpointing
 // halves the memory per sample and adds 30 % to the time). Nothing else: soup's tuner must find
 // which configuration is fastest at a global batch from its own measurements.
+// --hold_output true holds its lines until it exits, as a Python trainer's print() does when its
+// stdout is a pipe (block-buffered): soup then cannot time its steps by its output.
 //   node train.mjs --micro_batch_size 4 --grad_ckpt false --max_steps 9
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
@@ -20,7 +22,7 @@ const num = (name, def) => {
 };
 // HF Trainer's names are accepted too (--per_device_train_batch_size; --gradient_accumulation_steps
 // does not change a step's cost here); any other flag is refused, so a typo cannot go unnoticed.
-const KNOWN = ['micro_batch_size', 'per_device_train_batch_size', 'gradient_accumulation_steps', 'max_steps', 'grad_ckpt', 'per_sample_mib', 'ckpt_memory', 'step_ms', 'sample_ms', 'ckpt_time'];
+const KNOWN = ['micro_batch_size', 'per_device_train_batch_size', 'gradient_accumulation_steps', 'max_steps', 'grad_ckpt', 'per_sample_mib', 'ckpt_memory', 'step_ms', 'sample_ms', 'ckpt_time', 'hold_output'];
 for (const k of Object.keys(args)) {
   if (!KNOWN.includes(k)) {
     console.error(`unknown flag --${k} (known: ${KNOWN.map((x) => `--${x}`).join(' ')})`);
@@ -34,6 +36,12 @@ if (args.grad_ckpt !== undefined && args.grad_ckpt !== 'true' && args.grad_ckpt 
   process.exit(2);
 }
 const ckpt = args.grad_ckpt === 'true';
+if (args.hold_output !== undefined && args.hold_output !== 'true' && args.hold_output !== 'false') {
+  console.error(`--hold_output must be true or false (got ${args.hold_output})`);
+  process.exit(2);
+}
+const heldLines = [];
+const say = args.hold_output === 'true' ? (line) => heldLines.push(line) : (line) => console.log(line);
 const mib = m * num('per_sample_mib', 24) * (ckpt ? num('ckpt_memory', 0.5) : 1);
 const stepMs = num('step_ms', 20) + m * num('sample_ms', 20) * (ckpt ? num('ckpt_time', 1.3) : 1);
 
@@ -44,5 +52,6 @@ const heldBytes = held.reduce((n, b) => n + b.length, 0);
 const cell = new Int32Array(new SharedArrayBuffer(4));
 for (let s = 1; s <= steps; s++) {
   Atomics.wait(cell, 0, 0, stepMs);
-  console.log(`step ${s} micro_batch_size ${m} grad_ckpt ${ckpt} held ${heldBytes}`);
+  say(`step ${s} micro_batch_size ${m} grad_ckpt ${ckpt} held ${heldBytes}`);
 }
+if (heldLines.length > 0) process.stdout.write(`${heldLines.join('\n')}\n`);

@@ -6,7 +6,8 @@
 // The grid measures every configuration × every divisor m of G: fit by the same judge (a probe
 // child under the budget), then, where it fits, its step time by the same method as the tuner
 // (exec: runs of 1, 1 + K and 1 + 2K steps, each one probe of the command, the fit trial being the
-// 1-step run; train: a warm-up + the tuner's steps in process).
+// 1-step run, timed by the same clock: the output's span where it agrees with the wall time over
+// all the grid's points, else the wall time; train: a warm-up + the tuner's steps in process).
 //   tunedOverBestRatio = samples/s of soup's choice / the grid's best. Where the two differ, both are
 //                        timed again (the referee, 3 rounds, the median): the best of many noisy
 //                        grid points is biased up, and one disturbed run can sink a single point.
@@ -20,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/load-config';
 import { gptSpecOf } from '../src/_plan';
-import { slope } from '../src/_tune-exec';
+import { clockOf, stepBy, type TimedRun } from '../src/_tune-span';
 import { headToHead, measureTrainGrid } from '../src/_tune-grid';
 
 const soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
@@ -66,29 +67,36 @@ export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
   const g0 = performance.now();
   const grid: TuneBenchRow['grid'] = [];
   // The tuner's own method: a run is one probe of the command (sampled RSS under the budget), its
-  // time the child's own wall time as the probe reports it; the fit trial (1 step) is the 1-step point.
-  const probeAt = async (ckpt: string, m: number, steps: number): Promise<{ fits: boolean; ms: number }> => {
+  // times the child's own wall time and its output's span as the probe reports them; the fit trial
+  // (1 step) is the 1-step point.
+  const probeAt = async (ckpt: string, m: number, steps: number): Promise<{ fits: boolean; run: TimedRun }> => {
     const o = await createCommandProbe({ command: cmd(ckpt, '{batch_size}', String(steps)).join(' '), budgetBytes: budget, cwd, env })(m);
-    return { fits: o.fits, ms: o.ms };
+    return { fits: o.fits, run: { wallMs: o.ms, spanMs: o.outputSpanMs ?? null } };
   };
-  const timeOnce = async (p: { config: string; m: number }, oneStepMs?: number): Promise<number> => {
+  const runsAt = async (p: { config: string; m: number }, oneStep?: TimedRun): Promise<Map<number, TimedRun>> => {
     const ckpt = p.config.split('=')[1]!;
-    const points = new Map<number, number>();
-    points.set(1, oneStepMs ?? (await probeAt(ckpt, p.m, 1)).ms);
-    for (const steps of [1 + K, 1 + 2 * K]) points.set(steps, (await probeAt(ckpt, p.m, steps)).ms);
-    return (G / ((G / p.m) * slope(points).stepMs)) * 1000;
+    const points = new Map<number, TimedRun>();
+    points.set(1, oneStep ?? (await probeAt(ckpt, p.m, 1)).run);
+    for (const steps of [1 + K, 1 + 2 * K]) points.set(steps, (await probeAt(ckpt, p.m, steps)).run);
+    return points;
   };
+  const samplesPerSecond = (m: number, stepMs: number): number => (G / ((G / m) * stepMs)) * 1000;
+  /** One point timed again on its own (the referee): its clock from its own three runs. */
+  const timeOnce = async (p: { config: string; m: number }): Promise<number> => {
+    const pts = await runsAt(p);
+    return samplesPerSecond(p.m, stepBy(pts, clockOf(new Map([[0, pts]]), K).clock, null).stepMs);
+  };
+  const timed = new Map<number, Map<number, TimedRun>>(); // grid index → its runs
   for (const ckpt of ['false', 'true']) {
     for (const m of DIVISORS) {
       const fit = await probeAt(ckpt, m, 1);
-      grid.push({
-        config: `grad_ckpt=${ckpt}`,
-        m,
-        fits: fit.fits,
-        samplesPerSecond: fit.fits ? await timeOnce({ config: `grad_ckpt=${ckpt}`, m }, fit.ms) : null,
-      });
+      if (fit.fits) timed.set(grid.length, await runsAt({ config: `grad_ckpt=${ckpt}`, m }, fit.run));
+      grid.push({ config: `grad_ckpt=${ckpt}`, m, fits: fit.fits, samplesPerSecond: null });
     }
   }
+  // The clock over all the grid's points, as the tuner chooses it over all its rows.
+  const clock = clockOf(timed, K).clock;
+  for (const [i, pts] of timed) grid[i]!.samplesPerSecond = samplesPerSecond(grid[i]!.m, stepBy(pts, clock, null).stepMs);
   const gridMs = performance.now() - g0;
   const table = tableOf(r.stderr);
   return summary('exec', table, grid, `grad_ckpt=${chosen.values.grad_ckpt}`, chosen.microBatchSize, tuneMs, gridMs, timeOnce);
@@ -139,7 +147,7 @@ export async function benchTrain(cwd: string, budgetMiB = 300): Promise<TuneBenc
 }
 
 /** The tuner's table, reason and timing lines from its stderr. */
-const tableOf = (stderr: string): string[] => stderr.split('\n').filter((l) => /^(→| {3}\S)|^choice:|^tuned in|within the noise|trials in/.test(l));
+const tableOf = (stderr: string): string[] => stderr.split('\n').filter((l) => /^(→| {3}\S)|^choice:|^step times:|^tuned in|within the noise|trials in/.test(l));
 
 async function summary(
   mode: 'exec' | 'train',

@@ -29,6 +29,8 @@ export interface TrialView {
   warning?: string;
   /** The child's own wall time as the probe measured it (spawn to exit), when it reported one: what `--try` times runs by. */
   run_ms?: number;
+  /** The span of the child's output (first chunk to last), when it printed: what `--try` times runs by where it agrees with `run_ms`. */
+  run_output_span_ms?: number;
 }
 
 /** Options of {@link resolveBatch}. */
@@ -111,6 +113,7 @@ function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
     measurement: o?.measurement ?? t.measurement ?? null,
     ...((o?.warning ?? t.warning) !== undefined ? { warning: (o?.warning ?? t.warning)! } : {}),
     ...(typeof o?.ms === 'number' ? { run_ms: o.ms } : {}),
+    ...(typeof o?.outputSpanMs === 'number' ? { run_output_span_ms: o.outputSpanMs } : {}),
   };
 }
 

@@ -44,7 +44,8 @@ export function commandTuneFns(o: {
             r.peakBytes ? ` (peak ${formatBytes(r.peakBytes)})` : ''
           }`,
         };
-      return { ms: r.ms }; // the child's own wall time (spawn to exit), as the fit trial's run_ms
+      // The child's own wall time (spawn to exit), as the fit trial's run_ms, and its output's span.
+      return { ms: r.ms, ...(r.outputSpanMs !== undefined ? { outputSpanMs: r.outputSpanMs } : {}) };
     },
     fit: async (cmd): Promise<FitAnswer> => {
       const e = o.execProbe(micro.command(cmd).replaceAll('{probe_steps}', '1'));
@@ -74,6 +75,7 @@ export function commandTuneFns(o: {
           peakBytes: r.chosen?.peak_bytes ?? null,
           source: r.source,
           oneStepMs: r.chosen?.run_ms ?? null,
+          oneStepSpanMs: r.chosen?.run_output_span_ms ?? null,
         };
       } catch (err) {
         if (err instanceof NoBatchFitsError) return { batchSize: null, why: 'no micro-batch fits' };

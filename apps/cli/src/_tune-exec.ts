@@ -7,7 +7,10 @@ import type { CommandContext } from './_context';
 import { renderTable } from './_table';
 import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
+import { clockOf, pooledVariance, stepBy, type TimedRun } from './_tune-span';
 import { tieTakenByPeak } from './_tune-tie';
+
+export { slope } from './_tune-span';
 
 /** Placeholders soup fills itself: not a lever's name. */
 const RESERVED = new Set(['batch_size', 'micro_batch_size', 'grad_accum', 'probe_steps', 'output_dir', 'resume_from', 'world_size']);
@@ -43,7 +46,7 @@ export function fillLevers(command: string, values: Record<string, string>): str
 const labelOf = (values: Record<string, string>): string => Object.entries(values).map(([k, v]) => `${k}=${v}`).join(', ');
 
 /** What the fit search answered for one candidate. */
-export type FitAnswer = { batchSize: number; peakBytes: number | null; source: string; oneStepMs: number | null } | { batchSize: null; why: string };
+export type FitAnswer = { batchSize: number; peakBytes: number | null; source: string; oneStepMs: number | null; oneStepSpanMs?: number | null } | { batchSize: null; why: string };
 
 export interface TuneExecOptions {
   ctx: CommandContext;
@@ -61,34 +64,18 @@ export interface TuneExecOptions {
   /**
    * m for a candidate's command (levers filled; {probe_steps} still in): the micro-batch probe,
    * whose trials run {probe_steps} = 1. `oneStepMs`: the wall time of its fit trial at m, when it
-   * ran one (the 1-step point of the timing, measured the same way as `time`).
+   * ran one (the 1-step point of the timing, measured the same way as `time`), and the span of its
+   * output (`oneStepSpanMs`, null or absent when it printed nothing).
    */
   fit(command: string): Promise<FitAnswer>;
   /** Print the entry as JSON with --json (soup probe); soup run prints only its own result. @default true */
   emitJson?: boolean;
   /**
    * One timing run: the candidate's command with {probe_steps} = `steps` at micro-batch m, through
-   * the same probe as the fit trials (so its memory is judged over every step too); its wall time,
-   * or why it failed.
+   * the same probe as the fit trials (so its memory is judged over every step too); its wall time
+   * and the span of its output (first chunk to last; absent when it printed nothing), or why it failed.
    */
-  time(command: string, steps: number, m: number): Promise<{ ms: number } | { error: string }>;
-}
-
-/**
- * Step time = the least-squares slope of a run's wall time against its number of steps (start-up
- * costs are the intercept); noise = the slope's standard error (null with two points).
- */
-export function slope(points: Map<number, number>): { stepMs: number; noiseMs: number | null; rss: number; sxx: number } {
-  const xs = [...points.keys()];
-  const ys = xs.map((x) => points.get(x)!);
-  const n = xs.length;
-  const mx = xs.reduce((a, b) => a + b, 0) / n;
-  const my = ys.reduce((a, b) => a + b, 0) / n;
-  const sxx = xs.reduce((a, x) => a + (x - mx) ** 2, 0);
-  const b = xs.reduce((a, x, i) => a + (x - mx) * (ys[i]! - my), 0) / sxx;
-  if (n < 3) return { stepMs: b, noiseMs: null, rss: 0, sxx };
-  const rss = xs.reduce((a, x, i) => a + (ys[i]! - (my + b * (x - mx))) ** 2, 0);
-  return { stepMs: b, noiseMs: Math.sqrt(rss / (n - 2) / sxx), rss, sxx };
+  time(command: string, steps: number, m: number): Promise<{ ms: number; outputSpanMs?: number } | { error: string }>;
 }
 
 /**
@@ -118,11 +105,11 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
   const t0 = performance.now();
   const rows: TuneRow[] = [];
   // The fit trial at m already ran the command with {probe_steps} = 1: it is the 1-step point.
-  const oneStep = new Map<number, number>(); // row → wall ms
+  const oneStep = new Map<number, TimedRun>(); // row → its fit trial's run
   for (const values of candidates) {
     const cmd = fillLevers(o.command, values);
     const fit = await o.fit(cmd);
-    if (fit.batchSize !== null && fit.oneStepMs !== null) oneStep.set(rows.length, fit.oneStepMs);
+    if (fit.batchSize !== null && fit.oneStepMs !== null) oneStep.set(rows.length, { wallMs: fit.oneStepMs, spanMs: fit.oneStepSpanMs ?? null });
     rows.push({
       label: labelOf(values),
       values,
@@ -139,28 +126,28 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
   // stops after two runs instead of three.
   const order = rows.map((_, i) => i).filter((i) => rows[i]!.microBatchSize !== null).sort((a, b) => rows[a]!.microBatchSize! - rows[b]!.microBatchSize!);
   const K = o.timeSteps;
-  const runs = new Map<number, Map<number, number>>(); // row → steps → wall ms
+  const runs = new Map<number, Map<number, TimedRun>>(); // row → steps → run
   /**
-   * Noise: a run's wall time varies by about the same milliseconds whichever candidate it is (the
+   * Noise: a run's time varies by about the same milliseconds whichever candidate it is (the
    * trainer's start-up, the machine), so the residual variance of every row with three or more
    * runs is pooled, and each row's noise is the standard error of its slope under it. Three runs
    * of one row alone leave one degree of freedom, an estimate that swings by 10× between runs.
+   * The clock (the output's span, or the wall time: `_tune-span`) is the same for every row and
+   * chosen again after each run.
    */
-  const pooledVariance = (): number | null => {
-    let rss = 0;
-    let dof = 0;
-    for (const pts of runs.values()) {
-      if (pts.size < 3) continue;
-      rss += slope(pts).rss;
-      dof += pts.size - 2;
+  let clock = clockOf(runs, K);
+  const variance = (): number | null => pooledVariance(runs, clock.clock);
+  /** Every row's step time, samples/s and noise by the current clock. */
+  const refresh = (): void => {
+    clock = clockOf(runs, K);
+    const v = variance();
+    for (const [i, pts] of runs) {
+      const row = rows[i]!;
+      const est = stepBy(pts, clock.clock, v);
+      row.stepMs = est.stepMs;
+      row.samplesPerSecond = est.stepMs > 0 ? G / ((row.accumulation! * est.stepMs) / 1000) : null;
+      row.noiseMs = pts.size >= 3 ? est.seMs : null;
     }
-    return dof > 0 ? rss / dof : null;
-  };
-  /** The standard error of row i's slope under the pooled variance v. */
-  const slopeSe = (i: number, v: number): number => Math.sqrt(v / slope(runs.get(i)!).sxx);
-  const refreshNoise = (): void => {
-    const v = pooledVariance();
-    for (const [i, pts] of runs) rows[i]!.noiseMs = pts.size >= 3 && v !== null ? slopeSe(i, v) : null;
   };
   /** One more timed run of row i with `steps` steps; false (and a note) when it failed. */
   const run = async (i: number, steps: number): Promise<boolean> => {
@@ -170,20 +157,16 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
       row.note = `timing run of ${steps} steps failed: ${t.error}`;
       row.stepMs = row.noiseMs = row.samplesPerSecond = null;
       runs.delete(i);
-      refreshNoise();
+      refresh();
       return false;
     }
-    record(i, steps, t.ms);
+    record(i, steps, { wallMs: t.ms, spanMs: t.outputSpanMs ?? null });
     return true;
   };
-  const record = (i: number, steps: number, ms: number): void => {
-    const row = rows[i]!;
+  const record = (i: number, steps: number, r: TimedRun): void => {
     if (!runs.has(i)) runs.set(i, new Map());
-    runs.get(i)!.set(steps, ms);
-    const est = slope(runs.get(i)!);
-    row.stepMs = est.stepMs;
-    row.samplesPerSecond = est.stepMs > 0 ? G / ((row.accumulation! * est.stepMs) / 1000) : null;
-    refreshNoise();
+    runs.get(i)!.set(steps, r);
+    refresh();
   };
   let best: number | null = null;
   for (const i of order) {
@@ -196,12 +179,11 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
     // to the best, its third run is not needed.
     if (best !== null && row.samplesPerSecond !== null) {
       const b = rows[best]!;
-      const pooled = pooledVariance();
-      const seRow = pooled === null ? 0 : slopeSe(i, pooled) / row.stepMs!;
+      const seRow = (stepBy(runs.get(i)!, clock.clock, variance()).seMs ?? 0) / row.stepMs!;
       const seBest = (b.noiseMs ?? 0) / b.stepMs!;
       const margin = Math.max(0.05, 2 * Math.hypot(seRow, seBest));
       if (row.samplesPerSecond * (1 + margin) < b.samplesPerSecond!) {
-        row.note = `stopped early: cannot win (${row.samplesPerSecond.toFixed(1)} samples/s from runs of 1 and ${1 + K} steps, against ${b.samplesPerSecond!.toFixed(1)}; margin ${(margin * 100).toFixed(0)} %)`;
+        row.note = `stopped early: cannot win (${row.samplesPerSecond.toFixed(1)} samples/s from runs of 1 and ${1 + K} steps${clock.clock === 'output' ? ' timed by their output' : ''}, against ${b.samplesPerSecond!.toFixed(1)}; margin ${(margin * 100).toFixed(0)} %)`;
         continue;
       }
     }
@@ -234,6 +216,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
     globalBatchSize: G,
     worldSize: N,
     timeSteps: o.timeSteps,
+    timedBy: clock.why,
     budgetBytes: o.budgetBytes,
     gpuName: o.gpuName,
     gpuMemoryGb: o.gpuMemoryGb,
@@ -277,6 +260,7 @@ export function printTable(ctx: CommandContext, e: TuneEntry): void {
     ]);
   });
   ctx.say(renderTable(rows, ctx.style.bold));
+  if (e.timedBy) ctx.say(ctx.style.dim(`step times: ${e.timedBy}`));
   const c = e.rows[e.chosen]!;
   ctx.say(`choice: ${ctx.style.bold(c.label)}, micro-batch ${formatMicroBatch({ microBatchSize: c.microBatchSize!, accumulation: c.accumulation!, worldSize: N })}: ${e.reason}`);
 }

@@ -15,7 +15,7 @@ const MiB = 2 ** 20;
 
 interface TuneJson {
   source: 'measured' | 'cache';
-  tune: { chosen: number; reason: string; rows: { label: string; values: Record<string, string>; microBatchSize: number | null; accumulation: number | null; samplesPerSecond: number | null; note: string | null }[] };
+  tune: { chosen: number; reason: string; timedBy?: string; rows: { label: string; values: Record<string, string>; microBatchSize: number | null; accumulation: number | null; samplesPerSecond: number | null; note: string | null }[] };
 }
 
 function soup(args: string[], cwd: string) {
@@ -88,6 +88,22 @@ describe('[slow] soup probe --exec --try', { timeout: 600_000 }, () => {
       expect(existsSync(join(cwd, '.soup', 'tune_cache.json'))).toBe(true);
     });
   }
+
+  it('times steps by the span of the output of a trainer that prints as it steps, and by the wall clock where the output is held until exit', async () => {
+    const cwd = useTempDir();
+    const base = await baselineBytes([process.execPath, NODE_TWIN]);
+    const timedBy = async (hold: string): Promise<TuneJson> => {
+      const t = await tune(cwd, [process.execPath, NODE_TWIN], ['--per_sample_mib', '16', '--hold_output', hold], Math.round(base + 96 * MiB), 8);
+      expect(choice(t)).toEqual({ grad_ckpt: 'false', m: 4, a: 8 }); // 8 steps of 100 ms against 4 of 228
+      return t;
+    };
+    const printing = await timedBy('false');
+    expect(printing.tune.timedBy).toMatch(/^the span of the trainer's output, first line to last, in runs of 1, 9 and 17 steps/);
+    // The loser is ruled out after two runs: the span leaves out the start-up that makes wall times noisy.
+    expect(printing.tune.rows.find((r) => r.values.grad_ckpt === 'true')!.note).toMatch(/^stopped early: cannot win .* timed by their output/);
+    const held = await timedBy('true');
+    expect(held.tune.timedBy).toMatch(/^the wall time of runs of 1, 9 and 17 steps \(the output did not grow with the steps/);
+  });
 
   it('refuses what it cannot measure, naming the flag and the fix', async () => {
     const cwd = useTempDir();

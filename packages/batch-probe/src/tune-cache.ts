@@ -37,6 +37,8 @@ export interface TuneEntry {
   worldSize: number;
   /** K: the timing runs were 1, 1 + K and 1 + 2K steps. */
   timeSteps: number;
+  /** What the step times were measured by (the output's span or the wall time), as a sentence; absent in older entries. */
+  timedBy?: string;
   budgetBytes: number | null;
   gpuName: string;
   gpuMemoryGb: number;

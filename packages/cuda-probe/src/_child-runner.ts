@@ -67,16 +67,31 @@ export interface ChildRun {
   endedOnResult?: boolean;
   /** With `endedOnResult`: settles once the killed child has exited and its process group is gone. */
   exited?: Promise<void>;
+  /**
+   * Time from the first chunk of output (stdout or stderr) to the last, in ms; null when the child
+   * printed nothing. Start-up before its first line and exit after its last are not in it: for a
+   * trainer that prints as it steps, the time of its steps.
+   */
+  outputSpanMs?: number | null;
   /** Largest VmHWM read while sampling, null when not sampled (or never readable). */
   sampledPeakRssBytes: number | null;
   /** The child was killed because a sample exceeded `killAboveRssBytes`. */
   killedAboveRss: boolean;
 }
 
-function collect(stream: Readable | null | undefined, max: number, sink: { text: string }): void {
+/** When output arrived (performance.now()), over stdout and stderr together: the first and the last chunk. */
+interface OutputTimes {
+  first: number | null;
+  last: number | null;
+}
+
+function collect(stream: Readable | null | undefined, max: number, sink: { text: string }, times: OutputTimes): void {
   if (!stream) return;
   stream.setEncoding('utf8');
   stream.on('data', (d: string) => {
+    const now = performance.now();
+    times.first ??= now;
+    times.last = now;
     sink.text += d;
     if (sink.text.length > max * 2) sink.text = sink.text.slice(-max);
   });
@@ -131,8 +146,10 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
     const out = { text: '' };
     const err = { text: '' };
     const res = { text: '' };
-    collect(child.stdout, max, out);
-    collect(child.stderr, max, err);
+    const times: OutputTimes = { first: null, last: null };
+    const outputSpanMs = (): number | null => (times.first === null || times.last === null ? null : times.last - times.first);
+    collect(child.stdout, max, out, times);
+    collect(child.stderr, max, err, times);
     if (opts.resultChannel) {
       const fd3 = child.stdio[3] as Readable | null;
       fd3?.setEncoding('utf8');
@@ -245,6 +262,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         wallMs: performance.now() - t0,
         spawnedAt,
         closedAt,
+        outputSpanMs: outputSpanMs(),
         sampledPeakRssBytes: sampledPeak,
         treePids: seenPids,
         killedAboveRss,
@@ -279,6 +297,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         wallMs: performance.now() - t0,
         spawnedAt,
         closedAt: performance.timeOrigin + performance.now(),
+        outputSpanMs: outputSpanMs(),
         sampledPeakRssBytes: sampledPeak,
         treePids: seenPids,
         killedAboveRss,

@@ -111,6 +111,26 @@ setTimeout(() => process.exit(0), 120_000);
     expect(linear).toBe(9);
   });
 
+  it('reports the span of the output (first chunk to last, stdout and stderr together) apart from the wall time; none when silent', async () => {
+    const dir = useTempDir();
+    // 400 ms of start-up before the first line, 300 ms between the first line and the last, 200 ms after it.
+    const talk = script(
+      dir,
+      'talk.cjs',
+      `const wait = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+wait(400); console.log('step 1'); wait(300); console.error('step 2'); wait(200);`,
+    );
+    const silent = script(dir, 'silent.cjs', `setTimeout(() => {}, 200);`);
+    const spoke = await createCommandProbe({ command: [process.execPath, talk, '{batch_size}'], budgetBytes: 500 * MiB, timeoutMs: 30_000 })(1);
+    expect(spoke.reason).toBe('fit');
+    expect(spoke.outputSpanMs).toBeGreaterThanOrEqual(290);
+    expect(spoke.outputSpanMs).toBeLessThan(450); // not the start-up, not the exit
+    expect(spoke.ms).toBeGreaterThanOrEqual(900);
+    const quiet = await createCommandProbe({ command: [process.execPath, silent, '{batch_size}'], budgetBytes: 500 * MiB, timeoutMs: 30_000 })(1);
+    expect(quiet.reason).toBe('fit');
+    expect(quiet.outputSpanMs).toBeUndefined();
+  });
+
   it('substitutes {batch_size} after splitting and runs without a shell', async () => {
     const dir = useTempDir();
     const out = join(dir, 'argv.json');

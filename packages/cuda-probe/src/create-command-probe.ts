@@ -160,18 +160,20 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       ...(launch.addressSpaceBytes !== null ? { addressSpaceBytes: launch.addressSpaceBytes } : {}),
     };
     const exitedOk = run.exitCode === 0 && !run.timedOut && !run.aborted;
+    // Its wall time (spawn to exit) and, when it printed, the span of its output (first line to last).
+    const timing = { ms: run.wallMs, ...(typeof run.outputSpanMs === 'number' ? { outputSpanMs: run.outputSpanMs } : {}) };
     // A trainer that catches an out-of-memory error and carries on (skips the batch) exits 0:
     // the line it printed is a warning on the answer, which is then never cached as exact.
     const oomText = exitedOk ? oomLineIn(run) : null;
     const warning = oomText ? { warning: `the command exited 0 but printed an out-of-memory error (${oomText}): it may have skipped work; the answer is cached only as capped` } : {};
     if (seen && seen.measurement === 'not-measured' && !run.timedOut && !run.aborted) {
       // The trainer's processes used another GPU than the one measured: nothing here says anything about this GPU.
-      if (exitedOk) return { fits: true, batchSize, reason: 'fit', measurement: 'not-measured', detail: `command exited 0; not measured (${seen.note})`, ms: run.wallMs, ...warning, ...limit };
+      if (exitedOk) return { fits: true, batchSize, reason: 'fit', measurement: 'not-measured', detail: `command exited 0; not measured (${seen.note})`, ...timing, ...warning, ...limit };
     }
     if (seen && seen.measurement !== 'not-measured' && exitedOk) {
       const { measurement: m, budgetBytes: gb, peakBytes: gp } = seen;
       if (m === 'exceptions-only' || gb === null || gp === null) {
-        return { fits: true, batchSize, reason: 'fit', measurement: 'exceptions-only', detail: `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure would refuse this batch`, ms: run.wallMs, ...warning, ...limit };
+        return { fits: true, batchSize, reason: 'fit', measurement: 'exceptions-only', detail: `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure would refuse this batch`, ...timing, ...warning, ...limit };
       }
       const fits = gp <= gb && seen.deviceFull !== true;
       const whatGpu = m === 'cuda-per-process' ? "GPU memory of the command's processes" : 'device used-memory delta';
@@ -188,7 +190,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
           `command exited 0; ${whatGpu} peaked at ${formatBytes(gp)} ${gp <= gb ? '<=' : '>'} budget ${formatBytes(gb)} (free before the command${budgetBytes !== null ? ', capped by budgetBytes' : ''}, ${seen.samples} sample${seen.samples === 1 ? '' : 's'})` +
           (seen.deviceFull ? `; the device had almost nothing free${spillsToHost() ? ' (under WDDM the allocator spills to host memory instead of failing)' : ' (the trainer took all free memory)'}: does not fit` : '') +
           (seen.note ? ` — ${seen.note}` : ''),
-        ms: run.wallMs,
+        ...timing,
         ...(fits ? warning : {}),
         ...limit,
       };
@@ -212,7 +214,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         detail: stoppedOver
           ? `stopped while running: its peak RSS ${formatBytes(peak)} passed the budget ${formatBytes(budgetBytes)}`
           : `command exited 0 but its peak RSS ${formatBytes(peak)} > budget ${formatBytes(budgetBytes)}`,
-        ms: run.wallMs,
+        ...timing,
         ...limit,
       };
     }
@@ -230,7 +232,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
             : peak === null
               ? 'command exited 0 (too fast to sample its RSS)'
               : `command exited 0 with peak RSS ${formatBytes(peak)} <= budget ${formatBytes(budgetBytes)}`,
-        ms: run.wallMs,
+        ...timing,
         ...warning,
         ...limit,
       };
@@ -264,7 +266,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       // A run that died of memory did not reach its peak: what was measured is a lower bound.
       censored: true,
       detail: verdict.detail,
-      ms: run.wallMs,
+      ...timing,
       ...(verdict.reason === 'oom' ? { oom: verdict.oom } : {}),
       ...limit,
     };

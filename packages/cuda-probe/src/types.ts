@@ -36,6 +36,11 @@ export interface ProbeTrialOutcome extends ProbeOutcome {
   detail: string;
   /** Wall time of the whole trial as the caller saw it (spawn, setup, step, exit). */
   ms: number;
+  /**
+   * Commands: the time from the command's first chunk of output (stdout or stderr) to its last, in
+   * ms; absent when it printed nothing. What `--try` times a run by where it agrees with `ms`.
+   */
+  outputSpanMs?: number;
   /** The step alone, measured in the child; absent when the child did not get that far (or for commands). */
   stepMs?: number;
   /** `ms - stepMs`: spawn + runtime import + session create + batch build + exit. */
