@@ -3,41 +3,23 @@
 // when the faster also has the lower (or the same) peak, it stands as measured. A trainer with
 // fixed costs stands in for the runs: fit and time are given, each run's wall time is start-up +
 // steps × step time, with a bump on the middle run that makes the first three runs noisy.
-import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { makeContext } from './_context';
-import { tuneExec } from './_tune-exec';
-
-const sink = () => ({ write: () => true }) as unknown as NodeJS.WriteStream;
+import { ckptOf, tuneGradCkpt } from './_tune-exec-test-helpers';
 
 /** tuneExec over grad_ckpt=false (m = 4, 100 ms a step) and true (m = 8, 210 ms): the runs it asked for, by steps. */
 async function tuneWith(peaks: { false: number; true: number }) {
-  const cwd = useTempDir();
-  const ctx = makeContext({ stdout: sink(), stderr: sink(), env: { HOME: cwd, NO_COLOR: '1' }, cwd }, false);
   const K = 16;
   const asked: number[] = [];
   const costs = { false: { m: 4, stepMs: 100 }, true: { m: 8, stepMs: 210 } };
-  const which = (cmd: string): 'false' | 'true' => (/--grad_ckpt true/.test(cmd) ? 'true' : 'false');
-  const r = await tuneExec({
-    ctx,
-    command: 'train --grad_ckpt {grad_ckpt} --micro_batch_size {micro_batch_size} --max_steps {probe_steps}',
-    tries: { grad_ckpt: ['false', 'true'] },
-    globalBatchSize: 32,
-    worldSize: 1,
+  const r = await tuneGradCkpt({
     timeSteps: K,
-    budgetBytes: 400 * 2 ** 20,
-    gpuName: 'cpu',
-    gpuMemoryGb: 0,
-    refresh: false,
-    noCache: true,
-    emitJson: false,
     fit: async (cmd) => {
-      const c = which(cmd);
+      const c = ckptOf(cmd);
       return { batchSize: costs[c].m, peakBytes: peaks[c], source: 'probe', oneStepMs: 1000 + costs[c].stepMs };
     },
     time: async (cmd, steps) => {
       asked.push(steps);
-      const c = costs[which(cmd)];
+      const c = costs[ckptOf(cmd)];
       // The run of 1 + K steps is 700 ms slow on both: a disturbed run, as on a shared machine.
       return { ms: 1000 + steps * c.stepMs + (steps === 1 + K ? 700 : 0) };
     },

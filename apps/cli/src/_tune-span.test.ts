@@ -3,10 +3,8 @@
 // from run to run, as on a shared machine) + steps × step time, and the output as each kind of
 // trainer would print it.
 import { describe, expect, it } from 'vitest';
-import { makeContext } from './_context';
-import { tuneExec } from './_tune-exec';
+import { ckptOf, tuneGradCkpt } from './_tune-exec-test-helpers';
 import { clockOf, type TimedRun } from './_tune-span';
-import { useTempDir } from '@soup/test-utils';
 
 const K = 8;
 const STEPS = [1, 1 + K, 1 + 2 * K];
@@ -81,44 +79,28 @@ describe('clockOf', () => {
   });
 });
 
-const sink = () => ({ write: () => true }) as unknown as NodeJS.WriteStream;
-
 /**
  * tuneExec over grad_ckpt=false (m = 4, 100 ms a step: 8 × 100 ms at G = 32) and true (m = 8,
  * 228 ms: 4 × 228 ms), whose start-up swings by 270 ms from run to run; the runs it asked for.
  */
 async function tuneSwinging(prints: boolean) {
-  const cwd = useTempDir();
-  const ctx = makeContext({ stdout: sink(), stderr: sink(), env: { HOME: cwd, NO_COLOR: '1' }, cwd }, false);
   const costs = { false: { m: 4, stepMs: 100 }, true: { m: 8, stepMs: 228 } };
-  const which = (cmd: string): 'false' | 'true' => (/--grad_ckpt true/.test(cmd) ? 'true' : 'false');
   let n = 0;
   const asked: string[] = [];
   const runOf = (c: 'false' | 'true', steps: number) => {
     const swing = SWING[n++ % SWING.length]!;
     return { ms: 1100 + swing + steps * costs[c].stepMs + 15, ...(prints ? { outputSpanMs: perStep(costs[c].stepMs)(steps) } : {}) };
   };
-  const r = await tuneExec({
-    ctx,
-    command: 'train --grad_ckpt {grad_ckpt} --micro_batch_size {micro_batch_size} --max_steps {probe_steps}',
-    tries: { grad_ckpt: ['false', 'true'] },
-    globalBatchSize: 32,
-    worldSize: 1,
+  const r = await tuneGradCkpt({
     timeSteps: K,
-    budgetBytes: 400 * 2 ** 20,
-    gpuName: 'cpu',
-    gpuMemoryGb: 0,
-    refresh: false,
-    noCache: true,
-    emitJson: false,
     fit: async (cmd) => {
-      const c = which(cmd);
+      const c = ckptOf(cmd);
       const one = runOf(c, 1);
       return { batchSize: costs[c].m, peakBytes: 300 * 2 ** 20, source: 'probe', oneStepMs: one.ms, oneStepSpanMs: one.outputSpanMs ?? null };
     },
     time: async (cmd, steps) => {
-      asked.push(`${which(cmd)}:${steps}`);
-      return runOf(which(cmd), steps);
+      asked.push(`${ckptOf(cmd)}:${steps}`);
+      return runOf(ckptOf(cmd), steps);
     },
   });
   return { entry: r.entry, asked };
