@@ -10,8 +10,6 @@ import { formatBytes } from './format-bytes';
 import { clockOf, pooledVariance, stepBy, type TimedRun } from './_tune-span';
 import { tieTakenByPeak } from './_tune-tie';
 
-export { slope } from './_tune-span';
-
 /** Placeholders soup fills itself: not a lever's name. */
 const RESERVED = new Set(['batch_size', 'micro_batch_size', 'grad_accum', 'probe_steps', 'output_dir', 'resume_from', 'world_size']);
 

@@ -20,10 +20,11 @@
 // wall clock's): both are timed by the wall clock.
 
 /**
- * Step time = the least-squares slope of a run's wall time against its number of steps (start-up
- * costs are the intercept); noise = the slope's standard error (null with two points).
+ * Step time = the least-squares slope of a run's time (by either clock) against its number of
+ * steps (start-up costs are the intercept), with the residual sum of squares (0 with two points)
+ * and the spread of the steps (sxx) that its standard error needs.
  */
-export function slope(points: Map<number, number>): { stepMs: number; noiseMs: number | null; rss: number; sxx: number } {
+export function slope(points: Map<number, number>): { stepMs: number; rss: number; sxx: number } {
   const xs = [...points.keys()];
   const ys = xs.map((x) => points.get(x)!);
   const n = xs.length;
@@ -31,9 +32,9 @@ export function slope(points: Map<number, number>): { stepMs: number; noiseMs: n
   const my = ys.reduce((a, b) => a + b, 0) / n;
   const sxx = xs.reduce((a, x) => a + (x - mx) ** 2, 0);
   const b = xs.reduce((a, x, i) => a + (x - mx) * (ys[i]! - my), 0) / sxx;
-  if (n < 3) return { stepMs: b, noiseMs: null, rss: 0, sxx };
+  if (n < 3) return { stepMs: b, rss: 0, sxx };
   const rss = xs.reduce((a, x, i) => a + (ys[i]! - (my + b * (x - mx))) ** 2, 0);
-  return { stepMs: b, noiseMs: Math.sqrt(rss / (n - 2) / sxx), rss, sxx };
+  return { stepMs: b, rss, sxx };
 }
 
 /** One timing run: its wall time and its output span (null when it printed nothing), in ms. */
@@ -66,14 +67,11 @@ export function pooledDof(runs: RunsByRow): number {
 
 /** The residual variance of every row with three runs or more, pooled (null without one). */
 export function pooledVariance(runs: RunsByRow, clock: Clock): number | null {
+  const dof = pooledDof(runs);
+  if (dof === 0) return null;
   let rss = 0;
-  let dof = 0;
-  for (const pts of runs.values()) {
-    if (pts.size < 3) continue;
-    rss += slope(pointsBy(pts, clock)).rss;
-    dof += pts.size - 2;
-  }
-  return dof > 0 ? rss / dof : null;
+  for (const pts of runs.values()) if (pts.size >= 3) rss += slope(pointsBy(pts, clock)).rss;
+  return rss / dof;
 }
 
 /** A row's step time by `clock`, and its standard error under the pooled variance `v` (null without one). */
@@ -94,16 +92,15 @@ export function clockOf(runs: RunsByRow, K: number): { clock: Clock; why: string
   const vw = pooledVariance(runs, 'wall');
   const vs = pooledVariance(runs, 'output');
   if (vw === null || vs === null) return { clock: 'wall', why: `the wall time of runs of ${spans}` };
-  const steadier = vs <= vw;
+  const steps = timed.map((pts) => ({ pts, w: stepBy(pts, 'wall', vw), o: stepBy(pts, 'output', vs) }));
+  if (steps.some(({ w, o }) => !(o.stepMs > 0.5 * w.stepMs))) return { clock: 'wall', why: `the wall time of runs of ${spans} (the output did not grow with the steps: printed only at exit, or buffered)` };
+  if (vs > vw) return { clock: 'wall', why: `the wall time of runs of ${spans} (the output's span was no steadier: it grew in jumps, not step by step)` };
+  // Agreement is asked only of the rows timed to the end. A row with two runs so far (waiting on
+  // the early stop) is held to the growth alone: its wall slope has the start-up swing of two runs
+  // in it, which the pooled noise of the full rows (one degree of freedom each) can understate;
+  // its third run, when it gets one, brings the full check.
   const t = tQuantile(pooledDof(runs));
-  for (const pts of timed) {
-    const w = stepBy(pts, 'wall', vw);
-    const o = stepBy(pts, 'output', vs);
-    if (!(o.stepMs > 0.5 * w.stepMs)) return { clock: 'wall', why: `the wall time of runs of ${spans} (the output did not grow with the steps: printed only at exit, or buffered)` };
-    if (!steadier) return { clock: 'wall', why: `the wall time of runs of ${spans} (the output's span was no steadier: it grew in jumps, not step by step)` };
-    // A row with two runs so far (waiting on the early stop) is held to the growth alone: its wall
-    // slope has the start-up swing of two runs in it, which the pooled noise of the full rows (one
-    // degree of freedom each) can understate; its third run, when it gets one, brings the full check.
+  for (const { pts, w, o } of steps) {
     if (pts.size < 3) continue;
     const allowed = Math.max(t * Math.hypot(w.seMs!, o.seMs!), CLOCKS_AGREE_FRACTION * Math.abs(w.stepMs));
     if (Math.abs(o.stepMs - w.stepMs) > allowed)

@@ -427,7 +427,7 @@ export async function tuneTrain(o: {
     return walkerOf(d, r, 0);
   };
   /** The lighter candidate that fits the largest micro-batch (`max`), a heavier one's floor. */
-  type Lighter = { c: Candidate; max: number; label: string };
+  type Lighter = { c: Candidate; max: number };
   const skippedRow = (c: Candidate, note: string): TuneRow => ({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
   /**
    * A heavier candidate timed before its fit where timeFirstAt allows (_tune-first: on the CPU, its
@@ -454,13 +454,13 @@ export async function tuneTrain(o: {
       fit: () => fitOf(c, floor),
       fitsAt: (r) => r.batchSize === m,
     });
-    const held = `timed before its fit (on the CPU this process can hold its step: at most ${formatBytes(boundBytes)}, twice ${lighter.label}'s peak at ${floor} scaled to ${m})`;
+    const held = `timed before its fit (on the CPU this process can hold its step: at most ${formatBytes(boundBytes)}, twice ${lighter.c.label}'s peak at ${floor} scaled to ${m})`;
     if (got.kind === 'cannot-win') {
       const row = rowOf(c, null, m, got.timing, true, `${stopNote(got.timing.times, limit)}; ${held}, so never fitted: it cannot win whether it fits or not`);
       record(c, row, true, null, null);
     } else if (got.kind === 'does-not-fit') {
       const sps = samplesPerSecondAt(G, m, got.timing.stepMs).toFixed(1);
-      byCandidate.get(c)!.push(skippedRow(c, `cannot win: ${m} does not fit (${lighter.label} fits up to ${floor} and does less work); ${held}: ${sps} samples/s, not counted`));
+      byCandidate.get(c)!.push(skippedRow(c, `cannot win: ${m} does not fit (${lighter.c.label} fits up to ${floor} and does less work); ${held}: ${sps} samples/s, not counted`));
     } else {
       fitted.set(c, { r: got.fit, floor });
       record(c, rowOf(c, got.fit, m, got.timing, false, held), false, null, fitPeak(got.fit, m));
@@ -473,11 +473,11 @@ export async function tuneTrain(o: {
       const skipped = (note: string): void => void byCandidate.get(c)!.push(skippedRow(c, note));
       const lighters = lighterThan(c).filter((x) => fitted.has(x));
       const lighter = lighters.reduce<Lighter | null>(
-        (a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { c: x, max: fitted.get(x)!.r.batchSize, label: x.label } : a),
+        (a, x) => (a === null || fitted.get(x)!.r.batchSize > a.max ? { c: x, max: fitted.get(x)!.r.batchSize } : a),
         null,
       );
       if (lighter !== null && lighter.max >= G) {
-        skipped(`cannot win: ${lighter.label} fits every micro-batch up to ${G} and does less work`);
+        skipped(`cannot win: ${lighter.c.label} fits every micro-batch up to ${G} and does less work`);
         continue;
       }
       const pastOf = () => lighters.map((x) => pastItsBest(byCandidate.get(x)!, fitted.get(x)!.r.batchSize)).find((p) => p !== null);
@@ -496,7 +496,7 @@ export async function tuneTrain(o: {
       if (await timedBeforeFit(c, lighter)) continue;
       const r = await fitOf(c, lighter?.max ?? 0);
       if (r === null) {
-        skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.label} fits up to ${lighter.max} and does less work)`);
+        skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.c.label} fits up to ${lighter.max} and does less work)`);
         continue;
       }
       const floor = lighter?.max ?? 0;
