@@ -7,7 +7,14 @@ import { join } from 'node:path';
 const root = join(import.meta.dirname, '..');
 const report = join(root, '.vitest-report.json');
 rmSync(report, { force: true });
-const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)];
+const args = [
+  'vitest',
+  'run',
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${report}`,
+  ...process.argv.slice(2),
+];
 const run = spawnSync('npx', args, { cwd: root, stdio: 'inherit' });
 
 let passed = 0;
@@ -16,7 +23,7 @@ let skipped = 0;
 try {
   const json = JSON.parse(readFileSync(report, 'utf8'));
   passed = json.numPassedTests ?? 0;
-  failed = (json.numFailedTests ?? 0);
+  failed = json.numFailedTests ?? 0;
   skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
   if ((json.numFailedTestSuites ?? 0) > 0 && failed === 0) failed = json.numFailedTestSuites;
 } catch (err) {

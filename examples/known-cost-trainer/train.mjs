@@ -9,7 +9,9 @@
 // stdout is a pipe (block-buffered): soup then cannot time its steps by its output.
 //   node train.mjs --micro_batch_size 4 --grad_ckpt false --max_steps 9
 const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
+  process.argv
+    .slice(2)
+    .reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
 );
 const num = (name, def) => {
   const v = args[name] ?? def;
@@ -22,7 +24,19 @@ const num = (name, def) => {
 };
 // HF Trainer's names are accepted too (--per_device_train_batch_size; --gradient_accumulation_steps
 // does not change a step's cost here); any other flag is refused, so a typo cannot go unnoticed.
-const KNOWN = ['micro_batch_size', 'per_device_train_batch_size', 'gradient_accumulation_steps', 'max_steps', 'grad_ckpt', 'per_sample_mib', 'ckpt_memory', 'step_ms', 'sample_ms', 'ckpt_time', 'hold_output'];
+const KNOWN = [
+  'micro_batch_size',
+  'per_device_train_batch_size',
+  'gradient_accumulation_steps',
+  'max_steps',
+  'grad_ckpt',
+  'per_sample_mib',
+  'ckpt_memory',
+  'step_ms',
+  'sample_ms',
+  'ckpt_time',
+  'hold_output',
+];
 for (const k of Object.keys(args)) {
   if (!KNOWN.includes(k)) {
     console.error(`unknown flag --${k} (known: ${KNOWN.map((x) => `--${x}`).join(' ')})`);
@@ -47,7 +61,8 @@ const stepMs = num('step_ms', 20) + m * num('sample_ms', 20) * (ckpt ? num('ckpt
 
 // Touched (resident), in chunks of at most 256 MiB (one Buffer holds at most 4 GiB).
 const held = [];
-for (let left = Math.round(mib * 2 ** 20); left > 0; left -= 2 ** 28) held.push(Buffer.alloc(Math.min(left, 2 ** 28), 1));
+for (let left = Math.round(mib * 2 ** 20); left > 0; left -= 2 ** 28)
+  held.push(Buffer.alloc(Math.min(left, 2 ** 28), 1));
 const heldBytes = held.reduce((n, b) => n + b.length, 0);
 const cell = new Int32Array(new SharedArrayBuffer(4));
 for (let s = 1; s <= steps; s++) {

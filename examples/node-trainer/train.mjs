@@ -60,7 +60,10 @@ const fault = process.env.SOUP_EXAMPLE_FAULT ?? '';
 
 const TEXT = textFile
   ? readFileSync(textFile, 'utf8')
-  : Array.from({ length: 40 }, (_, i) => `Line ${i}: the soup simmers while the trainer saves its state and resumes where it stopped.\n`).join('');
+  : Array.from(
+      { length: 40 },
+      (_, i) => `Line ${i}: the soup simmers while the trainer saves its state and resumes where it stopped.\n`,
+    ).join('');
 
 let stopRequested = false;
 process.on('SIGTERM', () => {
@@ -75,9 +78,22 @@ process.on('SIGTERM', () => {
 const spec = defineGptSpec({ vocabSize: 256, seqLen, dModel, nHeads: 2, nLayers });
 // --gradient_checkpointing true|false (HF Trainer's flag): true recomputes every block in the backward pass.
 const gradientCheckpointing = opt('gradient_checkpointing', 'false');
-if (gradientCheckpointing !== 'true' && gradientCheckpointing !== 'false') throw new Error(`--gradient_checkpointing must be true or false (got ${gradientCheckpointing})`);
+if (gradientCheckpointing !== 'true' && gradientCheckpointing !== 'false')
+  throw new Error(`--gradient_checkpointing must be true or false (got ${gradientCheckpointing})`);
 if (args.includes('--gradient_checkpointing')) console.log(`gradient_checkpointing ${gradientCheckpointing}`);
-const options = { spec, text: TEXT, batchSize: batchSize * gradAccum, microBatchSize: batchSize, totalSteps: maxSteps, lr: 3e-3, warmupSteps: 2, seed, intraOpNumThreads: 1, evalFraction: 0.1, gradientCheckpointing: gradientCheckpointing === 'true' };
+const options = {
+  spec,
+  text: TEXT,
+  batchSize: batchSize * gradAccum,
+  microBatchSize: batchSize,
+  totalSteps: maxSteps,
+  lr: 3e-3,
+  warmupSteps: 2,
+  seed,
+  intraOpNumThreads: 1,
+  evalFraction: 0.1,
+  gradientCheckpointing: gradientCheckpointing === 'true',
+};
 /** A file checkpoint is a zip archive (stored, no compression) of the three checkpoint files, as torch.save writes a zip. */
 const CRC = Array.from({ length: 256 }, (_, n) => {
   let c = n;
@@ -96,25 +112,40 @@ export function zipFiles(files) {
   for (const [name, data] of files) {
     const n = Buffer.from(name);
     const h = Buffer.alloc(30);
-    h.writeUInt32LE(0x04034b50, 0); h.writeUInt16LE(20, 4); h.writeUInt32LE(crc32(data), 14);
-    h.writeUInt32LE(data.length, 18); h.writeUInt32LE(data.length, 22); h.writeUInt16LE(n.length, 26);
+    h.writeUInt32LE(0x04034b50, 0);
+    h.writeUInt16LE(20, 4);
+    h.writeUInt32LE(crc32(data), 14);
+    h.writeUInt32LE(data.length, 18);
+    h.writeUInt32LE(data.length, 22);
+    h.writeUInt16LE(n.length, 26);
     const c = Buffer.alloc(46);
-    c.writeUInt32LE(0x02014b50, 0); c.writeUInt16LE(20, 4); c.writeUInt16LE(20, 6); c.writeUInt32LE(crc32(data), 16);
-    c.writeUInt32LE(data.length, 20); c.writeUInt32LE(data.length, 24); c.writeUInt16LE(n.length, 28); c.writeUInt32LE(at, 42);
+    c.writeUInt32LE(0x02014b50, 0);
+    c.writeUInt16LE(20, 4);
+    c.writeUInt16LE(20, 6);
+    c.writeUInt32LE(crc32(data), 16);
+    c.writeUInt32LE(data.length, 20);
+    c.writeUInt32LE(data.length, 24);
+    c.writeUInt16LE(n.length, 28);
+    c.writeUInt32LE(at, 42);
     parts.push(h, n, data);
     central.push(c, n);
     at += 30 + n.length + data.length;
   }
   const cd = Buffer.concat(central);
   const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(files.length, 8); end.writeUInt16LE(files.length, 10);
-  end.writeUInt32LE(cd.length, 12); end.writeUInt32LE(at, 16);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(files.length, 8);
+  end.writeUInt16LE(files.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(at, 16);
   return Buffer.concat([...parts, cd, end]);
 }
 export function unzipFiles(buf) {
   const out = new Map();
   for (let at = 0; buf.readUInt32LE(at) === 0x04034b50; ) {
-    const size = buf.readUInt32LE(at + 18), nameLen = buf.readUInt16LE(at + 26), extra = buf.readUInt16LE(at + 28);
+    const size = buf.readUInt32LE(at + 18),
+      nameLen = buf.readUInt16LE(at + 26),
+      extra = buf.readUInt16LE(at + 28);
     const name = buf.subarray(at + 30, at + 30 + nameLen).toString();
     const start = at + 30 + nameLen + extra;
     out.set(name, buf.subarray(start, start + size));
@@ -130,9 +161,13 @@ function unpackFile(file) {
 }
 const resumeIsFile = resumeFrom !== '' && statSync(resumeFrom).isFile();
 const resumeDir = resumeIsFile ? unpackFile(resumeFrom) : resumeFrom;
-const trainer = resumeFrom ? await Trainer.fromCheckpoint({ ...options, dir: resumeDir }) : await Trainer.create(options);
+const trainer = resumeFrom
+  ? await Trainer.fromCheckpoint({ ...options, dir: resumeDir })
+  : await Trainer.create(options);
 if (resumeIsFile) rmSync(resumeDir, { recursive: true, force: true });
-process.stdout.write(`trainer: ${resumeFrom ? `resumed from ${resumeFrom} at step ${trainer.state.step}` : 'fresh start'}, batch ${batchSize}${gradAccum > 1 ? ` × ${gradAccum} accumulated` : ''}, ${maxSteps} steps\n`);
+process.stdout.write(
+  `trainer: ${resumeFrom ? `resumed from ${resumeFrom} at step ${trainer.state.step}` : 'fresh start'}, batch ${batchSize}${gradAccum > 1 ? ` × ${gradAccum} accumulated` : ''}, ${maxSteps} steps\n`,
+);
 
 const capacity = /^(?:(\d+):)?(\d+)$/.exec(process.env.SOUP_EXAMPLE_CAPACITY ?? '');
 const evalMemory = /^(\d+):(\d+)$/.exec(process.env.SOUP_EXAMPLE_EVAL_MEMORY ?? '');
@@ -150,7 +185,10 @@ function saveCheckpoint(step) {
   const staging = join(outputDir, `.staging-${process.pid}`);
   trainer.saveCheckpoint(staging);
   if (checkpointFormat === 'file') {
-    const files = ['model.safetensors', 'optimizer.safetensors', 'trainer_state.json'].map((f) => [f, readFileSync(join(staging, f))]);
+    const files = ['model.safetensors', 'optimizer.safetensors', 'trainer_state.json'].map((f) => [
+      f,
+      readFileSync(join(staging, f)),
+    ]);
     const file = join(outputDir, `epoch=0-step=${step}.ckpt`);
     writeFileSync(file, zipFiles(files)); // in place, as Lightning writes
 
@@ -202,7 +240,14 @@ while (trainer.state.step < maxSteps) {
   if (evalMemory && log.step === Number(evalMemory[1])) {
     // An eval worker (a child process, as a data loader or eval harness is): its memory is gone when it exits.
     process.stdout.write(`trainer: eval after step ${log.step} holds ${evalMemory[2]} MiB\n`);
-    spawnSync(process.execPath, ['-e', `const b = Buffer.alloc(${Number(evalMemory[2])} * 2 ** 20, 1); setTimeout(() => console.log(b.length), 1500);`], { stdio: 'inherit' });
+    spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const b = Buffer.alloc(${Number(evalMemory[2])} * 2 ** 20, 1); setTimeout(() => console.log(b.length), 1500);`,
+      ],
+      { stdio: 'inherit' },
+    );
     process.stdout.write(`trainer: eval done\n`);
   }
   if (fault === `stop-at:${log.step}`) {

@@ -17,11 +17,13 @@ import { fileURLToPath } from 'node:url';
 
 const json = process.argv.includes('--json');
 /** The value after `--name` on the command line, or null when the flag is not given. */
-const flagValue = (name: string): string | null => (process.argv.includes(name) ? (process.argv[process.argv.indexOf(name) + 1] ?? null) : null);
+const flagValue = (name: string): string | null =>
+  process.argv.includes(name) ? (process.argv[process.argv.indexOf(name) + 1] ?? null) : null;
 const only = flagValue('--only');
 const runsArg = flagValue('--runs') ?? '1';
 const runs = Number(runsArg);
-if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number of runs, 1 or more (got ${runsArg})`);
+if (!Number.isInteger(runs) || runs < 1)
+  throw new Error(`--runs must be a whole number of runs, 1 or more (got ${runsArg})`);
 if (only !== null && only !== 'tune' && only !== 'run') throw new Error(`--only must be tune or run (got ${only})`);
 const GOAL = 1.1;
 const STEPS = 20;
@@ -34,7 +36,11 @@ const trainer = fileURLToPath(new URL('../../../examples/node-trainer/train.mjs'
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? Number.NaN : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length === 0
+    ? Number.NaN
+    : s.length % 2
+      ? s[(s.length - 1) / 2]!
+      : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 function stepTimes(stdout: string): number[] {
@@ -43,79 +49,107 @@ function stepTimes(stdout: string): number[] {
 
 let runResult: Record<string, unknown> = {};
 if (only !== 'tune') {
-const tmp = makeTempDir('soup-cli-bench-');
-try {
-  const argv = (out: string): string[] => [
-    trainer, '--output_dir', out, '--per_device_train_batch_size', '2', '--max_steps', String(STEPS), '--save_steps', String(SAVE_EVERY), '--d_model', '256', '--n_layers', '7',
-  ];
-  const alone: number[] = [];
-  const supervised: number[] = [];
-  const watchOnly: number[] = [];
-  let pushes = 0;
-  let checkpointMiB = 0;
-  // Three cycles, each mode once per cycle in a rotated order, so a load swing on this shared machine
-  // hits every mode alike.
-  const modes = ['alone', 'soup', 'watch-only'] as const;
-  const order = [0, 1, 2].flatMap((c) => [0, 1, 2].map((k) => modes[(c + k) % 3]!));
-  for (const [i, mode] of order.entries()) {
-    const cwd = join(tmp.dir, `round-${i}`);
-    mkdirSync(cwd);
-    const t0 = performance.now();
-    if (mode === 'alone') {
-      const r = await runProcess(process.execPath, argv(join(cwd, 'out')), { cwd, timeoutMs: 600_000 });
-      if (r.code !== 0) throw new Error(`bench: trainer alone failed: ${r.stderr.slice(-2000)}`);
-      alone.push(...stepTimes(r.stdout));
-    } else {
-      const r = await runNode(
-        [
-          soupBin, 'run', '--repo', 'file://store', '--output-dir', 'out', '--settle', '1s', '--poll', '250ms', '--keep-remote', '2',
-          // watch-only: the same supervisor (watcher, pipes, signals) with a glob that matches nothing, so no push.
-          ...(mode === 'watch-only' ? ['--checkpoint-glob', 'no-such-*'] : []),
-          '--', process.execPath, ...argv('{output_dir}'),
-        ],
-        { cwd, timeoutMs: 600_000, env: { ...process.env, HOME: cwd, NO_COLOR: '1' } },
-      );
-      if (r.code !== 0) throw new Error(`bench: soup run failed (${r.code}): ${r.stderr.slice(-2000)}`);
-      (mode === 'soup' ? supervised : watchOnly).push(...stepTimes(r.stdout));
-      if (mode === 'soup') pushes += (r.stdout.match(/soup: pushed ckpt\//g) ?? []).length;
-      const dir = join(cwd, 'out', `checkpoint-${SAVE_EVERY}`);
-      if (mode === 'soup') checkpointMiB = readdirSync(dir).reduce((a, f) => a + statSync(join(dir, f)).size, 0) / 2 ** 20;
+  const tmp = makeTempDir('soup-cli-bench-');
+  try {
+    const argv = (out: string): string[] => [
+      trainer,
+      '--output_dir',
+      out,
+      '--per_device_train_batch_size',
+      '2',
+      '--max_steps',
+      String(STEPS),
+      '--save_steps',
+      String(SAVE_EVERY),
+      '--d_model',
+      '256',
+      '--n_layers',
+      '7',
+    ];
+    const alone: number[] = [];
+    const supervised: number[] = [];
+    const watchOnly: number[] = [];
+    let pushes = 0;
+    let checkpointMiB = 0;
+    // Three cycles, each mode once per cycle in a rotated order, so a load swing on this shared machine
+    // hits every mode alike.
+    const modes = ['alone', 'soup', 'watch-only'] as const;
+    const order = [0, 1, 2].flatMap((c) => [0, 1, 2].map((k) => modes[(c + k) % 3]!));
+    for (const [i, mode] of order.entries()) {
+      const cwd = join(tmp.dir, `round-${i}`);
+      mkdirSync(cwd);
+      const t0 = performance.now();
+      if (mode === 'alone') {
+        const r = await runProcess(process.execPath, argv(join(cwd, 'out')), { cwd, timeoutMs: 600_000 });
+        if (r.code !== 0) throw new Error(`bench: trainer alone failed: ${r.stderr.slice(-2000)}`);
+        alone.push(...stepTimes(r.stdout));
+      } else {
+        const r = await runNode(
+          [
+            soupBin,
+            'run',
+            '--repo',
+            'file://store',
+            '--output-dir',
+            'out',
+            '--settle',
+            '1s',
+            '--poll',
+            '250ms',
+            '--keep-remote',
+            '2',
+            // watch-only: the same supervisor (watcher, pipes, signals) with a glob that matches nothing, so no push.
+            ...(mode === 'watch-only' ? ['--checkpoint-glob', 'no-such-*'] : []),
+            '--',
+            process.execPath,
+            ...argv('{output_dir}'),
+          ],
+          { cwd, timeoutMs: 600_000, env: { ...process.env, HOME: cwd, NO_COLOR: '1' } },
+        );
+        if (r.code !== 0) throw new Error(`bench: soup run failed (${r.code}): ${r.stderr.slice(-2000)}`);
+        (mode === 'soup' ? supervised : watchOnly).push(...stepTimes(r.stdout));
+        if (mode === 'soup') pushes += (r.stdout.match(/soup: pushed ckpt\//g) ?? []).length;
+        const dir = join(cwd, 'out', `checkpoint-${SAVE_EVERY}`);
+        if (mode === 'soup')
+          checkpointMiB = readdirSync(dir).reduce((a, f) => a + statSync(join(dir, f)).size, 0) / 2 ** 20;
+      }
+      log(`round ${i + 1}/${order.length} (${mode}): ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }
-    log(`round ${i + 1}/${order.length} (${mode}): ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const aloneMs = median(alone);
+    const soupMs = median(supervised);
+    const ratio = soupMs / aloneMs;
+    const watchMs = median(watchOnly);
+    const result = {
+      runOverheadRatio: Number(ratio.toFixed(4)),
+      goal: GOAL,
+      met: ratio <= GOAL,
+      verdict: ratio <= GOAL ? 'met' : 'not met',
+      stepMsAlone: Number(aloneMs.toFixed(2)),
+      stepMsUnderSoupRun: Number(soupMs.toFixed(2)),
+      watchOnlyRatio: Number((watchMs / aloneMs).toFixed(4)),
+      loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
+      cpus: cpus().length,
+      stepsMeasured: { alone: alone.length, soupRun: supervised.length },
+      checkpointMiB: Number(checkpointMiB.toFixed(1)),
+      backgroundPushes: pushes,
+      store: 'directory (file://)',
+      note: 'median trainer step time (saves excluded); alone / pushing / watch-only three rotated cycles (A P W, P W A, W A P) in one run; the pushes run in the soup process (reniced) beside the trainer',
+    };
+    runResult = result;
+    if (!json) {
+      log('');
+      log(`metric              value`);
+      log(`step ms alone       ${result.stepMsAlone}`);
+      log(
+        `step ms soup run    ${result.stepMsUnderSoupRun}  (${pushes} background pushes of ${result.checkpointMiB} MiB checkpoints)`,
+      );
+      log(`watchOnlyRatio      ${result.watchOnlyRatio}  (supervised, nothing pushed)`);
+      log(`load average        ${result.loadAverage1m} on ${result.cpus} CPUs`);
+      log(`runOverheadRatio    ${result.runOverheadRatio}  goal <= ${GOAL}: ${result.met ? 'met' : 'not met'}`);
+    }
+  } finally {
+    tmp.cleanup();
   }
-  const aloneMs = median(alone);
-  const soupMs = median(supervised);
-  const ratio = soupMs / aloneMs;
-  const watchMs = median(watchOnly);
-  const result = {
-    runOverheadRatio: Number(ratio.toFixed(4)),
-    goal: GOAL,
-    met: ratio <= GOAL,
-    verdict: ratio <= GOAL ? 'met' : 'not met',
-    stepMsAlone: Number(aloneMs.toFixed(2)),
-    stepMsUnderSoupRun: Number(soupMs.toFixed(2)),
-    watchOnlyRatio: Number((watchMs / aloneMs).toFixed(4)),
-    loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
-    cpus: cpus().length,
-    stepsMeasured: { alone: alone.length, soupRun: supervised.length },
-    checkpointMiB: Number(checkpointMiB.toFixed(1)),
-    backgroundPushes: pushes,
-    store: 'directory (file://)',
-    note: 'median trainer step time (saves excluded); alone / pushing / watch-only three rotated cycles (A P W, P W A, W A P) in one run; the pushes run in the soup process (reniced) beside the trainer',
-  };
-  runResult = result;
-  if (!json) {
-    log('');
-    log(`metric              value`);
-    log(`step ms alone       ${result.stepMsAlone}`);
-    log(`step ms soup run    ${result.stepMsUnderSoupRun}  (${pushes} background pushes of ${result.checkpointMiB} MiB checkpoints)`);
-    log(`watchOnlyRatio      ${result.watchOnlyRatio}  (supervised, nothing pushed)`);
-    log(`load average        ${result.loadAverage1m} on ${result.cpus} CPUs`);
-    log(`runOverheadRatio    ${result.runOverheadRatio}  goal <= ${GOAL}: ${result.met ? 'met' : 'not met'}`);
-  }
-} finally {
-  tmp.cleanup();
-}
 }
 
 // The tuner against the exhaustive grid.
@@ -141,8 +175,12 @@ if (only !== 'run') {
       }
     }
   }
-  const each = (key: 'tunedOverBestRatio' | 'tuneCostRatio') => Object.fromEntries((['exec', 'train'] as const).map((m) => [m, rows.filter((r) => r.mode === m).map((r) => r[key])]));
-  const byMode = (key: 'tunedOverBestRatio' | 'tuneCostRatio') => Object.fromEntries(Object.entries(each(key)).map(([m, xs]) => [m, Number(median(xs).toFixed(3))]));
+  const each = (key: 'tunedOverBestRatio' | 'tuneCostRatio') =>
+    Object.fromEntries(
+      (['exec', 'train'] as const).map((m) => [m, rows.filter((r) => r.mode === m).map((r) => r[key])]),
+    );
+  const byMode = (key: 'tunedOverBestRatio' | 'tuneCostRatio') =>
+    Object.fromEntries(Object.entries(each(key)).map(([m, xs]) => [m, Number(median(xs).toFixed(3))]));
   const goal = (key: 'tunedOverBestRatio' | 'tuneCostRatio', ok: (x: number) => boolean, target: string) => ({
     target,
     met: Object.values(byMode(key)).every(ok),
@@ -165,7 +203,8 @@ if (only !== 'run') {
     log('');
     log('mode   tunedOverBestRatio (median; each run)        tuneCostRatio (median; each run)');
     for (const m of ['exec', 'train'] as const) {
-      const fmt = (key: 'tunedOverBestRatio' | 'tuneCostRatio'): string => `${byMode(key)[m]} (${each(key)[m]!.join(', ')})`;
+      const fmt = (key: 'tunedOverBestRatio' | 'tuneCostRatio'): string =>
+        `${byMode(key)[m]} (${each(key)[m]!.join(', ')})`;
       log(`${m.padEnd(6)} ${fmt('tunedOverBestRatio').padEnd(44)} ${fmt('tuneCostRatio')}`);
     }
   }
@@ -174,4 +213,3 @@ const all = { ...runResult, ...tuneResult };
 mkdirSync(new URL('../bench-results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('../bench-results/cli.json', import.meta.url), `${JSON.stringify(all, null, 2)}\n`);
 if (json) process.stdout.write(`${JSON.stringify(all)}\n`);
-

@@ -53,16 +53,46 @@ export interface TuneBenchRow {
 export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
   const baseline = process.memoryUsage().rss; // the twin is a plain node process: about this much before it allocates
   const budget = Math.round(baseline + 384 * MiB);
-  const cmd = (ckpt: string, m: string, steps: string): string[] => [process.execPath, twin, '--micro_batch_size', m, '--grad_ckpt', ckpt, '--max_steps', steps, '--per_sample_mib', '64'];
+  const cmd = (ckpt: string, m: string, steps: string): string[] => [
+    process.execPath,
+    twin,
+    '--micro_batch_size',
+    m,
+    '--grad_ckpt',
+    ckpt,
+    '--max_steps',
+    steps,
+    '--per_sample_mib',
+    '64',
+  ];
   const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' };
   const t0 = performance.now();
   const r = await runNode(
-    [soupBin, 'probe', '--exec', cmd('{grad_ckpt}', '{micro_batch_size}', '{probe_steps}').join(' '), '--global-batch-size', String(G), '--try', 'grad_ckpt=false,true', '--budget', `${budget}B`, '--time-steps', String(K), '--no-cache', '--json'],
+    [
+      soupBin,
+      'probe',
+      '--exec',
+      cmd('{grad_ckpt}', '{micro_batch_size}', '{probe_steps}').join(' '),
+      '--global-batch-size',
+      String(G),
+      '--try',
+      'grad_ckpt=false,true',
+      '--budget',
+      `${budget}B`,
+      '--time-steps',
+      String(K),
+      '--no-cache',
+      '--json',
+    ],
     { cwd, env, timeoutMs: 900_000 },
   );
   const tuneMs = performance.now() - t0;
   if (r.code !== 0) throw new Error(`soup probe --try failed: ${r.stderr.slice(-2000)}`);
-  const tune = (JSON.parse(r.stdout) as { tune: { chosen: number; rows: { values: Record<string, string>; microBatchSize: number }[] } }).tune;
+  const tune = (
+    JSON.parse(r.stdout) as {
+      tune: { chosen: number; rows: { values: Record<string, string>; microBatchSize: number }[] };
+    }
+  ).tune;
   const chosen = tune.rows[tune.chosen]!;
   const g0 = performance.now();
   const grid: TuneBenchRow['grid'] = [];
@@ -70,7 +100,12 @@ export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
   // times the child's own wall time and its output's span as the probe reports them; the fit trial
   // (1 step) is the 1-step point.
   const probeAt = async (ckpt: string, m: number, steps: number): Promise<{ fits: boolean; run: TimedRun }> => {
-    const o = await createCommandProbe({ command: cmd(ckpt, '{batch_size}', String(steps)).join(' '), budgetBytes: budget, cwd, env })(m);
+    const o = await createCommandProbe({
+      command: cmd(ckpt, '{batch_size}', String(steps)).join(' '),
+      budgetBytes: budget,
+      cwd,
+      env,
+    })(m);
     return { fits: o.fits, run: { wallMs: o.ms, spanMs: o.outputSpanMs ?? null } };
   };
   const runsAt = async (p: { config: string; m: number }, oneStep?: TimedRun): Promise<Map<number, TimedRun>> => {
@@ -96,19 +131,36 @@ export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
   }
   // The clock over all the grid's points, as the tuner chooses it over all its rows.
   const clock = clockOf(timed, K).clock;
-  for (const [i, pts] of timed) grid[i]!.samplesPerSecond = samplesPerSecond(grid[i]!.m, stepBy(pts, clock, null).stepMs);
+  for (const [i, pts] of timed)
+    grid[i]!.samplesPerSecond = samplesPerSecond(grid[i]!.m, stepBy(pts, clock, null).stepMs);
   const gridMs = performance.now() - g0;
   const table = tableOf(r.stderr);
-  return summary('exec', table, grid, `grad_ckpt=${chosen.values.grad_ckpt}`, chosen.microBatchSize, tuneMs, gridMs, timeOnce);
+  return summary(
+    'exec',
+    table,
+    grid,
+    `grad_ckpt=${chosen.values.grad_ckpt}`,
+    chosen.microBatchSize,
+    tuneMs,
+    gridMs,
+    timeOnce,
+  );
 }
 
 export async function benchTrain(cwd: string, budgetMiB = 300): Promise<TuneBenchRow> {
   const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' };
   const init = await runNode([soupBin, 'init', '--template', 'small'], { cwd, env, timeoutMs: 60_000 });
   if (init.code !== 0) throw new Error(`soup init failed: ${init.stderr}`);
-  writeFileSync(join(cwd, 'soup.yaml'), readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'));
+  writeFileSync(
+    join(cwd, 'soup.yaml'),
+    readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'),
+  );
   const t0 = performance.now();
-  const r = await runNode([soupBin, 'plan', '--budget', `${budgetMiB}MiB`, '--no-cache', '--json'], { cwd, env, timeoutMs: 900_000 });
+  const r = await runNode([soupBin, 'plan', '--budget', `${budgetMiB}MiB`, '--no-cache', '--json'], {
+    cwd,
+    env,
+    timeoutMs: 900_000,
+  });
   const tuneMs = performance.now() - t0;
   if (r.code !== 0) throw new Error(`soup plan failed: ${r.stderr.slice(-2000)}`);
   const tune = (
@@ -140,14 +192,32 @@ export async function benchTrain(cwd: string, budgetMiB = 300): Promise<TuneBenc
     fits: p.fits,
     samplesPerSecond: p.samplesPerSecond,
   }));
-  const referee = async (p: { config: string; m: number }, q: { config: string; m: number }): Promise<[number, number]> =>
-    headToHead({ config, spec, steps: tune.timeSteps, rounds: 3, cwd }, { tier: p.config.split('=')[1]!, m: p.m }, { tier: q.config.split('=')[1]!, m: q.m });
+  const referee = async (
+    p: { config: string; m: number },
+    q: { config: string; m: number },
+  ): Promise<[number, number]> =>
+    headToHead(
+      { config, spec, steps: tune.timeSteps, rounds: 3, cwd },
+      { tier: p.config.split('=')[1]!, m: p.m },
+      { tier: q.config.split('=')[1]!, m: q.m },
+    );
   const table = tableOf(r.stderr);
-  return summary('train', table, grid, `gradient_checkpointing=${chosen.values.gradient_checkpointing}`, chosen.microBatchSize, tuneMs, gridMs, undefined, referee);
+  return summary(
+    'train',
+    table,
+    grid,
+    `gradient_checkpointing=${chosen.values.gradient_checkpointing}`,
+    chosen.microBatchSize,
+    tuneMs,
+    gridMs,
+    undefined,
+    referee,
+  );
 }
 
 /** The tuner's table, reason and timing lines from its stderr. */
-const tableOf = (stderr: string): string[] => stderr.split('\n').filter((l) => /^(→| {3}\S)|^choice:|^step times:|^tuned in|within the noise|trials in/.test(l));
+const tableOf = (stderr: string): string[] =>
+  stderr.split('\n').filter((l) => /^(→| {3}\S)|^choice:|^step times:|^tuned in|within the noise|trials in/.test(l));
 
 async function summary(
   mode: 'exec' | 'train',
@@ -194,6 +264,9 @@ async function summary(
     tuneCostRatio: Number((tuneMs / gridMs).toFixed(3)),
     tuneSeconds: Number((tuneMs / 1000).toFixed(1)),
     gridSeconds: Number((gridMs / 1000).toFixed(1)),
-    grid: grid.map((x) => ({ ...x, samplesPerSecond: x.samplesPerSecond === null ? null : Number(x.samplesPerSecond.toFixed(2)) })),
+    grid: grid.map((x) => ({
+      ...x,
+      samplesPerSecond: x.samplesPerSecond === null ? null : Number(x.samplesPerSecond.toFixed(2)),
+    })),
   };
 }

@@ -30,12 +30,25 @@ export function noFitAdvice(p: NoFitAdviceOptions): string {
   }
   const ways: string[] = [];
   if (p.mode === 'config') {
-    if (p.granularity !== 'full') ways.push(`a stronger checkpointing tier (training.gradient_checkpointing: ${p.granularity == null ? 'selective, medium or full' : 'full'})`);
+    if (p.granularity !== 'full')
+      ways.push(
+        `a stronger checkpointing tier (training.gradient_checkpointing: ${p.granularity == null ? 'selective, medium or full' : 'full'})`,
+      );
     // On a CPU, "host RAM" is the memory that ran out: only scratch files move activations out of it.
-    if (p.offloadTarget == null) ways.push(p.device === 'cuda' ? 'activation offload (training.activation_offloading: cpu or disk)' : 'activation offload to scratch files (training.activation_offloading: disk)');
-    else if (p.offloadTarget === 'cpu' && p.device === 'cpu') ways.push('activation offload to scratch files instead of RAM (training.activation_offloading: disk)');
+    if (p.offloadTarget == null)
+      ways.push(
+        p.device === 'cuda'
+          ? 'activation offload (training.activation_offloading: cpu or disk)'
+          : 'activation offload to scratch files (training.activation_offloading: disk)',
+      );
+    else if (p.offloadTarget === 'cpu' && p.device === 'cpu')
+      ways.push('activation offload to scratch files instead of RAM (training.activation_offloading: disk)');
   }
-  ways.push(p.mode === 'config' ? `a shorter data.max_length (now ${p.maxLength})` : `a shorter --max-length (now ${p.maxLength})`);
+  ways.push(
+    p.mode === 'config'
+      ? `a shorter data.max_length (now ${p.maxLength})`
+      : `a shorter --max-length (now ${p.maxLength})`,
+  );
   if (budget) ways.push(budget);
   return `What soup can change here: ${ways.slice(0, -1).join(', ')}${ways.length > 1 ? ' or ' : ''}${ways.at(-1)}.`;
 }

@@ -4,7 +4,8 @@ import { isMap, isPair, isScalar, type Document, type LineCounter, type Node } f
 import type { ConfigIssue } from './errors';
 
 /** The new form, shown wherever the old one is refused. */
-export const NEW_BATCH_FORM = 'batch_size: 32          # G, the global batch (sequences per optimizer step), an integer\n  micro_batch_size: auto  # m, the largest divisor of G that fits this device';
+export const NEW_BATCH_FORM =
+  'batch_size: 32          # G, the global batch (sequences per optimizer step), an integer\n  micro_batch_size: auto  # m, the largest divisor of G that fits this device';
 
 /**
  * `batch_size: auto` (before the global batch): an error naming the new form. The field is then
@@ -14,8 +15,13 @@ export function oldBatchAuto(data: Record<string, unknown>, doc: Document, lc: L
   const t = data.training;
   if (!t || typeof t !== 'object' || (t as Record<string, unknown>).batch_size !== 'auto') return null;
   delete (t as Record<string, unknown>).batch_size;
-  const training = isMap(doc.contents) ? doc.contents.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === 'training') : undefined;
-  const pair = training && isPair(training) && isMap(training.value) ? training.value.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === 'batch_size') : undefined;
+  const training = isMap(doc.contents)
+    ? doc.contents.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === 'training')
+    : undefined;
+  const pair =
+    training && isPair(training) && isMap(training.value)
+      ? training.value.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === 'batch_size')
+      : undefined;
   const range = pair && isPair(pair) ? ((pair.value as Node | null)?.range ?? (pair.key as Node).range) : undefined;
   return {
     path: 'training.batch_size',

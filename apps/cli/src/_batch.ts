@@ -126,7 +126,9 @@ function showStderrTail(ctx: CommandContext, err: unknown): void {
   const lines = tail.replace(/\s+$/, '').split('\n').slice(-STDERR_LINES);
   // The tail comes from stdout when the trainer wrote nothing on stderr: say which.
   const stream = (err as { tailSource?: unknown }).tailSource === 'stdout' ? 'stdout' : 'stderr';
-  ctx.stderr.write(`--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's ${stream} ---\n${lines.join('\n')}\n---\n`);
+  ctx.stderr.write(
+    `--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's ${stream} ---\n${lines.join('\n')}\n---\n`,
+  );
 }
 
 /** A human line for one trial: size, verdict, peak vs budget, time. */
@@ -139,7 +141,10 @@ export function trialLine(t: TrialView, ctx: CommandContext): string {
         : t.result === 'not-fit' && t.detail !== null && /headroom/.test(t.detail)
           ? ctx.style.yellow('over the headroom')
           : ctx.style.red(t.result === 'killed' ? 'OOM (killed)' : 'OOM');
-  const peak = t.peak_bytes !== null || t.budget_bytes !== null ? `  peak ${formatBytes(t.peak_bytes)} / budget ${formatBytes(t.budget_bytes)}` : '';
+  const peak =
+    t.peak_bytes !== null || t.budget_bytes !== null
+      ? `  peak ${formatBytes(t.peak_bytes)} / budget ${formatBytes(t.budget_bytes)}`
+      : '';
   const notMeasured = t.measurement === 'not-measured' && t.detail ? `  ${ctx.style.yellow(t.detail)}` : '';
   const warning = t.warning ? `\n    ${ctx.style.yellow(`warning: ${t.warning}`)}` : '';
   return `  batch ${String(t.batch_size).padStart(4)}  ${verdict}${peak}  ${ctx.style.dim(formatDuration(t.ms))}${notMeasured}${warning}`;
@@ -148,7 +153,9 @@ export function trialLine(t: TrialView, ctx: CommandContext): string {
 /** With a global batch: which divisors were tried, and the largest size that fit when only --headroom refused it. */
 function noDivisorFits(G: number, N: number, trials: readonly TrialRecord[]): string {
   const tried = [...new Set(trials.map((t) => t.batchSize))].sort((a, b) => b - a);
-  const held = trials.filter((t) => t.result === 'not-fit' && /headroom/.test(t.detail ?? '')).sort((a, b) => b.batchSize - a.batchSize)[0];
+  const held = trials
+    .filter((t) => t.result === 'not-fit' && /headroom/.test(t.detail ?? ''))
+    .sort((a, b) => b.batchSize - a.batchSize)[0];
   const what = N === 1 ? `--global-batch-size ${G}` : `G / world size = ${G / N}`;
   return held
     ? `No divisor of ${what} fits with its headroom (tried ${tried.join(', ')}): the largest size that fit is ${held.batchSize}, refused because ${held.detail}; lower --headroom, or free memory.`
@@ -160,7 +167,9 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   const { ctx } = opts;
   const outcomes = new Map<number, ProbeTrialOutcome>();
   const trials: TrialView[] = [];
-  const ceiling = opts.ceiling ?? (opts.globalBatchSize !== undefined ? opts.globalBatchSize / (opts.worldSize ?? 1) : opts.start * 4);
+  const ceiling =
+    opts.ceiling ??
+    (opts.globalBatchSize !== undefined ? opts.globalBatchSize / (opts.worldSize ?? 1) : opts.start * 4);
   const expected = Math.max(2, Math.ceil(Math.log2(Math.max(2, ceiling / Math.max(1, opts.start)))) + 2);
   const bar = ctx.progress({ label: opts.label ?? 'probe', unit: 'trial', summary: false });
   let n = 0;
@@ -220,15 +229,25 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         ...(opts.fromBelow ? { fromBelow: opts.fromBelow } : {}),
         ...(opts.predictStop ? { predictStop: opts.predictStop } : {}),
         ...(opts.files ? { files: opts.files } : {}),
-        logger: { warn: (line) => (opts.reportsNotSaved && / not saved to the cache: /.test(line) ? undefined : bar.log(`warning: ${line}`)), info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined) },
+        logger: {
+          warn: (line) =>
+            opts.reportsNotSaved && / not saved to the cache: /.test(line) ? undefined : bar.log(`warning: ${line}`),
+          info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined),
+        },
       });
     }
   } catch (err) {
     bar.fail();
     showStderrTail(ctx, err);
     if (err instanceof NoBatchFitsError && (opts.advice || opts.globalBatchSize !== undefined)) {
-      const divisors = opts.globalBatchSize !== undefined ? `${noDivisorFits(opts.globalBatchSize, opts.worldSize ?? 1, err.trials)} ` : '';
-      throw new NoBatchFitsError(err.smallestBatchSize, err.trials, { cause: err, advice: `${divisors}${opts.advice ?? ''}`.trim() });
+      const divisors =
+        opts.globalBatchSize !== undefined
+          ? `${noDivisorFits(opts.globalBatchSize, opts.worldSize ?? 1, err.trials)} `
+          : '';
+      throw new NoBatchFitsError(err.smallestBatchSize, err.trials, {
+        cause: err,
+        advice: `${divisors}${opts.advice ?? ''}`.trim(),
+      });
     }
     throw err;
   }

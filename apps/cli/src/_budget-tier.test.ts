@@ -10,8 +10,20 @@ function fakeDevice(opts: { baseBytes: number; perBlockBytes: number; calls: str
     async (batchSize: number): Promise<ProbeTrialOutcome> => {
       opts.calls.push(recompute);
       const blocks = 6;
-      const peakBytes = opts.baseBytes + (blocks - recompute.length) * opts.perBlockBytes + (recompute.length > 0 ? opts.perBlockBytes : 0);
-      return { fits: true, batchSize, reason: 'fit', measurement: 'peak-rss', detail: 'fake', ms: 1, peakBytes, budgetBytes: 1e12 };
+      const peakBytes =
+        opts.baseBytes +
+        (blocks - recompute.length) * opts.perBlockBytes +
+        (recompute.length > 0 ? opts.perBlockBytes : 0);
+      return {
+        fits: true,
+        batchSize,
+        reason: 'fit',
+        measurement: 'peak-rss',
+        detail: 'fake',
+        ms: 1,
+        peakBytes,
+        budgetBytes: 1e12,
+      };
     };
 }
 
@@ -20,7 +32,12 @@ describe('planBudgetTier', () => {
   it('recomputes the fewest blocks whose measured peak fits, for every budget', async () => {
     for (let budgetMiB = 100; budgetMiB <= 170; budgetMiB += 5) {
       const calls: string[][] = [];
-      const plan = await planBudgetTier({ probeWith: fakeDevice({ baseBytes: 100 * MiB, perBlockBytes: 10 * MiB, calls }), batchSize: 4, blocks, memoryBudgetBytes: budgetMiB * MiB });
+      const plan = await planBudgetTier({
+        probeWith: fakeDevice({ baseBytes: 100 * MiB, perBlockBytes: 10 * MiB, calls }),
+        batchSize: 4,
+        blocks,
+        memoryBudgetBytes: budgetMiB * MiB,
+      });
       expect(plan.peakOffBytes).toBe(160 * MiB);
       expect(plan.peakFullBytes).toBe(110 * MiB);
       // k blocks recomputed (k >= 2 saves anything): peak = 160 - (k - 1) · 10 MiB
@@ -35,7 +52,17 @@ describe('planBudgetTier', () => {
   });
 
   it('refuses when the device reports no peak', async () => {
-    const probeWith = (): ChildProbeFn => async (batchSize) => ({ fits: true, batchSize, reason: 'fit', measurement: 'exceptions-only', detail: 'driver cannot answer', ms: 1 });
-    await expect(planBudgetTier({ probeWith, batchSize: 1, blocks, memoryBudgetBytes: MiB })).rejects.toMatchObject({ code: 'SOUP_TRAIN_FAILED', message: expect.stringMatching(/budget needs measured peaks.*driver cannot answer/) });
+    const probeWith = (): ChildProbeFn => async (batchSize) => ({
+      fits: true,
+      batchSize,
+      reason: 'fit',
+      measurement: 'exceptions-only',
+      detail: 'driver cannot answer',
+      ms: 1,
+    });
+    await expect(planBudgetTier({ probeWith, batchSize: 1, blocks, memoryBudgetBytes: MiB })).rejects.toMatchObject({
+      code: 'SOUP_TRAIN_FAILED',
+      message: expect.stringMatching(/budget needs measured peaks.*driver cannot answer/),
+    });
   });
 });

@@ -36,7 +36,9 @@ export interface BudgetTierPlan {
 async function peakOf(probe: ChildProbeFn, batchSize: number, what: string): Promise<number> {
   const o = await probe(batchSize);
   if (typeof o.peakBytes !== 'number') {
-    throw new TrainRunError(`gradient_checkpointing: budget needs measured peaks, but the ${what} step reported none (${o.detail}); use a fixed tier`);
+    throw new TrainRunError(
+      `gradient_checkpointing: budget needs measured peaks, but the ${what} step reported none (${o.detail}); use a fixed tier`,
+    );
   }
   return o.peakBytes;
 }
@@ -51,7 +53,11 @@ export async function planBudgetTier(opts: PlanBudgetTierOptions): Promise<Budge
   const n = blocks.length;
   // The blocks of a GPT are identical: equal static shares, so each block gets (off − full) / (n − 1)
   // (peak(off) = base + n·a; peak(full) = base + a, the recomputed block's activations live again in the backward).
-  const model = calibrateBudgetBlocks({ offPeakBytes: peakOffBytes, fullPeakBytes: peakFullBytes, blocks: blocks.map((name) => ({ name, staticBytes: 1 })) });
+  const model = calibrateBudgetBlocks({
+    offPeakBytes: peakOffBytes,
+    fullPeakBytes: peakFullBytes,
+    blocks: blocks.map((name) => ({ name, staticBytes: 1 })),
+  });
   const plan = planForBudget({ ...model, memoryBudgetBytes: opts.memoryBudgetBytes });
   let peakPlanBytes: number;
   if (plan.recompute.length === 0) peakPlanBytes = peakOffBytes;
@@ -60,5 +66,12 @@ export async function planBudgetTier(opts: PlanBudgetTierOptions): Promise<Budge
     peakPlanBytes = await peakOf(opts.probeWith(plan.recompute), batchSize, 'planned');
     opts.onMeasure?.(`${plan.recompute.length} of ${n} blocks recomputed`, peakPlanBytes);
   }
-  return { recompute: plan.recompute, peakOffBytes, peakFullBytes, peakPlanBytes, predictedPeakBytes: plan.predictedPeakBytes, fits: peakPlanBytes <= opts.memoryBudgetBytes };
+  return {
+    recompute: plan.recompute,
+    peakOffBytes,
+    peakFullBytes,
+    peakPlanBytes,
+    predictedPeakBytes: plan.predictedPeakBytes,
+    fits: peakPlanBytes <= opts.memoryBudgetBytes,
+  };
 }

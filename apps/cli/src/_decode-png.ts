@@ -47,14 +47,30 @@ export function decodePng(bytes: Uint8Array): DecodedPng {
       const pa = Math.abs(p - a);
       const pb = Math.abs(p - b);
       const pc = Math.abs(p - c);
-      const pred = filter === 0 ? 0 : filter === 1 ? a : filter === 2 ? b : filter === 3 ? (a + b) >> 1 : pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      const pred =
+        filter === 0
+          ? 0
+          : filter === 1
+            ? a
+            : filter === 2
+              ? b
+              : filter === 3
+                ? (a + b) >> 1
+                : pa <= pb && pa <= pc
+                  ? a
+                  : pb <= pc
+                    ? b
+                    : c;
       pixels[y * stride + x] = (line[x]! + pred) & 0xff;
     }
   }
   const rgba = new Uint8Array(width * height * 4);
   for (let i = 0; i < width * height; i++) {
     const s = pixels.subarray(i * channels, (i + 1) * channels);
-    const [r, g, b, al] = channels >= 3 ? [s[0]!, s[1]!, s[2]!, channels === 4 ? s[3]! : 255] : [s[0]!, s[0]!, s[0]!, channels === 2 ? s[1]! : 255];
+    const [r, g, b, al] =
+      channels >= 3
+        ? [s[0]!, s[1]!, s[2]!, channels === 4 ? s[3]! : 255]
+        : [s[0]!, s[0]!, s[0]!, channels === 2 ? s[1]! : 255];
     rgba.set([r, g, b, al], i * 4);
   }
   return { width, height, rgba };

@@ -17,13 +17,17 @@ export function missingRequiredOptions(cmd: Command): Option[] {
  */
 export function markRequiredOptions(program: Command): void {
   walk(program, (cmd) => {
-    for (const o of cmd.options) if (o.mandatory && !o.description.endsWith('(required)')) o.description = `${o.description} (required)`;
+    for (const o of cmd.options)
+      if (o.mandatory && !o.description.endsWith('(required)')) o.description = `${o.description} (required)`;
     // Commander's (private) hook reports the first missing option; report them all, once.
-    (cmd as unknown as { missingMandatoryOptionValue: (this: Command) => void }).missingMandatoryOptionValue = function (this: Command): void {
-      const missing = missingRequiredOptions(this);
-      const list = missing.map((o) => `'${o.flags}'`).join(', ');
-      this.error(`error: required option${missing.length === 1 ? '' : 's'} ${list} not specified`, { code: 'commander.missingMandatoryOptionValue' });
-    };
+    (cmd as unknown as { missingMandatoryOptionValue: (this: Command) => void }).missingMandatoryOptionValue =
+      function (this: Command): void {
+        const missing = missingRequiredOptions(this);
+        const list = missing.map((o) => `'${o.flags}'`).join(', ');
+        this.error(`error: required option${missing.length === 1 ? '' : 's'} ${list} not specified`, {
+          code: 'commander.missingMandatoryOptionValue',
+        });
+      };
   });
 }
 

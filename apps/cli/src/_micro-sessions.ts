@@ -31,15 +31,23 @@ export function readMicroSessions(dir: string): MicroSession[] {
   if (!existsSync(path)) return [];
   try {
     const json = JSON.parse(readFileSync(path, 'utf8')) as { sessions?: unknown };
-    return Array.isArray(json.sessions) ? (json.sessions as MicroSession[]).filter((s) => Number.isInteger(s?.micro_batch_size) && Number.isInteger(s?.grad_accum)) : [];
+    return Array.isArray(json.sessions)
+      ? (json.sessions as MicroSession[]).filter(
+          (s) => Number.isInteger(s?.micro_batch_size) && Number.isInteger(s?.grad_accum),
+        )
+      : [];
   } catch {
     return [];
   }
 }
 
 /** `micro 4 × 4 = 16 (was 16 × 1 last session)`, or without the part in brackets for a first session or the same m. */
-export function describeMicroBatch(now: { microBatchSize: number; accumulation: number }, last: MicroSession | undefined): string {
+export function describeMicroBatch(
+  now: { microBatchSize: number; accumulation: number },
+  last: MicroSession | undefined,
+): string {
   const text = `micro ${formatMicroBatch(now)}`;
-  if (last === undefined || (last.micro_batch_size === now.microBatchSize && last.grad_accum === now.accumulation)) return text;
+  if (last === undefined || (last.micro_batch_size === now.microBatchSize && last.grad_accum === now.accumulation))
+    return text;
   return `${text} (was ${last.micro_batch_size} × ${last.grad_accum} last session)`;
 }

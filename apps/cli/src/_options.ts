@@ -79,16 +79,26 @@ export type ResumeMode = (typeof RESUME_MODES)[number];
  * notice: auto now walks back past a corrupt checkpoint in every command.
  */
 export function resumeOption(cmd: Command): Command {
-  DEPRECATED_VALUES.set(cmd, [...(DEPRECATED_VALUES.get(cmd) ?? []), { attr: 'resume', value: 'fallback', to: 'auto', notice: '--resume fallback is deprecated and goes away in the next minor release: --resume auto now walks back past a corrupt checkpoint' }]);
+  DEPRECATED_VALUES.set(cmd, [
+    ...(DEPRECATED_VALUES.get(cmd) ?? []),
+    {
+      attr: 'resume',
+      value: 'fallback',
+      to: 'auto',
+      notice:
+        '--resume fallback is deprecated and goes away in the next minor release: --resume auto now walks back past a corrupt checkpoint',
+    },
+  ]);
   return cmd.addOption(
     new Option(
       '--resume <mode>',
-      'auto: continue this run from the newest checkpoint that verifies and pulls cleanly (walking back past a corrupt one, and saying so), refusing another run\'s store; ' +
-        'never: start fresh, refusing a store that already holds checkpoints; force: continue the store\'s run even though this run\'s fingerprint differs (and say so)',
+      "auto: continue this run from the newest checkpoint that verifies and pulls cleanly (walking back past a corrupt one, and saying so), refusing another run's store; " +
+        "never: start fresh, refusing a store that already holds checkpoints; force: continue the store's run even though this run's fingerprint differs (and say so)",
     )
       .argParser((v: string): ResumeMode => {
         if (v === 'fallback') return v as ResumeMode; // mapped, with its notice, by applyAliases
-        if (!(RESUME_MODES as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected one of ${RESUME_MODES.join(', ')}, got "${v}"`);
+        if (!(RESUME_MODES as readonly string[]).includes(v))
+          throw new InvalidArgumentError(`expected one of ${RESUME_MODES.join(', ')}, got "${v}"`);
         return v as ResumeMode;
       })
       .default('auto'),
@@ -107,7 +117,11 @@ export function keepRemoteOption(cmd: Command, defaultText = String(KEEP_REMOTE_
 
 /** `--budget`: the memory a step may use. */
 export function budgetOption(cmd: Command, defaultText = 'what the device has free'): Command {
-  return cmd.option('--budget <size>', `memory a step may use, e.g. 6GiB (default: ${defaultText}; on the CPU without one a trial is judged by what it raised only, and such an answer is not cached)`, bytesArg);
+  return cmd.option(
+    '--budget <size>',
+    `memory a step may use, e.g. 6GiB (default: ${defaultText}; on the CPU without one a trial is judged by what it raised only, and such an answer is not cached)`,
+    bytesArg,
+  );
 }
 
 /** `--no-cache`: one meaning and one description everywhere. */
@@ -125,7 +139,10 @@ function headroomArg(value: string): number {
   const t = value.trim();
   const pct = /^([0-9]+(?:\.[0-9]+)?)\s*%$/.exec(t);
   const f = pct ? Number(pct[1]) / 100 : /^0?\.[0-9]+$|^0$/.test(t) ? Number(t) : Number.NaN;
-  if (!(f >= 0 && f < 1)) throw new InvalidArgumentError(`expected a percentage like 10% (or a fraction like 0.1) below 100%, got "${value}"`);
+  if (!(f >= 0 && f < 1))
+    throw new InvalidArgumentError(
+      `expected a percentage like 10% (or a fraction like 0.1) below 100%, got "${value}"`,
+    );
   return f;
 }
 
@@ -141,8 +158,16 @@ export function globalBatchOptions(cmd: Command): Command {
       'samples per optimizer step, fixed for the run (part of its fingerprint): soup picks the micro-batch m, a divisor of G / world size that fits this device, and fills {micro_batch_size} ({batch_size} too) and {grad_accum} = G / (m × world size)',
       intAtLeast(1),
     )
-    .option('--world-size <N>', 'ranks sharing the global batch (a launcher\'s processes): a = G / (m × N) (default: 1)', intAtLeast(1))
-    .option('--headroom <percent>', 'accept only micro-batches whose measured peak leaves this much of the budget free, e.g. 10% (peak ≤ 90 % of the budget)', headroomArg);
+    .option(
+      '--world-size <N>',
+      "ranks sharing the global batch (a launcher's processes): a = G / (m × N) (default: 1)",
+      intAtLeast(1),
+    )
+    .option(
+      '--headroom <percent>',
+      'accept only micro-batches whose measured peak leaves this much of the budget free, e.g. 10% (peak ≤ 90 % of the budget)',
+      headroomArg,
+    );
 }
 
 /** `--max-oom-retries`: the same flag in soup train and soup run. */
@@ -152,5 +177,8 @@ export function maxOomRetriesOption(cmd: Command, what: string): Command {
 
 /** `--max-memory`: warn once, naming the step, when the session's peak passes it. */
 export function maxMemoryOption(cmd: Command): Command {
-  return cmd.option('--max-memory <size|fraction>', 'warn once, naming the step, when the session\'s peak memory passes this (6GiB, or 0.9 / 90% of the budget)');
+  return cmd.option(
+    '--max-memory <size|fraction>',
+    "warn once, naming the step, when the session's peak memory passes this (6GiB, or 0.9 / 90% of the budget)",
+  );
 }

@@ -22,14 +22,16 @@ export function bytesArg(value: string): number {
 
 /** Commander parser: cpu, cuda or cuda:N. */
 export function deviceArg(value: string): string {
-  if (!/^(cpu|cuda|cuda:\d+)$/.test(value)) throw new InvalidArgumentError(`expected cpu, cuda or cuda:N, got "${value}"`);
+  if (!/^(cpu|cuda|cuda:\d+)$/.test(value))
+    throw new InvalidArgumentError(`expected cpu, cuda or cuda:N, got "${value}"`);
   return value;
 }
 
 /** Commander parser: one of a fixed set. */
 export function oneOf<T extends string>(...allowed: T[]): (value: string) => T {
   return (value: string) => {
-    if (!(allowed as string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}"`);
+    if (!(allowed as string[]).includes(value))
+      throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}"`);
     return value as T;
   };
 }
@@ -37,6 +39,7 @@ export function oneOf<T extends string>(...allowed: T[]): (value: string) => T {
 /** Commander parser: a duration such as 8h45m, 90s or 500ms (a bare number is seconds); returns ms. */
 export function durationArg(value: string): number {
   const n = parseDuration(value);
-  if (n === undefined) throw new InvalidArgumentError(`expected a duration like 8h45m, 90m, 30s or 500ms, got "${value}"`);
+  if (n === undefined)
+    throw new InvalidArgumentError(`expected a duration like 8h45m, 90m, 30s or 500ms, got "${value}"`);
   return n;
 }

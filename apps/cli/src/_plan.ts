@@ -41,18 +41,29 @@ export function resolveTier(config: SoupConfig, gpuMemoryGb: number | null): Tie
     return {
       setting,
       granularity: 'budget',
-      description: describeTier({ tier: 'budget', ...(config.training.memoryBudgetBytes ? { memoryBudgetBytes: config.training.memoryBudgetBytes } : {}) }),
+      description: describeTier({
+        tier: 'budget',
+        ...(config.training.memoryBudgetBytes ? { memoryBudgetBytes: config.training.memoryBudgetBytes } : {}),
+      }),
       recompute: [],
     };
   }
   const granularity = resolveGranularity(setting, gpuMemoryGb);
-  return { setting, granularity, description: describeTier(setting, gpuMemoryGb), recompute: recomputeOf(config, granularity) };
+  return {
+    setting,
+    granularity,
+    description: describeTier(setting, gpuMemoryGb),
+    recompute: recomputeOf(config, granularity),
+  };
 }
 
 /** The modules a granularity recomputes in this model (null: none). */
 export function recomputeOf(config: SoupConfig, granularity: Granularity | null): string[] {
   if (granularity === null) return [];
-  const planned = planCheckpoint({ moduleNames: moduleNames({ nLayers: config.model.nLayers }), granularity: granularity as Granularity });
+  const planned = planCheckpoint({
+    moduleNames: moduleNames({ nLayers: config.model.nLayers }),
+    granularity: granularity as Granularity,
+  });
   // onnx-train applies selective's attention modules as attention-core recompute (see resolveRecompute).
   return granularity === 'selective' ? selectiveToCore({ moduleNames: planned }) : planned;
 }
@@ -128,10 +139,18 @@ export function assertTrainable(config: SoupConfig, file: string, cwd: string): 
   const issues: ConfigIssue[] = [];
   const at = (path: string): { line?: number } => (config.lines[path] ? { line: config.lines[path] } : {});
   if (config.training.quantization !== 'none') {
-    issues.push({ path: 'training.quantization', ...at('training.quantization'), message: `must be none for soup train (got ${config.training.quantization}): the onnx-train model trains in float32; the field is for batch-cache keys of other trainers` });
+    issues.push({
+      path: 'training.quantization',
+      ...at('training.quantization'),
+      message: `must be none for soup train (got ${config.training.quantization}): the onnx-train model trains in float32; the field is for batch-cache keys of other trainers`,
+    });
   }
   if (config.training.loraR !== 0) {
-    issues.push({ path: 'training.lora.r', ...at('training.lora.r'), message: `must be 0 for soup train (got ${config.training.loraR}): onnx-train trains every parameter; the field is for batch-cache keys of other trainers` });
+    issues.push({
+      path: 'training.lora.r',
+      ...at('training.lora.r'),
+      message: `must be 0 for soup train (got ${config.training.loraR}): onnx-train trains every parameter; the field is for batch-cache keys of other trainers`,
+    });
   }
   const off = offloadIssues(config, cwd);
   issues.push(...off.errors);

@@ -9,7 +9,15 @@ import { resolveBatch, trialLine, type BatchResolution, type TrialView } from '.
 import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
 import { resetHighWaterMark, type EarlierPeak } from './_session-peak';
 import type { CommandContext } from './_context';
-import { cacheBaseOf, gptSpecOf, offloadChoicesOf, offloadOf, resolveTier, type OffloadPlan, type TierPlan } from './_plan';
+import {
+  cacheBaseOf,
+  gptSpecOf,
+  offloadChoicesOf,
+  offloadOf,
+  resolveTier,
+  type OffloadPlan,
+  type TierPlan,
+} from './_plan';
 import { formatBytes } from './format-bytes';
 import type { SoupConfig } from './validate-config';
 
@@ -107,7 +115,12 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   // keeps only the recomputes that batch needs.
   const probeRecompute = tier.granularity === 'budget' ? blocks : tier.recompute;
   const globalBatchSize = config.training.batchSize;
-  const resolveMicro = (recompute: string[], floor = 0, off: OffloadPlan | null = offload, predictStop = false): Promise<BatchResolution> =>
+  const resolveMicro = (
+    recompute: string[],
+    floor = 0,
+    off: OffloadPlan | null = offload,
+    predictStop = false,
+  ): Promise<BatchResolution> =>
     resolveBatch({
       globalBatchSize,
       ...(floor > 0 ? { floor } : {}),
@@ -153,7 +166,11 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   const tierAuto = config.training.gradientCheckpointing === 'auto';
   const offloadAuto = config.training.activationOffloading === 'auto';
   const measuredAuto =
-    (tierAuto || offloadAuto) && tier.granularity !== 'budget' && opts.microBatchSize === undefined && config.training.microBatchSize === 'auto' && config.training.autoBatchSizeStrategy !== 'static';
+    (tierAuto || offloadAuto) &&
+    tier.granularity !== 'budget' &&
+    opts.microBatchSize === undefined &&
+    config.training.microBatchSize === 'auto' &&
+    config.training.autoBatchSizeStrategy !== 'static';
   if (measuredAuto) {
     const t = await tuneTrain({
       ctx,
@@ -209,14 +226,19 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     bound = boundOf(r, ceiling);
     if (tier.granularity !== 'budget') measured = r.chosen;
     const shape = formatMicroBatch({ microBatchSize: batchSize, accumulation: globalBatchSize / batchSize });
-    const capped = bound === 'capped' ? `; capped: ${batchSize} is the ceiling of the search (the global batch G, a = 1), a larger micro-batch is never tried` : '';
+    const capped =
+      bound === 'capped'
+        ? `; capped: ${batchSize} is the ceiling of the search (the global batch G, a = 1), a larger micro-batch is never tried`
+        : '';
     ctx.say(
       r.source === 'cache'
         ? `micro-batch ${shape} (cached, key ${r.cacheKey}${capped})`
         : `micro-batch ${shape} (probed in ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${r.saved ? `, cached as ${r.cacheKey}` : ', not cached'}${capped})`,
     );
     if (batchSize === 1 && globalBatchSize > 1 && r.trials.some((t) => t.result === 'fit' && t.batch_size === 1)) {
-      ctx.warn(`micro_batch_size 1: no larger divisor of batch_size ${globalBatchSize} fits, so each step accumulates ${globalBatchSize} micro-batches of 1; a batch_size with more divisors (e.g. ${globalBatchSize + (globalBatchSize % 2)}) may use the device better`);
+      ctx.warn(
+        `micro_batch_size 1: no larger divisor of batch_size ${globalBatchSize} fits, so each step accumulates ${globalBatchSize} micro-batches of 1; a batch_size with more divisors (e.g. ${globalBatchSize + (globalBatchSize % 2)}) may use the device better`,
+      );
     }
   }
   let budgetTier: BudgetTierPlan | null = null;
@@ -232,7 +254,15 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     });
     tier.recompute = budgetTier.recompute;
     tier.description = `budget → ${budgetTier.recompute.length ? budgetTier.recompute.join(', ') : 'nothing'} recomputed (peak ${formatBytes(budgetTier.peakPlanBytes)} ${budgetTier.fits ? '≤' : '>'} budget ${formatBytes(memoryBudgetBytes)}${budgetTier.fits ? '' : ': does not fit'})`;
-    measured = { batch_size: batchSize, phase: 'budget', result: budgetTier.fits ? 'fit' : 'over-budget', peak_bytes: budgetTier.peakPlanBytes, budget_bytes: memoryBudgetBytes, ms: 0, detail: null };
+    measured = {
+      batch_size: batchSize,
+      phase: 'budget',
+      result: budgetTier.fits ? 'fit' : 'over-budget',
+      peak_bytes: budgetTier.peakPlanBytes,
+      budget_bytes: memoryBudgetBytes,
+      ms: 0,
+      detail: null,
+    };
   }
   if (opts.measure && measured === null) {
     const o = await probeWith(tier.recompute)(batchSize);
@@ -272,5 +302,9 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
 /** How far the micro-batch search proved its answer (see `PreparedRun.bound`); `ceiling` is G. */
 function boundOf(r: BatchResolution, ceiling: number): PreparedRun['bound'] {
   if (r.source === 'cache') return r.provenance?.bound ?? null;
-  return r.trials.some((t) => t.batch_size > r.batchSize && t.result !== 'fit') ? 'exact' : r.batchSize >= ceiling ? 'capped' : 'unproven';
+  return r.trials.some((t) => t.batch_size > r.batchSize && t.result !== 'fit')
+    ? 'exact'
+    : r.batchSize >= ceiling
+      ? 'capped'
+      : 'unproven';
 }

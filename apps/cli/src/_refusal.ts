@@ -12,7 +12,8 @@ async function readJson(store: CheckpointStore, path: string): Promise<Record<st
   }
 }
 
-const show = (v: unknown): string => (typeof v === 'string' && /^[0-9a-f]{64}$/.test(v) ? `${v.slice(0, 12)}…` : JSON.stringify(v));
+const show = (v: unknown): string =>
+  typeof v === 'string' && /^[0-9a-f]{64}$/.test(v) ? `${v.slice(0, 12)}…` : JSON.stringify(v);
 
 /** The fields whose values differ, as `field old → new`. */
 export function diffIdentity(before: RunIdentity, after: RunIdentity): string[] {
@@ -23,7 +24,14 @@ export function diffIdentity(before: RunIdentity, after: RunIdentity): string[] 
 /** Rethrows a StaleRunError / CorruptCheckpointError as a ResumeRefusedError that explains itself; other errors pass through. */
 export async function explainRefusal(
   err: unknown,
-  opts: { store: CheckpointStore; run: string; identity: RunIdentity | null; fallbackFlag: string; repoFlag: string; fallbackUsed?: boolean },
+  opts: {
+    store: CheckpointStore;
+    run: string;
+    identity: RunIdentity | null;
+    fallbackFlag: string;
+    repoFlag: string;
+    fallbackUsed?: boolean;
+  },
 ): Promise<never> {
   if (err instanceof StaleRunError) {
     const pointer = await readJson(opts.store, 'latest.json');
@@ -43,9 +51,12 @@ export async function explainRefusal(
     const next = opts.fallbackUsed
       ? `Every checkpoint of this run was tried; start a new run with a new ${opts.repoFlag}, or repair the store.`
       : `Use ${opts.fallbackFlag} to resume from the newest checkpoint that verifies and pulls cleanly instead.`;
-    throw new ResumeRefusedError(`resume refused, corrupt checkpoint: ${err.message.replace(/ Refusing to resume.*$| Resume with fallback.*$| Nothing was pulled;.*$/, '')} ${next}`, {
-      cause: err,
-    });
+    throw new ResumeRefusedError(
+      `resume refused, corrupt checkpoint: ${err.message.replace(/ Refusing to resume.*$| Resume with fallback.*$| Nothing was pulled;.*$/, '')} ${next}`,
+      {
+        cause: err,
+      },
+    );
   }
   throw err;
 }

@@ -6,7 +6,16 @@ import type { OomStepDown as RunOomStepDown } from '@soup/supervisor';
 import type { SessionPeakReport } from './_session-peak';
 
 /** Why a session ended before the horizon. */
-export type SegmentReason = 'stop-after-steps' | 'time-limit' | 'SIGTERM' | 'SIGINT' | 'SIGHUP' | 'signal' | 'abort' | 'external-signal' | 'before-horizon';
+export type SegmentReason =
+  | 'stop-after-steps'
+  | 'time-limit'
+  | 'SIGTERM'
+  | 'SIGINT'
+  | 'SIGHUP'
+  | 'signal'
+  | 'abort'
+  | 'external-signal'
+  | 'before-horizon';
 
 /** The result of `soup train` and `soup run` (same keys in both). */
 export interface RunResult {
@@ -70,7 +79,9 @@ export interface RunResult {
 }
 
 /** Every key, null / empty where the command has nothing to say; fill in what it knows. */
-export function emptyResult(p: Pick<RunResult, 'run' | 'store' | 'status' | 'exit_code'> & { elapsedMs: number }): RunResult {
+export function emptyResult(
+  p: Pick<RunResult, 'run' | 'store' | 'status' | 'exit_code'> & { elapsedMs: number },
+): RunResult {
   return {
     ok: p.status !== 'failed',
     status: p.status,

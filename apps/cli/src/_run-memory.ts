@@ -18,7 +18,10 @@ export interface RunMemory {
 
 /** `--budget`, else (CPU) the memory reachable now, else (CUDA) the GPU's memory; `--max-memory` against it. */
 export async function runMemory(opts: Record<string, unknown>, ctx: CommandContext): Promise<RunMemory> {
-  const [kind, idText] = String((opts.device as string | undefined) ?? 'cpu').split(':') as ['cpu' | 'cuda', string | undefined];
+  const [kind, idText] = String((opts.device as string | undefined) ?? 'cpu').split(':') as [
+    'cpu' | 'cuda',
+    string | undefined,
+  ];
   const deviceId = idText === undefined ? 0 : Number(idText);
   let budgetBytes = (opts.budget as number | undefined) ?? null;
   let budgetSource: SessionPeakReport['budget_source'] = budgetBytes !== null ? 'flag' : null;
@@ -38,7 +41,9 @@ export async function runMemory(opts: Record<string, unknown>, ctx: CommandConte
   }
   const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
   if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
-    throw new UsageError(`--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: pass --budget)`);
+    throw new UsageError(
+      `--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: pass --budget)`,
+    );
   }
   const reader = createTreeMemoryReader({ device: kind, deviceId, env: ctx.env });
   return {
@@ -50,7 +55,10 @@ export async function runMemory(opts: Record<string, unknown>, ctx: CommandConte
 const at = (step: number | null): string => (step === null ? 'before the first reported step' : `step ${step}`);
 
 /** RUN_JSON's `memory` from the supervisor's report. */
-export function memoryResult(m: SessionMemory | null, budgetSource: SessionPeakReport['budget_source']): SessionPeakReport | null {
+export function memoryResult(
+  m: SessionMemory | null,
+  budgetSource: SessionPeakReport['budget_source'],
+): SessionPeakReport | null {
   if (m === null) return null;
   return {
     peak_bytes: m.peak_bytes,
@@ -67,10 +75,27 @@ export function memoryResult(m: SessionMemory | null, budgetSource: SessionPeakR
 
 /** The session summary's memory line. */
 export function describeRunPeak(r: SessionPeakReport | null): string {
-  if (r === null || r.peak_bytes === null) return 'memory: the trainer\'s peak is unknown (no reading of its process tree succeeded)';
-  const what = r.method === 'cuda-per-process' ? 'GPU memory of the trainer\'s processes, nvidia-smi' : 'the trainer\'s whole process tree, sum of RSS, sampled';
-  const source = r.budget_source === 'flag' ? '--budget' : r.budget_source === 'device' ? 'the GPU\'s memory' : 'reachable at the start';
-  const budget = r.budget_bytes === null ? 'budget unknown' : `budget ${formatBytes(r.budget_bytes)} (${source}), headroom ${formatBytes(r.headroom_bytes)}`;
-  const max = r.max_memory_bytes === null ? '' : r.max_memory_passed_at ? `; passed --max-memory ${formatBytes(r.max_memory_bytes)} at ${r.max_memory_passed_at}` : `; under --max-memory ${formatBytes(r.max_memory_bytes)}`;
+  if (r === null || r.peak_bytes === null)
+    return "memory: the trainer's peak is unknown (no reading of its process tree succeeded)";
+  const what =
+    r.method === 'cuda-per-process'
+      ? "GPU memory of the trainer's processes, nvidia-smi"
+      : "the trainer's whole process tree, sum of RSS, sampled";
+  const source =
+    r.budget_source === 'flag'
+      ? '--budget'
+      : r.budget_source === 'device'
+        ? "the GPU's memory"
+        : 'reachable at the start';
+  const budget =
+    r.budget_bytes === null
+      ? 'budget unknown'
+      : `budget ${formatBytes(r.budget_bytes)} (${source}), headroom ${formatBytes(r.headroom_bytes)}`;
+  const max =
+    r.max_memory_bytes === null
+      ? ''
+      : r.max_memory_passed_at
+        ? `; passed --max-memory ${formatBytes(r.max_memory_bytes)} at ${r.max_memory_passed_at}`
+        : `; under --max-memory ${formatBytes(r.max_memory_bytes)}`;
   return `memory: session peak ${formatBytes(r.peak_bytes)} (${what}) at ${r.peak_at}; ${budget}${max}`;
 }

@@ -22,16 +22,29 @@ export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, arg
   const uses = (name: string): boolean => argv.some((a) => a.includes(name));
   if (G === undefined) {
     for (const name of ['{micro_batch_size}', '{grad_accum}']) {
-      if (uses(name)) throw new UsageError(`the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step) and --probe "<one-step command with {micro_batch_size}>"`);
+      if (uses(name))
+        throw new UsageError(
+          `the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step) and --probe "<one-step command with {micro_batch_size}>"`,
+        );
     }
-    if (opts.worldSize !== undefined) throw new UsageError('--world-size needs --global-batch-size G: a = G / (m × world size)');
-    if (opts.headroom !== undefined) throw new UsageError('--headroom applies to the micro-batch probe: pass --global-batch-size G (and --probe)');
+    if (opts.worldSize !== undefined)
+      throw new UsageError('--world-size needs --global-batch-size G: a = G / (m × world size)');
+    if (opts.headroom !== undefined)
+      throw new UsageError('--headroom applies to the micro-batch probe: pass --global-batch-size G (and --probe)');
     return { supervise: {} };
   }
-  if (opts.batchSize !== undefined) throw new UsageError(`--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup picks for this device; drop --batch-size`);
-  if (G % N !== 0) throw new UsageError(`--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per step; pick G = ${Math.ceil(G / N) * N}`);
+  if (opts.batchSize !== undefined)
+    throw new UsageError(
+      `--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup picks for this device; drop --batch-size`,
+    );
+  if (G % N !== 0)
+    throw new UsageError(
+      `--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per step; pick G = ${Math.ceil(G / N) * N}`,
+    );
   if (opts.probe === undefined) {
-    throw new UsageError('--global-batch-size needs --probe "<the trainer\'s one-step command with {micro_batch_size}>": each session finds the micro-batch that fits its device (the batch cache first)');
+    throw new UsageError(
+      '--global-batch-size needs --probe "<the trainer\'s one-step command with {micro_batch_size}>": each session finds the micro-batch that fits its device (the batch cache first)',
+    );
   }
   const headroom = (opts.headroom as number | undefined) ?? 0;
   let probed: ProbedBatch | null = null;
@@ -49,15 +62,30 @@ export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, arg
         return { microBatchSize: m, source: probed.source, ...(probed.levers ? { levers: probed.levers } : {}) };
       },
       judgeOutOfMemory: (exit) => {
-        const v = judgeTrainerExit({ stdout: exit.stdoutTail.join('\n'), stderr: exit.stderrTail.join('\n'), code: exit.code, signal: exit.signal });
+        const v = judgeTrainerExit({
+          stdout: exit.stdoutTail.join('\n'),
+          stderr: exit.stderrTail.join('\n'),
+          code: exit.code,
+          signal: exit.signal,
+        });
         return v.oom ? (v.line ?? 'out of memory') : null;
       },
       nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize: G, microBatchSize: m, worldSize: N }),
       async onOomStepDown(s: OomStepDown) {
         if (opts.cache === false || probed === null) return;
         const note = `mid-run OOM at step ${s.step ?? 'unknown'} (micro ${shape(s.from)} failed; stepped down to ${shape(s.to)})`;
-        const r = await lowerCacheEntry({ ...probed.key, key: probed.cacheKey, env: ctx.env, cwd: ctx.cwd, failedBatchSize: s.from, batchSize: s.to, budgetBytes: probed.budgetBytes, note });
-        if (r.lowered) ctx.say(`soup: batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${note}`);
+        const r = await lowerCacheEntry({
+          ...probed.key,
+          key: probed.cacheKey,
+          env: ctx.env,
+          cwd: ctx.cwd,
+          failedBatchSize: s.from,
+          batchSize: s.to,
+          budgetBytes: probed.budgetBytes,
+          note,
+        });
+        if (r.lowered)
+          ctx.say(`soup: batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${note}`);
         else ctx.say(`soup: batch cache entry ${probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`);
       },
     },
@@ -65,12 +93,22 @@ export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, arg
 }
 
 /** RUN_JSON's micro-batch fields from the session's facts (null without a global batch). */
-export function microResult(r: SessionFacts): { micro_batch_size: number | null; grad_accum: number | null; micro_batch: string | null; oom_step_downs: OomStepDown[] | null } {
-  if (r.globalBatchSize === null || r.microBatchSize === null || r.gradAccum === null) return { micro_batch_size: null, grad_accum: null, micro_batch: null, oom_step_downs: null };
+export function microResult(r: SessionFacts): {
+  micro_batch_size: number | null;
+  grad_accum: number | null;
+  micro_batch: string | null;
+  oom_step_downs: OomStepDown[] | null;
+} {
+  if (r.globalBatchSize === null || r.microBatchSize === null || r.gradAccum === null)
+    return { micro_batch_size: null, grad_accum: null, micro_batch: null, oom_step_downs: null };
   return {
     micro_batch_size: r.microBatchSize,
     grad_accum: r.gradAccum,
-    micro_batch: formatMicroBatch({ microBatchSize: r.microBatchSize, accumulation: r.gradAccum, worldSize: r.worldSize }),
+    micro_batch: formatMicroBatch({
+      microBatchSize: r.microBatchSize,
+      accumulation: r.gradAccum,
+      worldSize: r.worldSize,
+    }),
     oom_step_downs: r.oomStepDowns,
   };
 }
@@ -99,7 +137,13 @@ export interface ExecMicro {
   /** The trial's command: {micro_batch_size} is the candidate, {grad_accum} 1 (a trial is one micro-batch). */
   command(typed: string): string;
   shape(m: number): string;
-  fields(m: number): { micro_batch_size: number; grad_accum: number; global_batch_size: number; world_size: number; micro_batch: string };
+  fields(m: number): {
+    micro_batch_size: number;
+    grad_accum: number;
+    global_batch_size: number;
+    world_size: number;
+    micro_batch: string;
+  };
   warnIfOne(m: number, ctx: CommandContext): void;
 }
 
@@ -107,11 +151,20 @@ export function execMicro(opts: Record<string, unknown>, mode: string): ExecMicr
   const G = opts.globalBatchSize as number | undefined;
   const N = (opts.worldSize as number | undefined) ?? 1;
   if (G === undefined) {
-    if (opts.worldSize !== undefined || opts.headroom !== undefined) throw new UsageError(`${opts.worldSize !== undefined ? '--world-size' : '--headroom'} needs --global-batch-size G: the probe then answers the micro-batch m, a divisor of G / world size`);
+    if (opts.worldSize !== undefined || opts.headroom !== undefined)
+      throw new UsageError(
+        `${opts.worldSize !== undefined ? '--world-size' : '--headroom'} needs --global-batch-size G: the probe then answers the micro-batch m, a divisor of G / world size`,
+      );
     return null;
   }
-  if (mode !== 'exec') throw new UsageError('--global-batch-size applies to soup probe --exec (soup train reads training.batch_size as G from soup.yaml)');
-  if (G % N !== 0) throw new UsageError(`--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per step; pick G = ${Math.ceil(G / N) * N}`);
+  if (mode !== 'exec')
+    throw new UsageError(
+      '--global-batch-size applies to soup probe --exec (soup train reads training.batch_size as G from soup.yaml)',
+    );
+  if (G % N !== 0)
+    throw new UsageError(
+      `--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per step; pick G = ${Math.ceil(G / N) * N}`,
+    );
   const perRank = G / N;
   const shape = (m: number): string => formatMicroBatch({ microBatchSize: m, accumulation: perRank / m, worldSize: N });
   return {
@@ -121,7 +174,13 @@ export function execMicro(opts: Record<string, unknown>, mode: string): ExecMicr
     headroom: (opts.headroom as number | undefined) ?? 0,
     command: trialCommand,
     shape,
-    fields: (m) => ({ micro_batch_size: m, grad_accum: perRank / m, global_batch_size: G, world_size: N, micro_batch: shape(m) }),
+    fields: (m) => ({
+      micro_batch_size: m,
+      grad_accum: perRank / m,
+      global_batch_size: G,
+      world_size: N,
+      micro_batch: shape(m),
+    }),
     warnIfOne: (m, ctx) => warnIfOne(m, G, N, ctx),
   };
 }

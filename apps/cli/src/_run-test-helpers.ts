@@ -32,12 +32,25 @@ export function nodeTrainerArgv(p: { maxSteps: number; saveSteps: number; extra?
 }
 
 /** The same trainer run alone (no soup), uninterrupted: its final weights are the reference. */
-export async function referenceRun(cwd: string, argv: string[], batchSize: number, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  return sha256File(join(await referenceOutput(cwd, argv, { '{batch_size}': String(batchSize) }, env), 'model.safetensors'));
+export async function referenceRun(
+  cwd: string,
+  argv: string[],
+  batchSize: number,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
+  return sha256File(
+    join(await referenceOutput(cwd, argv, { '{batch_size}': String(batchSize) }, env), 'model.safetensors'),
+  );
 }
 
 /** Runs the trainer alone with these placeholder values (and {output_dir}, no {resume_from}); returns its output folder. */
-export async function referenceOutput(cwd: string, argv: string[], values: Record<string, string>, env: NodeJS.ProcessEnv = process.env, name = 'reference-out'): Promise<string> {
+export async function referenceOutput(
+  cwd: string,
+  argv: string[],
+  values: Record<string, string>,
+  env: NodeJS.ProcessEnv = process.env,
+  name = 'reference-out',
+): Promise<string> {
   const out = join(cwd, name);
   const expanded = argv
     .map((a) => Object.entries({ ...values, '{output_dir}': out }).reduce((x, [k, v]) => x.replace(k, v), a))
@@ -51,7 +64,8 @@ export async function referenceOutput(cwd: string, argv: string[], values: Recor
 export function maxAbsDiff(a: string, b: string): number {
   const x = readSafetensors(a).tensors;
   const y = readSafetensors(b).tensors;
-  if (x.size === 0 || x.size !== y.size) throw new Error(`${a} and ${b} hold different tensors (${x.size} vs ${y.size})`);
+  if (x.size === 0 || x.size !== y.size)
+    throw new Error(`${a} and ${b} hold different tensors (${x.size} vs ${y.size})`);
   let worst = 0;
   for (const [name, t] of x) {
     const u = y.get(name);
@@ -73,17 +87,33 @@ export function sha256File(path: string): string {
 }
 
 export function soupEnv(cwd: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'batch_cache.json'), ...extra };
+  return {
+    PATH: process.env.PATH,
+    HOME: cwd,
+    NO_COLOR: '1',
+    SOUP_BATCH_CACHE_PATH: join(cwd, 'batch_cache.json'),
+    ...extra,
+  };
 }
 
 /** Runs `soup run <options> -- <argv>` to the end. */
-export function soupRun(cwd: string, options: string[], argv: string[], env: NodeJS.ProcessEnv, timeoutMs = 180_000): Promise<ChildResult> {
+export function soupRun(
+  cwd: string,
+  options: string[],
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 180_000,
+): Promise<ChildResult> {
   return runNode([SOUP_BIN, 'run', ...options, '--', ...argv], { cwd, env, timeoutMs });
 }
 
 /** Starts `soup run` and resolves once its stdout matches `marker`. */
 export function soupRunUntil(cwd: string, options: string[], argv: string[], env: NodeJS.ProcessEnv, marker: RegExp) {
-  return spawnUntil(process.execPath, [SOUP_BIN, 'run', ...options, '--', ...argv], marker, { cwd, env, timeoutMs: 180_000 });
+  return spawnUntil(process.execPath, [SOUP_BIN, 'run', ...options, '--', ...argv], marker, {
+    cwd,
+    env,
+    timeoutMs: 180_000,
+  });
 }
 
 /** The trainer pid soup printed. */
@@ -98,7 +128,9 @@ export function readJson<T = Record<string, unknown>>(path: string): T {
 }
 
 /** A directory store's latest.json, or null. */
-export function pointerOf(storeDir: string): { step: number; path_in_repo: string; run: string; terminal: boolean } | null {
+export function pointerOf(
+  storeDir: string,
+): { step: number; path_in_repo: string; run: string; terminal: boolean } | null {
   const p = join(storeDir, 'latest.json');
   return existsSync(p) ? readJson(p) : null;
 }
@@ -114,7 +146,11 @@ export async function torchMissing(): Promise<string | null> {
 }
 
 /** A trainer-style `<cwd>/<root>/checkpoint-<step>/`: random weights and a `trainer_state.json` with `global_step`. */
-export function writeFakeCheckpoint(cwd: string, step: number, opts: { root?: string; modelBytes?: number } = {}): string {
+export function writeFakeCheckpoint(
+  cwd: string,
+  step: number,
+  opts: { root?: string; modelBytes?: number } = {},
+): string {
   const dir = join(cwd, opts.root ?? 'out', `checkpoint-${step}`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'model.safetensors'), randomBytes(opts.modelBytes ?? 50_000));

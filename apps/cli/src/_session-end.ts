@@ -80,7 +80,9 @@ export function resolveTimeLimitMs(flag: unknown, configMs: number | null): numb
   if (flag === undefined || flag === null) return configMs;
   const ms = parseDuration(String(flag));
   if (ms === undefined) {
-    throw new UsageError(`--time-limit ${JSON.stringify(String(flag))} is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds`);
+    throw new UsageError(
+      `--time-limit ${JSON.stringify(String(flag))} is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds`,
+    );
   }
   return ms;
 }

@@ -128,13 +128,25 @@ export class SessionPeak {
       max_memory_bytes: this.o.maxMemoryBytes,
       max_memory_passed_at: this.passedAt,
       method: this.peak === null ? 'unavailable' : 'VmHWM',
-      ...(this.o.tuning ? { tuning: { peak_bytes: this.o.tuning.peakBytes, in_session_peak: !this.o.tuning.reset, resident_at_reset_bytes: this.o.tuning.residentAtResetBytes } } : {}),
+      ...(this.o.tuning
+        ? {
+            tuning: {
+              peak_bytes: this.o.tuning.peakBytes,
+              in_session_peak: !this.o.tuning.reset,
+              resident_at_reset_bytes: this.o.tuning.residentAtResetBytes,
+            },
+          }
+        : {}),
     };
   }
 }
 
 /** `--max-memory`: a size (`6GiB`) or a fraction of the budget (`0.9`, `90%`); null when not given. */
-export function resolveMaxMemory(value: unknown, budgetBytes: number | null, parseBytes: (t: string) => number | undefined): number | null {
+export function resolveMaxMemory(
+  value: unknown,
+  budgetBytes: number | null,
+  parseBytes: (t: string) => number | undefined,
+): number | null {
   if (value === undefined || value === null) return null;
   const text = String(value).trim();
   const pct = /^([0-9]+(?:\.[0-9]+)?)\s*%$/.exec(text);

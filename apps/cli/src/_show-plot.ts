@@ -20,13 +20,25 @@ export interface ShowLossPlotOptions {
 export function showLossPlot(ctx: CommandContext, opts: ShowLossPlotOptions): string | null {
   const human = ctx.json ? ctx.stderr : ctx.stdout;
   const unicode = Boolean(human.isTTY) && !ctx.env.NO_COLOR && ctx.env.TERM !== 'dumb';
-  const lines = renderLossPlot({ history: opts.history, unicode, columns: human.columns && human.columns >= 20 ? human.columns : 80, ...(opts.horizon ? { horizon: opts.horizon } : {}) });
+  const lines = renderLossPlot({
+    history: opts.history,
+    unicode,
+    columns: human.columns && human.columns >= 20 ? human.columns : 80,
+    ...(opts.horizon ? { horizon: opts.horizon } : {}),
+  });
   if (lines.length > 0) ctx.say(lines.join('\n'));
   if (opts.plotPath === undefined) return null;
   const path = resolve(ctx.cwd, opts.plotPath);
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, lossPlotSvg({ history: opts.history, ...(opts.horizon ? { horizon: opts.horizon } : {}), ...(opts.title ? { title: opts.title } : {}) }));
+  writeFileSync(
+    tmp,
+    lossPlotSvg({
+      history: opts.history,
+      ...(opts.horizon ? { horizon: opts.horizon } : {}),
+      ...(opts.title ? { title: opts.title } : {}),
+    }),
+  );
   renameSync(tmp, path);
   ctx.say(`wrote the loss plot to ${relative(ctx.cwd, path) || path}`);
   return path;

@@ -23,10 +23,24 @@ ${extra}`;
 }
 
 /** Runs `soup <args>` in `cwd` with the test server's token and endpoint, a home and batch cache of its own. */
-export function soupWithHub(server: HubServer, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<ChildResult> {
+export function soupWithHub(
+  server: HubServer,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 120_000,
+): Promise<ChildResult> {
   return runNode([SOUP_BIN, ...args], {
     cwd,
     timeoutMs,
-    env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url, SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'), ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: cwd,
+      NO_COLOR: '1',
+      HF_TOKEN: server.token,
+      HF_ENDPOINT: server.url,
+      SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'),
+      ...env,
+    },
   });
 }

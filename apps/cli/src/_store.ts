@@ -29,7 +29,10 @@ const REPO = /^(file:.+|[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*)$/;
 export function openCheckpointStore(opts: OpenCheckpointStoreOptions): CheckpointStore {
   const { ctx } = opts;
   const flag = opts.flag ?? '--repo';
-  if (!REPO.test(opts.repo)) throw new UsageError(`${flag} ${JSON.stringify(opts.repo)} is neither a Hub repo id (user/name) nor a directory (file://path)`);
+  if (!REPO.test(opts.repo))
+    throw new UsageError(
+      `${flag} ${JSON.stringify(opts.repo)} is neither a Hub repo id (user/name) nor a directory (file://path)`,
+    );
   const isHub = !opts.repo.startsWith('file:');
   if (isHub && opts.needsWrite) {
     const found = resolveHubToken({ env: ctx.env });
@@ -73,7 +76,8 @@ export function checkEndpoint(value: string, name: string): void {
   } catch {
     throw new UsageError(`${name} ${JSON.stringify(value)} is not a URL: use https://huggingface.co (or unset it)`);
   }
-  if (url.username || url.password) throw new UsageError(`${name} must not carry credentials in the URL: put the token in HF_TOKEN`);
+  if (url.username || url.password)
+    throw new UsageError(`${name} must not carry credentials in the URL: put the token in HF_TOKEN`);
   if (url.protocol === 'https:') return;
   if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return;
   throw new UsageError(

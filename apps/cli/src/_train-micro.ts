@@ -21,7 +21,12 @@ export interface TrainMicro {
   /** soup_run.json's fields: m, a, `m × a = G` and every session's m and a. */
   record(m: number): Record<string, unknown>;
   /** RUN_JSON's fields. */
-  runJson(m: number): { micro_batch_size: number; grad_accum: number; micro_batch: string; oom_step_downs: OomStepDown[] };
+  runJson(m: number): {
+    micro_batch_size: number;
+    grad_accum: number;
+    micro_batch: string;
+    oom_step_downs: OomStepDown[];
+  };
 }
 
 /** Default of `--max-oom-retries`. */
@@ -38,7 +43,11 @@ export function startMicro(o: { prepared: PreparedRun; resumed: MicroSession[]; 
     oom_step_downs: stepDowns,
   });
   return {
-    describe: () => describeMicroBatch({ microBatchSize: o.prepared.microBatchSize, accumulation: o.prepared.accumulation }, o.resumed.at(-1)),
+    describe: () =>
+      describeMicroBatch(
+        { microBatchSize: o.prepared.microBatchSize, accumulation: o.prepared.accumulation },
+        o.resumed.at(-1),
+      ),
     async step(trainer, opts, log) {
       const max = opts.maxOomRetries === undefined ? MAX_OOM_RETRIES : Number(opts.maxOomRetries);
       return stepWithStepDown({
@@ -58,13 +67,27 @@ export function startMicro(o: { prepared: PreparedRun; resumed: MicroSession[]; 
         },
       });
     },
-    record: (m) => ({ micro_batch_size: m, grad_accum: G / m, micro_batch: formatMicroBatch({ microBatchSize: m, accumulation: G / m }), sessions: [...o.resumed, session(m)] }),
-    runJson: (m) => ({ micro_batch_size: m, grad_accum: G / m, micro_batch: formatMicroBatch({ microBatchSize: m, accumulation: G / m }), oom_step_downs: stepDowns }),
+    record: (m) => ({
+      micro_batch_size: m,
+      grad_accum: G / m,
+      micro_batch: formatMicroBatch({ microBatchSize: m, accumulation: G / m }),
+      sessions: [...o.resumed, session(m)],
+    }),
+    runJson: (m) => ({
+      micro_batch_size: m,
+      grad_accum: G / m,
+      micro_batch: formatMicroBatch({ microBatchSize: m, accumulation: G / m }),
+      oom_step_downs: stepDowns,
+    }),
   };
 }
 
 /** The session's peak tracker: the budget is training.memory_budget, else what this process could reach at the start. */
-export function sessionPeak(opts: Record<string, unknown>, prepared: PreparedRun, warn: (line: string) => void): SessionPeak {
+export function sessionPeak(
+  opts: Record<string, unknown>,
+  prepared: PreparedRun,
+  warn: (line: string) => void,
+): SessionPeak {
   let budgetBytes = prepared.budgetBytes;
   let budgetSource: 'memory_budget' | 'reachable' | null = budgetBytes !== null ? 'memory_budget' : null;
   if (budgetBytes === null && prepared.identity.device !== 'cuda') {
@@ -77,7 +100,9 @@ export function sessionPeak(opts: Record<string, unknown>, prepared: PreparedRun
   }
   const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
   if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
-    throw new UsageError(`--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: set training.memory_budget)`);
+    throw new UsageError(
+      `--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: set training.memory_budget)`,
+    );
   }
   return new SessionPeak({ budgetBytes, budgetSource, maxMemoryBytes, warn, tuning: prepared.tuneMemory });
 }
@@ -85,8 +110,16 @@ export function sessionPeak(opts: Record<string, unknown>, prepared: PreparedRun
 /** The summary line: peak, where, budget, headroom. */
 export function describePeak(r: SessionPeakReport | null): string {
   if (r === null || r.peak_bytes === null) return 'memory: peak unknown (no /proc/self/status on this system)';
-  const budget = r.budget_bytes === null ? 'budget unknown' : `budget ${formatBytes(r.budget_bytes)} (${r.budget_source === 'memory_budget' ? 'training.memory_budget' : 'reachable at the start'}), headroom ${formatBytes(r.headroom_bytes)}`;
-  const max = r.max_memory_bytes === null ? '' : r.max_memory_passed_at ? `; passed --max-memory ${formatBytes(r.max_memory_bytes)} at ${r.max_memory_passed_at}` : `; under --max-memory ${formatBytes(r.max_memory_bytes)}`;
+  const budget =
+    r.budget_bytes === null
+      ? 'budget unknown'
+      : `budget ${formatBytes(r.budget_bytes)} (${r.budget_source === 'memory_budget' ? 'training.memory_budget' : 'reachable at the start'}), headroom ${formatBytes(r.headroom_bytes)}`;
+  const max =
+    r.max_memory_bytes === null
+      ? ''
+      : r.max_memory_passed_at
+        ? `; passed --max-memory ${formatBytes(r.max_memory_bytes)} at ${r.max_memory_passed_at}`
+        : `; under --max-memory ${formatBytes(r.max_memory_bytes)}`;
   const t = r.tuning;
   const tuning =
     t === undefined || t.peak_bytes === null
@@ -111,7 +144,11 @@ export function microBatchesOf(batches: readonly TrainBatch[], m: number): Train
     const rows = b.inputIds.length / b.batchSize;
     for (let i = 0; i < b.batchSize; i += m) {
       const n = Math.min(m, b.batchSize - i);
-      out.push({ batchSize: n, inputIds: b.inputIds.subarray(i * rows, (i + n) * rows), labels: b.labels.subarray(i * rows, (i + n) * rows) });
+      out.push({
+        batchSize: n,
+        inputIds: b.inputIds.subarray(i * rows, (i + n) * rows),
+        labels: b.labels.subarray(i * rows, (i + n) * rows),
+      });
     }
   }
   return out;

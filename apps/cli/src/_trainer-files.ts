@@ -29,7 +29,10 @@ export function trainerFileHashes(argv: readonly string[], cwd: string): Record<
       return;
     }
     try {
-      out[candidate] = size > MAX_HASHED_BYTES ? `size:${size}` : createHash('sha256').update(readFileSync(full)).digest('hex').slice(0, 12);
+      out[candidate] =
+        size > MAX_HASHED_BYTES
+          ? `size:${size}`
+          : createHash('sha256').update(readFileSync(full)).digest('hex').slice(0, 12);
     } catch {
       // unreadable: the trial will say so
     }
@@ -46,5 +49,7 @@ export function execBase(command: string, files: Record<string, string>): string
 /** Which files differ between a cached answer's hashes and today's, as `name (old → new)`. */
 export function changedFiles(before: Record<string, string>, now: Record<string, string>): string[] {
   const names = new Set([...Object.keys(before), ...Object.keys(now)]);
-  return [...names].filter((n) => before[n] !== now[n]).map((n) => `${n} (${before[n] ?? 'absent'} → ${now[n] ?? 'absent'})`);
+  return [...names]
+    .filter((n) => before[n] !== now[n])
+    .map((n) => `${n} (${before[n] ?? 'absent'} → ${now[n] ?? 'absent'})`);
 }

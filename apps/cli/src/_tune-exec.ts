@@ -2,7 +2,17 @@
 // candidate (one value per lever) gets its micro-batch m (the largest divisor of G / N that fits,
 // the batch cache first), then its step time at m from the trainer's own runs: the command with
 // {probe_steps} = 1, 1 + K and 1 + 2K, so start-up costs cancel. Samples/s at G = G / (a × step).
-import { chooseConfiguration, formatMicroBatch, lookupTuneEntry, makeTuneKey, saveTuneEntry, type ConfigurationChoice, type MeasuredCandidate, type TuneEntry, type TuneRow } from '@soup/batch-probe';
+import {
+  chooseConfiguration,
+  formatMicroBatch,
+  lookupTuneEntry,
+  makeTuneKey,
+  saveTuneEntry,
+  type ConfigurationChoice,
+  type MeasuredCandidate,
+  type TuneEntry,
+  type TuneRow,
+} from '@soup/batch-probe';
 import type { CommandContext } from './_context';
 import { renderTable } from './_table';
 import { UsageError } from './errors';
@@ -11,7 +21,15 @@ import { clockOf, pooledVariance, stepBy, type TimedRun } from './_tune-span';
 import { tieTakenByPeak } from './_tune-tie';
 
 /** Placeholders soup fills itself: not a lever's name. */
-const RESERVED = new Set(['batch_size', 'micro_batch_size', 'grad_accum', 'probe_steps', 'output_dir', 'resume_from', 'world_size']);
+const RESERVED = new Set([
+  'batch_size',
+  'micro_batch_size',
+  'grad_accum',
+  'probe_steps',
+  'output_dir',
+  'resume_from',
+  'world_size',
+]);
 
 /** `--try NAME=v1,v2` values, in order; every NAME must appear as {NAME} in the command. */
 export function parseTries(values: readonly string[], command: string): Record<string, string[]> {
@@ -20,11 +38,18 @@ export function parseTries(values: readonly string[], command: string): Record<s
     const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.+)$/.exec(v);
     if (!m) throw new UsageError(`--try ${JSON.stringify(v)}: expected NAME=v1,v2,… (e.g. --try grad_ckpt=true,false)`);
     const [, name, list] = m as unknown as [string, string, string];
-    if (RESERVED.has(name)) throw new UsageError(`--try ${name}: {${name}} is filled by soup itself; name the trainer's own lever (e.g. grad_ckpt)`);
+    if (RESERVED.has(name))
+      throw new UsageError(
+        `--try ${name}: {${name}} is filled by soup itself; name the trainer's own lever (e.g. grad_ckpt)`,
+      );
     if (tries[name]) throw new UsageError(`--try ${name} given twice: list every value once, e.g. --try ${name}=a,b`);
     const vals = list.split(',');
-    if (vals.some((x) => x === '') || new Set(vals).size !== vals.length) throw new UsageError(`--try ${v}: values must be non-empty and distinct`);
-    if (!command.includes(`{${name}}`)) throw new UsageError(`--try ${name}: the command has no {${name}} to fill; put it where the trainer takes that setting`);
+    if (vals.some((x) => x === '') || new Set(vals).size !== vals.length)
+      throw new UsageError(`--try ${v}: values must be non-empty and distinct`);
+    if (!command.includes(`{${name}}`))
+      throw new UsageError(
+        `--try ${name}: the command has no {${name}} to fill; put it where the trainer takes that setting`,
+      );
     tries[name] = vals;
   }
   return tries;
@@ -41,10 +66,21 @@ export function fillLevers(command: string, values: Record<string, string>): str
   return Object.entries(values).reduce((c, [k, v]) => c.replaceAll(`{${k}}`, v), command);
 }
 
-const labelOf = (values: Record<string, string>): string => Object.entries(values).map(([k, v]) => `${k}=${v}`).join(', ');
+const labelOf = (values: Record<string, string>): string =>
+  Object.entries(values)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
 
 /** What the fit search answered for one candidate. */
-export type FitAnswer = { batchSize: number; peakBytes: number | null; source: string; oneStepMs: number | null; oneStepSpanMs?: number | null } | { batchSize: null; why: string };
+export type FitAnswer =
+  | {
+      batchSize: number;
+      peakBytes: number | null;
+      source: string;
+      oneStepMs: number | null;
+      oneStepSpanMs?: number | null;
+    }
+  | { batchSize: null; why: string };
 
 export interface TuneExecOptions {
   ctx: CommandContext;
@@ -87,19 +123,31 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
   const G = o.globalBatchSize;
   const N = o.worldSize;
   const perRank = G / N;
-  const key = makeTuneKey({ command: o.command, tries: o.tries, globalBatchSize: G, worldSize: N, budgetBytes: o.budgetBytes, gpuName: o.gpuName, gpuMemoryGb: o.gpuMemoryGb });
+  const key = makeTuneKey({
+    command: o.command,
+    tries: o.tries,
+    globalBatchSize: G,
+    worldSize: N,
+    budgetBytes: o.budgetBytes,
+    gpuName: o.gpuName,
+    gpuMemoryGb: o.gpuMemoryGb,
+  });
   const location = { env: ctx.env, cwd: ctx.cwd };
   if (!o.noCache && !o.refresh) {
     const hit = lookupTuneEntry(key, location);
     if (hit) {
-      ctx.say(`from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}, K = ${hit.timeSteps}; --refresh to measure again):`);
+      ctx.say(
+        `from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}, K = ${hit.timeSteps}; --refresh to measure again):`,
+      );
       printTable(ctx, hit);
       if (o.emitJson !== false) ctx.emit({ tune: hit, source: 'cache', key });
       return { entry: hit, source: 'cache' };
     }
   }
   const candidates = candidatesOf(o.tries);
-  ctx.say(`tuning ${candidates.length} configurations at global batch ${G}${N > 1 ? ` (world size ${N})` : ''}: the largest micro-batch each fits, then its step time from runs of 1, ${1 + o.timeSteps} and ${1 + 2 * o.timeSteps} steps`);
+  ctx.say(
+    `tuning ${candidates.length} configurations at global batch ${G}${N > 1 ? ` (world size ${N})` : ''}: the largest micro-batch each fits, then its step time from runs of 1, ${1 + o.timeSteps} and ${1 + 2 * o.timeSteps} steps`,
+  );
   const t0 = performance.now();
   const rows: TuneRow[] = [];
   // The fit trial at m already ran the command with {probe_steps} = 1: it is the 1-step point.
@@ -107,7 +155,8 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
   for (const values of candidates) {
     const cmd = fillLevers(o.command, values);
     const fit = await o.fit(cmd);
-    if (fit.batchSize !== null && fit.oneStepMs !== null) oneStep.set(rows.length, { wallMs: fit.oneStepMs, spanMs: fit.oneStepSpanMs ?? null });
+    if (fit.batchSize !== null && fit.oneStepMs !== null)
+      oneStep.set(rows.length, { wallMs: fit.oneStepMs, spanMs: fit.oneStepSpanMs ?? null });
     rows.push({
       label: labelOf(values),
       values,
@@ -122,7 +171,10 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
   }
   // Smallest m first: its runs are the shortest, and a larger (longer) one that cannot win then
   // stops after two runs instead of three.
-  const order = rows.map((_, i) => i).filter((i) => rows[i]!.microBatchSize !== null).sort((a, b) => rows[a]!.microBatchSize! - rows[b]!.microBatchSize!);
+  const order = rows
+    .map((_, i) => i)
+    .filter((i) => rows[i]!.microBatchSize !== null)
+    .sort((a, b) => rows[a]!.microBatchSize! - rows[b]!.microBatchSize!);
   const K = o.timeSteps;
   const runs = new Map<number, Map<number, TimedRun>>(); // row → steps → run
   /**
@@ -186,10 +238,15 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
       }
     }
     if (!(await run(i, 1 + 2 * K))) continue;
-    if (row.samplesPerSecond !== null && (best === null || row.samplesPerSecond > rows[best]!.samplesPerSecond!)) best = i;
+    if (row.samplesPerSecond !== null && (best === null || row.samplesPerSecond > rows[best]!.samplesPerSecond!))
+      best = i;
   }
   // Only fully timed rows compete (a row stopped early has no noise estimate and lost by a margin).
-  const choose = (): ConfigurationChoice => chooseConfiguration(rows.map((r): MeasuredCandidate => ({ ...r, stepMs: r.noiseMs === null ? null : r.stepMs })), G);
+  const choose = (): ConfigurationChoice =>
+    chooseConfiguration(
+      rows.map((r): MeasuredCandidate => ({ ...r, stepMs: r.noiseMs === null ? null : r.stepMs })),
+      G,
+    );
   // Close call: when the lower peak would take a tie from the faster row (tieTakenByPeak), the two
   // get a longer run each (1 + 4K steps, then 1 + 8K if still so); only then does the lower peak
   // take it. A tie the faster row would keep anyway (its peak is the lower or the same) is not run
@@ -201,12 +258,19 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
     const pair = tieTakenByPeak(choice);
     if (pair === null) break;
     const [lower, faster] = pair;
-    ctx.say(ctx.style.dim(`${rows[faster]!.label} and ${rows[lower]!.label} are within the noise, the lower peak on the slower: a longer run each (${1 + span} steps)`));
+    ctx.say(
+      ctx.style.dim(
+        `${rows[faster]!.label} and ${rows[lower]!.label} are within the noise, the lower peak on the slower: a longer run each (${1 + span} steps)`,
+      ),
+    );
     await run(faster, 1 + span);
     await run(lower, 1 + span);
     choice = choose();
   }
-  if (choice.chosen === null) throw new UsageError(`no configuration could be timed: ${rows.map((r) => `${r.label}: ${r.note ?? 'not timed'}`).join('; ')}`);
+  if (choice.chosen === null)
+    throw new UsageError(
+      `no configuration could be timed: ${rows.map((r) => `${r.label}: ${r.note ?? 'not timed'}`).join('; ')}`,
+    );
   const entry: TuneEntry = {
     chosen: choice.chosen,
     reason: withEarlyStops(choice.reason, rows),
@@ -238,7 +302,9 @@ export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; 
 
 /** The choice's reason, naming the rows that stopped early (they lost by a margin before a full estimate). */
 export function withEarlyStops(reason: string, rows: readonly TuneRow[]): string {
-  const early = rows.filter((r) => r.note?.startsWith('stopped early')).map((r) => (r.microBatchSize === null ? r.label : `${r.label} at ${r.microBatchSize}`));
+  const early = rows
+    .filter((r) => r.note?.startsWith('stopped early'))
+    .map((r) => (r.microBatchSize === null ? r.label : `${r.label} at ${r.microBatchSize}`));
   return early.length === 0 ? reason : `${reason}; stopped early, since they could not win: ${early.join(', ')}`;
 }
 
@@ -250,7 +316,9 @@ export function printTable(ctx: CommandContext, e: TuneEntry): void {
     rows.push([
       i === e.chosen ? '→' : '',
       r.label,
-      r.microBatchSize === null ? '—' : formatMicroBatch({ microBatchSize: r.microBatchSize, accumulation: r.accumulation!, worldSize: N }),
+      r.microBatchSize === null
+        ? '—'
+        : formatMicroBatch({ microBatchSize: r.microBatchSize, accumulation: r.accumulation!, worldSize: N }),
       r.peakBytes === null ? (r.microBatchSize === null ? '—' : 'unknown') : formatBytes(r.peakBytes),
       r.stepMs === null ? '—' : `${r.stepMs.toFixed(1)} ms${r.noiseMs !== null ? ` ±${r.noiseMs.toFixed(1)}` : ''}`,
       r.samplesPerSecond === null ? '—' : r.samplesPerSecond.toFixed(1),
@@ -260,5 +328,7 @@ export function printTable(ctx: CommandContext, e: TuneEntry): void {
   ctx.say(renderTable(rows, ctx.style.bold));
   if (e.timedBy) ctx.say(ctx.style.dim(`step times: ${e.timedBy}`));
   const c = e.rows[e.chosen]!;
-  ctx.say(`choice: ${ctx.style.bold(c.label)}, micro-batch ${formatMicroBatch({ microBatchSize: c.microBatchSize!, accumulation: c.accumulation!, worldSize: N })}: ${e.reason}`);
+  ctx.say(
+    `choice: ${ctx.style.bold(c.label)}, micro-batch ${formatMicroBatch({ microBatchSize: c.microBatchSize!, accumulation: c.accumulation!, worldSize: N })}: ${e.reason}`,
+  );
 }

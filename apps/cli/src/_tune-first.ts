@@ -31,7 +31,10 @@ export function timeFirstAt(o: {
 }
 
 /** What timing first gave: cannot win (never fitted), or it can and was then fitted (or found not to fit). */
-export type TimedFirst<T, R> = { kind: 'cannot-win'; timing: T } | { kind: 'fits'; timing: T; fit: R } | { kind: 'does-not-fit'; timing: T };
+export type TimedFirst<T, R> =
+  | { kind: 'cannot-win'; timing: T }
+  | { kind: 'fits'; timing: T; fit: R }
+  | { kind: 'does-not-fit'; timing: T };
 
 /**
  * Times the candidate's one micro-batch (`time`: a timing with the early stop against the best so

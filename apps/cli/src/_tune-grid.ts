@@ -26,7 +26,11 @@ const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
 const tierOf = (name: string) => TRAIN_TIERS.find((g) => (g ?? 'false') === name)!;
 
 /** The step the grid and its referee time: soup.yaml's model and threads on the CPU, no offload, at micro-batch `m`. */
-const cpuStep = (o: { config: SoupConfig; spec: GptSpec; cwd: string }, recompute: string[], m: number): StepToTime => ({
+const cpuStep = (
+  o: { config: SoupConfig; spec: GptSpec; cwd: string },
+  recompute: string[],
+  m: number,
+): StepToTime => ({
   ...ON_CPU,
   spec: o.spec,
   recompute,
@@ -41,7 +45,14 @@ const cpuStep = (o: { config: SoupConfig; spec: GptSpec; cwd: string }, recomput
  * a smaller budget's fits are the points whose peak is at or under it), then `steps` timed steps
  * in this process where it fits. Samples/s at G = G / (a × step).
  */
-export async function measureTrainGrid(o: { config: SoupConfig; spec: GptSpec; budgetBytes: number; steps: number; cwd: string; env: NodeJS.ProcessEnv }): Promise<GridPoint[]> {
+export async function measureTrainGrid(o: {
+  config: SoupConfig;
+  spec: GptSpec;
+  budgetBytes: number;
+  steps: number;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}): Promise<GridPoint[]> {
   const G = o.config.training.batchSize;
   const threads = o.config.training.threads;
   const points: GridPoint[] = [];
@@ -59,7 +70,8 @@ export async function measureTrainGrid(o: { config: SoupConfig; spec: GptSpec; b
     for (const m of divisorsOf(G)) {
       const p = await probe(m);
       let sps: number | null = null;
-      if (p.fits) sps = samplesPerSecondAt(G, m, (await timeTrainStep({ ...cpuStep(o, recompute, m), steps: o.steps })).stepMs);
+      if (p.fits)
+        sps = samplesPerSecondAt(G, m, (await timeTrainStep({ ...cpuStep(o, recompute, m), steps: o.steps })).stepMs);
       points.push({
         tier: g ?? 'false',
         m,
@@ -74,7 +86,9 @@ export async function measureTrainGrid(o: { config: SoupConfig; spec: GptSpec; b
 
 /** The grid's fastest point that fits `budgetBytes` (a fit under the grid's budget and a peak at or under this one). */
 export function gridBest(points: readonly GridPoint[], budgetBytes: number): GridPoint {
-  const ok = points.filter((p) => p.fits && p.samplesPerSecond !== null && p.peakBytes !== null && p.peakBytes <= budgetBytes);
+  const ok = points.filter(
+    (p) => p.fits && p.samplesPerSecond !== null && p.peakBytes !== null && p.peakBytes <= budgetBytes,
+  );
   if (ok.length === 0) throw new Error(`no grid point fits ${budgetBytes} bytes`);
   return ok.reduce((a, b) => (b.samplesPerSecond! > a.samplesPerSecond! ? b : a));
 }

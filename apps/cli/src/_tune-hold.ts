@@ -18,7 +18,9 @@ export interface FitTrial {
  * measured.
  */
 export function peakAtMost(trials: readonly FitTrial[], m: number): number | null {
-  const peaks = trials.filter((t) => t.result === 'fit' && t.batch_size >= m && typeof t.peak_bytes === 'number').map((t) => t.peak_bytes as number);
+  const peaks = trials
+    .filter((t) => t.result === 'fit' && t.batch_size >= m && typeof t.peak_bytes === 'number')
+    .map((t) => t.peak_bytes as number);
   return peaks.length === 0 ? null : Math.min(...peaks);
 }
 

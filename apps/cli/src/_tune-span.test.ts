@@ -12,7 +12,12 @@ const STEPS = [1, 1 + K, 1 + 2 * K];
 const SWING = [0, 270, 0, 270, 270, 0];
 
 /** A row's runs: `output` maps the steps to the output's span (null: printed nothing). */
-function rowOf(stepMs: number, startMs: number, swing: readonly number[], output: (steps: number) => number | null): Map<number, TimedRun> {
+function rowOf(
+  stepMs: number,
+  startMs: number,
+  swing: readonly number[],
+  output: (steps: number) => number | null,
+): Map<number, TimedRun> {
   return new Map(STEPS.map((s, i) => [s, { wallMs: startMs + swing[i]! + s * stepMs + 15, spanMs: output(s) }]));
 }
 
@@ -27,7 +32,9 @@ describe('clockOf', () => {
     ]);
     const c = clockOf(runs, K);
     expect(c.clock).toBe('output');
-    expect(c.why).toMatch(/^the span of the trainer's output, first line to last, in runs of 1, 9 and 17 steps \(start-up and exit left out/);
+    expect(c.why).toMatch(
+      /^the span of the trainer's output, first line to last, in runs of 1, 9 and 17 steps \(start-up and exit left out/,
+    );
   });
 
   it('times by the wall clock when the output is held until exit (it does not grow with the steps)', () => {
@@ -36,7 +43,10 @@ describe('clockOf', () => {
       [0, rowOf(100, 1100, SWING.slice(0, 3), heldUntilExit)],
       [1, rowOf(228, 1150, SWING.slice(3), heldUntilExit)],
     ]);
-    expect(clockOf(runs, K)).toMatchObject({ clock: 'wall', why: expect.stringMatching(/the output did not grow with the steps/) });
+    expect(clockOf(runs, K)).toMatchObject({
+      clock: 'wall',
+      why: expect.stringMatching(/the output did not grow with the steps/),
+    });
   });
 
   it('times by the wall clock when the output comes in bursts that do not track the steps', () => {
@@ -47,17 +57,23 @@ describe('clockOf', () => {
       [0, rowOf(100, 1100, SWING.slice(0, 3), bursts(100))],
       [1, rowOf(228, 1150, SWING.slice(3), bursts(228))],
     ]);
-    expect(clockOf(runs, K)).toMatchObject({ clock: 'wall', why: expect.stringMatching(/no steadier: it grew in jumps/) });
+    expect(clockOf(runs, K)).toMatchObject({
+      clock: 'wall',
+      why: expect.stringMatching(/no steadier: it grew in jumps/),
+    });
   });
 
-  it("times by the wall clock when the span, steady and growing, gives another step time than the wall clock", () => {
+  it('times by the wall clock when the span, steady and growing, gives another step time than the wall clock', () => {
     // It prints as it steps, but only for 80 % of each step (the rest, say an optimizer update, after the line).
     const calm = [0, 3, 1, 2, 0, 1];
     const runs = new Map([
       [0, rowOf(100, 1100, calm.slice(0, 3), (s) => (s - 1) * 80)],
       [1, rowOf(228, 1150, calm.slice(3), (s) => (s - 1) * 182.4)],
     ]);
-    expect(clockOf(runs, K)).toMatchObject({ clock: 'wall', why: expect.stringMatching(/gave 80\.0 ms a step against the wall clock's 100\.\d: more apart than their noise/) });
+    expect(clockOf(runs, K)).toMatchObject({
+      clock: 'wall',
+      why: expect.stringMatching(/gave 80\.0 ms a step against the wall clock's 100\.\d: more apart than their noise/),
+    });
   });
 
   it("keeps the span when the wall clock is 2 % off with a noise read from one degree of freedom (Student's t, not 2)", () => {
@@ -89,14 +105,23 @@ async function tuneSwinging(prints: boolean) {
   const asked: string[] = [];
   const runOf = (c: 'false' | 'true', steps: number) => {
     const swing = SWING[n++ % SWING.length]!;
-    return { ms: 1100 + swing + steps * costs[c].stepMs + 15, ...(prints ? { outputSpanMs: perStep(costs[c].stepMs)(steps) } : {}) };
+    return {
+      ms: 1100 + swing + steps * costs[c].stepMs + 15,
+      ...(prints ? { outputSpanMs: perStep(costs[c].stepMs)(steps) } : {}),
+    };
   };
   const r = await tuneGradCkpt({
     timeSteps: K,
     fit: async (cmd) => {
       const c = ckptOf(cmd);
       const one = runOf(c, 1);
-      return { batchSize: costs[c].m, peakBytes: 300 * 2 ** 20, source: 'probe', oneStepMs: one.ms, oneStepSpanMs: one.outputSpanMs ?? null };
+      return {
+        batchSize: costs[c].m,
+        peakBytes: 300 * 2 ** 20,
+        source: 'probe',
+        oneStepMs: one.ms,
+        oneStepSpanMs: one.outputSpanMs ?? null,
+      };
     },
     time: async (cmd, steps) => {
       asked.push(`${ckptOf(cmd)}:${steps}`);

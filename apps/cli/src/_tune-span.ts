@@ -75,7 +75,11 @@ export function pooledVariance(runs: RunsByRow, clock: Clock): number | null {
 }
 
 /** A row's step time by `clock`, and its standard error under the pooled variance `v` (null without one). */
-export function stepBy(pts: ReadonlyMap<number, TimedRun>, clock: Clock, v: number | null): { stepMs: number; seMs: number | null } {
+export function stepBy(
+  pts: ReadonlyMap<number, TimedRun>,
+  clock: Clock,
+  v: number | null,
+): { stepMs: number; seMs: number | null } {
   const s = slope(pointsBy(pts, clock));
   return { stepMs: s.stepMs, seMs: v === null ? null : Math.sqrt(v / s.sxx) };
 }
@@ -88,13 +92,25 @@ export function clockOf(runs: RunsByRow, K: number): { clock: Clock; why: string
   const spans = `1, ${1 + K} and ${1 + 2 * K} steps`;
   const timed = [...runs.values()].filter((pts) => pts.size >= 2);
   if (timed.length === 0) return { clock: 'wall', why: `the wall time of runs of ${spans}` };
-  if (timed.some((pts) => [...pts.values()].some((r) => r.spanMs === null))) return { clock: 'wall', why: `the wall time of runs of ${spans} (a run printed nothing, so its output cannot time its steps)` };
+  if (timed.some((pts) => [...pts.values()].some((r) => r.spanMs === null)))
+    return {
+      clock: 'wall',
+      why: `the wall time of runs of ${spans} (a run printed nothing, so its output cannot time its steps)`,
+    };
   const vw = pooledVariance(runs, 'wall');
   const vs = pooledVariance(runs, 'output');
   if (vw === null || vs === null) return { clock: 'wall', why: `the wall time of runs of ${spans}` };
   const steps = timed.map((pts) => ({ pts, w: stepBy(pts, 'wall', vw), o: stepBy(pts, 'output', vs) }));
-  if (steps.some(({ w, o }) => !(o.stepMs > 0.5 * w.stepMs))) return { clock: 'wall', why: `the wall time of runs of ${spans} (the output did not grow with the steps: printed only at exit, or buffered)` };
-  if (vs > vw) return { clock: 'wall', why: `the wall time of runs of ${spans} (the output's span was no steadier: it grew in jumps, not step by step)` };
+  if (steps.some(({ w, o }) => !(o.stepMs > 0.5 * w.stepMs)))
+    return {
+      clock: 'wall',
+      why: `the wall time of runs of ${spans} (the output did not grow with the steps: printed only at exit, or buffered)`,
+    };
+  if (vs > vw)
+    return {
+      clock: 'wall',
+      why: `the wall time of runs of ${spans} (the output's span was no steadier: it grew in jumps, not step by step)`,
+    };
   // Agreement is asked only of the rows timed to the end. A row with two runs so far (waiting on
   // the early stop) is held to the growth alone: its wall slope has the start-up swing of two runs
   // in it, which the pooled noise of the full rows (one degree of freedom each) can understate;
@@ -104,7 +120,13 @@ export function clockOf(runs: RunsByRow, K: number): { clock: Clock; why: string
     if (pts.size < 3) continue;
     const allowed = Math.max(t * Math.hypot(w.seMs!, o.seMs!), CLOCKS_AGREE_FRACTION * Math.abs(w.stepMs));
     if (Math.abs(o.stepMs - w.stepMs) > allowed)
-      return { clock: 'wall', why: `the wall time of runs of ${spans} (the output's span gave ${o.stepMs.toFixed(1)} ms a step against the wall clock's ${w.stepMs.toFixed(1)}: more apart than their noise, or the 2 % two clocks may differ by)` };
+      return {
+        clock: 'wall',
+        why: `the wall time of runs of ${spans} (the output's span gave ${o.stepMs.toFixed(1)} ms a step against the wall clock's ${w.stepMs.toFixed(1)}: more apart than their noise, or the 2 % two clocks may differ by)`,
+      };
   }
-  return { clock: 'output', why: `the span of the trainer's output, first line to last, in runs of ${spans} (start-up and exit left out; it grew with the steps and agreed with the wall times of the rows timed to the end)` };
+  return {
+    clock: 'output',
+    why: `the span of the trainer's output, first line to last, in runs of ${spans} (start-up and exit left out; it grew with the steps and agreed with the wall times of the rows timed to the end)`,
+  };
 }

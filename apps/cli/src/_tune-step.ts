@@ -54,7 +54,10 @@ export async function timeTrainStep(
     let stoppedEarly = false;
     for (let i = 0; i < o.steps; i++) {
       times.push((await opened.step.run(opened.batch)).totalMs);
-      if (o.cannotWinAboveMs !== undefined && cannotWin(times, { cannotWinAboveMs: o.cannotWinAboveMs, margin: o.margin ?? 0.1 })) {
+      if (
+        o.cannotWinAboveMs !== undefined &&
+        cannotWin(times, { cannotWinAboveMs: o.cannotWinAboveMs, margin: o.margin ?? 0.1 })
+      ) {
         stoppedEarly = true;
         break;
       }
@@ -97,7 +100,15 @@ export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
     executionProvider: o.executionProvider,
     deviceId: o.deviceId,
     ...(o.threads > 0 ? { intraOpNumThreads: o.threads } : {}),
-    ...(o.offload ? { offload: { target: o.offload.target, ...(o.offload.saveDir ? { saveDir: o.offload.saveDir } : {}), cwd: o.cwd } } : {}),
+    ...(o.offload
+      ? {
+          offload: {
+            target: o.offload.target,
+            ...(o.offload.saveDir ? { saveDir: o.offload.saveDir } : {}),
+            cwd: o.cwd,
+          },
+        }
+      : {}),
   });
   try {
     const batch = makeSyntheticBatch({ spec: o.spec, batchSize: o.batchSize, seed: 1 });
@@ -123,7 +134,11 @@ export interface StepTiming {
  * of its fastest half and its standard error, as timeTrainStep. Both sessions are held at once (the
  * soup process, not a probe child).
  */
-export async function timeAlternately(a: StepToTime | OpenStep, b: StepToTime | OpenStep, steps: number): Promise<[StepTiming, StepTiming]> {
+export async function timeAlternately(
+  a: StepToTime | OpenStep,
+  b: StepToTime | OpenStep,
+  steps: number,
+): Promise<[StepTiming, StepTiming]> {
   const opened: OpenStep[] = [];
   try {
     const sides: OpenStep[] = [];
@@ -157,7 +172,11 @@ export interface SideTiming extends StepTiming {
  * each further step (with every side's steps so far, and which have stopped): a fixed limit, or one
  * from the other sides' steps under the same load. Undefined: it may not stop now.
  */
-export type LimitOf = (j: number, times: readonly (readonly number[])[], stopped: readonly boolean[]) => WinLimit | undefined;
+export type LimitOf = (
+  j: number,
+  times: readonly (readonly number[])[],
+  stopped: readonly boolean[],
+) => WinLimit | undefined;
 
 /**
  * First timings taken side by side: every session opened and warmed up, then `steps` rounds of one
@@ -167,7 +186,11 @@ export type LimitOf = (j: number, times: readonly (readonly number[])[], stopped
  * while the others run. The sessions of sides that ran to the end are handed back open (the
  * caller releases them); on an error every session opened here is released.
  */
-export async function timeSideBySide(sides: readonly StepToTime[], steps: number, limitOf: LimitOf = () => undefined): Promise<SideTiming[]> {
+export async function timeSideBySide(
+  sides: readonly StepToTime[],
+  steps: number,
+  limitOf: LimitOf = () => undefined,
+): Promise<SideTiming[]> {
   const opened: OpenStep[] = [];
   const done = new Set<OpenStep>(); // released, or handed back open
   const release = async (s: OpenStep): Promise<void> => {
@@ -179,7 +202,13 @@ export async function timeSideBySide(sides: readonly StepToTime[], steps: number
     const { times, stoppedBy } = await alternate(opened, steps, limitOf, (j) => release(opened[j]!));
     const out = opened.map((s, j): SideTiming => {
       const by = stoppedBy[j] ?? null;
-      return { ...fastestHalf(times[j]!), times: times[j]!, stoppedEarly: by !== null, open: by === null ? s : null, stoppedBy: by };
+      return {
+        ...fastestHalf(times[j]!),
+        times: times[j]!,
+        stoppedEarly: by !== null,
+        open: by === null ? s : null,
+        stoppedBy: by,
+      };
     });
     for (const s of out) if (s.open) done.add(s.open);
     return out;

@@ -51,10 +51,18 @@ describe('chooseSettled', () => {
     // Each keeps its first timing (what the search decided on before the tie was timed again).
     expect(s.rows[0]!.firstTiming).toEqual({ stepMs: 196, noiseMs: 2, samplesPerSecond: 32 / ((4 * 196) / 1000) });
     expect(s.rows[1]!.firstTiming).toEqual({ stepMs: 198, noiseMs: 2, samplesPerSecond: 32 / ((4 * 198) / 1000) });
-    expect(s.rows[0]!.note).toBe('timed again, alternately with gradient_checkpointing=selective at micro-batch 8; its first timing kept as the level');
-    expect(s.rows[1]!.note).toBe('timed again, alternately with gradient_checkpointing=false at micro-batch 8: -9.5 % against it, shown at its level (first timing: 40.4 samples/s)');
-    expect(s.choice.reason).toMatch(/^gradient_checkpointing=false at micro-batch 8 is the fastest: 40\.8 samples\/s, 1\.11× /);
-    expect(s.choice.reason).toMatch(/timed again against each other, alternately \(the same load on both\), and their ratio decided$/);
+    expect(s.rows[0]!.note).toBe(
+      'timed again, alternately with gradient_checkpointing=selective at micro-batch 8; its first timing kept as the level',
+    );
+    expect(s.rows[1]!.note).toBe(
+      'timed again, alternately with gradient_checkpointing=false at micro-batch 8: -9.5 % against it, shown at its level (first timing: 40.4 samples/s)',
+    );
+    expect(s.choice.reason).toMatch(
+      /^gradient_checkpointing=false at micro-batch 8 is the fastest: 40\.8 samples\/s, 1\.11× /,
+    );
+    expect(s.choice.reason).toMatch(
+      /timed again against each other, alternately \(the same load on both\), and their ratio decided$/,
+    );
     expect(s.retimed).toEqual([[1, 0]]);
   });
 
@@ -63,7 +71,9 @@ describe('chooseSettled', () => {
     const s = await chooseSettled({ rows: first(), globalBatchSize: G, excluded: new Set(), retime: r.retime });
     expect(r.calls).toHaveLength(1);
     expect(s.choice.chosen).toBe(1);
-    expect(s.choice.reason).toMatch(/its peak is lower: the lower peak wins a tie\. gradient_checkpointing=selective at micro-batch 8 and gradient_checkpointing=false at micro-batch 8 were within the noise/);
+    expect(s.choice.reason).toMatch(
+      /its peak is lower: the lower peak wins a tie\. gradient_checkpointing=selective at micro-batch 8 and gradient_checkpointing=false at micro-batch 8 were within the noise/,
+    );
   });
 
   it('times nothing again when the fastest is clear, or when the fastest also has the lower peak', async () => {
@@ -93,7 +103,11 @@ describe('chooseSettled', () => {
   // Side by side, selective@8 is 9 % slower than off@16; then off@8 (lower peak than off@16) is the
   // tie the lower peak would take.
   const three = (): TuneRow[] => [row('false', 16, 255, 390, 3), ...first()];
-  const answers = { 'false@16': { stepMs: 391, noiseMs: 3 }, 'false@8': { stepMs: 200, noiseMs: 2 }, 'selective@8': { stepMs: 215, noiseMs: 2 } };
+  const answers = {
+    'false@16': { stepMs: 391, noiseMs: 3 },
+    'false@8': { stepMs: 200, noiseMs: 2 },
+    'selective@8': { stepMs: 215, noiseMs: 2 },
+  };
 
   it('settles a second tie that the first second timing uncovers, and never times a pair twice', async () => {
     const r = retimer(answers);
@@ -104,12 +118,20 @@ describe('chooseSettled', () => {
     ]);
     expect(s.choice.chosen).toBe(1); // off@8: still within the noise of off@16 side by side, and its peak is lower
     expect(s.rows[1]!.samplesPerSecond).toBeCloseTo(((32 / ((2 * 390) / 1000)) * 391 * 2) / (200 * 4), 9);
-    expect(s.choice.reason).toMatch(/; then gradient_checkpointing=false at micro-batch 8 and gradient_checkpointing=false at micro-batch 16 were within the noise/);
+    expect(s.choice.reason).toMatch(
+      /; then gradient_checkpointing=false at micro-batch 8 and gradient_checkpointing=false at micro-batch 16 were within the noise/,
+    );
   });
 
   it('beyond maxRetimes, the faster row keeps a tie that was not timed again', async () => {
     const r = retimer(answers);
-    const s = await chooseSettled({ rows: three(), globalBatchSize: G, excluded: new Set(), retime: r.retime, maxRetimes: 1 });
+    const s = await chooseSettled({
+      rows: three(),
+      globalBatchSize: G,
+      excluded: new Set(),
+      retime: r.retime,
+      maxRetimes: 1,
+    });
     expect(r.calls).toEqual([['selective@8', 'false@16']]);
     expect(s.choice.chosen).toBe(0);
     expect(s.choice.reason).toMatch(
@@ -119,18 +141,33 @@ describe('chooseSettled', () => {
 
   it('gives a tie whose first timings were taken side by side to the lower peak as it stands: not timed again, and says so', async () => {
     const r = retimer({ 'false@8': { stepMs: 180, noiseMs: 1.5 }, 'selective@8': { stepMs: 199, noiseMs: 1.5 } });
-    const s = await chooseSettled({ rows: first(), globalBatchSize: G, excluded: new Set(), retime: r.retime, sideBySide: [[0, 1]] });
+    const s = await chooseSettled({
+      rows: first(),
+      globalBatchSize: G,
+      excluded: new Set(),
+      retime: r.retime,
+      sideBySide: [[0, 1]],
+    });
     expect(r.calls).toEqual([]);
     expect(s.choice.chosen).toBe(1);
     expect(s.rows).toEqual(first());
     expect(s.retimed).toEqual([]);
-    expect(s.choice.reason).toMatch(/its peak is lower: the lower peak wins a tie; the two were timed side by side from the start, alternately \(the same load on both\)$/);
+    expect(s.choice.reason).toMatch(
+      /its peak is lower: the lower peak wins a tie; the two were timed side by side from the start, alternately \(the same load on both\)$/,
+    );
   });
 
   it('does not count a pair timed side by side from the start against maxRetimes, and times a tie outside it again', async () => {
     // off@8 and selective@8 side by side from the start; off@16 is faster than both, within the noise.
     const r = retimer(answers);
-    const s = await chooseSettled({ rows: three(), globalBatchSize: G, excluded: new Set(), retime: r.retime, maxRetimes: 1, sideBySide: [[1, 2]] });
+    const s = await chooseSettled({
+      rows: three(),
+      globalBatchSize: G,
+      excluded: new Set(),
+      retime: r.retime,
+      maxRetimes: 1,
+      sideBySide: [[1, 2]],
+    });
     expect(r.calls).toEqual([['selective@8', 'false@16']]);
     expect(s.retimed).toEqual([[2, 0]]);
     expect(s.choice.reason).not.toMatch(/timed side by side from the start/);
@@ -180,7 +217,9 @@ describe('a tie timed again before the end (timeTieAgain, then chooseSettled wit
     expect(now[1]!.note).toBe(
       'timed again, alternately with gradient_checkpointing=selective at micro-batch 16, to decide whether a heavier choice can win: +5.3 % against it, shown at its level (first timing: 40.0 samples/s)',
     );
-    expect(now[0]!.note).toBe('timed again, alternately with gradient_checkpointing=selective at micro-batch 8, to decide whether a heavier choice can win; its first timing kept as the level');
+    expect(now[0]!.note).toBe(
+      'timed again, alternately with gradient_checkpointing=selective at micro-batch 8, to decide whether a heavier choice can win; its first timing kept as the level',
+    );
   });
 
   it('is not timed a second time at the end, counts towards the limit, and is named in the reason', async () => {
@@ -188,16 +227,33 @@ describe('a tie timed again before the end (timeTieAgain, then chooseSettled wit
     // Still a tie after the early second timing: it stands, and the lower peak takes it without a third timing.
     const now = (await timeTieAgain(first(), 1, 0, G, r.retime))!;
     expect(tieOver(now, G, new Set())).toEqual([1, 0]);
-    const s = await chooseSettled({ rows: now, globalBatchSize: G, excluded: new Set(), retime: r.retime, retimed: [[1, 0]] });
+    const s = await chooseSettled({
+      rows: now,
+      globalBatchSize: G,
+      excluded: new Set(),
+      retime: r.retime,
+      retimed: [[1, 0]],
+    });
     expect(r.calls).toHaveLength(1);
     expect(s.choice.chosen).toBe(1);
     expect(s.retimed).toEqual([[1, 0]]);
-    expect(s.choice.reason).toMatch(/gradient_checkpointing=selective at micro-batch 8 and gradient_checkpointing=selective at micro-batch 16 were within the noise of their first timings/);
+    expect(s.choice.reason).toMatch(
+      /gradient_checkpointing=selective at micro-batch 8 and gradient_checkpointing=selective at micro-batch 16 were within the noise of their first timings/,
+    );
     // With the limit already reached by it, a new tie (off at 8, lower peak still) goes to the faster, untimed.
     const more = [...now, row('false', 4, 100, 103, 5)];
-    const t = await chooseSettled({ rows: more, globalBatchSize: G, excluded: new Set(), retime: r.retime, retimed: [[1, 0]], maxRetimes: 1 });
+    const t = await chooseSettled({
+      rows: more,
+      globalBatchSize: G,
+      excluded: new Set(),
+      retime: r.retime,
+      retimed: [[1, 0]],
+      maxRetimes: 1,
+    });
     expect(r.calls).toHaveLength(1);
-    expect(t.choice.reason).toMatch(/but that tie was not timed again \(a choice times at most 1 pairs again\), so the faster stands/);
+    expect(t.choice.reason).toMatch(
+      /but that tie was not timed again \(a choice times at most 1 pairs again\), so the faster stands/,
+    );
   });
 });
 

@@ -21,7 +21,8 @@ export interface Retiming {
  */
 export type Retime = (a: TuneRow, b: TuneRow) => Promise<[Retiming, Retiming] | null>;
 
-const named = (r: TuneRow): string => (r.microBatchSize === null ? r.label : `${r.label} at micro-batch ${r.microBatchSize}`);
+const named = (r: TuneRow): string =>
+  r.microBatchSize === null ? r.label : `${r.label} at micro-batch ${r.microBatchSize}`;
 
 /** The pair a choice would settle by the lower peak against the faster row (chosen, fastest), or null. */
 export function tieTakenByPeak(choice: ConfigurationChoice): [number, number] | null {
@@ -45,7 +46,12 @@ const choiceOver = (rows: readonly TuneRow[], G: number, excluded: ReadonlySet<n
  * not timed again, so only its chosen row is kept, for a faster row that may come. A tuner keeps
  * these rows' warm sessions, so that a second timing needs no new session and no warm-up.
  */
-export function rowsToKeep(rows: readonly TuneRow[], globalBatchSize: number, excluded: ReadonlySet<number>, settled: readonly [number, number][] = []): number[] {
+export function rowsToKeep(
+  rows: readonly TuneRow[],
+  globalBatchSize: number,
+  excluded: ReadonlySet<number>,
+  settled: readonly [number, number][] = [],
+): number[] {
   const choice = choiceOver(rows, globalBatchSize, excluded);
   if (choice.chosen === null) return [];
   const pair = tieTakenByPeak(choice);
@@ -53,11 +59,15 @@ export function rowsToKeep(rows: readonly TuneRow[], globalBatchSize: number, ex
 }
 
 /** Whether the pair (i, j), in either order, is one of `pairs`. */
-const among = (pairs: readonly [number, number][], i: number, j: number): boolean => pairs.some(([x, y]) => (x === i && y === j) || (x === j && y === i));
+const among = (pairs: readonly [number, number][], i: number, j: number): boolean =>
+  pairs.some(([x, y]) => (x === i && y === j) || (x === j && y === i));
 
 /** The tie a choice over `rows` would give the lower peak from a faster row: (lower peak, faster), or null. */
-export const tieOver = (rows: readonly TuneRow[], globalBatchSize: number, excluded: ReadonlySet<number>): [number, number] | null =>
-  tieTakenByPeak(choiceOver(rows, globalBatchSize, excluded));
+export const tieOver = (
+  rows: readonly TuneRow[],
+  globalBatchSize: number,
+  excluded: ReadonlySet<number>,
+): [number, number] | null => tieTakenByPeak(choiceOver(rows, globalBatchSize, excluded));
 
 /**
  * `rows` with the tie (i, the lower peak, against j, the faster) timed again by `retime`, the two
@@ -85,7 +95,8 @@ export async function timeTieAgain(
   const spsI = b.samplesPerSecond! * ratio * (b.accumulation! / a.accumulation!);
   const stepI = G / ((a.accumulation! * spsI) / 1000);
   const pct = (spsI / b.samplesPerSecond! - 1) * 100;
-  const first = (r: TuneRow): TuneRow['firstTiming'] => r.firstTiming ?? { stepMs: r.stepMs!, noiseMs: r.noiseMs, samplesPerSecond: r.samplesPerSecond! };
+  const first = (r: TuneRow): TuneRow['firstTiming'] =>
+    r.firstTiming ?? { stepMs: r.stepMs!, noiseMs: r.noiseMs, samplesPerSecond: r.samplesPerSecond! };
   const because = why ? `, ${why}` : '';
   out[i] = {
     ...a,
@@ -95,7 +106,12 @@ export async function timeTieAgain(
     samplesPerSecond: spsI,
     note: `timed again, alternately with ${named(b)}${because}: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)} % against it, shown at its level (first timing: ${a.samplesPerSecond!.toFixed(1)} samples/s)`,
   };
-  out[j] = { ...b, firstTiming: first(b), noiseMs: (b.stepMs! * rj.noiseMs) / rj.stepMs, note: `timed again, alternately with ${named(a)}${because}; its first timing kept as the level` };
+  out[j] = {
+    ...b,
+    firstTiming: first(b),
+    noiseMs: (b.stepMs! * rj.noiseMs) / rj.stepMs,
+    note: `timed again, alternately with ${named(a)}${because}; its first timing kept as the level`,
+  };
   return out;
 }
 
@@ -154,8 +170,16 @@ export async function chooseSettled(o: {
     choice = choose();
   }
   // A tie decided on first timings taken side by side says so.
-  const tie = choice.chosen !== null && choice.closeTo !== null && among(sideBySide, choice.chosen, choice.closeTo) && !among(retimed, choice.chosen, choice.closeTo);
-  if (tie && unsettled === null) choice = { ...choice, reason: `${choice.reason}; the two were timed side by side from the start, alternately (the same load on both)` };
+  const tie =
+    choice.chosen !== null &&
+    choice.closeTo !== null &&
+    among(sideBySide, choice.chosen, choice.closeTo) &&
+    !among(retimed, choice.chosen, choice.closeTo);
+  if (tie && unsettled === null)
+    choice = {
+      ...choice,
+      reason: `${choice.reason}; the two were timed side by side from the start, alternately (the same load on both)`,
+    };
   if (retimed.length === 0 && unsettled === null) return { choice, rows, retimed };
   const pairs = retimed.map(([i, j]) => `${named(rows[i]!)} and ${named(rows[j]!)}`).join('; then ');
   const settled =

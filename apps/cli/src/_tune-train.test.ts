@@ -7,7 +7,15 @@ import type { TuneRow } from '@soup/batch-probe';
 import { defineGptSpec } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { fastestHalf, openWarmStep, timeAlternately, timeSideBySide, timeTrainStep, type OpenStep, type SideTiming } from './_tune-step';
+import {
+  fastestHalf,
+  openWarmStep,
+  timeAlternately,
+  timeSideBySide,
+  timeTrainStep,
+  type OpenStep,
+  type SideTiming,
+} from './_tune-step';
 import { pastItsBest } from './_tune-train';
 
 const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
@@ -72,11 +80,21 @@ describe('timeAlternately', () => {
     const cwd = useTempDir();
     const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
     const saveDir = join(cwd, 'scratch');
-    const at = (batchSize: number, offload: { target: 'disk'; saveDir: string } | null) => ({ spec, recompute: [], batchSize, threads: 1, offload, cwd, ...ON_CPU });
+    const at = (batchSize: number, offload: { target: 'disk'; saveDir: string } | null) => ({
+      spec,
+      recompute: [],
+      batchSize,
+      threads: 1,
+      offload,
+      cwd,
+      ...ON_CPU,
+    });
     // 16 times the samples on the second: its step must come back as the slower one, whatever the order of the rounds.
     const [small, large] = await timeAlternately(at(2, null), at(32, { target: 'disk', saveDir }), 4);
     expect(small.stepMs).toBeGreaterThan(0);
-    expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=32 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
+    expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=32 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(
+      3 * small.stepMs,
+    );
     for (const t of [small, large]) expect(t.noiseMs).toBeGreaterThanOrEqual(0);
     expect(readdirSync(saveDir)).toEqual([]);
   });
@@ -90,10 +108,17 @@ describe('timeAlternately', () => {
       // Count the steps run on the kept session: exactly the rounds, none for a warm-up.
       let runs = 0;
       const run = kept.step.run.bind(kept.step);
-      const counted: OpenStep = { batch: kept.batch, step: Object.assign(Object.create(kept.step) as typeof kept.step, { run: async (b: typeof kept.batch) => (runs++, run(b)) }) };
+      const counted: OpenStep = {
+        batch: kept.batch,
+        step: Object.assign(Object.create(kept.step) as typeof kept.step, {
+          run: async (b: typeof kept.batch) => (runs++, run(b)),
+        }),
+      };
       const [small, large] = await timeAlternately(counted, at(128), 4);
       expect(runs).toBe(4);
-      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=128 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
+      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=128 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(
+        3 * small.stepMs,
+      );
       // Still open: it runs again (a released session throws).
       expect((await kept.step.run(kept.batch)).totalMs).toBeGreaterThan(0);
     } finally {
@@ -104,14 +129,24 @@ describe('timeAlternately', () => {
 
 describe('timeSideBySide', () => {
   const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
-  const at = (cwd: string, batchSize: number) => ({ spec, recompute: [], batchSize, threads: 1, offload: null, cwd, ...ON_CPU });
+  const at = (cwd: string, batchSize: number) => ({
+    spec,
+    recompute: [],
+    batchSize,
+    threads: 1,
+    offload: null,
+    cwd,
+    ...ON_CPU,
+  });
 
   it('takes two first timings side by side, each answer its own, and hands both warm sessions back open', async () => {
     const cwd = useTempDir();
     const sides = await timeSideBySide([at(cwd, 2), at(cwd, 128)], 4);
     try {
       const [small, large] = sides as [SideTiming, SideTiming];
-      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=128 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(3 * small.stepMs);
+      expect(large.stepMs, `m=2 ${small.stepMs.toFixed(1)} ms, m=128 ${large.stepMs.toFixed(1)} ms`).toBeGreaterThan(
+        3 * small.stepMs,
+      );
       for (const t of sides) {
         expect(t.times).toHaveLength(4);
         expect(t.stoppedEarly).toBe(false);
@@ -127,7 +162,9 @@ describe('timeSideBySide', () => {
 
   it('stops a side that cannot win after three steps, releases it, and times the other to the end', async () => {
     const cwd = useTempDir();
-    const [a, b] = (await timeSideBySide([at(cwd, 2), at(cwd, 4)], 6, (j) => (j === 1 ? { cannotWinAboveMs: 1e-6, margin: 0.1 } : undefined))) as [SideTiming, SideTiming];
+    const [a, b] = (await timeSideBySide([at(cwd, 2), at(cwd, 4)], 6, (j) =>
+      j === 1 ? { cannotWinAboveMs: 1e-6, margin: 0.1 } : undefined,
+    )) as [SideTiming, SideTiming];
     try {
       expect(b.stoppedEarly).toBe(true);
       expect(b.stoppedBy).toEqual({ cannotWinAboveMs: 1e-6, margin: 0.1 });
@@ -145,14 +182,26 @@ describe('timeSideBySide', () => {
 
 describe('timeSideBySide, four at once', () => {
   const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
-  const at = (cwd: string, batchSize: number) => ({ spec, recompute: [], batchSize, threads: 1, offload: null, cwd, ...ON_CPU });
+  const at = (cwd: string, batchSize: number) => ({
+    spec,
+    recompute: [],
+    batchSize,
+    threads: 1,
+    offload: null,
+    cwd,
+    ...ON_CPU,
+  });
 
   it('times four sessions in turn (0123, 3210, …), each answer its own, all handed back open', async () => {
     const cwd = useTempDir();
     // Which side runs when: the limit is asked after each of a side's steps from its third on,
     // while more rounds follow, so the calls show the order of rounds 3 to 5.
     const asked: number[] = [];
-    const sides = await timeSideBySide([at(cwd, 2), at(cwd, 4), at(cwd, 8), at(cwd, 128)], 6, (j) => void asked.push(j));
+    const sides = await timeSideBySide(
+      [at(cwd, 2), at(cwd, 4), at(cwd, 8), at(cwd, 128)],
+      6,
+      (j) => void asked.push(j),
+    );
     try {
       expect(asked).toEqual([0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3]);
       expect(sides.map((t) => t.open!.batch.batchSize)).toEqual([2, 4, 8, 128]);
@@ -167,13 +216,15 @@ describe('timeSideBySide, four at once', () => {
     }
   });
 
-  it('asks when a side may stop from its third step on, with the others\' steps under the same load, and stops it there', async () => {
+  it("asks when a side may stop from its third step on, with the others' steps under the same load, and stops it there", async () => {
     const cwd = useTempDir();
     const asked: { j: number; own: number; others: number[] }[] = [];
     // m = 32 against m = 2: it cannot reach the small one's pace; the limit comes from side 0's own steps so far.
     const sides = await timeSideBySide([at(cwd, 2), at(cwd, 32)], 6, (j, times, stopped) => {
       asked.push({ j, own: times[j]!.length, others: times.filter((_, k) => k !== j).map((t) => t.length) });
-      return j === 1 && !stopped[0] && times[0]!.length >= 3 ? { cannotWinAboveMs: fastestHalf(times[0]!).stepMs, margin: 0.1 } : undefined;
+      return j === 1 && !stopped[0] && times[0]!.length >= 3
+        ? { cannotWinAboveMs: fastestHalf(times[0]!).stepMs, margin: 0.1 }
+        : undefined;
     });
     try {
       expect(asked.every((a) => a.own >= 3)).toBe(true);

@@ -13,7 +13,17 @@
 // (_tune-tie), on their sessions kept warm from the first timing; the tie that decides whether a
 // lighter candidate is past its best is timed again before a heavier one is searched. The choice is
 // remembered in the tune cache.
-import { divisorsOf, formatMicroBatch, NoBatchFitsError, peakIsLower, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/batch-probe';
+import {
+  divisorsOf,
+  formatMicroBatch,
+  NoBatchFitsError,
+  peakIsLower,
+  lookupTuneEntry,
+  makeTuneKey,
+  saveTuneEntry,
+  type TuneEntry,
+  type TuneRow,
+} from '@soup/batch-probe';
 import type { Granularity } from '@soup/grad-ckpt';
 import type { GptSpec } from '@soup/onnx-train';
 import type { BatchResolution, TrialView } from './_batch';
@@ -22,7 +32,18 @@ import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
 import { formatBytes } from './format-bytes';
 import { printTable, withEarlyStops } from './_tune-exec';
 import { holdable, holdBytesOf, KeptSessions, peakAtMost } from './_tune-hold';
-import { fastestHalf, samplesPerSecondAt, timeAlternately, timeSideBySide, timeTrainStep, type LimitOf, type OpenStep, type StepTiming, type StepToTime, type WinLimit } from './_tune-step';
+import {
+  fastestHalf,
+  samplesPerSecondAt,
+  timeAlternately,
+  timeSideBySide,
+  timeTrainStep,
+  type LimitOf,
+  type OpenStep,
+  type StepTiming,
+  type StepToTime,
+  type WinLimit,
+} from './_tune-step';
 import { MicroWalk } from './_tune-walk';
 import { timeFirstAt, timeThenFit } from './_tune-first';
 import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './_tune-tie';
@@ -30,7 +51,6 @@ import type { SoupConfig } from './validate-config';
 
 export const TRAIN_TIERS: readonly (Granularity | null)[] = [null, 'selective', 'full'];
 const nameOf = (g: Granularity | null): string => g ?? 'false';
-
 
 /**
  * A candidate's rows past its best micro-batch: the largest m it timed (at most `top`, the largest
@@ -41,7 +61,9 @@ const nameOf = (g: Granularity | null): string => g ?? 'false';
  * Null when fewer than two were timed or the largest is not slower.
  */
 export function pastItsBest(rows: readonly TuneRow[], top: number): { top: TuneRow; below: TuneRow } | null {
-  const [atTop, below] = rows.filter((r) => r.microBatchSize !== null && r.samplesPerSecond !== null && r.microBatchSize <= top).sort((a, b) => b.microBatchSize! - a.microBatchSize!);
+  const [atTop, below] = rows
+    .filter((r) => r.microBatchSize !== null && r.samplesPerSecond !== null && r.microBatchSize <= top)
+    .sort((a, b) => b.microBatchSize! - a.microBatchSize!);
   return atTop && below && atTop.samplesPerSecond! < below.samplesPerSecond! ? { top: atTop, below } : null;
 }
 
@@ -120,7 +142,9 @@ export async function tuneTrain(o: {
     gpuName: o.gpuName,
     gpuMemoryGb: o.gpuMemoryGb,
   });
-  const what = [o.tiers.length > 1 ? 'gradient_checkpointing' : null, withOffload ? 'activation_offloading' : null].filter((x) => x !== null).join(' and ');
+  const what = [o.tiers.length > 1 ? 'gradient_checkpointing' : null, withOffload ? 'activation_offloading' : null]
+    .filter((x) => x !== null)
+    .join(' and ');
   const location = { env: ctx.env, cwd: ctx.cwd };
   const candidates: Candidate[] = o.offloads.flatMap((off, oi) =>
     o.tiers.map((g, gi) => {
@@ -131,15 +155,23 @@ export async function tuneTrain(o: {
         offload: off,
         rank: [workRank(g), oi] as [number, number],
         values,
-        label: Object.entries(values).map(([k, v]) => `${k}=${v}`).join(', '),
+        label: Object.entries(values)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', '),
         recompute: recomputeOf(config, g),
       };
     }),
   );
   /** The candidate a row measured: by its label, else by its lever values. */
   const candidateOf = (r: TuneRow): Candidate =>
-    candidates.find((x) => x.label === r.label) ?? candidates.find((x) => Object.entries(x.values).every(([k, v]) => r.values[k] === v))!;
-  const result = (entry: TuneEntry, source: 'measured' | 'cache', resolution: BatchResolution | null, measured: TrialView | null): TrainTuneResult => {
+    candidates.find((x) => x.label === r.label) ??
+    candidates.find((x) => Object.entries(x.values).every(([k, v]) => r.values[k] === v))!;
+  const result = (
+    entry: TuneEntry,
+    source: 'measured' | 'cache',
+    resolution: BatchResolution | null,
+    measured: TrialView | null,
+  ): TrainTuneResult => {
     const r = entry.rows[entry.chosen]!;
     const c = candidateOf(r);
     return {
@@ -156,7 +188,9 @@ export async function tuneTrain(o: {
   if (!o.noCache) {
     const hit = lookupTuneEntry(key, location);
     if (hit) {
-      ctx.say(`${what}: auto, from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}; --no-cache to measure again):`);
+      ctx.say(
+        `${what}: auto, from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}; --no-cache to measure again):`,
+      );
       printTable(ctx, hit);
       return result(hit, 'cache', null, null);
     }
@@ -169,7 +203,9 @@ export async function tuneTrain(o: {
   ctx.say(
     `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
       `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it` +
-      (config.device.kind === 'cpu' ? ' (on the CPU, one left with a single micro-batch above the lighter ones\' is timed first and fitted only if it can win)' : '') +
+      (config.device.kind === 'cpu'
+        ? " (on the CPU, one left with a single micro-batch above the lighter ones' is timed first and fitted only if it can win)"
+        : '') +
       '; ' +
       (pairedStart
         ? `${candidates[0]!.label} and ${candidates[1]!.label} are timed side by side, in turn: at the first two micro-batches both take all four at once, then two at a time at each micro-batch both take; `
@@ -193,7 +229,10 @@ export async function tuneTrain(o: {
   // fitted when a lighter one shows it cannot win (pastItsBest).
   const fitted = new Map<Candidate, { r: BatchResolution; floor: number }>();
   const lighterThan = (c: Candidate): Candidate[] =>
-    candidates.filter((x) => x !== c && x.rank[0] <= c.rank[0] && x.rank[1] <= c.rank[1] && (x.rank[0] < c.rank[0] || x.rank[1] < c.rank[1]));
+    candidates.filter(
+      (x) =>
+        x !== c && x.rank[0] <= c.rank[0] && x.rank[1] <= c.rank[1] && (x.rank[0] < c.rank[0] || x.rank[1] < c.rank[1]),
+    );
   let best: TuneRow | null = null;
   const stopped = new Set<TuneRow>();
   let choice: Awaited<ReturnType<typeof chooseSettled>>['choice'];
@@ -205,22 +244,35 @@ export async function tuneTrain(o: {
   const kept = new KeptSessions<OpenStep>(holdBytesOf(config.device.kind, o.budgetBytes));
   const keyOf = (r: TuneRow): string => `${r.label}\u0000${r.microBatchSize}`;
   /** A row's peak, or a bound on it from its candidate's fits at a larger m. */
-  const peakOf = (r: TuneRow): number | null => r.peakBytes ?? peakAtMost(fitted.get(candidateOf(r))?.r.trials ?? [], r.microBatchSize!);
+  const peakOf = (r: TuneRow): number | null =>
+    r.peakBytes ?? peakAtMost(fitted.get(candidateOf(r))?.r.trials ?? [], r.microBatchSize!);
   /** The indices of `rows` stopped early: they do not compete. */
-  const excludedOf = (rows: readonly TuneRow[]): Set<number> => new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])));
+  const excludedOf = (rows: readonly TuneRow[]): Set<number> =>
+    new Set(rows.flatMap((r, i) => (stopped.has(r) ? [i] : [])));
   // Pairs (row keys) whose first timings were taken side by side: a tie between them is already
   // settled by a timing under one load, so it is not timed again.
   const sideBySide: [string, string][] = [];
   /** A pair of row keys as indices into `rows`. */
   const indicesIn =
     (rows: readonly TuneRow[]) =>
-    ([a, b]: [string, string]): [number, number] => [rows.findIndex((r) => keyOf(r) === a), rows.findIndex((r) => keyOf(r) === b)];
+    ([a, b]: [string, string]): [number, number] => [
+      rows.findIndex((r) => keyOf(r) === a),
+      rows.findIndex((r) => keyOf(r) === b),
+    ];
   const keepOnly = async (rows: readonly TuneRow[]): Promise<void> => {
     const toKeep = rowsToKeep(rows, G, excludedOf(rows), sideBySide.map(indicesIn(rows))).map((i) => rows[i]!);
     // A pair that cannot be held together is not timed side by side: keep the faster (the last) alone.
     await kept.keepOnly(new Set((holdable(toKeep.map(peakOf), kept.holdBytes) ? toKeep : toKeep.slice(-1)).map(keyOf)));
   };
-  const stepAt = (c: Candidate, m: number): StepToTime => ({ ...deviceOf, spec: o.spec, recompute: c.recompute, batchSize: m, threads: config.training.threads, offload: c.offload, cwd: ctx.cwd });
+  const stepAt = (c: Candidate, m: number): StepToTime => ({
+    ...deviceOf,
+    spec: o.spec,
+    recompute: c.recompute,
+    batchSize: m,
+    threads: config.training.threads,
+    offload: c.offload,
+    cwd: ctx.cwd,
+  });
   const stepOf = (r: TuneRow): StepToTime => stepAt(candidateOf(r), r.microBatchSize!);
   // Pairs timed again before the end (by row key), so that the end does not time them again.
   const retimedEarly: [string, string][] = [];
@@ -234,14 +286,27 @@ export async function tuneTrain(o: {
     const peaks = [peakOf(a), peakOf(b)];
     if (!holdable(peaks, kept.holdBytes)) {
       const shown = peaks.map((p) => (p === null ? 'unknown' : formatBytes(p))).join(' + ');
-      ctx.say(ctx.style.dim(`${at(a)} and ${at(b)} are within the noise, the lower peak on the slower, but their two sessions do not fit together (${shown} over ${formatBytes(kept.holdBytes)}): not timed side by side, the faster stands`));
+      ctx.say(
+        ctx.style.dim(
+          `${at(a)} and ${at(b)} are within the noise, the lower peak on the slower, but their two sessions do not fit together (${shown} over ${formatBytes(kept.holdBytes)}): not timed side by side, the faster stands`,
+        ),
+      );
       return null;
     }
     await kept.makeRoom(peaks, new Set([keyOf(a), keyOf(b)]));
     const [sa, sb] = [kept.get(keyOf(a)), kept.get(keyOf(b))];
     const t = await timeAlternately(sa ?? stepOf(a), sb ?? stepOf(b), RETIME_ROUNDS);
-    const warm = sa && sb ? 'both sessions kept warm from their first timing' : sa || sb ? 'one session kept warm from its first timing' : 'two new sessions';
-    ctx.say(ctx.style.dim(`${at(a)} and ${at(b)} are within the noise, the lower peak on the slower: timed again side by side (${RETIME_ROUNDS} rounds, ${warm}, ${((performance.now() - t0) / 1000).toFixed(1)} s)`));
+    const warm =
+      sa && sb
+        ? 'both sessions kept warm from their first timing'
+        : sa || sb
+          ? 'one session kept warm from its first timing'
+          : 'two new sessions';
+    ctx.say(
+      ctx.style.dim(
+        `${at(a)} and ${at(b)} are within the noise, the lower peak on the slower: timed again side by side (${RETIME_ROUNDS} rounds, ${warm}, ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+      ),
+    );
     return t;
   };
   /**
@@ -261,7 +326,10 @@ export async function tuneTrain(o: {
     if (!x) return;
     const [top, below] = byCandidate
       .get(x)!
-      .filter((r) => r.microBatchSize !== null && r.samplesPerSecond !== null && r.microBatchSize <= fitted.get(x)!.r.batchSize)
+      .filter(
+        (r) =>
+          r.microBatchSize !== null && r.samplesPerSecond !== null && r.microBatchSize <= fitted.get(x)!.r.batchSize,
+      )
       .sort((u, v) => v.microBatchSize! - u.microBatchSize!);
     if (top !== all[j] || below !== all[i]) return;
     const now = await timeTieAgain(all, i, j, G, retime, 'to decide whether a heavier choice can win');
@@ -288,8 +356,16 @@ export async function tuneTrain(o: {
       return null;
     }
   };
-  const fitPeak = (r: BatchResolution, m: number): number | null => r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
-  const rowOf = (c: Candidate, r: BatchResolution | null, m: number, t: StepTiming, stoppedEarly: boolean, note: string | null): TuneRow => ({
+  const fitPeak = (r: BatchResolution, m: number): number | null =>
+    r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
+  const rowOf = (
+    c: Candidate,
+    r: BatchResolution | null,
+    m: number,
+    t: StepTiming,
+    stoppedEarly: boolean,
+    note: string | null,
+  ): TuneRow => ({
     label: c.label,
     values: c.values,
     microBatchSize: m,
@@ -301,7 +377,13 @@ export async function tuneTrain(o: {
     note,
   });
   /** A timed row joins its candidate's rows and the best so far; its open session is kept (the caller made room for it) while a second timing may want it. */
-  const record = (c: Candidate, row: TuneRow, stoppedEarly: boolean, open: OpenStep | null, peak: number | null): void => {
+  const record = (
+    c: Candidate,
+    row: TuneRow,
+    stoppedEarly: boolean,
+    open: OpenStep | null,
+    peak: number | null,
+  ): void => {
     byCandidate.get(c)!.push(row);
     if (stoppedEarly) stopped.add(row);
     else if (best === null || row.samplesPerSecond! > best.samplesPerSecond!) best = row;
@@ -312,12 +394,17 @@ export async function tuneTrain(o: {
    * the reference's samples/s, by 5 % when its peak is above the reference's beyond the probe's
    * resolution (peakIsLower: it cannot win a tie, which goes to the lower peak), else by 10 %.
    */
-  const limitAgainst = (peak: number | null, m: number, ref: Pick<TuneRow, 'samplesPerSecond' | 'peakBytes'>): WinLimit => ({
+  const limitAgainst = (
+    peak: number | null,
+    m: number,
+    ref: Pick<TuneRow, 'samplesPerSecond' | 'peakBytes'>,
+  ): WinLimit => ({
     cannotWinAboveMs: (G / ((G / m) * ref.samplesPerSecond!)) * 1000,
     margin: peak !== null && peakIsLower(ref.peakBytes, peak) ? 0.05 : 0.1,
   });
   /** limitAgainst the best so far, with the peak r's fit measured at m; undefined before anything is timed. */
-  const limitAt = (r: BatchResolution, m: number): WinLimit | undefined => (best === null ? undefined : limitAgainst(fitPeak(r, m), m, best));
+  const limitAt = (r: BatchResolution, m: number): WinLimit | undefined =>
+    best === null ? undefined : limitAgainst(fitPeak(r, m), m, best);
   const stopNote = (times: readonly number[], l: WinLimit): string =>
     `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...times).toFixed(0)} ms, is over ${l.cannotWinAboveMs.toFixed(0)} ms + ${l.margin * 100} %${l.margin < 0.1 ? ", and its peak is above the best's" : ''})`;
   /** c's step at m timed alone. */
@@ -325,7 +412,12 @@ export async function tuneTrain(o: {
     const limit = limitAt(r, m);
     const peak = peakAtMost(r.trials, m);
     await kept.makeRoom([peak]);
-    const t = await timeTrainStep({ ...stepAt(c, m), steps, ...(limit ? { cannotWinAboveMs: limit.cannotWinAboveMs, margin: limit.margin } : {}), keepOpen: true });
+    const t = await timeTrainStep({
+      ...stepAt(c, m),
+      steps,
+      ...(limit ? { cannotWinAboveMs: limit.cannotWinAboveMs, margin: limit.margin } : {}),
+      keepOpen: true,
+    });
     const row = rowOf(c, r, m, t, t.stoppedEarly, t.stoppedEarly ? stopNote(t.times, limit!) : null);
     record(c, row, t.stoppedEarly, t.open, peak);
     await keepOnly([...byCandidate.values()].flat());
@@ -347,7 +439,8 @@ export async function tuneTrain(o: {
       for (const [k, q] of points.entries()) {
         if (k === j || stopped[k] || times[k]!.length < 3) continue;
         const sps = samplesPerSecondAt(G, q.m, fastestHalf(times[k]!).stepMs);
-        if (ref === null || sps > ref.samplesPerSecond!) ref = { samplesPerSecond: sps, peakBytes: fitPeak(q.w.r, q.m) };
+        if (ref === null || sps > ref.samplesPerSecond!)
+          ref = { samplesPerSecond: sps, peakBytes: fitPeak(q.w.r, q.m) };
       }
       return ref === null ? undefined : limitAgainst(fitPeak(points[j]!.w.r, points[j]!.m), points[j]!.m, ref);
     };
@@ -367,12 +460,23 @@ export async function tuneTrain(o: {
     const rows = points.map((p, j) => {
       const t = sides[j]!;
       const others = points.filter((_, k) => k !== j);
-      const with_ = others.every((q) => q.m === p.m) ? `${others.map((q) => q.w.c.label).join(', ')} at ${p.m}` : others.map((q) => `${q.w.c.label} at ${q.m}`).join(', ');
-      return rowOf(p.w.c, p.w.r, p.m, t, t.stoppedEarly, t.stoppedBy ? stopNote(t.times, t.stoppedBy) : `timed side by side with ${with_}, alternately`);
+      const with_ = others.every((q) => q.m === p.m)
+        ? `${others.map((q) => q.w.c.label).join(', ')} at ${p.m}`
+        : others.map((q) => `${q.w.c.label} at ${q.m}`).join(', ');
+      return rowOf(
+        p.w.c,
+        p.w.r,
+        p.m,
+        t,
+        t.stoppedEarly,
+        t.stoppedBy ? stopNote(t.times, t.stoppedBy) : `timed side by side with ${with_}, alternately`,
+      );
     });
-    for (const [j, p] of points.entries()) record(p.w.c, rows[j]!, sides[j]!.stoppedEarly, sides[j]!.open, peaks[j] ?? null);
+    for (const [j, p] of points.entries())
+      record(p.w.c, rows[j]!, sides[j]!.stoppedEarly, sides[j]!.open, peaks[j] ?? null);
     for (let j = 0; j < rows.length; j++)
-      for (let k = j + 1; k < rows.length; k++) if (!sides[j]!.stoppedEarly && !sides[k]!.stoppedEarly) sideBySide.push([keyOf(rows[j]!), keyOf(rows[k]!)]);
+      for (let k = j + 1; k < rows.length; k++)
+        if (!sides[j]!.stoppedEarly && !sides[k]!.stoppedEarly) sideBySide.push([keyOf(rows[j]!), keyOf(rows[k]!)]);
     await keepOnly([...byCandidate.values()].flat());
     return rows;
   };
@@ -388,7 +492,12 @@ export async function tuneTrain(o: {
     const opening = a.walk.opening();
     if (b !== null && opening.length === 2 && b.walk.opening().join() === opening.join()) {
       const points = opening.flatMap((m) => [a, b].map((w) => ({ w, m })));
-      if (holdable(points.map((p) => peakAtMost(p.w.r.trials, p.m)), kept.holdBytes)) {
+      if (
+        holdable(
+          points.map((p) => peakAtMost(p.w.r.trials, p.m)),
+          kept.holdBytes,
+        )
+      ) {
         const rows = await timeGroup(points);
         for (const [j, p] of points.entries()) p.w.walk.took(rows[j]!.samplesPerSecond!);
       }
@@ -397,7 +506,12 @@ export async function tuneTrain(o: {
       const ma = a.walk.next();
       const mb = b === null ? null : b.walk.next();
       if (ma === null && mb === null) return;
-      if (b !== null && ma !== null && ma === mb && holdable([peakAtMost(a.r.trials, ma), peakAtMost(b.r.trials, ma)], kept.holdBytes)) {
+      if (
+        b !== null &&
+        ma !== null &&
+        ma === mb &&
+        holdable([peakAtMost(a.r.trials, ma), peakAtMost(b.r.trials, ma)], kept.holdBytes)
+      ) {
         const [ra, rb] = await timeGroup([
           { w: a, m: ma },
           { w: b, m: ma },
@@ -428,7 +542,17 @@ export async function tuneTrain(o: {
   };
   /** The lighter candidate that fits the largest micro-batch (`max`), a heavier one's floor. */
   type Lighter = { c: Candidate; max: number };
-  const skippedRow = (c: Candidate, note: string): TuneRow => ({ label: c.label, values: c.values, microBatchSize: null, accumulation: null, peakBytes: null, stepMs: null, noiseMs: null, samplesPerSecond: null, note });
+  const skippedRow = (c: Candidate, note: string): TuneRow => ({
+    label: c.label,
+    values: c.values,
+    microBatchSize: null,
+    accumulation: null,
+    peakBytes: null,
+    stepMs: null,
+    noiseMs: null,
+    samplesPerSecond: null,
+    note,
+  });
   /**
    * A heavier candidate timed before its fit where timeFirstAt allows (_tune-first: on the CPU, its
    * one micro-batch above `lighter`'s largest), and fitted only when it can win; true when it was
@@ -450,17 +574,32 @@ export async function tuneTrain(o: {
     const limit = limitAgainst(null, m, ref); // its peak is not measured yet: the wider margin
     await kept.makeRoom([boundBytes]);
     const got = await timeThenFit({
-      time: () => timeTrainStep({ ...stepAt(c, m), steps, cannotWinAboveMs: limit.cannotWinAboveMs, margin: limit.margin }),
+      time: () =>
+        timeTrainStep({ ...stepAt(c, m), steps, cannotWinAboveMs: limit.cannotWinAboveMs, margin: limit.margin }),
       fit: () => fitOf(c, floor),
       fitsAt: (r) => r.batchSize === m,
     });
     const held = `timed before its fit (on the CPU this process can hold its step: at most ${formatBytes(boundBytes)}, twice ${lighter.c.label}'s peak at ${floor} scaled to ${m})`;
     if (got.kind === 'cannot-win') {
-      const row = rowOf(c, null, m, got.timing, true, `${stopNote(got.timing.times, limit)}; ${held}, so never fitted: it cannot win whether it fits or not`);
+      const row = rowOf(
+        c,
+        null,
+        m,
+        got.timing,
+        true,
+        `${stopNote(got.timing.times, limit)}; ${held}, so never fitted: it cannot win whether it fits or not`,
+      );
       record(c, row, true, null, null);
     } else if (got.kind === 'does-not-fit') {
       const sps = samplesPerSecondAt(G, m, got.timing.stepMs).toFixed(1);
-      byCandidate.get(c)!.push(skippedRow(c, `cannot win: ${m} does not fit (${lighter.c.label} fits up to ${floor} and does less work); ${held}: ${sps} samples/s, not counted`));
+      byCandidate
+        .get(c)!
+        .push(
+          skippedRow(
+            c,
+            `cannot win: ${m} does not fit (${lighter.c.label} fits up to ${floor} and does less work); ${held}: ${sps} samples/s, not counted`,
+          ),
+        );
     } else {
       fitted.set(c, { r: got.fit, floor });
       record(c, rowOf(c, got.fit, m, got.timing, false, held), false, null, fitPeak(got.fit, m));
@@ -480,13 +619,16 @@ export async function tuneTrain(o: {
         skipped(`cannot win: ${lighter.c.label} fits every micro-batch up to ${G} and does less work`);
         continue;
       }
-      const pastOf = () => lighters.map((x) => pastItsBest(byCandidate.get(x)!, fitted.get(x)!.r.batchSize)).find((p) => p !== null);
+      const pastOf = () =>
+        lighters.map((x) => pastItsBest(byCandidate.get(x)!, fitted.get(x)!.r.batchSize)).find((p) => p !== null);
       // Before it is decided on first timings, a tie that decides it is timed again (settleSlope).
       if (lighters.length > 0 && !pastOf()) await settleSlope(lighters);
       const past = pastOf();
       if (past) {
         const { top, below } = past;
-        const retimedNote = retimedEarly.some(([a, b]) => a === keyOf(below) && b === keyOf(top)) ? ', timed again side by side' : '';
+        const retimedNote = retimedEarly.some(([a, b]) => a === keyOf(below) && b === keyOf(top))
+          ? ', timed again side by side'
+          : '';
         skipped(
           `cannot win: ${top.label} is slower at ${top.microBatchSize} than at ${below.microBatchSize} (${top.samplesPerSecond!.toFixed(1)} vs ${below.samplesPerSecond!.toFixed(1)} samples/s${retimedNote}), ` +
             `so slower still above ${top.microBatchSize}, and this does more work at every micro-batch`,
@@ -496,7 +638,11 @@ export async function tuneTrain(o: {
       if (await timedBeforeFit(c, lighter)) continue;
       const r = await fitOf(c, lighter?.max ?? 0);
       if (r === null) {
-        skipped(lighter === null ? 'no micro-batch fits' : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.c.label} fits up to ${lighter.max} and does less work)`);
+        skipped(
+          lighter === null
+            ? 'no micro-batch fits'
+            : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.c.label} fits up to ${lighter.max} and does less work)`,
+        );
         continue;
       }
       const floor = lighter?.max ?? 0;
@@ -542,7 +688,12 @@ export async function tuneTrain(o: {
   const chosenRow = rows[choice.chosen]!;
   const fit = [...fitted].find(([c]) => c.label === chosenRow.label)?.[1].r;
   const m = chosenRow.microBatchSize!;
-  return result(entry, 'measured', fit?.batchSize === m ? fit : null, fit?.trials.filter((x) => x.batch_size === m && x.result === 'fit').pop() ?? null);
+  return result(
+    entry,
+    'measured',
+    fit?.batchSize === m ? fit : null,
+    fit?.trials.filter((x) => x.batch_size === m && x.result === 'fit').pop() ?? null,
+  );
 }
 
 /** The shape line of a chosen tier (`lever`: gradient_checkpointing's or activation_offloading's). */

@@ -30,7 +30,9 @@ export class MicroWalk {
    * first step up), while nothing is taken yet; empty when there is no step up.
    */
   opening(): number[] {
-    return this.dir === 'start' && this.startAt + 1 < this.allowed.length ? [this.allowed[this.startAt]!, this.allowed[this.startAt + 1]!] : [];
+    return this.dir === 'start' && this.startAt + 1 < this.allowed.length
+      ? [this.allowed[this.startAt]!, this.allowed[this.startAt + 1]!]
+      : [];
   }
 
   /** The micro-batch to time next, or null when the walk is over. */

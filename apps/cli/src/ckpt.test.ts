@@ -16,7 +16,11 @@ afterAll(async () => {
 });
 
 function soup(args: string[], cwd: string) {
-  return runNode([SOUP_BIN, ...args], { cwd, timeoutMs: 60_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url } });
+  return runNode([SOUP_BIN, ...args], {
+    cwd,
+    timeoutMs: 60_000,
+    env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url },
+  });
 }
 
 describe('[slow] soup ckpt', { timeout: 120_000 }, () => {
@@ -24,33 +28,63 @@ describe('[slow] soup ckpt', { timeout: 120_000 }, () => {
     const cwd = useTempDir();
     const repo = ['--repo', 'torch/run-ckpt'];
     writeFakeCheckpoint(cwd, 100);
-    const p1 = await soup(['ckpt', 'push', 'out/checkpoint-100', '--step', '100', '--run', 'torch-a', ...repo, '--json'], cwd);
+    const p1 = await soup(
+      ['ckpt', 'push', 'out/checkpoint-100', '--step', '100', '--run', 'torch-a', ...repo, '--json'],
+      cwd,
+    );
     expect(p1.code, p1.stderr).toBe(0);
-    expect(JSON.parse(p1.stdout)).toMatchObject({ ok: true, step: 100, path_in_repo: 'ckpt/checkpoint-100', files: 2, commits: 2 });
+    expect(JSON.parse(p1.stdout)).toMatchObject({
+      ok: true,
+      step: 100,
+      path_in_repo: 'ckpt/checkpoint-100',
+      files: 2,
+      commits: 2,
+    });
     writeFakeCheckpoint(cwd, 200);
-    const p2 = await soup(['ckpt', 'push', 'out/checkpoint-200', '--step', '200', '--run', 'torch-a', '--keep-local', '1', ...repo], cwd);
+    const p2 = await soup(
+      ['ckpt', 'push', 'out/checkpoint-200', '--step', '200', '--run', 'torch-a', '--keep-local', '1', ...repo],
+      cwd,
+    );
     expect(p2.code, p2.stderr).toBe(0);
     expect(p2.stdout).toContain('pushed ckpt/checkpoint-200');
     expect(existsSync(join(cwd, 'out', 'checkpoint-100'))).toBe(false); // pruned locally after the pointer moved
 
-    const status = JSON.parse((await soup(['ckpt', 'status', ...repo, '--json'], cwd)).stdout) as Record<string, unknown>;
-    expect(status).toMatchObject({ exists: true, pointer: { step: 200, path_in_repo: 'ckpt/checkpoint-200', run: 'torch-a', terminal: false }, pointed_verified: true, has_final: false });
+    const status = JSON.parse((await soup(['ckpt', 'status', ...repo, '--json'], cwd)).stdout) as Record<
+      string,
+      unknown
+    >;
+    expect(status).toMatchObject({
+      exists: true,
+      pointer: { step: 200, path_in_repo: 'ckpt/checkpoint-200', run: 'torch-a', terminal: false },
+      pointed_verified: true,
+      has_final: false,
+    });
     expect((status.checkpoints as { step: number }[]).map((c) => c.step)).toEqual([100, 200]);
 
     const resume = await soup(['ckpt', 'resume', '--run', 'torch-a', '--dest', 'pulled', ...repo, '--json'], cwd);
     expect(resume.code, resume.stderr).toBe(0);
-    expect(JSON.parse(resume.stdout)).toMatchObject({ outcome: 'resume', step: 200, path_in_repo: 'ckpt/checkpoint-200' });
-    expect(readFileSync(join(cwd, 'pulled', 'model.safetensors'))).toEqual(readFileSync(join(cwd, 'out', 'checkpoint-200', 'model.safetensors')));
+    expect(JSON.parse(resume.stdout)).toMatchObject({
+      outcome: 'resume',
+      step: 200,
+      path_in_repo: 'ckpt/checkpoint-200',
+    });
+    expect(readFileSync(join(cwd, 'pulled', 'model.safetensors'))).toEqual(
+      readFileSync(join(cwd, 'out', 'checkpoint-200', 'model.safetensors')),
+    );
 
     const stale = await soup(['ckpt', 'resume', '--run', 'torch-b', ...repo], cwd);
     expect(stale.code).toBe(EXIT_CODES.resume);
-    expect(stale.stderr).toMatch(/^soup: resume refused as stale: .* holds run torch-a \(step 200\), not this run torch-b\. .*--repo/);
+    expect(stale.stderr).toMatch(
+      /^soup: resume refused as stale: .* holds run torch-a \(step 200\), not this run torch-b\. .*--repo/,
+    );
     expect(stale.stderr.trim().split('\n')).toHaveLength(1);
 
     const fin = await soup(['ckpt', 'final', 'out/checkpoint-200', '--run', 'torch-a', ...repo, '--json'], cwd);
     expect(fin.code, fin.stderr).toBe(0);
     expect(JSON.parse(fin.stdout)).toMatchObject({ terminal: true, step: 200, path_in_repo: 'final' });
-    const done = JSON.parse((await soup(['ckpt', 'resume', '--run', 'torch-a', ...repo, '--json'], cwd)).stdout) as Record<string, unknown>;
+    const done = JSON.parse(
+      (await soup(['ckpt', 'resume', '--run', 'torch-a', ...repo, '--json'], cwd)).stdout,
+    ) as Record<string, unknown>;
     expect(done).toMatchObject({ outcome: 'complete', step: 200, path_in_repo: 'final' });
 
     // A store that serves altered bytes: the pull refuses (exit 8) and moves nothing into place.
@@ -68,15 +102,24 @@ describe('[slow] soup ckpt', { timeout: 120_000 }, () => {
   it('directory stores work the same, and bad arguments are one line', async () => {
     const cwd = useTempDir();
     writeFakeCheckpoint(cwd, 5);
-    const push = await soup(['ckpt', 'push', 'out/checkpoint-5', '--step', '5', '--run', 'r', '--repo', 'file://store'], cwd);
+    const push = await soup(
+      ['ckpt', 'push', 'out/checkpoint-5', '--step', '5', '--run', 'r', '--repo', 'file://store'],
+      cwd,
+    );
     expect(push.code, push.stderr).toBe(0);
-    expect(JSON.parse(readFileSync(join(cwd, 'store', 'latest.json'), 'utf8'))).toMatchObject({ step: 5, path_in_repo: 'ckpt/checkpoint-5', run: 'r' });
+    expect(JSON.parse(readFileSync(join(cwd, 'store', 'latest.json'), 'utf8'))).toMatchObject({
+      step: 5,
+      path_in_repo: 'ckpt/checkpoint-5',
+      run: 'r',
+    });
     const missing = await soup(['ckpt', 'push', 'nope', '--step', '5', '--run', 'r', '--repo', 'file://store'], cwd);
     expect(missing.code).toBe(EXIT_CODES.usage);
     expect(missing.stderr).toBe('soup: nope is not a checkpoint folder (no such directory)\n');
     const badRepo = await soup(['ckpt', 'status', '--repo', 'not a repo'], cwd);
     expect(badRepo.code).toBe(EXIT_CODES.usage);
-    expect(badRepo.stderr).toBe('soup: --repo "not a repo" is neither a Hub repo id (user/name) nor a directory (file://path)\n');
+    expect(badRepo.stderr).toBe(
+      'soup: --repo "not a repo" is neither a Hub repo id (user/name) nor a directory (file://path)\n',
+    );
     const noStep = await soup(['ckpt', 'final', 'out', '--run', 'r', '--repo', 'file://store'], cwd);
     expect(noStep.code).toBe(EXIT_CODES.usage);
     expect(noStep.stderr).toBe('soup: out has no trainer_state.json with a global_step: pass --step N\n');

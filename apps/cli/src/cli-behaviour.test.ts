@@ -10,14 +10,22 @@ import { assetPath } from './_assets';
 import { EXIT_CODES } from './exit-codes';
 
 const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
-const baseEnv = (cwd: string): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json') });
+const baseEnv = (cwd: string): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  HOME: cwd,
+  NO_COLOR: '1',
+  SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'),
+});
 
 function soup(args: string[], cwd: string) {
   return runNode([bin, ...args], { cwd, env: baseEnv(cwd), timeoutMs: 60_000 });
 }
 
 /** `soup <args> | head -1`: reads the first line of stdout, then closes the pipe's read end. */
-function soupHeadOne(args: string[], cwd: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; first: string; stderr: string }> {
+function soupHeadOne(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; first: string; stderr: string }> {
   const child = spawn(process.execPath, [bin, ...args], { cwd, env: baseEnv(cwd), stdio: ['ignore', 'pipe', 'pipe'] });
   onTestFinished(() => void child.kill('SIGKILL'));
   let out = '';
@@ -38,7 +46,11 @@ describe('[slow] soup: output and help', { timeout: 240_000 }, () => {
   it('`soup --help | head -1` prints the first line and exits 0, no EPIPE stack', async () => {
     const cwd = useTempDir();
     // A pipe closed before the first byte is written, then one closed after the first line.
-    const early = spawn(process.execPath, [bin, '--help'], { cwd, env: baseEnv(cwd), stdio: ['ignore', 'pipe', 'pipe'] });
+    const early = spawn(process.execPath, [bin, '--help'], {
+      cwd,
+      env: baseEnv(cwd),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     early.stdout.destroy();
     let earlyErr = '';
     early.stderr.setEncoding('utf8').on('data', (d: string) => (earlyErr += d));
@@ -93,8 +105,14 @@ output: out
     expect(leg2.code, leg2.stderr).toBe(0);
     expect(leg2.stdout).toContain('resuming from ckpt/checkpoint-8 at step 8');
     const lines = leg2.stderr.split('\n').filter((l) => l.startsWith('train: '));
-    expect(lines).toEqual(['train: 9/12 (75%)  loss ' + lines[0]!.split('  loss ')[1], ...lines.slice(1)]);
-    expect(lines.map((l) => /^train: (\d+)\/(\d+)/.exec(l)!.slice(1).join('/'))).toEqual(['9/12', '10/12', '11/12', '12/12', '12/12']); // … the last one is the summary
+    expect(lines).toEqual([`train: 9/12 (75%)  loss ${lines[0]!.split('  loss ')[1]}`, ...lines.slice(1)]);
+    expect(lines.map((l) => /^train: (\d+)\/(\d+)/.exec(l)!.slice(1).join('/'))).toEqual([
+      '9/12',
+      '10/12',
+      '11/12',
+      '12/12',
+      '12/12',
+    ]); // … the last one is the summary
     expect(leg2.stderr).not.toMatch(/\((?!100%)\d{3,}%\)/);
   });
 
@@ -124,7 +142,9 @@ output: out
     for (const [args, want, see] of cases) {
       const r = await soup(args, cwd);
       expect(r.code, args.join(' ')).toBe(EXIT_CODES.usage);
-      expect(r.stderr).toBe(`soup: unknown command '${args[args.length > 2 ? 1 : args.length - 1]}' (Did you mean ${want}?) (see: ${see})\n`);
+      expect(r.stderr).toBe(
+        `soup: unknown command '${args[args.length > 2 ? 1 : args.length - 1]}' (Did you mean ${want}?) (see: ${see})\n`,
+      );
     }
   });
 
@@ -136,7 +156,9 @@ output: out
     expect(help.stdout).not.toMatch(/--step <n>.*\(required\)/);
     const r = await soup(['ckpt', 'pull'], cwd);
     expect(r.code).toBe(EXIT_CODES.usage);
-    expect(r.stderr).toBe("soup: required options '--dest <dir>', '--repo <repo>' not specified (see: soup ckpt pull --help)\n");
+    expect(r.stderr).toBe(
+      "soup: required options '--dest <dir>', '--repo <repo>' not specified (see: soup ckpt pull --help)\n",
+    );
     const one = await soup(['ckpt', 'pull', '--dest', 'x'], cwd);
     expect(one.stderr).toBe("soup: required option '--repo <repo>' not specified (see: soup ckpt pull --help)\n");
   });

@@ -20,7 +20,20 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
     expect(top.code).toBe(0);
     for (const cmd of ['init', 'probe', 'cache', 'plan', 'train', 'ckpt']) expect(top.stdout).toContain(`  ${cmd}`);
     expect(top.stdout).toContain('Exit codes:');
-    const commands = [['init'], ['probe'], ['cache', 'ls'], ['cache', 'path'], ['cache', 'clear'], ['plan'], ['train'], ['ckpt', 'push'], ['ckpt', 'final'], ['ckpt', 'status'], ['ckpt', 'pull'], ['ckpt', 'resume']];
+    const commands = [
+      ['init'],
+      ['probe'],
+      ['cache', 'ls'],
+      ['cache', 'path'],
+      ['cache', 'clear'],
+      ['plan'],
+      ['train'],
+      ['ckpt', 'push'],
+      ['ckpt', 'final'],
+      ['ckpt', 'status'],
+      ['ckpt', 'pull'],
+      ['ckpt', 'resume'],
+    ];
     for (const args of commands) {
       const r = await soup([...args, '--help'], { cwd });
       expect(r.code, args.join(' ')).toBe(0);
@@ -36,12 +49,19 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
     const cwd = useTempDir();
     const r = await soup(['init', '--template', 'small', '--json'], { cwd });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ ok: true, template: 'small', files: ['soup.yaml', join('data', 'train.txt'), join('data', 'val.txt')], kept: [] });
+    expect(JSON.parse(r.stdout)).toEqual({
+      ok: true,
+      template: 'small',
+      files: ['soup.yaml', join('data', 'train.txt'), join('data', 'val.txt')],
+      kept: [],
+    });
     expect(readFileSync(join(cwd, 'soup.yaml'), 'utf8')).toContain('base: soup/small-gpt');
     expect(readFileSync(join(cwd, 'data', 'train.txt'), 'utf8').length).toBeGreaterThan(50_000);
     const again = await soup(['init'], { cwd });
     expect(again.code).toBe(EXIT_CODES.usage);
-    expect(again.stderr).toBe('soup: soup.yaml already exists; pass --force to overwrite it, or -c <file> to write another config\n');
+    expect(again.stderr).toBe(
+      'soup: soup.yaml already exists; pass --force to overwrite it, or -c <file> to write another config\n',
+    );
     const forced = await soup(['init', '--force'], { cwd });
     expect(forced.code).toBe(0);
     expect(readFileSync(join(cwd, 'soup.yaml'), 'utf8')).toContain('base: soup/tiny-gpt');
@@ -50,7 +70,10 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
   it('cache ls / path / clear work on the file the Python CLI shares', async () => {
     const cwd = useTempDir();
     const cachePath = join(cwd, 'cache.json');
-    writeFileSync(cachePath, JSON.stringify({ dcaa220005fb718e145b37b330901237: 12, ffffffffffffffffffffffffffffffff: 3, bad: 'x' }));
+    writeFileSync(
+      cachePath,
+      JSON.stringify({ dcaa220005fb718e145b37b330901237: 12, ffffffffffffffffffffffffffffffff: 3, bad: 'x' }),
+    );
     const env = { SOUP_BATCH_CACHE_PATH: cachePath };
     const path = await soup(['cache', 'path'], { cwd, env });
     expect(path.stdout.trim()).toBe(cachePath);
@@ -63,7 +86,9 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
       ],
     });
     const human = await soup(['cache', 'ls'], { cwd, env });
-    expect(human.stdout).toMatch(/KEY\s+BATCH SIZE\s+BASE\s+MAX LEN\s+GPU\s+BUDGET\s+CEILING\s+BOUND\s+JUDGED BY\s+SAVED\ndcaa220005fb718e145b37b330901237\s+12\s+-/);
+    expect(human.stdout).toMatch(
+      /KEY\s+BATCH SIZE\s+BASE\s+MAX LEN\s+GPU\s+BUDGET\s+CEILING\s+BOUND\s+JUDGED BY\s+SAVED\ndcaa220005fb718e145b37b330901237\s+12\s+-/,
+    );
     expect(human.stdout).toContain('2 without provenance');
     const one = await soup(['cache', 'clear', '--key', 'ffffffffffffffffffffffffffffffff'], { cwd, env });
     expect(one.stdout).toContain('removed ffffffffffffffffffffffffffffffff');
@@ -79,10 +104,19 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
     const cwd = useTempDir();
     for (const [args, want] of [
       [['train', '--bogus'], "soup: unknown option '--bogus' (see: soup train --help)\n"],
-      [['train', '--push-every-steps', 'ten'], "soup: option '--push-every-steps <n>' argument 'ten' is invalid. expected an integer >= 1, got \"ten\" (see: soup train --help)\n"],
+      [
+        ['train', '--push-every-steps', 'ten'],
+        "soup: option '--push-every-steps <n>' argument 'ten' is invalid. expected an integer >= 1, got \"ten\" (see: soup train --help)\n",
+      ],
       [['trian'], "soup: unknown command 'trian' (Did you mean train?) (see: soup --help)\n"],
-      [['ckpt', 'push', 'dir', '--step', '3', '--run', 'r'], "soup: required option '--repo <repo>' not specified (see: soup ckpt push --help)\n"],
-      [['init', '--template', 'huge'], "soup: option '-t, --template <name>' argument 'huge' is invalid. Allowed choices are tiny, small. (see: soup init --help)\n"],
+      [
+        ['ckpt', 'push', 'dir', '--step', '3', '--run', 'r'],
+        "soup: required option '--repo <repo>' not specified (see: soup ckpt push --help)\n",
+      ],
+      [
+        ['init', '--template', 'huge'],
+        "soup: option '-t, --template <name>' argument 'huge' is invalid. Allowed choices are tiny, small. (see: soup init --help)\n",
+      ],
     ] as [string[], string][]) {
       const r = await soup(args, { cwd });
       expect(r.code, args.join(' ')).toBe(EXIT_CODES.usage);
@@ -101,10 +135,16 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
     const line = text.split('\n').findIndex((l) => l.includes('bacth_size')) + 1;
     const r = await soup(['train', '--json'], { cwd });
     expect(r.code).toBe(EXIT_CODES.config);
-    expect(r.stderr).toBe(`soup: soup.yaml:${line}:3: training.bacth_size: unknown field; did you mean "batch_size"?\n`);
+    expect(r.stderr).toBe(
+      `soup: soup.yaml:${line}:3: training.bacth_size: unknown field; did you mean "batch_size"?\n`,
+    );
     expect(JSON.parse(r.stdout)).toEqual({
       ok: false,
-      error: { code: 'SOUP_CONFIG_INVALID', message: `soup.yaml:${line}:3: training.bacth_size: unknown field; did you mean "batch_size"?`, exit_code: EXIT_CODES.config },
+      error: {
+        code: 'SOUP_CONFIG_INVALID',
+        message: `soup.yaml:${line}:3: training.bacth_size: unknown field; did you mean "batch_size"?`,
+        exit_code: EXIT_CODES.config,
+      },
     });
   });
 });

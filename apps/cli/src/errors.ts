@@ -68,7 +68,8 @@ export class InterruptedError extends Error {
 
 /** `file:line:col: path: message`, the one-line form of a config issue. */
 export function formatIssue(file: string, issue: ConfigIssue): string {
-  const where = issue.line !== undefined ? `${file}:${issue.line}${issue.col !== undefined ? `:${issue.col}` : ''}` : file;
+  const where =
+    issue.line !== undefined ? `${file}:${issue.line}${issue.col !== undefined ? `:${issue.col}` : ''}` : file;
   return `${where}: ${issue.path ? `${issue.path}: ` : ''}${issue.message}`;
 }
 

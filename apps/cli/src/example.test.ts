@@ -20,8 +20,20 @@ describe('[slow] the bundled example', { timeout: 300_000 }, () => {
     });
     const seconds = (Date.now() - t0) / 1000;
     expect(r.code, r.stderr).toBe(0);
-    const json = JSON.parse(r.stdout.split('\n').find((l) => l.startsWith('RUN_JSON '))!.slice(9)) as Record<string, unknown>;
-    expect(json).toMatchObject({ final_step: 200, segment_stop: false, val_skipped: false, final_pushed: true, batch_source: 'probe', pushed_steps: [50, 100, 150, 200] });
+    const json = JSON.parse(
+      r.stdout
+        .split('\n')
+        .find((l) => l.startsWith('RUN_JSON '))!
+        .slice(9),
+    ) as Record<string, unknown>;
+    expect(json).toMatchObject({
+      final_step: 200,
+      segment_stop: false,
+      val_skipped: false,
+      final_pushed: true,
+      batch_source: 'probe',
+      pushed_steps: [50, 100, 150, 200],
+    });
     expect(json.final_loss as number).toBeLessThan(2.5);
     expect(json.val_loss as number).toBeLessThan(2.5);
     // Progress, line-oriented because stderr is a pipe here.

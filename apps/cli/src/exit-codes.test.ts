@@ -5,7 +5,9 @@ import { EXIT_CODES, exitCodeFor } from './exit-codes';
 
 describe('exitCodeFor', () => {
   it('maps errors by their code', () => {
-    expect(exitCodeFor(new ConfigError({ file: 'soup.yaml', issues: [{ path: 'x', message: 'bad' }] }))).toBe(EXIT_CODES.config);
+    expect(exitCodeFor(new ConfigError({ file: 'soup.yaml', issues: [{ path: 'x', message: 'bad' }] }))).toBe(
+      EXIT_CODES.config,
+    );
     expect(exitCodeFor(new UsageError('x'))).toBe(EXIT_CODES.usage);
     expect(exitCodeFor(new TokenMissingError('x'))).toBe(EXIT_CODES.auth);
     expect(exitCodeFor(new NoBatchFitsError(1, []))).toBe(EXIT_CODES.noFit);
@@ -14,8 +16,12 @@ describe('exitCodeFor', () => {
   });
   it('store writers, unsafe links and a full disk have their own codes', () => {
     expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_LEASE_HELD' }))).toBe(EXIT_CODES.storeBusy);
-    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_CONCURRENT_WRITE' }))).toBe(EXIT_CODES.storeBusy);
-    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT' }))).toBe(EXIT_CODES.storeBusy);
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_CONCURRENT_WRITE' }))).toBe(
+      EXIT_CODES.storeBusy,
+    );
+    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT' }))).toBe(
+      EXIT_CODES.storeBusy,
+    );
     expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_UNSAFE_LINK' }))).toBe(EXIT_CODES.usage);
     expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_DISK_FULL' }))).toBe(EXIT_CODES.diskFull);
   });

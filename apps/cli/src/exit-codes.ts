@@ -113,7 +113,10 @@ const BY_PREFIX: [RegExp, ExitCodeName][] = [
 
 /** The exit code for an error, from its `code` (see {@link EXIT_CODES}). */
 export function exitCodeFor(err: unknown): number {
-  const code = typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : undefined;
+  const code =
+    typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
+      ? (err as { code: string }).code
+      : undefined;
   if (code === undefined) return EXIT_CODES.internal;
   const name = BY_CODE[code] ?? BY_PREFIX.find(([re]) => re.test(code))?.[1] ?? 'internal';
   return EXIT_CODES[name];

@@ -17,7 +17,11 @@ afterAll(async () => {
 });
 
 function soup(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
-  return runNode([SOUP_BIN, ...args], { cwd, timeoutMs: 60_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_ENDPOINT: server.url, ...env } });
+  return runNode([SOUP_BIN, ...args], {
+    cwd,
+    timeoutMs: 60_000,
+    env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_ENDPOINT: server.url, ...env },
+  });
 }
 
 function put(path: string, text: string): string {
@@ -41,7 +45,22 @@ describe('[slow] soup and the Hugging Face token chain', { timeout: 120_000 }, (
       if (name === '~/.cache/huggingface/token') put(join(cwd, '.cache', 'huggingface', 'token'), `${t}\n`);
       step += 10;
       writeFakeCheckpoint(cwd, step, { modelBytes: 20_000 });
-      const r = await soup(['ckpt', 'push', `out/checkpoint-${step}`, '--step', String(step), '--run', 'tok-run', '--repo', 'tok/run', '--json'], cwd, env);
+      const r = await soup(
+        [
+          'ckpt',
+          'push',
+          `out/checkpoint-${step}`,
+          '--step',
+          String(step),
+          '--run',
+          'tok-run',
+          '--repo',
+          'tok/run',
+          '--json',
+        ],
+        cwd,
+        env,
+      );
       expect(r.code, `${name}: ${r.stderr}`).toBe(0);
       expect(JSON.parse(r.stdout), name).toMatchObject({ ok: true, step, path_in_repo: `ckpt/checkpoint-${step}` });
       expect(r.stdout + r.stderr, name).not.toContain(t);

@@ -3,20 +3,62 @@ import { readFileSync } from 'node:fs';
 import { ignoreClosedPipe } from './_closed-pipe';
 import { makeContext, type CliIo, type CommandContext } from './_context';
 import { markRequiredOptions, subcommandNames } from './_help';
-import { applyAliases, budgetOption, configOption, globalBatchOptions, KEEP_REMOTE_DEFAULT, keepRemoteOption, maxMemoryOption, maxOomRetriesOption, noCacheOption, noPredictOption, outputDirOption, repoOption, resumeOption } from './_options';
+import {
+  applyAliases,
+  budgetOption,
+  configOption,
+  globalBatchOptions,
+  KEEP_REMOTE_DEFAULT,
+  keepRemoteOption,
+  maxMemoryOption,
+  maxOomRetriesOption,
+  noCacheOption,
+  noPredictOption,
+  outputDirOption,
+  repoOption,
+  resumeOption,
+} from './_options';
 import { deviceArg, durationArg, intAtLeast } from './_parse';
 import { ConfigError, InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
 
 export { EXIT_CODES, exitCodeFor, type ExitCodeName } from './exit-codes';
-export { validateConfig, type SoupConfig, type ValidateConfigOptions, type ValidateConfigResult, type GradCkptSetting } from './validate-config';
+export {
+  validateConfig,
+  type SoupConfig,
+  type ValidateConfigOptions,
+  type ValidateConfigResult,
+  type GradCkptSetting,
+} from './validate-config';
 export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config';
 export { didYouMean, type DidYouMeanOptions } from './did-you-mean';
 export { parseBytes } from './parse-bytes';
 export { formatBytes } from './format-bytes';
-export { createProgress, fitFields, formatDuration, type Progress, type ProgressOptions, type ProgressStream } from './progress';
-export { ConfigError, UsageError, TokenMissingError, TrainRunError, InterruptedError, ResumeRefusedError, formatIssue, type ConfigIssue } from './errors';
-export { renderLossPlot, lossPlotSvg, type LossPoint, type RenderLossPlotOptions, type LossPlotSvgOptions } from './loss-plot';
+export {
+  createProgress,
+  fitFields,
+  formatDuration,
+  type Progress,
+  type ProgressOptions,
+  type ProgressStream,
+} from './progress';
+export {
+  ConfigError,
+  UsageError,
+  TokenMissingError,
+  TrainRunError,
+  InterruptedError,
+  ResumeRefusedError,
+  formatIssue,
+  type ConfigIssue,
+} from './errors';
+export {
+  renderLossPlot,
+  lossPlotSvg,
+  type LossPoint,
+  type RenderLossPlotOptions,
+  type LossPlotSvgOptions,
+} from './loss-plot';
 export { runFingerprint, type RunFingerprint, type RunFingerprintOptions, type RunIdentity } from './run-fingerprint';
 export type { CliIo } from './_context';
 
@@ -82,7 +124,11 @@ export function buildProgram(io: CliIo = {}): Command {
   const init = program
     .command('init')
     .description('write a commented soup.yaml (and its training text) to start from')
-    .addOption(new Option('-t, --template <name>', 'tiny (trains in seconds on a laptop CPU) or small (minutes)').choices(['tiny', 'small']).default('tiny'));
+    .addOption(
+      new Option('-t, --template <name>', 'tiny (trains in seconds on a laptop CPU) or small (minutes)')
+        .choices(['tiny', 'small'])
+        .default('tiny'),
+    );
   configOption(init, { initAlias: true })
     .option('-f, --force', 'overwrite an existing config (training text in data/ is never overwritten)')
     .option('--json', 'print the result as JSON')
@@ -94,17 +140,35 @@ export function buildProgram(io: CliIo = {}): Command {
     .description('find the largest batch size that fits, by running one real step per candidate')
     .option('--model <file.onnx>', 'probe any ONNX model: one session.run per candidate on a synthetic batch')
     .option('--exec <command>', 'probe any trainer: run this command per candidate, {batch_size} replaced (no shell)')
-    .option('--max-length <n>', 'sequence length for --model / --exec (default: data.max_length of the config, else 512)', intAtLeast(8))
+    .option(
+      '--max-length <n>',
+      'sequence length for --model / --exec (default: data.max_length of the config, else 512)',
+      intAtLeast(8),
+    )
     .option('--vocab-size <n>', 'vocabulary size for --model (keeps the pad id in range)', intAtLeast(2), 32000)
-    .option('--base <name>', 'model name in the cache key for --model / --exec (default: derived from the file or command)')
+    .option(
+      '--base <name>',
+      'model name in the cache key for --model / --exec (default: derived from the file or command)',
+    )
     .option('--start <n>', 'first batch size tried (default: training.static_batch_size, else 8)', intAtLeast(1))
     .option('--ceiling <n>', 'largest batch size tried (default: 4 × start)', intAtLeast(1))
-    .option('--device <device>', 'cpu, cuda or cuda:N (default: the config\'s device, else cpu)', deviceArg)
+    .option('--device <device>', "cpu, cuda or cuda:N (default: the config's device, else cpu)", deviceArg)
     .option('--timeout <seconds>', 'kill a trial after this long', intAtLeast(1), 600)
     .option('--refresh', 'probe again even when the cache has an answer, and overwrite it')
-    .option('--cache-exceptions-only', 'cache the answer even when no trial measured a peak (only a failure could refuse a size)')
-    .option('--try <NAME=v1,v2>', 'with --exec and --global-batch-size: also try these values of the trainer\'s own lever {NAME} (repeatable), time each configuration at its largest micro-batch ({probe_steps} = 1, 1 + K, 1 + 2K) and pick the most samples per second', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
-    .option('--time-steps <K>', 'with --try: K: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)', intAtLeast(1))
+    .option(
+      '--cache-exceptions-only',
+      'cache the answer even when no trial measured a peak (only a failure could refuse a size)',
+    )
+    .option(
+      '--try <NAME=v1,v2>',
+      "with --exec and --global-batch-size: also try these values of the trainer's own lever {NAME} (repeatable), time each configuration at its largest micro-batch ({probe_steps} = 1, 1 + K, 1 + 2K) and pick the most samples per second",
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
+    .option(
+      '--time-steps <K>',
+      'with --try: K: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)',
+      intAtLeast(1),
+    )
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
@@ -146,30 +210,64 @@ Examples:
     .action(run(async () => ({ run: (await import('./commands/cache')).runClear })));
 
   const plan = configOption(
-    program.command('plan').description('show what soup train would do on this device: batch size, checkpointing tier, offload, peak vs budget'),
-  ).option('--device <device>', 'override the config\'s device', deviceArg);
-  noPredictOption(noCacheOption(budgetOption(plan, 'training.memory_budget of the config, else what the device has free')))
+    program
+      .command('plan')
+      .description(
+        'show what soup train would do on this device: batch size, checkpointing tier, offload, peak vs budget',
+      ),
+  ).option('--device <device>', "override the config's device", deviceArg);
+  noPredictOption(
+    noCacheOption(budgetOption(plan, 'training.memory_budget of the config, else what the device has free')),
+  )
     .option('--json', 'print the plan as JSON')
     .action(run(() => import('./commands/plan')));
 
   const train = configOption(
-    program.command('train').description('train the config\'s model, pushing checkpoints as it goes; stop at a segment boundary; resume from the Hub'),
+    program
+      .command('train')
+      .description(
+        "train the config's model, pushing checkpoints as it goes; stop at a segment boundary; resume from the Hub",
+      ),
   );
   repoOption(train, { defaultText: 'hub.repo, else file://<output-dir>-ckpt beside the output folder' });
   outputDirOption(train, 'output of the config');
   resumeOption(train);
   keepRemoteOption(train, `hub.keep_remote, else ${KEEP_REMOTE_DEFAULT}`);
-  maxOomRetriesOption(train, 'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes the step');
+  maxOomRetriesOption(
+    train,
+    'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes the step',
+  );
   maxMemoryOption(train);
-  noPredictOption(noCacheOption(budgetOption(train, 'training.memory_budget of the config, else what the device has free')))
-    .option('--push-every-steps <n>', 'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)', intAtLeast(1))
-    .option('--stop-after-steps <n>', 'end this session after n more steps, at a segment boundary the next session resumes from: saved, pushed, exit 75 (0 = run to the horizon)', intAtLeast(0), 0)
-    .option('--time-limit <duration>', 'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: training.time_limit)')
+  noPredictOption(
+    noCacheOption(budgetOption(train, 'training.memory_budget of the config, else what the device has free')),
+  )
+    .option(
+      '--push-every-steps <n>',
+      'push a checkpoint every n steps (default: hub.push_every_steps, else steps / 4)',
+      intAtLeast(1),
+    )
+    .option(
+      '--stop-after-steps <n>',
+      'end this session after n more steps, at a segment boundary the next session resumes from: saved, pushed, exit 75 (0 = run to the horizon)',
+      intAtLeast(0),
+      0,
+    )
+    .option(
+      '--time-limit <duration>',
+      'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: training.time_limit)',
+    )
     .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
-    .option('--device <device>', 'override the config\'s device', deviceArg)
+    .option('--device <device>', "override the config's device", deviceArg)
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
-    .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: hub.squash_history)")
-    .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 10m)", durationArg)
+    .option(
+      '--squash-history',
+      "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: hub.squash_history)",
+    )
+    .option(
+      '--lease-ttl <duration>',
+      "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 10m)",
+      durationArg,
+    )
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
       'after',
@@ -194,11 +292,19 @@ run the same command again to continue. A second SIGTERM / SIGINT quits at once 
 
   program
     .command('run')
-    .description('run your own trainer (any command): batch size that fits, resume from the store, push checkpoints while it trains, save at session end')
-    .argument('<trainer...>', 'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders, and {micro_batch_size} {grad_accum} with --global-batch-size (no shell)')
+    .description(
+      'run your own trainer (any command): batch size that fits, resume from the store, push checkpoints while it trains, save at session end',
+    )
+    .argument(
+      '<trainer...>',
+      'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders, and {micro_batch_size} {grad_accum} with --global-batch-size (no shell)',
+    )
     .addOption(new Option('--repo-type <type>', 'Hub repo type').choices(['model', 'dataset']).default('model'))
     .option('--batch-size <n|auto>', '{batch_size}: a number, or auto (batch cache, else --probe)')
-    .option('--probe <command>', 'the trainer\'s one-step command with {batch_size}, run per candidate size for --batch-size auto')
+    .option(
+      '--probe <command>',
+      "the trainer's one-step command with {batch_size}, run per candidate size for --batch-size auto",
+    )
     .option('--base <name>', 'model name in the batch cache key (default: the --probe command)')
     .option('--max-length <n>', 'sequence length in the batch cache key', intAtLeast(1))
     .option('--quantization <q>', 'quantization in the batch cache key (none, 4bit, 8bit)', 'none')
@@ -210,20 +316,64 @@ run the same command again to continue. A second SIGTERM / SIGINT quits at once 
     .option('--cache-exceptions-only', 'cache an answer whose trials measured no peak (judged by exceptions only)')
     .option('--checkpoint-glob <glob>', 'which entries of {output_dir} are checkpoints', 'checkpoint-*')
     .option('--step-regex <re>', 'the step in a checkpoint name: first capture group (default: the last number)')
-    .option('--complete-file <name>', 'a checkpoint folder counts only once it holds this file (\'\' for none)', 'trainer_state.json')
-    .option('--settle <duration>', 'a checkpoint unchanged this long is complete (with its --complete-file also: a newer one appeared, or the trainer exited); default 10s', durationArg)
-    .option('--time-limit <duration>', 'end the session after this long (e.g. 8h45m), saving and pushing first', durationArg)
+    .option(
+      '--complete-file <name>',
+      "a checkpoint folder counts only once it holds this file ('' for none)",
+      'trainer_state.json',
+    )
+    .option(
+      '--settle <duration>',
+      'a checkpoint unchanged this long is complete (with its --complete-file also: a newer one appeared, or the trainer exited); default 10s',
+      durationArg,
+    )
+    .option(
+      '--time-limit <duration>',
+      'end the session after this long (e.g. 8h45m), saving and pushing first',
+      durationArg,
+    )
     .option('--stop-signal <signal>', 'what the trainer gets at session end', 'SIGTERM')
-    .option('--grace <duration>', 'how long the trainer may take to save and exit before SIGKILL; default 2m', durationArg)
-    .option('--horizon <steps>', 'the run\'s total steps: fills {max_steps}; exit 0 before it is a segment (75), not the end (default: max_steps from trainer_state.json)', intAtLeast(1))
-    .option('--final <dir>', 'push this folder as final/ when the trainer exits 0 (default: the files at the top of --output-dir, else the newest checkpoint)')
-    .option('--fingerprint <file>', 'a file the run depends on (e.g. its config); its sha256 joins the run fingerprint (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option(
+      '--grace <duration>',
+      'how long the trainer may take to save and exit before SIGKILL; default 2m',
+      durationArg,
+    )
+    .option(
+      '--horizon <steps>',
+      "the run's total steps: fills {max_steps}; exit 0 before it is a segment (75), not the end (default: max_steps from trainer_state.json)",
+      intAtLeast(1),
+    )
+    .option(
+      '--final <dir>',
+      'push this folder as final/ when the trainer exits 0 (default: the files at the top of --output-dir, else the newest checkpoint)',
+    )
+    .option(
+      '--fingerprint <file>',
+      'a file the run depends on (e.g. its config); its sha256 joins the run fingerprint (repeatable)',
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option('--poll <duration>', 'how often the output folder is scanned; default 1s', durationArg)
-    .option('--push-nice <n>', 'CPU niceness of soup itself once the trainer runs, so pushes yield to it (0 = unchanged)', intAtLeast(0), 10)
-    .option('--squash-history', "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed")
-    .option('--lease-ttl <duration>', "this session's one-writer lease on the store lasts this long without renewal (renewed every third)", durationArg, 600_000)
-    .option('--json', 'print only the result as JSON (the trainer\'s output goes to stderr)')
-    .option('--try <NAME=v1,v2>', 'with --global-batch-size and --probe: each session picks the value of the trainer\'s own lever {NAME} (repeatable; in the --probe command and the trainer command) and the micro-batch that train fastest at G, measured as soup probe --try does (the tune cache first)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+    .option(
+      '--push-nice <n>',
+      'CPU niceness of soup itself once the trainer runs, so pushes yield to it (0 = unchanged)',
+      intAtLeast(0),
+      10,
+    )
+    .option(
+      '--squash-history',
+      "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed",
+    )
+    .option(
+      '--lease-ttl <duration>',
+      "this session's one-writer lease on the store lasts this long without renewal (renewed every third)",
+      durationArg,
+      600_000,
+    )
+    .option('--json', "print only the result as JSON (the trainer's output goes to stderr)")
+    .option(
+      '--try <NAME=v1,v2>',
+      "with --global-batch-size and --probe: each session picks the value of the trainer's own lever {NAME} (repeatable; in the --probe command and the trainer command) and the micro-batch that train fastest at G, measured as soup probe --try does (the tune cache first)",
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
     .option('--time-steps <K>', 'with --try: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)', intAtLeast(1))
     .addHelpText(
       'after',
@@ -256,7 +406,10 @@ Examples:
   keepRemoteOption(runCmd);
   noPredictOption(noCacheOption(budgetOption(runCmd)));
   globalBatchOptions(runCmd);
-  maxOomRetriesOption(runCmd, 'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint with the next smaller divisor as the micro-batch');
+  maxOomRetriesOption(
+    runCmd,
+    'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint with the next smaller divisor as the micro-batch',
+  );
   maxMemoryOption(runCmd);
 
   const ckpt = program
@@ -281,10 +434,23 @@ Examples (a PyTorch loop calls these after each save):
       .command('push')
       .description('push a checkpoint folder as ckpt/checkpoint-<step>, verify it remotely, move the pointer, prune')
       .argument('<dir>', 'the checkpoint folder')
-      .option('--step <n>', 'the training step of this checkpoint (default: global_step of <dir>/trainer_state.json)', intAtLeast(0))
+      .option(
+        '--step <n>',
+        'the training step of this checkpoint (default: global_step of <dir>/trainer_state.json)',
+        intAtLeast(0),
+      )
       .requiredOption('--run <id>', 'run fingerprint: resume refuses checkpoints of another run')
-      .option('--keep-local <n>', 'checkpoint-<n> folders to keep next to <dir>, newest first (default: all)', intAtLeast(0))
-      .option('--keep-remote <n>', `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest is corrupt (default: ${KEEP_REMOTE_DEFAULT})`, intAtLeast(2), KEEP_REMOTE_DEFAULT)
+      .option(
+        '--keep-local <n>',
+        'checkpoint-<n> folders to keep next to <dir>, newest first (default: all)',
+        intAtLeast(0),
+      )
+      .option(
+        '--keep-remote <n>',
+        `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest is corrupt (default: ${KEEP_REMOTE_DEFAULT})`,
+        intAtLeast(2),
+        KEEP_REMOTE_DEFAULT,
+      )
       .option('--force', 'move latest.json even to a lower step or off a terminal (complete) pointer')
       .option('--public', 'create the Hub repo public (default private)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runPush })));
@@ -303,9 +469,7 @@ Examples (a PyTorch loop calls these after each save):
       .command('status')
       .description('show the pointer, the checkpoints of a repo and the loss curve of the pointed checkpoint')
       .option('--plot <file.svg>', 'also write the loss curve as an SVG'),
-  ).action(
-    run(async () => ({ run: (await import('./commands/ckpt')).runStatus })),
-  );
+  ).action(run(async () => ({ run: (await import('./commands/ckpt')).runStatus })));
   repoOpts(
     ckpt
       .command('pull')
@@ -318,11 +482,16 @@ Examples (a PyTorch loop calls these after each save):
   repoOpts(
     ckpt
       .command('resume')
-      .description('decide where a run resumes (fresh, resume, complete, or refuse), checking that the checkpoint pulls cleanly')
+      .description(
+        'decide where a run resumes (fresh, resume, complete, or refuse), checking that the checkpoint pulls cleanly',
+      )
       .requiredOption('--run <id>', 'run fingerprint of the run that wants to resume')
       .option('--dest <dir>', 'pull the checkpoint here (default: pull into a temp folder, report, remove it)')
       .option('--force', 'replace --dest when it exists')
-      .option('--fallback', 'when the chosen checkpoint fails to verify or pull, walk back to the next older one that pulls cleanly')
+      .option(
+        '--fallback',
+        'when the chosen checkpoint fails to verify or pull, walk back to the next older one that pulls cleanly',
+      )
       .option('--repair', 'rewrite latest.json to the checkpoint resumed from (default: latest.json is never written)'),
   ).action(run(async () => ({ run: (await import('./commands/ckpt')).runResume })));
 
@@ -349,7 +518,10 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
       const message = `${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is abandoned, the store's pointer stays on its last verified checkpoint`;
       (ioIn.stderr ?? process.stderr).write(`\nsoup: ${message}\n`);
       // --json always answers with one JSON result: nothing else was printed on stdout yet (results come at the end).
-      if (jsonWanted) (ioIn.stdout ?? process.stdout).write(`${JSON.stringify({ ok: false, outcome: 'interrupted', error: { code: 'SOUP_INTERRUPTED', message, exit_code: EXIT_CODES.interrupted } })}\n`);
+      if (jsonWanted)
+        (ioIn.stdout ?? process.stdout).write(
+          `${JSON.stringify({ ok: false, outcome: 'interrupted', error: { code: 'SOUP_INTERRUPTED', message, exit_code: EXIT_CODES.interrupted } })}\n`,
+        );
       process.exit(EXIT_CODES.interrupted);
     }
     (ioIn.stderr ?? process.stderr).write(`\nsoup: ${sig}: stopping after the current step (again to quit now)\n`);
@@ -384,7 +556,10 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
   const json = argv.slice(2, dashes === -1 ? undefined : dashes).includes('--json');
   const fail = (code: number, errCode: string, lines: string[]): number => {
     for (const line of lines) stderr.write(`soup: ${line}\n`);
-    if (json) stdout.write(`${JSON.stringify({ ok: false, error: { code: errCode, message: lines.join('\n'), exit_code: code } })}\n`);
+    if (json)
+      stdout.write(
+        `${JSON.stringify({ ok: false, error: { code: errCode, message: lines.join('\n'), exit_code: code } })}\n`,
+      );
     return code;
   };
   // A bare `soup` prints the help; a bare group (`soup cache`, `soup ckpt`) prints its help on
@@ -405,10 +580,14 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
     return (program as unknown as { soupExitCode: number }).soupExitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+        return 0;
       if (err.code === 'commander.executeSubCommandAsync') return err.exitCode;
       // Commander puts "(Did you mean …?)" on a second line: keep one line.
-      const msg = err.message.replace(/^error:\s*/, '').replace(/\n+/g, ' ').trim();
+      const msg = err.message
+        .replace(/^error:\s*/, '')
+        .replace(/\n+/g, ' ')
+        .trim();
       const where = commandPath(program, argv);
       return fail(EXIT_CODES.usage, 'SOUP_USAGE', [`${msg} (see: ${where} --help)`]);
     }
@@ -416,7 +595,8 @@ async function runMain(argv: string[], io: CliIo): Promise<number> {
       return fail(exitCodeFor(err), err.code, err.message.split('\n'));
     }
     const e = err instanceof Error ? err : new Error(String(err));
-    if (io.signal?.aborted && !(e as { code?: unknown }).code) return fail(EXIT_CODES.interrupted, 'SOUP_INTERRUPTED', [`interrupted (${firstLine(e.message)})`]);
+    if (io.signal?.aborted && !(e as { code?: unknown }).code)
+      return fail(EXIT_CODES.interrupted, 'SOUP_INTERRUPTED', [`interrupted (${firstLine(e.message)})`]);
     const code = exitCodeFor(err);
     const errCode = (e as { code?: unknown }).code;
     const lines = [firstLine(e.message)];

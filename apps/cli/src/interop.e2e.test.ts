@@ -15,10 +15,15 @@ import { EXIT_CODES } from './exit-codes';
 import type { RunJson } from './commands/train';
 
 const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
-const gpt2Script = fileURLToPath(new URL('../../../packages/onnx-train/src/__fixtures__/gpt2_from_config.py', import.meta.url));
+const gpt2Script = fileURLToPath(
+  new URL('../../../packages/onnx-train/src/__fixtures__/gpt2_from_config.py', import.meta.url),
+);
 const python = process.env.PYTHON ?? '/usr/bin/python3';
 const torchProbe = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' });
-const torchMissing = torchProbe.status === 0 ? null : `${python} -c "import torch" failed (${(torchProbe.error?.message ?? torchProbe.stderr ?? '').trim().split('\n').pop()})`;
+const torchMissing =
+  torchProbe.status === 0
+    ? null
+    : `${python} -c "import torch" failed (${(torchProbe.error?.message ?? torchProbe.stderr ?? '').trim().split('\n').pop()})`;
 if (torchMissing) console.log(`skipping the PyTorch load of final/: ${torchMissing}`);
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const chromiumMissing = existsSync(chromium) ? null : `${chromium} is not installed (Debian: apt-get install chromium)`;
@@ -30,7 +35,11 @@ const MAX_LENGTH = 16;
 const VAL_BATCHES = 3;
 
 function soup(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
-  return runNode([bin, ...args], { cwd, timeoutMs: 120_000, env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'), ...env } });
+  return runNode([bin, ...args], {
+    cwd,
+    timeoutMs: 120_000,
+    env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'), ...env },
+  });
 }
 
 const readJson = (p: string): Record<string, unknown> => JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown>;
@@ -80,8 +89,13 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
       expect(Object.keys(e).sort()).toEqual(['grad_norm', 'learning_rate', 'loss', 'step']);
       // Real numbers: expect.any(Number) would accept NaN.
       expect(Number.isFinite(e.loss) && e.loss! > 0, `loss at step ${e.step}: ${e.loss}`).toBe(true);
-      expect(Number.isFinite(e.grad_norm) && e.grad_norm! > 0, `grad_norm at step ${e.step}: ${e.grad_norm}`).toBe(true);
-      expect(Number.isFinite(e.learning_rate) && e.learning_rate! >= 0, `learning_rate at step ${e.step}: ${e.learning_rate}`).toBe(true);
+      expect(Number.isFinite(e.grad_norm) && e.grad_norm! > 0, `grad_norm at step ${e.step}: ${e.grad_norm}`).toBe(
+        true,
+      );
+      expect(
+        Number.isFinite(e.learning_rate) && e.learning_rate! >= 0,
+        `learning_rate at step ${e.step}: ${e.learning_rate}`,
+      ).toBe(true);
     }
     expect(train[0]!.loss).toBeCloseTo(rj.initial_loss!, 6);
     expect(train.at(-1)!.loss).toBeCloseTo(rj.final_loss!, 6);
@@ -117,19 +131,28 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     ]);
   });
 
-  it.skipIf(torchMissing !== null)("a PyTorch GPT-2 built from final/config.json alone reproduces soup's validation loss to 1e-4", async () => {
-    const tokens = new Uint8Array(readFileSync(assetPath('corpus/val.txt')));
-    const batches = sequentialBatches({ tokens, seqLen: MAX_LENGTH, batchSize: BATCH, maxBatches: VAL_BATCHES });
-    const rows = (a: BigInt64Array, n: number): number[][] => Array.from({ length: n }, (_, i) => Array.from(a.subarray(i * MAX_LENGTH, (i + 1) * MAX_LENGTH), Number));
-    const batch = { input_ids: batches.flatMap((b) => rows(b.inputIds, b.batchSize)), labels: batches.flatMap((b) => rows(b.labels, b.batchSize)) };
-    const file = join(cwd, 'val-batch.json');
-    writeFileSync(file, JSON.stringify(batch));
-    const r = await runProcess(python, [gpt2Script, 'loss', join(cwd, 'out-ckpt', 'final'), file], { timeoutMs: 120_000 });
-    expect(r.code, r.stderr).toBe(0);
-    const torchLoss = (JSON.parse(r.stdout) as { loss: number }).loss;
-    expect(batch.input_ids).toHaveLength(BATCH * VAL_BATCHES);
-    expect(Math.abs(torchLoss - rj.val_loss!)).toBeLessThan(1e-4);
-  });
+  it.skipIf(torchMissing !== null)(
+    "a PyTorch GPT-2 built from final/config.json alone reproduces soup's validation loss to 1e-4",
+    async () => {
+      const tokens = new Uint8Array(readFileSync(assetPath('corpus/val.txt')));
+      const batches = sequentialBatches({ tokens, seqLen: MAX_LENGTH, batchSize: BATCH, maxBatches: VAL_BATCHES });
+      const rows = (a: BigInt64Array, n: number): number[][] =>
+        Array.from({ length: n }, (_, i) => Array.from(a.subarray(i * MAX_LENGTH, (i + 1) * MAX_LENGTH), Number));
+      const batch = {
+        input_ids: batches.flatMap((b) => rows(b.inputIds, b.batchSize)),
+        labels: batches.flatMap((b) => rows(b.labels, b.batchSize)),
+      };
+      const file = join(cwd, 'val-batch.json');
+      writeFileSync(file, JSON.stringify(batch));
+      const r = await runProcess(python, [gpt2Script, 'loss', join(cwd, 'out-ckpt', 'final'), file], {
+        timeoutMs: 120_000,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const torchLoss = (JSON.parse(r.stdout) as { loss: number }).loss;
+      expect(batch.input_ids).toHaveLength(BATCH * VAL_BATCHES);
+      expect(Math.abs(torchLoss - rj.val_loss!)).toBeLessThan(1e-4);
+    },
+  );
 
   it('soup train ends with the loss curve; soup ckpt status draws it (plain text under NO_COLOR) and --plot writes an SVG', async () => {
     expect(trainOut.stdout).toMatch(new RegExp(`loss curve \\(${STEPS} points, steps 1\\.\\.${STEPS}\\)`));
@@ -145,30 +168,46 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     expect(svg).toContain(`eval_loss ${rj.val_loss!.toFixed(4)}`);
   });
 
-  it.skipIf(chromiumMissing !== null)('the SVG renders in headless Chromium: the screenshot is not blank and shows the curve', async () => {
-    const svg = join(cwd, 'train-loss.svg');
-    const png = join(cwd, 'shot.png');
-    const profile = useTempDir();
-    const r = await runProcess(
-      chromium,
-      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--user-data-dir=${profile}`, '--hide-scrollbars', '--window-size=640,320', `--screenshot=${png}`, `file://${svg}`],
-      { timeoutMs: 90_000 },
-    );
-    expect(existsSync(png), r.stderr.slice(-2000)).toBe(true);
-    const img = decodePng(readFileSync(png));
-    expect([img.width, img.height]).toEqual([640, 320]);
-    let ink = 0;
-    let blue = 0;
-    for (let i = 0; i < img.rgba.length; i += 4) {
-      const [red, green, b] = [img.rgba[i]!, img.rgba[i + 1]!, img.rgba[i + 2]!];
-      if (red < 230 || green < 230 || b < 230) ink += 1;
-      if (b > 170 && red < 120 && green < 160) blue += 1; // the loss line, #1f6feb
-    }
-    const pixels = img.width * img.height;
-    expect(ink / pixels).toBeGreaterThan(0.01);
-    expect(ink / pixels).toBeLessThan(0.5);
-    expect(blue).toBeGreaterThan(300);
-  });
+  it.skipIf(chromiumMissing !== null)(
+    'the SVG renders in headless Chromium: the screenshot is not blank and shows the curve',
+    async () => {
+      const svg = join(cwd, 'train-loss.svg');
+      const png = join(cwd, 'shot.png');
+      const profile = useTempDir();
+      const r = await runProcess(
+        chromium,
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+          `--user-data-dir=${profile}`,
+          '--hide-scrollbars',
+          '--window-size=640,320',
+          `--screenshot=${png}`,
+          `file://${svg}`,
+        ],
+        { timeoutMs: 90_000 },
+      );
+      expect(existsSync(png), r.stderr.slice(-2000)).toBe(true);
+      const img = decodePng(readFileSync(png));
+      expect([img.width, img.height]).toEqual([640, 320]);
+      let ink = 0;
+      let blue = 0;
+      for (let i = 0; i < img.rgba.length; i += 4) {
+        const [red, green, b] = [img.rgba[i]!, img.rgba[i + 1]!, img.rgba[i + 2]!];
+        if (red < 230 || green < 230 || b < 230) ink += 1;
+        if (b > 170 && red < 120 && green < 160) blue += 1; // the loss line, #1f6feb
+      }
+      const pixels = img.width * img.height;
+      expect(ink / pixels).toBeGreaterThan(0.01);
+      expect(ink / pixels).toBeLessThan(0.5);
+      expect(blue).toBeGreaterThan(300);
+    },
+  );
 });
 
 describe('[slow] soup ckpt push, init, plan', { timeout: 120_000 }, () => {
@@ -176,13 +215,19 @@ describe('[slow] soup ckpt push, init, plan', { timeout: 120_000 }, () => {
     const dir = useTempDir();
     const ck = join(dir, 'checkpoint-7');
     mkdirSync(ck);
-    writeFileSync(join(ck, 'trainer_state.json'), JSON.stringify({ global_step: 7, log_history: [{ step: 7, loss: 2.5, learning_rate: 1e-4 }] }));
+    writeFileSync(
+      join(ck, 'trainer_state.json'),
+      JSON.stringify({ global_step: 7, log_history: [{ step: 7, loss: 2.5, learning_rate: 1e-4 }] }),
+    );
     writeFileSync(join(ck, 'model.bin'), 'weights');
     const r = await soup(['ckpt', 'push', 'checkpoint-7', '--repo', 'file://store', '--run', 'hf-run', '--json'], dir);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, step: 7, path_in_repo: 'ckpt/checkpoint-7' });
     expect(readJson(join(dir, 'store', 'latest.json'))).toMatchObject({ step: 7, run: 'hf-run' });
-    const explicit = await soup(['ckpt', 'push', 'checkpoint-7', '--step', '9', '--repo', 'file://store', '--run', 'hf-run', '--json'], dir);
+    const explicit = await soup(
+      ['ckpt', 'push', 'checkpoint-7', '--step', '9', '--repo', 'file://store', '--run', 'hf-run', '--json'],
+      dir,
+    );
     expect(JSON.parse(explicit.stdout)).toMatchObject({ step: 9 });
     mkdirSync(join(dir, 'bare'));
     writeFileSync(join(dir, 'bare', 'x.bin'), 'x');
@@ -197,14 +242,21 @@ describe('[slow] soup ckpt push, init, plan', { timeout: 120_000 }, () => {
     writeFileSync(join(dir, 'data', 'train.txt'), 'my own training text\n'.repeat(100));
     const r = await soup(['init', '-c', 'other.yaml', '--json'], dir);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ ok: true, template: 'tiny', files: ['other.yaml', join('data', 'val.txt')], kept: [join('data', 'train.txt')] });
+    expect(JSON.parse(r.stdout)).toEqual({
+      ok: true,
+      template: 'tiny',
+      files: ['other.yaml', join('data', 'val.txt')],
+      kept: [join('data', 'train.txt')],
+    });
     expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));
     const again = await soup(['init', '-c', 'other.yaml'], dir);
     expect(again.code).toBe(EXIT_CODES.usage);
     writeFileSync(join(dir, 'data', 'val.txt'), 'my own validation text\n');
     const forced = await soup(['init', '-c', 'other.yaml', '--force', '--template', 'small'], dir);
     expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stdout).toContain('kept data/train.txt, data/val.txt: already there (soup never overwrites training text)');
+    expect(forced.stdout).toContain(
+      'kept data/train.txt, data/val.txt: already there (soup never overwrites training text)',
+    );
     expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));
     expect(readFileSync(join(dir, 'data', 'val.txt'), 'utf8')).toBe('my own validation text\n');
     expect(readFileSync(join(dir, 'other.yaml'), 'utf8')).toContain('base: soup/small-gpt');
@@ -224,6 +276,13 @@ describe('[slow] soup ckpt push, init, plan', { timeout: 120_000 }, () => {
     expect(r.stderr).toContain('soup train would refuse this config (1 problem); nothing was probed');
     expect(existsSync(join(dir, 'cache.json'))).toBe(false);
     const json = await soup(['plan', '--json'], dir);
-    expect(JSON.parse(json.stdout)).toMatchObject({ batch_size: 16, micro_batch_size: null, grad_accum: null, fits: null, trials: [], problems: [expect.stringMatching(/^training\.lora\.r: /)] });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      batch_size: 16,
+      micro_batch_size: null,
+      grad_accum: null,
+      fits: null,
+      trials: [],
+      problems: [expect.stringMatching(/^training\.lora\.r: /)],
+    });
   });
 });

@@ -36,7 +36,12 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
         : code === 'EISDIR'
           ? 'is a directory, not a soup.yaml file'
           : `cannot read it (${code ?? String(err)})`;
-    throw new ConfigError({ file: displayPath, issues: [{ path: '', message }], code: 'SOUP_CONFIG_NOT_FOUND', cause: err });
+    throw new ConfigError({
+      file: displayPath,
+      issues: [{ path: '', message }],
+      code: 'SOUP_CONFIG_NOT_FOUND',
+      cause: err,
+    });
   }
   const isFile = (p: string): boolean => {
     try {

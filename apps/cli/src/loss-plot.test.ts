@@ -16,7 +16,10 @@ const history: LossPoint[] = [
 // (more steps than dot columns, so several points share a column), an eval loss below every train loss.
 const noise = (i: number): number => 0.04 * Math.sin(i * 1.7) + 0.03 * Math.cos(i * 0.61);
 const spiky: LossPoint[] = [
-  ...Array.from({ length: 300 }, (_, i) => ({ step: i + 1, loss: i + 1 === 16 ? 8.26 : 3.2 * Math.exp(-i / 60) + 1.7 + noise(i) })),
+  ...Array.from({ length: 300 }, (_, i) => ({
+    step: i + 1,
+    loss: i + 1 === 16 ? 8.26 : 3.2 * Math.exp(-i / 60) + 1.7 + noise(i),
+  })),
   { step: 300, eval_loss: 1.2 },
 ];
 
@@ -57,7 +60,7 @@ describe('renderLossPlot', () => {
     expect(lines[rows - 1]).toMatch(/^1\.20 ┤/);
   });
 
-  it('plain text: about ten evenly spaced points and the eval loss; the summary min is the training loss\'s', () => {
+  it("plain text: about ten evenly spaced points and the eval loss; the summary min is the training loss's", () => {
     const lines = renderLossPlot({ history, unicode: false });
     expect(lines[0]).toBe('loss curve (50 points, steps 1..50): 7.50 → 2.21, min 2.21');
     expect(lines.filter((l) => /^ {2}step +\d+ {2}loss /.test(l))).toHaveLength(10);
@@ -65,12 +68,16 @@ describe('renderLossPlot', () => {
     expect(lines.join('\n')).not.toMatch(/[\u2800-\u28ff]|\x1b/);
     expect(renderLossPlot({ history: [{ step: 3, eval_loss: 1 }] })).toEqual([]);
     // eval_loss 1.2 is below every training loss: it is not the training curve's min
-    expect(renderLossPlot({ history: spiky, unicode: false })[0]).toMatch(/^loss curve \(300 points, steps 1\.\.300\): 4\.9\d → [\d.]+, min 1\.\d\d$/);
+    expect(renderLossPlot({ history: spiky, unicode: false })[0]).toMatch(
+      /^loss curve \(300 points, steps 1\.\.300\): 4\.9\d → [\d.]+, min 1\.\d\d$/,
+    );
     expect(renderLossPlot({ history: spiky, unicode: false })[0]).not.toContain('min 1.20');
   });
 
   it('one point: singular words', () => {
-    expect(renderLossPlot({ history: [{ step: 1, loss: 5.5 }], unicode: false })[0]).toBe('loss curve (1 point, step 1): 5.50 → 5.50, min 5.50');
+    expect(renderLossPlot({ history: [{ step: 1, loss: 5.5 }], unicode: false })[0]).toBe(
+      'loss curve (1 point, step 1): 5.50 → 5.50, min 5.50',
+    );
   });
 
   it('showLossPlot: Unicode on a TTY; plain text under NO_COLOR, TERM=dumb or a pipe', () => {
@@ -90,7 +97,8 @@ describe('renderLossPlot', () => {
 });
 
 /** Tick labels of one axis, as numbers. */
-const ticks = (svg: string, axis: 'x' | 'y'): number[] => [...svg.matchAll(new RegExp(`<text class="tick-${axis}"[^>]*>([^<]+)</text>`, 'g'))].map((m) => Number(m[1]));
+const ticks = (svg: string, axis: 'x' | 'y'): number[] =>
+  [...svg.matchAll(new RegExp(`<text class="tick-${axis}"[^>]*>([^<]+)</text>`, 'g'))].map((m) => Number(m[1]));
 
 /** True when every gap between ticks is the same 1, 2 or 5 × 10^k and every tick is a multiple of it. */
 function isNice(values: number[]): boolean {
@@ -98,12 +106,16 @@ function isNice(values: number[]): boolean {
   const step = values[1]! - values[0]!;
   const mantissa = step / 10 ** Math.floor(Math.log10(step));
   if (![1, 2, 5].some((m) => Math.abs(mantissa - m) < 1e-9)) return false;
-  return values.every((v, i) => Math.abs(v - values[0]! - i * step) < step * 1e-6 && Math.abs(v / step - Math.round(v / step)) < 1e-6);
+  return values.every(
+    (v, i) => Math.abs(v - values[0]! - i * step) < step * 1e-6 && Math.abs(v / step - Math.round(v / step)) < 1e-6,
+  );
 }
 
 /** The polyline's vertices, in SVG units. */
 const vertices = (svg: string): [number, number][] =>
-  (/<polyline[^>]* points="([^"]+)"/.exec(svg)?.[1] ?? '').split(' ').map((p) => p.split(',').map(Number) as [number, number]);
+  (/<polyline[^>]* points="([^"]+)"/.exec(svg)?.[1] ?? '')
+    .split(' ')
+    .map((p) => p.split(',').map(Number) as [number, number]);
 
 describe('lossPlotSvg', () => {
   it('a standalone SVG with one polyline vertex per logged step and the eval point', () => {
@@ -132,7 +144,9 @@ describe('lossPlotSvg', () => {
     const svg = lossPlotSvg({ history: spiky, horizon: 300 });
     expect(svg).toContain('▲ 1 spike above the scale, clipped (highest 8.26 at step 16)');
     expect(svg.match(/class="clipped"/g)).toHaveLength(1);
-    const ys = vertices(svg).filter((_, i) => i !== 15).map(([, y]) => y);
+    const ys = vertices(svg)
+      .filter((_, i) => i !== 15)
+      .map(([, y]) => y);
     const plotHeight = 320 - 40 - 48;
     expect((Math.max(...ys) - Math.min(...ys)) / plotHeight).toBeGreaterThan(0.6);
     expect(Math.max(...ticks(svg, 'y'))).toBeLessThan(8.26);
@@ -146,48 +160,70 @@ const chromiumMissing = existsSync(chromium) ? null : `${chromium} is not instal
 if (chromiumMissing) console.log(`loss-plot.test.ts: skipping the Chromium render check: ${chromiumMissing}`);
 
 describe('[slow] lossPlotSvg in headless Chromium', { timeout: 120_000 }, () => {
-  it.skipIf(chromiumMissing !== null)('renders with nice tick labels, and the curve spans most of the plot height despite the spike', async () => {
-    const dir = useTempDir('soup-plot-');
-    const svg = lossPlotSvg({ history: spiky, horizon: 300 });
-    const file = join(dir, 'loss.svg');
-    writeFileSync(file, svg);
-    const png = join(dir, 'shot.png');
-    const profile = useTempDir('soup-chromium-');
-    const r = await runProcess(
-      chromium,
-      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--user-data-dir=${profile}`, '--hide-scrollbars', '--window-size=640,320', `--screenshot=${png}`, `file://${file}`],
-      { timeoutMs: 90_000 },
-    );
-    expect(existsSync(png), r.stderr.slice(-2000)).toBe(true);
-    const img = decodePng(readFileSync(png));
-    expect([img.width, img.height]).toEqual([640, 320]);
-    // Rows holding the loss line's blue (#1f6feb), inside the plot area (x past the y axis), leaving out
-    // the few pixels around the spike (steps 13..19: x 76..100 in this layout and the old one): the rest
-    // of the curve must fill most of the height.
-    const plotTop = 40;
-    const plotBottom = 320 - 48;
-    const rows: number[] = [];
-    for (let y = plotTop - 2; y <= plotBottom + 2; y++) {
-      for (let x = 70; x < img.width - 16; x++) {
-        if (x >= 76 && x <= 100) continue;
-        const i = (y * img.width + x) * 4;
-        const [red, green, blue] = [img.rgba[i]!, img.rgba[i + 1]!, img.rgba[i + 2]!];
-        if (blue > 170 && red < 120 && green < 160) {
-          rows.push(y);
-          break;
+  it.skipIf(chromiumMissing !== null)(
+    'renders with nice tick labels, and the curve spans most of the plot height despite the spike',
+    async () => {
+      const dir = useTempDir('soup-plot-');
+      const svg = lossPlotSvg({ history: spiky, horizon: 300 });
+      const file = join(dir, 'loss.svg');
+      writeFileSync(file, svg);
+      const png = join(dir, 'shot.png');
+      const profile = useTempDir('soup-chromium-');
+      const r = await runProcess(
+        chromium,
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+          `--user-data-dir=${profile}`,
+          '--hide-scrollbars',
+          '--window-size=640,320',
+          `--screenshot=${png}`,
+          `file://${file}`,
+        ],
+        { timeoutMs: 90_000 },
+      );
+      expect(existsSync(png), r.stderr.slice(-2000)).toBe(true);
+      const img = decodePng(readFileSync(png));
+      expect([img.width, img.height]).toEqual([640, 320]);
+      // Rows holding the loss line's blue (#1f6feb), inside the plot area (x past the y axis), leaving out
+      // the few pixels around the spike (steps 13..19: x 76..100 in this layout and the old one): the rest
+      // of the curve must fill most of the height.
+      const plotTop = 40;
+      const plotBottom = 320 - 48;
+      const rows: number[] = [];
+      for (let y = plotTop - 2; y <= plotBottom + 2; y++) {
+        for (let x = 70; x < img.width - 16; x++) {
+          if (x >= 76 && x <= 100) continue;
+          const i = (y * img.width + x) * 4;
+          const [red, green, blue] = [img.rgba[i]!, img.rgba[i + 1]!, img.rgba[i + 2]!];
+          if (blue > 170 && red < 120 && green < 160) {
+            rows.push(y);
+            break;
+          }
         }
       }
-    }
-    const span = (Math.max(...rows) - Math.min(...rows)) / (plotBottom - plotTop);
-    console.info(`loss plot in Chromium: the curve spans ${(span * 100).toFixed(0)} % of the plot height (rows ${Math.min(...rows)}..${Math.max(...rows)})`);
-    expect(span).toBeGreaterThan(0.6);
-    expect(ticks(svg, 'y')).toEqual([1, 2, 3, 4, 5]);
-    // The y tick labels sit where the SVG put them: their grid lines are drawn (light grey rows).
-    for (const v of ticks(svg, 'y')) {
-      const y = Math.round(Number(new RegExp(`<line x1="60" y1="([\\d.]+)"[^>]*/>\\n<text class="tick-y"[^>]*>${v}</text>`).exec(svg)?.[1]));
-      const i = (y * img.width + 300) * 4;
-      const grey = img.rgba[i]!;
-      expect(grey, `grid line of tick ${v} at y=${y}`).toBeLessThan(250);
-    }
-  });
+      const span = (Math.max(...rows) - Math.min(...rows)) / (plotBottom - plotTop);
+      console.info(
+        `loss plot in Chromium: the curve spans ${(span * 100).toFixed(0)} % of the plot height (rows ${Math.min(...rows)}..${Math.max(...rows)})`,
+      );
+      expect(span).toBeGreaterThan(0.6);
+      expect(ticks(svg, 'y')).toEqual([1, 2, 3, 4, 5]);
+      // The y tick labels sit where the SVG put them: their grid lines are drawn (light grey rows).
+      for (const v of ticks(svg, 'y')) {
+        const y = Math.round(
+          Number(
+            new RegExp(`<line x1="60" y1="([\\d.]+)"[^>]*/>\\n<text class="tick-y"[^>]*>${v}</text>`).exec(svg)?.[1],
+          ),
+        );
+        const i = (y * img.width + 300) * 4;
+        const grey = img.rgba[i]!;
+        expect(grey, `grid line of tick ${v} at y=${y}`).toBeLessThan(250);
+      }
+    },
+  );
 });

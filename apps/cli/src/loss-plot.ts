@@ -23,19 +23,28 @@ export interface RenderLossPlotOptions {
   horizon?: number;
 }
 
-const fmt = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
+const fmt = (v: number): string =>
+  Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 function trainPoints(history: readonly LossPoint[]): { step: number; loss: number }[] {
-  return history.filter((e) => typeof e.loss === 'number' && Number.isFinite(e.loss)).map((e) => ({ step: e.step, loss: e.loss! }));
+  return history
+    .filter((e) => typeof e.loss === 'number' && Number.isFinite(e.loss))
+    .map((e) => ({ step: e.step, loss: e.loss! }));
 }
 
 function evalPoints(history: readonly LossPoint[]): { step: number; loss: number }[] {
-  return history.filter((e) => typeof e.eval_loss === 'number' && Number.isFinite(e.eval_loss)).map((e) => ({ step: e.step, loss: e.eval_loss! }));
+  return history
+    .filter((e) => typeof e.eval_loss === 'number' && Number.isFinite(e.eval_loss))
+    .map((e) => ({ step: e.step, loss: e.eval_loss! }));
 }
 
 /** Nice axis ticks: steps of 1, 2 or 5 × 10^k, about `target` of them, covering [lo, hi]. */
-export function niceTicks(lo: number, hi: number, target = 5): { ticks: number[]; lo: number; hi: number; step: number } {
+export function niceTicks(
+  lo: number,
+  hi: number,
+  target = 5,
+): { ticks: number[]; lo: number; hi: number; step: number } {
   if (!(hi > lo)) {
     const pad = Math.abs(lo) > 0 ? Math.abs(lo) * 0.1 : 1;
     return niceTicks(lo - pad, hi + pad, target);
@@ -69,7 +78,11 @@ function median(xs: number[]): number {
  * to set the scale. Returns the indices of the outliers and the smoothed range.
  */
 export function findOutliers(values: readonly number[]): { outliers: Set<number>; smoothLo: number; smoothHi: number } {
-  const smooth = values.map((_, i) => median(values.slice(Math.max(0, i - 5), i + 6).filter((__, j) => j + Math.max(0, i - 5) !== i || values.length === 1)));
+  const smooth = values.map((_, i) =>
+    median(
+      values.slice(Math.max(0, i - 5), i + 6).filter((__, j) => j + Math.max(0, i - 5) !== i || values.length === 1),
+    ),
+  );
   const smoothLo = Math.min(...smooth);
   const smoothHi = Math.max(...smooth);
   const spread = smoothHi - smoothLo || Math.abs(smoothHi) * 0.1 || 1;
@@ -95,12 +108,16 @@ export function renderLossPlot(opts: RenderLossPlotOptions): string[] {
   const trainMin = Math.min(...pts.map((p) => p.loss));
   if (opts.unicode === false) {
     const steps = first.step === last.step ? `step ${first.step}` : `steps ${first.step}..${last.step}`;
-    const lines = [`loss curve (${plural(pts.length, 'point')}, ${steps}): ${fmt(first.loss)} → ${fmt(last.loss)}, min ${fmt(trainMin)}`];
+    const lines = [
+      `loss curve (${plural(pts.length, 'point')}, ${steps}): ${fmt(first.loss)} → ${fmt(last.loss)}, min ${fmt(trainMin)}`,
+    ];
     const picks = new Set<number>();
     const n = Math.min(10, pts.length);
     for (let i = 0; i < n; i++) picks.add(Math.round((i * (pts.length - 1)) / Math.max(1, n - 1)));
-    for (const i of [...picks].sort((a, b) => a - b)) lines.push(`  step ${String(pts[i]!.step).padStart(String(last.step).length)}  loss ${pts[i]!.loss.toFixed(4)}`);
-    for (const e of evals) lines.push(`  step ${String(e.step).padStart(String(last.step).length)}  eval_loss ${e.loss.toFixed(4)}`);
+    for (const i of [...picks].sort((a, b) => a - b))
+      lines.push(`  step ${String(pts[i]!.step).padStart(String(last.step).length)}  loss ${pts[i]!.loss.toFixed(4)}`);
+    for (const e of evals)
+      lines.push(`  step ${String(e.step).padStart(String(last.step).length)}  eval_loss ${e.loss.toFixed(4)}`);
     return lines;
   }
   const rows = Math.max(2, opts.rows ?? 8);
@@ -160,14 +177,17 @@ export function renderLossPlot(opts: RenderLossPlotOptions): string[] {
   for (let r = 0; r < rows; r++) {
     const axis = r === 0 ? fmt(max) : r === rows - 1 ? fmt(min) : '';
     let row = '';
-    for (let c = 0; c < width; c++) row += evalCells.has(`${r},${c}`) ? '◆' : String.fromCharCode(0x2800 + grid[r]![c]!);
+    for (let c = 0; c < width; c++)
+      row += evalCells.has(`${r},${c}`) ? '◆' : String.fromCharCode(0x2800 + grid[r]![c]!);
     lines.push(`${axis.padStart(label)} ┤${row}`);
   }
   const left = `step ${x0}`;
   const right = `${x1}`;
   lines.push(`${' '.repeat(label)} └${'─'.repeat(width)}`);
   lines.push(`${' '.repeat(label + 2)}${left}${' '.repeat(Math.max(1, width - left.length - right.length))}${right}`);
-  lines.push(`${' '.repeat(label + 2)}loss ${fmt(first.loss)} → ${fmt(last.loss)}${evals.length ? `  ◆ eval_loss ${evals[evals.length - 1]!.loss.toFixed(4)}` : ''}`);
+  lines.push(
+    `${' '.repeat(label + 2)}loss ${fmt(first.loss)} → ${fmt(last.loss)}${evals.length ? `  ◆ eval_loss ${evals[evals.length - 1]!.loss.toFixed(4)}` : ''}`,
+  );
   return lines;
 }
 
@@ -218,21 +238,34 @@ export function lossPlotSvg(opts: LossPlotSvgOptions): string {
   ];
   for (const v of yAxis.ticks) {
     out.push(`<line x1="${m.l - 4}" y1="${n(Y(v))}" x2="${W - m.r}" y2="${n(Y(v))}" stroke="#ddd"/>`);
-    out.push(`<text class="tick-y" x="${m.l - 6}" y="${n(Y(v) + 4)}" text-anchor="end" fill="#333">${tickLabel(v, yAxis.step)}</text>`);
+    out.push(
+      `<text class="tick-y" x="${m.l - 6}" y="${n(Y(v) + 4)}" text-anchor="end" fill="#333">${tickLabel(v, yAxis.step)}</text>`,
+    );
   }
   for (const s of xAxis.ticks.filter((t) => t >= x0 && t <= x1)) {
     out.push(`<line x1="${n(X(s))}" y1="${H - m.b}" x2="${n(X(s))}" y2="${H - m.b + 4}" stroke="#444"/>`);
-    out.push(`<text class="tick-x" x="${n(X(s))}" y="${H - m.b + 16}" text-anchor="middle" fill="#333">${tickLabel(s, xAxis.step)}</text>`);
+    out.push(
+      `<text class="tick-x" x="${n(X(s))}" y="${H - m.b + 16}" text-anchor="middle" fill="#333">${tickLabel(s, xAxis.step)}</text>`,
+    );
   }
   out.push(`<line x1="${m.l}" y1="${H - m.b}" x2="${W - m.r}" y2="${H - m.b}" stroke="#444"/>`);
   out.push(`<line x1="${m.l}" y1="${m.t}" x2="${m.l}" y2="${H - m.b}" stroke="#444"/>`);
-  out.push(`<text class="axis-label" x="${(W + m.l - m.r) / 2}" y="${H - 8}" text-anchor="middle" fill="#333">step</text>`);
-  out.push(`<text class="axis-label" transform="translate(16 ${(H + m.t - m.b) / 2}) rotate(-90)" text-anchor="middle" fill="#333">loss</text>`);
-  if (pts.length) out.push(`<polyline fill="none" stroke="#1f6feb" stroke-width="2" points="${pts.map((p) => `${n(X(p.step))},${n(Y(p.loss))}`).join(' ')}"/>`);
+  out.push(
+    `<text class="axis-label" x="${(W + m.l - m.r) / 2}" y="${H - 8}" text-anchor="middle" fill="#333">step</text>`,
+  );
+  out.push(
+    `<text class="axis-label" transform="translate(16 ${(H + m.t - m.b) / 2}) rotate(-90)" text-anchor="middle" fill="#333">loss</text>`,
+  );
+  if (pts.length)
+    out.push(
+      `<polyline fill="none" stroke="#1f6feb" stroke-width="2" points="${pts.map((p) => `${n(X(p.step))},${n(Y(p.loss))}`).join(' ')}"/>`,
+    );
   const clipped = pts.filter((_, i) => outliers.has(i));
   for (const p of clipped) {
     const x = X(p.step);
-    out.push(`<path class="clipped" d="M${n(x - 5)},${n(m.t + 7)} L${n(x + 5)},${n(m.t + 7)} L${n(x)},${n(m.t - 2)} Z" fill="#d97706"><title>loss ${p.loss.toFixed(4)} at step ${p.step} (above the scale)</title></path>`);
+    out.push(
+      `<path class="clipped" d="M${n(x - 5)},${n(m.t + 7)} L${n(x + 5)},${n(m.t + 7)} L${n(x)},${n(m.t - 2)} Z" fill="#d97706"><title>loss ${p.loss.toFixed(4)} at step ${p.step} (above the scale)</title></path>`,
+    );
     out.push(`<text x="${n(x + 8)}" y="${n(m.t + 8)}" fill="#d97706">${fmt(p.loss)}</text>`);
   }
   if (clipped.length) {
@@ -241,8 +274,13 @@ export function lossPlotSvg(opts: LossPlotSvgOptions): string {
       `<text class="note" x="${m.l}" y="32" fill="#d97706">▲ ${clipped.length === 1 ? '1 spike' : `${clipped.length} spikes`} above the scale, clipped (highest ${fmt(top.loss)} at step ${top.step})</text>`,
     );
   }
-  for (const e of evals) out.push(`<circle cx="${n(X(e.step))}" cy="${n(Y(e.loss))}" r="5" fill="#d1242f"><title>eval_loss ${e.loss.toFixed(4)}</title></circle>`);
-  out.push(`<text x="${W - m.r}" y="18" text-anchor="end" fill="#1f6feb">— loss${evals.length ? '  <tspan fill="#d1242f">● eval_loss</tspan>' : ''}</text>`);
+  for (const e of evals)
+    out.push(
+      `<circle cx="${n(X(e.step))}" cy="${n(Y(e.loss))}" r="5" fill="#d1242f"><title>eval_loss ${e.loss.toFixed(4)}</title></circle>`,
+    );
+  out.push(
+    `<text x="${W - m.r}" y="18" text-anchor="end" fill="#1f6feb">— loss${evals.length ? '  <tspan fill="#d1242f">● eval_loss</tspan>' : ''}</text>`,
+  );
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }

@@ -21,13 +21,21 @@ describe('resolveBatch on a TTY', () => {
     const r = await resolveBatch({
       ctx,
       probe,
-      key: { base: 'soup-i16/live-line', maxLength: 16, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: 1 },
+      key: {
+        base: 'soup-i16/live-line',
+        maxLength: 16,
+        quantization: 'none',
+        loraR: 0,
+        gpuName: 'cpu',
+        gpuMemoryGb: 1,
+      },
       start: 8,
       ceiling: 32,
       noCache: true,
     });
     expect(r.batchSize).toBe(capacity);
     expect(seen.length).toBeGreaterThanOrEqual(3);
-    for (const [batch, line] of seen) expect(line, `while batch ${batch} ran`).toMatch(new RegExp(`trying batch ${batch}  trial \\d+ of ~\\d+`));
+    for (const [batch, line] of seen)
+      expect(line, `while batch ${batch} ran`).toMatch(new RegExp(`trying batch ${batch}  trial \\d+ of ~\\d+`));
   }, 60_000);
 });

@@ -27,7 +27,14 @@ describe('createProgress', () => {
   it('redraws in place on a TTY, with colour unless NO_COLOR', () => {
     const a = sink(true);
     let t = 0;
-    const p = createProgress({ label: 'probe', total: 4, stream: a.stream, now: () => (t += 100), env: {}, delayMs: 0 });
+    const p = createProgress({
+      label: 'probe',
+      total: 4,
+      stream: a.stream,
+      now: () => (t += 100),
+      env: {},
+      delayMs: 0,
+    });
     p.update(1);
     p.update(2);
     p.log('batch 2 fits');
@@ -37,7 +44,14 @@ describe('createProgress', () => {
     expect(text).toContain('\x1b[32m');
     expect(text).toContain('batch 2 fits\n');
     const b = sink(true);
-    const q = createProgress({ label: 'probe', total: 4, stream: b.stream, now: () => (t += 100), env: { NO_COLOR: '1' }, delayMs: 0 });
+    const q = createProgress({
+      label: 'probe',
+      total: 4,
+      stream: b.stream,
+      now: () => (t += 100),
+      env: { NO_COLOR: '1' },
+      delayMs: 0,
+    });
     q.update(3);
     q.done();
     expect(b.chunks.join('')).not.toMatch(/\x1b\[\d+m/);
@@ -68,26 +82,44 @@ describe('createProgress', () => {
     p.update(5, 'a very long status that cannot fit in forty columns at all');
     const drawn = chunks.join('').split('\r\x1b[K').pop()!;
     expect(drawn.replace(/\x1b\[[0-9;]*m/g, '').length).toBeLessThanOrEqual(39);
-    expect(drawn.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/ 50%  5\/10  0\.0s$/);
+    expect(drawn.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/ 50% {2}5\/10 {2}0\.0s$/);
   });
 
   it('at every width from 20 to 120 columns, every value drawn is whole (property)', () => {
-    const tokens = (s: string): string[] => s.replace(/\x1b\[[0-9;]*m/g, '').split(/\s+/).filter(Boolean);
+    const tokens = (s: string): string[] =>
+      s
+        .replace(/\x1b\[[0-9;]*m/g, '')
+        .split(/\s+/)
+        .filter(Boolean);
     const render = (cols: number): string => {
       const chunks: string[] = [];
       const stream = { write: (s: string) => void chunks.push(s), isTTY: true, columns: cols };
       let t = 0;
-      const p = createProgress({ label: 'train', total: 12345, start: 6789, unit: 'step', stream, env: {}, delayMs: 0, now: () => t });
+      const p = createProgress({
+        label: 'train',
+        total: 12345,
+        start: 6789,
+        unit: 'step',
+        stream,
+        env: {},
+        delayMs: 0,
+        now: () => t,
+      });
       t = 2_000_000;
       p.update(9876, 'loss 2.345678  lr 3.0e-4  push checkpoint-9876: verifying');
-      return chunks.join('').split('\r\x1b[K').pop()!.replace(/\x1b\[[0-9;]*m/g, '');
+      return chunks
+        .join('')
+        .split('\r\x1b[K')
+        .pop()!
+        .replace(/\x1b\[[0-9;]*m/g, '');
     };
     const full = new Set(tokens(render(1000)));
     expect([...full]).toEqual(expect.arrayContaining(['9876/12345', '2.345678', '3.0e-4']));
     for (let cols = 20; cols <= 120; cols++) {
       const visible = render(cols);
       expect(visible.length, `cols ${cols}`).toBeLessThanOrEqual(cols - 1);
-      for (const tok of tokens(visible).filter((x) => /\d/.test(x))) expect(full.has(tok), `cols ${cols}: "${tok}" in "${visible}"`).toBe(true);
+      for (const tok of tokens(visible).filter((x) => /\d/.test(x)))
+        expect(full.has(tok), `cols ${cols}: "${tok}" in "${visible}"`).toBe(true);
     }
     expect(fitFields(['train', '9876/12345', 'loss 2.345678'], 25)).toBe('train  9876/12345');
   });
@@ -95,14 +127,29 @@ describe('createProgress', () => {
   it('counts relative to the horizon on a resumed session (90/120, never 90/30)', () => {
     const { chunks, stream } = sink(false);
     let t = 0;
-    const p = createProgress({ label: 'train', total: 120, start: 90, end: 120, unit: 'step', stream, now: () => t, env: {}, delayMs: 0 });
+    const p = createProgress({
+      label: 'train',
+      total: 120,
+      start: 90,
+      end: 120,
+      unit: 'step',
+      stream,
+      now: () => t,
+      env: {},
+      delayMs: 0,
+    });
     for (let step = 91; step <= 120; step++) {
       t += 1000;
       p.update(step);
     }
     p.done();
     const lines = chunks.join('').trimEnd().split('\n');
-    expect(lines).toEqual(['train: 96/120 (80%)', 'train: 108/120 (90%)', 'train: 120/120 (100%)', 'train: 120/120 steps in 30s']);
+    expect(lines).toEqual([
+      'train: 96/120 (80%)',
+      'train: 108/120 (90%)',
+      'train: 120/120 (100%)',
+      'train: 120/120 steps in 30s',
+    ]);
   });
 
   it('non-TTY: a line at every 10 % from the first, steady, and one at every mark (push)', () => {
@@ -118,7 +165,11 @@ describe('createProgress', () => {
     const lines = chunks.join('').trimEnd().split('\n');
     const pcts = lines.filter((l) => /\(\d+%\)/.test(l)).map((l) => Number(/\((\d+)%\)/.exec(l)![1]));
     expect(pcts[0]).toBe(10);
-    expect(lines.filter((l) => l.endsWith('pushed') && l.includes('%'))).toEqual(['train: 10/30 (33%)  pushed', 'train: 20/30 (66%)  pushed', 'train: 30/30 (100%)  pushed']);
+    expect(lines.filter((l) => l.endsWith('pushed') && l.includes('%'))).toEqual([
+      'train: 10/30 (33%)  pushed',
+      'train: 20/30 (66%)  pushed',
+      'train: 30/30 (100%)  pushed',
+    ]);
     // steady: consecutive progress lines are at most ~10 % apart
     for (let i = 1; i < pcts.length; i++) expect(pcts[i]! - pcts[i - 1]!).toBeLessThanOrEqual(10);
   });
@@ -126,7 +177,14 @@ describe('createProgress', () => {
   it('TERM=dumb: no ANSI codes and no redraws, even on a TTY', () => {
     const a = sink(true);
     let t = 0;
-    const p = createProgress({ label: 'train', total: 10, stream: a.stream, now: () => (t += 500), env: { TERM: 'dumb' }, delayMs: 0 });
+    const p = createProgress({
+      label: 'train',
+      total: 10,
+      stream: a.stream,
+      now: () => (t += 500),
+      env: { TERM: 'dumb' },
+      delayMs: 0,
+    });
     for (let i = 1; i <= 10; i++) p.update(i, 'loss 1.00');
     p.log('pushed checkpoint-5');
     p.done();

@@ -128,7 +128,8 @@ export function createProgress(opts: ProgressOptions): Progress {
   const fraction = opts.lineEveryFraction ?? 0.1;
   const started = now();
   const delayMs = opts.delayMs ?? 1000;
-  const bucketOf = (v: number): number => (total !== undefined && total > 0 ? Math.floor(v / (total * fraction) + 1e-9) : 0);
+  const bucketOf = (v: number): number =>
+    total !== undefined && total > 0 ? Math.floor(v / (total * fraction) + 1e-9) : 0;
   let everDrawn = false;
   let current = startAt;
   let info = '';
@@ -147,7 +148,8 @@ export function createProgress(opts: ProgressOptions): Progress {
     const rate = elapsed > 0 && done > 0 ? (done * 1000) / elapsed : 0;
     const parts: string[] = [total !== undefined ? `${current}/${total}` : `${current}`];
     if (rate > 0) parts.push(`${rate >= 10 ? rate.toFixed(0) : rate.toFixed(2)} ${unit}/s`);
-    if (endAt !== undefined && rate > 0 && current < endAt) parts.push(`eta ${formatDuration(((endAt - current) / rate) * 1000)}`);
+    if (endAt !== undefined && rate > 0 && current < endAt)
+      parts.push(`eta ${formatDuration(((endAt - current) / rate) * 1000)}`);
     else parts.push(formatDuration(elapsed));
     return parts;
   };
@@ -258,7 +260,9 @@ export function createProgress(opts: ProgressOptions): Progress {
       const elapsed = formatDuration(now() - started);
       const units = current === 1 || unit === 'it' ? unit : `${unit}s`;
       const amount = total !== undefined ? `${current}/${total} ${units}` : `${current} ${units}`;
-      stream.write(`${isTTY ? paint('32', '✓') + ' ' : ''}${opts.label}: ${amount} in ${elapsed}${info ? `  ${info}` : ''}\n`);
+      stream.write(
+        `${isTTY ? `${paint('32', '✓')} ` : ''}${opts.label}: ${amount} in ${elapsed}${info ? `  ${info}` : ''}\n`,
+      );
     },
     fail(): void {
       if (finished) return;

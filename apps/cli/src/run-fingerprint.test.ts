@@ -11,7 +11,8 @@ function config(edit: (c: SoupConfig) => void = () => {}): SoupConfig {
   edit(c);
   return c;
 }
-const fp = (c: SoupConfig, train = 'a'.repeat(64)) => runFingerprint({ config: c, trainSha256: train, valSha256: null }).run;
+const fp = (c: SoupConfig, train = 'a'.repeat(64)) =>
+  runFingerprint({ config: c, trainSha256: train, valSha256: null }).run;
 
 describe('runFingerprint', () => {
   it('is stable and shaped soup-<20 hex>', () => {
@@ -40,6 +41,10 @@ describe('runFingerprint', () => {
     expect(fp(config((c) => (c.training.staticBatchSize = 1)))).toBe(base);
     expect(fp(config((c) => (c.training.autoBatchSizeStrategy = 'static')))).toBe(base);
     expect(fp(config((c) => (c.training.memoryHeadroom = 0.1)))).toBe(base);
-    expect(runFingerprint({ config: config(), trainSha256: 'a'.repeat(64), valSha256: null }).identity['training.batch_size']).toBe(4);
+    expect(
+      runFingerprint({ config: config(), trainSha256: 'a'.repeat(64), valSha256: null }).identity[
+        'training.batch_size'
+      ],
+    ).toBe(4);
   });
 });

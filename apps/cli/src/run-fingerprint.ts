@@ -55,6 +55,13 @@ export function runFingerprint(opts: RunFingerprintOptions): RunFingerprint {
     'training.grad_clip': t.gradClip,
     'training.seed': t.seed,
   };
-  const canonical = JSON.stringify(Object.keys(identity).sort().map((k) => [k, identity[k]]));
-  return { run: `soup-${createHash('sha256').update(`soup-run/1\n${canonical}`).digest('hex').slice(0, 20)}`, identity };
+  const canonical = JSON.stringify(
+    Object.keys(identity)
+      .sort()
+      .map((k) => [k, identity[k]]),
+  );
+  return {
+    run: `soup-${createHash('sha256').update(`soup-run/1\n${canonical}`).digest('hex').slice(0, 20)}`,
+    identity,
+  };
 }

@@ -37,7 +37,26 @@ async function options(): Promise<string[]> {
   const r = await runProcess(process.execPath, ['-e', 'console.log(process.memoryUsage().rss)'], { timeoutMs: 60_000 });
   const budget = Math.round(Number(r.stdout.trim()) + 384 * MiB);
   const probe = `${process.execPath} ${TWIN} --micro_batch_size {micro_batch_size} --grad_ckpt {grad_ckpt} --max_steps {probe_steps} --per_sample_mib 64 --step_ms 0`;
-  return ['--repo', 'file://store', '--output-dir', 'out', '--global-batch-size', '32', '--budget', `${budget}B`, '--probe', probe, '--try', 'grad_ckpt=false,true', '--time-steps', '16', '--settle', '500ms', '--poll', '200ms'];
+  return [
+    '--repo',
+    'file://store',
+    '--output-dir',
+    'out',
+    '--global-batch-size',
+    '32',
+    '--budget',
+    `${budget}B`,
+    '--probe',
+    probe,
+    '--try',
+    'grad_ckpt=false,true',
+    '--time-steps',
+    '16',
+    '--settle',
+    '500ms',
+    '--poll',
+    '200ms',
+  ];
 }
 
 interface Session {
@@ -61,7 +80,10 @@ describe('[slow] soup run --try', { timeout: 600_000 }, () => {
     expect(two.code, two.stderr).toBe(0);
     expect(two.stdout).toMatch(/from the tune cache/);
     expect(two.stdout).toContain('micro 4 × 8 = 32 (tune-cache), grad_ckpt=false');
-    expect(runJsonOf<{ status: string; micro_batch: string }>(two.stdout)).toMatchObject({ status: 'finished', micro_batch: '4 × 8 = 32' });
+    expect(runJsonOf<{ status: string; micro_batch: string }>(two.stdout)).toMatchObject({
+      status: 'finished',
+      micro_batch: '4 × 8 = 32',
+    });
     const record = readJson<{ sessions: Session[] }>(join(cwd, 'store', 'soup_run.json'));
     expect(record.sessions.map((s) => [s.micro_batch_size, s.grad_accum, s.source, s.levers])).toEqual([
       [4, 8, 'tune', { grad_ckpt: 'false' }],

@@ -24,7 +24,18 @@ describe('[slow] soup run with a Node trainer (two sessions, Hub store)', { time
     const argv = nodeTrainerArgv({ maxSteps: 120, saveSteps: 10 });
     const ref = await referenceRun(cwd, argv, 4);
     const env = soupEnv(cwd, { HF_TOKEN: server.token, HF_ENDPOINT: server.url, SOUP_EXAMPLE_STEP_DELAY_MS: '80' });
-    const options = ['--repo', 'me/node-run-ckpt', '--output-dir', 'out', '--batch-size', '4', '--settle', '500ms', '--poll', '200ms'];
+    const options = [
+      '--repo',
+      'me/node-run-ckpt',
+      '--output-dir',
+      'out',
+      '--batch-size',
+      '4',
+      '--settle',
+      '500ms',
+      '--poll',
+      '200ms',
+    ];
 
     const s1 = await soupRun(cwd, [...options, '--time-limit', '5s'], argv, env);
     expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
@@ -44,25 +55,57 @@ describe('[slow] soup run with a Node trainer (two sessions, Hub store)', { time
     expect(s2.code, s2.stderr).toBe(0);
     expect(s2.stdout).toContain(`pulled ckpt/checkpoint-${saved} (step ${saved}`);
     expect(s2.stdout).toContain(`trainer: resumed from ${cwd}/out/checkpoint-${saved} at step ${saved}`);
-    expect(s2.stdout).toMatch(/run complete: pushed final\/ \(2 files from out, step 120, verified\) with a terminal pointer/);
-    const finalSha = createHash('sha256').update(await readBlob(server, 'final/model.safetensors')).digest('hex');
+    expect(s2.stdout).toMatch(
+      /run complete: pushed final\/ \(2 files from out, step 120, verified\) with a terminal pointer/,
+    );
+    const finalSha = createHash('sha256')
+      .update(await readBlob(server, 'final/model.safetensors'))
+      .digest('hex');
     expect(finalSha).toBe(ref);
 
     const s3 = await soupRun(cwd, [...options, '--json'], argv, env);
     expect(s3.code, s3.stderr).toBe(0);
-    expect(JSON.parse(s3.stdout)).toMatchObject({ ok: true, status: 'complete', exit_code: 0, final_step: 120, final_pushed: false, trainer: null });
+    expect(JSON.parse(s3.stdout)).toMatchObject({
+      ok: true,
+      status: 'complete',
+      exit_code: 0,
+      final_step: 120,
+      final_pushed: false,
+      trainer: null,
+    });
     expect(s3.stderr).toMatch(/is complete: .* final\/ holds step 120; nothing to launch/);
     expect(s3.stderr).not.toContain('launched trainer');
   });
 });
 
 describe('[slow] soup run --batch-size auto', { timeout: 300_000 }, () => {
-  it('probes the trainer\'s one-step command, caches the size, and later sessions keep the size the run started with', async () => {
+  it("probes the trainer's one-step command, caches the size, and later sessions keep the size the run started with", async () => {
     const cwd = useTempDir('soup-run-auto-');
     const argv = nodeTrainerArgv({ maxSteps: 200, saveSteps: 10 });
     const probe = `${process.execPath} ${NODE_TRAINER} --output_dir ${join(cwd, 'probe-out')} --max_steps 1 --save_steps 0 --per_device_train_batch_size {batch_size}`;
     const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '80' });
-    const options = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', 'auto', '--probe', probe, '--start', '2', '--ceiling', '4', '--budget', '4GiB', '--max-length', '32', '--settle', '500ms', '--poll', '200ms'];
+    const options = [
+      '--repo',
+      'file://store',
+      '--output-dir',
+      'out',
+      '--batch-size',
+      'auto',
+      '--probe',
+      probe,
+      '--start',
+      '2',
+      '--ceiling',
+      '4',
+      '--budget',
+      '4GiB',
+      '--max-length',
+      '32',
+      '--settle',
+      '500ms',
+      '--poll',
+      '200ms',
+    ];
     // Limits long enough for the trainer to start and save on a loaded machine, short of its 200 steps (16 s of delays).
     const s1 = await soupRun(cwd, [...options, '--time-limit', '8s'], argv, env);
     expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
@@ -83,12 +126,21 @@ describe('[slow] soup run --batch-size auto', { timeout: 300_000 }, () => {
     expect(s2.stdout).not.toContain('probed on');
     expect(s2.stdout).toMatch(/trainer: resumed from .* batch 4, 200 steps/);
     expect(existsSync(join(cwd, 'batch_cache.json'))).toBe(false); // nothing probed, nothing cached
-    expect(JSON.parse(s2.stdout.split('\n').find((l) => l.startsWith('RUN_JSON '))!.slice(9))).toMatchObject({ status: 'segment', batch_size: 4, batch_source: 'checkpoint', exit_code: 75 });
+    expect(
+      JSON.parse(
+        s2.stdout
+          .split('\n')
+          .find((l) => l.startsWith('RUN_JSON '))!
+          .slice(9),
+      ),
+    ).toMatchObject({ status: 'segment', batch_size: 4, batch_source: 'checkpoint', exit_code: 75 });
   });
 });
 
 async function readBlob(s: HubServer, path: string): Promise<Buffer> {
-  const res = await fetch(`${s.url}/me/node-run-ckpt/resolve/main/${path}`, { headers: { Authorization: `Bearer ${s.token}` } });
+  const res = await fetch(`${s.url}/me/node-run-ckpt/resolve/main/${path}`, {
+    headers: { Authorization: `Bearer ${s.token}` },
+  });
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
   return Buffer.from(await res.arrayBuffer());
 }

@@ -6,10 +6,31 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { nodeTrainerArgv, pointerOf, referenceRun, sha256File, soupEnv, soupRun, soupRunUntil, storeSteps, trainerPid } from './_run-test-helpers';
+import {
+  nodeTrainerArgv,
+  pointerOf,
+  referenceRun,
+  sha256File,
+  soupEnv,
+  soupRun,
+  soupRunUntil,
+  storeSteps,
+  trainerPid,
+} from './_run-test-helpers';
 
 const ARGV = nodeTrainerArgv({ maxSteps: 60, saveSteps: 10 });
-const OPTIONS = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', '4', '--settle', '300ms', '--poll', '100ms'];
+const OPTIONS = [
+  '--repo',
+  'file://store',
+  '--output-dir',
+  'out',
+  '--batch-size',
+  '4',
+  '--settle',
+  '300ms',
+  '--poll',
+  '100ms',
+];
 let reference: string;
 
 const refDir = makeTempDir('soup-run-ref-');
@@ -38,7 +59,10 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
       // already gone
     }
     expect(output).toMatch(/pushed ckpt\/checkpoint-10 \(step 10,/);
-    expect(frozen, 'the kill landed after the push of checkpoint-20 had moved the pointer').toMatchObject({ step: 10, path_in_repo: 'ckpt/checkpoint-10' });
+    expect(frozen, 'the kill landed after the push of checkpoint-20 had moved the pointer').toMatchObject({
+      step: 10,
+      path_in_repo: 'ckpt/checkpoint-10',
+    });
     expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 10 });
 
     const s2 = await soupRun(cwd, OPTIONS, argv, env);
@@ -56,7 +80,9 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '100', SOUP_EXAMPLE_FAULT: 'crash-mid-save:20' });
     const r = await soupRun(cwd, OPTIONS, ARGV, env);
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/soup: the trainer failed with exit code 3: RuntimeError: simulated crash while writing .*checkpoint-20\/optimizer\.safetensors; .*no final pushed/);
+    expect(r.stderr).toMatch(
+      /soup: the trainer failed with exit code 3: RuntimeError: simulated crash while writing .*checkpoint-20\/optimizer\.safetensors; .*no final pushed/,
+    );
     expect(existsSync(join(cwd, 'out', 'checkpoint-20', 'model.safetensors'))).toBe(true); // the half-written folder is there…
     expect(storeSteps(cwd)).not.toContain(20); // …and never left the machine
     expect(pointerOf(join(cwd, 'store'))?.step ?? 10).toBe(10);
@@ -88,7 +114,13 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
   it('a second signal quits at once: exit 130, the trainer killed with soup', async () => {
     const cwd = useTempDir('soup-run-twice-');
     const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '100', SOUP_EXAMPLE_FAULT: 'ignore-sigterm' });
-    const { child, output, exited } = await soupRunUntil(cwd, [...OPTIONS, '--grace', '5m'], ARGV, env, /trainer: fresh start/);
+    const { child, output, exited } = await soupRunUntil(
+      cwd,
+      [...OPTIONS, '--grace', '5m'],
+      ARGV,
+      env,
+      /trainer: fresh start/,
+    );
     const pid = trainerPid(output);
     child.kill('SIGTERM');
     await new Promise<void>((resolve) => {
@@ -139,8 +171,15 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '20', SOUP_EXAMPLE_FAULT: 'exit:25:7' });
     const r = await soupRun(cwd, [...OPTIONS, '--json'], ARGV, env);
     expect(r.code).toBe(7);
-    expect(r.stderr).toMatch(/soup: the trainer failed with exit code 7: ValueError: simulated failure at step 25; .*no final pushed/);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, status: 'failed', exit_code: 7, trainer: { exit_code: 7, error: 'ValueError: simulated failure at step 25' } });
+    expect(r.stderr).toMatch(
+      /soup: the trainer failed with exit code 7: ValueError: simulated failure at step 25; .*no final pushed/,
+    );
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      ok: false,
+      status: 'failed',
+      exit_code: 7,
+      trainer: { exit_code: 7, error: 'ValueError: simulated failure at step 25' },
+    });
     expect(existsSync(join(cwd, 'store', 'final'))).toBe(false);
     expect(pointerOf(join(cwd, 'store'))?.terminal ?? false).toBe(false);
     expect(Math.max(-1, ...storeSteps(cwd))).toBeLessThanOrEqual(20);
@@ -154,7 +193,12 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
       "fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(path.join(dir, 'model.bin'), 'weights'); fs.writeFileSync(path.join(dir, 'trainer_state.json'), '{\"global_step\":5}');",
       "setTimeout(() => process.kill(process.pid, 'SIGTERM'), 1500);",
     ].join('\n');
-    const r = await soupRun(cwd, ['--repo', 'file://store', '--output-dir', 'out', '--settle', '200ms', '--poll', '100ms'], [process.execPath, '-e', script], soupEnv(cwd));
+    const r = await soupRun(
+      cwd,
+      ['--repo', 'file://store', '--output-dir', 'out', '--settle', '200ms', '--poll', '100ms'],
+      [process.execPath, '-e', script],
+      soupEnv(cwd),
+    );
     expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
     expect(r.stdout).toContain('segment saved (the trainer got SIGTERM from outside): step 5 is saved');
     expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 5, terminal: false });
@@ -163,12 +207,30 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
   it('a store whose run never pushed a checkpoint is taken over by a changed command (nothing to protect)', async () => {
     const cwd = useTempDir('soup-run-typo-');
     const opts = ['--repo', 'file://store', '--output-dir', 'out'];
-    const typo = await soupRun(cwd, opts, [process.execPath, '-e', "console.error('SyntaxError: typo'); process.exit(2)"], soupEnv(cwd));
+    const typo = await soupRun(
+      cwd,
+      opts,
+      [process.execPath, '-e', "console.error('SyntaxError: typo'); process.exit(2)"],
+      soupEnv(cwd),
+    );
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain('the trainer failed with exit code 2: SyntaxError: typo; no checkpoint was pushed; no final pushed');
-    const fixed = await soupRun(cwd, opts, [process.execPath, '-e', "const fs = require('node:fs'); fs.mkdirSync(process.env.SOUP_OUTPUT_DIR, { recursive: true }); fs.writeFileSync(process.env.SOUP_OUTPUT_DIR + '/model.bin', 'w')"], soupEnv(cwd));
+    expect(typo.stderr).toContain(
+      'the trainer failed with exit code 2: SyntaxError: typo; no checkpoint was pushed; no final pushed',
+    );
+    const fixed = await soupRun(
+      cwd,
+      opts,
+      [
+        process.execPath,
+        '-e',
+        "const fs = require('node:fs'); fs.mkdirSync(process.env.SOUP_OUTPUT_DIR, { recursive: true }); fs.writeFileSync(process.env.SOUP_OUTPUT_DIR + '/model.bin', 'w')",
+      ],
+      soupEnv(cwd),
+    );
     expect(fixed.code, fixed.stderr).toBe(0);
-    expect(fixed.stdout).toMatch(/holds no checkpoint of run soup-run-[0-9a-f]{20} \(trainer command differs at argument 3: .*\): starting run soup-run-[0-9a-f]{20} there/);
+    expect(fixed.stdout).toMatch(
+      /holds no checkpoint of run soup-run-[0-9a-f]{20} \(trainer command differs at argument 3: .*\): starting run soup-run-[0-9a-f]{20} there/,
+    );
     expect(fixed.stdout).toContain('run complete: pushed final/ (1 file from out, step 0, verified)');
   });
 
@@ -183,7 +245,9 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     writeFileSync(join(cwd, 'config.json'), '{"lr": 0.001}\n');
     const s2 = await soupRun(cwd, opts, ARGV, env);
     expect(s2.code).toBe(EXIT_CODES.resume);
-    expect(s2.stderr).toMatch(/^soup: resume refused as stale: directory store holds run soup-run-[0-9a-f]{20}, not this command's soup-run-[0-9a-f]{20}: --fingerprint config\.json changed \(sha256 [0-9a-f]{12}… → [0-9a-f]{12}…\)\. .*--resume force/m);
+    expect(s2.stderr).toMatch(
+      /^soup: resume refused as stale: directory store holds run soup-run-[0-9a-f]{20}, not this command's soup-run-[0-9a-f]{20}: --fingerprint config\.json changed \(sha256 [0-9a-f]{12}… → [0-9a-f]{12}…\)\. .*--resume force/m,
+    );
     expect(s2.stdout).not.toContain('launched trainer');
 
     const argv2 = ARGV.map((a) => (a === '60' ? '61' : a));
@@ -195,7 +259,9 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     writeFileSync(join(cwd, 'config.json'), '{"lr": 0.001}\n');
     const s4 = await soupRun(cwd, [...opts, '--resume', 'force', '--time-limit', '2s'], ARGV, env);
     expect(s4.code, s4.stderr).toBe(EXIT_CODES.segmentSaved);
-    expect(s4.stderr).toMatch(/warning: --resume force: continuing run soup-run-[0-9a-f]{20} although --fingerprint config\.json changed/);
+    expect(s4.stderr).toMatch(
+      /warning: --resume force: continuing run soup-run-[0-9a-f]{20} although --fingerprint config\.json changed/,
+    );
     expect(s4.stdout).toContain('launched trainer');
   });
 });

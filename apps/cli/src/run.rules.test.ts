@@ -7,9 +7,30 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { nodeTrainerArgv, pointerOf, SOUP_BIN, soupEnv, soupRun, soupRunUntil, storeSteps, trainerPid, writeFakeCheckpoint } from './_run-test-helpers';
+import {
+  nodeTrainerArgv,
+  pointerOf,
+  SOUP_BIN,
+  soupEnv,
+  soupRun,
+  soupRunUntil,
+  storeSteps,
+  trainerPid,
+  writeFakeCheckpoint,
+} from './_run-test-helpers';
 
-const OPTIONS = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', '4', '--settle', '300ms', '--poll', '100ms'];
+const OPTIONS = [
+  '--repo',
+  'file://store',
+  '--output-dir',
+  'out',
+  '--batch-size',
+  '4',
+  '--settle',
+  '300ms',
+  '--poll',
+  '100ms',
+];
 const ARGV = nodeTrainerArgv({ maxSteps: 60, saveSteps: 10 });
 
 const alive = (pid: number): boolean => {
@@ -31,10 +52,22 @@ const waitGone = async (pid: number, ms: number): Promise<boolean> => {
 describe('[slow] soup run: a complete run needs its horizon (case 1)', { timeout: 240_000 }, () => {
   it('an exit 0 at step 23 of 60 (stopped from outside soup) is a segment: exit 75 naming step and horizon, no final/', async () => {
     const cwd = useTempDir('soup-run-early-');
-    const r = await soupRun(cwd, [...OPTIONS, '--json'], ARGV, soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '20', SOUP_EXAMPLE_FAULT: 'stop-at:23' }));
+    const r = await soupRun(
+      cwd,
+      [...OPTIONS, '--json'],
+      ARGV,
+      soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '20', SOUP_EXAMPLE_FAULT: 'stop-at:23' }),
+    );
     expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
     expect(r.stderr).toContain('the trainer exited 0 at step 23, before its horizon of 60 steps');
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, status: 'segment', exit_code: 75, final_step: 23, horizon: 60, session_end: { reason: 'before-horizon' } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      ok: true,
+      status: 'segment',
+      exit_code: 75,
+      final_step: 23,
+      horizon: 60,
+      session_end: { reason: 'before-horizon' },
+    });
     expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 23, terminal: false });
     expect(existsSync(join(cwd, 'store', 'final'))).toBe(false);
     // The next session continues from 23 and ends the run.
@@ -89,20 +122,49 @@ function wholeFolder(dir: string): string[] {
       continue;
     }
     const b = readFileSync(p);
-    if (b.length !== 6 * 64 * 1024 || !b.subarray(b.length - 16).toString('latin1').startsWith(`END${b.length}`)) bad.push(`${f} partial (${b.length} bytes)`);
+    if (
+      b.length !== 6 * 64 * 1024 ||
+      !b
+        .subarray(b.length - 16)
+        .toString('latin1')
+        .startsWith(`END${b.length}`)
+    )
+      bad.push(`${f} partial (${b.length} bytes)`);
   }
   return bad;
 }
 
-describe('[slow] soup run: a checkpoint without a marker counts only once settled (case 2)', { timeout: 600_000 }, () => {
+describe('[slow] soup run: a checkpoint without a marker counts only once settled (case 2)', {
+  timeout: 600_000,
+}, () => {
   it('20 runs at random write timings, killed mid-write: no pointer ever names a partial checkpoint', async () => {
     const report: string[] = [];
     let pointed = 0;
     for (let seed = 1; seed <= 20; seed++) {
       const cwd = useTempDir('soup-run-chunky-');
-      const r = await soupRun(cwd, ['--repo', 'file://store', '--output-dir', 'out', '--complete-file', '', '--settle', '500ms', '--poll', '50ms', '--keep-remote', '1000'], [process.execPath, '-e', CHUNKY], soupEnv(cwd, { SEED: String(seed) }));
+      const r = await soupRun(
+        cwd,
+        [
+          '--repo',
+          'file://store',
+          '--output-dir',
+          'out',
+          '--complete-file',
+          '',
+          '--settle',
+          '500ms',
+          '--poll',
+          '50ms',
+          '--keep-remote',
+          '1000',
+        ],
+        [process.execPath, '-e', CHUNKY],
+        soupEnv(cwd, { SEED: String(seed) }),
+      );
       // Every pointer move soup made names a step whose pushed copy is whole (the store keeps them all).
-      for (const m of r.stdout.matchAll(/pushed ckpt\/checkpoint-(\d+) \(step \d+, \d+ files, verified; latest\.json moved\)/g)) {
+      for (const m of r.stdout.matchAll(
+        /pushed ckpt\/checkpoint-(\d+) \(step \d+, \d+ files, verified; latest\.json moved\)/g,
+      )) {
         pointed++;
         const bad = wholeFolder(join(cwd, 'store', 'ckpt', `checkpoint-${m[1]}`));
         if (bad.length > 0) report.push(`seed ${seed}: pointer on checkpoint-${m[1]}: ${bad.join(', ')}`);
@@ -110,7 +172,8 @@ describe('[slow] soup run: a checkpoint without a marker counts only once settle
       const p = pointerOf(join(cwd, 'store'));
       if (p !== null) {
         const bad = wholeFolder(join(cwd, 'store', ...p.path_in_repo.split('/')));
-        if (bad.length > 0) report.push(`seed ${seed}: final pointer on ${p.path_in_repo} (exit ${r.code}): ${bad.join(', ')}`);
+        if (bad.length > 0)
+          report.push(`seed ${seed}: final pointer on ${p.path_in_repo} (exit ${r.code}): ${bad.join(', ')}`);
       }
     }
     process.stdout.write(`case 2: 20 runs, ${pointed} pointer moves, ${report.length} on a partial checkpoint\n`);
@@ -119,11 +182,15 @@ describe('[slow] soup run: a checkpoint without a marker counts only once settle
   });
 });
 
-describe('[slow] soup run: only this run\'s checkpoints (case 4)', { timeout: 240_000 }, () => {
+describe("[slow] soup run: only this run's checkpoints (case 4)", { timeout: 240_000 }, () => {
   it('a leftover checkpoint-5 and an argv without {output_dir}: warned, never pushed, no terminal pointer', async () => {
     const cwd = useTempDir('soup-run-leftover-');
     writeFakeCheckpoint(cwd, 5, { root: 'output' });
-    const r = await runNode([SOUP_BIN, 'run', '--repo', 'file://st', '--', process.execPath, '-e', '0'], { cwd, env: soupEnv(cwd), timeoutMs: 120_000 });
+    const r = await runNode([SOUP_BIN, 'run', '--repo', 'file://st', '--', process.execPath, '-e', '0'], {
+      cwd,
+      env: soupEnv(cwd),
+      timeoutMs: 120_000,
+    });
     expect(r.stderr).toMatch(/warning: output already holds a checkpoint from before this launch \(checkpoint-5\)/);
     expect(r.stderr).toMatch(/warning: the trainer command has no \{output_dir\}/);
     expect(existsSync(join(cwd, 'st', 'ckpt', 'checkpoint-5'))).toBe(false);
@@ -132,10 +199,15 @@ describe('[slow] soup run: only this run\'s checkpoints (case 4)', { timeout: 24
     expect(r.stderr).toContain('pass --final <dir>');
   });
 
-  it('a leftover newer step (checkpoint-500) does not hide the trainer\'s own checkpoints', async () => {
+  it("a leftover newer step (checkpoint-500) does not hide the trainer's own checkpoints", async () => {
     const cwd = useTempDir('soup-run-leftover-newer-');
     writeFakeCheckpoint(cwd, 500);
-    const r = await soupRun(cwd, [...OPTIONS, '--time-limit', '3s'], ARGV, soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '60' }));
+    const r = await soupRun(
+      cwd,
+      [...OPTIONS, '--time-limit', '3s'],
+      ARGV,
+      soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '60' }),
+    );
     expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
     expect(r.stderr).toContain('(checkpoint-500)');
     expect(storeSteps(cwd)).not.toContain(500);
@@ -148,7 +220,13 @@ describe('[slow] soup run: only this run\'s checkpoints (case 4)', { timeout: 24
 describe('[slow] soup run: no orphans (case 5)', { timeout: 240_000 }, () => {
   it('SIGHUP ends the session like SIGTERM: the trainer saves, soup pushes and exits 75', async () => {
     const cwd = useTempDir('soup-run-hup-');
-    const { child, exited, output } = await soupRunUntil(cwd, OPTIONS, ARGV, soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '60' }), /pushed ckpt\/checkpoint-10 /);
+    const { child, exited, output } = await soupRunUntil(
+      cwd,
+      OPTIONS,
+      ARGV,
+      soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '60' }),
+      /pushed ckpt\/checkpoint-10 /,
+    );
     const pid = trainerPid(output);
     child.kill('SIGHUP');
     const r = await exited;
@@ -161,8 +239,19 @@ describe('[slow] soup run: no orphans (case 5)', { timeout: 240_000 }, () => {
   it('soup SIGKILLed: the trainer stops within seconds; a second soup refuses while an earlier trainer lives', async () => {
     const cwd = useTempDir('soup-run-orphan-');
     // A trainer that survives its stdout going away (EPIPE ignored, as under nohup or a logger): only soup can end it.
-    const quiet = [process.execPath, '-e', "process.stdout.on('error', () => {}); setInterval(() => console.log('trainer: tick'), 200)", '{output_dir}'];
-    const { child, output } = await soupRunUntil(cwd, ['--repo', 'file://store', '--output-dir', 'out'], quiet, soupEnv(cwd), /trainer: tick/);
+    const quiet = [
+      process.execPath,
+      '-e',
+      "process.stdout.on('error', () => {}); setInterval(() => console.log('trainer: tick'), 200)",
+      '{output_dir}',
+    ];
+    const { child, output } = await soupRunUntil(
+      cwd,
+      ['--repo', 'file://store', '--output-dir', 'out'],
+      quiet,
+      soupEnv(cwd),
+      /trainer: tick/,
+    );
     const pid = trainerPid(output);
     child.kill('SIGKILL');
     const gone = await waitGone(pid, 10_000);
@@ -176,7 +265,15 @@ describe('[slow] soup run: no orphans (case 5)', { timeout: 240_000 }, () => {
       mkdirSync(join(cwd, 'out'), { recursive: true });
       writeFileSync(
         join(cwd, 'out', '.soup-run.lock'),
-        JSON.stringify({ format: 'soup-run-lock/1', host: (await import('node:os')).hostname(), pid: 999_999, start: null, trainer_pid: other.pid, trainer_start: start, started_at: '2026-01-01T00:00:00Z' }),
+        JSON.stringify({
+          format: 'soup-run-lock/1',
+          host: (await import('node:os')).hostname(),
+          pid: 999_999,
+          start: null,
+          trainer_pid: other.pid,
+          trainer_start: start,
+          started_at: '2026-01-01T00:00:00Z',
+        }),
       );
       const r = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));
       expect(r.code).toBe(EXIT_CODES.usage);
@@ -193,8 +290,25 @@ describe('[slow] soup run: exit with what was saved (case 6)', { timeout: 240_00
     it(`${fault}: checkpoint-20 is pushed before soup exits, and the trainer's status passes through`, async () => {
       const cwd = useTempDir('soup-run-after-save-');
       // --settle 1m: nothing settles during the run; only "a newer one appeared" and the exit push.
-      const opts = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', '4', '--settle', '1m', '--poll', '100ms', '--json'];
-      const r = await soupRun(cwd, opts, ARGV, soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '30', SOUP_EXAMPLE_FAULT: fault }));
+      const opts = [
+        '--repo',
+        'file://store',
+        '--output-dir',
+        'out',
+        '--batch-size',
+        '4',
+        '--settle',
+        '1m',
+        '--poll',
+        '100ms',
+        '--json',
+      ];
+      const r = await soupRun(
+        cwd,
+        opts,
+        ARGV,
+        soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '30', SOUP_EXAMPLE_FAULT: fault }),
+      );
       expect(r.code).toBe(fault.startsWith('crash') ? 3 : 128 + 9);
       expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 20, terminal: false });
       expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, status: 'failed', final_step: 20 });
@@ -211,7 +325,9 @@ describe('[slow] soup run: final/ holds weights (case 7)', { timeout: 240_000 },
     const opts = ['--repo', 'file://store', '--output-dir', 'out'];
     const r = await soupRun(cwd, opts, [process.execPath, '-e', script], soupEnv(cwd));
     expect(r.code).toBe(EXIT_CODES.usage);
-    expect(r.stderr).toMatch(/final\/ would hold no model weights: the top of .*out has train_log\.txt .*no terminal pointer was written\. Pass --final <dir>/);
+    expect(r.stderr).toMatch(
+      /final\/ would hold no model weights: the top of .*out has train_log\.txt .*no terminal pointer was written\. Pass --final <dir>/,
+    );
     expect(pointerOf(join(cwd, 'store'))?.terminal ?? false).toBe(false);
     const ok = await soupRun(cwd, [...opts, '--final', 'out/model'], [process.execPath, '-e', script], soupEnv(cwd));
     expect(ok.code, ok.stderr).toBe(0);
@@ -251,10 +367,20 @@ describe('[slow] soup run: smaller items (case 8)', { timeout: 240_000 }, () => 
 
   it('pushed_steps is empty when a failing session pushed nothing (not the step it resumed from)', async () => {
     const cwd = useTempDir('soup-run-pushed-step-');
-    const s1 = await soupRun(cwd, [...OPTIONS, '--time-limit', '3s'], ARGV, soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '60' }));
+    const s1 = await soupRun(
+      cwd,
+      [...OPTIONS, '--time-limit', '3s'],
+      ARGV,
+      soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '60' }),
+    );
     expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
     const saved = pointerOf(join(cwd, 'store'))!.step;
-    const r = await soupRun(cwd, [...OPTIONS, '--json'], ARGV, soupEnv(cwd, { SOUP_EXAMPLE_FAULT: `exit:${saved + 1}:7` }));
+    const r = await soupRun(
+      cwd,
+      [...OPTIONS, '--json'],
+      ARGV,
+      soupEnv(cwd, { SOUP_EXAMPLE_FAULT: `exit:${saved + 1}:7` }),
+    );
     expect(r.code).toBe(7);
     expect(JSON.parse(r.stdout)).toMatchObject({ status: 'failed', pushed_steps: [], final_step: saved });
     expect(r.stderr).toContain(`nothing new was pushed; the store still points at step ${saved}`);
@@ -268,4 +394,3 @@ describe('[slow] soup run: smaller items (case 8)', { timeout: 240_000 }, () => 
     expect(r.stdout).toContain('a bare number means seconds');
   });
 });
-

@@ -13,7 +13,8 @@ import { resetHighWaterMark, resolveMaxMemory, SessionPeak } from './_session-pe
 import { describePeak, microBatchesOf, validate } from './_train-micro';
 import { parseBytes } from './parse-bytes';
 
-const ORT_OOM = 'training step failed at batch size 16: Non-zero status code returned while running Gemm node. Status Message: bfc_arena.cc:360 Failed to allocate memory for requested buffer of size 67108864';
+const ORT_OOM =
+  'training step failed at batch size 16: Non-zero status code returned while running Gemm node. Status Message: bfc_arena.cc:360 Failed to allocate memory for requested buffer of size 67108864';
 
 /** A step that fails with ORT's allocation error above `capacity`. */
 function run(capacity: number, retries: number, G = 24, start = 24) {
@@ -57,7 +58,9 @@ describe('stepWithStepDown', () => {
     const prime = run(0, 10, 7, 7);
     await expect(prime.result).rejects.toThrow(TrainStepError);
     expect(prime.tried).toEqual([7, 1]);
-    expect(stepOomLine(new TrainStepError('training step failed at batch size 4: Invalid input name: input_ids'))).toBeNull();
+    expect(
+      stepOomLine(new TrainStepError('training step failed at batch size 4: Invalid input name: input_ids')),
+    ).toBeNull();
     // A step that had begun to update its parameters cannot be redone.
     expect(stepOomLine(new TrainStepError(ORT_OOM, { stateChanged: true }))).toBeNull();
     expect(stepOomLine(new TrainStepError(ORT_OOM))).toMatch(/Failed to allocate memory/);
@@ -72,10 +75,17 @@ function valBatch(n: number) {
 
 describe('validation at the micro-batch', () => {
   it('cuts every validation batch into pieces of at most m sequences, keeping each sequence whole and in order', () => {
-    for (const [n, m, sizes] of [[122, 512, [122]], [122, 32, [32, 32, 32, 26]], [24, 8, [8, 8, 8]], [7, 3, [3, 3, 1]]] as const) {
+    for (const [n, m, sizes] of [
+      [122, 512, [122]],
+      [122, 32, [32, 32, 32, 26]],
+      [24, 8, [8, 8, 8]],
+      [7, 3, [3, 3, 1]],
+    ] as const) {
       const pieces = microBatchesOf([valBatch(n)], m);
       expect(pieces.map((p) => p.batchSize)).toEqual(sizes);
-      expect(pieces.flatMap((p) => [...p.inputIds].filter((_, i) => i % 3 === 0).map(Number))).toEqual([...Array(n).keys()]);
+      expect(pieces.flatMap((p) => [...p.inputIds].filter((_, i) => i % 3 === 0).map(Number))).toEqual([
+        ...Array(n).keys(),
+      ]);
       for (const p of pieces) expect(p.inputIds.length).toBe(p.batchSize * 3);
     }
   });
@@ -86,16 +96,39 @@ describe('validation at the micro-batch', () => {
     const ok = await validate({ trainStep: { evaluate: async (b) => (seen.push(b.batchSize), b.batchSize) } }, batches);
     expect(ok).toEqual({ loss: (4 * 4 + 4 * 4 + 2 * 2) / 10, windows: 10 });
     expect(seen).toEqual([4, 4, 2]);
-    const oom = await validate({ trainStep: { evaluate: async (b) => { if (b.batchSize < 4) throw new TrainStepError(ORT_OOM); return 1; } } }, batches);
+    const oom = await validate(
+      {
+        trainStep: {
+          evaluate: async (b) => {
+            if (b.batchSize < 4) throw new TrainStepError(ORT_OOM);
+            return 1;
+          },
+        },
+      },
+      batches,
+    );
     expect(oom).toEqual({ oom: expect.stringMatching(/Failed to allocate memory/), batchSize: 2 });
-    await expect(validate({ trainStep: { evaluate: async () => { throw new Error('shape mismatch'); } } }, batches)).rejects.toThrow(/shape mismatch/);
+    await expect(
+      validate(
+        {
+          trainStep: {
+            evaluate: async () => {
+              throw new Error('shape mismatch');
+            },
+          },
+        },
+        batches,
+      ),
+    ).rejects.toThrow(/shape mismatch/);
   });
 });
 
 describe('describeMicroBatch', () => {
   it('says what changed since the last session', () => {
     const last = { start_step: 1, micro_batch_size: 16, grad_accum: 1, source: 'probe', oom_step_downs: [] };
-    expect(describeMicroBatch({ microBatchSize: 4, accumulation: 4 }, last)).toBe('micro 4 × 4 = 16 (was 16 × 1 last session)');
+    expect(describeMicroBatch({ microBatchSize: 4, accumulation: 4 }, last)).toBe(
+      'micro 4 × 4 = 16 (was 16 × 1 last session)',
+    );
     expect(describeMicroBatch({ microBatchSize: 16, accumulation: 1 }, last)).toBe('micro 16 × 1 = 16');
     expect(describeMicroBatch({ microBatchSize: 4, accumulation: 4 }, undefined)).toBe('micro 4 × 4 = 16');
   });
@@ -105,10 +138,17 @@ describe('SessionPeak', () => {
   it('puts the peak in the phase where VmHWM last rose (a jump at validation), warns once past --max-memory', () => {
     const proc = join(useTempDir(), 'self');
     mkdirSync(proc);
-    const hwm = (kb: number): void => writeFileSync(join(proc, 'status'), `Name:\tnode\nVmHWM:\t ${kb} kB\nVmRSS:\t 1000 kB\n`);
+    const hwm = (kb: number): void =>
+      writeFileSync(join(proc, 'status'), `Name:\tnode\nVmHWM:\t ${kb} kB\nVmRSS:\t 1000 kB\n`);
     const warnings: string[] = [];
     hwm(100_000);
-    const peak = new SessionPeak({ budgetBytes: 400_000 * 1024, budgetSource: 'memory_budget', maxMemoryBytes: 250_000 * 1024, warn: (l) => void warnings.push(l), procSelf: proc });
+    const peak = new SessionPeak({
+      budgetBytes: 400_000 * 1024,
+      budgetSource: 'memory_budget',
+      maxMemoryBytes: 250_000 * 1024,
+      warn: (l) => void warnings.push(l),
+      procSelf: proc,
+    });
     hwm(200_000);
     peak.mark('step 1', 1);
     peak.mark('step 2', 2);
@@ -129,13 +169,26 @@ describe('SessionPeak', () => {
       max_memory_passed_at: 'validation',
       method: 'VmHWM',
     });
-    expect(warnings).toEqual([`memory: the peak passed --max-memory at validation: ${300_000 * 1024} bytes > ${250_000 * 1024} bytes`]);
+    expect(warnings).toEqual([
+      `memory: the peak passed --max-memory at validation: ${300_000 * 1024} bytes > ${250_000 * 1024} bytes`,
+    ]);
   });
 
   it('no /proc: unknown, not zero; --max-memory as a size or a fraction of the budget', () => {
-    const peak = new SessionPeak({ budgetBytes: null, budgetSource: null, maxMemoryBytes: null, warn: () => {}, procSelf: '/nonexistent' });
+    const peak = new SessionPeak({
+      budgetBytes: null,
+      budgetSource: null,
+      maxMemoryBytes: null,
+      warn: () => {},
+      procSelf: '/nonexistent',
+    });
     peak.mark('step 1', 1);
-    expect(peak.report()).toMatchObject({ peak_bytes: null, peak_at: null, headroom_bytes: null, method: 'unavailable' });
+    expect(peak.report()).toMatchObject({
+      peak_bytes: null,
+      peak_at: null,
+      headroom_bytes: null,
+      method: 'unavailable',
+    });
     expect(resolveMaxMemory('6GiB', null, parseBytes)).toBe(6 * 2 ** 30);
     expect(resolveMaxMemory('0.9', 1000, parseBytes)).toBe(900);
     expect(resolveMaxMemory('90%', 1000, parseBytes)).toBe(900);
@@ -147,19 +200,22 @@ describe('SessionPeak', () => {
 describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
   const vmHwm = (): number => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
 
-  it.skipIf(process.platform !== 'linux')("returns the peak so far and resets the kernel's mark to what is resident now", () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    let big: Buffer | null = Buffer.alloc(256 * 2 ** 20, 1); // resident: every page written
-    const held = vmHwm();
-    big = null;
-    gc();
-    const r = resetHighWaterMark();
-    expect(big).toBeNull();
-    expect(r.reset).toBe(true);
-    expect(r.peakBytes!).toBeGreaterThanOrEqual(held);
-    expect(vmHwm()).toBeLessThan(r.peakBytes! - 200 * 2 ** 20); // the 256 MiB are no longer in the mark
-  });
+  it.skipIf(process.platform !== 'linux')(
+    "returns the peak so far and resets the kernel's mark to what is resident now",
+    () => {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      let big: Buffer | null = Buffer.alloc(256 * 2 ** 20, 1); // resident: every page written
+      const held = vmHwm();
+      big = null;
+      gc();
+      const r = resetHighWaterMark();
+      expect(big).toBeNull();
+      expect(r.reset).toBe(true);
+      expect(r.peakBytes!).toBeGreaterThanOrEqual(held);
+      expect(vmHwm()).toBeLessThan(r.peakBytes! - 200 * 2 ** 20); // the 256 MiB are no longer in the mark
+    },
+  );
 
   it('says when the mark could not be reset (no clear_refs to write), and keeps the peak', () => {
     const proc = join(useTempDir(), 'self');
@@ -168,29 +224,52 @@ describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
     expect(resetHighWaterMark(proc)).toEqual({ peakBytes: 5000 * 1024, reset: false, residentAtResetBytes: null });
   });
 
-  it.skipIf(process.platform !== 'linux')('says what is resident when the mark is reset: what follows is never below it', () => {
-    const held = Buffer.alloc(64 * 2 ** 20, 1); // resident: every page written, and still referenced
-    const r = resetHighWaterMark();
-    expect(r.reset).toBe(true);
-    expect(r.residentAtResetBytes!).toBeGreaterThanOrEqual(64 * 2 ** 20);
-    expect(r.residentAtResetBytes!).toBeLessThanOrEqual(r.peakBytes!);
-    expect(vmHwm()).toBeGreaterThanOrEqual(r.residentAtResetBytes!);
-    expect(held[held.length - 1]).toBe(1);
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'says what is resident when the mark is reset: what follows is never below it',
+    () => {
+      const held = Buffer.alloc(64 * 2 ** 20, 1); // resident: every page written, and still referenced
+      const r = resetHighWaterMark();
+      expect(r.reset).toBe(true);
+      expect(r.residentAtResetBytes!).toBeGreaterThanOrEqual(64 * 2 ** 20);
+      expect(r.residentAtResetBytes!).toBeLessThanOrEqual(r.peakBytes!);
+      expect(vmHwm()).toBeGreaterThanOrEqual(r.residentAtResetBytes!);
+      expect(held[held.length - 1]).toBe(1);
+    },
+  );
 
   it("reports the tuning phase beside the session's peak, counted in it or not, and nothing without one", () => {
     const proc = join(useTempDir(), 'self');
     mkdirSync(proc);
     writeFileSync(join(proc, 'status'), 'VmHWM:\t 300000 kB\n');
     const MiB = 2 ** 20;
-    const at = (tuning: { peakBytes: number | null; reset: boolean; residentAtResetBytes?: number | null } | null) => new SessionPeak({ budgetBytes: 400 * MiB, budgetSource: 'memory_budget', maxMemoryBytes: null, warn: () => {}, procSelf: proc, tuning: tuning && { residentAtResetBytes: null, ...tuning } }).report();
-    expect(at({ peakBytes: 671 * MiB, reset: true }).tuning).toEqual({ peak_bytes: 671 * MiB, in_session_peak: false, resident_at_reset_bytes: null });
-    expect(describePeak(at({ peakBytes: 671 * MiB, reset: true }))).toMatch(/; before it, the tuner's timing sessions took this process to 671 MiB \(measured apart: the high-water mark was reset after tuning\)$/);
-    expect(at({ peakBytes: 671 * MiB, reset: true, residentAtResetBytes: 480 * MiB }).tuning).toEqual({ peak_bytes: 671 * MiB, in_session_peak: false, resident_at_reset_bytes: 480 * MiB });
+    const at = (tuning: { peakBytes: number | null; reset: boolean; residentAtResetBytes?: number | null } | null) =>
+      new SessionPeak({
+        budgetBytes: 400 * MiB,
+        budgetSource: 'memory_budget',
+        maxMemoryBytes: null,
+        warn: () => {},
+        procSelf: proc,
+        tuning: tuning && { residentAtResetBytes: null, ...tuning },
+      }).report();
+    expect(at({ peakBytes: 671 * MiB, reset: true }).tuning).toEqual({
+      peak_bytes: 671 * MiB,
+      in_session_peak: false,
+      resident_at_reset_bytes: null,
+    });
+    expect(describePeak(at({ peakBytes: 671 * MiB, reset: true }))).toMatch(
+      /; before it, the tuner's timing sessions took this process to 671 MiB \(measured apart: the high-water mark was reset after tuning\)$/,
+    );
+    expect(at({ peakBytes: 671 * MiB, reset: true, residentAtResetBytes: 480 * MiB }).tuning).toEqual({
+      peak_bytes: 671 * MiB,
+      in_session_peak: false,
+      resident_at_reset_bytes: 480 * MiB,
+    });
     expect(describePeak(at({ peakBytes: 671 * MiB, reset: true, residentAtResetBytes: 480 * MiB }))).toMatch(
       /; before it, the tuner's timing sessions took this process to 671 MiB \(measured apart: the high-water mark was reset after tuning, to the 480 MiB resident then\)$/,
     );
-    expect(describePeak(at({ peakBytes: 671 * MiB, reset: false }))).toMatch(/; it includes the tuner's timing sessions \(671 MiB through tuning: the high-water mark could not be reset after it\)$/);
+    expect(describePeak(at({ peakBytes: 671 * MiB, reset: false }))).toMatch(
+      /; it includes the tuner's timing sessions \(671 MiB through tuning: the high-water mark could not be reset after it\)$/,
+    );
     expect(at(null)).not.toHaveProperty('tuning');
     expect(describePeak(at(null))).not.toMatch(/tuner/);
   });

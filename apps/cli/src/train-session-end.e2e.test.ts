@@ -54,7 +54,15 @@ interface Soup {
 function soup(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Soup {
   const child = spawn(process.execPath, [bin, ...args], {
     cwd,
-    env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url, SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'), ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: cwd,
+      NO_COLOR: '1',
+      HF_TOKEN: server.token,
+      HF_ENDPOINT: server.url,
+      SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
@@ -71,19 +79,21 @@ function soup(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Soup {
   const poke = (): void => waiters.forEach((w) => w());
   child.stdout!.setEncoding('utf8').on('data', (d: string) => ((out.stdout += d), poke()));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => ((out.stderr += d), poke()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      poke();
-      resolve({ code, signal, ...out });
-    }),
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) =>
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        poke();
+        resolve({ code, signal, ...out });
+      }),
   );
   const waitFor = (stream: 'stdout' | 'stderr', re: RegExp): Promise<RegExpMatchArray> =>
     new Promise((resolve, reject) => {
       const check = (): void => {
         const m = re.exec(out[stream]);
         if (m) resolve(m);
-        else if (child.exitCode !== null || child.signalCode !== null) reject(new Error(`soup exited before ${String(re)} on ${stream}:\n${out.stdout}\n${out.stderr}`));
+        else if (child.exitCode !== null || child.signalCode !== null)
+          reject(new Error(`soup exited before ${String(re)} on ${stream}:\n${out.stdout}\n${out.stderr}`));
       };
       waiters.push(check);
       check();
@@ -103,22 +113,43 @@ async function pointer(repo: string): Promise<Record<string, unknown> | null> {
 }
 
 async function remoteState(repo: string, step: number): Promise<Record<string, unknown>> {
-  const raw = await new HubStore({ repo, token: server.token, endpoint: server.url }).readFile({ path: `ckpt/checkpoint-${step}/trainer_state.json` });
+  const raw = await new HubStore({ repo, token: server.token, endpoint: server.url }).readFile({
+    path: `ckpt/checkpoint-${step}/trainer_state.json`,
+  });
   return JSON.parse(new TextDecoder().decode(raw!)) as Record<string, unknown>;
 }
 
 const sha = (p: string): string => createHash('sha256').update(readFileSync(p)).digest('hex');
 /** Steps of the `train: N/10` progress lines, in order. */
-const progressSteps = (stderr: string): number[] => [...stderr.matchAll(/^train: (\d+)\/\d+ \(/gm)].map((m) => Number(m[1]));
+const progressSteps = (stderr: string): number[] =>
+  [...stderr.matchAll(/^train: (\d+)\/\d+ \(/gm)].map((m) => Number(m[1]));
 
 /** Session 2: wipe the disk, resume from the store, run to the horizon; returns the final weights' sha256. */
-async function resume(cwd: string, repo: string, fromStep: number | null, extra: string[] = [], horizon = HORIZON, run = referenceRun, out = 'out'): Promise<string> {
+async function resume(
+  cwd: string,
+  repo: string,
+  fromStep: number | null,
+  extra: string[] = [],
+  horizon = HORIZON,
+  run = referenceRun,
+  out = 'out',
+): Promise<string> {
   rmSync(join(cwd, out), { recursive: true, force: true });
-  const r = await soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', out, '--resume', 'auto', ...extra], cwd).exited;
+  const r = await soup(
+    ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', out, '--resume', 'auto', ...extra],
+    cwd,
+  ).exited;
   expect(r.code, r.stderr).toBe(0);
   if (fromStep === null) expect(r.stdout).toContain('fresh run');
   else expect(r.stdout).toContain(`resuming from ckpt/checkpoint-${fromStep} at step ${fromStep}`);
-  expect(runJson(r.stdout)).toMatchObject({ final_step: horizon, status: 'finished', final_pushed: true, session_end: null, start_step: fromStep ?? 0, run });
+  expect(runJson(r.stdout)).toMatchObject({
+    final_step: horizon,
+    status: 'finished',
+    final_pushed: true,
+    session_end: null,
+    start_step: fromStep ?? 0,
+    run,
+  });
   return sha(join(cwd, out, 'final', 'model.safetensors'));
 }
 
@@ -157,7 +188,13 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     const saved = rj.final_step!;
     expect(saved, `k=${k}`).toBeGreaterThanOrEqual(seenAtSignal);
     expect(saved).toBeLessThan(HORIZON);
-    expect(rj).toMatchObject({ status: 'segment', segment_stop: true, val_skipped: true, final_pushed: false, tokens_consumed: saved * BATCH * MAX_LENGTH });
+    expect(rj).toMatchObject({
+      status: 'segment',
+      segment_stop: true,
+      val_skipped: true,
+      final_pushed: false,
+      tokens_consumed: saved * BATCH * MAX_LENGTH,
+    });
     expect(rj.session_end).toMatchObject({ reason: 'SIGTERM', saved_step: saved % 4 === 0 ? null : saved });
     expect(rj.pushed_steps.at(-1)).toBe(saved);
     // No step began after the signal was handled. ONNX Runtime runs a step off the main thread, so
@@ -171,11 +208,18 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     expect(progressSteps(r.stderr.slice(notice)).filter((n) => n > saved)).toEqual([]);
     expect(r.stdout).toContain(`session end (SIGTERM) at step ${saved}: `);
     // The store: the pointer names exactly that step, whose files say so.
-    expect(await pointer(repo)).toMatchObject({ step: saved, path_in_repo: `ckpt/checkpoint-${saved}`, terminal: false, run: referenceRun });
+    expect(await pointer(repo)).toMatchObject({
+      step: saved,
+      path_in_repo: `ckpt/checkpoint-${saved}`,
+      terminal: false,
+      run: referenceRun,
+    });
     expect(await remoteState(repo, saved)).toMatchObject({ step: saved, tokens_consumed: saved * BATCH * MAX_LENGTH });
 
     expect(await resume(cwd, repo, saved)).toBe(referenceSha);
-    console.info(`SIGTERM: picked step ${k}, progress showed ${seenAtSignal} when signalled, saved and pointed step ${saved}; resumed sha256 ${referenceSha.slice(0, 16)}… = reference`);
+    console.info(
+      `SIGTERM: picked step ${k}, progress showed ${seenAtSignal} when signalled, saved and pointed step ${saved}; resumed sha256 ${referenceSha.slice(0, 16)}… = reference`,
+    );
   });
 
   it('--time-limit (soup.yaml training.time_limit, or the flag, which wins): the step completed is saved, exit 75; resume is bit-identical', async () => {
@@ -185,7 +229,10 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     const horizon = 40;
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), configText('', horizon));
-    const ref = await soup(['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-reference', '--output-dir', 'ref'], cwd).exited;
+    const ref = await soup(
+      ['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-reference', '--output-dir', 'ref'],
+      cwd,
+    ).exited;
     expect(ref.code, ref.stderr).toBe(0);
     const refSha = sha(join(cwd, 'ref', 'final', 'model.safetensors'));
     const run = runJson(ref.stdout).run;
@@ -197,12 +244,17 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     for (;;) {
       writeFileSync(join(cwd, 'soup.yaml'), configText(`  time_limit: ${limitS}s\n`, horizon));
       repo = `e2e/time-limit-${limitS}`;
-      r = await soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', `out-${limitS}`, '--push-every-steps', '1000'], cwd).exited;
+      r = await soup(
+        ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', `out-${limitS}`, '--push-every-steps', '1000'],
+        cwd,
+      ).exited;
       expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
       rj = runJson(r.stdout);
       expect(rj.session_end).toMatchObject({ reason: 'time-limit' });
       if (rj.final_step! > 0 || limitS >= 16) break;
-      console.info(`--time-limit ${limitS}s: start-up used it all on this machine (no step ran); trying ${limitS * 2}s`);
+      console.info(
+        `--time-limit ${limitS}s: start-up used it all on this machine (no step ran); trying ${limitS * 2}s`,
+      );
       limitS *= 2;
     }
     const saved = rj.final_step!;
@@ -211,23 +263,44 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     expect(saved).toBeLessThan(horizon);
     expect(rj.session_end).toMatchObject({ reason: 'time-limit', saved_step: saved });
     expect(rj.session_end!.after_s).toBeGreaterThanOrEqual(limitS);
-    expect(r.stdout).toContain(`session end (--time-limit ${limitS}.0s reached) at step ${saved}: saving checkpoint-${saved} and pushing it`);
-    expect(await pointer(repo)).toMatchObject({ step: saved, path_in_repo: `ckpt/checkpoint-${saved}`, terminal: false, run });
+    expect(r.stdout).toContain(
+      `session end (--time-limit ${limitS}.0s reached) at step ${saved}: saving checkpoint-${saved} and pushing it`,
+    );
+    expect(await pointer(repo)).toMatchObject({
+      step: saved,
+      path_in_repo: `ckpt/checkpoint-${saved}`,
+      terminal: false,
+      run,
+    });
     expect(await remoteState(repo, saved)).toMatchObject({ step: saved, tokens_consumed: saved * BATCH * MAX_LENGTH });
     // Session 2: --time-limit 1h overrides the file's limit and runs to the horizon.
     expect(await resume(cwd, repo, saved, ['--time-limit', '1h'], horizon, run, `out-${limitS}`)).toBe(refSha);
-    console.info(`--time-limit ${limitS}s: session ended after ${rj.session_end!.after_s} s at step ${saved} of ${horizon}; resumed run bit-identical`);
+    console.info(
+      `--time-limit ${limitS}s: session ended after ${rj.session_end!.after_s} s at step ${saved} of ${horizon}; resumed run bit-identical`,
+    );
 
     // A limit already spent when training would start: no step runs, nothing is pushed, still exit 75.
-    const spent = await soup(['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-spent', '--output-dir', 'spent', '--time-limit', '1ms'], cwd).exited;
+    const spent = await soup(
+      ['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-spent', '--output-dir', 'spent', '--time-limit', '1ms'],
+      cwd,
+    ).exited;
     expect(spent.code, spent.stderr).toBe(EXIT_CODES.segmentSaved);
-    expect(runJson(spent.stdout)).toMatchObject({ final_step: 0, session_end: { reason: 'time-limit', saved_step: null }, pushed_steps: [] });
+    expect(runJson(spent.stdout)).toMatchObject({
+      final_step: 0,
+      session_end: { reason: 'time-limit', saved_step: null },
+      pushed_steps: [],
+    });
     expect(spent.stdout).toContain('no step was run this session');
     expect(Object.keys(server.files('e2e/time-limit-spent') ?? {})).toEqual([]); // nothing pushed, not even the repo
 
-    const bad = await soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--time-limit', '8 hours'], cwd).exited;
+    const bad = await soup(
+      ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--time-limit', '8 hours'],
+      cwd,
+    ).exited;
     expect(bad.code).toBe(EXIT_CODES.usage);
-    expect(bad.stderr).toBe('soup: --time-limit "8 hours" is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds\n');
+    expect(bad.stderr).toBe(
+      'soup: --time-limit "8 hours" is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds\n',
+    );
   });
 
   it('a second signal quits at once (exit 130) while the session-end push waits; the pointer stays put and the next session still ends bit-identical', async () => {
@@ -235,7 +308,10 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
     writeFileSync(join(cwd, 'soup.yaml'), configText());
     const repo = 'e2e/second-signal';
     // No push before the session end (push every 100 steps), so the only push is the session end's.
-    const s = soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '100'], cwd);
+    const s = soup(
+      ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '100'],
+      cwd,
+    );
     await s.waitFor('stderr', new RegExp(`^train: [3-9]/${HORIZON} \\(`, 'm'));
     // Every commit is refused with 429 "retry in 30 s": the session-end push hangs in its retry wait.
     server.setFaults({ commit429: { count: 1000, retryAfterS: 30 } });

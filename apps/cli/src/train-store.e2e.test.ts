@@ -49,7 +49,17 @@ describe('[slow] soup train: store integrity', { timeout: 300_000 }, () => {
   it('a symlink planted in a directory store: the resume is refused and the victim outside the store is untouched, byte for byte', async () => {
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
-    const common = ['train', '-c', 'soup.yaml', '--output-dir', 'out', '--repo', 'file://store', '--push-every-steps', '4'];
+    const common = [
+      'train',
+      '-c',
+      'soup.yaml',
+      '--output-dir',
+      'out',
+      '--repo',
+      'file://store',
+      '--push-every-steps',
+      '4',
+    ];
     // leg 1 to step 4 (the step 10, scaled to this 12-step run)
     const leg1 = await soupWithHub(server, [...common, '--stop-after-steps', '4'], cwd);
     expect(leg1.code, leg1.stderr).toBe(EXIT_CODES.segmentSaved);
@@ -63,7 +73,9 @@ describe('[slow] soup train: store integrity', { timeout: 300_000 }, () => {
     // resume with --stop-after-steps 2: it would push checkpoint-6 through the link
     const leg2 = await soupWithHub(server, [...common, '--stop-after-steps', '2'], cwd);
     expect(leg2.code).toBe(EXIT_CODES.integrity);
-    expect(leg2.stderr).toMatch(/store\/ckpt\/checkpoint-6 is a symbolic link inside a directory store; refusing to follow it/);
+    expect(leg2.stderr).toMatch(
+      /store\/ckpt\/checkpoint-6 is a symbolic link inside a directory store; refusing to follow it/,
+    );
     expect(snapshot(victim)).toEqual(before);
     expect(JSON.parse(readFileSync(join(cwd, 'store', 'latest.json'), 'utf8'))).toMatchObject({ step: 4 });
     const status = await soupWithHub(server, ['ckpt', 'status', '--repo', 'file://store'], cwd);
@@ -77,7 +89,23 @@ describe('[slow] soup train: store integrity', { timeout: 300_000 }, () => {
     const repo = 'int/lost-reply';
     // Commits: the store lease, data 2, pointer 2, data 4, pointer 4, data 6, pointer 6 + prune checkpoint-2 (the 7th).
     server.setFaults({ commitLostReply: { count: 1, skip: 6 } });
-    const r = await soupWithHub(server, ['train', '-c', 'soup.yaml', '--output-dir', 'out', '--repo', repo, '--push-every-steps', '2', '--stop-after-steps', '6'], cwd);
+    const r = await soupWithHub(
+      server,
+      [
+        'train',
+        '-c',
+        'soup.yaml',
+        '--output-dir',
+        'out',
+        '--repo',
+        repo,
+        '--push-every-steps',
+        '2',
+        '--stop-after-steps',
+        '6',
+      ],
+      cwd,
+    );
     const left = server.getFaults().commitLostReply;
     server.setFaults({});
     expect(left?.count).toBe(0); // the fault fired

@@ -29,17 +29,30 @@ describe('[slow] soup plan / train: activation_offloading auto, measured', { tim
     const output = join(cwd, 'soup-output');
 
     // 150 MiB: no offload fits 8 (134 MiB measured), disk 16; the disk step costs ~1.5× a fused one, so no offload wins.
-    const a = await runNode([SOUP_BIN, 'plan', '--budget', '150MiB', '--no-cache', '--json'], { cwd, env, timeoutMs: 600_000 });
+    const a = await runNode([SOUP_BIN, 'plan', '--budget', '150MiB', '--no-cache', '--json'], {
+      cwd,
+      env,
+      timeoutMs: 600_000,
+    });
     expect(a.code, a.stderr).toBe(0);
     const planA = JSON.parse(a.stdout) as PlanJson;
     const rowsA = planA.tune!.rows;
-    const sized = (v: string): number[] => rowsA.filter((r) => r.values.activation_offloading === v && r.microBatchSize !== null).map((r) => r.microBatchSize!);
+    const sized = (v: string): number[] =>
+      rowsA
+        .filter((r) => r.values.activation_offloading === v && r.microBatchSize !== null)
+        .map((r) => r.microBatchSize!);
     expect(sized('null').length).toBeGreaterThan(0);
     // The offload is tried only above the largest micro-batch that fits without it, and not at all
     // when no offload is already slower there than below it (soup's own rows show which).
     const nullTop = Math.max(...sized('null'));
-    const past = pastItsBest(rowsA.filter((r) => r.values.activation_offloading === 'null'), nullTop);
-    if (past) expect(rowsA.find((r) => r.values.activation_offloading === 'disk')!.note).toMatch(new RegExp(`^cannot win: .* is slower at ${nullTop} than at ${past.below.microBatchSize} `));
+    const past = pastItsBest(
+      rowsA.filter((r) => r.values.activation_offloading === 'null'),
+      nullTop,
+    );
+    if (past)
+      expect(rowsA.find((r) => r.values.activation_offloading === 'disk')!.note).toMatch(
+        new RegExp(`^cannot win: .* is slower at ${nullTop} than at ${past.below.microBatchSize} `),
+      );
     else expect(Math.min(...sized('disk'))).toBeGreaterThan(nullTop);
     const chosenA = rowsA[planA.tune!.chosen]!;
     expect(chosenA.values.activation_offloading).toBe('null');
@@ -54,11 +67,20 @@ describe('[slow] soup plan / train: activation_offloading auto, measured', { tim
     const rowsB = planB.tune!.rows;
     expect(rowsB.find((r) => r.values.activation_offloading === 'null')!.note).toBe('no micro-batch fits');
     expect(rowsB[planB.tune!.chosen]!.values.activation_offloading).toBe('disk');
-    expect(planB.offload).toMatchObject({ setting: 'auto', target: 'disk', execution: 'segmented', save_dir: join(output, 'offload') });
+    expect(planB.offload).toMatchObject({
+      setting: 'auto',
+      target: 'disk',
+      execution: 'segmented',
+      save_dir: join(output, 'offload'),
+    });
     expect(existsSync(output)).toBe(false);
 
     // soup train applies the remembered choice: the disk offload's segmented step, two steps.
-    const t = await runNode([SOUP_BIN, 'train', '--budget', '70MiB', '--stop-after-steps', '2', '--json'], { cwd, env, timeoutMs: 600_000 });
+    const t = await runNode([SOUP_BIN, 'train', '--budget', '70MiB', '--stop-after-steps', '2', '--json'], {
+      cwd,
+      env,
+      timeoutMs: 600_000,
+    });
     expect(t.code, t.stderr).toBe(75);
     expect(t.stderr).toMatch(/activation_offloading: auto, from the tune cache/);
     const run = JSON.parse(t.stdout) as { offload: string | null; micro_batch_size: number; final_step: number };

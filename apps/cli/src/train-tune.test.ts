@@ -33,7 +33,9 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     expect(r.code, r.stderr).toBe(0);
     const plan = JSON.parse(r.stdout) as PlanJson;
     const tune = plan.tune!;
-    expect(new Set(tune.rows.map((x) => x.values.gradient_checkpointing))).toEqual(new Set(['false', 'selective', 'full']));
+    expect(new Set(tune.rows.map((x) => x.values.gradient_checkpointing))).toEqual(
+      new Set(['false', 'selective', 'full']),
+    );
     const timed = tune.rows.filter((x) => x.samplesPerSecond !== null);
     for (const x of timed) expect(32 % x.microBatchSize!).toBe(0);
     // Each tier is timed from its largest fitting micro-batch down: at 300 MiB no checkpointing
@@ -43,8 +45,11 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     // The skip was decided on the first timings (a tie timed again at the end, with a row outside
     // the four below, may have reordered a tier's rows).
     const rowsOf = (tier: string) =>
-      tune.rows.filter((x) => x.values.gradient_checkpointing === tier).map((x) => (x.firstTiming ? { ...x, ...x.firstTiming } : x));
-    const largest = (tier: string): number => Math.max(...timed.filter((x) => x.values.gradient_checkpointing === tier).map((x) => x.microBatchSize!));
+      tune.rows
+        .filter((x) => x.values.gradient_checkpointing === tier)
+        .map((x) => (x.firstTiming ? { ...x, ...x.firstTiming } : x));
+    const largest = (tier: string): number =>
+      Math.max(...timed.filter((x) => x.values.gradient_checkpointing === tier).map((x) => x.microBatchSize!));
     expect(largest('false')).toBeLessThan(32);
     const past = ['false', 'selective'].map((t) => pastItsBest(rowsOf(t), largest(t))).find((x) => x !== null);
     const sps = (x: { samplesPerSecond: number | null }): string => x.samplesPerSecond!.toFixed(1);
@@ -60,7 +65,9 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
       // before its fit, and fitted (a third probe search) only when that timing says it can win.
       expect(largest('full')).toBe(32);
       const [full] = rowsOf('full');
-      expect(full!.note).toMatch(/timed before its fit \(on the CPU this process can hold its step: at most [\d.]+ [KMG]iB, twice gradient_checkpointing=(false|selective)'s peak at 16 scaled to 32\)/);
+      expect(full!.note).toMatch(
+        /timed before its fit \(on the CPU this process can hold its step: at most [\d.]+ [KMG]iB, twice gradient_checkpointing=(false|selective)'s peak at 16 scaled to 32\)/,
+      );
       const searches = r.stderr.match(/^probe: \d+ trials? in /gm) ?? [];
       if (full!.note!.startsWith('stopped early: cannot win')) {
         expect(full!.note).toMatch(/, so never fitted: it cannot win whether it fits or not$/);
@@ -74,22 +81,33 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     // and 16, and those four first timings are taken side by side, in turn (or one stopped early).
     expect(largest('selective')).toBe(largest('false'));
     const start = largest('false') / 2;
-    const four = [start, 2 * start].flatMap((m) => ['false', 'selective'].map((tier) => tune.rows.find((y) => y.values.gradient_checkpointing === tier && y.microBatchSize === m)!)); // in the order timed
+    const four = [start, 2 * start].flatMap((m) =>
+      ['false', 'selective'].map(
+        (tier) => tune.rows.find((y) => y.values.gradient_checkpointing === tier && y.microBatchSize === m)!,
+      ),
+    ); // in the order timed
     for (const x of four) {
       const others = four.filter((y) => y !== x).map((y) => `${y.label} at ${y.microBatchSize}`);
-      expect([`timed side by side with ${others.join(', ')}, alternately`, 'stopped early']).toContain(x.note!.startsWith('stopped early: cannot win') ? 'stopped early' : x.note);
+      expect([`timed side by side with ${others.join(', ')}, alternately`, 'stopped early']).toContain(
+        x.note!.startsWith('stopped early: cannot win') ? 'stopped early' : x.note,
+      );
     }
     if (chosen !== fastest) {
       // The lower peak took a tie from the fastest row, and only after the two were timed side by
       // side: from the start (two of the four) or again at the end.
       expect(tune.reason).toMatch(/within the measured noise/);
       const pair = [chosen, fastest].every((x) => four.includes(x));
-      if (pair) expect(tune.reason).toMatch(/the two were timed side by side from the start, alternately \(the same load on both\)/);
+      if (pair)
+        expect(tune.reason).toMatch(
+          /the two were timed side by side from the start, alternately \(the same load on both\)/,
+        );
       else for (const x of [chosen, fastest]) expect(x.note).toMatch(/^timed again, alternately with /);
     }
     // Applied: the plan's recompute set and micro-batch are the chosen ones.
     const tier = chosen.values.gradient_checkpointing!;
-    expect(plan.grad_ckpt.recompute).toEqual(recomputeOf(config, tier === 'false' ? null : (tier as 'selective' | 'full')));
+    expect(plan.grad_ckpt.recompute).toEqual(
+      recomputeOf(config, tier === 'false' ? null : (tier as 'selective' | 'full')),
+    );
     expect(plan.micro_batch_size).toBe(chosen.microBatchSize);
     expect(plan.grad_ckpt.description).toMatch(new RegExp(`^auto → ${tier === 'false' ? 'off' : tier} \\(measured`));
     // Remembered beside the batch cache, and reused without measuring.
@@ -114,7 +132,10 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
         })
       ).code,
     ).toBe(0);
-    writeFileSync(join(cwd, 'soup.yaml'), readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'));
+    writeFileSync(
+      join(cwd, 'soup.yaml'),
+      readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'),
+    );
     const config = loadConfig({ path: 'soup.yaml', cwd }).config;
     const spec = gptSpecOf(config);
     const MiB = 2 ** 20;
@@ -129,7 +150,11 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     });
     const lines: string[] = [];
     for (const budget of [300, 200]) {
-      const r = await runNode([SOUP_BIN, 'plan', '--budget', `${budget}MiB`, '--no-cache', '--json'], { cwd, env, timeoutMs: 600_000 });
+      const r = await runNode([SOUP_BIN, 'plan', '--budget', `${budget}MiB`, '--no-cache', '--json'], {
+        cwd,
+        env,
+        timeoutMs: 600_000,
+      });
       expect(r.code, r.stderr).toBe(0);
       const tune = (JSON.parse(r.stdout) as PlanJson).tune!;
       const chosen = {
@@ -143,19 +168,34 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
         const past = /is slower at (\d+) than at/.exec(skipped.note ?? '');
         if (!past) continue;
         const above = Number(past[1]);
-        for (const p of grid.filter((q) => q.tier === skipped.values.gradient_checkpointing && q.m > above && q.fits && q.peakBytes! <= budget * MiB))
-          expect(p.samplesPerSecond!, `${p.tier}@${p.m}, skipped by soup, against soup's ${chosen.tier}@${chosen.m} in the grid`).toBeLessThan(mine.samplesPerSecond!);
+        for (const p of grid.filter(
+          (q) =>
+            q.tier === skipped.values.gradient_checkpointing && q.m > above && q.fits && q.peakBytes! <= budget * MiB,
+        ))
+          expect(
+            p.samplesPerSecond!,
+            `${p.tier}@${p.m}, skipped by soup, against soup's ${chosen.tier}@${chosen.m} in the grid`,
+          ).toBeLessThan(mine.samplesPerSecond!);
       }
-      expect(mine.fits && mine.peakBytes! <= budget * MiB, `soup chose ${chosen.tier} at ${chosen.m}, which the grid measured at ${mine.peakBytes} bytes`).toBe(true);
+      expect(
+        mine.fits && mine.peakBytes! <= budget * MiB,
+        `soup chose ${chosen.tier} at ${chosen.m}, which the grid measured at ${mine.peakBytes} bytes`,
+      ).toBe(true);
       // The same point is its own best; otherwise the two are timed again, alternately (3 rounds
       // each), since the grid's best of 14 noisy points is biased up.
-      const [sMine, sBest] = mine === best ? [mine.samplesPerSecond!, best.samplesPerSecond!] : await headToHead({ config, spec, steps: 8, rounds: 3, cwd }, chosen, best);
+      const [sMine, sBest] =
+        mine === best
+          ? [mine.samplesPerSecond!, best.samplesPerSecond!]
+          : await headToHead({ config, spec, steps: 8, rounds: 3, cwd }, chosen, best);
       lines.push(
         `${budget} MiB: soup ${chosen.tier}@${chosen.m} ${sMine.toFixed(1)} samples/s, grid best ${best.tier}@${best.m} ${sBest.toFixed(1)} (grid: ${mine.samplesPerSecond!.toFixed(
           1,
         )} vs ${best.samplesPerSecond!.toFixed(1)}); soup's rows: ${tune.rows
           .filter((x) => x.samplesPerSecond !== null)
-          .map((x) => `${x.values.gradient_checkpointing}@${x.microBatchSize} ${x.samplesPerSecond!.toFixed(1)}${x.note?.startsWith('timed again') ? ' (timed again)' : ''}`)
+          .map(
+            (x) =>
+              `${x.values.gradient_checkpointing}@${x.microBatchSize} ${x.samplesPerSecond!.toFixed(1)}${x.note?.startsWith('timed again') ? ' (timed again)' : ''}`,
+          )
           .join(', ')}`,
       );
       expect(sMine / sBest, lines.join('\n')).toBeGreaterThanOrEqual(0.95);
@@ -167,23 +207,40 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     const cwd = useTempDir();
     const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' };
     expect((await runNode([SOUP_BIN, 'init', '--template', 'small'], { cwd, env, timeoutMs: 60_000 })).code).toBe(0);
-    writeFileSync(join(cwd, 'soup.yaml'), readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'));
-    const r = await runNode([SOUP_BIN, 'train', '--budget', '300MiB', '--stop-after-steps', '2', '--no-cache'], { cwd, env, timeoutMs: 600_000 });
+    writeFileSync(
+      join(cwd, 'soup.yaml'),
+      readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'),
+    );
+    const r = await runNode([SOUP_BIN, 'train', '--budget', '300MiB', '--stop-after-steps', '2', '--no-cache'], {
+      cwd,
+      env,
+      timeoutMs: 600_000,
+    });
     expect(r.code, r.stderr).toBe(75); // a segment: stopped after 2 steps
     const out = r.stdout + r.stderr;
     expect(out).toMatch(/gradient_checkpointing: auto, measured/);
     const run = JSON.parse(/^RUN_JSON (.*)$/m.exec(r.stdout)![1]!) as {
-      memory: { peak_bytes: number; peak_at: string; tuning?: { peak_bytes: number; in_session_peak: boolean; resident_at_reset_bytes: number } };
+      memory: {
+        peak_bytes: number;
+        peak_at: string;
+        tuning?: { peak_bytes: number; in_session_peak: boolean; resident_at_reset_bytes: number };
+      };
     };
     // The tuner held up to three step sessions at once in this process; that is its own figure
     // (777–803 MiB on this template), and the session's peak does not include it. The reset mark
     // starts from what was resident then (the runtime the tuner loaded, and what its released
     // sessions left with the allocator), so the run's peak can be at setup: in three of six runs
     // it was (488–527 MiB in all six; 405–432 MiB with the choice fixed and no tuner).
-    expect(run.memory.tuning).toEqual({ peak_bytes: expect.any(Number), in_session_peak: false, resident_at_reset_bytes: expect.any(Number) });
+    expect(run.memory.tuning).toEqual({
+      peak_bytes: expect.any(Number),
+      in_session_peak: false,
+      resident_at_reset_bytes: expect.any(Number),
+    });
     expect(run.memory.peak_bytes).toBeLessThan(run.memory.tuning!.peak_bytes);
     expect(run.memory.peak_bytes).toBeGreaterThanOrEqual(run.memory.tuning!.resident_at_reset_bytes);
-    expect(describePeakLine(out)).toMatch(/; before it, the tuner's timing sessions took this process to [\d.]+ MiB \(measured apart: the high-water mark was reset after tuning, to the [\d.]+ MiB resident then\)$/);
+    expect(describePeakLine(out)).toMatch(
+      /; before it, the tuner's timing sessions took this process to [\d.]+ MiB \(measured apart: the high-water mark was reset after tuning, to the [\d.]+ MiB resident then\)$/,
+    );
   });
 });
 

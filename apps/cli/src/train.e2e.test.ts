@@ -51,7 +51,15 @@ function soup(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
   return runNode([bin, ...args], {
     cwd,
     timeoutMs: 120_000,
-    env: { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', HF_TOKEN: server.token, HF_ENDPOINT: server.url, SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'), ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: cwd,
+      NO_COLOR: '1',
+      HF_TOKEN: server.token,
+      HF_ENDPOINT: server.url,
+      SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json'),
+      ...env,
+    },
   });
 }
 
@@ -63,7 +71,14 @@ function runJson(stdout: string): RunJson {
 
 function steps(repo: string): number[] {
   const files = Object.keys(server.files(repo) ?? {});
-  return [...new Set(files.map((f) => /^ckpt\/checkpoint-(\d+)\//.exec(f)?.[1]).filter((s): s is string => s !== undefined).map(Number))].sort((a, b) => a - b);
+  return [
+    ...new Set(
+      files
+        .map((f) => /^ckpt\/checkpoint-(\d+)\//.exec(f)?.[1])
+        .filter((s): s is string => s !== undefined)
+        .map(Number),
+    ),
+  ].sort((a, b) => a - b);
 }
 
 async function pointer(repo: string): Promise<Record<string, unknown>> {
@@ -82,20 +97,38 @@ async function closedPort(): Promise<number> {
 }
 
 const sha = (p: string): string => createHash('sha256').update(readFileSync(p)).digest('hex');
-const range = (from: number, to: number, by: number): number[] => Array.from({ length: Math.floor((to - from) / by) + 1 }, (_, i) => from + i * by);
+const range = (from: number, to: number, by: number): number[] =>
+  Array.from({ length: Math.floor((to - from) / by) + 1 }, (_, i) => from + i * by);
 
 describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }, () => {
   it('stops at a segment, resumes on an empty disk, matches an uninterrupted run, refuses a changed horizon', async () => {
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), configText());
     const repo = 'e2e/run-ckpt';
-    const common = ['train', '-c', 'soup.yaml', '--repo', repo, '--push-every-steps', String(PUSH_EVERY), '--output-dir', 'out'];
+    const common = [
+      'train',
+      '-c',
+      'soup.yaml',
+      '--repo',
+      repo,
+      '--push-every-steps',
+      String(PUSH_EVERY),
+      '--output-dir',
+      'out',
+    ];
 
     // Leg 1: stop at a segment boundary.
     const leg1 = await soup([...common, '--stop-after-steps', String(STOP)], cwd);
     expect(leg1.code, leg1.stderr).toBe(EXIT_CODES.segmentSaved);
     const rj1 = runJson(leg1.stdout);
-    expect(rj1).toMatchObject({ final_step: STOP, segment_stop: true, val_skipped: true, val_loss: null, batch_size: BATCH, grad_ckpt: false });
+    expect(rj1).toMatchObject({
+      final_step: STOP,
+      segment_stop: true,
+      val_skipped: true,
+      val_loss: null,
+      batch_size: BATCH,
+      grad_ckpt: false,
+    });
     expect(rj1.tokens_consumed).toBe(STOP * BATCH * MAX_LENGTH);
     expect(steps(repo)).toEqual(range(PUSH_EVERY, STOP, PUSH_EVERY));
     const p1 = await pointer(repo);
@@ -110,7 +143,15 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     expect(leg2.code, leg2.stderr).toBe(0);
     expect(leg2.stdout).toContain(`resuming from ckpt/checkpoint-${STOP} at step ${STOP}`);
     const rj2 = runJson(leg2.stdout);
-    expect(rj2).toMatchObject({ final_step: HORIZON, segment_stop: false, val_skipped: false, start_step: STOP, batch_size: BATCH, run: rj1.run, final_pushed: true });
+    expect(rj2).toMatchObject({
+      final_step: HORIZON,
+      segment_stop: false,
+      val_skipped: false,
+      start_step: STOP,
+      batch_size: BATCH,
+      run: rj1.run,
+      final_pushed: true,
+    });
     expect(rj2.tokens_consumed).toBe(HORIZON * BATCH * MAX_LENGTH);
     expect(rj2.val_loss).toEqual(expect.any(Number));
     expect(Number.isFinite(rj2.val_loss)).toBe(true);
@@ -119,14 +160,37 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     expect(steps(repo)).toEqual(range(PUSH_EVERY, HORIZON, PUSH_EVERY));
     expect(await pointer(repo)).toMatchObject({ step: HORIZON, path_in_repo: 'final', terminal: true, run: rj1.run });
     const files = server.files(repo)!;
-    expect(Object.keys(files).filter((f) => f.startsWith('final/')).sort()).toEqual(
-      ['final/config.json', 'final/generation_config.json', 'final/manifest.json', 'final/model.safetensors', 'final/optimizer.safetensors', 'final/soup_run.json', 'final/trainer_state.json'],
-    );
+    expect(
+      Object.keys(files)
+        .filter((f) => f.startsWith('final/'))
+        .sort(),
+    ).toEqual([
+      'final/config.json',
+      'final/generation_config.json',
+      'final/manifest.json',
+      'final/model.safetensors',
+      'final/optimizer.safetensors',
+      'final/soup_run.json',
+      'final/trainer_state.json',
+    ]);
     const resumedFinal = sha(join(cwd, 'out', 'final', 'model.safetensors'));
     expect(files['final/model.safetensors']?.lfs?.oid).toBe(resumedFinal);
 
     // The same run without interruption, in another repo: byte-identical final parameters.
-    const straight = await soup(['train', '-c', 'soup.yaml', '--repo', 'e2e/straight-ckpt', '--push-every-steps', String(PUSH_EVERY), '--output-dir', 'straight'], cwd);
+    const straight = await soup(
+      [
+        'train',
+        '-c',
+        'soup.yaml',
+        '--repo',
+        'e2e/straight-ckpt',
+        '--push-every-steps',
+        String(PUSH_EVERY),
+        '--output-dir',
+        'straight',
+      ],
+      cwd,
+    );
     expect(straight.code, straight.stderr).toBe(0);
     const rjs = runJson(straight.stdout);
     expect(rjs.run).toBe(rj1.run);
@@ -143,7 +207,9 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     const leg3 = await soup([...common, '--steps', String(HORIZON + 4)], cwd);
     expect(leg3.code).toBe(EXIT_CODES.resume);
     expect(leg3.stderr.trim().split('\n')).toHaveLength(1);
-    expect(leg3.stderr).toMatch(/^soup: resume refused as stale: .* holds run soup-[0-9a-f]+ \(step 12\), not this run soup-[0-9a-f]+; changed: training\.steps 12 → 16\./);
+    expect(leg3.stderr).toMatch(
+      /^soup: resume refused as stale: .* holds run soup-[0-9a-f]+ \(step 12\), not this run soup-[0-9a-f]+; changed: training\.steps 12 → 16\./,
+    );
   });
 
   it('a missing token, a refused token and an unreachable hub: one line each, exit 4 / 4 / 5', async () => {

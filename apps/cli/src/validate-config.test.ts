@@ -12,7 +12,11 @@ training:
 
 describe('validateConfig', () => {
   it('hub.squash_history and hub.lease_ttl: read as given; a lease TTL under 1 s names the field', () => {
-    const ok = validateConfig({ text: `${minimal}hub:\n  squash_history: true\n  lease_ttl: 90s\n  keep_remote: null\n`, file, cwd: '/work' });
+    const ok = validateConfig({
+      text: `${minimal}hub:\n  squash_history: true\n  lease_ttl: 90s\n  keep_remote: null\n`,
+      file,
+      cwd: '/work',
+    });
     expect(ok.errors).toEqual([]);
     expect(ok.config?.hub).toMatchObject({ squashHistory: true, leaseTtlMs: 90_000, keepRemote: null });
     const bad = validateConfig({ text: `${minimal}hub:\n  lease_ttl: 200ms\n`, file, cwd: '/work' });
@@ -26,9 +30,29 @@ describe('validateConfig', () => {
       base: 'soup/tiny-gpt',
       model: { vocabSize: 256, dModel: 64, nHeads: 4, nLayers: 2, dFF: 256, tieEmbeddings: true },
       data: { trainPath: '/proj/data/train.txt', valPath: null, maxLength: 64 },
-      training: { steps: 10, batchSize: 16, microBatchSize: 'auto', memoryHeadroom: 0, autoBatchSizeStrategy: 'auto', staticBatchSize: 8, gradientCheckpointing: false, activationOffloading: null, quantization: 'none', loraR: 0, memoryBudgetBytes: null },
+      training: {
+        steps: 10,
+        batchSize: 16,
+        microBatchSize: 'auto',
+        memoryHeadroom: 0,
+        autoBatchSizeStrategy: 'auto',
+        staticBatchSize: 8,
+        gradientCheckpointing: false,
+        activationOffloading: null,
+        quantization: 'none',
+        loraR: 0,
+        memoryBudgetBytes: null,
+      },
       device: { kind: 'cpu', id: 0 },
-      hub: { repo: null, repoType: 'model', private: true, keepLocal: 1, keepRemote: 3, squashHistory: false, leaseTtlMs: 600_000 },
+      hub: {
+        repo: null,
+        repoType: 'model',
+        private: true,
+        keepLocal: 1,
+        keepRemote: 3,
+        squashHistory: false,
+        leaseTtlMs: 600_000,
+      },
       output: '/work/soup-output',
     });
   });
@@ -52,7 +76,16 @@ output: out
 `;
     const r = validateConfig({ text, file, cwd: '/work' });
     expect(r.errors).toEqual([]);
-    expect(r.config?.training).toMatchObject({ batchSize: 16, gradientCheckpointing: 'medium', activationOffloading: 'disk', activationOffloadingDir: '/work/scratch', quantization: '4bit', loraR: 16, lr: 0.0002, memoryBudgetBytes: 6 * 2 ** 30 });
+    expect(r.config?.training).toMatchObject({
+      batchSize: 16,
+      gradientCheckpointing: 'medium',
+      activationOffloading: 'disk',
+      activationOffloadingDir: '/work/scratch',
+      quantization: '4bit',
+      loraR: 16,
+      lr: 0.0002,
+      memoryBudgetBytes: 6 * 2 ** 30,
+    });
     expect(r.config?.device).toEqual({ kind: 'cuda', id: 1, spec: 'cuda:1' });
     expect(r.config?.hub).toMatchObject({ repo: 'me/run-ckpt', pushEverySteps: 5 });
     // quantization and lora are cache-key fields only: a warning names them.
@@ -62,7 +95,14 @@ output: out
   it('names the path, the line and what is allowed for a bad value', () => {
     const r = validateConfig({ text: minimal.replace('steps: 10', 'steps: 10\n  batch_size: big'), file });
     expect(r.config).toBeNull();
-    expect(r.errors).toEqual([{ path: 'training.batch_size', line: 7, col: 15, message: 'must be an integer >= 1 (the global batch G; the probe sizes micro_batch_size) (got "big")' }]);
+    expect(r.errors).toEqual([
+      {
+        path: 'training.batch_size',
+        line: 7,
+        col: 15,
+        message: 'must be an integer >= 1 (the global batch G; the probe sizes micro_batch_size) (got "big")',
+      },
+    ]);
   });
 
   it('refuses the old batch_size: auto, showing the new form (G an integer, micro_batch_size: auto)', () => {
@@ -78,13 +118,26 @@ output: out
   it('micro_batch_size must divide batch_size; memory_headroom takes 10% or 0.1', () => {
     const bad = validateConfig({ text: `${minimal}  batch_size: 24\n  micro_batch_size: 10\n`, file });
     expect(bad.errors).toEqual([
-      { path: 'training.micro_batch_size', line: 8, col: 21, message: 'must divide batch_size (24), so that micro_batch_size × accumulation = batch_size; e.g. 8, or auto' },
+      {
+        path: 'training.micro_batch_size',
+        line: 8,
+        col: 21,
+        message: 'must divide batch_size (24), so that micro_batch_size × accumulation = batch_size; e.g. 8, or auto',
+      },
     ]);
-    const ok = validateConfig({ text: `${minimal}  batch_size: 24\n  micro_batch_size: 8\n  memory_headroom: 10%\n`, file });
+    const ok = validateConfig({
+      text: `${minimal}  batch_size: 24\n  micro_batch_size: 8\n  memory_headroom: 10%\n`,
+      file,
+    });
     expect(ok.errors).toEqual([]);
     expect(ok.config?.training).toMatchObject({ batchSize: 24, microBatchSize: 8, memoryHeadroom: 0.1 });
-    expect(validateConfig({ text: `${minimal}  memory_headroom: 0.25\n`, file }).config?.training.memoryHeadroom).toBe(0.25);
-    expect(validateConfig({ text: `${minimal}  memory_headroom: 100%\n`, file }).errors[0]).toMatchObject({ path: 'training.memory_headroom', message: 'must be below 100% (got "100%")' });
+    expect(validateConfig({ text: `${minimal}  memory_headroom: 0.25\n`, file }).config?.training.memoryHeadroom).toBe(
+      0.25,
+    );
+    expect(validateConfig({ text: `${minimal}  memory_headroom: 100%\n`, file }).errors[0]).toMatchObject({
+      path: 'training.memory_headroom',
+      message: 'must be below 100% (got "100%")',
+    });
   });
 
   it('suggests the closest field for an unknown key, in the same section or another', () => {
@@ -104,16 +157,24 @@ output: out
 
   it('reports enums with the allowed values and a suggestion', () => {
     const r = validateConfig({ text: `${minimal}  auto_batch_size_strategy: prob\n`, file });
-    expect(r.errors[0]).toMatchObject({ path: 'training.auto_batch_size_strategy', line: 7, message: 'must be one of "auto", "probe", "static" (got "prob"); did you mean "probe"?' });
+    expect(r.errors[0]).toMatchObject({
+      path: 'training.auto_batch_size_strategy',
+      line: 7,
+      message: 'must be one of "auto", "probe", "static" (got "prob"); did you mean "probe"?',
+    });
   });
 
   it('reports a missing required field at its parent', () => {
     const r = validateConfig({ text: 'base: x\ndata:\n  train: a.txt\ntraining:\n  steps: 3\n', file });
-    expect(r.errors).toEqual([{ path: 'data.max_length', line: 2, col: 1, message: 'missing required field (an integer >= 8) under data' }]);
+    expect(r.errors).toEqual([
+      { path: 'data.max_length', line: 2, col: 1, message: 'missing required field (an integer >= 8) under data' },
+    ]);
   });
 
   it('checks what the schema cannot: heads divide the width, budget tier needs a budget', () => {
-    const text = minimal.replace('steps: 10', 'steps: 10\n  gradient_checkpointing: budget') + 'model:\n  d_model: 60\n  n_heads: 8\n';
+    const text =
+      minimal.replace('steps: 10', 'steps: 10\n  gradient_checkpointing: budget') +
+      'model:\n  d_model: 60\n  n_heads: 8\n';
     const r = validateConfig({ text, file });
     expect(r.errors.map((e) => [e.path, e.line])).toEqual([
       ['training.gradient_checkpointing', 7],
@@ -129,16 +190,25 @@ output: out
   });
 
   it('rejects duplicate keys, an empty file and a non-mapping', () => {
-    expect(validateConfig({ text: 'base: a\nbase: b\n', file }).errors[0]?.message).toMatch(/not valid YAML: Map keys must be unique/);
+    expect(validateConfig({ text: 'base: a\nbase: b\n', file }).errors[0]?.message).toMatch(
+      /not valid YAML: Map keys must be unique/,
+    );
     expect(validateConfig({ text: '', file }).errors[0]?.message).toMatch(/empty; run `soup init`/);
     expect(validateConfig({ text: '- 1\n', file }).errors[0]?.message).toMatch(/must be a mapping/);
   });
 
   it('checks data files through the injected isFile', () => {
-    const r = validateConfig({ text: minimal + 'data_extra: 1\n', file, isFile: () => false });
+    const r = validateConfig({ text: `${minimal}data_extra: 1\n`, file, isFile: () => false });
     expect(r.errors).toHaveLength(1); // schema errors first; files are checked once the schema passes
     const r2 = validateConfig({ text: minimal, file, isFile: (p) => p !== '/proj/data/train.txt' });
-    expect(r2.errors).toEqual([{ path: 'data.train', line: 3, col: 10, message: "no such file: /proj/data/train.txt (paths are relative to soup.yaml's folder)" }]);
+    expect(r2.errors).toEqual([
+      {
+        path: 'data.train',
+        line: 3,
+        col: 10,
+        message: "no such file: /proj/data/train.txt (paths are relative to soup.yaml's folder)",
+      },
+    ]);
   });
 
   it('accepts both bundled templates and the example', async () => {

@@ -148,7 +148,11 @@ export function validateConfig(opts: ValidateConfigOptions): ValidateConfigResul
     return { config: null, errors, warnings };
   }
   if (typeof value !== 'object' || Array.isArray(value)) {
-    errors.push({ path: '', line: 1, message: 'must be a mapping of fields (base, model, data, training, device, hub, output)' });
+    errors.push({
+      path: '',
+      line: 1,
+      message: 'must be a mapping of fields (base, model, data, training, device, hub, output)',
+    });
     return { config: null, errors, warnings };
   }
   const data = value as Record<string, unknown>;
@@ -209,7 +213,12 @@ function schemaAt(segments: readonly string[]): Schema | undefined {
 }
 
 /** Position of a field: its key when `onKey`, else its value; falls back to the nearest ancestor. */
-function locate(doc: Document, lc: LineCounter, segments: readonly string[], onKey: boolean): { line?: number; col?: number } {
+function locate(
+  doc: Document,
+  lc: LineCounter,
+  segments: readonly string[],
+  onKey: boolean,
+): { line?: number; col?: number } {
   for (let n = segments.length; n >= 0; n--) {
     const parentSegs = segments.slice(0, Math.max(0, n - 1));
     const last = segments[n - 1];
@@ -321,7 +330,8 @@ function describeErrors(errs: ErrorObject[], doc: Document, lc: LineCounter, dat
     switch (e.keyword) {
       case 'enum': {
         const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
-        const hint = typeof value === 'string' ? didYouMean({ input: value, candidates: allowed.map(String) }) : undefined;
+        const hint =
+          typeof value === 'string' ? didYouMean({ input: value, candidates: allowed.map(String) }) : undefined;
         message = `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')} (got ${got(value)})${hint ? `; did you mean "${hint}"?` : ''}`;
         break;
       }
@@ -386,22 +396,35 @@ function semanticChecks(
   }
   const budget = training.memory_budget;
   if (budget !== undefined && budget !== null && parseBytes(budget as string | number) === undefined) {
-    errors.push({ path: 'training.memory_budget', ...locate(doc, lc, ['training', 'memory_budget'], false), message: `must be a size like 6GiB or 512MiB (got ${got(budget)})` });
+    errors.push({
+      path: 'training.memory_budget',
+      ...locate(doc, lc, ['training', 'memory_budget'], false),
+      message: `must be a size like 6GiB or 512MiB (got ${got(budget)})`,
+    });
   }
   const limit = training.time_limit;
   if (limit !== undefined && limit !== null && parseDuration(String(limit)) === undefined) {
-    errors.push({ path: 'training.time_limit', ...locate(doc, lc, ['training', 'time_limit'], false), message: `must be a duration like 8h45m, 90m or 45s (got ${got(limit)})` });
+    errors.push({
+      path: 'training.time_limit',
+      ...locate(doc, lc, ['training', 'time_limit'], false),
+      message: `must be a duration like 8h45m, 90m or 45s (got ${got(limit)})`,
+    });
   }
   const hubSection = data.hub as Record<string, unknown> | undefined;
   const ttl = hubSection?.lease_ttl;
-  if (ttl !== undefined && ((parseDuration(String(ttl)) ?? 0) < 1000)) {
-    errors.push({ path: 'hub.lease_ttl', ...locate(doc, lc, ['hub', 'lease_ttl'], false), message: `must be a duration of at least 1 s, like 10m or 90s (got ${got(ttl)})` });
+  if (ttl !== undefined && (parseDuration(String(ttl)) ?? 0) < 1000) {
+    errors.push({
+      path: 'hub.lease_ttl',
+      ...locate(doc, lc, ['hub', 'lease_ttl'], false),
+      message: `must be a duration of at least 1 s, like 10m or 90s (got ${got(ttl)})`,
+    });
   }
   if (training.gradient_checkpointing === 'budget' && (budget === undefined || budget === null)) {
     errors.push({
       path: 'training.gradient_checkpointing',
       ...locate(doc, lc, ['training', 'gradient_checkpointing'], false),
-      message: 'budget needs training.memory_budget (e.g. memory_budget: 2GiB), the memory the recompute set must fit in',
+      message:
+        'budget needs training.memory_budget (e.g. memory_budget: 2GiB), the memory the recompute set must fit in',
     });
   }
   const bs = training.batch_size as number;
@@ -423,14 +446,24 @@ function semanticChecks(
   }
   const headroom = training.memory_headroom;
   if (typeof headroom === 'string' && parsePercent(headroom)! >= 1) {
-    errors.push({ path: 'training.memory_headroom', ...locate(doc, lc, ['training', 'memory_headroom'], false), message: `must be below 100% (got ${got(headroom)})` });
+    errors.push({
+      path: 'training.memory_headroom',
+      ...locate(doc, lc, ['training', 'memory_headroom'], false),
+      message: `must be below 100% (got ${got(headroom)})`,
+    });
   }
   const lora = training.lora as { r?: number } | undefined;
   if (training.quantization !== 'none' || (lora?.r ?? 0) > 0) {
     warnings.push({
       path: training.quantization !== 'none' ? 'training.quantization' : 'training.lora.r',
-      ...locate(doc, lc, training.quantization !== 'none' ? ['training', 'quantization'] : ['training', 'lora', 'r'], false),
-      message: 'is a batch-cache key field only: soup train trains the full float32 model (quantization none, lora.r 0); soup probe --exec passes it to your trainer\'s cache key',
+      ...locate(
+        doc,
+        lc,
+        training.quantization !== 'none' ? ['training', 'quantization'] : ['training', 'lora', 'r'],
+        false,
+      ),
+      message:
+        "is a batch-cache key field only: soup train trains the full float32 model (quantization none, lora.r 0); soup probe --exec passes it to your trainer's cache key",
     });
   }
 }
@@ -466,7 +499,12 @@ function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions): Omit
       steps: t.steps as number,
       batchSize: t.batch_size as number,
       microBatchSize: t.micro_batch_size as 'auto' | number,
-      memoryHeadroom: t.memory_headroom === undefined || t.memory_headroom === null ? 0 : typeof t.memory_headroom === 'number' ? t.memory_headroom : (parsePercent(String(t.memory_headroom)) ?? 0),
+      memoryHeadroom:
+        t.memory_headroom === undefined || t.memory_headroom === null
+          ? 0
+          : typeof t.memory_headroom === 'number'
+            ? t.memory_headroom
+            : (parsePercent(String(t.memory_headroom)) ?? 0),
       autoBatchSizeStrategy: t.auto_batch_size_strategy as 'auto' | 'probe' | 'static',
       staticBatchSize: t.static_batch_size as number,
       lr: t.lr as number,
@@ -476,13 +514,15 @@ function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions): Omit
       seed: t.seed as number,
       valBatches: t.val_batches as number,
       threads: t.threads as number,
-      memoryBudgetBytes: budget === undefined || budget === null ? null : (parseBytes(budget as string | number) ?? null),
+      memoryBudgetBytes:
+        budget === undefined || budget === null ? null : (parseBytes(budget as string | number) ?? null),
       gradientCheckpointing: (t.gradient_checkpointing ?? false) as GradCkptSetting,
       activationOffloading: (t.activation_offloading ?? null) as 'cpu' | 'disk' | 'auto' | null,
       activationOffloadingDir: t.activation_offloading_dir ? resolve(cwd, String(t.activation_offloading_dir)) : null,
       quantization: t.quantization as 'none' | '4bit' | '8bit',
       loraR: (t.lora as { r: number }).r,
-      timeLimitMs: t.time_limit === undefined || t.time_limit === null ? null : (parseDuration(String(t.time_limit)) ?? null),
+      timeLimitMs:
+        t.time_limit === undefined || t.time_limit === null ? null : (parseDuration(String(t.time_limit)) ?? null),
     },
     device: { kind, id: id === undefined ? 0 : Number(id), spec: device },
     hub: {

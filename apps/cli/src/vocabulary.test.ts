@@ -54,16 +54,29 @@ describe('one CLI vocabulary', () => {
     const cwd = useTempDir('soup-vocab-');
     const out: string[] = [];
     const err: string[] = [];
-    const io = { cwd, env: { HOME: cwd, NO_COLOR: '1' }, stdout: { write: (s: string) => void out.push(s) }, stderr: { write: (s: string) => void err.push(s) } };
+    const io = {
+      cwd,
+      env: { HOME: cwd, NO_COLOR: '1' },
+      stdout: { write: (s: string) => void out.push(s) },
+      stderr: { write: (s: string) => void err.push(s) },
+    };
     expect(await main(['node', 'soup', 'init', '-o', 'old.yaml'], io)).toBe(0);
-    expect(err.join('')).toBe('warning: --output is deprecated and goes away in the next minor release: use -c/--config\n');
+    expect(err.join('')).toBe(
+      'warning: --output is deprecated and goes away in the next minor release: use -c/--config\n',
+    );
     expect(out.join('')).toContain('old.yaml');
     // A config with a field train refuses: the command stops after its options are mapped, before any work.
     writeFileSync(join(cwd, 'bad.yaml'), 'base: x\n');
     err.length = 0;
-    const code = await main(['node', 'soup', 'train', '-c', 'bad.yaml', '--hub-repo', 'file://s', '--output', 'o', '--resume', 'fallback'], io);
+    const code = await main(
+      ['node', 'soup', 'train', '-c', 'bad.yaml', '--hub-repo', 'file://s', '--output', 'o', '--resume', 'fallback'],
+      io,
+    );
     expect(code).toBe(3);
-    const notices = err.join('').split('\n').filter((l) => l.startsWith('warning: '));
+    const notices = err
+      .join('')
+      .split('\n')
+      .filter((l) => l.startsWith('warning: '));
     expect(notices).toEqual([
       'warning: --hub-repo is deprecated and goes away in the next minor release: use --repo',
       'warning: --output is deprecated and goes away in the next minor release: use --output-dir',

@@ -45,10 +45,30 @@ const Q = C / 1024; // attention: the quadratic term equals the linear one at b 
 
 export const FAKE_CASES: FakeCase[] = [
   { name: 'linear', what: 'peak = a + c·b', peak: linear, budgetFor: (k) => linear(k) + C / 2 },
-  { name: 'noisy', what: 'a + c·b, each size measured ±3 % (fixed per size)', peak: (b) => linear(b) * (1 + 0.03 * jitter(b)), budgetFor: (k) => linear(k) + C / 2 },
-  { name: 'steps-2MiB', what: 'a + c·b rounded up to 2 MiB allocator blocks', peak: roundUp(2 * MiB), budgetFor: (k) => roundUp(2 * MiB)(k) + C / 2 },
-  { name: 'steps-20MiB', what: 'a + c·b rounded up to 20 MiB allocator blocks', peak: roundUp(20 * MiB), budgetFor: (k) => roundUp(20 * MiB)(k) },
-  { name: 'quadratic', what: 'a + c·b + q·b² (attention)', peak: (b) => linear(b) + Q * b * b, budgetFor: (k) => linear(k) + Q * k * k + C / 2 },
+  {
+    name: 'noisy',
+    what: 'a + c·b, each size measured ±3 % (fixed per size)',
+    peak: (b) => linear(b) * (1 + 0.03 * jitter(b)),
+    budgetFor: (k) => linear(k) + C / 2,
+  },
+  {
+    name: 'steps-2MiB',
+    what: 'a + c·b rounded up to 2 MiB allocator blocks',
+    peak: roundUp(2 * MiB),
+    budgetFor: (k) => roundUp(2 * MiB)(k) + C / 2,
+  },
+  {
+    name: 'steps-20MiB',
+    what: 'a + c·b rounded up to 20 MiB allocator blocks',
+    peak: roundUp(20 * MiB),
+    budgetFor: (k) => roundUp(20 * MiB)(k),
+  },
+  {
+    name: 'quadratic',
+    what: 'a + c·b + q·b² (attention)',
+    peak: (b) => linear(b) + Q * b * b,
+    budgetFor: (k) => linear(k) + Q * k * k + C / 2,
+  },
 ];
 
 function median(xs: number[]): number {
@@ -87,15 +107,24 @@ interface RealRun {
   seconds: number;
 }
 
-function realRuns(skip: boolean): { cases: Array<{ name: string; refine: RealRun; predictive: RealRun } & Record<string, unknown>> } | { skipped: string } {
+function realRuns(
+  skip: boolean,
+):
+  | { cases: Array<{ name: string; refine: RealRun; predictive: RealRun } & Record<string, unknown>> }
+  | { skipped: string } {
   if (skip) return { skipped: '--no-real' };
   const repo = join(import.meta.dirname, '..', '..', '..');
   const script = join(repo, 'packages', 'cuda-probe', 'bench', 'predictive-real.ts');
   const tsx = join(repo, 'node_modules', '.bin', 'tsx');
   if (!existsSync(script) || !existsSync(tsx)) return { skipped: `${script} or ${tsx} is missing` };
   const r = spawnSync(tsx, [script], { encoding: 'utf8', timeout: 600_000, cwd: repo });
-  if (r.status !== 0) return { skipped: `the real ORT probe failed (exit ${r.status}): ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' | ')}` };
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as { cases: Array<{ name: string; refine: RealRun; predictive: RealRun }> };
+  if (r.status !== 0)
+    return {
+      skipped: `the real ORT probe failed (exit ${r.status}): ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' | ')}`,
+    };
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+    cases: Array<{ name: string; refine: RealRun; predictive: RealRun }>;
+  };
 }
 
 export async function predictiveSection(opts: { real: boolean }) {
@@ -109,24 +138,51 @@ export async function predictiveSection(opts: { real: boolean }) {
   const realCases =
     'cases' in real
       ? real.cases.map((c) => {
-          const stat = (x: RealRun): SearchStats => ({ medianTrials: x.trials, maxTrials: x.trials, meanTrials: x.trials, exactRate: x.bound === 'exact' || x.bound === 'capped' ? 1 : 0 });
-          return { ...c, refine: { ...stat(c.refine), ...c.refine }, predictive: { ...stat(c.predictive), ...c.predictive } };
+          const stat = (x: RealRun): SearchStats => ({
+            medianTrials: x.trials,
+            maxTrials: x.trials,
+            meanTrials: x.trials,
+            exactRate: x.bound === 'exact' || x.bound === 'capped' ? 1 : 0,
+          });
+          return {
+            ...c,
+            refine: { ...stat(c.refine), ...c.refine },
+            predictive: { ...stat(c.predictive), ...c.predictive },
+          };
         })
       : [];
   const all = [...cases, ...realCases];
   const byName = (n: string) => cases.find((c) => c.name === n)!;
-  const worse = all.filter((c) => c.predictive.medianTrials > c.refine.medianTrials || c.predictive.maxTrials > c.refine.maxTrials).map((c) => c.name);
-  const goal = <T extends object>(met: boolean, facts: T) => ({ status: met ? ('met' as const) : ('not met' as const), met, ...facts });
+  const worse = all
+    .filter((c) => c.predictive.medianTrials > c.refine.medianTrials || c.predictive.maxTrials > c.refine.maxTrials)
+    .map((c) => c.name);
+  const goal = <T extends object>(met: boolean, facts: T) => ({
+    status: met ? ('met' as const) : ('not met' as const),
+    met,
+    ...facts,
+  });
   const goals = {
-    medianTrialsAtMost4OnLinearAndNoisy: goal(byName('linear').predictive.medianTrials <= 4 && byName('noisy').predictive.medianTrials <= 4, {
-      linear: byName('linear').predictive.medianTrials,
-      noisy: byName('noisy').predictive.medianTrials,
-    }),
-    exactRateOneEverywhere: goal(all.every((c) => c.predictive.exactRate === 1), { below: all.filter((c) => c.predictive.exactRate !== 1).map((c) => c.name) }),
+    medianTrialsAtMost4OnLinearAndNoisy: goal(
+      byName('linear').predictive.medianTrials <= 4 && byName('noisy').predictive.medianTrials <= 4,
+      {
+        linear: byName('linear').predictive.medianTrials,
+        noisy: byName('noisy').predictive.medianTrials,
+      },
+    ),
+    exactRateOneEverywhere: goal(
+      all.every((c) => c.predictive.exactRate === 1),
+      { below: all.filter((c) => c.predictive.exactRate !== 1).map((c) => c.name) },
+    ),
     noCaseWorseThanRefine: goal(worse.length === 0, { worse }),
   };
   return {
-    setup: { edges: `1..${EDGES} (budget placed so that the edge is at each)`, start: START, ceiling: CEILING, aBytes: A, cBytesPerSample: C },
+    setup: {
+      edges: `1..${EDGES} (budget placed so that the edge is at each)`,
+      start: START,
+      ceiling: CEILING,
+      aBytes: A,
+      cBytesPerSample: C,
+    },
     cases,
     real: 'cases' in real ? { cases: realCases } : real,
     goals,

@@ -26,22 +26,44 @@ export function realSection(opts: { skip: boolean; repeats: number }) {
   const script = join(repo, 'packages', 'cuda-probe', 'bench', 'predictive-command.ts');
   const tsx = join(repo, 'node_modules', '.bin', 'tsx');
   if (!existsSync(script) || !existsSync(tsx)) return { skipped: `${script} or ${tsx} is missing` };
-  const r = spawnSync(tsx, [script, '--repeats', String(opts.repeats)], { encoding: 'utf8', timeout: 1_800_000, cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
-  if (r.status !== 0) return { skipped: `the real command probe failed (exit ${r.status}): ${(r.error?.message ?? '').trim()}` };
-  const data = JSON.parse(r.stdout.trim().split('\n').pop()!) as { cases: RealCase[]; repeats: number; trainer: string };
+  const r = spawnSync(tsx, [script, '--repeats', String(opts.repeats)], {
+    encoding: 'utf8',
+    timeout: 1_800_000,
+    cwd: repo,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (r.status !== 0)
+    return { skipped: `the real command probe failed (exit ${r.status}): ${(r.error?.message ?? '').trim()}` };
+  const data = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+    cases: RealCase[];
+    repeats: number;
+    trainer: string;
+  };
   const cases = data.cases;
-  const goal = <T extends object>(met: boolean, facts: T) => ({ status: met ? ('met' as const) : ('not met' as const), met, ...facts });
+  const goal = <T extends object>(met: boolean, facts: T) => ({
+    status: met ? ('met' as const) : ('not met' as const),
+    met,
+    ...facts,
+  });
   const medians = cases.map((c) => c.predictive.medianTrials);
-  const worse = cases.filter((c) => c.predictive.medianTrials > c.refine.medianTrials || c.predictive.maxTrials > c.refine.maxTrials).map((c) => c.name);
+  const worse = cases
+    .filter((c) => c.predictive.medianTrials > c.refine.medianTrials || c.predictive.maxTrials > c.refine.maxTrials)
+    .map((c) => c.name);
   return {
     trainer: data.trainer,
     repeats: data.repeats,
     cases,
     goals: {
-      exactEverywhere: goal(cases.every((c) => c.predictive.exactRate === 1 && c.refine.exactRate === 1), {
-        below: cases.filter((c) => c.predictive.exactRate !== 1 || c.refine.exactRate !== 1).map((c) => c.name),
-      }),
-      predictiveMedianAtMost5: goal(medians.every((m) => m <= 5), { medians }),
+      exactEverywhere: goal(
+        cases.every((c) => c.predictive.exactRate === 1 && c.refine.exactRate === 1),
+        {
+          below: cases.filter((c) => c.predictive.exactRate !== 1 || c.refine.exactRate !== 1).map((c) => c.name),
+        },
+      ),
+      predictiveMedianAtMost5: goal(
+        medians.every((m) => m <= 5),
+        { medians },
+      ),
       neverMoreThanBisection: goal(worse.length === 0, { worse }),
     },
   };

@@ -7,7 +7,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeCacheKey, OutOfMemoryError, pickBatchSize, probeBatchSize, saveCacheEntry, type ProbeFn } from '../src/index';
+import {
+  makeCacheKey,
+  OutOfMemoryError,
+  pickBatchSize,
+  probeBatchSize,
+  saveCacheEntry,
+  type ProbeFn,
+} from '../src/index';
 import { predictiveSection } from './predictive';
 import { realSection } from './real';
 
@@ -59,20 +66,43 @@ async function cacheTimings(): Promise<{ cacheHitMsMedian: number; cacheWriteMsM
     // A cache already holding one entry per capacity (1024 other configurations).
     const entries: Record<string, number> = {};
     for (let i = 1; i <= CAPACITY_MAX; i++) {
-      entries[makeCacheKey({ base: `model-${i}`, maxLength: 512, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: 23 })] = i;
+      entries[
+        makeCacheKey({
+          base: `model-${i}`,
+          maxLength: 512,
+          quantization: 'none',
+          loraR: 0,
+          gpuName: 'cpu',
+          gpuMemoryGb: 23,
+        })
+      ] = i;
     }
     mkdirSync(dir, { recursive: true });
     writeFileSync(env.SOUP_BATCH_CACHE_PATH, JSON.stringify(entries, null, 2));
-    const fields = { base: 'model-500', maxLength: 512, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: 23 };
+    const fields = {
+      base: 'model-500',
+      maxLength: 512,
+      quantization: 'none',
+      loraR: 0,
+      gpuName: 'cpu',
+      gpuMemoryGb: 23,
+    };
     const neverCalled: ProbeFn = async () => {
       throw new Error('a cache hit must not probe');
     };
     const hit: number[] = [];
     for (let i = 0; i < 220; i++) {
       const t0 = performance.now();
-      const r = await pickBatchSize({ ...fields, ...location, staticEstimate: 8, strategy: 'auto', probe: neverCalled });
+      const r = await pickBatchSize({
+        ...fields,
+        ...location,
+        staticEstimate: 8,
+        strategy: 'auto',
+        probe: neverCalled,
+      });
       const ms = performance.now() - t0;
-      if (r.source !== 'cache' || r.batchSize !== 500) throw new Error(`expected a cache hit of 500, got ${JSON.stringify(r)}`);
+      if (r.source !== 'cache' || r.batchSize !== 500)
+        throw new Error(`expected a cache hit of 500, got ${JSON.stringify(r)}`);
       if (i >= 20) hit.push(ms); // first 20: warm-up
     }
     const write: number[] = [];
@@ -82,7 +112,11 @@ async function cacheTimings(): Promise<{ cacheHitMsMedian: number; cacheWriteMsM
       if (!r.saved) throw r.error;
       if (i >= 10) write.push(performance.now() - t0);
     }
-    return { cacheHitMsMedian: round(median(hit), 3), cacheWriteMsMedian: round(median(write), 3), cacheEntries: CAPACITY_MAX };
+    return {
+      cacheHitMsMedian: round(median(hit), 3),
+      cacheWriteMsMedian: round(median(write), 3),
+      cacheEntries: CAPACITY_MAX,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -104,7 +138,10 @@ const refine = await searchStats(true);
 const cache = await cacheTimings();
 const predictive = await predictiveSection({ real: !process.argv.includes('--no-real') });
 const repeatsAt = process.argv.indexOf('--repeats');
-const real = realSection({ skip: process.argv.includes('--no-real'), repeats: repeatsAt >= 0 ? Number(process.argv[repeatsAt + 1]) : 3 });
+const real = realSection({
+  skip: process.argv.includes('--no-real'),
+  repeats: repeatsAt >= 0 ? Number(process.argv[repeatsAt + 1]) : 3,
+});
 const result = {
   capacities: `1..${CAPACITY_MAX}`,
   ceiling: CEILING,
@@ -141,17 +178,23 @@ if (process.argv.includes('--json')) {
   console.log('\npredictive search vs refine (trials: median / max, exact rate)');
   console.log('| case | refine | predictive |');
   console.log('|---|---|---|');
-  const cell = (s: { medianTrials: number; maxTrials: number; exactRate: number }) => `${s.medianTrials} / ${s.maxTrials}, ${(s.exactRate * 100).toFixed(1)} %`;
+  const cell = (s: { medianTrials: number; maxTrials: number; exactRate: number }) =>
+    `${s.medianTrials} / ${s.maxTrials}, ${(s.exactRate * 100).toFixed(1)} %`;
   for (const c of predictive.cases) console.log(`| ${c.name} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
-  if ('cases' in predictive.real) for (const c of predictive.real.cases) console.log(`| real ${c.name} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
+  if ('cases' in predictive.real)
+    for (const c of predictive.real.cases)
+      console.log(`| real ${c.name} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
   else console.log(`real ORT probe skipped: ${predictive.real.skipped}`);
-  for (const [name, g] of Object.entries(predictive.goals)) console.log(`goal ${name}: ${g.status} ${JSON.stringify(g)}`);
+  for (const [name, g] of Object.entries(predictive.goals))
+    console.log(`goal ${name}: ${g.status} ${JSON.stringify(g)}`);
   if ('cases' in real && real.cases && real.goals) {
     console.log(`\nreal: ${real.trainer}, ${real.repeats} runs each (trials: median / max, exact rate)`);
     console.log('| case | answer | bisection | predictive |');
     console.log('|---|---|---|---|');
-    for (const c of real.cases) console.log(`| ${c.name} | ${c.consensus} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
-    for (const [name, g] of Object.entries(real.goals)) console.log(`goal real ${name}: ${g.status} ${JSON.stringify(g)}`);
+    for (const c of real.cases)
+      console.log(`| ${c.name} | ${c.consensus} | ${cell(c.refine)} | ${cell(c.predictive)} |`);
+    for (const [name, g] of Object.entries(real.goals))
+      console.log(`goal real ${name}: ${g.status} ${JSON.stringify(g)}`);
   } else console.log(`real command probe skipped: ${(real as { skipped?: string }).skipped}`);
   console.log(`\nwritten to ${join('bench-results', 'batch-probe.json')}`);
 }

@@ -33,7 +33,13 @@ export function readCacheValue(path: string, key: string): number | undefined {
   } catch {
     return undefined;
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data) || !Object.prototype.hasOwnProperty.call(data, key)) return undefined;
+  if (
+    typeof data !== 'object' ||
+    data === null ||
+    Array.isArray(data) ||
+    !Object.hasOwn(data, key)
+  )
+    return undefined;
   const value = (data as Record<string, unknown>)[key];
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
@@ -63,7 +69,10 @@ export function serializeCache(cache: CacheMap): string {
   const sorted = [...cache.keys()].sort(compareCodePoints);
   const obj: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const key of sorted) obj[key] = cache.get(key)!;
-  return JSON.stringify(obj, null, 2).replace(/[^\x20-\x7e\n]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(obj, null, 2).replace(
+    /[^\x20-\x7e\n]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function compareCodePoints(a: string, b: string): number {

@@ -37,7 +37,12 @@ export async function withLock<T>(lockPath: string, options: LockOptions, fn: ()
 async function acquire(lockPath: string, { timeoutMs, staleMs }: LockOptions): Promise<string> {
   await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
   const token = randomBytes(12).toString('hex');
-  const body = JSON.stringify({ pid: process.pid, host: hostname(), token, createdAt: new Date().toISOString() } satisfies LockInfo);
+  const body = JSON.stringify({
+    pid: process.pid,
+    host: hostname(),
+    token,
+    createdAt: new Date().toISOString(),
+  } satisfies LockInfo);
   const t0 = Date.now();
   let delayMs = 1;
   for (;;) {
@@ -114,7 +119,12 @@ function isAlive(pid: number): boolean {
  * Removes the stale lock whose token (or, for a lock without one, mtime) was seen, under the
  * `.break` lock so that only one waiter breaks it and a fresh lock taken meanwhile survives.
  */
-async function breakStale(lockPath: string, token: string | undefined, mtimeMs: number, staleMs: number): Promise<void> {
+async function breakStale(
+  lockPath: string,
+  token: string | undefined,
+  mtimeMs: number,
+  staleMs: number,
+): Promise<void> {
   const breakPath = `${lockPath}.break`;
   if (!(await tryCreate(breakPath, String(process.pid)))) {
     // Another waiter is breaking. A `.break` lock left by a crash in this tiny window goes by age.
@@ -125,7 +135,9 @@ async function breakStale(lockPath: string, token: string | undefined, mtimeMs: 
   }
   try {
     const again = await inspect(lockPath);
-    const same = again !== undefined && (token !== undefined ? again.info?.token === token : again.info === undefined && again.mtimeMs === mtimeMs);
+    const same =
+      again !== undefined &&
+      (token !== undefined ? again.info?.token === token : again.info === undefined && again.mtimeMs === mtimeMs);
     if (same) await unlink(lockPath).catch(() => undefined);
   } finally {
     await unlink(breakPath).catch(() => undefined);

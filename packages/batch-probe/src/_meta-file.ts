@@ -14,7 +14,14 @@ export function metaPathOf(cachePath: string): string {
   return join(dirname(cachePath), `${name.endsWith('.json') ? name.slice(0, -5) : name}.meta.json`);
 }
 
-const MEASUREMENTS = new Set(['peak-rss', 'sampled-rss', 'cuda-per-process', 'cuda-device-delta', 'exceptions-only', 'unknown']);
+const MEASUREMENTS = new Set([
+  'peak-rss',
+  'sampled-rss',
+  'cuda-per-process',
+  'cuda-device-delta',
+  'exceptions-only',
+  'unknown',
+]);
 
 function valid(v: unknown): v is CacheProvenance {
   if (typeof v !== 'object' || v === null) return false;
@@ -68,9 +75,16 @@ export function readMetaEntry(path: string, key: string): CacheProvenance | unde
   } catch {
     return undefined;
   }
-  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== META_VERSION) return undefined;
+  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== META_VERSION)
+    return undefined;
   const entries = (data as { entries?: unknown }).entries;
-  if (typeof entries !== 'object' || entries === null || Array.isArray(entries) || !Object.prototype.hasOwnProperty.call(entries, key)) return undefined;
+  if (
+    typeof entries !== 'object' ||
+    entries === null ||
+    Array.isArray(entries) ||
+    !Object.hasOwn(entries, key)
+  )
+    return undefined;
   const value = (entries as Record<string, unknown>)[key];
   return valid(value) ? value : undefined;
 }

@@ -47,7 +47,9 @@ export function fitEdge(points: readonly PeakPoint[], budgetBytes: number): Edge
   if (!(slope > 0)) return null;
   let model = (u: number) => lo.peakBytes + slope * (u - lo.units);
   let edge = lo.units + (budgetBytes - lo.peakBytes) / slope;
-  const inner = pts.slice(1, -1).sort((x, y) => Math.abs(x.peakBytes - budgetBytes) - Math.abs(y.peakBytes - budgetBytes))[0];
+  const inner = pts
+    .slice(1, -1)
+    .sort((x, y) => Math.abs(x.peakBytes - budgetBytes) - Math.abs(y.peakBytes - budgetBytes))[0];
   if (inner) {
     // Newton form through lo, inner, hi: p(u) = lo + s1 (u - lo) + k (u - lo)(u - inner).
     const s1 = (inner.peakBytes - lo.peakBytes) / (inner.units - lo.units);
@@ -63,7 +65,9 @@ export function fitEdge(points: readonly PeakPoint[], budgetBytes: number): Edge
         const r = Math.sqrt(disc);
         // The root where the parabola rises (its derivative 2kt + B > 0).
         const roots = [(-B + r) / (2 * k), (-B - r) / (2 * k)].filter((x) => 2 * k * x + B > 0);
-        t = roots.length ? roots.reduce((best, x) => (Math.abs(x - (edge - lo.units)) < Math.abs(best - (edge - lo.units)) ? x : best)) : null;
+        t = roots.length
+          ? roots.reduce((best, x) => (Math.abs(x - (edge - lo.units)) < Math.abs(best - (edge - lo.units)) ? x : best))
+          : null;
       }
     }
     const span = hi.units - lo.units;

@@ -47,10 +47,12 @@ export function refineTrialBound(startUnits: number, ceilingUnits: number, maxDo
   const hit = memo.get(key);
   if (hit !== undefined) return hit;
   let worst: number;
-  if (ceilingUnits > 1 << 16) worst = 2 * Math.ceil(Math.log2(ceilingUnits)) + 2; // too many capacities to walk: the documented formula
+  if (ceilingUnits > 1 << 16)
+    worst = 2 * Math.ceil(Math.log2(ceilingUnits)) + 2; // too many capacities to walk: the documented formula
   else {
     worst = 0;
-    for (let cap = 0; cap <= ceilingUnits; cap++) worst = Math.max(worst, refineTrials(startUnits, ceilingUnits, maxDoublings, cap));
+    for (let cap = 0; cap <= ceilingUnits; cap++)
+      worst = Math.max(worst, refineTrials(startUnits, ceilingUnits, maxDoublings, cap));
   }
   if (memo.size > 256) memo.clear();
   memo.set(key, worst);
@@ -62,7 +64,12 @@ export function refineTrialBound(startUnits: number, ceilingUnits: number, maxDo
  * (lastGood, firstBad) when a size has failed, else doubling from `lastGood` then bisection,
  * over every capacity from `lastGood` up to the ceiling.
  */
-export function refineContinuationBound(lastGood: number, firstBad: number | undefined, ceilingUnits: number, maxDoublings: number): number {
+export function refineContinuationBound(
+  lastGood: number,
+  firstBad: number | undefined,
+  ceilingUnits: number,
+  maxDoublings: number,
+): number {
   if (firstBad !== undefined) return Math.ceil(Math.log2(Math.max(1, firstBad - lastGood)));
   if (ceilingUnits - lastGood > 1 << 16) return 2 * Math.ceil(Math.log2(ceilingUnits - lastGood + 1)) + 1;
   const key = `c|${lastGood}|${ceilingUnits}|${maxDoublings}`;

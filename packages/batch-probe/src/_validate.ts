@@ -9,7 +9,10 @@ function shown(value: unknown): string {
 /** A positive safe integer; booleans, strings, NaN, floats rejected with an error naming the field. */
 export function positiveInt(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidBatchOptionError(field, `${field} must be a positive integer (got ${shown(value)}); pass e.g. ${field}: 8`);
+    throw new InvalidBatchOptionError(
+      field,
+      `${field} must be a positive integer (got ${shown(value)}); pass e.g. ${field}: 8`,
+    );
   }
   return value;
 }
@@ -33,7 +36,10 @@ export function integer(field: string, value: unknown): number {
 /** A string (empty allowed unless `nonEmpty`). */
 export function string(field: string, value: unknown, nonEmpty = false): string {
   if (typeof value !== 'string' || (nonEmpty && value === '')) {
-    throw new InvalidBatchOptionError(field, `${field} must be a ${nonEmpty ? 'non-empty ' : ''}string (got ${shown(value)})`);
+    throw new InvalidBatchOptionError(
+      field,
+      `${field} must be a ${nonEmpty ? 'non-empty ' : ''}string (got ${shown(value)})`,
+    );
   }
   return value;
 }

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { chooseConfiguration, peakIsLower, samplesPerSecond, type MeasuredCandidate } from './choose-configuration';
 
 const MiB = 2 ** 20;
-const cand = (label: string, m: number, a: number, stepMs: number, noiseMs: number | null, peakMiB: number | null): MeasuredCandidate => ({
+const cand = (
+  label: string,
+  m: number,
+  a: number,
+  stepMs: number,
+  noiseMs: number | null,
+  peakMiB: number | null,
+): MeasuredCandidate => ({
   label,
   microBatchSize: m,
   accumulation: a,
@@ -36,15 +43,26 @@ describe('chooseConfiguration', () => {
     expect(d.reason).toMatch(/b is within the measured noise/);
   });
 
-  it('a peak lower only within the probe\'s resolution (2 %) does not take a tie: the faster stands', () => {
+  it("a peak lower only within the probe's resolution (2 %) does not take a tie: the faster stands", () => {
     // The known-cost trainer's two configurations, equal by construction: 296.9 against 297.0 MiB.
-    const c = chooseConfiguration([cand('ckpt=false', 4, 8, 100, 4, 297.0), cand('ckpt=true', 8, 4, 204, 8, 296.9)], 32);
+    const c = chooseConfiguration(
+      [cand('ckpt=false', 4, 8, 100, 4, 297.0), cand('ckpt=true', 8, 4, 204, 8, 296.9)],
+      32,
+    );
     expect(c.chosen).toBe(0);
     expect(c.closeTo).toBe(1);
-    expect(c.reason).toMatch(/ckpt=true is within the measured noise .*; ckpt=true's peak is the same as ckpt=false's within the probe's resolution \(296\.9 and 297\.0 MiB, within 2 %\): the faster stands$/);
+    expect(c.reason).toMatch(
+      /ckpt=true is within the measured noise .*; ckpt=true's peak is the same as ckpt=false's within the probe's resolution \(296\.9 and 297\.0 MiB, within 2 %\): the faster stands$/,
+    );
     // Just past the resolution it does.
-    expect(chooseConfiguration([cand('ckpt=false', 4, 8, 100, 4, 297.0), cand('ckpt=true', 8, 4, 204, 8, 297.0 * 0.979)], 32).chosen).toBe(1);
-    expect(chooseConfiguration([cand('ckpt=false', 4, 8, 100, 4, 297.0), cand('ckpt=true', 8, 4, 204, 8, 297.0 * 0.981)], 32).chosen).toBe(0);
+    expect(
+      chooseConfiguration([cand('ckpt=false', 4, 8, 100, 4, 297.0), cand('ckpt=true', 8, 4, 204, 8, 297.0 * 0.979)], 32)
+        .chosen,
+    ).toBe(1);
+    expect(
+      chooseConfiguration([cand('ckpt=false', 4, 8, 100, 4, 297.0), cand('ckpt=true', 8, 4, 204, 8, 297.0 * 0.981)], 32)
+        .chosen,
+    ).toBe(0);
   });
 
   it('peakIsLower: beyond 2 % of the larger; an unknown peak is never lower, any known one is lower than an unknown', () => {
@@ -56,9 +74,15 @@ describe('chooseConfiguration', () => {
   });
 
   it('an unknown peak never wins a tie; untimed candidates do not compete', () => {
-    const c = chooseConfiguration([cand('a', 4, 8, 100, 4, 300), cand('b', 8, 4, 204, 8, null), { ...cand('c', 16, 2, 1, null, 1), stepMs: null }], 32);
+    const c = chooseConfiguration(
+      [cand('a', 4, 8, 100, 4, 300), cand('b', 8, 4, 204, 8, null), { ...cand('c', 16, 2, 1, null, 1), stepMs: null }],
+      32,
+    );
     expect(c.chosen).toBe(0);
     expect(c.speeds[2]!.samplesPerSecond).toBeNull();
-    expect(chooseConfiguration([{ ...cand('c', 16, 2, 1, null, 1), stepMs: null }], 32)).toMatchObject({ chosen: null, reason: 'no candidate could be timed' });
+    expect(chooseConfiguration([{ ...cand('c', 16, 2, 1, null, 1), stepMs: null }], 32)).toMatchObject({
+      chosen: null,
+      reason: 'no candidate could be timed',
+    });
   });
 });

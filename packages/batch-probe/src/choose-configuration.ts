@@ -66,7 +66,10 @@ export function peakIsLower(a: number | null, b: number | null): boolean {
  * is under two standard errors of the difference, 2·√(se₁² + se₂²)): then the one with the lower
  * measured peak, and the reason says so.
  */
-export function chooseConfiguration(candidates: readonly MeasuredCandidate[], globalBatchSize: number): ConfigurationChoice {
+export function chooseConfiguration(
+  candidates: readonly MeasuredCandidate[],
+  globalBatchSize: number,
+): ConfigurationChoice {
   const speeds: CandidateSpeed[] = candidates.map((c) => {
     const sps = samplesPerSecond(c, globalBatchSize);
     const noise = sps !== null && c.noiseMs !== null && c.stepMs! > 0 ? (sps * c.noiseMs) / c.stepMs! : null;

@@ -24,7 +24,10 @@ export function perRankBatch(globalBatchSize: number, worldSize = 1): number {
   positiveInt('globalBatchSize', globalBatchSize);
   positiveInt('worldSize', worldSize);
   if (globalBatchSize % worldSize !== 0) {
-    throw new InvalidBatchOptionError('globalBatchSize', `globalBatchSize ${globalBatchSize} is not a multiple of worldSize ${worldSize}: pick a global batch that every rank shares equally`);
+    throw new InvalidBatchOptionError(
+      'globalBatchSize',
+      `globalBatchSize ${globalBatchSize} is not a multiple of worldSize ${worldSize}: pick a global batch that every rank shares equally`,
+    );
   }
   return globalBatchSize / worldSize;
 }
@@ -40,7 +43,11 @@ export function largestDivisorAtMost(n: number, cap: number): number | null {
  * The micro-batch to step down to after an out-of-memory error at `microBatchSize`: the next
  * smaller divisor of G / worldSize (the accumulation grows), or null when m is already 1.
  */
-export function nextMicroBatchSize(o: { globalBatchSize: number; microBatchSize: number; worldSize?: number }): number | null {
+export function nextMicroBatchSize(o: {
+  globalBatchSize: number;
+  microBatchSize: number;
+  worldSize?: number;
+}): number | null {
   const perRank = perRankBatch(o.globalBatchSize, o.worldSize ?? 1);
   positiveInt('microBatchSize', o.microBatchSize);
   return largestDivisorAtMost(perRank, o.microBatchSize - 1);
@@ -50,5 +57,7 @@ export function nextMicroBatchSize(o: { globalBatchSize: number; microBatchSize:
 export function formatMicroBatch(o: { microBatchSize: number; accumulation: number; worldSize?: number }): string {
   const n = o.worldSize ?? 1;
   const g = o.microBatchSize * o.accumulation * n;
-  return n === 1 ? `${o.microBatchSize} × ${o.accumulation} = ${g}` : `${o.microBatchSize} × ${o.accumulation} × ${n} ranks = ${g}`;
+  return n === 1
+    ? `${o.microBatchSize} × ${o.accumulation} = ${g}`
+    : `${o.microBatchSize} × ${o.accumulation} × ${n} ranks = ${g}`;
 }

@@ -106,7 +106,9 @@ export class CacheWriteError extends Error {
   readonly path: string;
 
   constructor(path: string, cause: unknown) {
-    super(`Could not write the batch cache ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`Could not write the batch cache ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
     this.path = path;
   }
 }

@@ -1,5 +1,10 @@
 export { probeBatchSize, type ProbeBatchSizeOptions, type ProbeBatchSizeResult } from './probe-batch-size';
-export { pickBatchSize, type PickBatchSizeOptions, type PickBatchSizeResult, type BatchSizeStrategy } from './pick-batch-size';
+export {
+  pickBatchSize,
+  type PickBatchSizeOptions,
+  type PickBatchSizeResult,
+  type BatchSizeStrategy,
+} from './pick-batch-size';
 export { isOutOfMemoryError } from './is-out-of-memory-error';
 export { makeCacheKey, CACHE_KEY_VERSION, type CacheKeyFields } from './make-cache-key';
 export { resolveCachePath, CACHE_PATH_ENV, type CachePathInfo } from './resolve-cache-path';
@@ -27,8 +32,28 @@ export type {
   CacheEntry,
   CacheProvenance,
 } from './types';
-export { probeMicroBatchSize, type ProbeMicroBatchSizeOptions, type ProbeMicroBatchSizeResult } from './probe-micro-batch-size';
+export {
+  probeMicroBatchSize,
+  type ProbeMicroBatchSizeOptions,
+  type ProbeMicroBatchSizeResult,
+} from './probe-micro-batch-size';
 export { divisorsOf, largestDivisorAtMost, nextMicroBatchSize, perRankBatch, formatMicroBatch } from './divisors';
 export { lowerCacheEntry, type LowerCacheEntryOptions, type LowerCacheEntryResult } from './lower-cache-entry';
-export { chooseConfiguration, peakIsLower, SAME_PEAK_FRACTION, samplesPerSecond, type MeasuredCandidate, type CandidateSpeed, type ConfigurationChoice } from './choose-configuration';
-export { lookupTuneEntry, saveTuneEntry, makeTuneKey, resolveTuneCachePath, TUNE_CACHE_VERSION, type TuneEntry, type TuneRow } from './tune-cache';
+export {
+  chooseConfiguration,
+  peakIsLower,
+  SAME_PEAK_FRACTION,
+  samplesPerSecond,
+  type MeasuredCandidate,
+  type CandidateSpeed,
+  type ConfigurationChoice,
+} from './choose-configuration';
+export {
+  lookupTuneEntry,
+  saveTuneEntry,
+  makeTuneKey,
+  resolveTuneCachePath,
+  TUNE_CACHE_VERSION,
+  type TuneEntry,
+  type TuneRow,
+} from './tune-cache';

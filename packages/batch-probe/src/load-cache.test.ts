@@ -53,7 +53,10 @@ test('a key named __proto__ is plain data', async () => {
 test('a file written by the Python Soup CLI reads as is', async () => {
   // json.dump(..., indent=2, sort_keys=True) output, as Python writes it.
   const python = '{\n  "0123456789abcdef0123456789abcdef": 12,\n  "dcaa220005fb718e145b37b330901237": 32\n}';
-  expect(await loadCache(withFile(python))).toEqual({ '0123456789abcdef0123456789abcdef': 12, dcaa220005fb718e145b37b330901237: 32 });
+  expect(await loadCache(withFile(python))).toEqual({
+    '0123456789abcdef0123456789abcdef': 12,
+    dcaa220005fb718e145b37b330901237: 32,
+  });
 });
 
 test('a directory where the file should be reads as {}', async () => {

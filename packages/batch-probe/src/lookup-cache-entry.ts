@@ -55,22 +55,41 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
   const { path } = resolveCachePath(options);
   const value = readCacheValue(path, key);
   if (value === undefined) return { hit: false, path };
-  if (value > ceiling && options.enforceCeiling !== false) return { hit: false, path, skipped: `cached ${value} is above the ceiling ${ceiling}` };
+  if (value > ceiling && options.enforceCeiling !== false)
+    return { hit: false, path, skipped: `cached ${value} is above the ceiling ${ceiling}` };
   const meta = readMetaEntry(metaPathOf(path), key);
   const p = meta !== undefined && meta.batchSize === value ? meta : null;
   if (p === null) {
-    if (budget !== null) return { hit: false, path, skipped: `cached ${value} has no provenance, so it cannot be shown to meet the budget of ${budget} bytes` };
+    if (budget !== null)
+      return {
+        hit: false,
+        path,
+        skipped: `cached ${value} has no provenance, so it cannot be shown to meet the budget of ${budget} bytes`,
+      };
     return { hit: true, batchSize: value, provenance: null, path };
   }
   if (budget !== null && (p.budgetBytes === null || p.budgetBytes > budget)) {
-    return { hit: false, path, skipped: `cached ${value} was found under ${p.budgetBytes === null ? 'no budget' : `a budget of ${p.budgetBytes} bytes`}, looser than ${budget} bytes` };
+    return {
+      hit: false,
+      path,
+      skipped: `cached ${value} was found under ${p.budgetBytes === null ? 'no budget' : `a budget of ${p.budgetBytes} bytes`}, looser than ${budget} bytes`,
+    };
   }
   if (budget !== null && p.budgetBytes !== null && p.budgetBytes < budget) {
     // Found under a stricter budget: it fits here too, but a larger size may; probe again from it.
-    return { hit: false, path, skipped: `cached ${value} was found under a stricter budget of ${p.budgetBytes} bytes than ${budget} bytes: probing again from ${value}`, startAt: value };
+    return {
+      hit: false,
+      path,
+      skipped: `cached ${value} was found under a stricter budget of ${p.budgetBytes} bytes than ${budget} bytes: probing again from ${value}`,
+      startAt: value,
+    };
   }
   if (p.bound !== 'exact' && ceiling > p.ceiling) {
-    return { hit: false, path, skipped: `cached ${value} was capped by the ceiling ${p.ceiling}; this search goes up to ${ceiling}` };
+    return {
+      hit: false,
+      path,
+      skipped: `cached ${value} was capped by the ceiling ${p.ceiling}; this search goes up to ${ceiling}`,
+    };
   }
   return { hit: true, batchSize: value, provenance: p, path };
 }

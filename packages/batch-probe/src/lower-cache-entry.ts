@@ -41,11 +41,25 @@ export async function lowerCacheEntry(o: LowerCacheEntryOptions): Promise<LowerC
   const key = string('key', o.key, true);
   const failed = positiveInt('failedBatchSize', o.failedBatchSize);
   const batchSize = positiveInt('batchSize', o.batchSize);
-  const location = { env: o.env, homeDir: o.homeDir, cwd: o.cwd, tmpDir: o.tmpDir, lockTimeoutMs: o.lockTimeoutMs, staleLockMs: o.staleLockMs };
+  const location = {
+    env: o.env,
+    homeDir: o.homeDir,
+    cwd: o.cwd,
+    tmpDir: o.tmpDir,
+    lockTimeoutMs: o.lockTimeoutMs,
+    staleLockMs: o.staleLockMs,
+  };
   const previous = (await loadCache(location))[key] ?? null;
   // Only an answer the cache holds is lowered: a failure proves the old size wrong, not the new one right.
-  if (previous === null) return { lowered: false, previous, path: resolveCachePath(location).path, why: 'the cache holds no entry for this key' };
-  if (previous <= batchSize) return { lowered: false, previous, path: resolveCachePath(location).path, why: `it already holds ${previous}` };
+  if (previous === null)
+    return {
+      lowered: false,
+      previous,
+      path: resolveCachePath(location).path,
+      why: 'the cache holds no entry for this key',
+    };
+  if (previous <= batchSize)
+    return { lowered: false, previous, path: resolveCachePath(location).path, why: `it already holds ${previous}` };
   const save = await saveCacheEntry({
     ...location,
     key,
@@ -64,5 +78,7 @@ export async function lowerCacheEntry(o: LowerCacheEntryOptions): Promise<LowerC
       note: o.note,
     },
   });
-  return save.saved ? { lowered: true, previous, path: save.path } : { lowered: false, previous, path: save.path, why: save.error.message };
+  return save.saved
+    ? { lowered: true, previous, path: save.path }
+    : { lowered: false, previous, path: save.path, why: save.error.message };
 }

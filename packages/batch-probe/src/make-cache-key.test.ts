@@ -3,14 +3,28 @@ import { expect, test } from 'vitest';
 import { InvalidBatchOptionError } from './errors';
 import { makeCacheKey, type CacheKeyFields } from './make-cache-key';
 
-const vector: CacheKeyFields = { base: 'soup/tiny-gpt', maxLength: 128, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: 23 };
+const vector: CacheKeyFields = {
+  base: 'soup/tiny-gpt',
+  maxLength: 128,
+  quantization: 'none',
+  loraR: 0,
+  gpuName: 'cpu',
+  gpuMemoryGb: 23,
+};
 
 test('the ARCHITECTURE.md test vector', () => {
   expect(makeCacheKey(vector)).toBe('dcaa220005fb718e145b37b330901237');
 });
 
 test('the recipe: first 32 hex chars of sha256("v2|base|max_length|quantization|lora_r|gpu_name|gpu_memory_gb")', () => {
-  const fields: CacheKeyFields = { base: 'meta-llama/Llama-3.2-1B', maxLength: 2048, quantization: '4bit', loraR: 16, gpuName: 'NVIDIA H100 80GB HBM3', gpuMemoryGb: 80 };
+  const fields: CacheKeyFields = {
+    base: 'meta-llama/Llama-3.2-1B',
+    maxLength: 2048,
+    quantization: '4bit',
+    loraR: 16,
+    gpuName: 'NVIDIA H100 80GB HBM3',
+    gpuMemoryGb: 80,
+  };
   const raw = 'v2|meta-llama/Llama-3.2-1B|2048|4bit|16|NVIDIA H100 80GB HBM3|80';
   expect(makeCacheKey(fields)).toBe(createHash('sha256').update(raw).digest('hex').slice(0, 32));
   expect(makeCacheKey(fields)).toMatch(/^[0-9a-f]{32}$/);
@@ -31,7 +45,9 @@ test('every field changes the key', () => {
 
 test('non-ASCII fields hash as UTF-8, like Python', () => {
   const raw = 'v2|modèle|128|none|0|cpu|23';
-  expect(makeCacheKey({ ...vector, base: 'modèle' })).toBe(createHash('sha256').update(Buffer.from(raw, 'utf8')).digest('hex').slice(0, 32));
+  expect(makeCacheKey({ ...vector, base: 'modèle' })).toBe(
+    createHash('sha256').update(Buffer.from(raw, 'utf8')).digest('hex').slice(0, 32),
+  );
 });
 
 test.each([

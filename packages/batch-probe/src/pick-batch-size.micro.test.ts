@@ -6,7 +6,14 @@ import { makeCacheKey, type CacheKeyFields } from './make-cache-key';
 import { pickBatchSize } from './pick-batch-size';
 import type { ProbeFn } from './types';
 
-const fields: CacheKeyFields = { base: 'soup/tiny-gpt', maxLength: 128, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: 23 };
+const fields: CacheKeyFields = {
+  base: 'soup/tiny-gpt',
+  maxLength: 128,
+  quantization: 'none',
+  loraR: 0,
+  gpuName: 'cpu',
+  gpuMemoryGb: 23,
+};
 
 function capacity(c: number): ProbeFn & { calls: number[] } {
   const calls: number[] = [];
@@ -23,14 +30,31 @@ describe('pickBatchSize with a global batch (micro-batch answers)', () => {
     const root = useTempDir('soup-bp-micro-');
     const loc = { homeDir: root, cwd: root, env: { SOUP_BATCH_CACHE_PATH: join(root, 'batch_cache.json') } };
     const probe = capacity(10);
-    const r = await pickBatchSize({ ...fields, ...loc, staticEstimate: 4, strategy: 'auto', probe, globalBatchSize: 24 });
+    const r = await pickBatchSize({
+      ...fields,
+      ...loc,
+      staticEstimate: 4,
+      strategy: 'auto',
+      probe,
+      globalBatchSize: 24,
+    });
     expect(r).toMatchObject({ batchSize: 8, source: 'probe', saved: true });
     expect(probe.calls.every((b) => 24 % b === 0)).toBe(true);
     expect((await loadCache(loc))[makeCacheKey(fields)]).toBe(8);
     // A later run with G = 12 on the same device: the largest divisor of 12 under the cached 8.
-    const again = await pickBatchSize({ ...fields, ...loc, staticEstimate: 4, strategy: 'auto', probe: capacity(10), globalBatchSize: 12 });
+    const again = await pickBatchSize({
+      ...fields,
+      ...loc,
+      staticEstimate: 4,
+      strategy: 'auto',
+      probe: capacity(10),
+      globalBatchSize: 12,
+    });
     expect(again).toMatchObject({ batchSize: 6, source: 'cache' });
     // static: the estimate rounded down to a divisor.
-    expect((await pickBatchSize({ ...fields, ...loc, staticEstimate: 5, strategy: 'static', globalBatchSize: 24 })).batchSize).toBe(4);
+    expect(
+      (await pickBatchSize({ ...fields, ...loc, staticEstimate: 5, strategy: 'static', globalBatchSize: 24 }))
+        .batchSize,
+    ).toBe(4);
   });
 });

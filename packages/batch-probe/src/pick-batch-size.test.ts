@@ -8,7 +8,14 @@ import { makeCacheKey, type CacheKeyFields } from './make-cache-key';
 import { pickBatchSize, type PickBatchSizeOptions } from './pick-batch-size';
 import type { ProbeFn } from './types';
 
-const fields: CacheKeyFields = { base: 'soup/tiny-gpt', maxLength: 128, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: 23 };
+const fields: CacheKeyFields = {
+  base: 'soup/tiny-gpt',
+  maxLength: 128,
+  quantization: 'none',
+  loraR: 0,
+  gpuName: 'cpu',
+  gpuMemoryGb: 23,
+};
 
 function setup() {
   const root = useTempDir('soup-bp-pick-');
@@ -42,7 +49,11 @@ describe('pickBatchSize', () => {
   test('static returns the estimate and never probes', async () => {
     const { base } = setup();
     const probe = capacityProbe(100);
-    expect(await pickBatchSize({ ...base, staticEstimate: 6, strategy: 'static', probe })).toEqual({ batchSize: 6, source: 'static', trials: [] });
+    expect(await pickBatchSize({ ...base, staticEstimate: 6, strategy: 'static', probe })).toEqual({
+      batchSize: 6,
+      source: 'static',
+      trials: [],
+    });
     expect(probe.calls).toEqual([]);
   });
 
@@ -50,16 +61,27 @@ describe('pickBatchSize', () => {
     const { base, warnings } = setup();
     expect((await pickBatchSize({ ...base, staticEstimate: 6, strategy: 'auto' })).batchSize).toBe(6);
     expect(warnings).toEqual([]);
-    expect(await pickBatchSize({ ...base, staticEstimate: 6, strategy: 'probe' })).toMatchObject({ batchSize: 6, source: 'static' });
+    expect(await pickBatchSize({ ...base, staticEstimate: 6, strategy: 'probe' })).toMatchObject({
+      batchSize: 6,
+      source: 'static',
+    });
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/strategy 'probe' was requested but no probe is available: using the static estimate \(6\)/);
+    expect(warnings[0]).toMatch(
+      /strategy 'probe' was requested but no probe is available: using the static estimate \(6\)/,
+    );
   });
 
   test('a miss probes up to 4 x the estimate by default, then saves; the next call is a cache hit', async () => {
     const { base, path, infos } = setup();
     const probe = capacityProbe(1000);
     const first = await pickBatchSize({ ...base, staticEstimate: 8, strategy: 'auto', probe });
-    expect(first).toMatchObject({ batchSize: 32, source: 'probe', saved: true, cachePath: path, cacheKey: makeCacheKey(fields) });
+    expect(first).toMatchObject({
+      batchSize: 32,
+      source: 'probe',
+      saved: true,
+      cachePath: path,
+      cacheKey: makeCacheKey(fields),
+    });
     expect(Math.max(...probe.calls)).toBe(32);
     expect(first.trials.map((t) => t.batchSize)).toEqual(probe.calls);
     expect(await loadCache(base)).toEqual({ dcaa220005fb718e145b37b330901237: 32 });
@@ -76,7 +98,13 @@ describe('pickBatchSize', () => {
     const refined = await pickBatchSize({ ...base, staticEstimate: 16, strategy: 'auto', probe: capacityProbe(45) });
     expect(refined.batchSize).toBe(45);
     const { base: other } = setup();
-    const classic = await pickBatchSize({ ...other, staticEstimate: 16, strategy: 'auto', probe: capacityProbe(45), refine: false });
+    const classic = await pickBatchSize({
+      ...other,
+      staticEstimate: 16,
+      strategy: 'auto',
+      probe: capacityProbe(45),
+      refine: false,
+    });
     expect(classic.batchSize).toBe(32);
   });
 
@@ -84,7 +112,15 @@ describe('pickBatchSize', () => {
     const { base } = setup();
     const probe = capacityProbe(1000);
     const seen: number[] = [];
-    const r = await pickBatchSize({ ...base, staticEstimate: 8, strategy: 'auto', probe, ceiling: 100, multipleOf: 8, onTrial: (t) => void seen.push(t.batchSize) });
+    const r = await pickBatchSize({
+      ...base,
+      staticEstimate: 8,
+      strategy: 'auto',
+      probe,
+      ceiling: 100,
+      multipleOf: 8,
+      onTrial: (t) => void seen.push(t.batchSize),
+    });
     expect(r.batchSize).toBe(96);
     expect(seen).toEqual(probe.calls);
     expect(probe.calls.every((b) => b <= 100 && b % 8 === 0)).toBe(true);
@@ -94,7 +130,10 @@ describe('pickBatchSize', () => {
     const { base, path } = setup();
     writeFileSync(path, '{\n  "dcaa220005fb718e145b37b330901237": 24\n}');
     const probe = capacityProbe(1000);
-    expect(await pickBatchSize({ ...base, staticEstimate: 8, strategy: 'auto', probe })).toMatchObject({ batchSize: 24, source: 'cache' });
+    expect(await pickBatchSize({ ...base, staticEstimate: 8, strategy: 'auto', probe })).toMatchObject({
+      batchSize: 24,
+      source: 'cache',
+    });
     expect(probe.calls).toEqual([]);
   });
 
@@ -126,7 +165,9 @@ describe('pickBatchSize', () => {
 
   test('NoBatchFitsError propagates and nothing is cached', async () => {
     const { base } = setup();
-    await expect(pickBatchSize({ ...base, staticEstimate: 4, strategy: 'auto', probe: capacityProbe(0) })).rejects.toBeInstanceOf(NoBatchFitsError);
+    await expect(
+      pickBatchSize({ ...base, staticEstimate: 4, strategy: 'auto', probe: capacityProbe(0) }),
+    ).rejects.toBeInstanceOf(NoBatchFitsError);
     expect(await loadCache(base)).toEqual({});
   });
 
@@ -136,7 +177,13 @@ describe('pickBatchSize', () => {
       if (b > 5) throw new Error('CUDA error: out of memory');
       return { fits: true };
     };
-    const r = await pickBatchSize({ ...base, staticEstimate: 4, strategy: 'auto', probe, isOom: (e) => /out of memory/.test(String(e)) });
+    const r = await pickBatchSize({
+      ...base,
+      staticEstimate: 4,
+      strategy: 'auto',
+      probe,
+      isOom: (e) => /out of memory/.test(String(e)),
+    });
     expect(r.batchSize).toBe(5);
   });
 
@@ -149,7 +196,13 @@ describe('pickBatchSize', () => {
     ['maxLength', { maxLength: '128' }],
   ])('rejects a bad %s', async (field, patch) => {
     const { base } = setup();
-    const options = { ...base, staticEstimate: 4, strategy: 'auto', probe: capacityProbe(8), ...patch } as unknown as PickBatchSizeOptions;
+    const options = {
+      ...base,
+      staticEstimate: 4,
+      strategy: 'auto',
+      probe: capacityProbe(8),
+      ...patch,
+    } as unknown as PickBatchSizeOptions;
     const err = await pickBatchSize(options).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidBatchOptionError);
     expect((err as InvalidBatchOptionError).field).toBe(field);

@@ -7,7 +7,14 @@ import { probeBatchSize, type ProbeBatchSizeOptions } from './probe-batch-size';
 import { probeMicroBatchSize } from './probe-micro-batch-size';
 import { resolveCachePath } from './resolve-cache-path';
 import { saveCacheEntry } from './save-cache-entry';
-import type { BatchLogger, CacheLocationOptions, CacheLockOptions, CacheProvenance, ProbeFn, TrialRecord } from './types';
+import type {
+  BatchLogger,
+  CacheLocationOptions,
+  CacheLockOptions,
+  CacheProvenance,
+  ProbeFn,
+  TrialRecord,
+} from './types';
 
 /** How {@link pickBatchSize} chooses: the static estimate, or a probe (cached) when one is available. */
 export type BatchSizeStrategy = 'static' | 'auto' | 'probe';
@@ -125,7 +132,8 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
     );
   }
   const logger = options.logger ?? {};
-  const perRank = options.globalBatchSize !== undefined ? perRankBatch(options.globalBatchSize, options.worldSize ?? 1) : undefined;
+  const perRank =
+    options.globalBatchSize !== undefined ? perRankBatch(options.globalBatchSize, options.worldSize ?? 1) : undefined;
   // With a global batch, every answer is a divisor of G / worldSize (an estimate above it is capped).
   const asMicro = (b: number): number => (perRank === undefined ? b : (largestDivisorAtMost(perRank, b) ?? 1));
   if (options.strategy === 'static') return { batchSize: asMicro(staticEstimate), source: 'static', trials: [] };
@@ -152,11 +160,24 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
   let skippedCache: string | undefined;
   let start = staticEstimate;
   if (options.refresh !== true) {
-    const hit = await lookupCacheEntry({ ...pickLocation(options), key: cacheKey, ceiling, budgetBytes, enforceCeiling: options.ceiling !== undefined });
+    const hit = await lookupCacheEntry({
+      ...pickLocation(options),
+      key: cacheKey,
+      ceiling,
+      budgetBytes,
+      enforceCeiling: options.ceiling !== undefined,
+    });
     if (hit.hit) {
       logger.info?.(`batch size ${hit.batchSize} from the cache (${location.path}, key ${cacheKey})`);
       // A cached size fits; with a global batch the largest divisor under it is the micro-batch.
-      return { batchSize: asMicro(hit.batchSize), source: 'cache', cacheKey, cachePath: location.path, trials: [], provenance: hit.provenance };
+      return {
+        batchSize: asMicro(hit.batchSize),
+        source: 'cache',
+        cacheKey,
+        cachePath: location.path,
+        trials: [],
+        provenance: hit.provenance,
+      };
     }
     skippedCache = hit.skipped;
     if (skippedCache !== undefined) logger.info?.(`not using the cache entry ${cacheKey}: ${skippedCache}`);
@@ -181,19 +202,24 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
           batchSize: r.microBatchSize,
           trials: r.trials,
           // The cache holds "fits"; `exact` there means m + 1 was seen not to fit, which a divisor search proves only sometimes.
-          bound: r.bound === 'capped' ? ('capped' as const) : r.trials.some((t) => t.batchSize === r.microBatchSize + 1 && !t.fits) ? ('exact' as const) : ('unproven' as const),
+          bound:
+            r.bound === 'capped'
+              ? ('capped' as const)
+              : r.trials.some((t) => t.batchSize === r.microBatchSize + 1 && !t.fits)
+                ? ('exact' as const)
+                : ('unproven' as const),
         }))
       : await probeBatchSize(options.probe, {
-    start,
-    ceiling,
-    maxDoublings: options.maxDoublings,
-    refine: options.refine,
-    predict: options.predict,
-    multipleOf: options.multipleOf,
-    isOom: options.isOom,
-    onTrial: options.onTrial,
-    signal: options.signal,
-  });
+          start,
+          ceiling,
+          maxDoublings: options.maxDoublings,
+          refine: options.refine,
+          predict: options.predict,
+          multipleOf: options.multipleOf,
+          isOom: options.isOom,
+          onTrial: options.onTrial,
+          signal: options.signal,
+        });
   const { batchSize, trials, bound } = searched;
   const deciding = trials.filter((t) => t.batchSize === batchSize && t.fits).at(-1);
   const measurement = deciding?.measurement ?? 'unknown';
@@ -217,7 +243,16 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
     ...(options.files !== undefined ? { files: options.files } : {}),
   };
   if (doubt !== undefined) logger.warn?.(`batch size ${doubt.batchSize}: ${doubt.warning}`);
-  const base = { batchSize, source: 'probe' as const, cacheKey, cachePath: location.path, trials, provenance, bound, ...(skippedCache !== undefined ? { skippedCache } : {}) };
+  const base = {
+    batchSize,
+    source: 'probe' as const,
+    cacheKey,
+    cachePath: location.path,
+    trials,
+    provenance,
+    bound,
+    ...(skippedCache !== undefined ? { skippedCache } : {}),
+  };
   if (measurement === 'exceptions-only' && options.saveExceptionsOnly !== true) {
     const notSavedReason = 'the deciding trial measured no peak (exceptions only): not cached unless asked';
     logger.warn?.(`batch size ${batchSize} not saved to the cache: ${notSavedReason}`);
@@ -230,7 +265,12 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
   }
   if (provenance.bound !== 'exact') {
     // A capped (or unproven) answer never replaces an exact one for the same key.
-    const existing = await lookupCacheEntry({ ...pickLocation(options), key: cacheKey, ceiling: Number.MAX_SAFE_INTEGER, enforceCeiling: false });
+    const existing = await lookupCacheEntry({
+      ...pickLocation(options),
+      key: cacheKey,
+      ceiling: Number.MAX_SAFE_INTEGER,
+      enforceCeiling: false,
+    });
     if (existing.hit && existing.provenance?.bound === 'exact') {
       const notSavedReason = `the cache holds an exact answer (${existing.batchSize}) for this key; a ${provenance.bound} ${batchSize} does not replace it`;
       logger.info?.(`batch size ${batchSize} not saved: ${notSavedReason}`);
@@ -244,5 +284,12 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
 }
 
 function pickLocation(o: PickBatchSizeOptions): CacheLocationOptions & CacheLockOptions {
-  return { env: o.env, homeDir: o.homeDir, cwd: o.cwd, tmpDir: o.tmpDir, lockTimeoutMs: o.lockTimeoutMs, staleLockMs: o.staleLockMs };
+  return {
+    env: o.env,
+    homeDir: o.homeDir,
+    cwd: o.cwd,
+    tmpDir: o.tmpDir,
+    lockTimeoutMs: o.lockTimeoutMs,
+    staleLockMs: o.staleLockMs,
+  };
 }

@@ -114,7 +114,14 @@ describe('predictive search', () => {
         const p = peak(b);
         return p <= budgetBytes
           ? { fits: true, peakBytes: p, budgetBytes, measurement: 'sampled-rss', censorsFailures: true }
-          : { fits: false, peakBytes: budgetBytes + MiB, budgetBytes, measurement: 'sampled-rss', censored: true, censorsFailures: true };
+          : {
+              fits: false,
+              peakBytes: budgetBytes + MiB,
+              budgetBytes,
+              measurement: 'sampled-rss',
+              censored: true,
+              censorsFailures: true,
+            };
       };
       return Object.assign(probe, { calls });
     };
@@ -132,7 +139,12 @@ describe('predictive search', () => {
         const probe = censoring(peak, budget);
         const r = await probeBatchSize(probe, { start: 4, ceiling: 96, predict: true });
         const seq = r.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
-        expect({ model: name, edge, batchSize: r.batchSize, bound: r.bound }, seq).toEqual({ model: name, edge, batchSize: edge, bound: 'exact' });
+        expect({ model: name, edge, batchSize: r.batchSize, bound: r.bound }, seq).toEqual({
+          model: name,
+          edge,
+          batchSize: edge,
+          bound: 'exact',
+        });
         expect(r.trials.length, `${name}, edge ${edge}: ${seq}`).toBeLessThanOrEqual(5);
         counts.push(r.trials.length);
       }
@@ -165,7 +177,9 @@ describe('predictive search', () => {
   });
 
   test('predict without refine is refused, naming the field', async () => {
-    await expect(probeBatchSize(async () => ({ fits: true }), { start: 1, ceiling: 2, refine: false, predict: true })).rejects.toThrow(InvalidBatchOptionError);
+    await expect(
+      probeBatchSize(async () => ({ fits: true }), { start: 1, ceiling: 2, refine: false, predict: true }),
+    ).rejects.toThrow(InvalidBatchOptionError);
   });
 
   test('property: over models and capacities it returns the exact edge, a size measured to fit, within the refine bound', async () => {
@@ -194,13 +208,17 @@ describe('predictive search', () => {
           })();
           const probe = peakProbe(peak, budget);
           if (truth === 0) {
-            await expect(probeBatchSize(probe, { start: st, ceiling, predict: true })).rejects.toThrow(/Out of memory at batch size 1/);
+            await expect(probeBatchSize(probe, { start: st, ceiling, predict: true })).rejects.toThrow(
+              /Out of memory at batch size 1/,
+            );
             return;
           }
           const r = await probeBatchSize(probe, { start: st, ceiling, predict: true });
           expect(r.batchSize).toBe(truth);
           expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
-          expect(r.batchSize === ceiling || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(true);
+          expect(r.batchSize === ceiling || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(
+            true,
+          );
           expect(r.trials.length).toBeLessThanOrEqual(bound(st, ceiling));
           expect(bound(st, ceiling)).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(ceiling)) + 2);
           const refine = await probeBatchSize(peakProbe(peak, budget), { start: st, ceiling });
@@ -213,19 +231,24 @@ describe('predictive search', () => {
 
   test('property: with ±3 % measurement noise (fixed per size) the answer fits and the next size does not, within the bound', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 2 ** 30 }), fc.constantFrom(1, 8, 32), async (edgeAt, seed, start) => {
-        const noise = (b: number) => Math.sin(b * 12.9898 + seed) * 0.03; // deterministic per size
-        const peak = (b: number) => (2048 + 6 * b) * MiB * (1 + noise(b));
-        const budget = (2048 + 6 * edgeAt + 3) * MiB;
-        const fits = (b: number) => peak(b) <= budget;
-        if (!fits(1)) return;
-        const r = await probeBatchSize(peakProbe(peak, budget), { start, ceiling: 1024, predict: true });
-        expect(fits(r.batchSize)).toBe(true);
-        expect(r.batchSize === 1024 || !fits(r.batchSize + 1)).toBe(true);
-        expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
-        expect(r.batchSize === 1024 || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(true);
-        expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(start, 1024, 8));
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.constantFrom(1, 8, 32),
+        async (edgeAt, seed, start) => {
+          const noise = (b: number) => Math.sin(b * 12.9898 + seed) * 0.03; // deterministic per size
+          const peak = (b: number) => (2048 + 6 * b) * MiB * (1 + noise(b));
+          const budget = (2048 + 6 * edgeAt + 3) * MiB;
+          const fits = (b: number) => peak(b) <= budget;
+          if (!fits(1)) return;
+          const r = await probeBatchSize(peakProbe(peak, budget), { start, ceiling: 1024, predict: true });
+          expect(fits(r.batchSize)).toBe(true);
+          expect(r.batchSize === 1024 || !fits(r.batchSize + 1)).toBe(true);
+          expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
+          expect(r.batchSize === 1024 || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(true);
+          expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(start, 1024, 8));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -250,7 +273,9 @@ describe('predictive search', () => {
           const budget = m.a + m.c * edgeAt + m.q * edgeAt * edgeAt;
           const probe = peakProbe(peak, budget);
           const start = Math.min(start0, ceiling);
-          const r = await probeBatchSize(probe, { start, ceiling, multipleOf, predict: true }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+          const r = await probeBatchSize(probe, { start, ceiling, multipleOf, predict: true }).catch((err: unknown) =>
+            err instanceof Error ? err : new Error(String(err)),
+          );
           if (r instanceof Error) {
             expect(r.message).toMatch(/Out of memory at batch size/);
             expect(peak(multipleOf) > budget).toBe(true);
@@ -258,10 +283,14 @@ describe('predictive search', () => {
           }
           const top = Math.floor(ceiling / multipleOf) * multipleOf;
           expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
-          expect(r.batchSize === top || r.trials.some((t) => t.batchSize === r.batchSize + multipleOf && !t.fits)).toBe(true);
+          expect(r.batchSize === top || r.trials.some((t) => t.batchSize === r.batchSize + multipleOf && !t.fits)).toBe(
+            true,
+          );
           expect(r.exact).toBe(true);
           const units = (x: number) => Math.max(1, Math.floor(x / multipleOf));
-          expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(units(start), Math.floor(ceiling / multipleOf), 8));
+          expect(r.trials.length).toBeLessThanOrEqual(
+            refineTrialBound(units(start), Math.floor(ceiling / multipleOf), 8),
+          );
         },
       ),
       { numRuns: 400 },

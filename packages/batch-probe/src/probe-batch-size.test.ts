@@ -162,7 +162,14 @@ describe('probe outcomes and errors', () => {
     };
     const r = await probeBatchSize(probe, { start: 8, ceiling: 8 });
     expect(r.batchSize).toBe(5);
-    expect(r.trials[0]).toMatchObject({ batchSize: 8, result: 'oom', fits: false, peakBytes: 80, budgetBytes: 55, detail: 'peak over budget' });
+    expect(r.trials[0]).toMatchObject({
+      batchSize: 8,
+      result: 'oom',
+      fits: false,
+      peakBytes: 80,
+      budgetBytes: 55,
+      detail: 'peak over budget',
+    });
   });
 
   test('a non-OOM error propagates unchanged and ends the search', async () => {
@@ -183,7 +190,11 @@ describe('probe outcomes and errors', () => {
       return { fits: true };
     };
     await expect(probeBatchSize(probe, { start: 8, ceiling: 8 })).rejects.toBeInstanceOf(RangeError);
-    const r = await probeBatchSize(probe, { start: 8, ceiling: 8, isOom: (e) => e instanceof Error && /out of memory/i.test(e.message) });
+    const r = await probeBatchSize(probe, {
+      start: 8,
+      ceiling: 8,
+      isOom: (e) => e instanceof Error && /out of memory/i.test(e.message),
+    });
     expect(r.batchSize).toBe(6);
   });
 
@@ -211,7 +222,9 @@ describe('probe outcomes and errors', () => {
       if (b === 16) controller.abort(new Error('user pressed Ctrl-C'));
       return { fits: true };
     };
-    await expect(probeBatchSize(probe, { start: 8, ceiling: 1024, signal: controller.signal })).rejects.toThrow('user pressed Ctrl-C');
+    await expect(probeBatchSize(probe, { start: 8, ceiling: 1024, signal: controller.signal })).rejects.toThrow(
+      'user pressed Ctrl-C',
+    );
     expect(calls).toEqual([8, 16]);
   });
 });
@@ -226,7 +239,9 @@ describe('multipleOf', () => {
   });
 
   test('when even multipleOf does not fit, NoBatchFitsError names it', async () => {
-    const err = await probeBatchSize(capacityProbe(7), { start: 32, ceiling: 64, multipleOf: 8 }).catch((e: unknown) => e);
+    const err = await probeBatchSize(capacityProbe(7), { start: 32, ceiling: 64, multipleOf: 8 }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(NoBatchFitsError);
     expect((err as NoBatchFitsError).smallestBatchSize).toBe(8);
     expect((err as Error).message).toMatch(/batch size 8 \(the smallest multiple of 8 allowed\)/);
@@ -267,7 +282,9 @@ describe('validation, as the original: errors name the field', () => {
   });
 
   test('a missing probe is rejected before anything runs', async () => {
-    const err = await probeBatchSize(undefined as unknown as ProbeFn, { start: 1, ceiling: 8 }).catch((e: unknown) => e);
+    const err = await probeBatchSize(undefined as unknown as ProbeFn, { start: 1, ceiling: 8 }).catch(
+      (e: unknown) => e,
+    );
     expect((err as InvalidBatchOptionError).field).toBe('probe');
   });
 });
@@ -303,7 +320,9 @@ describe('property: every capacity 1..1024', () => {
         expect(r.trials.map((t) => t.batchSize)).toEqual(refined.calls);
       }
       expect(Math.max(...refined.calls)).toBeLessThanOrEqual(config.ceiling);
-      expect(new Set(refined.calls).size, `refine never repeats a size (capacity ${capacity})`).toBe(refined.calls.length);
+      expect(new Set(refined.calls).size, `refine never repeats a size (capacity ${capacity})`).toBe(
+        refined.calls.length,
+      );
       expect(refined.calls.length).toBeLessThanOrEqual(maxTrials(config.ceiling));
       expect(refined.calls.every((b) => b % m === 0)).toBe(true);
 

@@ -98,10 +98,16 @@ export interface ProbeBatchSizeResult {
  */
 export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOptions): Promise<ProbeBatchSizeResult> {
   if (typeof probe !== 'function') {
-    throw new InvalidBatchOptionError('probe', `probe must be a function (batchSize) => Promise<{fits: boolean}> (got ${typeof probe})`);
+    throw new InvalidBatchOptionError(
+      'probe',
+      `probe must be a function (batchSize) => Promise<{fits: boolean}> (got ${typeof probe})`,
+    );
   }
   if (typeof options !== 'object' || options === null) {
-    throw new InvalidBatchOptionError('options', 'probeBatchSize needs an options object with at least {start, ceiling}');
+    throw new InvalidBatchOptionError(
+      'options',
+      'probeBatchSize needs an options object with at least {start, ceiling}',
+    );
   }
   const start = positiveInt('start', options.start);
   if (typeof options.ceiling !== 'number' || !Number.isSafeInteger(options.ceiling) || options.ceiling < start) {
@@ -114,7 +120,11 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   const maxDoublings = nonNegativeInt('maxDoublings', options.maxDoublings ?? 8);
   const refine = optionalBoolean('refine', options.refine, true);
   const predict = optionalBoolean('predict', options.predict, false);
-  if (predict && !refine) throw new InvalidBatchOptionError('predict', 'predict needs refine (the fallback when the fit is poor): drop refine: false');
+  if (predict && !refine)
+    throw new InvalidBatchOptionError(
+      'predict',
+      'predict needs refine (the fallback when the fit is poor): drop refine: false',
+    );
   const multipleOf = positiveInt('multipleOf', options.multipleOf ?? 1);
   const isOom = optionalFunction('isOom', options.isOom) ?? isOutOfMemoryError;
   const onTrial = optionalFunction('onTrial', options.onTrial);
@@ -156,7 +166,14 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       if (typeof outcome !== 'object' || outcome === null || typeof outcome.fits !== 'boolean') {
         throw new InvalidProbeOutcomeError(batchSize, outcome);
       }
-      record = { index: trials.length + 1, batchSize, phase, fits: outcome.fits, result: outcome.fits ? 'fit' : 'not-fit', ms };
+      record = {
+        index: trials.length + 1,
+        batchSize,
+        phase,
+        fits: outcome.fits,
+        result: outcome.fits ? 'fit' : 'not-fit',
+        ms,
+      };
       if (typeof outcome.peakBytes === 'number') record.peakBytes = outcome.peakBytes;
       if (typeof outcome.budgetBytes === 'number') record.budgetBytes = outcome.budgetBytes;
       if (typeof outcome.detail === 'string') record.detail = outcome.detail;
@@ -196,12 +213,17 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
     const bound = refineTrialBound(startUnits, ceilingUnits, maxDoublings);
     // After a prediction, what is left is bisected: of (lastGood, firstBad), or of (lastGood,
     // ceiling] when nothing has failed (never fewer trials than doubling then bisecting, worst case).
-    const cont = (good: number, bad: number | undefined) => refineContinuationBound(good, bad ?? ceilingUnits + 1, ceilingUnits, maxDoublings);
+    const cont = (good: number, bad: number | undefined) =>
+      refineContinuationBound(good, bad ?? ceilingUnits + 1, ceilingUnits, maxDoublings);
     const predictedYet = () => trials.some((t) => t.phase === 'predict');
     // Worst case over the outcomes of trying e (and its neighbour when confirming), then refine's rest.
     const affordable = (e: number, confirm: boolean) => {
       const ifFails = confirm && e - 1 > lastGood ? 2 + cont(lastGood, e - 1) : 1 + cont(lastGood, e);
-      const ifFits = confirm ? (e + 1 < (firstBad ?? ceilingUnits + 1) ? 2 + cont(e + 1, firstBad) : 1) : 1 + cont(e, firstBad);
+      const ifFits = confirm
+        ? e + 1 < (firstBad ?? ceilingUnits + 1)
+          ? 2 + cont(e + 1, firstBad)
+          : 1
+        : 1 + cont(e, firstBad);
       return trials.length + Math.max(ifFails, ifFits) <= bound;
     };
     let streak = 0; // consecutive prediction rounds that moved the same end of the bracket
@@ -234,7 +256,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       if (high - lastGood <= 1) break;
       // A censored trial (stopped at the budget, killed, out of memory) only says "more than the
       // budget": it bounds the bracket (it failed), it is never a point of the fit.
-      const measured = trials.filter((t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number' && t.censored !== true);
+      const measured = trials.filter(
+        (t) => typeof t.peakBytes === 'number' && typeof t.budgetBytes === 'number' && t.censored !== true,
+      );
       const budget = measured.at(-1)?.budgetBytes;
       if (budget === undefined) break;
       const points: PeakPoint[] = measured.map((t) => ({ units: t.batchSize / multipleOf, peakBytes: t.peakBytes! }));
@@ -313,7 +337,12 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
             confirm = false;
           }
         }
-        if (firstBad !== undefined && fit.edge >= high && trials.find((t) => t.batchSize === high * multipleOf)?.censored === true && high - lastGood > 3) {
+        if (
+          firstBad !== undefined &&
+          fit.edge >= high &&
+          trials.find((t) => t.batchSize === high * multipleOf)?.censored === true &&
+          high - lastGood > 3
+        ) {
           // The model puts the edge at or past a size that failed: it was just contradicted, and
           // the failure (censored) adds no point to correct it. Trying high - 1 would repeat the
           // same guess; a bisection step adds a point inside the bracket instead.
@@ -351,7 +380,8 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       // predicting again, with this point, beats stepping to its neighbour.
       const peakAtE = trials.at(-1)!.censored === true ? undefined : trials.at(-1)!.peakBytes;
       lastNearEdge = typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget;
-      if (confirm && !(typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget)) confirm = false;
+      if (confirm && !(typeof peakAtE === 'number' && Math.abs(peakAtE - budget) <= NEAR_EDGE * budget))
+        confirm = false;
       if (kind === 'walk') {
         walked += 1;
         if (fits !== (walk === 'up')) break; // turned: bisect the small bracket left
@@ -405,5 +435,10 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
 
   const edgeSeen = firstBad === lastGood + 1;
   const exact = lastGood === ceilingUnits || edgeSeen;
-  return { batchSize: lastGood * multipleOf, trials, exact, bound: edgeSeen ? 'exact' : lastGood === ceilingUnits ? 'capped' : 'unproven' };
+  return {
+    batchSize: lastGood * multipleOf,
+    trials,
+    exact,
+    bound: edgeSeen ? 'exact' : lastGood === ceilingUnits ? 'capped' : 'unproven',
+  };
 }

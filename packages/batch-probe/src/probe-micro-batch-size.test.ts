@@ -49,7 +49,9 @@ describe('probeMicroBatchSize', () => {
     const r = await probeMicroBatchSize(device(3).probe, { globalBatchSize: 7 });
     expect(r).toMatchObject({ microBatchSize: 1, accumulation: 7, bound: 'exact' });
     await expect(probeMicroBatchSize(device(0).probe, { globalBatchSize: 7 })).rejects.toThrow(NoBatchFitsError);
-    await expect(probeMicroBatchSize(device(0).probe, { globalBatchSize: 7 })).rejects.toThrow(/Out of memory at batch size 1/);
+    await expect(probeMicroBatchSize(device(0).probe, { globalBatchSize: 7 })).rejects.toThrow(
+      /Out of memory at batch size 1/,
+    );
   });
 
   it('every G in 1..48, every capacity 0..G+1, every start: the largest divisor ≤ capacity, only divisors tried, each at most once', async () => {
@@ -87,8 +89,14 @@ describe('probeMicroBatchSize', () => {
     const kept = await probeMicroBatchSize(probe, { globalBatchSize: 20, headroom: 0.1 });
     expect(kept.microBatchSize).toBe(5);
     const t = kept.trials.find((x) => x.batchSize === 10)!;
-    expect(t).toMatchObject({ fits: false, result: 'not-fit', detail: expect.stringMatching(/above 90 % of the budget/) });
-    await expect(probeMicroBatchSize(probe, { globalBatchSize: 20, headroom: 1 })).rejects.toThrow(/headroom must be a fraction/);
+    expect(t).toMatchObject({
+      fits: false,
+      result: 'not-fit',
+      detail: expect.stringMatching(/above 90 % of the budget/),
+    });
+    await expect(probeMicroBatchSize(probe, { globalBatchSize: 20, headroom: 1 })).rejects.toThrow(
+      /headroom must be a fraction/,
+    );
   });
 });
 
@@ -128,7 +136,9 @@ describe('probeMicroBatchSize: floor (a lighter configuration fits up to it)', (
 
   it('refuses a floor with nothing above it, naming the field', async () => {
     await expect(probeMicroBatchSize(device(64).probe, { globalBatchSize: 32, floor: 32 })).rejects.toThrow(/floor 32/);
-    await expect(probeMicroBatchSize(device(64).probe, { globalBatchSize: 32, floor: -1 })).rejects.toThrow(/floor must be a non-negative integer/);
+    await expect(probeMicroBatchSize(device(64).probe, { globalBatchSize: 32, floor: -1 })).rejects.toThrow(
+      /floor must be a non-negative integer/,
+    );
   });
 });
 

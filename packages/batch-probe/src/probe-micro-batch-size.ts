@@ -79,22 +79,40 @@ export interface ProbeMicroBatchSizeResult {
  * @throws {NoBatchFitsError} not even m = 1 fits
  * @throws {InvalidBatchOptionError} a bad option, or G not a multiple of worldSize
  */
-export async function probeMicroBatchSize(probe: ProbeFn, options: ProbeMicroBatchSizeOptions): Promise<ProbeMicroBatchSizeResult> {
-  if (typeof probe !== 'function') throw new InvalidBatchOptionError('probe', `probe must be a function (batchSize) => Promise<{fits: boolean}> (got ${typeof probe})`);
+export async function probeMicroBatchSize(
+  probe: ProbeFn,
+  options: ProbeMicroBatchSizeOptions,
+): Promise<ProbeMicroBatchSizeResult> {
+  if (typeof probe !== 'function')
+    throw new InvalidBatchOptionError(
+      'probe',
+      `probe must be a function (batchSize) => Promise<{fits: boolean}> (got ${typeof probe})`,
+    );
   const worldSize = options.worldSize ?? 1;
   const perRank = perRankBatch(options.globalBatchSize, worldSize);
   const ceiling = positiveInt('ceiling', options.ceiling ?? perRank);
   const start = positiveInt('start', options.start ?? perRank);
   const floor = options.floor ?? 0;
-  if (!Number.isInteger(floor) || floor < 0) throw new InvalidBatchOptionError('floor', `floor must be a non-negative integer, the largest micro-batch already known to fit (got ${String(floor)})`);
+  if (!Number.isInteger(floor) || floor < 0)
+    throw new InvalidBatchOptionError(
+      'floor',
+      `floor must be a non-negative integer, the largest micro-batch already known to fit (got ${String(floor)})`,
+    );
   const headroom = options.headroom ?? 0;
   if (typeof headroom !== 'number' || !(headroom >= 0 && headroom < 1)) {
-    throw new InvalidBatchOptionError('headroom', `headroom must be a fraction in [0, 1), e.g. 0.1 for 10 % (got ${String(headroom)})`);
+    throw new InvalidBatchOptionError(
+      'headroom',
+      `headroom must be a fraction in [0, 1), e.g. 0.1 for 10 % (got ${String(headroom)})`,
+    );
   }
   const isOom = optionalFunction('isOom', options.isOom) ?? isOutOfMemoryError;
   const onTrial = optionalFunction('onTrial', options.onTrial);
   const candidates = divisorsOf(perRank).filter((d) => d <= ceiling && d > floor);
-  if (candidates.length === 0) throw new InvalidBatchOptionError('floor', `no divisor of ${perRank} lies above floor ${floor} and at most ceiling ${ceiling}: nothing to search`);
+  if (candidates.length === 0)
+    throw new InvalidBatchOptionError(
+      'floor',
+      `no divisor of ${perRank} lies above floor ${floor} and at most ceiling ${ceiling}: nothing to search`,
+    );
   const trials: TrialRecord[] = [];
 
   const fitsAt = async (i: number, phase: TrialPhase): Promise<boolean> => {
@@ -123,15 +141,31 @@ export async function probeMicroBatchSize(probe: ProbeFn, options: ProbeMicroBat
       if (message) record.detail = message;
     } else {
       if (typeof outcome !== 'object' || outcome === null || typeof outcome.fits !== 'boolean') {
-        throw new InvalidBatchOptionError('probe', `the probe resolved to ${JSON.stringify(outcome)} at ${batchSize}; it must resolve to {fits: boolean}`);
+        throw new InvalidBatchOptionError(
+          'probe',
+          `the probe resolved to ${JSON.stringify(outcome)} at ${batchSize}; it must resolve to {fits: boolean}`,
+        );
       }
-      record = { index: trials.length + 1, batchSize, phase, fits: outcome.fits, result: outcome.fits ? 'fit' : 'not-fit', ms };
+      record = {
+        index: trials.length + 1,
+        batchSize,
+        phase,
+        fits: outcome.fits,
+        result: outcome.fits ? 'fit' : 'not-fit',
+        ms,
+      };
       if (typeof outcome.peakBytes === 'number') record.peakBytes = outcome.peakBytes;
       if (typeof outcome.budgetBytes === 'number') record.budgetBytes = outcome.budgetBytes;
       if (typeof outcome.detail === 'string') record.detail = outcome.detail;
       if (typeof outcome.measurement === 'string') record.measurement = outcome.measurement;
       const { peakBytes, budgetBytes } = record;
-      if (record.fits && headroom > 0 && peakBytes !== undefined && budgetBytes !== undefined && peakBytes > (1 - headroom) * budgetBytes) {
+      if (
+        record.fits &&
+        headroom > 0 &&
+        peakBytes !== undefined &&
+        budgetBytes !== undefined &&
+        peakBytes > (1 - headroom) * budgetBytes
+      ) {
         record.fits = false;
         record.result = 'not-fit';
         record.detail = `peak ${peakBytes} bytes is above ${Math.round((1 - headroom) * 100)} % of the budget ${budgetBytes} (headroom ${Math.round(headroom * 100)} %)`;
@@ -142,9 +176,14 @@ export async function probeMicroBatchSize(probe: ProbeFn, options: ProbeMicroBat
     return record.fits;
   };
 
-  if (options.fromBelow) return searchFromBelow(candidates, fitsAt, trials, perRank, headroom, options.fromBelow.margin);
+  if (options.fromBelow)
+    return searchFromBelow(candidates, fitsAt, trials, perRank, headroom, options.fromBelow.margin);
   const stopMargin = options.predictStop?.margin;
-  if (stopMargin !== undefined && !(stopMargin >= 0)) throw new InvalidBatchOptionError('predictStop.margin', `predictStop.margin must be a fraction >= 0, e.g. 0.1 for 10 % (got ${String(stopMargin)})`);
+  if (stopMargin !== undefined && !(stopMargin >= 0))
+    throw new InvalidBatchOptionError(
+      'predictStop.margin',
+      `predictStop.margin must be a fraction >= 0, e.g. 0.1 for 10 % (got ${String(stopMargin)})`,
+    );
   let lo = -1; // largest index seen to fit
   let hi = candidates.length; // smallest index seen not to fit
   let first = 0;
@@ -193,7 +232,11 @@ async function searchFromBelow(
   headroom: number,
   margin: number,
 ): Promise<ProbeMicroBatchSizeResult> {
-  if (!(margin >= 0)) throw new InvalidBatchOptionError('fromBelow.margin', `fromBelow.margin must be a fraction >= 0, e.g. 0.1 for 10 % (got ${String(margin)})`);
+  if (!(margin >= 0))
+    throw new InvalidBatchOptionError(
+      'fromBelow.margin',
+      `fromBelow.margin must be a fraction >= 0, e.g. 0.1 for 10 % (got ${String(margin)})`,
+    );
   const line = (): { at: (m: number) => number; limit: number } | null => peakLine(trials, headroom);
   if (!(await fitsAt(0, 'double'))) throw new NoBatchFitsError(candidates[0]!, trials as TrialRecord[]);
   let lo = 0;
@@ -225,8 +268,13 @@ async function searchFromBelow(
 }
 
 /** The line through the two farthest-apart fits with a measured peak, and the budget (less the headroom) they were held to; null without two. */
-function peakLine(trials: readonly TrialRecord[], headroom: number): { at: (m: number) => number; limit: number } | null {
-  const fits = trials.filter((t) => t.fits && t.peakBytes !== undefined && t.budgetBytes !== undefined).sort((a, b) => a.batchSize - b.batchSize);
+function peakLine(
+  trials: readonly TrialRecord[],
+  headroom: number,
+): { at: (m: number) => number; limit: number } | null {
+  const fits = trials
+    .filter((t) => t.fits && t.peakBytes !== undefined && t.budgetBytes !== undefined)
+    .sort((a, b) => a.batchSize - b.batchSize);
   if (fits.length < 2) return null;
   const [a, b] = [fits[0]!, fits.at(-1)!];
   const slope = (b.peakBytes! - a.peakBytes!) / (b.batchSize - a.batchSize);

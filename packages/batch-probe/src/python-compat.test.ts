@@ -25,11 +25,18 @@ const why = !existsSync(reference)
 if (why) console.log(`skipping the Python cache compatibility test: ${why}`);
 
 function py(code: string, env: Record<string, string>, cwd: string): string {
-  const r = spawnSync(python, ['-c', `import sys, json; sys.path.insert(0, ${JSON.stringify(dirname(reference))}); import batch_probe as bp\n${code}`], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', HOME: env.HOME!, SOUP_BATCH_CACHE_PATH: env.SOUP_BATCH_CACHE_PATH! },
-    cwd,
-  });
+  const r = spawnSync(
+    python,
+    [
+      '-c',
+      `import sys, json; sys.path.insert(0, ${JSON.stringify(dirname(reference))}); import batch_probe as bp\n${code}`,
+    ],
+    {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: env.HOME!, SOUP_BATCH_CACHE_PATH: env.SOUP_BATCH_CACHE_PATH! },
+      cwd,
+    },
+  );
   if (r.status !== 0) throw new Error(`python failed: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -40,27 +47,73 @@ describe.skipIf(why !== null)('the batch cache with the Python original', () => 
     const path = join(root, '.soup', 'batch_cache.json');
     const env = { HOME: root, SOUP_BATCH_CACHE_PATH: path };
     const loc = { homeDir: root, cwd: root, tmpDir: root, env: { SOUP_BATCH_CACHE_PATH: path } };
-    const fields = { base: 'soup/tiny-gpt', maxLength: 128, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: 23 };
-    const probe: ProbeFn = async (b) => ({ fits: b <= 13, peakBytes: b * 10, budgetBytes: 135, measurement: 'peak-rss' });
-    const r = await pickBatchSize({ ...fields, ...loc, staticEstimate: 8, strategy: 'probe', probe, budgetBytes: 135, predict: true });
+    const fields = {
+      base: 'soup/tiny-gpt',
+      maxLength: 128,
+      quantization: 'none',
+      loraR: 0,
+      gpuName: 'cpu',
+      gpuMemoryGb: 23,
+    };
+    const probe: ProbeFn = async (b) => ({
+      fits: b <= 13,
+      peakBytes: b * 10,
+      budgetBytes: 135,
+      measurement: 'peak-rss',
+    });
+    const r = await pickBatchSize({
+      ...fields,
+      ...loc,
+      staticEstimate: 8,
+      strategy: 'probe',
+      probe,
+      budgetBytes: 135,
+      predict: true,
+    });
     expect(r).toMatchObject({ batchSize: 13, saved: true });
     // Same key in both tools.
-    expect(py(`print(bp.make_cache_key("soup/tiny-gpt", 128, "none", 0, "cpu", 23))`, env, root)).toBe(makeCacheKey(fields));
+    expect(py(`print(bp.make_cache_key("soup/tiny-gpt", 128, "none", 0, "cpu", 23))`, env, root)).toBe(
+      makeCacheKey(fields),
+    );
     expect(existsSync(join(root, '.soup', 'batch_cache.meta.json'))).toBe(true);
     expect(JSON.parse(py('print(json.dumps(bp.load_cache()))', env, root))).toEqual({ [r.cacheKey!]: 13 });
 
     // Python adds an entry and overwrites soup's: soup reads both; the overwritten one has no provenance any more.
-    py(`bp.save_cache_entry("feedfacefeedfacefeedfacefeedface", 7)\nbp.save_cache_entry(${JSON.stringify(r.cacheKey)}, 20)`, env, root);
+    py(
+      `bp.save_cache_entry("feedfacefeedfacefeedfacefeedface", 7)\nbp.save_cache_entry(${JSON.stringify(r.cacheKey)}, 20)`,
+      env,
+      root,
+    );
     expect(await loadCache(loc)).toEqual({ [r.cacheKey!]: 20, feedfacefeedfacefeedfacefeedface: 7 });
     const listed = await listCacheEntries(loc);
     expect(listed.every((e) => e.provenance === undefined)).toBe(true);
-    expect(await lookupCacheEntry({ ...loc, key: r.cacheKey!, ceiling: 32, budgetBytes: 135 })).toMatchObject({ hit: false });
-    expect(await lookupCacheEntry({ ...loc, key: r.cacheKey!, ceiling: 32 })).toMatchObject({ hit: true, batchSize: 20, provenance: null });
+    expect(await lookupCacheEntry({ ...loc, key: r.cacheKey!, ceiling: 32, budgetBytes: 135 })).toMatchObject({
+      hit: false,
+    });
+    expect(await lookupCacheEntry({ ...loc, key: r.cacheKey!, ceiling: 32 })).toMatchObject({
+      hit: true,
+      batchSize: 20,
+      provenance: null,
+    });
 
     // soup writes again; Python still reads everything, as ints.
-    const again = await pickBatchSize({ ...fields, ...loc, staticEstimate: 8, strategy: 'probe', probe, budgetBytes: 135, refresh: true });
+    const again = await pickBatchSize({
+      ...fields,
+      ...loc,
+      staticEstimate: 8,
+      strategy: 'probe',
+      probe,
+      budgetBytes: 135,
+      refresh: true,
+    });
     expect(again.saved).toBe(true);
-    expect(JSON.parse(py('print(json.dumps(bp.load_cache()))', env, root))).toEqual({ [r.cacheKey!]: 13, feedfacefeedfacefeedfacefeedface: 7 });
-    expect((await listCacheEntries(loc)).find((e) => e.key === r.cacheKey)?.provenance).toMatchObject({ batchSize: 13, budgetBytes: 135 });
+    expect(JSON.parse(py('print(json.dumps(bp.load_cache()))', env, root))).toEqual({
+      [r.cacheKey!]: 13,
+      feedfacefeedfacefeedfacefeedface: 7,
+    });
+    expect((await listCacheEntries(loc)).find((e) => e.key === r.cacheKey)?.provenance).toMatchObject({
+      batchSize: 13,
+      budgetBytes: 135,
+    });
   });
 });

@@ -1,9 +1,24 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  existsSync,
+  chmodSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { giveToUnprivileged, runNodeUnprivileged, spawnUntil, unprivilegedUnavailable, useTempDir } from '@soup/test-utils';
+import {
+  giveToUnprivileged,
+  runNodeUnprivileged,
+  spawnUntil,
+  unprivilegedUnavailable,
+  useTempDir,
+} from '@soup/test-utils';
 import { pathToFileURL } from 'node:url';
 import { CacheLockError, InvalidBatchOptionError } from './errors';
 import { loadCache } from './load-cache';
@@ -87,21 +102,24 @@ describe('saveCacheEntry', () => {
   });
 
   // Root writes anywhere: the save runs in a child under another uid (setpriv to nobody when root).
-  test.skipIf(unprivilegedUnavailable() !== null)('best-effort: a read-only home yields {saved: false} (in a child under another uid, also as root)', async () => {
-    const s = sandbox();
-    giveToUnprivileged(s.root);
-    chmodSync(s.homeDir, 0o500);
-    const dist = pathToFileURL(join(packageDir, 'dist', 'index.js')).href;
-    const code = `const { saveCacheEntry } = await import(${JSON.stringify(dist)});
+  test.skipIf(unprivilegedUnavailable() !== null)(
+    'best-effort: a read-only home yields {saved: false} (in a child under another uid, also as root)',
+    async () => {
+      const s = sandbox();
+      giveToUnprivileged(s.root);
+      chmodSync(s.homeDir, 0o500);
+      const dist = pathToFileURL(join(packageDir, 'dist', 'index.js')).href;
+      const code = `const { saveCacheEntry } = await import(${JSON.stringify(dist)});
 const r = await saveCacheEntry({ homeDir: ${JSON.stringify(s.homeDir)}, cwd: ${JSON.stringify(s.cwd)}, tmpDir: ${JSON.stringify(s.tmpDir)}, env: {}, key: 'k', batchSize: 4 });
 process.stdout.write(JSON.stringify({ uid: process.getuid(), saved: r.saved, code: r.error?.code ?? null }));`;
-    const r = await runNodeUnprivileged(code, { env: { PATH: process.env.PATH ?? '' } });
-    expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { uid: number; saved: boolean; code: string | null };
-    expect(out.uid).not.toBe(0);
-    expect(out).toMatchObject({ saved: false, code: 'EACCES' });
-    expect(existsSync(join(s.homeDir, '.soup'))).toBe(false);
-  });
+      const r = await runNodeUnprivileged(code, { env: { PATH: process.env.PATH ?? '' } });
+      expect(r.code, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as { uid: number; saved: boolean; code: string | null };
+      expect(out.uid).not.toBe(0);
+      expect(out).toMatchObject({ saved: false, code: 'EACCES' });
+      expect(existsSync(join(s.homeDir, '.soup'))).toBe(false);
+    },
+  );
 
   test('rejects an empty key and a non-positive batch size, naming the field', async () => {
     const s = sandbox();
@@ -170,7 +188,9 @@ describe('the cross-process lock', () => {
 
   test('concurrent writers in one process lose nothing', async () => {
     const s = sandbox();
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => saveCacheEntry({ ...s, key: `k${i}`, batchSize: i + 1 })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => saveCacheEntry({ ...s, key: `k${i}`, batchSize: i + 1 })),
+    );
     expect(results.every((r) => r.saved)).toBe(true);
     const cache = await loadCache(s);
     expect(Object.keys(cache)).toHaveLength(40);
@@ -185,24 +205,38 @@ describe('the cross-process lock', () => {
     const count = 50;
     const children = await Promise.all(
       Array.from({ length: writers }, (_, i) =>
-        spawnUntil(process.execPath, ['--import', 'tsx', 'src/_fixtures/cache-writer.ts', String(i), String(count), goFile], 'ready', {
-          cwd: packageDir,
-          env,
-          timeoutMs: 60_000,
-        }),
+        spawnUntil(
+          process.execPath,
+          ['--import', 'tsx', 'src/_fixtures/cache-writer.ts', String(i), String(count), goFile],
+          'ready',
+          {
+            cwd: packageDir,
+            env,
+            timeoutMs: 60_000,
+          },
+        ),
       ),
     );
     writeFileSync(goFile, ''); // every child is ready: start them together
     const exits = await Promise.all(children.map((c) => c.exited));
     for (const e of exits) expect(e.code, e.stderr).toBe(0);
-    const summaries = exits.map((e) => JSON.parse(e.stdout.trim().split('\n').pop()!) as { saved: number; errors: string[] });
+    const summaries = exits.map(
+      (e) => JSON.parse(e.stdout.trim().split('\n').pop()!) as { saved: number; errors: string[] },
+    );
     expect(summaries.map((x) => x.saved)).toEqual(Array(writers).fill(count));
 
     const cache = await loadCache(s);
     expect(Object.keys(cache)).toHaveLength(writers * count);
     for (let i = 0; i < writers; i++) {
       for (let j = 0; j < count; j++) {
-        const key = makeCacheKey({ base: `writer-${i}`, maxLength: 128, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: j });
+        const key = makeCacheKey({
+          base: `writer-${i}`,
+          maxLength: 128,
+          quantization: 'none',
+          loraR: 0,
+          gpuName: 'cpu',
+          gpuMemoryGb: j,
+        });
         expect(cache[key]).toBe(i * 1000 + j + 1);
       }
     }

@@ -53,7 +53,11 @@ export async function saveCacheEntry(options: SaveCacheEntryOptions): Promise<Sa
       const metaPath = metaPathOf(path);
       const meta = await readMetaFile(metaPath);
       if (options.provenance !== undefined) {
-        meta.set(key, { ...options.provenance, batchSize, savedAt: options.provenance.savedAt ?? new Date().toISOString() });
+        meta.set(key, {
+          ...options.provenance,
+          batchSize,
+          savedAt: options.provenance.savedAt ?? new Date().toISOString(),
+        });
       } else if (!meta.delete(key)) return;
       await writeFileAtomic(metaPath, serializeMeta(meta));
     });

@@ -53,16 +53,40 @@ export function resolveTuneCachePath(options: CacheLocationOptions = {}): string
 }
 
 /** The key: the command template, the levers tried, G, world size, budget and device. */
-export function makeTuneKey(k: { command: string; tries: Record<string, string[]>; globalBatchSize: number; worldSize: number; budgetBytes: number | null; gpuName: string; gpuMemoryGb: number; files?: Record<string, string> }): string {
-  const tries = Object.keys(k.tries).sort().map((n) => `${n}=${k.tries[n]!.join(',')}`).join(';');
-  const files = k.files ? Object.keys(k.files).sort().map((f) => `${f}:${k.files![f]!.slice(0, 12)}`).join(',') : '';
+export function makeTuneKey(k: {
+  command: string;
+  tries: Record<string, string[]>;
+  globalBatchSize: number;
+  worldSize: number;
+  budgetBytes: number | null;
+  gpuName: string;
+  gpuMemoryGb: number;
+  files?: Record<string, string>;
+}): string {
+  const tries = Object.keys(k.tries)
+    .sort()
+    .map((n) => `${n}=${k.tries[n]!.join(',')}`)
+    .join(';');
+  const files = k.files
+    ? Object.keys(k.files)
+        .sort()
+        .map((f) => `${f}:${k.files![f]!.slice(0, 12)}`)
+        .join(',')
+    : '';
   return `exec:${k.command}|try:${tries}|G:${k.globalBatchSize}|N:${k.worldSize}|budget:${k.budgetBytes ?? 'device'}|${k.gpuName}|${k.gpuMemoryGb}${files ? `|files:${files}` : ''}`;
 }
 
 function validEntry(v: unknown): v is TuneEntry {
   if (typeof v !== 'object' || v === null) return false;
   const e = v as Partial<TuneEntry>;
-  return Array.isArray(e.rows) && typeof e.chosen === 'number' && e.chosen >= 0 && e.chosen < e.rows.length && typeof e.globalBatchSize === 'number' && typeof e.savedAt === 'string';
+  return (
+    Array.isArray(e.rows) &&
+    typeof e.chosen === 'number' &&
+    e.chosen >= 0 &&
+    e.chosen < e.rows.length &&
+    typeof e.globalBatchSize === 'number' &&
+    typeof e.savedAt === 'string'
+  );
 }
 
 function readAll(path: string): Record<string, TuneEntry> {
@@ -72,7 +96,8 @@ function readAll(path: string): Record<string, TuneEntry> {
   } catch {
     return {};
   }
-  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== TUNE_CACHE_VERSION) return {};
+  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== TUNE_CACHE_VERSION)
+    return {};
   const entries = (data as { entries?: unknown }).entries;
   if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) return {};
   const out: Record<string, TuneEntry> = Object.create(null) as Record<string, TuneEntry>;
@@ -83,11 +108,15 @@ function readAll(path: string): Record<string, TuneEntry> {
 /** The remembered choice for `key`, or undefined (a missing, corrupt or other-version file is empty). */
 export function lookupTuneEntry(key: string, location: CacheLocationOptions = {}): TuneEntry | undefined {
   const all = readAll(resolveTuneCachePath(location));
-  return Object.prototype.hasOwnProperty.call(all, key) ? all[key] : undefined;
+  return  Object.hasOwn(all, key) ? all[key] : undefined;
 }
 
 /** Remembers `entry` under `key` (locked read-modify-write, atomic replace: a second writer's entries stay). */
-export async function saveTuneEntry(key: string, entry: TuneEntry, options: CacheLocationOptions & CacheLockOptions = {}): Promise<string> {
+export async function saveTuneEntry(
+  key: string,
+  entry: TuneEntry,
+  options: CacheLocationOptions & CacheLockOptions = {},
+): Promise<string> {
   const path = resolveTuneCachePath(options);
   await withLock(`${path}.lock`, lockOptionsOf(options), async () => {
     const all = readAll(path);

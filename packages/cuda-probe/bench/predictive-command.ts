@@ -17,8 +17,16 @@ const MiB = 2 ** 20;
 const trainer = fileURLToPath(new URL('../src/_fixtures/proportional-trainer.cjs', import.meta.url));
 
 const CASES = [
-  ...[300, 450, 600].map((budgetMiB) => ({ name: `linear-${budgetMiB}MiB`, env: { MIB_PER_SAMPLE: '8', QUAD_KIB: '0' }, budgetMiB })),
-  ...[300, 450, 600].map((budgetMiB) => ({ name: `quadratic-${budgetMiB}MiB`, env: { MIB_PER_SAMPLE: '1', QUAD_KIB: '256' }, budgetMiB })),
+  ...[300, 450, 600].map((budgetMiB) => ({
+    name: `linear-${budgetMiB}MiB`,
+    env: { MIB_PER_SAMPLE: '8', QUAD_KIB: '0' },
+    budgetMiB,
+  })),
+  ...[300, 450, 600].map((budgetMiB) => ({
+    name: `quadratic-${budgetMiB}MiB`,
+    env: { MIB_PER_SAMPLE: '1', QUAD_KIB: '256' },
+    budgetMiB,
+  })),
 ];
 const START = 4;
 const CEILING = 96;
@@ -37,7 +45,10 @@ for (const c of CASES) {
     budgetBytes: c.budgetMiB * MiB,
     timeoutMs: 120_000,
   });
-  const runs: Record<'refine' | 'predictive', Array<{ batchSize: number; trials: number; bound: string; sizes: string }>> = { refine: [], predictive: [] };
+  const runs: Record<
+    'refine' | 'predictive',
+    Array<{ batchSize: number; trials: number; bound: string; sizes: string }>
+  > = { refine: [], predictive: [] };
   for (let i = 0; i < REPEATS; i++) {
     for (const predict of [false, true]) {
       const r = await probeBatchSize(probe, { start: START, ceiling: CEILING, predict });
@@ -61,7 +72,19 @@ for (const c of CASES) {
     answers: rs.map((r) => r.batchSize),
     runs: rs,
   });
-  out.push({ name: c.name, budgetBytes: c.budgetMiB * MiB, start: START, ceiling: CEILING, consensus: truth, refine: stat(runs.refine), predictive: stat(runs.predictive) });
-  process.stderr.write(`${c.name}: refine ${stat(runs.refine).medianTrials}/${stat(runs.refine).maxTrials}, predictive ${stat(runs.predictive).medianTrials}/${stat(runs.predictive).maxTrials}\n`);
+  out.push({
+    name: c.name,
+    budgetBytes: c.budgetMiB * MiB,
+    start: START,
+    ceiling: CEILING,
+    consensus: truth,
+    refine: stat(runs.refine),
+    predictive: stat(runs.predictive),
+  });
+  process.stderr.write(
+    `${c.name}: refine ${stat(runs.refine).medianTrials}/${stat(runs.refine).maxTrials}, predictive ${stat(runs.predictive).medianTrials}/${stat(runs.predictive).maxTrials}\n`,
+  );
 }
-process.stdout.write(`${JSON.stringify({ trainer: 'node proportional-trainer.cjs (Buffer.alloc, resident), sampled VmHWM, stopped at the budget', repeats: REPEATS, cases: out, node: process.version })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ trainer: 'node proportional-trainer.cjs (Buffer.alloc, resident), sampled VmHWM, stopped at the budget', repeats: REPEATS, cases: out, node: process.version })}\n`,
+);

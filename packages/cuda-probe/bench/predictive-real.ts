@@ -14,8 +14,20 @@ const threads = threadsAt >= 0 ? Number(args[threadsAt + 1]) : 1;
 const MiB = 2 ** 20;
 
 const GEOMETRIES = [
-  { name: 'ort-cpu-small', spec: { vocabSize: 256, seqLen: 64, dModel: 128, nHeads: 4, nLayers: 2 }, budgetMiB: 48, start: 2, ceiling: 256 },
-  { name: 'ort-cpu-bench', spec: { vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4 }, budgetMiB: 96, start: 2, ceiling: 64 },
+  {
+    name: 'ort-cpu-small',
+    spec: { vocabSize: 256, seqLen: 64, dModel: 128, nHeads: 4, nLayers: 2 },
+    budgetMiB: 48,
+    start: 2,
+    ceiling: 256,
+  },
+  {
+    name: 'ort-cpu-bench',
+    spec: { vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4 },
+    budgetMiB: 96,
+    start: 2,
+    ceiling: 64,
+  },
 ];
 
 interface Run {
@@ -28,16 +40,35 @@ interface Run {
 
 async function search(g: (typeof GEOMETRIES)[number], predict: boolean): Promise<Run> {
   // A fresh probe per search: each pays its own calibration, as a user's run would.
-  const probe = createTrainStepProbe({ spec: g.spec, budgetBytes: g.budgetMiB * MiB, intraOpNumThreads: threads, timeoutMs: 300_000 });
+  const probe = createTrainStepProbe({
+    spec: g.spec,
+    budgetBytes: g.budgetMiB * MiB,
+    intraOpNumThreads: threads,
+    timeoutMs: 300_000,
+  });
   const t0 = performance.now();
   const r = await probeBatchSize(probe, { start: g.start, ceiling: g.ceiling, predict });
-  return { batchSize: r.batchSize, trials: r.trials.length, bound: r.bound, sizes: r.trials.map((t) => t.batchSize), seconds: Math.round((performance.now() - t0) / 100) / 10 };
+  return {
+    batchSize: r.batchSize,
+    trials: r.trials.length,
+    bound: r.bound,
+    sizes: r.trials.map((t) => t.batchSize),
+    seconds: Math.round((performance.now() - t0) / 100) / 10,
+  };
 }
 
 const cases = [];
 for (const g of GEOMETRIES) {
   const refine = await search(g, false);
   const predictive = await search(g, true);
-  cases.push({ name: g.name, geometry: { ...g.spec, intraOpNumThreads: threads }, budgetBytes: g.budgetMiB * MiB, start: g.start, ceiling: g.ceiling, refine, predictive });
+  cases.push({
+    name: g.name,
+    geometry: { ...g.spec, intraOpNumThreads: threads },
+    budgetBytes: g.budgetMiB * MiB,
+    start: g.start,
+    ceiling: g.ceiling,
+    refine,
+    predictive,
+  });
 }
 process.stdout.write(`${JSON.stringify({ cases, node: process.version })}\n`);

@@ -41,7 +41,9 @@ const phaseNames = ['parent', 'spawn', 'moduleLoad', 'runtime', 'session', 'batc
 type Phases = Record<(typeof phaseNames)[number], number>;
 const phasesOf = (os: ProbeTrialOutcome[]): Phases => {
   const w = os.filter((o) => o.phasesMs !== undefined);
-  return Object.fromEntries(phaseNames.map((n) => [n, round(median(w.map((o) => (o.phasesMs as Record<string, number | undefined>)[n] ?? 0)))])) as Phases;
+  return Object.fromEntries(
+    phaseNames.map((n) => [n, round(median(w.map((o) => (o.phasesMs as Record<string, number | undefined>)[n] ?? 0)))]),
+  ) as Phases;
 };
 const load = () => loadavg().map((x) => round(x, 2));
 
@@ -51,15 +53,37 @@ if (args.includes('--compare')) {
   const beforeWorker = beforeAt >= 0 ? args[beforeAt + 1] : undefined;
   const modes: Array<{ name: string; what: string; env: Record<string, string>; workerPath?: string }> = [
     ...(beforeWorker
-      ? [{ name: 'before', what: `the previous child (${beforeWorker}): warm spare, element-by-element fills, waited for until it exits`, env: { SOUP_PROBE_END_ON_RESULT: '0' }, workerPath: beforeWorker }]
+      ? [
+          {
+            name: 'before',
+            what: `the previous child (${beforeWorker}): warm spare, element-by-element fills, waited for until it exits`,
+            env: { SOUP_PROBE_END_ON_RESULT: '0' },
+            workerPath: beforeWorker,
+          },
+        ]
       : []),
-    { name: 'cold', what: 'a fresh child per trial, waited for until it exits (SOUP_PROBE_WARM=0)', env: { SOUP_PROBE_WARM: '0', SOUP_PROBE_END_ON_RESULT: '0' } },
-    { name: 'warmExit', what: 'warm spare, waited for until it exits (SOUP_PROBE_END_ON_RESULT=0)', env: { SOUP_PROBE_END_ON_RESULT: '0' } },
+    {
+      name: 'cold',
+      what: 'a fresh child per trial, waited for until it exits (SOUP_PROBE_WARM=0)',
+      env: { SOUP_PROBE_WARM: '0', SOUP_PROBE_END_ON_RESULT: '0' },
+    },
+    {
+      name: 'warmExit',
+      what: 'warm spare, waited for until it exits (SOUP_PROBE_END_ON_RESULT=0)',
+      env: { SOUP_PROBE_END_ON_RESULT: '0' },
+    },
     { name: 'warmResult', what: 'warm spare, the trial ends on its result (default)', env: {} },
   ];
   const loadBefore = load();
   const probes = modes.map((m) =>
-    createTrainStepProbe({ spec, budgetBytes: budgetMiB * MiB, intraOpNumThreads: threads, timeoutMs: 300_000, env: { ...process.env, ...m.env }, ...(m.workerPath ? { workerPath: m.workerPath } : {}) }),
+    createTrainStepProbe({
+      spec,
+      budgetBytes: budgetMiB * MiB,
+      intraOpNumThreads: threads,
+      timeoutMs: 300_000,
+      env: { ...process.env, ...m.env },
+      ...(m.workerPath ? { workerPath: m.workerPath } : {}),
+    }),
   );
   const got: Array<Array<ProbeTrialOutcome & { callMs: number }>> = modes.map(() => []);
   for (const p of probes) await p(1); // calibration and a first spare, not counted
@@ -83,7 +107,9 @@ if (args.includes('--compare')) {
       what: m.what,
       trials: os.length,
       overheadMsMedian: round(median(os.map((o) => o.overheadMs!))),
-      overheadMsP90: round([...os.map((o) => o.overheadMs!)].sort((a, b) => a - b)[Math.floor(os.length * 0.9)] ?? Number.NaN),
+      overheadMsP90: round(
+        [...os.map((o) => o.overheadMs!)].sort((a, b) => a - b)[Math.floor(os.length * 0.9)] ?? Number.NaN,
+      ),
       callOverheadMsMedian: round(median(os.map((o) => o.callMs - o.stepMs!))),
       callMsMedian: round(median(os.map((o) => o.callMs))),
       stepMsMedian: round(median(os.map((o) => o.stepMs!))),
@@ -110,11 +136,15 @@ if (args.includes('--compare')) {
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
-    console.log(`per-trial overhead, ${rounds} rounds of blocks ${block.join(', ')} per mode, alternating; load average before ${loadBefore.join(' ')}, after ${loadAfter.join(' ')}`);
+    console.log(
+      `per-trial overhead, ${rounds} rounds of blocks ${block.join(', ')} per mode, alternating; load average before ${loadBefore.join(' ')}, after ${loadAfter.join(' ')}`,
+    );
     console.log(`| mode | overhead median (p90) | ratio | call overhead | whole call | ${phaseNames.join(' | ')} |`);
     console.log(`|---|---|---|---|---|${phaseNames.map(() => '---').join('|')}|`);
     for (const x of stats) {
-      console.log(`| ${x.mode} | ${x.overheadMsMedian} (${x.overheadMsP90}) | ${result.ratios[x.mode]} | ${x.callOverheadMsMedian} | ${x.callMsMedian} | ${phaseNames.map((n) => x.phasesMedianMs[n]).join(' | ')} |`);
+      console.log(
+        `| ${x.mode} | ${x.overheadMsMedian} (${x.overheadMsP90}) | ${result.ratios[x.mode]} | ${x.callOverheadMsMedian} | ${x.callMsMedian} | ${phaseNames.map((n) => x.phasesMedianMs[n]).join(' | ')} |`,
+      );
     }
     for (const x of stats) console.log(`${x.mode}: ${x.what}; peaks (batch:MiB) ${x.peaksMiB}`);
     console.log(`wrote ${out}`);
@@ -122,7 +152,12 @@ if (args.includes('--compare')) {
   process.exit(0);
 }
 
-const probe = createTrainStepProbe({ spec, budgetBytes: budgetMiB * MiB, intraOpNumThreads: threads, timeoutMs: 300_000 });
+const probe = createTrainStepProbe({
+  spec,
+  budgetBytes: budgetMiB * MiB,
+  intraOpNumThreads: threads,
+  timeoutMs: 300_000,
+});
 const outcomes: Array<ProbeTrialOutcome & { phase: string; callMs: number }> = [];
 const record =
   (phase: string) =>
@@ -149,7 +184,10 @@ const overheads = outcomes.map((o) => o.overheadMs).filter((x): x is number => x
 // Where a trial's time goes (median over the trials that reported it).
 const phasesMedianMs = phasesOf(outcomes);
 // What the caller feels: the whole probe call minus the step (calibration excluded: the first trial).
-const callOverheads = outcomes.slice(1).filter((o) => o.stepMs !== undefined).map((o) => o.callMs - o.stepMs!);
+const callOverheads = outcomes
+  .slice(1)
+  .filter((o) => o.stepMs !== undefined)
+  .map((o) => o.callMs - o.stepMs!);
 const device = await deviceIdentity({ device: 'cpu' });
 const result = {
   foundBatch: search.batchSize,
@@ -190,7 +228,9 @@ writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 if (json) {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } else {
-  console.log(`cuda-probe bench: onnx-train geometry ${JSON.stringify(spec)}, CPU, ${threads} thread(s), budget ${budgetMiB} MiB`);
+  console.log(
+    `cuda-probe bench: onnx-train geometry ${JSON.stringify(spec)}, CPU, ${threads} thread(s), budget ${budgetMiB} MiB`,
+  );
   console.log('phase   batch  fits  reason       peak MiB  trial ms  step ms  overhead ms');
   for (const t of result.trialLog) {
     console.log(
@@ -199,11 +239,17 @@ if (json) {
   }
   console.log('');
   console.log(`foundBatch          ${result.foundBatch}`);
-  console.log(`linearScanBatch     ${result.linearScanBatch}   (${result.foundBatch === result.linearScanBatch ? 'same' : 'DIFFERENT'})`);
+  console.log(
+    `linearScanBatch     ${result.linearScanBatch}   (${result.foundBatch === result.linearScanBatch ? 'same' : 'DIFFERENT'})`,
+  );
   console.log(`trials (search)     ${result.trials}`);
   console.log(`probeSeconds        ${result.probeSeconds}  (search, calibration included: ${result.calibrationMs} ms)`);
-  console.log(`perTrialOverheadMs  ${result.perTrialOverheadMs} median, ${result.perTrialOverheadP90Ms} p90  (the child's wall time minus its step); whole call minus step ${result.perTrialCallOverheadMs}`);
+  console.log(
+    `perTrialOverheadMs  ${result.perTrialOverheadMs} median, ${result.perTrialOverheadP90Ms} p90  (the child's wall time minus its step); whole call minus step ${result.perTrialCallOverheadMs}`,
+  );
   console.log(`load average        before ${result.loadAvgBefore.join(' ')}, after ${result.loadAvgAfter.join(' ')}`);
-  console.log(`where a trial's time goes (median ms): ${phaseNames.map((n) => `${n} ${phasesMedianMs[n]}`).join(', ')}`);
+  console.log(
+    `where a trial's time goes (median ms): ${phaseNames.map((n) => `${n} ${phasesMedianMs[n]}`).join(', ')}`,
+  );
   console.log(`wrote ${out}`);
 }

@@ -39,11 +39,8 @@ describe('splitCommand', () => {
 
 describe('substituteBatchSize', () => {
   it('replaces every occurrence, inside words too, and never adds words', () => {
-    expect(substituteBatchSize(['run', '--bs={batch_size}', '{batch_size}', 'x{batch_size}y{batch_size}'], 16)).toEqual([
-      'run',
-      '--bs=16',
-      '16',
-      'x16y16',
-    ]);
+    expect(substituteBatchSize(['run', '--bs={batch_size}', '{batch_size}', 'x{batch_size}y{batch_size}'], 16)).toEqual(
+      ['run', '--bs=16', '16', 'x16y16'],
+    );
   });
 });

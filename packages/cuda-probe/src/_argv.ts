@@ -15,7 +15,10 @@ export function splitCommand(command: string, field = 'command'): string[] {
   let inWord = false;
   let i = 0;
   const fail = (why: string): never => {
-    throw new ProbeOptionsError(field, `${field}: ${why} in ${JSON.stringify(command)}; quote the argument or pass an argv array`);
+    throw new ProbeOptionsError(
+      field,
+      `${field}: ${why} in ${JSON.stringify(command)}; quote the argument or pass an argv array`,
+    );
   };
   while (i < command.length) {
     const c = command[i]!;

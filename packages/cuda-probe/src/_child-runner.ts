@@ -147,7 +147,8 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
     const err = { text: '' };
     const res = { text: '' };
     const times: OutputTimes = { first: null, last: null };
-    const outputSpanMs = (): number | null => (times.first === null || times.last === null ? null : times.last - times.first);
+    const outputSpanMs = (): number | null =>
+      times.first === null || times.last === null ? null : times.last - times.first;
     collect(child.stdout, max, out, times);
     collect(child.stderr, max, err, times);
     if (opts.resultChannel) {
@@ -158,7 +159,9 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
       if (opts.endOnResult) fd3?.on('end', () => onResultEnd());
     }
     child.stdin?.on('error', () => {}); // a child that exits without reading stdin is not our error
-    const handles = [child.stdin, child.stdout, child.stderr, child.stdio[3]] as Array<{ unref?: () => void; ref?: () => void } | null | undefined>;
+    const handles = [child.stdin, child.stdout, child.stderr, child.stdio[3]] as Array<
+      { unref?: () => void; ref?: () => void } | null | undefined
+    >;
     if (opts.gate) {
       child.stdin?.write(opts.input ?? '');
       child.unref();
@@ -176,7 +179,12 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
       if (samplesTaken++ % 5 === 0) for (const p of treePids(pid)) seenPids.add(p);
       const st = readProcStatus(pid);
       if (st && (sampledPeak === null || st.vmHwmBytes > sampledPeak)) sampledPeak = st.vmHwmBytes;
-      if (!killedAboveRss && opts.killAboveRssBytes !== undefined && sampledPeak !== null && sampledPeak > opts.killAboveRssBytes) {
+      if (
+        !killedAboveRss &&
+        opts.killAboveRssBytes !== undefined &&
+        sampledPeak !== null &&
+        sampledPeak > opts.killAboveRssBytes
+      ) {
         killedAboveRss = true;
         killGroup(pid);
       }
@@ -236,7 +244,10 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
       try {
         return { result: JSON.parse(raw) };
       } catch (e) {
-        return { result: undefined, resultError: `result channel held invalid JSON (${(e as Error).message}): ${raw.slice(0, 200)}` };
+        return {
+          result: undefined,
+          resultError: `result channel held invalid JSON (${(e as Error).message}): ${raw.slice(0, 200)}`,
+        };
       }
     };
     // endOnResult: the child closed fd 3 after a successful result — the trial is over.

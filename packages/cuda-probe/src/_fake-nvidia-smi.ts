@@ -12,7 +12,10 @@ export interface FakeSmiState {
   fail?: string;
 }
 
-export function writeFakeNvidiaSmi(dir: string, state: FakeSmiState): { path: string; update: (s: FakeSmiState) => void } {
+export function writeFakeNvidiaSmi(
+  dir: string,
+  state: FakeSmiState,
+): { path: string; update: (s: FakeSmiState) => void } {
   const statePath = join(dir, 'fake-smi-state.json');
   const path = join(dir, 'nvidia-smi');
   const update = (s: FakeSmiState): void => writeFileSync(statePath, JSON.stringify(s));

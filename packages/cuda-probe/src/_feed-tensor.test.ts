@@ -8,7 +8,12 @@ import type { FeedFill } from './_synthetic-feeds';
 
 const TYPES = ['int64', 'uint64', 'int32', 'uint32', 'int16', 'uint16', 'int8', 'uint8', 'float32', 'float64'] as const;
 const SHAPES = [[1, 7], [3, 5], [2, 3, 4], [5, 1], [4, 128], [1], [3, 1, 9]];
-const FILLS: FeedFill[] = [{ kind: 'constant', value: 0 }, { kind: 'constant', value: 1 }, { kind: 'constant', value: 7 }, { kind: 'arange' }];
+const FILLS: FeedFill[] = [
+  { kind: 'constant', value: 0 },
+  { kind: 'constant', value: 1 },
+  { kind: 'constant', value: 7 },
+  { kind: 'arange' },
+];
 
 describe('makeTensor (native fills)', () => {
   it('every type × shape × fill: the values of the element-by-element rule', () => {
@@ -32,9 +37,21 @@ describe('makeTensor (native fills)', () => {
   });
 
   it('bool masks and float16 zeros', () => {
-    const mask = makeTensor(ort, { name: 'attention_mask', type: 'bool', dims: [2, 3], fill: { kind: 'constant', value: 1 }, batched: true });
+    const mask = makeTensor(ort, {
+      name: 'attention_mask',
+      type: 'bool',
+      dims: [2, 3],
+      fill: { kind: 'constant', value: 1 },
+      batched: true,
+    });
     expect(Array.from(mask.data as Uint8Array)).toEqual([1, 1, 1, 1, 1, 1]);
-    const half = makeTensor(ort, { name: 'h', type: 'float16', dims: [2, 2], fill: { kind: 'constant', value: 0 }, batched: false });
+    const half = makeTensor(ort, {
+      name: 'h',
+      type: 'float16',
+      dims: [2, 2],
+      fill: { kind: 'constant', value: 0 },
+      batched: false,
+    });
     expect(Array.from(half.data as Uint16Array)).toEqual([0, 0, 0, 0]);
   });
 });

@@ -6,14 +6,25 @@ type Ort = typeof import('onnxruntime-node');
 type Tensor = InstanceType<Ort['Tensor']>;
 
 /** Writes `row(i)` for i < last into the first row of `arr`, then copies that row over the rest. */
-export function fillRows<A extends Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array>(
-  arr: A,
-  last: number,
-  row: (i: number) => number | bigint,
-): void {
+export function fillRows<
+  A extends
+    | Int8Array
+    | Uint8Array
+    | Int16Array
+    | Uint16Array
+    | Int32Array
+    | Uint32Array
+    | Float32Array
+    | Float64Array
+    | BigInt64Array
+    | BigUint64Array,
+>(arr: A, last: number, row: (i: number) => number | bigint): void {
   const n = arr.length;
   const first = Math.min(last, n);
-  const a = arr as unknown as { [i: number]: number | bigint; copyWithin: (t: number, s: number, e: number) => unknown };
+  const a = arr as unknown as {
+    [i: number]: number | bigint;
+    copyWithin: (t: number, s: number, e: number) => unknown;
+  };
   for (let i = 0; i < first; i++) a[i] = row(i);
   for (let filled = first; filled > 0 && filled < n; filled *= 2) a.copyWithin(filled, 0, Math.min(filled, n - filled));
 }
@@ -57,12 +68,16 @@ export function makeTensor(ort: Ort, plan: FeedPlan): Tensor {
     case 'float64':
       return new ort.Tensor('float64', fillNum(new Float64Array(n)), plan.dims);
     case 'float16':
-      if (plan.fill.kind !== 'constant' || plan.fill.value !== 0) throw new Error(`float16 input "${plan.name}" can only be fed zeros`);
+      if (plan.fill.kind !== 'constant' || plan.fill.value !== 0)
+        throw new Error(`float16 input "${plan.name}" can only be fed zeros`);
       return new ort.Tensor('float16', new Uint16Array(n), plan.dims); // 0x0000 is +0.0
     case 'bool':
-      return new ort.Tensor('bool', new Uint8Array(n).fill(plan.fill.kind === 'constant' ? plan.fill.value : 0), plan.dims);
+      return new ort.Tensor(
+        'bool',
+        new Uint8Array(n).fill(plan.fill.kind === 'constant' ? plan.fill.value : 0),
+        plan.dims,
+      );
     default:
       throw new Error(`model input "${plan.name}" has type ${plan.type}, which onnxruntime-node cannot feed`);
   }
 }
-

@@ -12,7 +12,12 @@ const A10 = (free: number) => `0, GPU-aaaa0000-1111-2222-3333-444455556666, NVID
 const H100 = (free: number) => `1, GPU-bbbb0000-1111-2222-3333-444455556666, NVIDIA H100 80GB HBM3, 81559, ${free}`;
 
 /** Readings before the child loads anything, right before the step and right after it, through the fake nvidia-smi. */
-async function trial(states: [FakeSmiState, FakeSmiState, FakeSmiState], deviceId: number, env: NodeJS.ProcessEnv, gpuMemLimitBytes: number | null = null) {
+async function trial(
+  states: [FakeSmiState, FakeSmiState, FakeSmiState],
+  deviceId: number,
+  env: NodeJS.ProcessEnv,
+  gpuMemLimitBytes: number | null = null,
+) {
   const smi = writeFakeNvidiaSmi(useTempDir(), states[0]);
   const read = async () => {
     const r = await gpuSnapshot(smi.path, deviceId, PID, env);
@@ -65,7 +70,12 @@ describe('CUDA trial measurement through nvidia-smi (fake nvidia-smi)', () => {
       0,
       {},
     );
-    expect(v).toMatchObject({ measurement: 'cuda-device-delta', budgetBytes: 22000 * MiB, peakBytes: 21997 * MiB, deviceFull: true });
+    expect(v).toMatchObject({
+      measurement: 'cuda-device-delta',
+      budgetBytes: 22000 * MiB,
+      peakBytes: 21997 * MiB,
+      deviceFull: true,
+    });
     expect(v.note).toMatch(/\[N\/A\] \(WDDM\)/);
   });
 
@@ -96,17 +106,34 @@ describe('CUDA trial measurement through nvidia-smi (fake nvidia-smi)', () => {
     );
     expect(v).toEqual({ measurement: 'cuda-per-process', budgetBytes: 80000 * MiB, peakBytes: 30000 * MiB });
     const smi = writeFakeNvidiaSmi(useTempDir(), { gpus: [A10(22000), H100(80000)] });
-    expect(await deviceIdentity({ device: 'cuda', deviceId: 0, env, nvidiaSmiPath: smi.path })).toMatchObject({ gpuName: 'NVIDIA H100 80GB HBM3', gpuMemoryGb: 79, gpuIndex: 1 });
+    expect(await deviceIdentity({ device: 'cuda', deviceId: 0, env, nvidiaSmiPath: smi.path })).toMatchObject({
+      gpuName: 'NVIDIA H100 80GB HBM3',
+      gpuMemoryGb: 79,
+      gpuIndex: 1,
+    });
   });
 
   it('CUDA_VISIBLE_DEVICES=GPU-<uuid> (a unique prefix is enough), and the errors when nothing matches', async () => {
     const smi = writeFakeNvidiaSmi(useTempDir(), { gpus: [A10(22000), H100(80000)] });
     for (const uuid of ['GPU-bbbb0000-1111-2222-3333-444455556666', 'GPU-bbbb']) {
-      expect(await deviceIdentity({ device: 'cuda', env: { CUDA_VISIBLE_DEVICES: uuid }, nvidiaSmiPath: smi.path })).toMatchObject({ gpuName: 'NVIDIA H100 80GB HBM3', gpuIndex: 1 });
+      expect(
+        await deviceIdentity({ device: 'cuda', env: { CUDA_VISIBLE_DEVICES: uuid }, nvidiaSmiPath: smi.path }),
+      ).toMatchObject({ gpuName: 'NVIDIA H100 80GB HBM3', gpuIndex: 1 });
     }
-    expect(await deviceIdentity({ device: 'cuda', deviceId: 1, env: { CUDA_VISIBLE_DEVICES: '1,0' }, nvidiaSmiPath: smi.path })).toMatchObject({ gpuName: 'NVIDIA A10G' });
-    await expect(deviceIdentity({ device: 'cuda', env: { CUDA_VISIBLE_DEVICES: 'GPU-cccc' }, nvidiaSmiPath: smi.path })).rejects.toThrow(/GPU-cccc.*matches no single GPU/);
-    await expect(deviceIdentity({ device: 'cuda', deviceId: 1, env: { CUDA_VISIBLE_DEVICES: '0' }, nvidiaSmiPath: smi.path })).rejects.toThrow(/leaves no device 1 visible/);
+    expect(
+      await deviceIdentity({
+        device: 'cuda',
+        deviceId: 1,
+        env: { CUDA_VISIBLE_DEVICES: '1,0' },
+        nvidiaSmiPath: smi.path,
+      }),
+    ).toMatchObject({ gpuName: 'NVIDIA A10G' });
+    await expect(
+      deviceIdentity({ device: 'cuda', env: { CUDA_VISIBLE_DEVICES: 'GPU-cccc' }, nvidiaSmiPath: smi.path }),
+    ).rejects.toThrow(/GPU-cccc.*matches no single GPU/);
+    await expect(
+      deviceIdentity({ device: 'cuda', deviceId: 1, env: { CUDA_VISIBLE_DEVICES: '0' }, nvidiaSmiPath: smi.path }),
+    ).rejects.toThrow(/leaves no device 1 visible/);
   });
 
   it('visibleGpu: CUDA stops at the first entry it cannot use; an empty list hides every GPU', () => {
@@ -121,7 +148,11 @@ describe('CUDA trial measurement through nvidia-smi (fake nvidia-smi)', () => {
   });
 
   it('nothing readable: exceptions only, saying why', async () => {
-    const v = await trial([{ fail: 'NVIDIA-SMI has failed' }, { fail: 'NVIDIA-SMI has failed' }, { fail: 'NVIDIA-SMI has failed' }], 0, {});
+    const v = await trial(
+      [{ fail: 'NVIDIA-SMI has failed' }, { fail: 'NVIDIA-SMI has failed' }, { fail: 'NVIDIA-SMI has failed' }],
+      0,
+      {},
+    );
     expect(v).toMatchObject({ measurement: 'exceptions-only', budgetBytes: null, peakBytes: null });
     expect(v.note).toMatch(/NVIDIA-SMI has failed/);
   });

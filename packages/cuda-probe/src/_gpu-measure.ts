@@ -43,17 +43,37 @@ export function judgeGpu(input: GpuVerdictInput): GpuVerdict {
     const p0 = pre.process;
     const p1 = post.process;
     if ('usedBytes' in p0 && 'usedBytes' in p1 && p1.listed && pre.gpu.freeBytes !== null) {
-      return { measurement: 'cuda-per-process', budgetBytes: cap(pre.gpu.freeBytes + p0.usedBytes, input.gpuMemLimitBytes), peakBytes: p1.usedBytes };
+      return {
+        measurement: 'cuda-per-process',
+        budgetBytes: cap(pre.gpu.freeBytes + p0.usedBytes, input.gpuMemLimitBytes),
+        peakBytes: p1.usedBytes,
+      };
     }
     notes.push(
-      'why' in p1 ? `per-process memory unreadable: ${p1.why}` : 'why' in p0 ? `per-process memory unreadable: ${p0.why}` : 'nvidia-smi does not list this process (another PID namespace, or WSL2)',
+      'why' in p1
+        ? `per-process memory unreadable: ${p1.why}`
+        : 'why' in p0
+          ? `per-process memory unreadable: ${p0.why}`
+          : 'nvidia-smi does not list this process (another PID namespace, or WSL2)',
     );
   } else notes.push(`nvidia-smi cannot answer: ${'why' in pre ? pre.why : 'why' in post ? post.why : ''}`);
-  if ('gpu' in start && 'gpu' in post && start.gpu.uuid === post.gpu.uuid && start.gpu.freeBytes !== null && post.gpu.freeBytes !== null) {
+  if (
+    'gpu' in start &&
+    'gpu' in post &&
+    start.gpu.uuid === post.gpu.uuid &&
+    start.gpu.freeBytes !== null &&
+    post.gpu.freeBytes !== null
+  ) {
     const budgetBytes = cap(start.gpu.freeBytes, input.gpuMemLimitBytes);
     const peakBytes = Math.max(0, start.gpu.freeBytes - post.gpu.freeBytes);
     const deviceFull = post.gpu.freeBytes <= fullThresholdBytes(start.gpu.freeBytes);
-    return { measurement: 'cuda-device-delta', budgetBytes, peakBytes, ...(deviceFull ? { deviceFull } : {}), note: `${notes.join('; ')}: judged by the device's used-memory delta` };
+    return {
+      measurement: 'cuda-device-delta',
+      budgetBytes,
+      peakBytes,
+      ...(deviceFull ? { deviceFull } : {}),
+      note: `${notes.join('; ')}: judged by the device's used-memory delta`,
+    };
   }
   if (!('gpu' in start)) notes.push(`no device reading before the trial: ${start.why}`);
   return { measurement: 'exceptions-only', budgetBytes: null, peakBytes: null, note: notes.join('; ') };

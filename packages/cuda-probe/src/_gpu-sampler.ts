@@ -54,7 +54,8 @@ export async function startGpuSampler(o: GpuSamplerOptions): Promise<GpuSampler>
       return;
     }
     samples += 1;
-    if (now.gpu.freeBytes !== null) minFree = minFree === null ? now.gpu.freeBytes : Math.min(minFree, now.gpu.freeBytes);
+    if (now.gpu.freeBytes !== null)
+      minFree = minFree === null ? now.gpu.freeBytes : Math.min(minFree, now.gpu.freeBytes);
     const apps = await queryComputeApps(o.nvidiaSmiPath);
     if (!apps.ok) {
       perProcessWhy = apps.why;
@@ -64,7 +65,8 @@ export async function startGpuSampler(o: GpuSamplerOptions): Promise<GpuSampler>
     for (const g of now.all) known.set(g.uuid, g);
     const others = new Map<string, number>();
     for (const a of apps.value) {
-      if (pids.has(a.pid) && a.gpuUuid !== now.gpu.uuid && a.usedBytes !== null) others.set(a.gpuUuid, (others.get(a.gpuUuid) ?? 0) + a.usedBytes);
+      if (pids.has(a.pid) && a.gpuUuid !== now.gpu.uuid && a.usedBytes !== null)
+        others.set(a.gpuUuid, (others.get(a.gpuUuid) ?? 0) + a.usedBytes);
     }
     for (const [uuid, used] of others) elsewhere.set(uuid, Math.max(elsewhere.get(uuid) ?? 0, used));
     const mine = apps.value.filter((a) => pids.has(a.pid) && a.gpuUuid === now.gpu.uuid);
@@ -94,14 +96,37 @@ export async function startGpuSampler(o: GpuSamplerOptions): Promise<GpuSampler>
       stopped = true;
       await Promise.race([loop, new Promise((r) => setTimeout(r, o.pollMs * 2 + 50))]);
       const cap = (b: number) => (o.limitBytes === null ? b : Math.min(o.limitBytes, b));
-      if (!('gpu' in start)) return { measurement: 'exceptions-only', budgetBytes: null, peakBytes: null, note: `nvidia-smi cannot answer: ${start.why}`, samples };
+      if (!('gpu' in start))
+        return {
+          measurement: 'exceptions-only',
+          budgetBytes: null,
+          peakBytes: null,
+          note: `nvidia-smi cannot answer: ${start.why}`,
+          samples,
+        };
       const freeStart = start.gpu.freeBytes;
       if (samples === 0 || freeStart === null) {
-        return { measurement: 'exceptions-only', budgetBytes: null, peakBytes: null, note: samples === 0 ? `no GPU sample while the command ran${deviceWhy ? ` (${deviceWhy})` : ' (too fast to sample)'}` : 'the driver does not report free memory', samples };
+        return {
+          measurement: 'exceptions-only',
+          budgetBytes: null,
+          peakBytes: null,
+          note:
+            samples === 0
+              ? `no GPU sample while the command ran${deviceWhy ? ` (${deviceWhy})` : ' (too fast to sample)'}`
+              : 'the driver does not report free memory',
+          samples,
+        };
       }
       const deviceFull = minFree !== null && minFree <= fullThresholdBytes(freeStart);
       if (perProcessPeak !== null && perProcessWhy === null) {
-        return { measurement: 'cuda-per-process', budgetBytes: cap(freeStart), peakBytes: perProcessPeak, freeBeforeBytes: freeStart, ...(deviceFull ? { deviceFull } : {}), samples };
+        return {
+          measurement: 'cuda-per-process',
+          budgetBytes: cap(freeStart),
+          peakBytes: perProcessPeak,
+          freeBeforeBytes: freeStart,
+          ...(deviceFull ? { deviceFull } : {}),
+          samples,
+        };
       }
       const ranOn = [...elsewhere].filter(([, used]) => used > 0);
       if (perProcessPeak === null && ranOn.length > 0) {
@@ -120,7 +145,7 @@ export async function startGpuSampler(o: GpuSamplerOptions): Promise<GpuSampler>
           samples,
         };
       }
-      const why = perProcessWhy ?? 'nvidia-smi does not list the command\'s processes (another PID namespace, or WSL2)';
+      const why = perProcessWhy ?? "nvidia-smi does not list the command's processes (another PID namespace, or WSL2)";
       return {
         measurement: 'cuda-device-delta',
         budgetBytes: cap(freeStart),

@@ -36,7 +36,25 @@ describe('judgeFailure on the corpus of real trainer errors', () => {
   it('holds at least 40 texts covering every family the issue names', () => {
     expect(CORPUS.length).toBeGreaterThanOrEqual(40);
     const names = CORPUS.map((c) => c.name).join('\n');
-    for (const family of ['torch 1.13', 'torch 2', 'HIP', 'MPS', 'CPU', 'ORT', 'CUDA EP', 'TF', 'JAX', 'XLA', 'DeepSpeed', 'bitsandbytes', 'MemoryError', 'Killed', 'illegal memory access', 'NCCL', 'gRPC']) {
+    for (const family of [
+      'torch 1.13',
+      'torch 2',
+      'HIP',
+      'MPS',
+      'CPU',
+      'ORT',
+      'CUDA EP',
+      'TF',
+      'JAX',
+      'XLA',
+      'DeepSpeed',
+      'bitsandbytes',
+      'MemoryError',
+      'Killed',
+      'illegal memory access',
+      'NCCL',
+      'gRPC',
+    ]) {
       expect(names).toContain(family);
     }
   });
@@ -47,7 +65,9 @@ describe('judgeFailure on the corpus of real trainer errors', () => {
 
   it('names the exception the trainer raised in the error, not a hint it logged', () => {
     const c = CORPUS.find((x) => x.name.startsWith('KeyError'))!;
-    expect(() => judgeFailure(runOf(c), { batchSize: 8, timeoutMs: 1000, what: 'command' })).toThrow(/failed \(exit code 1\): KeyError: 'text'/);
+    expect(() => judgeFailure(runOf(c), { batchSize: 8, timeoutMs: 1000, what: 'command' })).toThrow(
+      /failed \(exit code 1\): KeyError: 'text'/,
+    );
   });
 
   it('keeps the last 20 lines of stderr for the user', () => {
@@ -59,7 +79,9 @@ describe('judgeFailure on the corpus of real trainer errors', () => {
   });
 
   it('reads launcher-prefixed tracebacks as tracebacks', () => {
-    const r = raisedLines('[rank0]: Traceback (most recent call last):\n[rank0]:   File "x.py", line 1, in <module>\n[rank0]:     f()\n[rank0]: KeyError: 1');
+    const r = raisedLines(
+      '[rank0]: Traceback (most recent call last):\n[rank0]:   File "x.py", line 1, in <module>\n[rank0]:     f()\n[rank0]: KeyError: 1',
+    );
     expect(r).toEqual({ lines: ['KeyError: 1'], blocks: [['KeyError: 1']], source: 'traceback' });
   });
 

@@ -2,7 +2,7 @@
 // raised is an out-of-memory error, or it was SIGKILLed / exited 137: the OOM killer) or an
 // error that propagates. Only what the child raised is judged, never every line it logged.
 import { constants as osConstants } from 'node:os';
-import { type ChildRun } from './_child-runner';
+import type { ChildRun } from './_child-runner';
 import { lastLines, raisedLines } from './_raised';
 import { classifyOutOfMemory, type OutOfMemoryClassification } from './classify-out-of-memory';
 import { ProbeChildError, ProbeTimeoutError } from './errors';
@@ -57,14 +57,28 @@ export function judgeFailure(
   if (run.aborted) throw ctx.signal?.reason ?? new Error('probe aborted');
   const stderrTail = stderrTailOf(run);
   const tailSource = tailSourceOf(run);
-  if (run.timedOut) throw new ProbeTimeoutError(ctx.batchSize, ctx.timeoutMs, stderrTail, `${ctx.what} for batch_size=${ctx.batchSize}`, ctx.timeoutName, tailSource);
+  if (run.timedOut)
+    throw new ProbeTimeoutError(
+      ctx.batchSize,
+      ctx.timeoutMs,
+      stderrTail,
+      `${ctx.what} for batch_size=${ctx.batchSize}`,
+      ctx.timeoutName,
+      tailSource,
+    );
   let raised = raisedLines(run.stderr);
   if (raised.source === 'none') raised = raisedLines(run.stdout);
-  const judgedBy: JudgedBy = ctx.message !== undefined ? 'message' : raised.source === 'none' ? 'exit-status' : raised.source;
+  const judgedBy: JudgedBy =
+    ctx.message !== undefined ? 'message' : raised.source === 'none' ? 'exit-status' : raised.source;
   const text = [ctx.message ?? '', ...raised.blocks.map((b) => b.join('\n'))].join('\n\n');
   const cls = classifyOutOfMemory(text);
   if (cls.oom) {
-    return { reason: 'oom', oom: cls, judgedBy, detail: `out of memory at batch_size=${ctx.batchSize} (${cls.kind}, ${how(run)}): ${cls.line}` };
+    return {
+      reason: 'oom',
+      oom: cls,
+      judgedBy,
+      detail: `out of memory at batch_size=${ctx.batchSize} (${cls.kind}, ${how(run)}): ${cls.line}`,
+    };
   }
   // SIGKILL, or 137 = 128 + SIGKILL from a wrapper (bash prints "Killed" and exits 137): the
   // kernel OOM killer or a cgroup limit, unless what was raised is a crash.
@@ -79,7 +93,10 @@ export function judgeFailure(
     };
   }
   if (killed && cls.kind === null) {
-    const wrapper = run.signal === 'SIGKILL' ? 'killed by SIGKILL' : `exited 137 (SIGKILL seen through a wrapper${raised.lines.some((l) => /\bKilled\b/.test(l)) ? ', which printed "Killed"' : ''})`;
+    const wrapper =
+      run.signal === 'SIGKILL'
+        ? 'killed by SIGKILL'
+        : `exited 137 (SIGKILL seen through a wrapper${raised.lines.some((l) => /\bKilled\b/.test(l)) ? ', which printed "Killed"' : ''})`;
     return {
       reason: 'killed',
       judgedBy: 'exit-status',
@@ -88,11 +105,14 @@ export function judgeFailure(
   }
   const excluded = cls.kind !== null ? ` — ${cls.kind} is a crash, not an out-of-memory answer` : '';
   const said = ctx.message ? ctx.message.split('\n')[0] : raised.lines.at(-1);
-  throw new ProbeChildError(`${ctx.what} for batch_size=${ctx.batchSize} failed (${how(run)})${excluded}${said ? `: ${said}` : ''}`, {
-    batchSize: ctx.batchSize,
-    exitCode: run.exitCode,
-    signal: run.signal,
-    stderrTail,
-    tailSource,
-  });
+  throw new ProbeChildError(
+    `${ctx.what} for batch_size=${ctx.batchSize} failed (${how(run)})${excluded}${said ? `: ${said}` : ''}`,
+    {
+      batchSize: ctx.batchSize,
+      exitCode: run.exitCode,
+      signal: run.signal,
+      stderrTail,
+      tailSource,
+    },
+  );
 }

@@ -54,7 +54,7 @@ export function oomKilledPidsInKernelLog(): Set<number> | null {
         break; // EAGAIN: the end of the log
       }
       const rec = buf.toString('utf8', 0, n);
-      const killed = /Killed process (\d+)/.exec(rec) ?? (/oom-kill:.*[,\s]pid=(\d+)/.exec(rec));
+      const killed = /Killed process (\d+)/.exec(rec) ?? /oom-kill:.*[,\s]pid=(\d+)/.exec(rec);
       if (killed) out.add(Number(killed[1]));
     }
   } finally {
@@ -96,7 +96,13 @@ export function killEvidenceBaseline(cgroup?: { dir: string; version: 1 | 2 }): 
       cgroupOomKills = null;
     }
   }
-  return { vmstatOomKills: vmstatOomKills(), cgroupOomKills, cgroupDir: cg?.dir ?? null, cgroupVersion: cg?.version ?? null, freeBytes: memAvailable() };
+  return {
+    vmstatOomKills: vmstatOomKills(),
+    cgroupOomKills,
+    cgroupDir: cg?.dir ?? null,
+    cgroupVersion: cg?.version ?? null,
+    freeBytes: memAvailable(),
+  };
 }
 
 /**
@@ -107,12 +113,18 @@ export function killEvidenceBaseline(cgroup?: { dir: string; version: 1 | 2 }): 
  */
 export function oomKillEvidence(
   base: KillEvidenceBaseline,
-  m: { peakBytes: number | null; budgetBytes: number | null; freeBytes?: number | null; /** The trial's processes (leader and those seen in its tree). */ pids?: ReadonlySet<number> },
+  m: {
+    peakBytes: number | null;
+    budgetBytes: number | null;
+    freeBytes?: number | null /** The trial's processes (leader and those seen in its tree). */;
+    pids?: ReadonlySet<number>;
+  },
 ): string | null {
   if (base.cgroupDir !== null && base.cgroupVersion !== null && base.cgroupOomKills !== null) {
     try {
       const after = readMemoryCgroupCounters(base.cgroupDir, base.cgroupVersion).oomKills;
-      if (after !== null && after > base.cgroupOomKills) return `its memory cgroup counted ${after - base.cgroupOomKills} oom_kill event${after - base.cgroupOomKills === 1 ? '' : 's'}`;
+      if (after !== null && after > base.cgroupOomKills)
+        return `its memory cgroup counted ${after - base.cgroupOomKills} oom_kill event${after - base.cgroupOomKills === 1 ? '' : 's'}`;
     } catch {
       // cgroup gone: no evidence from it
     }
@@ -124,8 +136,10 @@ export function oomKillEvidence(
       // kernel log is readable, one of the trial's own processes must be the one it named.
       const named = m.pids && m.pids.size > 0 ? oomKilledPidsInKernelLog() : null;
       const ours = named === null ? null : [...(m.pids ?? [])].find((p) => named.has(p));
-      if (named === null) return `the kernel's OOM killer ran during the trial (/proc/vmstat oom_kill ${base.vmstatOomKills} → ${after})`;
-      if (ours !== undefined) return `the kernel's OOM killer killed its process ${ours} (/proc/vmstat oom_kill ${base.vmstatOomKills} → ${after}, named in the kernel log)`;
+      if (named === null)
+        return `the kernel's OOM killer ran during the trial (/proc/vmstat oom_kill ${base.vmstatOomKills} → ${after})`;
+      if (ours !== undefined)
+        return `the kernel's OOM killer killed its process ${ours} (/proc/vmstat oom_kill ${base.vmstatOomKills} → ${after}, named in the kernel log)`;
     }
   }
   const peak = m.peakBytes;

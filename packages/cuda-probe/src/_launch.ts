@@ -17,7 +17,9 @@ export interface Launch {
 
 /** Absolute path of an executable found on PATH (or the path itself when absolute), else null. */
 export function findExecutable(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
-  const candidates = isAbsolute(name) ? [name] : (env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter).map((d) => join(d, name));
+  const candidates = isAbsolute(name)
+    ? [name]
+    : (env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter).map((d) => join(d, name));
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);
@@ -55,7 +57,12 @@ export function buildLaunch(opts: BuildLaunchOptions): Launch {
   if (method !== 'ulimit') {
     const prlimit = findExecutable('prlimit', env);
     if (prlimit) {
-      return { file: prlimit, args: [`--as=${bytes}`, '--', opts.file, ...opts.args], limitMethod: 'prlimit', addressSpaceBytes: bytes };
+      return {
+        file: prlimit,
+        args: [`--as=${bytes}`, '--', opts.file, ...opts.args],
+        limitMethod: 'prlimit',
+        addressSpaceBytes: bytes,
+      };
     }
     if (method === 'prlimit' || !opts.allowShell) {
       throw new ProbeOptionsError(
@@ -67,8 +74,16 @@ export function buildLaunch(opts: BuildLaunchOptions): Launch {
   }
   const sh = findExecutable('/bin/sh', env);
   if (!sh) {
-    throw new ProbeOptionsError(opts.field ?? 'addressSpaceBytes', 'neither prlimit nor /bin/sh is available to apply an address-space limit');
+    throw new ProbeOptionsError(
+      opts.field ?? 'addressSpaceBytes',
+      'neither prlimit nor /bin/sh is available to apply an address-space limit',
+    );
   }
   const kib = Math.ceil(bytes / 1024);
-  return { file: sh, args: ['-c', ULIMIT_SCRIPT, 'soup-probe', String(kib), opts.file, ...opts.args], limitMethod: 'ulimit', addressSpaceBytes: kib * 1024 };
+  return {
+    file: sh,
+    args: ['-c', ULIMIT_SCRIPT, 'soup-probe', String(kib), opts.file, ...opts.args],
+    limitMethod: 'ulimit',
+    addressSpaceBytes: kib * 1024,
+  };
 }

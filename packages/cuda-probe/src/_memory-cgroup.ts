@@ -53,8 +53,14 @@ export function parseCgroupMounts(text: string): ParsedMount[] {
     const right = line.slice(sep + 3).split(' ');
     const fsType = right[0];
     if (fsType !== 'cgroup' && fsType !== 'cgroup2') continue;
-    const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
-    out.push({ root: unescape(left[3] ?? '/'), mountPoint: unescape(left[4] ?? ''), fsType, superOptions: (right[2] ?? '').split(',') });
+    const unescape = (s: string): string =>
+      s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
+    out.push({
+      root: unescape(left[3] ?? '/'),
+      mountPoint: unescape(left[4] ?? ''),
+      fsType,
+      superOptions: (right[2] ?? '').split(','),
+    });
   }
   return out;
 }
@@ -70,32 +76,49 @@ function dirOf(mount: ParsedMount, cgroupPath: string): string | null {
  * exist, as on hosts that mount the v1 memory controller next to an empty v2 tree.
  */
 export function memoryCgroupSupport(opts: { procCgroup?: string; mountinfo?: string } = {}): MemoryCgroupSupport {
-  if (process.platform !== 'linux') return { available: false, reason: `memory cgroups are Linux only (this is ${process.platform})` };
+  if (process.platform !== 'linux')
+    return { available: false, reason: `memory cgroups are Linux only (this is ${process.platform})` };
   let cgroupText: string;
   let mountText: string;
   try {
     cgroupText = opts.procCgroup ?? readFileSync('/proc/self/cgroup', 'utf8');
     mountText = opts.mountinfo ?? readFileSync('/proc/self/mountinfo', 'utf8');
   } catch (err) {
-    return { available: false, reason: `cannot read /proc/self/cgroup or /proc/self/mountinfo (${(err as NodeJS.ErrnoException).code ?? err})` };
+    return {
+      available: false,
+      reason: `cannot read /proc/self/cgroup or /proc/self/mountinfo (${(err as NodeJS.ErrnoException).code ?? err})`,
+    };
   }
   const lines = parseProcCgroup(cgroupText);
   const mounts = parseCgroupMounts(mountText);
   const v1 = lines.find((l) => l.controllers.includes('memory'));
   if (v1) {
     const mount = mounts.find((m) => m.fsType === 'cgroup' && m.superOptions.includes('memory'));
-    if (!mount) return { available: false, reason: 'this process is in a v1 memory cgroup, but no cgroup mount with the memory controller is visible in /proc/self/mountinfo' };
+    if (!mount)
+      return {
+        available: false,
+        reason:
+          'this process is in a v1 memory cgroup, but no cgroup mount with the memory controller is visible in /proc/self/mountinfo',
+      };
     const dir = dirOf(mount, v1.path);
     if (!dir || !existsSync(join(dir, 'memory.limit_in_bytes'))) {
-      return { available: false, reason: `this process's v1 memory cgroup ${v1.path} is not reachable under ${mount.mountPoint} (a container that hides its cgroup path?)` };
+      return {
+        available: false,
+        reason: `this process's v1 memory cgroup ${v1.path} is not reachable under ${mount.mountPoint} (a container that hides its cgroup path?)`,
+      };
     }
     return { available: true, version: 1, parentDir: dir };
   }
   const v2 = lines.find((l) => l.hierarchyId === '0' && l.controllers.length === 0);
   const mount = mounts.find((m) => m.fsType === 'cgroup2');
-  if (!v2 || !mount) return { available: false, reason: 'no memory controller: this process is in no v1 memory cgroup and no cgroup2 tree is mounted' };
+  if (!v2 || !mount)
+    return {
+      available: false,
+      reason: 'no memory controller: this process is in no v1 memory cgroup and no cgroup2 tree is mounted',
+    };
   const dir = dirOf(mount, v2.path);
-  if (!dir) return { available: false, reason: `this process's cgroup ${v2.path} is not reachable under ${mount.mountPoint}` };
+  if (!dir)
+    return { available: false, reason: `this process's cgroup ${v2.path} is not reachable under ${mount.mountPoint}` };
   let controllers = '';
   try {
     controllers = readFileSync(join(dir, 'cgroup.controllers'), 'utf8');
@@ -103,7 +126,10 @@ export function memoryCgroupSupport(opts: { procCgroup?: string; mountinfo?: str
     // reported below
   }
   if (!controllers.split(/\s+/).includes('memory')) {
-    return { available: false, reason: `the memory controller is not available in ${dir} (cgroup.controllers: '${controllers.trim()}'; it is bound to a v1 hierarchy or not delegated)` };
+    return {
+      available: false,
+      reason: `the memory controller is not available in ${dir} (cgroup.controllers: '${controllers.trim()}'; it is bound to a v1 hierarchy or not delegated)`,
+    };
   }
   return { available: true, version: 2, parentDir: dir };
 }
@@ -150,7 +176,11 @@ function readKeyed(path: string, key: string): number | null {
  * where the kernel offers the knob (a GPU has no swap either). Throws a plain Error with the
  * reason; the cgroup is removed again when setting the limit fails.
  */
-export function createMemoryCgroup(support: { version: 1 | 2; parentDir: string }, limitBytes: number, prefix: string): CreatedCgroup {
+export function createMemoryCgroup(
+  support: { version: 1 | 2; parentDir: string },
+  limitBytes: number,
+  prefix: string,
+): CreatedCgroup {
   const dir = join(support.parentDir, `${prefix}-${process.pid}-${randomBytes(4).toString('hex')}`);
   mkdirSync(dir);
   created.add(dir);
@@ -177,7 +207,8 @@ export function createMemoryCgroup(support: { version: 1 | 2; parentDir: string 
       }
     }
     const readBack = readNumber(join(dir, support.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'));
-    if (readBack === null || readBack > limitBytes) throw new Error(`the kernel reports a limit of ${readBack} after writing ${bytes}`);
+    if (readBack === null || readBack > limitBytes)
+      throw new Error(`the kernel reports a limit of ${readBack} after writing ${bytes}`);
     return { dir, version: support.version, limitBytes: readBack, swapLimited };
   } catch (err) {
     removeMemoryCgroup(dir, 0);

@@ -28,7 +28,10 @@ function run(nvidiaSmiPath: string, args: string[], timeoutMs: number): Promise<
         const code = (err as NodeJS.ErrnoException).code;
         resolve({
           ok: false,
-          why: code === 'ENOENT' ? `${nvidiaSmiPath} not found` : `${nvidiaSmiPath} failed: ${(stderr || stdout || err.message).trim().slice(0, 300)}`,
+          why:
+            code === 'ENOENT'
+              ? `${nvidiaSmiPath} not found`
+              : `${nvidiaSmiPath} failed: ${(stderr || stdout || err.message).trim().slice(0, 300)}`,
         });
       } else resolve({ ok: true, value: stdout });
     });
@@ -50,7 +53,11 @@ function rows(csv: string): string[][] {
 }
 
 export async function queryGpus(nvidiaSmiPath = 'nvidia-smi', timeoutMs = 10_000): Promise<SmiAnswer<GpuInfo[]>> {
-  const r = await run(nvidiaSmiPath, ['--query-gpu=index,uuid,name,memory.total,memory.free', '--format=csv,noheader,nounits'], timeoutMs);
+  const r = await run(
+    nvidiaSmiPath,
+    ['--query-gpu=index,uuid,name,memory.total,memory.free', '--format=csv,noheader,nounits'],
+    timeoutMs,
+  );
   if (!r.ok) return r;
   const gpus: GpuInfo[] = [];
   for (const [index, uuid, name, total, free] of rows(r.value)) {
@@ -62,8 +69,15 @@ export async function queryGpus(nvidiaSmiPath = 'nvidia-smi', timeoutMs = 10_000
   return { ok: true, value: gpus };
 }
 
-export async function queryComputeApps(nvidiaSmiPath = 'nvidia-smi', timeoutMs = 10_000): Promise<SmiAnswer<ComputeApp[]>> {
-  const r = await run(nvidiaSmiPath, ['--query-compute-apps=pid,gpu_uuid,used_memory', '--format=csv,noheader,nounits'], timeoutMs);
+export async function queryComputeApps(
+  nvidiaSmiPath = 'nvidia-smi',
+  timeoutMs = 10_000,
+): Promise<SmiAnswer<ComputeApp[]>> {
+  const r = await run(
+    nvidiaSmiPath,
+    ['--query-compute-apps=pid,gpu_uuid,used_memory', '--format=csv,noheader,nounits'],
+    timeoutMs,
+  );
   if (!r.ok) return r;
   const apps: ComputeApp[] = [];
   for (const [pid, gpuUuid, used] of rows(r.value)) {
@@ -81,7 +95,11 @@ export async function queryComputeApps(nvidiaSmiPath = 'nvidia-smi', timeoutMs =
  * (CUDA orders devices fastest-first unless `CUDA_DEVICE_ORDER=PCI_BUS_ID`; on a machine
  * mixing GPU models, set it so that a bare index means what nvidia-smi means.)
  */
-export function visibleGpu(gpus: readonly GpuInfo[], deviceId: number, env: NodeJS.ProcessEnv = {}): SmiAnswer<GpuInfo> {
+export function visibleGpu(
+  gpus: readonly GpuInfo[],
+  deviceId: number,
+  env: NodeJS.ProcessEnv = {},
+): SmiAnswer<GpuInfo> {
   const list = env.CUDA_VISIBLE_DEVICES;
   if (list === undefined) {
     const gpu = gpus.find((g) => g.index === deviceId);
@@ -93,7 +111,10 @@ export function visibleGpu(gpus: readonly GpuInfo[], deviceId: number, env: Node
   const usable = firstBad === -1 ? entries : entries.slice(0, firstBad);
   const entry = usable[deviceId];
   if (entry === undefined || entry === '') {
-    return { ok: false, why: `CUDA_VISIBLE_DEVICES=${list} leaves no device ${deviceId} visible (${usable.length} visible)` };
+    return {
+      ok: false,
+      why: `CUDA_VISIBLE_DEVICES=${list} leaves no device ${deviceId} visible (${usable.length} visible)`,
+    };
   }
   const gpu = /^\d+$/.test(entry)
     ? gpus.find((g) => g.index === Number(entry))
@@ -103,7 +124,10 @@ export function visibleGpu(gpus: readonly GpuInfo[], deviceId: number, env: Node
       })();
   return gpu
     ? { ok: true, value: gpu }
-    : { ok: false, why: `CUDA_VISIBLE_DEVICES=${list}: device ${deviceId} is "${entry}", which matches no single GPU nvidia-smi lists` };
+    : {
+        ok: false,
+        why: `CUDA_VISIBLE_DEVICES=${list}: device ${deviceId} is "${entry}", which matches no single GPU nvidia-smi lists`,
+      };
 }
 
 /**
@@ -128,7 +152,10 @@ export async function processGpuUsage(
   if (mine.some((a) => a.usedBytes === null) || (mine.length === 0 && apps.value.some((a) => a.usedBytes === null))) {
     return { ok: false, why: 'the driver reports per-process memory as [N/A] (WDDM)' };
   }
-  return { ok: true, value: { usedBytes: mine.reduce((s, a) => s + (a.usedBytes ?? 0), 0), listed: mine.length > 0, gpu } };
+  return {
+    ok: true,
+    value: { usedBytes: mine.reduce((s, a) => s + (a.usedBytes ?? 0), 0), listed: mine.length > 0, gpu },
+  };
 }
 
 /** One reading of a GPU: the device (free memory) and, when the driver can say, what `pid` holds on it. */
@@ -138,11 +165,22 @@ export interface GpuSnapshot {
 }
 
 /** Reads the GPU CUDA's `deviceId` maps to, and what `pid` holds there. */
-export async function gpuSnapshot(nvidiaSmiPath: string, deviceId: number, pid: number, env: NodeJS.ProcessEnv): Promise<SmiAnswer<GpuSnapshot>> {
+export async function gpuSnapshot(
+  nvidiaSmiPath: string,
+  deviceId: number,
+  pid: number,
+  env: NodeJS.ProcessEnv,
+): Promise<SmiAnswer<GpuSnapshot>> {
   const gpus = await queryGpus(nvidiaSmiPath);
   if (!gpus.ok) return gpus;
   const found = visibleGpu(gpus.value, deviceId, env);
   if (!found.ok) return found;
   const mine = await processGpuUsage(nvidiaSmiPath, deviceId, pid, env);
-  return { ok: true, value: { gpu: found.value, process: mine.ok ? { usedBytes: mine.value.usedBytes, listed: mine.value.listed } : { why: mine.why } } };
+  return {
+    ok: true,
+    value: {
+      gpu: found.value,
+      process: mine.ok ? { usedBytes: mine.value.usedBytes, listed: mine.value.listed } : { why: mine.why },
+    },
+  };
 }

@@ -108,7 +108,15 @@ export interface WorkerSuccess {
    * started, the worker's own code began (node boot + module load done), the job was read,
    * onnxruntime was imported, the session and the batch were ready, the result was sent.
    */
-  marks?: { processStart: number; main: number; jobRead: number; runtime: number; session?: number; ready: number; sent: number };
+  marks?: {
+    processStart: number;
+    main: number;
+    jobRead: number;
+    runtime: number;
+    session?: number;
+    ready: number;
+    sent: number;
+  };
   /** The step alone. */
   stepMs: number;
   /** Bytes of the synthetic batch. */

@@ -58,7 +58,9 @@ export function raisedLines(output: string): Raised {
   const tail = lines.filter((l) => l.trim() !== '').slice(-TAIL_LINES);
   const errors = tail.filter((l) => ERRORISH.test(l.trim()));
   const trimmed = errors.map((l) => l.trim());
-  return trimmed.length > 0 ? { lines: trimmed, blocks: [trimmed], source: 'error-lines' } : { lines: [], blocks: [], source: 'none' };
+  return trimmed.length > 0
+    ? { lines: trimmed, blocks: [trimmed], source: 'error-lines' }
+    : { lines: [], blocks: [], source: 'none' };
 }
 
 /** The last `n` lines of a text (launcher prefixes kept: this is what the user reads). */

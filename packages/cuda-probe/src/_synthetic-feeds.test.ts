@@ -40,11 +40,15 @@ describe('planFeeds', () => {
       vocabSize: 128256,
     });
     expect(feeds[0]!.fill).toEqual({ kind: 'constant', value: 128255 });
-    const wrapped = planFeeds([{ name: 'labels', isTensor: true, type: 'int64', shape: ['b', 's'] }], { ...opts, padId: 300, vocabSize: 256 });
+    const wrapped = planFeeds([{ name: 'labels', isTensor: true, type: 'int64', shape: ['b', 's'] }], {
+      ...opts,
+      padId: 300,
+      vocabSize: 256,
+    });
     expect(wrapped.feeds[0]!.fill).toEqual({ kind: 'constant', value: 44 });
   });
 
-  it('feeds overridden inputs their constant (a training graph\'s lr and step)', () => {
+  it("feeds overridden inputs their constant (a training graph's lr and step)", () => {
     const { feeds } = planFeeds(
       [
         { name: 'lr', isTensor: true, type: 'float32', shape: [] },
@@ -66,7 +70,9 @@ describe('planFeeds', () => {
   });
 
   it('refuses string and non-tensor inputs, naming them', () => {
-    expect(() => planFeeds([{ name: 'prompt', isTensor: true, type: 'string', shape: ['b'] }], opts)).toThrow(/"prompt" has type string/);
+    expect(() => planFeeds([{ name: 'prompt', isTensor: true, type: 'string', shape: ['b'] }], opts)).toThrow(
+      /"prompt" has type string/,
+    );
     expect(() => planFeeds([{ name: 'seq', isTensor: false }], opts)).toThrow(/"seq" is not a tensor/);
   });
 

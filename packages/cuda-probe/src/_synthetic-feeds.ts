@@ -99,7 +99,9 @@ export function planFeeds(inputs: readonly InputMetadata[], opts: PlanFeedsOptio
     } else if (type === 'bool') {
       fill = { kind: 'constant', value: /mask/i.test(name) ? 1 : 0 };
     } else {
-      throw new Error(`model input "${name}" has type ${type}; the ORT probe feeds integer, float and bool tensors only`);
+      throw new Error(
+        `model input "${name}" has type ${type}; the ORT probe feeds integer, float and bool tensors only`,
+      );
     }
     return { name, type, dims, fill, batched: symbolic >= 1 };
   });

@@ -33,7 +33,12 @@ export async function prepareTrainStep(
   const mod = await import('@soup/onnx-train');
   const o = work.step as unknown as TrainStepJobOptions;
   const spec = mod.defineGptSpec(o.spec as unknown as Parameters<typeof mod.defineGptSpec>[0]);
-  const model = mod.buildTrainingModel({ spec, recompute: o.recompute, mode: 'train', ...(o.dtype !== undefined ? { dtype: o.dtype } : {}) });
+  const model = mod.buildTrainingModel({
+    spec,
+    recompute: o.recompute,
+    mode: 'train',
+    ...(o.dtype !== undefined ? { dtype: o.dtype } : {}),
+  });
   const stepOptions = {
     executionProvider: job.device,
     deviceId: job.cuda?.deviceId ?? 0,

@@ -38,4 +38,3 @@ export function treePids(root: number): Set<number> {
   }
   return out;
 }
-

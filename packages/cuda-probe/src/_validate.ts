@@ -9,7 +9,10 @@ function describe(value: unknown): string {
 
 export function integerAtLeast(field: string, value: unknown, min: number, hint = ''): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new ProbeOptionsError(field, `${field} must be an integer >= ${min} (got ${describe(value)})${hint ? `; ${hint}` : ''}`);
+    throw new ProbeOptionsError(
+      field,
+      `${field} must be an integer >= ${min} (got ${describe(value)})${hint ? `; ${hint}` : ''}`,
+    );
   }
   return value;
 }
@@ -26,14 +29,18 @@ export function optionalBytes(field: string, value: unknown): number | null {
 export function oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw new ProbeOptionsError(field, `${field} must be one of ${allowed.map((a) => `'${a}'`).join(', ')} (got ${describe(value)})`);
+    throw new ProbeOptionsError(
+      field,
+      `${field} must be one of ${allowed.map((a) => `'${a}'`).join(', ')} (got ${describe(value)})`,
+    );
   }
   return value as T;
 }
 
 export function optionalBoolean(field: string, value: unknown): boolean | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw new ProbeOptionsError(field, `${field} must be true or false (got ${describe(value)})`);
+  if (typeof value !== 'boolean')
+    throw new ProbeOptionsError(field, `${field} must be true or false (got ${describe(value)})`);
   return value;
 }
 

@@ -100,14 +100,20 @@ export interface ResolvedWorkerOptions {
 /** Checks the options every worker probe shares; throws ProbeOptionsError naming the field. */
 export function resolveWorkerOptions(o: WorkerProbeOptions): ResolvedWorkerOptions {
   const device = oneOf('device', o.device, ['cpu', 'cuda'] as const, 'cpu');
-  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw new ProbeOptionsError('signal', 'signal must be an AbortSignal');
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
+    throw new ProbeOptionsError('signal', 'signal must be an AbortSignal');
   return {
     device,
     deviceId: optionalIntegerAtLeast('deviceId', o.deviceId, 0, 0),
     budgetBytes: optionalBytes('budgetBytes', o.budgetBytes),
     gpuMemLimitBytes: optionalBytes('gpuMemLimitBytes', o.gpuMemLimitBytes),
     timeoutMs: optionalIntegerAtLeast('timeoutMs', o.timeoutMs, 1, 600_000),
-    addressSpaceLimit: oneOf('addressSpaceLimit', o.addressSpaceLimit, ['auto', 'prlimit', 'ulimit', 'off'] as const, 'auto'),
+    addressSpaceLimit: oneOf(
+      'addressSpaceLimit',
+      o.addressSpaceLimit,
+      ['auto', 'prlimit', 'ulimit', 'off'] as const,
+      'auto',
+    ),
     hardCap: oneOf('hardCap', o.hardCap, ['address-space', 'memory-cgroup'] as const, 'address-space'),
     env: o.env ?? process.env,
     cwd: o.cwd,
@@ -118,15 +124,15 @@ export function resolveWorkerOptions(o: WorkerProbeOptions): ResolvedWorkerOptio
   };
 }
 
-
 /** The launch fields of a worker probe's config that follow from its resolved shared options. */
-export function workerLaunch(
-  r: ResolvedWorkerOptions,
-): Omit<WorkerProbeConfig, 'what' | 'work' | 'threads'> {
+export function workerLaunch(r: ResolvedWorkerOptions): Omit<WorkerProbeConfig, 'what' | 'work' | 'threads'> {
   return {
     device: r.device,
     budgetBytes: r.budgetBytes,
-    cuda: r.device === 'cuda' ? { deviceId: r.deviceId, nvidiaSmiPath: r.nvidiaSmiPath, gpuMemLimitBytes: r.gpuMemLimitBytes } : null,
+    cuda:
+      r.device === 'cuda'
+        ? { deviceId: r.deviceId, nvidiaSmiPath: r.nvidiaSmiPath, gpuMemLimitBytes: r.gpuMemLimitBytes }
+        : null,
     timeoutMs: r.timeoutMs,
     env: r.env,
     cwd: r.cwd,

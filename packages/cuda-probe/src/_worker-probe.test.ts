@@ -35,26 +35,64 @@ describe('judgeSuccess (the #649 gate)', () => {
     const budget = 300 * MiB;
     const at = judgeSuccess(cpu, 8, report({ baseline: 80 * MiB, peak: 80 * MiB + budget, budget }), 150, limit);
     const over = judgeSuccess(cpu, 8, report({ baseline: 80 * MiB, peak: 80 * MiB + budget + 1, budget }), 150, limit);
-    expect(at).toMatchObject({ fits: true, reason: 'fit', peakBytes: budget, budgetBytes: budget, ms: 150, stepMs: 20, overheadMs: 130 });
+    expect(at).toMatchObject({
+      fits: true,
+      reason: 'fit',
+      peakBytes: budget,
+      budgetBytes: budget,
+      ms: 150,
+      stepMs: 20,
+      overheadMs: 130,
+    });
     expect(over).toMatchObject({ fits: false, reason: 'over-budget', peakBytes: budget + 1 });
-    expect(over.detail).toBe('step peak 300.0 MiB > budget 300.0 MiB (VmHWM above the 80.0 MiB resident before the step; budget given)');
+    expect(over.detail).toBe(
+      'step peak 300.0 MiB > budget 300.0 MiB (VmHWM above the 80.0 MiB resident before the step; budget given)',
+    );
   });
 
   it('CUDA: per-process memory after the step against free + held, exact', () => {
     const gpu = { device: 'cuda' as const, gpuMemLimitBytes: null };
-    const at = judgeSuccess(gpu, 4, report({ baseline: 0, peak: 0, budget: 0, cuda: { budgetBytes: 8 * 2 ** 30, peakBytes: 8 * 2 ** 30 } }), 900, limit);
-    const over = judgeSuccess(gpu, 4, report({ baseline: 0, peak: 0, budget: 0, cuda: { budgetBytes: 8 * 2 ** 30, peakBytes: 8 * 2 ** 30 + 1 } }), 900, limit);
+    const at = judgeSuccess(
+      gpu,
+      4,
+      report({ baseline: 0, peak: 0, budget: 0, cuda: { budgetBytes: 8 * 2 ** 30, peakBytes: 8 * 2 ** 30 } }),
+      900,
+      limit,
+    );
+    const over = judgeSuccess(
+      gpu,
+      4,
+      report({ baseline: 0, peak: 0, budget: 0, cuda: { budgetBytes: 8 * 2 ** 30, peakBytes: 8 * 2 ** 30 + 1 } }),
+      900,
+      limit,
+    );
     expect(at).toMatchObject({ fits: true, measurement: 'cuda-per-process' });
     expect(over).toMatchObject({ fits: false, reason: 'over-budget', measurement: 'cuda-per-process' });
   });
 
   it('CUDA without per-process figures (WSL2, WDDM, PID namespace): the device delta judges, and a full device does not fit', () => {
     const gpu = { device: 'cuda' as const, gpuMemLimitBytes: null };
-    const cuda = { budgetBytes: 20 * 2 ** 30, peakBytes: 12 * 2 ** 30, measurement: 'cuda-device-delta' as const, note: 'nvidia-smi does not list this process' };
+    const cuda = {
+      budgetBytes: 20 * 2 ** 30,
+      peakBytes: 12 * 2 ** 30,
+      measurement: 'cuda-device-delta' as const,
+      note: 'nvidia-smi does not list this process',
+    };
     const fits = judgeSuccess(gpu, 4, report({ baseline: 0, peak: 0, budget: 0, cuda }), 900, limit);
-    expect(fits).toMatchObject({ fits: true, reason: 'fit', measurement: 'cuda-device-delta', peakBytes: 12 * 2 ** 30 });
+    expect(fits).toMatchObject({
+      fits: true,
+      reason: 'fit',
+      measurement: 'cuda-device-delta',
+      peakBytes: 12 * 2 ** 30,
+    });
     expect(fits.detail).toMatch(/^device used-memory delta across the trial 12\.00 GiB <= budget 20\.00 GiB/);
-    const full = judgeSuccess(gpu, 4, report({ baseline: 0, peak: 0, budget: 0, cuda: { ...cuda, peakBytes: 20 * 2 ** 30, deviceFull: true } }), 900, limit);
+    const full = judgeSuccess(
+      gpu,
+      4,
+      report({ baseline: 0, peak: 0, budget: 0, cuda: { ...cuda, peakBytes: 20 * 2 ** 30, deviceFull: true } }),
+      900,
+      limit,
+    );
     expect(full).toMatchObject({ fits: false, reason: 'over-budget', measurement: 'cuda-device-delta' });
     expect(full.detail).toMatch(/spills to host memory/);
   });
@@ -64,7 +102,12 @@ describe('judgeSuccess (the #649 gate)', () => {
     const got = judgeSuccess(
       gpu,
       4,
-      report({ baseline: 0, peak: 0, budget: 0, cuda: { budgetBytes: null, peakBytes: null, note: 'the driver reports per-process memory as [N/A] (WDDM)' } }),
+      report({
+        baseline: 0,
+        peak: 0,
+        budget: 0,
+        cuda: { budgetBytes: null, peakBytes: null, note: 'the driver reports per-process memory as [N/A] (WDDM)' },
+      }),
       900,
       limit,
     );
@@ -76,8 +119,8 @@ describe('judgeSuccess (the #649 gate)', () => {
 
 describe('addressSpaceLimitBytes (RLIMIT_AS sizing rule)', () => {
   it('baseline VmSize + feeds + 2 x budget + 256 MiB + 64 MiB per thread', () => {
-    expect(addressSpaceLimitBytes({ baselineVmBytes: 1000 * MiB, feedBytes: 3 * MiB, budgetBytes: 100 * MiB, threads: 2 })).toBe(
-      (1000 + 3 + 200 + 256 + 128) * MiB,
-    );
+    expect(
+      addressSpaceLimitBytes({ baselineVmBytes: 1000 * MiB, feedBytes: 3 * MiB, budgetBytes: 100 * MiB, threads: 2 }),
+    ).toBe((1000 + 3 + 200 + 256 + 128) * MiB);
   });
 });

@@ -8,7 +8,15 @@ import { formatBytes } from './_format';
 import { judgeFailure } from './_interpret';
 import { spawnSync } from 'node:child_process';
 import { buildLaunch, findExecutable, type Launch } from './_launch';
-import type { CudaJob, OrtJob, SegmentedStepJob, TrainStepJob, WorkerJob, WorkerResult, WorkerSuccess } from './_protocol';
+import type {
+  CudaJob,
+  OrtJob,
+  SegmentedStepJob,
+  TrainStepJob,
+  WorkerJob,
+  WorkerResult,
+  WorkerSuccess,
+} from './_protocol';
 import { batchSizeArg } from './_validate';
 import { ProbeChildError, ProbeTimeoutError } from './errors';
 import { reachableMemory } from './reachable-memory';
@@ -26,7 +34,12 @@ const MiB = 2 ** 20;
  * step that stays within the budget never hits it: the exact decision is the peak gate, and
  * the limit stops a candidate far above the budget before it can swap or wake the OOM killer.
  */
-export function addressSpaceLimitBytes(p: { baselineVmBytes: number; feedBytes: number; budgetBytes: number; threads: number }): number {
+export function addressSpaceLimitBytes(p: {
+  baselineVmBytes: number;
+  feedBytes: number;
+  budgetBytes: number;
+  threads: number;
+}): number {
   return p.baselineVmBytes + p.feedBytes + 2 * p.budgetBytes + 256 * MiB + 64 * MiB * p.threads;
 }
 
@@ -100,12 +113,21 @@ function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<C
 }
 
 /** The memory cgroup limit of a trial: what the child holds before the step + the batch's feeds + the budget. */
-export function memoryCgroupLimitBytes(p: { baselineRssBytes: number; feedBytes: number; budgetBytes: number }): number {
+export function memoryCgroupLimitBytes(p: {
+  baselineRssBytes: number;
+  feedBytes: number;
+  budgetBytes: number;
+}): number {
   return Math.ceil((p.baselineRssBytes + p.feedBytes + p.budgetBytes) / 4096) * 4096;
 }
 
 /** {@link send} inside a fresh memory cgroup (removed afterwards). */
-async function sendCapped(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob, limitBytes: number): Promise<{ run: ChildRun; report: MemoryCgroupReport }> {
+async function sendCapped(
+  cfg: WorkerProbeConfig,
+  launch: Launch,
+  job: WorkerJob,
+  limitBytes: number,
+): Promise<{ run: ChildRun; report: MemoryCgroupReport }> {
   const r = await runInMemoryCgroup({
     file: launch.file,
     args: launch.args,
@@ -121,7 +143,13 @@ async function sendCapped(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob
   const { cgroup, ...rest } = r;
   return {
     run: { ...rest, pid: undefined, sampledPeakRssBytes: null, killedAboveRss: false },
-    report: { limitBytes: cgroup.limitBytes, peakBytes: cgroup.peakBytes, oomKills: cgroup.oomKills, limitHits: cgroup.limitHits, oomKilled: cgroup.oomKilled },
+    report: {
+      limitBytes: cgroup.limitBytes,
+      peakBytes: cgroup.peakBytes,
+      oomKills: cgroup.oomKills,
+      limitHits: cgroup.limitHits,
+      oomKilled: cgroup.oomKilled,
+    },
   };
 }
 
@@ -174,19 +202,39 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     cuda: cfg.cuda,
     work,
   });
-  const direct = (): Launch => buildLaunch({ file: cfg.nodePath, args: [...cfg.nodeArgs, cfg.workerPath], allowShell: true });
+  const direct = (): Launch =>
+    buildLaunch({ file: cfg.nodePath, args: [...cfg.nodeArgs, cfg.workerPath], allowShell: true });
 
   const calibrate = async (): Promise<Calibration> => {
-    const work = cfg.work.kind === 'train-step' ? { ...cfg.work, modelPath: join(probeTempDir(), 'train-step.onnx') } : cfg.work;
+    const work =
+      cfg.work.kind === 'train-step' ? { ...cfg.work, modelPath: join(probeTempDir(), 'train-step.onnx') } : cfg.work;
     const run = await send(cfg, direct(), job('calibrate', 1, work));
     const result = asResult(run);
     if (result?.ok && run.exitCode === 0) {
       const prepared = work.kind === 'train-step' ? result.prepared : work;
-      if (!prepared) throw new ProbeChildError(`${cfg.what} did not report its prepared model`, { batchSize: 1, exitCode: 0, signal: null, stderrTail: tail(run.stderr) });
-      return { baselineVmBytes: result.cpu.baselineVmBytes, baselineRssBytes: result.cpu.baselineRssBytes, feedBytesPerSample: result.batchedFeedBytes, ms: run.wallMs, work: prepared };
+      if (!prepared)
+        throw new ProbeChildError(`${cfg.what} did not report its prepared model`, {
+          batchSize: 1,
+          exitCode: 0,
+          signal: null,
+          stderrTail: tail(run.stderr),
+        });
+      return {
+        baselineVmBytes: result.cpu.baselineVmBytes,
+        baselineRssBytes: result.cpu.baselineRssBytes,
+        feedBytesPerSample: result.batchedFeedBytes,
+        ms: run.wallMs,
+        work: prepared,
+      };
     }
     if (run.aborted) throw cfg.signal?.reason ?? new Error('probe aborted');
-    if (run.timedOut) throw new ProbeTimeoutError(1, cfg.timeoutMs, tail(run.stderr), `${cfg.what} measuring its baseline (model load, batch of 1, no step)`);
+    if (run.timedOut)
+      throw new ProbeTimeoutError(
+        1,
+        cfg.timeoutMs,
+        tail(run.stderr),
+        `${cfg.what} measuring its baseline (model load, batch of 1, no step)`,
+      );
     const message = result && !result.ok ? result.error.message : (run.resultError ?? 'no result');
     throw new ProbeChildError(
       `${cfg.what} could not load the model to measure its baseline (${run.signal ? `signal ${run.signal}` : `exit code ${run.exitCode}`}): ${message.split('\n')[0]}`,
@@ -259,7 +307,10 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       if (limited && launch.addressSpaceBytes !== null) {
         // The spare was started without a limit: RLIMIT_AS is set on it now, before its trial.
         const n = String(launch.addressSpaceBytes);
-        const r = mine.pid !== undefined ? spawnSync(prlimit!, ['--pid', String(mine.pid), `--as=${n}:${n}`], { stdio: 'ignore', timeout: 10_000 }) : null;
+        const r =
+          mine.pid !== undefined
+            ? spawnSync(prlimit!, ['--pid', String(mine.pid), `--as=${n}:${n}`], { stdio: 'ignore', timeout: 10_000 })
+            : null;
         limitOk = r !== null && r.status === 0;
       }
       if (limitOk) {
@@ -271,7 +322,10 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
         warmUsed = true;
       } else mine.release(null);
     }
-    const capped = !run && cgroupLimitBytes !== undefined ? await sendCapped(cfg, launch, job('step', batchSize, work), cgroupLimitBytes) : null;
+    const capped =
+      !run && cgroupLimitBytes !== undefined
+        ? await sendCapped(cfg, launch, job('step', batchSize, work), cgroupLimitBytes)
+        : null;
     run ??= capped?.run ?? (await send(cfg, launch, job('step', batchSize, work)));
     if (run.exited) previousExit = run.exited;
     const limit = {
@@ -282,7 +336,13 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
     };
     const result = asResult(run);
     if (result?.ok && (run.exitCode === 0 || run.endedOnResult === true) && !run.timedOut && !run.aborted) {
-      const out = judgeSuccess({ device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null }, batchSize, result, run.wallMs, limit);
+      const out = judgeSuccess(
+        { device: cfg.device, gpuMemLimitBytes: cfg.cuda?.gpuMemLimitBytes ?? null },
+        batchSize,
+        result,
+        run.wallMs,
+        limit,
+      );
       const m = result.marks;
       if (m && run.spawnedAt !== undefined && run.closedAt !== undefined) {
         const r1 = (x: number) => Math.round(x);
@@ -318,7 +378,9 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       return out;
     }
     const message =
-      result && !result.ok ? result.error.message : (run.resultError ?? (run.exitCode === 0 ? 'the child exited without reporting a result' : undefined));
+      result && !result.ok
+        ? result.error.message
+        : (run.resultError ?? (run.exitCode === 0 ? 'the child exited without reporting a result' : undefined));
     const verdict = capped?.report.oomKilled
       ? ({
           reason: 'killed',
@@ -327,14 +389,19 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
             `${formatBytes(capped.report.limitBytes)} (baseline + feeds + budget; oom_kill ${capped.report.oomKills})`,
         } as const)
       : judgeFailure(run, {
-      batchSize,
-      timeoutMs: cfg.timeoutMs,
-      what: cfg.what,
-      ...(message !== undefined ? { message } : {}),
-      ...(cfg.signal ? { signal: cfg.signal } : {}),
-    });
+          batchSize,
+          timeoutMs: cfg.timeoutMs,
+          what: cfg.what,
+          ...(message !== undefined ? { message } : {}),
+          ...(cfg.signal ? { signal: cfg.signal } : {}),
+        });
     if (verdict.reason === 'not-memory') {
-      throw new ProbeChildError(verdict.detail, { batchSize, exitCode: run.exitCode, signal: run.signal, stderrTail: tail(run.stderr) });
+      throw new ProbeChildError(verdict.detail, {
+        batchSize,
+        exitCode: run.exitCode,
+        signal: run.signal,
+        stderrTail: tail(run.stderr),
+      });
     }
     return {
       fits: false,
@@ -357,7 +424,13 @@ export function judgeSuccess(
   wallMs: number,
   limit: Pick<ProbeTrialOutcome, 'limitMethod' | 'addressSpaceBytes' | 'calibrationMs' | 'memoryCgroup'>,
 ): ProbeTrialOutcome {
-  const timing = { ms: wallMs, stepMs: r.stepMs, overheadMs: Math.max(0, wallMs - r.stepMs), ...limit, ...(r.notes.length ? { notes: r.notes } : {}) };
+  const timing = {
+    ms: wallMs,
+    stepMs: r.stepMs,
+    overheadMs: Math.max(0, wallMs - r.stepMs),
+    ...limit,
+    ...(r.notes.length ? { notes: r.notes } : {}),
+  };
   if (cfg.device === 'cuda') {
     const c = r.cuda;
     if (!c || c.budgetBytes === null || c.peakBytes === null) {

@@ -56,7 +56,10 @@ function runnerFor(ort: Ort, job: WorkerJob, session: Session, work: OrtJob): Ru
 
 async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> {
   const ort: Ort = await import('onnxruntime-node').catch((err: unknown) => {
-    throw new Error(`onnxruntime-node is not installed (an optional peer dependency of @soup/cuda-probe): npm install onnxruntime-node@1.30.0`, { cause: err });
+    throw new Error(
+      `onnxruntime-node is not installed (an optional peer dependency of @soup/cuda-probe): npm install onnxruntime-node@1.30.0`,
+      { cause: err },
+    );
   });
   runtimeAt = epoch();
   const work = job.work;
@@ -65,12 +68,16 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
     return prepareSegmentedStep(job, work);
   }
   if (work.kind === 'train-step') {
-    if (job.mode !== 'calibrate') throw new Error('a train-step job runs as calibration only; trials run its prepared model');
+    if (job.mode !== 'calibrate')
+      throw new Error('a train-step job runs as calibration only; trials run its prepared model');
     const { prepareTrainStep } = await import('./_train-step-runner');
     const { session, prepared } = await prepareTrainStep(ort, job, work);
     return { ...runnerFor(ort, job, session, prepared), prepared };
   }
-  const session = await ort.InferenceSession.create(work.modelPath, { ...work.session, executionProviders: providers(job) });
+  const session = await ort.InferenceSession.create(work.modelPath, {
+    ...work.session,
+    executionProviders: providers(job),
+  });
   sessionAt = epoch();
   // A warm child: the session (which does not depend on the batch size) is ready before the
   // trial's batch size arrives; the batch is built only then.
@@ -149,7 +156,9 @@ let sessionAt = 0;
 let jobAt = 0;
 
 async function main(): Promise<number> {
-  const job = JSON.parse(process.env.SOUP_PROBE_WARM === '1' ? await readWarmStdin() : readFileSync(0, 'utf8')) as WorkerJob;
+  const job = JSON.parse(
+    process.env.SOUP_PROBE_WARM === '1' ? await readWarmStdin() : readFileSync(0, 'utf8'),
+  ) as WorkerJob;
   jobAt = epoch();
   if (process.env.SOUP_PROBE_WARM === '1' && (job.work.kind !== 'ort' || job.device !== 'cpu' || job.mode !== 'step')) {
     throw new Error('warm mode is for CPU ORT step jobs only');
@@ -177,7 +186,12 @@ async function main(): Promise<number> {
       stepMs = performance.now() - t0;
       after = readProcStatus() ?? before;
       if (gpuStart && gpuPre) {
-        const v = judgeGpu({ start: gpuStart, pre: gpuPre, post: await gpuReading(job), gpuMemLimitBytes: job.cuda!.gpuMemLimitBytes });
+        const v = judgeGpu({
+          start: gpuStart,
+          pre: gpuPre,
+          post: await gpuReading(job),
+          gpuMemLimitBytes: job.cuda!.gpuMemLimitBytes,
+        });
         cuda = {
           budgetBytes: v.budgetBytes,
           peakBytes: v.peakBytes,
@@ -207,7 +221,15 @@ async function main(): Promise<number> {
       cuda,
       notes: runner.notes,
       ...(runner.prepared ? { prepared: runner.prepared } : {}),
-      marks: { processStart: performance.timeOrigin, main: mainAt, jobRead: jobAt, runtime: runtimeAt || jobAt, session: sessionAt || readyAt, ready: readyAt, sent: epoch() },
+      marks: {
+        processStart: performance.timeOrigin,
+        main: mainAt,
+        jobRead: jobAt,
+        runtime: runtimeAt || jobAt,
+        session: sessionAt || readyAt,
+        ready: readyAt,
+        sent: epoch(),
+      },
     };
     send(result);
     return 0;
@@ -215,7 +237,12 @@ async function main(): Promise<number> {
     const e = err instanceof Error ? err : new Error(String(err));
     // The message goes to stderr too, so a parent that only sees output can still classify it.
     process.stderr.write(`soup probe worker: ${phase} failed: ${e.message}\n`);
-    send({ ok: false, pid: process.pid, phase, error: { name: e.name, message: e.message, ...(e.stack ? { stack: e.stack } : {}) } });
+    send({
+      ok: false,
+      pid: process.pid,
+      phase,
+      error: { name: e.name, message: e.message, ...(e.stack ? { stack: e.stack } : {}) },
+    });
     return 1;
   }
 }

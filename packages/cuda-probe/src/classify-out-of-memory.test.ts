@@ -104,7 +104,10 @@ RuntimeError: CUDA error: device-side assert triggered
 Compile with \`TORCH_USE_CUDA_DSA\` to enable device-side assertions.`,
   ],
   [null, `ValueError: Expected input batch_size (8) to match target batch_size (16).`],
-  [null, `Error: Non-zero status code returned while running Reshape node. Name:'/Reshape' Status Message: The input tensor cannot be reshaped to the requested shape. Input shape:{2,64}, requested shape:{3,-1}`],
+  [
+    null,
+    `Error: Non-zero status code returned while running Reshape node. Name:'/Reshape' Status Message: The input tensor cannot be reshaped to the requested shape. Input shape:{2,64}, requested shape:{3,-1}`,
+  ],
 ];
 
 describe('classifyOutOfMemory', () => {
@@ -128,7 +131,9 @@ describe('classifyOutOfMemory', () => {
   });
 
   it('returns the matching line, not the whole text', () => {
-    const got = classifyOutOfMemory('step 1 ok\nstep 2: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\nexiting');
+    const got = classifyOutOfMemory(
+      'step 1 ok\nstep 2: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\nexiting',
+    );
     expect(got.line).toBe('step 2: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.');
   });
 

@@ -39,21 +39,28 @@ export type ExcludedKind = 'illegal-address' | 'device-assert' | 'nccl';
 // Crashes that are bugs, not capacity: a poisoned CUDA context after one of these can also
 // print allocator errors, so these win over any OOM line in the same text.
 const CRASHES: ReadonlyArray<readonly [ExcludedKind, RegExp]> = [
-  ['illegal-address', /an illegal memory access was encountered|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|illegal address/i],
+  [
+    'illegal-address',
+    /an illegal memory access was encountered|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|illegal address/i,
+  ],
   ['device-assert', /device-side assert(ion)? triggered|cudaErrorAssert|CUDA_ERROR_ASSERT/i],
 ];
 
 // A collective failing (timeout, watchdog, a peer gone, NCCL's own CUDA call) is not this rank
 // running out of memory, even when NCCL's message quotes a CUDA "out of memory": the line is
 // NCCL's, so it is read as NCCL. An OOM raised elsewhere in the same output still wins.
-const NCCL = /\bNCCL (error|WARN)|\bnccl(UnhandledCudaError|SystemError|InternalError|InvalidUsage|RemoteError)\b|ProcessGroupNCCL|NCCL communicator|DistBackendError/;
+const NCCL =
+  /\bNCCL (error|WARN)|\bnccl(UnhandledCudaError|SystemError|InternalError|InvalidUsage|RemoteError)\b|ProcessGroupNCCL|NCCL communicator|DistBackendError/;
 
 // Most specific first: the first entry that matches names the kind.
 const CATALOGUE: ReadonlyArray<readonly [OutOfMemoryKind, RegExp]> = [
   ['pytorch-cuda', /CUDA out of memory/],
   ['pytorch-hip', /HIP out of memory/],
   ['pytorch-mps', /MPS backend out of memory/],
-  ['cuda-error', /CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUDA failure 2: out of memory|hipErrorOutOfMemory/],
+  [
+    'cuda-error',
+    /CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUDA failure 2: out of memory|hipErrorOutOfMemory/,
+  ],
   ['pytorch-cpu', /DefaultCPUAllocator: can't allocate memory/],
   ['ort-arena', /Failed to allocate memory for requested buffer/],
   ['ort-arena-limit', /Available memory of \d+ is smaller than requested bytes/],
@@ -126,8 +133,7 @@ export function classifyOutOfMemory(text: string): OutOfMemoryClassification {
     if (c.kind === 'nccl') {
       nccl ??= c;
       inNccl = true;
-    }
-    else {
+    } else {
       // The most specific catalogue entry across all lines names the kind.
       const rank = CATALOGUE.findIndex(([k]) => k === c.kind);
       if (rank < best) {

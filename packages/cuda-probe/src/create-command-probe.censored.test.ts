@@ -11,7 +11,10 @@ const MiB = 2 ** 20;
 const nodeTrainer = fileURLToPath(new URL('./_fixtures/proportional-trainer.cjs', import.meta.url));
 const torchTrainer = fileURLToPath(new URL('./_fixtures/proportional_trainer.py', import.meta.url));
 const torchCheck = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' });
-const torchWhy = torchCheck.status === 0 ? null : `torch does not import under /usr/bin/python3: ${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
+const torchWhy =
+  torchCheck.status === 0
+    ? null
+    : `torch does not import under /usr/bin/python3: ${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
 if (torchWhy) console.log(`skipping the torch twin: ${torchWhy}`);
 
 describe('[slow] censored trials (real children, real RSS budget)', { timeout: 300_000 }, () => {
@@ -33,22 +36,30 @@ describe('[slow] censored trials (real children, real RSS budget)', { timeout: 3
       const seq = predictive.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
       expect(predictive.bound, seq).toBe('exact');
       expect(Math.abs(predictive.batchSize - bisection.batchSize), seq).toBeLessThanOrEqual(1);
-      expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(Math.min(5, bisection.trials.length));
+      expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(
+        Math.min(5, bisection.trials.length),
+      );
     });
   }
 
-  it.skipIf(torchWhy !== null)('torch twin, linear memory (a torch tensor of b × 8 MiB): predictive finds bisection\'s edge in no more trials (at most 6)', { timeout: 900_000 }, async () => {
-    const probe = createCommandProbe({
-      command: ['/usr/bin/python3', torchTrainer, '{batch_size}'],
-      env: { ...process.env, MIB_PER_SAMPLE: '8', QUAD_KIB: '0', HOLD_MS: '150' },
-      budgetBytes: 700 * MiB,
-      timeoutMs: 120_000,
-    });
-    const bisection = await probeBatchSize(probe, { start: 4, ceiling: 96 });
-    const predictive = await probeBatchSize(probe, { start: 4, ceiling: 96, predict: true });
-    const seq = predictive.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
-    expect(predictive.bound, seq).toBe('exact');
-    expect(Math.abs(predictive.batchSize - bisection.batchSize), seq).toBeLessThanOrEqual(1);
-    expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(Math.min(6, bisection.trials.length));
-  });
+  it.skipIf(torchWhy !== null)(
+    "torch twin, linear memory (a torch tensor of b × 8 MiB): predictive finds bisection's edge in no more trials (at most 6)",
+    { timeout: 900_000 },
+    async () => {
+      const probe = createCommandProbe({
+        command: ['/usr/bin/python3', torchTrainer, '{batch_size}'],
+        env: { ...process.env, MIB_PER_SAMPLE: '8', QUAD_KIB: '0', HOLD_MS: '150' },
+        budgetBytes: 700 * MiB,
+        timeoutMs: 120_000,
+      });
+      const bisection = await probeBatchSize(probe, { start: 4, ceiling: 96 });
+      const predictive = await probeBatchSize(probe, { start: 4, ceiling: 96, predict: true });
+      const seq = predictive.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
+      expect(predictive.bound, seq).toBe('exact');
+      expect(Math.abs(predictive.batchSize - bisection.batchSize), seq).toBeLessThanOrEqual(1);
+      expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(
+        Math.min(6, bisection.trials.length),
+      );
+    },
+  );
 });

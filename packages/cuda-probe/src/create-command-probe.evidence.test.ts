@@ -15,7 +15,10 @@ const MiB = 2 ** 20;
 const nodeTrainer = fileURLToPath(new URL('./_fixtures/proportional-trainer.cjs', import.meta.url));
 const torchTrainer = fileURLToPath(new URL('./_fixtures/proportional_trainer.py', import.meta.url));
 const torchCheck = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' });
-const torchWhy = torchCheck.status === 0 ? null : `torch does not import under /usr/bin/python3: ${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
+const torchWhy =
+  torchCheck.status === 0
+    ? null
+    : `torch does not import under /usr/bin/python3: ${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
 if (torchWhy) console.log(`skipping the torch twins: ${torchWhy}`);
 
 const trainers = [
@@ -25,67 +28,90 @@ const trainers = [
 
 describe('[slow] a kill is out of memory only with evidence (real children)', { timeout: 300_000 }, () => {
   for (const t of trainers) {
-    it.skipIf(t.skip !== null)(`${t.name}: a trainer that kills itself every other run still gets the true answer (retried once per kill)`, async () => {
-      const dir = useTempDir();
-      const env = { ...process.env, EDGE: '37', MIB_PER_SAMPLE: '1', FLAKY: join(dir, 'counter') };
-      const probe = createCommandProbe({ command: t.argv, env, timeoutMs: 60_000 });
-      const r = await probeBatchSize(probe, { start: 8, ceiling: 64, predict: true });
-      expect(r.batchSize).toBe(37);
-      expect(r.bound).toBe('exact');
-      expect(r.trials.every((x) => x.fits === x.batchSize <= 37)).toBe(true);
-    });
+    it.skipIf(t.skip !== null)(
+      `${t.name}: a trainer that kills itself every other run still gets the true answer (retried once per kill)`,
+      async () => {
+        const dir = useTempDir();
+        const env = { ...process.env, EDGE: '37', MIB_PER_SAMPLE: '1', FLAKY: join(dir, 'counter') };
+        const probe = createCommandProbe({ command: t.argv, env, timeoutMs: 60_000 });
+        const r = await probeBatchSize(probe, { start: 8, ceiling: 64, predict: true });
+        expect(r.batchSize).toBe(37);
+        expect(r.bound).toBe('exact');
+        expect(r.trials.every((x) => x.fits === x.batchSize <= 37)).toBe(true);
+      },
+    );
 
-    it.skipIf(t.skip !== null)(`${t.name}: killed by SIGKILL with a small peak, under --budget 2GiB: "killed by signal 9 (not memory)" after one retry, never "does not fit"`, async () => {
-      const env = { ...process.env, KILL_AT: '20', MIB_PER_SAMPLE: '1' };
-      const probe = createCommandProbe({ command: t.argv, env, timeoutMs: 60_000, budgetBytes: 2 * 2 ** 30 });
-      expect(await probe(8)).toMatchObject({ fits: true });
-      const err = await probe(24).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ProbeChildError);
-      expect((err as Error).message).toMatch(/killed by signal 9 \(not memory\), twice/);
-      const search = await probeBatchSize(probe, { start: 8, ceiling: 64 }).catch((e: unknown) => e);
-      expect(search).toBeInstanceOf(ProbeChildError);
-    });
+    it.skipIf(t.skip !== null)(
+      `${t.name}: killed by SIGKILL with a small peak, under --budget 2GiB: "killed by signal 9 (not memory)" after one retry, never "does not fit"`,
+      async () => {
+        const env = { ...process.env, KILL_AT: '20', MIB_PER_SAMPLE: '1' };
+        const probe = createCommandProbe({ command: t.argv, env, timeoutMs: 60_000, budgetBytes: 2 * 2 ** 30 });
+        expect(await probe(8)).toMatchObject({ fits: true });
+        const err = await probe(24).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ProbeChildError);
+        expect((err as Error).message).toMatch(/killed by signal 9 \(not memory\), twice/);
+        const search = await probeBatchSize(probe, { start: 8, ceiling: 64 }).catch((e: unknown) => e);
+        expect(search).toBeInstanceOf(ProbeChildError);
+      },
+    );
   }
 
   it('node: a kill whose peak reached 90 % of the budget is out of memory (killed), and its peak is censored', async () => {
     const budget = 300 * MiB;
     const env = { ...process.env, FRACTION_OF: String(budget), FRACTION: '0.97' };
-    const probe = createCommandProbe({ command: [process.execPath, nodeTrainer, '{batch_size}'], env, timeoutMs: 60_000, budgetBytes: budget });
+    const probe = createCommandProbe({
+      command: [process.execPath, nodeTrainer, '{batch_size}'],
+      env,
+      timeoutMs: 60_000,
+      budgetBytes: budget,
+    });
     const o = await probe(4);
     expect(o, o.detail).toMatchObject({ fits: false, reason: 'killed', censored: true });
     expect(o.detail).toMatch(/out of memory \(its peak reached \d+ % of the budget\)/);
   });
 });
 
-describe('[slow] an out-of-memory line on exit 0 (a trainer that skips the batch) (real children)', { timeout: 300_000 }, () => {
+describe('[slow] an out-of-memory line on exit 0 (a trainer that skips the batch) (real children)', {
+  timeout: 300_000,
+}, () => {
   for (const t of trainers) {
-    it.skipIf(t.skip !== null)(`${t.name}: the trial warns, naming the line, and the answer is cached only as capped`, async () => {
-      const dir = useTempDir();
-      const env = { ...process.env, EDGE: '20', OOM_TEXT_AT: '12', MIB_PER_SAMPLE: '1' };
-      const probe = createCommandProbe({ command: t.argv, env, timeoutMs: 60_000 });
-      const o = await probe(16);
-      expect(o).toMatchObject({ fits: true });
-      expect(o.warning).toMatch(/printed an out-of-memory error \(torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate 2\.00 GiB/);
-      const location = { env: { SOUP_BATCH_CACHE_PATH: join(dir, 'cache.json') }, homeDir: dir, cwd: dir, tmpDir: dir };
-      const warnings: string[] = [];
-      const r = await pickBatchSize({
-        ...location,
-        base: 'exec:test',
-        maxLength: 512,
-        quantization: 'none',
-        loraR: 0,
-        gpuName: 'cpu',
-        gpuMemoryGb: 23,
-        staticEstimate: 8,
-        ceiling: 64,
-        strategy: 'probe',
-        probe,
-        saveExceptionsOnly: true,
-        logger: { warn: (l) => warnings.push(l) },
-      });
-      expect(r.batchSize).toBe(20);
-      expect(r.provenance).toMatchObject({ bound: 'capped', ceiling: 20 });
-      expect(warnings.join('\n')).toMatch(/CUDA out of memory/);
-    });
+    it.skipIf(t.skip !== null)(
+      `${t.name}: the trial warns, naming the line, and the answer is cached only as capped`,
+      async () => {
+        const dir = useTempDir();
+        const env = { ...process.env, EDGE: '20', OOM_TEXT_AT: '12', MIB_PER_SAMPLE: '1' };
+        const probe = createCommandProbe({ command: t.argv, env, timeoutMs: 60_000 });
+        const o = await probe(16);
+        expect(o).toMatchObject({ fits: true });
+        expect(o.warning).toMatch(
+          /printed an out-of-memory error \(torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate 2\.00 GiB/,
+        );
+        const location = {
+          env: { SOUP_BATCH_CACHE_PATH: join(dir, 'cache.json') },
+          homeDir: dir,
+          cwd: dir,
+          tmpDir: dir,
+        };
+        const warnings: string[] = [];
+        const r = await pickBatchSize({
+          ...location,
+          base: 'exec:test',
+          maxLength: 512,
+          quantization: 'none',
+          loraR: 0,
+          gpuName: 'cpu',
+          gpuMemoryGb: 23,
+          staticEstimate: 8,
+          ceiling: 64,
+          strategy: 'probe',
+          probe,
+          saveExceptionsOnly: true,
+          logger: { warn: (l) => warnings.push(l) },
+        });
+        expect(r.batchSize).toBe(20);
+        expect(r.provenance).toMatchObject({ bound: 'capped', ceiling: 20 });
+        expect(warnings.join('\n')).toMatch(/CUDA out of memory/);
+      },
+    );
   }
 });

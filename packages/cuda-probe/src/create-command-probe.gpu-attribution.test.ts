@@ -11,7 +11,10 @@ import { createCommandProbe } from './create-command-probe';
 const MiB = 2 ** 20;
 const A100 = 'GPU-aaaa0000-1111-2222-3333-444455556666';
 const RTX = 'GPU-bbbb0000-1111-2222-3333-444455556666';
-const idle = { gpus: [`0, ${A100}, NVIDIA A100-SXM4-80GB, 81920, 8000`, `1, ${RTX}, NVIDIA GeForce RTX 4090, 24564, 4500`], apps: [] as string[] };
+const idle = {
+  gpus: [`0, ${A100}, NVIDIA A100-SXM4-80GB, 81920, 8000`, `1, ${RTX}, NVIDIA GeForce RTX 4090, 24564, 4500`],
+  apps: [] as string[],
+};
 
 /**
  * A trainer that takes batch_size × 100 MiB on physical GPU `onGpu`, split between itself and a
@@ -37,7 +40,9 @@ setTimeout(() => { put(idle); helper.kill('SIGKILL'); process.exit(0); }, 2500);
   return path;
 }
 
-describe('[slow] createCommandProbe on a 2-GPU machine (fake nvidia-smi): memory attributed per process over the whole tree', { timeout: 180_000 }, () => {
+describe('[slow] createCommandProbe on a 2-GPU machine (fake nvidia-smi): memory attributed per process over the whole tree', {
+  timeout: 180_000,
+}, () => {
   it('the trainer on its device 0 while cuda:1 is measured: "not measured (the trainer ran on GPU 0 …)", never cached', async () => {
     const dir = useTempDir();
     const smi = writeFakeNvidiaSmi(dir, idle);
@@ -53,11 +58,24 @@ describe('[slow] createCommandProbe on a 2-GPU machine (fake nvidia-smi): memory
     expect(o.detail).toMatch(/the trainer ran on GPU 0 \(NVIDIA A100-SXM4-80GB, GPU-aaaa/);
     expect(o.detail).toMatch(/not on the measured GPU 1 \(NVIDIA GeForce RTX 4090/);
     const location = { env: { SOUP_BATCH_CACHE_PATH: join(dir, 'cache.json') }, homeDir: dir, cwd: dir, tmpDir: dir };
-    const r = await pickBatchSize({ ...location, base: 'exec:t', maxLength: 512, quantization: 'none', loraR: 0, gpuName: 'NVIDIA GeForce RTX 4090', gpuMemoryGb: 24, staticEstimate: 8, ceiling: 16, strategy: 'probe', probe, saveExceptionsOnly: true });
+    const r = await pickBatchSize({
+      ...location,
+      base: 'exec:t',
+      maxLength: 512,
+      quantization: 'none',
+      loraR: 0,
+      gpuName: 'NVIDIA GeForce RTX 4090',
+      gpuMemoryGb: 24,
+      staticEstimate: 8,
+      ceiling: 16,
+      strategy: 'probe',
+      probe,
+      saveExceptionsOnly: true,
+    });
     expect(r).toMatchObject({ saved: false, notSavedReason: expect.stringMatching(/not measured on this GPU/) });
   });
 
-  it('the trainer on the measured GPU: its own and its helper\'s memory (another process group) are summed', async () => {
+  it("the trainer on the measured GPU: its own and its helper's memory (another process group) are summed", async () => {
     const dir = useTempDir();
     const smi = writeFakeNvidiaSmi(dir, idle);
     const script = trainer(dir, join(dir, 'fake-smi-state.json'));
@@ -68,8 +86,18 @@ describe('[slow] createCommandProbe on a 2-GPU machine (fake nvidia-smi): memory
       timeoutMs: 30_000,
     });
     const fits = await probe(40);
-    expect(fits, fits.detail).toMatchObject({ fits: true, measurement: 'cuda-per-process', peakBytes: 4000 * MiB, budgetBytes: 4500 * MiB });
+    expect(fits, fits.detail).toMatchObject({
+      fits: true,
+      measurement: 'cuda-per-process',
+      peakBytes: 4000 * MiB,
+      budgetBytes: 4500 * MiB,
+    });
     const over = await probe(46);
-    expect(over, over.detail).toMatchObject({ fits: false, reason: 'over-budget', measurement: 'cuda-per-process', peakBytes: 4600 * MiB });
+    expect(over, over.detail).toMatchObject({
+      fits: false,
+      reason: 'over-budget',
+      measurement: 'cuda-per-process',
+      peakBytes: 4600 * MiB,
+    });
   });
 });

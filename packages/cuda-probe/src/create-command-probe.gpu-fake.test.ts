@@ -9,7 +9,10 @@ import { createCommandProbe } from './create-command-probe';
 const MiB = 2 ** 20;
 const UUID = 'GPU-aaaa0000-1111-2222-3333-444455556666';
 const OTHER = 'GPU-bbbb0000-1111-2222-3333-444455556666';
-const idle = { gpus: [`0, ${OTHER}, NVIDIA A10G, 23028, 23000`, `1, ${UUID}, NVIDIA H100 80GB HBM3, 81559, 2000`], apps: [] as string[] };
+const idle = {
+  gpus: [`0, ${OTHER}, NVIDIA A10G, 23028, 23000`, `1, ${UUID}, NVIDIA H100 80GB HBM3, 81559, 2000`],
+  apps: [] as string[],
+};
 
 /**
  * A "trainer" that takes batch_size × 100 MiB of GPU 1 while it runs, as the fake driver reports
@@ -35,7 +38,9 @@ setTimeout(() => { put(idle); process.exit(0); }, 2500);
   return path;
 }
 
-describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the command runs (fake nvidia-smi)', { timeout: 120_000 }, () => {
+describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the command runs (fake nvidia-smi)', {
+  timeout: 120_000,
+}, () => {
   for (const [mode, measurement] of [
     ['per-process', 'cuda-per-process'],
     ['wsl2', 'cuda-device-delta'],
@@ -53,7 +58,13 @@ describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the comma
         timeoutMs: 30_000,
       });
       const small = await probe(12);
-      expect(small, small.detail).toMatchObject({ fits: true, reason: 'fit', measurement, peakBytes: 1200 * MiB, budgetBytes: 2000 * MiB });
+      expect(small, small.detail).toMatchObject({
+        fits: true,
+        reason: 'fit',
+        measurement,
+        peakBytes: 1200 * MiB,
+        budgetBytes: 2000 * MiB,
+      });
       // 20 × 100 MiB takes every free byte: per process it is at the budget; device-wide the GPU is full (WDDM would spill).
       const full = await probe(25);
       expect(full, full.detail).toMatchObject({ fits: false, reason: 'over-budget', measurement });
@@ -76,6 +87,11 @@ describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the comma
       timeoutMs: 30_000,
     });
     expect(await probe(10)).toMatchObject({ fits: true, budgetBytes: 1000 * MiB });
-    expect(await probe(11)).toMatchObject({ fits: false, reason: 'over-budget', peakBytes: 1100 * MiB, budgetBytes: 1000 * MiB });
+    expect(await probe(11)).toMatchObject({
+      fits: false,
+      reason: 'over-budget',
+      peakBytes: 1100 * MiB,
+      budgetBytes: 1000 * MiB,
+    });
   });
 });

@@ -34,7 +34,10 @@ process.exit(1);`,
     const dir = useTempDir();
     const wrapper = join(dir, 'run.sh');
     // The inner process kills itself with SIGKILL, as the OOM killer would; bash reports "Killed" and exits 137.
-    writeFileSync(wrapper, `#!/bin/bash\necho "loading shards"\n${JSON.stringify(process.execPath)} -e "process.kill(process.pid, 'SIGKILL')"\nexit $?\n`);
+    writeFileSync(
+      wrapper,
+      `#!/bin/bash\necho "loading shards"\n${JSON.stringify(process.execPath)} -e "process.kill(process.pid, 'SIGKILL')"\nexit $?\n`,
+    );
     chmodSync(wrapper, 0o755);
     const probe = createCommandProbe({ command: [wrapper, '{batch_size}'], timeoutMs: 30_000 });
     const r = await probe(64).catch((e: unknown) => e);

@@ -43,9 +43,19 @@ describe('[slow] createCommandProbe (real child processes)', { timeout: 60_000 }
     const dir = useTempDir();
     const alloc = script(dir, 'alloc.cjs', ALLOC_SCRIPT);
     // node's own VmSize at start is ~0.75 GiB on this machine: 1.25 GiB leaves ~0.5 GiB for the script.
-    const probe = createCommandProbe({ command: `${node} ${alloc} {batch_size}`, addressSpaceBytes: 1280 * MiB, timeoutMs: 30_000 });
+    const probe = createCommandProbe({
+      command: `${node} ${alloc} {batch_size}`,
+      addressSpaceBytes: 1280 * MiB,
+      timeoutMs: 30_000,
+    });
     const small = await probe(16);
-    expect(small).toMatchObject({ fits: true, reason: 'fit', batchSize: 16, limitMethod: 'prlimit', addressSpaceBytes: 1280 * MiB });
+    expect(small).toMatchObject({
+      fits: true,
+      reason: 'fit',
+      batchSize: 16,
+      limitMethod: 'prlimit',
+      addressSpaceBytes: 1280 * MiB,
+    });
     const big = await probe(900);
     expect(big.fits).toBe(false);
     expect(big.reason).toBe('oom');
@@ -56,7 +66,11 @@ describe('[slow] createCommandProbe (real child processes)', { timeout: 60_000 }
   it('the sampled peak-RSS gate refuses a command that exits 0 above budgetBytes', async () => {
     const dir = useTempDir();
     const alloc = script(dir, 'alloc.cjs', ALLOC_SCRIPT);
-    const probe = createCommandProbe({ command: [process.execPath, alloc, '{batch_size}'], budgetBytes: 160 * MiB, timeoutMs: 30_000 });
+    const probe = createCommandProbe({
+      command: [process.execPath, alloc, '{batch_size}'],
+      budgetBytes: 160 * MiB,
+      timeoutMs: 30_000,
+    });
     const small = await probe(8);
     expect(small.fits).toBe(true);
     expect(small.measurement).toBe('sampled-rss');
@@ -81,9 +95,18 @@ for (let i = 0; i < Number(process.argv[2]); i++) held.push(Buffer.alloc(${MiB},
 setTimeout(() => process.exit(0), 120_000);
 `,
     );
-    const probe = createCommandProbe({ command: [process.execPath, hog, '{batch_size}'], budgetBytes: 160 * MiB, timeoutMs: 60_000 });
+    const probe = createCommandProbe({
+      command: [process.execPath, hog, '{batch_size}'],
+      budgetBytes: 160 * MiB,
+      timeoutMs: 60_000,
+    });
     const big = await probe(1024);
-    expect(big).toMatchObject({ fits: false, reason: 'over-budget', measurement: 'sampled-rss', budgetBytes: 160 * MiB });
+    expect(big).toMatchObject({
+      fits: false,
+      reason: 'over-budget',
+      measurement: 'sampled-rss',
+      budgetBytes: 160 * MiB,
+    });
     expect(big.detail).toMatch(/stopped while running: its peak RSS .* passed the budget 160/);
     // Killed on the way up: well short of the 1 GiB it would have taken, and gone.
     expect(big.peakBytes).toBeGreaterThan(160 * MiB);
@@ -121,12 +144,20 @@ setTimeout(() => process.exit(0), 120_000);
 wait(400); console.log('step 1'); wait(300); console.error('step 2'); wait(200);`,
     );
     const silent = script(dir, 'silent.cjs', `setTimeout(() => {}, 200);`);
-    const spoke = await createCommandProbe({ command: [process.execPath, talk, '{batch_size}'], budgetBytes: 500 * MiB, timeoutMs: 30_000 })(1);
+    const spoke = await createCommandProbe({
+      command: [process.execPath, talk, '{batch_size}'],
+      budgetBytes: 500 * MiB,
+      timeoutMs: 30_000,
+    })(1);
     expect(spoke.reason).toBe('fit');
     expect(spoke.outputSpanMs).toBeGreaterThanOrEqual(290);
     expect(spoke.outputSpanMs).toBeLessThan(450); // not the start-up, not the exit
     expect(spoke.ms).toBeGreaterThanOrEqual(900);
-    const quiet = await createCommandProbe({ command: [process.execPath, silent, '{batch_size}'], budgetBytes: 500 * MiB, timeoutMs: 30_000 })(1);
+    const quiet = await createCommandProbe({
+      command: [process.execPath, silent, '{batch_size}'],
+      budgetBytes: 500 * MiB,
+      timeoutMs: 30_000,
+    })(1);
     expect(quiet.reason).toBe('fit');
     expect(quiet.outputSpanMs).toBeUndefined();
   });
@@ -134,20 +165,36 @@ wait(400); console.log('step 1'); wait(300); console.error('step 2'); wait(200);
   it('substitutes {batch_size} after splitting and runs without a shell', async () => {
     const dir = useTempDir();
     const out = join(dir, 'argv.json');
-    const echo = script(dir, 'echo.cjs', `require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({argv: process.argv.slice(2), env: process.env.SOUP_PROBE_BATCH_SIZE}));`);
-    const probe = createCommandProbe({ command: `${node} ${echo} --bs={batch_size} "two words {batch_size}" '$HOME;rm -rf /' '|' "*"`, timeoutMs: 30_000 });
+    const echo = script(
+      dir,
+      'echo.cjs',
+      `require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({argv: process.argv.slice(2), env: process.env.SOUP_PROBE_BATCH_SIZE}));`,
+    );
+    const probe = createCommandProbe({
+      command: `${node} ${echo} --bs={batch_size} "two words {batch_size}" '$HOME;rm -rf /' '|' "*"`,
+      timeoutMs: 30_000,
+    });
     expect((await probe(12)).fits).toBe(true);
-    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ argv: ['--bs=12', 'two words 12', '$HOME;rm -rf /', '|', '*'], env: '12' });
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({
+      argv: ['--bs=12', 'two words 12', '$HOME;rm -rf /', '|', '*'],
+      env: '12',
+    });
   });
 
   it('a non-OOM crash propagates with the tail of stderr', async () => {
     const dir = useTempDir();
-    const crash = script(dir, 'crash.cjs', `console.error('loading shard 3 of 4'); throw new Error('dataset file train.jsonl not found');`);
+    const crash = script(
+      dir,
+      'crash.cjs',
+      `console.error('loading shard 3 of 4'); throw new Error('dataset file train.jsonl not found');`,
+    );
     const probe = createCommandProbe({ command: `${node} ${crash}`, timeoutMs: 30_000 });
     const err = await probe(4).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProbeChildError);
     expect(err).toMatchObject({ code: 'SOUP_PROBE_CHILD_FAILED', exitCode: 1, batchSize: 4 });
-    expect((err as ProbeChildError).stderrTail).toMatch(/loading shard 3 of 4[\s\S]*dataset file train.jsonl not found/);
+    expect((err as ProbeChildError).stderrTail).toMatch(
+      /loading shard 3 of 4[\s\S]*dataset file train.jsonl not found/,
+    );
     expect((err as Error).message).toMatch(/failed \(exit code 1\)/);
   });
 
@@ -158,7 +205,9 @@ wait(400); console.log('step 1'); wait(300); console.error('step 2'); wait(200);
       'cuda-crash.cjs',
       `console.error('RuntimeError: CUDA error: an illegal memory access was encountered'); console.error('CUBLAS_STATUS_ALLOC_FAILED'); process.exit(1);`,
     );
-    const err = await createCommandProbe({ command: `${node} ${crash}`, timeoutMs: 30_000 })(2).catch((e: unknown) => e);
+    const err = await createCommandProbe({ command: `${node} ${crash}`, timeoutMs: 30_000 })(2).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ProbeChildError);
     expect((err as Error).message).toMatch(/illegal-address is a crash, not an out-of-memory answer/);
   });
@@ -170,7 +219,9 @@ wait(400); console.log('step 1'); wait(300); console.error('step 2'); wait(200);
     expect(err).toBeInstanceOf(ProbeChildError);
     expect(err).toMatchObject({ signal: 'SIGSEGV' });
     const killed = script(dir, 'killed.cjs', `process.kill(process.pid, 'SIGKILL');`);
-    const got = await createCommandProbe({ command: `${node} ${killed}`, timeoutMs: 30_000 })(2).catch((e: unknown) => e);
+    const got = await createCommandProbe({ command: `${node} ${killed}`, timeoutMs: 30_000 })(2).catch(
+      (e: unknown) => e,
+    );
     expect(got).toBeInstanceOf(ProbeChildError);
     expect((got as Error).message).toMatch(/killed by signal 9 \(not memory\)/);
   });
@@ -224,9 +275,9 @@ describe('createCommandProbe options', () => {
 
   it('refuses an address-space limit when prlimit is missing (never falls back to a shell)', () => {
     const empty = useTempDir();
-    expect(() => createCommandProbe({ command: [process.execPath], addressSpaceBytes: 2 ** 30, env: { PATH: empty } })).toThrow(
-      /needs the prlimit program .* never runs a command through a shell/,
-    );
+    expect(() =>
+      createCommandProbe({ command: [process.execPath], addressSpaceBytes: 2 ** 30, env: { PATH: empty } }),
+    ).toThrow(/needs the prlimit program .* never runs a command through a shell/);
   });
 
   it.each([0, -1, 2.5, Number.NaN, true, '4'])('refuses batch size %j', async (bad) => {

@@ -78,7 +78,8 @@ export interface CreateCommandProbeOptions {
 
 function argvOf(command: unknown): string[] {
   if (typeof command === 'string') return splitCommand(command);
-  if (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string')) return [...(command as string[])];
+  if (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string'))
+    return [...(command as string[])];
   throw new ProbeOptionsError('command', 'command must be a non-empty string or a non-empty array of strings (argv)');
 }
 
@@ -99,11 +100,20 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
   const addressSpaceBytes = optionalBytes('addressSpaceBytes', o.addressSpaceBytes);
   const pollMs = optionalIntegerAtLeast('peakRssPollMs', o.peakRssPollMs, 1, 20);
   const baseEnv = o.env ?? process.env;
-  const gpu = o.gpu === undefined ? null : (requireObject('gpu', o.gpu) as NonNullable<CreateCommandProbeOptions['gpu']>);
+  const gpu =
+    o.gpu === undefined ? null : (requireObject('gpu', o.gpu) as NonNullable<CreateCommandProbeOptions['gpu']>);
   const gpuDeviceId = gpu ? optionalIntegerAtLeast('gpu.deviceId', gpu.deviceId, 0, 0) : 0;
   const gpuPollMs = gpu ? optionalIntegerAtLeast('gpu.pollMs', gpu.pollMs, 1, 500) : 0;
   // Fail at creation, not at the first trial, when the limit cannot be applied.
-  if (addressSpaceBytes !== null) buildLaunch({ file: 'true', args: [], addressSpaceBytes, allowShell: false, field: 'addressSpaceBytes', env: baseEnv });
+  if (addressSpaceBytes !== null)
+    buildLaunch({
+      file: 'true',
+      args: [],
+      addressSpaceBytes,
+      allowShell: false,
+      field: 'addressSpaceBytes',
+      env: baseEnv,
+    });
   const program = argv[0]!;
   if (!program.includes('{batch_size}') && !program.includes('/') && findExecutable(program, baseEnv) === null) {
     throw new ProbeOptionsError('command', `command: ${program} is not on PATH`);
@@ -115,13 +125,19 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     try {
       isFile = statSync(full).isFile();
     } catch {
-      throw new ProbeOptionsError('command', `command: ${program} does not exist (looked for ${full}); check the path, or run it through its interpreter (python train.py …)`);
+      throw new ProbeOptionsError(
+        'command',
+        `command: ${program} does not exist (looked for ${full}); check the path, or run it through its interpreter (python train.py …)`,
+      );
     }
     if (!isFile) throw new ProbeOptionsError('command', `command: ${program} is not a file`);
     try {
       accessSync(full, fsConstants.X_OK);
     } catch {
-      throw new ProbeOptionsError('command', `command: ${program} is not executable; chmod +x ${program}, or run it through its interpreter (e.g. bash ${program} or python ${program})`);
+      throw new ProbeOptionsError(
+        'command',
+        `command: ${program} is not executable; chmod +x ${program}, or run it through its interpreter (e.g. bash ${program} or python ${program})`,
+      );
     }
   }
 
@@ -132,10 +148,23 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
   // evidence that memory was the cause.
   const once = async (batchSize: number): Promise<ProbeTrialOutcome | { notMemory: string; signalNumber: number }> => {
     const [file, ...args] = substituteBatchSize(argv, batchSize) as [string, ...string[]];
-    const launch = buildLaunch({ file, args, addressSpaceBytes, allowShell: false, field: 'addressSpaceBytes', env: baseEnv });
+    const launch = buildLaunch({
+      file,
+      args,
+      addressSpaceBytes,
+      allowShell: false,
+      field: 'addressSpaceBytes',
+      env: baseEnv,
+    });
     let run;
     const sampler: GpuSampler | null = gpu
-      ? await startGpuSampler({ nvidiaSmiPath: gpu.nvidiaSmiPath ?? 'nvidia-smi', deviceId: gpuDeviceId, env: baseEnv, pollMs: gpuPollMs, limitBytes: budgetBytes })
+      ? await startGpuSampler({
+          nvidiaSmiPath: gpu.nvidiaSmiPath ?? 'nvidia-smi',
+          deviceId: gpuDeviceId,
+          env: baseEnv,
+          pollMs: gpuPollMs,
+          limitBytes: budgetBytes,
+        })
       : null;
     const evidenceBase = killEvidenceBaseline();
     try {
@@ -152,7 +181,11 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       });
     } catch (err) {
       await sampler?.stop();
-      throw new ProbeChildError(`could not start ${file}: ${(err as Error).message}`, { batchSize, exitCode: null, signal: null, stderrTail: '' }, { cause: err });
+      throw new ProbeChildError(
+        `could not start ${file}: ${(err as Error).message}`,
+        { batchSize, exitCode: null, signal: null, stderrTail: '' },
+        { cause: err },
+      );
     }
     const seen = sampler ? await sampler.stop() : null;
     const limit = {
@@ -161,19 +194,45 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     };
     const exitedOk = run.exitCode === 0 && !run.timedOut && !run.aborted;
     // Its wall time (spawn to exit) and, when it printed, the span of its output (first line to last).
-    const timing = { ms: run.wallMs, ...(typeof run.outputSpanMs === 'number' ? { outputSpanMs: run.outputSpanMs } : {}) };
+    const timing = {
+      ms: run.wallMs,
+      ...(typeof run.outputSpanMs === 'number' ? { outputSpanMs: run.outputSpanMs } : {}),
+    };
     // A trainer that catches an out-of-memory error and carries on (skips the batch) exits 0:
     // the line it printed is a warning on the answer, which is then never cached as exact.
     const oomText = exitedOk ? oomLineIn(run) : null;
-    const warning = oomText ? { warning: `the command exited 0 but printed an out-of-memory error (${oomText}): it may have skipped work; the answer is cached only as capped` } : {};
+    const warning = oomText
+      ? {
+          warning: `the command exited 0 but printed an out-of-memory error (${oomText}): it may have skipped work; the answer is cached only as capped`,
+        }
+      : {};
     if (seen && seen.measurement === 'not-measured' && !run.timedOut && !run.aborted) {
       // The trainer's processes used another GPU than the one measured: nothing here says anything about this GPU.
-      if (exitedOk) return { fits: true, batchSize, reason: 'fit', measurement: 'not-measured', detail: `command exited 0; not measured (${seen.note})`, ...timing, ...warning, ...limit };
+      if (exitedOk)
+        return {
+          fits: true,
+          batchSize,
+          reason: 'fit',
+          measurement: 'not-measured',
+          detail: `command exited 0; not measured (${seen.note})`,
+          ...timing,
+          ...warning,
+          ...limit,
+        };
     }
     if (seen && seen.measurement !== 'not-measured' && exitedOk) {
       const { measurement: m, budgetBytes: gb, peakBytes: gp } = seen;
       if (m === 'exceptions-only' || gb === null || gp === null) {
-        return { fits: true, batchSize, reason: 'fit', measurement: 'exceptions-only', detail: `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure would refuse this batch`, ...timing, ...warning, ...limit };
+        return {
+          fits: true,
+          batchSize,
+          reason: 'fit',
+          measurement: 'exceptions-only',
+          detail: `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure would refuse this batch`,
+          ...timing,
+          ...warning,
+          ...limit,
+        };
       }
       const fits = gp <= gb && seen.deviceFull !== true;
       const whatGpu = m === 'cuda-per-process' ? "GPU memory of the command's processes" : 'device used-memory delta';
@@ -188,20 +247,32 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         ...(seen.deviceFull ? { censored: true } : {}),
         detail:
           `command exited 0; ${whatGpu} peaked at ${formatBytes(gp)} ${gp <= gb ? '<=' : '>'} budget ${formatBytes(gb)} (free before the command${budgetBytes !== null ? ', capped by budgetBytes' : ''}, ${seen.samples} sample${seen.samples === 1 ? '' : 's'})` +
-          (seen.deviceFull ? `; the device had almost nothing free${spillsToHost() ? ' (under WDDM the allocator spills to host memory instead of failing)' : ' (the trainer took all free memory)'}: does not fit` : '') +
+          (seen.deviceFull
+            ? `; the device had almost nothing free${spillsToHost() ? ' (under WDDM the allocator spills to host memory instead of failing)' : ' (the trainer took all free memory)'}: does not fit`
+            : '') +
           (seen.note ? ` — ${seen.note}` : ''),
         ...timing,
         ...(fits ? warning : {}),
         ...limit,
       };
     }
-    const measurement = seen ? seen.measurement : budgetBytes !== null ? ('sampled-rss' as const) : ('exceptions-only' as const);
+    const measurement = seen
+      ? seen.measurement
+      : budgetBytes !== null
+        ? ('sampled-rss' as const)
+        : ('exceptions-only' as const);
     const peak = seen ? seen.peakBytes : run.sampledPeakRssBytes;
     const shownPeak = seen || budgetBytes !== null ? peak : null;
     // Over the budget: stopped by the probe itself while it ran (its RSS passed the budget), or it
     // exited 0 above it.
     const stoppedOver = run.killedAboveRss && !run.aborted;
-    if ((stoppedOver || exitedOk) && budgetBytes !== null && !seen && peak !== null && (stoppedOver || peak > budgetBytes)) {
+    if (
+      (stoppedOver || exitedOk) &&
+      budgetBytes !== null &&
+      !seen &&
+      peak !== null &&
+      (stoppedOver || peak > budgetBytes)
+    ) {
       return {
         fits: false,
         batchSize,
@@ -240,12 +311,12 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     const killed = run.signal === 'SIGKILL' || run.exitCode === 137;
     const gpuBudget = seen && seen.measurement !== 'not-measured' ? seen.budgetBytes : null;
     const killEvidence = killed
-      ? oomKillEvidence(evidenceBase, {
+      ? (oomKillEvidence(evidenceBase, {
           peakBytes: seen ? (seen.peakBytes ?? null) : run.sampledPeakRssBytes,
           budgetBytes: seen ? gpuBudget : budgetBytes,
           ...(seen ? { freeBytes: seen.freeBeforeBytes ?? null } : {}),
           ...(run.treePids ? { pids: run.treePids } : {}),
-        }) ?? (seen?.deviceFull ? 'the GPU had almost nothing free' : null)
+        }) ?? (seen?.deviceFull ? 'the GPU had almost nothing free' : null))
       : null;
     const verdict = judgeFailure(run, {
       batchSize,
@@ -280,14 +351,25 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     if (!('notMemory' in first)) return { ...first, censorsFailures: true };
     // Killed, with no sign of memory: once more, then stop. A flaky trainer never shrinks the answer.
     const second = await once(batchSize);
-    if (!('notMemory' in second)) return { ...second, censorsFailures: true, notes: [...(second.notes ?? []), `a first run was ${first.notMemory.replace(/^command "[^"]*" for batch_size=\d+ was /, '')}; retried`] };
+    if (!('notMemory' in second))
+      return {
+        ...second,
+        censorsFailures: true,
+        notes: [
+          ...(second.notes ?? []),
+          `a first run was ${first.notMemory.replace(/^command "[^"]*" for batch_size=\d+ was /, '')}; retried`,
+        ],
+      };
     const [file] = substituteBatchSize(argv, batchSize) as [string, ...string[]];
-    throw new ProbeChildError(`${what(file)} for batch_size=${batchSize} was killed by signal ${second.signalNumber} (not memory), twice: no memory-cgroup oom_kill, no rise of /proc/vmstat oom_kill, and a peak under 90 % of the budget and of the free memory. Something else kills the trainer; soup will not read that as "does not fit".`, {
-      batchSize,
-      exitCode: null,
-      signal: 'SIGKILL',
-      stderrTail: '',
-    });
+    throw new ProbeChildError(
+      `${what(file)} for batch_size=${batchSize} was killed by signal ${second.signalNumber} (not memory), twice: no memory-cgroup oom_kill, no rise of /proc/vmstat oom_kill, and a peak under 90 % of the budget and of the free memory. Something else kills the trainer; soup will not read that as "does not fit".`,
+      {
+        batchSize,
+        exitCode: null,
+        signal: 'SIGKILL',
+        stderrTail: '',
+      },
+    );
   };
 }
 
@@ -302,7 +384,7 @@ function oomLineIn(run: { stdout: string; stderr: string }): string | null {
     for (const line of text.split('\n')) {
       if (line.length > 4000) continue;
       const c = classifyLine(line);
-      if (c && c.oom && c.kind !== 'generic') return c.line;
+      if (c?.oom && c.kind !== 'generic') return c.line;
     }
   }
   return null;

@@ -18,7 +18,13 @@ describe('[slow] createOrtProbe on the CPU (real onnxruntime children)', { timeo
   it('fits at small batches; the peak gate refuses above the budget; far above, the allocation fails under RLIMIT_AS', async () => {
     const probe = createOrtProbe({ ...base, budgetBytes: 100 * MiB });
     const small = await probe(8);
-    expect(small).toMatchObject({ fits: true, reason: 'fit', measurement: 'peak-rss', budgetBytes: 100 * MiB, limitMethod: 'prlimit' });
+    expect(small).toMatchObject({
+      fits: true,
+      reason: 'fit',
+      measurement: 'peak-rss',
+      budgetBytes: 100 * MiB,
+      limitMethod: 'prlimit',
+    });
     expect(small.peakBytes).toBeGreaterThan(8 * MiB);
     expect(small.peakBytes).toBeLessThan(20 * MiB);
     expect(small.calibrationMs).toBeGreaterThan(0);

@@ -49,12 +49,19 @@ function sessionOptions(value: unknown): OrtSessionJobOptions {
   if (value === undefined) return {};
   const s = requireObject('session', value);
   const out: OrtSessionJobOptions = {};
-  if (s.intraOpNumThreads !== undefined) out.intraOpNumThreads = integerAtLeast('session.intraOpNumThreads', s.intraOpNumThreads, 1);
-  if (s.interOpNumThreads !== undefined) out.interOpNumThreads = integerAtLeast('session.interOpNumThreads', s.interOpNumThreads, 1);
+  if (s.intraOpNumThreads !== undefined)
+    out.intraOpNumThreads = integerAtLeast('session.intraOpNumThreads', s.intraOpNumThreads, 1);
+  if (s.interOpNumThreads !== undefined)
+    out.interOpNumThreads = integerAtLeast('session.interOpNumThreads', s.interOpNumThreads, 1);
   const arena = optionalBoolean('session.enableCpuMemArena', s.enableCpuMemArena);
   if (arena !== undefined) out.enableCpuMemArena = arena;
   if (s.graphOptimizationLevel !== undefined) {
-    out.graphOptimizationLevel = oneOf('session.graphOptimizationLevel', s.graphOptimizationLevel, ['disabled', 'basic', 'extended', 'all'] as const, 'all');
+    out.graphOptimizationLevel = oneOf(
+      'session.graphOptimizationLevel',
+      s.graphOptimizationLevel,
+      ['disabled', 'basic', 'extended', 'all'] as const,
+      'all',
+    );
   }
   if (s.extra !== undefined) out.extra = requireObject('session.extra', s.extra);
   return out;
@@ -76,10 +83,16 @@ function sessionOptions(value: unknown): OrtSessionJobOptions {
 export function createOrtProbe(options: CreateOrtProbeOptions): ChildProbeFn {
   const o = requireObject('options', options) as unknown as CreateOrtProbeOptions;
   assertPeers('createOrtProbe', ['onnxruntime-node']);
-  if (typeof o.model !== 'string' || o.model === '') throw new ProbeOptionsError('model', 'model must be the path of an .onnx file');
+  if (typeof o.model !== 'string' || o.model === '')
+    throw new ProbeOptionsError('model', 'model must be the path of an .onnx file');
   const model = resolve(o.model);
   if (!existsSync(model)) throw new ProbeOptionsError('model', `model: ${model} does not exist`);
-  const maxLength = integerAtLeast('maxLength', o.maxLength, 8, 'the synthetic batch needs at least 8 tokens per sequence');
+  const maxLength = integerAtLeast(
+    'maxLength',
+    o.maxLength,
+    8,
+    'the synthetic batch needs at least 8 tokens per sequence',
+  );
   const vocabSize = integerAtLeast('vocabSize', o.vocabSize, 2, 'use len(tokenizer), added tokens included');
   const padId = optionalIntegerAtLeast('padId', o.padId, 0, 0);
   const session = sessionOptions(o.session);

@@ -52,7 +52,12 @@ describe('[slow] createTrainStepProbe (real onnx-train steps in child processes)
   it('offload to disk probes the segmented step: a lower peak than the fused step at the same batch, no scratch file left', async () => {
     const cwd = useTempDir('soup-probe-offload-');
     const fused = await createTrainStepProbe({ ...base, cwd, budgetBytes: 2 ** 40 })(8);
-    const disk = await createTrainStepProbe({ ...base, cwd, budgetBytes: 2 ** 40, offload: { target: 'disk', saveDir: 'acts' } })(8);
+    const disk = await createTrainStepProbe({
+      ...base,
+      cwd,
+      budgetBytes: 2 ** 40,
+      offload: { target: 'disk', saveDir: 'acts' },
+    })(8);
     expect(fused.fits && disk.fits).toBe(true);
     expect(disk.notes).toContain("segmented step, offload target 'disk'");
     // Measured here: 134 MiB fused, 70 MiB segmented with disk offload (one step at batch 8).

@@ -1,5 +1,5 @@
 import type { TrainStepJobOptions } from './_train-step-runner';
-import { integerAtLeast, oneOf, optionalBoolean, optionalIntegerAtLeast, requireObject } from './_validate';
+import { integerAtLeast, oneOf, optionalBoolean, requireObject } from './_validate';
 import { resolveWorkerOptions, workerLaunch, type WorkerProbeOptions } from './_worker-options';
 import { createWorkerProbe } from './_worker-probe';
 import { assertPeers } from './_peer';
@@ -75,7 +75,10 @@ export function createTrainStepProbe(options: CreateTrainStepProbeOptions): Chil
   let plan: string[] = [];
   if (o.plan !== undefined) {
     if (!Array.isArray(o.plan) || !o.plan.every((p) => typeof p === 'string')) {
-      throw new ProbeOptionsError('plan', 'plan must be an array of module names (e.g. ["h.0", "h.2"]), as planCheckpoint returns');
+      throw new ProbeOptionsError(
+        'plan',
+        'plan must be an array of module names (e.g. ["h.0", "h.2"]), as planCheckpoint returns',
+      );
     }
     plan = [...o.plan];
   }
@@ -83,25 +86,45 @@ export function createTrainStepProbe(options: CreateTrainStepProbeOptions): Chil
   if (o.offload !== undefined) {
     const off = requireObject('offload', o.offload);
     const target = oneOf('offload.target', off.target, ['keep', 'cpu', 'disk'] as const, 'keep');
-    if (off.saveDir !== undefined && typeof off.saveDir !== 'string') throw new ProbeOptionsError('offload.saveDir', 'offload.saveDir must be a path (a scratch directory under cwd)');
+    if (off.saveDir !== undefined && typeof off.saveDir !== 'string')
+      throw new ProbeOptionsError('offload.saveDir', 'offload.saveDir must be a path (a scratch directory under cwd)');
     if (target === 'disk' && !off.saveDir) {
-      throw new ProbeOptionsError('offload.saveDir', "offload.target 'disk' needs offload.saveDir: a scratch directory under the working directory");
+      throw new ProbeOptionsError(
+        'offload.saveDir',
+        "offload.target 'disk' needs offload.saveDir: a scratch directory under the working directory",
+      );
     }
-    if (target !== 'keep') step.offload = { target, ...(off.saveDir ? { saveDir: off.saveDir as string } : {}), cwd: o.cwd ?? process.cwd() };
+    if (target !== 'keep')
+      step.offload = {
+        target,
+        ...(off.saveDir ? { saveDir: off.saveDir as string } : {}),
+        cwd: o.cwd ?? process.cwd(),
+      };
   }
   if (o.dtype !== undefined) step.dtype = oneOf('dtype', o.dtype, ['float32', 'float64'] as const, 'float32');
-  if (o.intraOpNumThreads !== undefined) step.intraOpNumThreads = integerAtLeast('intraOpNumThreads', o.intraOpNumThreads, 1);
+  if (o.intraOpNumThreads !== undefined)
+    step.intraOpNumThreads = integerAtLeast('intraOpNumThreads', o.intraOpNumThreads, 1);
   const arena = optionalBoolean('enableCpuMemArena', o.enableCpuMemArena);
   if (arena !== undefined) step.enableCpuMemArena = arena;
   if (o.graphOptimizationLevel !== undefined) {
-    step.graphOptimizationLevel = oneOf('graphOptimizationLevel', o.graphOptimizationLevel, ['disabled', 'basic', 'extended', 'all'] as const, 'all');
+    step.graphOptimizationLevel = oneOf(
+      'graphOptimizationLevel',
+      o.graphOptimizationLevel,
+      ['disabled', 'basic', 'extended', 'all'] as const,
+      'all',
+    );
   }
   const r = resolveWorkerOptions(o);
   return createWorkerProbe({
     what: 'train-step probe child',
     ...workerLaunch(r),
     work: step.offload
-      ? { kind: 'segmented-step', step: step as unknown as Record<string, unknown>, maxLength: spec.seqLen as number, vocabSize: spec.vocabSize as number }
+      ? {
+          kind: 'segmented-step',
+          step: step as unknown as Record<string, unknown>,
+          maxLength: spec.seqLen as number,
+          vocabSize: spec.vocabSize as number,
+        }
       : {
           kind: 'train-step',
           step: step as unknown as Record<string, unknown>,

@@ -39,7 +39,7 @@ describe('[slow] createTreeMemoryReader', { timeout: 60_000 }, () => {
     expect(r!.bytes).toBeGreaterThan(200 * MiB);
   });
 
-  it('CUDA: nvidia-smi\'s per-process memory of the tree\'s pids on the visible GPU only', async () => {
+  it("CUDA: nvidia-smi's per-process memory of the tree's pids on the visible GPU only", async () => {
     const { pid, helper } = await startTree();
     const dir = useTempDir();
     const A = 'GPU-aaaa0000-1111-2222-3333-444455556666';

@@ -15,7 +15,11 @@ describe('deviceIdentity', () => {
     const dir = useTempDir();
     mkdirSync(join(dir, 'proc'));
     writeFileSync(join(dir, 'proc/meminfo'), 'MemTotal:       24684084 kB\nMemAvailable:   24183296 kB\n');
-    expect(await deviceIdentity({ device: 'cpu', procRoot: join(dir, 'proc') })).toEqual({ device: 'cpu', gpuName: 'cpu', gpuMemoryGb: 23 });
+    expect(await deviceIdentity({ device: 'cpu', procRoot: join(dir, 'proc') })).toEqual({
+      device: 'cpu',
+      gpuName: 'cpu',
+      gpuMemoryGb: 23,
+    });
   });
 
   it('cuda: the GPU name and whole GiB from nvidia-smi, for the requested index', async () => {
@@ -27,10 +31,13 @@ describe('deviceIdentity', () => {
       gpuUuid: 'GPU-1111',
       gpuIndex: 0,
     });
-    expect(await deviceIdentity({ device: 'cuda', deviceId: 1, nvidiaSmiPath: smi.path })).toMatchObject({ gpuName: 'NVIDIA A10G', gpuMemoryGb: 22 });
+    expect(await deviceIdentity({ device: 'cuda', deviceId: 1, nvidiaSmiPath: smi.path })).toMatchObject({
+      gpuName: 'NVIDIA A10G',
+      gpuMemoryGb: 22,
+    });
   });
 
-  it('auto: the GPU when nvidia-smi answers, this machine\'s RAM when it is absent', async () => {
+  it("auto: the GPU when nvidia-smi answers, this machine's RAM when it is absent", async () => {
     const smi = writeFakeNvidiaSmi(useTempDir(), { gpus: [H100] });
     expect((await deviceIdentity({ nvidiaSmiPath: smi.path })).device).toBe('cuda');
     const cpu = await deviceIdentity({ nvidiaSmiPath: join(useTempDir(), 'no-such-nvidia-smi') });
@@ -40,23 +47,38 @@ describe('deviceIdentity', () => {
   });
 
   it('cuda: a DeviceQueryError saying why when the driver cannot answer', async () => {
-    const smi = writeFakeNvidiaSmi(useTempDir(), { fail: 'NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver.' });
+    const smi = writeFakeNvidiaSmi(useTempDir(), {
+      fail: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+    });
     await expect(deviceIdentity({ device: 'cuda', nvidiaSmiPath: smi.path })).rejects.toThrow(DeviceQueryError);
-    await expect(deviceIdentity({ device: 'cuda', nvidiaSmiPath: smi.path })).rejects.toThrow(/couldn't communicate with the NVIDIA driver/);
-    await expect(deviceIdentity({ device: 'cuda', deviceId: 3, nvidiaSmiPath: writeFakeNvidiaSmi(useTempDir(), { gpus: [H100] }).path })).rejects.toThrow(
-      /no GPU with index 3/,
+    await expect(deviceIdentity({ device: 'cuda', nvidiaSmiPath: smi.path })).rejects.toThrow(
+      /couldn't communicate with the NVIDIA driver/,
     );
+    await expect(
+      deviceIdentity({
+        device: 'cuda',
+        deviceId: 3,
+        nvidiaSmiPath: writeFakeNvidiaSmi(useTempDir(), { gpus: [H100] }).path,
+      }),
+    ).rejects.toThrow(/no GPU with index 3/);
   });
 });
 
 describe('processGpuUsage (nvidia-smi per-process memory)', () => {
-  it('sums this pid\'s rows on the right GPU, with the GPU\'s free memory', async () => {
+  it("sums this pid's rows on the right GPU, with the GPU's free memory", async () => {
     const smi = writeFakeNvidiaSmi(useTempDir(), {
       gpus: [H100, A10],
       apps: ['4242, GPU-1111, 1024', '4242, GPU-2222, 9999', '777, GPU-1111, 50000', '4242, GPU-1111, 512'],
     });
     const got = await processGpuUsage(smi.path, 0, 4242);
-    expect(got).toEqual({ ok: true, value: { usedBytes: 1536 * 2 ** 20, listed: true, gpu: expect.objectContaining({ uuid: 'GPU-1111', freeBytes: 80000 * 2 ** 20 }) } });
+    expect(got).toEqual({
+      ok: true,
+      value: {
+        usedBytes: 1536 * 2 ** 20,
+        listed: true,
+        gpu: expect.objectContaining({ uuid: 'GPU-1111', freeBytes: 80000 * 2 ** 20 }),
+      },
+    });
   });
 
   it('a process not listed holds nothing (listed: false)', async () => {
@@ -66,7 +88,13 @@ describe('processGpuUsage (nvidia-smi per-process memory)', () => {
 
   it('says the driver cannot answer under WDDM ([N/A])', async () => {
     const smi = writeFakeNvidiaSmi(useTempDir(), { gpus: [H100], apps: ['4242, GPU-1111, [N/A]'] });
-    expect(await processGpuUsage(smi.path, 0, 4242)).toEqual({ ok: false, why: 'the driver reports per-process memory as [N/A] (WDDM)' });
-    expect(await processGpuUsage(smi.path, 0, 5)).toEqual({ ok: false, why: 'the driver reports per-process memory as [N/A] (WDDM)' });
+    expect(await processGpuUsage(smi.path, 0, 4242)).toEqual({
+      ok: false,
+      why: 'the driver reports per-process memory as [N/A] (WDDM)',
+    });
+    expect(await processGpuUsage(smi.path, 0, 5)).toEqual({
+      ok: false,
+      why: 'the driver reports per-process memory as [N/A] (WDDM)',
+    });
   });
 });

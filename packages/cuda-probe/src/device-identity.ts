@@ -63,7 +63,13 @@ export async function deviceIdentity(options: DeviceIdentityOptions = {}): Promi
     const found = gpus.ok ? visibleGpu(gpus.value, deviceId, options.env ?? process.env) : gpus;
     if (found.ok) {
       const gpu = found.value;
-      return { device: 'cuda', gpuName: gpu.name, gpuMemoryGb: Math.floor(gpu.totalBytes / GiB), gpuUuid: gpu.uuid, gpuIndex: gpu.index };
+      return {
+        device: 'cuda',
+        gpuName: gpu.name,
+        gpuMemoryGb: Math.floor(gpu.totalBytes / GiB),
+        gpuUuid: gpu.uuid,
+        gpuIndex: gpu.index,
+      };
     }
     if (device === 'cuda') {
       throw new DeviceQueryError(

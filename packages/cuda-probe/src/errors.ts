@@ -36,7 +36,8 @@ export class ProbeTimeoutError extends CudaProbeError {
     timeoutName = 'timeoutMs',
     tailSource: 'stderr' | 'stdout' = 'stderr',
   ) {
-    const limit = timeoutName === 'timeoutMs' ? `timeoutMs=${timeoutMs}` : `its ${timeoutName} of ${timeoutMs / 1000} s`;
+    const limit =
+      timeoutName === 'timeoutMs' ? `timeoutMs=${timeoutMs}` : `its ${timeoutName} of ${timeoutMs / 1000} s`;
     super(
       `${what} ran past ${limit} and was killed (SIGKILL); ` +
         `raise ${timeoutName} if one step is legitimately this slow` +
@@ -61,7 +62,13 @@ export class ProbeChildError extends CudaProbeError {
   readonly tailSource: 'stderr' | 'stdout';
   constructor(
     message: string,
-    details: { batchSize: number; exitCode: number | null; signal: NodeJS.Signals | null; stderrTail: string; tailSource?: 'stderr' | 'stdout' },
+    details: {
+      batchSize: number;
+      exitCode: number | null;
+      signal: NodeJS.Signals | null;
+      stderrTail: string;
+      tailSource?: 'stderr' | 'stdout';
+    },
     options?: { cause?: unknown },
   ) {
     super(

@@ -30,4 +30,9 @@ export {
   MemoryCgroupUnavailableError,
 } from './errors';
 export { judgeTrainerExit, type TrainerExitFacts, type TrainerExitVerdict } from './judge-trainer-exit';
-export { createTreeMemoryReader, type TreeMemoryReader, type TreeMemoryReaderOptions, type TreeMemoryReading } from './create-tree-memory-reader';
+export {
+  createTreeMemoryReader,
+  type TreeMemoryReader,
+  type TreeMemoryReaderOptions,
+  type TreeMemoryReading,
+} from './create-tree-memory-reader';

@@ -50,7 +50,8 @@ export function judgeTrainerExit(f: TrainerExitFacts): TrainerExitVerdict {
     if (v.reason === 'oom') return { oom: true, line: v.oom.line, kind: v.oom.kind };
     return { oom: false, line: v.detail, kind: null };
   } catch (err) {
-    if (err instanceof ProbeChildError) return { oom: false, line: err.message.replace(/^.*?failed \([^)]*\)(: )?/, '') || null, kind: null };
+    if (err instanceof ProbeChildError)
+      return { oom: false, line: err.message.replace(/^.*?failed \([^)]*\)(: )?/, '') || null, kind: null };
     throw err;
   }
 }

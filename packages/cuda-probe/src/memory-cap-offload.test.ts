@@ -19,7 +19,8 @@ const batchSize = 16;
 const CAP_FRACTION = 0.8;
 
 const support = memoryCgroupSupport();
-if (!support.available) console.log(`[skip] memory-cap acceptance test: no memory cgroup can be made here (${support.reason})`);
+if (!support.available)
+  console.log(`[skip] memory-cap acceptance test: no memory cgroup can be made here (${support.reason})`);
 
 interface StepOut {
   losses: number[];
@@ -27,7 +28,9 @@ interface StepOut {
 }
 
 describe.skipIf(!support.available)('a step that does not fit under a hard memory cap', () => {
-  it('[slow] fused is OOM-killed; disk offload completes under the same cap with the uncapped fused loss, bit for bit', { timeout: 120_000 }, async () => {
+  it('[slow] fused is OOM-killed; disk offload completes under the same cap with the uncapped fused loss, bit for bit', {
+    timeout: 120_000,
+  }, async () => {
     const tmpIsRam = [0x01021994, 0x858458f6].includes(Number(statfsSync(tmpdir()).type)); // tmpfs, ramfs
     const scratchParent = tmpIsRam ? here : tmpdir(); // never a tmpfs: scratch files there stay in RAM
     const cwd = mkdtempSync(join(scratchParent, 'soup-i15-accept-'));

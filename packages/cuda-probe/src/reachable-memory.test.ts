@@ -100,7 +100,11 @@ describe('reachableMemory', () => {
 
   it('no cgroup limit: MemAvailable', () => {
     const root = fakeProc({ cgroup: '0::/\n', mountinfo: () => '', memAvailableBytes: 5 * GiB });
-    expect(reachableMemory({ procRoot: join(root, 'proc') })).toEqual({ bytes: 5 * GiB, source: 'meminfo', memAvailableBytes: 5 * GiB });
+    expect(reachableMemory({ procRoot: join(root, 'proc') })).toEqual({
+      bytes: 5 * GiB,
+      source: 'meminfo',
+      memAvailableBytes: 5 * GiB,
+    });
   });
 
   it('throws a DeviceQueryError naming the fix when nothing can be read', () => {

@@ -45,7 +45,12 @@ function parseMountinfo(text: string): Mount[] {
     const mountPoint = left[4];
     const fsType = right[0];
     if (root === undefined || mountPoint === undefined || fsType === undefined) continue;
-    out.push({ root, mountPoint: mountPoint.replace(/\\040/g, ' '), fsType, superOptions: (right[2] ?? '').split(',') });
+    out.push({
+      root,
+      mountPoint: mountPoint.replace(/\\040/g, ' '),
+      fsType,
+      superOptions: (right[2] ?? '').split(','),
+    });
   }
   return out;
 }
@@ -88,7 +93,8 @@ function cgroupHeadroom(
       const usage = readNumber(join(dir, files.usage));
       if (typeof usage === 'number') {
         const usageBytes = Math.max(0, usage - readStat(join(dir, files.stat), files.inactive));
-        if (best === null || limit - usageBytes < best.limitBytes - best.usageBytes) best = { limitBytes: limit, usageBytes };
+        if (best === null || limit - usageBytes < best.limitBytes - best.usageBytes)
+          best = { limitBytes: limit, usageBytes };
       }
     }
     if (dir === mount.mountPoint || dir === dirname(dir) || !dir.startsWith(mount.mountPoint)) break;
@@ -123,7 +129,12 @@ export function reachableMemory(options: ReachableMemoryOptions = {}): Reachable
       if (hier === '0' && controllers === '') {
         source = 'cgroup-v2';
         for (const m of mounts.filter((x) => x.fsType === 'cgroup2')) {
-          found = cgroupHeadroom(m, path, { limit: 'memory.max', usage: 'memory.current', stat: 'memory.stat', inactive: 'inactive_file' });
+          found = cgroupHeadroom(m, path, {
+            limit: 'memory.max',
+            usage: 'memory.current',
+            stat: 'memory.stat',
+            inactive: 'inactive_file',
+          });
           if (found) break;
         }
       } else if (controllers.split(',').includes('memory')) {
@@ -152,7 +163,12 @@ export function reachableMemory(options: ReachableMemoryOptions = {}): Reachable
     if (memAvailableBytes !== undefined && memAvailableBytes < headroom) {
       return { bytes: memAvailableBytes, source: 'meminfo', ...base, memAvailableBytes };
     }
-    return { bytes: headroom, source: cgroup.source, ...base, ...(memAvailableBytes !== undefined ? { memAvailableBytes } : {}) };
+    return {
+      bytes: headroom,
+      source: cgroup.source,
+      ...base,
+      ...(memAvailableBytes !== undefined ? { memAvailableBytes } : {}),
+    };
   }
   if (memAvailableBytes !== undefined) return { bytes: memAvailableBytes, source: 'meminfo', memAvailableBytes };
   throw new DeviceQueryError(

@@ -15,8 +15,14 @@ const V1_MOUNTS = [
 
 describe('finding the memory cgroup', () => {
   it('parses /proc/self/cgroup and the cgroup mounts of mountinfo', () => {
-    expect(parseProcCgroup(V1_CGROUP)).toContainEqual({ hierarchyId: '4', controllers: ['memory'], path: '/process_api/abc' });
-    expect(parseProcCgroup('0::/user.slice/x.scope\n')).toEqual([{ hierarchyId: '0', controllers: [], path: '/user.slice/x.scope' }]);
+    expect(parseProcCgroup(V1_CGROUP)).toContainEqual({
+      hierarchyId: '4',
+      controllers: ['memory'],
+      path: '/process_api/abc',
+    });
+    expect(parseProcCgroup('0::/user.slice/x.scope\n')).toEqual([
+      { hierarchyId: '0', controllers: [], path: '/user.slice/x.scope' },
+    ]);
     expect(parseCgroupMounts(V1_MOUNTS)).toEqual([
       { root: '/', mountPoint: '/sys/fs/cgroup/memory', fsType: 'cgroup', superOptions: ['rw', 'memory'] },
       { root: '/', mountPoint: '/sys/fs/cgroup/unified', fsType: 'cgroup2', superOptions: ['rw'] },
@@ -30,7 +36,10 @@ describe('finding the memory cgroup', () => {
     const hidden = detectWith({ procCgroup: '4:memory:/x\n', mountinfo: '' });
     expect(hidden.available).toBe(false);
     if (!hidden.available) expect(hidden.reason).toMatch(/no cgroup mount with the memory controller/);
-    const v2 = detectWith({ procCgroup: '0::/nowhere-soup-i15\n', mountinfo: '41 31 0:38 / /nonexistent-soup rw - cgroup2 cgroup2 rw' });
+    const v2 = detectWith({
+      procCgroup: '0::/nowhere-soup-i15\n',
+      mountinfo: '41 31 0:38 / /nonexistent-soup rw - cgroup2 cgroup2 rw',
+    });
     expect(v2.available).toBe(false);
     if (!v2.available) expect(v2.reason).toMatch(/memory controller is not available/);
   });
@@ -61,7 +70,9 @@ describe.skipIf(!support.available)('runInMemoryCgroup (real cgroup)', () => {
 
   it('a child above the limit is killed by the OOM killer, and the run says so', async () => {
     const run = await runInMemoryCgroup({
-      ...node('const a = []; for (let i = 0; i < 64; i++) a.push(Buffer.alloc(8 * 2 ** 20, 1)); console.log("survived")'),
+      ...node(
+        'const a = []; for (let i = 0; i < 64; i++) a.push(Buffer.alloc(8 * 2 ** 20, 1)); console.log("survived")',
+      ),
       limitBytes: 96 * MiB,
       namePrefix: 'soup-i15-test',
     });
@@ -90,14 +101,25 @@ describe.skipIf(!support.available)('runInMemoryCgroup (real cgroup)', () => {
 
   it('removes the cgroup after a timeout and after an abort (SIGKILL inside the cap)', async () => {
     const slow = node('setInterval(() => {}, 1000)');
-    const timed = await runInMemoryCgroup({ ...slow, limitBytes: 128 * MiB, timeoutMs: 500, namePrefix: 'soup-i15-test' });
+    const timed = await runInMemoryCgroup({
+      ...slow,
+      limitBytes: 128 * MiB,
+      timeoutMs: 500,
+      namePrefix: 'soup-i15-test',
+    });
     expect(timed.timedOut).toBe(true);
     expect(timed.cgroup.removed).toBe(true);
     expect(existsSync(timed.cgroup.dir)).toBe(false);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 300);
     let spawned: { pid: number | undefined; cgroupDir: string } | undefined;
-    const aborted = await runInMemoryCgroup({ ...slow, limitBytes: 128 * MiB, signal: ac.signal, namePrefix: 'soup-i15-test', onSpawn: (c) => (spawned = c) });
+    const aborted = await runInMemoryCgroup({
+      ...slow,
+      limitBytes: 128 * MiB,
+      signal: ac.signal,
+      namePrefix: 'soup-i15-test',
+      onSpawn: (c) => (spawned = c),
+    });
     expect(aborted.aborted).toBe(true);
     expect(spawned?.pid).toBeGreaterThan(0);
     expect(spawned?.cgroupDir).toBe(aborted.cgroup.dir);
@@ -106,12 +128,16 @@ describe.skipIf(!support.available)('runInMemoryCgroup (real cgroup)', () => {
   });
 
   it('refuses a bad limit naming the field', async () => {
-    await expect(runInMemoryCgroup({ ...node('0'), limitBytes: 12.5 })).rejects.toThrow(/limitBytes must be an integer/);
+    await expect(runInMemoryCgroup({ ...node('0'), limitBytes: 12.5 })).rejects.toThrow(
+      /limitBytes must be an integer/,
+    );
   });
 });
 
 describe.skipIf(support.available)('runInMemoryCgroup without a cgroup', () => {
   it('throws MemoryCgroupUnavailableError with the reason', async () => {
-    await expect(runInMemoryCgroup({ ...node('0'), limitBytes: 64 * MiB })).rejects.toBeInstanceOf(MemoryCgroupUnavailableError);
+    await expect(runInMemoryCgroup({ ...node('0'), limitBytes: 64 * MiB })).rejects.toBeInstanceOf(
+      MemoryCgroupUnavailableError,
+    );
   });
 });

@@ -90,12 +90,20 @@ const ENTER_SCRIPT = 'echo $$ > "$1" || exit 125; shift; exec "$@"';
  */
 export async function runInMemoryCgroup(options: RunInMemoryCgroupOptions): Promise<MemoryCgroupRun> {
   if (!Number.isSafeInteger(options.limitBytes) || options.limitBytes < 4096) {
-    throw new ProbeOptionsError('limitBytes', `limitBytes must be an integer number of bytes ≥ 4096 (got ${String(options.limitBytes)})`);
+    throw new ProbeOptionsError(
+      'limitBytes',
+      `limitBytes must be an integer number of bytes ≥ 4096 (got ${String(options.limitBytes)})`,
+    );
   }
   const program = findExecutable(options.file, options.env ?? process.env);
-  if (!program) throw new ProbeOptionsError('file', `file '${options.file}' is not an executable (absolute path, or a name on PATH)`);
+  if (!program)
+    throw new ProbeOptionsError(
+      'file',
+      `file '${options.file}' is not an executable (absolute path, or a name on PATH)`,
+    );
   const sh = findExecutable('/bin/sh');
-  if (!sh) throw new MemoryCgroupUnavailableError('/bin/sh, which moves the child into its cgroup before exec, is missing');
+  if (!sh)
+    throw new MemoryCgroupUnavailableError('/bin/sh, which moves the child into its cgroup before exec, is missing');
   const support = detect();
   if (!support.available) throw new MemoryCgroupUnavailableError(support.reason);
   let cg;
@@ -111,17 +119,26 @@ export async function runInMemoryCgroup(options: RunInMemoryCgroupOptions): Prom
   try {
     const procs = `${cg.dir}/cgroup.procs`;
     const run = await runChild({
-      launch: { file: sh, args: ['-c', ENTER_SCRIPT, 'soup-cgroup', procs, program, ...(options.args ?? [])], limitMethod: 'none', addressSpaceBytes: null },
+      launch: {
+        file: sh,
+        args: ['-c', ENTER_SCRIPT, 'soup-cgroup', procs, program, ...(options.args ?? [])],
+        limitMethod: 'none',
+        addressSpaceBytes: null,
+      },
       ...(options.env ? { env: options.env } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
       timeoutMs: options.timeoutMs ?? 600_000,
       ...(options.input !== undefined ? { input: options.input } : {}),
       ...(options.resultChannel ? { resultChannel: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.onSpawn ? { onSpawn: (pid: number | undefined) => options.onSpawn!({ pid, cgroupDir: cg.dir }) } : {}),
+      ...(options.onSpawn
+        ? { onSpawn: (pid: number | undefined) => options.onSpawn!({ pid, cgroupDir: cg.dir }) }
+        : {}),
     });
     if (run.exitCode === 125 && /cgroup\.procs/.test(run.stderr)) {
-      throw new MemoryCgroupUnavailableError(`the child could not enter its cgroup ${cg.dir}: ${tail(run.stderr, 500)}`);
+      throw new MemoryCgroupUnavailableError(
+        `the child could not enter its cgroup ${cg.dir}: ${tail(run.stderr, 500)}`,
+      );
     }
     const counters = readMemoryCgroupCounters(cg.dir, cg.version);
     removed = removeMemoryCgroup(cg.dir);

@@ -55,7 +55,17 @@ export interface ProbeTrialOutcome extends ProbeOutcome {
    * the child's exit, or with the result channel closed, at once). Worker probes only; with a
    * warm spare, spawn, module load and session creation happened before the trial (0).
    */
-  phasesMs?: { parent?: number; spawn: number; moduleLoad: number; runtime: number; session: number; batch?: number; step: number; report?: number; exit: number };
+  phasesMs?: {
+    parent?: number;
+    spawn: number;
+    moduleLoad: number;
+    runtime: number;
+    session: number;
+    batch?: number;
+    step: number;
+    report?: number;
+    exit: number;
+  };
   /** One-off cost of measuring the child's baseline, reported on the trial that paid it. */
   calibrationMs?: number;
   /** The catalogue entry that matched, when the trial failed with an out-of-memory message. */

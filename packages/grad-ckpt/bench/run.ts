@@ -56,7 +56,8 @@ const warmup = flag('--warmup', 2);
 const rounds = flag('--rounds', 2);
 const budgetFraction = flag('--budget-fraction', 0.5);
 const smallBatch = flag('--small-batch', 2);
-if (!(smallBatch >= 1 && smallBatch < batchSize)) throw new Error(`--small-batch must be ≥ 1 and below --batch (${batchSize})`);
+if (!(smallBatch >= 1 && smallBatch < batchSize))
+  throw new Error(`--small-batch must be ≥ 1 and below --batch (${batchSize})`);
 const withTorch = !args.includes('--no-torch');
 const arenaStats = !args.includes('--no-arena-stats');
 const spec = { vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4, dFF: 1024 };
@@ -79,18 +80,35 @@ if (onnxTrainEntry === null || !existsSync(onnxTrainEntry)) {
 type Row = Record<string, unknown>;
 function runJson(cmd: string, argv: string[], env: NodeJS.ProcessEnv): Row {
   const r = spawnSync(cmd, argv, { cwd: pkgDir, env, encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (r.status !== 0) throw new Error(`${cmd} ${argv.slice(-2, -1).join(' ')} failed (${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').slice(-2000)}`);
+  if (r.status !== 0)
+    throw new Error(
+      `${cmd} ${argv.slice(-2, -1).join(' ')} failed (${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').slice(-2000)}`,
+    );
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Row;
 }
 const ortChild = (cfg: Row): Row =>
-  runJson(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, 'tier-child.ts'), JSON.stringify({ spec, batchSize, threads, steps, warmup, ...cfg })], process.env);
+  runJson(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--import',
+      'tsx',
+      join(here, 'tier-child.ts'),
+      JSON.stringify({ spec, batchSize, threads, steps, warmup, ...cfg }),
+    ],
+    process.env,
+  );
 const attnSet = Array.from({ length: spec.nLayers }, (_, i) => `h.${i}.attn`);
 const python = process.env.PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const torchEnv = { ...process.env };
 delete torchEnv.OPENBLAS_CORETYPE;
 delete torchEnv.OPENBLAS_L2_SIZE;
 const torchChild = (tier: string, b = batchSize): Row =>
-  runJson(python, [join(here, 'torch_ckpt_peer.py'), JSON.stringify({ ...spec, batchSize: b, threads, steps, warmup, tier })], torchEnv);
+  runJson(
+    python,
+    [join(here, 'torch_ckpt_peer.py'), JSON.stringify({ ...spec, batchSize: b, threads, steps, warmup, tier })],
+    torchEnv,
+  );
 
 const fixed = ['off', 'selective', 'selective-attn', 'medium', 'full'] as const;
 const runs = new Map<string, Row[]>();
@@ -98,10 +116,15 @@ const add = (k: string, r: Row): void => void runs.set(k, [...(runs.get(k) ?? []
 const small = new Map<string, Row[]>();
 const addSmall = (k: string, r: Row): void => void small.set(k, [...(small.get(k) ?? []), r]);
 let plan: Row | null = null;
-log(`geometry ${JSON.stringify(spec)} batch ${batchSize}, ${threads} threads, ${warmup} warm-up + ${steps} timed steps, ${rounds} rounds`);
+log(
+  `geometry ${JSON.stringify(spec)} batch ${batchSize}, ${threads} threads, ${warmup} warm-up + ${steps} timed steps, ${rounds} rounds`,
+);
 const runTier = (tier: string, round: number): void => {
-  log(`round ${round + 1}/${rounds}: ${tier.startsWith('torch:') ? 'PyTorch peer' : 'onnx-train'} ${tier.replace('torch:', '')} ...`);
-  const which = tier === 'budget' ? { recompute: plan!.recompute } : tier === 'selective-attn' ? { recompute: attnSet } : { tier };
+  log(
+    `round ${round + 1}/${rounds}: ${tier.startsWith('torch:') ? 'PyTorch peer' : 'onnx-train'} ${tier.replace('torch:', '')} ...`,
+  );
+  const which =
+    tier === 'budget' ? { recompute: plan!.recompute } : tier === 'selective-attn' ? { recompute: attnSet } : { tier };
   if (tier.startsWith('torch:')) {
     add(tier, torchChild(tier.slice('torch:'.length)));
     addSmall(tier, torchChild(tier.slice('torch:'.length), smallBatch));
@@ -156,7 +179,12 @@ for (const t of [...fixed, 'budget']) {
   tiers[t] = {
     ...summarize(t, 'off'),
     recompute: b.first.recompute,
-    ...(b.first.arena ? { ortPeakInUseMB: round2((b.first.arena as Row).peakInUseMB as number), ortArenaHeldMB: round2((b.first.arena as Row).peakHeldMB as number) } : {}),
+    ...(b.first.arena
+      ? {
+          ortPeakInUseMB: round2((b.first.arena as Row).peakInUseMB as number),
+          ortArenaHeldMB: round2((b.first.arena as Row).peakHeldMB as number),
+        }
+      : {}),
   };
 }
 const p = plan!;
@@ -171,7 +199,13 @@ tiers.budget = {
   planAttempts: (p.attempts as Row[]).length,
   planMs: round2(Number(p.planMs), 0),
 };
-const torch = withTorch ? { off: summarize('torch:off', 'torch:off'), full: summarize('torch:full', 'torch:off'), torchVersion: best('torch:off').first.torchVersion } : null;
+const torch = withTorch
+  ? {
+      off: summarize('torch:off', 'torch:off'),
+      full: summarize('torch:full', 'torch:off'),
+      torchVersion: best('torch:off').first.torchVersion,
+    }
+  : null;
 const full = tiers.full!;
 const selective = tiers.selective!;
 const selectiveAttn = tiers['selective-attn']!;
@@ -189,10 +223,12 @@ const result = {
   },
   definitions: {
     peakActivationMB: `batch-dependent part of the step peak, extrapolated to batch B=${batchSize} from a fresh run at b=${smallBatch}: (stepPeakMB(B) − stepPeakMB(b)) · B / (B − b)`,
-    stepPeakMB: 'peak RSS during the steps minus RSS right after session creation (VmHWM reset via /proc/self/clear_refs); includes batch-independent state',
+    stepPeakMB:
+      'peak RSS during the steps minus RSS right after session creation (VmHWM reset via /proc/self/clear_refs); includes batch-independent state',
     memoryCutVsOff: '1 − peakActivationMB / off.peakActivationMB',
     stepPeakCutVsOff: '1 − stepPeakMB / off.stepPeakMB',
-    selective: 'tier: planCheckpoint selects h.<i>.attn; onnx-train applies h.<i>.attn.core (attention probabilities recomputed, q/k/v/o kept)',
+    selective:
+      'tier: planCheckpoint selects h.<i>.attn; onnx-train applies h.<i>.attn.core (attention probabilities recomputed, q/k/v/o kept)',
     'selective-attn': 'variant: explicit recompute h.<i>.attn for every block (the whole attention module re-run)',
   },
   spec,
@@ -213,9 +249,18 @@ if (json) {
   const pct = (x: unknown): string => `${(Number(x) * 100).toFixed(0)}%`;
   const line = (name: string, r: Row, extra = ''): string =>
     `${name.padEnd(26)} ${String(r.peakActivationMB).padStart(8)} ${pct(r.memoryCutVsOff).padStart(6)} ${String(r.stepPeakMB).padStart(9)} ${pct(r.stepPeakCutVsOff).padStart(6)} ${String(r.stepMs).padStart(8)} ${pct(r.slowdownVsOff).padStart(9)}  ${extra}`;
-  console.log(`${'tier'.padEnd(26)} ${'act MB'.padStart(8)} ${'cut'.padStart(6)} ${'step MB'.padStart(9)} ${'cut'.padStart(6)} ${'step ms'.padStart(8)} ${'slowdown'.padStart(9)}  recompute`);
-  for (const [k, r] of Object.entries(tiers)) console.log(line(`onnx-train ${k}`, r, (r.recompute as string[]).join(',') || '-'));
-  if (torch) for (const k of ['off', 'full'] as const) console.log(line(`torch ${k}`, torch[k], k === 'full' ? 'torch.utils.checkpoint per block' : '-'));
-  console.log(`budget: ${tiers.budget!.memoryBudgetMB} MB planned → predicted ${tiers.budget!.planPredictedPeakMB}, measured ${tiers.budget!.planMeasuredPeakMB} (fits: ${tiers.budget!.planFits})`);
-  console.log(`targets: full cut ≥ 60%: ${result.targets.fullMemoryCutMet}, full slowdown ≤ 35%: ${result.targets.fullSlowdownMet}, selective slowdown ≤ 10%: ${result.targets.selectiveSlowdownMet}`);
+  console.log(
+    `${'tier'.padEnd(26)} ${'act MB'.padStart(8)} ${'cut'.padStart(6)} ${'step MB'.padStart(9)} ${'cut'.padStart(6)} ${'step ms'.padStart(8)} ${'slowdown'.padStart(9)}  recompute`,
+  );
+  for (const [k, r] of Object.entries(tiers))
+    console.log(line(`onnx-train ${k}`, r, (r.recompute as string[]).join(',') || '-'));
+  if (torch)
+    for (const k of ['off', 'full'] as const)
+      console.log(line(`torch ${k}`, torch[k], k === 'full' ? 'torch.utils.checkpoint per block' : '-'));
+  console.log(
+    `budget: ${tiers.budget!.memoryBudgetMB} MB planned → predicted ${tiers.budget!.planPredictedPeakMB}, measured ${tiers.budget!.planMeasuredPeakMB} (fits: ${tiers.budget!.planFits})`,
+  );
+  console.log(
+    `targets: full cut ≥ 60%: ${result.targets.fullMemoryCutMet}, full slowdown ≤ 35%: ${result.targets.fullSlowdownMet}, selective slowdown ≤ 10%: ${result.targets.selectiveSlowdownMet}`,
+  );
 }

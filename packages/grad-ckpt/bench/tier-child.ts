@@ -35,14 +35,20 @@ interface Config {
 
 const cfg = JSON.parse(process.argv[2]!) as Config;
 const MiB = 2 ** 20;
-const status = (field: 'VmHWM' | 'VmRSS'): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+const status = (field: 'VmHWM' | 'VmRSS'): number =>
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
 const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => {});
 const spec = defineGptSpec(cfg.spec);
 const batch = makeSyntheticBatch({ spec, batchSize: cfg.batchSize, seed: 1 });
 
 if (cfg.mode === 'plan') {
   const t0 = performance.now();
-  const report = await planBudgetTier({ spec, batchSize: cfg.batchSize, memoryBudgetBytes: cfg.memoryBudgetBytes!, intraOpNumThreads: cfg.threads });
+  const report = await planBudgetTier({
+    spec,
+    batchSize: cfg.batchSize,
+    memoryBudgetBytes: cfg.memoryBudgetBytes!,
+    intraOpNumThreads: cfg.threads,
+  });
   console.log(JSON.stringify({ ...report, planMs: performance.now() - t0 }));
 } else {
   const beforeCreate = status('VmRSS');
@@ -86,12 +92,23 @@ if (cfg.mode === 'plan') {
 /** One profiled step in a fresh session: ORT's own allocator counters (bytes in use, bytes the arena holds). */
 async function arenaFigures(recompute: string[]): Promise<{ peakInUseMB: number; peakHeldMB: number }> {
   const prefix = join(tmpdir(), `soup-grad-ckpt-bench-${process.pid}`);
-  const step = await TrainStep.create({ spec, seed: 0, intraOpNumThreads: cfg.threads, recompute, profileFilePrefix: prefix });
+  const step = await TrainStep.create({
+    spec,
+    seed: 0,
+    intraOpNumThreads: cfg.threads,
+    recompute,
+    profileFilePrefix: prefix,
+  });
   await step.run(batch);
   await step.run(batch);
   const path = step.endProfiling()!;
   await step.release();
-  const events = JSON.parse(readFileSync(path, 'utf8')) as { cat?: string; name: string; ts: number; args?: Record<string, unknown> }[];
+  const events = JSON.parse(readFileSync(path, 'utf8')) as {
+    cat?: string;
+    name: string;
+    ts: number;
+    args?: Record<string, unknown>;
+  }[];
   rmSync(path, { force: true });
   const runs = events.filter((e) => e.name === 'SequentialExecutor::Execute');
   const from = runs.at(-1)?.ts ?? 0;

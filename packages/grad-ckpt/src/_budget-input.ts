@@ -10,15 +10,26 @@ export function checkBlocks(
   bytesKey: 'activationBytes' | 'staticBytes' = 'activationBytes',
 ): void {
   if (!Array.isArray(blocks)) {
-    throw new BudgetPlanError('blocks', bytesKey === 'activationBytes' ? 'blocks must be an array of {name, activationBytes, recomputeCostMs?}' : `blocks must be an array of {name, ${bytesKey}}`);
+    throw new BudgetPlanError(
+      'blocks',
+      bytesKey === 'activationBytes'
+        ? 'blocks must be an array of {name, activationBytes, recomputeCostMs?}'
+        : `blocks must be an array of {name, ${bytesKey}}`,
+    );
   }
   const names = new Set<string>();
   (blocks as readonly (Partial<BudgetBlock> & { staticBytes?: number })[]).forEach((block, i) => {
     if (typeof block?.name !== 'string' || block.name === '') {
-      throw new BudgetPlanError(`blocks[${i}].name`, `blocks[${i}].name must be a non-empty module name such as 'h.${i}'`);
+      throw new BudgetPlanError(
+        `blocks[${i}].name`,
+        `blocks[${i}].name must be a non-empty module name such as 'h.${i}'`,
+      );
     }
     if (names.has(block.name)) {
-      throw new BudgetPlanError(`blocks[${i}].name`, `blocks[${i}].name '${block.name}' appears twice; list each block once`);
+      throw new BudgetPlanError(
+        `blocks[${i}].name`,
+        `blocks[${i}].name '${block.name}' appears twice; list each block once`,
+      );
     }
     names.add(block.name);
     checkBytes(`blocks[${i}].${bytesKey}`, block[bytesKey], false);

@@ -46,7 +46,9 @@ export function calibrateBudgetBlocks(params: CalibrateBudgetBlocksParams): Cali
   const sumShares = blocks.reduce((s, b) => s + b.staticBytes, 0);
   const maxShare = Math.max(0, ...blocks.map((b) => b.staticBytes));
   const scale =
-    blocks.length > 1 && sumShares - maxShare > 0 && offPeakBytes > fullPeakBytes ? (offPeakBytes - fullPeakBytes) / (sumShares - maxShare) : 0;
+    blocks.length > 1 && sumShares - maxShare > 0 && offPeakBytes > fullPeakBytes
+      ? (offPeakBytes - fullPeakBytes) / (sumShares - maxShare)
+      : 0;
   const out: BudgetBlock[] = blocks.map((b) => ({ name: b.name, activationBytes: Math.round(scale * b.staticBytes) }));
   const baselineBytes = Math.max(0, offPeakBytes - out.reduce((s, b) => s + b.activationBytes, 0));
   return { blocks: out, baselineBytes };

@@ -47,7 +47,13 @@ describe('planCheckpoint', () => {
       'model.layers.1.self_attn.q_proj',
       'model.layers.1.self_attn.o_proj',
     ]);
-    const bert = ['encoder.layer.0', 'encoder.layer.0.Attention', 'encoder.layer.0.output', 'encoder.layer.1', 'encoder.layer.1.attention'];
+    const bert = [
+      'encoder.layer.0',
+      'encoder.layer.0.Attention',
+      'encoder.layer.0.output',
+      'encoder.layer.1',
+      'encoder.layer.1.attention',
+    ];
     expect(planCheckpoint(bert, 'selective')).toEqual(['encoder.layer.0.Attention', 'encoder.layer.1.attention']);
   });
 

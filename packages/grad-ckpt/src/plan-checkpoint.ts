@@ -33,7 +33,10 @@ const BLOCK = /\.([0-9]+)$/;
  * @throws {GranularityError} `granularity must be one of selective/medium/full, got 'x'`.
  */
 export function planCheckpoint(params: PlanCheckpointParams): string[];
-export function planCheckpoint(moduleNames: readonly string[], granularity: PlanCheckpointParams['granularity']): string[];
+export function planCheckpoint(
+  moduleNames: readonly string[],
+  granularity: PlanCheckpointParams['granularity'],
+): string[];
 export function planCheckpoint(
   first: PlanCheckpointParams | readonly string[],
   granularityArg?: PlanCheckpointParams['granularity'],

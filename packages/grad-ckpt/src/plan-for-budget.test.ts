@@ -6,11 +6,16 @@ import { predictPeakBytes } from './predict-peak-bytes';
 import type { BudgetBlock } from './types';
 
 const MiB = 1024 ** 2;
-const blocks = (sizesMiB: number[]): BudgetBlock[] => sizesMiB.map((s, i) => ({ name: `h.${i}`, activationBytes: s * MiB }));
+const blocks = (sizesMiB: number[]): BudgetBlock[] =>
+  sizesMiB.map((s, i) => ({ name: `h.${i}`, activationBytes: s * MiB }));
 
 describe('planForBudget', () => {
   test('nothing to recompute when the un-checkpointed step fits', () => {
-    const plan = planForBudget({ blocks: blocks([100, 100, 100]), baselineBytes: 50 * MiB, memoryBudgetBytes: 400 * MiB });
+    const plan = planForBudget({
+      blocks: blocks([100, 100, 100]),
+      baselineBytes: 50 * MiB,
+      memoryBudgetBytes: 400 * MiB,
+    });
     expect(plan).toEqual({ recompute: [], predictedPeakBytes: 350 * MiB, fits: true });
   });
 
@@ -37,7 +42,11 @@ describe('planForBudget', () => {
   });
 
   test('when nothing fits: fits=false and the smallest set reaching the lowest peak', () => {
-    const plan = planForBudget({ blocks: [...blocks([10, 40, 20]), { name: 'h.3', activationBytes: 0 }], baselineBytes: 100 * MiB, memoryBudgetBytes: 120 * MiB });
+    const plan = planForBudget({
+      blocks: [...blocks([10, 40, 20]), { name: 'h.3', activationBytes: 0 }],
+      baselineBytes: 100 * MiB,
+      memoryBudgetBytes: 120 * MiB,
+    });
     // all recomputed: 100 + 0 + 40 = 140 > 120; h.3 (0 bytes) is not needed to reach it
     expect(plan).toEqual({ recompute: ['h.0', 'h.1', 'h.2'], predictedPeakBytes: 140 * MiB, fits: false });
   });
@@ -51,13 +60,19 @@ describe('planForBudget', () => {
     ];
     // k=2 needed: 16 kept + 8 = 24
     expect(planForBudget({ blocks: input, baselineBytes: 0, memoryBudgetBytes: 24 }).recompute).toEqual(['h.2', 'h.3']);
-    expect(planForBudget({ blocks: input, baselineBytes: 0, memoryBudgetBytes: 16 }).recompute).toEqual(['h.0', 'h.2', 'h.3']);
+    expect(planForBudget({ blocks: input, baselineBytes: 0, memoryBudgetBytes: 16 }).recompute).toEqual([
+      'h.0',
+      'h.2',
+      'h.3',
+    ]);
   });
 
   test('predictedPeakBytes agrees with predictPeakBytes', () => {
     const input = blocks([7, 3, 9, 1, 4]);
     const plan = planForBudget({ blocks: input, baselineBytes: 5 * MiB, memoryBudgetBytes: 15 * MiB });
-    expect(plan.predictedPeakBytes).toBe(predictPeakBytes({ blocks: input, baselineBytes: 5 * MiB, recompute: plan.recompute }));
+    expect(plan.predictedPeakBytes).toBe(
+      predictPeakBytes({ blocks: input, baselineBytes: 5 * MiB, recompute: plan.recompute }),
+    );
   });
 
   test('minimal in count: brute force over every subset agrees (n ≤ 8)', () => {
@@ -69,7 +84,11 @@ describe('planForBudget', () => {
     });
     fc.assert(
       fc.property(arb, ({ sizes, costs, baseline, budget }) => {
-        const input: BudgetBlock[] = sizes.map((s, i) => ({ name: `h.${i}`, activationBytes: s, recomputeCostMs: costs[i] }));
+        const input: BudgetBlock[] = sizes.map((s, i) => ({
+          name: `h.${i}`,
+          activationBytes: s,
+          recomputeCostMs: costs[i],
+        }));
         const plan = planForBudget({ blocks: input, baselineBytes: baseline, memoryBudgetBytes: budget });
         let minFitting = Infinity;
         let lowestPeak = Infinity;
@@ -99,10 +118,16 @@ describe('planForBudget', () => {
     [{ blocks: blocks([1]), baselineBytes: -1, memoryBudgetBytes: 10 }, 'baselineBytes'],
     [{ blocks: blocks([1]), baselineBytes: 0, memoryBudgetBytes: 0 }, 'memoryBudgetBytes'],
     [{ blocks: blocks([1]), baselineBytes: 0, memoryBudgetBytes: Number.NaN }, 'memoryBudgetBytes'],
-    [{ blocks: [{ name: 'h.0', activationBytes: -5 }], baselineBytes: 0, memoryBudgetBytes: 10 }, 'blocks[0].activationBytes'],
+    [
+      { blocks: [{ name: 'h.0', activationBytes: -5 }], baselineBytes: 0, memoryBudgetBytes: 10 },
+      'blocks[0].activationBytes',
+    ],
     [{ blocks: [{ name: '', activationBytes: 5 }], baselineBytes: 0, memoryBudgetBytes: 10 }, 'blocks[0].name'],
     [{ blocks: [...blocks([1]), ...blocks([2])], baselineBytes: 0, memoryBudgetBytes: 10 }, 'blocks[1].name'],
-    [{ blocks: [{ name: 'h.0', activationBytes: 5, recomputeCostMs: -1 }], baselineBytes: 0, memoryBudgetBytes: 10 }, 'blocks[0].recomputeCostMs'],
+    [
+      { blocks: [{ name: 'h.0', activationBytes: 5, recomputeCostMs: -1 }], baselineBytes: 0, memoryBudgetBytes: 10 },
+      'blocks[0].recomputeCostMs',
+    ],
   ])('bad input throws BudgetPlanError naming the field (%#)', (params, field) => {
     let caught: unknown;
     try {
@@ -117,6 +142,8 @@ describe('planForBudget', () => {
   });
 
   test('predictPeakBytes refuses a name that is not a block', () => {
-    expect(() => predictPeakBytes({ blocks: blocks([1]), baselineBytes: 0, recompute: ['h.9'] })).toThrow(BudgetPlanError);
+    expect(() => predictPeakBytes({ blocks: blocks([1]), baselineBytes: 0, recompute: ['h.9'] })).toThrow(
+      BudgetPlanError,
+    );
   });
 });

@@ -29,7 +29,8 @@ export function predictPeakBytes(params: PredictPeakParams): number {
   const byName = new Map(blocks.map((b) => [b.name, b.activationBytes]));
   const chosen = new Set<string>();
   for (const name of recompute) {
-    if (!byName.has(name)) throw new BudgetPlanError('recompute', `recompute names '${name}', which is not among blocks`);
+    if (!byName.has(name))
+      throw new BudgetPlanError('recompute', `recompute names '${name}', which is not among blocks`);
     chosen.add(name);
   }
   let kept = 0;

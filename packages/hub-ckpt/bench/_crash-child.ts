@@ -19,7 +19,9 @@ const CRASH_RUN = 'crash-run-fingerprint';
 const env = process.env;
 const mode = env.SOUP_CRASH_MODE;
 const work = env.SOUP_CRASH_WORK ?? '';
-const sizes = env.SOUP_CRASH_SIZES ? (JSON.parse(env.SOUP_CRASH_SIZES) as { modelBytes: number; optimizerBytes: number }) : undefined;
+const sizes = env.SOUP_CRASH_SIZES
+  ? (JSON.parse(env.SOUP_CRASH_SIZES) as { modelBytes: number; optimizerBytes: number })
+  : undefined;
 const store = openStore({ repo: env.SOUP_CRASH_REPO ?? '', retry: { baseDelayMs: 20, maxDelayMs: 1000 } });
 const local = join(work, 'out');
 const salt = env.SOUP_CRASH_SALT ?? '';
@@ -68,8 +70,18 @@ if (mode === 'push') {
   await pushCheckpoint({ store, step: 10, dir: a.dir, run: CRASH_RUN, keepRemote: 2, keepLocal: 1 });
   const b = writeCheckpoint({ root: local, step: 20, run: CRASH_RUN, sizes, salt });
   const built = await buildManifest({ dir: b.dir, step: 20, run: CRASH_RUN });
-  const pointer = { step: 20, path_in_repo: 'ckpt/checkpoint-20', run: CRASH_RUN, terminal: false, manifest_sha256: built.sha256, updated_at: new Date().toISOString() };
-  await store.commit({ message: 'unsafe pointer first', operations: [{ kind: 'put', path: 'latest.json', bytes: Buffer.from(JSON.stringify(pointer)) }] });
+  const pointer = {
+    step: 20,
+    path_in_repo: 'ckpt/checkpoint-20',
+    run: CRASH_RUN,
+    terminal: false,
+    manifest_sha256: built.sha256,
+    updated_at: new Date().toISOString(),
+  };
+  await store.commit({
+    message: 'unsafe pointer first',
+    operations: [{ kind: 'put', path: 'latest.json', bytes: Buffer.from(JSON.stringify(pointer)) }],
+  });
   process.stdout.write('PHASE pointer-first\n');
   setInterval(() => undefined, 1000);
   await new Promise<never>(() => undefined);
@@ -82,7 +94,9 @@ if (mode === 'push') {
   const files = filesOf(outcome.localDir);
   delete files['manifest.json'];
   const skipped = outcome.skipped.map((k) => k.step);
-  process.stdout.write(`RESULT ${JSON.stringify({ outcome: outcome.outcome, step: outcome.step, via: outcome.via, repaired: outcome.repaired, skipped, files })}\n`);
+  process.stdout.write(
+    `RESULT ${JSON.stringify({ outcome: outcome.outcome, step: outcome.step, via: outcome.via, repaired: outcome.repaired, skipped, files })}\n`,
+  );
   const c = writeCheckpoint({ root: local, step: 30, run: CRASH_RUN, sizes, salt });
   await pushCheckpoint({ store, step: 30, dir: c.dir, run: CRASH_RUN, keepRemote: 2, keepLocal: 1 });
   process.stdout.write('PUSHED 30\n');

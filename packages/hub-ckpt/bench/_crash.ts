@@ -57,7 +57,10 @@ async function checkPointer(store: CheckpointStore, label: string, violations: s
     expectedRun: RUN,
     expectedStep: pointer.step,
   });
-  if (!v.ok) violations.push(`${label}: latest.json names ${pointer.path_in_repo}, which does not verify: ${v.problems.join('; ')}`);
+  if (!v.ok)
+    violations.push(
+      `${label}: latest.json names ${pointer.path_in_repo}, which does not verify: ${v.problems.join('; ')}`,
+    );
   return pointer;
 }
 
@@ -91,18 +94,32 @@ export async function runCrashPoint(p: {
   const marker = p.unsafeOrder ? /PHASE pointer-first/ : new RegExp(`PHASE ${p.phase}\\b`);
   const { child, exited } = await spawnUntil(process.execPath, ['--import', 'tsx', CHILD], marker, {
     cwd: PKG_DIR,
-    env: { ...env, SOUP_CRASH_MODE: p.unsafeOrder ? 'push-unsafe' : 'push', SOUP_CRASH_REPO: repo, SOUP_CRASH_WORK: pushWork, SOUP_CRASH_PAUSE_AT: p.phase },
+    env: {
+      ...env,
+      SOUP_CRASH_MODE: p.unsafeOrder ? 'push-unsafe' : 'push',
+      SOUP_CRASH_REPO: repo,
+      SOUP_CRASH_WORK: pushWork,
+      SOUP_CRASH_PAUSE_AT: p.phase,
+    },
     timeoutMs: 60_000,
   });
   child.kill('SIGKILL');
   const killed = await exited;
-  if (killed.signal !== 'SIGKILL') violations.push(`push child was not killed by SIGKILL (code ${killed.code}, signal ${killed.signal})`);
+  if (killed.signal !== 'SIGKILL')
+    violations.push(`push child was not killed by SIGKILL (code ${killed.code}, signal ${killed.signal})`);
 
   const store = openStore({ repo, token: env.HF_TOKEN, endpoint: env.HF_ENDPOINT });
   const before = await checkPointer(store, 'after kill', violations);
 
   const r = await resumeAndCheck({ store, env, repo, resumeWork, salt, violations });
-  return { kind: p.kind, phase: p.phase, violations, pointerStepAfterKill: before?.step ?? null, resumedStep: r.resumedStep, via: r.via };
+  return {
+    kind: p.kind,
+    phase: p.phase,
+    violations,
+    pointerStepAfterKill: before?.step ?? null,
+    resumedStep: r.resumedStep,
+    via: r.via,
+  };
 }
 
 /** A fresh process resumes (pullResume), its pulled files must hash-match what was pushed, and it pushes step 30. */
@@ -127,23 +144,36 @@ async function resumeAndCheck(p: {
   if (res.code !== 0 || !line) {
     violations.push(`resume process failed (code ${res.code}): ${res.stderr.slice(-800)}`);
   } else {
-    const result = JSON.parse(line.slice('RESULT '.length)) as { step: number; via: string | null; skipped: number[]; files: Record<string, string> };
+    const result = JSON.parse(line.slice('RESULT '.length)) as {
+      step: number;
+      via: string | null;
+      skipped: number[];
+      files: Record<string, string>;
+    };
     resumedStep = result.step;
     via = result.via;
     skipped = result.skipped;
-    const expected = Object.fromEntries(Object.entries(checkpointContent(result.step, RUN, SIZES, salt)).map(([n, b]) => [n, sha256(b)]));
+    const expected = Object.fromEntries(
+      Object.entries(checkpointContent(result.step, RUN, SIZES, salt)).map(([n, b]) => [n, sha256(b)]),
+    );
     if (JSON.stringify(sortKeys(result.files)) !== JSON.stringify(sortKeys(expected))) {
       violations.push(`pulled checkpoint-${result.step} does not hash-match what was pushed`);
     }
     if (!res.stdout.includes('PUSHED 30')) violations.push('the resumed session could not push checkpoint-30');
   }
   const after = await checkPointer(store, 'after resume', violations);
-  if (after && res.code === 0 && after.step !== 30) violations.push(`after the resumed push the pointer names step ${after.step}, not 30`);
+  if (after && res.code === 0 && after.step !== 30)
+    violations.push(`after the resumed push the pointer names step ${after.step}, not 30`);
   return { resumedStep, via, skipped };
 }
 
 /** Runs one fault point end to end (see FAULT_POINTS). */
-export async function runFaultPoint(p: { kind: CrashStoreKind; fault: FaultPoint; workDir: string; server?: HubServer }): Promise<CrashPointResult> {
+export async function runFaultPoint(p: {
+  kind: CrashStoreKind;
+  fault: FaultPoint;
+  workDir: string;
+  server?: HubServer;
+}): Promise<CrashPointResult> {
   const violations: string[] = [];
   const salt = Math.random().toString(36).slice(2);
   const env: NodeJS.ProcessEnv = { ...process.env, SOUP_CRASH_SIZES: JSON.stringify(SIZES), SOUP_CRASH_SALT: salt };
@@ -163,7 +193,8 @@ export async function runFaultPoint(p: { kind: CrashStoreKind; fault: FaultPoint
   mkdirSync(pushWork, { recursive: true });
   mkdirSync(resumeWork, { recursive: true });
   // Commits of the push child: data 5, pointer 5, data 10, pointer 10, data 20, then pointer 20 + prune 5.
-  if (p.fault !== 'corrupt-at-rest') server?.setFaults({ commitLostReply: { count: 1, skip: 5, as: p.fault === 'lost-reply-500' ? 500 : 'drop' } });
+  if (p.fault !== 'corrupt-at-rest')
+    server?.setFaults({ commitLostReply: { count: 1, skip: 5, as: p.fault === 'lost-reply-500' ? 500 : 'drop' } });
   const push = await runNode(['--import', 'tsx', CHILD], {
     cwd: PKG_DIR,
     env: { ...env, SOUP_CRASH_MODE: 'push', SOUP_CRASH_REPO: repo, SOUP_CRASH_WORK: pushWork },
@@ -173,11 +204,13 @@ export async function runFaultPoint(p: { kind: CrashStoreKind; fault: FaultPoint
     if ((server?.getFaults().commitLostReply?.count ?? 0) !== 0) violations.push('the lost-reply fault never fired');
     server?.setFaults({});
   }
-  if (push.code !== 0 || !push.stdout.includes('COMPLETED')) violations.push(`push child failed (code ${push.code}): ${push.stderr.slice(-800)}`);
+  if (push.code !== 0 || !push.stdout.includes('COMPLETED'))
+    violations.push(`push child failed (code ${push.code}): ${push.stderr.slice(-800)}`);
   const store = openStore({ repo, token: env.HF_TOKEN, endpoint: env.HF_ENDPOINT });
   const before = await checkPointer(store, 'after push', violations);
   if (before && before.step !== 20) violations.push(`after the push the pointer names step ${before.step}, not 20`);
-  if ((await store.list({ prefix: 'ckpt/checkpoint-5' })).length > 0) violations.push('ckpt/checkpoint-5 was not pruned');
+  if ((await store.list({ prefix: 'ckpt/checkpoint-5' })).length > 0)
+    violations.push('ckpt/checkpoint-5 was not pruned');
   let expectStep = 20;
   if (p.fault === 'corrupt-at-rest') {
     const path = 'ckpt/checkpoint-20/model.safetensors';
@@ -192,8 +225,16 @@ export async function runFaultPoint(p: { kind: CrashStoreKind; fault: FaultPoint
   }
   const r = await resumeAndCheck({ store, env, repo, resumeWork, salt, violations });
   if (r.resumedStep !== expectStep) violations.push(`resumed from step ${r.resumedStep}, expected ${expectStep}`);
-  if (p.fault === 'corrupt-at-rest' && (r.via !== 'fallback' || !r.skipped.includes(20))) violations.push(`expected a fallback past checkpoint-20, got via ${r.via}, skipped ${JSON.stringify(r.skipped)}`);
-  return { kind: p.kind, phase: p.fault, violations, pointerStepAfterKill: before?.step ?? null, resumedStep: r.resumedStep, via: r.via };
+  if (p.fault === 'corrupt-at-rest' && (r.via !== 'fallback' || !r.skipped.includes(20)))
+    violations.push(`expected a fallback past checkpoint-20, got via ${r.via}, skipped ${JSON.stringify(r.skipped)}`);
+  return {
+    kind: p.kind,
+    phase: p.fault,
+    violations,
+    pointerStepAfterKill: before?.step ?? null,
+    resumedStep: r.resumedStep,
+    via: r.via,
+  };
 }
 
 function sortKeys(o: Record<string, string>): Record<string, string> {
@@ -206,12 +247,30 @@ export type RacePoint = (typeof RACE_POINTS)[number];
 export const raceKinds = (r: RacePoint): CrashStoreKind[] => (r === 'outage' ? ['hub'] : ['hub', 'dir']);
 
 /** Runs one race point in this process (see RACE_POINTS). */
-export async function runRacePoint(p: { kind: CrashStoreKind; race: RacePoint; workDir: string; server?: HubServer }): Promise<CrashPointResult> {
-  const { acquireLease, pushCheckpoint, pullResume, LeaseHeldError, ConcurrentWriteError, FolderConflictError, PointedCheckpointConflictError, PointerRegressionError, StoreError } = await import('../src/index');
+export async function runRacePoint(p: {
+  kind: CrashStoreKind;
+  race: RacePoint;
+  workDir: string;
+  server?: HubServer;
+}): Promise<CrashPointResult> {
+  const {
+    acquireLease,
+    pushCheckpoint,
+    pullResume,
+    LeaseHeldError,
+    ConcurrentWriteError,
+    FolderConflictError,
+    PointedCheckpointConflictError,
+    PointerRegressionError,
+    StoreError,
+  } = await import('../src/index');
   const { writeCheckpoint } = await import('./_fixtures');
   const violations: string[] = [];
   const server = p.server;
-  const repo = p.kind === 'hub' ? `soup-test/race-${p.race}-${Math.random().toString(36).slice(2, 8)}` : pathToFileURL(join(p.workDir, 'remote')).href;
+  const repo =
+    p.kind === 'hub'
+      ? `soup-test/race-${p.race}-${Math.random().toString(36).slice(2, 8)}`
+      : pathToFileURL(join(p.workDir, 'remote')).href;
   const open = (retry?: { retries: number; baseDelayMs: number; maxDelayMs: number }) =>
     openStore({ repo, token: server?.token, endpoint: server?.url, ...(retry ? { retry } : {}) });
   if (p.kind === 'hub' && !server) throw new Error('runRacePoint: kind "hub" needs a server');
@@ -220,10 +279,16 @@ export async function runRacePoint(p: { kind: CrashStoreKind; race: RacePoint; w
   let pointerAfter: number | null = null;
   if (p.race === 'two-writer-race') {
     // 1. The lease: two sessions at once, exactly one may win.
-    const leases = await Promise.allSettled([acquireLease({ store: open(), run: RUN, autoRenew: false, pid: process.pid }), acquireLease({ store: open(), run: RUN, autoRenew: false, pid: process.pid, host: 'other-host' })]);
+    const leases = await Promise.allSettled([
+      acquireLease({ store: open(), run: RUN, autoRenew: false, pid: process.pid }),
+      acquireLease({ store: open(), run: RUN, autoRenew: false, pid: process.pid, host: 'other-host' }),
+    ]);
     const won = leases.filter((l) => l.status === 'fulfilled');
     const refused = leases.filter((l) => l.status === 'rejected' && l.reason instanceof LeaseHeldError);
-    if (won.length !== 1 || refused.length !== 1) violations.push(`lease race: ${won.length} won, ${refused.length} refused as held (${leases.map((l) => (l.status === 'rejected' ? String(l.reason) : 'ok')).join('; ')})`);
+    if (won.length !== 1 || refused.length !== 1)
+      violations.push(
+        `lease race: ${won.length} won, ${refused.length} refused as held (${leases.map((l) => (l.status === 'rejected' ? String(l.reason) : 'ok')).join('; ')})`,
+      );
     for (const l of won) if (l.status === 'fulfilled') await l.value.release();
     // 2. Defence in depth, no lease: two writers push the same steps at once; every refusal is a clean one,
     // and the pointer always names a folder that verifies (no data commit replaced a pointed folder).
@@ -236,11 +301,20 @@ export async function runRacePoint(p: { kind: CrashStoreKind; race: RacePoint; w
           await pushCheckpoint({ store, step, dir: ck.dir, run: RUN, keepRemote: 2 });
           done.push(step);
         } catch (err) {
-          if (!(err instanceof ConcurrentWriteError || err instanceof FolderConflictError || err instanceof PointerRegressionError || err instanceof PointedCheckpointConflictError)) violations.push(`writer ${salt}, step ${step}: unexpected ${String(err)}`);
+          if (
+            !(
+              err instanceof ConcurrentWriteError ||
+              err instanceof FolderConflictError ||
+              err instanceof PointerRegressionError ||
+              err instanceof PointedCheckpointConflictError
+            )
+          )
+            violations.push(`writer ${salt}, step ${step}: unexpected ${String(err)}`);
         }
         // Whenever a pointer exists, it names a folder that verifies (before any push landed there is none).
         const check = open();
-        if ((await check.readFile({ path: 'latest.json' })) !== null) await checkPointer(check, `writer ${salt} after step ${step}`, violations);
+        if ((await check.readFile({ path: 'latest.json' })) !== null)
+          await checkPointer(check, `writer ${salt} after step ${step}`, violations);
       }
       return done;
     };
@@ -248,14 +322,22 @@ export async function runRacePoint(p: { kind: CrashStoreKind; race: RacePoint; w
   } else {
     // A Hub outage between two pushes: the push during it fails cleanly, the next one lands.
     const store = open({ retries: 1, baseDelayMs: 50, maxDelayMs: 200 });
-    const push = (step: number) => pushCheckpoint({ store, step, dir: writeCheckpoint({ root: p.workDir, step, run: RUN, sizes: SIZES }).dir, run: RUN, keepRemote: 2 });
+    const push = (step: number) =>
+      pushCheckpoint({
+        store,
+        step,
+        dir: writeCheckpoint({ root: p.workDir, step, run: RUN, sizes: SIZES }).dir,
+        run: RUN,
+        keepRemote: 2,
+      });
     await push(5);
     server?.setFaults({ outageUntilMs: Date.now() + 1500 });
     try {
       await push(10);
       violations.push('the push during the outage did not fail');
     } catch (err) {
-      if (!(err instanceof StoreError)) violations.push(`the push during the outage failed with ${String(err)}, not StoreError`);
+      if (!(err instanceof StoreError))
+        violations.push(`the push during the outage failed with ${String(err)}, not StoreError`);
     }
     await checkPointer(open(), 'during the outage', violations);
     await new Promise((r) => setTimeout(r, 1600));
@@ -274,6 +356,7 @@ export async function runRacePoint(p: { kind: CrashStoreKind; race: RacePoint; w
   } catch (err) {
     violations.push(`resume failed: ${String(err)}`);
   }
-  if (p.race === 'outage' && resumedStep !== 20) violations.push(`after the outage the store resumed from ${resumedStep}, not 20`);
+  if (p.race === 'outage' && resumedStep !== 20)
+    violations.push(`after the outage the store resumed from ${resumedStep}, not 20`);
   return { kind: p.kind, phase: p.race, violations, pointerStepAfterKill: pointerAfter, resumedStep, via };
 }

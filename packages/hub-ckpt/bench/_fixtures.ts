@@ -26,7 +26,12 @@ export interface CheckpointSizes {
 }
 
 /** The files a toy trainer writes at `step` (content depends only on step, run, sizes and salt). */
-export function checkpointContent(step: number, run: string, sizes: CheckpointSizes, salt = ''): Record<string, Buffer> {
+export function checkpointContent(
+  step: number,
+  run: string,
+  sizes: CheckpointSizes,
+  salt = '',
+): Record<string, Buffer> {
   return {
     'model.safetensors': seededBytes(`${run}:model:${step}:${salt}`, sizes.modelBytes),
     'optimizer.safetensors': seededBytes(`${run}:optim:${step}:${salt}`, sizes.optimizerBytes),
@@ -40,7 +45,13 @@ export function sha256(buf: Uint8Array): string {
 }
 
 /** Writes `<root>/checkpoint-<step>/` and returns its path and the expected sha256 per file. */
-export function writeCheckpoint(p: { root: string; step: number; run: string; sizes?: Partial<CheckpointSizes>; salt?: string }): {
+export function writeCheckpoint(p: {
+  root: string;
+  step: number;
+  run: string;
+  sizes?: Partial<CheckpointSizes>;
+  salt?: string;
+}): {
   dir: string;
   hashes: Record<string, string>;
 } {

@@ -7,7 +7,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeTempDir, startHubServer } from '@soup/test-utils';
 import { HubStore, pullResume, pushCheckpoint } from '../src/index';
-import { CRASH_PHASES, FAULT_POINTS, faultKinds, RACE_POINTS, raceKinds, runCrashPoint, runFaultPoint, runRacePoint, type CrashPointResult } from './_crash';
+import {
+  CRASH_PHASES,
+  FAULT_POINTS,
+  faultKinds,
+  RACE_POINTS,
+  raceKinds,
+  runCrashPoint,
+  runFaultPoint,
+  runRacePoint,
+  type CrashPointResult,
+} from './_crash';
 
 const json = process.argv.includes('--json');
 const REPS = 3;
@@ -39,7 +49,9 @@ try {
     const store = new HubStore({ repo, endpoint: server.url, token: server.token });
     const res = await pushCheckpoint({ store, step: 100, dir: src, run: 'bench-run', keepLocal: Infinity });
     pushes.push(res.timings);
-    log(`push ${rep + 1}/${REPS}: ${res.timings.totalMs.toFixed(0)} ms (verify ${res.timings.verifyMs.toFixed(1)} ms, ${res.verify.checkedByOid} by oid, ${res.verify.checkedByDownload} downloaded)`);
+    log(
+      `push ${rep + 1}/${REPS}: ${res.timings.totalMs.toFixed(0)} ms (verify ${res.timings.verifyMs.toFixed(1)} ms, ${res.verify.checkedByOid} by oid, ${res.verify.checkedByDownload} downloaded)`,
+    );
 
     const cold = join(tmp.dir, `cold-${rep}`);
     const fresh = new HubStore({ repo, endpoint: server.url, token: server.token });
@@ -61,7 +73,9 @@ try {
       try {
         const r = await runCrashPoint({ kind, phase, workDir: work.dir, server });
         crash.push(r);
-        log(`crash ${kind}/${phase}: pointer after kill ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`);
+        log(
+          `crash ${kind}/${phase}: pointer after kill ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`,
+        );
       } finally {
         work.cleanup();
       }
@@ -73,7 +87,9 @@ try {
       try {
         const r = await runFaultPoint({ kind, fault, workDir: work.dir, server });
         crash.push(r);
-        log(`fault ${kind}/${fault}: pointer after push ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`);
+        log(
+          `fault ${kind}/${fault}: pointer after push ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`,
+        );
       } finally {
         work.cleanup();
       }
@@ -86,7 +102,9 @@ try {
       try {
         const r = await runRacePoint({ kind, race, workDir: work.dir, server });
         crash.push(r);
-        log(`race ${kind}/${race}: pointer after ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}${r.violations.length ? `: ${r.violations.join(' | ')}` : ''}`);
+        log(
+          `race ${kind}/${race}: pointer after ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}${r.violations.length ? `: ${r.violations.join(' | ')}` : ''}`,
+        );
       } finally {
         work.cleanup();
       }
@@ -110,7 +128,14 @@ try {
       verify: Number(verifyMs.toFixed(1)),
       pointer: Math.round(median(pushes.map((p) => p.pointerMs))),
     },
-    crash: crash.map((r) => ({ store: r.kind, phase: r.phase, pointerAfterKill: r.pointerStepAfterKill, resumed: r.resumedStep, via: r.via, violations: r.violations })),
+    crash: crash.map((r) => ({
+      store: r.kind,
+      phase: r.phase,
+      pointerAfterKill: r.pointerStepAfterKill,
+      resumed: r.resumedStep,
+      via: r.via,
+      violations: r.violations,
+    })),
     serverErrors: server.errors.length,
   };
   const outDir = fileURLToPath(new URL('../bench-results/', import.meta.url));
@@ -122,7 +147,11 @@ try {
       ['pushMBps', String(result.pushMBps), 'whole push: hash + upload + verify + pointer'],
       ['verifyOverheadRatio', String(result.verifyOverheadRatio), 'target <= 0.15'],
       ['pullMBps', String(result.pullMBps), 'pullResume: verify + cold pull with sha256 checks'],
-      ['crashPoints', String(result.crashPoints), '10 SIGKILLs + 4 faults (lost commit reply x2, corruption at rest x2) + 3 races (two writers x2 stores, Hub outage); target >= 5'],
+      [
+        'crashPoints',
+        String(result.crashPoints),
+        '10 SIGKILLs + 4 faults (lost commit reply x2, corruption at rest x2) + 3 races (two writers x2 stores, Hub outage); target >= 5',
+      ],
       ['crashViolations', String(result.crashViolations), 'target 0'],
     ];
     log('');

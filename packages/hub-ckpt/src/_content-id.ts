@@ -14,7 +14,11 @@ export interface ContentId {
 export async function contentId(op: Extract<StoreOperation, { kind: 'put' }>): Promise<ContentId> {
   if ('bytes' in op) {
     const sha1 = createHash('sha1').update(`blob ${op.bytes.length}\0`).update(op.bytes);
-    return { sizeBytes: op.bytes.length, sha256: createHash('sha256').update(op.bytes).digest('hex'), gitSha1: sha1.digest('hex') };
+    return {
+      sizeBytes: op.bytes.length,
+      sha256: createHash('sha256').update(op.bytes).digest('hex'),
+      gitSha1: sha1.digest('hex'),
+    };
   }
   const sizeBytes = (await stat(op.localPath)).size;
   const sha256 = createHash('sha256');

@@ -40,7 +40,8 @@ export interface WalkedFile {
 export async function walkFiles(dir: string): Promise<WalkedFile[]> {
   const rootReal = await realpath(dir);
   const out: WalkedFile[] = [];
-  const inside = (p: string): boolean => p === rootReal || p.startsWith(rootReal.endsWith(sep) ? rootReal : rootReal + sep);
+  const inside = (p: string): boolean =>
+    p === rootReal || p.startsWith(rootReal.endsWith(sep) ? rootReal : rootReal + sep);
   async function walk(abs: string, rel: string, seen: ReadonlySet<string>): Promise<void> {
     const entries = await readdir(abs, { withFileTypes: true });
     for (const e of entries) {
@@ -55,13 +56,20 @@ export async function walkFiles(dir: string): Promise<WalkedFile[]> {
           real = await realpath(childAbs);
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;
-          throw new UnsafeLinkError({ link: childAbs, target, reason: code === 'ELOOP' ? 'loop' : 'dangling', cause: err });
+          throw new UnsafeLinkError({
+            link: childAbs,
+            target,
+            reason: code === 'ELOOP' ? 'loop' : 'dangling',
+            cause: err,
+          });
         }
-        if (!inside(real)) throw new UnsafeLinkError({ link: childAbs, target, reason: 'outside', resolved: real, root: rootReal });
+        if (!inside(real))
+          throw new UnsafeLinkError({ link: childAbs, target, reason: 'outside', resolved: real, root: rootReal });
         const st = await stat(real);
         isDir = st.isDirectory();
         isFile = st.isFile();
-        if (isDir && (seen.has(real) || real === rootReal)) throw new UnsafeLinkError({ link: childAbs, target, reason: 'loop' });
+        if (isDir && (seen.has(real) || real === rootReal))
+          throw new UnsafeLinkError({ link: childAbs, target, reason: 'loop' });
       } else if (isDir) real = join(abs, e.name);
       if (isDir) {
         const realDir = e.isSymbolicLink() ? real : await realpath(childAbs);
@@ -87,7 +95,11 @@ export async function fsyncPath(path: string): Promise<void> {
 }
 
 /** Writes bytes to a temp file beside `path`, fsyncs it, renames it over `path`, fsyncs the folder. */
-export async function writeFileAtomic(path: string, bytes: Uint8Array, beforeRename?: () => Promise<void>): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  bytes: Uint8Array,
+  beforeRename?: () => Promise<void>,
+): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = join(dirname(path), `${TMP_PREFIX}${basename(path)}-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
@@ -113,7 +125,8 @@ export async function isDirectory(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isDirectory();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return false;
     throw err;
   }
 }
@@ -123,7 +136,8 @@ export async function pathExists(path: string): Promise<boolean> {
     await stat(path);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return false;
     throw err;
   }
 }
@@ -132,7 +146,11 @@ export async function pathExists(path: string): Promise<boolean> {
  * Streams `source` into `sink` (or discards it when `sink` is null), hashing every byte on the way:
  * the sha256 and size of what was actually read, for a pull that checks while it writes.
  */
-export async function hashWhileStreaming(source: Readable, sink: NodeJS.WritableStream | null, signal: AbortSignal | undefined): Promise<{ sizeBytes: number; sha256: string }> {
+export async function hashWhileStreaming(
+  source: Readable,
+  sink: NodeJS.WritableStream | null,
+  signal: AbortSignal | undefined,
+): Promise<{ sizeBytes: number; sha256: string }> {
   const hash = createHash('sha256');
   let sizeBytes = 0;
   const tap = new Transform({

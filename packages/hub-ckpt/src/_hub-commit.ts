@@ -1,6 +1,13 @@
 // HubStore's commit, made idempotent: parentCommit, then reconcile after a conflict or a lost reply.
 import { openAsBlob } from 'node:fs';
-import { commitIter, downloadFile, HubApiError, pathsInfo, type CommitOperation, type RepoDesignation } from '@huggingface/hub';
+import {
+  commitIter,
+  downloadFile,
+  HubApiError,
+  pathsInfo,
+  type CommitOperation,
+  type RepoDesignation,
+} from '@huggingface/hub';
 import { ConcurrentWriteError, HubAuthError, StoreError } from './errors';
 import { contentId, holds, type ContentId, type RemoteEntry } from './_content-id';
 import { describeWriter } from './_describe-writer';
@@ -29,26 +36,51 @@ async function headCommit(h: HubCommitContext, signal: AbortSignal | undefined):
   const url = `${h.endpoint}/api/${h.repoType}s/${h.repoId}`;
   let res: Response;
   try {
-    res = await h.fetch(url, { headers: h.accessToken ? { Authorization: `Bearer ${h.accessToken}` } : {}, ...(signal ? { signal } : {}) });
+    res = await h.fetch(url, {
+      headers: h.accessToken ? { Authorization: `Bearer ${h.accessToken}` } : {},
+      ...(signal ? { signal } : {}),
+    });
   } catch (err) {
     h.fail('reading the head commit', err);
   }
   if (!res.ok) {
     await res.body?.cancel().catch(() => undefined);
-    h.fail('reading the head commit', new HubApiError(url, res.status, res.headers.get('X-Request-Id') ?? undefined, `Api error with status ${res.status}`));
+    h.fail(
+      'reading the head commit',
+      new HubApiError(
+        url,
+        res.status,
+        res.headers.get('X-Request-Id') ?? undefined,
+        `Api error with status ${res.status}`,
+      ),
+    );
   }
   const sha = ((await res.json()) as { sha?: unknown }).sha;
-  if (typeof sha !== 'string' || sha === '') throw new StoreError(`reading the head commit of ${h.description}: the Hub sent no "sha"`, { url });
+  if (typeof sha !== 'string' || sha === '')
+    throw new StoreError(`reading the head commit of ${h.description}: the Hub sent no "sha"`, { url });
   return sha;
 }
 
 /** paths-info of `paths` (at `revision`), with the last commit of each when `expand`. */
-async function remoteEntries(h: HubCommitContext, paths: string[], revision: string | undefined, expand: boolean): Promise<Map<string, RemoteEntry & { lastCommit?: { id: string; title: string } }>> {
+async function remoteEntries(
+  h: HubCommitContext,
+  paths: string[],
+  revision: string | undefined,
+  expand: boolean,
+): Promise<Map<string, RemoteEntry & { lastCommit?: { id: string; title: string } }>> {
   const out = new Map<string, RemoteEntry & { lastCommit?: { id: string; title: string } }>();
   if (paths.length === 0) return out;
   let infos;
   try {
-    infos = await pathsInfo({ repo: h.repo, ...h.creds, hubUrl: h.endpoint, fetch: h.fetch, paths, expand, ...(revision ? { revision } : {}) });
+    infos = await pathsInfo({
+      repo: h.repo,
+      ...h.creds,
+      hubUrl: h.endpoint,
+      fetch: h.fetch,
+      paths,
+      expand,
+      ...(revision ? { revision } : {}),
+    });
   } catch (err) {
     if (err instanceof HubApiError && err.statusCode === 404) return out;
     h.fail('reading paths-info', err);
@@ -66,7 +98,11 @@ async function remoteEntries(h: HubCommitContext, paths: string[], revision: str
 }
 
 /** The operations whose effect is not yet in the repo (a delete of a gone file and a put whose bytes are there are done). */
-async function notYetApplied(h: HubCommitContext, ops: StoreOperation[], ids: Map<string, ContentId>): Promise<StoreOperation[]> {
+async function notYetApplied(
+  h: HubCommitContext,
+  ops: StoreOperation[],
+  ids: Map<string, ContentId>,
+): Promise<StoreOperation[]> {
   const remote = await remoteEntries(h, [...new Set(ops.map((o) => o.path))], undefined, false);
   const left: StoreOperation[] = [];
   for (const op of ops) {
@@ -86,7 +122,11 @@ async function notYetApplied(h: HubCommitContext, ops: StoreOperation[], ids: Ma
 }
 
 /** Throws ConcurrentWriteError unless `cond.path` at `head` still holds the expected content. */
-async function checkIfMatch(h: HubCommitContext, cond: { path: string; sha256: string | null }, head: string): Promise<void> {
+async function checkIfMatch(
+  h: HubCommitContext,
+  cond: { path: string; sha256: string | null },
+  head: string,
+): Promise<void> {
   const remote = (await remoteEntries(h, [cond.path], head, true)).get(cond.path);
   let sha: string | null = null;
   let bytes: Uint8Array | null = null;
@@ -94,7 +134,14 @@ async function checkIfMatch(h: HubCommitContext, cond: { path: string; sha256: s
     if (remote.lfsOid !== undefined) sha = remote.lfsOid;
     else {
       try {
-        const blob = await downloadFile({ repo: h.repo, path: cond.path, revision: head, ...h.creds, hubUrl: h.endpoint, fetch: h.fetch });
+        const blob = await downloadFile({
+          repo: h.repo,
+          path: cond.path,
+          revision: head,
+          ...h.creds,
+          hubUrl: h.endpoint,
+          fetch: h.fetch,
+        });
         bytes = blob === null ? null : new Uint8Array(await blob.arrayBuffer());
       } catch (err) {
         h.fail(`downloading ${cond.path}`, err);
@@ -107,11 +154,18 @@ async function checkIfMatch(h: HubCommitContext, cond: { path: string; sha256: s
   throw new ConcurrentWriteError({ path: cond.path, writer: `${by}${describeWriter(bytes)}`, where: h.description });
 }
 
-async function commitOnce(h: HubCommitContext, params: StoreCommitParams, ops: StoreOperation[], parentCommit: string, signal: AbortSignal | undefined): Promise<void> {
+async function commitOnce(
+  h: HubCommitContext,
+  params: StoreCommitParams,
+  ops: StoreOperation[],
+  parentCommit: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const operations: CommitOperation[] = [];
   for (const op of ops) {
     if (op.kind === 'delete') operations.push({ operation: 'delete', path: op.path });
-    else if ('localPath' in op) operations.push({ operation: 'addOrUpdate', path: op.path, content: await openAsBlob(op.localPath) });
+    else if ('localPath' in op)
+      operations.push({ operation: 'addOrUpdate', path: op.path, content: await openAsBlob(op.localPath) });
     else operations.push({ operation: 'addOrUpdate', path: op.path, content: new Blob([op.bytes]) });
   }
   const failed: string[] = [];
@@ -133,7 +187,8 @@ async function commitOnce(h: HubCommitContext, params: StoreCommitParams, ops: S
       await params.onProgress?.({ stage: 'file', kind: 'put', path: ev.path });
     } else if (ev.event === 'fileProgress' && ev.state === 'error') failed.push(ev.path);
   }
-  if (failed.length > 0) throw new StoreError(`committing "${params.message}" on ${h.description}: failed to upload ${failed.join(', ')}`);
+  if (failed.length > 0)
+    throw new StoreError(`committing "${params.message}" on ${h.description}: failed to upload ${failed.join(', ')}`);
 }
 
 /**
@@ -154,7 +209,9 @@ export async function commitIdempotent(h: HubCommitContext, params: StoreCommitP
     if (attempt > 0) {
       pending = await notYetApplied(h, pending, ids);
       if (pending.length === 0) {
-        h.logger?.warn?.(`${h.description}: "${params.message}" had already landed (its reply was lost); nothing left to commit`);
+        h.logger?.warn?.(
+          `${h.description}: "${params.message}" had already landed (its reply was lost); nothing left to commit`,
+        );
         return;
       }
     }
@@ -179,7 +236,11 @@ export async function commitIdempotent(h: HubCommitContext, params: StoreCommitP
       await commitOnce(h, params, pending, head, signal);
       return;
     } catch (err) {
-      if (signal?.aborted || err instanceof HubAuthError || (err instanceof HubApiError && (err.statusCode === 401 || err.statusCode === 403))) {
+      if (
+        signal?.aborted ||
+        err instanceof HubAuthError ||
+        (err instanceof HubApiError && (err.statusCode === 401 || err.statusCode === 403))
+      ) {
         h.fail(`committing "${params.message}"`, err);
       }
       // A conflict (someone committed since `head`, or our own replayed commit landed), a 404 on a delete,
@@ -191,10 +252,13 @@ export async function commitIdempotent(h: HubCommitContext, params: StoreCommitP
         h.fail(`committing "${params.message}"`, err); // the tree cannot be read either: report the commit's own failure
       }
       if (left.length === 0) {
-        h.logger?.warn?.(`${h.description}: "${params.message}" is in the repo although the commit call failed (a lost reply); treated as done`);
+        h.logger?.warn?.(
+          `${h.description}: "${params.message}" is in the repo although the commit call failed (a lost reply); treated as done`,
+        );
         return;
       }
-      const conflict = err instanceof HubApiError && (err.statusCode === 409 || err.statusCode === 412 || err.statusCode === 404);
+      const conflict =
+        err instanceof HubApiError && (err.statusCode === 409 || err.statusCode === 412 || err.statusCode === 404);
       if (!conflict || attempt >= 4) h.fail(`committing "${params.message}"`, err);
       pending = left;
     }

@@ -25,7 +25,13 @@ export async function readPointer(store: CheckpointStore): Promise<ReadPointerRe
   return { raw, pointer: errors.length === 0 ? (value as Pointer) : null, errors };
 }
 
-export function makePointer(p: { step: number; pathInRepo: string; run: string; terminal: boolean; manifestSha256: string }): Pointer {
+export function makePointer(p: {
+  step: number;
+  pathInRepo: string;
+  run: string;
+  terminal: boolean;
+  manifestSha256: string;
+}): Pointer {
   return {
     step: p.step,
     path_in_repo: p.pathInRepo,

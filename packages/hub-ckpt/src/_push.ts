@@ -1,7 +1,15 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { buildManifest } from './build-manifest';
-import { ConcurrentWriteError, FolderConflictError, InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
+import {
+  ConcurrentWriteError,
+  FolderConflictError,
+  InvalidCheckpointOptionError,
+  PointedCheckpointConflictError,
+  PointerRegressionError,
+  StaleRunError,
+  VerifyError,
+} from './errors';
 import { sha256Hex, writeFileAtomic } from './_fs';
 import { CKPT_PREFIX, MANIFEST_NAME, POINTER_PATH, stepOfLocalName, stepOfPath } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
@@ -73,7 +81,10 @@ async function readLedger(parent: string): Promise<Record<string, string>> {
 export function checkKeep(field: 'keepLocal' | 'keepRemote', value: unknown, min: number): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !(Number.isInteger(value) || value === Number.POSITIVE_INFINITY) || value < min) {
-    throw new InvalidCheckpointOptionError(field, `${field} must be an integer >= ${min} (or Infinity to keep all), got ${JSON.stringify(value)}.`);
+    throw new InvalidCheckpointOptionError(
+      field,
+      `${field} must be an integer >= ${min} (or Infinity to keep all), got ${JSON.stringify(value)}.`,
+    );
   }
 }
 
@@ -99,14 +110,26 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
   const current = await readPointer(store);
   const pointerSha = current.raw === null ? null : sha256Hex(current.raw);
   if (current.pointer && current.pointer.run !== run) {
-    throw new StaleRunError({ pointerRun: current.pointer.run, run, pointerStep: current.pointer.step, where: store.description });
+    throw new StaleRunError({
+      pointerRun: current.pointer.run,
+      run,
+      pointerStep: current.pointer.step,
+      where: store.description,
+    });
   }
   const cur = current.pointer;
   if (cur && !p.force && cur.path_in_repo !== pathInRepo && (cur.step > step || (cur.terminal && !p.terminal))) {
-    throw new PointerRegressionError({ where: store.description, from: cur, toStep: step, toPath: pathInRepo, terminal: p.terminal });
+    throw new PointerRegressionError({
+      where: store.description,
+      from: cur,
+      toStep: step,
+      toPath: pathInRepo,
+      terminal: p.terminal,
+    });
   }
   const samePointed = current.pointer?.path_in_repo === pathInRepo;
-  if (samePointed && current.pointer?.manifest_sha256 !== built.sha256) throw new PointedCheckpointConflictError(pathInRepo);
+  if (samePointed && current.pointer?.manifest_sha256 !== built.sha256)
+    throw new PointedCheckpointConflictError(pathInRepo);
 
   let commits = 0;
   const tUpload = performance.now();
@@ -124,7 +147,13 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
           // unreadable manifest: another writer's half-written folder at worst
         }
         if (!p.force && !(p.lease !== undefined && theirRun === run)) {
-          throw new FolderConflictError({ where: store.description, pathInRepo, theirRun, theirSha256: sha256Hex(theirs), mineSha256: built.sha256 });
+          throw new FolderConflictError({
+            where: store.description,
+            pathInRepo,
+            theirRun,
+            theirSha256: sha256Hex(theirs),
+            mineSha256: built.sha256,
+          });
         }
         log(`${store.description}: replacing ${pathInRepo}, an unpointed folder of this run (a previous attempt)`);
       }
@@ -134,7 +163,9 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     // by another writer sees the new manifest before any new file (a concurrent write, not corruption).
     const ops: StoreOperation[] = [
       { kind: 'put', path: `${pathInRepo}/${MANIFEST_NAME}`, bytes: built.bytes },
-      ...built.files.map((f): StoreOperation => ({ kind: 'put', path: `${pathInRepo}/${f.name}`, localPath: f.localPath })),
+      ...built.files.map(
+        (f): StoreOperation => ({ kind: 'put', path: `${pathInRepo}/${f.name}`, localPath: f.localPath }),
+      ),
       ...existing.filter((e) => !wanted.has(e.path)).map((e): StoreOperation => ({ kind: 'delete', path: e.path })),
     ];
     log(`${store.description}: uploading ${pathInRepo} (${built.files.length} files, ${built.totalBytes} bytes)`);
@@ -157,13 +188,24 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
 
   const tVerify = performance.now();
   signal?.throwIfAborted();
-  const verified = await verifyCheckpoint({ store, pathInRepo, expectedManifestSha256: built.sha256, expectedRun: run, expectedStep: step, ...(signal ? { signal } : {}) });
+  const verified = await verifyCheckpoint({
+    store,
+    pathInRepo,
+    expectedManifestSha256: built.sha256,
+    expectedRun: run,
+    expectedStep: step,
+    ...(signal ? { signal } : {}),
+  });
   const verifyMs = performance.now() - tVerify;
   if (!verified.ok) {
     // Another writer replacing the folder since this push's upload is a concurrent write, not a store altering data.
     const nowManifest = await store.readFile({ path: `${pathInRepo}/${MANIFEST_NAME}` });
     if (nowManifest !== null && sha256Hex(nowManifest) !== built.sha256) {
-      throw new ConcurrentWriteError({ path: `${pathInRepo}/${MANIFEST_NAME}`, writer: `its manifest is now ${sha256Hex(nowManifest).slice(0, 12)}…`, where: store.description });
+      throw new ConcurrentWriteError({
+        path: `${pathInRepo}/${MANIFEST_NAME}`,
+        writer: `its manifest is now ${sha256Hex(nowManifest).slice(0, 12)}…`,
+        where: store.description,
+      });
     }
     throw new VerifyError({ pathInRepo, problems: verified.problems });
   }
@@ -173,9 +215,14 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
   if (pathInRepo !== 'final' && ledger[String(step)] !== built.sha256) {
     ledger[String(step)] = built.sha256;
     try {
-      await writeFileAtomic(join(parent, VERIFIED_LEDGER), new TextEncoder().encode(`${JSON.stringify(ledger, null, 2)}\n`));
+      await writeFileAtomic(
+        join(parent, VERIFIED_LEDGER),
+        new TextEncoder().encode(`${JSON.stringify(ledger, null, 2)}\n`),
+      );
     } catch (err) {
-      p.logger?.warn?.(`could not record the verified push in ${join(parent, VERIFIED_LEDGER)} (${(err as Error).message}); local prune will keep this folder`);
+      p.logger?.warn?.(
+        `could not record the verified push in ${join(parent, VERIFIED_LEDGER)} (${(err as Error).message}); local prune will keep this folder`,
+      );
     }
   }
   signal?.throwIfAborted();
@@ -243,7 +290,9 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
       squashed = true;
       log(`${store.description}: history squashed (pruned bytes can now be freed)`);
     } catch (err) {
-      p.logger?.warn?.(`${store.description}: squashing the history failed (${(err as Error).message}); the next prune tries again`);
+      p.logger?.warn?.(
+        `${store.description}: squashing the history failed (${(err as Error).message}); the next prune tries again`,
+      );
     }
   }
 

@@ -7,4 +7,3 @@ export function redact(text: string, secrets: ReadonlyArray<string | undefined>)
   // Belt and braces: anything shaped like a Hugging Face token, and any Bearer credential.
   return out.replace(/\bhf_[A-Za-z0-9_]{6,}/g, 'hf_***').replace(/Bearer\s+[^\s"',]+/gi, 'Bearer ***');
 }
-

@@ -5,7 +5,9 @@ describe('retrying fetch', () => {
   it('parses Retry-After as seconds or an HTTP date', () => {
     expect(parseRetryAfterMs('3')).toBe(3000);
     expect(parseRetryAfterMs('0.5')).toBe(500);
-    expect(parseRetryAfterMs('Wed, 21 Oct 2015 07:28:10 GMT', Date.parse('Wed, 21 Oct 2015 07:28:00 GMT'))).toBe(10_000);
+    expect(parseRetryAfterMs('Wed, 21 Oct 2015 07:28:10 GMT', Date.parse('Wed, 21 Oct 2015 07:28:00 GMT'))).toBe(
+      10_000,
+    );
     expect(parseRetryAfterMs(null)).toBeNull();
     expect(parseRetryAfterMs('soon')).toBeNull();
   });
@@ -26,7 +28,13 @@ describe('retrying fetch', () => {
       if (a instanceof Error) throw a;
       return a as Response;
     }) as typeof fetch;
-    const f = makeRetryingFetch({ fetch: fake, secrets: [], baseDelayMs: 100, maxDelayMs: 5000, sleep: async (ms) => void waits.push(ms) });
+    const f = makeRetryingFetch({
+      fetch: fake,
+      secrets: [],
+      baseDelayMs: 100,
+      maxDelayMs: 5000,
+      sleep: async (ms) => void waits.push(ms),
+    });
     const res = await f('http://x/y', { method: 'POST', body: 'b' });
     expect(res.status).toBe(200);
     expect(calls).toBe(4);
@@ -36,7 +44,11 @@ describe('retrying fetch', () => {
     expect(waits[2]).toBeGreaterThanOrEqual(320);
 
     calls = 0;
-    const four = makeRetryingFetch({ fetch: (async () => (calls++, new Response('', { status: 404 }))) as typeof fetch, secrets: [], sleep: async () => undefined });
+    const four = makeRetryingFetch({
+      fetch: (async () => (calls++, new Response('', { status: 404 }))) as typeof fetch,
+      secrets: [],
+      sleep: async () => undefined,
+    });
     expect((await four('http://x')).status).toBe(404);
     expect(calls).toBe(1);
   });

@@ -68,7 +68,9 @@ export function makeRetryingFetch(opts: RetryingFetchOptions): typeof fetch {
         const name = (err as Error).name;
         if (name === 'AbortError' || init?.signal?.aborted || !canRetry || attempt >= retries) throw err;
         const reason = (err as { cause?: { code?: string; message?: string } }).cause?.code ?? (err as Error).message;
-        log(`hub: ${method} ${describeUrl(input)} failed (${reason}); retry ${attempt + 1}/${retries} in ${Math.round(backoff)} ms`);
+        log(
+          `hub: ${method} ${describeUrl(input)} failed (${reason}); retry ${attempt + 1}/${retries} in ${Math.round(backoff)} ms`,
+        );
         await sleep(backoff);
         continue;
       }

@@ -68,19 +68,39 @@ export async function makeTestStore(kind: StoreKind, opts: MakeTestStoreOptions 
   const logLines: string[] = [];
   const logger = { warn: (l: string) => logLines.push(l), info: (l: string) => logLines.push(l) };
   if (kind === 'hub') {
-    const server = await startHubServer({ dir: join(tmp, 'hub'), treePageSize: opts.treePageSize ?? 3, faults: opts.faults });
+    const server = await startHubServer({
+      dir: join(tmp, 'hub'),
+      treePageSize: opts.treePageSize ?? 3,
+      faults: opts.faults,
+    });
     onTestFinished(async () => {
       await server.close();
       // The server's own handlers must never have crashed, whatever faults were injected.
-      if (server.errors.length > 0) throw new Error(`hub test server errors: ${server.errors.map((e) => e.message).join('; ')}`);
+      if (server.errors.length > 0)
+        throw new Error(`hub test server errors: ${server.errors.map((e) => e.message).join('; ')}`);
     });
     const repo = 'soup-test/ckpt-run';
     const make = (): HubStore =>
-      new HubStore({ repo, endpoint: server.url, token: server.token, retry: { baseDelayMs: 5, maxDelayMs: 3000 }, logger, ...opts.hub });
+      new HubStore({
+        repo,
+        endpoint: server.url,
+        token: server.token,
+        retry: { baseDelayMs: 5, maxDelayMs: 3000 },
+        logger,
+        ...opts.hub,
+      });
     const store = new CountingStore(make());
     return { kind, store, reopen: make, work, commits: () => store.count, logLines, server, location: repo };
   }
   const root = join(tmp, 'remote');
   const store = new CountingStore(new DirStore({ root }));
-  return { kind, store, reopen: () => new DirStore({ root }), work, commits: () => store.count, logLines, location: root };
+  return {
+    kind,
+    store,
+    reopen: () => new DirStore({ root }),
+    work,
+    commits: () => store.count,
+    logLines,
+    location: root,
+  };
 }

@@ -29,7 +29,10 @@ export interface BuiltManifest {
 export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltManifest> {
   assertStepAndRun(opts.step, opts.run);
   if (typeof opts.dir !== 'string' || !(await isDirectory(opts.dir))) {
-    throw new InvalidCheckpointOptionError('dir', `dir ${JSON.stringify(opts.dir)} is not a directory: pass the local checkpoint folder to push.`);
+    throw new InvalidCheckpointOptionError(
+      'dir',
+      `dir ${JSON.stringify(opts.dir)} is not a directory: pass the local checkpoint folder to push.`,
+    );
   }
   // Links resolving outside the folder, loops and dangling links are refused here, before anything is read or uploaded.
   const walked = (await walkFiles(opts.dir)).filter((f) => f.name !== MANIFEST_NAME);
@@ -42,7 +45,10 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
     const before = (await stat(localPath)).size;
     const { sha256, sizeBytes } = await hashFile(localPath);
     if (sizeBytes !== before) {
-      throw new InvalidCheckpointOptionError('dir', `${localPath} changed size while being hashed: push a checkpoint only once the trainer finished writing it.`);
+      throw new InvalidCheckpointOptionError(
+        'dir',
+        `${localPath} changed size while being hashed: push a checkpoint only once the trainer finished writing it.`,
+      );
     }
     files.push({ name, localPath, sizeBytes, sha256 });
   }
@@ -60,6 +66,9 @@ export function assertStepAndRun(step: unknown, run: unknown): void {
     throw new InvalidCheckpointOptionError('step', `step must be a non-negative integer, got ${JSON.stringify(step)}.`);
   }
   if (typeof run !== 'string' || run.length === 0 || run.length > 512) {
-    throw new InvalidCheckpointOptionError('run', 'run must be a non-empty run fingerprint (at most 512 characters), the same in every session of the run.');
+    throw new InvalidCheckpointOptionError(
+      'run',
+      'run must be a non-empty run fingerprint (at most 512 characters), the same in every session of the run.',
+    );
   }
 }

@@ -9,14 +9,28 @@ import { makeTestStore, STORE_KINDS } from './_test-helpers';
 describe.each(STORE_KINDS)('checkpointStatus on %s store', (kind) => {
   it('summarizes pointer, folders and final, and verifies on request', async () => {
     const t = await makeTestStore(kind);
-    expect(await checkpointStatus({ store: t.store })).toMatchObject({ exists: false, pointer: null, checkpoints: [], hasFinal: false });
+    expect(await checkpointStatus({ store: t.store })).toMatchObject({
+      exists: false,
+      pointer: null,
+      checkpoints: [],
+      hasFinal: false,
+    });
     for (const step of [10, 20]) {
       const ck = writeCheckpoint({ root: join(t.work, 'o'), step, run: 'r' });
       await pushCheckpoint({ store: t.store, step, dir: ck.dir, run: 'r', keepLocal: Infinity });
     }
-    await t.store.commit({ message: 'lose', operations: [{ kind: 'delete', path: 'ckpt/checkpoint-10/model.safetensors' }] });
+    await t.store.commit({
+      message: 'lose',
+      operations: [{ kind: 'delete', path: 'ckpt/checkpoint-10/model.safetensors' }],
+    });
     const s = await checkpointStatus({ store: t.reopen(), run: 'other', verify: 'all' });
-    expect(s).toMatchObject({ exists: true, hasPointer: true, runMatches: false, hasFinal: false, pointed: { verified: true, problems: [] } });
+    expect(s).toMatchObject({
+      exists: true,
+      hasPointer: true,
+      runMatches: false,
+      hasFinal: false,
+      pointed: { verified: true, problems: [] },
+    });
     expect(s.pointer?.step).toBe(20);
     expect(s.checkpoints.map((c) => [c.step, c.fileCount, c.hasManifest, c.verified])).toEqual([
       [10, 3, true, false],

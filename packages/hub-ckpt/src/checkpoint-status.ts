@@ -54,9 +54,21 @@ export interface CheckpointStatus {
 /** A read-only summary of a checkpoint repo (for `soup ckpt status`): pointer, folders, final, optional verification. */
 export async function checkpointStatus(opts: CheckpointStatusOptions): Promise<CheckpointStatus> {
   const { store } = opts;
-  const base = { store: store.description, pointer: null, pointerErrors: [], hasPointer: false, runMatches: null, checkpoints: [], hasFinal: false, treeBytes: 0, storedBytes: null };
+  const base = {
+    store: store.description,
+    pointer: null,
+    pointerErrors: [],
+    hasPointer: false,
+    runMatches: null,
+    checkpoints: [],
+    hasFinal: false,
+    treeBytes: 0,
+    storedBytes: null,
+  };
   if (!(await store.exists())) return { ...base, exists: false };
-  const present = new Set((await store.stat({ paths: [POINTER_PATH, `${FINAL_PATH}/${MANIFEST_NAME}`] })).map((e) => e.path));
+  const present = new Set(
+    (await store.stat({ paths: [POINTER_PATH, `${FINAL_PATH}/${MANIFEST_NAME}`] })).map((e) => e.path),
+  );
   const ptr = present.has(POINTER_PATH) ? await readPointer(store) : { raw: null, pointer: null, errors: [] };
   const bySteps = await scanCheckpoints(store);
   const checkpoints: CheckpointStatusEntry[] = [];

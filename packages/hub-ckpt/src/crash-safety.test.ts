@@ -1,7 +1,17 @@
 // slow: every crash point kills a real child process with SIGKILL, then a fresh process resumes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
-import { CRASH_PHASES, FAULT_POINTS, faultKinds, RACE_POINTS, raceKinds, runCrashPoint, runFaultPoint, runRacePoint, type CrashPhase } from '../bench/_crash';
+import {
+  CRASH_PHASES,
+  FAULT_POINTS,
+  faultKinds,
+  RACE_POINTS,
+  raceKinds,
+  runCrashPoint,
+  runFaultPoint,
+  runRacePoint,
+  type CrashPhase,
+} from '../bench/_crash';
 import { STORE_KINDS } from './_test-helpers';
 
 // Where a fresh session must resume after a kill at each phase of pushing step 20 (step 10 was pushed).
@@ -61,8 +71,15 @@ describe('slow: writers racing, and a Hub outage', () => {
 
 describe('slow: the crash harness is not vacuous', () => {
   it('flags a pusher that moves the pointer before its data', async () => {
-    const r = await runCrashPoint({ kind: 'dir', phase: 'pointer', workDir: useTempDir('soup-crash-'), unsafeOrder: true });
-    expect(r.violations.some((v) => v.startsWith('after kill: latest.json names ckpt/checkpoint-20, which does not verify'))).toBe(true);
+    const r = await runCrashPoint({
+      kind: 'dir',
+      phase: 'pointer',
+      workDir: useTempDir('soup-crash-'),
+      unsafeOrder: true,
+    });
+    expect(
+      r.violations.some((v) => v.startsWith('after kill: latest.json names ckpt/checkpoint-20, which does not verify')),
+    ).toBe(true);
     // The fallback of pullResume still saves the session: it walks back to checkpoint-10.
     expect(r.resumedStep).toBe(10);
     expect(r.via).toBe('fallback');

@@ -30,7 +30,13 @@ describe('DirStore', () => {
     expect(await store.exists()).toBe(false);
     await expect(store.commit({ message: 'x', operations: [] })).rejects.toBeInstanceOf(StoreError);
     await store.create();
-    await store.commit({ message: 'one', operations: [{ kind: 'put', path: 'latest.json', bytes: Buffer.from('{"v":1}') }, { kind: 'put', path: 'a/b/old.bin', bytes: Buffer.from('old') }] });
+    await store.commit({
+      message: 'one',
+      operations: [
+        { kind: 'put', path: 'latest.json', bytes: Buffer.from('{"v":1}') },
+        { kind: 'put', path: 'a/b/old.bin', bytes: Buffer.from('old') },
+      ],
+    });
     const seen: string[] = [];
     await store.commit({
       message: 'two',
@@ -47,7 +53,11 @@ describe('DirStore', () => {
         }
       },
     });
-    expect(seen).toEqual(['commit -> {"v":1}', 'file:put:latest.json -> {"v":2}', 'file:delete:a/b/old.bin -> {"v":2}']);
+    expect(seen).toEqual([
+      'commit -> {"v":1}',
+      'file:put:latest.json -> {"v":2}',
+      'file:delete:a/b/old.bin -> {"v":2}',
+    ]);
     expect(existsSync(join(root, 'a'))).toBe(false); // empty parents removed
     expect(readdirSync(root).sort()).toEqual(['.soup-staging', 'latest.json']);
     expect(readdirSync(join(root, '.soup-staging'))).toEqual([]);
@@ -75,8 +85,12 @@ describe('DirStore', () => {
     expect(await store.hash({ path: 'nope' })).toBeNull();
     expect(await store.stat({ paths: ['nope', 'x/y'] })).toEqual([]);
     await expect(store.readFile({ path: '../outside' })).rejects.toBeInstanceOf(UnsafePathError);
-    await expect(store.commit({ message: 'x', operations: [{ kind: 'put', path: 'a\\b', bytes: Buffer.from('') }] })).rejects.toBeInstanceOf(UnsafePathError);
-    await expect(store.commit({ message: 'x', operations: [{ kind: 'delete', path: 'missing' }] })).rejects.toBeInstanceOf(StoreError);
+    await expect(
+      store.commit({ message: 'x', operations: [{ kind: 'put', path: 'a\\b', bytes: Buffer.from('') }] }),
+    ).rejects.toBeInstanceOf(UnsafePathError);
+    await expect(
+      store.commit({ message: 'x', operations: [{ kind: 'delete', path: 'missing' }] }),
+    ).rejects.toBeInstanceOf(StoreError);
   });
 
   it('never follows a symlink: a linked checkpoint folder is refused and the victim outside the store is untouched, byte for byte', async () => {
@@ -96,7 +110,12 @@ describe('DirStore', () => {
     symlinkSync(victim, join(root, 'ckpt', 'checkpoint-15'));
     // resume, then push step 15 (what `--stop-after-steps 5` does)
     await expect(pullResume({ store, run: 'r', dir: join(tmp, 'resume') })).rejects.toBeInstanceOf(LinkedEntryError);
-    const err = await pushCheckpoint({ store, step: 15, dir: writeCheckpoint({ root: out, step: 15, run: 'r' }).dir, run: 'r' }).catch((e: unknown) => e);
+    const err = await pushCheckpoint({
+      store,
+      step: 15,
+      dir: writeCheckpoint({ root: out, step: 15, run: 'r' }).dir,
+      run: 'r',
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LinkedEntryError);
     expect((err as LinkedEntryError).path).toBe(join(root, 'ckpt', 'checkpoint-15'));
     expect((err as Error).message).toMatch(/symbolic link inside a directory store; refusing to follow it/);
@@ -108,9 +127,18 @@ describe('DirStore', () => {
     await expect(store.readFile({ path: 'ckpt/checkpoint-15/keep.txt' })).rejects.toBeInstanceOf(LinkedEntryError);
     await expect(store.stat({ paths: ['ckpt/checkpoint-15/keep.txt'] })).rejects.toBeInstanceOf(LinkedEntryError);
     await expect(store.hash({ path: 'ckpt/checkpoint-15/keep.txt' })).rejects.toBeInstanceOf(LinkedEntryError);
-    await expect(store.download({ path: 'ckpt/checkpoint-15/keep.txt', dest: join(tmp, 'dl') })).rejects.toBeInstanceOf(LinkedEntryError);
-    await expect(store.commit({ message: 'x', operations: [{ kind: 'delete', path: 'ckpt/checkpoint-15/keep.txt' }] })).rejects.toBeInstanceOf(LinkedEntryError);
-    await expect(store.commit({ message: 'x', operations: [{ kind: 'put', path: 'ckpt/checkpoint-15/keep.txt', bytes: Buffer.from('overwritten') }] })).rejects.toBeInstanceOf(LinkedEntryError);
+    await expect(store.download({ path: 'ckpt/checkpoint-15/keep.txt', dest: join(tmp, 'dl') })).rejects.toBeInstanceOf(
+      LinkedEntryError,
+    );
+    await expect(
+      store.commit({ message: 'x', operations: [{ kind: 'delete', path: 'ckpt/checkpoint-15/keep.txt' }] }),
+    ).rejects.toBeInstanceOf(LinkedEntryError);
+    await expect(
+      store.commit({
+        message: 'x',
+        operations: [{ kind: 'put', path: 'ckpt/checkpoint-15/keep.txt', bytes: Buffer.from('overwritten') }],
+      }),
+    ).rejects.toBeInstanceOf(LinkedEntryError);
     expect(snapshot(victim)).toEqual(before);
   });
 
@@ -124,7 +152,9 @@ describe('DirStore', () => {
     symlinkSync(outside, join(root, 'latest.json'));
     await expect(store.readFile({ path: 'latest.json' })).rejects.toBeInstanceOf(LinkedEntryError);
     await expect(store.list({ prefix: '' })).rejects.toBeInstanceOf(LinkedEntryError);
-    await expect(store.commit({ message: 'p', operations: [{ kind: 'put', path: 'latest.json', bytes: Buffer.from('{}') }] })).rejects.toBeInstanceOf(LinkedEntryError);
+    await expect(
+      store.commit({ message: 'p', operations: [{ kind: 'put', path: 'latest.json', bytes: Buffer.from('{}') }] }),
+    ).rejects.toBeInstanceOf(LinkedEntryError);
     expect(readFileSync(outside, 'utf8')).toBe('{"secret":true}');
   });
 });

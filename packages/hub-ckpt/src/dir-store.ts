@@ -1,6 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, createWriteStream, type Stats } from 'node:fs';
-import { copyFile, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  rmdir,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { ConcurrentWriteError, DiskFullError, isDiskFull, LinkedEntryError, StoreError } from './errors';
 import { describeWriter } from './_describe-writer';
@@ -82,7 +94,9 @@ export class DirStore implements CheckpointStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new LinkedEntryError(abs, { cause: err });
       if (isMissing(err)) return null;
-      throw new StoreError(`directory store: open ${path} in ${this.root} failed: ${(err as Error).message}`, { cause: err });
+      throw new StoreError(`directory store: open ${path} in ${this.root} failed: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     const st = await fh.stat();
     if (!st.isFile()) {
@@ -158,7 +172,11 @@ export class DirStore implements CheckpointStore {
     }
   }
 
-  private async streamTo(path: string, sink: NodeJS.WritableStream | null, signal: AbortSignal | undefined): Promise<{ sizeBytes: number; sha256: string } | null> {
+  private async streamTo(
+    path: string,
+    sink: NodeJS.WritableStream | null,
+    signal: AbortSignal | undefined,
+  ): Promise<{ sizeBytes: number; sha256: string } | null> {
     const f = await this.openFile(path);
     if (f === null) return null;
     const source = createReadStream('', { fd: f.fh, highWaterMark: 1024 * 1024, autoClose: true });
@@ -169,13 +187,18 @@ export class DirStore implements CheckpointStore {
     try {
       return await this.streamTo(params.path, null, params.signal);
     } catch (err) {
-      if (err instanceof StoreError || err instanceof LinkedEntryError || (err as Error).name === 'AbortError') throw err;
+      if (err instanceof StoreError || err instanceof LinkedEntryError || (err as Error).name === 'AbortError')
+        throw err;
       if (isMissing(err)) return null;
       throw new StoreError(`hash ${params.path} in ${this.root}: ${(err as Error).message}`, { cause: err });
     }
   }
 
-  async download(params: { path: string; dest: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string }> {
+  async download(params: {
+    path: string;
+    dest: string;
+    signal?: AbortSignal;
+  }): Promise<{ sizeBytes: number; sha256: string }> {
     return wrap(`download ${params.path}`, async () => {
       await mkdir(dirname(params.dest), { recursive: true });
       const got = await this.streamTo(params.path, createWriteStream(params.dest), params.signal);
@@ -211,7 +234,8 @@ export class DirStore implements CheckpointStore {
     for (const op of params.operations) assertSafeName(op.path);
     const signal = params.signal;
     signal?.throwIfAborted();
-    if (!(await this.exists())) throw new StoreError(`directory store ${this.root} does not exist: create() it first (the first push does).`);
+    if (!(await this.exists()))
+      throw new StoreError(`directory store ${this.root} does not exist: create() it first (the first push does).`);
     const stagingRoot = join(this.root, STAGING);
     const staging = join(stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
     let releaseLock: (() => Promise<void>) | undefined;
@@ -276,7 +300,12 @@ export class DirStore implements CheckpointStore {
           if (op.kind !== 'put') continue;
           need += 'localPath' in op ? (await lstat(op.localPath).catch(() => ({ size: 0 }))).size : op.bytes.length;
         }
-        throw new DiskFullError({ path: this.root, bytesNeeded: need, what: `writing ${params.operations.filter((o) => o.kind === 'put').length} files into the directory store`, cause: err });
+        throw new DiskFullError({
+          path: this.root,
+          bytesNeeded: need,
+          what: `writing ${params.operations.filter((o) => o.kind === 'put').length} files into the directory store`,
+          cause: err,
+        });
       }
       throw err;
     } finally {
@@ -311,7 +340,9 @@ export class DirStore implements CheckpointStore {
         }
       }
       if (Date.now() > deadline) {
-        throw new StoreError(`directory store ${this.root}: another process (${held ?? 'unknown'}) has held ${COMMIT_LOCK} for over ${LOCK_WAIT_MS / 1000} s`);
+        throw new StoreError(
+          `directory store ${this.root}: another process (${held ?? 'unknown'}) has held ${COMMIT_LOCK} for over ${LOCK_WAIT_MS / 1000} s`,
+        );
       }
       await new Promise((r) => setTimeout(r, wait));
     }
@@ -361,7 +392,13 @@ async function wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof StoreError || err instanceof LinkedEntryError || err instanceof ConcurrentWriteError || (err as Error).name === 'AbortError') throw err;
+    if (
+      err instanceof StoreError ||
+      err instanceof LinkedEntryError ||
+      err instanceof ConcurrentWriteError ||
+      (err as Error).name === 'AbortError'
+    )
+      throw err;
     throw new StoreError(`directory store: ${what} failed: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -127,14 +127,16 @@ export class ChecksumError extends Error {
   readonly expectedBytes: number;
   readonly actualBytes: number;
 
-  constructor(options: ErrorOptions & {
-    pathInRepo: string;
-    file: string;
-    expectedSha256: string;
-    actualSha256: string;
-    expectedBytes: number;
-    actualBytes: number;
-  }) {
+  constructor(
+    options: ErrorOptions & {
+      pathInRepo: string;
+      file: string;
+      expectedSha256: string;
+      actualSha256: string;
+      expectedBytes: number;
+      actualBytes: number;
+    },
+  ) {
     super(
       `${options.pathInRepo}/${options.file}: downloaded ${options.actualBytes} bytes with sha256 ${options.actualSha256.slice(0, 16)}…, ` +
         `the manifest says ${options.expectedBytes} bytes with sha256 ${options.expectedSha256.slice(0, 16)}…. ` +
@@ -157,7 +159,10 @@ export class UnsafePathError extends Error {
   readonly path: string;
 
   constructor(path: string, reason: string, options: ErrorOptions = {}) {
-    super(`Refusing file name ${JSON.stringify(path)}: ${reason}. Checkpoint file names must be relative, use "/" and stay inside their folder.`, withCause(options));
+    super(
+      `Refusing file name ${JSON.stringify(path)}: ${reason}. Checkpoint file names must be relative, use "/" and stay inside their folder.`,
+      withCause(options),
+    );
     this.path = path;
   }
 }
@@ -237,7 +242,15 @@ export class PointerRegressionError extends Error {
   /** The step the push would point it at. */
   readonly step: number;
 
-  constructor(options: ErrorOptions & { where: string; from: { step: number; path_in_repo: string; terminal: boolean }; toStep: number; toPath: string; terminal: boolean }) {
+  constructor(
+    options: ErrorOptions & {
+      where: string;
+      from: { step: number; path_in_repo: string; terminal: boolean };
+      toStep: number;
+      toPath: string;
+      terminal: boolean;
+    },
+  ) {
     const { from } = options;
     super(
       `${options.where}: latest.json names ${from.path_in_repo} (step ${from.step}${from.terminal ? ', terminal: the run is complete' : ''}); ` +
@@ -261,7 +274,15 @@ export class UnsafeLinkError extends Error {
   readonly target: string;
   readonly reason: 'outside' | 'loop' | 'dangling';
 
-  constructor(options: ErrorOptions & { link: string; target: string; reason: 'outside' | 'loop' | 'dangling'; resolved?: string; root?: string }) {
+  constructor(
+    options: ErrorOptions & {
+      link: string;
+      target: string;
+      reason: 'outside' | 'loop' | 'dangling';
+      resolved?: string;
+      root?: string;
+    },
+  ) {
     const why =
       options.reason === 'outside'
         ? `resolves to ${options.resolved ?? options.target}, outside the folder being pushed (${options.root ?? '?'})`
@@ -299,7 +320,7 @@ export class LeaseHeldError extends Error {
     super(
       `${options.where} is held by another writer: host ${h.host}, pid ${h.pid}, since ${h.since}, run "${h.run}" (lease until ${h.expires_at}). ` +
         'Nothing was written. Two sessions must not write one store: stop the other one, or wait until its lease expires ' +
-        '(a dead session\'s lease expires after its TTL; on the same host it is taken over at once).',
+        "(a dead session's lease expires after its TTL; on the same host it is taken over at once).",
       withCause(options),
     );
     this.holder = { host: h.host, pid: h.pid, since: h.since, run: h.run, expires_at: h.expires_at };
@@ -328,7 +349,15 @@ export class FolderConflictError extends Error {
   /** The run its manifest names (null when unreadable). */
   readonly theirRun: string | null;
 
-  constructor(options: ErrorOptions & { where: string; pathInRepo: string; theirRun: string | null; theirSha256: string; mineSha256: string }) {
+  constructor(
+    options: ErrorOptions & {
+      where: string;
+      pathInRepo: string;
+      theirRun: string | null;
+      theirSha256: string;
+      mineSha256: string;
+    },
+  ) {
     super(
       `${options.where}: ${options.pathInRepo} already holds another checkpoint (manifest sha256 ${options.theirSha256.slice(0, 12)}…` +
         `${options.theirRun === null ? '' : `, run "${options.theirRun}"`}; this push's is ${options.mineSha256.slice(0, 12)}…). Nothing was replaced: ` +
@@ -363,7 +392,11 @@ export class DiskFullError extends Error {
 
 /** Whether an error, or one of its causes, is a full disk (ENOSPC) or an exceeded quota (EDQUOT). */
 export function isDiskFull(err: unknown): boolean {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 8; e = e.cause as typeof e, i++) {
+  for (
+    let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0;
+    e && i < 8;
+    e = e.cause as typeof e, i++
+  ) {
     if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return true;
     if (e instanceof DiskFullError) return true;
   }

@@ -42,7 +42,9 @@ describe('HubStore commits are idempotent', () => {
       expect(files.some((p) => p.startsWith('ckpt/checkpoint-10/'))).toBe(false);
       expect(files.some((p) => p.startsWith('ckpt/checkpoint-20/'))).toBe(true);
       // The replay was refused (412), not applied twice.
-      expect(t.server?.requests.filter((q) => q.path.endsWith('/commit/main') && q.status === 412).length).toBeGreaterThanOrEqual(1);
+      expect(
+        t.server?.requests.filter((q) => q.path.endsWith('/commit/main') && q.status === 412).length,
+      ).toBeGreaterThanOrEqual(1);
       expect(t.logLines.some((l) => /already landed|lost reply/.test(l))).toBe(true);
     },
   );
@@ -53,12 +55,17 @@ describe('HubStore commits are idempotent', () => {
     const r = await pushCheckpoint({ store: t.store, step: 5, dir: ck.dir, run: RUN, keepLocal: Infinity });
     // The fault fired: the data commit (the first one) landed and its reply was lost.
     expect(t.server?.getFaults().commitLostReply?.count).toBe(0);
-    expect(t.logLines.some((l) => /already landed|lost reply/.test(l)), t.logLines.join('\n')).toBe(true);
+    expect(
+      t.logLines.some((l) => /already landed|lost reply/.test(l)),
+      t.logLines.join('\n'),
+    ).toBe(true);
     expect(r.step).toBe(5);
     expect((await pointer(t))?.step).toBe(5);
     // Every file of the checkpoint is on the server once (the replay was not applied twice).
     const files = Object.keys(t.server?.files(t.location) ?? {}).filter((p) => p.startsWith('ckpt/checkpoint-5/'));
-    expect(files.sort()).toEqual([...Object.keys(ck.hashes).map((n) => `ckpt/checkpoint-5/${n}`), 'ckpt/checkpoint-5/manifest.json'].sort());
+    expect(files.sort()).toEqual(
+      [...Object.keys(ck.hashes).map((n) => `ckpt/checkpoint-5/${n}`), 'ckpt/checkpoint-5/manifest.json'].sort(),
+    );
   });
 
   it('a second writer that moved latest.json since this push read it is detected and named; the pointer is not overwritten', async () => {
@@ -75,7 +82,8 @@ describe('HubStore commits are idempotent', () => {
       keepLocal: Infinity,
       onPhase: async (e) => {
         // Another process pushes step 30 between this push's pointer read and its pointer commit.
-        if (e.phase === 'verified') await pushCheckpoint({ store: t.reopen(), step: 30, dir: ck30.dir, run: RUN, keepLocal: Infinity });
+        if (e.phase === 'verified')
+          await pushCheckpoint({ store: t.reopen(), step: 30, dir: ck30.dir, run: RUN, keepLocal: Infinity });
       },
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConcurrentWriteError);

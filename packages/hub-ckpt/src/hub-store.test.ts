@@ -50,7 +50,9 @@ describe('HubStore against the Hub-protocol server, through @huggingface/hub', (
     const ck = writeCheckpoint({ root: t.work, step: 10, run: RUN, sizes: { modelBytes: 2_000_000 } });
     const res = await pushCheckpoint({ store: t.store, step: 10, dir: ck.dir, run: RUN });
     expect(res.verify).toEqual({ checkedByOid: 2, checkedByDownload: 2 });
-    const lfsDownloads = (t.server?.requests ?? []).filter((r) => r.method === 'GET' && /resolve\/main\/.*\.safetensors$/.test(r.path));
+    const lfsDownloads = (t.server?.requests ?? []).filter(
+      (r) => r.method === 'GET' && /resolve\/main\/.*\.safetensors$/.test(r.path),
+    );
     expect(lfsDownloads).toEqual([]);
     expect(t.server?.requests.filter((r) => r.method === 'PUT')).toHaveLength(2);
     expect(t.server?.commitCount(t.location)).toBe(2);
@@ -68,12 +70,16 @@ describe('HubStore against the Hub-protocol server, through @huggingface/hub', (
       'ckpt/checkpoint-1/optimizer.safetensors',
       'ckpt/checkpoint-1/trainer_state.json',
     ]);
-    const pages = (t.server?.requests ?? []).filter((r) => r.path.endsWith('/tree/main/ckpt/checkpoint-1') && r.status === 200);
+    const pages = (t.server?.requests ?? []).filter(
+      (r) => r.path.endsWith('/tree/main/ckpt/checkpoint-1') && r.status === 200,
+    );
     expect(pages.length).toBeGreaterThan(2);
   });
 
   it('retries a 429 on commit honouring Retry-After, and 500s with backoff', async () => {
-    const t = await makeTestStore('hub', { faults: { commit429: { count: 1, retryAfterS: 1 }, commit500: { count: 2 } } });
+    const t = await makeTestStore('hub', {
+      faults: { commit429: { count: 1, retryAfterS: 1 }, commit500: { count: 2 } },
+    });
     const ck = writeCheckpoint({ root: t.work, step: 10, run: RUN });
     const t0 = performance.now();
     await pushCheckpoint({ store: t.store, step: 10, dir: ck.dir, run: RUN });
@@ -110,34 +116,49 @@ describe('HubStore against the Hub-protocol server, through @huggingface/hub', (
     expect(t.logLines.some((l) => /batch answered 503/.test(l))).toBe(true);
   });
 
-  it.each(['truncatePut', 'corruptPut'] as const)('an upload whose bytes do not hash to the oid (%s) is refused by the server; the pointer does not move; a second push heals it', async (fault) => {
-    const t = await makeTestStore('hub');
-    const ck10 = writeCheckpoint({ root: t.work, step: 10, run: RUN });
-    await pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity });
-    t.server?.setFaults({ [fault]: { count: 1 } });
-    const ck20 = writeCheckpoint({ root: t.work, step: 20, run: RUN });
-    const err = await pushCheckpoint({ store: t.store, step: 20, dir: ck20.dir, run: RUN }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(StoreError);
-    expect((err as StoreError).message).toMatch(/do not match the declared oid/);
-    expect(await pointerStep(t.store)).toBe(10);
-    expect(Object.keys(t.server?.files(t.location) ?? {}).some((p) => p.startsWith('ckpt/checkpoint-20/'))).toBe(false);
-    await pushCheckpoint({ store: t.store, step: 20, dir: ck20.dir, run: RUN });
-    expect(await pointerStep(t.store)).toBe(20);
-  });
+  it.each(['truncatePut', 'corruptPut'] as const)(
+    'an upload whose bytes do not hash to the oid (%s) is refused by the server; the pointer does not move; a second push heals it',
+    async (fault) => {
+      const t = await makeTestStore('hub');
+      const ck10 = writeCheckpoint({ root: t.work, step: 10, run: RUN });
+      await pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity });
+      t.server?.setFaults({ [fault]: { count: 1 } });
+      const ck20 = writeCheckpoint({ root: t.work, step: 20, run: RUN });
+      const err = await pushCheckpoint({ store: t.store, step: 20, dir: ck20.dir, run: RUN }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreError);
+      expect((err as StoreError).message).toMatch(/do not match the declared oid/);
+      expect(await pointerStep(t.store)).toBe(10);
+      expect(Object.keys(t.server?.files(t.location) ?? {}).some((p) => p.startsWith('ckpt/checkpoint-20/'))).toBe(
+        false,
+      );
+      await pushCheckpoint({ store: t.store, step: 20, dir: ck20.dir, run: RUN });
+      expect(await pointerStep(t.store)).toBe(20);
+    },
+  );
 
   it('wrong bytes served: small files fail verify; a pull retries once, then refuses with ChecksumError', async () => {
     const t = await makeTestStore('hub');
     const ck10 = writeCheckpoint({ root: t.work, step: 10, run: RUN });
     t.server?.setFaults({ wrongBytes: { count: 1, pathIncludes: 'trainer_state.json' } });
-    await expect(pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity })).rejects.toBeInstanceOf(VerifyError);
+    await expect(
+      pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity }),
+    ).rejects.toBeInstanceOf(VerifyError);
     expect(await pointerStep(t.store)).toBeNull();
     await pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity });
 
     t.server?.setFaults({ wrongBytes: { count: 1, pathIncludes: 'model.safetensors' } });
-    const ok = await pullCheckpoint({ store: t.reopen(), pathInRepo: 'ckpt/checkpoint-10', dir: join(t.work, 'pull-1') });
+    const ok = await pullCheckpoint({
+      store: t.reopen(),
+      pathInRepo: 'ckpt/checkpoint-10',
+      dir: join(t.work, 'pull-1'),
+    });
     expect(ok.fileCount).toBe(4);
     t.server?.setFaults({ wrongBytes: { count: 5, pathIncludes: 'model.safetensors' } });
-    const err = await pullCheckpoint({ store: t.reopen(), pathInRepo: 'ckpt/checkpoint-10', dir: join(t.work, 'pull-2') }).catch((e: unknown) => e);
+    const err = await pullCheckpoint({
+      store: t.reopen(),
+      pathInRepo: 'ckpt/checkpoint-10',
+      dir: join(t.work, 'pull-2'),
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChecksumError);
     expect((err as ChecksumError).file).toBe('model.safetensors');
   });
@@ -174,21 +195,48 @@ describe('HubStore against the Hub-protocol server, through @huggingface/hub', (
     const work = useTempDir();
     const ck = writeCheckpoint({ root: work, step: 1, run: RUN });
     const errors: unknown[] = [];
-    const store = new HubStore({ repo: 'soup-test/secret', endpoint: server.url, token, logger, retry: { retries: 1, baseDelayMs: 1 } });
+    const store = new HubStore({
+      repo: 'soup-test/secret',
+      endpoint: server.url,
+      token,
+      logger,
+      retry: { retries: 1, baseDelayMs: 1 },
+    });
     try {
-      for (const faults of [{ unauthorized: true }, { forbidden: true }, { commit500: { count: 10 } }, { commit429: { count: 10, retryAfterS: 0 } }]) {
+      for (const faults of [
+        { unauthorized: true },
+        { forbidden: true },
+        { commit500: { count: 10 } },
+        { commit429: { count: 10, retryAfterS: 0 } },
+      ]) {
         server.setFaults(faults);
         errors.push(await pushCheckpoint({ store, step: 1, dir: ck.dir, run: RUN, logger }).catch((e: unknown) => e));
       }
       server.setFaults({});
       // A wrong token that looks like a real one, and an endpoint that refuses connections.
       const wrong = `hf_${'z'.repeat(30)}`;
-      errors.push(await new HubStore({ repo: 'soup-test/secret', endpoint: server.url, token: wrong, logger }).exists().catch((e: unknown) => e));
+      errors.push(
+        await new HubStore({ repo: 'soup-test/secret', endpoint: server.url, token: wrong, logger })
+          .exists()
+          .catch((e: unknown) => e),
+      );
       const closedPort = await freePort();
-      const dead = new HubStore({ repo: 'soup-test/secret', endpoint: `http://127.0.0.1:${closedPort}`, token, logger, retry: { retries: 1, baseDelayMs: 1 } });
+      const dead = new HubStore({
+        repo: 'soup-test/secret',
+        endpoint: `http://127.0.0.1:${closedPort}`,
+        token,
+        logger,
+        retry: { retries: 1, baseDelayMs: 1 },
+      });
       errors.push(await dead.list({ prefix: '' }).catch((e: unknown) => e));
       // Token smuggled into the endpoint URL as credentials.
-      const smuggled = new HubStore({ repo: 'soup-test/secret', endpoint: `http://user:${token}@127.0.0.1:${closedPort}`, token, logger, retry: { retries: 0 } });
+      const smuggled = new HubStore({
+        repo: 'soup-test/secret',
+        endpoint: `http://user:${token}@127.0.0.1:${closedPort}`,
+        token,
+        logger,
+        retry: { retries: 0 },
+      });
       errors.push(await smuggled.exists().catch((e: unknown) => e));
       expect(smuggled.description).not.toContain(token);
       expect((errors[5] as Error).message).toMatch(/ECONNREFUSED/);
@@ -222,8 +270,20 @@ describe('HubStore against the Hub-protocol server, through @huggingface/hub', (
       const env = { HF_TOKEN: server.token, HF_ENDPOINT: server.url };
       const work = useTempDir();
       const ck = writeCheckpoint({ root: work, step: 3, run: RUN });
-      await pushCheckpoint({ store: new HubStore({ repo: 'soup-test/priv', env }), step: 3, dir: ck.dir, run: RUN, keepLocal: Infinity });
-      await pushCheckpoint({ store: new HubStore({ repo: 'soup-test/pub', env, private: false }), step: 3, dir: ck.dir, run: RUN, keepLocal: Infinity });
+      await pushCheckpoint({
+        store: new HubStore({ repo: 'soup-test/priv', env }),
+        step: 3,
+        dir: ck.dir,
+        run: RUN,
+        keepLocal: Infinity,
+      });
+      await pushCheckpoint({
+        store: new HubStore({ repo: 'soup-test/pub', env, private: false }),
+        step: 3,
+        dir: ck.dir,
+        run: RUN,
+        keepLocal: Infinity,
+      });
       const ds = new HubStore({ repo: 'soup-test/ds', repoType: 'dataset', env });
       await pushCheckpoint({ store: ds, step: 3, dir: ck.dir, run: RUN, keepLocal: Infinity });
       expect(await resolveResume({ store: ds, run: RUN })).toMatchObject({ outcome: 'resume', step: 3 });

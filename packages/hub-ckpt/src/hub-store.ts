@@ -74,22 +74,35 @@ export class HubStore implements CheckpointStore {
     }
     const repoType = opts.repoType ?? 'model';
     if (repoType !== 'model' && repoType !== 'dataset') {
-      throw new InvalidCheckpointOptionError('repoType', `repoType must be "model" or "dataset", got ${JSON.stringify(repoType)}.`);
+      throw new InvalidCheckpointOptionError(
+        'repoType',
+        `repoType must be "model" or "dataset", got ${JSON.stringify(repoType)}.`,
+      );
     }
     const endpointRaw = opts.endpoint ?? env.HF_ENDPOINT ?? 'https://huggingface.co';
     let endpoint: URL;
     try {
       endpoint = new URL(endpointRaw);
     } catch (err) {
-      throw new InvalidCheckpointOptionError('endpoint', 'endpoint must be an http(s) URL such as https://huggingface.co.', { cause: err });
+      throw new InvalidCheckpointOptionError(
+        'endpoint',
+        'endpoint must be an http(s) URL such as https://huggingface.co.',
+        { cause: err },
+      );
     }
     if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
-      throw new InvalidCheckpointOptionError('endpoint', `endpoint ${JSON.stringify(endpoint.protocol)} is not http(s): use an https:// URL such as https://huggingface.co.`);
+      throw new InvalidCheckpointOptionError(
+        'endpoint',
+        `endpoint ${JSON.stringify(endpoint.protocol)} is not http(s): use an https:// URL such as https://huggingface.co.`,
+      );
     }
     endpoint.username = '';
     endpoint.password = '';
     this.endpoint = endpoint.href.replace(/\/+$/, '');
-    const token = opts.token !== undefined ? cleanHubToken(opts.token) : resolveHubToken({ env, ...(opts.homeDir !== undefined ? { homeDir: opts.homeDir } : {}) }).token;
+    const token =
+      opts.token !== undefined
+        ? cleanHubToken(opts.token)
+        : resolveHubToken({ env, ...(opts.homeDir !== undefined ? { homeDir: opts.homeDir } : {}) }).token;
     this.#token = token ?? undefined;
     this.repoId = opts.repo;
     this.repoType = repoType;
@@ -123,16 +136,26 @@ export class HubStore implements CheckpointStore {
       );
     }
     if (!this.#token.startsWith('hf_')) {
-      throw new HubAuthError(`${what} on ${this.description}: the token does not look like a Hugging Face token (they start with "hf_").`, {
-        status: 0,
-      });
+      throw new HubAuthError(
+        `${what} on ${this.description}: the token does not look like a Hugging Face token (they start with "hf_").`,
+        {
+          status: 0,
+        },
+      );
     }
     return this.#token;
   }
 
   private fail(what: string, err: unknown): never {
-    if (err instanceof HubAuthError || err instanceof StoreError || err instanceof InvalidCheckpointOptionError || err instanceof ConcurrentWriteError) throw err;
-    if ((err as Error | undefined)?.name === 'AbortError' || (err as Error | undefined)?.name === 'TimeoutError') throw err;
+    if (
+      err instanceof HubAuthError ||
+      err instanceof StoreError ||
+      err instanceof InvalidCheckpointOptionError ||
+      err instanceof ConcurrentWriteError
+    )
+      throw err;
+    if ((err as Error | undefined)?.name === 'AbortError' || (err as Error | undefined)?.name === 'TimeoutError')
+      throw err;
     const secrets = [this.#token];
     if (err instanceof HubApiError) {
       const status = err.statusCode;
@@ -144,12 +167,15 @@ export class HubStore implements CheckpointStore {
               ? 'No token was given: set HF_TOKEN (or pass token) to a token with write access.'
               : 'The token is invalid, expired, or cannot see this repo: set HF_TOKEN to a valid token with write access.'
             : `The token is valid but lacks permission: use a token with write access to ${this.repoId}.`;
-        throw new HubAuthError(redact(`${what} on ${this.description}: the Hub answered ${status}. ${hint} (${detail})`, secrets), {
-          status,
-          url: redact(err.url, secrets),
-          requestId: err.requestId,
-          cause: err,
-        });
+        throw new HubAuthError(
+          redact(`${what} on ${this.description}: the Hub answered ${status}. ${hint} (${detail})`, secrets),
+          {
+            status,
+            url: redact(err.url, secrets),
+            requestId: err.requestId,
+            cause: err,
+          },
+        );
       }
       throw new StoreError(redact(`${what} on ${this.description} failed with HTTP ${status}: ${detail}`, secrets), {
         status,
@@ -160,13 +186,19 @@ export class HubStore implements CheckpointStore {
     }
     const e = err as Error & { cause?: { code?: string; message?: string } };
     if (e instanceof TypeError && /start with 'hf_'/.test(e.message)) {
-      throw new HubAuthError(`${what} on ${this.description}: the token does not look like a Hugging Face token (they start with "hf_").`, {
-        status: 0,
-        cause: err,
-      });
+      throw new HubAuthError(
+        `${what} on ${this.description}: the token does not look like a Hugging Face token (they start with "hf_").`,
+        {
+          status: 0,
+          cause: err,
+        },
+      );
     }
     const reason = e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
-    throw new StoreError(redact(`${what} on ${this.description} failed: ${e.message ?? String(err)} (${reason})`, secrets), { cause: err });
+    throw new StoreError(
+      redact(`${what} on ${this.description} failed: ${e.message ?? String(err)} (${reason})`, secrets),
+      { cause: err },
+    );
   }
 
   async exists(): Promise<boolean> {
@@ -180,7 +212,15 @@ export class HubStore implements CheckpointStore {
     await res.body?.cancel().catch(() => undefined);
     if (res.ok) return true;
     if (res.status === 404) return false;
-    this.fail('checking the repo', new HubApiError(url, res.status, res.headers.get('X-Request-Id') ?? undefined, `Api error with status ${res.status}`));
+    this.fail(
+      'checking the repo',
+      new HubApiError(
+        url,
+        res.status,
+        res.headers.get('X-Request-Id') ?? undefined,
+        `Api error with status ${res.status}`,
+      ),
+    );
   }
 
   async create(): Promise<void> {
@@ -226,10 +266,18 @@ export class HubStore implements CheckpointStore {
     if (params.paths.length === 0) return [];
     for (const p of params.paths) assertSafeName(p);
     try {
-      const infos = await pathsInfo({ repo: this.#repo, ...this.creds(), hubUrl: this.endpoint, fetch: this.#fetch, paths: params.paths });
+      const infos = await pathsInfo({
+        repo: this.#repo,
+        ...this.creds(),
+        hubUrl: this.endpoint,
+        fetch: this.#fetch,
+        paths: params.paths,
+      });
       return infos
         .filter((i) => i.type === 'file')
-        .map((i) => (i.lfs ? { path: i.path, sizeBytes: i.size, sha256: i.lfs.oid } : { path: i.path, sizeBytes: i.size }));
+        .map((i) =>
+          i.lfs ? { path: i.path, sizeBytes: i.size, sha256: i.lfs.oid } : { path: i.path, sizeBytes: i.size },
+        );
     } catch (err) {
       if (err instanceof HubApiError && err.statusCode === 404) return [];
       this.fail('reading paths-info', err);
@@ -241,13 +289,22 @@ export class HubStore implements CheckpointStore {
     if (!signal) return this.#fetch;
     const inner = this.#fetch;
     return ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
-      inner(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal })) as typeof fetch;
+      inner(input, {
+        ...init,
+        signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal,
+      })) as typeof fetch;
   }
 
   private async blob(path: string, signal?: AbortSignal): Promise<Blob | null> {
     assertSafeName(path);
     try {
-      return await downloadFile({ repo: this.#repo, path, ...this.creds(), hubUrl: this.endpoint, fetch: this.fetchFor(signal) });
+      return await downloadFile({
+        repo: this.#repo,
+        path,
+        ...this.creds(),
+        hubUrl: this.endpoint,
+        fetch: this.fetchFor(signal),
+      });
     } catch (err) {
       this.fail(`downloading ${path}`, err);
     }
@@ -263,7 +320,11 @@ export class HubStore implements CheckpointStore {
     }
   }
 
-  private async streamBlob(path: string, sink: Writable | null, signal: AbortSignal | undefined): Promise<{ sizeBytes: number; sha256: string } | null> {
+  private async streamBlob(
+    path: string,
+    sink: Writable | null,
+    signal: AbortSignal | undefined,
+  ): Promise<{ sizeBytes: number; sha256: string } | null> {
     const blob = await this.blob(path, signal);
     if (blob === null) return null;
     try {
@@ -279,10 +340,15 @@ export class HubStore implements CheckpointStore {
     return this.streamBlob(params.path, null, params.signal);
   }
 
-  async download(params: { path: string; dest: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string }> {
+  async download(params: {
+    path: string;
+    dest: string;
+    signal?: AbortSignal;
+  }): Promise<{ sizeBytes: number; sha256: string }> {
     await mkdir(dirname(params.dest), { recursive: true });
     const got = await this.streamBlob(params.path, createWriteStream(params.dest), params.signal);
-    if (got === null) throw new StoreError(`downloading ${params.path} from ${this.description}: not found`, { status: 404 });
+    if (got === null)
+      throw new StoreError(`downloading ${params.path} from ${this.description}: not found`, { status: 404 });
     await fsyncPath(params.dest);
     return got;
   }
@@ -299,7 +365,15 @@ export class HubStore implements CheckpointStore {
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
       if (res.status === 400 || res.status === 404) return null;
-      this.fail('reading the used storage', new HubApiError(url, res.status, res.headers.get('X-Request-Id') ?? undefined, `Api error with status ${res.status}`));
+      this.fail(
+        'reading the used storage',
+        new HubApiError(
+          url,
+          res.status,
+          res.headers.get('X-Request-Id') ?? undefined,
+          `Api error with status ${res.status}`,
+        ),
+      );
     }
     const body = (await res.json().catch(() => null)) as { usedStorage?: unknown } | null;
     return typeof body?.usedStorage === 'number' && Number.isFinite(body.usedStorage) ? body.usedStorage : null;
@@ -325,7 +399,15 @@ export class HubStore implements CheckpointStore {
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '');
-      this.fail('squashing the history', new HubApiError(url, res.status, res.headers.get('X-Request-Id') ?? undefined, text.slice(0, 300) || `Api error with status ${res.status}`));
+      this.fail(
+        'squashing the history',
+        new HubApiError(
+          url,
+          res.status,
+          res.headers.get('X-Request-Id') ?? undefined,
+          text.slice(0, 300) || `Api error with status ${res.status}`,
+        ),
+      );
     }
     await res.body?.cancel().catch(() => undefined);
   }

@@ -11,7 +11,13 @@ export {
   type HubTokenAttempt,
   type HubTokenPlace,
 } from './resolve-hub-token';
-export { pushCheckpoint, type PushCheckpointOptions, type PushPhase, type PushPhaseEvent, type PushResult } from './push-checkpoint';
+export {
+  pushCheckpoint,
+  type PushCheckpointOptions,
+  type PushPhase,
+  type PushPhaseEvent,
+  type PushResult,
+} from './push-checkpoint';
 export { createPushQueue, type PushQueue, type PushQueueOptions, type PushJob } from './push-queue';
 export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';
@@ -20,7 +26,12 @@ export { pullResume, type PullResumeOptions, type PullResumeResult, type Skipped
 export { verifyCheckpoint, type VerifyCheckpointOptions, type VerifyCheckpointResult } from './verify-checkpoint';
 export { buildManifest, type BuildManifestOptions, type BuiltManifest } from './build-manifest';
 export { planSegment, type PlanSegmentOptions, type SegmentPlan } from './plan-segment';
-export { checkpointStatus, type CheckpointStatusOptions, type CheckpointStatus, type CheckpointStatusEntry } from './checkpoint-status';
+export {
+  checkpointStatus,
+  type CheckpointStatusOptions,
+  type CheckpointStatus,
+  type CheckpointStatusEntry,
+} from './checkpoint-status';
 export { validatePointer } from './validate-pointer';
 export { validateManifest } from './validate-manifest';
 export { pointerSchema, manifestSchema } from './json-schemas';

@@ -16,7 +16,11 @@ describe('openStore', () => {
   });
 
   it('anything else is a Hub repo, with token/endpoint from params or env', () => {
-    const s = openStore({ repo: 'org/run-1', repoType: 'dataset', env: { HF_ENDPOINT: 'https://hub.example/', HF_TOKEN: 'hf_abcdef' } });
+    const s = openStore({
+      repo: 'org/run-1',
+      repoType: 'dataset',
+      env: { HF_ENDPOINT: 'https://hub.example/', HF_TOKEN: 'hf_abcdef' },
+    });
     expect(s).toBeInstanceOf(HubStore);
     expect(s.description).toBe('hub dataset org/run-1 @ https://hub.example');
     expect((s as HubStore).hasToken).toBe(true);

@@ -34,14 +34,21 @@ export interface OpenStoreOptions {
 export function openStore(opts: OpenStoreOptions): CheckpointStore {
   const repo = opts.repo;
   if (typeof repo !== 'string' || repo.trim() === '') {
-    throw new InvalidCheckpointOptionError('repo', 'repo is empty: pass a Hub repo id "namespace/name" or a directory as "file:///path".');
+    throw new InvalidCheckpointOptionError(
+      'repo',
+      'repo is empty: pass a Hub repo id "namespace/name" or a directory as "file:///path".',
+    );
   }
   if (repo.startsWith('file:')) {
     let root: string;
     if (repo.startsWith('file:///')) root = fileURLToPath(repo);
     else {
       const rest = decodeURIComponent(repo.replace(/^file:(\/\/)?/, ''));
-      if (rest === '') throw new InvalidCheckpointOptionError('repo', `repo ${JSON.stringify(repo)} names no directory: use "file:///abs/path".`);
+      if (rest === '')
+        throw new InvalidCheckpointOptionError(
+          'repo',
+          `repo ${JSON.stringify(repo)} names no directory: use "file:///abs/path".`,
+        );
       root = isAbsolute(rest) ? rest : resolve(opts.cwd ?? process.cwd(), rest);
     }
     return new DirStore({ root });

@@ -27,7 +27,10 @@ export interface SegmentPlan {
 
 function int(field: string, value: unknown, min: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new InvalidCheckpointOptionError(field, `${field} must be an integer >= ${min}, got ${JSON.stringify(value)}.`);
+    throw new InvalidCheckpointOptionError(
+      field,
+      `${field} must be an integer >= ${min}, got ${JSON.stringify(value)}.`,
+    );
   }
   return value;
 }
@@ -43,7 +46,10 @@ export function planSegment(opts: PlanSegmentOptions): SegmentPlan {
   const stopAfterSteps = int('stopAfterSteps', opts.stopAfterSteps ?? 0, 0);
   const startStep = int('startStep', opts.startStep ?? 0, 0);
   if (startStep > horizon) {
-    throw new InvalidCheckpointOptionError('startStep', `startStep ${startStep} is past the horizon ${horizon}: the run is already over; check horizon.`);
+    throw new InvalidCheckpointOptionError(
+      'startStep',
+      `startStep ${startStep} is past the horizon ${horizon}: the run is already over; check horizon.`,
+    );
   }
   const stopStep = stopAfterSteps === 0 ? horizon : Math.min(horizon, startStep + stopAfterSteps);
   const segmentStop = stopStep < horizon;

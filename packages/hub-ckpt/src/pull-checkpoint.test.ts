@@ -43,11 +43,24 @@ describe.each(STORE_KINDS)('pullCheckpoint on %s store', (kind) => {
   ])('refuses the manifest name %j (%s) before writing anything', async (name) => {
     const t = await makeTestStore(kind);
     await t.store.create();
-    const manifest = { step: 5, run: RUN, files: { 'model.safetensors': { size: 1, sha256: 'a'.repeat(64) }, [name]: { size: 1, sha256: 'b'.repeat(64) } } };
-    await t.store.commit({ message: 'evil manifest', operations: [{ kind: 'put', path: 'ckpt/checkpoint-5/manifest.json', bytes: Buffer.from(JSON.stringify(manifest)) }] });
+    const manifest = {
+      step: 5,
+      run: RUN,
+      files: { 'model.safetensors': { size: 1, sha256: 'a'.repeat(64) }, [name]: { size: 1, sha256: 'b'.repeat(64) } },
+    };
+    await t.store.commit({
+      message: 'evil manifest',
+      operations: [
+        { kind: 'put', path: 'ckpt/checkpoint-5/manifest.json', bytes: Buffer.from(JSON.stringify(manifest)) },
+      ],
+    });
     const parent = join(t.work, 'pull-here');
     mkdirSync(parent, { recursive: true });
-    const err = await pullCheckpoint({ store: t.store, pathInRepo: 'ckpt/checkpoint-5', dir: join(parent, 'ck') }).catch((e: unknown) => e);
+    const err = await pullCheckpoint({
+      store: t.store,
+      pathInRepo: 'ckpt/checkpoint-5',
+      dir: join(parent, 'ck'),
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnsafePathError);
     expect((err as UnsafePathError).path).toBe(name);
     expect(readdirSync(parent)).toEqual([]);
@@ -58,9 +71,14 @@ describe.each(STORE_KINDS)('pullCheckpoint on %s store', (kind) => {
     const t = await makeTestStore(kind);
     const ck = writeCheckpoint({ root: join(t.work, 'src'), step: 7, run: RUN });
     await pushCheckpoint({ store: t.store, step: 7, dir: ck.dir, run: RUN });
-    await t.store.commit({ message: 'tamper', operations: [{ kind: 'put', path: 'ckpt/checkpoint-7/optimizer.safetensors', bytes: seededBytes('x', 16_000) }] });
+    await t.store.commit({
+      message: 'tamper',
+      operations: [{ kind: 'put', path: 'ckpt/checkpoint-7/optimizer.safetensors', bytes: seededBytes('x', 16_000) }],
+    });
     const target = join(t.work, 'cold', 'ck');
-    const err = await pullCheckpoint({ store: t.reopen(), pathInRepo: 'ckpt/checkpoint-7', dir: target }).catch((e: unknown) => e);
+    const err = await pullCheckpoint({ store: t.reopen(), pathInRepo: 'ckpt/checkpoint-7', dir: target }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ChecksumError);
     expect((err as ChecksumError).file).toBe('optimizer.safetensors');
     expect((err as ChecksumError).expectedSha256).toBe(ck.hashes['optimizer.safetensors']);
@@ -75,11 +93,19 @@ describe.each(STORE_KINDS)('pullCheckpoint on %s store', (kind) => {
     const target = join(t.work, 'cold', 'ck');
     mkdirSync(target, { recursive: true });
     writeFileSync(join(target, 'old.txt'), 'old');
-    await expect(pullCheckpoint({ store: t.store, pathInRepo: 'ckpt/checkpoint-3', dir: target })).rejects.toBeInstanceOf(PullTargetExistsError);
+    await expect(
+      pullCheckpoint({ store: t.store, pathInRepo: 'ckpt/checkpoint-3', dir: target }),
+    ).rejects.toBeInstanceOf(PullTargetExistsError);
     mkdirSync(`${target}.incomplete`, { recursive: true });
     writeFileSync(join(`${target}.incomplete`, 'junk'), 'from a killed pull');
     await pullCheckpoint({ store: t.store, pathInRepo: 'ckpt/checkpoint-3', dir: target, overwrite: true });
-    expect(readdirSync(target).sort()).toEqual(['extra', 'manifest.json', 'model.safetensors', 'optimizer.safetensors', 'trainer_state.json']);
+    expect(readdirSync(target).sort()).toEqual([
+      'extra',
+      'manifest.json',
+      'model.safetensors',
+      'optimizer.safetensors',
+      'trainer_state.json',
+    ]);
     expect(readdirSync(dirname(target))).toEqual(['ck']);
   });
 
@@ -87,9 +113,12 @@ describe.each(STORE_KINDS)('pullCheckpoint on %s store', (kind) => {
     const t = await makeTestStore(kind);
     const ck = writeCheckpoint({ root: join(t.work, 'src'), step: 2, run: RUN });
     await pushCheckpoint({ store: t.store, step: 2, dir: ck.dir, run: RUN });
-    const err = await pullCheckpoint({ store: t.store, pathInRepo: 'ckpt/checkpoint-2', dir: join(t.work, 'x'), expectedManifestSha256: 'f'.repeat(64) }).catch(
-      (e: unknown) => e,
-    );
+    const err = await pullCheckpoint({
+      store: t.store,
+      pathInRepo: 'ckpt/checkpoint-2',
+      dir: join(t.work, 'x'),
+      expectedManifestSha256: 'f'.repeat(64),
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CorruptCheckpointError);
     expect(existsSync(join(t.work, 'x.incomplete'))).toBe(false);
   });

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { ChecksumError, CorruptCheckpointError, PullTargetExistsError, UnsafePathError, DiskFullError, isDiskFull } from './errors';
+import {
+  ChecksumError,
+  CorruptCheckpointError,
+  PullTargetExistsError,
+  UnsafePathError,
+  DiskFullError,
+  isDiskFull,
+} from './errors';
 import { fsyncPath, pathExists, sha256Hex, writeFileAtomic } from './_fs';
 import { MANIFEST_NAME } from './_layout';
 import { assertSafeName, unsafeReason } from './_paths';
@@ -48,10 +55,13 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
   signal?.throwIfAborted();
   const raw = await store.readFile({ path: `${pathInRepo}/${MANIFEST_NAME}` });
   if (raw === null) {
-    throw new CorruptCheckpointError(`${store.description}: ${pathInRepo}/${MANIFEST_NAME} is missing; nothing to pull.`, {
-      pathInRepo,
-      problems: [`${pathInRepo}/${MANIFEST_NAME} is missing`],
-    });
+    throw new CorruptCheckpointError(
+      `${store.description}: ${pathInRepo}/${MANIFEST_NAME} is missing; nothing to pull.`,
+      {
+        pathInRepo,
+        problems: [`${pathInRepo}/${MANIFEST_NAME} is missing`],
+      },
+    );
   }
   const manifestSha256 = sha256Hex(raw);
   if (opts.expectedManifestSha256 !== undefined && manifestSha256 !== opts.expectedManifestSha256) {
@@ -78,10 +88,13 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
   }
   const v = validateManifest(value);
   if (v.errors.length > 0) {
-    throw new CorruptCheckpointError(`${store.description}: ${pathInRepo}/${MANIFEST_NAME} is invalid: ${v.errors.join('; ')}.`, {
-      pathInRepo,
-      problems: v.errors,
-    });
+    throw new CorruptCheckpointError(
+      `${store.description}: ${pathInRepo}/${MANIFEST_NAME} is invalid: ${v.errors.join('; ')}.`,
+      {
+        pathInRepo,
+        problems: v.errors,
+      },
+    );
   }
   const manifest = value as Manifest;
 
@@ -92,7 +105,8 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
     assertSafeName(name);
     const dest = join(staging, ...name.split('/'));
     const rel = relative(staging, dest);
-    if (rel === '' || rel.startsWith('..') || rel.split(sep).includes('..')) throw new UnsafePathError(name, 'it resolves outside the checkpoint folder');
+    if (rel === '' || rel.startsWith('..') || rel.split(sep).includes('..'))
+      throw new UnsafePathError(name, 'it resolves outside the checkpoint folder');
     return dest;
   });
   if ((await pathExists(target)) && !opts.overwrite) throw new PullTargetExistsError(target);
@@ -107,7 +121,9 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
       let got = { sizeBytes: -1, sha256: '' };
       for (let attempt = 1; attempt <= attempts; attempt++) {
         signal?.throwIfAborted();
-        got = await store.download(signal ? { path: `${pathInRepo}/${name}`, dest, signal } : { path: `${pathInRepo}/${name}`, dest });
+        got = await store.download(
+          signal ? { path: `${pathInRepo}/${name}`, dest, signal } : { path: `${pathInRepo}/${name}`, dest },
+        );
         if (got.sizeBytes === want.size && got.sha256 === want.sha256) break;
       }
       if (got.sizeBytes !== want.size || got.sha256 !== want.sha256) {

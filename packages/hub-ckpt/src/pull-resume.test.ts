@@ -43,7 +43,11 @@ describe.each(STORE_KINDS)('pullResume on %s store', (kind) => {
     expect(await pullResume({ store: t.store, run: RUN, dir })).toEqual({ outcome: 'fresh', reason: 'no-checkpoint' });
     const fin = writeCheckpoint({ root: join(t.work, 'fin'), step: 30, run: RUN });
     await pushFinal({ store: t.store, step: 30, dir: fin.dir, run: RUN });
-    expect(await pullResume({ store: t.store, run: RUN, dir })).toMatchObject({ outcome: 'complete', step: 30, pathInRepo: 'final' });
+    expect(await pullResume({ store: t.store, run: RUN, dir })).toMatchObject({
+      outcome: 'complete',
+      step: 30,
+      pathInRepo: 'final',
+    });
     expect(existsSync(dir)).toBe(false);
   });
 
@@ -53,10 +57,19 @@ describe.each(STORE_KINDS)('pullResume on %s store', (kind) => {
     const before = await latestBytes(t);
     const dir = join(t.work, 'resume');
     const r = await pullResume({ store: t.reopen(), run: RUN, dir });
-    expect(r).toMatchObject({ outcome: 'resume', step: 20, pathInRepo: 'ckpt/checkpoint-20', via: null, previousStep: null, repaired: false, skipped: [] });
+    expect(r).toMatchObject({
+      outcome: 'resume',
+      step: 20,
+      pathInRepo: 'ckpt/checkpoint-20',
+      via: null,
+      previousStep: null,
+      repaired: false,
+      skipped: [],
+    });
     if (r.outcome !== 'resume') throw new Error('unreachable');
     expect(r.localDir).toBe(join(dir, 'checkpoint-20'));
-    for (const [name, want] of Object.entries(hashes[20] ?? {})) expect(sha256(readFileSync(join(r.localDir, name)))).toBe(want);
+    for (const [name, want] of Object.entries(hashes[20] ?? {}))
+      expect(sha256(readFileSync(join(r.localDir, name)))).toBe(want);
     expect(readdirSync(dir)).toEqual(['checkpoint-20']);
     expect(Buffer.from((await latestBytes(t)) ?? [])).toEqual(Buffer.from(before ?? []));
   });
@@ -74,7 +87,8 @@ describe.each(STORE_KINDS)('pullResume on %s store', (kind) => {
     expect(r.skipped.map((s) => s.step)).toEqual([30, 20]);
     expect(r.skipped[0]?.problems.join(' ')).toMatch(/model\.safetensors/);
     expect(r.skipped[1]?.problems.join(' ')).toMatch(/optimizer\.safetensors/);
-    for (const [name, want] of Object.entries(hashes[10] ?? {})) expect(sha256(readFileSync(join(r.localDir, name)))).toBe(want);
+    for (const [name, want] of Object.entries(hashes[10] ?? {}))
+      expect(sha256(readFileSync(join(r.localDir, name)))).toBe(want);
     // No half-pulled folder of the skipped checkpoints remains.
     expect(readdirSync(dir)).toEqual(['checkpoint-10']);
     expect(Buffer.from((await latestBytes(t)) ?? [])).toEqual(Buffer.from(before ?? []));
@@ -114,11 +128,16 @@ describe.each(STORE_KINDS)('pullResume on %s store', (kind) => {
   it("another run's pointer -> StaleRunError; an existing local folder is refused unless overwrite", async () => {
     const t = await makeTestStore(kind);
     await pushSteps(t, [10]);
-    await expect(pullResume({ store: t.reopen(), run: 'other-run', dir: join(t.work, 'r') })).rejects.toBeInstanceOf(StaleRunError);
+    await expect(pullResume({ store: t.reopen(), run: 'other-run', dir: join(t.work, 'r') })).rejects.toBeInstanceOf(
+      StaleRunError,
+    );
     const dir = join(t.work, 'r');
     await pullResume({ store: t.reopen(), run: RUN, dir });
     await expect(pullResume({ store: t.reopen(), run: RUN, dir })).rejects.toThrow(/already exists/);
-    expect(await pullResume({ store: t.reopen(), run: RUN, dir, overwrite: true })).toMatchObject({ outcome: 'resume', step: 10 });
+    expect(await pullResume({ store: t.reopen(), run: RUN, dir, overwrite: true })).toMatchObject({
+      outcome: 'resume',
+      step: 10,
+    });
   });
 
   it('an aborted signal stops the pull between files and leaves no half-pulled folder', async () => {

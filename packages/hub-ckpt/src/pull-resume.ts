@@ -81,7 +81,12 @@ function dataProblems(err: unknown): string[] | null {
 }
 
 function listSkipped(skipped: SkippedCheckpoint[]): string {
-  return skipped.map((s) => `${s.pathInRepo}: ${s.problems.slice(0, 3).join('; ')}${s.problems.length > 3 ? ` (and ${s.problems.length - 3} more)` : ''}`).join(' | ');
+  return skipped
+    .map(
+      (s) =>
+        `${s.pathInRepo}: ${s.problems.slice(0, 3).join('; ')}${s.problems.length > 3 ? ` (and ${s.problems.length - 3} more)` : ''}`,
+    )
+    .join(' | ');
 }
 
 /**
@@ -103,7 +108,8 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
   if (!(await store.exists())) return { outcome: 'fresh', reason: 'repo-missing' };
   const current = await readPointer(store);
   const pointer = current.pointer;
-  if (pointer && pointer.run !== run) throw new StaleRunError({ pointerRun: pointer.run, run, pointerStep: pointer.step, where: store.description });
+  if (pointer && pointer.run !== run)
+    throw new StaleRunError({ pointerRun: pointer.run, run, pointerStep: pointer.step, where: store.description });
   if (pointer?.terminal) return { outcome: 'complete', step: pointer.step, pathInRepo: pointer.path_in_repo, pointer };
   if (current.raw !== null && pointer === null && !fallback) {
     throw new CorruptCheckpointError(
@@ -134,7 +140,8 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
     });
     if (!v.ok || v.manifestSha256 === null) {
       skipped.push({ step: c.step, pathInRepo, problems: v.problems });
-      if (c.via !== 'newer-verified') log(`${store.description}: ${pathInRepo} does not verify (${v.problems.slice(0, 2).join('; ')}), skipping it`);
+      if (c.via !== 'newer-verified')
+        log(`${store.description}: ${pathInRepo} does not verify (${v.problems.slice(0, 2).join('; ')}), skipping it`);
       continue;
     }
     anyVerified = true;
@@ -199,7 +206,13 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
   const problems = skipped.flatMap((s) => s.problems.map((p) => `${s.pathInRepo}: ${p}`));
   throw new CorruptCheckpointError(
     `${store.description}: ${where}. Skipped: ${skipped.length > 0 ? listSkipped(skipped) : 'none'}. ` +
-      (fallback ? 'Nothing was pulled; push a new checkpoint or start a new run.' : 'Refusing to resume from it; resume with fallback to walk back to the newest checkpoint that pulls cleanly.'),
-    { pathInRepo: pointer?.path_in_repo ?? POINTER_PATH, problems: problems.length > 0 ? problems : [where], cause: lastPullError },
+      (fallback
+        ? 'Nothing was pulled; push a new checkpoint or start a new run.'
+        : 'Refusing to resume from it; resume with fallback to walk back to the newest checkpoint that pulls cleanly.'),
+    {
+      pathInRepo: pointer?.path_in_repo ?? POINTER_PATH,
+      problems: problems.length > 0 ? problems : [where],
+      cause: lastPullError,
+    },
   );
 }

@@ -2,7 +2,14 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256, writeCheckpoint } from '../bench/_fixtures';
-import { ConcurrentWriteError, InvalidCheckpointOptionError, PointedCheckpointConflictError, PointerRegressionError, StaleRunError, VerifyError } from './errors';
+import {
+  ConcurrentWriteError,
+  InvalidCheckpointOptionError,
+  PointedCheckpointConflictError,
+  PointerRegressionError,
+  StaleRunError,
+  VerifyError,
+} from './errors';
 import { pushFinal } from './push-final';
 import { pushCheckpoint } from './push-checkpoint';
 import { makeTestStore, STORE_KINDS } from './_test-helpers';
@@ -22,7 +29,13 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     const t = await makeTestStore(kind);
     const ck = writeCheckpoint({ root: t.work, step: 10, run: RUN });
     const phases: PushPhase[] = [];
-    const res = await pushCheckpoint({ store: t.store, step: 10, dir: ck.dir, run: RUN, onPhase: (e) => void phases.push(e.phase) });
+    const res = await pushCheckpoint({
+      store: t.store,
+      step: 10,
+      dir: ck.dir,
+      run: RUN,
+      onPhase: (e) => void phases.push(e.phase),
+    });
 
     const uniq = phases.filter((p, i) => p !== phases[i - 1]);
     expect(uniq).toEqual(['hash', 'upload', 'uploaded', 'verified', 'pointer', 'pointed', 'done']);
@@ -36,7 +49,13 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     expect(manifest.run).toBe(RUN);
     expect(Object.fromEntries(Object.entries(manifest.files).map(([n, f]) => [n, f.sha256]))).toEqual(ck.hashes);
     const pointer = await readJson<Pointer>(t.store, 'latest.json');
-    expect(pointer).toMatchObject({ step: 10, path_in_repo: 'ckpt/checkpoint-10', run: RUN, terminal: false, manifest_sha256: res.manifestSha256 });
+    expect(pointer).toMatchObject({
+      step: 10,
+      path_in_repo: 'ckpt/checkpoint-10',
+      run: RUN,
+      terminal: false,
+      manifest_sha256: res.manifestSha256,
+    });
     const rawManifest = await t.store.readFile({ path: 'ckpt/checkpoint-10/manifest.json' });
     expect(sha256(rawManifest ?? new Uint8Array())).toBe(pointer.manifest_sha256);
     // Every remote file hash-matches the local one.
@@ -60,8 +79,17 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     expect(t.commits()).toBe(6);
 
     const ck40 = writeCheckpoint({ root: out, step: 40, run: RUN });
-    await expect(pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN, keepRemote: 1 })).rejects.toBeInstanceOf(InvalidCheckpointOptionError);
-    const res = await pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN, keepRemote: 2, keepLocal: 2 });
+    await expect(
+      pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN, keepRemote: 1 }),
+    ).rejects.toBeInstanceOf(InvalidCheckpointOptionError);
+    const res = await pushCheckpoint({
+      store: t.store,
+      step: 40,
+      dir: ck40.dir,
+      run: RUN,
+      keepRemote: 2,
+      keepLocal: 2,
+    });
     expect(res.prunedRemote.sort()).toEqual(['ckpt/checkpoint-20']);
     expect(readdirSync(out).sort()).toEqual(['.soup-verified.json', 'checkpoint-30', 'checkpoint-40']);
     const left = new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]));
@@ -75,7 +103,14 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     writeCheckpoint({ root: out, step: 100, run: RUN }); // the trainer wrote it; no push took it
     const ck120 = writeCheckpoint({ root: out, step: 120, run: RUN });
     const lines: string[] = [];
-    const res = await pushCheckpoint({ store: t.store, step: 120, dir: ck120.dir, run: RUN, keepLocal: 1, logger: { info: (l) => lines.push(l) } });
+    const res = await pushCheckpoint({
+      store: t.store,
+      step: 120,
+      dir: ck120.dir,
+      run: RUN,
+      keepLocal: 1,
+      logger: { info: (l) => lines.push(l) },
+    });
     expect(res.prunedLocal).toEqual([]);
     expect(readdirSync(out).sort()).toEqual(['.soup-verified.json', 'checkpoint-100', 'checkpoint-120']);
     expect(lines.some((l) => /kept local checkpoint-100: no verified push/.test(l))).toBe(true);
@@ -84,7 +119,12 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
   it('an aborted signal stops the push between files: the pointer does not move and no staged file is left', async () => {
     const t = await makeTestStore(kind);
     const out = join(t.work, 'out');
-    await pushCheckpoint({ store: t.store, step: 10, dir: writeCheckpoint({ root: out, step: 10, run: RUN }).dir, run: RUN });
+    await pushCheckpoint({
+      store: t.store,
+      step: 10,
+      dir: writeCheckpoint({ root: out, step: 10, run: RUN }).dir,
+      run: RUN,
+    });
     const before = await t.store.readFile({ path: 'latest.json' });
     for (const at of ['hash', 'uploaded', 'verified'] as const) {
       const ac = new AbortController();
@@ -104,13 +144,26 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     if (kind === 'dir') expect(readdirSync(join(t.location, '.soup-staging'))).toEqual([]);
     const ac = new AbortController();
     ac.abort(new Error('already aborted'));
-    await expect(pushCheckpoint({ store: t.store, step: 30, dir: writeCheckpoint({ root: out, step: 30, run: RUN }).dir, run: RUN, signal: ac.signal })).rejects.toThrow('already aborted');
+    await expect(
+      pushCheckpoint({
+        store: t.store,
+        step: 30,
+        dir: writeCheckpoint({ root: out, step: 30, run: RUN }).dir,
+        run: RUN,
+        signal: ac.signal,
+      }),
+    ).rejects.toThrow('already aborted');
     expect((await t.store.list({ prefix: 'ckpt/checkpoint-30' })).length).toBe(0);
   });
 
   it('a second writer that moved latest.json after this push read it is named; the pointer is not overwritten', async () => {
     const t = await makeTestStore(kind);
-    await pushCheckpoint({ store: t.store, step: 10, dir: writeCheckpoint({ root: join(t.work, 'a'), step: 10, run: RUN }).dir, run: RUN });
+    await pushCheckpoint({
+      store: t.store,
+      step: 10,
+      dir: writeCheckpoint({ root: join(t.work, 'a'), step: 10, run: RUN }).dir,
+      run: RUN,
+    });
     const other = writeCheckpoint({ root: join(t.work, 'b'), step: 30, run: RUN });
     const err = await pushCheckpoint({
       store: t.store,
@@ -129,7 +182,8 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
   it('the pointer never moves to a lower step nor off a terminal checkpoint unless forced', async () => {
     const t = await makeTestStore(kind);
     const out = join(t.work, 'out');
-    for (const step of [10, 20]) await pushCheckpoint({ store: t.store, step, dir: writeCheckpoint({ root: out, step, run: RUN }).dir, run: RUN });
+    for (const step of [10, 20])
+      await pushCheckpoint({ store: t.store, step, dir: writeCheckpoint({ root: out, step, run: RUN }).dir, run: RUN });
     const ck5 = writeCheckpoint({ root: join(t.work, 'x'), step: 5, run: RUN });
     const before = await t.store.readFile({ path: 'latest.json' });
     const err = await pushCheckpoint({ store: t.store, step: 5, dir: ck5.dir, run: RUN }).catch((e: unknown) => e);
@@ -138,7 +192,12 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     expect(Buffer.from((await t.store.readFile({ path: 'latest.json' })) ?? [])).toEqual(Buffer.from(before ?? []));
     expect((await t.store.list({ prefix: 'ckpt/checkpoint-5' })).length).toBe(0); // refused before any upload
 
-    await pushFinal({ store: t.store, step: 30, dir: writeCheckpoint({ root: join(t.work, 'fin'), step: 30, run: RUN }).dir, run: RUN });
+    await pushFinal({
+      store: t.store,
+      step: 30,
+      dir: writeCheckpoint({ root: join(t.work, 'fin'), step: 30, run: RUN }).dir,
+      run: RUN,
+    });
     const ck40 = writeCheckpoint({ root: out, step: 40, run: RUN });
     const off = await pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN }).catch((e: unknown) => e);
     expect(off).toBeInstanceOf(PointerRegressionError);
@@ -153,7 +212,12 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     const out = join(t.work, 'out');
     const ck50 = writeCheckpoint({ root: join(t.work, 'other'), step: 50, run: RUN });
     await t.store.create();
-    await t.store.commit({ message: 'leftover', operations: [{ kind: 'put', path: 'ckpt/checkpoint-50/model.safetensors', localPath: join(ck50.dir, 'model.safetensors') }] });
+    await t.store.commit({
+      message: 'leftover',
+      operations: [
+        { kind: 'put', path: 'ckpt/checkpoint-50/model.safetensors', localPath: join(ck50.dir, 'model.safetensors') },
+      ],
+    });
     for (const step of [10, 20, 30]) {
       const ck = writeCheckpoint({ root: out, step, run: RUN });
       await pushCheckpoint({ store: t.store, step, dir: ck.dir, run: RUN, keepRemote: 2 });
@@ -184,7 +248,9 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     expect(again.commits).toBe(0);
     expect(t.commits()).toBe(2);
     const other = writeCheckpoint({ root: join(t.work, 'x'), step: 10, run: 'tweaked' });
-    await expect(pushCheckpoint({ store: t.store, step: 10, dir: other.dir, run: RUN })).rejects.toBeInstanceOf(PointedCheckpointConflictError);
+    await expect(pushCheckpoint({ store: t.store, step: 10, dir: other.dir, run: RUN })).rejects.toBeInstanceOf(
+      PointedCheckpointConflictError,
+    );
   });
 
   it('a store that loses a file fails verify and never moves the pointer', async () => {
@@ -220,8 +286,12 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     expect(await field(pushCheckpoint({ store: t.store, step: -1, dir: ck.dir, run: RUN }))).toBe('step');
     expect(await field(pushCheckpoint({ store: t.store, step: 1.5, dir: ck.dir, run: RUN }))).toBe('step');
     expect(await field(pushCheckpoint({ store: t.store, step: 1, dir: ck.dir, run: '' }))).toBe('run');
-    expect(await field(pushCheckpoint({ store: t.store, step: 1, dir: ck.dir, run: RUN, keepRemote: 0 }))).toBe('keepRemote');
-    expect(await field(pushCheckpoint({ store: t.store, step: 1, dir: ck.dir, run: RUN, keepLocal: -1 }))).toBe('keepLocal');
+    expect(await field(pushCheckpoint({ store: t.store, step: 1, dir: ck.dir, run: RUN, keepRemote: 0 }))).toBe(
+      'keepRemote',
+    );
+    expect(await field(pushCheckpoint({ store: t.store, step: 1, dir: ck.dir, run: RUN, keepLocal: -1 }))).toBe(
+      'keepLocal',
+    );
     expect(await field(pushCheckpoint({ store: t.store, step: 1, dir: join(t.work, 'nope'), run: RUN }))).toBe('dir');
     expect(t.commits()).toBe(0);
   });

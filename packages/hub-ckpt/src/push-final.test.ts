@@ -26,9 +26,24 @@ describe.each(STORE_KINDS)('pushFinal on %s store', (kind) => {
     expect(res.prunedRemote).toEqual(['ckpt/checkpoint-50']);
     const raw = await t.store.readFile({ path: 'latest.json' });
     const pointer = JSON.parse(new TextDecoder().decode(raw ?? new Uint8Array())) as Pointer;
-    expect(pointer).toMatchObject({ step: 120, path_in_repo: 'final', terminal: true, run: RUN, manifest_sha256: res.manifestSha256 });
-    expect(await resolveResume({ store: t.reopen(), run: RUN })).toMatchObject({ outcome: 'complete', step: 120, pathInRepo: 'final' });
-    const pulled = await pullCheckpoint({ store: t.reopen(), pathInRepo: 'final', dir: join(t.work, 'final-pulled'), expectedManifestSha256: pointer.manifest_sha256 });
+    expect(pointer).toMatchObject({
+      step: 120,
+      path_in_repo: 'final',
+      terminal: true,
+      run: RUN,
+      manifest_sha256: res.manifestSha256,
+    });
+    expect(await resolveResume({ store: t.reopen(), run: RUN })).toMatchObject({
+      outcome: 'complete',
+      step: 120,
+      pathInRepo: 'final',
+    });
+    const pulled = await pullCheckpoint({
+      store: t.reopen(),
+      pathInRepo: 'final',
+      dir: join(t.work, 'final-pulled'),
+      expectedManifestSha256: pointer.manifest_sha256,
+    });
     expect(pulled.step).toBe(120);
   });
 

@@ -67,7 +67,12 @@ describe.each(STORE_KINDS)('createPushQueue on %s store', (kind) => {
     const t = await makeTestStore(kind);
     const ok = writeCheckpoint({ root: t.work, step: 5, run: RUN }).dir;
     const errors: string[] = [];
-    const q = createPushQueue({ store: t.store, run: RUN, afterStep: 5, onError: (err, job) => errors.push(`${job.step}: ${(err as Error).name}`) });
+    const q = createPushQueue({
+      store: t.store,
+      run: RUN,
+      afterStep: 5,
+      onError: (err, job) => errors.push(`${job.step}: ${(err as Error).name}`),
+    });
     q.offer({ step: 5, dir: ok });
     await q.drain();
     expect(q.results).toHaveLength(0);

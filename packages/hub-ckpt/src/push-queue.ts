@@ -126,7 +126,8 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
 
   return {
     offer(job) {
-      if (!Number.isInteger(job.step) || job.step < 0) throw new TypeError(`push queue: step must be an integer >= 0, got ${job.step}`);
+      if (!Number.isInteger(job.step) || job.step < 0)
+        throw new TypeError(`push queue: step must be an integer >= 0, got ${job.step}`);
       if (job.step <= offeredStep) return;
       offeredStep = job.step;
       if (waiting !== null) skipped.push(waiting);

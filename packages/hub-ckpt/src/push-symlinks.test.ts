@@ -13,7 +13,8 @@ const SECRET = 'top-secret-outside-the-folder';
 async function everything(store: Awaited<ReturnType<typeof makeTestStore>>['store']): Promise<string> {
   if (!(await store.exists())) return '';
   let all = '';
-  for (const e of await store.list({ prefix: '' })) all += new TextDecoder().decode((await store.readFile({ path: e.path })) ?? new Uint8Array());
+  for (const e of await store.list({ prefix: '' }))
+    all += new TextDecoder().decode((await store.readFile({ path: e.path })) ?? new Uint8Array());
   return all;
 }
 
@@ -21,15 +22,27 @@ describe.each(STORE_KINDS)('push never reads outside the pushed folder (%s store
   const cases: Array<[string, (dir: string, outside: string) => void, UnsafeLinkError['reason']]> = [
     ['a file link to /etc/passwd', (dir) => symlinkSync('/etc/passwd', join(dir, 'passwd_link')), 'outside'],
     ['a folder link to ../outside', (dir) => symlinkSync('../outside', join(dir, 'dirlink')), 'outside'],
-    ['a file link to ../outside/secret.txt', (dir, outside) => symlinkSync(join(outside, 'secret.txt'), join(dir, 'leak.txt')), 'outside'],
-    ['a link loop', (dir) => {
-      symlinkSync('loop_b', join(dir, 'loop_a'));
-      symlinkSync('loop_a', join(dir, 'loop_b'));
-    }, 'loop'],
-    ['a folder link to its own parent folder (a walk loop)', (dir) => {
-      mkdirSync(join(dir, 'sub'));
-      symlinkSync('..', join(dir, 'sub', 'up'));
-    }, 'loop'],
+    [
+      'a file link to ../outside/secret.txt',
+      (dir, outside) => symlinkSync(join(outside, 'secret.txt'), join(dir, 'leak.txt')),
+      'outside',
+    ],
+    [
+      'a link loop',
+      (dir) => {
+        symlinkSync('loop_b', join(dir, 'loop_a'));
+        symlinkSync('loop_a', join(dir, 'loop_b'));
+      },
+      'loop',
+    ],
+    [
+      'a folder link to its own parent folder (a walk loop)',
+      (dir) => {
+        mkdirSync(join(dir, 'sub'));
+        symlinkSync('..', join(dir, 'sub', 'up'));
+      },
+      'loop',
+    ],
     ['a dangling link', (dir) => symlinkSync('does-not-exist.bin', join(dir, 'gone.bin')), 'dangling'],
   ];
   for (const [what, plant, reason] of cases) {
@@ -66,6 +79,8 @@ describe.each(STORE_KINDS)('push never reads outside the pushed folder (%s store
     const alias = await t.store.readFile({ path: 'ckpt/checkpoint-10/state_alias.json' });
     expect(Buffer.from(alias ?? new Uint8Array()).equals(readFileSync(join(ck.dir, 'trainer_state.json')))).toBe(true);
     const nested = await t.store.readFile({ path: 'ckpt/checkpoint-10/extra_alias/rng_state.json' });
-    expect(Buffer.from(nested ?? new Uint8Array()).equals(readFileSync(join(ck.dir, 'extra', 'rng_state.json')))).toBe(true);
+    expect(Buffer.from(nested ?? new Uint8Array()).equals(readFileSync(join(ck.dir, 'extra', 'rng_state.json')))).toBe(
+      true,
+    );
   });
 });

@@ -5,9 +5,29 @@ const TOKEN = `hf_${'a1B2c3D4e5'.repeat(4)}`;
 
 describe('redactArgv', () => {
   it('masks the resolved token and token-shaped values, as separate arguments and inside one', () => {
-    const argv = ['./train.sh', 'out', '--hub_token', TOKEN, `--hub_token=${TOKEN}`, '--other', `hf_${'Z'.repeat(30)}`, 'mysecretvalue1', 'hf_short'];
+    const argv = [
+      './train.sh',
+      'out',
+      '--hub_token',
+      TOKEN,
+      `--hub_token=${TOKEN}`,
+      '--other',
+      `hf_${'Z'.repeat(30)}`,
+      'mysecretvalue1',
+      'hf_short',
+    ];
     const shown = redactArgv(argv, { secrets: ['mysecretvalue1'] });
-    expect(shown).toEqual(['./train.sh', 'out', '--hub_token', 'hf_***', '--hub_token=hf_***', '--other', 'hf_***', 'hf_***', 'hf_short']);
+    expect(shown).toEqual([
+      './train.sh',
+      'out',
+      '--hub_token',
+      'hf_***',
+      '--hub_token=hf_***',
+      '--other',
+      'hf_***',
+      'hf_***',
+      'hf_short',
+    ]);
     expect(shown.join(' ')).not.toContain(TOKEN);
   });
   it('keeps a sha256 of each value for a fingerprint: a changed token changes it, the value never shows', () => {

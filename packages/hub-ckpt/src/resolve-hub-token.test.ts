@@ -1,7 +1,13 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { giveToUnprivileged, runNodeUnprivileged, startHubServer, unprivilegedUnavailable, useTempDir } from '@soup/test-utils';
+import {
+  giveToUnprivileged,
+  runNodeUnprivileged,
+  startHubServer,
+  unprivilegedUnavailable,
+  useTempDir,
+} from '@soup/test-utils';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../bench/_fixtures';
@@ -29,20 +35,37 @@ function layout(files: { tokenPath?: string; hfHome?: string; cache?: string }) 
   if (files.tokenPath !== undefined) put(paths.tokenPath, files.tokenPath);
   if (files.hfHome !== undefined) put(join(paths.hfHome, 'token'), files.hfHome);
   if (files.cache !== undefined) put(paths.cache, files.cache);
-  return { root, home, paths, env: { HF_TOKEN_PATH: paths.tokenPath, HF_HOME: paths.hfHome, HOME: home } as Record<string, string | undefined> };
+  return {
+    root,
+    home,
+    paths,
+    env: { HF_TOKEN_PATH: paths.tokenPath, HF_HOME: paths.hfHome, HOME: home } as Record<string, string | undefined>,
+  };
 }
 
 describe('resolveHubToken: HF_TOKEN, then HF_TOKEN_PATH, then $HF_HOME/token, then ~/.cache/huggingface/token', () => {
   it('takes each source when it is the first one holding a token, in that order', () => {
     const all = layout({ tokenPath: 'hf_from_token_path\n', hfHome: 'hf_from_hf_home\n', cache: 'hf_from_cache\n' });
-    expect(resolveHubToken({ env: { ...all.env, HF_TOKEN: 'hf_from_env' } })).toMatchObject({ token: 'hf_from_env', place: 'HF_TOKEN', where: 'HF_TOKEN' });
-    expect(resolveHubToken({ env: all.env })).toMatchObject({ token: 'hf_from_token_path', place: 'HF_TOKEN_PATH', where: all.paths.tokenPath });
+    expect(resolveHubToken({ env: { ...all.env, HF_TOKEN: 'hf_from_env' } })).toMatchObject({
+      token: 'hf_from_env',
+      place: 'HF_TOKEN',
+      where: 'HF_TOKEN',
+    });
+    expect(resolveHubToken({ env: all.env })).toMatchObject({
+      token: 'hf_from_token_path',
+      place: 'HF_TOKEN_PATH',
+      where: all.paths.tokenPath,
+    });
     expect(resolveHubToken({ env: { ...all.env, HF_TOKEN_PATH: undefined } })).toMatchObject({
       token: 'hf_from_hf_home',
       place: 'HF_HOME',
       where: join(all.paths.hfHome, 'token'),
     });
-    expect(resolveHubToken({ env: { HOME: all.home } })).toMatchObject({ token: 'hf_from_cache', place: 'default', where: all.paths.cache });
+    expect(resolveHubToken({ env: { HOME: all.home } })).toMatchObject({
+      token: 'hf_from_cache',
+      place: 'default',
+      where: all.paths.cache,
+    });
     // homeDir wins over env.HOME.
     expect(resolveHubToken({ env: {}, homeDir: all.home })).toMatchObject({ token: 'hf_from_cache', place: 'default' });
     const none = resolveHubToken({ env: { HOME: join(all.root, 'nobody') } });
@@ -65,7 +88,9 @@ describe('resolveHubToken: HF_TOKEN, then HF_TOKEN_PATH, then $HF_HOME/token, th
       ['HF_HOME', 'empty'],
       ['default', 'found'],
     ]);
-    expect(resolveHubToken({ env: { ...t.env, HF_TOKEN: ' \n ', HF_TOKEN_PATH: join(t.root, 'no-such-file') } }).attempts[1]).toEqual({
+    expect(
+      resolveHubToken({ env: { ...t.env, HF_TOKEN: ' \n ', HF_TOKEN_PATH: join(t.root, 'no-such-file') } }).attempts[1],
+    ).toEqual({
       place: 'HF_TOKEN_PATH',
       where: join(t.root, 'no-such-file'),
       outcome: 'missing',
@@ -83,7 +108,12 @@ describe('resolveHubToken: HF_TOKEN, then HF_TOKEN_PATH, then $HF_HOME/token, th
     mkdirSync(t.paths.tokenPath, { recursive: true }); // HF_TOKEN_PATH names a folder
     const r = resolveHubToken({ env: t.env });
     expect(r.token).toBe('hf_cache_token');
-    expect(r.attempts[1]).toEqual({ place: 'HF_TOKEN_PATH', where: t.paths.tokenPath, outcome: 'unreadable', error: 'EISDIR' });
+    expect(r.attempts[1]).toEqual({
+      place: 'HF_TOKEN_PATH',
+      where: t.paths.tokenPath,
+      outcome: 'unreadable',
+      error: 'EISDIR',
+    });
     const eacces = resolveHubToken({
       env: t.env,
       readFile: () => {
@@ -95,35 +125,53 @@ describe('resolveHubToken: HF_TOKEN, then HF_TOKEN_PATH, then $HF_HOME/token, th
   });
 
   // Root reads any file: the real mode-000 file is read in a child under another uid (setpriv to nobody when root).
-  it.skipIf(unprivilegedUnavailable() !== null)('a real mode-000 token file is unreadable, said so, not thrown (in a child under another uid, also as root)', async () => {
-    const locked = layout({ hfHome: 'hf_locked', cache: 'hf_cache_token' });
-    giveToUnprivileged(locked.root);
-    chmodSync(join(locked.paths.hfHome, 'token'), 0);
-    const dist = pathToFileURL(join(import.meta.dirname, '..', 'dist', 'index.js')).href;
-    const code = `const { resolveHubToken } = await import(${JSON.stringify(dist)});
+  it.skipIf(unprivilegedUnavailable() !== null)(
+    'a real mode-000 token file is unreadable, said so, not thrown (in a child under another uid, also as root)',
+    async () => {
+      const locked = layout({ hfHome: 'hf_locked', cache: 'hf_cache_token' });
+      giveToUnprivileged(locked.root);
+      chmodSync(join(locked.paths.hfHome, 'token'), 0);
+      const dist = pathToFileURL(join(import.meta.dirname, '..', 'dist', 'index.js')).href;
+      const code = `const { resolveHubToken } = await import(${JSON.stringify(dist)});
 const r = resolveHubToken({ env: { HF_HOME: ${JSON.stringify(locked.paths.hfHome)}, HOME: ${JSON.stringify(locked.home)} } });
 process.stdout.write(JSON.stringify({ uid: process.getuid(), token: r.token, attempts: r.attempts }));`;
-    const r = await runNodeUnprivileged(code, { env: { PATH: process.env.PATH ?? '' } });
-    expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { uid: number; token: string | null; attempts: { place: string; outcome: string; error?: string }[] };
-    expect(out.uid).not.toBe(0);
-    expect(out.attempts[2]).toMatchObject({ outcome: 'unreadable', error: 'EACCES' });
-    // The next place is still tried: the cache file holds the token.
-    expect(out.token).toBe('hf_cache_token');
-  });
+      const r = await runNodeUnprivileged(code, { env: { PATH: process.env.PATH ?? '' } });
+      expect(r.code, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as {
+        uid: number;
+        token: string | null;
+        attempts: { place: string; outcome: string; error?: string }[];
+      };
+      expect(out.uid).not.toBe(0);
+      expect(out.attempts[2]).toMatchObject({ outcome: 'unreadable', error: 'EACCES' });
+      // The next place is still tried: the cache file holds the token.
+      expect(out.token).toBe('hf_cache_token');
+    },
+  );
 
   it('honours XDG_CACHE_HOME for the default file, the legacy HUGGING_FACE_HUB_TOKEN, and ~ / $VAR in paths', () => {
     const t = layout({});
     const xdg = join(t.root, 'xdg');
     mkdirSync(join(xdg, 'huggingface'), { recursive: true });
     writeFileSync(join(xdg, 'huggingface', 'token'), 'hf_xdg_token\n');
-    expect(resolveHubToken({ env: { HOME: t.home, XDG_CACHE_HOME: xdg } })).toMatchObject({ token: 'hf_xdg_token', where: join(xdg, 'huggingface', 'token') });
-    expect(resolveHubToken({ env: { HOME: t.home, HUGGING_FACE_HUB_TOKEN: 'hf_legacy' } })).toMatchObject({ token: 'hf_legacy', where: 'HUGGING_FACE_HUB_TOKEN' });
+    expect(resolveHubToken({ env: { HOME: t.home, XDG_CACHE_HOME: xdg } })).toMatchObject({
+      token: 'hf_xdg_token',
+      where: join(xdg, 'huggingface', 'token'),
+    });
+    expect(resolveHubToken({ env: { HOME: t.home, HUGGING_FACE_HUB_TOKEN: 'hf_legacy' } })).toMatchObject({
+      token: 'hf_legacy',
+      where: 'HUGGING_FACE_HUB_TOKEN',
+    });
     expect(resolveHubToken({ env: { HF_TOKEN: 'hf_new', HUGGING_FACE_HUB_TOKEN: 'hf_legacy' } }).token).toBe('hf_new');
     mkdirSync(join(t.home, 'tok'), { recursive: true });
     writeFileSync(join(t.home, 'tok', 'hf'), 'hf_tilde');
-    expect(resolveHubToken({ env: { HOME: t.home, HF_TOKEN_PATH: '~/tok/hf' } })).toMatchObject({ token: 'hf_tilde', where: join(t.home, 'tok', 'hf') });
-    expect(resolveHubToken({ env: { HOME: t.home, MYDIR: join(t.home, 'tok'), HF_TOKEN_PATH: '${MYDIR}/hf' } }).token).toBe('hf_tilde');
+    expect(resolveHubToken({ env: { HOME: t.home, HF_TOKEN_PATH: '~/tok/hf' } })).toMatchObject({
+      token: 'hf_tilde',
+      where: join(t.home, 'tok', 'hf'),
+    });
+    expect(
+      resolveHubToken({ env: { HOME: t.home, MYDIR: join(t.home, 'tok'), HF_TOKEN_PATH: '${MYDIR}/hf' } }).token,
+    ).toBe('hf_tilde');
   });
 
   it('describes every place it looked without the token', () => {
@@ -133,7 +181,9 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), token: r.token, att
       `HF_TOKEN (unset), HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset), ${join(t.root, 'nobody', '.cache', 'huggingface', 'token')} (no such file)`,
     );
     const found = resolveHubToken({ env: { HOME: t.home, HF_TOKEN_PATH: join(t.root, 'x') } });
-    expect(describeHubTokenSearch(found)).toBe(`HF_TOKEN (unset), HF_TOKEN_PATH=${join(t.root, 'x')} (no such file), $HF_HOME/token (HF_HOME unset), ${t.paths.cache} (found)`);
+    expect(describeHubTokenSearch(found)).toBe(
+      `HF_TOKEN (unset), HF_TOKEN_PATH=${join(t.root, 'x')} (no such file), $HF_HOME/token (HF_HOME unset), ${t.paths.cache} (found)`,
+    );
     expect(describeHubTokenSearch(found)).not.toContain('hf_secret');
   });
 });
@@ -144,7 +194,12 @@ describe('HubStore / openStore take their default token from the chain', () => {
     try {
       const t = layout({ cache: `${server.token}\n` });
       const logs: string[] = [];
-      const store = openStore({ repo: 'soup-test/file-token', endpoint: server.url, env: { HOME: t.home }, logger: { warn: (l) => logs.push(l) } }) as HubStore;
+      const store = openStore({
+        repo: 'soup-test/file-token',
+        endpoint: server.url,
+        env: { HOME: t.home },
+        logger: { warn: (l) => logs.push(l) },
+      }) as HubStore;
       expect(store.hasToken).toBe(true);
       expect(inspect(store, { depth: 10, showHidden: true })).not.toContain(server.token);
       expect(JSON.stringify(store)).not.toContain(server.token);
@@ -157,12 +212,23 @@ describe('HubStore / openStore take their default token from the chain', () => {
       server.setFaults({ unauthorized: true });
       const err = await store.list({ prefix: '' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(HubAuthError);
-      const seen = [inspect(err, { depth: 10, showHidden: true }), (err as Error).message, (err as Error).stack, JSON.stringify(err), ...logs].join('\n');
+      const seen = [
+        inspect(err, { depth: 10, showHidden: true }),
+        (err as Error).message,
+        (err as Error).stack,
+        JSON.stringify(err),
+        ...logs,
+      ].join('\n');
       expect(seen).not.toContain(server.token);
       expect(logs.length).toBeGreaterThan(0);
       // An explicit token wins over the chain and is trimmed.
       server.setFaults({});
-      const explicit = new HubStore({ repo: 'soup-test/file-token', endpoint: server.url, token: ` ${server.token}\n`, env: { HOME: join(t.root, 'nobody') } });
+      const explicit = new HubStore({
+        repo: 'soup-test/file-token',
+        endpoint: server.url,
+        token: ` ${server.token}\n`,
+        env: { HOME: join(t.root, 'nobody') },
+      });
       expect((await explicit.list({ prefix: '' })).length).toBeGreaterThan(0);
       expect(new HubStore({ repo: 'a/b', token: '  \n', env: { HF_TOKEN: 'hf_ignored' } }).hasToken).toBe(false);
       expect(new HubStore({ repo: 'a/b', env: { HOME: join(t.root, 'nobody') } }).hasToken).toBe(false);

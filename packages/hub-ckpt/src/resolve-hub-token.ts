@@ -50,7 +50,10 @@ export function cleanHubToken(raw: string | undefined | null): string | null {
 
 /** `~` and `$VAR` / `${VAR}` expansion, as Python's `os.path.expanduser(os.path.expandvars(...))` (unknown variables stay as written). */
 function expandPath(p: string, env: Record<string, string | undefined>, home: string): string {
-  const vars = p.replace(/\$(?:\{(\w+)\}|(\w+))/g, (m, a: string | undefined, b: string | undefined) => env[(a ?? b)!] ?? m);
+  const vars = p.replace(
+    /\$(?:\{(\w+)\}|(\w+))/g,
+    (m, a: string | undefined, b: string | undefined) => env[(a ?? b)!] ?? m,
+  );
   return vars === '~' || vars.startsWith('~/') ? join(home, vars.slice(1)) : vars;
 }
 
@@ -126,7 +129,13 @@ export function resolveHubToken(opts: ResolveHubTokenOptions = {}): ResolvedHubT
  * Holds paths and outcomes only, never a token.
  */
 export function describeHubTokenSearch(resolved: ResolvedHubToken): string {
-  const words: Record<HubTokenAttempt['outcome'], string> = { found: 'found', unset: 'unset', empty: 'empty', missing: 'no such file', unreadable: 'unreadable' };
+  const words: Record<HubTokenAttempt['outcome'], string> = {
+    found: 'found',
+    unset: 'unset',
+    empty: 'empty',
+    missing: 'no such file',
+    unreadable: 'unreadable',
+  };
   return resolved.attempts
     .map((a) => {
       if (a.place === 'HF_TOKEN') return `${a.where} (${words[a.outcome]})`;

@@ -79,7 +79,10 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
   it('pointed checkpoint missing a file -> CorruptCheckpointError; fallback walks back and repairs the pointer', async () => {
     const t = await makeTestStore(kind);
     await pushSteps(t, [10, 20]);
-    await t.store.commit({ message: 'lose a file', operations: [{ kind: 'delete', path: 'ckpt/checkpoint-20/optimizer.safetensors' }] });
+    await t.store.commit({
+      message: 'lose a file',
+      operations: [{ kind: 'delete', path: 'ckpt/checkpoint-20/optimizer.safetensors' }],
+    });
     const err = await resolveResume({ store: t.reopen(), run: RUN }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CorruptCheckpointError);
     expect((err as CorruptCheckpointError).pathInRepo).toBe('ckpt/checkpoint-20');
@@ -90,7 +93,11 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
     expect(out).toMatchObject({ outcome: 'resume', step: 10, via: 'fallback', previousStep: 20, repaired: true });
     const p = await pointerOf(t.store);
     expect(p).toMatchObject({ step: 10, path_in_repo: 'ckpt/checkpoint-10', run: RUN, terminal: false });
-    const v = await verifyCheckpoint({ store: t.store, pathInRepo: 'ckpt/checkpoint-10', expectedManifestSha256: p?.manifest_sha256 });
+    const v = await verifyCheckpoint({
+      store: t.store,
+      pathInRepo: 'ckpt/checkpoint-10',
+      expectedManifestSha256: p?.manifest_sha256,
+    });
     expect(v.ok).toBe(true);
   });
 
@@ -100,18 +107,25 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
     // Same size, other bytes: only a hash check can tell.
     await t.store.commit({
       message: 'overwrite',
-      operations: [{ kind: 'put', path: 'ckpt/checkpoint-10/model.safetensors', bytes: seededBytes('tampered', 48_000) }],
+      operations: [
+        { kind: 'put', path: 'ckpt/checkpoint-10/model.safetensors', bytes: seededBytes('tampered', 48_000) },
+      ],
     });
     const err = await resolveResume({ store: t.reopen(), run: RUN }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CorruptCheckpointError);
     expect((err as CorruptCheckpointError).problems.join('\n')).toMatch(/model\.safetensors.*sha256/);
-    await expect(resolveResume({ store: t.reopen(), run: RUN, fallback: true })).rejects.toBeInstanceOf(CorruptCheckpointError);
+    await expect(resolveResume({ store: t.reopen(), run: RUN, fallback: true })).rejects.toBeInstanceOf(
+      CorruptCheckpointError,
+    );
   });
 
   it('invalid latest.json -> CorruptCheckpointError on latest.json; fallback resumes the newest verified', async () => {
     const t = await makeTestStore(kind);
     await pushSteps(t, [10, 20]);
-    await t.store.commit({ message: 'garble', operations: [{ kind: 'put', path: 'latest.json', bytes: new TextEncoder().encode('{"step": "twenty"') }] });
+    await t.store.commit({
+      message: 'garble',
+      operations: [{ kind: 'put', path: 'latest.json', bytes: new TextEncoder().encode('{"step": "twenty"') }],
+    });
     const err = await resolveResume({ store: t.reopen(), run: RUN }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CorruptCheckpointError);
     expect((err as CorruptCheckpointError).pathInRepo).toBe('latest.json');
@@ -127,11 +141,23 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
     expect((await pointerOf(t.store))?.step).toBe(10);
 
     const dry = await resolveResume({ store: t.reopen(), run: RUN, repair: false });
-    expect(dry).toMatchObject({ outcome: 'resume', step: 20, via: 'newer-verified', previousStep: 10, repaired: false });
+    expect(dry).toMatchObject({
+      outcome: 'resume',
+      step: 20,
+      via: 'newer-verified',
+      previousStep: 10,
+      repaired: false,
+    });
     expect((await pointerOf(t.store))?.step).toBe(10);
 
     const out = await resolveResume({ store: t.reopen(), run: RUN });
-    expect(out).toMatchObject({ outcome: 'resume', step: 20, pathInRepo: 'ckpt/checkpoint-20', via: 'newer-verified', repaired: true });
+    expect(out).toMatchObject({
+      outcome: 'resume',
+      step: 20,
+      pathInRepo: 'ckpt/checkpoint-20',
+      via: 'newer-verified',
+      repaired: true,
+    });
     const p = await pointerOf(t.store);
     expect(p).toMatchObject({ step: 20, path_in_repo: 'ckpt/checkpoint-20', run: RUN });
     expect(out.outcome === 'resume' && p?.manifest_sha256 === out.manifestSha256).toBe(true);
@@ -143,7 +169,13 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
     const partial = writeCheckpoint({ root: join(t.work, 'p'), step: 30, run: RUN });
     await t.store.commit({
       message: 'partial upload',
-      operations: [{ kind: 'put', path: 'ckpt/checkpoint-30/model.safetensors', localPath: join(partial.dir, 'model.safetensors') }],
+      operations: [
+        {
+          kind: 'put',
+          path: 'ckpt/checkpoint-30/model.safetensors',
+          localPath: join(partial.dir, 'model.safetensors'),
+        },
+      ],
     });
     // A complete, verified folder but from another run (same repo misused): not ours to resume.
     const foreign = writeCheckpoint({ root: join(t.work, 'f'), step: 40, run: 'foreign' });
@@ -151,7 +183,11 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
     await pushCheckpoint({ store: lone.store, step: 40, dir: foreign.dir, run: 'foreign' });
     const ops = [];
     for (const e of await lone.store.list({ prefix: 'ckpt/checkpoint-40' })) {
-      ops.push({ kind: 'put' as const, path: e.path, bytes: (await lone.store.readFile({ path: e.path })) ?? new Uint8Array() });
+      ops.push({
+        kind: 'put' as const,
+        path: e.path,
+        bytes: (await lone.store.readFile({ path: e.path })) ?? new Uint8Array(),
+      });
     }
     await t.store.commit({ message: 'foreign folder', operations: ops });
     const out = await resolveResume({ store: t.reopen(), run: RUN });
@@ -173,8 +209,20 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
     await pushSteps(t, [10, 20, 30]);
     const before = t.commits();
     const out = await resolveResume({ store: t.reopen(), run: RUN });
-    expect(out).toMatchObject({ outcome: 'resume', step: 30, pathInRepo: 'ckpt/checkpoint-30', via: null, repaired: false });
-    if (out.outcome === 'resume') expect(Object.keys(out.manifest.files).sort()).toEqual(['extra/rng_state.json', 'model.safetensors', 'optimizer.safetensors', 'trainer_state.json']);
+    expect(out).toMatchObject({
+      outcome: 'resume',
+      step: 30,
+      pathInRepo: 'ckpt/checkpoint-30',
+      via: null,
+      repaired: false,
+    });
+    if (out.outcome === 'resume')
+      expect(Object.keys(out.manifest.files).sort()).toEqual([
+        'extra/rng_state.json',
+        'model.safetensors',
+        'optimizer.safetensors',
+        'trainer_state.json',
+      ]);
     expect(t.commits()).toBe(before);
   });
 });

@@ -66,11 +66,17 @@ export async function resolveResume(opts: ResolveResumeOptions): Promise<ResumeO
   if (!(await store.exists())) return { outcome: 'fresh', reason: 'repo-missing' };
   const current = await readPointer(store);
   const pointer = current.pointer;
-  if (pointer && pointer.run !== run) throw new StaleRunError({ pointerRun: pointer.run, run, pointerStep: pointer.step, where: store.description });
+  if (pointer && pointer.run !== run)
+    throw new StaleRunError({ pointerRun: pointer.run, run, pointerStep: pointer.step, where: store.description });
   if (pointer?.terminal) return { outcome: 'complete', step: pointer.step, pathInRepo: pointer.path_in_repo, pointer };
 
   const bySteps = await scanCheckpoints(store);
-  const candidates = resumeCandidates({ hasPointerFile: current.raw !== null, pointer, steps: [...bySteps.keys()], fallback });
+  const candidates = resumeCandidates({
+    hasPointerFile: current.raw !== null,
+    pointer,
+    steps: [...bySteps.keys()],
+    fallback,
+  });
   let pointedProblems: string[] | null = null;
   for (const c of candidates) {
     const pathInRepo = checkpointPath(c.step);
@@ -87,7 +93,17 @@ export async function resolveResume(opts: ResolveResumeOptions): Promise<ResumeO
       continue;
     }
     if (c.via === null && pointer) {
-      return { outcome: 'resume', step: c.step, pathInRepo, manifest: v.manifest, manifestSha256: v.manifestSha256, pointer, via: null, previousStep: null, repaired: false };
+      return {
+        outcome: 'resume',
+        step: c.step,
+        pathInRepo,
+        manifest: v.manifest,
+        manifestSha256: v.manifestSha256,
+        pointer,
+        via: null,
+        previousStep: null,
+        repaired: false,
+      };
     }
     const next = makePointer({ step: c.step, pathInRepo, run, terminal: false, manifestSha256: v.manifestSha256 });
     if (repair) {
@@ -99,14 +115,26 @@ export async function resolveResume(opts: ResolveResumeOptions): Promise<ResumeO
       log(`${store.description}: latest.json repaired to ${pathInRepo} (${c.via})`);
     }
     const via = c.via ?? 'fallback';
-    return { outcome: 'resume', step: c.step, pathInRepo, manifest: v.manifest, manifestSha256: v.manifestSha256, pointer: next, via, previousStep: pointer?.step ?? null, repaired: repair };
+    return {
+      outcome: 'resume',
+      step: c.step,
+      pathInRepo,
+      manifest: v.manifest,
+      manifestSha256: v.manifestSha256,
+      pointer: next,
+      via,
+      previousStep: pointer?.step ?? null,
+      repaired: repair,
+    };
   }
 
   if (current.raw === null) return { outcome: 'fresh', reason: 'no-checkpoint' };
   if (pointer === null) {
     throw new CorruptCheckpointError(
       `${store.description}: latest.json is invalid (${current.errors.join('; ')}). ` +
-        (fallback ? 'No verified checkpoint of this run to fall back to.' : 'Resume with fallback to use the newest verified checkpoint instead.'),
+        (fallback
+          ? 'No verified checkpoint of this run to fall back to.'
+          : 'Resume with fallback to use the newest verified checkpoint instead.'),
       { pathInRepo: POINTER_PATH, problems: current.errors },
     );
   }
@@ -114,7 +142,9 @@ export async function resolveResume(opts: ResolveResumeOptions): Promise<ResumeO
   throw new CorruptCheckpointError(
     `${store.description}: latest.json names ${pointer.path_in_repo} (step ${pointer.step}), which does not verify: ` +
       `${problems.slice(0, 5).join('; ')}. ` +
-      (fallback ? 'No other verified checkpoint of this run to fall back to.' : 'Refusing to resume from it; resume with fallback to walk back to the newest verified checkpoint.'),
+      (fallback
+        ? 'No other verified checkpoint of this run to fall back to.'
+        : 'Refusing to resume from it; resume with fallback to walk back to the newest verified checkpoint.'),
     { pathInRepo: pointer.path_in_repo, problems },
   );
 }

@@ -28,7 +28,10 @@ function save(dir: string, step: number, w: Float64Array): void {
 function load(dir: string): { step: number; w: Float64Array } {
   const bytes = readFileSync(join(dir, 'model.safetensors'));
   const w = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-  return { step: (JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as { global_step: number }).global_step, w };
+  return {
+    step: (JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as { global_step: number }).global_step,
+    w,
+  };
 }
 
 interface RunJson {
@@ -39,19 +42,36 @@ interface RunJson {
 }
 
 /** One session of a trainer on an empty disk `disk`. */
-async function session(p: { store: CheckpointStore; run: string; disk: string; horizon: number; pushEvery: number; stopAfterSteps: number }): Promise<RunJson> {
+async function session(p: {
+  store: CheckpointStore;
+  run: string;
+  disk: string;
+  horizon: number;
+  pushEvery: number;
+  stopAfterSteps: number;
+}): Promise<RunJson> {
   const outcome = await resolveResume({ store: p.store, run: p.run });
   if (outcome.outcome === 'complete') return { finalStep: outcome.step, segmentStop: null, complete: true, w: null };
   let start = 0;
   let w: Float64Array = new Float64Array(WIDTH).fill(0.5);
   if (outcome.outcome === 'resume') {
-    const pulled = await pullCheckpoint({ store: p.store, pathInRepo: outcome.pathInRepo, dir: join(p.disk, 'resume'), expectedManifestSha256: outcome.manifestSha256 });
+    const pulled = await pullCheckpoint({
+      store: p.store,
+      pathInRepo: outcome.pathInRepo,
+      dir: join(p.disk, 'resume'),
+      expectedManifestSha256: outcome.manifestSha256,
+    });
     const state = load(pulled.dir);
     expect(state.step).toBe(outcome.step);
     start = state.step;
     w = state.w;
   }
-  const plan = planSegment({ horizon: p.horizon, pushEvery: p.pushEvery, stopAfterSteps: p.stopAfterSteps, startStep: start });
+  const plan = planSegment({
+    horizon: p.horizon,
+    pushEvery: p.pushEvery,
+    stopAfterSteps: p.stopAfterSteps,
+    startStep: start,
+  });
   const out = join(p.disk, 'out');
   for (let step = start + 1; step <= plan.stopStep; step++) {
     trainStep(w, step);
@@ -71,9 +91,20 @@ async function session(p: { store: CheckpointStore; run: string; disk: string; h
 
 async function listing(store: CheckpointStore): Promise<{ steps: number[]; hasFinal: boolean; pointer: Pointer }> {
   const all = await store.list({ prefix: '' });
-  const steps = [...new Set(all.map((e) => /^ckpt\/checkpoint-(\d+)\//.exec(e.path)?.[1]).filter((s) => s !== undefined).map(Number))].sort((a, b) => a - b);
+  const steps = [
+    ...new Set(
+      all
+        .map((e) => /^ckpt\/checkpoint-(\d+)\//.exec(e.path)?.[1])
+        .filter((s) => s !== undefined)
+        .map(Number),
+    ),
+  ].sort((a, b) => a - b);
   const raw = await store.readFile({ path: 'latest.json' });
-  return { steps, hasFinal: all.some((e) => e.path.startsWith('final/')), pointer: JSON.parse(new TextDecoder().decode(raw ?? new Uint8Array())) as Pointer };
+  return {
+    steps,
+    hasFinal: all.some((e) => e.path.startsWith('final/')),
+    pointer: JSON.parse(new TextDecoder().decode(raw ?? new Uint8Array())) as Pointer,
+  };
 }
 
 describe.each(STORE_KINDS)('segments across sessions on %s store (P4 probe checks)', (kind) => {
@@ -85,10 +116,24 @@ describe.each(STORE_KINDS)('segments across sessions on %s store (P4 probe check
     const run = 'probe-fp-1';
     const disk = join(t.work, 'disk');
 
-    const rj1 = await session({ store: t.reopen(), run, disk, horizon: STEPS, pushEvery: PUSH_EVERY, stopAfterSteps: STOP1 });
+    const rj1 = await session({
+      store: t.reopen(),
+      run,
+      disk,
+      horizon: STEPS,
+      pushEvery: PUSH_EVERY,
+      stopAfterSteps: STOP1,
+    });
     const after1 = await listing(t.store);
     rmSync(disk, { recursive: true, force: true }); // the next session starts on an empty disk
-    const rj2 = await session({ store: t.reopen(), run, disk, horizon: STEPS, pushEvery: PUSH_EVERY, stopAfterSteps: 0 });
+    const rj2 = await session({
+      store: t.reopen(),
+      run,
+      disk,
+      horizon: STEPS,
+      pushEvery: PUSH_EVERY,
+      stopAfterSteps: 0,
+    });
     const after2 = await listing(t.store);
 
     const reference = new Float64Array(WIDTH).fill(0.5);
@@ -103,14 +148,19 @@ describe.each(STORE_KINDS)('segments across sessions on %s store (P4 probe check
       leg2_was_not_a_segment: rj2.segmentStop === false,
       leg2_pushed_final: after2.hasFinal,
       all_steps_present: JSON.stringify(after2.steps) === JSON.stringify([60, 120, 180]),
-      leg2_pointer_terminal: after2.pointer.step === STEPS && after2.pointer.path_in_repo === 'final' && after2.pointer.terminal,
+      leg2_pointer_terminal:
+        after2.pointer.step === STEPS && after2.pointer.path_in_repo === 'final' && after2.pointer.terminal,
       resumed_bit_for_bit: rj2.w !== null && Buffer.from(rj2.w.buffer).equals(Buffer.from(reference.buffer)),
     };
     expect(checks).toEqual(Object.fromEntries(Object.keys(checks).map((k) => [k, true])));
 
     // A third session of the same run has nothing to do; another run is refused.
     rmSync(disk, { recursive: true, force: true });
-    expect(await session({ store: t.reopen(), run, disk, horizon: STEPS, pushEvery: PUSH_EVERY, stopAfterSteps: 0 })).toMatchObject({ complete: true, finalStep: 180 });
-    await expect(session({ store: t.reopen(), run: 'probe-fp-2', disk, horizon: STEPS, pushEvery: PUSH_EVERY, stopAfterSteps: 0 })).rejects.toBeInstanceOf(StaleRunError);
+    expect(
+      await session({ store: t.reopen(), run, disk, horizon: STEPS, pushEvery: PUSH_EVERY, stopAfterSteps: 0 }),
+    ).toMatchObject({ complete: true, finalStep: 180 });
+    await expect(
+      session({ store: t.reopen(), run: 'probe-fp-2', disk, horizon: STEPS, pushEvery: PUSH_EVERY, stopAfterSteps: 0 }),
+    ).rejects.toBeInstanceOf(StaleRunError);
   });
 });

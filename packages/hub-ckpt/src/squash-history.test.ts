@@ -7,19 +7,31 @@ import { makeTestStore } from './_test-helpers';
 const RUN = 'run-squash';
 const SIZES = { modelBytes: 20_000, optimizerBytes: 8_000 };
 
-async function fiftyPushes(squashHistory: boolean): Promise<{ stored: number; tree: number; one: number; statusStored: number | null; squashes: number }> {
+async function fiftyPushes(
+  squashHistory: boolean,
+): Promise<{ stored: number; tree: number; one: number; statusStored: number | null; squashes: number }> {
   const t = await makeTestStore('hub');
   let one = 0;
   for (let i = 1; i <= 50; i++) {
     const ck = writeCheckpoint({ root: t.work, step: i * 10, run: RUN, sizes: SIZES });
-    const r = await pushCheckpoint({ store: t.store, step: i * 10, dir: ck.dir, run: RUN, keepLocal: 1, keepRemote: 3, squashHistory });
+    const r = await pushCheckpoint({
+      store: t.store,
+      step: i * 10,
+      dir: ck.dir,
+      run: RUN,
+      keepLocal: 1,
+      keepRemote: 3,
+      squashHistory,
+    });
     one = r.totalBytes;
   }
   const status = await checkpointStatus({ store: t.store });
   expect(status.checkpoints.map((c) => c.step)).toEqual([480, 490, 500]);
   expect(status.pointer?.step).toBe(500);
   const stored = t.server?.storageBytes(t.location) ?? -1;
-  console.log(`50 pushes keeping 3, squashHistory ${squashHistory}: stored ${stored} bytes, tree ${status.treeBytes} bytes, one checkpoint ${one} bytes (${(stored / one).toFixed(2)} x)`);
+  console.log(
+    `50 pushes keeping 3, squashHistory ${squashHistory}: stored ${stored} bytes, tree ${status.treeBytes} bytes, one checkpoint ${one} bytes (${(stored / one).toFixed(2)} x)`,
+  );
   return {
     stored,
     tree: status.treeBytes,

@@ -90,7 +90,10 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
   const { store } = opts;
   const ttlMs = opts.ttlMs ?? 600_000;
   if (!Number.isFinite(ttlMs) || ttlMs < 1000) {
-    throw new InvalidCheckpointOptionError('ttlMs', `the lease TTL must be at least 1 s, got ${JSON.stringify(ttlMs)} ms.`);
+    throw new InvalidCheckpointOptionError(
+      'ttlMs',
+      `the lease TTL must be at least 1 s, got ${JSON.stringify(ttlMs)} ms.`,
+    );
   }
   const now = opts.now ?? Date.now;
   const host = opts.host ?? hostname();
@@ -101,7 +104,9 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
   if (held !== null && Date.parse(held.expires_at) > now()) {
     const deadHere = held.host === host && held.pid !== pid && !pidAlive(held.pid);
     if (!deadHere) throw new LeaseHeldError({ where: store.description, holder: held });
-    opts.logger?.warn?.(`${store.description}: taking over the lease of pid ${held.pid} on ${host}, which is no longer running`);
+    opts.logger?.warn?.(
+      `${store.description}: taking over the lease of pid ${held.pid} on ${host}, which is no longer running`,
+    );
   }
   const t = new Date(now()).toISOString();
   let info: LeaseInfo = {
@@ -117,7 +122,11 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
   let sha = raw === null ? null : sha256Hex(raw);
   const write = async (next: LeaseInfo): Promise<void> => {
     const bytes = leaseBytes(next);
-    await store.commit({ message: `soup: lease ${next.id} (${next.host} pid ${next.pid}) until ${next.expires_at}`, operations: [{ kind: 'put', path: LEASE_PATH, bytes }], ifMatch: { path: LEASE_PATH, sha256: sha } });
+    await store.commit({
+      message: `soup: lease ${next.id} (${next.host} pid ${next.pid}) until ${next.expires_at}`,
+      operations: [{ kind: 'put', path: LEASE_PATH, bytes }],
+      ifMatch: { path: LEASE_PATH, sha256: sha },
+    });
     sha = sha256Hex(bytes);
     info = next;
   };
@@ -148,14 +157,22 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
       if (lost || released) return;
       try {
         const t2 = now();
-        await write({ ...info, renewed_at: new Date(t2).toISOString(), expires_at: new Date(t2 + ttlMs).toISOString() });
+        await write({
+          ...info,
+          renewed_at: new Date(t2).toISOString(),
+          expires_at: new Date(t2 + ttlMs).toISOString(),
+        });
       } catch (err) {
         if (err instanceof ConcurrentWriteError) {
           lost = true;
-          opts.logger?.warn?.(`${store.description}: the lease was taken by another writer; this session stops writing`);
+          opts.logger?.warn?.(
+            `${store.description}: the lease was taken by another writer; this session stops writing`,
+          );
           return;
         }
-        opts.logger?.warn?.(`${store.description}: renewing the lease failed (${(err as Error).message}); retrying at the next renewal`);
+        opts.logger?.warn?.(
+          `${store.description}: renewing the lease failed (${(err as Error).message}); retrying at the next renewal`,
+        );
       }
     },
     async release(): Promise<void> {
@@ -164,18 +181,27 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
       if (released || lost) return;
       released = true;
       try {
-        await store.commit({ message: `soup: release lease ${info.id}`, operations: [{ kind: 'delete', path: LEASE_PATH }], ifMatch: { path: LEASE_PATH, sha256: sha } });
+        await store.commit({
+          message: `soup: release lease ${info.id}`,
+          operations: [{ kind: 'delete', path: LEASE_PATH }],
+          ifMatch: { path: LEASE_PATH, sha256: sha },
+        });
       } catch (err) {
-        opts.logger?.warn?.(`${store.description}: could not release the lease (${(err as Error).message}); it expires at ${info.expires_at}`);
+        opts.logger?.warn?.(
+          `${store.description}: could not release the lease (${(err as Error).message}); it expires at ${info.expires_at}`,
+        );
       }
     },
   };
   if (opts.autoRenew ?? true) {
-    timer = setInterval(() => {
-      renewing ??= lease.renew().finally(() => {
-        renewing = null;
-      });
-    }, Math.max(500, Math.floor(ttlMs / 3)));
+    timer = setInterval(
+      () => {
+        renewing ??= lease.renew().finally(() => {
+          renewing = null;
+        });
+      },
+      Math.max(500, Math.floor(ttlMs / 3)),
+    );
     timer.unref();
   }
   return lease;

@@ -13,8 +13,8 @@ export interface StoreEntry {
 
 /** One change inside a store commit. */
 export type StoreOperation =
-  | { kind: 'put'; path: string; /** Local file to upload. */ localPath: string }
-  | { kind: 'put'; path: string; /** In-memory content. */ bytes: Uint8Array }
+  | { kind: 'put'; path: string /** Local file to upload. */; localPath: string }
+  | { kind: 'put'; path: string /** In-memory content. */; bytes: Uint8Array }
   | { kind: 'delete'; path: string };
 
 /** Progress inside one commit, awaited by the store (a slow callback slows the commit). */
@@ -70,7 +70,11 @@ export interface CheckpointStore {
   /** sha256 and size of a file's content as the store serves it (streams a download on the Hub), or null when missing. */
   hash(params: { path: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string } | null>;
   /** Streams a file to `dest` (created or truncated, fsynced), hashing on the way. */
-  download(params: { path: string; dest: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string }>;
+  download(params: {
+    path: string;
+    dest: string;
+    signal?: AbortSignal;
+  }): Promise<{ sizeBytes: number; sha256: string }>;
   /** Applies the operations as one commit (puts first, then deletes). */
   commit(params: StoreCommitParams): Promise<void>;
   /**

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { validatePointer } from './validate-pointer';
 
-const good = { step: 120, path_in_repo: 'ckpt/checkpoint-120', run: 'fp', terminal: false, manifest_sha256: 'a'.repeat(64), updated_at: '2026-01-02T03:04:05.678Z' };
+const good = {
+  step: 120,
+  path_in_repo: 'ckpt/checkpoint-120',
+  run: 'fp',
+  terminal: false,
+  manifest_sha256: 'a'.repeat(64),
+  updated_at: '2026-01-02T03:04:05.678Z',
+};
 
 describe('validatePointer', () => {
   it('accepts the ARCHITECTURE.md example and a terminal pointer', () => {

@@ -14,7 +14,9 @@ const step = await createTrainStep({
   seed: 0,
   intraOpNumThreads: cfg.threads,
   execution: cfg.mode === 'fused' ? 'fused' : 'segmented',
-  ...(cfg.mode === 'segmented-disk' ? { offload: { target: 'disk', saveDir: '.soup-acts', ...(cfg.fsync !== undefined ? { fsync: cfg.fsync } : {}) } } : {}),
+  ...(cfg.mode === 'segmented-disk'
+    ? { offload: { target: 'disk', saveDir: '.soup-acts', ...(cfg.fsync !== undefined ? { fsync: cfg.fsync } : {}) } }
+    : {}),
 });
 const batch = makeSyntheticBatch({ spec, batchSize: cfg.batchSize, seed: 1 });
 process.stderr.write('ready\n');
@@ -42,7 +44,10 @@ console.log(
     mode: cfg.mode,
     batchSize: cfg.batchSize,
     // The median of the timed steps (never the fastest): with an even count, the mean of the middle two.
-    stepMs: sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2,
+    stepMs:
+      sorted.length % 2
+        ? sorted[(sorted.length - 1) / 2]
+        : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2,
     stepTimesMs: times,
     stepCpuMs: (cpu.user + cpu.system) / 1000 / cfg.steps,
     losses,

@@ -39,7 +39,11 @@ if (args[0] === '--child') {
     const create = ort.InferenceSession.create;
     const sessions = [];
     ort.InferenceSession.create = async function (model, options) {
-      const session = await create.call(this, model, { ...options, enableProfiling: true, profileFilePrefix: join(work, 'ort') });
+      const session = await create.call(this, model, {
+        ...options,
+        enableProfiling: true,
+        profileFilePrefix: join(work, 'ort'),
+      });
       sessions.push(session);
       return session;
     };
@@ -80,7 +84,16 @@ if (args[0] === '--child') {
         runs,
         betweenRunsMs: r.totalMs - runMs,
         cpuMs: (c.user + c.system) / 1000,
-        ...(s ? { forwardMs: s.forwardMs, headMs: s.headMs, backwardMs: s.backwardMs, optimizerMs: s.optimizerMs, packMs: s.packMs, unpackMs: s.unpackMs } : {}),
+        ...(s
+          ? {
+              forwardMs: s.forwardMs,
+              headMs: s.headMs,
+              backwardMs: s.backwardMs,
+              optimizerMs: s.optimizerMs,
+              packMs: s.packMs,
+              unpackMs: s.unpackMs,
+            }
+          : {}),
       });
     }
     for (const session of sessions) session.endProfiling(); // writes each session's profile file
@@ -96,7 +109,8 @@ if (args[0] === '--child') {
     for (const e of events) {
       if (e.ts < from) continue;
       if (e.cat === 'Session' && e.name === 'model_run') modelRunUs += e.dur;
-      if (e.cat === 'Node' && e.name.endsWith('_kernel_time')) kernelUs[e.args.op_name] = (kernelUs[e.args.op_name] ?? 0) + e.dur;
+      if (e.cat === 'Node' && e.name.endsWith('_kernel_time'))
+        kernelUs[e.args.op_name] = (kernelUs[e.args.op_name] ?? 0) + e.dur;
     }
     const perStep = (us) => us / 1000 / cfg.steps;
     const keys = Object.keys(rows[0]);
@@ -108,8 +122,15 @@ if (args[0] === '--child') {
         ort: {
           modelRunMsPerStep: perStep(modelRunUs),
           // `If` wraps each segment of the segmented step's one session: its time includes the kernels inside.
-          kernelMsPerStepExcludingIf: perStep(Object.entries(kernelUs).reduce((n, [k, v]) => n + (k === 'If' ? 0 : v), 0)),
-          byOp: Object.fromEntries(Object.entries(kernelUs).sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => [k, round(perStep(v))])),
+          kernelMsPerStepExcludingIf: perStep(
+            Object.entries(kernelUs).reduce((n, [k, v]) => n + (k === 'If' ? 0 : v), 0),
+          ),
+          byOp: Object.fromEntries(
+            Object.entries(kernelUs)
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, 8)
+              .map(([k, v]) => [k, round(perStep(v))]),
+          ),
         },
       }),
     );
@@ -128,10 +149,16 @@ const cfg = {
 };
 const modes = opt('--modes', 'fused,keep,disk').split(',');
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-console.log(`batch ${cfg.batchSize}, ${cfg.threads} threads, median of ${cfg.steps} steps after a warm-up; load average ${load()}`);
+console.log(
+  `batch ${cfg.batchSize}, ${cfg.threads} threads, median of ${cfg.steps} steps after a warm-up; load average ${load()}`,
+);
 const results = [];
 for (const mode of modes) {
-  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', JSON.stringify({ ...cfg, mode })], { encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    [fileURLToPath(import.meta.url), '--child', JSON.stringify({ ...cfg, mode })],
+    { encoding: 'utf8' },
+  );
   results.push(JSON.parse(out.trim().split('\n').at(-1)));
 }
 const fused = results.find((r) => r.mode === 'fused');
@@ -140,7 +167,9 @@ for (const r of results) {
   console.log(
     `${r.mode.padEnd(6)} step ${round(m.stepMs)} ms (${r.stepTimesMs.join(', ')})${fused && r !== fused ? ` = ${(m.stepMs / fused.median.stepMs).toFixed(2)}× fused` : ''}; ` +
       `${m.runs} session.run: ${round(m.sessionRunMs)} ms, between runs ${round(m.betweenRunsMs)} ms; CPU ${round(m.cpuMs)} ms` +
-      (m.forwardMs !== undefined ? `; forward ${round(m.forwardMs)}, head ${round(m.headMs)}, backward ${round(m.backwardMs)}, optimizer ${round(m.optimizerMs)}, pack ${round(m.packMs)}, unpack wait ${round(m.unpackMs)}` : ''),
+      (m.forwardMs !== undefined
+        ? `; forward ${round(m.forwardMs)}, head ${round(m.headMs)}, backward ${round(m.backwardMs)}, optimizer ${round(m.optimizerMs)}, pack ${round(m.packMs)}, unpack wait ${round(m.unpackMs)}`
+        : ''),
   );
   console.log(
     `       ORT: model_run ${round(r.ort.modelRunMsPerStep)} ms/step, kernels ${round(r.ort.kernelMsPerStepExcludingIf)} ms/step; binding (session.run − model_run) ${round(m.sessionRunMs - r.ort.modelRunMsPerStep)} ms/step; ` +

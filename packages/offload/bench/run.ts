@@ -33,7 +33,17 @@
 // Imports: this package must not depend on @soup/onnx-train or @soup/cuda-probe (both depend on
 // it), so they resolve through the workspace's node_modules symlinks without being declared.
 // Build them first: npx turbo run build --filter=@soup/cuda-probe...
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memoryCgroupSupport, runInMemoryCgroup, type MemoryCgroupRun } from '@soup/cuda-probe';
@@ -60,7 +70,10 @@ const margin = flag('--margin', 0.15);
 const maxBatch = flag('--max-batch', 256);
 const timingRounds = flag('--timing-rounds', 3);
 const timingSteps = flag('--timing-steps', 5);
-if (!(timingSteps >= 5)) throw new Error(`--timing-steps must be at least 5 (got ${timingSteps}): a step time is the median of at least 5 timed steps`);
+if (!(timingSteps >= 5))
+  throw new Error(
+    `--timing-steps must be at least 5 (got ${timingSteps}): a step time is the median of at least 5 timed steps`,
+  );
 if (!(timingRounds >= 1)) throw new Error(`--timing-rounds must be at least 1 (got ${timingRounds})`);
 const resolution = Math.max(1, Math.floor(B / 4));
 const MODES = ['fused', 'segmented-keep', 'segmented-disk'] as const;
@@ -90,7 +103,10 @@ if (!support.available) {
 const scratchRoot = resolve(strFlag('--scratch-dir') ?? join(pkgDir, '.bench-scratch'));
 mkdirSync(scratchRoot, { recursive: true });
 const scratchFs = memoryBackedFs(scratchRoot);
-if (scratchFs) log(`WARNING: --scratch-dir ${scratchRoot} is on ${scratchFs}: scratch files stay in RAM there; pick a disk-backed folder`);
+if (scratchFs)
+  log(
+    `WARNING: --scratch-dir ${scratchRoot} is on ${scratchFs}: scratch files stay in RAM there; pick a disk-backed folder`,
+  );
 
 interface ChildReport {
   mode: Mode;
@@ -182,12 +198,16 @@ async function runCapped(
 async function trial(mode: Mode, batchSize: number, limitBytes: number, childSteps = steps): Promise<Trial> {
   const { trial: t, dir } = await runCapped(mode, batchSize, limitBytes, childSteps);
   rmSync(dir, { recursive: true, force: true });
-  if (t.report && t.report.scratchFilesLeft !== 0) throw new Error(`${mode} batch ${batchSize}: ${t.report.scratchFilesLeft} scratch file(s) left after release`);
+  if (t.report && t.report.scratchFilesLeft !== 0)
+    throw new Error(`${mode} batch ${batchSize}: ${t.report.scratchFilesLeft} scratch file(s) left after release`);
   return t;
 }
 
 /** Largest batch that trains under the cap: doubling from B, then bisection to `resolution`. */
-async function largestBatch(mode: Mode, limitBytes: number): Promise<{ batchSize: number; firstFailing: number | null }> {
+async function largestBatch(
+  mode: Mode,
+  limitBytes: number,
+): Promise<{ batchSize: number; firstFailing: number | null }> {
   const memo = new Map<number, boolean>();
   const trains = async (b: number): Promise<boolean> => {
     if (!memo.has(b)) memo.set(b, (await trial(mode, b, limitBytes)).trained);
@@ -218,7 +238,9 @@ async function largestBatch(mode: Mode, limitBytes: number): Promise<{ batchSize
 const t0 = performance.now();
 const loadAvg = (): number[] => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
 const loadBefore = loadAvg();
-log(`geometry ${JSON.stringify(spec)}, ${threads} threads; cgroup v${support.version} under ${support.parentDir}; load average ${loadBefore.join(' ')}`);
+log(
+  `geometry ${JSON.stringify(spec)}, ${threads} threads; cgroup v${support.version} under ${support.parentDir}; load average ${loadBefore.join(' ')}`,
+);
 log(`scratch folder ${scratchRoot} (${scratchFs ?? 'disk-backed'})`);
 
 // 1. The cap, by the fixed rule: the larger of two uncapped fused peaks at B, × (1 + margin).
@@ -226,7 +248,8 @@ const calibration: number[] = [];
 for (let i = 0; i < 2; i++) {
   const loose = await trial('fused', B, 16 * 1024 * MiB);
   trials.pop(); // the uncapped calibration runs are not trials under the cap
-  if (!loose.trained || loose.cgroupPeakMB === null) throw new Error(`the fused step at batch ${B} did not train without a cap: ${loose.outcome}`);
+  if (!loose.trained || loose.cgroupPeakMB === null)
+    throw new Error(`the fused step at batch ${B} did not train without a cap: ${loose.outcome}`);
   calibration.push(loose.cgroupPeakMB);
 }
 const calibrationPeakMB = Math.max(...calibration);
@@ -254,11 +277,16 @@ for (;;) {
   log(`  the fused step does not train ${timingSteps} steps at batch ${F} (${c.outcome}): F := ${F - resolution}`);
   F -= resolution;
 }
-largest.fused = { batchSize: F, firstFailing: fusedLowered.length ? fusedLowered.at(-1)!.batchSize : largest.fused.firstFailing };
+largest.fused = {
+  batchSize: F,
+  firstFailing: fusedLowered.length ? fusedLowered.at(-1)!.batchSize : largest.fused.firstFailing,
+};
 
 // 3. Step time of every mode at F: rounds of one child per mode, the order rotating; each child's
 // step time is the median of its timed steps; per round, the ratios to the round's fused child.
-log(`step time at the fused step's largest batch ${F}: ${timingRounds} rounds × ${MODES.length} modes, each the median of ${timingSteps} steps after a warm-up`);
+log(
+  `step time at the fused step's largest batch ${F}: ${timingRounds} rounds × ${MODES.length} modes, each the median of ${timingSteps} steps after a warm-up`,
+);
 const timing: Trial[] = [];
 interface Round {
   round: number;
@@ -285,12 +313,15 @@ for (let r = 0; r < timingRounds; r++) {
     got[mode] = t;
   }
   const ms = (m: Mode): number | null => (got[m]?.report ? got[m]!.report!.stepMs : null);
-  const ratio = (m: Mode): number | null => (ms(m) !== null && ms('fused') !== null ? round(ms(m)! / ms('fused')!, 2) : null);
+  const ratio = (m: Mode): number | null =>
+    ms(m) !== null && ms('fused') !== null ? round(ms(m)! / ms('fused')!, 2) : null;
   rounds.push({
     round: r + 1,
     order,
     stepMs: Object.fromEntries(MODES.flatMap((m) => (ms(m) === null ? [] : [[m, round(ms(m)!)]]))),
-    stepTimesMs: Object.fromEntries(MODES.flatMap((m) => (got[m]?.report ? [[m, got[m]!.report!.stepTimesMs.map((x) => round(x))]] : []))),
+    stepTimesMs: Object.fromEntries(
+      MODES.flatMap((m) => (got[m]?.report ? [[m, got[m]!.report!.stepTimesMs.map((x) => round(x))]] : [])),
+    ),
     keepSlowdownVsFused: ratio('segmented-keep'),
     diskSlowdownVsFused: ratio('segmented-disk'),
   });
@@ -302,7 +333,9 @@ const median = (xs: number[]): number | null => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 /** Median and spread (min–max) of the rounds' values; null where a round has none (a child failed). */
-const across = (pick: (r: Round) => number | null): { median: number | null; min: number | null; max: number | null; perRound: (number | null)[] } => {
+const across = (
+  pick: (r: Round) => number | null,
+): { median: number | null; min: number | null; max: number | null; perRound: (number | null)[] } => {
   const perRound = rounds.map(pick);
   const xs = perRound.filter((x): x is number => x !== null);
   const complete = xs.length === rounds.length;
@@ -376,14 +409,17 @@ const leftAfterKill = existsSync(actsDir) ? readdirSync(actsDir).length : 0;
 const swept = existsSync(actsDir) ? sweepScratchFiles({ saveDir: '.soup-acts', cwd: killDir }) : [];
 const leftAfterSweep = existsSync(actsDir) ? readdirSync(actsDir).length : 0;
 rmSync(killDir, { recursive: true, force: true });
-const leftInScratchRoot = (readdirSync(scratchRoot, { recursive: true }) as string[]).filter((p) => /(^|\/)soup-act-[^/]*\.bin$/.test(p)).length;
-
+const leftInScratchRoot = (readdirSync(scratchRoot, { recursive: true }) as string[]).filter((p) =>
+  /(^|\/)soup-act-[^/]*\.bin$/.test(p),
+).length;
 
 // Summary.
 const timedAt = (mode: Mode): Trial[] => timing.filter((t) => t.mode === mode && t.batchSize === F && t.trained);
 const summary = (mode: Mode) => {
   const timed = timedAt(mode);
-  const typical = timed.length ? [...timed].sort((a, b) => a.report!.stepMs - b.report!.stepMs)[Math.floor((timed.length - 1) / 2)]! : null;
+  const typical = timed.length
+    ? [...timed].sort((a, b) => a.report!.stepMs - b.report!.stepMs)[Math.floor((timed.length - 1) / 2)]!
+    : null;
   const atMax = trials.find((t) => t.mode === mode && t.batchSize === largest[mode].batchSize && t.trained) ?? null;
   const med = (pick: (r: ChildReport) => number | undefined): number | undefined => {
     const xs = timed.map((t) => pick(t.report!)).filter((x): x is number => x !== undefined);
@@ -392,7 +428,8 @@ const summary = (mode: Mode) => {
   return {
     maxBatch: largest[mode].batchSize,
     firstFailingBatch: largest[mode].firstFailing,
-    firstFailingOutcome: trials.find((t) => t.mode === mode && t.batchSize === largest[mode].firstFailing && !t.trained)?.outcome ?? null,
+    firstFailingOutcome:
+      trials.find((t) => t.mode === mode && t.batchSize === largest[mode].firstFailing && !t.trained)?.outcome ?? null,
     cgroupPeakMBAtMax: atMax?.cgroupPeakMB ?? null,
     atFusedMax:
       typical && timed.length === timingRounds
@@ -406,10 +443,28 @@ const summary = (mode: Mode) => {
             loss: typical.report!.losses[0]!,
             ...(mode === 'fused'
               ? {}
-              : { forwardMs: med((r) => r.forwardMs), headMs: med((r) => r.headMs), backwardMs: med((r) => r.backwardMs), optimizerMs: med((r) => r.optimizerMs) }),
-            ...(typical.report!.packMs !== undefined ? { packMs: med((r) => r.packMs), unpackMs: med((r) => r.unpackMs), packedMB: round(typical.report!.packedMB!) } : {}),
+              : {
+                  forwardMs: med((r) => r.forwardMs),
+                  headMs: med((r) => r.headMs),
+                  backwardMs: med((r) => r.backwardMs),
+                  optimizerMs: med((r) => r.optimizerMs),
+                }),
+            ...(typical.report!.packMs !== undefined
+              ? {
+                  packMs: med((r) => r.packMs),
+                  unpackMs: med((r) => r.unpackMs),
+                  packedMB: round(typical.report!.packedMB!),
+                }
+              : {}),
           }
-        : { batchSize: F, trained: false, outcome: timing.filter((t) => t.mode === mode).map((t) => t.outcome).join('; ') },
+        : {
+            batchSize: F,
+            trained: false,
+            outcome: timing
+              .filter((t) => t.mode === mode)
+              .map((t) => t.outcome)
+              .join('; '),
+          },
   };
 };
 const modes = Object.fromEntries(MODES.map((m) => [m, summary(m)])) as Record<Mode, ReturnType<typeof summary>>;
@@ -420,14 +475,22 @@ const diskAcross = across((r) => r.diskSlowdownVsFused);
 const diskSlowdownVsFused = diskAcross.median;
 const keepSlowdownVsFused = keepAcross.median;
 const cpuOf = (mode: Mode): number | null => median(timedAt(mode).map((t) => t.report!.stepCpuMs));
-const diskCpuRatioVsFused = cpuOf('fused') && cpuOf('segmented-disk') ? round(cpuOf('segmented-disk')! / cpuOf('fused')!, 2) : null;
-const keepCpuRatioVsFused = cpuOf('fused') && cpuOf('segmented-keep') ? round(cpuOf('segmented-keep')! / cpuOf('fused')!, 2) : null;
+const diskCpuRatioVsFused =
+  cpuOf('fused') && cpuOf('segmented-disk') ? round(cpuOf('segmented-disk')! / cpuOf('fused')!, 2) : null;
+const keepCpuRatioVsFused =
+  cpuOf('fused') && cpuOf('segmented-keep') ? round(cpuOf('segmented-keep')! / cpuOf('fused')!, 2) : null;
 const scratchLeftInRuns = trials.reduce((n, t) => n + (t.report?.scratchFilesLeft ?? 0), 0);
 const lossesAtF = timing.filter((t) => t.batchSize === F && t.trained).map((t) => t.report!.losses[0]!);
 const loadAfter = loadAvg();
 const result = {
   measured: true,
-  cgroup: { version: support.version, parentDir: support.parentDir, capMB: capBytes / MiB, capRule, calibrationPeaksMB: calibration },
+  cgroup: {
+    version: support.version,
+    parentDir: support.parentDir,
+    capMB: capBytes / MiB,
+    capRule,
+    calibrationPeaksMB: calibration,
+  },
   scratch: { root: scratchRoot, memoryBackedFs: scratchFs },
   loadAverage: { before: loadBefore, after: loadAfter },
   modes,
@@ -449,19 +512,48 @@ const result = {
         stepMs: round(atDiskMax.report.stepMs),
         stepTimesMs: atDiskMax.report.stepTimesMs.map((x) => round(x)),
         msPerSample: round(atDiskMax.report.stepMs / diskMax, 1),
-        msPerSampleAtFusedMax: 'stepMs' in modes['segmented-disk'].atFusedMax ? round(modes['segmented-disk'].atFusedMax.stepMs / F, 1) : null,
+        msPerSampleAtFusedMax:
+          'stepMs' in modes['segmented-disk'].atFusedMax
+            ? round(modes['segmented-disk'].atFusedMax.stepMs / F, 1)
+            : null,
         packMs: round(atDiskMax.report.packMs ?? Number.NaN),
         unpackMs: round(atDiskMax.report.unpackMs ?? Number.NaN),
         packedMB: round(atDiskMax.report.packedMB ?? Number.NaN),
         cgroupPeakMB: atDiskMax.cgroupPeakMB,
       }
-    : { batchSize: diskMax, outcome: atDiskMax?.outcome ?? 'not run (the disk step trains no batch above the fused one)' },
-  sigkill: { batchSize: killBatch, outcome: killed.outcome, filesAtKill, leftAfterKill, sweptByNextStore: swept.length, leftAfterSweep },
-  scratchFilesLeft: { afterRuns: scratchLeftInRuns, afterSigkillAndSweep: leftAfterSweep, inScratchRoot: leftInScratchRoot },
+    : {
+        batchSize: diskMax,
+        outcome: atDiskMax?.outcome ?? 'not run (the disk step trains no batch above the fused one)',
+      },
+  sigkill: {
+    batchSize: killBatch,
+    outcome: killed.outcome,
+    filesAtKill,
+    leftAfterKill,
+    sweptByNextStore: swept.length,
+    leftAfterSweep,
+  },
+  scratchFilesLeft: {
+    afterRuns: scratchLeftInRuns,
+    afterSigkillAndSweep: leftAfterSweep,
+    inScratchRoot: leftInScratchRoot,
+  },
   goals: {
-    diskMaxBatchOverFused: { target: `>= ${GOALS.diskMaxBatchOverFused}`, value: diskMaxBatchOverFused, met: diskMaxBatchOverFused >= GOALS.diskMaxBatchOverFused },
-    keepSlowdownVsFused: { target: `<= ${GOALS.keepSlowdownVsFused} (median of ${timingRounds} rounds)`, value: keepSlowdownVsFused, met: keepSlowdownVsFused !== null && keepSlowdownVsFused <= GOALS.keepSlowdownVsFused },
-    diskSlowdownVsFused: { target: `<= ${GOALS.diskSlowdownVsFused} (median of ${timingRounds} rounds)`, value: diskSlowdownVsFused, met: diskSlowdownVsFused !== null && diskSlowdownVsFused <= GOALS.diskSlowdownVsFused },
+    diskMaxBatchOverFused: {
+      target: `>= ${GOALS.diskMaxBatchOverFused}`,
+      value: diskMaxBatchOverFused,
+      met: diskMaxBatchOverFused >= GOALS.diskMaxBatchOverFused,
+    },
+    keepSlowdownVsFused: {
+      target: `<= ${GOALS.keepSlowdownVsFused} (median of ${timingRounds} rounds)`,
+      value: keepSlowdownVsFused,
+      met: keepSlowdownVsFused !== null && keepSlowdownVsFused <= GOALS.keepSlowdownVsFused,
+    },
+    diskSlowdownVsFused: {
+      target: `<= ${GOALS.diskSlowdownVsFused} (median of ${timingRounds} rounds)`,
+      value: diskSlowdownVsFused,
+      met: diskSlowdownVsFused !== null && diskSlowdownVsFused <= GOALS.diskSlowdownVsFused,
+    },
     zeroScratchFilesLeft: {
       target: 'no file after any run, and none after a SIGKILL inside the cap (before any sweep)',
       value: scratchLeftInRuns + leftAfterKill + leftInScratchRoot,
@@ -469,14 +561,19 @@ const result = {
     },
   },
   sameLossAtF: lossesAtF.length > 0 && lossesAtF.every((l) => Math.abs(l - lossesAtF[0]!) <= 1e-5),
-  trials: trials.map(({ report, ...t }) => ({ ...t, ...(report ? { stepMs: round(report.stepMs), rssPeakMB: round(report.peakRssMB) } : {}) })),
+  trials: trials.map(({ report, ...t }) => ({
+    ...t,
+    ...(report ? { stepMs: round(report.stepMs), rssPeakMB: round(report.peakRssMB) } : {}),
+  })),
   definitions: {
-    cgroupPeakMB: 'memory.max_usage_in_bytes (v1) / memory.peak (v2) of the child cgroup: anonymous memory + page cache + kernel memory it charged',
+    cgroupPeakMB:
+      'memory.max_usage_in_bytes (v1) / memory.peak (v2) of the child cgroup: anonymous memory + page cache + kernel memory it charged',
     rssPeakMB: 'RSS, for comparison only: VmHWM of the child (excludes page cache, e.g. dirty scratch-file pages)',
     maxBatch: `largest batch that completed a warm-up + ${steps} steps under the cap (doubling from ${B}, then bisection to ${resolution}); for fused, confirmed with ${timingSteps} steps (lowered by ${resolution} until it trains); for segmented-disk, the child timed at its largest batch runs ${timingSteps} steps`,
     stepMs: `wall time of one training step (forward, backward, optimizer): the median of a child's ${timingSteps} timed steps after a warm-up step`,
     slowdownVsFused: `stepMs(mode) / stepMs(fused) at batch ${F} (the fused step's largest batch under the cap), computed per round from that round's children (one per mode, same cap, run back to back); the headline is the median of the ${timingRounds} rounds' ratios, spread = min–max of them`,
-    cpuRatioVsFused: 'CPU time of a step (user + system, all threads), mode / fused, medians: less sensitive than wall time to other jobs on the cores, blind to I/O waits',
+    cpuRatioVsFused:
+      'CPU time of a step (user + system, all threads), mode / fused, medians: less sensitive than wall time to other jobs on the cores, blind to I/O waits',
   },
   batch: B,
   steps,
@@ -490,7 +587,9 @@ emit(result);
 if (!json) {
   console.log(`cap ${capBytes / MiB} MiB (cgroup v${support.version}): ${capRule}`);
   console.log(`load average before ${loadBefore.join(' ')}, after ${loadAfter.join(' ')}`);
-  console.log(`${'mode'.padEnd(16)} ${'max batch'.padStart(9)} ${`step ms @${F}`.padStart(11)} ${'per round'.padStart(18)} ${`cgroup MB @${F}`.padStart(13)} ${'cgroup MB @max'.padStart(14)}`);
+  console.log(
+    `${'mode'.padEnd(16)} ${'max batch'.padStart(9)} ${`step ms @${F}`.padStart(11)} ${'per round'.padStart(18)} ${`cgroup MB @${F}`.padStart(13)} ${'cgroup MB @max'.padStart(14)}`,
+  );
   for (const m of MODES) {
     const x = modes[m];
     const a = x.atFusedMax as { stepMs?: number; stepMsPerRound?: number[]; cgroupPeakMB?: number | null };
@@ -498,12 +597,27 @@ if (!json) {
       `${m.padEnd(16)} ${String(x.maxBatch).padStart(9)} ${String(a.stepMs ?? 'n/a').padStart(11)} ${(a.stepMsPerRound ?? []).join(', ').padStart(18)} ${String(a.cgroupPeakMB ?? 'n/a').padStart(13)} ${String(x.cgroupPeakMBAtMax ?? 'n/a').padStart(14)}`,
     );
   }
-  if (oomRetries.length) console.log(`timing children OOM-killed at batch ${F} and run once more: ${oomRetries.map((o) => `round ${o.round} ${o.mode}`).join(', ')}`);
-  for (const r of rounds) console.log(`round ${r.round} (${r.order.join(' → ')}): keep / fused ${r.keepSlowdownVsFused}, disk / fused ${r.diskSlowdownVsFused}`);
-  console.log(`keep / fused: median ${keepAcross.median}, spread ${keepAcross.min}–${keepAcross.max}; disk / fused: median ${diskAcross.median}, spread ${diskAcross.min}–${diskAcross.max}`);
-  for (const [k, g] of Object.entries(result.goals)) console.log(`goal ${k} ${g.target}: ${g.value} — ${g.met ? 'met' : 'NOT met'}`);
-  console.log(`step CPU time (all threads) at batch ${F}: keep / fused ${keepCpuRatioVsFused}, disk / fused ${diskCpuRatioVsFused}`);
-  console.log(`disk step at its largest batch (page cache evicted under the cap): ${JSON.stringify(result.diskAtMaxBatch)}`);
-  console.log(`SIGKILL at batch ${killBatch}: the child held ${filesAtKill} scratch files at the kill; ${leftAfterKill} left after it, ${leftAfterSweep} after the next store's sweep`);
+  if (oomRetries.length)
+    console.log(
+      `timing children OOM-killed at batch ${F} and run once more: ${oomRetries.map((o) => `round ${o.round} ${o.mode}`).join(', ')}`,
+    );
+  for (const r of rounds)
+    console.log(
+      `round ${r.round} (${r.order.join(' → ')}): keep / fused ${r.keepSlowdownVsFused}, disk / fused ${r.diskSlowdownVsFused}`,
+    );
+  console.log(
+    `keep / fused: median ${keepAcross.median}, spread ${keepAcross.min}–${keepAcross.max}; disk / fused: median ${diskAcross.median}, spread ${diskAcross.min}–${diskAcross.max}`,
+  );
+  for (const [k, g] of Object.entries(result.goals))
+    console.log(`goal ${k} ${g.target}: ${g.value} — ${g.met ? 'met' : 'NOT met'}`);
+  console.log(
+    `step CPU time (all threads) at batch ${F}: keep / fused ${keepCpuRatioVsFused}, disk / fused ${diskCpuRatioVsFused}`,
+  );
+  console.log(
+    `disk step at its largest batch (page cache evicted under the cap): ${JSON.stringify(result.diskAtMaxBatch)}`,
+  );
+  console.log(
+    `SIGKILL at batch ${killBatch}: the child held ${filesAtKill} scratch files at the kill; ${leftAfterKill} left after it, ${leftAfterSweep} after the next store's sweep`,
+  );
   console.log(`bench wall time ${result.wallSeconds} s`);
 }

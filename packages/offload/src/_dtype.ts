@@ -28,7 +28,9 @@ export function tensorBytes(tensor: OffloadTensor): Uint8Array {
   }
   const { dtype, dims, data } = tensor as { dtype: unknown; dims: unknown; data: unknown };
   if (typeof dtype !== 'string' || !Object.hasOwn(CTORS, dtype)) {
-    throw new TensorFormatError(`pack(tensor): tensor.dtype ${JSON.stringify(dtype)} is not one of ${DTYPES.join(', ')}`);
+    throw new TensorFormatError(
+      `pack(tensor): tensor.dtype ${JSON.stringify(dtype)} is not one of ${DTYPES.join(', ')}`,
+    );
   }
   const ctor = CTORS[dtype as TensorDtype];
   const float16Native = dtype === 'float16' && isFloat16Array(data);
@@ -38,7 +40,9 @@ export function tensorBytes(tensor: OffloadTensor): Uint8Array {
     );
   }
   if (!Array.isArray(dims) || !dims.every((d) => Number.isSafeInteger(d) && d >= 0)) {
-    throw new TensorFormatError(`pack(tensor): tensor.dims must be an array of integers ≥ 0, got ${JSON.stringify(dims)}`);
+    throw new TensorFormatError(
+      `pack(tensor): tensor.dims must be an array of integers ≥ 0, got ${JSON.stringify(dims)}`,
+    );
   }
   const view = data as TensorData;
   const count = dims.reduce((a: number, b: number) => a * b, 1);

@@ -28,7 +28,11 @@ describe('a save dir in RAM', () => {
     expect(memoryBackedFs(join(cwd, 'not-yet', 'deeper'))).toBe('tmpfs');
     const report = checkOffloadConfig({ target: 'disk', backend: 'onnxruntime', device: 'cpu', saveDir: '.acts', cwd });
     expect(report.errors).toEqual([]);
-    expect(report.warnings).toEqual([expect.stringMatching(/save_dir '\.acts' is on tmpfs, which keeps files in RAM.*Pick a directory on a disk-backed/)]);
+    expect(report.warnings).toEqual([
+      expect.stringMatching(
+        /save_dir '\.acts' is on tmpfs, which keeps files in RAM.*Pick a directory on a disk-backed/,
+      ),
+    ]);
     const warnings: string[] = [];
     const store = new ActivationStore({ target: 'disk', saveDir: '.acts', cwd, onWarning: (m) => warnings.push(m) });
     expect(store.saveDirMemoryFs).toBe('tmpfs');

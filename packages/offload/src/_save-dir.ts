@@ -40,7 +40,8 @@ export function resolveSaveDir(saveDir: string, cwd: string): SaveDirResolution 
       lstatSync(existing);
       break;
     } catch (err) {
-      if (code(err) !== 'ENOENT') return { ok: false, reason: `save_dir '${saveDir}': cannot inspect '${existing}' (${code(err)})` };
+      if (code(err) !== 'ENOENT')
+        return { ok: false, reason: `save_dir '${saveDir}': cannot inspect '${existing}' (${code(err)})` };
       const parent = dirname(existing);
       if (parent === existing) break;
       rest.unshift(basename(existing));
@@ -51,7 +52,10 @@ export function resolveSaveDir(saveDir: string, cwd: string): SaveDirResolution 
   try {
     existingReal = realpathSync(existing);
   } catch (err) {
-    return { ok: false, reason: `save_dir '${saveDir}': '${existing}' cannot be resolved (${code(err)}; a dangling symlink?)` };
+    return {
+      ok: false,
+      reason: `save_dir '${saveDir}': '${existing}' cannot be resolved (${code(err)}; a dangling symlink?)`,
+    };
   }
   const real = rest.length > 0 ? join(existingReal, ...rest) : existingReal;
   if (!isStrictlyInside(cwdReal, real)) {
@@ -62,7 +66,8 @@ export function resolveSaveDir(saveDir: string, cwd: string): SaveDirResolution 
   }
   if (rest.length === 0) {
     try {
-      if (!lstatSync(real).isDirectory()) return { ok: false, reason: `save_dir '${saveDir}' exists and is not a directory` };
+      if (!lstatSync(real).isDirectory())
+        return { ok: false, reason: `save_dir '${saveDir}' exists and is not a directory` };
     } catch (err) {
       return { ok: false, reason: `save_dir '${saveDir}': cannot inspect '${real}' (${code(err)})` };
     }

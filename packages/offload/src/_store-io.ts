@@ -55,7 +55,11 @@ export function readExactSync(handle: ActivationHandle, path: string): ArrayBuff
     fd = openSync(path, 'r');
   } catch (err) {
     if (errCode(err) === 'ENOENT') throw missing(handle, path, err);
-    throw new ScratchFileCorruptError(path, `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`, { cause: err });
+    throw new ScratchFileCorruptError(
+      path,
+      `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`,
+      { cause: err },
+    );
   }
   try {
     const size = fstatSync(fd).size;
@@ -80,7 +84,11 @@ export async function readExactAsync(handle: ActivationHandle, path: string): Pr
     fh = await openAsync(path, 'r');
   } catch (err) {
     if (errCode(err) === 'ENOENT') throw missing(handle, path, err);
-    throw new ScratchFileCorruptError(path, `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`, { cause: err });
+    throw new ScratchFileCorruptError(
+      path,
+      `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`,
+      { cause: err },
+    );
   }
   try {
     const { size } = await fh.stat();
@@ -102,9 +110,16 @@ export async function readExactAsync(handle: ActivationHandle, path: string): Pr
 export function anonFailure(handle: ActivationHandle, saveDir: string, err: unknown): Error {
   const where = `the anonymous scratch file (O_TMPFILE in ${saveDir})`;
   if (err instanceof SizeMismatch) {
-    return new ScratchFileCorruptError(saveDir, `unpack: ${where} of ${describeHandle(handle)} holds ${err.size} bytes, expected ${handle.byteLength}`);
+    return new ScratchFileCorruptError(
+      saveDir,
+      `unpack: ${where} of ${describeHandle(handle)} holds ${err.size} bytes, expected ${handle.byteLength}`,
+    );
   }
-  return new ScratchFileCorruptError(saveDir, `unpack: cannot read ${where} of ${describeHandle(handle)} (${errCode(err) ?? String(err)})`, { cause: err });
+  return new ScratchFileCorruptError(
+    saveDir,
+    `unpack: cannot read ${where} of ${describeHandle(handle)} (${errCode(err) ?? String(err)})`,
+    { cause: err },
+  );
 }
 
 export function sizeMismatch(handle: ActivationHandle, path: string, size: number): ScratchFileCorruptError {
@@ -115,7 +130,9 @@ export function sizeMismatch(handle: ActivationHandle, path: string, size: numbe
 }
 
 export function closedError(op: string): StoreClosedError {
-  return new StoreClosedError(`${op}: the ActivationStore is closed (its scratch files were deleted); open a new store`);
+  return new StoreClosedError(
+    `${op}: the ActivationStore is closed (its scratch files were deleted); open a new store`,
+  );
 }
 
 export function safeClose(fd: number): void {

@@ -1,4 +1,14 @@
-import { readdirSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync, mkdirSync, symlinkSync, existsSync } from 'node:fs';
+import {
+  readdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+  mkdirSync,
+  symlinkSync,
+  existsSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { runNode, runProcess, useTempDir } from '@soup/test-utils';
 import fc from 'fast-check';
@@ -48,7 +58,11 @@ function bytesOf(t: OffloadTensor): Buffer {
   return Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
 }
 
-function openStore(target: OffloadTarget, cwd: string, extra: Partial<ConstructorParameters<typeof ActivationStore>[0]> = {}): ActivationStore {
+function openStore(
+  target: OffloadTarget,
+  cwd: string,
+  extra: Partial<ConstructorParameters<typeof ActivationStore>[0]> = {},
+): ActivationStore {
   const store = new ActivationStore({ target, saveDir: 'acts', cwd, ...extra });
   return store;
 }
@@ -138,7 +152,13 @@ describe('ActivationStore disk lifecycle', () => {
       expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
     }
     expect(files.map((f) => statSync(join(dir, f)).size).sort((x, y) => x - y)).toEqual([10, 1024]);
-    expect(store.stats).toMatchObject({ filesWritten: 2, diskBytes: 1034, peakDiskBytes: 1034, residentBytes: 0, bytesPacked: 1034 });
+    expect(store.stats).toMatchObject({
+      filesWritten: 2,
+      diskBytes: 1034,
+      peakDiskBytes: 1034,
+      residentBytes: 0,
+      bytesPacked: 1034,
+    });
     store.unpack(a);
     expect(readdirSync(dir)).toHaveLength(1);
     store.unpack(b);
@@ -158,7 +178,9 @@ describe('ActivationStore disk lifecycle', () => {
   test('close() deletes every leftover file and further use throws StoreClosedError', async () => {
     const cwd = useTempDir();
     const store = openStore('disk', cwd);
-    const handles = Array.from({ length: 5 }, (_, i) => store.pack({ dtype: 'uint8', dims: [4], data: Uint8Array.of(i, i, i, i) }));
+    const handles = Array.from({ length: 5 }, (_, i) =>
+      store.pack({ dtype: 'uint8', dims: [4], data: Uint8Array.of(i, i, i, i) }),
+    );
     await store.packAsync({ dtype: 'uint8', dims: [1], data: Uint8Array.of(7) });
     expect(readdirSync(join(cwd, 'acts'))).toHaveLength(6);
     store.close();
@@ -213,7 +235,9 @@ describe('ActivationStore disk lifecycle', () => {
     const err = caught as ScratchFileMissingError;
     expect(err.code).toBe('SOUP_OFFLOAD_SCRATCH_MISSING');
     expect(err.path).toBe(join(cwd, 'acts', name!));
-    expect(err.message).toContain(`the scratch file of activation #0 (float64 [2, 2], 32 bytes) is missing: ${err.path}`);
+    expect(err.message).toContain(
+      `the scratch file of activation #0 (float64 [2, 2], 32 bytes) is missing: ${err.path}`,
+    );
     expect(() => store.unpack(h)).toThrow(HandleError);
     expect(store.stats.diskBytes).toBe(0);
     store.close();
@@ -233,7 +257,9 @@ describe('ActivationStore disk lifecycle', () => {
   test('a write failure keeps the tensor in memory, counts it, and leaves no file', () => {
     const cwd = useTempDir();
     const seen: string[] = [];
-    const store = openStore('disk', cwd, { onWriteError: (err, n) => seen.push(`${(err as NodeJS.ErrnoException).code}:${n}`) });
+    const store = openStore('disk', cwd, {
+      onWriteError: (err, n) => seen.push(`${(err as NodeJS.ErrnoException).code}:${n}`),
+    });
     rmSync(join(cwd, 'acts'), { recursive: true }); // the save dir disappears under the store
     const tensor: OffloadTensor = { dtype: 'float32', dims: [3], data: Float32Array.of(1, Number.NaN, -0) };
     const h = store.pack(tensor);
@@ -245,17 +271,34 @@ describe('ActivationStore disk lifecycle', () => {
     store.close();
   });
 
-  test('[slow] a partial write (EFBIG under ulimit -f, a real failure) falls back and removes the partial file', { timeout: 60_000 }, async () => {
+  test('[slow] a partial write (EFBIG under ulimit -f, a real failure) falls back and removes the partial file', {
+    timeout: 60_000,
+  }, async () => {
     const cwd = useTempDir();
     const fixture = STORE_CHILD;
     // control: without the limit the same pack goes to disk
-    const control = await runNode(['--import', TSX_IMPORT, fixture, 'efbig', join(cwd, 'acts')], { cwd, timeoutMs: 50_000 });
+    const control = await runNode(['--import', TSX_IMPORT, fixture, 'efbig', join(cwd, 'acts')], {
+      cwd,
+      timeoutMs: 50_000,
+    });
     expect(control.code).toBe(0);
-    expect(JSON.parse(control.stdout.trim())).toMatchObject({ location: 'disk', writeFallbacks: 0, filesWritten: 1, roundTrip: true });
+    expect(JSON.parse(control.stdout.trim())).toMatchObject({
+      location: 'disk',
+      writeFallbacks: 0,
+      filesWritten: 1,
+      roundTrip: true,
+    });
     const limited = await runLimited(fixture, cwd);
     expect(limited.stderr).toBe('');
     const report = JSON.parse(limited.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
-    expect(report).toMatchObject({ location: 'memory', writeFallbacks: 1, errorCode: 'EFBIG', roundTrip: true, filesWritten: 0, filesAfterPack: [] });
+    expect(report).toMatchObject({
+      location: 'memory',
+      writeFallbacks: 1,
+      errorCode: 'EFBIG',
+      roundTrip: true,
+      filesWritten: 0,
+      filesAfterPack: [],
+    });
     expect(readdirSync(join(cwd, 'acts'))).toEqual([]);
   });
 });
@@ -263,7 +306,14 @@ describe('ActivationStore disk lifecycle', () => {
 async function runLimited(fixture: string, cwd: string): Promise<{ stdout: string; stderr: string }> {
   const r = await runProcess(
     '/bin/sh',
-    ['-c', 'ulimit -f 16 && exec "$0" --import "$1" "$2" efbig "$3"', process.execPath, TSX_IMPORT, fixture, join(cwd, 'acts')],
+    [
+      '-c',
+      'ulimit -f 16 && exec "$0" --import "$1" "$2" efbig "$3"',
+      process.execPath,
+      TSX_IMPORT,
+      fixture,
+      join(cwd, 'acts'),
+    ],
     { cwd, timeoutMs: 50_000 },
   );
   return { stdout: r.stdout, stderr: r.stderr };
@@ -304,7 +354,12 @@ describe('ActivationStore handles and input checks', () => {
     expect(store.stats).toMatchObject({ residentBytes: 600, peakResidentBytes: 600 });
     store.unpack(hs[2]!);
     store.pack({ dtype: 'uint8', dims: [50], data: new Uint8Array(50) });
-    expect(store.stats).toMatchObject({ residentBytes: 350, peakResidentBytes: 600, bytesPacked: 650, filesWritten: 0 });
+    expect(store.stats).toMatchObject({
+      residentBytes: 350,
+      peakResidentBytes: 600,
+      bytesPacked: 650,
+      filesWritten: 0,
+    });
     store.close();
     expect(store.stats.residentBytes).toBe(0);
   });

@@ -104,7 +104,9 @@ export class ActivationStore {
     if (this.target === 'disk') {
       const saveDir = options.saveDir;
       if (typeof saveDir !== 'string' || saveDir === '') {
-        throw new OffloadConfigError("activation_offloading='disk' requires save_dir (saveDir: a scratch directory under the working directory).");
+        throw new OffloadConfigError(
+          "activation_offloading='disk' requires save_dir (saveDir: a scratch directory under the working directory).",
+        );
       }
       this.saveDir = openSaveDir(saveDir, options.cwd ?? process.cwd());
       if (options.sweep ?? true) this.#stats.sweptFiles = sweepDir(this.saveDir).length;
@@ -437,9 +439,13 @@ export class ActivationStore {
     const entry = this.#entries.get(handle);
     if (!entry) {
       if (this.#consumed.has(handle)) {
-        throw new HandleError(`unpack: activation #${handle.id} was already unpacked; each handle unpacks exactly once`);
+        throw new HandleError(
+          `unpack: activation #${handle.id} was already unpacked; each handle unpacks exactly once`,
+        );
       }
-      throw new HandleError('unpack: this handle does not belong to this store (pack and unpack on the same ActivationStore)');
+      throw new HandleError(
+        'unpack: this handle does not belong to this store (pack and unpack on the same ActivationStore)',
+      );
     }
     this.#entries.delete(handle);
     this.#consumed.add(handle);
@@ -469,11 +475,12 @@ function openSaveDir(saveDir: string, cwd: string): string {
   try {
     mkdirSync(first.path, { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new OffloadConfigError(`save_dir '${saveDir}': cannot create '${first.path}' (${errCode(err)})`, { cause: err });
+    throw new OffloadConfigError(`save_dir '${saveDir}': cannot create '${first.path}' (${errCode(err)})`, {
+      cause: err,
+    });
   }
   // Check again now that it exists: a component swapped for a symlink in between is caught here.
   const second = resolveSaveDir(first.path, cwd);
   if (!second.ok) throw new OffloadConfigError(second.reason);
   return second.path;
 }
-

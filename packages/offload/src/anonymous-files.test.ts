@@ -31,13 +31,24 @@ describe.skipIf(!linux)('anonymousFiles: scratch files with no name (O_TMPFILE)'
     expect(readdirSync(join(cwd, 'acts'))).toEqual([]);
   });
 
-  test('[slow] a process SIGKILLed while it holds anonymous files leaves nothing, with no sweep', { timeout: 60_000 }, async () => {
+  test('[slow] a process SIGKILLed while it holds anonymous files leaves nothing, with no sweep', {
+    timeout: 60_000,
+  }, async () => {
     const cwd = useTempDir();
-    const { child, output, exited } = await spawnUntil(process.execPath, ['--import', TSX_IMPORT, STORE_CHILD, 'hold-anon', 'acts', '4'], /HELD .*\n/, {
-      cwd,
-      timeoutMs: 50_000,
-    });
-    const held = JSON.parse(output.slice(output.indexOf('HELD ') + 5).split('\n')[0]!) as { pid: number; files: number; anonymous: boolean };
+    const { child, output, exited } = await spawnUntil(
+      process.execPath,
+      ['--import', TSX_IMPORT, STORE_CHILD, 'hold-anon', 'acts', '4'],
+      /HELD .*\n/,
+      {
+        cwd,
+        timeoutMs: 50_000,
+      },
+    );
+    const held = JSON.parse(output.slice(output.indexOf('HELD ') + 5).split('\n')[0]!) as {
+      pid: number;
+      files: number;
+      anonymous: boolean;
+    };
     expect(held).toMatchObject({ anonymous: true, files: 0 });
     // the child really holds four files in the save dir: descriptors to deleted inodes there
     const dir = join(cwd, 'acts');

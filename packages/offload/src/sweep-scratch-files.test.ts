@@ -10,14 +10,21 @@ import { sweepScratchFiles } from './sweep-scratch-files';
 const FOREIGN = ['notes.txt', 'soup-act-notes.bin', 'soup-act-12-zzzzzzzz-1.bin', 'soup-act-1-deadbeef-1.pt'];
 
 function startChild(mode: string, saveDir: string, cwd: string, extra: string[] = []) {
-  return spawnUntil(process.execPath, ['--import', TSX_IMPORT, STORE_CHILD, mode, saveDir, ...extra], mode === 'hold' ? /HELD .*\n/ : /CHURNING \d+\n/, {
-    cwd,
-    timeoutMs: 50_000,
-  });
+  return spawnUntil(
+    process.execPath,
+    ['--import', TSX_IMPORT, STORE_CHILD, mode, saveDir, ...extra],
+    mode === 'hold' ? /HELD .*\n/ : /CHURNING \d+\n/,
+    {
+      cwd,
+      timeoutMs: 50_000,
+    },
+  );
 }
 
 describe('crash recovery', () => {
-  test('[slow] a run SIGKILLed mid-step leaves files; the next store sweeps them all and nothing else', { timeout: 60_000 }, async () => {
+  test('[slow] a run SIGKILLed mid-step leaves files; the next store sweeps them all and nothing else', {
+    timeout: 60_000,
+  }, async () => {
     const cwd = useTempDir();
     const dir = join(cwd, 'acts');
     mkdirSync(dir);
@@ -39,7 +46,9 @@ describe('crash recovery', () => {
     expect(readdirSync(dir).sort()).toEqual([...FOREIGN].sort());
   });
 
-  test('[slow] stores of live processes are never swept; once the owner dies they are', { timeout: 60_000 }, async () => {
+  test('[slow] stores of live processes are never swept; once the owner dies they are', {
+    timeout: 60_000,
+  }, async () => {
     const cwd = useTempDir();
     const dir = join(cwd, 'acts');
     const mine = new ActivationStore({ target: 'disk', saveDir: 'acts', cwd });
@@ -47,7 +56,10 @@ describe('crash recovery', () => {
     mine.pack({ dtype: 'int32', dims: [1], data: Int32Array.of(4) });
 
     const { child, output, exited } = await startChild('hold', 'acts', cwd, ['3']);
-    const held = JSON.parse(output.slice(output.indexOf('HELD ') + 5).split('\n')[0]!) as { pid: number; prefix: string };
+    const held = JSON.parse(output.slice(output.indexOf('HELD ') + 5).split('\n')[0]!) as {
+      pid: number;
+      prefix: string;
+    };
     expect(held.pid).toBe(child.pid);
 
     // a second store in this process and the sweep function both leave live files alone
@@ -77,7 +89,11 @@ describe('sweepScratchFiles', () => {
     mkdirSync(dir);
     const dead = await runNode(['-e', 'console.log(process.pid)']);
     const deadPid = Number(dead.stdout.trim());
-    const stale = [`soup-act-${deadPid}-0badc0de-0.bin`, `soup-act-${deadPid}-0badc0de-17.bin`, `soup-act-${process.pid}-deadbeef-3.bin`];
+    const stale = [
+      `soup-act-${deadPid}-0badc0de-0.bin`,
+      `soup-act-${deadPid}-0badc0de-17.bin`,
+      `soup-act-${process.pid}-deadbeef-3.bin`,
+    ];
     for (const name of [...stale, ...FOREIGN]) writeFileSync(join(dir, name), 'x');
     mkdirSync(join(dir, `soup-act-${deadPid}-0badc0de-99.bin`)); // a directory with a matching name is not ours to remove
 

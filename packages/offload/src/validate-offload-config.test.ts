@@ -31,7 +31,9 @@ describe('validateOffloadConfig — the original cases', () => {
     for (const device of ['cpu', 'mps']) {
       const errors = validateOffloadConfig({ target: 'cpu', backend: 'transformers', device });
       expect(errors).toHaveLength(1);
-      expect(errors[0]).toMatch(new RegExp(`^Activation offloading requires CUDA training\\. Current device: ${device}\\. `));
+      expect(errors[0]).toMatch(
+        new RegExp(`^Activation offloading requires CUDA training\\. Current device: ${device}\\. `),
+      );
       expect(errors[0]).toContain("Use activation_offloading='disk' to relieve host RAM.");
     }
     expect(validateOffloadConfig({ target: 'cpu', backend: 'transformers', device: 'cuda' })).toEqual([]);
@@ -40,14 +42,20 @@ describe('validateOffloadConfig — the original cases', () => {
 
   test("'disk' without a save dir: the original message", () => {
     expect(validateOffloadConfig({ target: 'disk', backend: 'transformers', device: 'cuda' })).toEqual([NO_SAVE_DIR]);
-    expect(validateOffloadConfig({ target: 'disk', backend: 'onnxruntime', device: 'cpu', saveDir: '' })).toEqual([NO_SAVE_DIR]);
-    expect(validateOffloadConfig({ target: 'disk', backend: 'onnxruntime', device: 'cpu', saveDir: null })).toEqual([NO_SAVE_DIR]);
+    expect(validateOffloadConfig({ target: 'disk', backend: 'onnxruntime', device: 'cpu', saveDir: '' })).toEqual([
+      NO_SAVE_DIR,
+    ]);
+    expect(validateOffloadConfig({ target: 'disk', backend: 'onnxruntime', device: 'cpu', saveDir: null })).toEqual([
+      NO_SAVE_DIR,
+    ]);
   });
 
   test("'disk' is valid on any device (it relieves host RAM too) and does not create the dir", () => {
     const cwd = useTempDir();
     for (const device of ['cpu', 'cuda', 'mps']) {
-      expect(validateOffloadConfig({ target: 'disk', backend: 'onnxruntime', device, saveDir: 'scratch/acts', cwd })).toEqual([]);
+      expect(
+        validateOffloadConfig({ target: 'disk', backend: 'onnxruntime', device, saveDir: 'scratch/acts', cwd }),
+      ).toEqual([]);
     }
     expect(existsSync(join(cwd, 'scratch'))).toBe(false);
   });
@@ -55,7 +63,9 @@ describe('validateOffloadConfig — the original cases', () => {
   test('several problems are all reported', () => {
     const errors = validateOffloadConfig({ target: 'cpu', backend: 'jax', device: 'cpu' });
     expect(errors).toHaveLength(2);
-    expect(errors[0]).toBe("Activation offloading does not know the backend 'jax'. Use backend: onnxruntime or backend: transformers.");
+    expect(errors[0]).toBe(
+      "Activation offloading does not know the backend 'jax'. Use backend: onnxruntime or backend: transformers.",
+    );
     expect(errors[1]).toMatch(/^Activation offloading requires CUDA training\. Current device: cpu\./);
   });
 
@@ -77,7 +87,9 @@ describe('validateOffloadConfig — save dir must resolve under cwd', () => {
     mkdirSync(cwd);
     const up = disk('../elsewhere', cwd);
     expect(up).toHaveLength(1);
-    expect(up[0]).toContain(`save_dir '../elsewhere' resolves to '${join(root, 'elsewhere')}', outside the working directory '${cwd}'`);
+    expect(up[0]).toContain(
+      `save_dir '../elsewhere' resolves to '${join(root, 'elsewhere')}', outside the working directory '${cwd}'`,
+    );
     expect(disk('acts/../../x', cwd)[0]).toContain('outside the working directory');
     expect(disk(join(root, 'abs'), cwd)[0]).toContain('outside the working directory');
     expect(disk('.', cwd)[0]).toContain('is the working directory itself');
@@ -114,10 +126,12 @@ describe('validateOffloadConfig — save dir must resolve under cwd', () => {
 describe('checkOffloadConfig', () => {
   test('returns errors and warnings', () => {
     const cwd = useTempDir();
-    expect(checkOffloadConfig({ target: 'cpu', backend: 'onnxruntime', device: 'cuda', saveDir: 'acts', cwd })).toEqual({
-      errors: [],
-      warnings: ["save_dir 'acts' is only used by activation_offloading='disk'; it is ignored for 'cpu'."],
-    });
+    expect(checkOffloadConfig({ target: 'cpu', backend: 'onnxruntime', device: 'cuda', saveDir: 'acts', cwd })).toEqual(
+      {
+        errors: [],
+        warnings: ["save_dir 'acts' is only used by activation_offloading='disk'; it is ignored for 'cpu'."],
+      },
+    );
     expect(checkOffloadConfig({ target: null, backend: 'x', device: 'y' })).toEqual({ errors: [], warnings: [] });
   });
 });

@@ -2,13 +2,17 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, test } from 'vitest';
-import { ActivationStore } from './activation-store';
+import type { ActivationStore } from './activation-store';
 import { currentActivationStore } from './current-activation-store';
 import { OffloadConfigError, StoreClosedError } from './errors';
 import type { OffloadTensor } from './types';
 import { withOffload } from './with-offload';
 
-const tensor = (n: number, fill: number): OffloadTensor => ({ dtype: 'float32', dims: [n], data: new Float32Array(n).fill(fill) });
+const tensor = (n: number, fill: number): OffloadTensor => ({
+  dtype: 'float32',
+  dims: [n],
+  data: new Float32Array(n).fill(fill),
+});
 
 describe('withOffload', () => {
   test('installs a store for the duration, returns fn’s value, leaves no file', async () => {

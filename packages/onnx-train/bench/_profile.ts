@@ -36,7 +36,13 @@ export function summarizeProfile(path: string, lastRuns: number): ProfileSummary
   let matmul = 0;
   for (const e of nodes) {
     const ms = e.dur / 1000 / n;
-    const region = e.name.startsWith('optimizer') ? 'optimizer' : e.name.includes('/bwd') ? 'backward' : e.name.includes('/fwd') ? 'forward' : 'other';
+    const region = e.name.startsWith('optimizer')
+      ? 'optimizer'
+      : e.name.includes('/bwd')
+        ? 'backward'
+        : e.name.includes('/fwd')
+          ? 'forward'
+          : 'other';
     const op = e.args?.op_name ?? '?';
     byRegion[region] = (byRegion[region] ?? 0) + ms;
     byOp[op] = (byOp[op] ?? 0) + ms;

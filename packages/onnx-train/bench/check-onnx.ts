@@ -6,7 +6,13 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as seg from '../src/_segments';
-import { defineGptSpec, resolveAdamW, writeTrainingModel, type BuildTrainingModelOptions, type GptSpec } from '../src/index';
+import {
+  defineGptSpec,
+  resolveAdamW,
+  writeTrainingModel,
+  type BuildTrainingModelOptions,
+  type GptSpec,
+} from '../src/index';
 
 /** The segmented step's model (every segment behind an If), as SegmentedTrainStep builds it. */
 function writeSegmentsModel(spec: GptSpec, recompute: string[], path: string): { path: string; sizeBytes: number } {
@@ -21,8 +27,16 @@ function writeSegmentsModel(spec: GptSpec, recompute: string[], path: string): {
     }
   }
   const adamw = resolveAdamW();
-  models.push(seg.buildEmbedForward(spec, 'float32'), seg.buildEmbedBackward(spec, 'float32'), seg.buildHead(spec, 'float32'));
-  models.push(seg.buildGradNorm(spec, 'float32'), seg.buildAdamWGroup(spec, 'float32', adamw, 'block'), seg.buildAdamWGroup(spec, 'float32', adamw, 'rest'));
+  models.push(
+    seg.buildEmbedForward(spec, 'float32'),
+    seg.buildEmbedBackward(spec, 'float32'),
+    seg.buildHead(spec, 'float32'),
+  );
+  models.push(
+    seg.buildGradNorm(spec, 'float32'),
+    seg.buildAdamWGroup(spec, 'float32', adamw, 'block'),
+    seg.buildAdamWGroup(spec, 'float32', adamw, 'rest'),
+  );
   const { bytes } = seg.buildSwitchModel('float32', models);
   writeFileSync(path, bytes);
   return { path, sizeBytes: bytes.byteLength };
@@ -44,7 +58,9 @@ try {
   for (const [name, opts] of variants) {
     const s = name.endsWith('untied') ? { ...spec, tieEmbeddings: false } : spec;
     const path = join(dir, `${name}.onnx`);
-    const w = name.startsWith('segments') ? writeSegmentsModel(s, opts.recompute ? [...opts.recompute] : [], path) : writeTrainingModel({ spec: s, path, ...opts });
+    const w = name.startsWith('segments')
+      ? writeSegmentsModel(s, opts.recompute ? [...opts.recompute] : [], path)
+      : writeTrainingModel({ spec: s, path, ...opts });
     const code = [
       'import sys, onnx',
       'm = onnx.load(sys.argv[1])',
@@ -54,7 +70,9 @@ try {
     const r = spawnSync(python, ['-c', code, w.path], { encoding: 'utf8' });
     const ok = r.status === 0;
     if (!ok) failed++;
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(26)} ${(w.sizeBytes / 1024).toFixed(0).padStart(5)} KiB  ${(ok ? r.stdout : r.stderr || r.error?.message || '').trim()}`);
+    console.log(
+      `${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(26)} ${(w.sizeBytes / 1024).toFixed(0).padStart(5)} KiB  ${(ok ? r.stdout : r.stderr || r.error?.message || '').trim()}`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -25,8 +25,16 @@ const rssMB = (field: 'VmHWM' | 'VmRSS'): number =>
 
 async function gemmGflops(n: number, threads: number): Promise<number> {
   const session = await ort.InferenceSession.create(gemmModel(n), { intraOpNumThreads: threads, logSeverityLevel: 3 });
-  const a = new ort.Tensor('float32', Float32Array.from({ length: n * n }, (_, i) => ((i * 7919) % 1000) / 1000 - 0.5), [n, n]);
-  const b = new ort.Tensor('float32', Float32Array.from({ length: n * n }, (_, i) => ((i * 104729) % 1000) / 1000 - 0.5), [n, n]);
+  const a = new ort.Tensor(
+    'float32',
+    Float32Array.from({ length: n * n }, (_, i) => ((i * 7919) % 1000) / 1000 - 0.5),
+    [n, n],
+  );
+  const b = new ort.Tensor(
+    'float32',
+    Float32Array.from({ length: n * n }, (_, i) => ((i * 104729) % 1000) / 1000 - 0.5),
+    [n, n],
+  );
   await session.run({ a, b });
   let best = Infinity;
   for (let i = 0; i < 6; i++) {

@@ -27,7 +27,10 @@ const log = (s: string): void => {
 
 function runJson(cmd: string, argv: string[], env: NodeJS.ProcessEnv): Record<string, unknown> {
   const r = spawnSync(cmd, argv, { cwd: pkgDir, env, encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (r.status !== 0) throw new Error(`${cmd} ${argv[0]} failed (${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').slice(-2000)}`);
+  if (r.status !== 0)
+    throw new Error(
+      `${cmd} ${argv[0]} failed (${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').slice(-2000)}`,
+    );
   const last = r.stdout.trim().split('\n').at(-1)!;
   return JSON.parse(last) as Record<string, unknown>;
 }
@@ -46,10 +49,30 @@ const torchRuns: Side[] = [];
 // The sides alternate, `rounds` times each; each side keeps its fastest round (the machine may be shared).
 for (let r = 0; r < rounds; r++) {
   log(`round ${r + 1}/${rounds}: onnx-train (ONNX Runtime) ...`);
-  ortRuns.push(runJson(process.execPath, ['--import', 'tsx', join(here, 'ort-child.ts'), JSON.stringify({ spec, batchSize, threads, steps, warmup: 2, maxSeconds: 60 })], process.env));
+  ortRuns.push(
+    runJson(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(here, 'ort-child.ts'),
+        JSON.stringify({ spec, batchSize, threads, steps, warmup: 2, maxSeconds: 60 }),
+      ],
+      process.env,
+    ),
+  );
   if (withTorch) {
     log(`round ${r + 1}/${rounds}: PyTorch peer (${python}) ...`);
-    torchRuns.push(runJson(python, [join(here, 'torch_peer.py'), JSON.stringify({ ...spec, batchSize, threads, steps, warmup: 2, maxSeconds: 120 })], torchEnv));
+    torchRuns.push(
+      runJson(
+        python,
+        [
+          join(here, 'torch_peer.py'),
+          JSON.stringify({ ...spec, batchSize, threads, steps, warmup: 2, maxSeconds: 120 }),
+        ],
+        torchEnv,
+      ),
+    );
   }
 }
 const best = (runs: Side[]): Side | null => {
@@ -68,7 +91,16 @@ let profile: unknown = null;
 if (args.includes('--profile')) {
   log('profiling onnx-train ...');
   const prefix = join(tmpdir(), `soup-onnx-train-prof-${process.pid}`);
-  profile = runJson(process.execPath, ['--import', 'tsx', join(here, 'ort-child.ts'), JSON.stringify({ spec, batchSize, threads, steps: 5, warmup: 2, maxSeconds: 60, profileFilePrefix: prefix })], process.env).profile;
+  profile = runJson(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(here, 'ort-child.ts'),
+      JSON.stringify({ spec, batchSize, threads, steps: 5, warmup: 2, maxSeconds: 60, profileFilePrefix: prefix }),
+    ],
+    process.env,
+  ).profile;
 }
 
 // Gradient accumulation: same micro-batch (16), G = 16 (16 × 1) and G = 128 (16 × 8).
@@ -81,10 +113,38 @@ if (!args.includes('--no-accum')) {
   const accumSteps = flag('--accum-steps', 3);
   for (let r = 0; r < rounds; r++) {
     log(`round ${r + 1}/${rounds}: accumulation, G = ${ACCUM_MICRO} as ${ACCUM_MICRO} × 1 ...`);
-    single.push(runJson(process.execPath, ['--import', 'tsx', join(here, 'ort-child.ts'), JSON.stringify({ spec, batchSize: ACCUM_MICRO, threads, steps: accumSteps * 4, warmup: 1, maxSeconds: 120 })], process.env));
+    single.push(
+      runJson(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(here, 'ort-child.ts'),
+          JSON.stringify({ spec, batchSize: ACCUM_MICRO, threads, steps: accumSteps * 4, warmup: 1, maxSeconds: 120 }),
+        ],
+        process.env,
+      ),
+    );
     log(`round ${r + 1}/${rounds}: accumulation, G = ${ACCUM_G} as ${ACCUM_MICRO} × ${ACCUM_G / ACCUM_MICRO} ...`);
     accumulated.push(
-      runJson(process.execPath, ['--import', 'tsx', join(here, 'ort-child.ts'), JSON.stringify({ spec, batchSize: ACCUM_G, microBatchSize: ACCUM_MICRO, threads, steps: accumSteps, warmup: 1, maxSeconds: 240 })], process.env),
+      runJson(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(here, 'ort-child.ts'),
+          JSON.stringify({
+            spec,
+            batchSize: ACCUM_G,
+            microBatchSize: ACCUM_MICRO,
+            threads,
+            steps: accumSteps,
+            warmup: 1,
+            maxSeconds: 240,
+          }),
+        ],
+        process.env,
+      ),
     );
   }
   // Time: each side's fastest round (a shared machine slows rounds, never speeds them); peak: each side's highest.
@@ -113,7 +173,7 @@ const result = {
   ratio: torch ? round(ortTps / torchTps) : null,
   ortPeakRssMB: round(num(ort, 'peakRssMB'), 0),
   torchPeakRssMB: torch ? round(num(torch, 'peakRssMB'), 0) : null,
-  mfu: round((gflop / (num(ort, 'stepMsMedian') / 1000)) / num(ort, 'gemmGflops'), 3),
+  mfu: round(gflop / (num(ort, 'stepMsMedian') / 1000) / num(ort, 'gemmGflops'), 3),
   // context
   ortStepMs: round(num(ort, 'stepMsMedian'), 1),
   torchStepMs: torch ? round(num(torch, 'stepMsMedian'), 1) : null,
@@ -148,11 +208,19 @@ if (json) {
   ];
   console.log(`${'metric'.padEnd(22)} ${'onnx-train'.padStart(12)} ${'PyTorch'.padStart(12)}`);
   for (const [k, a, b] of rows) console.log(`${k.padEnd(22)} ${a.padStart(12)} ${b.padStart(12)}`);
-  console.log(`ratio (onnx-train / PyTorch tokens/s): ${result.ratio ?? '-'}   model ${result.modelGflopPerStep} GFLOP/step`);
+  console.log(
+    `ratio (onnx-train / PyTorch tokens/s): ${result.ratio ?? '-'}   model ${result.modelGflopPerStep} GFLOP/step`,
+  );
   if (profile) console.log(`onnx-train profile (ms per step): ${JSON.stringify(profile)}`);
   if (accum) {
-    console.log(`\ngradient accumulation (micro-batch ${ACCUM_MICRO})   G=${ACCUM_MICRO} (16 × 1)   G=${ACCUM_G} (16 × 8)   ratio (goal ≤ 1.05)`);
-    console.log(`peak RSS MB                      ${String(accum.accumPeakRssMB_16x1).padStart(14)} ${String(accum.accumPeakRssMB_16x8).padStart(16)}   ${accum.accumPeakRatio}`);
-    console.log(`ms per sample                    ${String(accum.accumMsPerSample_16x1).padStart(14)} ${String(accum.accumMsPerSample_16x8).padStart(16)}   ${accum.accumTimePerSampleRatio}`);
+    console.log(
+      `\ngradient accumulation (micro-batch ${ACCUM_MICRO})   G=${ACCUM_MICRO} (16 × 1)   G=${ACCUM_G} (16 × 8)   ratio (goal ≤ 1.05)`,
+    );
+    console.log(
+      `peak RSS MB                      ${String(accum.accumPeakRssMB_16x1).padStart(14)} ${String(accum.accumPeakRssMB_16x8).padStart(16)}   ${accum.accumPeakRatio}`,
+    );
+    console.log(
+      `ms per sample                    ${String(accum.accumMsPerSample_16x1).padStart(14)} ${String(accum.accumMsPerSample_16x8).padStart(16)}   ${accum.accumTimePerSampleRatio}`,
+    );
   }
 }

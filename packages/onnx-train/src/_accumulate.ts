@@ -24,13 +24,19 @@ export function splitMicroBatches(batch: TrainBatch, microBatchSize: number | un
   const m = microBatchSize;
   if (!Number.isInteger(m) || m < 1) throw new TrainInputError(`microBatchSize must be a positive integer (got ${m})`);
   if (m > G || G % m !== 0) {
-    throw new TrainInputError(`microBatchSize ${m} does not divide the batch of ${G}: pass a divisor of ${G} (the accumulation a = ${G} / m must be whole)`);
+    throw new TrainInputError(
+      `microBatchSize ${m} does not divide the batch of ${G}: pass a divisor of ${G} (the accumulation a = ${G} / m must be whole)`,
+    );
   }
   const rows = batch.inputIds.length / G;
   const out: MicroBatch[] = [];
   for (let i = 0; i < G; i += m) {
     out.push({
-      batch: { batchSize: m, inputIds: batch.inputIds.subarray(i * rows, (i + m) * rows), labels: batch.labels.subarray(i * rows, (i + m) * rows) },
+      batch: {
+        batchSize: m,
+        inputIds: batch.inputIds.subarray(i * rows, (i + m) * rows),
+        labels: batch.labels.subarray(i * rows, (i + m) * rows),
+      },
       weight: m / G,
     });
   }

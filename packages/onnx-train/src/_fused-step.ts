@@ -24,7 +24,15 @@ import { TrainInputError, TrainStepError } from './errors';
 import type { GptSpec } from './gpt-spec';
 import type { FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
-import type { BudgetTierReport, ExecutionProviderName, RunStepOptions, StepResult, StepTier, TrainStepOptions, TrainStepState } from './step-types';
+import type {
+  BudgetTierReport,
+  ExecutionProviderName,
+  RunStepOptions,
+  StepResult,
+  StepTier,
+  TrainStepOptions,
+  TrainStepState,
+} from './step-types';
 import { addScaled, splitMicroBatches, type MicroBatch } from './_accumulate';
 import { buildOptimizerModel } from './_optimizer-model';
 import { releaseBuffers } from './_release-buffers';
@@ -54,10 +62,18 @@ export class FusedTrainStep {
   private readonly state = new Map<string, FloatArray>();
   private readonly auxSessions = new Map<TrainingModelMode | 'optimizer', Promise<Session>>();
   private completed = 0;
-  private tierReport: { description: string; budget: BudgetTierReport | undefined } = { description: 'off', budget: undefined };
+  private tierReport: { description: string; budget: BudgetTierReport | undefined } = {
+    description: 'off',
+    budget: undefined,
+  };
   private released = false;
 
-  protected constructor(options: TrainStepOptions, model: TrainingModel, session: Session, parameters: Map<string, FloatArray>) {
+  protected constructor(
+    options: TrainStepOptions,
+    model: TrainingModel,
+    session: Session,
+    parameters: Map<string, FloatArray>,
+  ) {
     this.options = options;
     this.spec = model.spec;
     this.dtype = model.dtype;
@@ -83,14 +99,24 @@ export class FusedTrainStep {
       mode: 'train',
     });
     const session = await createTrainingSession(model.bytes, options);
-    const parameters = startParameters({ given: options.parameters, params: model.params, spec: model.spec, dtype: model.dtype, seed: options.seed });
+    const parameters = startParameters({
+      given: options.parameters,
+      params: model.params,
+      spec: model.spec,
+      dtype: model.dtype,
+      seed: options.seed,
+    });
     return { model, session, parameters };
   }
 
   /** A step with an explicit recompute set (`options.recompute`); no tier is resolved (the budget planner measures these). */
   static async createExplicit(options: TrainStepOptions): Promise<FusedTrainStep> {
     const recompute = [...(options.recompute ?? [])];
-    const tier: StepTier = { recompute, description: recompute.length ? `recompute ${recompute.join(', ')}` : 'off', budgetReport: undefined };
+    const tier: StepTier = {
+      recompute,
+      description: recompute.length ? `recompute ${recompute.join(', ')}` : 'off',
+      budgetReport: undefined,
+    };
     const { model, session, parameters } = await FusedTrainStep.prepare(options, tier);
     const step = new FusedTrainStep(options, model, session, parameters);
     step.setTier(tier);
@@ -163,7 +189,13 @@ export class FusedTrainStep {
   }
 
   /** Sums the micro-batches' weighted gradients, then one clipping + AdamW update; the state changes only at the end. */
-  private async runAccumulated(batch: TrainBatch, micro: MicroBatch[], lr: number, nextStep: number, t0: number): Promise<StepResult> {
+  private async runAccumulated(
+    batch: TrainBatch,
+    micro: MicroBatch[],
+    lr: number,
+    nextStep: number,
+    t0: number,
+  ): Promise<StepResult> {
     const t1 = performance.now();
     const gradSession = await this.aux('gradients');
     const acc = new Map<string, FloatArray>();
@@ -303,7 +335,11 @@ export class FusedTrainStep {
     return this.runSession(session, feeds, batch.batchSize);
   }
 
-  private async runSession(session: Session, feeds: Record<string, ort.Tensor>, batchSize: number): Promise<Record<string, ort.Tensor>> {
+  private async runSession(
+    session: Session,
+    feeds: Record<string, ort.Tensor>,
+    batchSize: number,
+  ): Promise<Record<string, ort.Tensor>> {
     try {
       return (await session.run(feeds)) as Record<string, ort.Tensor>;
     } catch (err) {

@@ -86,8 +86,9 @@ export function gpt2LossFromFolder(dir: string, batch: TrainBatch): number {
             mx = Math.max(mx, s[u]!);
           }
           let z = 0;
-          for (let u = 0; u <= t; u++) z += (s[u] = Math.exp(s[u]! - mx));
-          for (let u = 0; u <= t; u++) for (let i = 0; i < dh; i++) o[t * D + hd * dh + i]! += (s[u]! / z) * qkv[u * 3 * D + 2 * D + hd * dh + i]!;
+          for (let u = 0; u <= t; u++) z += s[u] = Math.exp(s[u]! - mx);
+          for (let u = 0; u <= t; u++)
+            for (let i = 0; i < dh; i++) o[t * D + hd * dh + i]! += (s[u]! / z) * qkv[u * 3 * D + 2 * D + hd * dh + i]!;
         }
       }
       const attn = conv1d(o, T, D, D, W(`${h}.attn.c_proj.weight`), W(`${h}.attn.c_proj.bias`));

@@ -165,7 +165,12 @@ export class Emitter {
     return outputs;
   }
 
-  op1(opType: string, inputs: readonly string[], attrs: Readonly<Record<string, AttrInput>> = {}, outputName?: string): string {
+  op1(
+    opType: string,
+    inputs: readonly string[],
+    attrs: Readonly<Record<string, AttrInput>> = {},
+    outputName?: string,
+  ): string {
     const out = this.op(opType, inputs, attrs, outputName === undefined ? {} : { outputNames: [outputName] });
     return out[0]!;
   }

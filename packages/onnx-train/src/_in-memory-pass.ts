@@ -29,7 +29,11 @@ export async function inMemoryPass(
     const feeds = addParameterFeeds({ ...batchFeeds }, ctx.params, ctx.state, ctx.dtype);
     const fetches = [tensorNames.loss, ...ctx.params.map((p) => tensorNames.grad(p.name))];
     const out = await runSegment(
-      { inputNames: [], outputNames: fetches, run: async (f) => (await chain.run(f, fetches)) as Record<string, ort.Tensor> },
+      {
+        inputNames: [],
+        outputNames: fetches,
+        run: async (f) => (await chain.run(f, fetches)) as Record<string, ort.Tensor>,
+      },
       feeds,
       batchSize,
       'forward + head + backward (one chain: nothing offloaded)',

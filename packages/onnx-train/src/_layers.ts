@@ -46,7 +46,13 @@ export function layerNorm(name: string, spec: GptSpec): LayerModule {
       const meanD = e.reduceMean(dxhat, [-1], D, true);
       const meanDX = e.reduceMean(e.mul(dxhat, xhat), [-1], D, true);
       const dx = e.mul(e.sub(e.sub(dxhat, meanD), e.mul(xhat, meanDX)), rstd);
-      return { dx, grads: grads([[w, dw], [b, db]]) };
+      return {
+        dx,
+        grads: grads([
+          [w, dw],
+          [b, db],
+        ]),
+      };
     },
   };
 }
@@ -81,7 +87,11 @@ export function attention(name: string, spec: GptSpec, opts: { recomputeCore?: b
       const qkv = e.gemm(a, env.param(wqkv), { c: env.param(bqkv) });
       // [B, T, 3, H, dh] → [3, B, H, T, dh], one transpose for q, k and v.
       const split = e.transpose(e.reshape(qkv, [-1, T, 3, H, dh]), [2, 0, 3, 1, 4]);
-      const [q3, k3, v3] = e.op('Split', [split, e.i64([1, 1, 1])], { axis: 0 }, { outputs: 3 }) as [string, string, string];
+      const [q3, k3, v3] = e.op('Split', [split, e.i64([1, 1, 1])], { axis: 0 }, { outputs: 3 }) as [
+        string,
+        string,
+        string,
+      ];
       const q = e.mul(e.reshape(q3, [-1, H, T, dh]), e.scalar(scale));
       const k = e.reshape(k3, [-1, H, T, dh]);
       const v = e.reshape(v3, [-1, H, T, dh]);
@@ -113,7 +123,11 @@ export function attention(name: string, spec: GptSpec, opts: { recomputeCore?: b
       const dq = e.mul(e.matmul(ds, k), e.scalar(scale));
       const dk = e.matmul(e.transpose(ds, [0, 1, 3, 2]), q);
       // [B, H, T, dh] ×3 → [B, H, 3, T, dh] → [B, T, 3, H, dh] → [tokens, 3D]
-      const stacked = e.op1('Concat', [dq, dk, dv].map((t) => e.op1('Unsqueeze', [t, e.i64([2])])), { axis: 2 });
+      const stacked = e.op1(
+        'Concat',
+        [dq, dk, dv].map((t) => e.op1('Unsqueeze', [t, e.i64([2])])),
+        { axis: 2 },
+      );
       const dqkv = e.reshape(e.transpose(stacked, [0, 3, 2, 1, 4]), [-1, 3 * D]);
       const dWqkv = e.gemm(a, dqkv, { transA: true });
       const dbqkv = e.reduceSum(dqkv, [0], false);
@@ -225,7 +239,10 @@ function preNormed(ln: LayerModule, lnKey: string, sub: LayerModule, subKey: str
   return {
     name: sub.name,
     shapePreserving: true,
-    saves: [...ln.saves.map((s) => ({ ...s, key: `${lnKey}.${s.key}` })), ...sub.saves.map((s) => ({ ...s, key: `${subKey}.${s.key}` }))],
+    saves: [
+      ...ln.saves.map((s) => ({ ...s, key: `${lnKey}.${s.key}` })),
+      ...sub.saves.map((s) => ({ ...s, key: `${subKey}.${s.key}` })),
+    ],
     forward(e, env, x): ForwardOut {
       const r1 = ln.forward(e.scope(lnKey), env, x);
       const r2 = sub.forward(e.scope(subKey), env, r1.y);
@@ -240,7 +257,14 @@ function preNormed(ln: LayerModule, lnKey: string, sub: LayerModule, subKey: str
 }
 
 /** `h.<i>` recomputed in two halves (see `BlockOptions.recomputeBlock`); saves `attn_half.input`, `mlp_half.input`. */
-function recomputedBlock(name: string, spec: GptSpec, ln1: LayerModule, attn: LayerModule, ln2: LayerModule, ff: LayerModule): LayerModule {
+function recomputedBlock(
+  name: string,
+  spec: GptSpec,
+  ln1: LayerModule,
+  attn: LayerModule,
+  ln2: LayerModule,
+  ff: LayerModule,
+): LayerModule {
   const first = withRecompute(preNormed(ln1, 'ln_1', attn, 'attn'), spec);
   const second = withRecompute(preNormed(ln2, 'ln_2', ff, 'mlp'), spec);
   return {
@@ -275,7 +299,11 @@ export function block(index: number, spec: GptSpec, opts: BlockOptions = {}): La
   const attnPlain = attention(`${name}.attn`, spec);
   const mlpPlain = mlp(`${name}.mlp`, spec);
   if (opts.recomputeBlock) return recomputedBlock(name, spec, ln1, attnPlain, ln2, mlpPlain);
-  const attn = opts.recomputeAttn ? withRecompute(attnPlain, spec) : opts.recomputeAttnCore ? attention(`${name}.attn`, spec, { recomputeCore: true }) : attnPlain;
+  const attn = opts.recomputeAttn
+    ? withRecompute(attnPlain, spec)
+    : opts.recomputeAttnCore
+      ? attention(`${name}.attn`, spec, { recomputeCore: true })
+      : attnPlain;
   const ff = opts.recomputeMlp ? withRecompute(mlpPlain, spec) : mlpPlain;
   const children = [
     ['ln_1', ln1],
@@ -335,7 +363,10 @@ export function embeddings(spec: GptSpec): LayerModule {
       // d wte = scatter-add of the rows of dy at the token ids (ScatterElements, reduction add).
       const index = e.op1('Expand', [e.reshape(saved.ids!, [-1, 1]), e.i64([1, D])]);
       const zeros = e.op1('ConstantOfShape', [e.i64([V, D])], {
-        value: { kind: 'tensor', value: { dataType: e.core.floatType, dims: [1], raw: new Uint8Array(e.dtype === 'float64' ? 8 : 4) } },
+        value: {
+          kind: 'tensor',
+          value: { dataType: e.core.floatType, dims: [1], raw: new Uint8Array(e.dtype === 'float64' ? 8 : 4) },
+        },
       });
       const dwte = e.op1('ScatterElements', [zeros, index, dy], { axis: 0, reduction: 'add' });
       return {

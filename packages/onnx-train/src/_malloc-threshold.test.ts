@@ -33,7 +33,10 @@ for (let i = 0; i < 30; i++) {
 console.log(minflt() - before);
 `,
   );
-  const r = await runNode(['--import', 'tsx', script, raise ? 'raise' : 'plain'], { cwd: packageDir, timeoutMs: 60_000 });
+  const r = await runNode(['--import', 'tsx', script, raise ? 'raise' : 'plain'], {
+    cwd: packageDir,
+    timeoutMs: 60_000,
+  });
   expect(r.code, r.stderr).toBe(0);
   return Number(r.stdout.trim());
 }

@@ -6,7 +6,15 @@ import { describe, expect, it } from 'vitest';
 import { emitTrainingGraph } from './build-training-model';
 import { defineGptSpec } from './gpt-spec';
 
-const spec = defineGptSpec({ vocabSize: 16, seqLen: 6, dModel: 8, nHeads: 2, nLayers: 3, dFF: 16, tieEmbeddings: false });
+const spec = defineGptSpec({
+  vocabSize: 16,
+  seqLen: 6,
+  dModel: 8,
+  nHeads: 2,
+  nLayers: 3,
+  dFF: 16,
+  tieEmbeddings: false,
+});
 
 describe('layer modules', () => {
   for (const recompute of [[], ['h.0', 'h.1.attn', 'h.2.mlp'], ['h.0.attn.core', 'h.2.attn.core']]) {
@@ -30,7 +38,8 @@ describe('layer modules', () => {
             }
           }
         }
-        const declared = t.name === 'wte+wpe' || t.name === 'lm_head' || t.name === 'ln_f' ? null : Object.keys(t.saved).length;
+        const declared =
+          t.name === 'wte+wpe' || t.name === 'lm_head' || t.name === 'ln_f' ? null : Object.keys(t.saved).length;
         if (declared !== null && recompute.includes(t.name)) expect(declared).toBe(2); // the block input and the mid-block residual
       }
       expect(checkedNodes).toBeGreaterThan(300);

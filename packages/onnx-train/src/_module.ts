@@ -59,7 +59,8 @@ export interface LayerModule {
  * session or it merges the two copies.
  */
 export function withRecompute(m: LayerModule, spec: GptSpec): LayerModule {
-  if (!m.shapePreserving) throw new Error(`module ${m.name} cannot be recomputed: its output shape differs from its input`);
+  if (!m.shapePreserving)
+    throw new Error(`module ${m.name} cannot be recomputed: its output shape differs from its input`);
   return {
     name: m.name,
     shapePreserving: true,

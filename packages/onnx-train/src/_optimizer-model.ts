@@ -32,8 +32,17 @@ export function buildOptimizerModel(params: readonly ParamSpec[], dtype: FloatDT
     squares.set(p.name, sq);
     return opt.reduceSum(sq, [], false);
   });
-  const gradNorm = opt.op1('Sqrt', [sumSquares.length === 1 ? sumSquares[0]! : opt.op1('Sum', sumSquares)], {}, tensorNames.gradNorm);
+  const gradNorm = opt.op1(
+    'Sqrt',
+    [sumSquares.length === 1 ? sumSquares[0]! : opt.op1('Sum', sumSquares)],
+    {},
+    tensorNames.gradNorm,
+  );
   core.addOutput(tensorNames.gradNorm, ft, []);
   emitAdamW(opt, { params: [...params], grads, squares, paramValues, gradNorm, lr, step, adamw });
-  return core.encode({ graphName: 'soup_gpt_optimizer', producerVersion: 'graph-v1', docString: `@soup/onnx-train optimizer: dtype=${dtype}` });
+  return core.encode({
+    graphName: 'soup_gpt_optimizer',
+    producerVersion: 'graph-v1',
+    docString: `@soup/onnx-train optimizer: dtype=${dtype}`,
+  });
 }

@@ -56,7 +56,9 @@ export function pickPeakMethod(preferred: PeakMethod | 'auto' = 'auto'): PeakMet
   if (preferred === 'sampled') return 'sampled';
   if (resetPeakRss()) return 'clear_refs';
   if (preferred === 'clear_refs') {
-    throw new MemoryMeasurementError("peakMethod 'clear_refs': writing to /proc/self/clear_refs was refused here; use peakMethod 'auto' (falls back to sampling)");
+    throw new MemoryMeasurementError(
+      "peakMethod 'clear_refs': writing to /proc/self/clear_refs was refused here; use peakMethod 'auto' (falls back to sampling)",
+    );
   }
   return 'sampled';
 }
@@ -91,9 +93,14 @@ export interface PeakReading<T> {
  * `clear_refs`: exact (VmHWM after a reset). `sampled`: VmRSS read by a worker thread every
  * `sampleMs` (default 1 ms) — a lower bound.
  */
-export async function measurePeak<T>(work: () => Promise<T>, method: PeakMethod, sampleMs = 1): Promise<PeakReading<T>> {
+export async function measurePeak<T>(
+  work: () => Promise<T>,
+  method: PeakMethod,
+  sampleMs = 1,
+): Promise<PeakReading<T>> {
   if (method === 'clear_refs') {
-    if (!resetPeakRss()) throw new MemoryMeasurementError('writing to /proc/self/clear_refs was refused between two measurements');
+    if (!resetPeakRss())
+      throw new MemoryMeasurementError('writing to /proc/self/clear_refs was refused between two measurements');
     const result = await work();
     const after = readRss();
     if (after === null) throw new MemoryMeasurementError('/proc/self/status became unreadable during the measurement');

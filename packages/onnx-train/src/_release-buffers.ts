@@ -16,7 +16,8 @@ export function releaseBuffers(views: Iterable<ArrayBufferView | null | undefine
   const buffers = new Set<ArrayBuffer>();
   for (const v of views) {
     const b = v?.buffer;
-    if (b instanceof ArrayBuffer && b.byteLength > 0 && v!.byteOffset === 0 && v!.byteLength === b.byteLength) buffers.add(b);
+    if (b instanceof ArrayBuffer && b.byteLength > 0 && v!.byteOffset === 0 && v!.byteLength === b.byteLength)
+      buffers.add(b);
   }
   if (buffers.size === 0) return;
   if (sink === null) {

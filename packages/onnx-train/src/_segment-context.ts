@@ -70,11 +70,18 @@ export function paramSpecOf(ctx: SegmentContext, name: string): ParamSpec {
 }
 
 /** Runs a segment; a failure becomes a `TrainStepError` naming the batch size and the segment. */
-export async function runSegment(segment: Segment, feeds: Feeds, batchSize: number, what: string): Promise<Record<string, ort.Tensor>> {
+export async function runSegment(
+  segment: Segment,
+  feeds: Feeds,
+  batchSize: number,
+  what: string,
+): Promise<Record<string, ort.Tensor>> {
   try {
     return await segment.run(feeds);
   } catch (err) {
     const message = (err as Error).message ?? String(err);
-    throw new TrainStepError(`training step failed at batch size ${batchSize} (segment ${what}): ${message}`, { cause: err });
+    throw new TrainStepError(`training step failed at batch size ${batchSize} (segment ${what}): ${message}`, {
+      cause: err,
+    });
   }
 }

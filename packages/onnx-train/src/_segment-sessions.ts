@@ -85,7 +85,12 @@ export async function openSegmentSessions(
  * own allocations (no arena: the C allocator's; with arenas: one per session), and the activation
  * peak came out at 277–288 MB instead of 159–167 (bench geometry, batch 32).
  */
-async function openSegments(models: SegmentModel[], dtype: FloatDType, options: SegmentedTrainStepOptions, created: Session[]): Promise<Segment[]> {
+async function openSegments(
+  models: SegmentModel[],
+  dtype: FloatDType,
+  options: SegmentedTrainStepOptions,
+  created: Session[],
+): Promise<Segment[]> {
   const sw = buildSwitchModel(dtype, models);
   const session = await createTrainingSession(sw.bytes, options, SEGMENT_SESSION_EXTRA);
   created.push(session);
@@ -94,7 +99,11 @@ async function openSegments(models: SegmentModel[], dtype: FloatDType, options: 
   const dimsOf = (shape: readonly (number | string)[]): number[] => shape.map((d) => (typeof d === 'number' ? d : 0));
   const elementBytes = (type: number): number => (type === OnnxDataType.INT64 || dtype === 'float64' ? 8 : 4);
   let maxBytes = 8;
-  for (const i of sw.inputs) maxBytes = Math.max(maxBytes, dimsOf(i.shape ?? []).reduce((n, d) => n * d, elementBytes(i.dataType)));
+  for (const i of sw.inputs)
+    maxBytes = Math.max(
+      maxBytes,
+      dimsOf(i.shape ?? []).reduce((n, d) => n * d, elementBytes(i.dataType)),
+    );
   const zero = new ArrayBuffer(maxBytes);
   const placeholders: Feeds = {};
   for (const i of sw.inputs) {
@@ -115,7 +124,10 @@ async function openSegments(models: SegmentModel[], dtype: FloatDType, options: 
       inputNames: seg.inputNames,
       outputNames: [...seg.outputs.values()],
       run: async (feeds: Feeds) => {
-        const out = (await session.run({ ...placeholders, ...feeds, segment: selector }, fetches)) as Record<string, ort.Tensor>;
+        const out = (await session.run({ ...placeholders, ...feeds, segment: selector }, fetches)) as Record<
+          string,
+          ort.Tensor
+        >;
         const named: Record<string, ort.Tensor> = {};
         for (const [full, own] of seg.outputs) named[own] = out[full]!;
         return named;

@@ -17,15 +17,18 @@ export interface ResolvedStore {
 /** Checks `offload` with @soup/offload and returns how each step opens its store. */
 export function resolveStore(options: SegmentedTrainStepOptions): ResolvedStore {
   if (options.openActivationStore !== undefined) {
-    if (options.offload !== undefined) throw new TrainInputError('pass either offload or openActivationStore, not both');
-    if (typeof options.openActivationStore !== 'function') throw new TrainInputError('openActivationStore must be a function returning an ActivationStore');
+    if (options.offload !== undefined)
+      throw new TrainInputError('pass either offload or openActivationStore, not both');
+    if (typeof options.openActivationStore !== 'function')
+      throw new TrainInputError('openActivationStore must be a function returning an ActivationStore');
     const probe = options.openActivationStore();
     const info = { target: probe.target, saveDir: probe.saveDir };
     probe.close();
     return { open: options.openActivationStore, ...info, warnings: [] };
   }
   const offload = options.offload ?? { target: 'keep' as const };
-  if (typeof offload !== 'object' || offload === null) throw new TrainInputError("offload must be an object {target: 'keep' | 'cpu' | 'disk', saveDir?}");
+  if (typeof offload !== 'object' || offload === null)
+    throw new TrainInputError("offload must be an object {target: 'keep' | 'cpu' | 'disk', saveDir?}");
   const target = offload.target as unknown;
   if (typeof target !== 'string' || !TARGETS.includes(target)) {
     throw new TrainInputError(`offload.target must be 'keep', 'cpu' or 'disk' (got ${JSON.stringify(target)})`);
@@ -35,7 +38,9 @@ export function resolveStore(options: SegmentedTrainStepOptions): ResolvedStore 
     throw new TrainInputError(`offload.fsync must be 'data', true or false (got ${JSON.stringify(offload.fsync)})`);
   }
   if (offload.anonymousFiles !== undefined && typeof offload.anonymousFiles !== 'boolean') {
-    throw new TrainInputError(`offload.anonymousFiles must be true or false (got ${JSON.stringify(offload.anonymousFiles)})`);
+    throw new TrainInputError(
+      `offload.anonymousFiles must be true or false (got ${JSON.stringify(offload.anonymousFiles)})`,
+    );
   }
   const report = checkOffloadConfig({
     target: target === 'keep' ? null : target,
@@ -67,7 +72,9 @@ export function resolveStore(options: SegmentedTrainStepOptions): ResolvedStore 
 
 export function storeFailure(segment: string, op: 'pack' | 'unpack', err: unknown): TrainStepError {
   const message = (err as Error).message ?? String(err);
-  return new TrainStepError(`segment ${segment}: the activation store could not ${op} a saved tensor: ${message}`, { cause: err });
+  return new TrainStepError(`segment ${segment}: the activation store could not ${op} a saved tensor: ${message}`, {
+    cause: err,
+  });
 }
 
 export function toOffload(t: ort.Tensor): OffloadTensor {

@@ -8,7 +8,11 @@ import type { FloatArray } from './init-parameters';
 import { tensorNames } from './tensor-names';
 
 /** The global gradient norm (one small session over every gradient). */
-export async function gradNorm(ctx: SegmentContext, grads: Map<string, FloatArray>, batchSize: number): Promise<ort.Tensor> {
+export async function gradNorm(
+  ctx: SegmentContext,
+  grads: Map<string, FloatArray>,
+  batchSize: number,
+): Promise<ort.Tensor> {
   const feeds: Feeds = {};
   for (const p of ctx.params) feeds[tensorNames.grad(p.name)] = new ort.Tensor(ctx.dtype, grads.get(p.name)!, p.shape);
   return (await runSegment(ctx.sessions.gradNorm, feeds, batchSize, 'grad-norm'))[tensorNames.gradNorm]!;
@@ -18,10 +22,19 @@ export async function gradNorm(ctx: SegmentContext, grads: Map<string, FloatArra
  * Gradient norm, then clipping + AdamW one block at a time and once for the other parameters,
  * so that only one group's new values (which the runtime returns as copies) are in flight.
  */
-export async function optimize(ctx: SegmentContext, grads: Map<string, FloatArray>, lr: number, step: number, batchSize: number): Promise<{ gradNorm: number }> {
+export async function optimize(
+  ctx: SegmentContext,
+  grads: Map<string, FloatArray>,
+  lr: number,
+  step: number,
+  batchSize: number,
+): Promise<{ gradNorm: number }> {
   const norm = await gradNorm(ctx, grads, batchSize);
   const common: Feeds = { ...optimizerFeeds(ctx.dtype, lr, step), [tensorNames.gradNorm]: norm };
-  const groups: [Segment, string][] = Array.from({ length: ctx.spec.nLayers }, (_, i) => [ctx.sessions.adamwBlock, `h.${i}.`]);
+  const groups: [Segment, string][] = Array.from({ length: ctx.spec.nLayers }, (_, i) => [
+    ctx.sessions.adamwBlock,
+    `h.${i}.`,
+  ]);
   groups.push([ctx.sessions.adamwRest, '']);
   for (const [session, prefix] of groups) {
     const feeds: Feeds = { ...common };

@@ -102,11 +102,17 @@ async function unitForward(
   batchSize: number,
   io: { packMs: number },
 ): Promise<{ y: ort.Tensor; saved: Map<string, ActivationHandle> }> {
-  const out = await runSegment(u.forward, segmentFeeds(ctx, u.forward, { x }, u.prefix), batchSize, `${u.name} forward`);
+  const out = await runSegment(
+    u.forward,
+    segmentFeeds(ctx, u.forward, { x }, u.prefix),
+    batchSize,
+    `${u.name} forward`,
+  );
   const tp = performance.now();
   const saved = new Map<string, ActivationHandle>();
   try {
-    for (const slot of u.saved) saved.set(slot.key, store.pack(toOffload(slot.fromInput ? x : out[`saved.${slot.key}`]!)));
+    for (const slot of u.saved)
+      saved.set(slot.key, store.pack(toOffload(slot.fromInput ? x : out[`saved.${slot.key}`]!)));
   } catch (err) {
     throw storeFailure(`${u.name} forward`, 'pack', err);
   }
@@ -123,9 +129,20 @@ async function unitForward(
 }
 
 /** LN_f + LM head + loss, forward and backward: the loss, d(loss)/dx and the head's gradients. */
-async function headStep(ctx: SegmentContext, x: ort.Tensor, labels: ort.Tensor, grads: Map<string, FloatArray>, batchSize: number): Promise<{ loss: number; dx: ort.Tensor }> {
+async function headStep(
+  ctx: SegmentContext,
+  x: ort.Tensor,
+  labels: ort.Tensor,
+  grads: Map<string, FloatArray>,
+  batchSize: number,
+): Promise<{ loss: number; dx: ort.Tensor }> {
   const s = ctx.sessions.head;
-  const out = await runSegment(s, segmentFeeds(ctx, s, { x, [tensorNames.labels]: labels }), batchSize, 'ln_f + lm_head');
+  const out = await runSegment(
+    s,
+    segmentFeeds(ctx, s, { x, [tensorNames.labels]: labels }),
+    batchSize,
+    'ln_f + lm_head',
+  );
   const headW = ctx.spec.tieEmbeddings ? 'wte.weight' : 'lm_head.weight';
   for (const p of ['ln_f.weight', 'ln_f.bias', headW]) grads.set(p, out[tensorNames.grad(p)]!.data as FloatArray);
   return { loss: Number(out[tensorNames.loss]!.data[0]), dx: out.dx! };
@@ -144,21 +161,48 @@ async function unpackSaved(u: Unit, saved: Map<string, ActivationHandle>, store:
 }
 
 /** One unit's backward from its unpacked saved tensors: records its gradients, returns dx. */
-async function unitBackward(ctx: SegmentContext, u: Unit, dy: ort.Tensor, savedFeeds: Feeds, grads: Map<string, FloatArray>, batchSize: number): Promise<ort.Tensor> {
+async function unitBackward(
+  ctx: SegmentContext,
+  u: Unit,
+  dy: ort.Tensor,
+  savedFeeds: Feeds,
+  grads: Map<string, FloatArray>,
+  batchSize: number,
+): Promise<ort.Tensor> {
   const feeds: Feeds = { dy, ...savedFeeds };
-  const out = await runSegment(u.backward, segmentFeeds(ctx, u.backward, feeds, u.prefix), batchSize, `${u.name} backward`);
+  const out = await runSegment(
+    u.backward,
+    segmentFeeds(ctx, u.backward, feeds, u.prefix),
+    batchSize,
+    `${u.name} backward`,
+  );
   for (const name of u.backward.outputNames) {
     if (name.startsWith('grad.')) grads.set(`${u.prefix}${name.slice('grad.'.length)}`, out[name]!.data as FloatArray);
   }
   // The unpacked tensors (the store has forgotten them) and dy are dead.
-  releaseBuffers(Object.values(feeds).filter((t) => t !== undefined).map((t) => t.data as ArrayBufferView));
+  releaseBuffers(
+    Object.values(feeds)
+      .filter((t) => t !== undefined)
+      .map((t) => t.data as ArrayBufferView),
+  );
   return out.dx!;
 }
 
 /** The embedding's gradients; with tied embeddings `wte.weight` gets the head's part added. */
-async function embedBackward(ctx: SegmentContext, ids: ort.Tensor, dy: ort.Tensor, grads: Map<string, FloatArray>, batchSize: number): Promise<void> {
+async function embedBackward(
+  ctx: SegmentContext,
+  ids: ort.Tensor,
+  dy: ort.Tensor,
+  grads: Map<string, FloatArray>,
+  batchSize: number,
+): Promise<void> {
   const s = ctx.sessions.embedBackward;
-  const out = await runSegment(s, segmentFeeds(ctx, s, { [tensorNames.inputIds]: ids, dy }), batchSize, 'wte+wpe backward');
+  const out = await runSegment(
+    s,
+    segmentFeeds(ctx, s, { [tensorNames.inputIds]: ids, dy }),
+    batchSize,
+    'wte+wpe backward',
+  );
   grads.set('wpe.weight', out[tensorNames.grad('wpe.weight')]!.data as FloatArray);
   const dwte = out[tensorNames.grad('wte.weight')]!.data as FloatArray;
   const headPart = ctx.spec.tieEmbeddings ? grads.get('wte.weight') : undefined;

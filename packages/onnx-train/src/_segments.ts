@@ -71,7 +71,11 @@ const BLOCK_PREFIX = 'h.0.';
 export function blockUnits(recompute: readonly string[], index: number): [UnitKind, UnitKind] {
   const set = new Set(recompute);
   if (set.has(`h.${index}`)) return ['attn:half', 'mlp:half'];
-  const attn: UnitKind = set.has(`h.${index}.attn`) ? 'attn:sub' : set.has(`h.${index}.attn.core`) ? 'attn:core' : 'attn';
+  const attn: UnitKind = set.has(`h.${index}.attn`)
+    ? 'attn:sub'
+    : set.has(`h.${index}.attn.core`)
+      ? 'attn:core'
+      : 'attn';
   return [attn, set.has(`h.${index}.mlp`) ? 'mlp:sub' : 'mlp'];
 }
 
@@ -85,7 +89,10 @@ function halfBlock(spec: GptSpec, part: 'attn' | 'mlp', recompute: 'sub' | 'core
   return {
     name: `h.0.${part}-half`,
     shapePreserving: true,
-    saves: [...ln.saves.map((s) => ({ ...s, key: `${lnKey}.${s.key}` })), ...sub.saves.map((s) => ({ ...s, key: `${part}.${s.key}` }))],
+    saves: [
+      ...ln.saves.map((s) => ({ ...s, key: `${lnKey}.${s.key}` })),
+      ...sub.saves.map((s) => ({ ...s, key: `${part}.${s.key}` })),
+    ],
     forward(e, env, x) {
       const r1 = ln.forward(e.scope(lnKey), env, x);
       const r2 = sub.forward(e.scope(part), env, r1.y);
@@ -198,13 +205,23 @@ class SegmentBuilder {
   finish(name: string): SegmentModel {
     this.nameOutputs();
     const graphName = `soup_gpt_segment_${name}`;
-    const bytes = this.core.encode({ graphName, producerVersion: 'graph-v1', docString: `@soup/onnx-train segment ${name}` });
+    const bytes = this.core.encode({
+      graphName,
+      producerVersion: 'graph-v1',
+      docString: `@soup/onnx-train segment ${name}`,
+    });
     const { nodes, initializers, inputs, outputs } = this.core; // pruned by encode
     return {
       bytes,
       inputNames: inputs.map((i) => i.name),
       outputNames: outputs.map((o) => o.name),
-      graph: { name: graphName, nodes: [...nodes], initializers: [...initializers], inputs: [...inputs], outputs: [...outputs] },
+      graph: {
+        name: graphName,
+        nodes: [...nodes],
+        initializers: [...initializers],
+        inputs: [...inputs],
+        outputs: [...outputs],
+      },
     };
   }
 }
@@ -243,7 +260,8 @@ export function buildUnitSegments(spec: GptSpec, dtype: FloatDType, kind: UnitKi
   const b = new SegmentBuilder(spec, dtype, toBlockRelative);
   const dy = b.core.addInput('dy', b.ft, ['tokens', D]);
   const savedIn: Record<string, string> = {};
-  for (const s of m.saves) savedIn[s.key] = b.core.addInput(`saved.${s.key}`, s.type === 'int64' ? OnnxDataType.INT64 : b.ft, s.shape);
+  for (const s of m.saves)
+    savedIn[s.key] = b.core.addInput(`saved.${s.key}`, s.type === 'int64' ? OnnxDataType.INT64 : b.ft, s.shape);
   const g = m.backward(b.root.scope(`${m.name}/bwd`), b.env, savedIn, dy);
   b.output(g.dx!, 'dx', b.ft, ['tokens', D]);
   for (const [p, value] of g.grads) b.output(value, tensorNames.grad(toBlockRelative(p)), b.ft, b.paramShape(p));
@@ -313,7 +331,12 @@ export function groupParams(spec: GptSpec, group: 'block' | 'rest'): ParamSpec[]
  * fused graph's optimizer emitter, so every update equals the fused step's. Inputs `lr`, `step`,
  * `grad_norm`, the group's parameters, `adam_m.*`, `adam_v.*`, `grad.*`; outputs `updated.*`.
  */
-export function buildAdamWGroup(spec: GptSpec, dtype: FloatDType, adamw: ResolvedAdamW, group: 'block' | 'rest'): SegmentModel {
+export function buildAdamWGroup(
+  spec: GptSpec,
+  dtype: FloatDType,
+  adamw: ResolvedAdamW,
+  group: 'block' | 'rest',
+): SegmentModel {
   const params = groupParams(spec, group);
   const s = new SegmentBuilder(spec, dtype, null);
   const { core } = s;
@@ -372,11 +395,17 @@ export function buildSwitchModel(dtype: FloatDType, segments: readonly SegmentMo
     const prefix = `s${k}/`;
     const local = new Set<string>([...g.initializers.map((t) => t.name!), ...g.nodes.flatMap((n) => n.outputs)]);
     const rename = (v: string): string => (local.has(v) ? prefix + v : v);
-    const nodes: NodeDef[] = g.nodes.map((n) => ({ ...n, name: prefix + n.name, inputs: n.inputs.map(rename), outputs: n.outputs.map(rename) }));
+    const nodes: NodeDef[] = g.nodes.map((n) => ({
+      ...n,
+      name: prefix + n.name,
+      inputs: n.inputs.map(rename),
+      outputs: n.outputs.map(rename),
+    }));
     // Both branches yield each output with the same rank: the else-branch an empty tensor (a
     // single zero for a scalar); every dimension symbolic, as the two branches differ in size.
     const rank = (o: ValueInfoDef): number => (o.shape ?? []).length;
-    const anyShape = (o: ValueInfoDef, j: number): string[] => Array.from({ length: rank(o) }, (_, d) => `s${k}_${j}_${d}`);
+    const anyShape = (o: ValueInfoDef, j: number): string[] =>
+      Array.from({ length: rank(o) }, (_, d) => `s${k}_${j}_${d}`);
     const thenBranch: GraphDef = {
       name: `${g.name}_then`,
       nodes,
@@ -394,20 +423,40 @@ export function buildSwitchModel(dtype: FloatDType, segments: readonly SegmentMo
         attributes: {
           value: {
             kind: 'tensor',
-            value: { dataType: o.dataType, dims: new Array<number>(rank(o)).fill(0), raw: new Uint8Array(rank(o) === 0 ? (o.dataType === OnnxDataType.FLOAT ? 4 : 8) : 0) },
+            value: {
+              dataType: o.dataType,
+              dims: new Array<number>(rank(o)).fill(0),
+              raw: new Uint8Array(rank(o) === 0 ? (o.dataType === OnnxDataType.FLOAT ? 4 : 8) : 0),
+            },
           },
         },
       })),
       initializers: [],
       inputs: [],
-      outputs: g.outputs.map((o, j) => ({ name: `${prefix}else/${o.name}`, dataType: o.dataType, shape: anyShape(o, j) })),
+      outputs: g.outputs.map((o, j) => ({
+        name: `${prefix}else/${o.name}`,
+        dataType: o.dataType,
+        shape: anyShape(o, j),
+      })),
     };
     const cond = root.op1('Equal', [selector, root.i64([k], [])]);
     const outNames = g.outputs.map((o) => `${k}:${o.name}`);
-    root.op('If', [cond], { then_branch: { kind: 'graph', value: thenBranch }, else_branch: { kind: 'graph', value: elseBranch } }, { outputNames: outNames });
+    root.op(
+      'If',
+      [cond],
+      { then_branch: { kind: 'graph', value: thenBranch }, else_branch: { kind: 'graph', value: elseBranch } },
+      { outputNames: outNames },
+    );
     g.outputs.forEach((o, j) => main.addOutput(outNames[j]!, o.dataType, anyShape(o, j)));
-    info.push({ inputNames: g.inputs.map((i) => i.name), outputs: new Map(g.outputs.map((o, j) => [outNames[j]!, o.name])) });
+    info.push({
+      inputNames: g.inputs.map((i) => i.name),
+      outputs: new Map(g.outputs.map((o, j) => [outNames[j]!, o.name])),
+    });
   });
-  const bytes = main.encode({ graphName: 'soup_gpt_segments', producerVersion: 'graph-v1', docString: '@soup/onnx-train segmented step' });
+  const bytes = main.encode({
+    graphName: 'soup_gpt_segments',
+    producerVersion: 'graph-v1',
+    docString: '@soup/onnx-train segmented step',
+  });
   return { bytes, inputs: main.inputs.slice(), segments: info };
 }

@@ -16,9 +16,12 @@ type Feeds = Record<string, ort.Tensor>;
 export function checkTensor(label: string, arr: FloatArray | undefined, p: ParamSpec, dtype: FloatDType): void {
   if (arr === undefined) throw new TrainInputError(`${label} is missing`);
   const want = dtype === 'float64' ? Float64Array : Float32Array;
-  if (!(arr instanceof want)) throw new TrainInputError(`${label} must be a ${want.name} (the step's dtype is ${dtype})`);
+  if (!(arr instanceof want))
+    throw new TrainInputError(`${label} must be a ${want.name} (the step's dtype is ${dtype})`);
   if (arr.length !== shapeSize(p.shape)) {
-    throw new TrainInputError(`${label} has ${arr.length} values; shape [${p.shape.join(', ')}] needs ${shapeSize(p.shape)}`);
+    throw new TrainInputError(
+      `${label} has ${arr.length} values; shape [${p.shape.join(', ')}] needs ${shapeSize(p.shape)}`,
+    );
   }
 }
 
@@ -70,14 +73,21 @@ export function fillInitialState(
 }
 
 /** Copies of the parameters, keyed by name, in `params` order. */
-export function copyParameters(params: readonly ParamSpec[], state: ReadonlyMap<string, FloatArray>): Map<string, FloatArray> {
+export function copyParameters(
+  params: readonly ParamSpec[],
+  state: ReadonlyMap<string, FloatArray>,
+): Map<string, FloatArray> {
   const out = new Map<string, FloatArray>();
   for (const p of params) out.set(p.name, state.get(p.name)!.slice());
   return out;
 }
 
 /** A copy of everything a bit-exact resume needs. */
-export function copyState(params: readonly ParamSpec[], state: ReadonlyMap<string, FloatArray>, step: number): TrainStepState {
+export function copyState(
+  params: readonly ParamSpec[],
+  state: ReadonlyMap<string, FloatArray>,
+  step: number,
+): TrainStepState {
   const m = new Map<string, FloatArray>();
   const v = new Map<string, FloatArray>();
   for (const p of params) {
@@ -120,18 +130,22 @@ export function applyState(
 export function batchFeeds(spec: GptSpec, batch: TrainBatch): Feeds {
   const { batchSize } = batch;
   const { seqLen: T, vocabSize: V } = spec;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new TrainInputError(`batchSize must be a positive integer (got ${batchSize})`);
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new TrainInputError(`batchSize must be a positive integer (got ${batchSize})`);
   for (const [field, arr] of [
     ['inputIds', batch.inputIds],
     ['labels', batch.labels],
   ] as const) {
     if (!(arr instanceof BigInt64Array)) throw new TrainInputError(`batch.${field} must be a BigInt64Array`);
     if (arr.length !== batchSize * T) {
-      throw new TrainInputError(`batch.${field} has ${arr.length} ids; batchSize × seqLen = ${batchSize} × ${T} = ${batchSize * T}`);
+      throw new TrainInputError(
+        `batch.${field} has ${arr.length} ids; batchSize × seqLen = ${batchSize} × ${T} = ${batchSize * T}`,
+      );
     }
     for (let i = 0; i < arr.length; i++) {
       const id = arr[i]!;
-      if (id < 0n || id >= BigInt(V)) throw new TrainInputError(`batch.${field}[${i}] = ${id} is outside the vocabulary [0, ${V})`);
+      if (id < 0n || id >= BigInt(V))
+        throw new TrainInputError(`batch.${field}[${i}] = ${id} is outside the vocabulary [0, ${V})`);
     }
   }
   return {
@@ -149,7 +163,12 @@ export function optimizerFeeds(dtype: FloatDType, lr: number, step: number): Fee
 }
 
 /** Adds a feed per parameter (its current value in `state`) to `feeds`. */
-export function addParameterFeeds(feeds: Feeds, params: readonly ParamSpec[], state: ReadonlyMap<string, FloatArray>, dtype: FloatDType): Feeds {
+export function addParameterFeeds(
+  feeds: Feeds,
+  params: readonly ParamSpec[],
+  state: ReadonlyMap<string, FloatArray>,
+  dtype: FloatDType,
+): Feeds {
   for (const p of params) feeds[p.name] = new ort.Tensor(dtype, state.get(p.name)!, p.shape);
   return feeds;
 }

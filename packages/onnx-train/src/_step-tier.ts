@@ -12,14 +12,22 @@ export async function resolveStepTier(options: TrainStepOptions): Promise<StepTi
     ...(options.gradientCheckpointing !== undefined ? { gradientCheckpointing: options.gradientCheckpointing } : {}),
     ...(options.recompute !== undefined ? { recompute: options.recompute } : {}),
   });
-  if (resolved.budget === null) return { recompute: resolved.recompute, description: resolved.description, budgetReport: undefined };
+  if (resolved.budget === null)
+    return { recompute: resolved.recompute, description: resolved.description, budgetReport: undefined };
   const { batchSize, memoryBudgetBytes } = resolved.budget;
   if (batchSize === undefined) {
     throw new TrainInputError(
       "tier 'budget' is planned for one batch size: pass gradientCheckpointing: {tier: 'budget', memoryBudgetBytes, batchSize} (Trainer and runOneStep fill it in)",
     );
   }
-  const { gradientCheckpointing: _tier, recompute: _recompute, parameters: _parameters, measure: _measure, profileFilePrefix: _profile, ...stepOptions } = options;
+  const {
+    gradientCheckpointing: _tier,
+    recompute: _recompute,
+    parameters: _parameters,
+    measure: _measure,
+    profileFilePrefix: _profile,
+    ...stepOptions
+  } = options;
   const budgetReport = await planBudgetTier({ ...stepOptions, batchSize, memoryBudgetBytes });
   return { recompute: budgetReport.recompute, description: resolved.description, budgetReport };
 }

@@ -8,7 +8,9 @@ import type { ExecutionProviderName } from './step-types';
 type Session = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
 
 /** The session option that keeps recompute copies apart: without it ORT merges them back. */
-export const DISABLE_CSE = { optimization: { disable_specified_optimizers: 'CommonSubexpressionElimination' } } as const;
+export const DISABLE_CSE = {
+  optimization: { disable_specified_optimizers: 'CommonSubexpressionElimination' },
+} as const;
 
 const CUDA_HINT =
   'the CUDA execution provider is not installed in this onnxruntime-node: reinstall it with ' +
@@ -26,9 +28,11 @@ export function trainingSessionOptions(o: {
   enableMemPattern?: boolean;
 }): ort.InferenceSession.SessionOptions {
   const ep = o.executionProvider ?? 'cpu';
-  if (ep !== 'cpu' && ep !== 'cuda') throw new TrainInputError(`executionProvider must be 'cpu' or 'cuda' (got ${JSON.stringify(ep)})`);
+  if (ep !== 'cpu' && ep !== 'cuda')
+    throw new TrainInputError(`executionProvider must be 'cpu' or 'cuda' (got ${JSON.stringify(ep)})`);
   const deviceId = o.deviceId ?? 0;
-  if (!Number.isInteger(deviceId) || deviceId < 0) throw new TrainInputError(`deviceId must be a non-negative integer (got ${deviceId})`);
+  if (!Number.isInteger(deviceId) || deviceId < 0)
+    throw new TrainInputError(`deviceId must be a non-negative integer (got ${deviceId})`);
   const opts: ort.InferenceSession.SessionOptions = {
     executionProviders: ep === 'cuda' ? [{ name: 'cuda', deviceId }] : ['cpu'],
     graphOptimizationLevel: o.graphOptimizationLevel ?? 'all',
@@ -67,7 +71,10 @@ export async function createTrainingSession(
       : ort.InferenceSession.create(model, sessionOptions));
   } catch (err) {
     const message = (err as Error).message ?? String(err);
-    if ((options.executionProvider ?? 'cpu') === 'cuda' && /cuda|shared library|providers_shared|is unsupported/i.test(message)) {
+    if (
+      (options.executionProvider ?? 'cpu') === 'cuda' &&
+      /cuda|shared library|providers_shared|is unsupported/i.test(message)
+    ) {
       throw new ExecutionProviderError('cuda', `${CUDA_HINT} (ORT said: ${message})`, { cause: err });
     }
     throw new TrainStepError(`could not create the ONNX Runtime session: ${message}`, { cause: err });

@@ -15,9 +15,22 @@ const text = readFileSync(fileURLToPath(new URL('./__fixtures__/soup.txt', impor
 const spec = defineGptSpec({ vocabSize: 256, seqLen: 16, dModel: 16, nHeads: 2, nLayers: 2, dFF: 32 });
 const G = 16;
 const STEPS = 50;
-const base: TrainerOptions = { spec, text, batchSize: G, totalSteps: STEPS, lr: 3e-3, warmupSteps: 5, seed: 7, intraOpNumThreads: 1 };
+const base: TrainerOptions = {
+  spec,
+  text,
+  batchSize: G,
+  totalSteps: STEPS,
+  lr: 3e-3,
+  warmupSteps: 5,
+  seed: 7,
+  intraOpNumThreads: 1,
+};
 
-async function trainRun(opts: Partial<TrainerOptions>, until = STEPS, from?: string): Promise<{ logs: TrainerStepLog[]; params: Map<string, FloatArray>; trainer: Trainer }> {
+async function trainRun(
+  opts: Partial<TrainerOptions>,
+  until = STEPS,
+  from?: string,
+): Promise<{ logs: TrainerStepLog[]; params: Map<string, FloatArray>; trainer: Trainer }> {
   const o = { ...base, ...opts };
   const trainer = from ? await Trainer.fromCheckpoint({ ...o, dir: from }) : await Trainer.create(o);
   const logs: TrainerStepLog[] = [];
@@ -38,7 +51,12 @@ function maxAbsDiff(a: ReadonlyMap<string, FloatArray>, b: ReadonlyMap<string, F
   return worst;
 }
 
-function expectSameRun(logs: TrainerStepLog[], ref: TrainerStepLog[], params: Map<string, FloatArray>, refParams: Map<string, FloatArray>): void {
+function expectSameRun(
+  logs: TrainerStepLog[],
+  ref: TrainerStepLog[],
+  params: Map<string, FloatArray>,
+  refParams: Map<string, FloatArray>,
+): void {
   expect(logs.map((l) => l.step)).toEqual(ref.map((l) => l.step));
   const worstLoss = Math.max(...logs.map((l, i) => maxRel(l.loss, ref[i]!.loss)));
   expect(worstLoss).toBeLessThanOrEqual(1e-5);
@@ -46,7 +64,9 @@ function expectSameRun(logs: TrainerStepLog[], ref: TrainerStepLog[], params: Ma
 }
 
 describe('gradient accumulation (threads 1)', () => {
-  it(`G = ${G} as 16 × 1 and as 4 × 4: the same loss curve (1e-5 relative per step) and final weights (1e-5) over ${STEPS} steps, fused`, { timeout: 300_000 }, async () => {
+  it(`G = ${G} as 16 × 1 and as 4 × 4: the same loss curve (1e-5 relative per step) and final weights (1e-5) over ${STEPS} steps, fused`, {
+    timeout: 300_000,
+  }, async () => {
     const whole = await trainRun({});
     const accumulated = await trainRun({ microBatchSize: 4 });
     expect(whole.logs.every((l) => l.microBatchSize === 16 && l.accumulation === 1)).toBe(true);
@@ -58,7 +78,9 @@ describe('gradient accumulation (threads 1)', () => {
     await accumulated.trainer.close();
   });
 
-  it('on resume: session 1 ran 16 × 1, session 2 ran 4 × 4 (budgeted down): the same run as 16 × 1 throughout', { timeout: 300_000 }, async () => {
+  it('on resume: session 1 ran 16 × 1, session 2 ran 4 × 4 (budgeted down): the same run as 16 × 1 throughout', {
+    timeout: 300_000,
+  }, async () => {
     const dir = useTempDir();
     const whole = await trainRun({});
     const first = await trainRun({}, 25);
@@ -71,7 +93,9 @@ describe('gradient accumulation (threads 1)', () => {
     await second.trainer.close();
   });
 
-  it('segmented: 4 × 4 equals 16 × 1 (10 steps), and a failing micro-batch leaves the state as it was', { timeout: 300_000 }, async () => {
+  it('segmented: 4 × 4 equals 16 × 1 (10 steps), and a failing micro-batch leaves the state as it was', {
+    timeout: 300_000,
+  }, async () => {
     const whole = await trainRun({ execution: 'segmented' }, 10);
     const accumulated = await trainRun({ execution: 'segmented', microBatchSize: 4 }, 10);
     expect(accumulated.logs.every((l) => l.accumulation === 4)).toBe(true);

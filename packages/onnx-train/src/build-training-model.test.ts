@@ -33,7 +33,7 @@ describe('buildTrainingModel', () => {
     expect(session.outputNames.slice(0, 2)).toEqual(['loss', 'grad_norm']);
     expect(session.outputNames).toHaveLength(2 + 3 * params.length);
     const ids = session.inputMetadata.find((m) => m.name === 'input_ids');
-    expect(ids && ids.isTensor ? ids.shape : null).toEqual(['batch', spec.seqLen]);
+    expect(ids?.isTensor ? ids.shape : null).toEqual(['batch', spec.seqLen]);
     expect(params.some((p) => p.name === 'lm_head.weight')).toBe(true);
     await session.release();
   });
@@ -43,17 +43,26 @@ describe('buildTrainingModel', () => {
     const loss = await ort.InferenceSession.create(buildTrainingModel({ spec, mode: 'loss' }).bytes);
     expect(loss.outputNames).toEqual(['loss']);
     const grads = buildTrainingModel({ spec, mode: 'gradients' });
-    expect(grads.outputNames).toEqual(['loss', 'grad_norm', ...parameterSpecs(spec).map((p) => tensorNames.grad(p.name))]);
+    expect(grads.outputNames).toEqual([
+      'loss',
+      'grad_norm',
+      ...parameterSpecs(spec).map((p) => tensorNames.grad(p.name)),
+    ]);
     await loss.release();
   });
 
   it('refuses unknown recompute names, naming the allowed forms', () => {
     const spec = tiny();
     expect(() => buildTrainingModel({ spec, recompute: ['h.2'] })).toThrow(GptSpecError);
-    expect(() => buildTrainingModel({ spec, recompute: ['wte'] })).toThrow(/h\.<i>, h\.<i>\.attn, h\.<i>\.attn\.core \(attention core only\) or h\.<i>\.mlp/);
+    expect(() => buildTrainingModel({ spec, recompute: ['wte'] })).toThrow(
+      /h\.<i>, h\.<i>\.attn, h\.<i>\.attn\.core \(attention core only\) or h\.<i>\.mlp/,
+    );
     expect(normalizeRecompute(spec, ['h.1.attn', 'h.0', 'h.0.mlp', 'h.1.mlp'])).toEqual(['h.0', 'h.1.attn', 'h.1.mlp']);
     // the whole attention module covers its core; a block covers both
-    expect(normalizeRecompute(spec, ['h.1.attn.core', 'h.1.attn', 'h.0', 'h.0.attn.core'])).toEqual(['h.0', 'h.1.attn']);
+    expect(normalizeRecompute(spec, ['h.1.attn.core', 'h.1.attn', 'h.0', 'h.0.attn.core'])).toEqual([
+      'h.0',
+      'h.1.attn',
+    ]);
     expect(normalizeRecompute(spec, ['h.1.mlp', 'h.1.attn.core'])).toEqual(['h.1.attn.core', 'h.1.mlp']);
   });
 });
@@ -64,7 +73,8 @@ async function gradientCheck(spec: GptSpec): Promise<{ worst: number; checked: n
   let k = 0;
   // Move LayerNorm gains and all biases off their 1/0 init so their gradients are generic.
   for (const [name, a] of params) {
-    if (name.endsWith('.bias') || name.includes('ln_')) for (let i = 0; i < a.length; i++) a[i] = a[i]! + 0.1 * Math.sin(++k);
+    if (name.endsWith('.bias') || name.includes('ln_'))
+      for (let i = 0; i < a.length; i++) a[i] = a[i]! + 0.1 * Math.sin(++k);
   }
   const step = await TrainStep.create({ spec, dtype: 'float64', parameters: params, intraOpNumThreads: 1 });
   const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 5 });
@@ -122,7 +132,13 @@ describe('recompute', () => {
 
   it('gives the same gradients as the plain graph for blocks, attention and MLP sub-blocks (≤ 1e-6)', async () => {
     const plain = await gradsOf([]);
-    for (const set of [['h.0', 'h.1', 'h.2'], ['h.0.attn', 'h.1.attn', 'h.2.attn'], ['h.1', 'h.0.mlp'], ['h.2.attn', 'h.2.mlp'], ['h.0.attn.core', 'h.1.attn.core', 'h.2.attn.core']]) {
+    for (const set of [
+      ['h.0', 'h.1', 'h.2'],
+      ['h.0.attn', 'h.1.attn', 'h.2.attn'],
+      ['h.1', 'h.0.mlp'],
+      ['h.2.attn', 'h.2.mlp'],
+      ['h.0.attn.core', 'h.1.attn.core', 'h.2.attn.core'],
+    ]) {
       const other = await gradsOf(set);
       let maxDiff = 0;
       for (const [name, g] of plain) {
@@ -135,7 +151,13 @@ describe('recompute', () => {
 
   it('survives ORT optimisation and runs inside the backward, after the forward is done', async () => {
     const dir = useTempDir();
-    const step = await TrainStep.create({ spec, seed: 3, recompute: ['h.1'], intraOpNumThreads: 1, profileFilePrefix: join(dir, 'prof') });
+    const step = await TrainStep.create({
+      spec,
+      seed: 3,
+      recompute: ['h.1'],
+      intraOpNumThreads: 1,
+      profileFilePrefix: join(dir, 'prof'),
+    });
     await step.run(batch);
     const file = step.endProfiling()!;
     const events = JSON.parse(readFileSync(file, 'utf8')) as { cat: string; name: string; ts: number }[];

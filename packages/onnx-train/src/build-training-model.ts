@@ -103,7 +103,6 @@ export function buildModules(spec: GptSpec, recompute: readonly string[]): Layer
   return modules;
 }
 
-
 /**
  * Builds the fused training step as one ONNX graph of standard operators (opset 18):
  * inputs `input_ids`, `labels` (`[batch, seqLen]` int64, batch dynamic), `lr`, `step`, every
@@ -127,14 +126,20 @@ export interface ModuleTrace {
 }
 
 /** `buildTrainingModel` plus the emitted graph and a per-module trace (internal). */
-export function emitTrainingGraph(options: BuildTrainingModelOptions): { model: TrainingModel; core: GraphCore; trace: ModuleTrace[] } {
+export function emitTrainingGraph(options: BuildTrainingModelOptions): {
+  model: TrainingModel;
+  core: GraphCore;
+  trace: ModuleTrace[];
+} {
   const trace: ModuleTrace[] = [];
   const { spec } = options;
   assertGptSpec(spec);
   const dtype = options.dtype ?? 'float32';
-  if (dtype !== 'float32' && dtype !== 'float64') throw new GptSpecError(`dtype must be 'float32' or 'float64' (got ${String(dtype)})`);
+  if (dtype !== 'float32' && dtype !== 'float64')
+    throw new GptSpecError(`dtype must be 'float32' or 'float64' (got ${String(dtype)})`);
   const mode = options.mode ?? 'train';
-  if (!['train', 'gradients', 'loss'].includes(mode)) throw new GptSpecError(`mode must be 'train', 'gradients' or 'loss' (got ${String(mode)})`);
+  if (!['train', 'gradients', 'loss'].includes(mode))
+    throw new GptSpecError(`mode must be 'train', 'gradients' or 'loss' (got ${String(mode)})`);
   const adamw = resolveAdamW(options.adamw);
   const recompute = normalizeRecompute(spec, options.recompute ?? []);
   const params = parameterSpecs(spec);
@@ -212,7 +217,12 @@ export function emitTrainingGraph(options: BuildTrainingModelOptions): { model: 
       squares.set(p.name, sq);
       return opt.reduceSum(sq, [], false);
     });
-    const gradNorm = opt.op1('Sqrt', [sumSquares.length === 1 ? sumSquares[0]! : opt.op1('Sum', sumSquares)], {}, tensorNames.gradNorm);
+    const gradNorm = opt.op1(
+      'Sqrt',
+      [sumSquares.length === 1 ? sumSquares[0]! : opt.op1('Sum', sumSquares)],
+      {},
+      tensorNames.gradNorm,
+    );
     core.addOutput(tensorNames.gradNorm, ft, []);
     outputNames.push(tensorNames.gradNorm);
 
@@ -282,8 +292,16 @@ export function emitAdamW(
     const pe = e.scope(p.name);
     const mName = tensorNames.adamM(p.name);
     const vName = tensorNames.adamV(p.name);
-    const m2 = pe.add(pe.mul(mName, pe.scalar(beta1)), pe.mul(a.grads.get(p.name)!, gScale), tensorNames.updated(mName));
-    const v2 = pe.add(pe.mul(vName, pe.scalar(beta2)), pe.mul(a.squares.get(p.name)!, g2Scale), tensorNames.updated(vName));
+    const m2 = pe.add(
+      pe.mul(mName, pe.scalar(beta1)),
+      pe.mul(a.grads.get(p.name)!, gScale),
+      tensorNames.updated(mName),
+    );
+    const v2 = pe.add(
+      pe.mul(vName, pe.scalar(beta2)),
+      pe.mul(a.squares.get(p.name)!, g2Scale),
+      tensorNames.updated(vName),
+    );
     const denom = pe.add(pe.div(pe.unary('Sqrt', v2), sqrtBc2), pe.scalar(eps));
     const base = p.weightDecay && decay ? pe.mul(a.paramValues.get(p.name)!, decay) : a.paramValues.get(p.name)!;
     pe.sub(base, pe.mul(pe.div(m2, denom), stepSize), tensorNames.updated(p.name));

@@ -16,7 +16,8 @@ export class ByteTokenizer {
     const bytes = new Uint8Array(tokens.length);
     for (let i = 0; i < tokens.length; i++) {
       const t = Number(tokens[i]);
-      if (!Number.isInteger(t) || t < 0 || t > 255) throw new RangeError(`token ${String(tokens[i])} at ${i} is not a byte (0..255)`);
+      if (!Number.isInteger(t) || t < 0 || t > 255)
+        throw new RangeError(`token ${String(tokens[i])} at ${i} is not a byte (0..255)`);
       bytes[i] = t;
     }
     return new TextDecoder().decode(bytes);

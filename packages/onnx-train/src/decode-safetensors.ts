@@ -1,4 +1,9 @@
-import { SAFETENSORS_ELEMENT_BYTES, type SafetensorsData, type SafetensorsDType, type SafetensorsTensor } from './encode-safetensors';
+import {
+  SAFETENSORS_ELEMENT_BYTES,
+  type SafetensorsData,
+  type SafetensorsDType,
+  type SafetensorsTensor,
+} from './encode-safetensors';
 import { SafetensorsError } from './errors';
 
 /** A decoded safetensors file: tensors in file order (copied out, so aligned) and the metadata. */
@@ -51,7 +56,8 @@ export function decodeSafetensors(bytes: Uint8Array): SafetensorsFile {
   } catch (err) {
     throw new SafetensorsError('header is not valid UTF-8 JSON', { cause: err });
   }
-  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new SafetensorsError('header must be a JSON object');
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    throw new SafetensorsError('header must be a JSON object');
   const dataStart = 8 + n;
   const dataLen = bytes.length - dataStart;
   const tensors = new Map<string, SafetensorsTensor>();
@@ -60,17 +66,28 @@ export function decodeSafetensors(bytes: Uint8Array): SafetensorsFile {
   for (const [name, raw] of Object.entries(header as Record<string, unknown>)) {
     if (name === '__metadata__') {
       if (typeof raw !== 'object' || raw === null) throw new SafetensorsError('__metadata__ must be an object');
-      for (const [k, v] of Object.entries(raw)) if (typeof v !== 'string') throw new SafetensorsError(`metadata ${k} is not a string`);
+      for (const [k, v] of Object.entries(raw))
+        if (typeof v !== 'string') throw new SafetensorsError(`metadata ${k} is not a string`);
       metadata = { ...(raw as Record<string, string>) };
       continue;
     }
     const info = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     const dtype = info.dtype as SafetensorsDType;
-    if (typeof dtype !== 'string' || !(dtype in SAFETENSORS_ELEMENT_BYTES)) throw new SafetensorsError(`tensor ${name}: unsupported dtype ${JSON.stringify(info.dtype)}`);
-    if (!Array.isArray(info.shape) || info.shape.some((d) => !Number.isInteger(d) || d < 0)) throw new SafetensorsError(`tensor ${name}: bad shape`);
+    if (typeof dtype !== 'string' || !(dtype in SAFETENSORS_ELEMENT_BYTES))
+      throw new SafetensorsError(`tensor ${name}: unsupported dtype ${JSON.stringify(info.dtype)}`);
+    if (!Array.isArray(info.shape) || info.shape.some((d) => !Number.isInteger(d) || d < 0))
+      throw new SafetensorsError(`tensor ${name}: bad shape`);
     const off = info.data_offsets;
-    if (!Array.isArray(off) || off.length !== 2 || !off.every((o) => Number.isInteger(o) && o >= 0) || off[0] > off[1] || off[1] > dataLen) {
-      throw new SafetensorsError(`tensor ${name}: data_offsets ${JSON.stringify(off)} outside the ${dataLen}-byte data section`);
+    if (
+      !Array.isArray(off) ||
+      off.length !== 2 ||
+      !off.every((o) => Number.isInteger(o) && o >= 0) ||
+      off[0] > off[1] ||
+      off[1] > dataLen
+    ) {
+      throw new SafetensorsError(
+        `tensor ${name}: data_offsets ${JSON.stringify(off)} outside the ${dataLen}-byte data section`,
+      );
     }
     const shape = info.shape as number[];
     const count = shape.reduce((a, b) => a * b, 1);
@@ -83,12 +100,17 @@ export function decodeSafetensors(bytes: Uint8Array): SafetensorsFile {
   const sorted = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
   let cursor = 0;
   for (const e of sorted) {
-    if (e.begin !== cursor) throw new SafetensorsError(`tensor ${e.name}: data starts at ${e.begin}, expected ${cursor} (hole or overlap)`);
+    if (e.begin !== cursor)
+      throw new SafetensorsError(`tensor ${e.name}: data starts at ${e.begin}, expected ${cursor} (hole or overlap)`);
     cursor = e.end;
   }
   if (cursor !== dataLen) throw new SafetensorsError(`data section has ${dataLen - cursor} trailing bytes`);
   for (const e of sorted) {
-    tensors.set(e.name, { dtype: e.dtype, shape: e.shape, data: copyOut(e.dtype, bytes.subarray(dataStart + e.begin, dataStart + e.end)) });
+    tensors.set(e.name, {
+      dtype: e.dtype,
+      shape: e.shape,
+      data: copyOut(e.dtype, bytes.subarray(dataStart + e.begin, dataStart + e.end)),
+    });
   }
   return { tensors, metadata };
 }

@@ -30,29 +30,48 @@ describe('encodeSafetensors / decodeSafetensors', () => {
       expect(got.dtype).toBe(t.dtype);
       expect(got.shape).toEqual(t.shape);
       expect(got.data.constructor).toBe(t.data.constructor);
-      expect(Buffer.from(got.data.buffer, got.data.byteOffset, got.data.byteLength).equals(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength))).toBe(true);
+      expect(
+        Buffer.from(got.data.buffer, got.data.byteOffset, got.data.byteLength).equals(
+          Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength),
+        ),
+      ).toBe(true);
     }
     // same input, same bytes: checkpoints of the same state are identical files
-    expect(Buffer.from(encodeSafetensors({ tensors, metadata: { format: 'pt', note: 'soup' } })).equals(Buffer.from(bytes))).toBe(true);
+    expect(
+      Buffer.from(encodeSafetensors({ tensors, metadata: { format: 'pt', note: 'soup' } })).equals(Buffer.from(bytes)),
+    ).toBe(true);
   });
 
   it('round-trips random float32 tensors (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1, max: 4 })), { minLength: 1, maxLength: 5 }), (shapes) => {
-        const tensors: [string, SafetensorsTensor][] = shapes.map(([a, b], i) => [
-          `t${i}`,
-          { dtype: 'F32', shape: [a, b], data: Float32Array.from({ length: a * b }, (_, j) => j * 0.5 - i) },
-        ]);
-        const back = decodeSafetensors(encodeSafetensors({ tensors }));
-        for (const [name, t] of tensors) expect(Array.from(back.tensors.get(name)!.data as Float32Array)).toEqual(Array.from(t.data as Float32Array));
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1, max: 4 })), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        (shapes) => {
+          const tensors: [string, SafetensorsTensor][] = shapes.map(([a, b], i) => [
+            `t${i}`,
+            { dtype: 'F32', shape: [a, b], data: Float32Array.from({ length: a * b }, (_, j) => j * 0.5 - i) },
+          ]);
+          const back = decodeSafetensors(encodeSafetensors({ tensors }));
+          for (const [name, t] of tensors)
+            expect(Array.from(back.tensors.get(name)!.data as Float32Array)).toEqual(
+              Array.from(t.data as Float32Array),
+            );
+        },
+      ),
       { numRuns: 50 },
     );
   });
 
   it('refuses mismatched shapes, wrong arrays and malformed files', () => {
-    expect(() => encodeSafetensors({ tensors: [['x', { dtype: 'F32', shape: [3], data: new Float32Array(2) }]] })).toThrow(/does not match its 2 values/);
-    expect(() => encodeSafetensors({ tensors: [['x', { dtype: 'F64', shape: [1], data: new Float32Array(1) }]] })).toThrow(/needs a Float64Array/);
+    expect(() =>
+      encodeSafetensors({ tensors: [['x', { dtype: 'F32', shape: [3], data: new Float32Array(2) }]] }),
+    ).toThrow(/does not match its 2 values/);
+    expect(() =>
+      encodeSafetensors({ tensors: [['x', { dtype: 'F64', shape: [1], data: new Float32Array(1) }]] }),
+    ).toThrow(/needs a Float64Array/);
     const good = encodeSafetensors({ tensors: [['x', { dtype: 'F32', shape: [2], data: Float32Array.of(1, 2) }]] });
     expect(() => decodeSafetensors(good.subarray(0, 4))).toThrow(SafetensorsError);
     expect(() => decodeSafetensors(good.subarray(0, good.length - 1))).toThrow(/outside the 7-byte data section/);
@@ -70,8 +89,14 @@ describe('encodeSafetensors / decodeSafetensors', () => {
       return out;
     };
     expect(() =>
-      decodeSafetensors(overlap('{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}')),
+      decodeSafetensors(
+        overlap(
+          '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}',
+        ),
+      ),
     ).toThrow(/hole or overlap/);
-    expect(() => decodeSafetensors(overlap('{"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}}'))).toThrow(/unsupported dtype/);
+    expect(() => decodeSafetensors(overlap('{"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}}'))).toThrow(
+      /unsupported dtype/,
+    );
   });
 });

@@ -4,7 +4,15 @@ import { SafetensorsError } from './errors';
 export type SafetensorsDType = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL';
 
 /** Typed-array data of one tensor. F16/BF16 are raw `Uint16Array` bits, BOOL a `Uint8Array`. */
-export type SafetensorsData = Float64Array | Float32Array | Uint16Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array;
+export type SafetensorsData =
+  | Float64Array
+  | Float32Array
+  | Uint16Array
+  | BigInt64Array
+  | Int32Array
+  | Int16Array
+  | Int8Array
+  | Uint8Array;
 
 export interface SafetensorsTensor {
   dtype: SafetensorsDType;
@@ -55,7 +63,8 @@ export function encodeSafetensors(options: {
   const header: Record<string, unknown> = {};
   if (options.metadata && Object.keys(options.metadata).length > 0) {
     for (const [k, v] of Object.entries(options.metadata)) {
-      if (typeof v !== 'string') throw new SafetensorsError(`metadata ${k} must be a string (safetensors metadata is string → string)`);
+      if (typeof v !== 'string')
+        throw new SafetensorsError(`metadata ${k} must be a string (safetensors metadata is string → string)`);
     }
     header.__metadata__ = options.metadata;
   }
@@ -67,11 +76,15 @@ export function encodeSafetensors(options: {
     const bytesPer = SAFETENSORS_ELEMENT_BYTES[t.dtype];
     if (bytesPer === undefined) throw new SafetensorsError(`tensor ${name}: unknown dtype ${String(t.dtype)}`);
     if (t.data.constructor.name !== ARRAY_OF[t.dtype].name) {
-      throw new SafetensorsError(`tensor ${name}: dtype ${t.dtype} needs a ${ARRAY_OF[t.dtype].name}, got ${t.data.constructor.name}`);
+      throw new SafetensorsError(
+        `tensor ${name}: dtype ${t.dtype} needs a ${ARRAY_OF[t.dtype].name}, got ${t.data.constructor.name}`,
+      );
     }
     const count = t.shape.reduce((a, b) => a * b, 1);
     if (t.shape.some((d) => !Number.isInteger(d) || d < 0) || count !== t.data.length) {
-      throw new SafetensorsError(`tensor ${name}: shape [${t.shape.join(', ')}] does not match its ${t.data.length} values`);
+      throw new SafetensorsError(
+        `tensor ${name}: shape [${t.shape.join(', ')}] does not match its ${t.data.length} values`,
+      );
     }
     const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
     header[name] = { dtype: t.dtype, shape: [...t.shape], data_offsets: [offset, offset + bytes.length] };

@@ -66,7 +66,11 @@ export class SafetensorsError extends OnnxTrainError {
 /** A checkpoint folder is missing files, or belongs to a different run. */
 export class CheckpointError extends OnnxTrainError {
   override name = 'CheckpointError';
-  constructor(code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID' | 'SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH', message: string, options?: { cause?: unknown }) {
+  constructor(
+    code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID' | 'SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(code, message, options);
   }
 }

@@ -32,7 +32,8 @@ export function estimateActivationBytes(options: EstimateActivationBytesOptions)
   let totalBytes = 0;
   for (const m of buildModules(spec, normalizeRecompute(spec, options.recompute ?? []))) {
     let bytes = 0;
-    for (const s of m.saves) bytes += s.shape.reduce<number>((n, d) => n * dim(d), 1) * (s.type === 'int64' ? 8 : floatBytes);
+    for (const s of m.saves)
+      bytes += s.shape.reduce<number>((n, d) => n * dim(d), 1) * (s.type === 'int64' ? 8 : floatBytes);
     byModule[m.name] = bytes;
     totalBytes += bytes;
   }

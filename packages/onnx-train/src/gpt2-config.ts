@@ -72,5 +72,12 @@ export function gpt2Config(spec: GptSpec, dtype: 'float32' | 'float64' = 'float3
 
 /** The `generation_config.json` of a checkpoint of `spec`: sampling within the trained context. */
 export function gpt2GenerationConfig(spec: GptSpec): Record<string, unknown> {
-  return { _from_model_config: true, bos_token_id: null, eos_token_id: null, max_length: spec.seqLen, do_sample: true, top_k: 50 };
+  return {
+    _from_model_config: true,
+    bos_token_id: null,
+    eos_token_id: null,
+    max_length: spec.seqLen,
+    do_sample: true,
+    top_k: 50,
+  };
 }

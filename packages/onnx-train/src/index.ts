@@ -77,7 +77,11 @@ export {
   type OffloadOptions,
 } from './segmented-train-step';
 export { createTrainStep, type CreateTrainStepOptions, type ExecutionMode } from './create-train-step';
-export { estimateActivationBytes, type EstimateActivationBytesOptions, type ActivationEstimate } from './estimate-activation-bytes';
+export {
+  estimateActivationBytes,
+  type EstimateActivationBytesOptions,
+  type ActivationEstimate,
+} from './estimate-activation-bytes';
 export {
   resolveRecompute,
   type ResolveRecomputeOptions,
@@ -86,5 +90,10 @@ export {
   type BudgetTierOption,
 } from './resolve-recompute';
 export { selectiveToCore, type SelectiveToCoreOptions } from './selective-to-core';
-export { planBudgetTier, type PlanBudgetTierOptions, type BudgetTierReport, type BudgetMeasurement } from './plan-budget-tier';
+export {
+  planBudgetTier,
+  type PlanBudgetTierOptions,
+  type BudgetTierReport,
+  type BudgetMeasurement,
+} from './plan-budget-tier';
 export { gpt2Config, gpt2GenerationConfig, GPT2_LAYER_NORM_EPSILON, type Gpt2Config } from './gpt2-config';

@@ -32,6 +32,8 @@ describe('ByteTokenizer / loadTextCorpus', () => {
     const dir = useTempDir();
     expect(() => loadTextCorpus({ files: [join(dir, 'missing.txt')] })).toThrow(DataError);
     expect(() => loadTextCorpus({ text: '' })).toThrow(/empty/);
-    expect(() => loadTextCorpus({ text: 'abc', minTokens: 10, evalFraction: 0 })).toThrow(/at least 10 \(seqLen \+ 1\)/);
+    expect(() => loadTextCorpus({ text: 'abc', minTokens: 10, evalFraction: 0 })).toThrow(
+      /at least 10 \(seqLen \+ 1\)/,
+    );
   });
 });

@@ -26,7 +26,8 @@ export interface LoadTextCorpusOptions {
 /** Reads text files into byte tokens and holds out the last `evalFraction` for evaluation. */
 export function loadTextCorpus(options: LoadTextCorpusOptions): TextCorpus {
   const evalFraction = options.evalFraction ?? 0.1;
-  if (!(evalFraction >= 0 && evalFraction < 1)) throw new DataError(`evalFraction must be in [0, 1) (got ${evalFraction})`);
+  if (!(evalFraction >= 0 && evalFraction < 1))
+    throw new DataError(`evalFraction must be in [0, 1) (got ${evalFraction})`);
   const minTokens = options.minTokens ?? 2;
   const chunks: Uint8Array[] = [];
   for (const f of options.files ?? []) {
@@ -52,10 +53,14 @@ export function loadTextCorpus(options: LoadTextCorpusOptions): TextCorpus {
   const train = all.subarray(0, total - evalLen);
   const held = all.subarray(total - evalLen);
   if (train.length < minTokens) {
-    throw new DataError(`the training split has ${train.length} tokens; at least ${minTokens} (seqLen + 1) are needed: add text or lower seqLen`);
+    throw new DataError(
+      `the training split has ${train.length} tokens; at least ${minTokens} (seqLen + 1) are needed: add text or lower seqLen`,
+    );
   }
   if (evalLen > 0 && held.length < minTokens) {
-    throw new DataError(`the eval split has ${held.length} tokens; at least ${minTokens} (seqLen + 1) are needed: raise evalFraction, add text, or set evalFraction to 0`);
+    throw new DataError(
+      `the eval split has ${held.length} tokens; at least ${minTokens} (seqLen + 1) are needed: raise evalFraction, add text, or set evalFraction to 0`,
+    );
   }
   return { train, eval: held, sha256: createHash('sha256').update(all).digest('hex'), totalTokens: total };
 }

@@ -1,4 +1,10 @@
-import { calibrateBudgetBlocks, planForBudget, predictPeakBytes, validateTierConfig, type BudgetBlock } from '@soup/grad-ckpt';
+import {
+  calibrateBudgetBlocks,
+  planForBudget,
+  predictPeakBytes,
+  validateTierConfig,
+  type BudgetBlock,
+} from '@soup/grad-ckpt';
 import { measurePeak, pickPeakMethod, readRss, type PeakMethod } from './_peak-rss';
 import { TrainInputError } from './errors';
 import { estimateActivationBytes } from './estimate-activation-bytes';
@@ -10,7 +16,10 @@ export type { BudgetMeasurement, BudgetTierReport } from './step-types';
 
 /** Options of {@link planBudgetTier}: the step's own options (minus its plan), the batch and the budget. */
 export interface PlanBudgetTierOptions
-  extends Omit<TrainStepOptions, 'recompute' | 'gradientCheckpointing' | 'parameters' | 'measure' | 'profileFilePrefix'> {
+  extends Omit<
+    TrainStepOptions,
+    'recompute' | 'gradientCheckpointing' | 'parameters' | 'measure' | 'profileFilePrefix'
+  > {
   /** Sequences per step, as the run will train. */
   batchSize: number;
   /**
@@ -60,13 +69,17 @@ export interface PlanBudgetTierOptions
  */
 export async function planBudgetTier(options: PlanBudgetTierOptions): Promise<BudgetTierReport> {
   const { batchSize, memoryBudgetBytes, batchSeed, measureSteps, peakMethod, onMeasure, ...stepOptions } = options;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new TrainInputError(`batchSize must be a positive integer (got ${batchSize})`);
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new TrainInputError(`batchSize must be a positive integer (got ${batchSize})`);
   const check = validateTierConfig({ tier: 'budget', memoryBudgetBytes });
   if (check.errors.length > 0) throw new TrainInputError(check.errors.join(' '));
   const steps = measureSteps ?? 2;
-  if (!Number.isInteger(steps) || steps < 1) throw new TrainInputError(`measureSteps must be a positive integer (got ${steps})`);
+  if (!Number.isInteger(steps) || steps < 1)
+    throw new TrainInputError(`measureSteps must be a positive integer (got ${steps})`);
   if ((stepOptions.executionProvider ?? 'cpu') !== 'cpu') {
-    throw new TrainInputError("tier 'budget' measures host memory (RSS) and runs on executionProvider 'cpu'; for CUDA use a fixed tier or @soup/cuda-probe");
+    throw new TrainInputError(
+      "tier 'budget' measures host memory (RSS) and runs on executionProvider 'cpu'; for CUDA use a fixed tier or @soup/cuda-probe",
+    );
   }
   const method = pickPeakMethod(peakMethod ?? 'auto');
   const floorBytes = readRss()!.rssBytes;
@@ -107,9 +120,18 @@ export async function planBudgetTier(options: PlanBudgetTierOptions): Promise<Bu
   let plan = planForBudget({ blocks, baselineBytes, memoryBudgetBytes });
   for (;;) {
     const measuredPeakBytes =
-      plan.recompute.length === 0 ? offPeakBytes : plan.recompute.length === n ? fullPeakBytes : await measure(plan.recompute);
+      plan.recompute.length === 0
+        ? offPeakBytes
+        : plan.recompute.length === n
+          ? fullPeakBytes
+          : await measure(plan.recompute);
     attempts.push({ recompute: plan.recompute, predictedPeakBytes: plan.predictedPeakBytes, measuredPeakBytes });
-    onMeasure?.({ label: 'plan', recompute: plan.recompute, peakBytes: measuredPeakBytes, predictedPeakBytes: plan.predictedPeakBytes });
+    onMeasure?.({
+      label: 'plan',
+      recompute: plan.recompute,
+      peakBytes: measuredPeakBytes,
+      predictedPeakBytes: plan.predictedPeakBytes,
+    });
     if (measuredPeakBytes <= memoryBudgetBytes || plan.recompute.length === n) {
       return {
         recompute: plan.recompute,

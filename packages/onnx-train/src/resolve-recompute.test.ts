@@ -46,29 +46,57 @@ describe('resolveRecompute', () => {
 
   it("keeps an explicit recompute set when no tier (or tier 'off') is given", () => {
     expect(resolveRecompute({ spec, recompute: ['h.3.mlp', 'h.1'] }).recompute).toEqual(['h.1', 'h.3.mlp']);
-    expect(resolveRecompute({ spec, gradientCheckpointing: 'off', recompute: ['h.2'] })).toMatchObject({ recompute: ['h.2'], description: 'recompute h.2' });
+    expect(resolveRecompute({ spec, gradientCheckpointing: 'off', recompute: ['h.2'] })).toMatchObject({
+      recompute: ['h.2'],
+      description: 'recompute h.2',
+    });
     expect(resolveRecompute({ spec }).recompute).toEqual([]);
   });
 
   it("returns the budget for tier 'budget' (planned later, by measured steps)", () => {
-    const r = resolveRecompute({ spec, gradientCheckpointing: { tier: 'budget', memoryBudgetBytes: 1.5 * 2 ** 30, batchSize: 4 } });
-    expect(r).toEqual({ recompute: [], granularity: null, description: 'budget (peak ≤ 1.50 GiB)', budget: { memoryBudgetBytes: 1.5 * 2 ** 30, batchSize: 4 } });
+    const r = resolveRecompute({
+      spec,
+      gradientCheckpointing: { tier: 'budget', memoryBudgetBytes: 1.5 * 2 ** 30, batchSize: 4 },
+    });
+    expect(r).toEqual({
+      recompute: [],
+      granularity: null,
+      description: 'budget (peak ≤ 1.50 GiB)',
+      budget: { memoryBudgetBytes: 1.5 * 2 ** 30, batchSize: 4 },
+    });
   });
 
   it('refuses unknown tiers, budgets without bytes, and a tier together with recompute, naming the field', () => {
     expect(() => resolveRecompute({ spec, gradientCheckpointing: 'sparse' })).toThrow(TrainInputError);
-    expect(() => resolveRecompute({ spec, gradientCheckpointing: 'sparse' })).toThrow(/tier: unknown value 'sparse'; use one of off, full, medium, selective, auto, budget/);
-    expect(() => resolveRecompute({ spec, gradientCheckpointing: { tier: 'budget' } as never })).toThrow(/requires memoryBudgetBytes/);
-    expect(() => resolveRecompute({ spec, gradientCheckpointing: { tier: 'budget', memoryBudgetBytes: 1e9, batchSize: 0 } })).toThrow(/gradientCheckpointing.batchSize/);
-    expect(() => resolveRecompute({ spec, gradientCheckpointing: 'full', recompute: ['h.0'] })).toThrow(/either gradientCheckpointing .* or recompute/);
-    expect(() => resolveRecompute({ spec, gradientCheckpointing: { gpuMemoryGb: 40 } as never })).toThrow(/`tier` field/);
+    expect(() => resolveRecompute({ spec, gradientCheckpointing: 'sparse' })).toThrow(
+      /tier: unknown value 'sparse'; use one of off, full, medium, selective, auto, budget/,
+    );
+    expect(() => resolveRecompute({ spec, gradientCheckpointing: { tier: 'budget' } as never })).toThrow(
+      /requires memoryBudgetBytes/,
+    );
+    expect(() =>
+      resolveRecompute({ spec, gradientCheckpointing: { tier: 'budget', memoryBudgetBytes: 1e9, batchSize: 0 } }),
+    ).toThrow(/gradientCheckpointing.batchSize/);
+    expect(() => resolveRecompute({ spec, gradientCheckpointing: 'full', recompute: ['h.0'] })).toThrow(
+      /either gradientCheckpointing .* or recompute/,
+    );
+    expect(() => resolveRecompute({ spec, gradientCheckpointing: { gpuMemoryGb: 40 } as never })).toThrow(
+      /`tier` field/,
+    );
   });
 });
 
 describe('gradientCheckpointing on the step', () => {
   const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 5 });
-  const gradsOf = async (gradientCheckpointing: GradientCheckpointingOption | undefined): Promise<{ recompute: string[]; grads: Map<string, FloatArray> }> => {
-    const step = await TrainStep.create({ spec, seed: 3, intraOpNumThreads: 1, ...(gradientCheckpointing !== undefined ? { gradientCheckpointing } : {}) });
+  const gradsOf = async (
+    gradientCheckpointing: GradientCheckpointingOption | undefined,
+  ): Promise<{ recompute: string[]; grads: Map<string, FloatArray> }> => {
+    const step = await TrainStep.create({
+      spec,
+      seed: 3,
+      intraOpNumThreads: 1,
+      ...(gradientCheckpointing !== undefined ? { gradientCheckpointing } : {}),
+    });
     const { grads } = await step.gradients(batch);
     const recompute = step.model.recompute;
     await step.release();
@@ -98,7 +126,14 @@ describe('gradientCheckpointing on the step', () => {
   });
 
   it('Trainer and runOneStep take the tier too; TrainStep describes it', async () => {
-    const trainer = await Trainer.create({ spec: defineGptSpec({ ...spec, vocabSize: 256 }), text: 'soup '.repeat(80), batchSize: 2, totalSteps: 2, gradientCheckpointing: 'medium', intraOpNumThreads: 1 });
+    const trainer = await Trainer.create({
+      spec: defineGptSpec({ ...spec, vocabSize: 256 }),
+      text: 'soup '.repeat(80),
+      batchSize: 2,
+      totalSteps: 2,
+      gradientCheckpointing: 'medium',
+      intraOpNumThreads: 1,
+    });
     expect(trainer.trainStep.model.recompute).toEqual(['h.0', 'h.2']);
     expect(trainer.trainStep.tierDescription).toBe('medium (every other block)');
     expect(trainer.trainStep.budgetReport).toBeUndefined();
@@ -109,8 +144,8 @@ describe('gradientCheckpointing on the step', () => {
   });
 
   it("TrainStep.create needs the batch size for tier 'budget'", async () => {
-    await expect(TrainStep.create({ spec, gradientCheckpointing: { tier: 'budget', memoryBudgetBytes: 2 ** 30 } })).rejects.toThrow(
-      /pass gradientCheckpointing: \{tier: 'budget', memoryBudgetBytes, batchSize\}/,
-    );
+    await expect(
+      TrainStep.create({ spec, gradientCheckpointing: { tier: 'budget', memoryBudgetBytes: 2 ** 30 } }),
+    ).rejects.toThrow(/pass gradientCheckpointing: \{tier: 'budget', memoryBudgetBytes, batchSize\}/);
   });
 });

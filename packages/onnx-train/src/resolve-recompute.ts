@@ -73,9 +73,16 @@ function isConfig(value: GradientCheckpointingOption): value is FixedTierConfig 
 export function resolveRecompute(options: ResolveRecomputeOptions): ResolvedRecompute {
   const { spec, gradientCheckpointing } = options;
   const explicit = options.recompute ?? [];
-  const config = gradientCheckpointing === undefined ? { tier: null } : isConfig(gradientCheckpointing) ? gradientCheckpointing : { tier: gradientCheckpointing };
+  const config =
+    gradientCheckpointing === undefined
+      ? { tier: null }
+      : isConfig(gradientCheckpointing)
+        ? gradientCheckpointing
+        : { tier: gradientCheckpointing };
   if (!('tier' in config)) {
-    throw new TrainInputError("gradientCheckpointing must be a tier ('full', 'medium', …) or an object with a `tier` field, e.g. {tier: 'budget', memoryBudgetBytes}");
+    throw new TrainInputError(
+      "gradientCheckpointing must be a tier ('full', 'medium', …) or an object with a `tier` field, e.g. {tier: 'budget', memoryBudgetBytes}",
+    );
   }
   const report = validateTierConfig({
     tier: config.tier,
@@ -83,7 +90,12 @@ export function resolveRecompute(options: ResolveRecomputeOptions): ResolvedReco
     ...('memoryBudgetBytes' in config ? { memoryBudgetBytes: config.memoryBudgetBytes } : {}),
   });
   if (report.errors.length > 0) throw new TrainInputError(`gradientCheckpointing: ${report.errors.join(' ')}`);
-  const off = config.tier === false || config.tier === null || config.tier === undefined || config.tier === '' || config.tier === 'off';
+  const off =
+    config.tier === false ||
+    config.tier === null ||
+    config.tier === undefined ||
+    config.tier === '' ||
+    config.tier === 'off';
   if (!off && explicit.length > 0) {
     throw new TrainInputError(
       `pass either gradientCheckpointing (a tier, here ${JSON.stringify(config.tier)}) or recompute (explicit module names), not both`,
@@ -92,7 +104,9 @@ export function resolveRecompute(options: ResolveRecomputeOptions): ResolvedReco
   if (config.tier === 'budget') {
     const c = config as BudgetTierOption;
     if (c.batchSize !== undefined && !(Number.isInteger(c.batchSize) && c.batchSize > 0)) {
-      throw new TrainInputError(`gradientCheckpointing.batchSize must be a positive integer (got ${String(c.batchSize)})`);
+      throw new TrainInputError(
+        `gradientCheckpointing.batchSize must be a positive integer (got ${String(c.batchSize)})`,
+      );
     }
     return {
       recompute: [],
@@ -103,7 +117,12 @@ export function resolveRecompute(options: ResolveRecomputeOptions): ResolvedReco
   }
   if (off) {
     const recompute = normalizeRecompute(spec, explicit);
-    return { recompute, granularity: null, description: recompute.length > 0 ? `recompute ${recompute.join(', ')}` : 'off', budget: null };
+    return {
+      recompute,
+      granularity: null,
+      description: recompute.length > 0 ? `recompute ${recompute.join(', ')}` : 'off',
+      budget: null,
+    };
   }
   const gpuMemoryGb = 'gpuMemoryGb' in config ? config.gpuMemoryGb : undefined;
   const tierParams = { tier: config.tier, ...(gpuMemoryGb !== undefined ? { gpuMemoryGb } : {}) };
@@ -111,6 +130,9 @@ export function resolveRecompute(options: ResolveRecomputeOptions): ResolvedReco
   const description = describeTier(tierParams);
   if (granularity === null) return { recompute: [], granularity: null, description, budget: null };
   const planned = planCheckpoint({ moduleNames: moduleNames(spec), granularity });
-  const recompute = normalizeRecompute(spec, granularity === 'selective' ? selectiveToCore({ moduleNames: planned }) : planned);
+  const recompute = normalizeRecompute(
+    spec,
+    granularity === 'selective' ? selectiveToCore({ moduleNames: planned }) : planned,
+  );
   return { recompute, granularity, description, budget: null };
 }

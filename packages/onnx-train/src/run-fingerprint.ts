@@ -18,5 +18,8 @@ export function canonicalJson(value: unknown): string {
  * sessions continue the same run only if their fingerprints match.
  */
 export function runFingerprint(config: Readonly<Record<string, unknown>>): string {
-  return createHash('sha256').update(canonicalJson({ v: 1, ...config })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(canonicalJson({ v: 1, ...config }))
+    .digest('hex')
+    .slice(0, 16);
 }

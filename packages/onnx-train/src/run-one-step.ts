@@ -34,14 +34,24 @@ export async function runOneStep(options: RunOneStepOptions): Promise<OneStepRep
   const { batchSize, batchSeed, steps, ...stepOptions } = options;
   const t0 = performance.now();
   const step = await createTrainStep(
-    stepOptions.gradientCheckpointing !== undefined ? { ...stepOptions, gradientCheckpointing: withPlanBatch(stepOptions.gradientCheckpointing, batchSize) } : stepOptions,
+    stepOptions.gradientCheckpointing !== undefined
+      ? { ...stepOptions, gradientCheckpointing: withPlanBatch(stepOptions.gradientCheckpointing, batchSize) }
+      : stepOptions,
   );
   const createMs = performance.now() - t0;
   try {
     const batch = makeSyntheticBatch({ spec: step.spec, batchSize, seed: batchSeed ?? 0 });
     let last = await step.run(batch);
     for (let i = 1; i < (steps ?? 1); i++) last = await step.run(batch);
-    return { batchSize, tokens: last.tokens, loss: last.loss, gradNorm: last.gradNorm, createMs, runMs: last.runMs, recompute: step.model.recompute };
+    return {
+      batchSize,
+      tokens: last.tokens,
+      loss: last.loss,
+      gradNorm: last.gradNorm,
+      createMs,
+      runMs: last.runMs,
+      recompute: step.model.recompute,
+    };
   } finally {
     await step.release();
   }

@@ -15,7 +15,15 @@ import { TrainStep } from './train-step';
 import { Trainer } from './trainer';
 
 const tied = defineGptSpec({ vocabSize: 16, seqLen: 6, dModel: 8, nHeads: 2, nLayers: 3, dFF: 16 });
-const untied = defineGptSpec({ vocabSize: 16, seqLen: 6, dModel: 8, nHeads: 2, nLayers: 2, dFF: 16, tieEmbeddings: false });
+const untied = defineGptSpec({
+  vocabSize: 16,
+  seqLen: 6,
+  dModel: 8,
+  nHeads: 2,
+  nLayers: 2,
+  dFF: 16,
+  tieEmbeddings: false,
+});
 const PLAN = ['h.0', 'h.1.attn', 'h.2.mlp'];
 /** Attention-core recompute (the probabilities only), alone and next to the other kinds. */
 const CORE_PLAN = ['h.0.attn.core', 'h.1', 'h.2.attn.core', 'h.2.mlp'];
@@ -36,8 +44,17 @@ function files(dir: string): string[] {
 }
 
 /** Gradients at the start, then parameters and moments after two steps: segmented vs fused. */
-async function compareWithFused(spec: GptSpec, segmented: Omit<SegmentedTrainStepOptions, 'spec'>): Promise<{ grad: number; state: number }> {
-  const common = { spec, seed: 5, intraOpNumThreads: 1, ...(segmented.recompute ? { recompute: segmented.recompute } : {}), ...(segmented.dtype ? { dtype: segmented.dtype } : {}) };
+async function compareWithFused(
+  spec: GptSpec,
+  segmented: Omit<SegmentedTrainStepOptions, 'spec'>,
+): Promise<{ grad: number; state: number }> {
+  const common = {
+    spec,
+    seed: 5,
+    intraOpNumThreads: 1,
+    ...(segmented.recompute ? { recompute: segmented.recompute } : {}),
+    ...(segmented.dtype ? { dtype: segmented.dtype } : {}),
+  };
   const fused = await TrainStep.create(common);
   const seg = await SegmentedTrainStep.create({ ...segmented, ...common });
   try {
@@ -109,7 +126,13 @@ describe('SegmentedTrainStep', () => {
     const cwd = useTempDir('soup-seg-');
     const batchSize = 4;
     for (const recompute of [[], PLAN, CORE_PLAN]) {
-      const step = await SegmentedTrainStep.create({ spec: tied, seed: 1, intraOpNumThreads: 1, recompute, offload: { target: 'disk', saveDir: 'acts', cwd } });
+      const step = await SegmentedTrainStep.create({
+        spec: tied,
+        seed: 1,
+        intraOpNumThreads: 1,
+        recompute,
+        offload: { target: 'disk', saveDir: 'acts', cwd },
+      });
       expect(step.offload).toEqual({ target: 'disk', saveDir: join(cwd, 'acts') });
       expect(step.model.units).toEqual(['h.0.attn', 'h.0.mlp', 'h.1.attn', 'h.1.mlp', 'h.2.attn', 'h.2.mlp']);
       await step.run(makeSyntheticBatch({ spec: tied, batchSize }));
@@ -134,7 +157,8 @@ describe('SegmentedTrainStep', () => {
     class VanishingStore extends ActivationStore {
       override pack(tensor: Parameters<ActivationStore['pack']>[0]): ReturnType<ActivationStore['pack']> {
         const handle = super.pack(tensor);
-        if (sabotage && this.stats.tensorsPacked === 5) for (const f of files(this.saveDir!)) rmSync(join(this.saveDir!, f));
+        if (sabotage && this.stats.tensorsPacked === 5)
+          for (const f of files(this.saveDir!)) rmSync(join(this.saveDir!, f));
         return handle;
       }
     }
@@ -175,15 +199,25 @@ describe('SegmentedTrainStep', () => {
     await expect(SegmentedTrainStep.create({ ...base, offload: { target: 'disk', cwd } })).rejects.toThrow(
       "offload: activation_offloading='disk' requires a save_dir (scratch directory for offloaded activation tensors).",
     );
-    const escape = await SegmentedTrainStep.create({ ...base, offload: { target: 'disk', saveDir: '../elsewhere', cwd } }).catch((e: unknown) => e);
+    const escape = await SegmentedTrainStep.create({
+      ...base,
+      offload: { target: 'disk', saveDir: '../elsewhere', cwd },
+    }).catch((e: unknown) => e);
     expect(escape).toBeInstanceOf(TrainInputError);
-    expect((escape as Error).message).toMatch(/^offload: activation_offloading='disk': save_dir '\.\.\/elsewhere' resolves to .*, outside the working directory/);
-    await expect(SegmentedTrainStep.create({ ...base, offload: { target: 'gpu' as never } })).rejects.toThrow(/offload\.target must be 'keep', 'cpu' or 'disk'/);
-    await expect(createTrainStep({ ...base, execution: 'fused', offload: { target: 'disk', saveDir: 'acts', cwd } })).rejects.toThrow(
-      /offload\.target 'disk' needs execution: 'segmented'/,
+    expect((escape as Error).message).toMatch(
+      /^offload: activation_offloading='disk': save_dir '\.\.\/elsewhere' resolves to .*, outside the working directory/,
+    );
+    await expect(SegmentedTrainStep.create({ ...base, offload: { target: 'gpu' as never } })).rejects.toThrow(
+      /offload\.target must be 'keep', 'cpu' or 'disk'/,
     );
     await expect(
-      SegmentedTrainStep.create({ ...base, gradientCheckpointing: { tier: 'budget', memoryBudgetBytes: 2 ** 30, batchSize: 2 } }),
+      createTrainStep({ ...base, execution: 'fused', offload: { target: 'disk', saveDir: 'acts', cwd } }),
+    ).rejects.toThrow(/offload\.target 'disk' needs execution: 'segmented'/);
+    await expect(
+      SegmentedTrainStep.create({
+        ...base,
+        gradientCheckpointing: { tier: 'budget', memoryBudgetBytes: 2 ** 30, batchSize: 2 },
+      }),
     ).rejects.toThrow(/tier 'budget' plans by measuring the fused step/);
     expect(files(cwd)).toEqual([]); // nothing was created for a refused config
   });
@@ -193,11 +227,22 @@ describe('SegmentedTrainStep', () => {
     const keep = await createTrainStep({ spec: tied, intraOpNumThreads: 1 });
     expect(keep).toBeInstanceOf(TrainStep);
     await keep.release();
-    const disk = await createTrainStep({ spec: tied, intraOpNumThreads: 1, offload: { target: 'disk', saveDir: 'acts', cwd } });
+    const disk = await createTrainStep({
+      spec: tied,
+      intraOpNumThreads: 1,
+      offload: { target: 'disk', saveDir: 'acts', cwd },
+    });
     expect(disk).toBeInstanceOf(SegmentedTrainStep);
     await disk.release();
     const fused = await runOneStep({ spec: tied, seed: 3, intraOpNumThreads: 1, batchSize: 3, steps: 2 });
-    const seg = await runOneStep({ spec: tied, seed: 3, intraOpNumThreads: 1, batchSize: 3, steps: 2, offload: { target: 'disk', saveDir: 'acts', cwd } });
+    const seg = await runOneStep({
+      spec: tied,
+      seed: 3,
+      intraOpNumThreads: 1,
+      batchSize: 3,
+      steps: 2,
+      offload: { target: 'disk', saveDir: 'acts', cwd },
+    });
     expect(Math.abs(seg.loss - fused.loss)).toBeLessThanOrEqual(1e-6);
     expect(Math.abs(seg.gradNorm - fused.gradNorm)).toBeLessThanOrEqual(1e-6);
     expect(files(join(cwd, 'acts'))).toEqual([]);
@@ -206,9 +251,20 @@ describe('SegmentedTrainStep', () => {
   it('Trainer takes execution and offload: the same losses as fused, and checkpoints that resume across modes', async () => {
     const cwd = useTempDir('soup-seg-');
     const spec = defineGptSpec({ vocabSize: 256, seqLen: 8, dModel: 16, nHeads: 2, nLayers: 2 });
-    const options = { spec, text: 'soup is warm and good. '.repeat(30), batchSize: 2, totalSteps: 6, lr: 1e-2, intraOpNumThreads: 1 };
+    const options = {
+      spec,
+      text: 'soup is warm and good. '.repeat(30),
+      batchSize: 2,
+      totalSteps: 6,
+      lr: 1e-2,
+      intraOpNumThreads: 1,
+    };
     const fused = await Trainer.create(options);
-    const seg = await Trainer.create({ ...options, execution: 'segmented', offload: { target: 'disk', saveDir: 'acts', cwd } });
+    const seg = await Trainer.create({
+      ...options,
+      execution: 'segmented',
+      offload: { target: 'disk', saveDir: 'acts', cwd },
+    });
     expect(seg.trainStep).toBeInstanceOf(SegmentedTrainStep);
     expect(seg.fingerprint).toBe(fused.fingerprint); // the execution mode does not change the run
     const lf: number[] = [];
@@ -227,7 +283,13 @@ describe('SegmentedTrainStep', () => {
   });
 
   it("keep: nothing offloaded, so the pass is one chain and no saved activation is copied out of the runtime (a plan's recompute still applies)", async () => {
-    const step = await SegmentedTrainStep.create({ spec: tied, seed: 2, intraOpNumThreads: 1, recompute: PLAN, offload: { target: 'keep' } });
+    const step = await SegmentedTrainStep.create({
+      spec: tied,
+      seed: 2,
+      intraOpNumThreads: 1,
+      recompute: PLAN,
+      offload: { target: 'keep' },
+    });
     const fused = await TrainStep.create({ spec: tied, seed: 2, intraOpNumThreads: 1, recompute: PLAN });
     try {
       expect(step.model.segments.slice(0, 2)).toEqual(['fwd+head+bwd', 'grad-norm']);

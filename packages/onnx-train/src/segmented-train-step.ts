@@ -39,7 +39,12 @@ import type { SegmentedStepStats, SegmentedTrainingModel, SegmentedTrainStepOpti
 import type { RunStepOptions, StepResult, TrainStepState } from './step-types';
 import { tensorNames } from './tensor-names';
 
-export type { OffloadOptions, SegmentedStepStats, SegmentedTrainingModel, SegmentedTrainStepOptions } from './segmented-step-types';
+export type {
+  OffloadOptions,
+  SegmentedStepStats,
+  SegmentedTrainingModel,
+  SegmentedTrainStepOptions,
+} from './segmented-step-types';
 
 /**
  * The training step in segments: one ONNX Runtime run per segment (embedding forward, each half
@@ -117,12 +122,15 @@ export class SegmentedTrainStep {
     assertGptSpec(options.spec);
     checkGpuMemLimit(options.gpuMemLimitBytes);
     if (options.profileFilePrefix !== undefined) {
-      throw new TrainInputError("profileFilePrefix: ORT profiling is supported for execution: 'fused' only (a segmented step runs a dozen sessions)");
+      throw new TrainInputError(
+        "profileFilePrefix: ORT profiling is supported for execution: 'fused' only (a segmented step runs a dozen sessions)",
+      );
     }
     const store = resolveStore(options);
     const spec = { ...options.spec };
     const dtype = options.dtype ?? 'float32';
-    if (dtype !== 'float32' && dtype !== 'float64') throw new TrainInputError(`dtype must be 'float32' or 'float64' (got ${String(dtype)})`);
+    if (dtype !== 'float32' && dtype !== 'float64')
+      throw new TrainInputError(`dtype must be 'float32' or 'float64' (got ${String(dtype)})`);
     const tier = resolveRecompute({
       spec,
       ...(options.gradientCheckpointing !== undefined ? { gradientCheckpointing: options.gradientCheckpointing } : {}),
@@ -145,7 +153,10 @@ export class SegmentedTrainStep {
       // A custom store (openActivationStore) keeps the per-half-block segments it asked for.
       let chain: Session | null = null;
       if (store.target === 'keep' && options.openActivationStore === undefined) {
-        chain = await createTrainingSession(buildTrainingModel({ spec, dtype, mode: 'gradients', recompute }).bytes, options);
+        chain = await createTrainingSession(
+          buildTrainingModel({ spec, dtype, mode: 'gradients', recompute }).bytes,
+          options,
+        );
         created.push(chain);
       }
       const units = sessions.units;
@@ -161,7 +172,13 @@ export class SegmentedTrainStep {
         segments: [
           ...(chain
             ? ['fwd+head+bwd']
-            : ['embed.fwd', ...unitNames.map((u) => `${u}.fwd`), 'head', ...unitNames.map((u) => `${u}.bwd`).reverse(), 'embed.bwd']),
+            : [
+                'embed.fwd',
+                ...unitNames.map((u) => `${u}.fwd`),
+                'head',
+                ...unitNames.map((u) => `${u}.bwd`).reverse(),
+                'embed.bwd',
+              ]),
           'grad-norm',
           ...Array.from({ length: spec.nLayers }, (_, i) => `h.${i}.adamw`),
           'adamw',
@@ -204,12 +221,16 @@ export class SegmentedTrainStep {
     const micro = splitMicroBatches(batch, opts.microBatchSize);
     const nextStep = this.completed + 1;
     const t1 = performance.now();
-    const { loss, grads, stats } = await accumulateMicroBatches(micro, (mb) => this.pass(mb.batchSize, batchFeeds(this.spec, mb)));
+    const { loss, grads, stats } = await accumulateMicroBatches(micro, (mb) =>
+      this.pass(mb.batchSize, batchFeeds(this.spec, mb)),
+    );
     const tOpt = performance.now();
     const { gradNorm } = await optimize(this.ctx, grads, lr, nextStep, batch.batchSize).catch((err: unknown) => {
       releaseBuffers(grads.values());
       // The optimizer writes one block's parameters and moments at a time: the state may be half updated.
-      throw err instanceof TrainStepError ? new TrainStepError(err.message, { cause: err.cause ?? err, stateChanged: true }) : err;
+      throw err instanceof TrainStepError
+        ? new TrainStepError(err.message, { cause: err.cause ?? err, stateChanged: true })
+        : err;
     });
     releaseBuffers(grads.values());
     const t2 = performance.now();
@@ -282,14 +303,20 @@ export class SegmentedTrainStep {
 
   /** Forward + backward: one chain when nothing is offloaded, else segment by segment through the store. */
   private pass(batchSize: number, feeds: Feeds): ReturnType<typeof forwardBackward> {
-    return this.chain ? inMemoryPass(this.ctx, this.chain, batchSize, feeds, this.openStore) : forwardBackward(this.ctx, batchSize, feeds, this.openStore);
+    return this.chain
+      ? inMemoryPass(this.ctx, this.chain, batchSize, feeds, this.openStore)
+      : forwardBackward(this.ctx, batchSize, feeds, this.openStore);
   }
 
   private aux(kind: 'loss'): Promise<Session> {
     let pending = this.auxSessions.get(kind);
     if (!pending) {
       const bytes = buildTrainingModel({ spec: this.spec, dtype: this.dtype, mode: 'loss' }).bytes;
-      pending = createTrainingSession(bytes, { ...this.options, enableCpuMemArena: this.options.enableCpuMemArena ?? false }, SEGMENT_SESSION_EXTRA);
+      pending = createTrainingSession(
+        bytes,
+        { ...this.options, enableCpuMemArena: this.options.enableCpuMemArena ?? false },
+        SEGMENT_SESSION_EXTRA,
+      );
       this.auxSessions.set(kind, pending);
     }
     return pending;
@@ -302,5 +329,10 @@ export class SegmentedTrainStep {
 
 /** The fused loss-only session of `evaluate` (a plain session, not a segment). */
 async function runSession(session: Session, feeds: Feeds, batchSize: number): Promise<Record<string, ort.Tensor>> {
-  return runSegment({ inputNames: [], outputNames: [], run: async (f) => (await session.run(f)) as Record<string, ort.Tensor> }, feeds, batchSize, 'evaluate');
+  return runSegment(
+    { inputNames: [], outputNames: [], run: async (f) => (await session.run(f)) as Record<string, ort.Tensor> },
+    feeds,
+    batchSize,
+    'evaluate',
+  );
 }

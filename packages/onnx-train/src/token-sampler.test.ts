@@ -8,14 +8,19 @@ const tokens = Uint8Array.from({ length: 500 }, (_, i) => (i * 7 + 3) % 256);
 describe('TokenSampler', () => {
   it('draws the same windows when resumed from a cursor as in one go (property over seeds and split points)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 40 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 5 }), (seed, batch, split) => {
-        const straight = new TokenSampler({ tokens, seqLen: 16, seed });
-        const all = Array.from({ length: 6 }, () => straight.nextBatch(batch));
-        const first = new TokenSampler({ tokens, seqLen: 16, seed });
-        for (let i = 0; i < split; i++) first.nextBatch(batch);
-        const resumed = new TokenSampler({ tokens, seqLen: 16, seed, cursor: first.cursor });
-        for (let i = split; i < 6; i++) expect(resumed.nextBatch(batch)).toEqual(all[i]);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 40 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 5 }),
+        (seed, batch, split) => {
+          const straight = new TokenSampler({ tokens, seqLen: 16, seed });
+          const all = Array.from({ length: 6 }, () => straight.nextBatch(batch));
+          const first = new TokenSampler({ tokens, seqLen: 16, seed });
+          for (let i = 0; i < split; i++) first.nextBatch(batch);
+          const resumed = new TokenSampler({ tokens, seqLen: 16, seed, cursor: first.cursor });
+          for (let i = split; i < 6; i++) expect(resumed.nextBatch(batch)).toEqual(all[i]);
+        },
+      ),
       { numRuns: 40 },
     );
   });

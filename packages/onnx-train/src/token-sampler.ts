@@ -24,10 +24,13 @@ export class TokenSampler {
 
   constructor(options: TokenSamplerOptions) {
     const { tokens, seqLen } = options;
-    if (!Number.isInteger(seqLen) || seqLen < 1) throw new DataError(`seqLen must be a positive integer (got ${seqLen})`);
-    if (tokens.length < seqLen + 1) throw new DataError(`the text has ${tokens.length} tokens; one window needs seqLen + 1 = ${seqLen + 1}`);
+    if (!Number.isInteger(seqLen) || seqLen < 1)
+      throw new DataError(`seqLen must be a positive integer (got ${seqLen})`);
+    if (tokens.length < seqLen + 1)
+      throw new DataError(`the text has ${tokens.length} tokens; one window needs seqLen + 1 = ${seqLen + 1}`);
     const cursor = options.cursor ?? 0;
-    if (!Number.isSafeInteger(cursor) || cursor < 0) throw new DataError(`cursor must be a non-negative integer (got ${cursor})`);
+    if (!Number.isSafeInteger(cursor) || cursor < 0)
+      throw new DataError(`cursor must be a non-negative integer (got ${cursor})`);
     this.tokens = tokens;
     this.seqLen = seqLen;
     this.seed = options.seed ?? 0;
@@ -62,7 +65,8 @@ export class TokenSampler {
 
   /** The next batch; advances the cursor by `batchSize`. */
   nextBatch(batchSize: number): TrainBatch {
-    if (!Number.isInteger(batchSize) || batchSize < 1) throw new DataError(`batchSize must be a positive integer (got ${batchSize})`);
+    if (!Number.isInteger(batchSize) || batchSize < 1)
+      throw new DataError(`batchSize must be a positive integer (got ${batchSize})`);
     const batch = this.batchAt(this.next, batchSize);
     this.next += batchSize;
     return batch;
@@ -70,7 +74,12 @@ export class TokenSampler {
 }
 
 /** Consecutive, non-overlapping windows from the start of `tokens`, grouped in batches (evaluation). */
-export function sequentialBatches(options: { tokens: Uint8Array; seqLen: number; batchSize: number; maxBatches: number }): TrainBatch[] {
+export function sequentialBatches(options: {
+  tokens: Uint8Array;
+  seqLen: number;
+  batchSize: number;
+  maxBatches: number;
+}): TrainBatch[] {
   const { tokens, seqLen: T, batchSize, maxBatches } = options;
   const windows = Math.min(Math.floor((tokens.length - 1) / T), batchSize * maxBatches);
   const out: TrainBatch[] = [];

@@ -24,11 +24,15 @@ const python = process.env.PYTHON ?? '/usr/bin/python3';
 const script = fileURLToPath(new URL('./__fixtures__/gpt2_from_config.py', import.meta.url));
 const corpusFile = fileURLToPath(new URL('./__fixtures__/soup.txt', import.meta.url));
 const probe = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' });
-const torchMissing = probe.status === 0 ? null : `${python} -c "import torch" failed (${(probe.error?.message ?? probe.stderr ?? '').trim().split('\n').pop()})`;
+const torchMissing =
+  probe.status === 0
+    ? null
+    : `${python} -c "import torch" failed (${(probe.error?.message ?? probe.stderr ?? '').trim().split('\n').pop()})`;
 if (torchMissing) console.log(`skipping the PyTorch cross-checks: ${torchMissing}`);
 
 const batchJson = (b: TrainBatch, T: number): string => {
-  const rows = (a: BigInt64Array): number[][] => Array.from({ length: b.batchSize }, (_, i) => Array.from(a.subarray(i * T, (i + 1) * T), Number));
+  const rows = (a: BigInt64Array): number[][] =>
+    Array.from({ length: b.batchSize }, (_, i) => Array.from(a.subarray(i * T, (i + 1) * T), Number));
   return JSON.stringify({ input_ids: rows(b.inputIds), labels: rows(b.labels) });
 };
 
@@ -46,7 +50,15 @@ function relErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 async function trainedFolder(spec: GptSpec): Promise<{ dir: string; trainer: Trainer }> {
   const dir = join(useTempDir(), 'final');
-  const trainer = await Trainer.create({ spec, files: [corpusFile], batchSize: 4, totalSteps: 6, lr: 3e-3, seed: 3, intraOpNumThreads: 1 });
+  const trainer = await Trainer.create({
+    spec,
+    files: [corpusFile],
+    batchSize: 4,
+    totalSteps: 6,
+    lr: 3e-3,
+    seed: 3,
+    intraOpNumThreads: 1,
+  });
   for (let i = 0; i < 6; i++) await trainer.step();
   trainer.saveCheckpoint(dir);
   return { dir, trainer };
@@ -54,13 +66,37 @@ async function trainedFolder(spec: GptSpec): Promise<{ dir: string; trainer: Tra
 
 describe('a checkpoint loads outside soup as GPT-2', () => {
   for (const tie of [true, false]) {
-    const spec = defineGptSpec({ vocabSize: 256, seqLen: 16, dModel: 16, nHeads: 2, nLayers: 2, dFF: 48, tieEmbeddings: tie });
+    const spec = defineGptSpec({
+      vocabSize: 256,
+      seqLen: 16,
+      dModel: 16,
+      nHeads: 2,
+      nLayers: 2,
+      dFF: 48,
+      tieEmbeddings: tie,
+    });
 
     it(`config.json is a GPT2Config (tie_word_embeddings ${tie}); a TypeScript GPT-2 from it reproduces the loss (Node twin)`, async () => {
       const { dir, trainer } = await trainedFolder(spec);
       const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
-      expect(cfg).toMatchObject({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'], vocab_size: 256, n_positions: 16, n_embd: 16, n_layer: 2, n_head: 2, n_inner: 48 });
-      expect(cfg).toMatchObject({ activation_function: 'gelu_new', layer_norm_epsilon: 1e-5, tie_word_embeddings: tie, resid_pdrop: 0, embd_pdrop: 0, attn_pdrop: 0 });
+      expect(cfg).toMatchObject({
+        model_type: 'gpt2',
+        architectures: ['GPT2LMHeadModel'],
+        vocab_size: 256,
+        n_positions: 16,
+        n_embd: 16,
+        n_layer: 2,
+        n_head: 2,
+        n_inner: 48,
+      });
+      expect(cfg).toMatchObject({
+        activation_function: 'gelu_new',
+        layer_norm_epsilon: 1e-5,
+        tie_word_embeddings: tie,
+        resid_pdrop: 0,
+        embd_pdrop: 0,
+        attn_pdrop: 0,
+      });
       expect(JSON.parse(readFileSync(join(dir, 'generation_config.json'), 'utf8'))).toMatchObject({ max_length: 16 });
       const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 9 });
       const soupLoss = await trainer.trainStep.evaluate(batch);
@@ -68,30 +104,44 @@ describe('a checkpoint loads outside soup as GPT-2', () => {
       await trainer.close();
     });
 
-    it.skipIf(torchMissing !== null)(`PyTorch GPT-2 built from config.json alone reproduces soup's loss to 1e-4 (tie ${tie})`, async () => {
-      const { dir, trainer } = await trainedFolder(spec);
-      const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 9 });
-      writeFileSync(join(dir, 'batch.json'), batchJson(batch, spec.seqLen));
-      const soupLoss = await trainer.trainStep.evaluate(batch);
-      await trainer.close();
-      const r = await runProcess(python, [script, 'loss', dir, join(dir, 'batch.json')], { timeoutMs: 120_000 });
-      expect(r.code, r.stderr).toBe(0);
-      const torchLoss = (JSON.parse(r.stdout) as { loss: number }).loss;
-      expect(Math.abs(torchLoss - soupLoss)).toBeLessThan(1e-4);
-    });
+    it.skipIf(torchMissing !== null)(
+      `PyTorch GPT-2 built from config.json alone reproduces soup's loss to 1e-4 (tie ${tie})`,
+      async () => {
+        const { dir, trainer } = await trainedFolder(spec);
+        const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 9 });
+        writeFileSync(join(dir, 'batch.json'), batchJson(batch, spec.seqLen));
+        const soupLoss = await trainer.trainStep.evaluate(batch);
+        await trainer.close();
+        const r = await runProcess(python, [script, 'loss', dir, join(dir, 'batch.json')], { timeoutMs: 120_000 });
+        expect(r.code, r.stderr).toBe(0);
+        const torchLoss = (JSON.parse(r.stdout) as { loss: number }).loss;
+        expect(Math.abs(torchLoss - soupLoss)).toBeLessThan(1e-4);
+      },
+    );
   }
 });
 
 describe.skipIf(torchMissing !== null)('float64: the full gradient and AdamW steps match torch', () => {
   it('every coordinate of every gradient tensor, then two clipped AdamW steps: parameters and both moments', async () => {
-    const spec = defineGptSpec({ vocabSize: 13, seqLen: 6, dModel: 8, nHeads: 2, nLayers: 2, dFF: 16, tieEmbeddings: false });
+    const spec = defineGptSpec({
+      vocabSize: 13,
+      seqLen: 6,
+      dModel: 8,
+      nHeads: 2,
+      nLayers: 2,
+      dFF: 16,
+      tieEmbeddings: false,
+    });
     const adamw = { maxGradNorm: 0.5, weightDecay: 0.1, beta1: 0.8, beta2: 0.95, eps: 1e-6 };
     const step = await TrainStep.create({ spec, dtype: 'float64', seed: 5, adamw, intraOpNumThreads: 1 });
     const dir = useTempDir();
     const params = parameterSpecs(spec);
     const state = step.getState();
     writeFileSync(join(dir, 'config.json'), JSON.stringify(gpt2Config(spec, 'float64')));
-    writeSafetensors({ path: join(dir, 'model.safetensors'), tensors: params.map((p) => [p.name, { dtype: 'F64', shape: p.shape, data: state.parameters.get(p.name)! }]) });
+    writeSafetensors({
+      path: join(dir, 'model.safetensors'),
+      tensors: params.map((p) => [p.name, { dtype: 'F64', shape: p.shape, data: state.parameters.get(p.name)! }]),
+    });
     const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 2 });
     writeFileSync(join(dir, 'batch.json'), batchJson(batch, spec.seqLen));
     const lrs = [0.01, 0.005];
@@ -99,9 +149,20 @@ describe.skipIf(torchMissing !== null)('float64: the full gradient and AdamW ste
     const out = join(dir, 'torch.json');
     writeFileSync(
       join(dir, 'opts.json'),
-      JSON.stringify({ out, lrs, decay: params.filter((p) => p.weightDecay).map((p) => p.name), weight_decay: hp.weightDecay, beta1: hp.beta1, beta2: hp.beta2, eps: hp.eps, max_grad_norm: hp.maxGradNorm }),
+      JSON.stringify({
+        out,
+        lrs,
+        decay: params.filter((p) => p.weightDecay).map((p) => p.name),
+        weight_decay: hp.weightDecay,
+        beta1: hp.beta1,
+        beta2: hp.beta2,
+        eps: hp.eps,
+        max_grad_norm: hp.maxGradNorm,
+      }),
     );
-    const r = await runProcess(python, [script, 'step', dir, join(dir, 'batch.json'), join(dir, 'opts.json')], { timeoutMs: 120_000 });
+    const r = await runProcess(python, [script, 'step', dir, join(dir, 'batch.json'), join(dir, 'opts.json')], {
+      timeoutMs: 120_000,
+    });
     expect(r.code, r.stderr).toBe(0);
     const torch = JSON.parse(readFileSync(out, 'utf8')) as {
       loss: number;
@@ -117,7 +178,8 @@ describe.skipIf(torchMissing !== null)('float64: the full gradient and AdamW ste
     expect(Math.abs(g.loss - torch.loss)).toBeLessThan(1e-12);
     expect(Math.abs(g.gradNorm - torch.grad_norm) / torch.grad_norm).toBeLessThan(1e-10);
     expect(torch.grad_norm).toBeGreaterThan(hp.maxGradNorm); // clipping is exercised
-    for (const p of params) expect(relErr(g.grads.get(p.name)!, torch.grads[p.name]!), `grad ${p.name}`).toBeLessThan(1e-9);
+    for (const p of params)
+      expect(relErr(g.grads.get(p.name)!, torch.grads[p.name]!), `grad ${p.name}`).toBeLessThan(1e-9);
 
     const losses: number[] = [];
     for (const lr of lrs) losses.push((await step.run(batch, { lr })).loss);

@@ -45,7 +45,8 @@ function adamwReference(a: {
 
 function maxRelDiff(a: FloatArray, b: FloatArray): number {
   let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!) / Math.max(1e-12, Math.abs(b[i]!)));
+  for (let i = 0; i < a.length; i++)
+    worst = Math.max(worst, Math.abs(a[i]! - b[i]!) / Math.max(1e-12, Math.abs(b[i]!)));
   return worst;
 }
 
@@ -89,7 +90,9 @@ describe('TrainStep', () => {
     expect(clipped).toBeGreaterThan(0);
     const decayed = step.model.params.filter((p) => p.weightDecay).map((p) => p.name);
     expect(decayed).toContain('h.0.attn.c_attn.weight');
-    expect(decayed.some((n) => n.includes('ln_') || n.startsWith('wte') || n.startsWith('wpe') || n.endsWith('.bias'))).toBe(false);
+    expect(
+      decayed.some((n) => n.includes('ln_') || n.startsWith('wte') || n.startsWith('wpe') || n.endsWith('.bias')),
+    ).toBe(false);
     await step.release();
   });
 
@@ -105,7 +108,8 @@ describe('TrainStep', () => {
       expect(Number.isFinite(ra.loss)).toBe(true);
     }
     const pa = a.getParameters();
-    for (const [name, arr] of b.getParameters()) expect(Buffer.from(arr.buffer).equals(Buffer.from(pa.get(name)!.buffer))).toBe(true);
+    for (const [name, arr] of b.getParameters())
+      expect(Buffer.from(arr.buffer).equals(Buffer.from(pa.get(name)!.buffer))).toBe(true);
     expect(seen.map((m) => m.step)).toEqual([1, 2, 3]);
     expect(seen.every((m) => m.tokens === 3 * spec.seqLen && m.runMs > 0 && m.totalMs >= m.runMs)).toBe(true);
     await a.release();
@@ -129,7 +133,11 @@ describe('TrainStep', () => {
     expect(step.step).toBe(1);
     step.setState(s0);
     expect(step.step).toBe(0);
-    expect(Buffer.from(step.getParameters().get('wte.weight')!.buffer).equals(Buffer.from(s0.parameters.get('wte.weight')!.buffer))).toBe(true);
+    expect(
+      Buffer.from(step.getParameters().get('wte.weight')!.buffer).equals(
+        Buffer.from(s0.parameters.get('wte.weight')!.buffer),
+      ),
+    ).toBe(true);
     const wrongSize = new Map(s0.parameters);
     wrongSize.set('wpe.weight', new Float32Array(3));
     expect(() => step.setState({ parameters: wrongSize })).toThrow(/wpe\.weight has 3 values/);

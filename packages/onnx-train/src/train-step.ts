@@ -5,7 +5,13 @@ import { resolveStepTier } from './_step-tier';
 import type { TrainStepOptions } from './step-types';
 
 export { createTrainingSession, DISABLE_CSE, trainingSessionOptions } from './_training-session';
-export type { ExecutionProviderName, StepMeasurement, StepResult, TrainStepOptions, TrainStepState } from './step-types';
+export type {
+  ExecutionProviderName,
+  StepMeasurement,
+  StepResult,
+  TrainStepOptions,
+  TrainStepState,
+} from './step-types';
 
 /**
  * One real training step (forward + backward + clipping + AdamW) as a single ONNX Runtime

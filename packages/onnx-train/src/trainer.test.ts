@@ -43,7 +43,14 @@ describe('Trainer', () => {
 
   it('checkpoints every P steps through the hook, and a checkpoint of another run is refused', async () => {
     const dir = useTempDir();
-    const opts: TrainerOptions = { spec: small, text: readFileSync(corpusFile, 'utf8'), batchSize: 2, totalSteps: 10, seed: 3, intraOpNumThreads: 1 };
+    const opts: TrainerOptions = {
+      spec: small,
+      text: readFileSync(corpusFile, 'utf8'),
+      batchSize: 2,
+      totalSteps: 10,
+      seed: 3,
+      intraOpNumThreads: 1,
+    };
     const trainer = await Trainer.create(opts);
     const pushed: number[] = [];
     const summary = await trainer.train({
@@ -80,7 +87,9 @@ describe('Trainer', () => {
     await other.close();
   });
 
-  it('resumes bit-exactly in a new process: N straight = N/2, checkpoint, new process, N/2', { timeout: 120_000 }, async () => {
+  it('resumes bit-exactly in a new process: N straight = N/2, checkpoint, new process, N/2', {
+    timeout: 120_000,
+  }, async () => {
     const dir = useTempDir();
     const script = join(dir, 'child.mts');
     writeFileSync(

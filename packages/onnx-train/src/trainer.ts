@@ -3,9 +3,17 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs
 import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from './_fs';
 import { splitMicroBatches } from './_accumulate';
-import type { TrainerOptions, LogHistoryEntry, TrainerState, TrainerStepLog, CheckpointInfo, TrainLoopOptions, TrainSummary } from './trainer-types';
+import type {
+  TrainerOptions,
+  LogHistoryEntry,
+  TrainerState,
+  TrainerStepLog,
+  CheckpointInfo,
+  TrainLoopOptions,
+  TrainSummary,
+} from './trainer-types';
 import type { FloatDType } from './_graph';
-import { resolveAdamW, type AdamWOptions } from './adamw-options';
+import { resolveAdamW, } from './adamw-options';
 import { cosineLr } from './cosine-lr';
 import type { SafetensorsTensor } from './encode-safetensors';
 import { CheckpointError, DataError, OnnxTrainError, SafetensorsError } from './errors';
@@ -14,17 +22,24 @@ import type { FloatArray } from './init-parameters';
 import { loadTextCorpus, type TextCorpus } from './load-text-corpus';
 import { readSafetensors } from './read-safetensors';
 import { withPlanBatch } from './_step-tier';
-import type { GradientCheckpointingOption } from './resolve-recompute';
 import { runFingerprint } from './run-fingerprint';
 import { tensorNames } from './tensor-names';
 import { sequentialBatches, TokenSampler } from './token-sampler';
-import type { ExecutionProviderName, StepMeasurement, TrainStep } from './train-step';
-import { createTrainStep, type CreateTrainStepOptions, type ExecutionMode } from './create-train-step';
-import type { OffloadOptions, SegmentedTrainStep } from './segmented-train-step';
+import type { TrainStep } from './train-step';
+import { createTrainStep, type CreateTrainStepOptions, } from './create-train-step';
+import type { SegmentedTrainStep } from './segmented-train-step';
 import { writeSafetensors } from './write-safetensors';
 import { gpt2Config, gpt2GenerationConfig } from './gpt2-config';
 
-export type { TrainerOptions, LogHistoryEntry, TrainerState, TrainerStepLog, CheckpointInfo, TrainLoopOptions, TrainSummary } from './trainer-types';
+export type {
+  TrainerOptions,
+  LogHistoryEntry,
+  TrainerState,
+  TrainerStepLog,
+  CheckpointInfo,
+  TrainLoopOptions,
+  TrainSummary,
+} from './trainer-types';
 
 const STATE_FORMAT = 'soup-onnx-train-checkpoint/1';
 /** The files a checkpoint needs to resume. */
@@ -62,7 +77,12 @@ export class Trainer {
   private pendingLosses: number[] = [];
   private micro: number;
 
-  private constructor(options: TrainerOptions, corpus: TextCorpus, step: TrainStep | SegmentedTrainStep, stepOptions: CreateTrainStepOptions) {
+  private constructor(
+    options: TrainerOptions,
+    corpus: TextCorpus,
+    step: TrainStep | SegmentedTrainStep,
+    stepOptions: CreateTrainStepOptions,
+  ) {
     this.options = options;
     this.spec = options.spec;
     this.corpus = corpus;
@@ -87,7 +107,8 @@ export class Trainer {
       if (!Number.isInteger(v) || v < 1) throw new DataError(`${field} must be a positive integer (got ${v})`);
     }
     checkMicroBatchSize(options.batchSize, options.microBatchSize);
-    if (options.files === undefined && options.text === undefined) throw new DataError('pass files (text files to train on) or text');
+    if (options.files === undefined && options.text === undefined)
+      throw new DataError('pass files (text files to train on) or text');
     const corpus = loadTextCorpus({
       ...(options.files !== undefined ? { files: options.files } : {}),
       ...(options.text !== undefined ? { text: options.text } : {}),
@@ -99,7 +120,14 @@ export class Trainer {
       seed: options.seed ?? 0,
       ...(options.dtype !== undefined ? { dtype: options.dtype } : {}),
       ...(options.recompute !== undefined ? { recompute: options.recompute } : {}),
-      ...(options.gradientCheckpointing !== undefined ? { gradientCheckpointing: withPlanBatch(options.gradientCheckpointing, options.microBatchSize ?? options.batchSize) } : {}),
+      ...(options.gradientCheckpointing !== undefined
+        ? {
+            gradientCheckpointing: withPlanBatch(
+              options.gradientCheckpointing,
+              options.microBatchSize ?? options.batchSize,
+            ),
+          }
+        : {}),
       ...(options.adamw !== undefined ? { adamw: options.adamw } : {}),
       ...(options.executionProvider !== undefined ? { executionProvider: options.executionProvider } : {}),
       ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
@@ -178,7 +206,11 @@ export class Trainer {
     const lr = this.step_.lr;
     // The recompute set already resolved (a budget tier is not planned again).
     const { gradientCheckpointing: _planned, ...rest } = this.stepOptions;
-    this.step_ = await createTrainStep({ ...rest, recompute: this.step_.model.recompute, parameters: state.parameters });
+    this.step_ = await createTrainStep({
+      ...rest,
+      recompute: this.step_.model.recompute,
+      parameters: state.parameters,
+    });
     this.step_.setState(state);
     this.step_.lr = lr;
     this.micro = microBatchSize;
@@ -206,7 +238,12 @@ export class Trainer {
     try {
       r = await this.trainStep.run(batch, { lr, microBatchSize: this.micro });
     } catch (err) {
-      this.sampler = new TokenSampler({ tokens: this.corpus.train, seqLen: this.spec.seqLen, seed: this.options.seed ?? 0, cursor });
+      this.sampler = new TokenSampler({
+        tokens: this.corpus.train,
+        seqLen: this.spec.seqLen,
+        seed: this.options.seed ?? 0,
+        cursor,
+      });
       throw err;
     }
     this.tokens += r.tokens;
@@ -235,11 +272,15 @@ export class Trainer {
   async train(opts: TrainLoopOptions = {}): Promise<TrainSummary> {
     const until = opts.untilStep ?? this.options.totalSteps;
     if (!Number.isInteger(until) || until < 0 || until > this.options.totalSteps) {
-      throw new DataError(`untilStep must be an integer in [0, totalSteps = ${this.options.totalSteps}] (got ${until})`);
+      throw new DataError(
+        `untilStep must be an integer in [0, totalSteps = ${this.options.totalSteps}] (got ${until})`,
+      );
     }
     const every = opts.checkpointEvery;
-    if (every !== undefined && (!Number.isInteger(every) || every < 1)) throw new DataError(`checkpointEvery must be a positive integer (got ${every})`);
-    if (every !== undefined && opts.outputDir === undefined) throw new DataError('checkpointEvery needs outputDir (where checkpoint-<step> folders go)');
+    if (every !== undefined && (!Number.isInteger(every) || every < 1))
+      throw new DataError(`checkpointEvery must be a positive integer (got ${every})`);
+    if (every !== undefined && opts.outputDir === undefined)
+      throw new DataError('checkpointEvery needs outputDir (where checkpoint-<step> folders go)');
     const atEnd = opts.checkpointAtEnd ?? opts.outputDir !== undefined;
     const checkpoints: CheckpointInfo[] = [];
     const save = async (): Promise<void> => {
@@ -305,7 +346,10 @@ export class Trainer {
       const meta = { format: 'pt', soup_run: this.runId, soup_step: String(state.step) };
       writeSafetensors({
         path: join(tmp, 'model.safetensors'),
-        tensors: params.map((p): [string, SafetensorsTensor] => [p.name, { dtype, shape: p.shape, data: state.parameters.get(p.name)! }]),
+        tensors: params.map((p): [string, SafetensorsTensor] => [
+          p.name,
+          { dtype, shape: p.shape, data: state.parameters.get(p.name)! },
+        ]),
         metadata: meta,
       });
       writeSafetensors({
@@ -338,13 +382,23 @@ export class Trainer {
         log_history: this.history,
       };
       writeFileAtomic(join(tmp, 'trainer_state.json'), `${JSON.stringify(json, null, 2)}\n`);
-      writeFileAtomic(join(tmp, 'config.json'), `${JSON.stringify(gpt2Config(this.spec, this.trainStep.dtype), null, 2)}\n`);
-      writeFileAtomic(join(tmp, 'generation_config.json'), `${JSON.stringify(gpt2GenerationConfig(this.spec), null, 2)}\n`);
+      writeFileAtomic(
+        join(tmp, 'config.json'),
+        `${JSON.stringify(gpt2Config(this.spec, this.trainStep.dtype), null, 2)}\n`,
+      );
+      writeFileAtomic(
+        join(tmp, 'generation_config.json'),
+        `${JSON.stringify(gpt2GenerationConfig(this.spec), null, 2)}\n`,
+      );
       if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
       renameSync(tmp, dir);
     } catch (err) {
       rmSync(tmp, { recursive: true, force: true });
-      throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `could not write checkpoint ${dir}: ${(err as Error).message}`, { cause: err });
+      throw new CheckpointError(
+        'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
+        `could not write checkpoint ${dir}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     return { dir, step: state.step, files: [...CHECKPOINT_FILES, ...EXPORT_FILES] };
   }
@@ -357,19 +411,30 @@ export class Trainer {
   loadCheckpoint(dir: string): TrainerState {
     for (const f of CHECKPOINT_FILES) {
       if (!existsSync(join(dir, f))) {
-        throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `checkpoint ${dir} has no ${f} (expected ${CHECKPOINT_FILES.join(', ')})`);
+        throw new CheckpointError(
+          'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
+          `checkpoint ${dir} has no ${f} (expected ${CHECKPOINT_FILES.join(', ')})`,
+        );
       }
     }
     let json: Record<string, unknown>;
     try {
       json = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as Record<string, unknown>;
     } catch (err) {
-      throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `${dir}/trainer_state.json is not valid JSON`, { cause: err });
+      throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `${dir}/trainer_state.json is not valid JSON`, {
+        cause: err,
+      });
     }
     if (json.format !== STATE_FORMAT) {
-      throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `${dir}/trainer_state.json: format ${JSON.stringify(json.format)}, expected ${STATE_FORMAT}`);
+      throw new CheckpointError(
+        'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
+        `${dir}/trainer_state.json: format ${JSON.stringify(json.format)}, expected ${STATE_FORMAT}`,
+      );
     }
-    const recorded = json.config !== null && typeof json.config === 'object' ? runFingerprint(json.config as Record<string, unknown>) : null;
+    const recorded =
+      json.config !== null && typeof json.config === 'object'
+        ? runFingerprint(json.config as Record<string, unknown>)
+        : null;
     if (json.run !== this.runId || (recorded !== null && recorded !== this.fingerprint)) {
       throw new CheckpointError(
         'SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH',
@@ -379,7 +444,10 @@ export class Trainer {
     const ints = ['step', 'cursor', 'tokens_consumed'] as const;
     for (const k of ints) {
       if (!Number.isSafeInteger(json[k]) || (json[k] as number) < 0) {
-        throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `${dir}/trainer_state.json: ${k} must be a non-negative integer`);
+        throw new CheckpointError(
+          'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
+          `${dir}/trainer_state.json: ${k} must be a non-negative integer`,
+        );
       }
     }
     const want = st(this.trainStep.dtype);
@@ -388,7 +456,8 @@ export class Trainer {
       try {
         tensors = readSafetensors(join(dir, file)).tensors;
       } catch (err) {
-        if (err instanceof SafetensorsError) throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', err.message, { cause: err });
+        if (err instanceof SafetensorsError)
+          throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', err.message, { cause: err });
         throw err;
       }
       const out = new Map<string, FloatArray>();
@@ -410,7 +479,8 @@ export class Trainer {
     try {
       this.trainStep.setState({ step: json.step as number, parameters, m, v });
     } catch (err) {
-      if (err instanceof OnnxTrainError) throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', err.message, { cause: err });
+      if (err instanceof OnnxTrainError)
+        throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', err.message, { cause: err });
       throw err;
     }
     this.sampler = new TokenSampler({
@@ -422,7 +492,9 @@ export class Trainer {
     this.tokens = json.tokens_consumed as number;
     this.lastLoss = typeof json.last_loss === 'number' ? json.last_loss : null;
     const step = json.step as number;
-    this.history = Array.isArray(json.log_history) ? (json.log_history as LogHistoryEntry[]).filter((e) => e && Number.isInteger(e.step) && e.step <= step) : [];
+    this.history = Array.isArray(json.log_history)
+      ? (json.log_history as LogHistoryEntry[]).filter((e) => e && Number.isInteger(e.step) && e.step <= step)
+      : [];
     this.pendingLosses = [];
     return this.state;
   }
@@ -435,7 +507,9 @@ export class Trainer {
 function checkMicroBatchSize(batchSize: number, m: number | undefined): void {
   if (m === undefined) return;
   if (!Number.isInteger(m) || m < 1 || batchSize % m !== 0) {
-    throw new DataError(`microBatchSize must be a positive divisor of batchSize ${batchSize} (got ${m}): m × a = ${batchSize} with a whole accumulation a`);
+    throw new DataError(
+      `microBatchSize must be a positive divisor of batchSize ${batchSize} (got ${m}): m × a = ${batchSize} with a whole accumulation a`,
+    );
   }
 }
 

@@ -26,7 +26,9 @@ export function validateGptSpec(spec: unknown): SpecValidation {
   if (errors.length === 0) {
     const g = spec as GptSpec;
     if (g.dModel % g.nHeads !== 0) {
-      errors.push(`dModel (${g.dModel}) must be divisible by nHeads (${g.nHeads}); pick nHeads among the divisors of dModel`);
+      errors.push(
+        `dModel (${g.dModel}) must be divisible by nHeads (${g.nHeads}); pick nHeads among the divisors of dModel`,
+      );
     }
     if (g.seqLen < 2) warnings.push(`seqLen ${g.seqLen} leaves attention with a single position`);
     if (g.seqLen > 4096) warnings.push(`seqLen ${g.seqLen}: the [seqLen, seqLen] causal mask is stored in the model`);

@@ -17,7 +17,11 @@ export interface WrittenTrainingModel extends Omit<TrainingModel, 'bytes'> {
  *
  * Call as `writeTrainingModel(spec, path, options?)` or `writeTrainingModel({ spec, path, ...options })`.
  */
-export function writeTrainingModel(spec: GptSpec, path: string, options?: Omit<BuildTrainingModelOptions, 'spec'>): WrittenTrainingModel;
+export function writeTrainingModel(
+  spec: GptSpec,
+  path: string,
+  options?: Omit<BuildTrainingModelOptions, 'spec'>,
+): WrittenTrainingModel;
 export function writeTrainingModel(options: BuildTrainingModelOptions & { path: string }): WrittenTrainingModel;
 export function writeTrainingModel(
   a: GptSpec | (BuildTrainingModelOptions & { path: string }),
@@ -25,7 +29,8 @@ export function writeTrainingModel(
   options: Omit<BuildTrainingModelOptions, 'spec'> = {},
 ): WrittenTrainingModel {
   const opts: BuildTrainingModelOptions & { path: string } = 'spec' in a ? a : { ...options, spec: a, path: path! };
-  if (typeof opts.path !== 'string' || opts.path.length === 0) throw new TypeError('writeTrainingModel: path must be a non-empty string');
+  if (typeof opts.path !== 'string' || opts.path.length === 0)
+    throw new TypeError('writeTrainingModel: path must be a non-empty string');
   const { bytes, ...model } = buildTrainingModel(opts);
   mkdirSync(dirname(opts.path), { recursive: true });
   writeFileAtomic(opts.path, bytes);

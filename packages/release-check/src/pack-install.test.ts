@@ -1,4 +1,14 @@
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -41,7 +51,10 @@ describe.each(packages.map((p) => [p.name, p] as const))('%s installed alone', (
     const short = shortName(name);
     const project = join(work, short);
     mkdirSync(project);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: `consumer-of-${short}`, private: true, type: 'module' }, null, 2));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: `consumer-of-${short}`, private: true, type: 'module' }, null, 2),
+    );
     copyFileSync(join(repoRoot, '.npmrc'), join(project, '.npmrc'));
     const ours = [name, ...pkg.closure].map((n) => tarballs.get(n)!);
     const install = await run(
@@ -62,7 +75,14 @@ describe.each(packages.map((p) => [p.name, p] as const))('%s installed alone', (
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          types: ['node'],
+        },
         files: ['consumer.ts'],
       }),
     );
@@ -76,15 +96,36 @@ describe.each(packages.map((p) => [p.name, p] as const))('%s installed alone', (
 test('@soup/cuda-probe with its optional peers (onnxruntime-node, @soup/onnx-train) runs a train-step probe', async () => {
   const project = join(work, 'cuda-probe-with-peers');
   mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer-of-cuda-probe-with-peers', private: true, type: 'module' }, null, 2));
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'consumer-of-cuda-probe-with-peers', private: true, type: 'module' }, null, 2),
+  );
   copyFileSync(join(repoRoot, '.npmrc'), join(project, '.npmrc'));
   const byName = new Map(packages.map((p) => [p.name, p]));
-  const names = new Set(['@soup/cuda-probe', '@soup/onnx-train', ...byName.get('@soup/cuda-probe')!.closure, ...byName.get('@soup/onnx-train')!.closure]);
-  const ort = JSON.parse(readFileSync(join(repoRoot, 'packages', 'cuda-probe', 'package.json'), 'utf8')).peerDependencies['onnxruntime-node'] as string;
-  const install = await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...[...names].map((n) => tarballs.get(n)!), `onnxruntime-node@${ort}`], {
-    cwd: project,
-    timeoutMs: 280_000,
-  });
+  const names = new Set([
+    '@soup/cuda-probe',
+    '@soup/onnx-train',
+    ...byName.get('@soup/cuda-probe')!.closure,
+    ...byName.get('@soup/onnx-train')!.closure,
+  ]);
+  const ort = JSON.parse(readFileSync(join(repoRoot, 'packages', 'cuda-probe', 'package.json'), 'utf8'))
+    .peerDependencies['onnxruntime-node'] as string;
+  const install = await run(
+    npm,
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      ...[...names].map((n) => tarballs.get(n)!),
+      `onnxruntime-node@${ort}`,
+    ],
+    {
+      cwd: project,
+      timeoutMs: 280_000,
+    },
+  );
   expect(install.code, describeRun('npm install', install)).toBe(0);
   cpSync(join(smokeRoot, '..', 'smoke-peers', 'cuda-probe'), project, { recursive: true });
   const use = await run(process.execPath, ['use.mjs'], { cwd: project, timeoutMs: 120_000 });

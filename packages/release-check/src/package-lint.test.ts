@@ -15,7 +15,11 @@ describe.each(publicPackages().map((p) => [p.name, p] as const))('%s metadata', 
   }, 120_000);
 
   test('attw reports no problems', async () => {
-    const r = await run(bin('attw'), ['--pack', pkg.dir, '--profile', 'esm-only', '--format', 'ascii', '--no-emoji', '--no-color'], { cwd: repoRoot });
+    const r = await run(
+      bin('attw'),
+      ['--pack', pkg.dir, '--profile', 'esm-only', '--format', 'ascii', '--no-emoji', '--no-color'],
+      { cwd: repoRoot },
+    );
     expect(r.code, describeRun('attw', r)).toBe(0);
   }, 120_000);
 });

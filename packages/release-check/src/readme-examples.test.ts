@@ -35,13 +35,20 @@ test('every public package README has at least one runnable ts example', () => {
 });
 
 describe.each(cases.filter(([, blocks]) => blocks.length > 0))('%s README', (name, blocks) => {
-  test.each(blocks.map((code, i) => [i + 1, code] as const))('example %i runs', async (i, code) => {
-    mkdirSync(examplesDir, { recursive: true });
-    const file = join(examplesDir, `${shortName(name)}-${i}.ts`);
-    writeFileSync(file, code);
-    const cwd = mkdtempSync(join(cwdRoot, `${shortName(name)}-`));
-    const r = await run(process.execPath, ['--import', tsxLoader, file], { cwd, timeoutMs: 120_000, env: { ...process.env, NO_COLOR: '1' } });
-    expect(r.code, describeRun(`README example ${i} of ${name}`, r)).toBe(0);
-  }, 150_000);
+  test.each(blocks.map((code, i) => [i + 1, code] as const))(
+    'example %i runs',
+    async (i, code) => {
+      mkdirSync(examplesDir, { recursive: true });
+      const file = join(examplesDir, `${shortName(name)}-${i}.ts`);
+      writeFileSync(file, code);
+      const cwd = mkdtempSync(join(cwdRoot, `${shortName(name)}-`));
+      const r = await run(process.execPath, ['--import', tsxLoader, file], {
+        cwd,
+        timeoutMs: 120_000,
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+      expect(r.code, describeRun(`README example ${i} of ${name}`, r)).toBe(0);
+    },
+    150_000,
+  );
 });
-

@@ -34,7 +34,11 @@ export type HorizonVerdict =
  * newest checkpoint's step) must be at or past it; when no horizon is known, the trainer's own exit 0 is
  * the "done" (`trainer-done`).
  */
-export function judgeHorizon(p: { states: TrainerStateSteps[]; checkpointStep: number | null; horizon: number | null }): HorizonVerdict {
+export function judgeHorizon(p: {
+  states: TrainerStateSteps[];
+  checkpointStep: number | null;
+  horizon: number | null;
+}): HorizonVerdict {
   const steps = p.states.map((s) => s.globalStep).filter((v): v is number => v !== null);
   const fromState = steps.length > 0 ? Math.max(...steps) : null;
   const step = fromState ?? p.checkpointStep;
@@ -42,5 +46,7 @@ export function judgeHorizon(p: { states: TrainerStateSteps[]; checkpointStep: n
   const horizon = p.horizon ?? (maxes.length > 0 ? Math.max(...maxes) : null);
   if (horizon === null) return { complete: true, step, horizon: null, evidence: 'trainer-done' };
   if (step === null) return { complete: false, step: null, horizon, evidence: 'step-unknown' };
-  return step >= horizon ? { complete: true, step, horizon, evidence: 'horizon-reached' } : { complete: false, step, horizon, evidence: 'horizon-not-reached' };
+  return step >= horizon
+    ? { complete: true, step, horizon, evidence: 'horizon-reached' }
+    : { complete: false, step, horizon, evidence: 'horizon-not-reached' };
 }

@@ -1,4 +1,12 @@
-export { supervise, StaleRecordError, STOP_SIGNALS, type SuperviseOptions, type SuperviseOutcome, type SuperviseEvent, type SessionFacts } from './supervise';
+export {
+  supervise,
+  StaleRecordError,
+  STOP_SIGNALS,
+  type SuperviseOptions,
+  type SuperviseOutcome,
+  type SuperviseEvent,
+  type SessionFacts,
+} from './supervise';
 export { startMemoryWatch, type MemoryWatch, type MemoryWatchOptions } from './memory-watch';
 export { trackNewestStep, type NewestStep } from './newest-step';
 export {
@@ -11,7 +19,17 @@ export {
   type WatchedCheckpoint,
   type CompleteReason,
 } from './watch-checkpoints';
-export { startTrainer, expandArgv, placeholdersIn, trainerEnv, trainerErrorLine, type Placeholders, type TrainerChild, type TrainerExit, type StartTrainerOptions } from './trainer-child';
+export {
+  startTrainer,
+  expandArgv,
+  placeholdersIn,
+  trainerEnv,
+  trainerErrorLine,
+  type Placeholders,
+  type TrainerChild,
+  type TrainerExit,
+  type StartTrainerOptions,
+} from './trainer-child';
 export { judgeHorizon, readTrainerState, type HorizonVerdict, type TrainerStateSteps } from './horizon';
 export { acquireOutputLock, processStart, sameProcessAlive, LOCK_NAME, type LockRecord, type OutputLock } from './lock';
 export { stageFinal, holdsWeights, WEIGHT_FILE, type StagedFinal } from './stage-final';

@@ -18,7 +18,15 @@ describe('one supervisor per output folder', () => {
     const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     try {
       await new Promise((r) => child.once('spawn', r));
-      const rec = { format: 'soup-run-lock/1', host: hostname(), pid: 999_999, start: null, trainer_pid: child.pid, trainer_start: processStart(child.pid!), started_at: 'x' };
+      const rec = {
+        format: 'soup-run-lock/1',
+        host: hostname(),
+        pid: 999_999,
+        start: null,
+        trainer_pid: child.pid,
+        trainer_start: processStart(child.pid!),
+        started_at: 'x',
+      };
       writeFileSync(join(dir, LOCK_NAME), JSON.stringify(rec));
       expect(() => acquireOutputLock({ dir })).toThrow(new RegExp(`its trainer \\(pid ${child.pid}\\) still lives`));
       // The same pid with another start time is another process (pid reuse): the lock is stale.

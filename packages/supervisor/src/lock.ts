@@ -123,5 +123,8 @@ export function acquireOutputLock(p: { dir: string; onStale?: (rec: LockRecord) 
       },
     };
   }
-  throw new OutputLockedError(`${path}: could not take the lock (another soup run keeps taking it)`, { lockPath: path, pid: 0 });
+  throw new OutputLockedError(`${path}: could not take the lock (another soup run keeps taking it)`, {
+    lockPath: path,
+    pid: 0,
+  });
 }

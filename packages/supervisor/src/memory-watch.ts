@@ -28,7 +28,10 @@ export interface MemoryWatch {
   report(): SessionMemory;
 }
 
-export function startMemoryWatch(o: MemoryWatchOptions, p: { stepNow: () => number | null; warn: (line: string) => void }): MemoryWatch {
+export function startMemoryWatch(
+  o: MemoryWatchOptions,
+  p: { stepNow: () => number | null; warn: (line: string) => void },
+): MemoryWatch {
   const pollMs = o.pollMs ?? 250;
   const fmt = o.formatBytes ?? ((n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`);
   let peak: number | null = null;
@@ -56,7 +59,9 @@ export function startMemoryWatch(o: MemoryWatchOptions, p: { stepNow: () => numb
     if (max !== null && r.bytes > max && !passed) {
       passed = true;
       passedStep = step;
-      p.warn(`memory: the trainer's peak passed --max-memory ${fmt(max)} ${step === null ? 'before its first reported step' : `at step ${step}`}: ${fmt(r.bytes)} (${o.method})`);
+      p.warn(
+        `memory: the trainer's peak passed --max-memory ${fmt(max)} ${step === null ? 'before its first reported step' : `at step ${step}`}: ${fmt(r.bytes)} (${o.method})`,
+      );
     }
   };
   const loop = (): void => {

@@ -38,7 +38,13 @@ export function fileCheckpointIn(dir: string): string | null {
 }
 
 /** Resolves the pointer (with fallback) and pulls the checkpoint. */
-export async function resumeSupervised(p: { store: CheckpointStore; run: string; outputDir: string; signal?: AbortSignal; log?: (line: string) => void }): Promise<SupervisedResume> {
+export async function resumeSupervised(p: {
+  store: CheckpointStore;
+  run: string;
+  outputDir: string;
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+}): Promise<SupervisedResume> {
   const r = await pullResume({
     store: p.store,
     run: p.run,

@@ -89,12 +89,22 @@ export function supervisedFingerprint(identity: SupervisedIdentity): string {
     .sort()
     .map((k) => [k, identity.files[k]]);
   // G joins the fingerprint only when given, so a run without one keeps its old fingerprint.
-  const canonical = JSON.stringify(identity.global_batch_size !== undefined ? { argv: identity.argv, files, global_batch_size: identity.global_batch_size } : { argv: identity.argv, files });
+  const canonical = JSON.stringify(
+    identity.global_batch_size !== undefined
+      ? { argv: identity.argv, files, global_batch_size: identity.global_batch_size }
+      : { argv: identity.argv, files },
+  );
   return `soup-run-${createHash('sha256').update(`soup-run/1\n${canonical}`).digest('hex').slice(0, 20)}`;
 }
 
 /** Hashes each --fingerprint file; a missing one is a usage error naming it. */
-export function identityOf(argv: string[], fingerprintFiles: string[], cwd: string, secrets: ReadonlyArray<string | null> = [], globalBatchSize: number | null = null): SupervisedIdentity {
+export function identityOf(
+  argv: string[],
+  fingerprintFiles: string[],
+  cwd: string,
+  secrets: ReadonlyArray<string | null> = [],
+  globalBatchSize: number | null = null,
+): SupervisedIdentity {
   const files: Record<string, string> = {};
   for (const f of fingerprintFiles) {
     const abs = resolve(cwd, f);
@@ -102,11 +112,19 @@ export function identityOf(argv: string[], fingerprintFiles: string[], cwd: stri
     try {
       bytes = readFileSync(abs);
     } catch (err) {
-      throw new SupervisorUsageError('fingerprint', `--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); pass a file the run depends on, e.g. its config`, { cause: err });
+      throw new SupervisorUsageError(
+        'fingerprint',
+        `--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); pass a file the run depends on, e.g. its config`,
+        { cause: err },
+      );
     }
     files[relative(cwd, abs) || f] = createHash('sha256').update(bytes).digest('hex');
   }
-  return { argv: redactArgv(argv, { secrets, as: 'sha256' }), files, ...(globalBatchSize !== null ? { global_batch_size: globalBatchSize } : {}) };
+  return {
+    argv: redactArgv(argv, { secrets, as: 'sha256' }),
+    files,
+    ...(globalBatchSize !== null ? { global_batch_size: globalBatchSize } : {}),
+  };
 }
 
 /** What differs between the stored identity and this one, in words (one entry per difference). */
@@ -117,11 +135,15 @@ export function describeIdentityChange(before: SupervisedIdentity, after: Superv
   if (JSON.stringify(a) !== JSON.stringify(b)) {
     let i = 0;
     while (i < a.length && i < b.length && a[i] === b[i]) i++;
-    out.push(`trainer command differs at argument ${i + 1}: ${JSON.stringify(a[i] ?? '(none)')} → ${JSON.stringify(b[i] ?? '(none)')}`);
+    out.push(
+      `trainer command differs at argument ${i + 1}: ${JSON.stringify(a[i] ?? '(none)')} → ${JSON.stringify(b[i] ?? '(none)')}`,
+    );
   }
   if (before.global_batch_size !== after.global_batch_size) {
     const g = (v: number | undefined): string => (v === undefined ? 'none' : String(v));
-    out.push(`--global-batch-size differs: ${g(before.global_batch_size)} → ${g(after.global_batch_size)} (G is a hyper-parameter: a changed G is a changed run)`);
+    out.push(
+      `--global-batch-size differs: ${g(before.global_batch_size)} → ${g(after.global_batch_size)} (G is a hyper-parameter: a changed G is a changed run)`,
+    );
   }
   for (const f of [...new Set([...Object.keys(before.files), ...Object.keys(after.files)])].sort()) {
     const x = before.files[f];
@@ -146,7 +168,13 @@ export async function readRunRecord(store: CheckpointStore): Promise<RunRecord |
       ...v,
       accepted: Array.isArray(v.accepted) ? v.accepted : [],
       batch_size: typeof v.batch_size === 'number' ? v.batch_size : null,
-      ...(Array.isArray(v.sessions) ? { sessions: v.sessions.filter((x) => Number.isInteger(x?.micro_batch_size) && Number.isInteger(x?.grad_accum)) } : {}),
+      ...(Array.isArray(v.sessions)
+        ? {
+            sessions: v.sessions.filter(
+              (x) => Number.isInteger(x?.micro_batch_size) && Number.isInteger(x?.grad_accum),
+            ),
+          }
+        : {}),
     };
   } catch {
     return null;
@@ -158,6 +186,8 @@ export async function writeRunRecord(store: CheckpointStore, record: RunRecord):
   if (!(await store.exists())) await store.create();
   await store.commit({
     message: `soup: run record ${record.run}`,
-    operations: [{ kind: 'put', path: RUN_RECORD_PATH, bytes: new TextEncoder().encode(`${JSON.stringify(record, null, 2)}\n`) }],
+    operations: [
+      { kind: 'put', path: RUN_RECORD_PATH, bytes: new TextEncoder().encode(`${JSON.stringify(record, null, 2)}\n`) },
+    ],
   });
 }

@@ -78,7 +78,11 @@ export function stageFinal(p: {
     } catch {
       ok = false;
     }
-    if (!ok) throw new SupervisorUsageError('final', `--final ${p.finalDir}: not a folder the trainer wrote; pass the folder holding the finished model`);
+    if (!ok)
+      throw new SupervisorUsageError(
+        'final',
+        `--final ${p.finalDir}: not a folder the trainer wrote; pass the folder holding the finished model`,
+      );
     refuseWithoutWeights(p.finalDir, `--final ${p.finalDir}`);
     return { dir: p.finalDir, source: p.finalDir, step: stepOf(p.finalDir), cleanup: () => {} };
   }
@@ -120,10 +124,18 @@ export function stageFinal(p: {
       } catch {
         copyFileSync(p.newest.path, join(dir, basename(p.newest.path)));
       }
-      return { dir, source: p.newest.path, step: p.newest.step, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+      return {
+        dir,
+        source: p.newest.path,
+        step: p.newest.step,
+        cleanup: () => rmSync(dir, { recursive: true, force: true }),
+      };
     }
     refuseWithoutWeights(p.newest.path, relative(p.outputDir, p.newest.path) || p.newest.path);
     return { dir: p.newest.path, source: p.newest.path, step: p.newest.step, cleanup: () => {} };
   }
-  throw new SupervisorUsageError('final', `the trainer exited 0 but left no model files in ${p.outputDir} and no checkpoint: pass --final <dir> with the folder holding the finished model`);
+  throw new SupervisorUsageError(
+    'final',
+    `the trainer exited 0 but left no model files in ${p.outputDir} and no checkpoint: pass --final <dir> with the folder holding the finished model`,
+  );
 }

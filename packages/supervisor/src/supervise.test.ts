@@ -16,7 +16,9 @@ function wholeInStore(root: string, folder: string): boolean {
   return b.length === 2 * HALF && b.subarray(b.length - 3).toString() === 'END';
 }
 
-describe('[slow] supervise(): what was pushed must equal what is on disk when the push ends', { timeout: 120_000 }, () => {
+describe('[slow] supervise(): what was pushed must equal what is on disk when the push ends', {
+  timeout: 120_000,
+}, () => {
   it('a folder that changes after its upload verified: the pointer does not move onto it; it is pushed again once settled', async () => {
     const cwd = useTempDir('soup-supervise-changed-');
     const root = join(cwd, 'store');
@@ -63,7 +65,9 @@ describe('[slow] supervise(): what was pushed must equal what is on disk when th
     expect(pointerMoves.length).toBeGreaterThan(0);
     expect(pointerMoves.filter((m) => !m.whole)).toEqual([]);
     expect(pointerMoves[0]).toEqual({ path: 'ckpt/checkpoint-1', whole: true });
-    expect(events.map((e) => e.line).join('\n')).toMatch(/push of step 1 not pointed to: out\/checkpoint-1 changed while it was pushed/);
+    expect(events.map((e) => e.line).join('\n')).toMatch(
+      /push of step 1 not pointed to: out\/checkpoint-1 changed while it was pushed/,
+    );
     expect(result).toMatchObject({ outcome: 'complete', step: 1, evidence: 'trainer-done' });
   });
 });

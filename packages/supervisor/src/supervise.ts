@@ -1,6 +1,16 @@
 // supervise(): run the user's own trainer for one session: resume from the store, launch, push this run's
 // complete checkpoints while it trains, and at its end claim only what the evidence shows.
-import { acquireLease, createPushQueue, pushFinal, redactArgv, StaleRunError, type CheckpointStore, type PushJob, type PushPhaseEvent, type StoreLease } from '@soup/hub-ckpt';
+import {
+  acquireLease,
+  createPushQueue,
+  pushFinal,
+  redactArgv,
+  StaleRunError,
+  type CheckpointStore,
+  type PushJob,
+  type PushPhaseEvent,
+  type StoreLease,
+} from '@soup/hub-ckpt';
 import { linkSync, copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { basename, join, relative } from 'node:path';
@@ -10,9 +20,26 @@ import { acquireOutputLock } from './lock';
 import { FILE_CHECKPOINT_RECORD, resumeSupervised, type SupervisedResume } from './resume-supervised';
 import { startMemoryWatch, type MemoryWatchOptions } from './memory-watch';
 import { trackNewestStep } from './newest-step';
-import { describeIdentityChange, identityOf, readRunRecord, supervisedFingerprint, writeRunRecord, type OomStepDown, type RunRecord, type SessionMemory, type SupervisedSession } from './run-identity';
+import {
+  describeIdentityChange,
+  identityOf,
+  readRunRecord,
+  supervisedFingerprint,
+  writeRunRecord,
+  type OomStepDown,
+  type RunRecord,
+  type SessionMemory,
+  type SupervisedSession,
+} from './run-identity';
 import { stageFinal } from './stage-final';
-import { expandArgv, placeholdersIn, startTrainer, trainerEnv, trainerErrorLine, type TrainerExit } from './trainer-child';
+import {
+  expandArgv,
+  placeholdersIn,
+  startTrainer,
+  trainerEnv,
+  trainerErrorLine,
+  type TrainerExit,
+} from './trainer-child';
 import { createCheckpointWatcher, globToRegExp, signatureOf, type WatchedCheckpoint } from './watch-checkpoints';
 
 /** Signals the trainer may be stopped with. */
@@ -20,7 +47,16 @@ export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SI
 
 /** One thing the supervisor did or saw: `line` is the human sentence; `level` says whether it is a warning. */
 export interface SuperviseEvent {
-  type: 'info' | 'resumed' | 'launched' | 'pushed' | 'push-failed' | 'stopping' | 'leftovers' | 'warning' | 'oom-step-down';
+  type:
+    | 'info'
+    | 'resumed'
+    | 'launched'
+    | 'pushed'
+    | 'push-failed'
+    | 'stopping'
+    | 'leftovers'
+    | 'warning'
+    | 'oom-step-down';
   level: 'info' | 'warn';
   line: string;
   step?: number;
@@ -121,7 +157,14 @@ export interface SuperviseOptions {
 
 /** How the session ended. */
 export type SuperviseOutcome =
-  | { outcome: 'complete'; run: string; step: number; pathInRepo: string; launched: boolean; evidence: 'horizon-reached' | 'trainer-done' | 'store' }
+  | {
+      outcome: 'complete';
+      run: string;
+      step: number;
+      pathInRepo: string;
+      launched: boolean;
+      evidence: 'horizon-reached' | 'trainer-done' | 'store';
+    }
   | {
       outcome: 'segment-saved';
       run: string;
@@ -133,7 +176,14 @@ export type SuperviseOutcome =
       /** Set when the trainer exited 0 before its horizon. */
       horizon: { step: number | null; horizon: number } | null;
     }
-  | { outcome: 'trainer-failed'; run: string; exitCode: number; trainerError: string | null; pushedStep: number | null; message: string }
+  | {
+      outcome: 'trainer-failed';
+      run: string;
+      exitCode: number;
+      trainerError: string | null;
+      pushedStep: number | null;
+      message: string;
+    }
   | { outcome: 'not-launched'; run: string };
 
 /** What every outcome also says about the session (for one result shape across commands). */
@@ -183,29 +233,68 @@ class ChangedDuringPush extends Error {}
 export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome & SessionFacts> {
   const t0 = o.startedAtMs ?? Date.now();
   const emit = (type: SuperviseEvent['type'], line: string, extra: Partial<SuperviseEvent> = {}): void =>
-    o.onEvent?.({ type, level: type === 'warning' || type === 'push-failed' || type === 'leftovers' ? 'warn' : 'info', line, ...extra });
+    o.onEvent?.({
+      type,
+      level: type === 'warning' || type === 'push-failed' || type === 'leftovers' ? 'warn' : 'info',
+      line,
+      ...extra,
+    });
   const say = (line: string): void => emit('info', line);
   const warn = (line: string): void => emit('warning', line);
-  if (o.argv.length === 0) throw new SupervisorUsageError('argv', 'the trainer command is empty: pass it after --, e.g. python train.py --output_dir {output_dir}');
+  if (o.argv.length === 0)
+    throw new SupervisorUsageError(
+      'argv',
+      'the trainer command is empty: pass it after --, e.g. python train.py --output_dir {output_dir}',
+    );
   const stopSignal = o.stopSignal ?? 'SIGTERM';
-  if (!STOP_SIGNALS.includes(stopSignal)) throw new SupervisorUsageError('stopSignal', `--stop-signal ${stopSignal}: expected one of ${STOP_SIGNALS.join(', ')}`);
+  if (!STOP_SIGNALS.includes(stopSignal))
+    throw new SupervisorUsageError(
+      'stopSignal',
+      `--stop-signal ${stopSignal}: expected one of ${STOP_SIGNALS.join(', ')}`,
+    );
   const settleMs = o.settleMs ?? 10_000;
   const graceMs = o.graceMs ?? 120_000;
   const pollMs = o.pollMs ?? 1000;
   const keepRemote = o.keepRemote ?? 3;
   const horizon = o.horizon ?? null;
   const used = placeholdersIn(o.argv);
-  if (used.has('{max_steps}') && horizon === null) throw new SupervisorUsageError('horizon', 'the trainer command uses {max_steps}: pass --horizon N (the run\'s total steps)');
+  if (used.has('{max_steps}') && horizon === null)
+    throw new SupervisorUsageError(
+      'horizon',
+      "the trainer command uses {max_steps}: pass --horizon N (the run's total steps)",
+    );
   const G = o.globalBatchSize ?? null;
   const worldSize = o.worldSize ?? 1;
-  if (G !== null && (o.batchSize ?? null) !== null) throw new SupervisorUsageError('batchSize', '--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup resolves; drop --batch-size');
-  if (G !== null && (!Number.isSafeInteger(G) || G < 1 || !Number.isSafeInteger(worldSize) || worldSize < 1 || G % worldSize !== 0)) {
-    throw new SupervisorUsageError('globalBatchSize', `--global-batch-size ${G} with --world-size ${worldSize}: G must be a positive multiple of the world size, so every rank gets G / N samples per step`);
+  if (G !== null && (o.batchSize ?? null) !== null)
+    throw new SupervisorUsageError(
+      'batchSize',
+      '--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup resolves; drop --batch-size',
+    );
+  if (
+    G !== null &&
+    (!Number.isSafeInteger(G) || G < 1 || !Number.isSafeInteger(worldSize) || worldSize < 1 || G % worldSize !== 0)
+  ) {
+    throw new SupervisorUsageError(
+      'globalBatchSize',
+      `--global-batch-size ${G} with --world-size ${worldSize}: G must be a positive multiple of the world size, so every rank gets G / N samples per step`,
+    );
   }
-  if (G !== null && !o.resolveMicroBatchSize) throw new SupervisorUsageError('resolveMicroBatchSize', 'a global batch needs resolveMicroBatchSize (the cache, then a probe)');
-  if (used.has('{batch_size}') && (o.batchSize ?? null) === null && G === null) throw new SupervisorUsageError('batchSize', 'the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
+  if (G !== null && !o.resolveMicroBatchSize)
+    throw new SupervisorUsageError(
+      'resolveMicroBatchSize',
+      'a global batch needs resolveMicroBatchSize (the cache, then a probe)',
+    );
+  if (used.has('{batch_size}') && (o.batchSize ?? null) === null && G === null)
+    throw new SupervisorUsageError(
+      'batchSize',
+      'the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto',
+    );
   for (const name of ['{micro_batch_size}', '{grad_accum}'] as const) {
-    if (used.has(name) && G === null) throw new SupervisorUsageError('globalBatchSize', `the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step)`);
+    if (used.has(name) && G === null)
+      throw new SupervisorUsageError(
+        'globalBatchSize',
+        `the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step)`,
+      );
   }
   const storeName = o.storeName ?? o.store.description;
   const show = (p: string): string => relative(o.cwd, p) || '.';
@@ -216,7 +305,10 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   const identity = identityOf(o.argv, o.fingerprintFiles ?? [], o.cwd, secrets, G);
   const fingerprint = supervisedFingerprint(identity);
   // One writer per store: refused here (LeaseHeldError names the holder), before anything is written or launched.
-  const lease: StoreLease | null = o.leaseTtlMs === null ? null : await acquireLease({ store, run: fingerprint, ttlMs: o.leaseTtlMs ?? 600_000, logger: { warn } });
+  const lease: StoreLease | null =
+    o.leaseTtlMs === null
+      ? null
+      : await acquireLease({ store, run: fingerprint, ttlMs: o.leaseTtlMs ?? 600_000, logger: { warn } });
   const squash = o.squashHistory === true ? { squashHistory: true } : {};
   const leased = lease ? { lease } : {};
   try {
@@ -229,13 +321,24 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
     const force = o.resume === 'force';
     let record = await readRunRecord(store);
     let runId = fingerprint;
-    if (o.resume === 'never' && ((await store.readFile({ path: 'latest.json' })) !== null || (await store.list({ prefix: 'ckpt' })).length > 0)) {
-      throw new SupervisorUsageError('resume', `${storeName} already holds checkpoints; --resume never would overwrite them: pass another --repo, or --resume auto`);
+    if (
+      o.resume === 'never' &&
+      ((await store.readFile({ path: 'latest.json' })) !== null || (await store.list({ prefix: 'ckpt' })).length > 0)
+    ) {
+      throw new SupervisorUsageError(
+        'resume',
+        `${storeName} already holds checkpoints; --resume never would overwrite them: pass another --repo, or --resume auto`,
+      );
     }
     if (record !== null) {
       if (record.run === fingerprint || record.accepted.includes(fingerprint)) runId = record.run;
-      else if ((await store.readFile({ path: 'latest.json' })) === null && (await store.list({ prefix: 'ckpt' })).length === 0) {
-        say(`soup: ${storeName} holds no checkpoint of run ${record.run} (${describeIdentityChange(record.identity, identity).join('; ') || 'another command'}): starting run ${fingerprint} there`);
+      else if (
+        (await store.readFile({ path: 'latest.json' })) === null &&
+        (await store.list({ prefix: 'ckpt' })).length === 0
+      ) {
+        say(
+          `soup: ${storeName} holds no checkpoint of run ${record.run} (${describeIdentityChange(record.identity, identity).join('; ') || 'another command'}): starting run ${fingerprint} there`,
+        );
         record = null;
       } else {
         const changes = describeIdentityChange(record.identity, identity);
@@ -246,7 +349,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
               'A changed run needs its own checkpoints: pass a new --repo, restore the old command, or pass --resume force to continue that run anyway.',
           );
         }
-        warn(`--resume force: continuing run ${record.run} although ${what}; this command is now accepted as the same run`);
+        warn(
+          `--resume force: continuing run ${record.run} although ${what}; this command is now accepted as the same run`,
+        );
         record = { ...record, accepted: [...record.accepted, fingerprint], identity };
         await writeRunRecord(store, record);
         runId = record.run;
@@ -256,7 +361,10 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
     // 2. One supervisor per output folder.
     const lock = acquireOutputLock({
       dir: o.outputDir,
-      onStale: (old) => warn(`${show(join(o.outputDir, '.soup-run.lock'))}: an earlier soup run (pid ${old.pid}, started ${old.started_at}) ended without releasing it; taking it over`),
+      onStale: (old) =>
+        warn(
+          `${show(join(o.outputDir, '.soup-run.lock'))}: an earlier soup run (pid ${old.pid}, started ${old.started_at}) ended without releasing it; taking it over`,
+        ),
     });
     const facts: SessionFacts = {
       startStep: null,
@@ -282,23 +390,42 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       let resumed: SupervisedResume;
       const pull = async (): Promise<SupervisedResume> => {
         const t = Date.now();
-        const r = await resumeSupervised({ store, run: runId, outputDir: o.outputDir, signal: o.signal, log: (l) => say(`soup: ${l}`) });
+        const r = await resumeSupervised({
+          store,
+          run: runId,
+          outputDir: o.outputDir,
+          signal: o.signal,
+          log: (l) => say(`soup: ${l}`),
+        });
         if (r.outcome !== 'resume') return r;
-        for (const s of r.skipped) warn(`${s.pathInRepo} (step ${s.step}) does not verify or pull cleanly: ${s.problems.slice(0, 2).join('; ')}`);
+        for (const s of r.skipped)
+          warn(
+            `${s.pathInRepo} (step ${s.step}) does not verify or pull cleanly: ${s.problems.slice(0, 2).join('; ')}`,
+          );
         if (r.via === 'fallback') {
-          warn(`falling back to ${r.pathInRepo} (step ${r.step}), the newest checkpoint that verifies and pulls cleanly${r.previousStep !== null ? ` (latest.json names step ${r.previousStep})` : ''}`);
+          warn(
+            `falling back to ${r.pathInRepo} (step ${r.step}), the newest checkpoint that verifies and pulls cleanly${r.previousStep !== null ? ` (latest.json names step ${r.previousStep})` : ''}`,
+          );
         } else if (r.via === 'newer-verified') {
-          say(`soup: ${r.pathInRepo} (step ${r.step}) was verified after latest.json last moved (step ${r.previousStep}): resuming from it`);
+          say(
+            `soup: ${r.pathInRepo} (step ${r.step}) was verified after latest.json last moved (step ${r.previousStep}): resuming from it`,
+          );
         }
         facts.startStep = r.step;
-        emit('resumed', `soup: pulled ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, every sha256 checked) into ${show(r.dir)} in ${Date.now() - t} ms`, { step: r.step });
+        emit(
+          'resumed',
+          `soup: pulled ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, every sha256 checked) into ${show(r.dir)} in ${Date.now() - t} ms`,
+          { step: r.step },
+        );
         return r;
       };
       try {
         resumed = await pull();
       } catch (err) {
         if (err instanceof StaleRunError && force) {
-          warn(`--resume force: ${storeName} holds run ${err.pointerRun} (step ${err.pointerStep}) with no soup_run.json; continuing it as this run`);
+          warn(
+            `--resume force: ${storeName} holds run ${err.pointerRun} (step ${err.pointerStep}) with no soup_run.json; continuing it as this run`,
+          );
           runId = err.pointerRun;
           resumed = await pull();
         } else if (o.refusal) {
@@ -308,8 +435,17 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         }
       }
       if (resumed.outcome === 'complete') {
-        say(`run ${runId} is complete: ${storeName} ${resumed.pathInRepo}/ holds step ${resumed.step}; nothing to launch`);
-        return { outcome: 'complete', run: runId, step: resumed.step, pathInRepo: resumed.pathInRepo, launched: false, evidence: 'store' };
+        say(
+          `run ${runId} is complete: ${storeName} ${resumed.pathInRepo}/ holds step ${resumed.step}; nothing to launch`,
+        );
+        return {
+          outcome: 'complete',
+          run: runId,
+          step: resumed.step,
+          pathInRepo: resumed.pathInRepo,
+          launched: false,
+          evidence: 'store',
+        };
       }
 
       // 4. Batch size.
@@ -319,17 +455,32 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         if (batchOpt !== 'auto') batchSize = batchOpt;
         if (record?.batch_size != null && batchOpt === 'auto') {
           batchSize = record.batch_size;
-          say(`batch size ${batchSize} (chosen by this run's first session, kept so the run computes the same numbers)`);
+          say(
+            `batch size ${batchSize} (chosen by this run's first session, kept so the run computes the same numbers)`,
+          );
         } else if (record?.batch_size != null && batchSize !== record.batch_size) {
-          warn(`--batch-size ${batchSize} differs from the ${record.batch_size} this run started with: the resumed run will not match an uninterrupted one`);
+          warn(
+            `--batch-size ${batchSize} differs from the ${record.batch_size} this run started with: the resumed run will not match an uninterrupted one`,
+          );
         }
         if (batchSize === null) {
-          if (!o.probeBatchSize) throw new SupervisorUsageError('batchSize', '--batch-size auto needs a probe (probeBatchSize) when the run has no recorded size');
+          if (!o.probeBatchSize)
+            throw new SupervisorUsageError(
+              'batchSize',
+              '--batch-size auto needs a probe (probeBatchSize) when the run has no recorded size',
+            );
           batchSize = await o.probeBatchSize();
         }
       }
       facts.batchSize = batchSize;
-      facts.batchSource = batchOpt === null ? null : batchOpt !== 'auto' ? 'flag' : record?.batch_size != null && batchSize === record.batch_size ? 'checkpoint' : 'probe';
+      facts.batchSource =
+        batchOpt === null
+          ? null
+          : batchOpt !== 'auto'
+            ? 'flag'
+            : record?.batch_size != null && batchSize === record.batch_size
+              ? 'checkpoint'
+              : 'probe';
       // 4b. Global batch: this device's m (cache, then probe), G kept; recorded per session.
       let session: SupervisedSession | null = null;
       let micro: number | null = null;
@@ -340,11 +491,17 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         levers = r.levers ?? {};
         for (const name of Object.keys(levers)) {
           if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || placeholdersIn([`{${name}}`]).size > 0)
-            throw new SupervisorUsageError('resolveMicroBatchSize', `lever ${JSON.stringify(name)}: a lever is a plain name that is not one of soup's own placeholders`);
+            throw new SupervisorUsageError(
+              'resolveMicroBatchSize',
+              `lever ${JSON.stringify(name)}: a lever is a plain name that is not one of soup's own placeholders`,
+            );
         }
         const perRank = G / worldSize;
         if (!Number.isSafeInteger(micro) || micro < 1 || perRank % micro !== 0) {
-          throw new SupervisorUsageError('resolveMicroBatchSize', `micro-batch ${micro} does not divide G / world size = ${perRank}: m × a × N must equal G`);
+          throw new SupervisorUsageError(
+            'resolveMicroBatchSize',
+            `micro-batch ${micro} does not divide G / world size = ${perRank}: m × a × N must equal G`,
+          );
         }
         batchSize = micro;
         facts.batchSize = G;
@@ -362,13 +519,26 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           memory: null,
         };
         const prev = facts.previousSession;
-        const was = prev !== null && (prev.micro_batch_size !== micro || prev.grad_accum !== perRank / micro) ? ` (was ${prev.micro_batch_size} × ${prev.grad_accum} last session)` : '';
+        const was =
+          prev !== null && (prev.micro_batch_size !== micro || prev.grad_accum !== perRank / micro)
+            ? ` (was ${prev.micro_batch_size} × ${prev.grad_accum} last session)`
+            : '';
         const chosen = Object.entries(levers).map(([k, v]) => `${k}=${v}`);
-        say(`micro ${microShape(micro, G, worldSize)}${was} (${r.source})${chosen.length > 0 ? `, ${chosen.join(', ')}` : ''}`);
+        say(
+          `micro ${microShape(micro, G, worldSize)}${was} (${r.source})${chosen.length > 0 ? `, ${chosen.join(', ')}` : ''}`,
+        );
       }
-      const sessions = (): Record<string, unknown> => (session === null ? {} : { global_batch_size: G, sessions: [...(record?.sessions ?? []), session] });
+      const sessions = (): Record<string, unknown> =>
+        session === null ? {} : { global_batch_size: G, sessions: [...(record?.sessions ?? []), session] };
       const saveRecord = async (): Promise<void> => {
-        const next: RunRecord = { format: 'soup-run/1', run: runId, identity, accepted: record?.accepted ?? [], batch_size: record?.batch_size ?? (G === null ? batchSize : null), ...sessions() };
+        const next: RunRecord = {
+          format: 'soup-run/1',
+          run: runId,
+          identity,
+          accepted: record?.accepted ?? [],
+          batch_size: record?.batch_size ?? (G === null ? batchSize : null),
+          ...sessions(),
+        };
         await writeRunRecord(store, next);
         record = { ...next, sessions: record?.sessions ?? [] };
       };
@@ -382,7 +552,15 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       const placeholdersNow = () =>
         micro === null
           ? { batchSize, outputDir: o.outputDir, resumeFrom, maxSteps: horizon }
-          : { batchSize: micro, microBatchSize: micro, gradAccum: G! / (micro * worldSize), outputDir: o.outputDir, resumeFrom, maxSteps: horizon, levers };
+          : {
+              batchSize: micro,
+              microBatchSize: micro,
+              gradAccum: G! / (micro * worldSize),
+              outputDir: o.outputDir,
+              resumeFrom,
+              maxSteps: horizon,
+              levers,
+            };
       if (!used.has('{output_dir}') && !o.outputDirGiven) {
         warn(
           `the trainer command has no {output_dir}: soup watches ${show(o.outputDir)} (the default), and only checkpoints that appear there are pushed; ` +
@@ -402,7 +580,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         emit(
           'leftovers',
           `${show(o.outputDir)} already holds ${names.length === 1 ? 'a checkpoint' : `${names.length} checkpoints`} from before this launch (${names.slice(0, 6).join(', ')}${names.length > 6 ? ', …' : ''}): ` +
-            'not this run\'s, never pushed (unless the trainer rewrites them); use a fresh --output-dir, or delete them',
+            "not this run's, never pushed (unless the trainer rewrites them); use a fresh --output-dir, or delete them",
         );
       }
 
@@ -432,7 +610,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         if (e.phase === 'verified') {
           const now = signatureOf(src.source).sig;
           if (now !== src.sig) {
-            throw new ChangedDuringPush(`${show(src.source)} changed while it was pushed (names, sizes or mtimes differ from when the push began): the pointer stays, and it is pushed again once it settles`);
+            throw new ChangedDuringPush(
+              `${show(src.source)} changed while it was pushed (names, sizes or mtimes differ from when the push began): the pointer stays, and it is pushed again once it settles`,
+            );
           }
         }
       };
@@ -443,12 +623,25 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         keepRemote,
         ...leased,
         ...squash,
-        onPushed: (r) => (facts.pushedSteps.push(r.step), emit('pushed', `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${fmt(r.timings.totalMs)}`, { step: r.step })),
+        onPushed: (r) => (
+          facts.pushedSteps.push(r.step),
+          emit(
+            'pushed',
+            `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${fmt(r.timings.totalMs)}`,
+            { step: r.step },
+          )
+        ),
         onError: (err, job) => {
           const e = err as Error;
           if (lastOffer?.step === job.step && !(e instanceof ChangedDuringPush)) lastOffer = null;
           if (/^superseded by step/.test(e.message)) return;
-          emit('push-failed', e instanceof ChangedDuringPush ? `push of step ${job.step} not pointed to: ${e.message}` : `push of step ${job.step} failed: ${e.message}`, { step: job.step });
+          emit(
+            'push-failed',
+            e instanceof ChangedDuringPush
+              ? `push of step ${job.step} not pointed to: ${e.message}`
+              : `push of step ${job.step} failed: ${e.message}`,
+            { step: job.step },
+          );
         },
         onPhase,
       });
@@ -456,7 +649,11 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       let lastOffer: { step: number; sig: string } | null = null;
       const offer = (c: WatchedCheckpoint): void => {
         if (c.step <= queue.pushedStep) return;
-        if (lastOffer !== null && (c.step < lastOffer.step || (c.step === lastOffer.step && c.signature === lastOffer.sig))) return;
+        if (
+          lastOffer !== null &&
+          (c.step < lastOffer.step || (c.step === lastOffer.step && c.signature === lastOffer.sig))
+        )
+          return;
         if (queue.current?.step === c.step) return; // its push is still running: judged when it ends
         lastOffer = { step: c.step, sig: c.signature };
         const dir = stage(c);
@@ -472,7 +669,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         const c = watcher.newestComplete({ asOfMs, trainerExited });
         if (c) {
           offer(c.checkpoint);
-          if (ending && queue.abortSuperseded()) say(`soup: a newer checkpoint (step ${c.checkpoint.step}) superseded the push in flight: aborted it`);
+          if (ending && queue.abortSuperseded())
+            say(`soup: a newer checkpoint (step ${c.checkpoint.step}) superseded the push in flight: aborted it`);
         }
         return c?.checkpoint ?? null;
       };
@@ -490,7 +688,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         const limit = o.timeLimitMs ?? null;
         if (limit !== null) limitTimer = setTimeout(() => resolveStop(), Math.max(0, limit - (Date.now() - t0)));
       }).then(() => {
-        stopReason ??= o.signal.aborted ? `signal${signalName(o.signal.reason)}` : `time limit ${fmt(o.timeLimitMs ?? 0)}`;
+        stopReason ??= o.signal.aborted
+          ? `signal${signalName(o.signal.reason)}`
+          : `time limit ${fmt(o.timeLimitMs ?? 0)}`;
       });
       const stepSeen = trackNewestStep();
       if (resumedStep >= 0) stepSeen.checkpoint(resumedStep);
@@ -509,11 +709,19 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           onStdout: (d) => (stepSeen.output(d), o.onStdout?.(d)),
           onStderr: (d) => (stepSeen.output(d), o.onStderr?.(d)),
         }).catch((err: NodeJS.ErrnoException) => {
-          throw new SupervisorUsageError('argv', `cannot start the trainer ${JSON.stringify(childArgv[0])}: ${err.code ?? err.message}`, { cause: err });
+          throw new SupervisorUsageError(
+            'argv',
+            `cannot start the trainer ${JSON.stringify(childArgv[0])}: ${err.code ?? err.message}`,
+            { cause: err },
+          );
         });
         lock.setTrainer(child.pid);
         memory?.attach(child.pid);
-        emit('launched', `soup: launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets }).map(q).join(' ')}`, { pid: child.pid });
+        emit(
+          'launched',
+          `soup: launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets }).map(q).join(' ')}`,
+          { pid: child.pid },
+        );
         if (nice > 0) lowerOwnPriority(nice);
 
         const poll = setInterval(() => {
@@ -522,10 +730,16 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         }, pollMs);
         let launchPeak: number | null = null;
         try {
-          const first = await Promise.race([child.exited.then(() => 'exited' as const), stopped.then(() => 'stop' as const)]);
+          const first = await Promise.race([
+            child.exited.then(() => 'exited' as const),
+            stopped.then(() => 'stop' as const),
+          ]);
           if (first === 'stop' && !child.done) {
             ending = true;
-            emit('stopping', `soup: ${stopReason!.startsWith('signal') ? `session ending (${stopReason})` : `${stopReason} reached`}: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`);
+            emit(
+              'stopping',
+              `soup: ${stopReason!.startsWith('signal') ? `session ending (${stopReason})` : `${stopReason} reached`}: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`,
+            );
             end = await child.stop({ signal: stopSignal, graceMs });
             if (end.killed) warn(`the trainer did not exit within --grace ${fmt(graceMs)}: killed it (SIGKILL)`);
           } else {
@@ -535,7 +749,11 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           clearInterval(poll);
           launchPeak = (await memory?.detach()) ?? null;
         }
-        if (stopReason === null && end.code === null && (end.signal === 'SIGTERM' || end.signal === 'SIGINT' || end.signal === 'SIGHUP')) {
+        if (
+          stopReason === null &&
+          end.code === null &&
+          (end.signal === 'SIGTERM' || end.signal === 'SIGINT' || end.signal === 'SIGHUP')
+        ) {
           stopReason = `the trainer got ${end.signal} from outside`;
         }
         exitAt = Date.now();
@@ -545,7 +763,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         if (oomLine === null) break;
         const to = o.nextMicroBatchSize?.(micro) ?? null;
         if (facts.oomStepDowns.length >= maxRetries || to === null) {
-          warn(`the trainer ran out of memory with micro ${microShape(micro, G!, worldSize)} (${oomLine}): ${to === null ? 'no smaller divisor of G / world size is left' : `--max-oom-retries ${maxRetries} step-down${maxRetries === 1 ? '' : 's'} already made this session`}`);
+          warn(
+            `the trainer ran out of memory with micro ${microShape(micro, G!, worldSize)} (${oomLine}): ${to === null ? 'no smaller divisor of G / world size is left' : `--max-oom-retries ${maxRetries} step-down${maxRetries === 1 ? '' : 's'} already made this session`}`,
+          );
           break;
         }
         // The newest complete checkpoint (this session's, else the one pulled) is where the trainer resumes;
@@ -581,7 +801,10 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           session.memory = facts.memory;
         }
       }
-      if (session !== null) await saveRecord().catch((err: Error) => warn(`soup_run.json not updated with the session's end: ${err.message}`));
+      if (session !== null)
+        await saveRecord().catch((err: Error) =>
+          warn(`soup_run.json not updated with the session's end: ${err.message}`),
+        );
       const stoppedEarly = stopReason !== null;
 
       // 6. Whatever the exit: the newest complete checkpoint newer than the pointer is pushed first. A folder
@@ -612,15 +835,31 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       if (!stoppedEarly && end.code !== 0) {
         const code = end.code ?? 128 + (end.signal ? (constants.signals[end.signal] ?? 0) : 0);
         const why = trainerErrorLine(end.stderrTail);
-        const saved = pushedStep !== null ? `pushed step ${pushedStep}; the store points at it` : pointerStep !== null ? `nothing new was pushed; the store still points at step ${pointerStep}` : 'no checkpoint was pushed';
+        const saved =
+          pushedStep !== null
+            ? `pushed step ${pushedStep}; the store points at it`
+            : pointerStep !== null
+              ? `nothing new was pushed; the store still points at step ${pointerStep}`
+              : 'no checkpoint was pushed';
         const message = `soup: the trainer failed with ${end.code !== null ? `exit code ${end.code}` : `signal ${end.signal}`}${why ? `: ${why}` : ''}; ${saved}; no final pushed`;
         return { outcome: 'trainer-failed', run: runId, exitCode: code, trainerError: why, pushedStep, message };
       }
 
       if (stoppedEarly) {
-        const where = pointerStep !== null ? `step ${pointerStep} is saved in ${storeName}` : 'no complete checkpoint yet: the next session starts from the beginning';
+        const where =
+          pointerStep !== null
+            ? `step ${pointerStep} is saved in ${storeName}`
+            : 'no complete checkpoint yet: the next session starts from the beginning';
         say(`soup: segment saved (${stopReason}): ${where}; run the same command again to continue`);
-        return { outcome: 'segment-saved', run: runId, step: pointerStep, stopReason: stopReason!, trainerExit: end.code, trainerKilled: end.killed, horizon: null };
+        return {
+          outcome: 'segment-saved',
+          run: runId,
+          step: pointerStep,
+          stopReason: stopReason!,
+          trainerExit: end.code,
+          trainerKilled: end.killed,
+          horizon: null,
+        };
       }
 
       // 7. Exit 0 with no signal seen: complete only with the horizon reached (when one is known).
@@ -633,18 +872,45 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       if (!verdict.complete) {
         const reached = verdict.step === null ? 'at an unknown step' : `at step ${verdict.step}`;
         const reason = `the trainer exited 0 ${reached}, before its horizon of ${verdict.horizon} steps`;
-        const where = pointerStep !== null ? `step ${pointerStep} is saved in ${storeName}` : 'no complete checkpoint yet: the next session starts from the beginning';
-        warn(`${reason}: not complete, no final/ and no terminal pointer (the horizon comes from ${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`);
+        const where =
+          pointerStep !== null
+            ? `step ${pointerStep} is saved in ${storeName}`
+            : 'no complete checkpoint yet: the next session starts from the beginning';
+        warn(
+          `${reason}: not complete, no final/ and no terminal pointer (the horizon comes from ${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`,
+        );
         say(`soup: segment saved (${reason}): ${where}; run the same command again to continue`);
-        return { outcome: 'segment-saved', run: runId, step: pointerStep, stopReason: reason, trainerExit: 0, trainerKilled: false, horizon: { step: verdict.step, horizon: verdict.horizon } };
+        return {
+          outcome: 'segment-saved',
+          run: runId,
+          step: pointerStep,
+          stopReason: reason,
+          trainerExit: 0,
+          trainerKilled: false,
+          horizon: { step: verdict.step, horizon: verdict.horizon },
+        };
       }
       const glob = globToRegExp(o.checkpointGlob ?? 'checkpoint-*');
-      const fin = stageFinal({ outputDir: o.outputDir, finalDir: o.finalDir ?? null, newest, isCheckpoint: (n) => glob.test(n) });
+      const fin = stageFinal({
+        outputDir: o.outputDir,
+        finalDir: o.finalDir ?? null,
+        newest,
+        isCheckpoint: (n) => glob.test(n),
+      });
       try {
         const step = Math.max(pushedStep ?? -1, resumedStep, fin.step ?? -1, verdict.step ?? -1, 0);
         const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote, ...leased, ...squash });
-        say(`soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`);
-        return { outcome: 'complete', run: runId, step, pathInRepo: res.pathInRepo, launched: true, evidence: verdict.evidence };
+        say(
+          `soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`,
+        );
+        return {
+          outcome: 'complete',
+          run: runId,
+          step,
+          pathInRepo: res.pathInRepo,
+          launched: true,
+          evidence: verdict.evidence,
+        };
       } finally {
         fin.cleanup();
       }
@@ -673,7 +939,9 @@ function signalName(reason: unknown): string {
 function lowerOwnPriority(nice: number): void {
   let tids: number[] = [0];
   try {
-    tids = readdirSync('/proc/self/task').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+    tids = readdirSync('/proc/self/task')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0);
   } catch {
     // not Linux: the main thread only
   }

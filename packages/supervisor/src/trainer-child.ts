@@ -16,7 +16,14 @@ export interface Placeholders {
   levers?: Record<string, string>;
 }
 
-const NAMES = ['{batch_size}', '{micro_batch_size}', '{grad_accum}', '{output_dir}', '{resume_from}', '{max_steps}'] as const;
+const NAMES = [
+  '{batch_size}',
+  '{micro_batch_size}',
+  '{grad_accum}',
+  '{output_dir}',
+  '{resume_from}',
+  '{max_steps}',
+] as const;
 
 /** Placeholders found in an argv (to check `{batch_size}` has a value). */
 export function placeholdersIn(argv: readonly string[]): Set<string> {
@@ -48,7 +55,9 @@ export function expandArgv(argv: readonly string[], p: Placeholders): string[] {
         .replaceAll('{output_dir}', p.outputDir)
         .replaceAll('{resume_from}', p.resumeFrom ?? '')
         .replaceAll('{max_steps}', p.maxSteps == null ? '' : String(p.maxSteps))
-        .replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => (p.levers && Object.hasOwn(p.levers, name) ? p.levers[name]! : whole)),
+        .replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) =>
+          p.levers && Object.hasOwn(p.levers, name) ? p.levers[name]! : whole,
+        ),
     );
   }
   return out;
@@ -123,7 +132,10 @@ process.stdin.resume();
 `;
 
 function startWatchdog(pgid: number, graceMs: number): { release(): void } {
-  const dog = spawn(process.execPath, ['-e', WATCHDOG, String(pgid), String(graceMs)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  const dog = spawn(process.execPath, ['-e', WATCHDOG, String(pgid), String(graceMs)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true,
+  });
   dog.on('error', () => {});
   dog.stdin!.on('error', () => {});
   dog.unref();
@@ -161,7 +173,12 @@ function lineTail(): { add(d: string): void; end(): string[] } {
 /** Spawns the trainer (no shell) as the leader of its own process group, so only soup signals it. */
 export function startTrainer(opts: StartTrainerOptions): Promise<TrainerChild> {
   const [file, ...args] = opts.argv;
-  const child: ChildProcess = spawn(file!, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child: ChildProcess = spawn(file!, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const tail = lineTail();
   const outTail = lineTail();
   child.stdout!.setEncoding('utf8').on('data', (d: string) => {
@@ -209,7 +226,10 @@ export function startTrainer(opts: StartTrainerOptions): Promise<TrainerChild> {
         async stop({ signal: sig, graceMs }) {
           signal(sig);
           let timer: NodeJS.Timeout | undefined;
-          const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
+          const timedOut = await Promise.race([
+            exited.then(() => false),
+            new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs))),
+          ]);
           clearTimeout(timer);
           if (timedOut) signal('SIGKILL');
           return { ...(await exited), killed: timedOut };

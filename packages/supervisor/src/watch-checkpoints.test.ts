@@ -40,10 +40,16 @@ describe('checkpoint watcher', () => {
     folder(root, 'checkpoint-20', { 'model.safetensors': 'w', 'trainer_state.json': '{}' });
     w.scan(now);
     expect(w.newestComplete({ asOfMs: now, trainerExited: false })).toBeNull();
-    expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toMatchObject({ checkpoint: { step: 20 }, reason: 'trainer-exited' });
+    expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toMatchObject({
+      checkpoint: { step: 20 },
+      reason: 'trainer-exited',
+    });
     // Unchanged for settleMs: settled.
     w.scan(now + 10_000);
-    expect(w.newestComplete({ asOfMs: now + 10_000, trainerExited: false })).toMatchObject({ checkpoint: { step: 20 }, reason: 'settled' });
+    expect(w.newestComplete({ asOfMs: now + 10_000, trainerExited: false })).toMatchObject({
+      checkpoint: { step: 20 },
+      reason: 'settled',
+    });
     // A change restarts the clock.
     writeFileSync(join(root, 'checkpoint-20', 'optimizer.pt'), 'more');
     w.scan(now + 11_000);
@@ -52,7 +58,10 @@ describe('checkpoint watcher', () => {
     // A newer folder (even half-written) makes 20 complete; the newer one itself is not.
     folder(root, 'checkpoint-30', { 'model.safetensors': 'partial' });
     w.scan(now + 11_500);
-    expect(w.newestComplete({ asOfMs: now + 11_500, trainerExited: false })).toMatchObject({ checkpoint: { step: 20 }, reason: 'newer-appeared' });
+    expect(w.newestComplete({ asOfMs: now + 11_500, trainerExited: false })).toMatchObject({
+      checkpoint: { step: 20 },
+      reason: 'newer-appeared',
+    });
     expect(w.newestComplete({ asOfMs: now + 11_500, trainerExited: true })).toMatchObject({ checkpoint: { step: 20 } });
   });
 
@@ -64,24 +73,30 @@ describe('checkpoint watcher', () => {
     folder(root, 'checkpoint-5', { 'trainer_state.json': '{}' }, old);
     const w = createCheckpointWatcher({ dir: root, settleMs: 30_000 });
     expect(w.scan(Date.now()).map((c) => c.name)).toEqual(['checkpoint-5']);
-    expect(w.newestComplete({ asOfMs: Date.now(), trainerExited: false })).toMatchObject({ checkpoint: { step: 5 }, reason: 'settled' });
+    expect(w.newestComplete({ asOfMs: Date.now(), trainerExited: false })).toMatchObject({
+      checkpoint: { step: 5 },
+      reason: 'settled',
+    });
   });
 
-  it('without a marker the trainer\'s exit proves nothing: only settling as of the exit counts', () => {
+  it("without a marker the trainer's exit proves nothing: only settling as of the exit counts", () => {
     const root = useTempDir();
     const w = createCheckpointWatcher({ dir: root, settleMs: 1000, completeFile: '' });
     const now = Date.now();
     folder(root, 'checkpoint-10', { 'model.bin': 'half' });
     w.scan(now);
     expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toBeNull();
-    expect(w.newestComplete({ asOfMs: now + 1000, trainerExited: true })).toMatchObject({ checkpoint: { step: 10 }, reason: 'settled' });
+    expect(w.newestComplete({ asOfMs: now + 1000, trainerExited: true })).toMatchObject({
+      checkpoint: { step: 10 },
+      reason: 'settled',
+    });
     // A newer folder does not prove an older marker-less one whole either: only time does.
     folder(root, 'checkpoint-20', { 'model.bin': 'x' });
     w.scan(now + 100);
     expect(w.newestComplete({ asOfMs: now + 100, trainerExited: false })).toBeNull();
   });
 
-  it('only this run\'s: entries there at launch and unchanged are leftovers, except the one pulled', () => {
+  it("only this run's: entries there at launch and unchanged are leftovers, except the one pulled", () => {
     const root = useTempDir();
     const old = Date.now() / 1000 - 600;
     folder(root, 'checkpoint-5', { 'trainer_state.json': '{}' }, old);
@@ -95,6 +110,9 @@ describe('checkpoint watcher', () => {
     writeFileSync(join(root, 'checkpoint-500', 'model.safetensors'), 'new');
     const t = Date.now() + 2000;
     w.scan(t);
-    expect(w.newestComplete({ asOfMs: t + 1000, trainerExited: false })).toMatchObject({ checkpoint: { step: 500 }, reason: 'settled' });
+    expect(w.newestComplete({ asOfMs: t + 1000, trainerExited: false })).toMatchObject({
+      checkpoint: { step: 500 },
+      reason: 'settled',
+    });
   });
 });

@@ -53,12 +53,18 @@ export interface CheckpointWatcher {
    * `completeFile: ''`) only settling counts, measured at `asOfMs`: a trainer's exit proves nothing, except
    * for a file checkpoint that is a whole zip archive (torch.save, Lightning), see {@link isWholeZip}.
    */
-  newestComplete(p: { asOfMs: number; trainerExited: boolean }): { checkpoint: WatchedCheckpoint; reason: CompleteReason } | null;
+  newestComplete(p: {
+    asOfMs: number;
+    trainerExited: boolean;
+  }): { checkpoint: WatchedCheckpoint; reason: CompleteReason } | null;
 }
 
 /** `*` / `?` glob → anchored regex on one name. */
 export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${body}$`);
 }
 
@@ -145,7 +151,8 @@ export function createCheckpointWatcher(opts: CheckpointWatcherOptions): Checkpo
       present.add(name);
       const prev = seen.get(name);
       // First sight: it has been stable at least since its newest mtime.
-      const stableSinceMs = prev && prev.sig === sig ? prev.stableSinceMs : prev ? nowMs : Math.min(nowMs, newestMtimeMs);
+      const stableSinceMs =
+        prev && prev.sig === sig ? prev.stableSinceMs : prev ? nowMs : Math.min(nowMs, newestMtimeMs);
       if (track) seen.set(name, { sig, stableSinceMs });
       let hasMarker = false;
       if (kind === 'dir' && marker !== '') {

@@ -71,7 +71,11 @@ export function spawnUntil(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`child never printed ${String(marker)} within ${opts.timeoutMs ?? 60_000} ms; stderr: ${stderr.slice(-2000)}`));
+      reject(
+        new Error(
+          `child never printed ${String(marker)} within ${opts.timeoutMs ?? 60_000} ms; stderr: ${stderr.slice(-2000)}`,
+        ),
+      );
     }, opts.timeoutMs ?? 60_000);
     const matches = (): boolean => (typeof marker === 'string' ? stdout.includes(marker) : marker.test(stdout));
     child.stdout?.setEncoding('utf8').on('data', (d: string) => {
@@ -84,7 +88,12 @@ export function spawnUntil(
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     void exited.then((r) => {
       clearTimeout(timer);
-      if (!matches()) reject(new Error(`child exited (${r.code ?? r.signal}) before printing ${String(marker)}; stderr: ${stderr.slice(-2000)}`));
+      if (!matches())
+        reject(
+          new Error(
+            `child exited (${r.code ?? r.signal}) before printing ${String(marker)}; stderr: ${stderr.slice(-2000)}`,
+          ),
+        );
     });
   });
 }

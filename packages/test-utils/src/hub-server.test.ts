@@ -21,21 +21,36 @@ function api(s: HubServer, path: string, init: RequestInit = {}, token: string |
 }
 
 async function create(s: HubServer, name: string, extra: Record<string, unknown> = {}): Promise<Response> {
-  return api(s, '/api/repos/create', { method: 'POST', body: JSON.stringify({ name, organization: 'org', type: 'model', ...extra }) });
+  return api(s, '/api/repos/create', {
+    method: 'POST',
+    body: JSON.stringify({ name, organization: 'org', type: 'model', ...extra }),
+  });
 }
 
 async function commit(s: HubServer, repo: string, lines: unknown[]): Promise<Response> {
   const body = [{ key: 'header', value: { summary: 'test' } }, ...lines].map((l) => JSON.stringify(l)).join('\n');
-  return api(s, `/api/models/${repo}/commit/main`, { method: 'POST', body, headers: { 'Content-Type': 'application/x-ndjson' } });
+  return api(s, `/api/models/${repo}/commit/main`, {
+    method: 'POST',
+    body,
+    headers: { 'Content-Type': 'application/x-ndjson' },
+  });
 }
 
 async function uploadLfs(s: HubServer, repo: string, content: Uint8Array): Promise<string> {
   const oid = sha(content);
   const batch = await api(s, `/${repo}.git/info/lfs/objects/batch`, {
     method: 'POST',
-    body: JSON.stringify({ operation: 'upload', transfers: ['basic'], hash_algo: 'sha_256', objects: [{ oid, size: content.length }] }),
+    body: JSON.stringify({
+      operation: 'upload',
+      transfers: ['basic'],
+      hash_algo: 'sha_256',
+      objects: [{ oid, size: content.length }],
+    }),
   });
-  const json = (await batch.json()) as { transfer: string; objects: Array<{ actions?: { upload?: { href: string } } }> };
+  const json = (await batch.json()) as {
+    transfer: string;
+    objects: Array<{ actions?: { upload?: { href: string } } }>;
+  };
   expect(json.transfer).toBe('basic');
   const href = json.objects[0]?.actions?.upload?.href;
   if (href) expect((await fetch(href, { method: 'PUT', body: content })).status).toBe(200);
@@ -67,14 +82,27 @@ describe('startHubServer', () => {
     try {
       await create(s, 'r');
       const text = 'hello hub, this is a regular file';
-      expect((await commit(s, 'org/r', [{ key: 'file', value: { path: 'dir/a.txt', content: Buffer.from(text).toString('base64'), encoding: 'base64' } }])).status).toBe(200);
+      expect(
+        (
+          await commit(s, 'org/r', [
+            {
+              key: 'file',
+              value: { path: 'dir/a.txt', content: Buffer.from(text).toString('base64'), encoding: 'base64' },
+            },
+          ])
+        ).status,
+      ).toBe(200);
       const probe = await api(s, '/org/r/resolve/main/dir/a.txt', { headers: { Range: 'bytes=0-0' } });
       expect(probe.status).toBe(206);
       expect(probe.headers.get('Content-Range')).toBe(`bytes 0-0/${text.length}`);
       expect(probe.headers.get('ETag')).toMatch(/^"[0-9a-f]{40}"$/);
       expect(await probe.text()).toBe('h');
-      expect(await (await api(s, '/org/r/resolve/main/dir/a.txt', { headers: { Range: 'bytes=6-8' } })).text()).toBe('hub');
-      expect(await (await api(s, '/org/r/resolve/main/dir/a.txt', { headers: { Range: 'bytes=-4' } })).text()).toBe('file');
+      expect(await (await api(s, '/org/r/resolve/main/dir/a.txt', { headers: { Range: 'bytes=6-8' } })).text()).toBe(
+        'hub',
+      );
+      expect(await (await api(s, '/org/r/resolve/main/dir/a.txt', { headers: { Range: 'bytes=-4' } })).text()).toBe(
+        'file',
+      );
       expect(await (await api(s, '/org/r/resolve/main/dir/a.txt')).text()).toBe(text);
       expect((await api(s, '/org/r/resolve/main/dir/a.txt', { headers: { Range: 'bytes=999-' } })).status).toBe(416);
       const head = await api(s, '/org/r/resolve/main/dir/a.txt', { method: 'HEAD' });
@@ -92,17 +120,37 @@ describe('startHubServer', () => {
       await create(s, 'l');
       const pre = await api(s, '/api/models/org/l/preupload/main', {
         method: 'POST',
-        body: JSON.stringify({ files: [{ path: 'w.safetensors', size: 10, sample: '' }, { path: 'n.json', size: 2, sample: Buffer.from('{}').toString('base64') }] }),
+        body: JSON.stringify({
+          files: [
+            { path: 'w.safetensors', size: 10, sample: '' },
+            { path: 'n.json', size: 2, sample: Buffer.from('{}').toString('base64') },
+          ],
+        }),
       });
-      expect(((await pre.json()) as { files: Array<{ uploadMode: string }> }).files.map((f) => f.uploadMode)).toEqual(['lfs', 'regular']);
+      expect(((await pre.json()) as { files: Array<{ uploadMode: string }> }).files.map((f) => f.uploadMode)).toEqual([
+        'lfs',
+        'regular',
+      ]);
       const content = new Uint8Array(5000).map((_, i) => i % 251);
       const oid = await uploadLfs(s, 'org/l', content);
       // Uploaded already: the batch answers without an upload action.
-      const again = await api(s, '/org/l.git/info/lfs/objects/batch', { method: 'POST', body: JSON.stringify({ operation: 'upload', objects: [{ oid, size: content.length }] }) });
+      const again = await api(s, '/org/l.git/info/lfs/objects/batch', {
+        method: 'POST',
+        body: JSON.stringify({ operation: 'upload', objects: [{ oid, size: content.length }] }),
+      });
       expect(((await again.json()) as { objects: Array<{ actions?: unknown }> }).objects[0]?.actions).toBeUndefined();
       const missingOid = 'e'.repeat(64);
-      expect((await commit(s, 'org/l', [{ key: 'lfsFile', value: { path: 'ghost.bin', algo: 'sha256', oid: missingOid, size: 1 } }])).status).toBe(422);
-      const files = ['a/1.bin', 'a/2.bin', 'a/b/3.bin'].map((path) => ({ key: 'lfsFile', value: { path, algo: 'sha256', oid, size: content.length } }));
+      expect(
+        (
+          await commit(s, 'org/l', [
+            { key: 'lfsFile', value: { path: 'ghost.bin', algo: 'sha256', oid: missingOid, size: 1 } },
+          ])
+        ).status,
+      ).toBe(422);
+      const files = ['a/1.bin', 'a/2.bin', 'a/b/3.bin'].map((path) => ({
+        key: 'lfsFile',
+        value: { path, algo: 'sha256', oid, size: content.length },
+      }));
       expect((await commit(s, 'org/l', files)).status).toBe(200);
       // Follow the pages.
       const seen: Array<{ path: string; type: string; lfs?: { oid: string; size: number } }> = [];
@@ -115,11 +163,24 @@ describe('startHubServer', () => {
         pages++;
       }
       expect(pages).toBe(2);
-      expect(seen.map((e) => `${e.type}:${e.path}`)).toEqual(['file:a/1.bin', 'file:a/2.bin', 'directory:a/b', 'file:a/b/3.bin']);
+      expect(seen.map((e) => `${e.type}:${e.path}`)).toEqual([
+        'file:a/1.bin',
+        'file:a/2.bin',
+        'directory:a/b',
+        'file:a/b/3.bin',
+      ]);
       expect(seen[0]?.lfs).toMatchObject({ oid, size: content.length });
-      const info = await api(s, '/api/models/org/l/paths-info/main', { method: 'POST', body: JSON.stringify({ paths: ['a/1.bin', 'nope', 'a/b'] }) });
-      expect(((await info.json()) as Array<{ path: string; type: string }>).map((e) => `${e.type}:${e.path}`)).toEqual(['file:a/1.bin', 'directory:a/b']);
-      expect(Buffer.from(await (await api(s, '/org/l/resolve/main/a/b/3.bin')).arrayBuffer()).equals(Buffer.from(content))).toBe(true);
+      const info = await api(s, '/api/models/org/l/paths-info/main', {
+        method: 'POST',
+        body: JSON.stringify({ paths: ['a/1.bin', 'nope', 'a/b'] }),
+      });
+      expect(((await info.json()) as Array<{ path: string; type: string }>).map((e) => `${e.type}:${e.path}`)).toEqual([
+        'file:a/1.bin',
+        'directory:a/b',
+      ]);
+      expect(
+        Buffer.from(await (await api(s, '/org/l/resolve/main/a/b/3.bin')).arrayBuffer()).equals(Buffer.from(content)),
+      ).toBe(true);
       expect(await (await api(s, '/org/l/raw/main/a/b/3.bin')).text()).toContain(`oid sha256:${oid}`);
       expect((await api(s, '/api/models/org/l/tree/main/zzz')).status).toBe(404);
       // deletions: a missing file is an error, a folder goes at once
@@ -148,9 +209,21 @@ describe('startHubServer', () => {
       s.setFaults({ truncatePut: { count: 1 } });
       await expect(uploadLfs(s, 'org/f', content)).rejects.toThrow(); // refused: the bytes that arrived do not hash to the oid
       const oid = sha(content);
-      expect((await commit(s, 'org/f', [{ key: 'lfsFile', value: { path: 'w.bin', algo: 'sha256', oid, size: content.length } }])).status).toBe(422);
+      expect(
+        (
+          await commit(s, 'org/f', [
+            { key: 'lfsFile', value: { path: 'w.bin', algo: 'sha256', oid, size: content.length } },
+          ])
+        ).status,
+      ).toBe(422);
       await uploadLfs(s, 'org/f', content);
-      expect((await commit(s, 'org/f', [{ key: 'lfsFile', value: { path: 'w.bin', algo: 'sha256', oid, size: content.length } }])).status).toBe(200);
+      expect(
+        (
+          await commit(s, 'org/f', [
+            { key: 'lfsFile', value: { path: 'w.bin', algo: 'sha256', oid, size: content.length } },
+          ])
+        ).status,
+      ).toBe(200);
 
       await commit(s, 'org/f', [{ key: 'file', value: { path: 'x.txt', content: 'abcdef', encoding: 'utf-8' } }]);
       const setOverHttp = await fetch(`${s.url}/__admin/faults`, {
@@ -180,7 +253,10 @@ describe('startHubServer', () => {
           method: 'POST',
           body: JSON.stringify({ operation: 'upload', transfers: ['basic'], objects: [{ oid, size }] }),
         });
-        return ((await batch.json()) as { objects: Array<{ actions: { upload: { href: string } } }> }).objects[0]?.actions.upload.href ?? '';
+        return (
+          ((await batch.json()) as { objects: Array<{ actions: { upload: { href: string } } }> }).objects[0]?.actions
+            .upload.href ?? ''
+        );
       };
       const corrupted = Buffer.from(content);
       corrupted[10] = 9;
@@ -194,7 +270,10 @@ describe('startHubServer', () => {
       expect((await commit(s, 'org/v', [line])).status).toBe(422);
       expect((await fetch(await href(content.length), { method: 'PUT', body: content })).status).toBe(200);
       expect((await commit(s, 'org/v', [line])).status).toBe(200);
-      const tree = (await (await api(s, '/api/models/org/v/tree/main')).json()) as Array<{ size: number; lfs: { oid: string; size: number } }>;
+      const tree = (await (await api(s, '/api/models/org/v/tree/main')).json()) as Array<{
+        size: number;
+        lfs: { oid: string; size: number };
+      }>;
       expect(tree[0]).toMatchObject({ size: 50_000, lfs: { oid, size: 50_000 } });
       // Corruption at rest changes the served bytes, not the listing.
       s.corruptAtRest('org/v', 'w.bin');
@@ -211,7 +290,8 @@ describe('startHubServer', () => {
     const s = await started();
     try {
       await create(s, 'c');
-      const head = async (): Promise<string> => ((await (await api(s, '/api/models/org/c')).json()) as { sha: string }).sha;
+      const head = async (): Promise<string> =>
+        ((await (await api(s, '/api/models/org/c')).json()) as { sha: string }).sha;
       const h0 = await head();
       const withParent = (parent: string, path: string): Promise<Response> => {
         const body = [
@@ -220,7 +300,11 @@ describe('startHubServer', () => {
         ]
           .map((l) => JSON.stringify(l))
           .join('\n');
-        return api(s, '/api/models/org/c/commit/main', { method: 'POST', body, headers: { 'Content-Type': 'application/x-ndjson' } });
+        return api(s, '/api/models/org/c/commit/main', {
+          method: 'POST',
+          body,
+          headers: { 'Content-Type': 'application/x-ndjson' },
+        });
       };
       s.setFaults({ commitLostReply: { count: 1 } });
       await expect(withParent(h0, 'a.txt')).rejects.toThrow(); // the connection dropped with no answer
@@ -253,7 +337,12 @@ describe('startHubServer', () => {
 
   it('runs as its own process (hub-server-cli.ts)', async () => {
     const cli = fileURLToPath(new URL('./hub-server-cli.ts', import.meta.url));
-    const { child, output } = await spawnUntil(process.execPath, ['--import', 'tsx', cli, '--dir', useTempDir('soup-hub-cli-')], /\}\n/, { timeoutMs: 30_000 });
+    const { child, output } = await spawnUntil(
+      process.execPath,
+      ['--import', 'tsx', cli, '--dir', useTempDir('soup-hub-cli-')],
+      /\}\n/,
+      { timeoutMs: 30_000 },
+    );
     const info = JSON.parse(output.trim().split('\n')[0] ?? '{}') as { url: string; token: string };
     const who = await fetch(`${info.url}/api/whoami-v2`, { headers: { Authorization: `Bearer ${info.token}` } });
     expect(((await who.json()) as { name: string }).name).toBe('soup-test');

@@ -4,7 +4,15 @@
 // Blobs live on disk. Fault switches make it answer like a bad day on the real Hub.
 // It imports nothing from vitest, so benches and child processes can start it too.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,7 +51,11 @@ export interface HubServerFaults {
    * Apply the next `count` commit POSTs, then fail their reply: `drop` destroys the connection before
    * any answer, `500` answers 500 (a proxy timing out after the Hub applied the commit). @default drop
    */
-  commitLostReply?: { count: number; as?: 'drop' | 500; /** Let this many commits through first. @default 0 */ skip?: number };
+  commitLostReply?: {
+    count: number;
+    as?: 'drop' | 500 /** Let this many commits through first. @default 0 */;
+    skip?: number;
+  };
   /** Flip one byte of the next `count` LFS PUT bodies in transit (size unchanged): the upload is refused as for truncatePut. */
   corruptPut?: { count: number };
   /**
@@ -117,7 +129,8 @@ export interface HubServer {
   close(): Promise<void>;
 }
 
-const LFS_EXTENSIONS = /\.(safetensors|bin|pt|pth|ckpt|h5|onnx|msgpack|npy|npz|pkl|pickle|gz|zip|tar|zst|xz|parquet|arrow|model|gguf)$/i;
+const LFS_EXTENSIONS =
+  /\.(safetensors|bin|pt|pth|ckpt|h5|onnx|msgpack|npy|npz|pkl|pickle|gz|zip|tar|zst|xz|parquet|arrow|model|gguf)$/i;
 const TYPES: Record<string, HubRepoType> = { models: 'model', datasets: 'dataset', spaces: 'space' };
 
 /** Starts the server on 127.0.0.1 on a free port. */
@@ -125,7 +138,8 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
   const ownDir = opts.dir === undefined;
   const dir = opts.dir ?? realpathSync(mkdtempSync(join(tmpdir(), 'soup-hub-')));
   const token = opts.token ?? `hf_test_${randomBytes(12).toString('hex')}`;
-  if (!token.startsWith('hf_')) throw new TypeError('startHubServer: token must start with "hf_" (the client refuses others)');
+  if (!token.startsWith('hf_'))
+    throw new TypeError('startHubServer: token must start with "hf_" (the client refuses others)');
   const state = new HubServerState(dir);
   const pageSize = opts.treePageSize ?? 1000;
   const lfsThreshold = opts.lfsThresholdBytes ?? 10 * 1024 * 1024;
@@ -136,7 +150,9 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
   const squashes = new Map<string, number>();
   let requestCounter = 0;
 
-  const take = (name: 'commit429' | 'commit500' | 'batch503' | 'dropPut' | 'truncatePut' | 'commitLostReply' | 'corruptPut'): boolean => {
+  const take = (
+    name: 'commit429' | 'commit500' | 'batch503' | 'dropPut' | 'truncatePut' | 'commitLostReply' | 'corruptPut',
+  ): boolean => {
     const f = faults[name];
     if (!f || f.count <= 0) return false;
     f.count -= 1;
@@ -159,12 +175,16 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const base = `http://${req.headers.host ?? '127.0.0.1'}`;
-    const parts = url.pathname.split('/').slice(1).map((p) => decodeURIComponent(p));
+    const parts = url.pathname
+      .split('/')
+      .slice(1)
+      .map((p) => decodeURIComponent(p));
     const method = req.method ?? 'GET';
 
     if (parts[0] === '__lfs' && parts[1] && method === 'PUT') return handlePut(req, res, parts[1]);
     if (parts[0] === '__admin' && parts[1] === 'faults') {
-      if (req.headers.authorization !== `Bearer ${token}`) return sendError(res, 401, 'Invalid credentials in Authorization header');
+      if (req.headers.authorization !== `Bearer ${token}`)
+        return sendError(res, 401, 'Invalid credentials in Authorization header');
       if (method === 'POST') faults = JSON.parse((await readBody(req)).toString('utf8') || '{}') as HubServerFaults;
       return sendJson(res, 200, faults);
     }
@@ -196,7 +216,10 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
           emailVerified: true,
           isPro: false,
           orgs: [],
-          auth: { type: 'access_token', accessToken: { displayName: 'soup-test', role: 'write', createdAt: new Date(0).toISOString() } },
+          auth: {
+            type: 'access_token',
+            accessToken: { displayName: 'soup-test', role: 'write', createdAt: new Date(0).toISOString() },
+          },
         });
       }
       if (parts[1] === 'repos' && parts[2] === 'create' && method === 'POST') return handleCreate(req, res, auth, base);
@@ -220,14 +243,22 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
             }
             return sendJson(res, 200, out);
           }
-          return sendJson(res, 200, { _id: repoId, id: repoId, private: repo.private, sha: repo.head, createdAt: repo.createdAt, likes: 0 });
+          return sendJson(res, 200, {
+            _id: repoId,
+            id: repoId,
+            private: repo.private,
+            sha: repo.head,
+            createdAt: repo.createdAt,
+            likes: 0,
+          });
         }
         const op = rest[0];
         if (op === 'super-squash' && method === 'POST') return handleSquash(req, res, repo, auth, rest[1]);
         if (op === 'preupload' && method === 'POST') return handlePreupload(req, res, repo, auth, rest[1]);
         if (op === 'commit' && method === 'POST') return handleCommit(req, res, repo, auth, rest[1], base);
         if (op === 'paths-info' && method === 'POST') return handlePathsInfo(req, res, repo, auth, rest[1]);
-        if (op === 'tree' && method === 'GET') return handleTree(res, url, base, repo, auth, rest[1], rest.slice(2).join('/'));
+        if (op === 'tree' && method === 'GET')
+          return handleTree(res, url, base, repo, auth, rest[1], rest.slice(2).join('/'));
       }
       return sendError(res, 404, `no such API route: ${method} ${url.pathname}`);
     }
@@ -246,7 +277,15 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       }
       const kind = rest[2];
       if ((kind === 'resolve' || kind === 'raw') && (method === 'GET' || method === 'HEAD') && rest[3]) {
-        return handleResolve(req, res, state.get(type, `${ns}/${nameRaw}`), auth, rest[3], rest.slice(4).join('/'), kind);
+        return handleResolve(
+          req,
+          res,
+          state.get(type, `${ns}/${nameRaw}`),
+          auth,
+          rest[3],
+          rest.slice(4).join('/'),
+          kind,
+        );
       }
     }
     return sendError(res, 404, `no such route: ${method} ${url.pathname}`);
@@ -309,7 +348,11 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
   }
 
   async function handleDelete(req: IncomingMessage, res: ServerResponse, auth: string): Promise<void> {
-    const body = JSON.parse((await readBody(req)).toString('utf8') || '{}') as { name?: string; organization?: string; type?: HubRepoType };
+    const body = JSON.parse((await readBody(req)).toString('utf8') || '{}') as {
+      name?: string;
+      organization?: string;
+      type?: HubRepoType;
+    };
     if (!writeGate(res, auth)) return;
     const id = `${body.organization ?? 'soup-test'}/${body.name ?? ''}`;
     if (!state.delete(body.type ?? 'model', id)) return sendError(res, 404, 'Repository not found', 'RepoNotFound');
@@ -323,7 +366,9 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     auth: string,
     rev: string | undefined,
   ): Promise<void> {
-    const body = JSON.parse((await readBody(req)).toString('utf8')) as { files?: Array<{ path: string; size: number; sample: string }> };
+    const body = JSON.parse((await readBody(req)).toString('utf8')) as {
+      files?: Array<{ path: string; size: number; sample: string }>;
+    };
     if (!repo || !canRead(repo, auth)) return sendRepoNotFound(res, auth);
     if (!writeGate(res, auth) || !checkRev(res, repo, rev)) return;
     const files = (body.files ?? []).map((f) => {
@@ -350,13 +395,15 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     if (!writeGate(res, auth)) return;
     if (take('batch503')) return sendError(res, 503, 'Service temporarily unavailable (injected fault)');
     if (body.operation !== 'upload') return sendError(res, 422, 'only the upload operation is implemented');
-    if (!(body.transfers ?? ['basic']).includes('basic')) return sendError(res, 422, 'the basic transfer must be offered');
+    if (!(body.transfers ?? ['basic']).includes('basic'))
+      return sendError(res, 422, 'the basic transfer must be offered');
     const objects = (body.objects ?? []).map((o) => {
       if (!/^[0-9a-f]{64}$/.test(o.oid) || !Number.isInteger(o.size) || o.size < 0) {
         return { oid: o.oid, size: o.size, error: { code: 422, message: 'invalid oid or size' } };
       }
       const have = state.lfsMeta(o.oid);
-      if (have && have.sha256 === o.oid && have.sizeBytes === o.size) return { oid: o.oid, size: o.size, authenticated: true };
+      if (have && have.sha256 === o.oid && have.sizeBytes === o.size)
+        return { oid: o.oid, size: o.size, authenticated: true };
       return {
         oid: o.oid,
         size: o.size,
@@ -405,8 +452,9 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       await pipeline(req, gate, createWriteStream(tmp));
     } catch {
       rmSync(tmp, { force: true });
-      const socket = req.socket as (typeof req.socket | null);
-      if (!res.headersSent && !res.destroyed && socket !== null && !socket.destroyed) sendError(res, 400, 'upload interrupted');
+      const socket = req.socket as typeof req.socket | null;
+      if (!res.headersSent && !res.destroyed && socket !== null && !socket.destroyed)
+        sendError(res, 400, 'upload interrupted');
       return;
     }
     const sha256 = hash.digest('hex');
@@ -414,7 +462,11 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     const declared = Number(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('size'));
     if (sha256 !== oid || (Number.isFinite(declared) && written !== declared)) {
       rmSync(tmp, { force: true });
-      return sendError(res, 400, `the uploaded bytes (${written} bytes, sha256 ${sha256}) do not match the declared oid ${oid} and size ${declared}`);
+      return sendError(
+        res,
+        400,
+        `the uploaded bytes (${written} bytes, sha256 ${sha256}) do not match the declared oid ${oid} and size ${declared}`,
+      );
     }
     state.commitLfsObject(oid, tmp, { sizeBytes: written, sha256 });
     send(res, 200, '', { ETag: `"${createHash('md5').update(sha256).digest('hex')}"` });
@@ -433,12 +485,21 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     if (!writeGate(res, auth) || !checkRev(res, repo, rev)) return;
     if (take('commit429')) {
       const after = faults.commit429?.retryAfterS;
-      return sendError(res, 429, 'Too many requests (injected fault)', undefined, after === undefined ? {} : { 'Retry-After': String(after) });
+      return sendError(
+        res,
+        429,
+        'Too many requests (injected fault)',
+        undefined,
+        after === undefined ? {} : { 'Retry-After': String(after) },
+      );
     }
     if (take('commit500')) return sendError(res, 500, 'Internal Error (injected fault)');
     let lines: Array<{ key: string; value: Record<string, unknown> }>;
     try {
-      lines = raw.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { key: string; value: Record<string, unknown> });
+      lines = raw
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as { key: string; value: Record<string, unknown> });
     } catch {
       return sendError(res, 400, 'commit body is not NDJSON');
     }
@@ -470,7 +531,12 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
             `Your push was rejected because an LFS pointer pointed to a file that does not exist. Offending file: - ${path}`,
           );
         }
-        files[path] = { size, gitOid: gitBlobOid(Buffer.from(lfsPointerText(oid, size))), lfs: { oid, size }, lastCommit };
+        files[path] = {
+          size,
+          gitOid: gitBlobOid(Buffer.from(lfsPointerText(oid, size))),
+          lfs: { oid, size },
+          lastCommit,
+        };
       } else if (key === 'deletedFile') {
         if (!files[path]) return sendError(res, 404, `Entry not found: ${path}`, 'EntryNotFound');
         delete files[path];
@@ -508,21 +574,33 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       }
       return sendError(res, 500, 'Internal Error after the commit was applied (injected fault)');
     }
-    sendJson(res, 200, { success: true, commitOid: commitId, commitUrl: `${base}/${prefix}${repo.id}/commit/${commitId}`, hookOutput: '' });
+    sendJson(res, 200, {
+      success: true,
+      commitOid: commitId,
+      commitUrl: `${base}/${prefix}${repo.id}/commit/${commitId}`,
+      hookOutput: '',
+    });
   }
 
   /** `POST /api/{type}s/{id}/super-squash/{branch}` (huggingface_hub's super_squash_history): history becomes one commit. */
-  async function handleSquash(req: IncomingMessage, res: ServerResponse, repo: HubRepoRecord | undefined, auth: string, rev: string | undefined): Promise<void> {
+  async function handleSquash(
+    req: IncomingMessage,
+    res: ServerResponse,
+    repo: HubRepoRecord | undefined,
+    auth: string,
+    rev: string | undefined,
+  ): Promise<void> {
     const raw = (await readBody(req)).toString('utf8');
     if (!repo || !canRead(repo, auth)) return sendRepoNotFound(res, auth);
     if (!writeGate(res, auth)) return;
     if (rev !== 'main') return sendError(res, 404, `Invalid rev id: ${rev ?? ''}`, 'RevisionNotFound');
-    let message = 'Super-squash branch \'main\' using huggingface_hub';
+    let message = "Super-squash branch 'main' using huggingface_hub";
     if (raw.trim() !== '') {
       try {
         const body = JSON.parse(raw) as { message?: unknown };
         if (body.message !== undefined) {
-          if (typeof body.message !== 'string' || body.message === '') return sendError(res, 400, '"message" must be a non-empty string');
+          if (typeof body.message !== 'string' || body.message === '')
+            return sendError(res, 400, '"message" must be a non-empty string');
           message = body.message;
         }
       } catch {
@@ -532,7 +610,8 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     const commitId = newCommitOid();
     const date = new Date().toISOString();
     const files: Record<string, HubFileRecord> = {};
-    for (const [p, f] of Object.entries(repo.files)) files[p] = { ...f, lastCommit: { id: commitId, title: message, date } };
+    for (const [p, f] of Object.entries(repo.files))
+      files[p] = { ...f, lastCommit: { id: commitId, title: message, date } };
     // One commit left: only the blobs of the current tree stay reachable.
     state.save({ ...repo, files, head: commitId, commitCount: 1, history: {} });
     const k = `${repo.type}:${repo.id}`;
@@ -547,13 +626,18 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       if (file.lfs) {
         // As on the real Hub, the listing shows the size the LFS pointer declares (storage checked it on upload).
         out.size = file.lfs.size;
-        out.lfs = { oid: file.lfs.oid, size: file.lfs.size, pointerSize: lfsPointerText(file.lfs.oid, file.lfs.size).length };
+        out.lfs = {
+          oid: file.lfs.oid,
+          size: file.lfs.size,
+          pointerSize: lfsPointerText(file.lfs.oid, file.lfs.size).length,
+        };
       }
       if (expand) out.lastCommit = file.lastCommit;
       return out;
     }
     const isDir = Object.keys(repo.files).some((p) => p.startsWith(`${path}/`));
-    if (isDir) return { type: 'directory', oid: createHash('sha1').update(`${repo.head}:${path}`).digest('hex'), size: 0, path };
+    if (isDir)
+      return { type: 'directory', oid: createHash('sha1').update(`${repo.head}:${path}`).digest('hex'), size: 0, path };
     return undefined;
   }
 
@@ -571,7 +655,8 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     const recursive = url.searchParams.get('recursive') === 'true' || url.searchParams.get('recursive') === '1';
     const expand = url.searchParams.get('expand') === 'true' || url.searchParams.get('expand') === '1';
     const prefix = path === '' ? '' : `${path.replace(/\/+$/, '')}/`;
-    if (prefix !== '' && repo.files[path]) return sendError(res, 404, `${path} is a file, not a folder`, 'EntryNotFound');
+    if (prefix !== '' && repo.files[path])
+      return sendError(res, 404, `${path} is a file, not a folder`, 'EntryNotFound');
     const under = Object.keys(repo.files).filter((p) => p.startsWith(prefix));
     if (prefix !== '' && under.length === 0) return sendError(res, 404, `Entry not found: ${path}`, 'EntryNotFound');
     const paths = new Set<string>();
@@ -604,7 +689,9 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     const body = JSON.parse((await readBody(req)).toString('utf8') || '{}') as { paths?: string[]; expand?: boolean };
     if (!repo || !canRead(repo, auth)) return sendRepoNotFound(res, auth);
     if (!checkRev(res, repo, rev)) return;
-    const out = (body.paths ?? []).map((p) => entryFor(repo, p.replace(/\/+$/, ''), body.expand === true)).filter((e) => e !== undefined);
+    const out = (body.paths ?? [])
+      .map((p) => entryFor(repo, p.replace(/\/+$/, ''), body.expand === true))
+      .filter((e) => e !== undefined);
     sendJson(res, 200, out);
   }
 
@@ -665,7 +752,9 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
       wb.count -= 1;
       flip = true;
     }
-    const source = Buffer.isBuffer(body) ? [body.subarray(start, end + 1)] : createReadStream(body.path, { start, end });
+    const source = Buffer.isBuffer(body)
+      ? [body.subarray(start, end + 1)]
+      : createReadStream(body.path, { start, end });
     const corrupt = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         if (flip) {
@@ -788,9 +877,14 @@ function sendError(
   errorCode?: string,
   headers: Record<string, string> = {},
 ): void {
-  sendJson(res, status, { error: message }, {
-    'X-Error-Message': message.replace(/[^\x20-\x7e]/g, '?'),
-    ...(errorCode ? { 'X-Error-Code': errorCode } : {}),
-    ...headers,
-  });
+  sendJson(
+    res,
+    status,
+    { error: message },
+    {
+      'X-Error-Message': message.replace(/[^\x20-\x7e]/g, '?'),
+      ...(errorCode ? { 'X-Error-Code': errorCode } : {}),
+      ...headers,
+    },
+  );
 }

@@ -32,5 +32,9 @@ export function giveToUnprivileged(path: string): void {
 export function runNodeUnprivileged(code: string, opts: RunNodeOptions = {}): Promise<ChildResult> {
   const node = [process.execPath, '--input-type=module', '-e', code, ...(opts.args ?? [])];
   if (process.getuid?.() !== 0) return runProcess(node[0]!, node.slice(1), opts);
-  return runProcess('setpriv', [`--reuid=${UNPRIVILEGED_ID}`, `--regid=${UNPRIVILEGED_ID}`, '--clear-groups', '--', ...node], opts);
+  return runProcess(
+    'setpriv',
+    [`--reuid=${UNPRIVILEGED_ID}`, `--regid=${UNPRIVILEGED_ID}`, '--clear-groups', '--', ...node],
+    opts,
+  );
 }

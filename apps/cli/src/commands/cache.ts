@@ -10,7 +10,10 @@ function location(ctx: CommandContext) {
 }
 
 function warnIgnored(ctx: CommandContext, ignored: string | undefined, path: string): void {
-  if (ignored !== undefined) ctx.warn(`SOUP_BATCH_CACHE_PATH=${ignored} lies outside the home, working and temp directories: ignored, using ${path}`);
+  if (ignored !== undefined)
+    ctx.warn(
+      `SOUP_BATCH_CACHE_PATH=${ignored} lies outside the home, working and temp directories: ignored, using ${path}`,
+    );
 }
 
 /** `soup cache ls`. */
@@ -70,12 +73,22 @@ export async function runLs(_opts: Record<string, unknown>, ctx: CommandContext)
     const note = entries[i]!.provenance?.note;
     return note ? [row, ['', '', `↳ ${note}`, '', '', '', '', '', '', '']] : [row];
   });
-  ctx.say(renderTable([['KEY', 'BATCH SIZE', 'BASE', 'MAX LEN', 'GPU', 'BUDGET', 'CEILING', 'BOUND', 'JUDGED BY', 'SAVED'], ...withNotes], ctx.style.bold));
+  ctx.say(
+    renderTable(
+      [
+        ['KEY', 'BATCH SIZE', 'BASE', 'MAX LEN', 'GPU', 'BUDGET', 'CEILING', 'BOUND', 'JUDGED BY', 'SAVED'],
+        ...withNotes,
+      ],
+      ctx.style.bold,
+    ),
+  );
   const bare = entries.filter((e) => !e.provenance).length;
   ctx.say(
     ctx.style.dim(
       `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in ${info.path}` +
-        (bare > 0 ? `; ${bare} without provenance (written by the Python tool or an older soup: used only when no --budget is given)` : ''),
+        (bare > 0
+          ? `; ${bare} without provenance (written by the Python tool or an older soup: used only when no --budget is given)`
+          : ''),
     ),
   );
 }
@@ -85,7 +98,12 @@ export async function runPath(_opts: Record<string, unknown>, ctx: CommandContex
   const info = resolveCachePath(location(ctx));
   warnIgnored(ctx, info.ignoredOverride, info.path);
   const exists = existsSync(info.path);
-  ctx.emit({ path: info.path, source: info.source, exists, ...(info.ignoredOverride ? { ignored_override: info.ignoredOverride } : {}) });
+  ctx.emit({
+    path: info.path,
+    source: info.source,
+    exists,
+    ...(info.ignoredOverride ? { ignored_override: info.ignoredOverride } : {}),
+  });
   ctx.say(info.path);
 }
 
@@ -99,6 +117,7 @@ export async function runClear(opts: Record<string, unknown>, ctx: CommandContex
   warnIgnored(ctx, info.ignoredOverride, info.path);
   const result = await clearCache({ ...location(ctx), ...(key !== undefined ? { key } : {}) });
   ctx.emit({ path: result.path, removed: result.removed, ...(key !== undefined ? { key } : {}) });
-  if (key !== undefined) ctx.say(result.removed ? `removed ${key} from ${result.path}` : `no entry ${key} in ${result.path}`);
+  if (key !== undefined)
+    ctx.say(result.removed ? `removed ${key} from ${result.path}` : `no entry ${key} in ${result.path}`);
   else ctx.say(`removed ${result.removed} entr${result.removed === 1 ? 'y' : 'ies'} (${result.path})`);
 }

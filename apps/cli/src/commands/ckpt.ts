@@ -1,8 +1,21 @@
-import { checkpointStatus, ChecksumError, CorruptCheckpointError, PullTargetExistsError, pullCheckpoint, pullResume, pushCheckpoint, pushFinal, type CheckpointStore, type PullResult, type PullResumeResult, type PushResult } from '@soup/hub-ckpt';
+import {
+  checkpointStatus,
+  ChecksumError,
+  CorruptCheckpointError,
+  PullTargetExistsError,
+  pullCheckpoint,
+  pullResume,
+  pushCheckpoint,
+  pushFinal,
+  type CheckpointStore,
+  type PullResult,
+  type PullResumeResult,
+  type PushResult,
+} from '@soup/hub-ckpt';
 import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
 import { explainRefusal } from '../_refusal';
 import { openCheckpointStore } from '../_store';
@@ -46,7 +59,11 @@ const PHASES: Record<string, [number, string]> = {
   done: [5, 'done'],
 };
 
-async function push(ctx: CommandContext, label: string, fn: (onPhase: (e: { phase: string; path?: string }) => void) => Promise<PushResult>): Promise<PushResult> {
+async function push(
+  ctx: CommandContext,
+  label: string,
+  fn: (onPhase: (e: { phase: string; path?: string }) => void) => Promise<PushResult>,
+): Promise<PushResult> {
   const bar = ctx.progress({ label, total: 5, unit: 'phase', summary: false });
   let uploads = 0;
   try {
@@ -84,7 +101,10 @@ function pushJson(r: PushResult): Record<string, unknown> {
 function stepOf(opts: Record<string, unknown>, dir: string, shown: string): number {
   if (opts.step !== undefined) return Number(opts.step);
   try {
-    const state = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as { step?: unknown; global_step?: unknown };
+    const state = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as {
+      step?: unknown;
+      global_step?: unknown;
+    };
     const s = state.global_step ?? state.step;
     if (typeof s === 'number' && Number.isInteger(s) && s >= 0) return s;
   } catch {
@@ -111,8 +131,11 @@ export async function runPush(opts: Record<string, unknown>, ctx: CommandContext
     }),
   );
   ctx.emit({ ok: true, store: s.description, ...pushJson(r) });
-  ctx.say(`pushed ${r.pathInRepo} to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified; latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
-  if (r.prunedRemote.length || r.prunedLocal.length) ctx.say(`pruned ${[...r.prunedRemote, ...r.prunedLocal.map((p) => relative(ctx.cwd, p) || p)].join(', ')}`);
+  ctx.say(
+    `pushed ${r.pathInRepo} to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified; latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`,
+  );
+  if (r.prunedRemote.length || r.prunedLocal.length)
+    ctx.say(`pruned ${[...r.prunedRemote, ...r.prunedLocal.map((p) => relative(ctx.cwd, p) || p)].join(', ')}`);
 }
 
 /** `soup ckpt final <dir> --repo R --run ID`. */
@@ -120,9 +143,13 @@ export async function runFinal(opts: Record<string, unknown>, ctx: CommandContex
   const dir = checkDir(ctx, args[0]!);
   const step = stepOf(opts, dir, args[0]!);
   const s = store(opts, ctx, true);
-  const r = await push(ctx, 'push final', (onPhase) => pushFinal({ store: s, step, dir, run: String(opts.run), force: Boolean(opts.force), onPhase }));
+  const r = await push(ctx, 'push final', (onPhase) =>
+    pushFinal({ store: s, step, dir, run: String(opts.run), force: Boolean(opts.force), onPhase }),
+  );
   ctx.emit({ ok: true, store: s.description, terminal: true, ...pushJson(r) });
-  ctx.say(`pushed final/ (step ${r.step}) to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified; latest.json → final (terminal)`);
+  ctx.say(
+    `pushed final/ (step ${r.step}) to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified; latest.json → final (terminal)`,
+  );
 }
 
 /** `soup ckpt status --repo R`. */
@@ -137,7 +164,13 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
     pointer_errors: st.pointerErrors,
     pointed_verified: st.pointed?.verified ?? null,
     pointed_problems: st.pointed?.problems ?? [],
-    checkpoints: st.checkpoints.map((c) => ({ step: c.step, path_in_repo: c.pathInRepo, files: c.fileCount, bytes: c.totalBytes, has_manifest: c.hasManifest })),
+    checkpoints: st.checkpoints.map((c) => ({
+      step: c.step,
+      path_in_repo: c.pathInRepo,
+      files: c.fileCount,
+      bytes: c.totalBytes,
+      has_manifest: c.hasManifest,
+    })),
     has_final: st.hasFinal,
     tree_bytes: st.treeBytes,
     stored_bytes: st.storedBytes,
@@ -152,7 +185,16 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
       ? ctx.style.red(`invalid: ${st.pointerErrors.join('; ')}`)
       : 'none';
   ctx.say(`${ctx.style.bold(st.store)}\n  latest.json  ${pointerText}`);
-  const rows = [['STEP', 'FOLDER', 'FILES', 'SIZE', 'MANIFEST'], ...st.checkpoints.map((c) => [String(c.step), c.pathInRepo, String(c.fileCount), formatBytes(c.totalBytes), c.hasManifest ? 'yes' : ctx.style.red('missing')])];
+  const rows = [
+    ['STEP', 'FOLDER', 'FILES', 'SIZE', 'MANIFEST'],
+    ...st.checkpoints.map((c) => [
+      String(c.step),
+      c.pathInRepo,
+      String(c.fileCount),
+      formatBytes(c.totalBytes),
+      c.hasManifest ? 'yes' : ctx.style.red('missing'),
+    ]),
+  ];
   if (st.checkpoints.length) ctx.say(renderTable(rows, ctx.style.bold).replace(/^/gm, '  '));
   ctx.say(`  final/       ${st.hasFinal ? 'present' : 'absent'}`);
   // On the Hub, pruned checkpoints stay in history (and in the bill) until the history is squashed.
@@ -160,7 +202,11 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
     const extra = st.storedBytes - st.treeBytes;
     ctx.say(
       `  storage      ${formatBytes(st.storedBytes)} stored (history included), ${formatBytes(st.treeBytes)} in the checkpoints listed` +
-        (extra > st.treeBytes ? ctx.style.yellow(`; ${formatBytes(extra)} is only in older commits: pass --squash-history (hub.squash_history) to free it`) : ''),
+        (extra > st.treeBytes
+          ? ctx.style.yellow(
+              `; ${formatBytes(extra)} is only in older commits: pass --squash-history (hub.squash_history) to free it`,
+            )
+          : ''),
     );
   }
   await showStoredLossPlot(ctx, s, p?.path_in_repo ?? null, opts.plot as string | undefined);
@@ -188,7 +234,11 @@ async function pullWithProgress(
     return r;
   } catch (err) {
     bar.fail();
-    if (err instanceof PullTargetExistsError) throw new UsageError(`--dest ${String(opts.dest)} already exists: pull into a new path, or pass --force to replace it`, { cause: err });
+    if (err instanceof PullTargetExistsError)
+      throw new UsageError(
+        `--dest ${String(opts.dest)} already exists: pull into a new path, or pass --force to replace it`,
+        { cause: err },
+      );
     throw err;
   }
 }
@@ -204,7 +254,8 @@ async function resumeInto(
   p: { run: string; dest: string | null; force: boolean; fallback: boolean; repair: boolean },
 ): Promise<{ outcome: PullResumeResult; dir: string | null }> {
   const target = p.dest === null ? null : resolve(ctx.cwd, p.dest);
-  if (target !== null && existsSync(target) && !p.force) throw new UsageError(`--dest ${p.dest} already exists: pull into a new path, or pass --force to replace it`);
+  if (target !== null && existsSync(target) && !p.force)
+    throw new UsageError(`--dest ${p.dest} already exists: pull into a new path, or pass --force to replace it`);
   const parent = target === null ? mkdtempSync(join(tmpdir(), 'soup-resume-')) : `${target}.soup-pull`;
   const bar = ctx.progress({ label: 'resume', unit: 'file', summary: false });
   try {
@@ -243,29 +294,62 @@ export async function runPull(opts: Record<string, unknown>, ctx: CommandContext
   else {
     // The pointed checkpoint, through the one resume path (no fallback: pull exactly what latest.json names).
     const st = await checkpointStatus({ store: s });
-    if (!st.pointer) throw new UsageError(`${s.description} has no valid latest.json${st.exists ? '' : ' (the repo does not exist)'}: pass --step N or --final`);
+    if (!st.pointer)
+      throw new UsageError(
+        `${s.description} has no valid latest.json${st.exists ? '' : ' (the repo does not exist)'}: pass --step N or --final`,
+      );
     if (st.pointer.terminal) pathInRepo = st.pointer.path_in_repo;
     else {
       let res: Awaited<ReturnType<typeof resumeInto>>;
       try {
-        res = await resumeInto(s, ctx, { run: st.pointer.run, dest: String(opts.dest), force: Boolean(opts.force), fallback: false, repair: false });
+        res = await resumeInto(s, ctx, {
+          run: st.pointer.run,
+          dest: String(opts.dest),
+          force: Boolean(opts.force),
+          fallback: false,
+          repair: false,
+        });
       } catch (err) {
         // A pull that failed its hashes is an integrity failure (exit 8), as for --step/--final.
         if (err instanceof CorruptCheckpointError && err.cause instanceof ChecksumError) throw err.cause;
-        if (err instanceof CorruptCheckpointError) throw new PullIntegrityError(`pull refused: ${err.message.replace(/ Refusing to resume.*$/, '')}`, { cause: err });
+        if (err instanceof CorruptCheckpointError)
+          throw new PullIntegrityError(`pull refused: ${err.message.replace(/ Refusing to resume.*$/, '')}`, {
+            cause: err,
+          });
         throw err;
       }
       const { outcome, dir } = res;
-      if (outcome.outcome !== 'resume' || dir === null) throw new UsageError(`${s.description}: nothing to pull (${outcome.outcome})`);
+      if (outcome.outcome !== 'resume' || dir === null)
+        throw new UsageError(`${s.description}: nothing to pull (${outcome.outcome})`);
       const r = outcome.pulled;
-      ctx.emit({ ok: true, path_in_repo: outcome.pathInRepo, dir, step: r.step, files: r.fileCount, bytes: r.totalBytes, manifest_sha256: r.manifestSha256 });
-      ctx.say(`pulled ${outcome.pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, dir) || dir}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`);
+      ctx.emit({
+        ok: true,
+        path_in_repo: outcome.pathInRepo,
+        dir,
+        step: r.step,
+        files: r.fileCount,
+        bytes: r.totalBytes,
+        manifest_sha256: r.manifestSha256,
+      });
+      ctx.say(
+        `pulled ${outcome.pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, dir) || dir}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`,
+      );
       return;
     }
   }
   const r = await pullWithProgress(s, opts, ctx, pathInRepo, undefined);
-  ctx.emit({ ok: true, path_in_repo: pathInRepo, dir: r.dir, step: r.step, files: r.fileCount, bytes: r.totalBytes, manifest_sha256: r.manifestSha256 });
-  ctx.say(`pulled ${pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, r.dir) || r.dir}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`);
+  ctx.emit({
+    ok: true,
+    path_in_repo: pathInRepo,
+    dir: r.dir,
+    step: r.step,
+    files: r.fileCount,
+    bytes: r.totalBytes,
+    manifest_sha256: r.manifestSha256,
+  });
+  ctx.say(
+    `pulled ${pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, r.dir) || r.dir}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`,
+  );
 }
 
 /**
@@ -279,9 +363,22 @@ export async function runResume(opts: Record<string, unknown>, ctx: CommandConte
   const fallback = Boolean(opts.fallback);
   let res: { outcome: PullResumeResult; dir: string | null };
   try {
-    res = await resumeInto(s, ctx, { run: runId, dest: opts.dest === undefined ? null : String(opts.dest), force: Boolean(opts.force), fallback, repair: Boolean(opts.repair) });
+    res = await resumeInto(s, ctx, {
+      run: runId,
+      dest: opts.dest === undefined ? null : String(opts.dest),
+      force: Boolean(opts.force),
+      fallback,
+      repair: Boolean(opts.repair),
+    });
   } catch (err) {
-    return explainRefusal(err, { store: s, run: runId, identity: null, fallbackFlag: '--fallback', repoFlag: '--repo', fallbackUsed: fallback });
+    return explainRefusal(err, {
+      store: s,
+      run: runId,
+      identity: null,
+      fallbackFlag: '--fallback',
+      repoFlag: '--repo',
+      fallbackUsed: fallback,
+    });
   }
   let { outcome, dir } = res;
   if (outcome.outcome === 'complete' && opts.dest !== undefined) {
@@ -296,16 +393,40 @@ export async function runResume(opts: Record<string, unknown>, ctx: CommandConte
           path_in_repo: outcome.pathInRepo,
           dir,
           ...(outcome.outcome === 'resume'
-            ? { via: outcome.via, previous_step: outcome.previousStep, repaired: outcome.repaired, skipped: outcome.skipped.map((k) => ({ step: k.step, path_in_repo: k.pathInRepo, problems: k.problems })) }
+            ? {
+                via: outcome.via,
+                previous_step: outcome.previousStep,
+                repaired: outcome.repaired,
+                skipped: outcome.skipped.map((k) => ({
+                  step: k.step,
+                  path_in_repo: k.pathInRepo,
+                  problems: k.problems,
+                })),
+              }
             : {}),
         };
   ctx.emit(json);
-  if (outcome.outcome === 'fresh') ctx.say(`fresh: ${outcome.reason === 'repo-missing' ? 'the repo does not exist yet' : 'no checkpoint of this run'}; start from step 0`);
-  else if (outcome.outcome === 'complete') ctx.say(`complete: ${outcome.pathInRepo} holds the final step ${outcome.step}; nothing to train${dir ? ` (pulled into ${relative(ctx.cwd, dir)})` : ''}`);
+  if (outcome.outcome === 'fresh')
+    ctx.say(
+      `fresh: ${outcome.reason === 'repo-missing' ? 'the repo does not exist yet' : 'no checkpoint of this run'}; start from step 0`,
+    );
+  else if (outcome.outcome === 'complete')
+    ctx.say(
+      `complete: ${outcome.pathInRepo} holds the final step ${outcome.step}; nothing to train${dir ? ` (pulled into ${relative(ctx.cwd, dir)})` : ''}`,
+    );
   else {
     for (const k of outcome.skipped) ctx.say(`skipped ${k.pathInRepo}: ${k.problems.slice(0, 2).join('; ')}`);
-    const pointerNote = outcome.via === null ? '' : outcome.repaired ? ', latest.json repaired' : outcome.previousStep !== null ? `; latest.json still names step ${outcome.previousStep} (pass --repair to rewrite it)` : '';
-    ctx.say(`resume from ${outcome.pathInRepo} (step ${outcome.step})${outcome.via ? ` via ${outcome.via}` : ''}${dir ? `, pulled into ${relative(ctx.cwd, dir)}` : ', pulls cleanly'}${pointerNote}`);
+    const pointerNote =
+      outcome.via === null
+        ? ''
+        : outcome.repaired
+          ? ', latest.json repaired'
+          : outcome.previousStep !== null
+            ? `; latest.json still names step ${outcome.previousStep} (pass --repair to rewrite it)`
+            : '';
+    ctx.say(
+      `resume from ${outcome.pathInRepo} (step ${outcome.step})${outcome.via ? ` via ${outcome.via}` : ''}${dir ? `, pulled into ${relative(ctx.cwd, dir)}` : ', pulls cleanly'}${pointerNote}`,
+    );
   }
   if (!ctx.json) ctx.say(`RESUME_JSON ${JSON.stringify(json)}`);
 }

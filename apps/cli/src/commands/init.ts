@@ -15,7 +15,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const dataDir = join(dirname(target), 'data');
   const show = (p: string): string => relative(ctx.cwd, p) || p;
   if (existsSync(target) && !opts.force) {
-    throw new UsageError(`${show(target)} already exists; pass --force to overwrite it, or -c <file> to write another config`);
+    throw new UsageError(
+      `${show(target)} already exists; pass --force to overwrite it, or -c <file> to write another config`,
+    );
   }
   const data: [string, string][] = [
     [assetPath('corpus/train.txt'), join(dataDir, 'train.txt')],
@@ -32,7 +34,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   }
   ctx.emit({ ok: true, template, files: written.map(show), kept: kept.map(show) });
   ctx.say(`wrote ${written.map(show).join(', ')} (template ${template})`);
-  if (kept.length) ctx.say(`kept ${kept.map(show).join(', ')}: already there (soup never overwrites training text); the config trains on ${kept.length === 1 ? 'it' : 'them'}`);
+  if (kept.length)
+    ctx.say(
+      `kept ${kept.map(show).join(', ')}: already there (soup never overwrites training text); the config trains on ${kept.length === 1 ? 'it' : 'them'}`,
+    );
   const c = show(target) === 'soup.yaml' ? '' : ` -c ${show(target)}`;
   ctx.say(`next: soup plan${c}   then: soup train${c}`);
 }

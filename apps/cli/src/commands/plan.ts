@@ -22,7 +22,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
     config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
   }
-  const budgetFrom: 'flag' | 'config' | null = opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
+  const budgetFrom: 'flag' | 'config' | null =
+    opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
   if (opts.budget !== undefined) config.training.memoryBudgetBytes = Number(opts.budget);
   const issues = offloadIssues(config, ctx.cwd);
   const offload = { errors: issues.errors.map((i) => i.message), warnings: issues.warnings.map((i) => i.message) };
@@ -42,7 +43,14 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const created = scratch === null ? [] : missingDirs(scratch, ctx.cwd);
   let p: Awaited<ReturnType<typeof prepareRun>>;
   try {
-    p = await prepareRun({ ctx, config, noCache: opts.cache === false, measure: true, predict: opts.predict !== false, budgetFrom });
+    p = await prepareRun({
+      ctx,
+      config,
+      noCache: opts.cache === false,
+      measure: true,
+      predict: opts.predict !== false,
+      budgetFrom,
+    });
   } finally {
     for (const d of created) removeEmptyDir(d);
   }
@@ -52,7 +60,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const horizon = config.training.steps;
   const pushEvery = config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const setting = config.training.activationOffloading;
-  const applied = p.offload ? `${p.offload.target}${p.offload.saveDir ? ` → ${relative(ctx.cwd, p.offload.saveDir)}` : ''}, segmented step` : 'off';
+  const applied = p.offload
+    ? `${p.offload.target}${p.offload.saveDir ? ` → ${relative(ctx.cwd, p.offload.saveDir)}` : ''}, segmented step`
+    : 'off';
   const offloadText =
     setting === null
       ? 'off'
@@ -64,7 +74,13 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const result = {
     config: file,
     device: { spec: config.device.spec, name: p.identity.gpuName, memory_gb: p.identity.gpuMemoryGb },
-    model: { base: config.base, n_layers: config.model.nLayers, d_model: config.model.dModel, n_heads: config.model.nHeads, max_length: config.data.maxLength },
+    model: {
+      base: config.base,
+      n_layers: config.model.nLayers,
+      d_model: config.model.dModel,
+      n_heads: config.model.nHeads,
+      max_length: config.data.maxLength,
+    },
     batch_size: p.globalBatchSize,
     micro_batch_size: p.microBatchSize,
     grad_accum: p.accumulation,
@@ -73,7 +89,11 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     batch_bound: p.bound,
     batch_ceiling: p.ceiling,
     cache_key: p.cacheKey,
-    grad_ckpt: { setting: config.training.gradientCheckpointing, description: p.tier.description, recompute: p.tier.recompute },
+    grad_ckpt: {
+      setting: config.training.gradientCheckpointing,
+      description: p.tier.description,
+      recompute: p.tier.recompute,
+    },
     ...(p.tuned ? { tune: p.tuned } : {}),
     offload: {
       setting,
@@ -97,19 +117,40 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const rows: string[][] = [
     ['', ''],
     ['device', `${config.device.spec}: ${p.identity.gpuName}, ${p.identity.gpuMemoryGb} GiB`],
-    ['model', `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`],
+    [
+      'model',
+      `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`,
+    ],
     [
       'batch',
       `micro ${formatMicroBatch({ microBatchSize: p.microBatchSize, accumulation: p.accumulation })} (micro-batch: ${p.batchSource}${p.cacheKey ? `, key ${p.cacheKey}` : ''})${p.bound === 'capped' ? ctx.style.yellow(`  capped: the ceiling of the search (G = ${p.ceiling}, no accumulation), not a measured limit; a larger micro-batch is never needed`) : ''}`,
     ],
-    ['checkpointing', p.tier.description + (p.tier.recompute.length && p.tier.granularity !== 'full' ? ` [${p.tier.recompute.join(', ')}]` : '')],
+    [
+      'checkpointing',
+      p.tier.description +
+        (p.tier.recompute.length && p.tier.granularity !== 'full' ? ` [${p.tier.recompute.join(', ')}]` : ''),
+    ],
     ['offload', offloadText],
-    ['peak / budget', m ? `${formatBytes(m.peak_bytes)} / ${formatBytes(m.budget_bytes)}  ${fits ? ctx.style.green('fits') : ctx.style.red(m.result === 'fit' ? 'fits' : m.result)}` : 'not measured'],
+    [
+      'peak / budget',
+      m
+        ? `${formatBytes(m.peak_bytes)} / ${formatBytes(m.budget_bytes)}  ${fits ? ctx.style.green('fits') : ctx.style.red(m.result === 'fit' ? 'fits' : m.result)}`
+        : 'not measured',
+    ],
     ['per step', `${tokensPerStep} tokens`],
-    ['steps', pushEvery < horizon ? `${horizon}, a checkpoint every ${pushEvery}` : `${horizon}, a checkpoint at the end`],
+    [
+      'steps',
+      pushEvery < horizon ? `${horizon}, a checkpoint every ${pushEvery}` : `${horizon}, a checkpoint at the end`,
+    ],
   ];
   for (const b of blocking) rows.push(['problem', ctx.style.red(b)]);
-  ctx.say(renderTable(rows).split('\n').slice(1).map((l) => `  ${l}`).join('\n'));
+  ctx.say(
+    renderTable(rows)
+      .split('\n')
+      .slice(1)
+      .map((l) => `  ${l}`)
+      .join('\n'),
+  );
   if (blocking.length > 0) return EXIT_CODES.config;
   if (fits === false) return EXIT_CODES.noFit;
   return EXIT_CODES.ok;
@@ -130,7 +171,13 @@ async function refuseEarly(
   ctx.emit({
     config: file,
     device: { spec: config.device.spec, name: identity.gpuName, memory_gb: identity.gpuMemoryGb },
-    model: { base: config.base, n_layers: config.model.nLayers, d_model: config.model.dModel, n_heads: config.model.nHeads, max_length: config.data.maxLength },
+    model: {
+      base: config.base,
+      n_layers: config.model.nLayers,
+      d_model: config.model.dModel,
+      n_heads: config.model.nHeads,
+      max_length: config.data.maxLength,
+    },
     batch_size: batch,
     micro_batch_size: micro,
     grad_accum: micro === null ? null : batch / micro,
@@ -138,8 +185,18 @@ async function refuseEarly(
     batch_bound: null,
     batch_ceiling: null,
     cache_key: null,
-    grad_ckpt: { setting: config.training.gradientCheckpointing, description: tier.description, recompute: tier.recompute },
-    offload: { target: config.training.activationOffloading, save_dir: null, execution: null, errors: offload.errors, warnings: offload.warnings },
+    grad_ckpt: {
+      setting: config.training.gradientCheckpointing,
+      description: tier.description,
+      recompute: tier.recompute,
+    },
+    offload: {
+      target: config.training.activationOffloading,
+      save_dir: null,
+      execution: null,
+      errors: offload.errors,
+      warnings: offload.warnings,
+    },
     peak_bytes: null,
     budget_bytes: null,
     fits: null,
@@ -152,15 +209,36 @@ async function refuseEarly(
   const rows: string[][] = [
     ['', ''],
     ['device', `${config.device.spec}: ${identity.gpuName}, ${identity.gpuMemoryGb} GiB`],
-    ['model', `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`],
-    ['batch', micro === null ? `${batch}; micro-batch auto: not probed (fix the problems first)` : `micro ${formatMicroBatch({ microBatchSize: micro, accumulation: batch / micro })} (config)`],
+    [
+      'model',
+      `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`,
+    ],
+    [
+      'batch',
+      micro === null
+        ? `${batch}; micro-batch auto: not probed (fix the problems first)`
+        : `micro ${formatMicroBatch({ microBatchSize: micro, accumulation: batch / micro })} (config)`,
+    ],
     ['checkpointing', tier.description],
-    ['offload', config.training.activationOffloading === null ? 'off' : `${config.training.activationOffloading}${offload.errors.length ? `: ${offload.errors.join(' ')}` : ''}`],
+    [
+      'offload',
+      config.training.activationOffloading === null
+        ? 'off'
+        : `${config.training.activationOffloading}${offload.errors.length ? `: ${offload.errors.join(' ')}` : ''}`,
+    ],
     ['peak / budget', 'not measured (fix the problems first)'],
   ];
   for (const b of blocking) rows.push(['problem', ctx.style.red(b)]);
-  ctx.say(renderTable(rows).split('\n').slice(1).map((l) => `  ${l}`).join('\n'));
-  ctx.warn(`${file}: soup train would refuse this config (${blocking.length} problem${blocking.length === 1 ? '' : 's'}); nothing was probed`);
+  ctx.say(
+    renderTable(rows)
+      .split('\n')
+      .slice(1)
+      .map((l) => `  ${l}`)
+      .join('\n'),
+  );
+  ctx.warn(
+    `${file}: soup train would refuse this config (${blocking.length} problem${blocking.length === 1 ? '' : 's'}); nothing was probed`,
+  );
   return EXIT_CODES.config;
 }
 

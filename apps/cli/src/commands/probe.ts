@@ -1,5 +1,12 @@
 import { listCacheEntries, makeCacheKey } from '@soup/batch-probe';
-import { createCommandProbe, createOrtProbe, createTrainStepProbe, deviceIdentity, splitCommand, type ChildProbeFn } from '@soup/cuda-probe';
+import {
+  createCommandProbe,
+  createOrtProbe,
+  createTrainStepProbe,
+  deviceIdentity,
+  splitCommand,
+  type ChildProbeFn,
+} from '@soup/cuda-probe';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -19,14 +26,21 @@ import type { SoupConfig } from '../validate-config';
 /** `soup probe`: the largest batch size that fits, for a soup.yaml model, any ONNX model or any trainer command. */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
   const sources = ['config', 'model', 'exec'].filter((k) => opts[k] !== undefined);
-  if (sources.length > 1) throw new UsageError(`pass one of -c/--config, --model, --exec (got ${sources.map((s) => `--${s}`).join(' and ')})`);
+  if (sources.length > 1)
+    throw new UsageError(
+      `pass one of -c/--config, --model, --exec (got ${sources.map((s) => `--${s}`).join(' and ')})`,
+    );
   const mode = (sources[0] ?? 'config') as 'config' | 'model' | 'exec';
-  if ((opts.try !== undefined || opts.timeSteps !== undefined) && mode !== 'exec') throw new UsageError(`${opts.try !== undefined ? '--try' : '--time-steps'} applies to soup probe --exec (the trainer's own levers as {NAME} placeholders)`);
+  if ((opts.try !== undefined || opts.timeSteps !== undefined) && mode !== 'exec')
+    throw new UsageError(
+      `${opts.try !== undefined ? '--try' : '--time-steps'} applies to soup probe --exec (the trainer's own levers as {NAME} placeholders)`,
+    );
   let config: SoupConfig | null = null;
   let configFile = '';
   if (mode === 'config') {
     const loaded = loadConfig({ path: (opts.config as string | undefined) ?? 'soup.yaml', cwd: ctx.cwd });
-    for (const w of loaded.warnings) ctx.warn(`${loaded.displayPath}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
+    for (const w of loaded.warnings)
+      ctx.warn(`${loaded.displayPath}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
     config = structuredClone(loaded.config);
     configFile = loaded.displayPath;
   }
@@ -39,15 +53,26 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   const timeoutMs = Number(opts.timeout ?? 600) * 1000;
   const maxLength = (opts.maxLength as number | undefined) ?? config?.data.maxLength ?? 512;
   const micro = execMicro(opts, mode);
-  if (opts.timeSteps !== undefined && opts.try === undefined) throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
+  if (opts.timeSteps !== undefined && opts.try === undefined)
+    throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
   const start = (opts.start as number | undefined) ?? (micro ? micro.perRank : (config?.training.staticBatchSize ?? 8));
   const ceiling = (opts.ceiling as number | undefined) ?? (micro ? micro.perRank : start * 4);
-  if (ceiling < start) throw new UsageError(`--ceiling ${ceiling} is below the start ${start}; pass --ceiling >= --start`);
-  const common = { device: kind, deviceId, timeoutMs, signal: ctx.signal, env: ctx.env, cwd: ctx.cwd, ...(budgetBytes !== undefined ? { budgetBytes } : {}) };
+  if (ceiling < start)
+    throw new UsageError(`--ceiling ${ceiling} is below the start ${start}; pass --ceiling >= --start`);
+  const common = {
+    device: kind,
+    deviceId,
+    timeoutMs,
+    signal: ctx.signal,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    ...(budgetBytes !== undefined ? { budgetBytes } : {}),
+  };
 
   /** The command probe for an --exec command (placeholders of a trial filled but {batch_size}), its files and cache base. */
   const execProbe = (command: string): { probe: ChildProbeFn; files: Record<string, string>; base: string } => {
-    if (!command.includes('{batch_size}')) throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
+    if (!command.includes('{batch_size}'))
+      throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
     // On a GPU, the trainer is judged by its GPU memory (nvidia-smi, per process or the device's
     // delta); --budget then caps the GPU budget. On the CPU, by its sampled peak RSS.
     const p = createCommandProbe({
@@ -74,8 +99,14 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   });
   /** --try: the fastest configuration that fits (see _tune-exec.ts). */
   const tune = async (typed: string): Promise<void> => {
-    if (!micro) throw new UsageError('--try needs --global-batch-size G: the tuner compares samples per second at a fixed global batch');
-    if (!typed.includes('{probe_steps}')) throw new UsageError('--try times the trainer: put {probe_steps} in the command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)');
+    if (!micro)
+      throw new UsageError(
+        '--try needs --global-batch-size G: the tuner compares samples per second at a fixed global batch',
+      );
+    if (!typed.includes('{probe_steps}'))
+      throw new UsageError(
+        '--try times the trainer: put {probe_steps} in the command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)',
+      );
     const tries = parseTries(opts.try as string[], typed);
     await tuneExec({
       ctx,
@@ -114,7 +145,10 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   if (mode === 'config') {
     const c = config!;
     const t = resolveTier(c, identity.device === 'cuda' ? identity.gpuMemoryGb : null);
-    if (t.granularity === 'budget') throw new UsageError('soup probe measures fixed tiers; for gradient_checkpointing: budget run `soup plan`, which chooses the recompute set from measured steps');
+    if (t.granularity === 'budget')
+      throw new UsageError(
+        'soup probe measures fixed tiers; for gradient_checkpointing: budget run `soup plan`, which chooses the recompute set from measured steps',
+      );
     // Probe what soup train will train: an offload it would refuse is refused here too; an accepted
     // one probes onnx-train's segmented step through the same activation store.
     const refused = offloadIssues(c, ctx.cwd).errors;
@@ -127,21 +161,28 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       ...common,
       spec: gptSpecOf(c),
       plan: t.recompute,
-      ...(offload ? { offload: { target: offload.target, ...(offload.saveDir ? { saveDir: offload.saveDir } : {}) } } : {}),
+      ...(offload
+        ? { offload: { target: offload.target, ...(offload.saveDir ? { saveDir: offload.saveDir } : {}) } }
+        : {}),
       ...(c.training.threads > 0 ? { intraOpNumThreads: c.training.threads } : {}),
     });
     base = cacheBaseOf(c, t.recompute);
-    what = `${c.base} (${c.model.nLayers} layer${c.model.nLayers === 1 ? "" : "s"}, d_model ${c.model.dModel}, max_length ${c.data.maxLength}), checkpointing ${t.description}${offload ? `, offload ${offload.target} (segmented step)` : ''}`;
+    what = `${c.base} (${c.model.nLayers} layer${c.model.nLayers === 1 ? '' : 's'}, d_model ${c.model.dModel}, max_length ${c.data.maxLength}), checkpointing ${t.description}${offload ? `, offload ${offload.target} (segmented step)` : ''}`;
   } else if (mode === 'model') {
     const model = resolve(ctx.cwd, String(opts.model));
     let bytes: Buffer;
     try {
       bytes = readFileSync(model);
     } catch (err) {
-      throw new UsageError(`--model ${String(opts.model)}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { cause: err });
+      throw new UsageError(
+        `--model ${String(opts.model)}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        { cause: err },
+      );
     }
     probe = createOrtProbe({ ...common, model, maxLength, vocabSize: Number(opts.vocabSize ?? 32000) });
-    base = (opts.base as string | undefined) ?? `onnx:${basename(model)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
+    base =
+      (opts.base as string | undefined) ??
+      `onnx:${basename(model)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
     what = `${basename(model)} (max_length ${maxLength})`;
   } else {
     const typed = String(opts.exec);
@@ -153,7 +194,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     what = `\`${typed}\``;
     if (opts.base === undefined) execCommand = micro ? micro.command(typed) : typed;
   }
-  ctx.say(`probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`);
+  ctx.say(
+    `probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`,
+  );
   const keyFields = keyOf(base);
   if (execCommand !== null && opts.cache !== false && opts.refresh !== true) {
     const changed = await trainerChanged(ctx, execCommand, files ?? {}, keyFields);
@@ -166,7 +209,15 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     refresh: opts.refresh === true,
     saveExceptionsOnly: opts.cacheExceptionsOnly === true,
     predict: opts.predict !== false,
-    advice: noFitAdvice({ mode, device: identity.device === 'cuda' ? 'cuda' : 'cpu', granularity, offloadTarget, budgetBytes: budgetBytes ?? null, budgetFrom: opts.budget !== undefined ? 'flag' : budgetBytes !== undefined ? 'config' : null, maxLength }),
+    advice: noFitAdvice({
+      mode,
+      device: identity.device === 'cuda' ? 'cuda' : 'cpu',
+      granularity,
+      offloadTarget,
+      budgetBytes: budgetBytes ?? null,
+      budgetFrom: opts.budget !== undefined ? 'flag' : budgetBytes !== undefined ? 'config' : null,
+      maxLength,
+    }),
     key: keyFields,
     ...(files !== undefined ? { files } : {}),
     reportsNotSaved: true,
@@ -192,8 +243,13 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   });
   if (r.source === 'cache') {
     const p = r.provenance;
-    const how = p === null ? 'no provenance: written by the Python tool or an older soup' : `${p.bound}, judged by ${p.measurement}, budget ${p.budgetBytes === null ? 'the device' : formatBytes(p.budgetBytes)}, ceiling ${p.ceiling}`;
-    ctx.say(`${micro ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}` : `batch size ${ctx.style.bold(String(r.batchSize))}`} (from the cache, key ${r.cacheKey}; ${how}; --refresh to probe again)`);
+    const how =
+      p === null
+        ? 'no provenance: written by the Python tool or an older soup'
+        : `${p.bound}, judged by ${p.measurement}, budget ${p.budgetBytes === null ? 'the device' : formatBytes(p.budgetBytes)}, ceiling ${p.ceiling}`;
+    ctx.say(
+      `${micro ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}` : `batch size ${ctx.style.bold(String(r.batchSize))}`} (from the cache, key ${r.cacheKey}; ${how}; --refresh to probe again)`,
+    );
   } else {
     const chosen = r.chosen?.measurement ? `, judged by ${r.chosen.measurement}` : '';
     const exceptionsOnly = r.chosen?.measurement === 'exceptions-only' && opts.cache !== false && !r.saved;
@@ -205,7 +261,9 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
           : exceptionsOnly
             ? 'not cached: no trial measured a peak, so only a failure could have refused this size; pass --budget to measure, or --cache-exceptions-only to cache it anyway'
             : `not cached: ${r.notSavedReason ?? 'unknown'}`;
-    ctx.say(`${micro ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}` : `batch size ${ctx.style.bold(String(r.batchSize))}`} fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`);
+    ctx.say(
+      `${micro ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}` : `batch size ${ctx.style.bold(String(r.batchSize))}`} fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`,
+    );
   }
 }
 
@@ -226,7 +284,13 @@ async function trainerChanged(
   const prefix = `exec:${command} files:`;
   const earlier = entries
     .map((e) => e.provenance)
-    .filter((p): p is NonNullable<typeof p> => p !== undefined && p.gpuName === key.gpuName && p.maxLength === key.maxLength && (p.base === `exec:${command}` || p.base.startsWith(prefix)))
+    .filter(
+      (p): p is NonNullable<typeof p> =>
+        p !== undefined &&
+        p.gpuName === key.gpuName &&
+        p.maxLength === key.maxLength &&
+        (p.base === `exec:${command}` || p.base.startsWith(prefix)),
+    )
     .sort((a, b) => b.savedAt.localeCompare(a.savedAt))[0];
   if (earlier === undefined) return null;
   const changed = changedFiles(earlier.files ?? {}, files);

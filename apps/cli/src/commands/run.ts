@@ -23,30 +23,49 @@ import { defaultStoreDir } from './train';
  * lines and one result out (`RUN_JSON`, the shape soup train prints), exit codes.
  */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext, argv: string[]): Promise<number> {
-  if (argv.length === 0) throw new UsageError('soup run needs the trainer command after --, e.g. soup run --repo file://ckpt -- python train.py --output_dir {output_dir}');
+  if (argv.length === 0)
+    throw new UsageError(
+      'soup run needs the trainer command after --, e.g. soup run --repo file://ckpt -- python train.py --output_dir {output_dir}',
+    );
   const t0 = Date.now();
   const stopSignal = String(opts.stopSignal ?? 'SIGTERM').toUpperCase() as NodeJS.Signals;
-  if (!STOP_SIGNALS.includes(stopSignal)) throw new UsageError(`--stop-signal ${String(opts.stopSignal)}: expected one of ${STOP_SIGNALS.join(', ')}`);
+  if (!STOP_SIGNALS.includes(stopSignal))
+    throw new UsageError(`--stop-signal ${String(opts.stopSignal)}: expected one of ${STOP_SIGNALS.join(', ')}`);
   let stepRegex: RegExp | undefined;
   if (opts.stepRegex !== undefined) {
     try {
       stepRegex = new RegExp(String(opts.stepRegex));
     } catch (err) {
-      throw new UsageError(`--step-regex ${String(opts.stepRegex)}: not a regular expression (${(err as Error).message})`);
+      throw new UsageError(
+        `--step-regex ${String(opts.stepRegex)}: not a regular expression (${(err as Error).message})`,
+      );
     }
   }
   const batchOpt = opts.batchSize as string | undefined;
   if (opts.try !== undefined || opts.timeSteps !== undefined) checkTries(opts, argv);
-  const micro = runMicro(opts, ctx, argv, (m) => (opts.try !== undefined ? tuneBatch(opts, ctx, m) : probeBatch(opts, ctx, m)));
-  if (argv.some((a) => a.includes('{batch_size}')) && batchOpt === undefined && opts.globalBatchSize === undefined) throw new UsageError('the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
-  if (batchOpt !== undefined && batchOpt !== 'auto' && !/^[1-9]\d*$/.test(batchOpt)) throw new UsageError(`--batch-size ${batchOpt}: expected a positive integer or auto`);
-  if (batchOpt === 'auto' && opts.probe === undefined) throw new UsageError('--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch cache has no answer)');
-  if (argv.some((a) => a.includes('{max_steps}')) && opts.horizon === undefined) throw new UsageError('the trainer command uses {max_steps}: pass --horizon N (the run\'s total steps)');
+  const micro = runMicro(opts, ctx, argv, (m) =>
+    opts.try !== undefined ? tuneBatch(opts, ctx, m) : probeBatch(opts, ctx, m),
+  );
+  if (argv.some((a) => a.includes('{batch_size}')) && batchOpt === undefined && opts.globalBatchSize === undefined)
+    throw new UsageError('the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
+  if (batchOpt !== undefined && batchOpt !== 'auto' && !/^[1-9]\d*$/.test(batchOpt))
+    throw new UsageError(`--batch-size ${batchOpt}: expected a positive integer or auto`);
+  if (batchOpt === 'auto' && opts.probe === undefined)
+    throw new UsageError(
+      '--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch cache has no answer)',
+    );
+  if (argv.some((a) => a.includes('{max_steps}')) && opts.horizon === undefined)
+    throw new UsageError("the trainer command uses {max_steps}: pass --horizon N (the run's total steps)");
 
   const outputDir = resolve(ctx.cwd, String(opts.outputDir ?? 'output'));
   // The default store sits beside the output folder, as in soup train: `rm -rf <output-dir>` keeps the checkpoints.
   const repo = (opts.repo as string | undefined) ?? `file://${defaultStoreDir(outputDir)}`;
-  const store = openCheckpointStore({ ctx, repo, repoType: (opts.repoType as 'model' | 'dataset' | undefined) ?? 'model', needsWrite: true });
+  const store = openCheckpointStore({
+    ctx,
+    repo,
+    repoType: (opts.repoType as 'model' | 'dataset' | undefined) ?? 'model',
+    needsWrite: true,
+  });
   const storeName = store.kind === 'dir' ? `directory ${repo.replace(/^file:\/\//, '')}` : store.description;
   const human = ctx.json ? ctx.stderr : ctx.stdout;
   const onEvent = (e: SuperviseEvent): void => (e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line));
@@ -83,7 +102,8 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     keepRemote: (opts.keepRemote as number | undefined) ?? KEEP_REMOTE_DEFAULT,
     pushNice: (opts.pushNice as number | undefined) ?? 10,
     startedAtMs: t0,
-    refusal: (err, run) => explainRefusal(err, { store, run, identity: null, fallbackFlag: '--resume force', repoFlag: '--repo' }),
+    refusal: (err, run) =>
+      explainRefusal(err, { store, run, identity: null, fallbackFlag: '--resume force', repoFlag: '--repo' }),
     onEvent,
     onStdout: (d) => void human.write(d),
     onStderr: (d) => void ctx.stderr.write(d),
@@ -102,7 +122,15 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   });
   switch (r.outcome) {
     case 'complete':
-      printResult(ctx, result(r.launched ? 'finished' : 'complete', EXIT_CODES.ok, { final_step: r.step, final_pushed: r.launched, ...(r.launched ? {} : { start_step: r.step }), trainer: r.launched ? { exit_code: 0, signal: null, killed: false, error: null } : null }));
+      printResult(
+        ctx,
+        result(r.launched ? 'finished' : 'complete', EXIT_CODES.ok, {
+          final_step: r.step,
+          final_pushed: r.launched,
+          ...(r.launched ? {} : { start_step: r.step }),
+          trainer: r.launched ? { exit_code: 0, signal: null, killed: false, error: null } : null,
+        }),
+      );
       return EXIT_CODES.ok;
     case 'not-launched':
       ctx.stderr.write('soup: interrupted before the trainer started; nothing was launched\n');
@@ -114,14 +142,24 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
         result('segment', EXIT_CODES.segmentSaved, {
           final_step: r.step,
           horizon: r.horizon?.horizon ?? null,
-          session_end: { reason: segmentReason(r.stopReason), after_s: Math.round((Date.now() - t0) / 100) / 10, saved_step: r.pushedSteps.at(-1) ?? null },
+          session_end: {
+            reason: segmentReason(r.stopReason),
+            after_s: Math.round((Date.now() - t0) / 100) / 10,
+            saved_step: r.pushedSteps.at(-1) ?? null,
+          },
           trainer: { exit_code: r.trainerExit, signal: null, killed: r.trainerKilled, error: null },
         }),
       );
       return EXIT_CODES.segmentSaved;
     case 'trainer-failed':
       ctx.stderr.write(`${r.message}\n`);
-      printResult(ctx, result('failed', r.exitCode, { final_step: r.pushedStep ?? (r.startStep ?? null), trainer: { exit_code: r.exitCode, signal: null, killed: false, error: r.trainerError } }));
+      printResult(
+        ctx,
+        result('failed', r.exitCode, {
+          final_step: r.pushedStep ?? r.startStep ?? null,
+          trainer: { exit_code: r.exitCode, signal: null, killed: false, error: r.trainerError },
+        }),
+      );
       return r.exitCode;
   }
 }
@@ -146,11 +184,18 @@ export interface ProbedBatch {
   budgetBytes: number | null;
 }
 
-export async function probeBatch(opts: Record<string, unknown>, ctx: CommandContext, micro?: { globalBatchSize: number; worldSize: number; headroom: number }): Promise<ProbedBatch> {
+export async function probeBatch(
+  opts: Record<string, unknown>,
+  ctx: CommandContext,
+  micro?: { globalBatchSize: number; worldSize: number; headroom: number },
+): Promise<ProbedBatch> {
   const typed = String(opts.probe);
   // With a global batch the probe's command may name the micro-batch {micro_batch_size}; a trial is one micro-batch ({grad_accum} 1).
   const command = micro ? trialCommand(typed) : typed;
-  if (!command.includes('{batch_size}')) throw new UsageError('--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 --per_device_train_batch_size {batch_size}"');
+  if (!command.includes('{batch_size}'))
+    throw new UsageError(
+      '--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 --per_device_train_batch_size {batch_size}"',
+    );
   const { identity, deviceId, keyOf } = await probeDevice(opts, ctx);
   const budgetBytes = opts.budget as number | undefined;
   const start = (opts.start as number | undefined) ?? (micro ? micro.globalBatchSize / micro.worldSize : 8);
@@ -163,14 +208,22 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
     refresh: opts.refresh === true,
     saveExceptionsOnly: opts.cacheExceptionsOnly === true,
     predict: opts.predict !== false,
-    advice: noFitAdvice({ mode: 'exec', device: identity.device === 'cuda' ? 'cuda' : 'cpu', budgetBytes: budgetBytes ?? null, budgetFrom: budgetBytes !== undefined ? 'flag' : null, maxLength: (opts.maxLength as number | undefined) ?? 512 }),
+    advice: noFitAdvice({
+      mode: 'exec',
+      device: identity.device === 'cuda' ? 'cuda' : 'cpu',
+      budgetBytes: budgetBytes ?? null,
+      budgetFrom: budgetBytes !== undefined ? 'flag' : null,
+      maxLength: (opts.maxLength as number | undefined) ?? 512,
+    }),
     ...(micro ? { globalBatchSize: micro.globalBatchSize, worldSize: micro.worldSize, headroom: micro.headroom } : {}),
     key,
     start,
     ...(opts.ceiling !== undefined ? { ceiling: opts.ceiling as number } : {}),
     noCache: opts.cache === false,
   });
-  ctx.say(`${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (${r.source === 'cache' ? `from the cache, key ${r.cacheKey}` : `probed on ${identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`})`);
+  ctx.say(
+    `${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (${r.source === 'cache' ? `from the cache, key ${r.cacheKey}` : `probed on ${identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`})`,
+  );
   return {
     batchSize: r.batchSize,
     source: r.source,
@@ -181,8 +234,14 @@ export async function probeBatch(opts: Record<string, unknown>, ctx: CommandCont
 }
 
 /** --device for the probe, its identity, and the batch-cache key fields of a base on it (--max-length, --quantization, --lora-r). */
-async function probeDevice(opts: Record<string, unknown>, ctx: CommandContext): Promise<{ identity: DeviceIdentity; deviceId: number; keyOf(base: string): CacheKeyFields }> {
-  const [kind, idText] = ((opts.device as string | undefined) ?? 'cpu').split(':') as ['cpu' | 'cuda', string | undefined];
+async function probeDevice(
+  opts: Record<string, unknown>,
+  ctx: CommandContext,
+): Promise<{ identity: DeviceIdentity; deviceId: number; keyOf(base: string): CacheKeyFields }> {
+  const [kind, idText] = ((opts.device as string | undefined) ?? 'cpu').split(':') as [
+    'cpu' | 'cuda',
+    string | undefined,
+  ];
   const deviceId = idText === undefined ? 0 : Number(idText);
   const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
   const keyOf = (base: string): CacheKeyFields => ({
@@ -201,7 +260,12 @@ async function probeDevice(opts: Record<string, unknown>, ctx: CommandContext): 
  * by its GPU memory (nvidia-smi), on the CPU by its sampled peak RSS against the budget; without a
  * budget only by what it raised.
  */
-function commandProbe(ctx: CommandContext, command: string, budgetBytes: number | null, gpuId: number | null): ChildProbeFn {
+function commandProbe(
+  ctx: CommandContext,
+  command: string,
+  budgetBytes: number | null,
+  gpuId: number | null,
+): ChildProbeFn {
   return createCommandProbe({
     command,
     env: ctx.env,
@@ -216,24 +280,39 @@ function commandProbe(ctx: CommandContext, command: string, budgetBytes: number 
 /** --try's flags: a global batch, a --probe that times ({probe_steps}) and names each lever, a trainer command that uses each. */
 function checkTries(opts: Record<string, unknown>, argv: string[]): void {
   if (opts.try === undefined) throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
-  if (opts.globalBatchSize === undefined) throw new UsageError('--try needs --global-batch-size G: the tuner compares samples per second at a fixed global batch');
-  if (opts.probe === undefined) throw new UsageError('--try needs --probe "<the trainer\'s command with {micro_batch_size}, {probe_steps} and each {NAME}>": soup times it per configuration');
+  if (opts.globalBatchSize === undefined)
+    throw new UsageError(
+      '--try needs --global-batch-size G: the tuner compares samples per second at a fixed global batch',
+    );
+  if (opts.probe === undefined)
+    throw new UsageError(
+      '--try needs --probe "<the trainer\'s command with {micro_batch_size}, {probe_steps} and each {NAME}>": soup times it per configuration',
+    );
   const typed = String(opts.probe);
   if (!typed.includes('{probe_steps}'))
-    throw new UsageError('--try times the trainer: put {probe_steps} in the --probe command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)');
+    throw new UsageError(
+      '--try times the trainer: put {probe_steps} in the --probe command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)',
+    );
   for (const name of Object.keys(parseTries(opts.try as string[], typed))) {
     if (!argv.some((a) => a.includes(`{${name}}`)))
-      throw new UsageError(`--try ${name}: the trainer command has no {${name}}, so the choice would not reach the run; put {${name}} where the trainer takes that setting`);
+      throw new UsageError(
+        `--try ${name}: the trainer command has no {${name}}, so the choice would not reach the run; put {${name}} where the trainer takes that setting`,
+      );
   }
 }
 
 /** --try: this session's levers and micro-batch, the fastest at G (the tune cache first), as soup probe --exec --try measures them. */
-async function tuneBatch(opts: Record<string, unknown>, ctx: CommandContext, micro: { globalBatchSize: number; worldSize: number; headroom: number }): Promise<ProbedBatch> {
+async function tuneBatch(
+  opts: Record<string, unknown>,
+  ctx: CommandContext,
+  micro: { globalBatchSize: number; worldSize: number; headroom: number },
+): Promise<ProbedBatch> {
   const typed = String(opts.probe);
   const { identity, deviceId, keyOf } = await probeDevice(opts, ctx);
   const budgetBytes = (opts.budget as number | undefined) ?? null;
   // A candidate's batch-cache base: --base with its levers, else the filled command (as --probe without --try).
-  const baseOf = (filled: string): string => (opts.base !== undefined ? `${String(opts.base)} ${filled}` : `exec:${filled}`);
+  const baseOf = (filled: string): string =>
+    opts.base !== undefined ? `${String(opts.base)} ${filled}` : `exec:${filled}`;
   const execProbe = (command: string): { probe: ChildProbeFn; base: string } => ({
     probe: commandProbe(ctx, command, budgetBytes, identity.device === 'cuda' ? deviceId : null),
     base: baseOf(command),
@@ -269,7 +348,8 @@ async function tuneBatch(opts: Record<string, unknown>, ctx: CommandContext, mic
   let { entry, source } = await tune(opts.refresh === true);
   // A remembered choice whose micro-batch a mid-run out-of-memory has since lowered in the batch
   // cache is stale: measure again (the fit then reads the lowered entry).
-  const chosenKey = (e: typeof entry): ProbedBatch['key'] => keyOf(baseOf(trialCommand(fillLevers(typed, e.rows[e.chosen]!.values)).replaceAll('{probe_steps}', '1')));
+  const chosenKey = (e: typeof entry): ProbedBatch['key'] =>
+    keyOf(baseOf(trialCommand(fillLevers(typed, e.rows[e.chosen]!.values)).replaceAll('{probe_steps}', '1')));
   if (source === 'cache' && opts.cache !== false) {
     const m = entry.rows[entry.chosen]!.microBatchSize!;
     const lowered = await lookupCacheEntry({
@@ -280,7 +360,9 @@ async function tuneBatch(opts: Record<string, unknown>, ctx: CommandContext, mic
       cwd: ctx.cwd,
     });
     if (lowered.hit && lowered.batchSize < m) {
-      ctx.say(`the tune cache's choice (micro-batch ${m}) is above the batch cache's answer for it (${lowered.batchSize}, lowered after an out-of-memory): measuring again`);
+      ctx.say(
+        `the tune cache's choice (micro-batch ${m}) is above the batch cache's answer for it (${lowered.batchSize}, lowered after an out-of-memory): measuring again`,
+      );
       ({ entry, source } = await tune(true));
     }
   }

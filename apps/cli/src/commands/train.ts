@@ -1,4 +1,16 @@
-import { DiskFullError, isDiskFull, planSegment, pullResume, pushCheckpoint, pushFinal, StoreError, type PullResumeResult, type PushPhaseEvent, type PushResult, type StoreLease } from '@soup/hub-ckpt';
+import {
+  DiskFullError,
+  isDiskFull,
+  planSegment,
+  pullResume,
+  pushCheckpoint,
+  pushFinal,
+  StoreError,
+  type PullResumeResult,
+  type PushPhaseEvent,
+  type PushResult,
+  type StoreLease,
+} from '@soup/hub-ckpt';
 import { sequentialBatches, Trainer, type TrainerOptions } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +29,6 @@ import { loadConfig } from '../load-config';
 import { formatDuration, type Progress } from '../progress';
 import { runFingerprint } from '../run-fingerprint';
 import { showLossPlot } from '../_show-plot';
-import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { emptyResult, printResult, type RunResult } from '../_result';
 import type { SoupConfig } from '../validate-config';
 import { readMicroSessions, type MicroSession } from '../_micro-sessions';
@@ -32,7 +43,12 @@ function peakRssMb(): number {
   return Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
 }
 
-function readState(dir: string): { step: number; tokensConsumed: number; lastLoss: number | null; sessions: MicroSession[] } {
+function readState(dir: string): {
+  step: number;
+  tokensConsumed: number;
+  lastLoss: number | null;
+  sessions: MicroSession[];
+} {
   const json = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as Record<string, unknown>;
   return {
     step: Number(json.step),
@@ -57,17 +73,24 @@ function isOutage(err: unknown): err is StoreError {
   return err instanceof StoreError;
 }
 
-async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, held: StoreLease[]): Promise<number | void> {
+async function trainSession(
+  opts: Record<string, unknown>,
+  ctx: CommandContext,
+  held: StoreLease[],
+): Promise<number | void> {
   const t0 = Date.now();
   const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
   const file = loaded.displayPath;
   const config: SoupConfig = structuredClone(loaded.config);
   if (opts.steps !== undefined) config.training.steps = Number(opts.steps);
   if (opts.outputDir !== undefined) config.output = resolve(ctx.cwd, String(opts.outputDir));
-  const budgetFrom: 'flag' | 'config' | null = opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
+  const budgetFrom: 'flag' | 'config' | null =
+    opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
   if (opts.budget !== undefined) config.training.memoryBudgetBytes = Number(opts.budget);
   if (opts.resume === 'force') {
-    throw new UsageError('--resume force: soup train cannot continue another run\'s checkpoints (its model or data differ, so the weights would not load or not mean the same); pass a new --repo for this run, or restore the old config to resume it');
+    throw new UsageError(
+      "--resume force: soup train cannot continue another run's checkpoints (its model or data differ, so the weights would not load or not mean the same); pass a new --repo for this run, or restore the old config to resume it",
+    );
   }
   // null (hub.keep_remote: null) keeps every remote checkpoint; the default is 3 (KEEP_REMOTE_DEFAULT, in the config schema).
   const keepRemote: number | null = opts.keepRemote !== undefined ? Number(opts.keepRemote) : config.hub.keepRemote;
@@ -77,14 +100,16 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
   }
   // Refusals first: a field train cannot honour is an error, not also a warning.
   const offloadWarnings = assertTrainable(config, file, ctx.cwd);
-  for (const w of [...loaded.warnings, ...offloadWarnings]) ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
+  for (const w of [...loaded.warnings, ...offloadWarnings])
+    ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
   // Disk offload's scratch folder: removed at the end when this run created it (each step deletes its files).
   // (with activation_offloading: auto, the disk candidate's folder, which tuning may create)
   const scratchDir = offloadChoicesOf(config, ctx.cwd).find((o) => o?.saveDir)?.saveDir ?? null;
   const ownScratch = scratchDir !== null && !existsSync(scratchDir) ? scratchDir : null;
 
   const horizon = config.training.steps;
-  const pushEvery = (opts.pushEverySteps as number | undefined) ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
+  const pushEvery =
+    (opts.pushEverySteps as number | undefined) ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const stopAfterSteps = Number(opts.stopAfterSteps ?? 0);
   const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
   // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
@@ -106,9 +131,17 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
   const trainSha256 = sha256File(config.data.trainPath);
   const valSha256 = config.data.valPath ? sha256File(config.data.valPath) : null;
   const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
-  ctx.say(`run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? "" : "s"}, checkpoints every ${pushEvery} to ${storeName}`);
+  ctx.say(
+    `run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? '' : 's'}, checkpoints every ${pushEvery} to ${storeName}`,
+  );
   // One writer per store: refused here, before the resume (which may repair the pointer) and before any step.
-  const lease = await holdStoreLease({ ctx, store, run: runId, ttlMs: (opts.leaseTtl as number | undefined) ?? config.hub.leaseTtlMs, log: (line) => logLine(line) });
+  const lease = await holdStoreLease({
+    ctx,
+    store,
+    run: runId,
+    ttlMs: (opts.leaseTtl as number | undefined) ?? config.hub.leaseTtlMs,
+    log: (line) => logLine(line),
+  });
   held.push(lease);
   const squashHistory = opts.squashHistory === true || config.hub.squashHistory;
   const pushOpts = { lease, squashHistory, ...(keepRemote !== null ? { keepRemote } : {}) };
@@ -123,7 +156,9 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
     outcome = { outcome: 'fresh', reason: 'no-checkpoint' };
     const raw = (await store.exists()) ? await store.readFile({ path: 'latest.json' }) : null;
     if (raw !== null) {
-      throw new UsageError(`${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --repo, or --resume auto`);
+      throw new UsageError(
+        `${storeName} already holds checkpoints (latest.json); --resume never would overwrite them: pass another --repo, or --resume auto`,
+      );
     }
   } else {
     // --resume auto walks back past a checkpoint that fails to verify or pull, as in soup run.
@@ -145,7 +180,14 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
       pullBar.done();
     } catch (err) {
       pullBar.fail();
-      return explainRefusal(err, { store, run: runId, identity, fallbackFlag: '--resume auto', repoFlag: '--repo', fallbackUsed: fallback });
+      return explainRefusal(err, {
+        store,
+        run: runId,
+        identity,
+        fallbackFlag: '--resume auto',
+        repoFlag: '--repo',
+        fallbackUsed: fallback,
+      });
     }
   }
 
@@ -156,7 +198,13 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
     const r = record ? (JSON.parse(new TextDecoder().decode(record)) as Record<string, unknown>) : {};
     ctx.say(`run ${runId} is already complete: ${outcome.pathInRepo}/ holds step ${outcome.step}; nothing to do`);
     const json: RunJson = {
-      ...emptyResult({ run: runId, store: store.description, status: 'complete', exit_code: EXIT_CODES.ok, elapsedMs: Date.now() - t0 }),
+      ...emptyResult({
+        run: runId,
+        store: store.description,
+        status: 'complete',
+        exit_code: EXIT_CODES.ok,
+        elapsedMs: Date.now() - t0,
+      }),
       start_step: outcome.step,
       final_step: outcome.step,
       horizon,
@@ -188,23 +236,42 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
     resumed = readState(resumeDir);
     const skipped = outcome.skipped.filter((k) => k.step <= (outcome.previousStep ?? Infinity));
     for (const k of skipped) ctx.say(`skipped ${k.pathInRepo}: ${k.problems.slice(0, 2).join('; ')}`);
-    const via = outcome.via ? ` (${outcome.via}${outcome.previousStep !== null ? `, pointer was at ${outcome.previousStep}` : ''}${outcome.repaired ? ', pointer repaired' : ''})` : '';
+    const via = outcome.via
+      ? ` (${outcome.via}${outcome.previousStep !== null ? `, pointer was at ${outcome.previousStep}` : ''}${outcome.repaired ? ', pointer repaired' : ''})`
+      : '';
     ctx.say(`resuming from ${outcome.pathInRepo} at step ${outcome.step}${via}`);
   } else {
     const where = store.kind === 'dir' ? showPath(repo.replace(/^file:\/\//, '')) : store.description;
     ctx.say(
       `fresh run: store is at ${where} and empty` +
-        (outcome.reason === 'repo-missing' ? ' (it does not exist yet; the first push creates it)' : ' (no checkpoint of this run)'),
+        (outcome.reason === 'repo-missing'
+          ? ' (it does not exist yet; the first push creates it)'
+          : ' (no checkpoint of this run)'),
     );
   }
 
   // 22: a resumed session resolves its own micro-batch m for this device (G is the run's, in the fingerprint).
-  const prepared: PreparedRun = await prepareRun({ ctx, config, noCache: opts.cache === false, predict: opts.predict !== false, budgetFrom });
+  const prepared: PreparedRun = await prepareRun({
+    ctx,
+    config,
+    noCache: opts.cache === false,
+    predict: opts.predict !== false,
+    budgetFrom,
+  });
   const batchSize = prepared.globalBatchSize;
-  const micro = startMicro({ prepared, resumed: resumed?.sessions ?? [], startStep: outcome.outcome === 'resume' ? outcome.step : 0 });
+  const micro = startMicro({
+    prepared,
+    resumed: resumed?.sessions ?? [],
+    startStep: outcome.outcome === 'resume' ? outcome.step : 0,
+  });
   const tokensPerStep = batchSize * config.data.maxLength;
   const gradCkpt: string | false = prepared.tier.granularity ?? false;
-  const plan = planSegment({ horizon, pushEvery, stopAfterSteps, startStep: outcome.outcome === 'resume' ? outcome.step : 0 });
+  const plan = planSegment({
+    horizon,
+    pushEvery,
+    stopAfterSteps,
+    startStep: outcome.outcome === 'resume' ? outcome.step : 0,
+  });
 
   const trainerOptions: TrainerOptions = {
     spec: prepared.spec,
@@ -219,25 +286,36 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
     adamw: { weightDecay: config.training.weightDecay, maxGradNorm: config.training.gradClip },
     recompute: prepared.tier.recompute,
     // Offload runs onnx-train's segmented step: each block's saved activations go through the store.
-    ...(prepared.offload ? { execution: 'segmented' as const, offload: { target: prepared.offload.target, saveDir: prepared.offload.saveDir, cwd: ctx.cwd } } : {}),
+    ...(prepared.offload
+      ? {
+          execution: 'segmented' as const,
+          offload: { target: prepared.offload.target, saveDir: prepared.offload.saveDir, cwd: ctx.cwd },
+        }
+      : {}),
     executionProvider: config.device.kind,
     deviceId: config.device.id,
     ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
     // One run id everywhere: trainer_state.json, soup_run.json and latest.json.
     run: runId,
   };
-  const trainer = resumeDir ? await Trainer.fromCheckpoint({ ...trainerOptions, dir: resumeDir }) : await Trainer.create(trainerOptions);
+  const trainer = resumeDir
+    ? await Trainer.fromCheckpoint({ ...trainerOptions, dir: resumeDir })
+    : await Trainer.create(trainerOptions);
   if (resumeDir) rmSync(resumeParent, { recursive: true, force: true });
   ctx.say(
     `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${batchSize} × ${config.data.maxLength} tokens, ${micro.describe()} (${prepared.batchSource}), ` +
       `checkpointing ${prepared.tier.description}, ` +
-      (prepared.offload ? `offload ${prepared.offload.target}${prepared.offload.saveDir ? ` to ${showPath(prepared.offload.saveDir)}` : ''} (segmented), ` : '') +
+      (prepared.offload
+        ? `offload ${prepared.offload.target}${prepared.offload.saveDir ? ` to ${showPath(prepared.offload.saveDir)}` : ''} (segmented), `
+        : '') +
       `${prepared.identity.gpuName}; ` +
       (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),
   );
 
   // A full disk while saving is said as such (path, bytes needed; exit 12), not as a failed step or a bad manifest.
-  const paramBytes = trainer.trainStep.model.params.reduce((a, p) => a + p.shape.reduce((x, y) => x * y, 1), 0) * (trainer.trainStep.dtype === 'float64' ? 8 : 4);
+  const paramBytes =
+    trainer.trainStep.model.params.reduce((a, p) => a + p.shape.reduce((x, y) => x * y, 1), 0) *
+    (trainer.trainStep.dtype === 'float64' ? 8 : 4);
   const save = (dir: string): void => {
     try {
       trainer.saveCheckpoint(dir);
@@ -263,12 +341,28 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
   };
   const pushInfo = (bar: Progress, step: number) => (e: PushPhaseEvent) => {
     const what = e.pathInRepo === 'final' ? 'final' : `checkpoint-${step}`;
-    const words: Record<string, string> = { hash: 'hashing', upload: 'uploading', uploaded: 'verifying', verified: 'moving the pointer', pointer: 'moving the pointer', pointed: 'pruning', prune: 'pruning', done: 'done' };
+    const words: Record<string, string> = {
+      hash: 'hashing',
+      upload: 'uploading',
+      uploaded: 'verifying',
+      verified: 'moving the pointer',
+      pointer: 'moving the pointer',
+      pointed: 'pruning',
+      prune: 'pruning',
+      done: 'done',
+    };
     bar.update(trainer.state.step, `push ${what}: ${words[e.phase] ?? e.phase}`);
   };
   // Counts and percentages are relative to the horizon (a resumed session shows 90/120, 75 %);
   // plain lines from the first 10 %, and one at every push.
-  const bar = ctx.progress({ label: 'train', total: horizon, start: plan.startStep, end: plan.stopStep, unit: 'step', delayMs: 0 });
+  const bar = ctx.progress({
+    label: 'train',
+    total: horizon,
+    start: plan.startStep,
+    end: plan.stopStep,
+    unit: 'step',
+    delayMs: 0,
+  });
   logLine = (line) => bar.log(`warning: ${line}`);
   // SIGTERM / SIGINT / --time-limit: the running step finishes, no new one starts, and that step is saved and pushed below.
   // Pushes get no abort signal on purpose: the first signal lets a push finish; a second one quits the process.
@@ -284,7 +378,10 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
       trainMs += performance.now() - stepT0;
       peak.mark(`step ${log.step}`, log.step);
       stepsRun += 1;
-      if (!Number.isFinite(log.loss)) throw new TrainRunError(`the loss is ${log.loss} at step ${log.step}: lower training.lr or raise training.warmup_steps`);
+      if (!Number.isFinite(log.loss))
+        throw new TrainRunError(
+          `the loss is ${log.loss} at step ${log.step}: lower training.lr or raise training.warmup_steps`,
+        );
       initialLoss ??= log.loss;
       lastLoss = log.loss;
       const status = `loss ${log.loss.toFixed(3)}  lr ${log.lr.toExponential(1)}  micro ${log.microBatchSize} × ${log.accumulation} = ${batchSize}`;
@@ -295,19 +392,31 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
         writeRecord(dir);
         let r: PushResult;
         try {
-          r = await pushCheckpoint({ store, step: log.step, dir, run: runId, keepLocal: config.hub.keepLocal, ...pushOpts, onPhase: pushInfo(bar, log.step) });
+          r = await pushCheckpoint({
+            store,
+            step: log.step,
+            dir,
+            run: runId,
+            keepLocal: config.hub.keepLocal,
+            ...pushOpts,
+            onPhase: pushInfo(bar, log.step),
+          });
         } catch (err) {
           if (!isOutage(err)) throw err;
           // The store is unreachable (after the retries): training goes on; the next boundary pushes its newer checkpoint.
           unpushed.push({ step: log.step, reason: err.message });
           peak.mark(`save and push checkpoint-${log.step}`, log.step);
-          bar.log(`warning: could not push checkpoint-${log.step} (${err.message}); training goes on, the next boundary pushes again (kept locally in ${showPath(dir)})`);
+          bar.log(
+            `warning: could not push checkpoint-${log.step} (${err.message}); training goes on, the next boundary pushes again (kept locally in ${showPath(dir)})`,
+          );
           bar.mark(status);
           continue;
         }
         pushed.push(log.step);
         peak.mark(`save and push checkpoint-${log.step}`, log.step);
-        bar.log(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}${r.squashed ? ', history squashed' : ''}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
+        bar.log(
+          `pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}${r.squashed ? ', history squashed' : ''}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`,
+        );
         bar.mark(status);
       }
     }
@@ -332,7 +441,10 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
       const step = trainer.state.step;
       // A step runs inside ONNX Runtime without yielding: the signal is handled once the step running
       // when it arrived has completed, and no step starts after it (see _session-end.ts). That step is saved.
-      const why = sessionEnd.reason === 'time-limit' ? `--time-limit ${formatDuration(timeLimitMs ?? 0)} reached` : sessionEnd.reason;
+      const why =
+        sessionEnd.reason === 'time-limit'
+          ? `--time-limit ${formatDuration(timeLimitMs ?? 0)} reached`
+          : sessionEnd.reason;
       if (step > (pushed.at(-1) ?? plan.startStep)) {
         ctx.say(`session end (${why}) at step ${step}: saving checkpoint-${step} and pushing it`);
         const dir = join(ckptRoot, `checkpoint-${step}`);
@@ -342,7 +454,15 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
         let phases = 0;
         let r: PushResult;
         try {
-          r = await pushCheckpoint({ store, step, dir, run: runId, keepLocal: config.hub.keepLocal, ...pushOpts, onPhase: (e) => pushBar.update(++phases, e.phase) });
+          r = await pushCheckpoint({
+            store,
+            step,
+            dir,
+            run: runId,
+            keepLocal: config.hub.keepLocal,
+            ...pushOpts,
+            onPhase: (e) => pushBar.update(++phases, e.phase),
+          });
         } catch (err) {
           pushBar.fail();
           if (!isOutage(err)) throw err;
@@ -353,26 +473,47 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
         pushed.push(step);
         savedStep = step;
         peak.mark(`save and push checkpoint-${step}`, step);
-        ctx.say(`pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
+        ctx.say(
+          `pushed ${r.pathInRepo} (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`,
+        );
       } else {
-        ctx.say(`session end (${why}) at step ${step}: ${step === plan.startStep && pushed.length === 0 ? 'no step was run this session' : `checkpoint-${step} is already pushed`}; nothing new to push`);
+        ctx.say(
+          `session end (${why}) at step ${step}: ${step === plan.startStep && pushed.length === 0 ? 'no step was run this session' : `checkpoint-${step} is already pushed`}; nothing new to push`,
+        );
       }
-      ctx.say(`segment saved at step ${step}: run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
+      ctx.say(
+        `segment saved at step ${step}: run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`,
+      );
     } else if (plan.segmentStop) {
       if (unpushed.length > 0 && unpushed.at(-1)!.step > (pushed.at(-1) ?? -1)) {
-        return endUnpushed(ctx, { unpushed, pushed, storeName, localDir: showPath(join(ckptRoot, `checkpoint-${unpushed.at(-1)!.step}`)) });
+        return endUnpushed(ctx, {
+          unpushed,
+          pushed,
+          storeName,
+          localDir: showPath(join(ckptRoot, `checkpoint-${unpushed.at(-1)!.step}`)),
+        });
       }
-      ctx.say(`segment saved at step ${plan.stopStep} (--stop-after-steps): validation skipped; run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`);
+      ctx.say(
+        `segment saved at step ${plan.stopStep} (--stop-after-steps): validation skipped; run the same command again to continue from ${store.kind === 'dir' ? storeName : store.description} (exit ${EXIT_CODES.segmentSaved})`,
+      );
     } else {
       if (config.data.valPath) {
         const tokens = new Uint8Array(readFileSync(config.data.valPath));
-        const batches = sequentialBatches({ tokens, seqLen: config.data.maxLength, batchSize, maxBatches: config.training.valBatches });
-        if (batches.length === 0) ctx.warn(`${file}: data.val has ${tokens.length} bytes, fewer than max_length + 1: no validation`);
+        const batches = sequentialBatches({
+          tokens,
+          seqLen: config.data.maxLength,
+          batchSize,
+          maxBatches: config.training.valBatches,
+        });
+        if (batches.length === 0)
+          ctx.warn(`${file}: data.val has ${tokens.length} bytes, fewer than max_length + 1: no validation`);
         else {
           const v = await validate(trainer, microBatchesOf(batches, trainer.microBatchSize));
           peak.mark('validation', trainer.state.step);
           if ('oom' in v) {
-            ctx.warn(`validation loss unknown: out of memory at a validation batch of ${v.batchSize} (${v.oom}); the trained weights are kept and pushed as final/`);
+            ctx.warn(
+              `validation loss unknown: out of memory at a validation batch of ${v.batchSize} (${v.oom}); the trained weights are kept and pushed as final/`,
+            );
           } else {
             valLoss = v.loss;
             trainer.logEval(valLoss);
@@ -387,7 +528,14 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
       let phases = 0;
       let r: PushResult;
       try {
-        r = await pushFinal({ store, step: trainer.state.step, dir: finalDir, run: runId, ...pushOpts, onPhase: (e) => finalBar.update(++phases, e.phase) });
+        r = await pushFinal({
+          store,
+          step: trainer.state.step,
+          dir: finalDir,
+          run: runId,
+          ...pushOpts,
+          onPhase: (e) => finalBar.update(++phases, e.phase),
+        });
       } catch (err) {
         finalBar.fail();
         if (!isOutage(err)) throw err;
@@ -397,7 +545,9 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
       finalBar.fail();
       finalPushed = true;
       peak.mark('save and push final', trainer.state.step);
-      ctx.say(`pushed final/ (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → final (terminal)  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`);
+      ctx.say(
+        `pushed final/ (${r.fileCount} files, ${formatBytes(r.totalBytes)}), verified, latest.json → final (terminal)  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`,
+      );
     }
   } finally {
     await trainer.close();
@@ -407,7 +557,13 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
   const segment = plan.segmentStop || sessionEnd !== null;
   const exitCode = segment ? EXIT_CODES.segmentSaved : EXIT_CODES.ok;
   const json: RunJson = {
-    ...emptyResult({ run: runId, store: store.description, status: segment ? 'segment' : 'finished', exit_code: exitCode, elapsedMs: Date.now() - t0 }),
+    ...emptyResult({
+      run: runId,
+      store: store.description,
+      status: segment ? 'segment' : 'finished',
+      exit_code: exitCode,
+      elapsedMs: Date.now() - t0,
+    }),
     start_step: plan.startStep,
     final_step: state.step,
     horizon,
@@ -416,7 +572,11 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
       sessionEnd !== null
         ? { reason: sessionEnd.reason, after_s: Math.round(sessionEnd.afterMs / 100) / 10, saved_step: savedStep }
         : plan.segmentStop
-          ? { reason: 'stop-after-steps', after_s: Math.round((Date.now() - t0) / 100) / 10, saved_step: pushed.includes(state.step) ? state.step : null }
+          ? {
+              reason: 'stop-after-steps',
+              after_s: Math.round((Date.now() - t0) / 100) / 10,
+              saved_step: pushed.includes(state.step) ? state.step : null,
+            }
           : null,
     pushed_steps: pushed,
     final_pushed: finalPushed,
@@ -437,8 +597,16 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
     tokens_per_s: stepsRun > 0 && trainMs > 0 ? Math.round((stepsRun * tokensPerStep) / (trainMs / 1000)) : null,
   };
   ctx.say(describePeak(json.memory));
-  if (sessionEnd === null && existsSync(join(config.output, 'final'))) ctx.say(`final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`);
-  showLossPlot(ctx, { history: trainer.logHistory, horizon, title: `${config.base}: training loss`, ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}) });
+  if (sessionEnd === null && existsSync(join(config.output, 'final')))
+    ctx.say(
+      `final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`,
+    );
+  showLossPlot(ctx, {
+    history: trainer.logHistory,
+    horizon,
+    title: `${config.base}: training loss`,
+    ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}),
+  });
   finish(ctx, json);
   // "Segment saved, run the same command again" is exit 75 however the segment ended.
   return exitCode;
@@ -448,7 +616,16 @@ async function trainSession(opts: Record<string, unknown>, ctx: CommandContext, 
  * The session ends with its newest checkpoint not pushed (the store unreachable): says so plainly, and exits
  * 75 when a checkpoint of this session is safe in the store (run again to continue from it), else 5.
  */
-function endUnpushed(ctx: CommandContext, p: { unpushed: Array<{ step: number; reason: string }>; pushed: number[]; storeName: string; localDir: string; final?: boolean }): number {
+function endUnpushed(
+  ctx: CommandContext,
+  p: {
+    unpushed: Array<{ step: number; reason: string }>;
+    pushed: number[];
+    storeName: string;
+    localDir: string;
+    final?: boolean;
+  },
+): number {
   const last = p.unpushed.at(-1)!;
   const steps = [...new Set(p.unpushed.map((u) => u.step))].join(', ');
   const safe = p.pushed.at(-1);
@@ -460,7 +637,14 @@ function endUnpushed(ctx: CommandContext, p: { unpushed: Array<{ step: number; r
         : `Nothing from this session is in the store (exit ${EXIT_CODES.hub}).\n`),
   );
   const code = safe !== undefined ? EXIT_CODES.segmentSaved : EXIT_CODES.hub;
-  ctx.emit({ ok: false, outcome: 'not-pushed', not_pushed_steps: [...new Set(p.unpushed.map((u) => u.step))], stored_step: safe ?? null, local_dir: p.localDir, exit_code: code });
+  ctx.emit({
+    ok: false,
+    outcome: 'not-pushed',
+    not_pushed_steps: [...new Set(p.unpushed.map((u) => u.step))],
+    stored_step: safe ?? null,
+    local_dir: p.localDir,
+    exit_code: code,
+  });
   return code;
 }
 

@@ -12,7 +12,14 @@ while (!existsSync(goFile)) await new Promise((r) => setTimeout(r, 2));
 let saved = 0;
 const errors: string[] = [];
 for (let j = 0; j < count; j++) {
-  const key = makeCacheKey({ base: `writer-${index}`, maxLength: 128, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: j });
+  const key = makeCacheKey({
+    base: `writer-${index}`,
+    maxLength: 128,
+    quantization: 'none',
+    loraR: 0,
+    gpuName: 'cpu',
+    gpuMemoryGb: j,
+  });
   const r = await saveCacheEntry({ key, batchSize: index * 1000 + j + 1 });
   if (r.saved) saved += 1;
   else errors.push(r.error.message);

@@ -26,12 +26,16 @@ if (mode === 'efbig') {
   const roundTrip = back.length === data.length && back.every((v, i) => v === data[i]);
   const { writeFallbacks, filesWritten } = store.stats;
   store.close();
-  console.log(JSON.stringify({ location: handle.location, writeFallbacks, filesWritten, errorCode, roundTrip, filesAfterPack }));
+  console.log(
+    JSON.stringify({ location: handle.location, writeFallbacks, filesWritten, errorCode, roundTrip, filesAfterPack }),
+  );
 } else if (mode === 'hold' || mode === 'hold-anon') {
   const store = new ActivationStore({ target: 'disk', saveDir: saveDir!, cwd, anonymousFiles: mode === 'hold-anon' });
   const n = Number(nArg ?? '3');
   for (let i = 0; i < n; i += 1) store.pack({ dtype: 'float32', dims: [1024], data: new Float32Array(1024).fill(i) });
-  console.log(`HELD ${JSON.stringify({ pid: process.pid, prefix: store.filePrefix, files: readdirSync(store.saveDir!).length, anonymous: store.usesAnonymousFiles })}`);
+  console.log(
+    `HELD ${JSON.stringify({ pid: process.pid, prefix: store.filePrefix, files: readdirSync(store.saveDir!).length, anonymous: store.usesAnonymousFiles })}`,
+  );
   setInterval(() => undefined, 1 << 30);
 } else if (mode === 'churn') {
   const store = new ActivationStore({ target: 'disk', saveDir: saveDir!, cwd });

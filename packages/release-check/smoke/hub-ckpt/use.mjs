@@ -2,7 +2,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { DirStore, pullCheckpoint, pushCheckpoint, resolveResume, validatePointer } from '@soup/hub-ckpt';
 
-const check = (cond, what) => { if (!cond) throw new Error(what); };
+const check = (cond, what) => {
+  if (!cond) throw new Error(what);
+};
 mkdirSync('work/checkpoint-10', { recursive: true });
 writeFileSync('work/checkpoint-10/model.safetensors', Buffer.alloc(4096, 7));
 writeFileSync('work/checkpoint-10/trainer_state.json', JSON.stringify({ step: 10 }));
@@ -16,6 +18,10 @@ check(r.outcome === 'resume' && r.step === 10, `resume: ${JSON.stringify(r)}`);
 await pullCheckpoint({ store, pathInRepo: r.pathInRepo, dir: 'pulled' });
 check(readFileSync('pulled/model.safetensors').equals(Buffer.alloc(4096, 7)), 'pulled bytes differ');
 let refused = false;
-try { await resolveResume({ store, run: 'other-run' }); } catch (err) { refused = err.code !== undefined; }
+try {
+  await resolveResume({ store, run: 'other-run' });
+} catch (err) {
+  refused = err.code !== undefined;
+}
 check(refused, 'another run fingerprint must be refused');
 console.log('SMOKE OK');

@@ -2,7 +2,9 @@
 import { defineGptSpec, makeSyntheticBatch, TrainStep, writeTrainingModel } from '@soup/onnx-train';
 import { statSync } from 'node:fs';
 
-const check = (cond, what) => { if (!cond) throw new Error(what); };
+const check = (cond, what) => {
+  if (!cond) throw new Error(what);
+};
 const spec = defineGptSpec({ vocabSize: 256, seqLen: 16, dModel: 32, nHeads: 2, nLayers: 1 });
 const step = await TrainStep.create({ spec, seed: 1, intraOpNumThreads: 1 });
 const batch = makeSyntheticBatch({ spec, batchSize: 2, seed: 3 });

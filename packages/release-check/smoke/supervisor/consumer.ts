@@ -2,7 +2,14 @@ import { judgeHorizon, supervise, type SuperviseOutcome } from '@soup/supervisor
 import { openStore } from '@soup/hub-ckpt';
 
 export async function once(): Promise<SuperviseOutcome['outcome']> {
-  const r = await supervise({ argv: ['true'], store: openStore({ repo: 'file:///tmp/soup-consumer-never-written' }), outputDir: '/tmp/o', cwd: '/tmp', env: {}, signal: new AbortController().signal });
+  const r = await supervise({
+    argv: ['true'],
+    store: openStore({ repo: 'file:///tmp/soup-consumer-never-written' }),
+    outputDir: '/tmp/o',
+    cwd: '/tmp',
+    env: {},
+    signal: new AbortController().signal,
+  });
   return r.outcome;
 }
 export const v: boolean = judgeHorizon({ states: [], checkpointStep: null, horizon: null }).complete;

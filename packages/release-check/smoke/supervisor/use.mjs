@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { DirStore } from '@soup/hub-ckpt';
 import { supervise } from '@soup/supervisor';
 
-const check = (cond, what) => { if (!cond) throw new Error(what); };
+const check = (cond, what) => {
+  if (!cond) throw new Error(what);
+};
 const trainer = [
   "const fs = require('node:fs'), p = require('node:path'), o = process.argv[1];",
   "fs.mkdirSync(p.join(o, 'checkpoint-5'), { recursive: true });",
