@@ -9,9 +9,7 @@
 // stdout is a pipe (block-buffered): soup then cannot time its steps by its output.
 //   node train.mjs --micro_batch_size 4 --grad_ckpt false --max_steps 9
 const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
+  process.argv.slice(2).flatMap((a, i, all) => (a.startsWith('--') ? [[a.slice(2), all[i + 1]]] : [])),
 );
 const num = (name, def) => {
   const v = args[name] ?? def;

@@ -1,7 +1,10 @@
 /** Renders rows as left-aligned columns (the first row is the header), two spaces apart. */
 export function renderTable(rows: readonly (readonly string[])[], bold: (s: string) => string = (s) => s): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
+  for (const row of rows)
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
+    });
   return rows
     .map((row, r) => {
       const line = row

@@ -29,7 +29,9 @@ function run(capacity: number, retries: number, G = 24, start = 24) {
     },
     globalBatchSize: G,
     microBatchSize: () => m,
-    setMicroBatchSize: async (x) => void (m = x),
+    setMicroBatchSize: async (x) => {
+      m = x;
+    },
     stepNumber: 7,
     retriesLeft: () => retries - downs.length,
     onStepDown: (s) => void downs.push(s),

@@ -76,9 +76,17 @@ function soup(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Soup {
   }
   const out = { stdout: '', stderr: '' };
   const waiters: (() => void)[] = [];
-  const poke = (): void => waiters.forEach((w) => w());
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => ((out.stdout += d), poke()));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => ((out.stderr += d), poke()));
+  const poke = (): void => {
+    for (const w of waiters) w();
+  };
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out.stdout += d;
+    poke();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    out.stderr += d;
+    poke();
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
     (resolve) =>
       child.on('close', (code, signal) => {

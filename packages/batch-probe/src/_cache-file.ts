@@ -33,13 +33,7 @@ export function readCacheValue(path: string, key: string): number | undefined {
   } catch {
     return undefined;
   }
-  if (
-    typeof data !== 'object' ||
-    data === null ||
-    Array.isArray(data) ||
-    !Object.hasOwn(data, key)
-  )
-    return undefined;
+  if (typeof data !== 'object' || data === null || Array.isArray(data) || !Object.hasOwn(data, key)) return undefined;
   const value = (data as Record<string, unknown>)[key];
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }

@@ -60,7 +60,7 @@ async function acquire(lockPath: string, { timeoutMs, staleMs }: LockOptions): P
 
 /** Creates the lock file exclusively; false when it already exists. Other errors propagate. */
 async function tryCreate(lockPath: string, body: string): Promise<boolean> {
-  let handle;
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(lockPath, 'wx', 0o600);
   } catch (err) {

@@ -78,12 +78,7 @@ export function readMetaEntry(path: string, key: string): CacheProvenance | unde
   if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== META_VERSION)
     return undefined;
   const entries = (data as { entries?: unknown }).entries;
-  if (
-    typeof entries !== 'object' ||
-    entries === null ||
-    Array.isArray(entries) ||
-    !Object.hasOwn(entries, key)
-  )
+  if (typeof entries !== 'object' || entries === null || Array.isArray(entries) || !Object.hasOwn(entries, key))
     return undefined;
   const value = (entries as Record<string, unknown>)[key];
   return valid(value) ? value : undefined;

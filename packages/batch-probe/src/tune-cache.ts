@@ -108,7 +108,7 @@ function readAll(path: string): Record<string, TuneEntry> {
 /** The remembered choice for `key`, or undefined (a missing, corrupt or other-version file is empty). */
 export function lookupTuneEntry(key: string, location: CacheLocationOptions = {}): TuneEntry | undefined {
   const all = readAll(resolveTuneCachePath(location));
-  return  Object.hasOwn(all, key) ? all[key] : undefined;
+  return Object.hasOwn(all, key) ? all[key] : undefined;
 }
 
 /** Remembers `entry` under `key` (locked read-modify-write, atomic replace: a second writer's entries stay). */

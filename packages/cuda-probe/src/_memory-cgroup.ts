@@ -53,11 +53,11 @@ export function parseCgroupMounts(text: string): ParsedMount[] {
     const right = line.slice(sep + 3).split(' ');
     const fsType = right[0];
     if (fsType !== 'cgroup' && fsType !== 'cgroup2') continue;
-    const unescape = (s: string): string =>
+    const unescapeOctal = (s: string): string =>
       s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
     out.push({
-      root: unescape(left[3] ?? '/'),
-      mountPoint: unescape(left[4] ?? ''),
+      root: unescapeOctal(left[3] ?? '/'),
+      mountPoint: unescapeOctal(left[4] ?? ''),
       fsType,
       superOptions: (right[2] ?? '').split(','),
     });

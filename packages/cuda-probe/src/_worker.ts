@@ -115,8 +115,7 @@ function readWarmStdin(): Promise<string> {
     process.stdin.setEncoding('utf8');
     process.stdin.on('data', (d: string) => {
       buf += d;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         lines += 1;

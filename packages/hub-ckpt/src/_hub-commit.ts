@@ -70,7 +70,7 @@ async function remoteEntries(
 ): Promise<Map<string, RemoteEntry & { lastCommit?: { id: string; title: string } }>> {
   const out = new Map<string, RemoteEntry & { lastCommit?: { id: string; title: string } }>();
   if (paths.length === 0) return out;
-  let infos;
+  let infos: Awaited<ReturnType<typeof pathsInfo>>;
   try {
     infos = await pathsInfo({
       repo: h.repo,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, createReadStream, createWriteStream, type Stats } from 'node:fs';
+import { constants, createReadStream, createWriteStream, type Dirent, type Stats } from 'node:fs';
 import {
   copyFile,
   lstat,
@@ -88,7 +88,7 @@ export class DirStore implements CheckpointStore {
   private async openFile(path: string): Promise<{ fh: Awaited<ReturnType<typeof open>>; size: number } | null> {
     const { abs, stats } = await this.resolvePath(path);
     if (stats === null || !stats.isFile()) return null;
-    let fh;
+    let fh: Awaited<ReturnType<typeof open>>;
     try {
       fh = await open(abs, NOFOLLOW_READ);
     } catch (err) {
@@ -127,7 +127,7 @@ export class DirStore implements CheckpointStore {
     }
     const out: StoreEntry[] = [];
     const walk = async (abs: string, rel: string): Promise<void> => {
-      let entries;
+      let entries: Dirent[];
       try {
         entries = await readdir(abs, { withFileTypes: true });
       } catch (err) {

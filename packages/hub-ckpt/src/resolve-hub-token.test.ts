@@ -170,6 +170,7 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), token: r.token, att
       where: join(t.home, 'tok', 'hf'),
     });
     expect(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a path that names a variable and is not expanded
       resolveHubToken({ env: { HOME: t.home, MYDIR: join(t.home, 'tok'), HF_TOKEN_PATH: '${MYDIR}/hf' } }).token,
     ).toBe('hf_tilde');
   });

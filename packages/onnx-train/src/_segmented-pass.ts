@@ -156,7 +156,9 @@ async function headStep(
 async function unpackSaved(u: Unit, saved: Map<string, ActivationHandle>, store: ActivationStore): Promise<Feeds> {
   const tensors = await Promise.all(u.saved.map((slot) => store.unpackAsync(saved.get(slot.key)!)));
   const feeds: Feeds = {};
-  u.saved.forEach((slot, i) => (feeds[`saved.${slot.key}`] = toOrt(tensors[i]!)));
+  u.saved.forEach((slot, i) => {
+    feeds[`saved.${slot.key}`] = toOrt(tensors[i]!);
+  });
   return feeds;
 }
 

@@ -189,7 +189,9 @@ class SegmentBuilder {
    */
   private nameOutputs(): void {
     const producer = new Map<string, number>();
-    this.core.nodes.forEach((n, i) => n.outputs.forEach((o) => producer.set(o, i)));
+    this.core.nodes.forEach((n, i) => {
+      for (const o of n.outputs) producer.set(o, i);
+    });
     const renamed = new Map<string, string>();
     for (const { value, name } of this.pendingOutputs) {
       if (producer.has(value) && !renamed.has(value)) renamed.set(value, name);
@@ -447,7 +449,9 @@ export function buildSwitchModel(dtype: FloatDType, segments: readonly SegmentMo
       { then_branch: { kind: 'graph', value: thenBranch }, else_branch: { kind: 'graph', value: elseBranch } },
       { outputNames: outNames },
     );
-    g.outputs.forEach((o, j) => main.addOutput(outNames[j]!, o.dataType, anyShape(o, j)));
+    g.outputs.forEach((o, j) => {
+      main.addOutput(outNames[j]!, o.dataType, anyShape(o, j));
+    });
     info.push({
       inputNames: g.inputs.map((i) => i.name),
       outputs: new Map(g.outputs.map((o, j) => [outNames[j]!, o.name])),

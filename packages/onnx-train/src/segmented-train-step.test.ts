@@ -199,12 +199,12 @@ describe('SegmentedTrainStep', () => {
     await expect(SegmentedTrainStep.create({ ...base, offload: { target: 'disk', cwd } })).rejects.toThrow(
       "offload: activation_offloading='disk' requires a save_dir (scratch directory for offloaded activation tensors).",
     );
-    const escape = await SegmentedTrainStep.create({
+    const escaped = await SegmentedTrainStep.create({
       ...base,
       offload: { target: 'disk', saveDir: '../elsewhere', cwd },
     }).catch((e: unknown) => e);
-    expect(escape).toBeInstanceOf(TrainInputError);
-    expect((escape as Error).message).toMatch(
+    expect(escaped).toBeInstanceOf(TrainInputError);
+    expect((escaped as Error).message).toMatch(
       /^offload: activation_offloading='disk': save_dir '\.\.\/elsewhere' resolves to .*, outside the working directory/,
     );
     await expect(SegmentedTrainStep.create({ ...base, offload: { target: 'gpu' as never } })).rejects.toThrow(

@@ -75,7 +75,6 @@ export class SegmentedTrainStep {
   /** Store counters and phase timings of the last `run()` / `gradients()`; null before the first. */
   lastStepStats: SegmentedStepStats | null = null;
   private readonly options: SegmentedTrainStepOptions;
-  private readonly sessions: Sessions;
   private readonly ctx: SegmentContext;
   private readonly allSessions: Session[];
   private readonly state = new Map<string, FloatArray>();
@@ -101,7 +100,6 @@ export class SegmentedTrainStep {
     this.spec = model.spec;
     this.dtype = model.dtype;
     this.model = model;
-    this.sessions = sessions;
     this.ctx = { spec: model.spec, dtype: model.dtype, params: model.params, sessions, state: this.state };
     this.allSessions = allSessions;
     this.executionProvider = options.executionProvider ?? 'cpu';

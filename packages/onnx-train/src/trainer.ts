@@ -13,7 +13,7 @@ import type {
   TrainSummary,
 } from './trainer-types';
 import type { FloatDType } from './_graph';
-import { resolveAdamW, } from './adamw-options';
+import { resolveAdamW } from './adamw-options';
 import { cosineLr } from './cosine-lr';
 import type { SafetensorsTensor } from './encode-safetensors';
 import { CheckpointError, DataError, OnnxTrainError, SafetensorsError } from './errors';
@@ -26,7 +26,7 @@ import { runFingerprint } from './run-fingerprint';
 import { tensorNames } from './tensor-names';
 import { sequentialBatches, TokenSampler } from './token-sampler';
 import type { TrainStep } from './train-step';
-import { createTrainStep, type CreateTrainStepOptions, } from './create-train-step';
+import { createTrainStep, type CreateTrainStepOptions } from './create-train-step';
 import type { SegmentedTrainStep } from './segmented-train-step';
 import { writeSafetensors } from './write-safetensors';
 import { gpt2Config, gpt2GenerationConfig } from './gpt2-config';

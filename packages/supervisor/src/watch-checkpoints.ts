@@ -1,5 +1,5 @@
 // Watching a trainer's output folder for checkpoints, and deciding when one is complete and this run's.
-import { readdirSync, statSync, type Stats } from 'node:fs';
+import { type Dirent, readdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { isWholeZip } from './whole-zip';
 
@@ -89,7 +89,7 @@ export function signatureOf(path: string, st?: Stats): { sig: string; newestMtim
   const parts: string[] = [];
   let newest = s0.mtimeMs;
   const walk = (dir: string, rel: string): void => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
