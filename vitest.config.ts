@@ -1,17 +1,45 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// Test files that compare step timings against each other (the tuner's choice against a grid it measures):
+// they run alone, after every other file, so no other test's load lands on one side of a comparison.
+const ALONE: Record<string, string[]> = {
+  '@soup/cli': ['src/train-tune.test.ts', 'src/probe-try.test.ts'],
+};
+
+// Most test files wait on child processes, sessions that settle and servers that answer, not on the CPU:
+// three at a time keep a 2-core machine busy (vitest's default here would be one, cores − 1).
+const PARALLEL_WORKERS = Number(process.env.SOUP_TEST_WORKERS ?? 3);
 
 // One project per workspace package, named as in its package.json (`--project @soup/cli`), each
 // inheriting the options below (`extends: true`; a folder glob would give each vitest's defaults).
+// A package with files in ALONE gets a second project, `<name> (alone)`, that runs them one at a time.
 const projects = ['packages', 'apps'].flatMap((group) =>
   readdirSync(group)
     .map((name) => join(group, name, 'package.json'))
     .filter((manifest) => existsSync(manifest))
-    .map((manifest) => ({
-      extends: true as const,
-      test: { name: (JSON.parse(readFileSync(manifest, 'utf8')) as { name: string }).name, root: join(manifest, '..') },
-    })),
+    .flatMap((manifest) => {
+      const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name: string }).name;
+      const root = join(manifest, '..');
+      const alone = ALONE[name] ?? [];
+      const shared = {
+        extends: true as const,
+        test: {
+          name,
+          root,
+          exclude: [...configDefaults.exclude, ...alone],
+          maxWorkers: PARALLEL_WORKERS,
+          sequence: { groupOrder: 0 },
+        },
+      };
+      if (alone.length === 0) return [shared];
+      const single = {
+        extends: true as const,
+        test: { name: `${name} (alone)`, root, include: alone, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      };
+      return [shared, single];
+    }),
 );
 
 export default defineConfig({
