@@ -52,7 +52,7 @@ const PACKAGES: PackageErrors[] = [
     samples: {
       OutOfMemoryError: () => new batchProbe.OutOfMemoryError('m'),
       NoBatchFitsError: () => new batchProbe.NoBatchFitsError(1, []),
-      InvalidBatchOptionError: () => new batchProbe.InvalidBatchOptionError('start', 'm'),
+      InvalidBatchOptionError: () => new batchProbe.InvalidBatchOptionError('m', { field: 'start' }),
       InvalidProbeOutcomeError: () => new batchProbe.InvalidProbeOutcomeError(1, null),
       CacheLockError: () => new batchProbe.CacheLockError('/tmp/x.lock', 10),
       CacheWriteError: () => new batchProbe.CacheWriteError('/tmp/x.json', new Error('EACCES')),
@@ -71,13 +71,14 @@ const PACKAGES: PackageErrors[] = [
       SOUP_PEER_DEPENDENCY_MISSING: true,
     } satisfies Record<CudaProbeErrorCode, true>,
     samples: {
-      ProbeOptionsError: () => new cudaProbe.ProbeOptionsError('timeoutMs', 'm'),
+      ProbeOptionsError: () => new cudaProbe.ProbeOptionsError('m', { field: 'timeoutMs' }),
       ProbeTimeoutError: () => new cudaProbe.ProbeTimeoutError(1, 1000, ''),
       ProbeChildError: () =>
         new cudaProbe.ProbeChildError('m', { batchSize: 1, exitCode: 1, signal: null, stderrTail: '' }),
       DeviceQueryError: () => new cudaProbe.DeviceQueryError('m'),
       MemoryCgroupUnavailableError: () => new cudaProbe.MemoryCgroupUnavailableError('not Linux'),
-      PeerDependencyMissingError: () => new cudaProbe.PeerDependencyMissingError(['onnxruntime-node'], 'm'),
+      PeerDependencyMissingError: () =>
+        new cudaProbe.PeerDependencyMissingError('m', { packages: ['onnxruntime-node'] }),
     },
   },
   {
@@ -89,8 +90,8 @@ const PACKAGES: PackageErrors[] = [
       SOUP_GRAD_CKPT_BAD_BUDGET_INPUT: true,
     } satisfies Record<GradCkptErrorCode, true>,
     samples: {
-      GranularityError: () => new gradCkpt.GranularityError('coarse', 'm'),
-      BudgetPlanError: () => new gradCkpt.BudgetPlanError('blocks', 'm'),
+      GranularityError: () => new gradCkpt.GranularityError('m', { granularity: 'coarse' }),
+      BudgetPlanError: () => new gradCkpt.BudgetPlanError('m', { field: 'blocks' }),
     },
   },
   {
@@ -110,8 +111,8 @@ const PACKAGES: PackageErrors[] = [
       TensorFormatError: () => new offload.TensorFormatError('m'),
       StoreClosedError: () => new offload.StoreClosedError('m'),
       HandleError: () => new offload.HandleError('m'),
-      ScratchFileMissingError: () => new offload.ScratchFileMissingError('/tmp/a', 'm'),
-      ScratchFileCorruptError: () => new offload.ScratchFileCorruptError('/tmp/a', 'm'),
+      ScratchFileMissingError: () => new offload.ScratchFileMissingError('m', { path: '/tmp/a' }),
+      ScratchFileCorruptError: () => new offload.ScratchFileCorruptError('m', { path: '/tmp/a' }),
     },
   },
   {
@@ -131,7 +132,7 @@ const PACKAGES: PackageErrors[] = [
     } satisfies Record<OnnxTrainErrorCode, true>,
     samples: {
       GptSpecError: () => new onnxTrain.GptSpecError('m'),
-      ExecutionProviderError: () => new onnxTrain.ExecutionProviderError('cuda', 'm'),
+      ExecutionProviderError: () => new onnxTrain.ExecutionProviderError('m', { provider: 'cuda' }),
       TrainStepError: () => new onnxTrain.TrainStepError('m'),
       TrainInputError: () => new onnxTrain.TrainInputError('m'),
       SafetensorsError: () => new onnxTrain.SafetensorsError('m'),
@@ -168,7 +169,7 @@ const PACKAGES: PackageErrors[] = [
       SOUP_HUB_CKPT_DISK_FULL: true,
     } satisfies Record<HubCkptErrorCode, true>,
     samples: {
-      InvalidCheckpointOptionError: () => new hubCkpt.InvalidCheckpointOptionError('pushEvery', 'm'),
+      InvalidCheckpointOptionError: () => new hubCkpt.InvalidCheckpointOptionError('m', { field: 'pushEvery' }),
       StoreError: () => new hubCkpt.StoreError('m', { status: 500 }),
       HubAuthError: () => new hubCkpt.HubAuthError('m', { status: 401 }),
       StaleRunError: () => new hubCkpt.StaleRunError({ pointerRun: 'a', run: 'b', pointerStep: 1, where: 'w' }),

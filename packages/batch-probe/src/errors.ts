@@ -80,9 +80,9 @@ export class InvalidBatchOptionError extends BatchProbeError {
   /** The offending field, e.g. `start`. */
   readonly field: string;
 
-  constructor(field: string, message: string, options: { cause?: unknown } = {}) {
+  constructor(message: string, options: { field: string; cause?: unknown }) {
     super(message, { code: 'SOUP_BATCH_INVALID_OPTION', cause: options.cause });
-    this.field = field;
+    this.field = options.field;
   }
 }
 

@@ -22,9 +22,9 @@ export class ProbeOptionsError extends CudaProbeError {
   override readonly name = 'ProbeOptionsError';
   declare readonly code: 'SOUP_PROBE_INVALID_OPTIONS';
   readonly field: string;
-  constructor(field: string, message: string, options?: { cause?: unknown }) {
-    super(message, { code: 'SOUP_PROBE_INVALID_OPTIONS', cause: options?.cause });
-    this.field = field;
+  constructor(message: string, options: { field: string; cause?: unknown }) {
+    super(message, { code: 'SOUP_PROBE_INVALID_OPTIONS', cause: options.cause });
+    this.field = options.field;
   }
 }
 
@@ -81,12 +81,12 @@ export class ProbeChildError extends CudaProbeError {
       signal: NodeJS.Signals | null;
       stderrTail: string;
       tailSource?: 'stderr' | 'stdout';
+      cause?: unknown;
     },
-    options?: { cause?: unknown },
   ) {
     super(
       message + (details.stderrTail ? `\n--- ${details.tailSource ?? 'stderr'} tail ---\n${details.stderrTail}` : ''),
-      { code: 'SOUP_PROBE_CHILD_FAILED', cause: options?.cause },
+      { code: 'SOUP_PROBE_CHILD_FAILED', cause: details.cause },
     );
     this.batchSize = details.batchSize;
     this.exitCode = details.exitCode;
@@ -121,8 +121,8 @@ export class PeerDependencyMissingError extends CudaProbeError {
   override readonly name = 'PeerDependencyMissingError';
   declare readonly code: 'SOUP_PEER_DEPENDENCY_MISSING';
   readonly packages: string[];
-  constructor(packages: string[], message: string, options?: { cause?: unknown }) {
-    super(message, { code: 'SOUP_PEER_DEPENDENCY_MISSING', cause: options?.cause });
-    this.packages = packages;
+  constructor(message: string, options: { packages: string[]; cause?: unknown }) {
+    super(message, { code: 'SOUP_PEER_DEPENDENCY_MISSING', cause: options.cause });
+    this.packages = options.packages;
   }
 }

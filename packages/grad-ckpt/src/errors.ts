@@ -17,9 +17,9 @@ export class GranularityError extends GradCkptError {
   declare readonly code: 'SOUP_GRAD_CKPT_BAD_GRANULARITY';
   /** The value that was passed. */
   readonly granularity: unknown;
-  constructor(granularity: unknown, message: string, options?: { cause?: unknown }) {
-    super(message, { code: 'SOUP_GRAD_CKPT_BAD_GRANULARITY', cause: options?.cause });
-    this.granularity = granularity;
+  constructor(message: string, options: { granularity: unknown; cause?: unknown }) {
+    super(message, { code: 'SOUP_GRAD_CKPT_BAD_GRANULARITY', cause: options.cause });
+    this.granularity = options.granularity;
   }
 }
 
@@ -29,8 +29,8 @@ export class BudgetPlanError extends GradCkptError {
   declare readonly code: 'SOUP_GRAD_CKPT_BAD_BUDGET_INPUT';
   /** The offending field, e.g. `blocks[2].activationBytes`. */
   readonly field: string;
-  constructor(field: string, message: string, options?: { cause?: unknown }) {
-    super(message, { code: 'SOUP_GRAD_CKPT_BAD_BUDGET_INPUT', cause: options?.cause });
-    this.field = field;
+  constructor(message: string, options: { field: string; cause?: unknown }) {
+    super(message, { code: 'SOUP_GRAD_CKPT_BAD_BUDGET_INPUT', cause: options.cause });
+    this.field = options.field;
   }
 }

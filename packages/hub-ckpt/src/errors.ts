@@ -43,9 +43,9 @@ export class InvalidCheckpointOptionError extends HubCkptError {
   /** The offending field, e.g. `pushEvery`. */
   readonly field: string;
 
-  constructor(field: string, message: string, options: ErrorOptions = {}) {
+  constructor(message: string, options: ErrorOptions & { field: string }) {
     super(message, { code: 'SOUP_HUB_CKPT_INVALID_OPTION', cause: options.cause });
-    this.field = field;
+    this.field = options.field;
   }
 }
 

@@ -59,9 +59,9 @@ export class ScratchFileMissingError extends OffloadError {
   declare readonly code: 'SOUP_OFFLOAD_SCRATCH_MISSING';
   /** The file that was expected. */
   readonly path: string;
-  constructor(path: string, message: string, options?: { cause?: unknown }) {
-    super(message, { code: 'SOUP_OFFLOAD_SCRATCH_MISSING', cause: options?.cause });
-    this.path = path;
+  constructor(message: string, options: { path: string; cause?: unknown }) {
+    super(message, { code: 'SOUP_OFFLOAD_SCRATCH_MISSING', cause: options.cause });
+    this.path = options.path;
   }
 }
 
@@ -71,8 +71,8 @@ export class ScratchFileCorruptError extends OffloadError {
   declare readonly code: 'SOUP_OFFLOAD_SCRATCH_CORRUPT';
   /** The file that was read. */
   readonly path: string;
-  constructor(path: string, message: string, options?: { cause?: unknown }) {
-    super(message, { code: 'SOUP_OFFLOAD_SCRATCH_CORRUPT', cause: options?.cause });
-    this.path = path;
+  constructor(message: string, options: { path: string; cause?: unknown }) {
+    super(message, { code: 'SOUP_OFFLOAD_SCRATCH_CORRUPT', cause: options.cause });
+    this.path = options.path;
   }
 }

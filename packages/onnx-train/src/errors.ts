@@ -36,9 +36,9 @@ export class ExecutionProviderError extends OnnxTrainError {
   override readonly name = 'ExecutionProviderError';
   declare readonly code: 'SOUP_ONNX_TRAIN_EP_UNAVAILABLE';
   readonly provider: string;
-  constructor(provider: string, message: string, options?: { cause?: unknown }) {
-    super(message, { code: 'SOUP_ONNX_TRAIN_EP_UNAVAILABLE', cause: options?.cause });
-    this.provider = provider;
+  constructor(message: string, options: { provider: string; cause?: unknown }) {
+    super(message, { code: 'SOUP_ONNX_TRAIN_EP_UNAVAILABLE', cause: options.cause });
+    this.provider = options.provider;
   }
 }
 
