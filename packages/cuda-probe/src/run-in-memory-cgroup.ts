@@ -105,7 +105,7 @@ export async function runInMemoryCgroup(options: RunInMemoryCgroupOptions): Prom
     throw new MemoryCgroupUnavailableError('/bin/sh, which moves the child into its cgroup before exec, is missing');
   const support = detect();
   if (!support.available) throw new MemoryCgroupUnavailableError(support.reason);
-  let cg;
+  let cg: ReturnType<typeof createMemoryCgroup>;
   try {
     cg = createMemoryCgroup(support, options.limitBytes, options.namePrefix ?? 'soup-cap');
   } catch (err) {
