@@ -1,3 +1,25 @@
+/** Stable error codes of @soup/cli's own errors (the packages' errors keep their own codes). */
+export type CliErrorCode =
+  | 'SOUP_CONFIG_INVALID'
+  | 'SOUP_CONFIG_NOT_FOUND'
+  | 'SOUP_USAGE'
+  | 'SOUP_HUB_TOKEN_MISSING'
+  | 'SOUP_TRAIN_FAILED'
+  | 'SOUP_INTERRUPTED'
+  | 'SOUP_RESUME_REFUSED'
+  | 'SOUP_PULL_INTEGRITY';
+
+/** Base class of every error of the CLI itself: a stable `code` (mapped to an exit code), the `cause` kept. */
+export class CliError extends Error {
+  override readonly name: string = 'CliError';
+  readonly code: CliErrorCode;
+
+  constructor(message: string, options: { code: CliErrorCode; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code;
+  }
+}
+
 /** A problem found in soup.yaml: the field path, where it is, and what is allowed. */
 export interface ConfigIssue {
   /** Dotted field path, e.g. `training.batch_size` (empty for the whole document). */
@@ -11,57 +33,59 @@ export interface ConfigIssue {
 }
 
 /** soup.yaml is missing, unreadable, not YAML, or does not match the schema. */
-export class ConfigError extends Error {
+export class ConfigError extends CliError {
   override readonly name = 'ConfigError';
-  readonly code: 'SOUP_CONFIG_INVALID' | 'SOUP_CONFIG_NOT_FOUND';
+  declare readonly code: 'SOUP_CONFIG_INVALID' | 'SOUP_CONFIG_NOT_FOUND';
   /** Every problem found, in file order. */
   readonly issues: ConfigIssue[];
   /** The file the issues refer to. */
   readonly file: string;
 
   constructor(opts: { file: string; issues: ConfigIssue[]; code?: ConfigError['code']; cause?: unknown }) {
-    super(opts.issues.map((i) => formatIssue(opts.file, i)).join('\n'), { cause: opts.cause });
-    this.code = opts.code ?? 'SOUP_CONFIG_INVALID';
+    super(opts.issues.map((i) => formatIssue(opts.file, i)).join('\n'), {
+      code: opts.code ?? 'SOUP_CONFIG_INVALID',
+      cause: opts.cause,
+    });
     this.issues = opts.issues;
     this.file = opts.file;
   }
 }
 
 /** A command line that cannot work: a missing argument, flags that conflict, a value out of range. */
-export class UsageError extends Error {
+export class UsageError extends CliError {
   override readonly name = 'UsageError';
-  readonly code = 'SOUP_USAGE';
+  declare readonly code: 'SOUP_USAGE';
   constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
+    super(message, { code: 'SOUP_USAGE', cause: opts.cause });
   }
 }
 
 /** The Hub needs a token and none was found (HF_TOKEN, HF_TOKEN_PATH, $HF_HOME/token, ~/.cache/huggingface/token). */
-export class TokenMissingError extends Error {
+export class TokenMissingError extends CliError {
   override readonly name = 'TokenMissingError';
-  readonly code = 'SOUP_HUB_TOKEN_MISSING';
+  declare readonly code: 'SOUP_HUB_TOKEN_MISSING';
   constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
+    super(message, { code: 'SOUP_HUB_TOKEN_MISSING', cause: opts.cause });
   }
 }
 
 /** The training run produced a result that cannot be used (e.g. a non-finite loss). */
-export class TrainRunError extends Error {
+export class TrainRunError extends CliError {
   override readonly name = 'TrainRunError';
-  readonly code = 'SOUP_TRAIN_FAILED';
+  declare readonly code: 'SOUP_TRAIN_FAILED';
   constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
+    super(message, { code: 'SOUP_TRAIN_FAILED', cause: opts.cause });
   }
 }
 
 /** The run was interrupted (SIGINT / SIGTERM) before it finished. */
-export class InterruptedError extends Error {
+export class InterruptedError extends CliError {
   override readonly name = 'InterruptedError';
-  readonly code = 'SOUP_INTERRUPTED';
+  declare readonly code: 'SOUP_INTERRUPTED';
   /** The signal that interrupted it, when known. */
   readonly signal: NodeJS.Signals | undefined;
   constructor(message = 'interrupted', opts: { cause?: unknown; signal?: NodeJS.Signals } = {}) {
-    super(message, { cause: opts.cause });
+    super(message, { code: 'SOUP_INTERRUPTED', cause: opts.cause });
     this.signal = opts.signal;
   }
 }
@@ -74,19 +98,19 @@ export function formatIssue(file: string, issue: ConfigIssue): string {
 }
 
 /** Resume was refused: the store holds another run's checkpoints, or a corrupt one. The message says which fields changed or what is broken. */
-export class ResumeRefusedError extends Error {
+export class ResumeRefusedError extends CliError {
   override readonly name = 'ResumeRefusedError';
-  readonly code = 'SOUP_RESUME_REFUSED';
+  declare readonly code: 'SOUP_RESUME_REFUSED';
   constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
+    super(message, { code: 'SOUP_RESUME_REFUSED', cause: opts.cause });
   }
 }
 
 /** `soup ckpt pull`: the checkpoint does not match its manifest (exit 8, as for a failed hash). */
-export class PullIntegrityError extends Error {
+export class PullIntegrityError extends CliError {
   override readonly name = 'PullIntegrityError';
-  readonly code = 'SOUP_PULL_INTEGRITY';
+  declare readonly code: 'SOUP_PULL_INTEGRITY';
   constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
+    super(message, { code: 'SOUP_PULL_INTEGRITY', cause: opts.cause });
   }
 }

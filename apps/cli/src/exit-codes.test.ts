@@ -1,4 +1,5 @@
 import { NoBatchFitsError } from '@soup/batch-probe';
+import { LeaseHeldError, LeaseLostError } from '@soup/hub-ckpt';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, TokenMissingError, UsageError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
@@ -16,6 +17,12 @@ describe('exitCodeFor', () => {
   });
   it('store writers, unsafe links and a full disk have their own codes', () => {
     expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_LEASE_HELD' }))).toBe(EXIT_CODES.storeBusy);
+    const holder = { host: 'h', pid: 1, since: 's', run: 'r', expires_at: 'e' };
+    expect(exitCodeFor(new LeaseHeldError({ where: 'dir:/x', holder }))).toBe(EXIT_CODES.storeBusy);
+    // A lost lease has its own code, and the same exit as a held one: another writer has the store.
+    const lost = new LeaseLostError({ where: 'dir:/x', lease: { id: 'l', expires_at: 'e' } });
+    expect(lost.code).toBe('SOUP_HUB_CKPT_LEASE_LOST');
+    expect(exitCodeFor(lost)).toBe(EXIT_CODES.storeBusy);
     expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_CKPT_CONCURRENT_WRITE' }))).toBe(
       EXIT_CODES.storeBusy,
     );

@@ -78,6 +78,7 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_CONCURRENT_WRITE: 'storeBusy',
   SOUP_HUB_CKPT_UNSAFE_LINK: 'usage',
   SOUP_HUB_CKPT_LEASE_HELD: 'storeBusy',
+  SOUP_HUB_CKPT_LEASE_LOST: 'storeBusy',
   SOUP_HUB_CKPT_FOLDER_CONFLICT: 'storeBusy',
   SOUP_HUB_CKPT_DISK_FULL: 'diskFull',
   // @soup/supervisor

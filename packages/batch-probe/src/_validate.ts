@@ -10,8 +10,8 @@ function shown(value: unknown): string {
 export function positiveInt(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new InvalidBatchOptionError(
-      field,
       `${field} must be a positive integer (got ${shown(value)}); pass e.g. ${field}: 8`,
+      { field },
     );
   }
   return value;
@@ -20,7 +20,7 @@ export function positiveInt(field: string, value: unknown): number {
 /** A non-negative safe integer. */
 export function nonNegativeInt(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new InvalidBatchOptionError(field, `${field} must be an integer >= 0 (got ${shown(value)})`);
+    throw new InvalidBatchOptionError(`${field} must be an integer >= 0 (got ${shown(value)})`, { field });
   }
   return value;
 }
@@ -28,7 +28,7 @@ export function nonNegativeInt(field: string, value: unknown): number {
 /** Any safe integer (the cache key's numeric fields: Python's `int`, booleans excluded). */
 export function integer(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    throw new InvalidBatchOptionError(field, `${field} must be an integer (got ${shown(value)})`);
+    throw new InvalidBatchOptionError(`${field} must be an integer (got ${shown(value)})`, { field });
   }
   return value;
 }
@@ -37,8 +37,8 @@ export function integer(field: string, value: unknown): number {
 export function string(field: string, value: unknown, nonEmpty = false): string {
   if (typeof value !== 'string' || (nonEmpty && value === '')) {
     throw new InvalidBatchOptionError(
-      field,
       `${field} must be a ${nonEmpty ? 'non-empty ' : ''}string (got ${shown(value)})`,
+      { field },
     );
   }
   return value;
@@ -48,7 +48,7 @@ export function string(field: string, value: unknown, nonEmpty = false): string 
 export function optionalBoolean(field: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') {
-    throw new InvalidBatchOptionError(field, `${field} must be true or false (got ${shown(value)})`);
+    throw new InvalidBatchOptionError(`${field} must be true or false (got ${shown(value)})`, { field });
   }
   return value;
 }
@@ -56,7 +56,7 @@ export function optionalBoolean(field: string, value: unknown, fallback: boolean
 /** A function or undefined. */
 export function optionalFunction<T>(field: string, value: T | undefined): T | undefined {
   if (value !== undefined && typeof value !== 'function') {
-    throw new InvalidBatchOptionError(field, `${field} must be a function (got ${typeof value})`);
+    throw new InvalidBatchOptionError(`${field} must be a function (got ${typeof value})`, { field });
   }
   return value;
 }

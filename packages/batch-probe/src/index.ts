@@ -14,6 +14,8 @@ export { saveCacheEntry, type SaveCacheEntryOptions, type SaveCacheEntryResult }
 export { lookupCacheEntry, type LookupCacheEntryOptions, type LookupCacheEntryResult } from './lookup-cache-entry';
 export { clearCache, type ClearCacheOptions, type ClearCacheResult } from './clear-cache';
 export {
+  BatchProbeError,
+  type BatchProbeErrorCode,
   OutOfMemoryError,
   NoBatchFitsError,
   InvalidBatchOptionError,

@@ -127,8 +127,8 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
   const staticEstimate = positiveInt('staticEstimate', options.staticEstimate);
   if (!STRATEGIES.includes(options.strategy)) {
     throw new InvalidBatchOptionError(
-      'strategy',
       `strategy must be one of ${STRATEGIES.map((s) => `'${s}'`).join(', ')} (got ${JSON.stringify(options.strategy) ?? String(options.strategy)})`,
+      { field: 'strategy' },
     );
   }
   const logger = options.logger ?? {};

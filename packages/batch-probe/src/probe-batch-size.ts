@@ -99,21 +99,20 @@ export interface ProbeBatchSizeResult {
 export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOptions): Promise<ProbeBatchSizeResult> {
   if (typeof probe !== 'function') {
     throw new InvalidBatchOptionError(
-      'probe',
       `probe must be a function (batchSize) => Promise<{fits: boolean}> (got ${typeof probe})`,
+      { field: 'probe' },
     );
   }
   if (typeof options !== 'object' || options === null) {
-    throw new InvalidBatchOptionError(
-      'options',
-      'probeBatchSize needs an options object with at least {start, ceiling}',
-    );
+    throw new InvalidBatchOptionError('probeBatchSize needs an options object with at least {start, ceiling}', {
+      field: 'options',
+    });
   }
   const start = positiveInt('start', options.start);
   if (typeof options.ceiling !== 'number' || !Number.isSafeInteger(options.ceiling) || options.ceiling < start) {
     throw new InvalidBatchOptionError(
-      'ceiling',
       `ceiling must be an integer >= start (${start}); got ${typeof options.ceiling === 'number' ? options.ceiling : `${typeof options.ceiling} ${String(options.ceiling)}`}`,
+      { field: 'ceiling' },
     );
   }
   const ceiling = options.ceiling;
@@ -121,10 +120,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   const refine = optionalBoolean('refine', options.refine, true);
   const predict = optionalBoolean('predict', options.predict, false);
   if (predict && !refine)
-    throw new InvalidBatchOptionError(
-      'predict',
-      'predict needs refine (the fallback when the fit is poor): drop refine: false',
-    );
+    throw new InvalidBatchOptionError('predict needs refine (the fallback when the fit is poor): drop refine: false', {
+      field: 'predict',
+    });
   const multipleOf = positiveInt('multipleOf', options.multipleOf ?? 1);
   const isOom = optionalFunction('isOom', options.isOom) ?? isOutOfMemoryError;
   const onTrial = optionalFunction('onTrial', options.onTrial);
@@ -133,7 +131,9 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   // The search runs in units of `multipleOf`: unit u stands for batch size u * multipleOf.
   const ceilingUnits = Math.floor(ceiling / multipleOf);
   if (ceilingUnits < 1) {
-    throw new InvalidBatchOptionError('ceiling', `ceiling (${ceiling}) must be at least multipleOf (${multipleOf})`);
+    throw new InvalidBatchOptionError(`ceiling (${ceiling}) must be at least multipleOf (${multipleOf})`, {
+      field: 'ceiling',
+    });
   }
   const startUnits = Math.max(1, Math.floor(start / multipleOf));
 

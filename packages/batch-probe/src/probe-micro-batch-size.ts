@@ -85,8 +85,8 @@ export async function probeMicroBatchSize(
 ): Promise<ProbeMicroBatchSizeResult> {
   if (typeof probe !== 'function')
     throw new InvalidBatchOptionError(
-      'probe',
       `probe must be a function (batchSize) => Promise<{fits: boolean}> (got ${typeof probe})`,
+      { field: 'probe' },
     );
   const worldSize = options.worldSize ?? 1;
   const perRank = perRankBatch(options.globalBatchSize, worldSize);
@@ -95,14 +95,14 @@ export async function probeMicroBatchSize(
   const floor = options.floor ?? 0;
   if (!Number.isInteger(floor) || floor < 0)
     throw new InvalidBatchOptionError(
-      'floor',
       `floor must be a non-negative integer, the largest micro-batch already known to fit (got ${String(floor)})`,
+      { field: 'floor' },
     );
   const headroom = options.headroom ?? 0;
   if (typeof headroom !== 'number' || !(headroom >= 0 && headroom < 1)) {
     throw new InvalidBatchOptionError(
-      'headroom',
       `headroom must be a fraction in [0, 1), e.g. 0.1 for 10 % (got ${String(headroom)})`,
+      { field: 'headroom' },
     );
   }
   const isOom = optionalFunction('isOom', options.isOom) ?? isOutOfMemoryError;
@@ -110,8 +110,8 @@ export async function probeMicroBatchSize(
   const candidates = divisorsOf(perRank).filter((d) => d <= ceiling && d > floor);
   if (candidates.length === 0)
     throw new InvalidBatchOptionError(
-      'floor',
       `no divisor of ${perRank} lies above floor ${floor} and at most ceiling ${ceiling}: nothing to search`,
+      { field: 'floor' },
     );
   const trials: TrialRecord[] = [];
 
@@ -142,8 +142,8 @@ export async function probeMicroBatchSize(
     } else {
       if (typeof outcome !== 'object' || outcome === null || typeof outcome.fits !== 'boolean') {
         throw new InvalidBatchOptionError(
-          'probe',
           `the probe resolved to ${JSON.stringify(outcome)} at ${batchSize}; it must resolve to {fits: boolean}`,
+          { field: 'probe' },
         );
       }
       record = {
@@ -181,8 +181,8 @@ export async function probeMicroBatchSize(
   const stopMargin = options.predictStop?.margin;
   if (stopMargin !== undefined && !(stopMargin >= 0))
     throw new InvalidBatchOptionError(
-      'predictStop.margin',
       `predictStop.margin must be a fraction >= 0, e.g. 0.1 for 10 % (got ${String(stopMargin)})`,
+      { field: 'predictStop.margin' },
     );
   let lo = -1; // largest index seen to fit
   let hi = candidates.length; // smallest index seen not to fit
@@ -234,8 +234,8 @@ async function searchFromBelow(
 ): Promise<ProbeMicroBatchSizeResult> {
   if (!(margin >= 0))
     throw new InvalidBatchOptionError(
-      'fromBelow.margin',
       `fromBelow.margin must be a fraction >= 0, e.g. 0.1 for 10 % (got ${String(margin)})`,
+      { field: 'fromBelow.margin' },
     );
   const line = (): { at: (m: number) => number; limit: number } | null => peakLine(trials, headroom);
   if (!(await fitsAt(0, 'double'))) throw new NoBatchFitsError(candidates[0]!, trials as TrialRecord[]);

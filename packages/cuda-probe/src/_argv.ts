@@ -16,8 +16,8 @@ export function splitCommand(command: string, field = 'command'): string[] {
   let i = 0;
   const fail = (why: string): never => {
     throw new ProbeOptionsError(
-      field,
       `${field}: ${why} in ${JSON.stringify(command)}; quote the argument or pass an argv array`,
+      { field },
     );
   };
   while (i < command.length) {

@@ -66,18 +66,17 @@ export function buildLaunch(opts: BuildLaunchOptions): Launch {
     }
     if (method === 'prlimit' || !opts.allowShell) {
       throw new ProbeOptionsError(
-        opts.field ?? 'addressSpaceBytes',
         `${opts.field ?? 'addressSpaceBytes'}: an address-space limit needs the prlimit program (util-linux, e.g. apt-get install util-linux), ` +
           'and this probe never runs a command through a shell; install prlimit or drop the limit',
+        { field: opts.field ?? 'addressSpaceBytes' },
       );
     }
   }
   const sh = findExecutable('/bin/sh', env);
   if (!sh) {
-    throw new ProbeOptionsError(
-      opts.field ?? 'addressSpaceBytes',
-      'neither prlimit nor /bin/sh is available to apply an address-space limit',
-    );
+    throw new ProbeOptionsError('neither prlimit nor /bin/sh is available to apply an address-space limit', {
+      field: opts.field ?? 'addressSpaceBytes',
+    });
   }
   const kib = Math.ceil(bytes / 1024);
   return {

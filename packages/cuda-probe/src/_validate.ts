@@ -10,8 +10,8 @@ function describe(value: unknown): string {
 export function integerAtLeast(field: string, value: unknown, min: number, hint = ''): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
     throw new ProbeOptionsError(
-      field,
       `${field} must be an integer >= ${min} (got ${describe(value)})${hint ? `; ${hint}` : ''}`,
+      { field },
     );
   }
   return value;
@@ -30,8 +30,8 @@ export function oneOf<T extends string>(field: string, value: unknown, allowed: 
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
     throw new ProbeOptionsError(
-      field,
       `${field} must be one of ${allowed.map((a) => `'${a}'`).join(', ')} (got ${describe(value)})`,
+      { field },
     );
   }
   return value as T;
@@ -40,13 +40,13 @@ export function oneOf<T extends string>(field: string, value: unknown, allowed: 
 export function optionalBoolean(field: string, value: unknown): boolean | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'boolean')
-    throw new ProbeOptionsError(field, `${field} must be true or false (got ${describe(value)})`);
+    throw new ProbeOptionsError(`${field} must be true or false (got ${describe(value)})`, { field });
   return value;
 }
 
 export function requireObject(field: string, value: unknown): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ProbeOptionsError(field, `${field} must be an options object (got ${describe(value)})`);
+    throw new ProbeOptionsError(`${field} must be an options object (got ${describe(value)})`, { field });
   }
   return value as Record<string, unknown>;
 }

@@ -101,7 +101,7 @@ export interface ResolvedWorkerOptions {
 export function resolveWorkerOptions(o: WorkerProbeOptions): ResolvedWorkerOptions {
   const device = oneOf('device', o.device, ['cpu', 'cuda'] as const, 'cpu');
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
-    throw new ProbeOptionsError('signal', 'signal must be an AbortSignal');
+    throw new ProbeOptionsError('signal must be an AbortSignal', { field: 'signal' });
   return {
     device,
     deviceId: optionalIntegerAtLeast('deviceId', o.deviceId, 0, 0),

@@ -8,7 +8,8 @@ import { ProbeOptionsError } from './errors';
  */
 export function resolveWorkerPath(explicit?: string): string {
   if (explicit !== undefined) {
-    if (!existsSync(explicit)) throw new ProbeOptionsError('workerPath', `workerPath: ${explicit} does not exist`);
+    if (!existsSync(explicit))
+      throw new ProbeOptionsError(`workerPath: ${explicit} does not exist`, { field: 'workerPath' });
     return explicit;
   }
   const candidates = [new URL('./worker.js', import.meta.url), new URL('../dist/worker.js', import.meta.url)];
@@ -17,7 +18,7 @@ export function resolveWorkerPath(explicit?: string): string {
     if (existsSync(p)) return p;
   }
   throw new ProbeOptionsError(
-    'workerPath',
     `the probe worker (dist/worker.js) is missing next to ${fileURLToPath(import.meta.url)}; build the package (npm run build -w @soup/cuda-probe)`,
+    { field: 'workerPath' },
   );
 }

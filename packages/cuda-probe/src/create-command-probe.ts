@@ -80,7 +80,9 @@ function argvOf(command: unknown): string[] {
   if (typeof command === 'string') return splitCommand(command);
   if (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string'))
     return [...(command as string[])];
-  throw new ProbeOptionsError('command', 'command must be a non-empty string or a non-empty array of strings (argv)');
+  throw new ProbeOptionsError('command must be a non-empty string or a non-empty array of strings (argv)', {
+    field: 'command',
+  });
 }
 
 /**
@@ -116,7 +118,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     });
   const program = argv[0]!;
   if (!program.includes('{batch_size}') && !program.includes('/') && findExecutable(program, baseEnv) === null) {
-    throw new ProbeOptionsError('command', `command: ${program} is not on PATH`);
+    throw new ProbeOptionsError(`command: ${program} is not on PATH`, { field: 'command' });
   }
   if (!program.includes('{batch_size}') && program.includes('/')) {
     // A path: it must exist and be executable now, not at the first trial.
@@ -126,17 +128,17 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       isFile = statSync(full).isFile();
     } catch {
       throw new ProbeOptionsError(
-        'command',
         `command: ${program} does not exist (looked for ${full}); check the path, or run it through its interpreter (python train.py …)`,
+        { field: 'command' },
       );
     }
-    if (!isFile) throw new ProbeOptionsError('command', `command: ${program} is not a file`);
+    if (!isFile) throw new ProbeOptionsError(`command: ${program} is not a file`, { field: 'command' });
     try {
       accessSync(full, fsConstants.X_OK);
     } catch {
       throw new ProbeOptionsError(
-        'command',
         `command: ${program} is not executable; chmod +x ${program}, or run it through its interpreter (e.g. bash ${program} or python ${program})`,
+        { field: 'command' },
       );
     }
   }
@@ -181,11 +183,13 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       });
     } catch (err) {
       await sampler?.stop();
-      throw new ProbeChildError(
-        `could not start ${file}: ${(err as Error).message}`,
-        { batchSize, exitCode: null, signal: null, stderrTail: '' },
-        { cause: err },
-      );
+      throw new ProbeChildError(`could not start ${file}: ${(err as Error).message}`, {
+        batchSize,
+        exitCode: null,
+        signal: null,
+        stderrTail: '',
+        cause: err,
+      });
     }
     const seen = sampler ? await sampler.stop() : null;
     const limit = {

@@ -84,9 +84,9 @@ export function createOrtProbe(options: CreateOrtProbeOptions): ChildProbeFn {
   const o = requireObject('options', options) as unknown as CreateOrtProbeOptions;
   assertPeers('createOrtProbe', ['onnxruntime-node']);
   if (typeof o.model !== 'string' || o.model === '')
-    throw new ProbeOptionsError('model', 'model must be the path of an .onnx file');
+    throw new ProbeOptionsError('model must be the path of an .onnx file', { field: 'model' });
   const model = resolve(o.model);
-  if (!existsSync(model)) throw new ProbeOptionsError('model', `model: ${model} does not exist`);
+  if (!existsSync(model)) throw new ProbeOptionsError(`model: ${model} does not exist`, { field: 'model' });
   const maxLength = integerAtLeast(
     'maxLength',
     o.maxLength,

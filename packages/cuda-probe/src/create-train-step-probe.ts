@@ -76,8 +76,8 @@ export function createTrainStepProbe(options: CreateTrainStepProbeOptions): Chil
   if (o.plan !== undefined) {
     if (!Array.isArray(o.plan) || !o.plan.every((p) => typeof p === 'string')) {
       throw new ProbeOptionsError(
-        'plan',
         'plan must be an array of module names (e.g. ["h.0", "h.2"]), as planCheckpoint returns',
+        { field: 'plan' },
       );
     }
     plan = [...o.plan];
@@ -87,11 +87,13 @@ export function createTrainStepProbe(options: CreateTrainStepProbeOptions): Chil
     const off = requireObject('offload', o.offload);
     const target = oneOf('offload.target', off.target, ['keep', 'cpu', 'disk'] as const, 'keep');
     if (off.saveDir !== undefined && typeof off.saveDir !== 'string')
-      throw new ProbeOptionsError('offload.saveDir', 'offload.saveDir must be a path (a scratch directory under cwd)');
+      throw new ProbeOptionsError('offload.saveDir must be a path (a scratch directory under cwd)', {
+        field: 'offload.saveDir',
+      });
     if (target === 'disk' && !off.saveDir) {
       throw new ProbeOptionsError(
-        'offload.saveDir',
         "offload.target 'disk' needs offload.saveDir: a scratch directory under the working directory",
+        { field: 'offload.saveDir' },
       );
     }
     if (target !== 'keep')

@@ -1,25 +1,37 @@
+/** Stable error codes of @soup/cuda-probe. */
+export type CudaProbeErrorCode =
+  | 'SOUP_PROBE_INVALID_OPTIONS'
+  | 'SOUP_PROBE_TIMEOUT'
+  | 'SOUP_PROBE_CHILD_FAILED'
+  | 'SOUP_DEVICE_QUERY_FAILED'
+  | 'SOUP_CGROUP_UNAVAILABLE'
+  | 'SOUP_PEER_DEPENDENCY_MISSING';
+
 /** Base class of every error this package throws: a stable `code`, the `cause` kept. */
 export class CudaProbeError extends Error {
-  readonly code: string;
-  constructor(message: string, code: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CudaProbeError';
-    this.code = code;
+  override readonly name: string = 'CudaProbeError';
+  readonly code: CudaProbeErrorCode;
+  constructor(message: string, options: { code: CudaProbeErrorCode; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code;
   }
 }
 
 /** Bad options given to a probe factory or a probe call; the message names the field and the fix. */
 export class ProbeOptionsError extends CudaProbeError {
+  override readonly name = 'ProbeOptionsError';
+  declare readonly code: 'SOUP_PROBE_INVALID_OPTIONS';
   readonly field: string;
-  constructor(field: string, message: string, options?: { cause?: unknown }) {
-    super(message, 'SOUP_PROBE_INVALID_OPTIONS', options);
-    this.name = 'ProbeOptionsError';
-    this.field = field;
+  constructor(message: string, options: { field: string; cause?: unknown }) {
+    super(message, { code: 'SOUP_PROBE_INVALID_OPTIONS', cause: options.cause });
+    this.field = options.field;
   }
 }
 
 /** The probe child ran past `timeoutMs` and was killed with SIGKILL. */
 export class ProbeTimeoutError extends CudaProbeError {
+  override readonly name = 'ProbeTimeoutError';
+  declare readonly code: 'SOUP_PROBE_TIMEOUT';
   readonly timeoutMs: number;
   readonly batchSize: number;
   readonly stderrTail: string;
@@ -42,9 +54,8 @@ export class ProbeTimeoutError extends CudaProbeError {
       `${what} ran past ${limit} and was killed (SIGKILL); ` +
         `raise ${timeoutName} if one step is legitimately this slow` +
         (stderrTail ? `\n--- ${tailSource} tail ---\n${stderrTail}` : ''),
-      'SOUP_PROBE_TIMEOUT',
+      { code: 'SOUP_PROBE_TIMEOUT' },
     );
-    this.name = 'ProbeTimeoutError';
     this.timeoutMs = timeoutMs;
     this.batchSize = batchSize;
     this.stderrTail = stderrTail;
@@ -54,6 +65,8 @@ export class ProbeTimeoutError extends CudaProbeError {
 
 /** The probe child failed for a reason that is not out-of-memory (a crash, a bad model, a bug). */
 export class ProbeChildError extends CudaProbeError {
+  override readonly name = 'ProbeChildError';
+  declare readonly code: 'SOUP_PROBE_CHILD_FAILED';
   readonly batchSize: number;
   readonly exitCode: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -68,15 +81,13 @@ export class ProbeChildError extends CudaProbeError {
       signal: NodeJS.Signals | null;
       stderrTail: string;
       tailSource?: 'stderr' | 'stdout';
+      cause?: unknown;
     },
-    options?: { cause?: unknown },
   ) {
     super(
       message + (details.stderrTail ? `\n--- ${details.tailSource ?? 'stderr'} tail ---\n${details.stderrTail}` : ''),
-      'SOUP_PROBE_CHILD_FAILED',
-      options,
+      { code: 'SOUP_PROBE_CHILD_FAILED', cause: details.cause },
     );
-    this.name = 'ProbeChildError';
     this.batchSize = details.batchSize;
     this.exitCode = details.exitCode;
     this.signal = details.signal;
@@ -87,28 +98,31 @@ export class ProbeChildError extends CudaProbeError {
 
 /** A device query (nvidia-smi, /proc, cgroup files) could not answer where an answer was required. */
 export class DeviceQueryError extends CudaProbeError {
+  override readonly name = 'DeviceQueryError';
+  declare readonly code: 'SOUP_DEVICE_QUERY_FAILED';
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, 'SOUP_DEVICE_QUERY_FAILED', options);
-    this.name = 'DeviceQueryError';
+    super(message, { code: 'SOUP_DEVICE_QUERY_FAILED', cause: options?.cause });
   }
 }
 
 /** No memory cgroup can be made here (not Linux, no memory controller, no write access); `reason` says which. */
 export class MemoryCgroupUnavailableError extends CudaProbeError {
+  override readonly name = 'MemoryCgroupUnavailableError';
+  declare readonly code: 'SOUP_CGROUP_UNAVAILABLE';
   readonly reason: string;
   constructor(reason: string, options?: { cause?: unknown }) {
-    super(`no memory cgroup can be made: ${reason}`, 'SOUP_CGROUP_UNAVAILABLE', options);
-    this.name = 'MemoryCgroupUnavailableError';
+    super(`no memory cgroup can be made: ${reason}`, { code: 'SOUP_CGROUP_UNAVAILABLE', cause: options?.cause });
     this.reason = reason;
   }
 }
 
 /** An optional peer dependency (onnxruntime-node, @soup/onnx-train) is not installed; the message names the install command. */
 export class PeerDependencyMissingError extends CudaProbeError {
+  override readonly name = 'PeerDependencyMissingError';
+  declare readonly code: 'SOUP_PEER_DEPENDENCY_MISSING';
   readonly packages: string[];
-  constructor(packages: string[], message: string, options?: { cause?: unknown }) {
-    super(message, 'SOUP_PEER_DEPENDENCY_MISSING', options);
-    this.name = 'PeerDependencyMissingError';
-    this.packages = packages;
+  constructor(message: string, options: { packages: string[]; cause?: unknown }) {
+    super(message, { code: 'SOUP_PEER_DEPENDENCY_MISSING', cause: options.cause });
+    this.packages = options.packages;
   }
 }

@@ -22,6 +22,7 @@ export {
 } from './run-in-memory-cgroup';
 export {
   CudaProbeError,
+  type CudaProbeErrorCode,
   ProbeOptionsError,
   ProbeTimeoutError,
   ProbeChildError,

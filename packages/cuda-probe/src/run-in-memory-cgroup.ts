@@ -91,16 +91,15 @@ const ENTER_SCRIPT = 'echo $$ > "$1" || exit 125; shift; exec "$@"';
 export async function runInMemoryCgroup(options: RunInMemoryCgroupOptions): Promise<MemoryCgroupRun> {
   if (!Number.isSafeInteger(options.limitBytes) || options.limitBytes < 4096) {
     throw new ProbeOptionsError(
-      'limitBytes',
       `limitBytes must be an integer number of bytes ≥ 4096 (got ${String(options.limitBytes)})`,
+      { field: 'limitBytes' },
     );
   }
   const program = findExecutable(options.file, options.env ?? process.env);
   if (!program)
-    throw new ProbeOptionsError(
-      'file',
-      `file '${options.file}' is not an executable (absolute path, or a name on PATH)`,
-    );
+    throw new ProbeOptionsError(`file '${options.file}' is not an executable (absolute path, or a name on PATH)`, {
+      field: 'file',
+    });
   const sh = findExecutable('/bin/sh');
   if (!sh)
     throw new MemoryCgroupUnavailableError('/bin/sh, which moves the child into its cgroup before exec, is missing');

@@ -43,10 +43,9 @@ export function planCheckpoint(
 ): string[] {
   const { moduleNames, granularity } = isNameList(first) ? { moduleNames: first, granularity: granularityArg } : first;
   if (typeof granularity !== 'string' || !GRANULARITIES.has(granularity)) {
-    throw new GranularityError(
+    throw new GranularityError(`granularity must be one of selective/medium/full, got ${pyRepr(granularity)}`, {
       granularity,
-      `granularity must be one of selective/medium/full, got ${pyRepr(granularity)}`,
-    );
+    });
   }
   const plan: string[] = [];
   const seen = new Set<string>();

@@ -30,7 +30,7 @@ export function predictPeakBytes(params: PredictPeakParams): number {
   const chosen = new Set<string>();
   for (const name of recompute) {
     if (!byName.has(name))
-      throw new BudgetPlanError('recompute', `recompute names '${name}', which is not among blocks`);
+      throw new BudgetPlanError(`recompute names '${name}', which is not among blocks`, { field: 'recompute' });
     chosen.add(name);
   }
   let kept = 0;

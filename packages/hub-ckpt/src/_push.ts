@@ -82,8 +82,8 @@ export function checkKeep(field: 'keepLocal' | 'keepRemote', value: unknown, min
   if (value === undefined) return;
   if (typeof value !== 'number' || !(Number.isInteger(value) || value === Number.POSITIVE_INFINITY) || value < min) {
     throw new InvalidCheckpointOptionError(
-      field,
       `${field} must be an integer >= ${min} (or Infinity to keep all), got ${JSON.stringify(value)}.`,
+      { field },
     );
   }
 }

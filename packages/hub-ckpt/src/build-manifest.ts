@@ -30,14 +30,14 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
   assertStepAndRun(opts.step, opts.run);
   if (typeof opts.dir !== 'string' || !(await isDirectory(opts.dir))) {
     throw new InvalidCheckpointOptionError(
-      'dir',
       `dir ${JSON.stringify(opts.dir)} is not a directory: pass the local checkpoint folder to push.`,
+      { field: 'dir' },
     );
   }
   // Links resolving outside the folder, loops and dangling links are refused here, before anything is read or uploaded.
   const walked = (await walkFiles(opts.dir)).filter((f) => f.name !== MANIFEST_NAME);
   if (walked.length === 0) {
-    throw new InvalidCheckpointOptionError('dir', `dir ${opts.dir} holds no files: nothing to push.`);
+    throw new InvalidCheckpointOptionError(`dir ${opts.dir} holds no files: nothing to push.`, { field: 'dir' });
   }
   const files: BuiltManifest['files'] = [];
   for (const { name, realPath: localPath } of walked) {
@@ -46,8 +46,8 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
     const { sha256, sizeBytes } = await hashFile(localPath);
     if (sizeBytes !== before) {
       throw new InvalidCheckpointOptionError(
-        'dir',
         `${localPath} changed size while being hashed: push a checkpoint only once the trainer finished writing it.`,
+        { field: 'dir' },
       );
     }
     files.push({ name, localPath, sizeBytes, sha256 });
@@ -63,12 +63,14 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
 
 export function assertStepAndRun(step: unknown, run: unknown): void {
   if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) {
-    throw new InvalidCheckpointOptionError('step', `step must be a non-negative integer, got ${JSON.stringify(step)}.`);
+    throw new InvalidCheckpointOptionError(`step must be a non-negative integer, got ${JSON.stringify(step)}.`, {
+      field: 'step',
+    });
   }
   if (typeof run !== 'string' || run.length === 0 || run.length > 512) {
     throw new InvalidCheckpointOptionError(
-      'run',
       'run must be a non-empty run fingerprint (at most 512 characters), the same in every session of the run.',
+      { field: 'run' },
     );
   }
 }

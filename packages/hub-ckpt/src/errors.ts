@@ -4,27 +4,55 @@ interface ErrorOptions {
   cause?: unknown;
 }
 
-function withCause(options: ErrorOptions): { cause: unknown } | undefined {
-  return options.cause === undefined ? undefined : { cause: options.cause };
+/** Stable error codes of @soup/hub-ckpt. */
+export type HubCkptErrorCode =
+  | 'SOUP_HUB_CKPT_INVALID_OPTION'
+  | 'SOUP_HUB_CKPT_STORE'
+  | 'SOUP_HUB_CKPT_AUTH'
+  | 'SOUP_HUB_CKPT_STALE_RUN'
+  | 'SOUP_HUB_CKPT_CORRUPT'
+  | 'SOUP_HUB_CKPT_VERIFY'
+  | 'SOUP_HUB_CKPT_CHECKSUM'
+  | 'SOUP_HUB_CKPT_UNSAFE_PATH'
+  | 'SOUP_HUB_CKPT_POINTED_CONFLICT'
+  | 'SOUP_HUB_CKPT_PULL_TARGET_EXISTS'
+  | 'SOUP_HUB_CKPT_CONCURRENT_WRITE'
+  | 'SOUP_HUB_CKPT_LINKED_ENTRY'
+  | 'SOUP_HUB_CKPT_POINTER_REGRESSION'
+  | 'SOUP_HUB_CKPT_UNSAFE_LINK'
+  | 'SOUP_HUB_CKPT_LEASE_HELD'
+  | 'SOUP_HUB_CKPT_LEASE_LOST'
+  | 'SOUP_HUB_CKPT_FOLDER_CONFLICT'
+  | 'SOUP_HUB_CKPT_DISK_FULL';
+
+/** Base class of every error @soup/hub-ckpt throws: a stable `code`, the `cause` kept. */
+export class HubCkptError extends Error {
+  override readonly name: string = 'HubCkptError';
+  readonly code: HubCkptErrorCode;
+
+  constructor(message: string, options: { code: HubCkptErrorCode; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code;
+  }
 }
 
 /** An option or argument is invalid. `field` names it; the message says what is expected. */
-export class InvalidCheckpointOptionError extends Error {
+export class InvalidCheckpointOptionError extends HubCkptError {
   override readonly name = 'InvalidCheckpointOptionError';
-  readonly code = 'SOUP_HUB_CKPT_INVALID_OPTION' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_INVALID_OPTION';
   /** The offending field, e.g. `pushEvery`. */
   readonly field: string;
 
-  constructor(field: string, message: string, options: ErrorOptions = {}) {
-    super(message, withCause(options));
-    this.field = field;
+  constructor(message: string, options: ErrorOptions & { field: string }) {
+    super(message, { code: 'SOUP_HUB_CKPT_INVALID_OPTION', cause: options.cause });
+    this.field = options.field;
   }
 }
 
 /** A store call failed (HTTP status other than 401/403, network, or file system). Retries were already spent. */
-export class StoreError extends Error {
+export class StoreError extends HubCkptError {
   override readonly name = 'StoreError';
-  readonly code = 'SOUP_HUB_CKPT_STORE' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_STORE';
   /** HTTP status, when the failure was an HTTP answer. */
   readonly status: number | undefined;
   /** The URL called (never carries a token), when known. */
@@ -33,7 +61,7 @@ export class StoreError extends Error {
   readonly requestId: string | undefined;
 
   constructor(message: string, options: ErrorOptions & { status?: number; url?: string; requestId?: string } = {}) {
-    super(message, withCause(options));
+    super(message, { code: 'SOUP_HUB_CKPT_STORE', cause: options.cause });
     this.status = options.status;
     this.url = options.url;
     this.requestId = options.requestId;
@@ -41,16 +69,16 @@ export class StoreError extends Error {
 }
 
 /** The Hub refused the credentials (401) or the permission (403). The token itself is never included. */
-export class HubAuthError extends Error {
+export class HubAuthError extends HubCkptError {
   override readonly name = 'HubAuthError';
-  readonly code = 'SOUP_HUB_CKPT_AUTH' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_AUTH';
   /** 401 (no or invalid token) or 403 (token lacks the permission); 0 when refused before any call. */
   readonly status: number;
   readonly url: string | undefined;
   readonly requestId: string | undefined;
 
   constructor(message: string, options: ErrorOptions & { status: number; url?: string; requestId?: string }) {
-    super(message, withCause(options));
+    super(message, { code: 'SOUP_HUB_CKPT_AUTH', cause: options.cause });
     this.status = options.status;
     this.url = options.url;
     this.requestId = options.requestId;
@@ -58,9 +86,9 @@ export class HubAuthError extends Error {
 }
 
 /** `latest.json` belongs to another run: resuming would mix two runs' checkpoints. */
-export class StaleRunError extends Error {
+export class StaleRunError extends HubCkptError {
   override readonly name = 'StaleRunError';
-  readonly code = 'SOUP_HUB_CKPT_STALE_RUN' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_STALE_RUN';
   /** The fingerprint `latest.json` carries. */
   readonly pointerRun: string;
   /** The fingerprint of the run asking. */
@@ -73,7 +101,7 @@ export class StaleRunError extends Error {
       `${options.where}: latest.json belongs to run "${options.pointerRun}" (step ${options.pointerStep}), ` +
         `not to this run "${options.run}". Refusing to resume or overwrite another run's checkpoints: ` +
         'use a new repo (or directory) for this run, or pass the same run fingerprint as the run that pushed them.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_STALE_RUN', cause: options.cause },
     );
     this.pointerRun = options.pointerRun;
     this.run = options.run;
@@ -82,25 +110,25 @@ export class StaleRunError extends Error {
 }
 
 /** The checkpoint `latest.json` names is missing files or does not match its manifest (or the pointer is invalid). */
-export class CorruptCheckpointError extends Error {
+export class CorruptCheckpointError extends HubCkptError {
   override readonly name = 'CorruptCheckpointError';
-  readonly code = 'SOUP_HUB_CKPT_CORRUPT' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_CORRUPT';
   /** Folder in the repo, e.g. `ckpt/checkpoint-120` (`latest.json` when the pointer itself is bad). */
   readonly pathInRepo: string;
   /** One line per problem found. */
   readonly problems: string[];
 
   constructor(message: string, options: ErrorOptions & { pathInRepo: string; problems: string[] }) {
-    super(message, withCause(options));
+    super(message, { code: 'SOUP_HUB_CKPT_CORRUPT', cause: options.cause });
     this.pathInRepo = options.pathInRepo;
     this.problems = options.problems;
   }
 }
 
 /** Push-time verification from the remote side failed: the pointer was NOT moved. */
-export class VerifyError extends Error {
+export class VerifyError extends HubCkptError {
   override readonly name = 'VerifyError';
-  readonly code = 'SOUP_HUB_CKPT_VERIFY' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_VERIFY';
   readonly pathInRepo: string;
   readonly problems: string[];
 
@@ -109,7 +137,7 @@ export class VerifyError extends Error {
       `${options.pathInRepo} did not verify after upload, so latest.json was not moved: ${options.problems.slice(0, 5).join('; ')}` +
         (options.problems.length > 5 ? ` (and ${options.problems.length - 5} more)` : '') +
         '. Push again; if it repeats, the store is losing or altering data.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_VERIFY', cause: options.cause },
     );
     this.pathInRepo = options.pathInRepo;
     this.problems = options.problems;
@@ -117,9 +145,9 @@ export class VerifyError extends Error {
 }
 
 /** A pulled file's size or sha256 does not match the manifest (after the retries allowed). */
-export class ChecksumError extends Error {
+export class ChecksumError extends HubCkptError {
   override readonly name = 'ChecksumError';
-  readonly code = 'SOUP_HUB_CKPT_CHECKSUM' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_CHECKSUM';
   /** File path inside the checkpoint folder. */
   readonly file: string;
   readonly expectedSha256: string;
@@ -141,7 +169,7 @@ export class ChecksumError extends Error {
       `${options.pathInRepo}/${options.file}: downloaded ${options.actualBytes} bytes with sha256 ${options.actualSha256.slice(0, 16)}…, ` +
         `the manifest says ${options.expectedBytes} bytes with sha256 ${options.expectedSha256.slice(0, 16)}…. ` +
         'Nothing was moved into place; pull again, or resume with fallback to an older checkpoint.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_CHECKSUM', cause: options.cause },
     );
     this.file = options.file;
     this.expectedSha256 = options.expectedSha256;
@@ -152,53 +180,55 @@ export class ChecksumError extends Error {
 }
 
 /** A file name would escape its folder (`..`, absolute path, backslash, empty segment): refused before any write. */
-export class UnsafePathError extends Error {
+export class UnsafePathError extends HubCkptError {
   override readonly name = 'UnsafePathError';
-  readonly code = 'SOUP_HUB_CKPT_UNSAFE_PATH' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_UNSAFE_PATH';
   /** The refused name, as found. */
   readonly path: string;
 
   constructor(path: string, reason: string, options: ErrorOptions = {}) {
     super(
       `Refusing file name ${JSON.stringify(path)}: ${reason}. Checkpoint file names must be relative, use "/" and stay inside their folder.`,
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_UNSAFE_PATH', cause: options.cause },
     );
     this.path = path;
   }
 }
 
 /** A push would replace the content of the folder `latest.json` names, which would leave the pointer on unverified data. */
-export class PointedCheckpointConflictError extends Error {
+export class PointedCheckpointConflictError extends HubCkptError {
   override readonly name = 'PointedCheckpointConflictError';
-  readonly code = 'SOUP_HUB_CKPT_POINTED_CONFLICT' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_POINTED_CONFLICT';
   readonly pathInRepo: string;
 
   constructor(pathInRepo: string, options: ErrorOptions = {}) {
     super(
       `${pathInRepo} is the checkpoint latest.json names and it holds different content; overwriting it in place would leave ` +
         'the pointer on unverified data. Push under a new step (or pushFinal), which moves the pointer only after verifying.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_POINTED_CONFLICT', cause: options.cause },
     );
     this.pathInRepo = pathInRepo;
   }
 }
 
 /** The pull target already exists and `overwrite` was not set. */
-export class PullTargetExistsError extends Error {
+export class PullTargetExistsError extends HubCkptError {
   override readonly name = 'PullTargetExistsError';
-  readonly code = 'SOUP_HUB_CKPT_PULL_TARGET_EXISTS' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_PULL_TARGET_EXISTS';
   readonly dir: string;
 
   constructor(dir: string) {
-    super(`${dir} already exists: pass overwrite: true to replace it, or pull into an empty path.`);
+    super(`${dir} already exists: pass overwrite: true to replace it, or pull into an empty path.`, {
+      code: 'SOUP_HUB_CKPT_PULL_TARGET_EXISTS',
+    });
     this.dir = dir;
   }
 }
 
 /** Another writer changed the store between this writer's read and its commit (a parentCommit / ifMatch conflict). */
-export class ConcurrentWriteError extends Error {
+export class ConcurrentWriteError extends HubCkptError {
   override readonly name = 'ConcurrentWriteError';
-  readonly code = 'SOUP_HUB_CKPT_CONCURRENT_WRITE' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_CONCURRENT_WRITE';
   /** The contested file, e.g. `latest.json`. */
   readonly path: string;
   /** Who wrote it, as far as the store tells: the commit id and title, or the pointer's run and step. */
@@ -208,7 +238,7 @@ export class ConcurrentWriteError extends Error {
     super(
       `${options.where}: ${options.path} was changed by another writer (${options.writer}) since this writer read it; ` +
         'nothing was overwritten. Two processes are pushing to the same store: stop one of them, then push again.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_CONCURRENT_WRITE', cause: options.cause },
     );
     this.path = options.path;
     this.writer = options.writer;
@@ -216,9 +246,9 @@ export class ConcurrentWriteError extends Error {
 }
 
 /** A directory store entry is a symbolic link: refused, since following it could read or write outside the store. */
-export class LinkedEntryError extends Error {
+export class LinkedEntryError extends HubCkptError {
   override readonly name = 'LinkedEntryError';
-  readonly code = 'SOUP_HUB_CKPT_LINKED_ENTRY' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_LINKED_ENTRY';
   /** The linked path on disk. */
   readonly path: string;
 
@@ -226,16 +256,16 @@ export class LinkedEntryError extends Error {
     super(
       `${path} is a symbolic link inside a directory store; refusing to follow it (it could read, write or delete outside the store). ` +
         'Remove the link (or replace it with a real folder) and try again.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_LINKED_ENTRY', cause: options.cause },
     );
     this.path = path;
   }
 }
 
 /** A push would move latest.json to a lower step, or from a terminal pointer to a non-terminal one. */
-export class PointerRegressionError extends Error {
+export class PointerRegressionError extends HubCkptError {
   override readonly name = 'PointerRegressionError';
-  readonly code = 'SOUP_HUB_CKPT_POINTER_REGRESSION' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_POINTER_REGRESSION';
   /** The step latest.json names now. */
   readonly pointerStep: number;
   readonly pointerTerminal: boolean;
@@ -256,7 +286,7 @@ export class PointerRegressionError extends Error {
       `${options.where}: latest.json names ${from.path_in_repo} (step ${from.step}${from.terminal ? ', terminal: the run is complete' : ''}); ` +
         `pushing ${options.toPath} (step ${options.toStep}${options.terminal ? ', terminal' : ''}) would move it ${from.step > options.toStep ? 'backwards' : 'off the terminal checkpoint'}. ` +
         'Nothing was uploaded. Pass force (soup ckpt push --force) to move it anyway.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_POINTER_REGRESSION', cause: options.cause },
     );
     this.pointerStep = from.step;
     this.pointerTerminal = from.terminal;
@@ -265,9 +295,9 @@ export class PointerRegressionError extends Error {
 }
 
 /** A symbolic link in a folder being pushed leaves that folder, loops, or points nowhere: refused before anything is uploaded. */
-export class UnsafeLinkError extends Error {
+export class UnsafeLinkError extends HubCkptError {
   override readonly name = 'UnsafeLinkError';
-  readonly code = 'SOUP_HUB_CKPT_UNSAFE_LINK' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_UNSAFE_LINK';
   /** The link, as found in the folder. */
   readonly link: string;
   /** What the link says (its readlink text). */
@@ -292,7 +322,7 @@ export class UnsafeLinkError extends Error {
     super(
       `${options.link} -> ${options.target} ${why}; nothing was uploaded. A push only reads inside the folder it pushes: ` +
         'replace the link with a copy of the file, or remove it.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_UNSAFE_LINK', cause: options.cause },
     );
     this.link = options.link;
     this.target = options.target;
@@ -309,9 +339,9 @@ interface LeaseHolder {
 }
 
 /** Another session holds the store's one-writer lease: refused before anything is written. */
-export class LeaseHeldError extends Error {
+export class LeaseHeldError extends HubCkptError {
   override readonly name = 'LeaseHeldError';
-  readonly code = 'SOUP_HUB_CKPT_LEASE_HELD' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_LEASE_HELD';
   /** The holder as its lease file says. */
   readonly holder: LeaseHolder;
 
@@ -321,30 +351,30 @@ export class LeaseHeldError extends Error {
       `${options.where} is held by another writer: host ${h.host}, pid ${h.pid}, since ${h.since}, run "${h.run}" (lease until ${h.expires_at}). ` +
         'Nothing was written. Two sessions must not write one store: stop the other one, or wait until its lease expires ' +
         "(a dead session's lease expires after its TTL; on the same host it is taken over at once).",
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_LEASE_HELD', cause: options.cause },
     );
     this.holder = { host: h.host, pid: h.pid, since: h.since, run: h.run, expires_at: h.expires_at };
   }
 }
 
 /** This session's lease was taken by another writer (it expired while this session was cut off). */
-export class LeaseLostError extends Error {
+export class LeaseLostError extends HubCkptError {
   override readonly name = 'LeaseLostError';
-  readonly code = 'SOUP_HUB_CKPT_LEASE_HELD' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_LEASE_LOST';
 
   constructor(options: ErrorOptions & { where: string; lease: { id: string; expires_at: string } }) {
     super(
       `${options.where}: this session's lease ${options.lease.id} (until ${options.lease.expires_at}) was taken by another writer; ` +
         'stopping before writing anything more. Raise the lease TTL if sessions are cut off from the store for long.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_LEASE_LOST', cause: options.cause },
     );
   }
 }
 
 /** The folder a push would write already holds a different checkpoint (its manifest differs): refused, nothing replaced. */
-export class FolderConflictError extends Error {
+export class FolderConflictError extends HubCkptError {
   override readonly name = 'FolderConflictError';
-  readonly code = 'SOUP_HUB_CKPT_FOLDER_CONFLICT' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT';
   readonly pathInRepo: string;
   /** The run its manifest names (null when unreadable). */
   readonly theirRun: string | null;
@@ -362,7 +392,7 @@ export class FolderConflictError extends Error {
       `${options.where}: ${options.pathInRepo} already holds another checkpoint (manifest sha256 ${options.theirSha256.slice(0, 12)}…` +
         `${options.theirRun === null ? '' : `, run "${options.theirRun}"`}; this push's is ${options.mineSha256.slice(0, 12)}…). Nothing was replaced: ` +
         'another writer may be using this store. Stop it; to replace the folder anyway, push with --force.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT', cause: options.cause },
     );
     this.pathInRepo = options.pathInRepo;
     this.theirRun = options.theirRun;
@@ -370,9 +400,9 @@ export class FolderConflictError extends Error {
 }
 
 /** The local disk (or the directory store's file system) is full: nothing was moved into place. */
-export class DiskFullError extends Error {
+export class DiskFullError extends HubCkptError {
   override readonly name = 'DiskFullError';
-  readonly code = 'SOUP_HUB_CKPT_DISK_FULL' as const;
+  declare readonly code: 'SOUP_HUB_CKPT_DISK_FULL';
   /** The folder being written. */
   readonly path: string;
   /** Bytes the operation needed in all (null when unknown). */
@@ -383,7 +413,7 @@ export class DiskFullError extends Error {
       `the disk holding ${options.path} is full (${options.what}` +
         `${options.bytesNeeded === null ? '' : `, which needs ${options.bytesNeeded} bytes`}); nothing was moved into place and the store's pointer is untouched. ` +
         'Free space there (or point the output / store at a larger disk) and run the same command again.',
-      withCause(options),
+      { code: 'SOUP_HUB_CKPT_DISK_FULL', cause: options.cause },
     );
     this.path = options.path;
     this.bytesNeeded = options.bytesNeeded;

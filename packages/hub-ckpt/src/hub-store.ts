@@ -68,15 +68,15 @@ export class HubStore implements CheckpointStore {
     const env = opts.env ?? process.env;
     if (typeof opts.repo !== 'string' || !REPO_ID.test(opts.repo)) {
       throw new InvalidCheckpointOptionError(
-        'repo',
         `repo ${JSON.stringify(opts.repo)} is not a Hub repo id: use "namespace/name" (or "file:///path" for a directory store via openStore).`,
+        { field: 'repo' },
       );
     }
     const repoType = opts.repoType ?? 'model';
     if (repoType !== 'model' && repoType !== 'dataset') {
       throw new InvalidCheckpointOptionError(
-        'repoType',
         `repoType must be "model" or "dataset", got ${JSON.stringify(repoType)}.`,
+        { field: 'repoType' },
       );
     }
     const endpointRaw = opts.endpoint ?? env.HF_ENDPOINT ?? 'https://huggingface.co';
@@ -84,16 +84,15 @@ export class HubStore implements CheckpointStore {
     try {
       endpoint = new URL(endpointRaw);
     } catch (err) {
-      throw new InvalidCheckpointOptionError(
-        'endpoint',
-        'endpoint must be an http(s) URL such as https://huggingface.co.',
-        { cause: err },
-      );
+      throw new InvalidCheckpointOptionError('endpoint must be an http(s) URL such as https://huggingface.co.', {
+        field: 'endpoint',
+        cause: err,
+      });
     }
     if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
       throw new InvalidCheckpointOptionError(
-        'endpoint',
         `endpoint ${JSON.stringify(endpoint.protocol)} is not http(s): use an https:// URL such as https://huggingface.co.`,
+        { field: 'endpoint' },
       );
     }
     endpoint.username = '';

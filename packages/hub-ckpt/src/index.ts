@@ -36,6 +36,8 @@ export { validatePointer } from './validate-pointer';
 export { validateManifest } from './validate-manifest';
 export { pointerSchema, manifestSchema } from './json-schemas';
 export {
+  HubCkptError,
+  type HubCkptErrorCode,
   InvalidCheckpointOptionError,
   StoreError,
   HubAuthError,

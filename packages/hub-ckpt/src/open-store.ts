@@ -35,8 +35,8 @@ export function openStore(opts: OpenStoreOptions): CheckpointStore {
   const repo = opts.repo;
   if (typeof repo !== 'string' || repo.trim() === '') {
     throw new InvalidCheckpointOptionError(
-      'repo',
       'repo is empty: pass a Hub repo id "namespace/name" or a directory as "file:///path".',
+      { field: 'repo' },
     );
   }
   if (repo.startsWith('file:')) {
@@ -46,8 +46,8 @@ export function openStore(opts: OpenStoreOptions): CheckpointStore {
       const rest = decodeURIComponent(repo.replace(/^file:(\/\/)?/, ''));
       if (rest === '')
         throw new InvalidCheckpointOptionError(
-          'repo',
           `repo ${JSON.stringify(repo)} names no directory: use "file:///abs/path".`,
+          { field: 'repo' },
         );
       root = isAbsolute(rest) ? rest : resolve(opts.cwd ?? process.cwd(), rest);
     }

@@ -27,10 +27,9 @@ export interface SegmentPlan {
 
 function int(field: string, value: unknown, min: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new InvalidCheckpointOptionError(
+    throw new InvalidCheckpointOptionError(`${field} must be an integer >= ${min}, got ${JSON.stringify(value)}.`, {
       field,
-      `${field} must be an integer >= ${min}, got ${JSON.stringify(value)}.`,
-    );
+    });
   }
   return value;
 }
@@ -47,8 +46,8 @@ export function planSegment(opts: PlanSegmentOptions): SegmentPlan {
   const startStep = int('startStep', opts.startStep ?? 0, 0);
   if (startStep > horizon) {
     throw new InvalidCheckpointOptionError(
-      'startStep',
       `startStep ${startStep} is past the horizon ${horizon}: the run is already over; check horizon.`,
+      { field: 'startStep' },
     );
   }
   const stopStep = stopAfterSteps === 0 ? horizon : Math.min(horizon, startStep + stopAfterSteps);

@@ -90,10 +90,9 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
   const { store } = opts;
   const ttlMs = opts.ttlMs ?? 600_000;
   if (!Number.isFinite(ttlMs) || ttlMs < 1000) {
-    throw new InvalidCheckpointOptionError(
-      'ttlMs',
-      `the lease TTL must be at least 1 s, got ${JSON.stringify(ttlMs)} ms.`,
-    );
+    throw new InvalidCheckpointOptionError(`the lease TTL must be at least 1 s, got ${JSON.stringify(ttlMs)} ms.`, {
+      field: 'ttlMs',
+    });
   }
   const now = opts.now ?? Date.now;
   const host = opts.host ?? hostname();

@@ -41,11 +41,10 @@ export function describeHandle(handle: ActivationHandle): string {
 
 export function missing(handle: ActivationHandle, path: string, cause: unknown): ScratchFileMissingError {
   return new ScratchFileMissingError(
-    path,
     `unpack: the scratch file of ${describeHandle(handle)} is missing: ${path}. ` +
       'Something outside this store deleted it (another process, a manual cleanup, or a sweep that judged its owner dead); ' +
       'the activation is lost, so rerun the step.',
-    { cause },
+    { path, cause },
   );
 }
 
@@ -56,9 +55,8 @@ export function readExactSync(handle: ActivationHandle, path: string): ArrayBuff
   } catch (err) {
     if (errCode(err) === 'ENOENT') throw missing(handle, path, err);
     throw new ScratchFileCorruptError(
-      path,
       `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`,
-      { cause: err },
+      { path, cause: err },
     );
   }
   try {
@@ -85,9 +83,8 @@ export async function readExactAsync(handle: ActivationHandle, path: string): Pr
   } catch (err) {
     if (errCode(err) === 'ENOENT') throw missing(handle, path, err);
     throw new ScratchFileCorruptError(
-      path,
       `unpack: cannot open the scratch file of ${describeHandle(handle)}: ${path} (${errCode(err)})`,
-      { cause: err },
+      { path, cause: err },
     );
   }
   try {
@@ -111,21 +108,20 @@ export function anonFailure(handle: ActivationHandle, saveDir: string, err: unkn
   const where = `the anonymous scratch file (O_TMPFILE in ${saveDir})`;
   if (err instanceof SizeMismatch) {
     return new ScratchFileCorruptError(
-      saveDir,
       `unpack: ${where} of ${describeHandle(handle)} holds ${err.size} bytes, expected ${handle.byteLength}`,
+      { path: saveDir },
     );
   }
   return new ScratchFileCorruptError(
-    saveDir,
     `unpack: cannot read ${where} of ${describeHandle(handle)} (${errCode(err) ?? String(err)})`,
-    { cause: err },
+    { path: saveDir, cause: err },
   );
 }
 
 export function sizeMismatch(handle: ActivationHandle, path: string, size: number): ScratchFileCorruptError {
   return new ScratchFileCorruptError(
-    path,
     `unpack: the scratch file of ${describeHandle(handle)} holds ${size} bytes, expected ${handle.byteLength}: ${path} (changed outside this store)`,
+    { path },
   );
 }
 

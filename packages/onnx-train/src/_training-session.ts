@@ -75,7 +75,7 @@ export async function createTrainingSession(
       (options.executionProvider ?? 'cpu') === 'cuda' &&
       /cuda|shared library|providers_shared|is unsupported/i.test(message)
     ) {
-      throw new ExecutionProviderError('cuda', `${CUDA_HINT} (ORT said: ${message})`, { cause: err });
+      throw new ExecutionProviderError(`${CUDA_HINT} (ORT said: ${message})`, { provider: 'cuda', cause: err });
     }
     throw new TrainStepError(`could not create the ONNX Runtime session: ${message}`, { cause: err });
   }

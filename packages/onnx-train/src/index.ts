@@ -29,6 +29,7 @@ export {
 } from './train-step';
 export {
   OnnxTrainError,
+  type OnnxTrainErrorCode,
   GptSpecError,
   ExecutionProviderError,
   TrainStepError,

@@ -234,7 +234,7 @@ export class Trainer {
     // The sampler moves only once the step succeeded: a failed step (e.g. out of memory) can be redone.
     const cursor = this.sampler.cursor;
     const batch = this.sampler.nextBatch(this.options.batchSize);
-    let r;
+    let r: Awaited<ReturnType<(TrainStep | SegmentedTrainStep)['run']>>;
     try {
       r = await this.trainStep.run(batch, { lr, microBatchSize: this.micro });
     } catch (err) {
@@ -394,11 +394,10 @@ export class Trainer {
       renameSync(tmp, dir);
     } catch (err) {
       rmSync(tmp, { recursive: true, force: true });
-      throw new CheckpointError(
-        'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
-        `could not write checkpoint ${dir}: ${(err as Error).message}`,
-        { cause: err },
-      );
+      throw new CheckpointError(`could not write checkpoint ${dir}: ${(err as Error).message}`, {
+        code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
+        cause: err,
+      });
     }
     return { dir, step: state.step, files: [...CHECKPOINT_FILES, ...EXPORT_FILES] };
   }
@@ -411,24 +410,24 @@ export class Trainer {
   loadCheckpoint(dir: string): TrainerState {
     for (const f of CHECKPOINT_FILES) {
       if (!existsSync(join(dir, f))) {
-        throw new CheckpointError(
-          'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
-          `checkpoint ${dir} has no ${f} (expected ${CHECKPOINT_FILES.join(', ')})`,
-        );
+        throw new CheckpointError(`checkpoint ${dir} has no ${f} (expected ${CHECKPOINT_FILES.join(', ')})`, {
+          code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
+        });
       }
     }
     let json: Record<string, unknown>;
     try {
       json = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as Record<string, unknown>;
     } catch (err) {
-      throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', `${dir}/trainer_state.json is not valid JSON`, {
+      throw new CheckpointError(`${dir}/trainer_state.json is not valid JSON`, {
+        code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
         cause: err,
       });
     }
     if (json.format !== STATE_FORMAT) {
       throw new CheckpointError(
-        'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
         `${dir}/trainer_state.json: format ${JSON.stringify(json.format)}, expected ${STATE_FORMAT}`,
+        { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID' },
       );
     }
     const recorded =
@@ -437,27 +436,26 @@ export class Trainer {
         : null;
     if (json.run !== this.runId || (recorded !== null && recorded !== this.fingerprint)) {
       throw new CheckpointError(
-        'SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH',
         `checkpoint ${dir} belongs to run ${String(json.run)}, but this trainer is run ${this.runId} (spec, data, seed, batch size or schedule differ)`,
+        { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH' },
       );
     }
     const ints = ['step', 'cursor', 'tokens_consumed'] as const;
     for (const k of ints) {
       if (!Number.isSafeInteger(json[k]) || (json[k] as number) < 0) {
-        throw new CheckpointError(
-          'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
-          `${dir}/trainer_state.json: ${k} must be a non-negative integer`,
-        );
+        throw new CheckpointError(`${dir}/trainer_state.json: ${k} must be a non-negative integer`, {
+          code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
+        });
       }
     }
     const want = st(this.trainStep.dtype);
     const read = (file: string, key: (p: string) => string): Map<string, FloatArray> => {
-      let tensors;
+      let tensors: ReturnType<typeof readSafetensors>['tensors'];
       try {
         tensors = readSafetensors(join(dir, file)).tensors;
       } catch (err) {
         if (err instanceof SafetensorsError)
-          throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', err.message, { cause: err });
+          throw new CheckpointError(err.message, { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', cause: err });
         throw err;
       }
       const out = new Map<string, FloatArray>();
@@ -465,8 +463,8 @@ export class Trainer {
         const t = tensors.get(key(p.name));
         if (!t || t.dtype !== want || t.shape.join(',') !== p.shape.join(',')) {
           throw new CheckpointError(
-            'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
             `${dir}/${file}: ${key(p.name)} is ${t ? `${t.dtype} [${t.shape.join(', ')}]` : 'missing'}, expected ${want} [${p.shape.join(', ')}]`,
+            { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID' },
           );
         }
         out.set(p.name, t.data as FloatArray);
@@ -480,7 +478,7 @@ export class Trainer {
       this.trainStep.setState({ step: json.step as number, parameters, m, v });
     } catch (err) {
       if (err instanceof OnnxTrainError)
-        throw new CheckpointError('SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', err.message, { cause: err });
+        throw new CheckpointError(err.message, { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', cause: err });
       throw err;
     }
     this.sampler = new TokenSampler({

@@ -4,30 +4,54 @@ interface ErrorOptions {
   cause?: unknown;
 }
 
+/** Stable error codes of @soup/supervisor. */
+export type SupervisorErrorCode = 'SOUP_SUPERVISOR_USAGE' | 'SOUP_SUPERVISOR_LOCKED' | 'SOUP_SUPERVISOR_RESUME_REFUSED';
+
+/** Base class of every error @soup/supervisor throws: a stable `code`, the `cause` kept. */
+export class SupervisorError extends Error {
+  override readonly name: string = 'SupervisorError';
+  readonly code: SupervisorErrorCode;
+
+  constructor(message: string, options: { code: SupervisorErrorCode; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code;
+  }
+}
+
 /** An option cannot work (bad flag value, a layout soup cannot serve). `field` names it. */
-export class SupervisorUsageError extends Error {
+export class SupervisorUsageError extends SupervisorError {
   override readonly name = 'SupervisorUsageError';
-  readonly code = 'SOUP_SUPERVISOR_USAGE' as const;
+  declare readonly code: 'SOUP_SUPERVISOR_USAGE';
   readonly field: string;
 
   constructor(field: string, message: string, options: ErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(message, { code: 'SOUP_SUPERVISOR_USAGE', cause: options.cause });
     this.field = field;
   }
 }
 
 /** The output folder is locked by another supervisor whose trainer (or itself) still lives. */
-export class OutputLockedError extends Error {
+export class OutputLockedError extends SupervisorError {
   override readonly name = 'OutputLockedError';
-  readonly code = 'SOUP_SUPERVISOR_LOCKED' as const;
+  declare readonly code: 'SOUP_SUPERVISOR_LOCKED';
   /** The lock file. */
   readonly lockPath: string;
   /** The live process that holds it. */
   readonly pid: number;
 
-  constructor(message: string, p: { lockPath: string; pid: number }) {
-    super(message);
+  constructor(message: string, p: { lockPath: string; pid: number; cause?: unknown }) {
+    super(message, { code: 'SOUP_SUPERVISOR_LOCKED', cause: p.cause });
     this.lockPath = p.lockPath;
     this.pid = p.pid;
+  }
+}
+
+/** A stored run record belongs to another command: resuming would continue a different run. */
+export class StaleRecordError extends SupervisorError {
+  override readonly name = 'StaleRecordError';
+  declare readonly code: 'SOUP_SUPERVISOR_RESUME_REFUSED';
+
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, { code: 'SOUP_SUPERVISOR_RESUME_REFUSED', cause: options.cause });
   }
 }

@@ -1,6 +1,5 @@
 export {
   supervise,
-  StaleRecordError,
   STOP_SIGNALS,
   type SuperviseOptions,
   type SuperviseOutcome,
@@ -47,4 +46,10 @@ export {
   type SessionMemory,
   type SupervisedIdentity,
 } from './run-identity';
-export { SupervisorUsageError, OutputLockedError } from './errors';
+export {
+  SupervisorError,
+  SupervisorUsageError,
+  OutputLockedError,
+  StaleRecordError,
+  type SupervisorErrorCode,
+} from './errors';

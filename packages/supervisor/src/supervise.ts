@@ -14,7 +14,7 @@ import {
 import { linkSync, copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { basename, join, relative } from 'node:path';
-import { SupervisorUsageError } from './errors';
+import { StaleRecordError, SupervisorUsageError } from './errors';
 import { judgeHorizon, readTrainerState, type TrainerStateSteps } from './horizon';
 import { acquireOutputLock } from './lock';
 import { FILE_CHECKPOINT_RECORD, resumeSupervised, type SupervisedResume } from './resume-supervised';
@@ -916,12 +916,6 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       }
     }
   }
-}
-
-/** A stored run record belongs to another command (code SOUP_SUPERVISOR_RESUME_REFUSED). */
-export class StaleRecordError extends Error {
-  override readonly name = 'StaleRecordError';
-  readonly code = 'SOUP_SUPERVISOR_RESUME_REFUSED' as const;
 }
 
 /** `4 × 4 = 16`, or `4 × 4 × 2 ranks = 32`. */
