@@ -2,9 +2,9 @@
 // candidate (one value per lever) gets its micro-batch m (the largest divisor of G / N that fits,
 // the batch cache first), then its step time at m from the trainer's own runs: the command with
 // {probe_steps} = 1, 1 + K and 1 + 2K, so start-up costs cancel. Samples/s at G = G / (a × step).
+import { formatMicroBatch } from '@soup/batch-probe';
 import {
   chooseConfiguration,
-  formatMicroBatch,
   lookupTuneEntry,
   makeTuneKey,
   saveTuneEntry,
@@ -12,7 +12,7 @@ import {
   type MeasuredCandidate,
   type TuneEntry,
   type TuneRow,
-} from '@soup/batch-probe';
+} from '@soup/tune';
 import type { CommandContext } from './_context';
 import { renderTable } from './_table';
 import { UsageError } from './errors';

@@ -7,7 +7,7 @@
 // ratio: the slower-looking row is shown at the faster one's level times that ratio, with the noise
 // of the side-by-side timing, and the choice is made again: the faster wins unless the two are
 // still within the noise.
-import { chooseConfiguration, type ConfigurationChoice, type TuneRow } from '@soup/batch-probe';
+import { chooseConfiguration, type ConfigurationChoice, type TuneRow } from '@soup/tune';
 
 /** A row's step timed again: its mean and standard error in ms. */
 export interface Retiming {

@@ -3,7 +3,7 @@
 // that settles a tie (real ONNX Runtime sessions).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TuneRow } from '@soup/batch-probe';
+import type { TuneRow } from '@soup/tune';
 import { defineGptSpec } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';

@@ -13,17 +13,8 @@
 // (_tune-tie), on their sessions kept warm from the first timing; the tie that decides whether a
 // lighter candidate is past its best is timed again before a heavier one is searched. The choice is
 // remembered in the tune cache.
-import {
-  divisorsOf,
-  formatMicroBatch,
-  NoBatchFitsError,
-  peakIsLower,
-  lookupTuneEntry,
-  makeTuneKey,
-  saveTuneEntry,
-  type TuneEntry,
-  type TuneRow,
-} from '@soup/batch-probe';
+import { divisorsOf, formatMicroBatch, NoBatchFitsError } from '@soup/batch-probe';
+import { peakIsLower, lookupTuneEntry, makeTuneKey, saveTuneEntry, type TuneEntry, type TuneRow } from '@soup/tune';
 import type { Granularity } from '@soup/grad-ckpt';
 import type { GptSpec } from '@soup/onnx-train';
 import type { BatchResolution, TrialView } from './_batch';

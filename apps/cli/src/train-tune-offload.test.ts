@@ -1,7 +1,7 @@
 // activation_offloading: auto is a measured choice in soup plan / soup train: no offload against
 // the device's offload (disk on the CPU), each at its largest fitting micro-batch, the offload only
 // above what no offload fits; the choice is applied (segmented step, scratch folder) and trained.
-import type { TuneRow } from '@soup/batch-probe';
+import type { TuneRow } from '@soup/tune';
 import { runNode, useTempDir } from '@soup/test-utils';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
