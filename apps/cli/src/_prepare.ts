@@ -2,7 +2,8 @@
 import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
 import { formatMicroBatch, largestDivisorAtMost } from '@soup/batch-probe';
 import type { TuneEntry } from '@soup/tune';
-import { describeChoice, TRAIN_TIERS, tuneTrain } from './_tune-train';
+import { TRAIN_TIERS } from '@soup/tune';
+import { describeChoice, tuneTrain } from './_tune-train';
 import type { Granularity } from '@soup/grad-ckpt';
 import { moduleNames, type GptSpec } from '@soup/onnx-train';
 import { noFitAdvice } from './_advice';

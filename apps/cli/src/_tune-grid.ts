@@ -5,8 +5,7 @@ import { divisorsOf } from '@soup/batch-probe';
 import { createTrainStepProbe } from '@soup/cuda-probe';
 import type { GptSpec } from '@soup/onnx-train';
 import { recomputeOf } from './_plan';
-import { samplesPerSecondAt, timeAlternately, timeTrainStep, type StepToTime } from './_tune-step';
-import { TRAIN_TIERS } from './_tune-train';
+import { samplesPerSecondAt, TRAIN_TIERS, timeAlternately, timeTrainStep, type StepToTime } from '@soup/tune';
 import type { SoupConfig } from './validate-config';
 
 export interface GridPoint {

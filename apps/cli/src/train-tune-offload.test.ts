@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SOUP_BIN } from './_run-test-helpers';
-import { pastItsBest } from './_tune-train';
+import { pastItsBest } from '@soup/tune';
 
 interface PlanJson {
   micro_batch_size: number;

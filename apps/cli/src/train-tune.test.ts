@@ -12,7 +12,7 @@ import { SOUP_BIN } from './_run-test-helpers';
 import { loadConfig } from './load-config';
 import { gptSpecOf, recomputeOf } from './_plan';
 import { gridBest, headToHead, measureTrainGrid } from './_tune-grid';
-import { pastItsBest } from './_tune-train';
+import { pastItsBest } from '@soup/tune';
 
 interface PlanJson {
   micro_batch_size: number;

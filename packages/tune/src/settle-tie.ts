@@ -7,7 +7,8 @@
 // ratio: the slower-looking row is shown at the faster one's level times that ratio, with the noise
 // of the side-by-side timing, and the choice is made again: the faster wins unless the two are
 // still within the noise.
-import { chooseConfiguration, type ConfigurationChoice, type TuneRow } from '@soup/tune';
+import { chooseConfiguration, type ConfigurationChoice } from './choose-configuration';
+import type { TuneRow } from './tune-cache';
 
 /** A row's step timed again: its mean and standard error in ms. */
 export interface Retiming {
@@ -17,7 +18,7 @@ export interface Retiming {
 
 /**
  * Times two rows again side by side; null when it cannot: the two sessions do not fit the device
- * together (_tune-hold), and the caller has said why.
+ * together (kept-sessions), and the caller has said why.
  */
 export type Retime = (a: TuneRow, b: TuneRow) => Promise<[Retiming, Retiming] | null>;
 

@@ -1,9 +1,14 @@
 // Timing one training step configuration in this process, on the run's device: a session opened
 // and warmed up, then timed steps (the mean of the fastest half and its standard error), alone
 // (timeTrainStep) or two side by side, one step of each a round (timeAlternately, timeSideBySide).
-// soup train's tuner (_tune-train) and its exhaustive grid (_tune-grid) time steps with these.
-import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
-import type { OffloadPlan } from './_plan';
+// soup train's tuner (tune-train) and soup's exhaustive grid (the CLI's bench) time steps with these.
+import type { createTrainStep, GptSpec, makeSyntheticBatch } from '@soup/onnx-train';
+
+/** An activation offload for the step: where saved activations go (`saveDir`: the scratch directory of `disk`). */
+export interface StepOffload {
+  target: 'cpu' | 'disk';
+  saveDir: string | null;
+}
 
 /** Samples/s at G of a step of `stepMs` ms at micro-batch m: G / (a × step), a = G / m. */
 export const samplesPerSecondAt = (G: number, m: number, stepMs: number): number => (G / ((G / m) * stepMs)) * 1000;
@@ -79,7 +84,7 @@ export interface StepToTime {
   recompute: string[];
   batchSize: number;
   threads: number;
-  offload: OffloadPlan | null;
+  offload: StepOffload | null;
   cwd: string;
   executionProvider: 'cpu' | 'cuda';
   deviceId: number;
@@ -93,6 +98,9 @@ export interface OpenStep {
 
 /** A training step session for `o`, its synthetic batch, and one warm-up step run (the runtime's first-run allocations). */
 export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
+  // Loaded here, not at import: @soup/onnx-train (and onnxruntime-node) is an optional peer, needed
+  // only by a caller that times soup's own step.
+  const { createTrainStep, makeSyntheticBatch } = await import('@soup/onnx-train');
   const step = await createTrainStep({
     spec: o.spec,
     seed: 0,
