@@ -53,3 +53,4 @@ export {
 export { clockOf, stepBy, pooledVariance, CLOCKS_AGREE_FRACTION, type TimedRun, type Clock } from './output-clock';
 export type { FitTrial } from './kept-sessions';
 export { TuneError, NothingTimedError, NothingChosenError, type TuneErrorCode } from './errors';
+export { measureTrainGrid, gridBest, headToHead, type GridPoint, type GridModel } from './grid';

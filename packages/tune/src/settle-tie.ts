@@ -1,6 +1,6 @@
 // A tie that the lower peak would win, settled by measurement first. Each row of a tune table was
 // timed once, at its own moment: on a shared machine a neighbour can slow one timing by 10–15 %
-// and make a faster configuration look tied with a slower one (3784c5d's CI: selective at 8 won a
+// and make a faster configuration look tied with a slower one (in CI: selective at 8 won a
 // tie by its lower peak against no checkpointing at 8, which was 10 % faster when the two were
 // timed again side by side). So before the lower peak takes a tie from the fastest, the two are
 // timed again against each other, alternately (the same load on both). What that shows is their

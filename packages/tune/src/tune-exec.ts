@@ -235,7 +235,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
   // take it. A tie the faster row would keep anyway (its peak is the lower or the same) is not run
   // longer: the choice would only change if the longer runs reversed the two beyond the noise, and
   // within the noise the faster is the better guess (a disturbed run had widened the pooled noise
-  // so that 14 % apart read as a tie, and the two longer runs cost 35 s; bench, 2026-12-04).
+  // so that 14 % apart read as a tie, and the two longer runs cost 35 s in the bench).
   let choice = choose();
   for (const span of [4 * K, 8 * K]) {
     const pair = tieTakenByPeak(choice);
