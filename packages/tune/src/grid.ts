@@ -3,13 +3,12 @@
 // and, where it fits, its step timed by the tuner's own method. Not used by the tuner itself.
 import { divisorsOf } from '@soup/batch-probe';
 import { createTrainStepProbe } from '@soup/cuda-probe';
-import type { GptSpec } from '@soup/onnx-train';
-import { samplesPerSecondAt, timeAlternately, timeTrainStep, type StepToTime } from './step-timing';
+import { samplesPerSecondAt, type StepGptSpec, timeAlternately, timeTrainStep, type StepToTime } from './step-timing';
 import { TRAIN_TIERS } from './tune-train';
 
 /** What the grid and its referee time: a model at G, its threads, and the blocks each tier recomputes. */
 export interface GridModel {
-  spec: GptSpec;
+  spec: StepGptSpec;
   globalBatchSize: number;
   /** ONNX Runtime's intra-op threads (0: its default). */
   threads: number;

@@ -2,7 +2,20 @@
 // and warmed up, then timed steps (the mean of the fastest half and its standard error), alone
 // (timeTrainStep) or two side by side, one step of each a round (timeAlternately, timeSideBySide).
 // soup train's tuner (tune-train) and soup's exhaustive grid (the CLI's bench) time steps with these.
-import type { createTrainStep, GptSpec, makeSyntheticBatch } from '@soup/onnx-train';
+
+/**
+ * The geometry of the @soup/onnx-train GPT whose step is timed (its `GptSpec`, restated so that this
+ * package's types need no onnx-train: it is an optional peer, loaded only when a step is timed).
+ */
+export interface StepGptSpec {
+  vocabSize: number;
+  seqLen: number;
+  dModel: number;
+  nHeads: number;
+  nLayers: number;
+  dFF: number;
+  tieEmbeddings: boolean;
+}
 
 /** An activation offload for the step: where saved activations go (`saveDir`: the scratch directory of `disk`). */
 export interface StepOffload {
@@ -80,7 +93,7 @@ export async function timeTrainStep(
  * not defaulted: a timing on the CPU says nothing about a step on the GPU.
  */
 export interface StepToTime {
-  spec: GptSpec;
+  spec: StepGptSpec;
   recompute: string[];
   batchSize: number;
   threads: number;
@@ -90,10 +103,23 @@ export interface StepToTime {
   deviceId: number;
 }
 
+/** A synthetic batch as the timings hold it (onnx-train's; only its size is read here). */
+export interface StepBatch {
+  batchSize: number;
+}
+
+/** A training step session as the timings use it (onnx-train's `createTrainStep`). */
+export interface StepSession {
+  /** Where it runs: a timing on one device says nothing about a step on another. */
+  readonly executionProvider: 'cpu' | 'cuda';
+  run(batch: StepBatch): Promise<{ totalMs: number }>;
+  release(): Promise<void>;
+}
+
 /** A warm training step session and its synthetic batch (openWarmStep); whoever opened it releases it. */
 export interface OpenStep {
-  step: Awaited<ReturnType<typeof createTrainStep>>;
-  batch: ReturnType<typeof makeSyntheticBatch>;
+  step: StepSession;
+  batch: StepBatch;
 }
 
 /** A training step session for `o`, its synthetic batch, and one warm-up step run (the runtime's first-run allocations). */

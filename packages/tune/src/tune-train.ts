@@ -14,7 +14,6 @@
 // lighter candidate is past its best is timed again before a heavier one is searched. The choice is
 // remembered in the tune cache.
 import { type CacheLocationOptions, divisorsOf, formatBytes, NoBatchFitsError } from '@soup/batch-probe';
-import type { GptSpec } from '@soup/onnx-train';
 import { peakIsLower } from './choose-configuration';
 import { NothingChosenError } from './errors';
 import { type FitTrial, holdable, holdBytesOf, KeptSessions, peakAtMost } from './kept-sessions';
@@ -27,6 +26,7 @@ import {
   type LimitOf,
   type OpenStep,
   type StepTiming,
+  type StepGptSpec,
   type StepOffload,
   type StepToTime,
   type WinLimit,
@@ -104,7 +104,7 @@ interface Candidate<T extends string> {
 /** Options of {@link tuneTrain}: `T` a tier's name, `R` what `resolveMicro` answers. */
 export interface TuneTrainOptions<T extends string, R extends MicroFit> {
   /** The model whose step is timed. */
-  spec: GptSpec;
+  spec: StepGptSpec;
   /** G: the optimizer's batch; candidates' micro-batches are its divisors. */
   globalBatchSize: number;
   /** ONNX Runtime's intra-op threads for the timed steps (0: its default). */
