@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/load-config';
 import { gptSpecOf } from '../src/_plan';
-import { clockOf, stepBy, type TimedRun } from '../src/_tune-span';
+import { clockOf, stepBy, type TimedRun } from '@soup/tune';
 import { headToHead, measureTrainGrid } from '../src/_tune-grid';
 
 const soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));

@@ -1,7 +1,9 @@
 // The device, tier, budget and batch size of a soup.yaml run: shared by `soup plan` and `soup train`.
 import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
-import { formatMicroBatch, largestDivisorAtMost, type TuneEntry } from '@soup/batch-probe';
-import { describeChoice, TRAIN_TIERS, tuneTrain } from './_tune-train';
+import { formatMicroBatch, largestDivisorAtMost } from '@soup/batch-probe';
+import type { TuneEntry } from '@soup/tune';
+import { TRAIN_TIERS } from '@soup/tune';
+import { describeChoice, tuneTrain } from './_tune-train';
 import type { Granularity } from '@soup/grad-ckpt';
 import { moduleNames, type GptSpec } from '@soup/onnx-train';
 import { noFitAdvice } from './_advice';

@@ -1,125 +1,31 @@
-// The exhaustive grid that `gradient_checkpointing: auto` is checked against (by its test and the
-// bench): every tier × every divisor m of G, its peak from one probe child (the tuner's own judge)
-// and, where it fits, its step timed by the tuner's own method. Not used by soup itself.
-import { divisorsOf } from '@soup/batch-probe';
-import { createTrainStepProbe } from '@soup/cuda-probe';
+// @soup/tune's exhaustive grid over soup.yaml's model, for the train-tune test and the bench.
 import type { GptSpec } from '@soup/onnx-train';
+import { type GridModel, type GridPoint, headToHead as h2h, measureTrainGrid as grid } from '@soup/tune';
 import { recomputeOf } from './_plan';
-import { samplesPerSecondAt, timeAlternately, timeTrainStep, type StepToTime } from './_tune-step';
-import { TRAIN_TIERS } from './_tune-train';
 import type { SoupConfig } from './validate-config';
 
-export interface GridPoint {
-  /** 'false' | 'selective' | 'full' */
-  tier: string;
-  m: number;
-  /** The probe child's measured peak; null when it was not measured. */
-  peakBytes: number | null;
-  /** Whether it fit `budgetBytes` (the largest budget asked for). */
-  fits: boolean;
-  samplesPerSecond: number | null;
-}
+export { gridBest, type GridPoint } from '@soup/tune';
 
-/** The grid and its referee time on the CPU (the bench and the tests have no GPU to compare with). */
-const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
-
-const tierOf = (name: string) => TRAIN_TIERS.find((g) => (g ?? 'false') === name)!;
-
-/** The step the grid and its referee time: soup.yaml's model and threads on the CPU, no offload, at micro-batch `m`. */
-const cpuStep = (
-  o: { config: SoupConfig; spec: GptSpec; cwd: string },
-  recompute: string[],
-  m: number,
-): StepToTime => ({
-  ...ON_CPU,
-  spec: o.spec,
-  recompute,
-  batchSize: m,
-  threads: o.config.training.threads,
-  offload: null,
-  cwd: o.cwd,
+const modelOf = (config: SoupConfig, spec: GptSpec): GridModel => ({
+  spec,
+  globalBatchSize: config.training.batchSize,
+  threads: config.training.threads,
+  recomputeOf: (g) => recomputeOf(config, g),
 });
 
-/**
- * Every tier × divisor: one probe child under `budgetBytes` (the largest budget the caller checks;
- * a smaller budget's fits are the points whose peak is at or under it), then `steps` timed steps
- * in this process where it fits. Samples/s at G = G / (a × step).
- */
-export async function measureTrainGrid(o: {
+/** @soup/tune's measureTrainGrid over soup.yaml's model and threads. */
+export const measureTrainGrid = (o: {
   config: SoupConfig;
   spec: GptSpec;
   budgetBytes: number;
   steps: number;
   cwd: string;
   env: NodeJS.ProcessEnv;
-}): Promise<GridPoint[]> {
-  const G = o.config.training.batchSize;
-  const threads = o.config.training.threads;
-  const points: GridPoint[] = [];
-  for (const g of TRAIN_TIERS) {
-    const recompute = recomputeOf(o.config, g);
-    const probe = createTrainStepProbe({
-      device: 'cpu',
-      spec: o.spec,
-      plan: recompute,
-      budgetBytes: o.budgetBytes,
-      ...(threads > 0 ? { intraOpNumThreads: threads } : {}),
-      cwd: o.cwd,
-      env: o.env,
-    });
-    for (const m of divisorsOf(G)) {
-      const p = await probe(m);
-      let sps: number | null = null;
-      if (p.fits)
-        sps = samplesPerSecondAt(G, m, (await timeTrainStep({ ...cpuStep(o, recompute, m), steps: o.steps })).stepMs);
-      points.push({
-        tier: g ?? 'false',
-        m,
-        peakBytes: p.peakBytes ?? null,
-        fits: p.fits,
-        samplesPerSecond: sps,
-      });
-    }
-  }
-  return points;
-}
+}): Promise<GridPoint[]> => grid({ ...modelOf(o.config, o.spec), ...o });
 
-/** The grid's fastest point that fits `budgetBytes` (a fit under the grid's budget and a peak at or under this one). */
-export function gridBest(points: readonly GridPoint[], budgetBytes: number): GridPoint {
-  const ok = points.filter(
-    (p) => p.fits && p.samplesPerSecond !== null && p.peakBytes !== null && p.peakBytes <= budgetBytes,
-  );
-  if (ok.length === 0) throw new Error(`no grid point fits ${budgetBytes} bytes`);
-  return ok.reduce((a, b) => (b.samplesPerSecond! > a.samplesPerSecond! ? b : a));
-}
-
-/**
- * Samples/s of two points, a referee for the choice against the grid's best (the best of many noisy
- * points is biased up: the largest of 14 draws, each ±3 %, sits about 4 % above its true value).
- * `rounds` times, each with two new sessions: both warmed up, then `steps` rounds of one step each,
- * alternately (timeAlternately: what the machine does meanwhile falls on both alike); each point's
- * figure is the median of its rounds. Timed one after the other instead, the same two points
- * swung 0.96–1.06 apart in three rounds where side by side they stayed within 0.997–1.03
- * (small template, m = 8, no checkpointing against selective, 2026-12-04).
- */
-export async function headToHead(
-  o: {
-    config: SoupConfig;
-    spec: GptSpec;
-    steps: number;
-    rounds: number;
-    cwd: string;
-  },
+/** @soup/tune's headToHead over soup.yaml's model and threads. */
+export const headToHead = (
+  o: { config: SoupConfig; spec: GptSpec; steps: number; rounds: number; cwd: string },
   a: { tier: string; m: number },
   b: { tier: string; m: number },
-): Promise<[number, number]> {
-  const G = o.config.training.batchSize;
-  const stepOf = (p: { tier: string; m: number }): StepToTime => cpuStep(o, recomputeOf(o.config, tierOf(p.tier)), p.m);
-  const runs: [number[], number[]] = [[], []];
-  for (let r = 0; r < o.rounds; r++) {
-    const t = await timeAlternately(stepOf(a), stepOf(b), o.steps);
-    for (const [i, p] of [a, b].entries()) runs[i]!.push(samplesPerSecondAt(G, p.m, t[i]!.stepMs));
-  }
-  const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[(xs.length - 1) >> 1]!;
-  return [median(runs[0]), median(runs[1])];
-}
+): Promise<[number, number]> => h2h({ ...modelOf(o.config, o.spec), ...o }, a, b);

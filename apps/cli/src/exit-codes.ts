@@ -81,6 +81,9 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_LEASE_LOST: 'storeBusy',
   SOUP_HUB_CKPT_FOLDER_CONFLICT: 'storeBusy',
   SOUP_HUB_CKPT_DISK_FULL: 'diskFull',
+  // @soup/tune
+  SOUP_TUNE_NOTHING_TIMED: 'usage',
+  SOUP_TUNE_NOTHING_CHOSEN: 'internal',
   // @soup/supervisor
   SOUP_SUPERVISOR_USAGE: 'usage',
   SOUP_SUPERVISOR_LOCKED: 'usage',

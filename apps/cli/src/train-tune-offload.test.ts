@@ -1,13 +1,13 @@
 // activation_offloading: auto is a measured choice in soup plan / soup train: no offload against
 // the device's offload (disk on the CPU), each at its largest fitting micro-batch, the offload only
 // above what no offload fits; the choice is applied (segmented step, scratch folder) and trained.
-import type { TuneRow } from '@soup/batch-probe';
+import type { TuneRow } from '@soup/tune';
 import { runNode, useTempDir } from '@soup/test-utils';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SOUP_BIN } from './_run-test-helpers';
-import { pastItsBest } from './_tune-train';
+import { pastItsBest } from '@soup/tune';
 
 interface PlanJson {
   micro_batch_size: number;

@@ -3,7 +3,7 @@
 // choice is the fastest of soup's own table (or its tie rule), applied (recompute set and
 // micro-batch), and remembered in the tune cache. At two budgets the choice is held to an
 // exhaustive grid this test measures itself: within 5 % of the grid's best samples/s.
-import type { TuneRow } from '@soup/batch-probe';
+import type { TuneRow } from '@soup/tune';
 import { runNode, useTempDir } from '@soup/test-utils';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { SOUP_BIN } from './_run-test-helpers';
 import { loadConfig } from './load-config';
 import { gptSpecOf, recomputeOf } from './_plan';
 import { gridBest, headToHead, measureTrainGrid } from './_tune-grid';
-import { pastItsBest } from './_tune-train';
+import { pastItsBest } from '@soup/tune';
 
 interface PlanJson {
   micro_batch_size: number;

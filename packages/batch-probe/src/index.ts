@@ -41,21 +41,5 @@ export {
 } from './probe-micro-batch-size';
 export { divisorsOf, largestDivisorAtMost, nextMicroBatchSize, perRankBatch, formatMicroBatch } from './divisors';
 export { lowerCacheEntry, type LowerCacheEntryOptions, type LowerCacheEntryResult } from './lower-cache-entry';
-export {
-  chooseConfiguration,
-  peakIsLower,
-  SAME_PEAK_FRACTION,
-  samplesPerSecond,
-  type MeasuredCandidate,
-  type CandidateSpeed,
-  type ConfigurationChoice,
-} from './choose-configuration';
-export {
-  lookupTuneEntry,
-  saveTuneEntry,
-  makeTuneKey,
-  resolveTuneCachePath,
-  TUNE_CACHE_VERSION,
-  type TuneEntry,
-  type TuneRow,
-} from './tune-cache';
+export { writeCacheFileLocked } from './write-cache-file-locked';
+export { formatBytes } from './format-bytes';

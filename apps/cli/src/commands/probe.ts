@@ -97,7 +97,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     gpuName: identity.gpuName,
     gpuMemoryGb: identity.gpuMemoryGb,
   });
-  /** --try: the fastest configuration that fits (see _tune-exec.ts). */
+  /** --try: the fastest configuration that fits (see @soup/tune's tuneExec). */
   const tune = async (typed: string): Promise<void> => {
     if (!micro)
       throw new UsageError(

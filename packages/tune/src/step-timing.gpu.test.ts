@@ -5,7 +5,7 @@ import { deviceIdentity } from '@soup/cuda-probe';
 import { createTrainStep, defineGptSpec, ExecutionProviderError } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { timeAlternately, timeTrainStep, type StepToTime } from './_tune-step';
+import { timeAlternately, timeTrainStep, type StepToTime } from './step-timing';
 
 const spec = defineGptSpec({ vocabSize: 64, seqLen: 32, dModel: 64, nHeads: 4, nLayers: 2 });
 const at = (cwd: string, batchSize = 2): StepToTime => ({

@@ -1,7 +1,7 @@
-// A heavier candidate timed before its fit (soup train's tuner, _tune-first): where it may be, and
+// A heavier candidate timed before its fit (soup train's tuner, time-first): where it may be, and
 // that its fit (a probe child) runs only when the timing says it can win.
 import { describe, expect, it } from 'vitest';
-import { timeFirstAt, timeThenFit } from './_tune-first';
+import { timeFirstAt, timeThenFit } from './time-first';
 
 const MiB = 2 ** 20;
 const G32 = [1, 2, 4, 8, 16, 32];

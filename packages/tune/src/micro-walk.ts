@@ -1,4 +1,4 @@
-// One candidate's search over its micro-batches in soup train's tuner (_tune-train): from half its
+// One candidate's search over its micro-batches in soup train's tuner (tune-train): from half its
 // largest fitting m up while each is faster per sample, and, when the first step up was not, down
 // from there while faster. The same micro-batches as from the largest down, but the largest, its
 // dearest point, is timed after a cheaper one, so that it too can stop early. A walk only says

@@ -1,9 +1,9 @@
 // chooseSettled: a tie that the lower peak would take from a faster row is timed again, the two
 // against each other, before it is decided. The retimings here are given (what a side-by-side
 // timing would report); the timing itself is timeAlternately's, run for real by train-tune.test.
-import type { TuneRow } from '@soup/batch-probe';
+import type { TuneRow } from './tune-cache';
 import { describe, expect, it } from 'vitest';
-import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './_tune-tie';
+import { chooseSettled, rowsToKeep, tieOver, timeTieAgain, type Retiming } from './settle-tie';
 
 const G = 32;
 const MiB = 1024 * 1024;

@@ -1,4 +1,4 @@
-// soup train's tuner (_tune-train): a heavier candidate (full checkpointing, an offload) timed
+// soup train's tuner (tune-train): a heavier candidate (full checkpointing, an offload) timed
 // before it is fitted. It is tried only above the micro-batches the lighter ones fit; where that
 // leaves one micro-batch, and the step runs on the CPU, its timing comes first and its fit (a probe
 // child, about 2 s at m = 32 on the small template) only when the timing says it can win: a

@@ -1,10 +1,7 @@
 // Tests of tuneExec without child processes: the fit and timing runs are given (a trainer's known
 // costs stand in for them), over the levers grad_ckpt=false,true at G = 32.
 import { useTempDir } from '@soup/test-utils';
-import { makeContext } from './_context';
-import { tuneExec, type TuneExecOptions } from './_tune-exec';
-
-const sink = () => ({ write: () => true }) as unknown as NodeJS.WriteStream;
+import { tuneExec, type TuneExecOptions } from './tune-exec';
 
 /** Which configuration a filled command is. */
 export const ckptOf = (cmd: string): 'false' | 'true' => (/--grad_ckpt true/.test(cmd) ? 'true' : 'false');
@@ -12,9 +9,8 @@ export const ckptOf = (cmd: string): 'false' | 'true' => (/--grad_ckpt true/.tes
 /** tuneExec over grad_ckpt=false,true (G = 32, a 400 MiB budget, no cache) with the given runs. */
 export async function tuneGradCkpt(o: Pick<TuneExecOptions, 'timeSteps' | 'fit' | 'time'>) {
   const cwd = useTempDir();
-  const ctx = makeContext({ stdout: sink(), stderr: sink(), env: { HOME: cwd, NO_COLOR: '1' }, cwd }, false);
   return tuneExec({
-    ctx,
+    cache: { env: {}, homeDir: cwd, cwd },
     command: 'train --grad_ckpt {grad_ckpt} --micro_batch_size {micro_batch_size} --max_steps {probe_steps}',
     tries: { grad_ckpt: ['false', 'true'] },
     globalBatchSize: 32,
@@ -24,7 +20,6 @@ export async function tuneGradCkpt(o: Pick<TuneExecOptions, 'timeSteps' | 'fit' 
     gpuMemoryGb: 0,
     refresh: false,
     noCache: true,
-    emitJson: false,
     ...o,
   });
 }

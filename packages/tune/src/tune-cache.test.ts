@@ -2,7 +2,7 @@ import { useTempDir } from '@soup/test-utils';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { saveCacheEntry } from './save-cache-entry';
+import { saveCacheEntry } from '@soup/batch-probe';
 import { lookupTuneEntry, makeTuneKey, resolveTuneCachePath, saveTuneEntry, type TuneEntry } from './tune-cache';
 
 const entry = (chosen: number): TuneEntry => ({

@@ -3,11 +3,12 @@
 // configurations, with what it was measured on, lives here.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { writeFileAtomic } from './_cache-file';
-import { withLock } from './_lock';
-import { lockOptionsOf } from './_lock-options';
-import { resolveCachePath } from './resolve-cache-path';
-import type { CacheLocationOptions, CacheLockOptions } from './types';
+import {
+  resolveCachePath,
+  writeCacheFileLocked,
+  type CacheLocationOptions,
+  type CacheLockOptions,
+} from '@soup/batch-probe';
 
 export const TUNE_CACHE_VERSION = 1;
 
@@ -118,12 +119,16 @@ export async function saveTuneEntry(
   options: CacheLocationOptions & CacheLockOptions = {},
 ): Promise<string> {
   const path = resolveTuneCachePath(options);
-  await withLock(`${path}.lock`, lockOptionsOf(options), async () => {
-    const all = readAll(path);
-    all[key] = entry;
-    const sorted: Record<string, TuneEntry> = Object.create(null) as Record<string, TuneEntry>;
-    for (const k of Object.keys(all).sort()) sorted[k] = all[k]!;
-    await writeFileAtomic(path, `${JSON.stringify({ version: TUNE_CACHE_VERSION, entries: sorted }, null, 2)}\n`);
-  });
+  await writeCacheFileLocked(
+    path,
+    () => {
+      const all = readAll(path);
+      all[key] = entry;
+      const sorted: Record<string, TuneEntry> = Object.create(null) as Record<string, TuneEntry>;
+      for (const k of Object.keys(all).sort()) sorted[k] = all[k]!;
+      return `${JSON.stringify({ version: TUNE_CACHE_VERSION, entries: sorted }, null, 2)}\n`;
+    },
+    options,
+  );
   return path;
 }

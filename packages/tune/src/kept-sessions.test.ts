@@ -1,7 +1,7 @@
 // Which warm step sessions soup train's tuner may hold at once (kept warm, or two side by side).
 import { reachableMemory } from '@soup/cuda-probe';
 import { describe, expect, it } from 'vitest';
-import { holdable, holdBytesOf, KeptSessions, peakAtMost } from './_tune-hold';
+import { holdable, holdBytesOf, KeptSessions, peakAtMost } from './kept-sessions';
 
 const MiB = 2 ** 20;
 
@@ -55,7 +55,7 @@ describe('holdBytesOf', () => {
 });
 
 describe('KeptSessions', () => {
-  /** A session that records its release (the bookkeeping is what is tested; real sessions: _tune-train.test). */
+  /** A session that records its release (the bookkeeping is what is tested; real sessions: tune-train.test). */
   const session = (name: string, released: string[]) => ({ step: { release: async () => void released.push(name) } });
 
   it('makes room for a new session by releasing the largest peak first, and only as much as needed', async () => {

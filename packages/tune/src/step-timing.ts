@@ -1,9 +1,27 @@
 // Timing one training step configuration in this process, on the run's device: a session opened
 // and warmed up, then timed steps (the mean of the fastest half and its standard error), alone
 // (timeTrainStep) or two side by side, one step of each a round (timeAlternately, timeSideBySide).
-// soup train's tuner (_tune-train) and its exhaustive grid (_tune-grid) time steps with these.
-import { createTrainStep, makeSyntheticBatch, type GptSpec } from '@soup/onnx-train';
-import type { OffloadPlan } from './_plan';
+// soup train's tuner (tune-train) and soup's exhaustive grid (the CLI's bench) time steps with these.
+
+/**
+ * The geometry of the @soup/onnx-train GPT whose step is timed (its `GptSpec`, restated so that this
+ * package's types need no onnx-train: it is an optional peer, loaded only when a step is timed).
+ */
+export interface StepGptSpec {
+  vocabSize: number;
+  seqLen: number;
+  dModel: number;
+  nHeads: number;
+  nLayers: number;
+  dFF: number;
+  tieEmbeddings: boolean;
+}
+
+/** An activation offload for the step: where saved activations go (`saveDir`: the scratch directory of `disk`). */
+export interface StepOffload {
+  target: 'cpu' | 'disk';
+  saveDir: string | null;
+}
 
 /** Samples/s at G of a step of `stepMs` ms at micro-batch m: G / (a × step), a = G / m. */
 export const samplesPerSecondAt = (G: number, m: number, stepMs: number): number => (G / ((G / m) * stepMs)) * 1000;
@@ -75,24 +93,40 @@ export async function timeTrainStep(
  * not defaulted: a timing on the CPU says nothing about a step on the GPU.
  */
 export interface StepToTime {
-  spec: GptSpec;
+  spec: StepGptSpec;
   recompute: string[];
   batchSize: number;
   threads: number;
-  offload: OffloadPlan | null;
+  offload: StepOffload | null;
   cwd: string;
   executionProvider: 'cpu' | 'cuda';
   deviceId: number;
 }
 
+/** A synthetic batch as the timings hold it (onnx-train's; only its size is read here). */
+export interface StepBatch {
+  batchSize: number;
+}
+
+/** A training step session as the timings use it (onnx-train's `createTrainStep`). */
+export interface StepSession {
+  /** Where it runs: a timing on one device says nothing about a step on another. */
+  readonly executionProvider: 'cpu' | 'cuda';
+  run(batch: StepBatch): Promise<{ totalMs: number }>;
+  release(): Promise<void>;
+}
+
 /** A warm training step session and its synthetic batch (openWarmStep); whoever opened it releases it. */
 export interface OpenStep {
-  step: Awaited<ReturnType<typeof createTrainStep>>;
-  batch: ReturnType<typeof makeSyntheticBatch>;
+  step: StepSession;
+  batch: StepBatch;
 }
 
 /** A training step session for `o`, its synthetic batch, and one warm-up step run (the runtime's first-run allocations). */
 export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
+  // Loaded here, not at import: @soup/onnx-train (and onnxruntime-node) is an optional peer, needed
+  // only by a caller that times soup's own step.
+  const { createTrainStep, makeSyntheticBatch } = await import('@soup/onnx-train');
   const step = await createTrainStep({
     spec: o.spec,
     seed: 0,

@@ -1,13 +1,14 @@
 // A tie that the lower peak would win, settled by measurement first. Each row of a tune table was
 // timed once, at its own moment: on a shared machine a neighbour can slow one timing by 10–15 %
-// and make a faster configuration look tied with a slower one (3784c5d's CI: selective at 8 won a
+// and make a faster configuration look tied with a slower one (in CI: selective at 8 won a
 // tie by its lower peak against no checkpointing at 8, which was 10 % faster when the two were
 // timed again side by side). So before the lower peak takes a tie from the fastest, the two are
 // timed again against each other, alternately (the same load on both). What that shows is their
 // ratio: the slower-looking row is shown at the faster one's level times that ratio, with the noise
 // of the side-by-side timing, and the choice is made again: the faster wins unless the two are
 // still within the noise.
-import { chooseConfiguration, type ConfigurationChoice, type TuneRow } from '@soup/batch-probe';
+import { chooseConfiguration, type ConfigurationChoice } from './choose-configuration';
+import type { TuneRow } from './tune-cache';
 
 /** A row's step timed again: its mean and standard error in ms. */
 export interface Retiming {
@@ -17,7 +18,7 @@ export interface Retiming {
 
 /**
  * Times two rows again side by side; null when it cannot: the two sessions do not fit the device
- * together (_tune-hold), and the caller has said why.
+ * together (kept-sessions), and the caller has said why.
  */
 export type Retime = (a: TuneRow, b: TuneRow) => Promise<[Retiming, Retiming] | null>;
 

@@ -1,6 +1,6 @@
 // MicroWalk: which micro-batch the tuner times next, given the samples/s each timing gave.
 import { describe, expect, it } from 'vitest';
-import { MicroWalk } from './_tune-walk';
+import { MicroWalk } from './micro-walk';
 
 /** Walks `allowed` against a table of samples/s by m; the micro-batches in the order timed. */
 function walkOver(allowed: number[], sps: Record<number, number>): number[] {

@@ -3,7 +3,7 @@
 // that settles a tie (real ONNX Runtime sessions).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TuneRow } from '@soup/batch-probe';
+import type { TuneRow } from './tune-cache';
 import { defineGptSpec } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
@@ -15,8 +15,8 @@ import {
   timeTrainStep,
   type OpenStep,
   type SideTiming,
-} from './_tune-step';
-import { pastItsBest } from './_tune-train';
+} from './step-timing';
+import { pastItsBest } from './tune-train';
 
 const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
 

@@ -4,7 +4,7 @@
 // trainer would print it.
 import { describe, expect, it } from 'vitest';
 import { ckptOf, tuneGradCkpt } from './_tune-exec-test-helpers';
-import { clockOf, type TimedRun } from './_tune-span';
+import { clockOf, type TimedRun } from './output-clock';
 
 const K = 8;
 const STEPS = [1, 1 + K, 1 + 2 * K];

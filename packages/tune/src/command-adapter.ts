@@ -1,0 +1,57 @@
+// tuneExec's fit and time for any trainer command, over @soup/cuda-probe's command probe: a fit is
+// the micro-batch search with {probe_steps} = 1; a timing run is one probe of the command with
+// {probe_steps} = N, so its wall time is measured the same way as the fit trial (the 1-step point:
+// the child's own spawn-to-exit time, as the probe reports it, without any set-up of the probe
+// around it) and its memory is judged over every step.
+import { formatBytes, NoBatchFitsError } from '@soup/batch-probe';
+import type { ChildProbeFn } from '@soup/cuda-probe';
+import type { FitAnswer, TuneExecOptions } from './tune-exec';
+
+/** A micro-batch search's answer as the fit reads it: m, where it came from, and its trial at m when it ran one. */
+export interface CommandSearch {
+  batchSize: number;
+  source: string;
+  /** The fit trial at m (null: m came from a cache). */
+  chosen: { peak_bytes: number | null; run_ms?: number; run_output_span_ms?: number } | null;
+}
+
+/**
+ * tuneExec's `time`: the command's probe (`probeOf`: the probe of a command with every placeholder
+ * but {batch_size} filled) at micro-batch m with {probe_steps} = `steps`: the child's own wall time
+ * and its output's span, or why it did not fit.
+ */
+export function commandTime(probeOf: (command: string) => ChildProbeFn): TuneExecOptions['time'] {
+  return async (cmd, steps, m) => {
+    const r = await probeOf(cmd.replaceAll('{probe_steps}', String(steps)))(m);
+    if (r.reason !== 'fit')
+      return {
+        error: `${r.reason === 'over-budget' ? 'over the budget' : r.reason === 'killed' ? 'killed (SIGKILL)' : 'out of memory'} over ${steps} steps${
+          r.peakBytes ? ` (peak ${formatBytes(r.peakBytes)})` : ''
+        }`,
+      };
+    // The child's own wall time (spawn to exit), as the fit trial's run_ms, and its output's span.
+    return { ms: r.ms, ...(r.outputSpanMs !== undefined ? { outputSpanMs: r.outputSpanMs } : {}) };
+  };
+}
+
+/**
+ * tuneExec's `fit`: `search` (the micro-batch search over the command with {probe_steps} = 1) read
+ * as a FitAnswer; its trial at m is the 1-step point of the timing. NoBatchFitsError: none fits.
+ */
+export function commandFit(search: (command: string) => Promise<CommandSearch>): TuneExecOptions['fit'] {
+  return async (cmd): Promise<FitAnswer> => {
+    try {
+      const r = await search(cmd.replaceAll('{probe_steps}', '1'));
+      return {
+        batchSize: r.batchSize,
+        peakBytes: r.chosen?.peak_bytes ?? null,
+        source: r.source,
+        oneStepMs: r.chosen?.run_ms ?? null,
+        oneStepSpanMs: r.chosen?.run_output_span_ms ?? null,
+      };
+    } catch (err) {
+      if (err instanceof NoBatchFitsError) return { batchSize: null, why: 'no micro-batch fits' };
+      throw err;
+    }
+  };
+}

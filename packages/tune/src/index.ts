@@ -1,0 +1,59 @@
+export {
+  chooseConfiguration,
+  peakIsLower,
+  SAME_PEAK_FRACTION,
+  samplesPerSecond,
+  type MeasuredCandidate,
+  type CandidateSpeed,
+  type ConfigurationChoice,
+} from './choose-configuration';
+export {
+  lookupTuneEntry,
+  saveTuneEntry,
+  makeTuneKey,
+  resolveTuneCachePath,
+  TUNE_CACHE_VERSION,
+  type TuneEntry,
+  type TuneRow,
+} from './tune-cache';
+export {
+  tuneExec,
+  candidatesOf,
+  fillLevers,
+  withEarlyStops,
+  type TuneExecOptions,
+  type TuneExecResult,
+  type TuneEvent,
+  type FitAnswer,
+} from './tune-exec';
+export { commandFit, commandTime, type CommandSearch } from './command-adapter';
+export {
+  tuneTrain,
+  pastItsBest,
+  TRAIN_TIERS,
+  type TuneTrainOptions,
+  type TrainTuneResult,
+  type MicroFit,
+} from './tune-train';
+export {
+  timeTrainStep,
+  timeAlternately,
+  timeSideBySide,
+  openWarmStep,
+  fastestHalf,
+  samplesPerSecondAt,
+  type StepToTime,
+  type StepOffload,
+  type StepGptSpec,
+  type StepSession,
+  type StepBatch,
+  type StepTiming,
+  type OpenStep,
+  type SideTiming,
+  type WinLimit,
+  type LimitOf,
+} from './step-timing';
+export { clockOf, stepBy, pooledVariance, CLOCKS_AGREE_FRACTION, type TimedRun, type Clock } from './output-clock';
+export type { FitTrial } from './kept-sessions';
+export { TuneError, NothingTimedError, NothingChosenError, type TuneErrorCode } from './errors';
+export { measureTrainGrid, gridBest, headToHead, type GridPoint, type GridModel } from './grid';
