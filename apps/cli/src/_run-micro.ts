@@ -1,16 +1,32 @@
 // soup run's three numbers (G, m, a) and its step-down: the glue between @soup/supervisor (which
 // launches, relaunches and records) and the packages that judge and remember: @soup/cuda-probe (a
 // failed trainer's out-of-memory verdict), @soup/batch-probe (divisors, the batch cache).
-import { divisorsOf, formatMicroBatch, lowerCacheEntry, nextMicroBatchSize } from '@soup/batch-probe';
+import {
+  type CacheKeyFields,
+  divisorsOf,
+  formatMicroBatch,
+  lowerCacheEntry,
+  nextMicroBatchSize,
+} from '@soup/batch-probe';
 import { judgeTrainerExit } from '@soup/cuda-probe';
 import type { OomStepDown, SessionFacts, SuperviseOptions } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import { UsageError } from './errors';
-import type { ProbedBatch } from './commands/run';
 
 /** The supervisor options for `--global-batch-size`, and what RUN_JSON says about them. */
 export interface RunMicro {
   supervise: Partial<SuperviseOptions>;
+}
+
+/** The probe's answer and the cache key it is filed under (to lower it after a mid-run out-of-memory). */
+export interface ProbedBatch {
+  batchSize: number;
+  source: 'static' | 'cache' | 'probe' | 'tune' | 'tune-cache';
+  key: CacheKeyFields;
+  /** --try: the trainer's levers this session's tuner chose. */
+  levers?: Record<string, string>;
+  cacheKey: string;
+  budgetBytes: number | null;
 }
 
 type Probe = (micro: { globalBatchSize: number; worldSize: number; headroom: number }) => Promise<ProbedBatch>;

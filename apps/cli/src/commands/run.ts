@@ -9,14 +9,13 @@ import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { explainRefusal } from '../_refusal';
 import { describeRunPeak, memoryResult, runMemory } from '../_run-memory';
-import { microResult, runMicro, trialCommand } from '../_run-micro';
+import { microResult, runMicro, trialCommand, type ProbedBatch } from '../_run-micro';
 import { fillLevers, parseTries, tuneExec } from '../_tune-exec';
 import { commandTuneFns } from '../_tune-exec-fns';
 import { emptyResult, printResult, type RunResult, type SegmentReason } from '../_result';
-import { openCheckpointStore } from '../_store';
+import { defaultStoreDir, openCheckpointStore } from '../_store';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
-import { defaultStoreDir } from './train';
 
 /**
  * `soup run [options] -- <trainer argv>`: a thin shell over @soup/supervisor's supervise(): flags in,
@@ -171,17 +170,6 @@ function segmentReason(stopReason: string): SegmentReason {
   if (stopReason.startsWith('the trainer exited 0')) return 'before-horizon';
   const sig = /SIG(TERM|INT|HUP)/.exec(stopReason)?.[0] as SegmentReason | undefined;
   return sig ?? 'signal';
-}
-
-/** The probe's answer and the cache key it is filed under (to lower it after a mid-run out-of-memory). */
-export interface ProbedBatch {
-  batchSize: number;
-  source: 'static' | 'cache' | 'probe' | 'tune' | 'tune-cache';
-  key: CacheKeyFields;
-  /** --try: the trainer's levers this session's tuner chose. */
-  levers?: Record<string, string>;
-  cacheKey: string;
-  budgetBytes: number | null;
 }
 
 export async function probeBatch(

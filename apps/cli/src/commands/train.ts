@@ -20,7 +20,7 @@ import { assertTrainable, offloadChoicesOf } from '../_plan';
 import { prepareRun, type PreparedRun } from '../_prepare';
 import { explainRefusal } from '../_refusal';
 import { resolveTimeLimitMs, watchSession, type SessionEnd } from '../_session-end';
-import { openCheckpointStore } from '../_store';
+import { defaultStoreDir, openCheckpointStore } from '../_store';
 import { holdStoreLease } from '../_store-lease';
 import { TrainRunError, UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
@@ -660,9 +660,4 @@ function removeEmptyDir(dir: string | null): void {
 
 function finish(ctx: CommandContext, json: RunJson): void {
   printResult(ctx, json);
-}
-
-/** The default directory store: `<output>-ckpt`, a sibling of the output folder. */
-export function defaultStoreDir(output: string): string {
-  return `${output.replace(/[\\/]+$/, '')}-ckpt`;
 }
