@@ -20,7 +20,7 @@ import {
 } from './_options';
 import { deviceArg, durationArg, intAtLeast } from './_parse';
 import { ConfigError, InterruptedError } from './errors';
-import { EXIT_CODES, exitCodeFor } from './exit-codes';
+import { EXIT_CODES, exitCodeFor, exitCodesHelp } from './exit-codes';
 
 export { EXIT_CODES, exitCodeFor, type ExitCodeName } from './exit-codes';
 export {
@@ -68,20 +68,7 @@ type Action = (opts: Record<string, unknown>, ctx: CommandContext, args: string[
 
 const EXIT_HELP = `
 Exit codes:
-  0    success (also: the run is already complete)
-  1    unexpected error
-  2    bad command line (unknown flag, missing argument)
-  3    soup.yaml missing or invalid, data file unreadable
-  4    Hub token missing or refused
-  5    Hub or directory store unreachable
-  6    resume refused (another run's checkpoints, or corrupt ones)
-  7    no batch size fits the memory budget
-  8    checkpoint files do not match their manifest
-  9    device not available (e.g. no CUDA execution provider)
-  10   training failed
-  75   segment saved (--stop-after-steps, --time-limit, SIGTERM, SIGINT): the current step (soup train) or the
-       newest complete checkpoint (soup run) was saved and pushed; run the same command again to continue
-  130  interrupted (a second signal quits at once)
+${exitCodesHelp()}
 
 Environment:
   HF_TOKEN               Hugging Face token (never printed); else the file HF_TOKEN_PATH names,
