@@ -75,6 +75,7 @@ export function configOption(cmd: Command, opts: { initAlias?: boolean; defaultT
 export interface StoreOptions {
   repo?: string;
   outputDir?: string;
+  /** @default 'auto' */
   resume: ResumeMode;
   keepRemote?: number;
 }
@@ -83,7 +84,9 @@ export interface StoreOptions {
 export interface SearchOptions {
   /** Bytes. */
   budget?: number;
+  /** False with --no-cache. @default true */
   cache: boolean;
+  /** False with --no-predict. @default true */
   predict: boolean;
 }
 
@@ -96,6 +99,7 @@ export interface GlobalBatchOptions {
 
 /** `--max-oom-retries` and `--max-memory` (a size, or a fraction of the budget, checked once the budget is known). */
 export interface SessionMemoryOptions {
+  /** @default 3 */
   maxOomRetries: number;
   maxMemory?: string;
 }

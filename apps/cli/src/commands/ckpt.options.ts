@@ -8,6 +8,7 @@ import { intAtLeast } from '../_parse';
 /** `--repo`, `--repo-type`, `--json`: every ckpt subcommand's store. */
 export interface CkptRepoOptions {
   repo: string;
+  /** @default 'model' */
   repoType: 'model' | 'dataset';
   json?: boolean;
 }
@@ -38,6 +39,7 @@ export interface CkptPushOptions extends CkptRepoOptions {
   step?: number;
   run: string;
   keepLocal?: number;
+  /** @default KEEP_REMOTE_DEFAULT (3) */
   keepRemote: number;
   force?: boolean;
   public?: boolean;

@@ -4,8 +4,9 @@ import { commandSpec } from '../_command';
 import { configOption } from '../_options';
 
 export interface InitOptions {
+  /** @default 'tiny' */
   template: 'tiny' | 'small';
-  /** The soup.yaml to write. */
+  /** The soup.yaml to write. @default 'soup.yaml' */
   config: string;
   force?: boolean;
   json?: boolean;

@@ -4,6 +4,7 @@ import { budgetOption, configOption, noCacheOption, noPredictOption, type Search
 import { type DeviceSpec, deviceArg } from '../_parse';
 
 export interface PlanOptions extends SearchOptions {
+  /** @default 'soup.yaml' */
   config: string;
   device?: DeviceSpec;
   json?: boolean;

@@ -17,12 +17,13 @@ export interface ProbeOptions extends SearchOptions, GlobalBatchOptions {
   model?: string;
   exec?: string;
   maxLength?: number;
+  /** @default 32000 */
   vocabSize: number;
   base?: string;
   start?: number;
   ceiling?: number;
   device?: DeviceSpec;
-  /** Seconds. */
+  /** Seconds. @default 600 */
   timeout: number;
   refresh?: boolean;
   cacheExceptionsOnly?: boolean;

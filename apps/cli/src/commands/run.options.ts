@@ -20,34 +20,41 @@ import {
 import { appendArg, type DeviceSpec, deviceArg, durationArg, intAtLeast } from '../_parse';
 
 export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOptions, SessionMemoryOptions {
+  /** @default 'model' */
   repoType: 'model' | 'dataset';
   /** `n` or `auto`, checked by run() (its message names both forms). */
   batchSize?: string;
   probe?: string;
   base?: string;
   maxLength?: number;
+  /** @default 'none' */
   quantization: string;
+  /** @default 0 */
   loraR: number;
   device?: DeviceSpec;
   start?: number;
   ceiling?: number;
   refresh?: boolean;
   cacheExceptionsOnly?: boolean;
+  /** @default 'checkpoint-*' */
   checkpointGlob: string;
   stepRegex?: string;
+  /** @default 'trainer_state.json' */
   completeFile: string;
   /** Milliseconds, like every duration below. */
   settle?: number;
   timeLimit?: number;
-  /** As typed: run() checks it against the signals the supervisor can send. */
+  /** As typed: run() checks it against the signals the supervisor can send. @default 'SIGTERM' */
   stopSignal: string;
   grace?: number;
   horizon?: number;
   final?: string;
   fingerprint?: string[];
   poll?: number;
+  /** @default 10 */
   pushNice: number;
   squashHistory?: boolean;
+  /** @default 600_000 */
   leaseTtl: number;
   json?: boolean;
   /** `NAME=v1,v2`, one per --try. */

@@ -19,9 +19,10 @@ import {
 import { type DeviceSpec, deviceArg, durationArg, intAtLeast } from '../_parse';
 
 export interface TrainOptions extends StoreOptions, SearchOptions, SessionMemoryOptions {
+  /** @default 'soup.yaml' */
   config: string;
   pushEverySteps?: number;
-  /** 0: run to the horizon. */
+  /** 0: run to the horizon. @default 0 */
   stopAfterSteps: number;
   /** As typed: read with training.time_limit, whose error message names the flag. */
   timeLimit?: string;
