@@ -27,19 +27,20 @@ function alias(cmd: Command, a: Alias, takesValue: boolean, short?: string): voi
 
 /**
  * Maps the deprecated spellings a command line used onto the one name, printing one notice line each.
- * Called before a command runs. A value given under both spellings: the new one wins.
+ * Called before a command reads its options. A value given under both spellings: the new one wins.
  */
-export function applyAliases(cmd: Command, opts: Record<string, unknown>, warn: (line: string) => void): void {
+export function applyAliases(cmd: Command, warn: (line: string) => void): void {
   for (const a of ALIASES.get(cmd) ?? []) {
-    if (opts[a.from] === undefined) continue;
+    const value: unknown = cmd.getOptionValue(a.from);
+    if (value === undefined) continue;
     warn(`${a.flag} is deprecated and goes away in the next minor release: use ${a.toFlag}`);
-    if (cmd.getOptionValueSource(a.to) !== 'cli') opts[a.to] = opts[a.from];
-    delete opts[a.from];
+    if (cmd.getOptionValueSource(a.to) !== 'cli') cmd.setOptionValue(a.to, value);
+    cmd.setOptionValue(a.from, undefined);
   }
   for (const d of DEPRECATED_VALUES.get(cmd) ?? []) {
-    if (opts[d.attr] !== d.value) continue;
+    if (cmd.getOptionValue(d.attr) !== d.value) continue;
     warn(d.notice);
-    opts[d.attr] = d.to;
+    cmd.setOptionValue(d.attr, d.to);
   }
 }
 
@@ -70,6 +71,39 @@ export function configOption(cmd: Command, opts: { initAlias?: boolean; defaultT
   return cmd;
 }
 
+/** `--repo`, `--output-dir`, `--resume` and `--keep-remote`: where a session's checkpoints go and come from. */
+export interface StoreOptions {
+  repo?: string;
+  outputDir?: string;
+  /** @default 'auto' */
+  resume: ResumeMode;
+  keepRemote?: number;
+}
+
+/** `--budget`, `--no-cache` and `--no-predict`: how a batch size is searched. */
+export interface SearchOptions {
+  /** Bytes. */
+  budget?: number;
+  /** False with --no-cache. @default true */
+  cache: boolean;
+  /** False with --no-predict. @default true */
+  predict: boolean;
+}
+
+/** `--global-batch-size`, `--world-size`, `--headroom` (a fraction). */
+export interface GlobalBatchOptions {
+  globalBatchSize?: number;
+  worldSize?: number;
+  headroom?: number;
+}
+
+/** `--max-oom-retries` and `--max-memory` (a size, or a fraction of the budget, checked once the budget is known). */
+export interface SessionMemoryOptions {
+  /** @default 3 */
+  maxOomRetries: number;
+  maxMemory?: string;
+}
+
 /** The resume modes, the same set in `soup train` and `soup run`. */
 export const RESUME_MODES = ['auto', 'never', 'force'] as const;
 export type ResumeMode = (typeof RESUME_MODES)[number];
@@ -95,11 +129,12 @@ export function resumeOption(cmd: Command): Command {
       "auto: continue this run from the newest checkpoint that verifies and pulls cleanly (walking back past a corrupt one, and saying so), refusing another run's store; " +
         "never: start fresh, refusing a store that already holds checkpoints; force: continue the store's run even though this run's fingerprint differs (and say so)",
     )
-      .argParser((v: string): ResumeMode => {
-        if (v === 'fallback') return v as ResumeMode; // mapped, with its notice, by applyAliases
-        if (!(RESUME_MODES as readonly string[]).includes(v))
+      .argParser((v: string): ResumeMode | 'fallback' => {
+        if (v === 'fallback') return v; // mapped to auto, with its notice, by applyAliases before run() sees it
+        const mode = RESUME_MODES.find((m) => m === v);
+        if (mode === undefined)
           throw new InvalidArgumentError(`expected one of ${RESUME_MODES.join(', ')}, got "${v}"`);
-        return v as ResumeMode;
+        return mode;
       })
       .default('auto'),
   );

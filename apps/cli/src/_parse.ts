@@ -20,19 +20,33 @@ export function bytesArg(value: string): number {
   return n;
 }
 
+/** A device as a flag or soup.yaml names it: `cpu`, `cuda` or `cuda:N` (`id` 0 unless given). */
+export interface DeviceSpec {
+  kind: 'cpu' | 'cuda';
+  id: number;
+  /** As written. */
+  spec: string;
+}
+
 /** Commander parser: cpu, cuda or cuda:N. */
-export function deviceArg(value: string): string {
-  if (!/^(cpu|cuda|cuda:\d+)$/.test(value))
-    throw new InvalidArgumentError(`expected cpu, cuda or cuda:N, got "${value}"`);
-  return value;
+export function deviceArg(value: string): DeviceSpec {
+  if (value === 'cpu') return { kind: 'cpu', id: 0, spec: value };
+  const cuda = /^cuda(?::(\d+))?$/.exec(value);
+  if (cuda === null) throw new InvalidArgumentError(`expected cpu, cuda or cuda:N, got "${value}"`);
+  return { kind: 'cuda', id: cuda[1] === undefined ? 0 : Number(cuda[1]), spec: value };
+}
+
+/** A list flag given more than once (`--try a=1,2 --try b=x,y`): each value appended. */
+export function appendArg(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /** Commander parser: one of a fixed set. */
 export function oneOf<T extends string>(...allowed: T[]): (value: string) => T {
   return (value: string) => {
-    if (!(allowed as string[]).includes(value))
-      throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}"`);
-    return value as T;
+    const found = allowed.find((a) => a === value);
+    if (found === undefined) throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}"`);
+    return found;
   };
 }
 

@@ -6,6 +6,7 @@ import type { MemoryWatchOptions, SessionMemory } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import type { SessionPeakReport } from './_session-peak';
 import { resolveMaxMemory } from './_session-peak';
+import type { DeviceSpec } from './_parse';
 import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
 import { parseBytes } from './parse-bytes';
@@ -17,13 +18,13 @@ export interface RunMemory {
 }
 
 /** `--budget`, else (CPU) the memory reachable now, else (CUDA) the GPU's memory; `--max-memory` against it. */
-export async function runMemory(opts: Record<string, unknown>, ctx: CommandContext): Promise<RunMemory> {
-  const [kind, idText] = String((opts.device as string | undefined) ?? 'cpu').split(':') as [
-    'cpu' | 'cuda',
-    string | undefined,
-  ];
-  const deviceId = idText === undefined ? 0 : Number(idText);
-  let budgetBytes = (opts.budget as number | undefined) ?? null;
+export async function runMemory(
+  opts: { device?: DeviceSpec; budget?: number; maxMemory?: string },
+  ctx: CommandContext,
+): Promise<RunMemory> {
+  const kind = opts.device?.kind ?? 'cpu';
+  const deviceId = opts.device?.id ?? 0;
+  let budgetBytes = opts.budget ?? null;
   let budgetSource: SessionPeakReport['budget_source'] = budgetBytes !== null ? 'flag' : null;
   if (budgetBytes === null && kind === 'cpu') {
     try {
@@ -42,7 +43,7 @@ export async function runMemory(opts: Record<string, unknown>, ctx: CommandConte
   const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
   if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
     throw new UsageError(
-      `--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: pass --budget)`,
+      `--max-memory ${opts.maxMemory}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: pass --budget)`,
     );
   }
   const reader = createTreeMemoryReader({ device: kind, deviceId, env: ctx.env });

@@ -1,24 +1,46 @@
 // soup run's three numbers (G, m, a) and its step-down: the glue between @soup/supervisor (which
 // launches, relaunches and records) and the packages that judge and remember: @soup/cuda-probe (a
 // failed trainer's out-of-memory verdict), @soup/batch-probe (divisors, the batch cache).
-import { divisorsOf, formatMicroBatch, lowerCacheEntry, nextMicroBatchSize } from '@soup/batch-probe';
+import {
+  type CacheKeyFields,
+  divisorsOf,
+  formatMicroBatch,
+  lowerCacheEntry,
+  nextMicroBatchSize,
+} from '@soup/batch-probe';
 import { judgeTrainerExit } from '@soup/cuda-probe';
 import type { OomStepDown, SessionFacts, SuperviseOptions } from '@soup/supervisor';
 import type { CommandContext } from './_context';
+import type { GlobalBatchOptions } from './_options';
 import { UsageError } from './errors';
-import type { ProbedBatch } from './commands/run';
 
 /** The supervisor options for `--global-batch-size`, and what RUN_JSON says about them. */
 export interface RunMicro {
   supervise: Partial<SuperviseOptions>;
 }
 
+/** The probe's answer and the cache key it is filed under (to lower it after a mid-run out-of-memory). */
+export interface ProbedBatch {
+  batchSize: number;
+  source: 'static' | 'cache' | 'probe' | 'tune' | 'tune-cache';
+  key: CacheKeyFields;
+  /** --try: the trainer's levers this session's tuner chose. */
+  levers?: Record<string, string>;
+  cacheKey: string;
+  budgetBytes: number | null;
+}
+
 type Probe = (micro: { globalBatchSize: number; worldSize: number; headroom: number }) => Promise<ProbedBatch>;
 
 /** Checks the flags; with `--global-batch-size` the supervisor gets m (cache, then probe), the judge and the step-down. */
-export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, argv: string[], probe: Probe): RunMicro {
-  const G = opts.globalBatchSize as number | undefined;
-  const N = (opts.worldSize as number | undefined) ?? 1;
+export function runMicro(
+  opts: GlobalBatchOptions & { batchSize?: string; probe?: string; maxOomRetries: number; cache: boolean },
+  ctx: CommandContext,
+  argv: string[],
+  probe: Probe,
+): RunMicro {
+  const G = opts.globalBatchSize;
+  const N = opts.worldSize ?? 1;
   const uses = (name: string): boolean => argv.some((a) => a.includes(name));
   if (G === undefined) {
     for (const name of ['{micro_batch_size}', '{grad_accum}']) {
@@ -46,7 +68,7 @@ export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, arg
       '--global-batch-size needs --probe "<the trainer\'s one-step command with {micro_batch_size}>": each session finds the micro-batch that fits its device (the batch cache first)',
     );
   }
-  const headroom = (opts.headroom as number | undefined) ?? 0;
+  const headroom = opts.headroom ?? 0;
   let probed: ProbedBatch | null = null;
   const perRank = G / N;
   const shape = (m: number): string => formatMicroBatch({ microBatchSize: m, accumulation: perRank / m, worldSize: N });
@@ -54,7 +76,7 @@ export function runMicro(opts: Record<string, unknown>, ctx: CommandContext, arg
     supervise: {
       globalBatchSize: G,
       worldSize: N,
-      maxOomRetries: (opts.maxOomRetries as number | undefined) ?? 3,
+      maxOomRetries: opts.maxOomRetries,
       async resolveMicroBatchSize() {
         probed = await probe({ globalBatchSize: G, worldSize: N, headroom });
         const m = probed.batchSize;
@@ -147,9 +169,9 @@ export interface ExecMicro {
   warnIfOne(m: number, ctx: CommandContext): void;
 }
 
-export function execMicro(opts: Record<string, unknown>, mode: string): ExecMicro | null {
-  const G = opts.globalBatchSize as number | undefined;
-  const N = (opts.worldSize as number | undefined) ?? 1;
+export function execMicro(opts: GlobalBatchOptions, mode: string): ExecMicro | null {
+  const G = opts.globalBatchSize;
+  const N = opts.worldSize ?? 1;
   if (G === undefined) {
     if (opts.worldSize !== undefined || opts.headroom !== undefined)
       throw new UsageError(
@@ -171,7 +193,7 @@ export function execMicro(opts: Record<string, unknown>, mode: string): ExecMicr
     globalBatchSize: G,
     worldSize: N,
     perRank,
-    headroom: (opts.headroom as number | undefined) ?? 0,
+    headroom: opts.headroom ?? 0,
     command: trialCommand,
     shape,
     fields: (m) => ({

@@ -84,3 +84,8 @@ export function checkEndpoint(value: string, name: string): void {
     `${name} ${JSON.stringify(`${url.protocol}//${url.host}`)} is refused: the Hub token would travel ${url.protocol === 'http:' ? 'in clear text' : `over ${url.protocol}`}; use an https:// endpoint (http:// only to a loopback address such as 127.0.0.1)`,
   );
 }
+
+/** The default directory store: `<output>-ckpt`, a sibling of the output folder. */
+export function defaultStoreDir(output: string): string {
+  return `${output.replace(/[\\/]+$/, '')}-ckpt`;
+}

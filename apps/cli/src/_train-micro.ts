@@ -17,7 +17,7 @@ export interface TrainMicro {
   /** The line the session starts with. */
   describe(): string;
   /** One trainer step; an allocation failure steps m down (next divisor of G) and redoes it. */
-  step(trainer: Trainer, opts: Record<string, unknown>, log: (line: string) => void): Promise<TrainerStepLog>;
+  step(trainer: Trainer, opts: { maxOomRetries?: number }, log: (line: string) => void): Promise<TrainerStepLog>;
   /** soup_run.json's fields: m, a, `m × a = G` and every session's m and a. */
   record(m: number): Record<string, unknown>;
   /** RUN_JSON's fields. */
@@ -49,7 +49,7 @@ export function startMicro(o: { prepared: PreparedRun; resumed: MicroSession[]; 
         o.resumed.at(-1),
       ),
     async step(trainer, opts, log) {
-      const max = opts.maxOomRetries === undefined ? MAX_OOM_RETRIES : Number(opts.maxOomRetries);
+      const max = opts.maxOomRetries ?? MAX_OOM_RETRIES;
       return stepWithStepDown({
         step: () => trainer.step(),
         globalBatchSize: G,
@@ -84,7 +84,7 @@ export function startMicro(o: { prepared: PreparedRun; resumed: MicroSession[]; 
 
 /** The session's peak tracker: the budget is training.memory_budget, else what this process could reach at the start. */
 export function sessionPeak(
-  opts: Record<string, unknown>,
+  opts: { maxMemory?: string },
   prepared: PreparedRun,
   warn: (line: string) => void,
 ): SessionPeak {
@@ -101,7 +101,7 @@ export function sessionPeak(
   const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
   if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
     throw new UsageError(
-      `--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: set training.memory_budget)`,
+      `--max-memory ${opts.maxMemory}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: set training.memory_budget)`,
     );
   }
   return new SessionPeak({ budgetBytes, budgetSource, maxMemoryBytes, warn, tuning: prepared.tuneMemory });

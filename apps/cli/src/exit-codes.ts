@@ -41,6 +41,101 @@ export const EXIT_CODES = {
 /** Name of an exit code. */
 export type ExitCodeName = keyof typeof EXIT_CODES;
 
+/** What an exit code means, written once: `soup --help` and the README's table are generated from it. */
+export interface ExitCodeMeaning {
+  /** One line of plain text: its line in `soup --help`. */
+  readonly help: string;
+  /** Its row in the README's table (Markdown): the same meaning, with the cases it covers. */
+  readonly readme: string;
+}
+
+/** Every exit code's meaning; the mapped type makes a new code without one a type error. */
+export const EXIT_CODE_MEANINGS: { readonly [K in ExitCodeName]: ExitCodeMeaning } = {
+  ok: { help: 'success (also: the run is already complete)', readme: 'success (also: the run was already complete)' },
+  internal: { help: 'unexpected error', readme: 'unexpected error (`SOUP_DEBUG=1` prints the stack)' },
+  usage: {
+    help: 'bad command line (unknown flag, missing argument)',
+    readme:
+      "bad command line: unknown flag, missing argument, value out of range; a refused `HF_ENDPOINT`; a push that would move `latest.json` backwards without `--force`; a symbolic link in a pushed folder that leaves it, loops or dangles; `soup run`: a `final/` without model weights, an output folder another `soup run`'s trainer still uses",
+  },
+  config: {
+    help: 'soup.yaml missing or invalid, data file unreadable',
+    readme: '`soup.yaml` missing or invalid, a data file unreadable, a field `soup train` cannot honour',
+  },
+  auth: {
+    help: 'Hub token missing or refused',
+    readme:
+      'Hub token missing (none in the four places of the [token chain](#hugging-face-token)) or refused (401/403)',
+  },
+  hub: {
+    help: 'Hub or directory store unreachable',
+    readme: 'Hub or directory store unreachable, or failing after retries',
+  },
+  resume: {
+    help: "resume refused (another run's checkpoints, or corrupt ones)",
+    readme: "resume refused: another run's checkpoints (stale) or a corrupt one",
+  },
+  noFit: {
+    help: 'no batch size fits the memory budget',
+    readme: 'not even batch size 1 fits the memory budget',
+  },
+  integrity: {
+    help: 'checkpoint files do not match their manifest',
+    readme: 'checkpoint files do not match their manifest; a symbolic link inside a directory store',
+  },
+  device: {
+    help: 'device not available (e.g. no CUDA execution provider)',
+    readme: 'device not available (e.g. no CUDA execution provider)',
+  },
+  train: { help: 'training failed', readme: 'training failed (non-finite loss, a failed step or probe child)' },
+  storeBusy: {
+    help: 'the checkpoint store is held by another writer (another session or run), or changed under this one; nothing was written',
+    readme:
+      'the checkpoint store is held by another writer (its lease names host, pid, since when, run), or another writer changed it under this one; nothing was written',
+  },
+  diskFull: {
+    help: 'the local disk is full (the message names the folder and the bytes needed); the store is untouched',
+    readme:
+      'the local disk is full (the message names the folder and the bytes needed); the store and its pointer are untouched',
+  },
+  segmentSaved: {
+    help: 'segment saved (--stop-after-steps, --time-limit, SIGTERM, SIGINT): the current step (soup train) or the newest complete checkpoint (soup run) was saved and pushed; run the same command again to continue',
+    readme:
+      'segment saved: the session ended before the horizon, however it ended (`--stop-after-steps`, `--time-limit`, SIGTERM, SIGINT, SIGHUP; for `soup run` also a trainer that exited 0 before its horizon) after the newest complete checkpoint was pushed; run the same command again to continue',
+  },
+  interrupted: {
+    help: 'interrupted (a second signal quits at once)',
+    readme:
+      "interrupted: SIGINT / SIGTERM outside `soup train`'s steps (e.g. a probe), or a second SIGINT / SIGTERM / SIGHUP (quits at once; `--json` still prints one result)",
+  },
+};
+
+/** The exit codes in ascending order, each with its name and meaning. */
+export function exitCodeList(): { name: ExitCodeName; code: number; meaning: ExitCodeMeaning }[] {
+  const isName = (name: string): name is ExitCodeName => name in EXIT_CODES;
+  return Object.entries(EXIT_CODES)
+    .flatMap(([name, code]) => (isName(name) ? [{ name, code, meaning: EXIT_CODE_MEANINGS[name] }] : []))
+    .sort((a, b) => a.code - b.code);
+}
+
+/** The `Exit codes:` lines of `soup --help`: a meaning longer than `width` wraps under itself. */
+export function exitCodesHelp(width = 112): string {
+  const indent = ' '.repeat(7);
+  return exitCodeList()
+    .map(({ code, meaning }) => {
+      const lines: string[] = [];
+      let line = `  ${String(code).padEnd(5)}`;
+      for (const word of meaning.help.split(' ')) {
+        if (line.length + 1 + word.length > width && line.trim().length > String(code).length) {
+          lines.push(line);
+          line = indent + word;
+        } else line += (line.endsWith(' ') ? '' : ' ') + word;
+      }
+      return [...lines, line].join('\n');
+    })
+    .join('\n');
+}
+
 /** Error `code` → exit code. Codes not listed fall back by prefix, then to `internal`. */
 const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_USAGE: 'usage',

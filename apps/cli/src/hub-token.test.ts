@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { SOUP_BIN, writeFakeCheckpoint } from './_run-test-helpers';
+import { SOUP_BIN, writeFakeCheckpoint } from '../test/run-helpers';
 
 let server: HubServer;
 beforeAll(async () => {

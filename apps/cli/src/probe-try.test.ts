@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SOUP_BIN, PYTHON } from './_run-test-helpers';
+import { SOUP_BIN, PYTHON } from '../test/run-helpers';
 
 const NODE_TWIN = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.mjs', import.meta.url));
 const TORCH_TWIN = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.py', import.meta.url));

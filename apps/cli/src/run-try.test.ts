@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { NODE_TRAINER, readJson, runJsonOf, soupEnv, soupRun } from './_run-test-helpers';
+import { NODE_TRAINER, readJson, runJsonOf, soupEnv, soupRun } from '../test/run-helpers';
 
 const TWIN = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.mjs', import.meta.url));
 const MiB = 2 ** 20;

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { NODE_TRAINER, nodeTrainerArgv, referenceRun, soupEnv, soupRun } from './_run-test-helpers';
+import { NODE_TRAINER, nodeTrainerArgv, referenceRun, soupEnv, soupRun } from '../test/run-helpers';
 
 let server: HubServer;
 beforeAll(async () => {

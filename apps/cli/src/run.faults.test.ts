@@ -16,7 +16,7 @@ import {
   soupRunUntil,
   storeSteps,
   trainerPid,
-} from './_run-test-helpers';
+} from '../test/run-helpers';
 
 const ARGV = nodeTrainerArgv({ maxSteps: 60, saveSteps: 10 });
 const OPTIONS = [

@@ -16,7 +16,7 @@ import {
   soupRunUntil,
   TORCH_TRAINER,
   torchMissing,
-} from './_run-test-helpers';
+} from '../test/run-helpers';
 
 const FILE_OPTIONS = [
   '--repo',

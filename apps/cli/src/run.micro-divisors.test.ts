@@ -6,7 +6,7 @@ import { runNode, useTempDir } from '@soup/test-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readJson, runJsonOf, SOUP_BIN, soupEnv, soupRun } from './_run-test-helpers';
+import { readJson, runJsonOf, SOUP_BIN, soupEnv, soupRun } from '../test/run-helpers';
 
 const TRAINER = `import { mkdirSync, writeFileSync } from 'node:fs';
 const [m, a] = process.argv.slice(2, 4).map(Number);

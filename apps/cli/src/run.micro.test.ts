@@ -19,7 +19,7 @@ import {
   soupRun,
   TORCH_TRAINER,
   torchMissing,
-} from './_run-test-helpers';
+} from '../test/run-helpers';
 
 interface RunJson {
   status: string;

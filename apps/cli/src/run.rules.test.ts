@@ -17,7 +17,7 @@ import {
   storeSteps,
   trainerPid,
   writeFakeCheckpoint,
-} from './_run-test-helpers';
+} from '../test/run-helpers';
 
 const OPTIONS = [
   '--repo',

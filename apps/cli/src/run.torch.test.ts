@@ -16,7 +16,7 @@ import {
   soupRun,
   TORCH_TRAINER,
   torchMissing,
-} from './_run-test-helpers';
+} from '../test/run-helpers';
 
 const missing = await torchMissing();
 if (missing)

@@ -7,8 +7,8 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { nodeTrainerArgv, SOUP_BIN, soupRunUntil, writeFakeCheckpoint } from './_run-test-helpers';
-import { soupWithHub, storeTestConfig } from './_store-test-helpers';
+import { nodeTrainerArgv, SOUP_BIN, soupRunUntil, writeFakeCheckpoint } from '../test/run-helpers';
+import { soupWithHub, storeTestConfig } from '../test/store-helpers';
 
 let server: HubServer;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { soupWithHub, storeTestConfig } from './_store-test-helpers';
+import { soupWithHub, storeTestConfig } from '../test/store-helpers';
 
 let server: HubServer;
 beforeAll(async () => {

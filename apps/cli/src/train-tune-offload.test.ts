@@ -6,7 +6,7 @@ import { runNode, useTempDir } from '@soup/test-utils';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SOUP_BIN } from './_run-test-helpers';
+import { SOUP_BIN } from '../test/run-helpers';
 import { pastItsBest } from '@soup/tune';
 
 interface PlanJson {

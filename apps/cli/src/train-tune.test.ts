@@ -8,7 +8,7 @@ import { runNode, useTempDir } from '@soup/test-utils';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SOUP_BIN } from './_run-test-helpers';
+import { SOUP_BIN } from '../test/run-helpers';
 import { loadConfig } from './load-config';
 import { gptSpecOf, recomputeOf } from './_plan';
 import { gridBest, headToHead, measureTrainGrid } from './_tune-grid';

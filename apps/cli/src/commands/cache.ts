@@ -4,6 +4,8 @@ import type { CommandContext } from '../_context';
 import { formatBytes } from '../format-bytes';
 import { renderTable } from '../_table';
 import { UsageError } from '../errors';
+import type { CacheClearOptions } from './cache.options';
+import type { JsonOption } from '../_command';
 
 function location(ctx: CommandContext) {
   return { env: ctx.env, cwd: ctx.cwd };
@@ -17,7 +19,7 @@ function warnIgnored(ctx: CommandContext, ignored: string | undefined, path: str
 }
 
 /** `soup cache ls`. */
-export async function runLs(_opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
+export async function runLs(_opts: JsonOption, ctx: CommandContext): Promise<void> {
   const info = resolveCachePath(location(ctx));
   warnIgnored(ctx, info.ignoredOverride, info.path);
   const entries = await listCacheEntries(location(ctx));
@@ -94,7 +96,7 @@ export async function runLs(_opts: Record<string, unknown>, ctx: CommandContext)
 }
 
 /** `soup cache path`. */
-export async function runPath(_opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
+export async function runPath(_opts: JsonOption, ctx: CommandContext): Promise<void> {
   const info = resolveCachePath(location(ctx));
   warnIgnored(ctx, info.ignoredOverride, info.path);
   const exists = existsSync(info.path);
@@ -108,8 +110,8 @@ export async function runPath(_opts: Record<string, unknown>, ctx: CommandContex
 }
 
 /** `soup cache clear [--key K]`. */
-export async function runClear(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
-  const key = opts.key === undefined ? undefined : String(opts.key);
+export async function runClear(opts: CacheClearOptions, ctx: CommandContext): Promise<void> {
+  const key = opts.key;
   if (key !== undefined && !/^[0-9a-f]{32}$/.test(key)) {
     throw new UsageError(`--key must be 32 lowercase hex characters as \`soup cache ls\` shows (got "${key}")`);
   }

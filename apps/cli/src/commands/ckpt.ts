@@ -24,12 +24,24 @@ import { showStoredLossPlot } from '../_stored-plot';
 import { PullIntegrityError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { formatDuration } from '../progress';
+import type {
+  CkptFinalOptions,
+  CkptPullOptions,
+  CkptPushOptions,
+  CkptRepoOptions,
+  CkptResumeOptions,
+  CkptStatusOptions,
+} from './ckpt.options';
 
-function store(opts: Record<string, unknown>, ctx: CommandContext, needsWrite: boolean): CheckpointStore {
+function store(
+  opts: CkptRepoOptions & { public?: boolean },
+  ctx: CommandContext,
+  needsWrite: boolean,
+): CheckpointStore {
   return openCheckpointStore({
     ctx,
-    repo: String(opts.repo),
-    repoType: (opts.repoType as 'model' | 'dataset' | undefined) ?? 'model',
+    repo: opts.repo,
+    repoType: opts.repoType,
     private: !opts.public,
     endpoint: null,
     needsWrite,
@@ -98,8 +110,8 @@ function pushJson(r: PushResult): Record<string, unknown> {
  * The step of a checkpoint folder: `--step`, else `trainer_state.json`'s `global_step` (Hugging Face
  * Trainer) or `step` (soup), as an integer ≥ 0.
  */
-function stepOf(opts: Record<string, unknown>, dir: string, shown: string): number {
-  if (opts.step !== undefined) return Number(opts.step);
+function stepOf(opts: { step?: number }, dir: string, shown: string): number {
+  if (opts.step !== undefined) return opts.step;
   try {
     const state = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as {
       step?: unknown;
@@ -114,7 +126,7 @@ function stepOf(opts: Record<string, unknown>, dir: string, shown: string): numb
 }
 
 /** `soup ckpt push <dir> [--step N] --repo R --run ID`. */
-export async function runPush(opts: Record<string, unknown>, ctx: CommandContext, args: string[]): Promise<void> {
+export async function runPush(opts: CkptPushOptions, ctx: CommandContext, args: string[]): Promise<void> {
   const dir = checkDir(ctx, args[0]!);
   const step = stepOf(opts, dir, args[0]!);
   const s = store(opts, ctx, true);
@@ -123,10 +135,10 @@ export async function runPush(opts: Record<string, unknown>, ctx: CommandContext
       store: s,
       step,
       dir,
-      run: String(opts.run),
-      ...(opts.keepLocal !== undefined ? { keepLocal: Number(opts.keepLocal) } : { keepLocal: Infinity }),
-      ...(opts.keepRemote !== undefined ? { keepRemote: Number(opts.keepRemote) } : {}),
-      force: Boolean(opts.force),
+      run: opts.run,
+      keepLocal: opts.keepLocal ?? Infinity,
+      keepRemote: opts.keepRemote,
+      force: opts.force === true,
       onPhase,
     }),
   );
@@ -139,12 +151,12 @@ export async function runPush(opts: Record<string, unknown>, ctx: CommandContext
 }
 
 /** `soup ckpt final <dir> --repo R --run ID`. */
-export async function runFinal(opts: Record<string, unknown>, ctx: CommandContext, args: string[]): Promise<void> {
+export async function runFinal(opts: CkptFinalOptions, ctx: CommandContext, args: string[]): Promise<void> {
   const dir = checkDir(ctx, args[0]!);
   const step = stepOf(opts, dir, args[0]!);
   const s = store(opts, ctx, true);
   const r = await push(ctx, 'push final', (onPhase) =>
-    pushFinal({ store: s, step, dir, run: String(opts.run), force: Boolean(opts.force), onPhase }),
+    pushFinal({ store: s, step, dir, run: opts.run, force: opts.force === true, onPhase }),
   );
   ctx.emit({ ok: true, store: s.description, terminal: true, ...pushJson(r) });
   ctx.say(
@@ -153,7 +165,7 @@ export async function runFinal(opts: Record<string, unknown>, ctx: CommandContex
 }
 
 /** `soup ckpt status --repo R`. */
-export async function runStatus(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
+export async function runStatus(opts: CkptStatusOptions, ctx: CommandContext): Promise<void> {
   const s = store(opts, ctx, false);
   const st = await checkpointStatus({ store: s, verify: true });
   const p = st.pointer;
@@ -209,13 +221,13 @@ export async function runStatus(opts: Record<string, unknown>, ctx: CommandConte
           : ''),
     );
   }
-  await showStoredLossPlot(ctx, s, p?.path_in_repo ?? null, opts.plot as string | undefined);
+  await showStoredLossPlot(ctx, s, p?.path_in_repo ?? null, opts.plot);
 }
 
 /** Pulls `pathInRepo` into `--dest` (hash-checked, `--force` replaces) with a progress bar. */
 async function pullWithProgress(
   s: CheckpointStore,
-  opts: Record<string, unknown>,
+  opts: { dest: string; force?: boolean },
   ctx: CommandContext,
   pathInRepo: string,
   expectedManifestSha256: string | undefined,
@@ -225,8 +237,8 @@ async function pullWithProgress(
     const r = await pullCheckpoint({
       store: s,
       pathInRepo,
-      dir: resolve(ctx.cwd, String(opts.dest)),
-      overwrite: Boolean(opts.force),
+      dir: resolve(ctx.cwd, opts.dest),
+      overwrite: opts.force === true,
       ...(expectedManifestSha256 ? { expectedManifestSha256 } : {}),
       onFile: (e) => bar.update(e.index + 1, e.name),
     });
@@ -235,10 +247,9 @@ async function pullWithProgress(
   } catch (err) {
     bar.fail();
     if (err instanceof PullTargetExistsError)
-      throw new UsageError(
-        `--dest ${String(opts.dest)} already exists: pull into a new path, or pass --force to replace it`,
-        { cause: err },
-      );
+      throw new UsageError(`--dest ${opts.dest} already exists: pull into a new path, or pass --force to replace it`, {
+        cause: err,
+      });
     throw err;
   }
 }
@@ -285,12 +296,12 @@ async function resumeInto(
 }
 
 /** `soup ckpt pull --repo R --dest D [--step N | --final]`. */
-export async function runPull(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
+export async function runPull(opts: CkptPullOptions, ctx: CommandContext): Promise<void> {
   const s = store(opts, ctx, false);
   if (opts.final && opts.step !== undefined) throw new UsageError('pass --step N or --final, not both');
   let pathInRepo: string;
   if (opts.final) pathInRepo = 'final';
-  else if (opts.step !== undefined) pathInRepo = `ckpt/checkpoint-${Number(opts.step)}`;
+  else if (opts.step !== undefined) pathInRepo = `ckpt/checkpoint-${opts.step}`;
   else {
     // The pointed checkpoint, through the one resume path (no fallback: pull exactly what latest.json names).
     const st = await checkpointStatus({ store: s });
@@ -304,8 +315,8 @@ export async function runPull(opts: Record<string, unknown>, ctx: CommandContext
       try {
         res = await resumeInto(s, ctx, {
           run: st.pointer.run,
-          dest: String(opts.dest),
-          force: Boolean(opts.force),
+          dest: opts.dest,
+          force: opts.force === true,
           fallback: false,
           repair: false,
         });
@@ -357,18 +368,18 @@ export async function runPull(opts: Record<string, unknown>, ctx: CommandContext
  * trainer. The checkpoint is always pulled and hash-checked (into --dest, else a temp folder removed after);
  * latest.json is rewritten only with --repair.
  */
-export async function runResume(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
-  const s = store(opts, ctx, Boolean(opts.repair));
-  const runId = String(opts.run);
-  const fallback = Boolean(opts.fallback);
+export async function runResume(opts: CkptResumeOptions, ctx: CommandContext): Promise<void> {
+  const s = store(opts, ctx, opts.repair === true);
+  const runId = opts.run;
+  const fallback = opts.fallback === true;
   let res: { outcome: PullResumeResult; dir: string | null };
   try {
     res = await resumeInto(s, ctx, {
       run: runId,
-      dest: opts.dest === undefined ? null : String(opts.dest),
-      force: Boolean(opts.force),
+      dest: opts.dest ?? null,
+      force: opts.force === true,
       fallback,
-      repair: Boolean(opts.repair),
+      repair: opts.repair === true,
     });
   } catch (err) {
     return explainRefusal(err, {
@@ -382,7 +393,15 @@ export async function runResume(opts: Record<string, unknown>, ctx: CommandConte
   }
   let { outcome, dir } = res;
   if (outcome.outcome === 'complete' && opts.dest !== undefined) {
-    dir = (await pullWithProgress(s, opts, ctx, outcome.pathInRepo, outcome.pointer.manifest_sha256)).dir;
+    dir = (
+      await pullWithProgress(
+        s,
+        { dest: opts.dest, force: opts.force },
+        ctx,
+        outcome.pathInRepo,
+        outcome.pointer.manifest_sha256,
+      )
+    ).dir;
   }
   const json =
     outcome.outcome === 'fresh'

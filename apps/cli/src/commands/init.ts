@@ -3,15 +3,16 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { assetPath } from '../_assets';
 import type { CommandContext } from '../_context';
 import { UsageError } from '../errors';
+import type { InitOptions } from './init.options';
 
 /**
  * `soup init`: writes a commented soup.yaml and the text it trains on (data/train.txt, data/val.txt).
  * Training text already in data/ is the user's: it is kept, never overwritten (not even with --force),
  * so `soup init -c other.yaml` works in a folder that already has data/.
  */
-export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
-  const template = String(opts.template ?? 'tiny');
-  const target = resolve(ctx.cwd, String(opts.config ?? 'soup.yaml'));
+export async function run(opts: InitOptions, ctx: CommandContext): Promise<void> {
+  const template = opts.template;
+  const target = resolve(ctx.cwd, opts.config);
   const dataDir = join(dirname(target), 'data');
   const show = (p: string): string => relative(ctx.cwd, p) || p;
   if (existsSync(target) && !opts.force) {

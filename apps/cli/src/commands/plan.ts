@@ -11,20 +11,18 @@ import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import { ConfigError } from '../errors';
 import type { SoupConfig } from '../validate-config';
+import type { PlanOptions } from './plan.options';
 
 /** `soup plan`: what `soup train` would do on this device, measured. */
-export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<number> {
-  const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
+export async function run(opts: PlanOptions, ctx: CommandContext): Promise<number> {
+  const loaded = loadConfig({ path: opts.config, cwd: ctx.cwd });
   const file = loaded.displayPath;
   for (const w of loaded.warnings) ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
   const config = structuredClone(loaded.config);
-  if (opts.device !== undefined) {
-    const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
-    config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
-  }
+  if (opts.device !== undefined) config.device = opts.device;
   const budgetFrom: 'flag' | 'config' | null =
     opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
-  if (opts.budget !== undefined) config.training.memoryBudgetBytes = Number(opts.budget);
+  if (opts.budget !== undefined) config.training.memoryBudgetBytes = opts.budget;
   const issues = offloadIssues(config, ctx.cwd);
   const offload = { errors: issues.errors.map((i) => i.message), warnings: issues.warnings.map((i) => i.message) };
   let blocking: string[] = [];

@@ -15,6 +15,7 @@ import { execMicro } from '../_run-micro';
 import { parseTries, tuneExec } from '../_tune-exec';
 import { commandTuneFns } from '../_tune-exec-fns';
 import { resolveBatch, type BatchResolution } from '../_batch';
+import { deviceArg } from '../_parse';
 import { changedFiles, execBase, trainerFileHashes } from '../_trainer-files';
 import type { CommandContext } from '../_context';
 import { cacheBaseOf, gptSpecOf, offloadIssues, offloadOf, resolveTier } from '../_plan';
@@ -22,15 +23,16 @@ import { ConfigError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { loadConfig } from '../load-config';
 import type { SoupConfig } from '../validate-config';
+import type { ProbeOptions } from './probe.options';
 
 /** `soup probe`: the largest batch size that fits, for a soup.yaml model, any ONNX model or any trainer command. */
-export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
-  const sources = ['config', 'model', 'exec'].filter((k) => opts[k] !== undefined);
+export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void> {
+  const sources = (['config', 'model', 'exec'] as const).filter((k) => opts[k] !== undefined);
   if (sources.length > 1)
     throw new UsageError(
       `pass one of -c/--config, --model, --exec (got ${sources.map((s) => `--${s}`).join(' and ')})`,
     );
-  const mode = (sources[0] ?? 'config') as 'config' | 'model' | 'exec';
+  const mode = sources[0] ?? 'config';
   if ((opts.try !== undefined || opts.timeSteps !== undefined) && mode !== 'exec')
     throw new UsageError(
       `${opts.try !== undefined ? '--try' : '--time-steps'} applies to soup probe --exec (the trainer's own levers as {NAME} placeholders)`,
@@ -38,25 +40,24 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
   let config: SoupConfig | null = null;
   let configFile = '';
   if (mode === 'config') {
-    const loaded = loadConfig({ path: (opts.config as string | undefined) ?? 'soup.yaml', cwd: ctx.cwd });
+    const loaded = loadConfig({ path: opts.config ?? 'soup.yaml', cwd: ctx.cwd });
     for (const w of loaded.warnings)
       ctx.warn(`${loaded.displayPath}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
     config = structuredClone(loaded.config);
     configFile = loaded.displayPath;
   }
-  const deviceSpec = (opts.device as string | undefined) ?? config?.device.spec ?? 'cpu';
-  const [kind, idText] = deviceSpec.split(':') as ['cpu' | 'cuda', string | undefined];
-  const deviceId = idText === undefined ? 0 : Number(idText);
-  if (config) config.device = { kind, id: deviceId, spec: deviceSpec };
+  const device = opts.device ?? config?.device ?? deviceArg('cpu');
+  const { kind, id: deviceId } = device;
+  if (config) config.device = device;
   const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
-  const budgetBytes = (opts.budget as number | undefined) ?? config?.training.memoryBudgetBytes ?? undefined;
-  const timeoutMs = Number(opts.timeout ?? 600) * 1000;
-  const maxLength = (opts.maxLength as number | undefined) ?? config?.data.maxLength ?? 512;
+  const budgetBytes = opts.budget ?? config?.training.memoryBudgetBytes ?? undefined;
+  const timeoutMs = opts.timeout * 1000;
+  const maxLength = opts.maxLength ?? config?.data.maxLength ?? 512;
   const micro = execMicro(opts, mode);
   if (opts.timeSteps !== undefined && opts.try === undefined)
     throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
-  const start = (opts.start as number | undefined) ?? (micro ? micro.perRank : (config?.training.staticBatchSize ?? 8));
-  const ceiling = (opts.ceiling as number | undefined) ?? (micro ? micro.perRank : start * 4);
+  const start = opts.start ?? (micro ? micro.perRank : (config?.training.staticBatchSize ?? 8));
+  const ceiling = opts.ceiling ?? (micro ? micro.perRank : start * 4);
   if (ceiling < start)
     throw new UsageError(`--ceiling ${ceiling} is below the start ${start}; pass --ceiling >= --start`);
   const common = {
@@ -87,7 +88,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     });
     // The key names what is measured: the command text and the content of every file it names.
     const f = trainerFileHashes(splitCommand(command), ctx.cwd);
-    return { probe: p, files: f, base: (opts.base as string | undefined) ?? execBase(command, f) };
+    return { probe: p, files: f, base: opts.base ?? execBase(command, f) };
   };
   const keyOf = (b: string) => ({
     base: b,
@@ -107,14 +108,14 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       throw new UsageError(
         '--try times the trainer: put {probe_steps} in the command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)',
       );
-    const tries = parseTries(opts.try as string[], typed);
+    const tries = parseTries(opts.try ?? [], typed);
     await tuneExec({
       ctx,
       command: typed,
       tries,
       globalBatchSize: micro.globalBatchSize,
       worldSize: micro.worldSize,
-      timeSteps: (opts.timeSteps as number | undefined) ?? 8,
+      timeSteps: opts.timeSteps ?? 8,
       budgetBytes: budgetBytes ?? null,
       gpuName: identity.gpuName,
       gpuMemoryGb: identity.gpuMemoryGb,
@@ -169,23 +170,21 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     base = cacheBaseOf(c, t.recompute);
     what = `${c.base} (${c.model.nLayers} layer${c.model.nLayers === 1 ? '' : 's'}, d_model ${c.model.dModel}, max_length ${c.data.maxLength}), checkpointing ${t.description}${offload ? `, offload ${offload.target} (segmented step)` : ''}`;
   } else if (mode === 'model') {
-    const model = resolve(ctx.cwd, String(opts.model));
+    const model = resolve(ctx.cwd, opts.model ?? '');
     let bytes: Buffer;
     try {
       bytes = readFileSync(model);
     } catch (err) {
       throw new UsageError(
-        `--model ${String(opts.model)}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        `--model ${opts.model}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
         { cause: err },
       );
     }
-    probe = createOrtProbe({ ...common, model, maxLength, vocabSize: Number(opts.vocabSize ?? 32000) });
-    base =
-      (opts.base as string | undefined) ??
-      `onnx:${basename(model)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
+    probe = createOrtProbe({ ...common, model, maxLength, vocabSize: opts.vocabSize });
+    base = opts.base ?? `onnx:${basename(model)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
     what = `${basename(model)} (max_length ${maxLength})`;
   } else {
-    const typed = String(opts.exec);
+    const typed = opts.exec ?? '';
     if (opts.try !== undefined) {
       await tune(typed);
       return;

@@ -9,40 +9,38 @@ import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { explainRefusal } from '../_refusal';
 import { describeRunPeak, memoryResult, runMemory } from '../_run-memory';
-import { microResult, runMicro, trialCommand } from '../_run-micro';
+import { microResult, runMicro, trialCommand, type ProbedBatch } from '../_run-micro';
 import { fillLevers } from '@soup/tune';
 import { parseTries, tuneExec } from '../_tune-exec';
 import { commandTuneFns } from '../_tune-exec-fns';
 import { emptyResult, printResult, type RunResult, type SegmentReason } from '../_result';
-import { openCheckpointStore } from '../_store';
+import { defaultStoreDir, openCheckpointStore } from '../_store';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
-import { defaultStoreDir } from './train';
+import type { RunOptions } from './run.options';
 
 /**
  * `soup run [options] -- <trainer argv>`: a thin shell over @soup/supervisor's supervise(): flags in,
  * lines and one result out (`RUN_JSON`, the shape soup train prints), exit codes.
  */
-export async function run(opts: Record<string, unknown>, ctx: CommandContext, argv: string[]): Promise<number> {
+export async function run(opts: RunOptions, ctx: CommandContext, argv: string[]): Promise<number> {
   if (argv.length === 0)
     throw new UsageError(
       'soup run needs the trainer command after --, e.g. soup run --repo file://ckpt -- python train.py --output_dir {output_dir}',
     );
   const t0 = Date.now();
-  const stopSignal = String(opts.stopSignal ?? 'SIGTERM').toUpperCase() as NodeJS.Signals;
-  if (!STOP_SIGNALS.includes(stopSignal))
-    throw new UsageError(`--stop-signal ${String(opts.stopSignal)}: expected one of ${STOP_SIGNALS.join(', ')}`);
+  const stopSignal = STOP_SIGNALS.find((s) => s === opts.stopSignal.toUpperCase());
+  if (stopSignal === undefined)
+    throw new UsageError(`--stop-signal ${opts.stopSignal}: expected one of ${STOP_SIGNALS.join(', ')}`);
   let stepRegex: RegExp | undefined;
   if (opts.stepRegex !== undefined) {
     try {
-      stepRegex = new RegExp(String(opts.stepRegex));
+      stepRegex = new RegExp(opts.stepRegex);
     } catch (err) {
-      throw new UsageError(
-        `--step-regex ${String(opts.stepRegex)}: not a regular expression (${(err as Error).message})`,
-      );
+      throw new UsageError(`--step-regex ${opts.stepRegex}: not a regular expression (${(err as Error).message})`);
     }
   }
-  const batchOpt = opts.batchSize as string | undefined;
+  const batchOpt = opts.batchSize;
   if (opts.try !== undefined || opts.timeSteps !== undefined) checkTries(opts, argv);
   const micro = runMicro(opts, ctx, argv, (m) =>
     opts.try !== undefined ? tuneBatch(opts, ctx, m) : probeBatch(opts, ctx, m),
@@ -58,13 +56,13 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
   if (argv.some((a) => a.includes('{max_steps}')) && opts.horizon === undefined)
     throw new UsageError("the trainer command uses {max_steps}: pass --horizon N (the run's total steps)");
 
-  const outputDir = resolve(ctx.cwd, String(opts.outputDir ?? 'output'));
+  const outputDir = resolve(ctx.cwd, opts.outputDir ?? 'output');
   // The default store sits beside the output folder, as in soup train: `rm -rf <output-dir>` keeps the checkpoints.
-  const repo = (opts.repo as string | undefined) ?? `file://${defaultStoreDir(outputDir)}`;
+  const repo = opts.repo ?? `file://${defaultStoreDir(outputDir)}`;
   const store = openCheckpointStore({
     ctx,
     repo,
-    repoType: (opts.repoType as 'model' | 'dataset' | undefined) ?? 'model',
+    repoType: opts.repoType,
     needsWrite: true,
   });
   const storeName = store.kind === 'dir' ? `directory ${repo.replace(/^file:\/\//, '')}` : store.description;
@@ -80,28 +78,28 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext, ar
     cwd: ctx.cwd,
     env: ctx.env,
     signal: ctx.signal,
-    fingerprintFiles: (opts.fingerprint as string[] | undefined) ?? [],
+    fingerprintFiles: opts.fingerprint ?? [],
     // The token (resolved as the store resolves it) is never shown nor stored: its sha256 stands in.
     secrets: [resolveHubToken({ env: ctx.env }).token],
-    leaseTtlMs: (opts.leaseTtl as number | undefined) ?? 600_000,
+    leaseTtlMs: opts.leaseTtl,
     squashHistory: opts.squashHistory === true,
-    resume: opts.resume === 'force' ? 'force' : opts.resume === 'never' ? 'never' : 'auto',
+    resume: opts.resume,
     batchSize: batchOpt === undefined ? null : batchOpt === 'auto' ? 'auto' : Number(batchOpt),
     probeBatchSize: async () => (await probeBatch(opts, ctx)).batchSize,
     ...micro.supervise,
     memory: mem.memory,
-    horizon: (opts.horizon as number | undefined) ?? null,
-    checkpointGlob: (opts.checkpointGlob as string | undefined) ?? 'checkpoint-*',
+    horizon: opts.horizon ?? null,
+    checkpointGlob: opts.checkpointGlob,
     ...(stepRegex ? { stepRegex } : {}),
-    completeFile: (opts.completeFile as string | undefined) ?? 'trainer_state.json',
-    settleMs: (opts.settle as number | undefined) ?? 10_000,
-    graceMs: (opts.grace as number | undefined) ?? 120_000,
-    pollMs: (opts.poll as number | undefined) ?? 1000,
-    timeLimitMs: (opts.timeLimit as number | undefined) ?? null,
+    completeFile: opts.completeFile,
+    settleMs: opts.settle ?? 10_000,
+    graceMs: opts.grace ?? 120_000,
+    pollMs: opts.poll ?? 1000,
+    timeLimitMs: opts.timeLimit ?? null,
     stopSignal,
-    finalDir: opts.final === undefined ? null : resolve(ctx.cwd, String(opts.final)),
-    keepRemote: (opts.keepRemote as number | undefined) ?? KEEP_REMOTE_DEFAULT,
-    pushNice: (opts.pushNice as number | undefined) ?? 10,
+    finalDir: opts.final === undefined ? null : resolve(ctx.cwd, opts.final),
+    keepRemote: opts.keepRemote ?? KEEP_REMOTE_DEFAULT,
+    pushNice: opts.pushNice,
     startedAtMs: t0,
     refusal: (err, run) =>
       explainRefusal(err, { store, run, identity: null, fallbackFlag: '--resume force', repoFlag: '--repo' }),
@@ -174,23 +172,12 @@ function segmentReason(stopReason: string): SegmentReason {
   return sig ?? 'signal';
 }
 
-/** The probe's answer and the cache key it is filed under (to lower it after a mid-run out-of-memory). */
-export interface ProbedBatch {
-  batchSize: number;
-  source: 'static' | 'cache' | 'probe' | 'tune' | 'tune-cache';
-  key: CacheKeyFields;
-  /** --try: the trainer's levers this session's tuner chose. */
-  levers?: Record<string, string>;
-  cacheKey: string;
-  budgetBytes: number | null;
-}
-
 export async function probeBatch(
-  opts: Record<string, unknown>,
+  opts: RunOptions,
   ctx: CommandContext,
   micro?: { globalBatchSize: number; worldSize: number; headroom: number },
 ): Promise<ProbedBatch> {
-  const typed = String(opts.probe);
+  const typed = opts.probe ?? '';
   // With a global batch the probe's command may name the micro-batch {micro_batch_size}; a trial is one micro-batch ({grad_accum} 1).
   const command = micro ? trialCommand(typed) : typed;
   if (!command.includes('{batch_size}'))
@@ -198,9 +185,9 @@ export async function probeBatch(
       '--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 --per_device_train_batch_size {batch_size}"',
     );
   const { identity, deviceId, keyOf } = await probeDevice(opts, ctx);
-  const budgetBytes = opts.budget as number | undefined;
-  const start = (opts.start as number | undefined) ?? (micro ? micro.globalBatchSize / micro.worldSize : 8);
-  const key = keyOf((opts.base as string | undefined) ?? `exec:${typed}`);
+  const budgetBytes = opts.budget;
+  const start = opts.start ?? (micro ? micro.globalBatchSize / micro.worldSize : 8);
+  const key = keyOf(opts.base ?? `exec:${typed}`);
   const probe = commandProbe(ctx, command, budgetBytes ?? null, identity.device === 'cuda' ? deviceId : null);
   const r = await resolveBatch({
     ctx,
@@ -214,12 +201,12 @@ export async function probeBatch(
       device: identity.device === 'cuda' ? 'cuda' : 'cpu',
       budgetBytes: budgetBytes ?? null,
       budgetFrom: budgetBytes !== undefined ? 'flag' : null,
-      maxLength: (opts.maxLength as number | undefined) ?? 512,
+      maxLength: opts.maxLength ?? 512,
     }),
     ...(micro ? { globalBatchSize: micro.globalBatchSize, worldSize: micro.worldSize, headroom: micro.headroom } : {}),
     key,
     start,
-    ...(opts.ceiling !== undefined ? { ceiling: opts.ceiling as number } : {}),
+    ...(opts.ceiling !== undefined ? { ceiling: opts.ceiling } : {}),
     noCache: opts.cache === false,
   });
   ctx.say(
@@ -236,20 +223,17 @@ export async function probeBatch(
 
 /** --device for the probe, its identity, and the batch-cache key fields of a base on it (--max-length, --quantization, --lora-r). */
 async function probeDevice(
-  opts: Record<string, unknown>,
+  opts: RunOptions,
   ctx: CommandContext,
 ): Promise<{ identity: DeviceIdentity; deviceId: number; keyOf(base: string): CacheKeyFields }> {
-  const [kind, idText] = ((opts.device as string | undefined) ?? 'cpu').split(':') as [
-    'cpu' | 'cuda',
-    string | undefined,
-  ];
-  const deviceId = idText === undefined ? 0 : Number(idText);
+  const kind = opts.device?.kind ?? 'cpu';
+  const deviceId = opts.device?.id ?? 0;
   const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
   const keyOf = (base: string): CacheKeyFields => ({
     base,
-    maxLength: (opts.maxLength as number | undefined) ?? 512,
-    quantization: (opts.quantization as string | undefined) ?? 'none',
-    loraR: (opts.loraR as number | undefined) ?? 0,
+    maxLength: opts.maxLength ?? 512,
+    quantization: opts.quantization,
+    loraR: opts.loraR,
     gpuName: identity.gpuName,
     gpuMemoryGb: identity.gpuMemoryGb,
   });
@@ -279,7 +263,7 @@ function commandProbe(
 }
 
 /** --try's flags: a global batch, a --probe that times ({probe_steps}) and names each lever, a trainer command that uses each. */
-function checkTries(opts: Record<string, unknown>, argv: string[]): void {
+function checkTries(opts: RunOptions, argv: string[]): void {
   if (opts.try === undefined) throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
   if (opts.globalBatchSize === undefined)
     throw new UsageError(
@@ -289,12 +273,12 @@ function checkTries(opts: Record<string, unknown>, argv: string[]): void {
     throw new UsageError(
       '--try needs --probe "<the trainer\'s command with {micro_batch_size}, {probe_steps} and each {NAME}>": soup times it per configuration',
     );
-  const typed = String(opts.probe);
+  const typed = opts.probe;
   if (!typed.includes('{probe_steps}'))
     throw new UsageError(
       '--try times the trainer: put {probe_steps} in the --probe command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)',
     );
-  for (const name of Object.keys(parseTries(opts.try as string[], typed))) {
+  for (const name of Object.keys(parseTries(opts.try, typed))) {
     if (!argv.some((a) => a.includes(`{${name}}`)))
       throw new UsageError(
         `--try ${name}: the trainer command has no {${name}}, so the choice would not reach the run; put {${name}} where the trainer takes that setting`,
@@ -304,16 +288,15 @@ function checkTries(opts: Record<string, unknown>, argv: string[]): void {
 
 /** --try: this session's levers and micro-batch, the fastest at G (the tune cache first), as soup probe --exec --try measures them. */
 async function tuneBatch(
-  opts: Record<string, unknown>,
+  opts: RunOptions,
   ctx: CommandContext,
   micro: { globalBatchSize: number; worldSize: number; headroom: number },
 ): Promise<ProbedBatch> {
-  const typed = String(opts.probe);
+  const typed = opts.probe ?? '';
   const { identity, deviceId, keyOf } = await probeDevice(opts, ctx);
-  const budgetBytes = (opts.budget as number | undefined) ?? null;
+  const budgetBytes = opts.budget ?? null;
   // A candidate's batch-cache base: --base with its levers, else the filled command (as --probe without --try).
-  const baseOf = (filled: string): string =>
-    opts.base !== undefined ? `${String(opts.base)} ${filled}` : `exec:${filled}`;
+  const baseOf = (filled: string): string => (opts.base !== undefined ? `${opts.base} ${filled}` : `exec:${filled}`);
   const execProbe = (command: string): { probe: ChildProbeFn; base: string } => ({
     probe: commandProbe(ctx, command, budgetBytes, identity.device === 'cuda' ? deviceId : null),
     base: baseOf(command),
@@ -323,10 +306,10 @@ async function tuneBatch(
     tuneExec({
       ctx,
       command: typed,
-      tries: parseTries(opts.try as string[], typed),
+      tries: parseTries(opts.try ?? [], typed),
       globalBatchSize: micro.globalBatchSize,
       worldSize: micro.worldSize,
-      timeSteps: (opts.timeSteps as number | undefined) ?? 8,
+      timeSteps: opts.timeSteps ?? 8,
       budgetBytes,
       gpuName: identity.gpuName,
       gpuMemoryGb: identity.gpuMemoryGb,
@@ -339,7 +322,7 @@ async function tuneBatch(
         execProbe,
         keyOf,
         budgetBytes,
-        start: opts.start as number | undefined,
+        start: opts.start,
         refresh: opts.refresh === true,
         noCache: opts.cache === false,
         cacheExceptionsOnly: opts.cacheExceptionsOnly === true,

@@ -20,7 +20,7 @@ import { assertTrainable, offloadChoicesOf } from '../_plan';
 import { prepareRun, type PreparedRun } from '../_prepare';
 import { explainRefusal } from '../_refusal';
 import { resolveTimeLimitMs, watchSession, type SessionEnd } from '../_session-end';
-import { openCheckpointStore } from '../_store';
+import { defaultStoreDir, openCheckpointStore } from '../_store';
 import { holdStoreLease } from '../_store-lease';
 import { TrainRunError, UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
@@ -33,6 +33,7 @@ import { emptyResult, printResult, type RunResult } from '../_result';
 import type { SoupConfig } from '../validate-config';
 import { readMicroSessions, type MicroSession } from '../_micro-sessions';
 import { describePeak, microBatchesOf, sessionPeak, startMicro, validate } from '../_train-micro';
+import type { TrainOptions } from './train.options';
 
 /** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */
 export type RunJson = RunResult;
@@ -59,7 +60,7 @@ function readState(dir: string): {
 }
 
 /** `soup train`: trains the config's model in segments, pushing checkpoints as it goes. */
-export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<number | void> {
+export async function run(opts: TrainOptions, ctx: CommandContext): Promise<number | void> {
   const held: StoreLease[] = [];
   try {
     return await trainSession(opts, ctx, held);
@@ -73,31 +74,24 @@ function isOutage(err: unknown): err is StoreError {
   return err instanceof StoreError;
 }
 
-async function trainSession(
-  opts: Record<string, unknown>,
-  ctx: CommandContext,
-  held: StoreLease[],
-): Promise<number | void> {
+async function trainSession(opts: TrainOptions, ctx: CommandContext, held: StoreLease[]): Promise<number | void> {
   const t0 = Date.now();
-  const loaded = loadConfig({ path: String(opts.config ?? 'soup.yaml'), cwd: ctx.cwd });
+  const loaded = loadConfig({ path: opts.config, cwd: ctx.cwd });
   const file = loaded.displayPath;
   const config: SoupConfig = structuredClone(loaded.config);
-  if (opts.steps !== undefined) config.training.steps = Number(opts.steps);
-  if (opts.outputDir !== undefined) config.output = resolve(ctx.cwd, String(opts.outputDir));
+  if (opts.steps !== undefined) config.training.steps = opts.steps;
+  if (opts.outputDir !== undefined) config.output = resolve(ctx.cwd, opts.outputDir);
   const budgetFrom: 'flag' | 'config' | null =
     opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
-  if (opts.budget !== undefined) config.training.memoryBudgetBytes = Number(opts.budget);
+  if (opts.budget !== undefined) config.training.memoryBudgetBytes = opts.budget;
   if (opts.resume === 'force') {
     throw new UsageError(
       "--resume force: soup train cannot continue another run's checkpoints (its model or data differ, so the weights would not load or not mean the same); pass a new --repo for this run, or restore the old config to resume it",
     );
   }
   // null (hub.keep_remote: null) keeps every remote checkpoint; the default is 3 (KEEP_REMOTE_DEFAULT, in the config schema).
-  const keepRemote: number | null = opts.keepRemote !== undefined ? Number(opts.keepRemote) : config.hub.keepRemote;
-  if (opts.device !== undefined) {
-    const [kind, id] = String(opts.device).split(':') as ['cpu' | 'cuda', string | undefined];
-    config.device = { kind, id: id === undefined ? 0 : Number(id), spec: String(opts.device) };
-  }
+  const keepRemote: number | null = opts.keepRemote ?? config.hub.keepRemote;
+  if (opts.device !== undefined) config.device = opts.device;
   // Refusals first: a field train cannot honour is an error, not also a warning.
   const offloadWarnings = assertTrainable(config, file, ctx.cwd);
   for (const w of [...loaded.warnings, ...offloadWarnings])
@@ -108,12 +102,11 @@ async function trainSession(
   const ownScratch = scratchDir !== null && !existsSync(scratchDir) ? scratchDir : null;
 
   const horizon = config.training.steps;
-  const pushEvery =
-    (opts.pushEverySteps as number | undefined) ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
-  const stopAfterSteps = Number(opts.stopAfterSteps ?? 0);
+  const pushEvery = opts.pushEverySteps ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
+  const stopAfterSteps = opts.stopAfterSteps;
   const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
   // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
-  const repo = (opts.repo as string | undefined) ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
+  const repo = opts.repo ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
   let logLine: (line: string) => void = (line) => ctx.warn(line);
   const store = openCheckpointStore({
     ctx,
@@ -139,7 +132,7 @@ async function trainSession(
     ctx,
     store,
     run: runId,
-    ttlMs: (opts.leaseTtl as number | undefined) ?? config.hub.leaseTtlMs,
+    ttlMs: opts.leaseTtl ?? config.hub.leaseTtlMs,
     log: (line) => logLine(line),
   });
   held.push(lease);
@@ -605,7 +598,7 @@ async function trainSession(
     history: trainer.logHistory,
     horizon,
     title: `${config.base}: training loss`,
-    ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}),
+    ...(opts.plot !== undefined ? { plotPath: opts.plot } : {}),
   });
   finish(ctx, json);
   // "Segment saved, run the same command again" is exit 75 however the segment ended.
@@ -660,9 +653,4 @@ function removeEmptyDir(dir: string | null): void {
 
 function finish(ctx: CommandContext, json: RunJson): void {
   printResult(ctx, json);
-}
-
-/** The default directory store: `<output>-ckpt`, a sibling of the output folder. */
-export function defaultStoreDir(output: string): string {
-  return `${output.replace(/[\\/]+$/, '')}-ckpt`;
 }

@@ -2,8 +2,8 @@
 // real bin run against a local Hub-protocol test server.
 import { runNode, type ChildResult, type HubServer } from '@soup/test-utils';
 import { join } from 'node:path';
-import { assetPath } from './_assets';
-import { SOUP_BIN } from './_run-test-helpers';
+import { assetPath } from '../src/_assets';
+import { SOUP_BIN } from './run-helpers';
 
 /** A tiny soup.yaml: 12 steps of batch 4 × 16 tokens on one thread; `extra` is appended YAML. */
 export function storeTestConfig(extra = ''): string {
