@@ -8,17 +8,10 @@ export const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url
 const START = '<!-- exit-codes: generated from src/exit-codes.ts by scripts/exit-codes-table.ts -->';
 const END = '<!-- /exit-codes -->';
 
-/** The Markdown table, columns padded as a formatter pads them. */
+/** The Markdown table, in the README's own style (no padding). */
 export function exitCodesTable(): string {
-  const rows = exitCodeList().map(({ code, meaning }) => [String(code), meaning.readme] as const);
-  const codeWidth = Math.max(4, ...rows.map(([code]) => code.length));
-  const meaningWidth = Math.max(7, ...rows.map(([, text]) => text.length));
-  const row = (code: string, text: string): string => `| ${code.padEnd(codeWidth)} | ${text.padEnd(meaningWidth)} |`;
-  return [
-    row('code', 'meaning'),
-    row('-'.repeat(codeWidth), '-'.repeat(meaningWidth)),
-    ...rows.map(([code, text]) => row(code, text)),
-  ].join('\n');
+  const rows = exitCodeList().map(({ code, meaning }) => `| ${code} | ${meaning.readme} |`);
+  return ['| code | meaning |', '|---|---|', ...rows].join('\n');
 }
 
 /** `readme` with the text between the markers replaced by the generated table. */
