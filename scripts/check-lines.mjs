@@ -27,6 +27,8 @@ for (const file of files) {
 for (const l of long.slice(0, 50)) console.error(l);
 if (long.length > 50) console.error(`… and ${long.length - 50} more`);
 if (long.length > 0) {
-  console.error(`${long.length} line(s) over ${MAX} characters: wrap them (split a long string with +, a comment over lines)`);
+  console.error(
+    `${long.length} line(s) over ${MAX} characters: wrap them (split a long string with +, a comment over lines)`,
+  );
   process.exit(1);
 }

@@ -172,7 +172,7 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
     .join(' and ');
   const location = o.cache ?? {};
   const candidates: Candidate<T>[] = o.offloads.flatMap((off, oi) =>
-    o.tiers.map((g, gi) => {
+    o.tiers.map((g) => {
       const values: Record<string, string> = { gradient_checkpointing: nameOf(g) };
       if (withOffload) values.activation_offloading = offloadName(off);
       return {
