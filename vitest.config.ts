@@ -2,10 +2,19 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
 
-// Test files that compare step timings against each other (the tuner's choice against a grid it measures):
-// they run alone, after every other file, so no other test's load lands on one side of a comparison.
+// Test files whose verdicts rest on timing: the tuner's choice against a grid it measures, a checkpoint
+// judged complete once it settles, a push raced by a kill, a span of a child's output. They run alone,
+// after every other file, so no other test's load lands on one side of a comparison or stalls a writer
+// past its settle window.
 const ALONE: Record<string, string[]> = {
-  '@soup/cli': ['src/train-tune.test.ts', 'src/probe-try.test.ts'],
+  '@soup/cli': [
+    'src/train-tune.test.ts',
+    'src/probe-try.test.ts',
+    'src/run.rules.test.ts',
+    'src/run.faults.test.ts',
+    'src/train-micro.e2e.test.ts',
+  ],
+  '@soup/cuda-probe': ['src/create-command-probe.test.ts'],
 };
 
 // Most test files wait on child processes, sessions that settle and servers that answer, not on the CPU:
