@@ -25,6 +25,7 @@ import type { SoupConfig } from '../validate-config';
 
 /** `soup probe`: the largest batch size that fits, for a soup.yaml model, any ONNX model or any trainer command. */
 export async function run(opts: Record<string, unknown>, ctx: CommandContext): Promise<void> {
+  // Over 150 lines: three probe sources (config, model, exec) feed one output, which reads best beside them.
   const sources = ['config', 'model', 'exec'].filter((k) => opts[k] !== undefined);
   if (sources.length > 1)
     throw new UsageError(
