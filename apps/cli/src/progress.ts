@@ -212,7 +212,10 @@ export function createProgress(opts: ProgressOptions): Progress {
     }
     everDrawn = true;
     if (isTTY) {
-      if (force || t - lastDraw >= TTY_REDRAW_MS) return drawTTY();
+      if (force || t - lastDraw >= TTY_REDRAW_MS) {
+        drawTTY();
+        return;
+      }
       later(TTY_REDRAW_MS);
       return;
     }

@@ -158,7 +158,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       field: 'addressSpaceBytes',
       env: baseEnv,
     });
-    let run;
+    let run: Awaited<ReturnType<typeof runChild>>;
     const sampler: GpuSampler | null = gpu
       ? await startGpuSampler({
           nvidiaSmiPath: gpu.nvidiaSmiPath ?? 'nvidia-smi',
