@@ -76,7 +76,9 @@ export function describeErrors(errs: ErrorObject[], doc: Document, lc: LineCount
       issues.push({
         path: [...segs, key].join('.'),
         ...locate(doc, lc, segs, true),
-        message: `missing required field${sub?.['x-allowed'] ? ` (${sub['x-allowed']})` : ''}${segs.length ? ` under ${segs.join('.')}` : ''}`,
+        message:
+          `missing required field${sub?.['x-allowed'] ? ` (${sub['x-allowed']})` : ''}` +
+          `${segs.length ? ` under ${segs.join('.')}` : ''}`,
       });
       continue;
     }
@@ -101,7 +103,9 @@ export function describeErrors(errs: ErrorObject[], doc: Document, lc: LineCount
         const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
         const hint =
           typeof value === 'string' ? didYouMean({ input: value, candidates: allowed.map(String) }) : undefined;
-        message = `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')} (got ${got(value)})${hint ? `; did you mean "${hint}"?` : ''}`;
+        message =
+          `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')} (got ${got(value)})` +
+          `${hint ? `; did you mean "${hint}"?` : ''}`;
         break;
       }
       case 'type': {

@@ -42,7 +42,9 @@ export function semanticChecks(
     errors.push({
       path: 'model.n_heads',
       ...locate(doc, lc, ['model', 'n_heads'], false),
-      message: `must divide model.d_model (${dModel} is not a multiple of ${nHeads}); e.g. ${[1, 2, 4, 8, 16].filter((h) => dModel % h === 0).pop() ?? 1}`,
+      message:
+        `must divide model.d_model (${dModel} is not a multiple of ${nHeads}); ` +
+        `e.g. ${[1, 2, 4, 8, 16].filter((h) => dModel % h === 0).pop() ?? 1}`,
     });
   }
   const budget = training.memory_budget;
@@ -85,7 +87,9 @@ export function semanticChecks(
     errors.push({
       path: 'training.micro_batch_size',
       ...locate(doc, lc, ['training', 'micro_batch_size'], false),
-      message: `must divide batch_size (${bs}), so that micro_batch_size × accumulation = batch_size; e.g. ${divs.at(-1) ?? 1}, or auto`,
+      message:
+        `must divide batch_size (${bs}), so that micro_batch_size × accumulation = batch_size; ` +
+        `e.g. ${divs.at(-1) ?? 1}, or auto`,
     });
   }
   if (training.auto_batch_size_strategy !== 'auto' && micro !== 'auto' && data.training) {
@@ -114,7 +118,8 @@ export function semanticChecks(
         false,
       ),
       message:
-        "is a batch-cache key field only: soup train trains the full float32 model (quantization none, lora.r 0); soup probe --exec passes it to your trainer's cache key",
+        'is a batch-cache key field only: soup train trains the full float32 model (quantization none, lora.r 0); ' +
+        "soup probe --exec passes it to your trainer's cache key",
     });
   }
 }

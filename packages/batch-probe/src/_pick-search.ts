@@ -32,7 +32,8 @@ export async function searchBatchSize(
       }).then((r) => ({
         batchSize: r.microBatchSize,
         trials: r.trials,
-        // The cache holds "fits"; `exact` there means m + 1 was seen not to fit, which a divisor search proves only sometimes.
+        // The cache holds "fits"; `exact` there means m + 1 was seen not to fit, which a divisor search
+        // proves only sometimes.
         bound:
           r.bound === 'capped'
             ? ('capped' as const)

@@ -98,5 +98,11 @@ for (const c of CASES) {
   );
 }
 process.stdout.write(
-  `${JSON.stringify({ trainer: 'node proportional-trainer.cjs (Buffer.alloc, resident), sampled VmHWM, stopped at the budget', repeats: REPEATS, baselineMiB, cases: out, node: process.version })}\n`,
+  `${JSON.stringify({
+    trainer: 'node proportional-trainer.cjs (Buffer.alloc, resident), sampled VmHWM, stopped at the budget',
+    repeats: REPEATS,
+    baselineMiB,
+    cases: out,
+    node: process.version,
+  })}\n`,
 );

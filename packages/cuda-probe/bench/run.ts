@@ -245,7 +245,12 @@ if (json) {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } else {
   console.log(
-    `cuda-probe bench: onnx-train geometry ${JSON.stringify(spec)}, CPU, ${threads} thread(s), budget ${budgetMiB} MiB${budget.calibrated ? ` (calibrated: ${budget.peakAtOneMiB} MiB at batch 1, ${budget.perSampleMiB} MiB per sample, edge aimed at ${budget.targetBatch})` : ''}`,
+    `cuda-probe bench: onnx-train geometry ${JSON.stringify(spec)}, CPU, ${threads} thread(s), ` +
+      `budget ${budgetMiB} MiB` +
+      (budget.calibrated
+        ? ` (calibrated: ${budget.peakAtOneMiB} MiB at batch 1, ${budget.perSampleMiB} MiB per sample, ` +
+          `edge aimed at ${budget.targetBatch})`
+        : ''),
   );
   console.log('phase   batch  fits  reason       peak MiB  trial ms  step ms  overhead ms');
   for (const t of result.trialLog) {

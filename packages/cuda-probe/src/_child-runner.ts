@@ -122,7 +122,7 @@ function installExitHook(): void {
 }
 
 export function runChild(opts: RunChildOptions): Promise<ChildRun> {
-  // Over 150 lines: one child's lifecycle (spawn, output caps, timeout, abort, exit); its handlers share that child's state.
+  // Over 150 lines: one child's lifecycle (spawn, output caps, timeout, abort, exit) on one shared state.
   const max = opts.maxOutputChars ?? 1 << 20;
   let t0 = performance.now();
   let spawnedAt = performance.timeOrigin + t0;

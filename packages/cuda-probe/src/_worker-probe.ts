@@ -188,7 +188,7 @@ function startSpare(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Spa
 }
 
 export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
-  // Over 150 lines: the calibration, the warm spare and the previous child are state shared across trials by the probe it returns.
+  // Over 150 lines: calibration, warm spare and previous child are state the returned probe shares across trials.
   let calibration: Promise<Calibration> | undefined;
   // At most one warm spare, for the next trial (CPU ORT jobs; SOUP_PROBE_WARM=0 turns it off).
   let spare: Spare | null = null;
@@ -244,7 +244,7 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   };
 
   return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
-    // Over 150 lines: one trial in order (wait for the last child, take or start a child, run, judge), on the probe's shared state.
+    // Over 150 lines: one trial in order (wait for the last child, take or start one, run, judge) on shared state.
     const callStart = performance.now();
     const batchSize = batchSizeArg(batchSizeInput);
     if (previousExit) {

@@ -38,7 +38,8 @@ export async function lockCommit(root: string): Promise<() => Promise<void>> {
     }
     if (Date.now() > deadline) {
       throw new StoreError(
-        `directory store ${root}: another process (${held ?? 'unknown'}) has held ${COMMIT_LOCK} for over ${LOCK_WAIT_MS / 1000} s`,
+        `directory store ${root}: another process (${held ?? 'unknown'}) has held ${COMMIT_LOCK} ` +
+          `for over ${LOCK_WAIT_MS / 1000} s`,
       );
     }
     await new Promise((r) => setTimeout(r, wait));

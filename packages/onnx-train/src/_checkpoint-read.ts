@@ -69,7 +69,8 @@ export function readCheckpoint(dir: string, e: CheckpointExpectation): Checkpoin
   if (json.run !== e.runId || (recorded !== null && recorded !== e.fingerprint)) {
     throw new CheckpointError(
       'SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH',
-      `checkpoint ${dir} belongs to run ${String(json.run)}, but this trainer is run ${e.runId} (spec, data, seed, batch size or schedule differ)`,
+      `checkpoint ${dir} belongs to run ${String(json.run)}, but this trainer is run ${e.runId} ` +
+        '(spec, data, seed, batch size or schedule differ)',
     );
   }
   const ints = ['step', 'cursor', 'tokens_consumed'] as const;
@@ -97,7 +98,8 @@ export function readCheckpoint(dir: string, e: CheckpointExpectation): Checkpoin
       if (!t || t.dtype !== want || t.shape.join(',') !== p.shape.join(',')) {
         throw new CheckpointError(
           'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
-          `${dir}/${file}: ${key(p.name)} is ${t ? `${t.dtype} [${t.shape.join(', ')}]` : 'missing'}, expected ${want} [${p.shape.join(', ')}]`,
+          `${dir}/${file}: ${key(p.name)} is ${t ? `${t.dtype} [${t.shape.join(', ')}]` : 'missing'}, ` +
+            `expected ${want} [${p.shape.join(', ')}]`,
         );
       }
       out.set(p.name, t.data as FloatArray);

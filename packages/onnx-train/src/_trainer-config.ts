@@ -37,7 +37,8 @@ export function checkMicroBatchSize(batchSize: number, m: number | undefined): v
   if (m === undefined) return;
   if (!Number.isInteger(m) || m < 1 || batchSize % m !== 0) {
     throw new DataError(
-      `microBatchSize must be a positive divisor of batchSize ${batchSize} (got ${m}): m × a = ${batchSize} with a whole accumulation a`,
+      `microBatchSize must be a positive divisor of batchSize ${batchSize} (got ${m}): ` +
+        `m × a = ${batchSize} with a whole accumulation a`,
     );
   }
 }

@@ -101,7 +101,8 @@ export async function handleCommit(
         return sendError(
           res,
           422,
-          `Your push was rejected because an LFS pointer pointed to a file that does not exist. Offending file: - ${path}`,
+          'Your push was rejected because an LFS pointer pointed to a file that does not exist. ' +
+            `Offending file: - ${path}`,
         );
       }
       files[path] = {

@@ -104,7 +104,8 @@ export async function handlePut(
     return sendError(
       res,
       400,
-      `the uploaded bytes (${written} bytes, sha256 ${sha256}) do not match the declared oid ${oid} and size ${declared}`,
+      `the uploaded bytes (${written} bytes, sha256 ${sha256}) ` +
+        `do not match the declared oid ${oid} and size ${declared}`,
     );
   }
   ctx.state.commitLfsObject(oid, tmp, { sizeBytes: written, sha256 });

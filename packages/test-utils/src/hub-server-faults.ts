@@ -1,4 +1,5 @@
-// The fault switches of the local Hub-protocol test server: each makes it answer like a bad day on the real Hub.
+// The fault switches of the local Hub-protocol test server: each makes it answer like a bad day on the
+// real Hub.
 
 /** Fault switches. Counted faults apply to the next `count` matching requests, then switch off. */
 export interface HubServerFaults {
@@ -24,7 +25,10 @@ export interface HubServerFaults {
     as?: 'drop' | 500 /** Let this many commits through first. @default 0 */;
     skip?: number;
   };
-  /** Flip one byte of the next `count` LFS PUT bodies in transit (size unchanged): the upload is refused as for truncatePut. */
+  /**
+   * Flip one byte of the next `count` LFS PUT bodies in transit (size unchanged): the upload is refused as
+   * for truncatePut.
+   */
   corruptPut?: { count: number };
   /**
    * Serve one flipped byte in the next `count` resolve/raw bodies longer than one byte
@@ -42,6 +46,9 @@ export interface HubServerFaults {
   outageUntilMs?: number;
   /** How the outage fails requests. @default 503 */
   outageAs?: 'drop' | 503;
-  /** Start an outage of `durationMs` right after the next `afterCommits` commits were answered (sets outageUntilMs then). */
+  /**
+   * Start an outage of `durationMs` right after the next `afterCommits` commits were answered (sets
+   * outageUntilMs then).
+   */
   outageAfter?: { afterCommits: number; durationMs: number };
 }
