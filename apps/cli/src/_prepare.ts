@@ -84,6 +84,7 @@ export interface PreparedRun {
 
 /** Resolves device, tier and batch size, probing (each trial shown) when the config says auto. */
 export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> {
+  // Over 150 lines: device, tier, batch source and probe are decided in order, each from the ones before.
   const { ctx, config } = opts;
   const identity = await deviceIdentity({ device: config.device.kind, deviceId: config.device.id, env: ctx.env });
   const gpuMemoryGb = identity.device === 'cuda' ? identity.gpuMemoryGb : null;

@@ -114,6 +114,7 @@ export function formatDuration(ms: number): string {
  * Honours NO_COLOR (https://no-color.org).
  */
 export function createProgress(opts: ProgressOptions): Progress {
+  // Over 150 lines: one renderer's state (position, rate, last line, TTY or not) closed over by the methods it returns.
   const stream = opts.stream ?? process.stderr;
   const env = opts.env ?? process.env;
   const dumb = env.TERM === 'dumb';

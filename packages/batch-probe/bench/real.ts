@@ -1,7 +1,7 @@
 // The `real` section of the batch-probe bench: the Node proportional trainer as a real child per
-// trial, under a real RSS budget, three budgets × linear and quadratic memory, bisection vs the
-// predictive search. Run by a script of @soup/cuda-probe spawned by path (batch-probe must not
-// depend on cuda-probe). `--no-real` skips it.
+// trial, under a real RSS budget, three budgets (above the trainer's measured baseline) × linear and
+// quadratic memory, bisection vs the predictive search. Run by a script of @soup/cuda-probe spawned
+// by path (batch-probe must not depend on cuda-probe). `--no-real` skips it.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,6 +38,8 @@ export function realSection(opts: { skip: boolean; repeats: number }) {
     cases: RealCase[];
     repeats: number;
     trainer: string;
+    /** The trainer's resident size holding nothing, measured first: every budget sits above it. */
+    baselineMiB: number;
   };
   const cases = data.cases;
   const goal = <T extends object>(met: boolean, facts: T) => ({
@@ -52,6 +54,7 @@ export function realSection(opts: { skip: boolean; repeats: number }) {
   return {
     trainer: data.trainer,
     repeats: data.repeats,
+    baselineMiB: data.baselineMiB,
     cases,
     goals: {
       exactEverywhere: goal(

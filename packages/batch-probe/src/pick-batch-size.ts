@@ -3,8 +3,8 @@ import { InvalidBatchOptionError } from './errors';
 import { lookupCacheEntry } from './lookup-cache-entry';
 import { makeCacheKey, type CacheKeyFields } from './make-cache-key';
 import { largestDivisorAtMost, perRankBatch } from './divisors';
-import { probeBatchSize, type ProbeBatchSizeOptions } from './probe-batch-size';
-import { probeMicroBatchSize } from './probe-micro-batch-size';
+import { searchBatchSize } from './_pick-search';
+import type { ProbeBatchSizeOptions } from './probe-batch-size';
 import { resolveCachePath } from './resolve-cache-path';
 import { saveCacheEntry } from './save-cache-entry';
 import type {
@@ -185,41 +185,7 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
     if (hit.startAt !== undefined && hit.startAt <= ceiling) start = Math.max(1, hit.startAt);
   }
 
-  const searched =
-    options.globalBatchSize !== undefined
-      ? await probeMicroBatchSize(options.probe, {
-          globalBatchSize: options.globalBatchSize,
-          ...(options.worldSize !== undefined ? { worldSize: options.worldSize } : {}),
-          start,
-          ceiling,
-          ...(options.headroom !== undefined ? { headroom: options.headroom } : {}),
-          ...(options.fromBelow !== undefined ? { fromBelow: options.fromBelow } : {}),
-          ...(options.predictStop !== undefined ? { predictStop: options.predictStop } : {}),
-          ...(options.isOom !== undefined ? { isOom: options.isOom } : {}),
-          ...(options.onTrial !== undefined ? { onTrial: options.onTrial } : {}),
-          ...(options.signal !== undefined ? { signal: options.signal } : {}),
-        }).then((r) => ({
-          batchSize: r.microBatchSize,
-          trials: r.trials,
-          // The cache holds "fits"; `exact` there means m + 1 was seen not to fit, which a divisor search proves only sometimes.
-          bound:
-            r.bound === 'capped'
-              ? ('capped' as const)
-              : r.trials.some((t) => t.batchSize === r.microBatchSize + 1 && !t.fits)
-                ? ('exact' as const)
-                : ('unproven' as const),
-        }))
-      : await probeBatchSize(options.probe, {
-          start,
-          ceiling,
-          maxDoublings: options.maxDoublings,
-          refine: options.refine,
-          predict: options.predict,
-          multipleOf: options.multipleOf,
-          isOom: options.isOom,
-          onTrial: options.onTrial,
-          signal: options.signal,
-        });
+  const searched = await searchBatchSize(options.probe, options, start, ceiling);
   const { batchSize, trials, bound } = searched;
   const deciding = trials.filter((t) => t.batchSize === batchSize && t.fits).at(-1);
   const measurement = deciding?.measurement ?? 'unknown';

@@ -97,6 +97,7 @@ export interface ProbeBatchSizeResult {
  * @throws {InvalidProbeOutcomeError} the probe resolved to something else than `{fits: boolean}`
  */
 export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOptions): Promise<ProbeBatchSizeResult> {
+  // Over 150 lines: one search whose phases (halve, double, refine, predict) share its trials and bounds.
   if (typeof probe !== 'function') {
     throw new InvalidBatchOptionError(
       `probe must be a function (batchSize) => Promise<{fits: boolean}> (got ${typeof probe})`,

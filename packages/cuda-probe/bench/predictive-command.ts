@@ -4,6 +4,9 @@
 // quadratic memory, searched by bisection (refine) and by the predictive search, REPEATS times
 // each. batch-probe's bench spawns this file by path (batch-probe cannot depend on cuda-probe).
 // Prints one JSON object on stdout.
+// The budgets are headroom above the trainer's own baseline, measured first on this machine (a Node
+// process's resident size at batch 0 differs between machines and Node versions): 250, 400 and 550 MiB
+// above it.
 //
 //   npx tsx packages/cuda-probe/bench/predictive-command.ts [--repeats 3]
 import { fileURLToPath } from 'node:url';
@@ -16,16 +19,25 @@ const REPEATS = at >= 0 ? Number(args[at + 1]) : 3;
 const MiB = 2 ** 20;
 const trainer = fileURLToPath(new URL('../src/_fixtures/proportional-trainer.cjs', import.meta.url));
 
+// The trainer holding nothing: its peak is the baseline every budget is placed above.
+const baselineRun = await createCommandProbe({
+  command: [process.execPath, trainer, '{batch_size}'],
+  env: { ...process.env, MIB_PER_SAMPLE: '0', QUAD_KIB: '0', HOLD_MS: '150' },
+  budgetBytes: 4096 * MiB,
+  timeoutMs: 120_000,
+})(1);
+if (baselineRun.peakBytes === undefined) throw new Error(`the baseline run measured no peak (${baselineRun.reason})`);
+const baselineMiB = Math.ceil(baselineRun.peakBytes / MiB);
 const CASES = [
-  ...[300, 450, 600].map((budgetMiB) => ({
-    name: `linear-${budgetMiB}MiB`,
+  ...[250, 400, 550].map((aboveMiB) => ({
+    name: `linear-${aboveMiB}MiB-above-baseline`,
     env: { MIB_PER_SAMPLE: '8', QUAD_KIB: '0' },
-    budgetMiB,
+    budgetMiB: baselineMiB + aboveMiB,
   })),
-  ...[300, 450, 600].map((budgetMiB) => ({
-    name: `quadratic-${budgetMiB}MiB`,
+  ...[250, 400, 550].map((aboveMiB) => ({
+    name: `quadratic-${aboveMiB}MiB-above-baseline`,
     env: { MIB_PER_SAMPLE: '1', QUAD_KIB: '256' },
-    budgetMiB,
+    budgetMiB: baselineMiB + aboveMiB,
   })),
 ];
 const START = 4;
@@ -86,5 +98,11 @@ for (const c of CASES) {
   );
 }
 process.stdout.write(
-  `${JSON.stringify({ trainer: 'node proportional-trainer.cjs (Buffer.alloc, resident), sampled VmHWM, stopped at the budget', repeats: REPEATS, cases: out, node: process.version })}\n`,
+  `${JSON.stringify({
+    trainer: 'node proportional-trainer.cjs (Buffer.alloc, resident), sampled VmHWM, stopped at the budget',
+    repeats: REPEATS,
+    baselineMiB,
+    cases: out,
+    node: process.version,
+  })}\n`,
 );

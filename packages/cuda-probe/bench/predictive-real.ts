@@ -3,28 +3,30 @@
 // geometries, searched by today's refine and by the predictive search, side by side.
 // batch-probe's bench spawns this file by path (batch-probe cannot depend on cuda-probe: that
 // would be a workspace cycle). Prints one JSON object on stdout.
+// Each geometry's budget is calibrated on this machine (bench/_calibrate.ts): the fit edge is aimed at
+// `targetBatch`, where a fixed number of MiB could sit below one sample on another machine.
 //
 //   npx tsx packages/cuda-probe/bench/predictive-real.ts [--threads 1]
 import { probeBatchSize, type ProbeBatchSizeResult } from '@soup/batch-probe';
 import { createTrainStepProbe } from '../src/index';
+import { type CalibratedBudget, calibrateBudget } from './_calibrate';
 
 const args = process.argv.slice(2);
 const threadsAt = args.indexOf('--threads');
 const threads = threadsAt >= 0 ? Number(args[threadsAt + 1]) : 1;
-const MiB = 2 ** 20;
 
 const GEOMETRIES = [
   {
     name: 'ort-cpu-small',
     spec: { vocabSize: 256, seqLen: 64, dModel: 128, nHeads: 4, nLayers: 2 },
-    budgetMiB: 48,
+    targetBatch: 24,
     start: 2,
     ceiling: 256,
   },
   {
     name: 'ort-cpu-bench',
     spec: { vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4 },
-    budgetMiB: 96,
+    targetBatch: 4,
     start: 2,
     ceiling: 64,
   },
@@ -38,11 +40,11 @@ interface Run {
   seconds: number;
 }
 
-async function search(g: (typeof GEOMETRIES)[number], predict: boolean): Promise<Run> {
+async function search(g: (typeof GEOMETRIES)[number], budgetBytes: number, predict: boolean): Promise<Run> {
   // A fresh probe per search: each pays its own calibration, as a user's run would.
   const probe = createTrainStepProbe({
     spec: g.spec,
-    budgetBytes: g.budgetMiB * MiB,
+    budgetBytes,
     intraOpNumThreads: threads,
     timeoutMs: 300_000,
   });
@@ -59,12 +61,18 @@ async function search(g: (typeof GEOMETRIES)[number], predict: boolean): Promise
 
 const cases = [];
 for (const g of GEOMETRIES) {
-  const refine = await search(g, false);
-  const predictive = await search(g, true);
+  const budget: CalibratedBudget = await calibrateBudget({
+    spec: g.spec,
+    intraOpNumThreads: threads,
+    targetBatch: g.targetBatch,
+  });
+  const refine = await search(g, budget.budgetBytes, false);
+  const predictive = await search(g, budget.budgetBytes, true);
   cases.push({
     name: g.name,
     geometry: { ...g.spec, intraOpNumThreads: threads },
-    budgetBytes: g.budgetMiB * MiB,
+    budgetBytes: budget.budgetBytes,
+    budget,
     start: g.start,
     ceiling: g.ceiling,
     refine,

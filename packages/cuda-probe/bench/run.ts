@@ -1,9 +1,12 @@
 // Probe + search vs an exhaustive linear scan, on the onnx-train bench geometry (4 layers,
-// dModel 256, 4 heads, seqLen 128, vocab 256), CPU, under one fixed budget.
+// dModel 256, 4 heads, seqLen 128, vocab 256), CPU, under one budget.
 //
 //   npm run bench -w @soup/cuda-probe              human table
 //   npm run bench -w @soup/cuda-probe -- --json    one JSON object on stdout
-//   options: --budget-mib 96  --threads 1  --ceiling 16
+//   options: --budget-mib N (default: calibrated, see below)  --threads 1  --ceiling 16
+//   The budget by default comes from this machine: the step's growth at batch 1 and ceiling / 2, measured
+//   unbudgeted (bench/_calibrate.ts), puts the fit edge at ceiling / 2, so the search and the
+//   linear scan both meet a failing batch on any machine. `budget` in the JSON says how it was set.
 //   --compare [--rounds 3]: instead, the per-trial overhead of the three ways to run a trial, in
 //   alternating back-to-back blocks of trials (batch 2, 4, 3, 1) in one run, with the load average:
 //   cold (SOUP_PROBE_WARM=0: a fresh child per trial, waited for until it exits), warm spare
@@ -17,6 +20,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { probeBatchSize } from '@soup/batch-probe';
 import { createTrainStepProbe, deviceIdentity, type ProbeTrialOutcome } from '../src/index';
+import { calibrateBudget } from './_calibrate';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -25,10 +29,20 @@ const opt = (name: string, fallback: number): number => {
   return i >= 0 && args[i + 1] !== undefined ? Number(args[i + 1]) : fallback;
 };
 const MiB = 2 ** 20;
-const budgetMiB = opt('budget-mib', 96);
 const threads = opt('threads', 1);
 const ceiling = opt('ceiling', 16);
 const spec = { vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4 };
+const budget = args.includes('--budget-mib')
+  ? { calibrated: false as const, budgetBytes: opt('budget-mib', 0) * MiB }
+  : {
+      calibrated: true as const,
+      ...(await calibrateBudget({
+        spec,
+        intraOpNumThreads: threads,
+        targetBatch: Math.max(1, Math.floor(ceiling / 2)),
+      })),
+    };
+const budgetMiB = Math.round((budget.budgetBytes / MiB) * 10) / 10;
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -78,7 +92,7 @@ if (args.includes('--compare')) {
   const probes = modes.map((m) =>
     createTrainStepProbe({
       spec,
-      budgetBytes: budgetMiB * MiB,
+      budgetBytes: budget.budgetBytes,
       intraOpNumThreads: threads,
       timeoutMs: 300_000,
       env: { ...process.env, ...m.env },
@@ -128,7 +142,8 @@ if (args.includes('--compare')) {
     perTrialOverheadMs: now.overheadMsMedian,
     targetAtMost300: now.overheadMsMedian <= 300,
     geometry: { ...spec, intraOpNumThreads: threads },
-    budgetBytes: budgetMiB * MiB,
+    budgetBytes: budget.budgetBytes,
+    budget,
     node: process.version,
   };
   const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'bench-results', 'probe-overhead-compare.json');
@@ -154,7 +169,7 @@ if (args.includes('--compare')) {
 
 const probe = createTrainStepProbe({
   spec,
-  budgetBytes: budgetMiB * MiB,
+  budgetBytes: budget.budgetBytes,
   intraOpNumThreads: threads,
   timeoutMs: 300_000,
 });
@@ -204,7 +219,8 @@ const result = {
   warmWorker: process.env.SOUP_PROBE_WARM !== '0',
   calibrationMs: round(outcomes.find((o) => o.calibrationMs !== undefined)?.calibrationMs ?? 0),
   linearTrials: outcomes.filter((o) => o.phase === 'linear').length,
-  budgetBytes: budgetMiB * MiB,
+  budgetBytes: budget.budgetBytes,
+  budget,
   geometry: { ...spec, intraOpNumThreads: threads },
   device: `${device.gpuName} ${device.gpuMemoryGb} GiB`,
   node: process.version,
@@ -229,7 +245,12 @@ if (json) {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } else {
   console.log(
-    `cuda-probe bench: onnx-train geometry ${JSON.stringify(spec)}, CPU, ${threads} thread(s), budget ${budgetMiB} MiB`,
+    `cuda-probe bench: onnx-train geometry ${JSON.stringify(spec)}, CPU, ${threads} thread(s), ` +
+      `budget ${budgetMiB} MiB` +
+      (budget.calibrated
+        ? ` (calibrated: ${budget.peakAtOneMiB} MiB at batch 1, ${budget.perSampleMiB} MiB per sample, ` +
+          `edge aimed at ${budget.targetBatch})`
+        : ''),
   );
   console.log('phase   batch  fits  reason       peak MiB  trial ms  step ms  overhead ms');
   for (const t of result.trialLog) {

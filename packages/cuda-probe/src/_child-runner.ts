@@ -122,11 +122,13 @@ function installExitHook(): void {
 }
 
 export function runChild(opts: RunChildOptions): Promise<ChildRun> {
+  // Over 150 lines: one child's lifecycle (spawn, output caps, timeout, abort, exit) on one shared state.
   const max = opts.maxOutputChars ?? 1 << 20;
   let t0 = performance.now();
   let spawnedAt = performance.timeOrigin + t0;
   installExitHook();
   return new Promise((resolve, reject) => {
+    // Over 150 lines: the handlers of one child settle this one promise and share its state.
     if (opts.signal?.aborted) {
       reject(opts.signal.reason ?? new Error('aborted'));
       return;

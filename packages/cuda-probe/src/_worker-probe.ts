@@ -188,6 +188,7 @@ function startSpare(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Spa
 }
 
 export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
+  // Over 150 lines: calibration, warm spare and previous child are state the returned probe shares across trials.
   let calibration: Promise<Calibration> | undefined;
   // At most one warm spare, for the next trial (CPU ORT jobs; SOUP_PROBE_WARM=0 turns it off).
   let spare: Spare | null = null;
@@ -243,6 +244,7 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
   };
 
   return async (batchSizeInput: number): Promise<ProbeTrialOutcome> => {
+    // Over 150 lines: one trial in order (wait for the last child, take or start one, run, judge) on shared state.
     const callStart = performance.now();
     const batchSize = batchSizeArg(batchSizeInput);
     if (previousExit) {

@@ -95,6 +95,7 @@ function argvOf(command: unknown): string[] {
  * @throws {ProbeOptionsError} a bad option (its `field` names it), e.g. an unclosed quote
  */
 export function createCommandProbe(options: CreateCommandProbeOptions): ChildProbeFn {
+  // Over 150 lines: the validated options are closed over by `once`, one trial's launch-measure-judge sequence.
   const o = requireObject('options', options) as unknown as CreateCommandProbeOptions;
   const argv = argvOf(o.command);
   const timeoutMs = optionalIntegerAtLeast('timeoutMs', o.timeoutMs, 1, 600_000);
@@ -149,6 +150,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
   // One run of the command at this size: the verdict, or `not-memory` when it was killed without
   // evidence that memory was the cause.
   const once = async (batchSize: number): Promise<ProbeTrialOutcome | { notMemory: string; signalNumber: number }> => {
+    // Over 150 lines: launch, sample, stop at the budget and judge the evidence of one run read as one story, in order.
     const [file, ...args] = substituteBatchSize(argv, batchSize) as [string, ...string[]];
     const launch = buildLaunch({
       file,

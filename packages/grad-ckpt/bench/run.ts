@@ -1,14 +1,13 @@
 // @soup/grad-ckpt bench: what each gradient-checkpointing tier really costs and saves, applied by
 // @soup/onnx-train to its GPT training step, next to torch.utils.checkpoint on the PyTorch peer.
 //
-//   npm run bench -w @soup/grad-ckpt -- [--json] [--batch 32] [--threads 2] [--steps 5] [--warmup 2]
+//   npm run bench -w @soup/grad-ckpt -- [--json] [--batch 32] [--threads 2] [--steps 6] [--warmup 2]
 //                                         [--rounds 2] [--budget-fraction 0.5] [--small-batch 2] [--no-torch] [--no-arena-stats]
 //
-// Needs @soup/onnx-train built (`npx turbo run build --filter=@soup/onnx-train`). The tier
-// children import '@soup/onnx-train' through the workspace's node_modules (npm workspaces link
-// every package there) WITHOUT @soup/grad-ckpt declaring it: onnx-train depends on grad-ckpt,
-// so declaring the reverse would put a cycle in the workspace graph. The bench is not part of
-// the published package (files: ["dist"]).
+// Needs @soup/onnx-train built (the root `npm run bench`, through turbo, builds it first). The bench declares
+// what it imports in its own private workspace package, bench/package.json (@soup/grad-ckpt-bench):
+// onnx-train depends on grad-ckpt, so a devDependency of grad-ckpt on onnx-train would put a cycle
+// in the workspace graph. The bench is not part of the published package (files: ["dist"]).
 //
 // Per tier, each in a FRESH process (tier-child.ts), the onnx-train bench geometry at a batch
 // where activations dominate, and again (fresh process, same method) at `--small-batch`:
@@ -58,7 +57,7 @@ const budgetFraction = flag('--budget-fraction', 0.5);
 const smallBatch = flag('--small-batch', 2);
 if (!(smallBatch >= 1 && smallBatch < batchSize))
   throw new Error(`--small-batch must be ≥ 1 and below --batch (${batchSize})`);
-const withTorch = !args.includes('--no-torch');
+const torchAsked = !args.includes('--no-torch');
 const arenaStats = !args.includes('--no-arena-stats');
 const spec = { vocabSize: 256, seqLen: 128, dModel: 256, nHeads: 4, nLayers: 4, dFF: 1024 };
 const MiB = 2 ** 20;
@@ -103,6 +102,17 @@ const python = process.env.PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin
 const torchEnv = { ...process.env };
 delete torchEnv.OPENBLAS_CORETYPE;
 delete torchEnv.OPENBLAS_L2_SIZE;
+// The peer is a comparison, not the subject: where this machine has no PyTorch, the tiers are still
+// measured and the JSON says why the peer is missing.
+const torchMissing = ((): string | null => {
+  if (!torchAsked) return '--no-torch';
+  const r = spawnSync(python, ['-c', 'import torch'], { env: torchEnv, encoding: 'utf8' });
+  return r.status === 0
+    ? null
+    : `${python} cannot import torch (${(r.stderr || r.error?.message || '').trim().split('\n').at(-1)})`;
+})();
+const withTorch = torchMissing === null;
+if (torchAsked && !withTorch) log(`PyTorch peer skipped: ${torchMissing}`);
 const torchChild = (tier: string, b = batchSize): Row =>
   runJson(
     python,
@@ -199,13 +209,14 @@ tiers.budget = {
   planAttempts: (p.attempts as Row[]).length,
   planMs: round2(Number(p.planMs), 0),
 };
-const torch = withTorch
+const torchPeer = withTorch
   ? {
       off: summarize('torch:off', 'torch:off'),
       full: summarize('torch:full', 'torch:off'),
       torchVersion: best('torch:off').first.torchVersion,
     }
   : null;
+const torch = torchPeer ?? { skipped: torchMissing };
 const full = tiers.full!;
 const selective = tiers.selective!;
 const selectiveAttn = tiers['selective-attn']!;
@@ -254,9 +265,10 @@ if (json) {
   );
   for (const [k, r] of Object.entries(tiers))
     console.log(line(`onnx-train ${k}`, r, (r.recompute as string[]).join(',') || '-'));
-  if (torch)
+  if (torchPeer)
     for (const k of ['off', 'full'] as const)
-      console.log(line(`torch ${k}`, torch[k], k === 'full' ? 'torch.utils.checkpoint per block' : '-'));
+      console.log(line(`torch ${k}`, torchPeer[k], k === 'full' ? 'torch.utils.checkpoint per block' : '-'));
+  else console.log(`torch peer skipped: ${torchMissing}`);
   console.log(
     `budget: ${tiers.budget!.memoryBudgetMB} MB planned → predicted ${tiers.budget!.planPredictedPeakMB}, measured ${tiers.budget!.planMeasuredPeakMB} (fits: ${tiers.budget!.planFits})`,
   );

@@ -90,6 +90,7 @@ export function checkKeep(field: 'keepLocal' | 'keepRemote', value: unknown, min
 
 /** upload folder + manifest (one commit) → verify → pointer + remote prune (one commit) → local prune. */
 export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
+  // Over 150 lines: the crash-safe push order (upload, verify, pointer, prune) kept in one place so it reads in order.
   const t0 = performance.now();
   const { store, step, run, pathInRepo } = p;
   const phase = async (ph: PushPhase, path?: string): Promise<void> => {

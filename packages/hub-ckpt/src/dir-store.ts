@@ -1,22 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, createWriteStream, type Dirent, type Stats } from 'node:fs';
-import {
-  copyFile,
-  lstat,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  rename,
-  rm,
-  rmdir,
-  unlink,
-  writeFile,
-} from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { ConcurrentWriteError, DiskFullError, isDiskFull, LinkedEntryError, StoreError } from './errors';
 import { describeWriter } from './_describe-writer';
 import { fsyncPath, hashWhileStreaming, isDirectory, sha256Hex, TMP_PREFIX } from './_fs';
+import { lockCommit, pidAlive } from './_dir-commit-lock';
 import { assertSafeName } from './_paths';
 import type { CheckpointStore, StoreCommitParams, StoreEntry } from './types';
 
@@ -26,10 +15,6 @@ export interface DirStoreOptions {
 }
 
 const STAGING = `${TMP_PREFIX}staging`;
-/** Held (exclusive create) from the compare-and-swap check to the last rename of a commit. */
-const COMMIT_LOCK = `${TMP_PREFIX}commit.lock`;
-const LOCK_WAIT_MS = 60_000;
-const LOCK_STALE_MS = 10 * 60_000;
 const NOFOLLOW_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 function isMissing(err: unknown): boolean {
@@ -265,7 +250,7 @@ export class DirStore implements CheckpointStore {
       signal?.throwIfAborted();
       // The check and the renames happen under one exclusive lock: two processes cannot both pass the
       // compare-and-swap on the same content, so a second writer is refused instead of interleaved.
-      releaseLock = await this.lockCommit();
+      releaseLock = await lockCommit(this.root);
       for (const cond of [params.ifMatch ?? []].flat()) await this.checkIfMatch(cond);
       await params.onProgress?.({ stage: 'commit' });
       // Past the commit point the renames run to the end, abort or not: a commit is all-or-nothing as far as a directory allows.
@@ -314,40 +299,6 @@ export class DirStore implements CheckpointStore {
     }
   }
 
-  /** Takes the commit lock by exclusive create; a lock left by a dead process (or older than 10 min) is broken. */
-  private async lockCommit(): Promise<() => Promise<void>> {
-    const path = join(this.root, COMMIT_LOCK);
-    const mine = `${process.pid} ${randomBytes(6).toString('hex')}`;
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
-      try {
-        await writeFile(path, mine, { flag: 'wx' });
-        return async () => {
-          const now = await readFile(path, 'utf8').catch(() => null);
-          if (now === mine) await unlink(path).catch(() => undefined);
-        };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      const held = await readFile(path, 'utf8').catch(() => null);
-      const st = await lstat(path).catch(() => null);
-      if (held !== null && st !== null) {
-        const pid = Number(held.split(' ')[0]);
-        if (!pidAlive(pid) || Date.now() - st.mtimeMs > LOCK_STALE_MS) {
-          // Break it only if it is still the same lock (another waiter may have broken and retaken it).
-          if ((await readFile(path, 'utf8').catch(() => null)) === held) await unlink(path).catch(() => undefined);
-          continue;
-        }
-      }
-      if (Date.now() > deadline) {
-        throw new StoreError(
-          `directory store ${this.root}: another process (${held ?? 'unknown'}) has held ${COMMIT_LOCK} for over ${LOCK_WAIT_MS / 1000} s`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, wait));
-    }
-  }
-
   private async checkIfMatch(cond: { path: string; sha256: string | null }): Promise<void> {
     const now = await this.readFile({ path: cond.path });
     const sha = now === null ? null : sha256Hex(now);
@@ -375,16 +326,6 @@ export class DirStore implements CheckpointStore {
       if (!Number.isInteger(pid) || pid === process.pid) continue;
       if (!pidAlive(pid)) await rm(join(stagingRoot, name), { recursive: true, force: true });
     }
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

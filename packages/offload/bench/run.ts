@@ -31,8 +31,8 @@
 // Where no cgroup can be made the bench prints "not measured" and why; it never falls back to RSS.
 //
 // Imports: this package must not depend on @soup/onnx-train or @soup/cuda-probe (both depend on
-// it), so they resolve through the workspace's node_modules symlinks without being declared.
-// Build them first: npx turbo run build --filter=@soup/cuda-probe...
+// it), so the bench declares them in its own private workspace package, bench/package.json
+// (@soup/offload-bench). The root `npm run bench`, through turbo, builds them first.
 import {
   existsSync,
   mkdirSync,

@@ -1,37 +1,20 @@
-import { closeSync, fdatasync, fsyncSync, mkdirSync, openSync } from 'node:fs';
-import { open as openAsync, unlink as unlinkAsync, type FileHandle } from 'node:fs/promises';
+import { unlink as unlinkAsync } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AnonymousFiles } from './_anon-files';
 import { tensorBytes } from './_dtype';
 import { memoryBackedFs, memoryBackedWarning } from './_fs-type';
+import { openSaveDir } from './_open-save-dir';
 import { quote } from './_quote';
 import { registerStore, unregisterStore } from './_registry';
-import { resolveSaveDir } from './_save-dir';
-import {
-  tensorOf,
-  copyOf,
-  writeAllSync,
-  writeAllAsync,
-  readExactSync,
-  readExactAsync,
-  anonFailure,
-  closedError,
-  safeClose,
-  safeUnlink,
-  errCode,
-} from './_store-io';
 import { newToken, storePrefix, sweepDir } from './_scratch';
-import { HandleError, OffloadConfigError } from './errors';
+import { writeScratchAsync, writeScratchSync } from './_scratch-write';
+import { type StoreEntry, StoreLedger } from './_store-ledger';
+import { tensorOf, copyOf, readExactSync, readExactAsync, anonFailure, closedError, safeUnlink } from './_store-io';
+import { OffloadConfigError } from './errors';
 import type { ActivationHandle, ActivationStoreOptions } from './activation-store-options';
 import type { ActivationStoreStats, OffloadTarget, OffloadTensor } from './types';
 
 export type { ActivationHandle, ActivationStoreOptions } from './activation-store-options';
-
-type Entry =
-  | { kind: 'keep'; tensor: OffloadTensor }
-  | { kind: 'copy'; buffer: ArrayBuffer }
-  | { kind: 'disk'; path: string }
-  | { kind: 'anon'; fd: number };
 
 const TARGETS: ReadonlySet<string> = new Set(['keep', 'cpu', 'disk']);
 const EEXIST_RETRIES = 8;
@@ -58,21 +41,16 @@ export class ActivationStore {
   /** RAM-backed file system of the save dir (`tmpfs`, `ramfs`), else null. */
   readonly saveDirMemoryFs: string | null;
   readonly #onWriteError: ((error: Error, byteLength: number) => void) | undefined;
-  readonly #entries = new Map<ActivationHandle, Entry>();
-  readonly #consumed = new WeakSet<ActivationHandle>();
-  /** Completed scratch files → bytes. */
-  readonly #files = new Map<string, number>();
+  /** Entries, live files and stats. */
+  readonly #ledger: StoreLedger;
   /** Anonymous files (`anonymousFiles`), null when off. */
   readonly #anon: AnonymousFiles | null;
-  /** Their descriptors → bytes. */
-  readonly #anonBytes = new Map<number, number>();
   /** Paths an async pack is creating right now. */
   readonly #pending = new Set<string>();
   #seq = 0;
   #closed = false;
   /** Background fdatasyncs not finished yet (`pack` with `fsync: 'data'`). */
   #syncing = 0;
-  readonly #stats: ActivationStoreStats;
 
   constructor(options: ActivationStoreOptions) {
     const target = options?.target as unknown;
@@ -86,20 +64,7 @@ export class ActivationStore {
     this.#onWriteError = options.onWriteError;
     this.token = newToken();
     this.filePrefix = storePrefix(this.token);
-    this.#stats = {
-      target: this.target,
-      tensorsPacked: 0,
-      tensorsUnpacked: 0,
-      bytesPacked: 0,
-      residentBytes: 0,
-      peakResidentBytes: 0,
-      diskBytes: 0,
-      peakDiskBytes: 0,
-      filesWritten: 0,
-      filesDeleted: 0,
-      writeFallbacks: 0,
-      sweptFiles: 0,
-    };
+    this.#ledger = new StoreLedger(this.target);
 
     if (this.target === 'disk') {
       const saveDir = options.saveDir;
@@ -109,7 +74,7 @@ export class ActivationStore {
         );
       }
       this.saveDir = openSaveDir(saveDir, options.cwd ?? process.cwd());
-      if (options.sweep ?? true) this.#stats.sweptFiles = sweepDir(this.saveDir).length;
+      if (options.sweep ?? true) this.#ledger.stats.sweptFiles = sweepDir(this.saveDir).length;
       this.saveDirMemoryFs = memoryBackedFs(this.saveDir);
       this.#anon = options.anonymousFiles ? new AnonymousFiles(this.saveDir) : null;
       if (this.saveDirMemoryFs) {
@@ -132,7 +97,7 @@ export class ActivationStore {
 
   /** A snapshot of the store's counters. */
   get stats(): ActivationStoreStats {
-    return { ...this.#stats };
+    return { ...this.#ledger.stats };
   }
 
   /** Background flushes (`fsync: 'data'`) still running. */
@@ -147,7 +112,7 @@ export class ActivationStore {
 
   /** Handles packed and not yet unpacked. */
   get size(): number {
-    return this.#entries.size;
+    return this.#ledger.size;
   }
 
   /**
@@ -173,48 +138,24 @@ export class ActivationStore {
           this.#anon.release(fd);
           return this.#fallback(tensor, bytes, err);
         }
-        return this.#addAnon(tensor, fd, bytes.byteLength);
+        return this.#ledger.addAnon(tensor, fd, bytes.byteLength);
       }
     }
     let lastError: unknown;
+    const flushes = {
+      start: () => {
+        this.#syncing += 1;
+      },
+      end: () => {
+        this.#syncing -= 1;
+      },
+    };
     for (let attempt = 0; attempt < EEXIST_RETRIES; attempt += 1) {
       const path = this.#nextPath();
-      let fd: number;
-      try {
-        fd = openSync(path, 'wx', 0o600);
-      } catch (err) {
-        lastError = err;
-        if (errCode(err) === 'EEXIST') continue;
-        break;
-      }
-      try {
-        writeAllSync(fd, bytes);
-        if (this.#fsync === true) fsyncSync(fd);
-      } catch (err) {
-        lastError = err;
-        safeClose(fd);
-        safeUnlink(path);
-        break;
-      }
-      if (this.#fsync === 'data') {
-        // Written back by a libuv pool thread while the caller goes on (the next segment runs);
-        // the fd closes when it is done. The bytes are already in the file (page cache): a read
-        // before the flush ends sees them, and unlinking an open file is fine.
-        this.#syncing += 1;
-        fdatasync(fd, () => {
-          this.#syncing -= 1;
-          safeClose(fd);
-        });
-      } else {
-        try {
-          closeSync(fd);
-        } catch (err) {
-          lastError = err;
-          safeUnlink(path);
-          break;
-        }
-      }
-      return this.#addDisk(tensor, path, bytes.byteLength);
+      const written = writeScratchSync(path, bytes, this.#fsync, flushes);
+      if (written.ok) return this.#ledger.addDisk(tensor, path, bytes.byteLength);
+      lastError = written.error;
+      if (!written.retry) break;
     }
     return this.#fallback(tensor, bytes, lastError);
   }
@@ -243,42 +184,25 @@ export class ActivationStore {
           this.#anon.release(fd);
           throw closedError('pack');
         }
-        return this.#addAnon(tensor, fd, bytes.byteLength);
+        return this.#ledger.addAnon(tensor, fd, bytes.byteLength);
       }
     }
     let lastError: unknown;
     for (let attempt = 0; attempt < EEXIST_RETRIES; attempt += 1) {
       const path = this.#nextPath();
       this.#pending.add(path);
-      let fh: FileHandle | undefined;
-      try {
-        fh = await openAsync(path, 'wx', 0o600);
-      } catch (err) {
-        this.#pending.delete(path);
-        lastError = err;
-        if (errCode(err) === 'EEXIST') continue;
-        break;
-      }
-      try {
-        await writeAllAsync(fh, bytes);
-        if (this.#fsync === 'data') await fh.datasync();
-        else if (this.#fsync === true) await fh.sync();
-        const h = fh;
-        fh = undefined;
-        await h.close();
-      } catch (err) {
-        lastError = err;
-        await fh?.close().catch(() => undefined);
-        await unlinkAsync(path).catch(() => undefined);
-        this.#pending.delete(path);
-        break;
-      }
+      const written = await writeScratchAsync(path, bytes, this.#fsync);
       this.#pending.delete(path);
+      if (!written.ok) {
+        lastError = written.error;
+        if (written.retry) continue;
+        break;
+      }
       if (this.#closed) {
         await unlinkAsync(path).catch(() => undefined);
         throw closedError('pack');
       }
-      return this.#addDisk(tensor, path, bytes.byteLength);
+      return this.#ledger.addDisk(tensor, path, bytes.byteLength);
     }
     if (this.#closed) throw closedError('pack');
     return this.#fallback(tensor, bytes, lastError);
@@ -292,7 +216,8 @@ export class ActivationStore {
    * @throws {HandleError} for a handle already unpacked or from another store.
    */
   unpack(handle: ActivationHandle): OffloadTensor {
-    const entry = this.#take(handle);
+    this.#assertOpen('unpack');
+    const entry = this.#ledger.take(handle);
     if (entry.kind === 'anon') {
       try {
         return tensorOf(handle, this.#anon!.readSync(entry.fd, handle.byteLength));
@@ -302,18 +227,19 @@ export class ActivationStore {
         this.#forgetAnon(entry.fd);
       }
     }
-    if (entry.kind !== 'disk') return this.#fromMemory(handle, entry);
+    if (entry.kind !== 'disk') return this.#ledger.fromMemory(handle, entry);
     try {
       return tensorOf(handle, readExactSync(handle, entry.path));
     } finally {
       safeUnlink(entry.path);
-      this.#forgetFile(entry.path);
+      this.#ledger.forgetFile(entry.path);
     }
   }
 
   /** {@link unpack} with non-blocking file I/O. */
   async unpackAsync(handle: ActivationHandle): Promise<OffloadTensor> {
-    const entry = this.#take(handle);
+    this.#assertOpen('unpack');
+    const entry = this.#ledger.take(handle);
     if (entry.kind === 'anon') {
       try {
         return tensorOf(handle, await this.#anon!.readAsync(entry.fd, handle.byteLength));
@@ -323,12 +249,12 @@ export class ActivationStore {
         this.#forgetAnon(entry.fd);
       }
     }
-    if (entry.kind !== 'disk') return this.#fromMemory(handle, entry);
+    if (entry.kind !== 'disk') return this.#ledger.fromMemory(handle, entry);
     try {
       return tensorOf(handle, await readExactAsync(handle, entry.path));
     } finally {
       await unlinkAsync(entry.path).catch(() => undefined);
-      this.#forgetFile(entry.path);
+      this.#ledger.forgetFile(entry.path);
     }
   }
 
@@ -340,15 +266,14 @@ export class ActivationStore {
     if (this.#closed) return;
     this.#closed = true;
     unregisterStore(this.token);
-    for (const path of [...this.#files.keys()]) {
+    for (const path of this.#ledger.filePaths()) {
       safeUnlink(path);
-      this.#forgetFile(path);
+      this.#ledger.forgetFile(path);
     }
     for (const path of this.#pending) safeUnlink(path);
-    for (const fd of [...this.#anonBytes.keys()]) this.#forgetAnon(fd);
+    for (const fd of this.#ledger.anonFds()) this.#forgetAnon(fd);
     this.#anon?.releaseAll();
-    this.#entries.clear();
-    this.#stats.residentBytes = 0;
+    this.#ledger.clear();
   }
 
   #assertOpen(op: string): void {
@@ -361,126 +286,25 @@ export class ActivationStore {
     return path;
   }
 
-  #newHandle(tensor: OffloadTensor, byteLength: number, location: 'memory' | 'disk'): ActivationHandle {
-    return Object.freeze({
-      id: this.#stats.tensorsPacked,
-      dtype: tensor.dtype,
-      dims: Object.freeze([...tensor.dims]),
-      byteLength,
-      location,
-    });
-  }
-
   #packMemory(tensor: OffloadTensor, bytes: Uint8Array): ActivationHandle {
-    const entry: Entry = this.target === 'keep' ? { kind: 'keep', tensor } : { kind: 'copy', buffer: copyOf(bytes) };
-    return this.#addMemory(tensor, entry, bytes.byteLength);
-  }
-
-  #addMemory(tensor: OffloadTensor, entry: Entry, byteLength: number): ActivationHandle {
-    const handle = this.#newHandle(tensor, byteLength, 'memory');
-    this.#entries.set(handle, entry);
-    const s = this.#stats;
-    s.tensorsPacked += 1;
-    s.bytesPacked += byteLength;
-    s.residentBytes += byteLength;
-    s.peakResidentBytes = Math.max(s.peakResidentBytes, s.residentBytes);
-    return handle;
-  }
-
-  #addDisk(tensor: OffloadTensor, path: string, byteLength: number): ActivationHandle {
-    const handle = this.#newHandle(tensor, byteLength, 'disk');
-    this.#entries.set(handle, { kind: 'disk', path });
-    this.#files.set(path, byteLength);
-    this.#countWritten(byteLength);
-    return handle;
-  }
-
-  #addAnon(tensor: OffloadTensor, fd: number, byteLength: number): ActivationHandle {
-    const handle = this.#newHandle(tensor, byteLength, 'disk');
-    this.#entries.set(handle, { kind: 'anon', fd });
-    this.#anonBytes.set(fd, byteLength);
-    this.#countWritten(byteLength);
-    return handle;
-  }
-
-  /** Counts a tensor written to a scratch file, named or anonymous. */
-  #countWritten(byteLength: number): void {
-    const s = this.#stats;
-    s.tensorsPacked += 1;
-    s.bytesPacked += byteLength;
-    s.filesWritten += 1;
-    s.diskBytes += byteLength;
-    s.peakDiskBytes = Math.max(s.peakDiskBytes, s.diskBytes);
+    const entry: StoreEntry =
+      this.target === 'keep' ? { kind: 'keep', tensor } : { kind: 'copy', buffer: copyOf(bytes) };
+    return this.#ledger.addMemory(tensor, entry, bytes.byteLength);
   }
 
   /** Closes an anonymous file (the kernel frees it) and counts it deleted. */
   #forgetAnon(fd: number): void {
-    const bytes = this.#anonBytes.get(fd);
-    if (bytes === undefined) return;
-    this.#anonBytes.delete(fd);
-    this.#anon?.release(fd);
-    this.#stats.diskBytes -= bytes;
-    this.#stats.filesDeleted += 1;
+    this.#ledger.forgetAnon(fd, (d) => this.#anon?.release(d));
   }
 
   #fallback(tensor: OffloadTensor, bytes: Uint8Array, error: unknown): ActivationHandle {
-    this.#stats.writeFallbacks += 1;
+    this.#ledger.stats.writeFallbacks += 1;
     const err = error instanceof Error ? error : new Error(String(error));
     try {
       this.#onWriteError?.(err, bytes.byteLength);
     } catch {
       // a throwing observer must not lose the tensor
     }
-    return this.#addMemory(tensor, { kind: 'copy', buffer: copyOf(bytes) }, bytes.byteLength);
+    return this.#ledger.addMemory(tensor, { kind: 'copy', buffer: copyOf(bytes) }, bytes.byteLength);
   }
-
-  #take(handle: ActivationHandle): Entry {
-    this.#assertOpen('unpack');
-    const entry = this.#entries.get(handle);
-    if (!entry) {
-      if (this.#consumed.has(handle)) {
-        throw new HandleError(
-          `unpack: activation #${handle.id} was already unpacked; each handle unpacks exactly once`,
-        );
-      }
-      throw new HandleError(
-        'unpack: this handle does not belong to this store (pack and unpack on the same ActivationStore)',
-      );
-    }
-    this.#entries.delete(handle);
-    this.#consumed.add(handle);
-    this.#stats.tensorsUnpacked += 1;
-    return entry;
-  }
-
-  #fromMemory(handle: ActivationHandle, entry: Entry): OffloadTensor {
-    this.#stats.residentBytes -= handle.byteLength;
-    if (entry.kind === 'keep') return entry.tensor;
-    if (entry.kind === 'copy') return tensorOf(handle, entry.buffer);
-    throw new Error('unreachable');
-  }
-
-  #forgetFile(path: string): void {
-    const bytes = this.#files.get(path);
-    if (bytes === undefined) return;
-    this.#files.delete(path);
-    this.#stats.diskBytes -= bytes;
-    this.#stats.filesDeleted += 1;
-  }
-}
-
-function openSaveDir(saveDir: string, cwd: string): string {
-  const first = resolveSaveDir(saveDir, cwd);
-  if (!first.ok) throw new OffloadConfigError(first.reason);
-  try {
-    mkdirSync(first.path, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw new OffloadConfigError(`save_dir '${saveDir}': cannot create '${first.path}' (${errCode(err)})`, {
-      cause: err,
-    });
-  }
-  // Check again now that it exists: a component swapped for a symlink in between is caught here.
-  const second = resolveSaveDir(first.path, cwd);
-  if (!second.ok) throw new OffloadConfigError(second.reason);
-  return second.path;
 }

@@ -1,5 +1,6 @@
 import { Emitter, GraphCore, floatTypeCode, type FloatDType } from './_graph';
-import { block, embeddings, layerNorm, lmHeadLoss } from './_layers';
+import { block } from './_block';
+import { embeddings, layerNorm, lmHeadLoss } from './_layers';
 import type { EmitEnv, LayerModule } from './_module';
 import { OnnxDataType } from './_proto';
 import { resolveAdamW, type AdamWOptions, type ResolvedAdamW } from './adamw-options';

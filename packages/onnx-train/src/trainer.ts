@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { writeFileAtomic } from './_fs';
+import { join } from 'node:path';
+import { readCheckpoint } from './_checkpoint-read';
+import { writeCheckpoint } from './_checkpoint-write';
 import { splitMicroBatches } from './_accumulate';
+import { checkMicroBatchSize, fingerprintConfig, stepOptionsOf } from './_trainer-config';
 import type {
   TrainerOptions,
   LogHistoryEntry,
@@ -12,24 +12,16 @@ import type {
   TrainLoopOptions,
   TrainSummary,
 } from './trainer-types';
-import type { FloatDType } from './_graph';
-import { resolveAdamW } from './adamw-options';
 import { cosineLr } from './cosine-lr';
-import type { SafetensorsTensor } from './encode-safetensors';
-import { CheckpointError, DataError, OnnxTrainError, SafetensorsError } from './errors';
+import { CheckpointError, DataError, OnnxTrainError } from './errors';
 import { assertGptSpec, type GptSpec } from './gpt-spec';
-import type { FloatArray } from './init-parameters';
 import { loadTextCorpus, type TextCorpus } from './load-text-corpus';
-import { readSafetensors } from './read-safetensors';
-import { withPlanBatch } from './_step-tier';
 import { runFingerprint } from './run-fingerprint';
-import { tensorNames } from './tensor-names';
 import { sequentialBatches, TokenSampler } from './token-sampler';
+import type { StepResult } from './step-types';
 import type { TrainStep } from './train-step';
 import { createTrainStep, type CreateTrainStepOptions } from './create-train-step';
 import type { SegmentedTrainStep } from './segmented-train-step';
-import { writeSafetensors } from './write-safetensors';
-import { gpt2Config, gpt2GenerationConfig } from './gpt2-config';
 
 export type {
   TrainerOptions,
@@ -41,15 +33,7 @@ export type {
   TrainSummary,
 } from './trainer-types';
 
-const STATE_FORMAT = 'soup-onnx-train-checkpoint/1';
-/** The files a checkpoint needs to resume. */
-export const CHECKPOINT_FILES = ['model.safetensors', 'optimizer.safetensors', 'trainer_state.json'] as const;
-/** Written beside them so the folder loads outside soup (transformers' GPT-2). */
-export const EXPORT_FILES = ['config.json', 'generation_config.json'] as const;
-
-function st(dtype: FloatDType): 'F32' | 'F64' {
-  return dtype === 'float64' ? 'F64' : 'F32';
-}
+export { CHECKPOINT_FILES, EXPORT_FILES } from './_checkpoint-format';
 
 /**
  * The training loop: byte-level data, a resumable sampler, cosine LR with warmup, evaluation,
@@ -115,28 +99,7 @@ export class Trainer {
       evalFraction: options.evalFraction ?? 0.1,
       minTokens: options.spec.seqLen + 1,
     });
-    const stepOptions: CreateTrainStepOptions = {
-      spec: options.spec,
-      seed: options.seed ?? 0,
-      ...(options.dtype !== undefined ? { dtype: options.dtype } : {}),
-      ...(options.recompute !== undefined ? { recompute: options.recompute } : {}),
-      ...(options.gradientCheckpointing !== undefined
-        ? {
-            gradientCheckpointing: withPlanBatch(
-              options.gradientCheckpointing,
-              options.microBatchSize ?? options.batchSize,
-            ),
-          }
-        : {}),
-      ...(options.adamw !== undefined ? { adamw: options.adamw } : {}),
-      ...(options.executionProvider !== undefined ? { executionProvider: options.executionProvider } : {}),
-      ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
-      ...(options.gpuMemLimitBytes !== undefined ? { gpuMemLimitBytes: options.gpuMemLimitBytes } : {}),
-      ...(options.intraOpNumThreads !== undefined ? { intraOpNumThreads: options.intraOpNumThreads } : {}),
-      ...(options.measure !== undefined ? { measure: options.measure } : {}),
-      ...(options.execution !== undefined ? { execution: options.execution } : {}),
-      ...(options.offload !== undefined ? { offload: options.offload } : {}),
-    };
+    const stepOptions = stepOptionsOf(options);
     const step = await createTrainStep(stepOptions);
     return new Trainer(options, corpus, step, stepOptions);
   }
@@ -234,7 +197,7 @@ export class Trainer {
     // The sampler moves only once the step succeeded: a failed step (e.g. out of memory) can be redone.
     const cursor = this.sampler.cursor;
     const batch = this.sampler.nextBatch(this.options.batchSize);
-    let r: Awaited<ReturnType<(TrainStep | SegmentedTrainStep)['run']>>;
+    let r: StepResult;
     try {
       r = await this.trainStep.run(batch, { lr, microBatchSize: this.micro });
     } catch (err) {
@@ -336,70 +299,22 @@ export class Trainer {
    * (built in a sibling temp folder, then renamed into place; an existing `dir` is replaced).
    */
   saveCheckpoint(dir: string): CheckpointInfo {
-    const state = this.trainStep.getState();
-    const dtype = st(this.trainStep.dtype);
-    const params = this.trainStep.model.params;
-    mkdirSync(dirname(dir), { recursive: true });
-    const tmp = join(dirname(dir), `.${basename(dir)}.partial-${randomBytes(4).toString('hex')}`);
-    mkdirSync(tmp);
-    try {
-      const meta = { format: 'pt', soup_run: this.runId, soup_step: String(state.step) };
-      writeSafetensors({
-        path: join(tmp, 'model.safetensors'),
-        tensors: params.map((p): [string, SafetensorsTensor] => [
-          p.name,
-          { dtype, shape: p.shape, data: state.parameters.get(p.name)! },
-        ]),
-        metadata: meta,
-      });
-      writeSafetensors({
-        path: join(tmp, 'optimizer.safetensors'),
-        tensors: params.flatMap((p): [string, SafetensorsTensor][] => [
-          [tensorNames.adamM(p.name), { dtype, shape: p.shape, data: state.m.get(p.name)! }],
-          [tensorNames.adamV(p.name), { dtype, shape: p.shape, data: state.v.get(p.name)! }],
-        ]),
-        metadata: meta,
-      });
-      const o = this.options;
-      const every = o.logEverySteps ?? Math.max(1, Math.ceil(o.totalSteps / 500));
-      const json = {
-        format: STATE_FORMAT,
-        step: state.step,
-        cursor: this.sampler.cursor,
-        tokens_consumed: this.tokens,
-        run: this.runId,
-        last_loss: this.lastLoss,
-        spec: this.spec,
-        dtype: this.trainStep.dtype,
-        config: fingerprintConfig(o, this.corpus),
-        // The Hugging Face Trainer's fields, so tools that read its state read soup's.
-        global_step: state.step,
-        max_steps: o.totalSteps,
-        logging_steps: every,
-        train_batch_size: o.batchSize,
-        is_local_process_zero: true,
-        is_world_process_zero: true,
-        log_history: this.history,
-      };
-      writeFileAtomic(join(tmp, 'trainer_state.json'), `${JSON.stringify(json, null, 2)}\n`);
-      writeFileAtomic(
-        join(tmp, 'config.json'),
-        `${JSON.stringify(gpt2Config(this.spec, this.trainStep.dtype), null, 2)}\n`,
-      );
-      writeFileAtomic(
-        join(tmp, 'generation_config.json'),
-        `${JSON.stringify(gpt2GenerationConfig(this.spec), null, 2)}\n`,
-      );
-      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
-      renameSync(tmp, dir);
-    } catch (err) {
-      rmSync(tmp, { recursive: true, force: true });
-      throw new CheckpointError(`could not write checkpoint ${dir}: ${(err as Error).message}`, {
-        code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
-        cause: err,
-      });
-    }
-    return { dir, step: state.step, files: [...CHECKPOINT_FILES, ...EXPORT_FILES] };
+    const o = this.options;
+    return writeCheckpoint(dir, {
+      state: this.trainStep.getState(),
+      params: this.trainStep.model.params,
+      dtype: this.trainStep.dtype,
+      spec: this.spec,
+      run: this.runId,
+      cursor: this.sampler.cursor,
+      tokensConsumed: this.tokens,
+      lastLoss: this.lastLoss,
+      config: fingerprintConfig(o, this.corpus),
+      totalSteps: o.totalSteps,
+      loggingSteps: o.logEverySteps ?? Math.max(1, Math.ceil(o.totalSteps / 500)),
+      batchSize: o.batchSize,
+      logHistory: this.history,
+    });
   }
 
   /**
@@ -408,74 +323,14 @@ export class Trainer {
    * another run, naming both fingerprints.
    */
   loadCheckpoint(dir: string): TrainerState {
-    for (const f of CHECKPOINT_FILES) {
-      if (!existsSync(join(dir, f))) {
-        throw new CheckpointError(`checkpoint ${dir} has no ${f} (expected ${CHECKPOINT_FILES.join(', ')})`, {
-          code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
-        });
-      }
-    }
-    let json: Record<string, unknown>;
+    const c = readCheckpoint(dir, {
+      runId: this.runId,
+      fingerprint: this.fingerprint,
+      params: this.trainStep.model.params,
+      dtype: this.trainStep.dtype,
+    });
     try {
-      json = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as Record<string, unknown>;
-    } catch (err) {
-      throw new CheckpointError(`${dir}/trainer_state.json is not valid JSON`, {
-        code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
-        cause: err,
-      });
-    }
-    if (json.format !== STATE_FORMAT) {
-      throw new CheckpointError(
-        `${dir}/trainer_state.json: format ${JSON.stringify(json.format)}, expected ${STATE_FORMAT}`,
-        { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID' },
-      );
-    }
-    const recorded =
-      json.config !== null && typeof json.config === 'object'
-        ? runFingerprint(json.config as Record<string, unknown>)
-        : null;
-    if (json.run !== this.runId || (recorded !== null && recorded !== this.fingerprint)) {
-      throw new CheckpointError(
-        `checkpoint ${dir} belongs to run ${String(json.run)}, but this trainer is run ${this.runId} (spec, data, seed, batch size or schedule differ)`,
-        { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_MISMATCH' },
-      );
-    }
-    const ints = ['step', 'cursor', 'tokens_consumed'] as const;
-    for (const k of ints) {
-      if (!Number.isSafeInteger(json[k]) || (json[k] as number) < 0) {
-        throw new CheckpointError(`${dir}/trainer_state.json: ${k} must be a non-negative integer`, {
-          code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID',
-        });
-      }
-    }
-    const want = st(this.trainStep.dtype);
-    const read = (file: string, key: (p: string) => string): Map<string, FloatArray> => {
-      let tensors: ReturnType<typeof readSafetensors>['tensors'];
-      try {
-        tensors = readSafetensors(join(dir, file)).tensors;
-      } catch (err) {
-        if (err instanceof SafetensorsError)
-          throw new CheckpointError(err.message, { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', cause: err });
-        throw err;
-      }
-      const out = new Map<string, FloatArray>();
-      for (const p of this.trainStep.model.params) {
-        const t = tensors.get(key(p.name));
-        if (!t || t.dtype !== want || t.shape.join(',') !== p.shape.join(',')) {
-          throw new CheckpointError(
-            `${dir}/${file}: ${key(p.name)} is ${t ? `${t.dtype} [${t.shape.join(', ')}]` : 'missing'}, expected ${want} [${p.shape.join(', ')}]`,
-            { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID' },
-          );
-        }
-        out.set(p.name, t.data as FloatArray);
-      }
-      return out;
-    };
-    const parameters = read('model.safetensors', (p) => p);
-    const m = read('optimizer.safetensors', tensorNames.adamM);
-    const v = read('optimizer.safetensors', tensorNames.adamV);
-    try {
-      this.trainStep.setState({ step: json.step as number, parameters, m, v });
+      this.trainStep.setState({ step: c.step, parameters: c.parameters, m: c.m, v: c.v });
     } catch (err) {
       if (err instanceof OnnxTrainError)
         throw new CheckpointError(err.message, { code: 'SOUP_ONNX_TRAIN_CHECKPOINT_INVALID', cause: err });
@@ -485,14 +340,11 @@ export class Trainer {
       tokens: this.corpus.train,
       seqLen: this.spec.seqLen,
       seed: this.options.seed ?? 0,
-      cursor: json.cursor as number,
+      cursor: c.cursor,
     });
-    this.tokens = json.tokens_consumed as number;
-    this.lastLoss = typeof json.last_loss === 'number' ? json.last_loss : null;
-    const step = json.step as number;
-    this.history = Array.isArray(json.log_history)
-      ? (json.log_history as LogHistoryEntry[]).filter((e) => e && Number.isInteger(e.step) && e.step <= step)
-      : [];
+    this.tokens = c.tokensConsumed;
+    this.lastLoss = c.lastLoss;
+    this.history = c.logHistory;
     this.pendingLosses = [];
     return this.state;
   }
@@ -500,30 +352,4 @@ export class Trainer {
   async close(): Promise<void> {
     await this.trainStep.release();
   }
-}
-
-function checkMicroBatchSize(batchSize: number, m: number | undefined): void {
-  if (m === undefined) return;
-  if (!Number.isInteger(m) || m < 1 || batchSize % m !== 0) {
-    throw new DataError(
-      `microBatchSize must be a positive divisor of batchSize ${batchSize} (got ${m}): m × a = ${batchSize} with a whole accumulation a`,
-    );
-  }
-}
-
-function fingerprintConfig(o: TrainerOptions, corpus: TextCorpus): Record<string, unknown> {
-  const lr = o.lr ?? 3e-4;
-  return {
-    spec: o.spec,
-    dtype: o.dtype ?? 'float32',
-    seed: o.seed ?? 0,
-    batch_size: o.batchSize,
-    total_steps: o.totalSteps,
-    lr,
-    warmup_steps: o.warmupSteps ?? 0,
-    min_lr: o.minLr ?? lr / 10,
-    adamw: resolveAdamW(o.adamw),
-    eval_fraction: o.evalFraction ?? 0.1,
-    data_sha256: corpus.sha256,
-  };
 }

@@ -27,6 +27,7 @@ import type { ProbeOptions } from './probe.options';
 
 /** `soup probe`: the largest batch size that fits, for a soup.yaml model, any ONNX model or any trainer command. */
 export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void> {
+  // Over 150 lines: three probe sources (config, model, exec) feed one output, which reads best beside them.
   const sources = (['config', 'model', 'exec'] as const).filter((k) => opts[k] !== undefined);
   if (sources.length > 1)
     throw new UsageError(
