@@ -1,0 +1,47 @@
+// What `soup train` hands its trainer child (train-child.ts): the run made concrete for this device, in a
+// JSON file the child reads at each launch, and the lines the child reports back on its stdout.
+import { readFileSync } from 'node:fs';
+import type { TrainerOptions } from '@soup/onnx-train';
+import type { OomStepDown } from '@soup/supervisor';
+import type { MicroSession } from './_micro-sessions';
+
+/** The job file: everything but m and the checkpoint to resume from (the supervisor's placeholders). */
+export interface TrainJob {
+  /** The trainer's options without the micro-batch (JSON: no functions, no typed arrays). */
+  trainer: Omit<TrainerOptions, 'microBatchSize'>;
+  /** Steps saved as `checkpoint-<step>/` (the push boundaries, and a --stop-after-steps stop). */
+  saveSteps: number[];
+  /** The child exits 0 here; at the horizon it validates and writes `finalDir` first. */
+  stopStep: number;
+  finalDir: string;
+  val: { path: string; maxLength: number; batches: number } | null;
+  /** soup_run.json's fields that do not depend on m. */
+  record: Record<string, unknown>;
+  /** The sessions before this one (from the resumed checkpoint), and this one's start and step-downs. */
+  sessionsBefore: MicroSession[];
+  session: { start_step: number; source: string; oom_step_downs: OomStepDown[] };
+}
+
+/** The prefix of a line the child reports (`soup-train {json}`); anything else is the child's own output. */
+export const REPORT_PREFIX = 'soup-train ';
+
+/** One report of the child. */
+export type TrainReport =
+  | { event: 'ready'; step: number; startupMs: number }
+  | {
+      event: 'step';
+      step: number;
+      loss: number;
+      lr: number;
+      microBatchSize: number;
+      accumulation: number;
+      tokensConsumed: number;
+      ms: number;
+    }
+  | { event: 'validation'; loss: number; windows: number }
+  | { event: 'validation-oom'; batchSize: number; error: string }
+  | { event: 'validation-empty'; bytes: number };
+
+export function readTrainJob(path: string): TrainJob {
+  return JSON.parse(readFileSync(path, 'utf8')) as TrainJob;
+}
