@@ -27,7 +27,10 @@ export const REPORT_PREFIX = 'soup-train ';
 
 /** One report of the child. */
 export type TrainReport =
-  | { event: 'ready'; step: number; startupMs: number }
+  /** Ready to train (`resumedAt`: the step it resumed at); not a step report, so no peak is placed at it. */
+  | { event: 'ready'; resumedAt: number; startupMs: number }
+  /** About to run `step`. */
+  | { event: 'begin'; step: number }
   | {
       event: 'step';
       step: number;

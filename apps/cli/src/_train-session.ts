@@ -133,6 +133,8 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
   const onReport = (r: TrainReport): void => {
     if (r.event === 'ready') {
       if (launchedAt !== null && s.startupMs === null) s.startupMs = Date.now() - launchedAt;
+    } else if (r.event === 'begin') {
+      // the supervisor reads the step from the line itself
     } else if (r.event === 'step') {
       s.stepsRun += 1;
       s.trainMs += r.ms;
@@ -147,7 +149,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
       );
     } else if (r.event === 'validation') {
       s.valLoss = r.loss;
-      log(`validation loss ${r.loss.toFixed(4)} over ${r.windows} sequences`);
+      ctx.say(`validation loss ${r.loss.toFixed(4)} over ${r.windows} sequences`);
     } else if (r.event === 'validation-oom') {
       warn(
         `validation loss unknown: out of memory at a validation batch of ${r.batchSize} (${r.error}); the trained weights are kept and pushed as final/`,

@@ -73,13 +73,15 @@ async function main(): Promise<number> {
   const checkpoint = (step: number): string => join(outputDir, `checkpoint-${step}`);
   const saveSteps = new Set(job.saveSteps);
   const startStep = trainer.state.step;
-  report({ event: 'ready', step: startStep, startupMs: Math.round(performance.now() - t0) });
+  report({ event: 'ready', resumedAt: startStep, startupMs: Math.round(performance.now() - t0) });
   let saved = startStep;
   try {
     while (trainer.state.step < job.stopStep) {
       // A step runs inside ONNX Runtime: the signal's handler waits for the event loop.
       await new Promise<void>((r) => setImmediate(r));
       if (stopping) break;
+      // Said before the step: a peak or an out-of-memory failure while it runs is placed at it.
+      report({ event: 'begin', step: trainer.state.step + 1 });
       const stepT0 = performance.now();
       let log: TrainerStepLog;
       try {
@@ -87,7 +89,10 @@ async function main(): Promise<number> {
       } catch (err) {
         // Out of memory: the supervisor judges the line, steps m down and resumes from the newest checkpoint.
         const line = stepOomLine(err);
-        if (line !== null) fail(`out of memory at step ${trainer.state.step + 1}: ${line}`, EXIT_CODES.train);
+        if (line !== null) {
+          process.stderr.write(`${line}\n`);
+          process.exit(EXIT_CODES.train);
+        }
         throw err;
       }
       const ms = performance.now() - stepT0;
