@@ -44,6 +44,8 @@ export interface TrainSessionOptions {
   config: SoupConfig;
   store: CheckpointStore;
   storeName: string;
+  /** The store as the "fresh run" line names it (a directory store by its path). */
+  storeWhere: string;
   runId: string;
   identity: unknown;
   pushEvery: number;
@@ -269,7 +271,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
         s.lastLoss = st.lastLoss;
       } else {
         log(
-          `fresh run: store is at ${p.storeName} and ${(await p.store.exists()) ? 'empty (no checkpoint of this run)' : 'empty (it does not exist yet; the first push creates it)'}`,
+          `fresh run: store is at ${p.storeWhere} and ${(await p.store.exists()) ? 'empty (no checkpoint of this run)' : 'empty (it does not exist yet; the first push creates it)'}`,
         );
       }
       const prepared = await prepareRun({
@@ -365,6 +367,8 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
     timeLimitMs: p.timeLimitMs,
     stopSignal: 'SIGTERM',
     finalDir,
+    // The child saves only the push boundaries (and the session end's step): each one goes to the store.
+    pushEach: true,
     ...(p.keepRemote !== null ? { keepRemote: p.keepRemote } : { keepRemote: Number.MAX_SAFE_INTEGER }),
     startedAtMs: p.startedAtMs,
     refusal: p.refusal,

@@ -163,6 +163,12 @@ export interface SuperviseOptions {
   finalDir?: string | null;
   /** @default 3 */
   keepRemote?: number;
+  /**
+   * Push every complete checkpoint, oldest first, none superseded by a newer one (for a trainer that saves only
+   * the checkpoints the caller wants in the store, e.g. soup train's push boundaries). Pushes still run beside
+   * the training. @default false (a newer complete checkpoint supersedes one still waiting to be pushed)
+   */
+  pushEach?: boolean;
   /** Niceness of this process once the trainer runs. @default 10 */
   pushNice?: number;
   /** Turns a resume refusal into the caller's error (e.g. one that explains what changed). */
@@ -645,6 +651,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           }
         }
       };
+      let passedOver = -1;
       const queue = createPushQueue({
         store,
         run: runId,
@@ -662,6 +669,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         ),
         onError: (err, job) => {
           const e = err as Error;
+          if (o.pushEach) passedOver = Math.max(passedOver, job.step);
           if (lastOffer?.step === job.step && !(e instanceof ChangedDuringPush)) lastOffer = null;
           if (/^superseded by step/.test(e.message)) return;
           emit(
@@ -693,8 +701,20 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         queue.offer(job);
       };
       let ending = false;
+      // pushEach: the oldest complete checkpoint not pushed yet, once the queue is free (a failed one is passed
+      // over: the next newer one goes, and the newest is retried at the end, as without pushEach).
+      const offerNext = (asOfMs: number, trainerExited: boolean): void => {
+        if (queue.current !== null) return;
+        const after = Math.max(queue.pushedStep, passedOver, resumedStep);
+        const c = watcher.oldestCompleteAfter(after, { asOfMs, trainerExited });
+        if (c) offer(c.checkpoint);
+      };
       const offerNewest = (asOfMs: number, trainerExited: boolean): WatchedCheckpoint | null => {
         watcher.scan(Date.now());
+        if (o.pushEach) {
+          offerNext(asOfMs, trainerExited);
+          return watcher.newestComplete({ asOfMs, trainerExited })?.checkpoint ?? null;
+        }
         const c = watcher.newestComplete({ asOfMs, trainerExited });
         if (c) {
           offer(c.checkpoint);
@@ -855,6 +875,12 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       const pushNewest = async (): Promise<void> => {
         offerNewest(exitAt, !end.killed);
         await queue.drain();
+        // pushEach: the rest, oldest first.
+        while (o.pushEach) {
+          offerNewest(exitAt, !end.killed);
+          if (queue.current === null) break;
+          await queue.drain();
+        }
         const last = queue.failures.at(-1);
         if (last && last.job.step > queue.pushedStep && !(last.error instanceof ChangedDuringPush)) {
           const src = jobs.get(last.job.dir);

@@ -92,6 +92,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
       config,
       store,
       storeName,
+      storeWhere: store.kind === 'dir' ? showPath(repo.replace(/^file:\/\//, '')) : store.description,
       runId,
       identity,
       pushEvery,
