@@ -124,8 +124,14 @@ describe('[slow] soup train: a kernel OOM kill of its trainer', { timeout: 300_0
           resolve(Number(/launched trainer \(pid (\d+)\)/.exec(all)?.[1] ?? child.pid));
         }
       };
-      child.stdout!.setEncoding('utf8').on('data', (d: string) => ((out += d), check()));
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => ((err += d), check()));
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        check();
+      });
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+        err += d;
+        check();
+      });
       child.on('close', () => reject(new Error(`soup exited before its second checkpoint:\n${out}\n${err}`)));
     });
     // 8 MiB: the trainer holds a few hundred; every new page it touches from here on is charged to the cgroup.
