@@ -378,6 +378,9 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
   });
   s.r = r;
   s.memory = memoryResult(r.memory, budgetSource);
+  const tuned = s.prepared?.tuneMemory ?? null;
+  if (s.memory !== null && tuned !== null)
+    s.memory.tuning = { peak_bytes: tuned.peakBytes, in_session_peak: false, resident_at_reset_bytes: null };
   return s;
 
   function writeJob(): void {
@@ -468,4 +471,11 @@ function endReason(reason: string, signal: AbortSignal): 'SIGTERM' | 'SIGINT' | 
       : /SIGINT/.test(reason)
         ? 'SIGINT'
         : 'abort';
+}
+
+/** The peak line's tail when the tuner timed steps in soup's own process: its peak, apart from the trainer's. */
+export function describeTuning(r: SessionPeakReport | null): string {
+  const t = r?.tuning;
+  if (t === undefined || t.peak_bytes === null) return '';
+  return `; before it, the tuner's timing sessions took soup's own process to ${formatBytes(t.peak_bytes)} (measured apart: the trainer is a process of its own)`;
 }

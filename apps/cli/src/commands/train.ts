@@ -12,7 +12,7 @@ import { describeRunPeak } from '../_run-memory';
 import { resolveTimeLimitMs } from '../_session-end';
 import { showLossPlot } from '../_show-plot';
 import { openCheckpointStore } from '../_store';
-import { trainSession, type TrainSession } from '../_train-session';
+import { describeTuning, trainSession, type TrainSession } from '../_train-session';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import { loadConfig } from '../load-config';
@@ -218,7 +218,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     tokens_per_s:
       t.stepsRun > 0 && t.trainMs > 0 ? Math.round((t.stepsRun * tokensPerStep) / (t.trainMs / 1000)) : null,
   };
-  if (t.memory !== null) ctx.say(describeRunPeak(t.memory));
+  if (t.memory !== null) ctx.say(`${describeRunPeak(t.memory)}${describeTuning(t.memory)}`);
   if (finalPushed)
     ctx.say(
       `final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`,
