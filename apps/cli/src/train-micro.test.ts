@@ -11,7 +11,7 @@ import { describeMicroBatch } from './_micro-sessions';
 import { stepOomLine } from './_oom-step-down';
 import { resetHighWaterMark, resolveMaxMemory, type SessionPeakReport } from './_session-peak';
 import { microBatchesOf, validate } from './_train-micro';
-import { describeTuning } from './_train-session';
+import { describeTuning } from './_train-lines';
 import { parseBytes } from './parse-bytes';
 
 const ORT_OOM =

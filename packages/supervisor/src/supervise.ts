@@ -164,6 +164,11 @@ export interface SuperviseOptions {
   /** @default 3 */
   keepRemote?: number;
   /**
+   * The trainer's checkpoint folders kept on disk once pushed and verified, newest first (older ones are
+   * deleted after a push). @default Infinity (the trainer's folder is its own)
+   */
+  keepLocal?: number;
+  /**
    * Push every complete checkpoint, oldest first, none superseded by a newer one (for a trainer that saves only
    * the checkpoints the caller wants in the store, e.g. soup train's push boundaries). Pushes still run beside
    * the training. @default false (a newer complete checkpoint supersedes one still waiting to be pushed)
@@ -657,6 +662,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         run: runId,
         afterStep: resumedStep,
         keepRemote,
+        ...(o.keepLocal !== undefined ? { keepLocal: o.keepLocal } : {}),
         ...leased,
         ...squash,
         onPushed: (r) => (

@@ -119,6 +119,15 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     rmSync(join(config.output, '.soup-train-job.json'), { force: true });
   }
   const { r } = t;
+  if (r === null) {
+    return endUnpushed(ctx, {
+      unpushed: [...t.unpushed, { step: t.lastStep, reason: t.finalError?.message ?? 'the store is unreachable' }],
+      pushed: t.pushed,
+      storeName,
+      localDir: showPath(join(config.output, 'final')),
+      final: true,
+    });
+  }
   if (r.outcome === 'complete' && !r.launched) return alreadyComplete(ctx, { r, store, config, runId, horizon, t0 });
   if (r.outcome === 'trainer-failed') {
     t.bar?.fail();
