@@ -32,7 +32,6 @@ import type { SoupConfig } from './validate-config';
 
 /** The trainer child's entry, built beside the CLI's own (tsup entry `src/train-child.ts`). */
 export type { TrainSession } from './_train-lines';
-export { describeTuning } from './_train-lines';
 
 export function trainChildPath(): string {
   return join(dirname(fileURLToPath(import.meta.url)), 'train-child.js');
@@ -122,81 +121,15 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
       globalBatchSize: G,
       worldSize: 1,
       async resolveMicroBatchSize(resumed) {
-        const sessions: MicroSession[] = resumed.resumeFrom ? readMicroSessions(resumed.resumeFrom) : [];
-        s.startStep = resumed.step ?? 0;
-        s.lastStep = s.startStep;
-        if (resumed.resumeFrom) {
-          const st = readResumedState(resumed.resumeFrom);
-          s.tokensConsumed = st.tokensConsumed;
-          s.lastLoss = st.lastLoss;
-        } else {
-          log(
-            `fresh run: store is at ${p.storeWhere} and ${(await p.store.exists()) ? 'empty (no checkpoint of this run)' : 'empty (it does not exist yet; the first push creates it)'}`,
-          );
-        }
-        const prepared = await prepareRun({
-          ctx,
-          config,
-          noCache: opts.cache === false,
-          predict: opts.predict !== false,
-          budgetFrom: p.budgetFrom,
-        });
-        s.prepared = prepared;
-        const plan = planSegment({
-          horizon,
-          pushEvery: p.pushEvery,
-          stopAfterSteps: p.stopAfterSteps,
-          startStep: s.startStep,
-        });
-        s.plan = plan;
-        setBudget(prepared);
-        job = {
-          trainer: trainerOptionsOf(config, prepared, ctx.cwd, p.runId),
-          saveSteps: plan.pushSteps,
-          stopStep: plan.stopStep,
-          finalDir,
-          val: config.data.valPath
-            ? { path: config.data.valPath, maxLength: config.data.maxLength, batches: config.training.valBatches }
-            : null,
-          record: {
-            run: p.runId,
-            identity: p.identity,
-            batch_size: G,
-            batch_source: prepared.batchSource,
-            grad_ckpt: prepared.tier.granularity ?? false,
-          },
-          sessionsBefore: sessions,
-          session: { start_step: s.startStep + 1, source: prepared.batchSource, oom_step_downs: [] },
-        };
-        mkdirSync(config.output, { recursive: true });
+        const started = await startSession(p, s, resumed, log);
+        job = started.job;
         writeJob();
-        const micro = describeMicroBatch(
-          { microBatchSize: prepared.microBatchSize, accumulation: prepared.accumulation },
-          sessions.at(-1),
-        );
-        ctx.say(
-          `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${G} × ${config.data.maxLength} tokens, ${micro} (${prepared.batchSource}), ` +
-            `checkpointing ${prepared.tier.description}, ` +
-            (prepared.offload
-              ? `offload ${prepared.offload.target}${prepared.offload.saveDir ? ` to ${p.showPath(prepared.offload.saveDir)}` : ''} (segmented), `
-              : '') +
-            `${prepared.identity.gpuName}; ` +
-            (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),
-        );
-        // Counts and percentages are relative to the horizon (a resumed session shows 90/120, 75 %).
-        s.bar = ctx.progress({
-          label: 'train',
-          total: horizon,
-          start: plan.startStep,
-          end: plan.stopStep,
-          unit: 'step',
-          delayMs: 0,
-        });
-        const last = sessions.at(-1);
+        const b = budgetOf(started.prepared, opts);
+        [memory.budgetBytes, memory.maxMemoryBytes, budgetSource] = [b.budgetBytes, b.maxMemoryBytes, b.source];
         return {
-          microBatchSize: prepared.microBatchSize,
-          source: prepared.batchSource,
-          previous: last ? { microBatchSize: last.micro_batch_size, gradAccum: last.grad_accum } : null,
+          microBatchSize: started.prepared.microBatchSize,
+          source: started.prepared.batchSource,
+          previous: started.previous,
         };
       },
       judgeOutOfMemory: (exit) => {
@@ -257,28 +190,125 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
   function writeJob(): void {
     writeFileSync(jobPath, `${JSON.stringify(job, null, 2)}\n`);
   }
+}
 
-  function setBudget(prepared: PreparedRun): void {
-    let budgetBytes = prepared.budgetBytes;
-    budgetSource = budgetBytes !== null ? 'memory_budget' : null;
-    if (budgetBytes === null && prepared.identity.device !== 'cuda') {
-      try {
-        budgetBytes = reachableMemory().bytes;
-        budgetSource = 'reachable';
-      } catch {
-        budgetBytes = null;
-      }
-    } else if (budgetBytes === null) {
-      budgetBytes = prepared.identity.gpuMemoryGb * 2 ** 30;
-      budgetSource = 'device';
+/** The budget the trainer's peak is held to: training.memory_budget, else what can be reached, else the GPU's memory. */
+function budgetOf(
+  prepared: PreparedRun,
+  opts: Record<string, unknown>,
+): { budgetBytes: number | null; maxMemoryBytes: number | null; source: SessionPeakReport['budget_source'] } {
+  let budgetBytes = prepared.budgetBytes;
+  let source: SessionPeakReport['budget_source'] = budgetBytes !== null ? 'memory_budget' : null;
+  if (budgetBytes === null && prepared.identity.device !== 'cuda') {
+    try {
+      budgetBytes = reachableMemory().bytes;
+      source = 'reachable';
+    } catch {
+      budgetBytes = null;
     }
-    const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
-    if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
-      throw new UsageError(
-        `--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: set training.memory_budget)`,
-      );
-    }
-    memory.budgetBytes = budgetBytes;
-    memory.maxMemoryBytes = maxMemoryBytes;
+  } else if (budgetBytes === null) {
+    budgetBytes = prepared.identity.gpuMemoryGb * 2 ** 30;
+    source = 'device';
   }
+  const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
+  if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
+    throw new UsageError(
+      `--max-memory ${String(opts.maxMemory)}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: set training.memory_budget)`,
+    );
+  }
+  return { budgetBytes, maxMemoryBytes, source };
+}
+
+/**
+ * After the resume, before the launch: where this session starts, this device's micro-batch and tier
+ * (prepareRun), the segment, the child's job, and the session's first lines and progress bar.
+ */
+async function startSession(
+  p: TrainSessionOptions,
+  s: TrainSession,
+  resumed: { resumeFrom: string | null; step: number | null },
+  log: (line: string) => void,
+): Promise<{
+  job: TrainJob;
+  prepared: PreparedRun;
+  previous: { microBatchSize: number; gradAccum: number } | null;
+}> {
+  const { ctx, opts, config } = p;
+  const horizon = config.training.steps;
+  const G = config.training.batchSize;
+  const finalDir = join(config.output, 'final');
+  const sessions: MicroSession[] = resumed.resumeFrom ? readMicroSessions(resumed.resumeFrom) : [];
+  s.startStep = resumed.step ?? 0;
+  s.lastStep = s.startStep;
+  if (resumed.resumeFrom) {
+    const st = readResumedState(resumed.resumeFrom);
+    s.tokensConsumed = st.tokensConsumed;
+    s.lastLoss = st.lastLoss;
+  } else {
+    log(
+      `fresh run: store is at ${p.storeWhere} and ${(await p.store.exists()) ? 'empty (no checkpoint of this run)' : 'empty (it does not exist yet; the first push creates it)'}`,
+    );
+  }
+  const prepared = await prepareRun({
+    ctx,
+    config,
+    noCache: opts.cache === false,
+    predict: opts.predict !== false,
+    budgetFrom: p.budgetFrom,
+  });
+  s.prepared = prepared;
+  const plan = planSegment({
+    horizon,
+    pushEvery: p.pushEvery,
+    stopAfterSteps: p.stopAfterSteps,
+    startStep: s.startStep,
+  });
+  s.plan = plan;
+  const job: TrainJob = {
+    trainer: trainerOptionsOf(config, prepared, ctx.cwd, p.runId),
+    saveSteps: plan.pushSteps,
+    stopStep: plan.stopStep,
+    finalDir,
+    val: config.data.valPath
+      ? { path: config.data.valPath, maxLength: config.data.maxLength, batches: config.training.valBatches }
+      : null,
+    record: {
+      run: p.runId,
+      identity: p.identity,
+      batch_size: G,
+      batch_source: prepared.batchSource,
+      grad_ckpt: prepared.tier.granularity ?? false,
+    },
+    sessionsBefore: sessions,
+    session: { start_step: s.startStep + 1, source: prepared.batchSource, oom_step_downs: [] },
+  };
+  mkdirSync(config.output, { recursive: true });
+  const micro = describeMicroBatch(
+    { microBatchSize: prepared.microBatchSize, accumulation: prepared.accumulation },
+    sessions.at(-1),
+  );
+  ctx.say(
+    `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${G} × ${config.data.maxLength} tokens, ${micro} (${prepared.batchSource}), ` +
+      `checkpointing ${prepared.tier.description}, ` +
+      (prepared.offload
+        ? `offload ${prepared.offload.target}${prepared.offload.saveDir ? ` to ${p.showPath(prepared.offload.saveDir)}` : ''} (segmented), `
+        : '') +
+      `${prepared.identity.gpuName}; ` +
+      (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),
+  );
+  // Counts and percentages are relative to the horizon (a resumed session shows 90/120, 75 %).
+  s.bar = ctx.progress({
+    label: 'train',
+    total: horizon,
+    start: plan.startStep,
+    end: plan.stopStep,
+    unit: 'step',
+    delayMs: 0,
+  });
+  const last = sessions.at(-1);
+  return {
+    job,
+    prepared,
+    previous: last ? { microBatchSize: last.micro_batch_size, gradAccum: last.grad_accum } : null,
+  };
 }

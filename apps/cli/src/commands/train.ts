@@ -1,6 +1,6 @@
 import { formatMicroBatch } from '@soup/batch-probe';
 import type { CheckpointStore } from '@soup/hub-ckpt';
-import type { SuperviseOutcome } from '@soup/supervisor';
+import type { SessionFacts, SuperviseOutcome } from '@soup/supervisor';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -12,7 +12,8 @@ import { describeRunPeak } from '../_run-memory';
 import { resolveTimeLimitMs } from '../_session-end';
 import { showLossPlot } from '../_show-plot';
 import { openCheckpointStore } from '../_store';
-import { describeTuning, trainSession, type TrainSession } from '../_train-session';
+import { describeTuning, type TrainSession } from '../_train-lines';
+import { trainSession } from '../_train-session';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import { loadConfig } from '../load-config';
@@ -135,7 +136,6 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     return r.exitCode;
   }
   const pushed = r.pushedSteps;
-  const prepared = t.prepared;
   const finalPushed = r.outcome === 'complete';
   const segment = !finalPushed;
   if (finalPushed) t.bar?.done(t.lastLoss !== null ? `loss ${t.lastLoss.toFixed(3)}` : undefined);
@@ -168,12 +168,46 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     ctx.say(`pushed final/, verified, latest.json → final (terminal) at step ${r.step}`);
   }
   const exitCode = segment ? EXIT_CODES.segmentSaved : EXIT_CODES.ok;
+  const json = resultOf({ t, r, config, store, t0, exitCode });
+  if (t.memory !== null) ctx.say(`${describeRunPeak(t.memory)}${describeTuning(t.memory)}`);
+  if (finalPushed)
+    ctx.say(
+      `final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`,
+    );
+  showLossPlot(ctx, {
+    history: historyOf(
+      finalPushed ? join(config.output, 'final') : join(config.output, 'checkpoints', `checkpoint-${t.lastStep}`),
+    ),
+    horizon,
+    title: `${config.base}: training loss`,
+    ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}),
+  });
+  printResult(ctx, json);
+  // "Segment saved, run the same command again" is exit 75 however the segment ended.
+  return exitCode;
+}
+
+/** RUN_JSON of a session that trained (or ended before its first step). */
+function resultOf(p: {
+  t: TrainSession;
+  r: SuperviseOutcome & SessionFacts;
+  config: SoupConfig;
+  store: CheckpointStore;
+  t0: number;
+  exitCode: number;
+}): RunJson {
+  const { t, r, config, store, t0 } = p;
+  const horizon = config.training.steps;
+  const pushed = r.pushedSteps;
+  const prepared = t.prepared;
+  const segment = r.outcome !== 'complete';
+  const exitCode = p.exitCode;
   const batchSize = config.training.batchSize;
   const tokensPerStep = batchSize * config.data.maxLength;
   const m = r.microBatchSize ?? prepared?.microBatchSize ?? batchSize;
   const ended =
     t.ended ?? (r.outcome === 'not-launched' ? { reason: 'abort' as const, afterMs: Date.now() - t0 } : null);
-  const json: RunJson = {
+  return {
     ...emptyResult({
       run: r.run,
       store: store.description,
@@ -206,7 +240,7 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
             }
           : null,
     pushed_steps: pushed,
-    final_pushed: finalPushed,
+    final_pushed: !segment,
     batch_size: batchSize,
     batch_source: prepared?.batchSource ?? null,
     tokens_per_step: tokensPerStep,
@@ -227,22 +261,6 @@ export async function run(opts: Record<string, unknown>, ctx: CommandContext): P
     tokens_per_s:
       t.stepsRun > 0 && t.trainMs > 0 ? Math.round((t.stepsRun * tokensPerStep) / (t.trainMs / 1000)) : null,
   };
-  if (t.memory !== null) ctx.say(`${describeRunPeak(t.memory)}${describeTuning(t.memory)}`);
-  if (finalPushed)
-    ctx.say(
-      `final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`,
-    );
-  showLossPlot(ctx, {
-    history: historyOf(
-      finalPushed ? join(config.output, 'final') : join(config.output, 'checkpoints', `checkpoint-${t.lastStep}`),
-    ),
-    horizon,
-    title: `${config.base}: training loss`,
-    ...(opts.plot !== undefined ? { plotPath: String(opts.plot) } : {}),
-  });
-  printResult(ctx, json);
-  // "Segment saved, run the same command again" is exit 75 however the segment ended.
-  return exitCode;
 }
 
 /** The store already holds this run's final/: nothing to do, and the result says what it holds. */
