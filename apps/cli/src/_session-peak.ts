@@ -20,7 +20,7 @@ export interface SessionPeakReport {
   max_memory_bytes: number | null;
   /** The phase in which the peak first passed --max-memory, or null. */
   max_memory_passed_at: string | null;
-  /** tree-rss / cuda-per-process: the trainer's tree, sampled by the supervisor (soup train's child, soup run's trainer). */
+  /** tree-rss / cuda-per-process: the trainer's tree, sampled by the supervisor (soup train's child, soup run's). */
   method: 'VmHWM' | 'tree-rss' | 'cuda-per-process' | 'unavailable';
   /**
    * soup train after its tuner timed steps in soup's own process (`gradient_checkpointing: auto`, measured

@@ -192,7 +192,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
   }
 }
 
-/** The budget the trainer's peak is held to: training.memory_budget, else what can be reached, else the GPU's memory. */
+/** The budget the trainer's peak is held to: training.memory_budget, else what can be reached, else the GPU's. */
 function budgetOf(
   prepared: PreparedRun,
   opts: Record<string, unknown>,

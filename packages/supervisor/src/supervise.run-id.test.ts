@@ -19,7 +19,7 @@ const trainer = `
   }`;
 
 describe('[slow] supervise(): runId and pushEach', { timeout: 120_000 }, () => {
-  it("the caller's run id names the run; no soup_run.json at the store's root; every checkpoint is pushed, oldest first", async () => {
+  it("runId names the run (no run record at the root); pushEach pushes each checkpoint, oldest first", async () => {
     const cwd = useTempDir('soup-supervise-run-id-');
     const root = join(cwd, 'store');
     const events: SuperviseEvent[] = [];

@@ -57,7 +57,7 @@ export interface CheckpointWatcher {
     asOfMs: number;
     trainerExited: boolean;
   }): { checkpoint: WatchedCheckpoint; reason: CompleteReason } | null;
-  /** The oldest complete checkpoint of this run with a step above `afterStep` (the same rule as {@link newestComplete}). */
+  /** The oldest complete checkpoint of this run with a step above `afterStep` (the rule of {@link newestComplete}). */
   oldestCompleteAfter(
     afterStep: number,
     p: { asOfMs: number; trainerExited: boolean },
