@@ -1,8 +1,6 @@
-// The peak memory of soup train's own process over a session, and where it happened. VmHWM (the
-// kernel's high-water mark of resident memory) is read after every phase (setup, each step, each
-// save and push, the validation pass): it only grows, so the phase in which it last grew holds
-// the session's peak, exactly, with no sampling interval to miss a spike. It is resident memory
-// of this process (page cache and a CUDA device's memory are not in it): the report says so.
+// The shape of a session's peak report (soup train and soup run: the supervisor samples the trainer's
+// tree), --max-memory, and the tuner's own peak in soup's process (VmHWM, the kernel's high-water mark
+// of resident memory), which the trainer, a process of its own, never counts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -22,15 +20,13 @@ export interface SessionPeakReport {
   max_memory_bytes: number | null;
   /** The phase in which the peak first passed --max-memory, or null. */
   max_memory_passed_at: string | null;
-  /** VmHWM: soup train's own process; tree-rss / cuda-per-process: soup run's trainer tree, sampled. */
+  /** tree-rss / cuda-per-process: the trainer's tree, sampled by the supervisor (soup train's child, soup run's). */
   method: 'VmHWM' | 'tree-rss' | 'cuda-per-process' | 'unavailable';
   /**
-   * soup train after its tuner timed steps in this process (`gradient_checkpointing: auto`, measured
-   * now): the process's peak through tuning (VmHWM, null where unreadable), and whether the session
-   * peak above includes it (false: the high-water mark was reset after tuning, so the session's
-   * peak is the run's own), and the resident memory the mark was reset to (`resident_at_reset_bytes`:
-   * the session peak is never below it; null where not reset). Absent when nothing was tuned in
-   * this process.
+   * soup train after its tuner timed steps in soup's own process (`gradient_checkpointing: auto`, measured
+   * now): that process's peak through tuning (VmHWM, null where unreadable). The session's peak above is the
+   * trainer child's, so it never includes it (`in_session_peak` false; `resident_at_reset_bytes` null, there
+   * being no mark to reset). Absent when nothing was tuned in this session.
    */
   tuning?: { peak_bytes: number | null; in_session_peak: boolean; resident_at_reset_bytes: number | null };
 }
@@ -72,72 +68,6 @@ function hwm(procSelf: string): number | null {
     return m ? Number(m[1]) * 1024 : null;
   } catch {
     return null;
-  }
-}
-
-/** Options of {@link SessionPeak}. */
-export interface SessionPeakOptions {
-  budgetBytes: number | null;
-  budgetSource: 'memory_budget' | 'reachable' | null;
-  /** Warn once when the peak passes this. */
-  maxMemoryBytes: number | null;
-  /** Where the warning goes (once). */
-  warn: (line: string) => void;
-  /** @default '/proc/self' */
-  procSelf?: string;
-  /** The tuner's phase before the session (resetHighWaterMark after it); null: nothing tuned in this process. */
-  tuning?: EarlierPeak | null;
-}
-
-/** Tracks the session's peak phase by phase (see the file comment). */
-export class SessionPeak {
-  private peak: number | null = null;
-  private at: string | null = null;
-  private atStep: number | null = null;
-  private passedAt: string | null = null;
-  private readonly procSelf: string;
-
-  constructor(private readonly o: SessionPeakOptions) {
-    this.procSelf = o.procSelf ?? '/proc/self';
-    this.mark('setup', null);
-  }
-
-  /** Reads the high-water mark after `phase`; a rise puts the session's peak in it. */
-  mark(phase: string, step: number | null): void {
-    const now = hwm(this.procSelf);
-    if (now === null || (this.peak !== null && now <= this.peak)) return;
-    this.peak = now;
-    this.at = phase;
-    this.atStep = step;
-    const max = this.o.maxMemoryBytes;
-    if (max !== null && now > max && this.passedAt === null) {
-      this.passedAt = phase;
-      this.o.warn(`memory: the peak passed --max-memory at ${phase}: ${now} bytes > ${max} bytes`);
-    }
-  }
-
-  report(): SessionPeakReport {
-    const { budgetBytes } = this.o;
-    return {
-      peak_bytes: this.peak,
-      peak_at: this.at,
-      peak_step: this.atStep,
-      budget_bytes: budgetBytes,
-      budget_source: this.o.budgetSource,
-      headroom_bytes: budgetBytes !== null && this.peak !== null ? budgetBytes - this.peak : null,
-      max_memory_bytes: this.o.maxMemoryBytes,
-      max_memory_passed_at: this.passedAt,
-      method: this.peak === null ? 'unavailable' : 'VmHWM',
-      ...(this.o.tuning
-        ? {
-            tuning: {
-              peak_bytes: this.o.tuning.peakBytes,
-              in_session_peak: !this.o.tuning.reset,
-              resident_at_reset_bytes: this.o.tuning.residentAtResetBytes,
-            },
-          }
-        : {}),
-    };
   }
 }
 

@@ -1,5 +1,5 @@
-// The pure parts of soup train's micro-batch: the step-down on an allocation failure, the line a
-// session starts with, and the session's peak (VmHWM read phase by phase, from fixture files).
+// The pure parts of soup train's micro-batch: which errors are an allocation failure, validation at m,
+// the line a session starts with, and the tuner's own peak (VmHWM, reset after tuning).
 import { TrainStepError } from '@soup/onnx-train';
 import { useTempDir } from '@soup/test-utils';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -7,59 +7,18 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeMicroBatch, type OomStepDown } from './_micro-sessions';
-import { stepOomLine, stepWithStepDown } from './_oom-step-down';
-import { resetHighWaterMark, resolveMaxMemory, SessionPeak } from './_session-peak';
-import { describePeak, microBatchesOf, validate } from './_train-micro';
+import { describeMicroBatch } from './_micro-sessions';
+import { stepOomLine } from './_oom-step-down';
+import { resetHighWaterMark, resolveMaxMemory, type SessionPeakReport } from './_session-peak';
+import { microBatchesOf, validate } from './_train-micro';
+import { describeTuning } from './_train-lines';
 import { parseBytes } from './parse-bytes';
 
 const ORT_OOM =
   'training step failed at batch size 16: Non-zero status code returned while running Gemm node. Status Message: bfc_arena.cc:360 Failed to allocate memory for requested buffer of size 67108864';
 
-/** A step that fails with ORT's allocation error above `capacity`. */
-function run(capacity: number, retries: number, G = 24, start = 24) {
-  let m = start;
-  const downs: OomStepDown[] = [];
-  const tried: number[] = [];
-  const result = stepWithStepDown({
-    step: async () => {
-      tried.push(m);
-      if (m > capacity) throw new TrainStepError(ORT_OOM);
-      return m;
-    },
-    globalBatchSize: G,
-    microBatchSize: () => m,
-    setMicroBatchSize: async (x) => {
-      m = x;
-    },
-    stepNumber: 7,
-    retriesLeft: () => retries - downs.length,
-    onStepDown: (s) => void downs.push(s),
-  });
-  return { result, downs, tried };
-}
-
-describe('stepWithStepDown', () => {
-  it('steps m down to the next divisor of G on each allocation failure and redoes the step', async () => {
-    const r = run(10, 3);
-    expect(await r.result).toBe(8);
-    expect(r.tried).toEqual([24, 12, 8]);
-    expect(r.downs).toEqual([
-      { step: 7, from: 24, to: 12, error: expect.stringMatching(/Failed to allocate memory/) },
-      { step: 7, from: 12, to: 8, error: expect.stringMatching(/Failed to allocate memory/) },
-    ]);
-  });
-
-  it('gives up after --max-oom-retries, at m = 1, and on any other error', async () => {
-    const limited = run(5, 3);
-    await expect(limited.result).rejects.toThrow(TrainStepError);
-    expect(limited.tried).toEqual([24, 12, 8, 6]);
-    const none = run(5, 0);
-    await expect(none.result).rejects.toThrow(/Failed to allocate/);
-    expect(none.tried).toEqual([24]);
-    const prime = run(0, 10, 7, 7);
-    await expect(prime.result).rejects.toThrow(TrainStepError);
-    expect(prime.tried).toEqual([7, 1]);
+describe('stepOomLine', () => {
+  it('names the allocation failure a smaller micro-batch can answer (the supervisor then steps m down), and nothing else', () => {
     expect(
       stepOomLine(new TrainStepError('training step failed at batch size 4: Invalid input name: input_ids')),
     ).toBeNull();
@@ -136,61 +95,8 @@ describe('describeMicroBatch', () => {
   });
 });
 
-describe('SessionPeak', () => {
-  it('puts the peak in the phase where VmHWM last rose (a jump at validation), warns once past --max-memory', () => {
-    const proc = join(useTempDir(), 'self');
-    mkdirSync(proc);
-    const hwm = (kb: number): void =>
-      writeFileSync(join(proc, 'status'), `Name:\tnode\nVmHWM:\t ${kb} kB\nVmRSS:\t 1000 kB\n`);
-    const warnings: string[] = [];
-    hwm(100_000);
-    const peak = new SessionPeak({
-      budgetBytes: 400_000 * 1024,
-      budgetSource: 'memory_budget',
-      maxMemoryBytes: 250_000 * 1024,
-      warn: (l) => void warnings.push(l),
-      procSelf: proc,
-    });
-    hwm(200_000);
-    peak.mark('step 1', 1);
-    peak.mark('step 2', 2);
-    hwm(210_000);
-    peak.mark('step 3', 3);
-    hwm(300_000);
-    peak.mark('validation', 3);
-    hwm(320_000);
-    peak.mark('save and push final', 3);
-    expect(peak.report()).toEqual({
-      peak_bytes: 320_000 * 1024,
-      peak_at: 'save and push final',
-      peak_step: 3,
-      budget_bytes: 400_000 * 1024,
-      budget_source: 'memory_budget',
-      headroom_bytes: 80_000 * 1024,
-      max_memory_bytes: 250_000 * 1024,
-      max_memory_passed_at: 'validation',
-      method: 'VmHWM',
-    });
-    expect(warnings).toEqual([
-      `memory: the peak passed --max-memory at validation: ${300_000 * 1024} bytes > ${250_000 * 1024} bytes`,
-    ]);
-  });
-
-  it('no /proc: unknown, not zero; --max-memory as a size or a fraction of the budget', () => {
-    const peak = new SessionPeak({
-      budgetBytes: null,
-      budgetSource: null,
-      maxMemoryBytes: null,
-      warn: () => {},
-      procSelf: '/nonexistent',
-    });
-    peak.mark('step 1', 1);
-    expect(peak.report()).toMatchObject({
-      peak_bytes: null,
-      peak_at: null,
-      headroom_bytes: null,
-      method: 'unavailable',
-    });
+describe('--max-memory', () => {
+  it('a size or a fraction of the budget; a fraction without a budget is unknown', () => {
     expect(resolveMaxMemory('6GiB', null, parseBytes)).toBe(6 * 2 ** 30);
     expect(resolveMaxMemory('0.9', 1000, parseBytes)).toBe(900);
     expect(resolveMaxMemory('90%', 1000, parseBytes)).toBe(900);
@@ -239,40 +145,26 @@ describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
     },
   );
 
-  it("reports the tuning phase beside the session's peak, counted in it or not, and nothing without one", () => {
-    const proc = join(useTempDir(), 'self');
-    mkdirSync(proc);
-    writeFileSync(join(proc, 'status'), 'VmHWM:\t 300000 kB\n');
+  it("reports the tuner's peak beside the trainer's, never counted in it, and nothing without one", () => {
     const MiB = 2 ** 20;
-    const at = (tuning: { peakBytes: number | null; reset: boolean; residentAtResetBytes?: number | null } | null) =>
-      new SessionPeak({
-        budgetBytes: 400 * MiB,
-        budgetSource: 'memory_budget',
-        maxMemoryBytes: null,
-        warn: () => {},
-        procSelf: proc,
-        tuning: tuning && { residentAtResetBytes: null, ...tuning },
-      }).report();
-    expect(at({ peakBytes: 671 * MiB, reset: true }).tuning).toEqual({
-      peak_bytes: 671 * MiB,
-      in_session_peak: false,
-      resident_at_reset_bytes: null,
+    const report = (tuning: SessionPeakReport['tuning']): SessionPeakReport => ({
+      peak_bytes: 300 * MiB,
+      peak_at: 'step 3',
+      peak_step: 3,
+      budget_bytes: 400 * MiB,
+      budget_source: 'memory_budget',
+      headroom_bytes: 100 * MiB,
+      max_memory_bytes: null,
+      max_memory_passed_at: null,
+      method: 'tree-rss',
+      ...(tuning ? { tuning } : {}),
     });
-    expect(describePeak(at({ peakBytes: 671 * MiB, reset: true }))).toMatch(
-      /; before it, the tuner's timing sessions took this process to 671 MiB \(measured apart: the high-water mark was reset after tuning\)$/,
+    expect(
+      describeTuning(report({ peak_bytes: 671 * MiB, in_session_peak: false, resident_at_reset_bytes: null })),
+    ).toBe(
+      "; before it, the tuner's timing sessions took soup's own process to 671 MiB (measured apart: the trainer is a process of its own)",
     );
-    expect(at({ peakBytes: 671 * MiB, reset: true, residentAtResetBytes: 480 * MiB }).tuning).toEqual({
-      peak_bytes: 671 * MiB,
-      in_session_peak: false,
-      resident_at_reset_bytes: 480 * MiB,
-    });
-    expect(describePeak(at({ peakBytes: 671 * MiB, reset: true, residentAtResetBytes: 480 * MiB }))).toMatch(
-      /; before it, the tuner's timing sessions took this process to 671 MiB \(measured apart: the high-water mark was reset after tuning, to the 480 MiB resident then\)$/,
-    );
-    expect(describePeak(at({ peakBytes: 671 * MiB, reset: false }))).toMatch(
-      /; it includes the tuner's timing sessions \(671 MiB through tuning: the high-water mark could not be reset after it\)$/,
-    );
-    expect(at(null)).not.toHaveProperty('tuning');
-    expect(describePeak(at(null))).not.toMatch(/tuner/);
+    expect(describeTuning(report(undefined))).toBe('');
+    expect(describeTuning(null)).toBe('');
   });
 });

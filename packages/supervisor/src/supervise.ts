@@ -56,11 +56,17 @@ export interface SuperviseEvent {
     | 'stopping'
     | 'leftovers'
     | 'warning'
-    | 'oom-step-down';
+    | 'oom-step-down'
+    | 'pushing'
+    | 'trainer-exited';
   level: 'info' | 'warn';
   line: string;
   step?: number;
   pid?: number;
+  /** `stopping`: why the session ends (`signal SIGTERM`, `time limit 4.0s`). */
+  reason?: string;
+  /** `trainer-exited`: how the trainer ended; with `step`, the newest complete checkpoint then (null: none). */
+  exit?: { code: number | null; signal: NodeJS.Signals | null; stopping: boolean };
 }
 
 /** Options of {@link supervise}. */
@@ -80,6 +86,13 @@ export interface SuperviseOptions {
   signal: AbortSignal;
   /** Files whose sha256 join the run fingerprint. @default [] */
   fingerprintFiles?: string[];
+  /**
+   * The caller's run id, for a trainer whose identity the caller knows better than its argv (soup train:
+   * config and data hashes). The run is then this id: no fingerprint of argv, and the store's run record
+   * (soup_run.json at its root) is neither read nor written, since the checkpoints carry their identity
+   * and a resume refusal comes from the pointer's run (`refusal`). @default null (the fingerprint of argv)
+   */
+  runId?: string | null;
   /**
    * Values never shown nor stored as themselves (e.g. the resolved Hub token): in the "launched trainer" line they
    * read `hf_***`, in soup_run.json `sha256:<hex>`; token-shaped argv values (`hf_` + 30 or more alphanumerics) too.
@@ -105,8 +118,17 @@ export interface SuperviseOptions {
   globalBatchSize?: number | null;
   /** Ranks sharing G (a launcher's world size). @default 1 */
   worldSize?: number;
-  /** This session's micro-batch on this device (e.g. the batch cache, then a probe over the divisors of G / worldSize); required with `globalBatchSize`. */
-  resolveMicroBatchSize?: () => Promise<{ microBatchSize: number; source: string; levers?: Record<string, string> }>;
+  /**
+   * This session's micro-batch on this device (e.g. the batch cache, then a probe over the divisors of G / worldSize);
+   * required with `globalBatchSize`. Called after the resume, with where the trainer resumes from. `previous`: the
+   * session before this one, when the caller keeps it (with `runId`, which has no run record).
+   */
+  resolveMicroBatchSize?: (resumed: { resumeFrom: string | null; step: number | null }) => Promise<{
+    microBatchSize: number;
+    source: string;
+    levers?: Record<string, string>;
+    previous?: { microBatchSize: number; gradAccum: number } | null;
+  }>;
   /**
    * Judges a trainer that failed: the out-of-memory line it raised, or null when its failure is not
    * out of memory (e.g. @soup/cuda-probe's judgeTrainerExit). Without it no failure steps m down.
@@ -141,6 +163,17 @@ export interface SuperviseOptions {
   finalDir?: string | null;
   /** @default 3 */
   keepRemote?: number;
+  /**
+   * The trainer's checkpoint folders kept on disk once pushed and verified, newest first (older ones are
+   * deleted after a push). @default Infinity (the trainer's folder is its own)
+   */
+  keepLocal?: number;
+  /**
+   * Push every complete checkpoint, oldest first, none superseded by a newer one (for a trainer that saves only
+   * the checkpoints the caller wants in the store, e.g. soup train's push boundaries). Pushes still run beside
+   * the training. @default false (a newer complete checkpoint supersedes one still waiting to be pushed)
+   */
+  pushEach?: boolean;
   /** Niceness of this process once the trainer runs. @default 10 */
   pushNice?: number;
   /** Turns a resume refusal into the caller's error (e.g. one that explains what changed). */
@@ -303,7 +336,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   // 1. Identity and stale guard.
   const secrets = o.secrets ?? [];
   const identity = identityOf(o.argv, o.fingerprintFiles ?? [], o.cwd, secrets, G);
-  const fingerprint = supervisedFingerprint(identity);
+  const fingerprint = o.runId ?? supervisedFingerprint(identity);
+  const ownRecord = (o.runId ?? null) === null;
   // One writer per store: refused here (LeaseHeldError names the holder), before anything is written or launched.
   const lease: StoreLease | null =
     o.leaseTtlMs === null
@@ -319,7 +353,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
 
   async function underLease(): Promise<SuperviseOutcome & SessionFacts> {
     const force = o.resume === 'force';
-    let record = await readRunRecord(store);
+    let record = ownRecord ? await readRunRecord(store) : null;
     let runId = fingerprint;
     if (
       o.resume === 'never' &&
@@ -486,7 +520,10 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       let micro: number | null = null;
       let levers: Record<string, string> = {};
       if (G !== null) {
-        const r = await o.resolveMicroBatchSize!();
+        const r = await o.resolveMicroBatchSize!({
+          resumeFrom: resumed.outcome === 'resume' ? resumed.resumeFrom : null,
+          step: facts.startStep,
+        });
         micro = r.microBatchSize;
         levers = r.levers ?? {};
         for (const name of Object.keys(levers)) {
@@ -518,7 +555,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           oom_step_downs: facts.oomStepDowns,
           memory: null,
         };
-        const prev = facts.previousSession;
+        const prev =
+          facts.previousSession ??
+          (r.previous ? { micro_batch_size: r.previous.microBatchSize, grad_accum: r.previous.gradAccum } : null);
         const was =
           prev !== null && (prev.micro_batch_size !== micro || prev.grad_accum !== perRank / micro)
             ? ` (was ${prev.micro_batch_size} × ${prev.grad_accum} last session)`
@@ -531,6 +570,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       const sessions = (): Record<string, unknown> =>
         session === null ? {} : { global_batch_size: G, sessions: [...(record?.sessions ?? []), session] };
       const saveRecord = async (): Promise<void> => {
+        if (!ownRecord) return;
         const next: RunRecord = {
           format: 'soup-run/1',
           run: runId,
@@ -606,7 +646,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       const onPhase = (e: PushPhaseEvent): void => {
         const src = pushing.get(e.step);
         if (!src) return;
-        if (e.phase === 'hash') say(`soup: pushing ${e.pathInRepo} (step ${e.step})…`);
+        if (e.phase === 'hash') emit('pushing', `soup: pushing ${e.pathInRepo} (step ${e.step})…`, { step: e.step });
         if (e.phase === 'verified') {
           const now = signatureOf(src.source).sig;
           if (now !== src.sig) {
@@ -616,11 +656,13 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           }
         }
       };
+      let passedOver = -1;
       const queue = createPushQueue({
         store,
         run: runId,
         afterStep: resumedStep,
         keepRemote,
+        ...(o.keepLocal !== undefined ? { keepLocal: o.keepLocal } : {}),
         ...leased,
         ...squash,
         onPushed: (r) => (
@@ -633,6 +675,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         ),
         onError: (err, job) => {
           const e = err as Error;
+          if (o.pushEach) passedOver = Math.max(passedOver, job.step);
           if (lastOffer?.step === job.step && !(e instanceof ChangedDuringPush)) lastOffer = null;
           if (/^superseded by step/.test(e.message)) return;
           emit(
@@ -664,8 +707,20 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         queue.offer(job);
       };
       let ending = false;
+      // pushEach: the oldest complete checkpoint not pushed yet, once the queue is free (a failed one is passed
+      // over: the next newer one goes, and the newest is retried at the end, as without pushEach).
+      const offerNext = (asOfMs: number, trainerExited: boolean): void => {
+        if (queue.current !== null) return;
+        const after = Math.max(queue.pushedStep, passedOver, resumedStep);
+        const c = watcher.oldestCompleteAfter(after, { asOfMs, trainerExited });
+        if (c) offer(c.checkpoint);
+      };
       const offerNewest = (asOfMs: number, trainerExited: boolean): WatchedCheckpoint | null => {
         watcher.scan(Date.now());
+        if (o.pushEach) {
+          offerNext(asOfMs, trainerExited);
+          return watcher.newestComplete({ asOfMs, trainerExited })?.checkpoint ?? null;
+        }
         const c = watcher.newestComplete({ asOfMs, trainerExited });
         if (c) {
           offer(c.checkpoint);
@@ -739,6 +794,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
             emit(
               'stopping',
               `soup: ${stopReason!.startsWith('signal') ? `session ending (${stopReason})` : `${stopReason} reached`}: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`,
+              { reason: stopReason! },
             );
             end = await child.stop({ signal: stopSignal, graceMs });
             if (end.killed) warn(`the trainer did not exit within --grace ${fmt(graceMs)}: killed it (SIGKILL)`);
@@ -757,6 +813,18 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           stopReason = `the trainer got ${end.signal} from outside`;
         }
         exitAt = Date.now();
+        {
+          watcher.scan(exitAt);
+          const newest = watcher.newestComplete({ asOfMs: exitAt, trainerExited: !end.killed })?.checkpoint ?? null;
+          emit(
+            'trainer-exited',
+            `soup: the trainer exited (${end.code !== null ? `code ${end.code}` : `signal ${end.signal}`})${newest ? `; newest complete checkpoint: step ${newest.step}` : ''}`,
+            {
+              ...(newest ? { step: newest.step } : {}),
+              exit: { code: end.code, signal: end.signal, stopping: stopReason !== null },
+            },
+          );
+        }
         // An out-of-memory failure with a smaller divisor left and retries left: step down, resume, launch again.
         if (stopReason !== null || end.code === 0 || micro === null || !o.judgeOutOfMemory) break;
         const oomLine = o.judgeOutOfMemory(end);
@@ -813,6 +881,12 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       const pushNewest = async (): Promise<void> => {
         offerNewest(exitAt, !end.killed);
         await queue.drain();
+        // pushEach: the rest, oldest first.
+        while (o.pushEach) {
+          offerNewest(exitAt, !end.killed);
+          if (queue.current === null) break;
+          await queue.drain();
+        }
         const last = queue.failures.at(-1);
         if (last && last.job.step > queue.pushedStep && !(last.error instanceof ChangedDuringPush)) {
           const src = jobs.get(last.job.dir);

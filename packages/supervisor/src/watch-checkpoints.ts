@@ -57,6 +57,11 @@ export interface CheckpointWatcher {
     asOfMs: number;
     trainerExited: boolean;
   }): { checkpoint: WatchedCheckpoint; reason: CompleteReason } | null;
+  /** The oldest complete checkpoint of this run with a step above `afterStep` (the rule of {@link newestComplete}). */
+  oldestCompleteAfter(
+    afterStep: number,
+    p: { asOfMs: number; trainerExited: boolean },
+  ): { checkpoint: WatchedCheckpoint; reason: CompleteReason } | null;
 }
 
 /** `*` / `?` glob → anchored regex on one name. */
@@ -169,6 +174,25 @@ export function createCheckpointWatcher(opts: CheckpointWatcherOptions): Checkpo
     return out.sort((a, b) => a.step - b.step);
   };
 
+  const completeReason = (
+    c: WatchedCheckpoint,
+    maxStep: number,
+    asOfMs: number,
+    trainerExited: boolean,
+  ): CompleteReason | null => {
+    const settled = asOfMs - c.stableSinceMs >= opts.settleMs;
+    if (c.kind === 'dir' && marker !== '') {
+      if (!c.marker) return null;
+      if (trainerExited) return 'trainer-exited';
+      if (c.step < maxStep) return 'newer-appeared';
+      return settled ? 'settled' : null;
+    }
+    if (settled) return 'settled';
+    // torch.save / Lightning: a zip whose end record is in place was written to its end.
+    if (trainerExited && c.kind === 'file' && isWholeZip(c.path)) return 'trainer-exited';
+    return null;
+  };
+
   return {
     markLaunch(p = {}) {
       pulled = p.pulled ?? null;
@@ -186,19 +210,18 @@ export function createCheckpointWatcher(opts: CheckpointWatcherOptions): Checkpo
       const mine = last.filter((c) => c.thisRun);
       const maxStep = mine.reduce((m, c) => Math.max(m, c.step), -1);
       for (let i = mine.length - 1; i >= 0; i--) {
-        const c = mine[i]!;
-        const settled = asOfMs - c.stableSinceMs >= opts.settleMs;
-        if (c.kind === 'dir' && marker !== '') {
-          if (!c.marker) continue;
-          if (trainerExited) return { checkpoint: c, reason: 'trainer-exited' };
-          if (c.step < maxStep) return { checkpoint: c, reason: 'newer-appeared' };
-          if (settled) return { checkpoint: c, reason: 'settled' };
-        } else if (settled) {
-          return { checkpoint: c, reason: 'settled' };
-        } else if (trainerExited && c.kind === 'file' && isWholeZip(c.path)) {
-          // torch.save / Lightning: a zip whose end record is in place was written to its end.
-          return { checkpoint: c, reason: 'trainer-exited' };
-        }
+        const reason = completeReason(mine[i]!, maxStep, asOfMs, trainerExited);
+        if (reason !== null) return { checkpoint: mine[i]!, reason };
+      }
+      return null;
+    },
+    oldestCompleteAfter(afterStep, { asOfMs, trainerExited }) {
+      const mine = last.filter((c) => c.thisRun);
+      const maxStep = mine.reduce((m, c) => Math.max(m, c.step), -1);
+      for (const c of mine) {
+        if (c.step <= afterStep) continue;
+        const reason = completeReason(c, maxStep, asOfMs, trainerExited);
+        if (reason !== null) return { checkpoint: c, reason };
       }
       return null;
     },

@@ -67,7 +67,9 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
   });
   const storeName = store.kind === 'dir' ? `directory ${repo.replace(/^file:\/\//, '')}` : store.description;
   const human = ctx.json ? ctx.stderr : ctx.stdout;
-  const onEvent = (e: SuperviseEvent): void => (e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line));
+  // The trainer's exit is told by the outcome below; its event is for callers that word the session end themselves.
+  const onEvent = (e: SuperviseEvent): void =>
+    e.type === 'trainer-exited' ? undefined : e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line);
   const mem = await runMemory(opts, ctx);
   const r = await supervise({
     argv,

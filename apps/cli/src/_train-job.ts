@@ -1,0 +1,99 @@
+// What `soup train` hands its trainer child (train-child.ts): the run made concrete for this device, in a
+// JSON file the child reads at each launch, and the lines the child reports back on its stdout.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TrainerOptions } from '@soup/onnx-train';
+import type { PreparedRun } from './_prepare';
+import type { SoupConfig } from './validate-config';
+import type { OomStepDown } from '@soup/supervisor';
+import type { MicroSession } from './_micro-sessions';
+
+/** The job file: everything but m and the checkpoint to resume from (the supervisor's placeholders). */
+export interface TrainJob {
+  /** The trainer's options without the micro-batch (JSON: no functions, no typed arrays). */
+  trainer: Omit<TrainerOptions, 'microBatchSize'>;
+  /** Steps saved as `checkpoint-<step>/` (the push boundaries, and a --stop-after-steps stop). */
+  saveSteps: number[];
+  /** The child exits 0 here; at the horizon it validates and writes `finalDir` first. */
+  stopStep: number;
+  finalDir: string;
+  val: { path: string; maxLength: number; batches: number } | null;
+  /** soup_run.json's fields that do not depend on m. */
+  record: Record<string, unknown>;
+  /** The sessions before this one (from the resumed checkpoint), and this one's start and step-downs. */
+  sessionsBefore: MicroSession[];
+  session: { start_step: number; source: string; oom_step_downs: OomStepDown[] };
+}
+
+/** The prefix of a line the child reports (`soup-train {json}`); anything else is the child's own output. */
+export const REPORT_PREFIX = 'soup-train ';
+
+/** One report of the child. */
+export type TrainReport =
+  /** Ready to train (`resumedAt`: the step it resumed at); not a step report, so no peak is placed at it. */
+  | { event: 'ready'; resumedAt: number; startupMs: number }
+  /** About to run `step`. */
+  | { event: 'begin'; step: number }
+  | {
+      event: 'step';
+      step: number;
+      loss: number;
+      lr: number;
+      microBatchSize: number;
+      accumulation: number;
+      tokensConsumed: number;
+      ms: number;
+    }
+  | { event: 'validation'; loss: number; windows: number }
+  | { event: 'validation-oom'; batchSize: number; error: string }
+  | { event: 'validation-empty'; bytes: number };
+
+export function readTrainJob(path: string): TrainJob {
+  return JSON.parse(readFileSync(path, 'utf8')) as TrainJob;
+}
+
+/** The trainer's options for this run on this device (m comes from the supervisor, per launch). */
+export function trainerOptionsOf(
+  config: SoupConfig,
+  prepared: PreparedRun,
+  cwd: string,
+  run: string,
+): Omit<TrainerOptions, 'microBatchSize'> {
+  return {
+    spec: prepared.spec,
+    files: [config.data.trainPath],
+    batchSize: prepared.globalBatchSize,
+    totalSteps: config.training.steps,
+    lr: config.training.lr,
+    warmupSteps: config.training.warmupSteps,
+    seed: config.training.seed,
+    evalFraction: 0,
+    adamw: { weightDecay: config.training.weightDecay, maxGradNorm: config.training.gradClip },
+    recompute: prepared.tier.recompute,
+    // Offload runs onnx-train's segmented step: each block's saved activations go through the store.
+    ...(prepared.offload
+      ? {
+          execution: 'segmented' as const,
+          offload: { target: prepared.offload.target, saveDir: prepared.offload.saveDir, cwd },
+        }
+      : {}),
+    executionProvider: config.device.kind,
+    deviceId: config.device.id,
+    ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
+    // One run id everywhere: trainer_state.json, soup_run.json and latest.json.
+    run,
+  };
+}
+
+/** What a resumed checkpoint's trainer_state.json says of tokens and loss (zeros when unreadable). */
+export function readResumedState(dir: string): { tokensConsumed: number; lastLoss: number | null } {
+  try {
+    const json = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as Record<string, unknown>;
+    return {
+      tokensConsumed: Number(json.tokens_consumed ?? 0),
+      lastLoss: typeof json.last_loss === 'number' ? json.last_loss : null,
+    };
+  } catch {
+    return { tokensConsumed: 0, lastLoss: null };
+  }
+}

@@ -1,0 +1,230 @@
+// soup train's lines and RUN_JSON facts from its session: the trainer child's reports (`soup-train {json}` on
+// its stdout) and the supervisor's events, worded as soup train words them.
+import type { SessionFacts, SuperviseEvent, SuperviseOutcome } from '@soup/supervisor';
+import type { SegmentPlan, StoreError } from '@soup/hub-ckpt';
+import { join } from 'node:path';
+import type { CommandContext } from './_context';
+import type { PreparedRun } from './_prepare';
+import type { SessionPeakReport } from './_session-peak';
+import { REPORT_PREFIX, type TrainReport } from './_train-job';
+import { formatBytes } from './format-bytes';
+import { formatDuration, type Progress } from './progress';
+import type { SoupConfig } from './validate-config';
+
+/** What the session did, for soup train's closing lines and RUN_JSON. */
+export interface TrainSession {
+  /** The supervisor's outcome; null when the push of final/ failed on an unreachable store (`finalError`). */
+  r: (SuperviseOutcome & SessionFacts) | null;
+  /** The store could not be reached for final/ (after the retries), the run trained to its horizon. */
+  finalError: StoreError | null;
+  /** Steps pushed and pointed to this session. */
+  pushed: number[];
+  prepared: PreparedRun | null;
+  plan: SegmentPlan | null;
+  startStep: number;
+  /** The newest step the child completed (startStep when none). */
+  lastStep: number;
+  /** The newest complete checkpoint when the trainer exited (null: none). */
+  savedStep: number | null;
+  tokensConsumed: number;
+  initialLoss: number | null;
+  lastLoss: number | null;
+  valLoss: number | null;
+  stepsRun: number;
+  trainMs: number;
+  /** How the session ended early (signal, time limit), and when; null when it did not. */
+  ended: { reason: 'SIGTERM' | 'SIGINT' | 'time-limit' | 'abort'; afterMs: number } | null;
+  /** Pushes that failed this session (the newest is retried by the supervisor). */
+  unpushed: Array<{ step: number; reason: string }>;
+  memory: SessionPeakReport | null;
+  /** Time from launch to the child's first report (its start-up, ready to train), ms; null when it never got there. */
+  startupMs: number | null;
+  bar: Progress | null;
+  /** The trainer exited 0 at the horizon, no stop seen (final/ is pushed next). */
+  atHorizon: boolean;
+}
+
+/** A session before anything happened. */
+export function emptySession(): TrainSession {
+  return {
+    r: null,
+    finalError: null,
+    pushed: [],
+    prepared: null,
+    plan: null,
+    startStep: 0,
+    lastStep: 0,
+    savedStep: null,
+    tokensConsumed: 0,
+    initialLoss: null,
+    lastLoss: null,
+    valLoss: null,
+    stepsRun: 0,
+    trainMs: 0,
+    ended: null,
+    unpushed: [],
+    memory: null,
+    startupMs: null,
+    bar: null,
+    atHorizon: false,
+  };
+}
+
+/** What the listeners need to know of the run. */
+export interface TrainLinesOptions {
+  ctx: CommandContext;
+  config: SoupConfig;
+  /** Where the trainer writes its checkpoints. */
+  ckptRoot: string;
+  timeLimitMs: number | null;
+  stopAfterSteps: number;
+  startedAtMs: number;
+  showPath: (p: string) => string;
+}
+
+/** The supervisor's listeners for soup train: they print, and fill `s`. */
+export function trainListeners(
+  s: TrainSession,
+  p: TrainLinesOptions,
+): {
+  onStdout: (chunk: string) => void;
+  onStderr: (chunk: string) => void;
+  onEvent: (e: SuperviseEvent) => void;
+  log: (line: string) => void;
+} {
+  const { ctx, config, ckptRoot } = p;
+  const horizon = config.training.steps;
+  let launchedAt: number | null = null;
+  const log = (line: string): void => (s.bar ? s.bar.log(line) : ctx.say(line));
+  const warn = (line: string): void => (s.bar ? s.bar.log(`warning: ${line}`) : ctx.warn(line));
+
+  const onReport = (r: TrainReport): void => {
+    if (r.event === 'ready') {
+      if (launchedAt !== null && s.startupMs === null) s.startupMs = Date.now() - launchedAt;
+    } else if (r.event === 'begin') {
+      // the supervisor reads the step from the line itself
+    } else if (r.event === 'step') {
+      s.stepsRun += 1;
+      s.trainMs += r.ms;
+      s.lastStep = r.step;
+      s.tokensConsumed = r.tokensConsumed;
+      s.initialLoss ??= r.loss;
+      s.lastLoss = r.loss;
+      const G = r.microBatchSize * r.accumulation;
+      s.bar?.update(
+        r.step,
+        `loss ${r.loss.toFixed(3)}  lr ${r.lr.toExponential(1)}  micro ${r.microBatchSize} × ${r.accumulation} = ${G}`,
+      );
+    } else if (r.event === 'validation') {
+      s.valLoss = r.loss;
+      ctx.say(`validation loss ${r.loss.toFixed(4)} over ${r.windows} sequences`);
+    } else if (r.event === 'validation-oom') {
+      warn(
+        `validation loss unknown: out of memory at a validation batch of ${r.batchSize} (${r.error}); the trained weights are kept and pushed as final/`,
+      );
+    } else {
+      warn(`${config.data.valPath}: data.val has ${r.bytes} bytes, fewer than max_length + 1: no validation`);
+    }
+  };
+  const lines = (sink: (line: string) => void) => {
+    let partial = '';
+    return (chunk: string): void => {
+      const all = (partial + chunk).split('\n');
+      partial = all.pop() ?? '';
+      for (const line of all) sink(line);
+    };
+  };
+  const onStdout = lines((line) => {
+    if (line.startsWith(REPORT_PREFIX)) onReport(JSON.parse(line.slice(REPORT_PREFIX.length)) as TrainReport);
+    else if (line !== '') log(line);
+  });
+  const onStderr = lines((line) => {
+    if (line !== '') s.bar ? s.bar.log(line) : ctx.stderr.write(`${line}\n`);
+  });
+
+  const onEvent = (e: SuperviseEvent): void => {
+    switch (e.type) {
+      case 'resumed':
+        log(`resuming from ckpt/checkpoint-${e.step} at step ${e.step}`);
+        return;
+      case 'launched':
+        launchedAt = Date.now();
+        log(e.line);
+        return;
+      case 'pushed':
+        if (e.step !== undefined) s.pushed.push(e.step);
+        log(e.line);
+        return;
+      case 'push-failed': {
+        const reason = e.line.replace(/^push of step \d+ (failed|not pointed to): /, '');
+        s.unpushed.push({ step: e.step ?? -1, reason });
+        warn(
+          `could not push checkpoint-${e.step} (${reason}); training goes on, the next boundary pushes again (kept locally in ${p.showPath(join(ckptRoot, `checkpoint-${e.step}`))})`,
+        );
+        return;
+      }
+      case 'stopping':
+        s.ended = { reason: endReason(e.reason ?? '', ctx.signal), afterMs: Date.now() - p.startedAtMs };
+        return;
+      case 'trainer-exited':
+        s.savedStep = e.step ?? null;
+        s.atHorizon = e.exit?.code === 0 && !e.exit.stopping && s.lastStep >= horizon;
+        if (e.exit?.stopping && s.ended !== null) sayEnd(s.ended);
+        return;
+      case 'oom-step-down':
+        warn(e.line.replace(/^soup: /, ''));
+        return;
+      case 'pushing':
+        return;
+      case 'warning':
+      case 'leftovers':
+        // An exit 0 before the horizon is --stop-after-steps' segment: said below, in soup train's words.
+        if (p.stopAfterSteps > 0 && /before its horizon/.test(e.line)) return;
+        warn(e.line);
+        return;
+      default:
+        // soup train words the run, the micro-batch and the session's end itself.
+        if (e.line.startsWith('soup: ') && !/^soup: (segment saved|run complete)/.test(e.line)) log(e.line);
+    }
+  };
+  const sayEnd = (ended: NonNullable<TrainSession['ended']>): void => {
+    const why =
+      ended.reason === 'time-limit'
+        ? `--time-limit ${formatDuration(p.timeLimitMs ?? 0)} reached`
+        : ended.reason === 'abort'
+          ? 'abort'
+          : ended.reason;
+    const step = s.lastStep;
+    const boundary = s.plan?.pushSteps.includes(step) ?? false;
+    if (step > s.startStep && !boundary)
+      ctx.say(`session end (${why}) at step ${step}: saving checkpoint-${step} and pushing it`);
+    else
+      ctx.say(
+        `session end (${why}) at step ${step}: ${step === s.startStep ? 'no step was run this session' : `checkpoint-${step} is already pushed`}; nothing new to push`,
+      );
+  };
+  return { onStdout, onStderr, onEvent, log };
+}
+
+/** The supervisor's stop reason in soup train's words: the signal's name, or the time limit. */
+function endReason(reason: string, signal: AbortSignal): 'SIGTERM' | 'SIGINT' | 'time-limit' | 'abort' {
+  if (reason.startsWith('time limit')) return 'time-limit';
+  const sig =
+    typeof signal.reason === 'object' && signal.reason !== null
+      ? (signal.reason as { signal?: unknown }).signal
+      : undefined;
+  return sig === 'SIGTERM' || sig === 'SIGINT'
+    ? sig
+    : /SIGTERM/.test(reason)
+      ? 'SIGTERM'
+      : /SIGINT/.test(reason)
+        ? 'SIGINT'
+        : 'abort';
+}
+
+/** The peak line's tail when the tuner timed steps in soup's own process: its peak, apart from the trainer's. */
+export function describeTuning(r: SessionPeakReport | null): string {
+  const t = r?.tuning;
+  if (t === undefined || t.peak_bytes === null) return '';
+  return `; before it, the tuner's timing sessions took soup's own process to ${formatBytes(t.peak_bytes)} (measured apart: the trainer is a process of its own)`;
+}
