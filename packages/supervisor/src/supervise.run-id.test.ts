@@ -19,7 +19,7 @@ const trainer = `
   }`;
 
 describe('[slow] supervise(): runId and pushEach', { timeout: 120_000 }, () => {
-  it("runId names the run (no run record at the root); pushEach pushes each checkpoint, oldest first", async () => {
+  it('runId names the run (no run record at the root); pushEach pushes each checkpoint, oldest first', async () => {
     const cwd = useTempDir('soup-supervise-run-id-');
     const root = join(cwd, 'store');
     const events: SuperviseEvent[] = [];

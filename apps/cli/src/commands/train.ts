@@ -56,8 +56,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   const ownScratch = scratchDir !== null && !existsSync(scratchDir) ? scratchDir : null;
 
   const horizon = config.training.steps;
-  const pushEvery =
-    opts.pushEverySteps ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
+  const pushEvery = opts.pushEverySteps ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const stopAfterSteps = opts.stopAfterSteps;
   const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
   // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
@@ -359,4 +358,3 @@ function removeEmptyDir(dir: string | null): void {
     // not empty (someone else's files) or already gone: leave it
   }
 }
-
