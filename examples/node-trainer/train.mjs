@@ -19,7 +19,7 @@
 //                                       device that shrinks mid-run); a larger one asks for more memory than the
 //                                       machine has, so the step dies with V8's real "RangeError: Array buffer
 //                                       allocation failed" (uncaught: stack on stderr, exit 1)
-//   SOUP_EXAMPLE_EVAL_MEMORY=E:MB       an eval pass after step E (a worker process) holds MB MiB more (filled) for 1.5 s
+// SOUP_EXAMPLE_EVAL_MEMORY=E:MB       an eval pass after step E (a worker process) holds MB MiB more (filled) for 1.5 s
 // --gradient_accumulation_steps a: each optimizer step accumulates a micro-batches of
 // --per_device_train_batch_size m (the global batch is m × a); weights equal any other m × a' = m × a.
 // --checkpoint_format file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt files (one file each,
@@ -94,7 +94,10 @@ const options = {
   evalFraction: 0.1,
   gradientCheckpointing: gradientCheckpointing === 'true',
 };
-/** A file checkpoint is a zip archive (stored, no compression) of the three checkpoint files, as torch.save writes a zip. */
+/**
+ * A file checkpoint is a zip archive (stored, no compression) of the three checkpoint files, as torch.save writes a
+ * zip.
+ */
 const CRC = Array.from({ length: 256 }, (_, n) => {
   let c = n;
   for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
@@ -166,7 +169,8 @@ const trainer = resumeFrom
   : await Trainer.create(options);
 if (resumeIsFile) rmSync(resumeDir, { recursive: true, force: true });
 process.stdout.write(
-  `trainer: ${resumeFrom ? `resumed from ${resumeFrom} at step ${trainer.state.step}` : 'fresh start'}, batch ${batchSize}${gradAccum > 1 ? ` × ${gradAccum} accumulated` : ''}, ${maxSteps} steps\n`,
+  `trainer: ${resumeFrom ? `resumed from ${resumeFrom} at step ${trainer.state.step}` : 'fresh start'}, batch ` +
+    `${batchSize}${gradAccum > 1 ? ` × ${gradAccum} accumulated` : ''}, ${maxSteps} steps\n`,
 );
 
 const capacity = /^(?:(\d+):)?(\d+)$/.exec(process.env.SOUP_EXAMPLE_CAPACITY ?? '');

@@ -133,7 +133,9 @@ if (only !== 'tune') {
       checkpointMiB: Number(checkpointMiB.toFixed(1)),
       backgroundPushes: pushes,
       store: 'directory (file://)',
-      note: 'median trainer step time (saves excluded); alone / pushing / watch-only three rotated cycles (A P W, P W A, W A P) in one run; the pushes run in the soup process (reniced) beside the trainer',
+      note:
+        'median trainer step time (saves excluded); alone / pushing / watch-only three rotated cycles (A P W, ' +
+        'P W A, W A P) in one run; the pushes run in the soup process (reniced) beside the trainer',
     };
     runResult = result;
     if (!json) {
@@ -141,7 +143,8 @@ if (only !== 'tune') {
       log(`metric              value`);
       log(`step ms alone       ${result.stepMsAlone}`);
       log(
-        `step ms soup run    ${result.stepMsUnderSoupRun}  (${pushes} background pushes of ${result.checkpointMiB} MiB checkpoints)`,
+        `step ms soup run    ${result.stepMsUnderSoupRun}  (${pushes} background pushes of ${result.checkpointMiB}` +
+          ` MiB checkpoints)`,
       );
       log(`watchOnlyRatio      ${result.watchOnlyRatio}  (supervised, nothing pushed)`);
       log(`load average        ${result.loadAverage1m} on ${result.cpus} CPUs`);
@@ -166,7 +169,8 @@ if (only !== 'run') {
         const row = mode === 'exec' ? await benchExec(t.dir) : await benchTrain(t.dir);
         rows.push(row);
         log(
-          `tune ${mode}${runs > 1 ? ` (run ${run}/${runs})` : ''}: soup chose ${row.choice}, grid best ${row.gridBest}; tunedOverBestRatio ${row.tunedOverBestRatio} (goal >= 0.95), ` +
+          `tune ${mode}${runs > 1 ? ` (run ${run}/${runs})` : ''}: soup chose ${row.choice}, grid best ` +
+            `${row.gridBest}; tunedOverBestRatio ${row.tunedOverBestRatio} (goal >= 0.95), ` +
             `tuneCostRatio ${row.tuneCostRatio} (${row.tuneSeconds} s / ${row.gridSeconds} s; goal <= 0.35)`,
         );
         for (const line of row.tunerTable) log(`  ${line}`);

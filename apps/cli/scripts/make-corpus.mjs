@@ -74,10 +74,12 @@ const templates = [
   () => `Batch size ${2 ** int(3, 9)} did not fit: out of memory at ${int(1, 80)} GiB, so ${pick(subjects)} halved it.`,
   () => `The pointer moved to ckpt/checkpoint-${int(1, 90) * 20} after every file matched its manifest.`,
   () =>
-    `Loss ${(int(120, 560) / 100).toFixed(2)} at step ${int(1, 999)}; ${pick(subjects)} ${pick(verbs)} ${pick(objects)}.`,
+    `Loss ${(int(120, 560) / 100).toFixed(2)} at step ${int(1, 999)}; ${pick(subjects)} ${pick(verbs)} ` +
+    `${pick(objects)}.`,
   () => `If the session ends, ${pick(subjects)} resumes from the last verified checkpoint ${pick(reasons)}.`,
   () =>
-    `Gradient checkpointing ${pick(['off', 'full', 'medium', 'selective'])} kept ${int(10, 95)} percent of the activations ${pick(reasons)}.`,
+    `Gradient checkpointing ${pick(['off', 'full', 'medium', 'selective'])} kept ${int(10, 95)}` +
+    ` percent of the activations ${pick(reasons)}.`,
 ];
 const sentences = (n) =>
   Array.from({ length: n }, () => pick(templates)())

@@ -49,7 +49,8 @@ describe('noFitAdvice: one "nothing fits" line for every command, right for the 
       maxLength: 64,
     });
     expect(fromConfig).toBe(
-      'What soup can change here: a shorter data.max_length (now 64) or a bigger training.memory_budget in soup.yaml (now 2.00 GiB).',
+      'What soup can change here: a shorter data.max_length (now 64) or a bigger training.memory_budget in ' +
+        'soup.yaml (now 2.00 GiB).',
     );
     expect(fromConfig).not.toContain('--budget');
     const fromFlag = noFitAdvice({

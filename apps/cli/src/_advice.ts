@@ -4,7 +4,10 @@ import { formatBytes } from './format-bytes';
 
 /** What {@link noFitAdvice} needs to know. */
 export interface NoFitAdviceOptions {
-  /** config: a soup.yaml model (probe -c, plan, train); model: probe --model; exec: a trainer command (probe --exec, run --probe). */
+  /**
+   * config: a soup.yaml model (probe -c, plan, train); model: probe --model; exec: a trainer command (probe --exec, run
+   * --probe).
+   */
   mode: 'config' | 'model' | 'exec';
   device: 'cpu' | 'cuda';
   /** The checkpointing tier's granularity (config mode), null when off. */
@@ -12,7 +15,9 @@ export interface NoFitAdviceOptions {
   /** The activation offload in use (config mode), null when none. */
   offloadTarget?: 'cpu' | 'disk' | null;
   budgetBytes: number | null;
-  /** Where the budget came from: the command line, soup.yaml's training.memory_budget, or nowhere (the device's own). */
+  /**
+   * Where the budget came from: the command line, soup.yaml's training.memory_budget, or nowhere (the device's own).
+   */
   budgetFrom: 'flag' | 'config' | null;
   maxLength: number;
 }
@@ -26,13 +31,17 @@ export function noFitAdvice(p: NoFitAdviceOptions): string {
         ? `a bigger training.memory_budget in soup.yaml (now ${formatBytes(p.budgetBytes)})`
         : `a bigger --budget than ${formatBytes(p.budgetBytes)}`;
   if (p.mode === 'exec') {
-    return `soup runs your trainer as it is, so here it can only ${budget ? `give it ${budget}` : 'measure it'}; shorten the trainer's own max_length or turn on its gradient checkpointing, then probe again.`;
+    return (
+      `soup runs your trainer as it is, so here it can only ${budget ? `give it ${budget}` : 'measure it'}` +
+      `; shorten the trainer's own max_length or turn on its gradient checkpointing, then probe again.`
+    );
   }
   const ways: string[] = [];
   if (p.mode === 'config') {
     if (p.granularity !== 'full')
       ways.push(
-        `a stronger checkpointing tier (training.gradient_checkpointing: ${p.granularity == null ? 'selective, medium or full' : 'full'})`,
+        `a stronger checkpointing tier (training.gradient_checkpointing: ` +
+          `${p.granularity == null ? 'selective, medium or full' : 'full'})`,
       );
     // On a CPU, "host RAM" is the memory that ran out: only scratch files move activations out of it.
     if (p.offloadTarget == null)

@@ -5,7 +5,8 @@ import type { ConfigIssue } from './errors';
 
 /** The new form, shown wherever the old one is refused. */
 export const NEW_BATCH_FORM =
-  'batch_size: 32          # G, the global batch (sequences per optimizer step), an integer\n  micro_batch_size: auto  # m, the largest divisor of G that fits this device';
+  'batch_size: 32          # G, the global batch (sequences per optimizer step), an integer\n  micro_batch_size: ' +
+  'auto  # m, the largest divisor of G that fits this device';
 
 /**
  * `batch_size: auto` (before the global batch): an error naming the new form. The field is then
@@ -27,7 +28,8 @@ export function oldBatchAuto(data: Record<string, unknown>, doc: Document, lc: L
     path: 'training.batch_size',
     ...(range ? lc.linePos(range[0]) : {}),
     message:
-      'auto is no longer a batch size: batch_size is now the global batch G, an integer fixed for the run, and the probe sizes the micro-batch. ' +
+      'auto is no longer a batch size: batch_size is now the global batch G, an integer fixed for the run, and ' +
+      'the probe sizes the micro-batch. ' +
       `Write, under training:\n  ${NEW_BATCH_FORM}`,
   };
 }

@@ -27,9 +27,15 @@ export interface TrialView {
   measurement?: string | null;
   /** A doubt about a fit (e.g. the trainer printed an out-of-memory error and exited 0), when the probe raised one. */
   warning?: string;
-  /** The child's own wall time as the probe measured it (spawn to exit), when it reported one: what `--try` times runs by. */
+  /**
+   * The child's own wall time as the probe measured it (spawn to exit), when it reported one: what `--try` times runs
+   * by.
+   */
   run_ms?: number;
-  /** The span of the child's output (first chunk to last), when it printed: what `--try` times runs by where it agrees with `run_ms`. */
+  /**
+   * The span of the child's output (first chunk to last), when it printed: what `--try` times runs by where it agrees
+   * with `run_ms`.
+   */
   run_output_span_ms?: number;
 }
 
@@ -50,7 +56,10 @@ export interface ResolveBatchOptions {
   strategy?: 'static' | 'auto' | 'probe';
   /** Label of the progress bar. */
   label?: string;
-  /** The explicit memory budget (bytes), recorded with the cached answer and required of a cached one; null: the device's own. @default null */
+  /**
+   * The explicit memory budget (bytes), recorded with the cached answer and required of a cached one; null: the
+   * device's own. @default null
+   */
   budgetBytes?: number | null;
   /** Probe again even when the cache has an answer, and overwrite it. @default false */
   refresh?: boolean;
@@ -77,7 +86,10 @@ export interface ResolveBatchOptions {
   floor?: number;
   /** With `globalBatchSize`: search the divisors from below, predicting the edge (see probeMicroBatchSize). */
   fromBelow?: { margin: number };
-  /** With `globalBatchSize`: do not try a divisor the fits' peaks put this far over the budget (see probeMicroBatchSize). */
+  /**
+   * With `globalBatchSize`: do not try a divisor the fits' peaks put this far over the budget (see
+   * probeMicroBatchSize).
+   */
   predictStop?: { margin: number };
 }
 
@@ -90,7 +102,10 @@ export interface BatchResolution {
   trials: TrialView[];
   /** The trial outcome at the chosen size, when it was probed in this run. */
   chosen: TrialView | null;
-  /** How the cached answer was found (source cache), or what was saved (source probe); null for an entry with no provenance. */
+  /**
+   * How the cached answer was found (source cache), or what was saved (source probe); null for an entry with no
+   * provenance.
+   */
   provenance: CacheProvenance | null;
   /** A cached entry that exists but was not used, and why. */
   skippedCache: string | null;
@@ -127,7 +142,8 @@ function showStderrTail(ctx: CommandContext, err: unknown): void {
   // The tail comes from stdout when the trainer wrote nothing on stderr: say which.
   const stream = (err as { tailSource?: unknown }).tailSource === 'stdout' ? 'stdout' : 'stderr';
   ctx.stderr.write(
-    `--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's ${stream} ---\n${lines.join('\n')}\n---\n`,
+    `--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's ${stream} ---\n` +
+      `${lines.join('\n')}\n---\n`,
   );
 }
 
@@ -147,7 +163,10 @@ export function trialLine(t: TrialView, ctx: CommandContext): string {
       : '';
   const notMeasured = t.measurement === 'not-measured' && t.detail ? `  ${ctx.style.yellow(t.detail)}` : '';
   const warning = t.warning ? `\n    ${ctx.style.yellow(`warning: ${t.warning}`)}` : '';
-  return `  batch ${String(t.batch_size).padStart(4)}  ${verdict}${peak}  ${ctx.style.dim(formatDuration(t.ms))}${notMeasured}${warning}`;
+  return (
+    `  batch ${String(t.batch_size).padStart(4)}  ${verdict}${peak}  ${ctx.style.dim(formatDuration(t.ms))}` +
+    `${notMeasured}${warning}`
+  );
 }
 
 /** With a global batch: which divisors were tried, and the largest size that fit when only --headroom refused it. */
@@ -158,7 +177,8 @@ function noDivisorFits(G: number, N: number, trials: readonly TrialRecord[]): st
     .sort((a, b) => b.batchSize - a.batchSize)[0];
   const what = N === 1 ? `--global-batch-size ${G}` : `G / world size = ${G / N}`;
   return held
-    ? `No divisor of ${what} fits with its headroom (tried ${tried.join(', ')}): the largest size that fit is ${held.batchSize}, refused because ${held.detail}; lower --headroom, or free memory.`
+    ? `No divisor of ${what} fits with its headroom (tried ${tried.join(', ')}): the largest size that fit is ` +
+        `${held.batchSize}, refused because ${held.detail}; lower --headroom, or free memory.`
     : `No divisor of ${what} fits (tried ${tried.join(', ')}): no size fit at all.`;
 }
 

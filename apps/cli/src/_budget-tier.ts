@@ -37,7 +37,8 @@ async function peakOf(probe: ChildProbeFn, batchSize: number, what: string): Pro
   const o = await probe(batchSize);
   if (typeof o.peakBytes !== 'number') {
     throw new TrainRunError(
-      `gradient_checkpointing: budget needs measured peaks, but the ${what} step reported none (${o.detail}); use a fixed tier`,
+      `gradient_checkpointing: budget needs measured peaks, but the ${what} step reported none (${o.detail}` +
+        `); use a fixed tier`,
     );
   }
   return o.peakBytes;

@@ -46,7 +46,9 @@ export function applyAliases(cmd: Command, warn: (line: string) => void): void {
 
 /** The store: `--repo` everywhere (old: `train --hub-repo`). Default `<output-dir>-ckpt` beside the output folder. */
 export function repoOption(cmd: Command, opts: { required?: boolean; defaultText?: string } = {}): Command {
-  const help = `checkpoint store: a Hub repo id (user/name) or file://path${opts.defaultText ? ` (default: ${opts.defaultText})` : ''}`;
+  const help =
+    `checkpoint store: a Hub repo id (user/name) or file://path` +
+    `${opts.defaultText ? ` (default: ${opts.defaultText})` : ''}`;
   if (opts.required) cmd.requiredOption('--repo <repo>', help);
   else cmd.option('--repo <repo>', help);
   alias(cmd, { from: 'hubRepo', flag: '--hub-repo', to: 'repo', toFlag: '--repo' }, true);
@@ -55,7 +57,9 @@ export function repoOption(cmd: Command, opts: { required?: boolean; defaultText
 
 /** The output folder: `--output-dir` everywhere (old: `train --output`). */
 export function outputDirOption(cmd: Command, defaultText: string, defaultValue?: string): Command {
-  const help = `the output folder: soup train writes its checkpoints and final/ there; soup run gives it to the trainer as {output_dir} and watches it for checkpoints (default: ${defaultText})`;
+  const help =
+    `the output folder: soup train writes its checkpoints and final/ there; soup run gives it to the ` +
+    `trainer as {output_dir} and watches it for checkpoints (default: ${defaultText})`;
   if (defaultValue !== undefined) cmd.option('--output-dir <dir>', help, defaultValue);
   else cmd.option('--output-dir <dir>', help);
   alias(cmd, { from: 'output', flag: '--output', to: 'outputDir', toFlag: '--output-dir' }, true);
@@ -64,7 +68,9 @@ export function outputDirOption(cmd: Command, defaultText: string, defaultValue?
 
 /** `-c, --config <file>`: the soup.yaml a command reads, or (`soup init`) writes. Old `init -o/--output`. */
 export function configOption(cmd: Command, opts: { initAlias?: boolean; defaultText?: string } = {}): Command {
-  const help = `the run config: soup init writes it, the other commands read it${opts.defaultText ? ` (default: ${opts.defaultText})` : ''}`;
+  const help =
+    `the run config: soup init writes it, the other commands read it` +
+    `${opts.defaultText ? ` (default: ${opts.defaultText})` : ''}`;
   if (opts.defaultText) cmd.option('-c, --config <file>', help);
   else cmd.option('-c, --config <file>', help, 'soup.yaml');
   if (opts.initAlias) alias(cmd, { from: 'output', flag: '--output', to: 'config', toFlag: '-c/--config' }, true, '-o');
@@ -120,14 +126,17 @@ export function resumeOption(cmd: Command): Command {
       value: 'fallback',
       to: 'auto',
       notice:
-        '--resume fallback is deprecated and goes away in the next minor release: --resume auto now walks back past a corrupt checkpoint',
+        '--resume fallback is deprecated and goes away in the next minor release: --resume auto now walks back ' +
+        'past a corrupt checkpoint',
     },
   ]);
   return cmd.addOption(
     new Option(
       '--resume <mode>',
-      "auto: continue this run from the newest checkpoint that verifies and pulls cleanly (walking back past a corrupt one, and saying so), refusing another run's store; " +
-        "never: start fresh, refusing a store that already holds checkpoints; force: continue the store's run even though this run's fingerprint differs (and say so)",
+      'auto: continue this run from the newest checkpoint that verifies and pulls cleanly (walking back past a ' +
+        "corrupt one, and saying so), refusing another run's store; " +
+        "never: start fresh, refusing a store that already holds checkpoints; force: continue the store's run " +
+        "even though this run's fingerprint differs (and say so)",
     )
       .argParser((v: string): ResumeMode | 'fallback' => {
         if (v === 'fallback') return v; // mapped to auto, with its notice, by applyAliases before run() sees it
@@ -145,7 +154,8 @@ export const KEEP_REMOTE_DEFAULT = 3;
 export function keepRemoteOption(cmd: Command, defaultText = String(KEEP_REMOTE_DEFAULT)): Command {
   return cmd.option(
     '--keep-remote <n>',
-    `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest is corrupt (default: ${defaultText})`,
+    `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest ` +
+      `is corrupt (default: ${defaultText})`,
     intAtLeast(2),
   );
 }
@@ -154,7 +164,8 @@ export function keepRemoteOption(cmd: Command, defaultText = String(KEEP_REMOTE_
 export function budgetOption(cmd: Command, defaultText = 'what the device has free'): Command {
   return cmd.option(
     '--budget <size>',
-    `memory a step may use, e.g. 6GiB (default: ${defaultText}; on the CPU without one a trial is judged by what it raised only, and such an answer is not cached)`,
+    `memory a step may use, e.g. 6GiB (default: ${defaultText}; on the CPU without one a trial is judged by what ` +
+      `it raised only, and such an answer is not cached)`,
     bytesArg,
   );
 }
@@ -190,7 +201,9 @@ export function globalBatchOptions(cmd: Command): Command {
   return cmd
     .option(
       '--global-batch-size <G>',
-      'samples per optimizer step, fixed for the run (part of its fingerprint): soup picks the micro-batch m, a divisor of G / world size that fits this device, and fills {micro_batch_size} ({batch_size} too) and {grad_accum} = G / (m × world size)',
+      'samples per optimizer step, fixed for the run (part of its fingerprint): soup picks the micro-batch m, a ' +
+        'divisor of G / world size that fits this device, and fills {micro_batch_size} ({batch_size} too) and ' +
+        '{grad_accum} = G / (m × world size)',
       intAtLeast(1),
     )
     .option(
@@ -200,7 +213,8 @@ export function globalBatchOptions(cmd: Command): Command {
     )
     .option(
       '--headroom <percent>',
-      'accept only micro-batches whose measured peak leaves this much of the budget free, e.g. 10% (peak ≤ 90 % of the budget)',
+      'accept only micro-batches whose measured peak leaves this much of the budget free, e.g. 10% (peak ≤ 90 % ' +
+        'of the budget)',
       headroomArg,
     );
 }

@@ -81,7 +81,10 @@ export function autoOffloadTarget(config: SoupConfig): 'cpu' | 'disk' {
   return config.device.kind === 'cuda' ? 'cpu' : 'disk';
 }
 
-/** @soup/offload's check of `training.activation_offloading`, as config issues (errors, warnings); `auto` is checked as the target it would try. */
+/**
+ * @soup/offload's check of `training.activation_offloading`, as config issues (errors, warnings); `auto` is checked as
+ * the target it would try.
+ */
 export function offloadIssues(config: SoupConfig, cwd: string): { errors: ConfigIssue[]; warnings: ConfigIssue[] } {
   const setting = config.training.activationOffloading;
   const target = setting === 'auto' ? autoOffloadTarget(config) : setting;
@@ -142,14 +145,18 @@ export function assertTrainable(config: SoupConfig, file: string, cwd: string): 
     issues.push({
       path: 'training.quantization',
       ...at('training.quantization'),
-      message: `must be none for soup train (got ${config.training.quantization}): the onnx-train model trains in float32; the field is for batch-cache keys of other trainers`,
+      message:
+        `must be none for soup train (got ${config.training.quantization}): the onnx-train model trains in ` +
+        `float32; the field is for batch-cache keys of other trainers`,
     });
   }
   if (config.training.loraR !== 0) {
     issues.push({
       path: 'training.lora.r',
       ...at('training.lora.r'),
-      message: `must be 0 for soup train (got ${config.training.loraR}): onnx-train trains every parameter; the field is for batch-cache keys of other trainers`,
+      message:
+        `must be 0 for soup train (got ${config.training.loraR}): onnx-train trains every parameter; the ` +
+        `field is for batch-cache keys of other trainers`,
     });
   }
   const off = offloadIssues(config, cwd);

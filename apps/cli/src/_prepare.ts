@@ -66,7 +66,8 @@ export interface PreparedRun {
   measured: TrialView | null;
   /**
    * exact: a larger size was tried and failed; capped: the answer is the ceiling of the search (a larger size
-   * may fit too, it was not tried); null: not searched (config, static, checkpoint) or unknown (a cache entry without provenance).
+   * may fit too, it was not tried); null: not searched (config, static, checkpoint) or unknown (a cache entry without
+   * provenance).
    */
   bound: 'exact' | 'capped' | 'unproven' | null;
   /** The largest micro-batch the search could try (G), when it searched. */
@@ -216,8 +217,11 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   } else {
     const headroom = config.training.memoryHeadroom;
     ctx.say(
-      `micro_batch_size: auto, the cache first, else one real training step per divisor of batch_size ${globalBatchSize} from ${largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1} ` +
-        `(checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}${offload ? `, offload ${offload.target}, segmented` : ''}${headroom > 0 ? `, peak ≤ ${Math.round((1 - headroom) * 100)} % of the budget` : ''})`,
+      `micro_batch_size: auto, the cache first, else one real training step per divisor of batch_size ` +
+        `${globalBatchSize} from ${largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1} ` +
+        `(checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}` +
+        `${offload ? `, offload ${offload.target}, segmented` : ''}` +
+        `${headroom > 0 ? `, peak ≤ ${Math.round((1 - headroom) * 100)} % of the budget` : ''})`,
     );
     const r = await resolveMicro(probeRecompute);
     batchSize = r.batchSize;
@@ -231,16 +235,20 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     const shape = formatMicroBatch({ microBatchSize: batchSize, accumulation: globalBatchSize / batchSize });
     const capped =
       bound === 'capped'
-        ? `; capped: ${batchSize} is the ceiling of the search (the global batch G, a = 1), a larger micro-batch is never tried`
+        ? `; capped: ${batchSize} is the ceiling of the search (the global batch G, a = 1), a larger micro-batch ` +
+          `is never tried`
         : '';
     ctx.say(
       r.source === 'cache'
         ? `micro-batch ${shape} (cached, key ${r.cacheKey}${capped})`
-        : `micro-batch ${shape} (probed in ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${r.saved ? `, cached as ${r.cacheKey}` : ', not cached'}${capped})`,
+        : `micro-batch ${shape} (probed in ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}` +
+            `${r.saved ? `, cached as ${r.cacheKey}` : ', not cached'}${capped})`,
     );
     if (batchSize === 1 && globalBatchSize > 1 && r.trials.some((t) => t.result === 'fit' && t.batch_size === 1)) {
       ctx.warn(
-        `micro_batch_size 1: no larger divisor of batch_size ${globalBatchSize} fits, so each step accumulates ${globalBatchSize} micro-batches of 1; a batch_size with more divisors (e.g. ${globalBatchSize + (globalBatchSize % 2)}) may use the device better`,
+        `micro_batch_size 1: no larger divisor of batch_size ${globalBatchSize} fits, so each step accumulates ` +
+          `${globalBatchSize} micro-batches of 1; a batch_size with more divisors (e.g. ` +
+          `${globalBatchSize + (globalBatchSize % 2)}) may use the device better`,
       );
     }
   }
@@ -256,7 +264,10 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
       onMeasure: (what, peak) => ctx.say(`  ${what}: peak ${formatBytes(peak)}`),
     });
     tier.recompute = budgetTier.recompute;
-    tier.description = `budget → ${budgetTier.recompute.length ? budgetTier.recompute.join(', ') : 'nothing'} recomputed (peak ${formatBytes(budgetTier.peakPlanBytes)} ${budgetTier.fits ? '≤' : '>'} budget ${formatBytes(memoryBudgetBytes)}${budgetTier.fits ? '' : ': does not fit'})`;
+    tier.description =
+      `budget → ${budgetTier.recompute.length ? budgetTier.recompute.join(', ') : 'nothing'}` +
+      ` recomputed (peak ${formatBytes(budgetTier.peakPlanBytes)} ${budgetTier.fits ? '≤' : '>'} budget ` +
+      `${formatBytes(memoryBudgetBytes)}${budgetTier.fits ? '' : ': does not fit'})`;
     measured = {
       batch_size: batchSize,
       phase: 'budget',

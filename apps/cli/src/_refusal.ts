@@ -21,7 +21,10 @@ export function diffIdentity(before: RunIdentity, after: RunIdentity): string[] 
   return keys.filter((k) => before[k] !== after[k]).map((k) => `${k} ${show(before[k])} → ${show(after[k])}`);
 }
 
-/** Rethrows a StaleRunError / CorruptCheckpointError as a ResumeRefusedError that explains itself; other errors pass through. */
+/**
+ * Rethrows a StaleRunError / CorruptCheckpointError as a ResumeRefusedError that explains itself; other errors pass
+ * through.
+ */
 export async function explainRefusal(
   err: unknown,
   opts: {
@@ -41,7 +44,8 @@ export async function explainRefusal(
     const changes = old && opts.identity ? diffIdentity(old, opts.identity) : [];
     const what = changes.length > 0 ? `; changed: ${changes.join('; ')}` : '';
     throw new ResumeRefusedError(
-      `resume refused as stale: ${opts.store.description} holds run ${err.pointerRun} (step ${err.pointerStep}), not this run ${opts.run}${what}. ` +
+      `resume refused as stale: ${opts.store.description} holds run ${err.pointerRun} (step ${err.pointerStep}` +
+        `), not this run ${opts.run}${what}. ` +
         `A changed run needs its own checkpoints: pass a new ${opts.repoFlag}, or restore the old run to resume it.`,
       { cause: err },
     );
@@ -52,7 +56,9 @@ export async function explainRefusal(
       ? `Every checkpoint of this run was tried; start a new run with a new ${opts.repoFlag}, or repair the store.`
       : `Use ${opts.fallbackFlag} to resume from the newest checkpoint that verifies and pulls cleanly instead.`;
     throw new ResumeRefusedError(
-      `resume refused, corrupt checkpoint: ${err.message.replace(/ Refusing to resume.*$| Resume with fallback.*$| Nothing was pulled;.*$/, '')} ${next}`,
+      `resume refused, corrupt checkpoint: ` +
+        `${err.message.replace(/ Refusing to resume.*$| Resume with fallback.*$| Nothing was pulled;.*$/, '')} ` +
+        `${next}`,
       {
         cause: err,
       },

@@ -44,7 +44,10 @@ export interface RunResult {
   final_pushed: boolean;
   /** G: sequences per optimizer step; null when unknown. */
   batch_size: number | null;
-  /** m: sequences per forward/backward this session (after any out-of-memory step-down); null when soup does not know it (soup run without --global-batch-size). */
+  /**
+   * m: sequences per forward/backward this session (after any out-of-memory step-down); null when soup does not know it
+   * (soup run without --global-batch-size).
+   */
   micro_batch_size: number | null;
   /** a = G / m; null when unknown. */
   grad_accum: number | null;
@@ -65,7 +68,9 @@ export interface RunResult {
   val_loss: number | null;
   val_skipped: boolean | null;
   grad_ckpt: string | false | null;
-  /** `training.activation_offloading` as applied: `cpu` / `disk` (segmented execution) or null (fused step, or unknown). */
+  /**
+   * `training.activation_offloading` as applied: `cpu` / `disk` (segmented execution) or null (fused step, or unknown).
+   */
   offload: 'cpu' | 'disk' | null;
   peak_rss_mb: number | null;
   /** Seconds spent in training steps this session (no probe, validation, pushes); null when unknown. */

@@ -43,7 +43,8 @@ export async function runMemory(
   const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
   if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
     throw new UsageError(
-      `--max-memory ${opts.maxMemory}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: pass --budget)`,
+      `--max-memory ${opts.maxMemory}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a ` +
+        `fraction needs a known budget: pass --budget)`,
     );
   }
   const reader = createTreeMemoryReader({ device: kind, deviceId, env: ctx.env });

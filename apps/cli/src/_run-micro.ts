@@ -32,7 +32,9 @@ export interface ProbedBatch {
 
 type Probe = (micro: { globalBatchSize: number; worldSize: number; headroom: number }) => Promise<ProbedBatch>;
 
-/** Checks the flags; with `--global-batch-size` the supervisor gets m (cache, then probe), the judge and the step-down. */
+/**
+ * Checks the flags; with `--global-batch-size` the supervisor gets m (cache, then probe), the judge and the step-down.
+ */
 export function runMicro(
   opts: GlobalBatchOptions & { batchSize?: string; probe?: string; maxOomRetries: number; cache: boolean },
   ctx: CommandContext,
@@ -46,7 +48,8 @@ export function runMicro(
     for (const name of ['{micro_batch_size}', '{grad_accum}']) {
       if (uses(name))
         throw new UsageError(
-          `the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step) and --probe "<one-step command with {micro_batch_size}>"`,
+          `the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step) and --probe ` +
+            `"<one-step command with {micro_batch_size}>"`,
         );
     }
     if (opts.worldSize !== undefined)
@@ -57,15 +60,18 @@ export function runMicro(
   }
   if (opts.batchSize !== undefined)
     throw new UsageError(
-      `--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup picks for this device; drop --batch-size`,
+      `--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup ` +
+        `picks for this device; drop --batch-size`,
     );
   if (G % N !== 0)
     throw new UsageError(
-      `--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per step; pick G = ${Math.ceil(G / N) * N}`,
+      `--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per ` +
+        `step; pick G = ${Math.ceil(G / N) * N}`,
     );
   if (opts.probe === undefined) {
     throw new UsageError(
-      '--global-batch-size needs --probe "<the trainer\'s one-step command with {micro_batch_size}>": each session finds the micro-batch that fits its device (the batch cache first)',
+      '--global-batch-size needs --probe "<the trainer\'s one-step command with {micro_batch_size}>": each ' +
+        'session finds the micro-batch that fits its device (the batch cache first)',
     );
   }
   const headroom = opts.headroom ?? 0;
@@ -95,7 +101,9 @@ export function runMicro(
       nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize: G, microBatchSize: m, worldSize: N }),
       async onOomStepDown(s: OomStepDown) {
         if (opts.cache === false || probed === null) return;
-        const note = `mid-run OOM at step ${s.step ?? 'unknown'} (micro ${shape(s.from)} failed; stepped down to ${shape(s.to)})`;
+        const note =
+          `mid-run OOM at step ${s.step ?? 'unknown'} (micro ${shape(s.from)} failed; stepped down to ` +
+          `${shape(s.to)})`;
         const r = await lowerCacheEntry({
           ...probed.key,
           key: probed.cacheKey,
@@ -135,17 +143,24 @@ export function microResult(r: SessionFacts): {
   };
 }
 
-/** m = 1 with G / N > 1: each step accumulates G / N micro-batches of one; say so, naming the divisor that did not fit. */
+/**
+ * m = 1 with G / N > 1: each step accumulates G / N micro-batches of one; say so, naming the divisor that did not fit.
+ */
 function warnIfOne(m: number, G: number, N: number, ctx: CommandContext): void {
   const perRank = G / N;
   if (m !== 1 || perRank === 1) return;
   ctx.warn(
-    `micro-batch 1: no larger divisor of ${N === 1 ? `--global-batch-size ${G}` : `G / world size = ${perRank}`} fits this device (the next, ${divisorsOf(perRank)[1]}, did not), ` +
-      `so each step accumulates ${perRank} micro-batches of 1; a global batch with more divisors (e.g. ${perRank + (perRank % 2)} per rank) may use the device better`,
+    `micro-batch 1: no larger divisor of ${N === 1 ? `--global-batch-size ${G}` : `G / world size = ${perRank}`}` +
+      ` fits this device (the next, ${divisorsOf(perRank)[1]}, did not), ` +
+      `so each step accumulates ${perRank} micro-batches of 1; a global batch with more divisors (e.g. ` +
+      `${perRank + (perRank % 2)} per rank) may use the device better`,
   );
 }
 
-/** A probe trial's command under a global batch: {micro_batch_size} is the candidate ({batch_size} too), {grad_accum} 1 (one micro-batch). */
+/**
+ * A probe trial's command under a global batch: {micro_batch_size} is the candidate ({batch_size} too), {grad_accum} 1
+ * (one micro-batch).
+ */
 export function trialCommand(typed: string): string {
   return typed.replaceAll('{micro_batch_size}', '{batch_size}').replaceAll('{grad_accum}', '1');
 }
@@ -175,7 +190,8 @@ export function execMicro(opts: GlobalBatchOptions, mode: string): ExecMicro | n
   if (G === undefined) {
     if (opts.worldSize !== undefined || opts.headroom !== undefined)
       throw new UsageError(
-        `${opts.worldSize !== undefined ? '--world-size' : '--headroom'} needs --global-batch-size G: the probe then answers the micro-batch m, a divisor of G / world size`,
+        `${opts.worldSize !== undefined ? '--world-size' : '--headroom'} needs --global-batch-size G: the probe ` +
+          `then answers the micro-batch m, a divisor of G / world size`,
       );
     return null;
   }
@@ -185,7 +201,8 @@ export function execMicro(opts: GlobalBatchOptions, mode: string): ExecMicro | n
     );
   if (G % N !== 0)
     throw new UsageError(
-      `--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per step; pick G = ${Math.ceil(G / N) * N}`,
+      `--global-batch-size ${G} is not a multiple of --world-size ${N}: every rank must get G / N samples per ` +
+        `step; pick G = ${Math.ceil(G / N) * N}`,
     );
   const perRank = G / N;
   const shape = (m: number): string => formatMicroBatch({ microBatchSize: m, accumulation: perRank / m, worldSize: N });

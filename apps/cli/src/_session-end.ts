@@ -12,7 +12,8 @@ export function resolveTimeLimitMs(flag: unknown, configMs: number | null): numb
   const ms = parseDuration(String(flag));
   if (ms === undefined) {
     throw new UsageError(
-      `--time-limit ${JSON.stringify(String(flag))} is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds`,
+      `--time-limit ${JSON.stringify(String(flag))} is not a duration: use e.g. 8h45m, 90m, 45s, or a number of ` +
+        `seconds`,
     );
   }
   return ms;

@@ -13,7 +13,10 @@ export interface SessionPeakReport {
   /** The step during (or right after) which it was reached; null for setup. */
   peak_step: number | null;
   budget_bytes: number | null;
-  /** Where the budget comes from: training.memory_budget (soup train) or --budget (soup run), the memory reachable at the start, or the GPU's memory. */
+  /**
+   * Where the budget comes from: training.memory_budget (soup train) or --budget (soup run), the memory reachable at
+   * the start, or the GPU's memory.
+   */
   budget_source: 'memory_budget' | 'flag' | 'reachable' | 'device' | null;
   /** budget − peak (negative: over). */
   headroom_bytes: number | null;

@@ -38,8 +38,10 @@ export function openCheckpointStore(opts: OpenCheckpointStoreOptions): Checkpoin
     const found = resolveHubToken({ env: ctx.env });
     if (found.token === null) {
       throw new TokenMissingError(
-        `${flag} ${opts.repo} is a Hugging Face repo and no token was found; looked in ${describeHubTokenSearch(found)}: ` +
-          'export HF_TOKEN=<a token with write access>, or run `hf auth login`, or use file://<dir> for a directory store',
+        `${flag} ${opts.repo} is a Hugging Face repo and no token was found; looked in ` +
+          `${describeHubTokenSearch(found)}: ` +
+          'export HF_TOKEN=<a token with write access>, or run `hf auth login`, or use file://<dir> for a ' +
+          'directory store',
       );
     }
   }
@@ -81,7 +83,9 @@ export function checkEndpoint(value: string, name: string): void {
   if (url.protocol === 'https:') return;
   if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return;
   throw new UsageError(
-    `${name} ${JSON.stringify(`${url.protocol}//${url.host}`)} is refused: the Hub token would travel ${url.protocol === 'http:' ? 'in clear text' : `over ${url.protocol}`}; use an https:// endpoint (http:// only to a loopback address such as 127.0.0.1)`,
+    `${name} ${JSON.stringify(`${url.protocol}//${url.host}`)} is refused: the Hub token would travel ` +
+      `${url.protocol === 'http:' ? 'in clear text' : `over ${url.protocol}`}; use an https:// endpoint (http:// ` +
+      `only to a loopback address such as 127.0.0.1)`,
   );
 }
 

@@ -31,7 +31,8 @@ export async function showStoredLossPlot(
   if (history.length === 0) {
     if (!ctx.json)
       ctx.say(
-        `  loss curve   none (${pathInRepo === null ? 'no pointer' : `${pathInRepo}/trainer_state.json has no log_history`})`,
+        `  loss curve   none (` +
+          `${pathInRepo === null ? 'no pointer' : `${pathInRepo}/trainer_state.json has no log_history`})`,
       );
     if (plotPath !== undefined) ctx.warn(`--plot ${plotPath}: nothing to plot (no log_history)`);
     return;

@@ -120,7 +120,8 @@ export function trainListeners(
       ctx.say(`validation loss ${r.loss.toFixed(4)} over ${r.windows} sequences`);
     } else if (r.event === 'validation-oom') {
       warn(
-        `validation loss unknown: out of memory at a validation batch of ${r.batchSize} (${r.error}); the trained weights are kept and pushed as final/`,
+        `validation loss unknown: out of memory at a validation batch of ${r.batchSize} (${r.error}` +
+          `); the trained weights are kept and pushed as final/`,
       );
     } else {
       warn(`${config.data.valPath}: data.val has ${r.bytes} bytes, fewer than max_length + 1: no validation`);
@@ -159,7 +160,8 @@ export function trainListeners(
         const reason = e.line.replace(/^push of step \d+ (failed|not pointed to): /, '');
         s.unpushed.push({ step: e.step ?? -1, reason });
         warn(
-          `could not push checkpoint-${e.step} (${reason}); training goes on, the next boundary pushes again (kept locally in ${p.showPath(join(ckptRoot, `checkpoint-${e.step}`))})`,
+          `could not push checkpoint-${e.step} (${reason}); training goes on, the next boundary pushes again ` +
+            `(kept locally in ${p.showPath(join(ckptRoot, `checkpoint-${e.step}`))})`,
         );
         return;
       }
@@ -200,7 +202,9 @@ export function trainListeners(
       ctx.say(`session end (${why}) at step ${step}: saving checkpoint-${step} and pushing it`);
     else
       ctx.say(
-        `session end (${why}) at step ${step}: ${step === s.startStep ? 'no step was run this session' : `checkpoint-${step} is already pushed`}; nothing new to push`,
+        `session end (${why}) at step ${step}: ` +
+          `${step === s.startStep ? 'no step was run this session' : `checkpoint-${step} is already pushed`}` +
+          `; nothing new to push`,
       );
   };
   return { onStdout, onStderr, onEvent, log };
@@ -226,5 +230,8 @@ function endReason(reason: string, signal: AbortSignal): 'SIGTERM' | 'SIGINT' | 
 export function describeTuning(r: SessionPeakReport | null): string {
   const t = r?.tuning;
   if (t === undefined || t.peak_bytes === null) return '';
-  return `; before it, the tuner's timing sessions took soup's own process to ${formatBytes(t.peak_bytes)} (measured apart: the trainer is a process of its own)`;
+  return (
+    `; before it, the tuner's timing sessions took soup's own process to ${formatBytes(t.peak_bytes)}` +
+    ` (measured apart: the trainer is a process of its own)`
+  );
 }

@@ -214,7 +214,8 @@ function budgetOf(
   const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
   if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
     throw new UsageError(
-      `--max-memory ${opts.maxMemory}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a fraction needs a known budget: set training.memory_budget)`,
+      `--max-memory ${opts.maxMemory}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a ` +
+        `fraction needs a known budget: set training.memory_budget)`,
     );
   }
   return { budgetBytes, maxMemoryBytes, source };
@@ -247,7 +248,10 @@ async function startSession(
     s.lastLoss = st.lastLoss;
   } else {
     log(
-      `fresh run: store is at ${p.storeWhere} and ${(await p.store.exists()) ? 'empty (no checkpoint of this run)' : 'empty (it does not exist yet; the first push creates it)'}`,
+      `fresh run: store is at ${p.storeWhere} and ` +
+        ((await p.store.exists())
+          ? 'empty (no checkpoint of this run)'
+          : 'empty (it does not exist yet; the first push creates it)'),
     );
   }
   const prepared = await prepareRun({
@@ -289,10 +293,12 @@ async function startSession(
     sessions.at(-1),
   );
   ctx.say(
-    `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${G} × ${config.data.maxLength} tokens, ${micro} (${prepared.batchSource}), ` +
+    `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${G} × ${config.data.maxLength}` +
+      ` tokens, ${micro} (${prepared.batchSource}), ` +
       `checkpointing ${prepared.tier.description}, ` +
       (prepared.offload
-        ? `offload ${prepared.offload.target}${prepared.offload.saveDir ? ` to ${p.showPath(prepared.offload.saveDir)}` : ''} (segmented), `
+        ? `offload ${prepared.offload.target}` +
+          `${prepared.offload.saveDir ? ` to ${p.showPath(prepared.offload.saveDir)}` : ''} (segmented), `
         : '') +
       `${prepared.identity.gpuName}; ` +
       (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),

@@ -9,7 +9,10 @@ import { isAbsolute, resolve } from 'node:path';
 /** Files larger than this (an interpreter binary, a dataset) are named by size only, not read. */
 const MAX_HASHED_BYTES = 64 * 2 ** 20;
 
-/** `{argument: hash}` for every argv entry that is an existing file; the hash is 12 hex of sha256 (`size:N` for a file over 64 MiB). */
+/**
+ * `{argument: hash}` for every argv entry that is an existing file; the hash is 12 hex of sha256 (`size:N` for a file
+ * over 64 MiB).
+ */
 export function trainerFileHashes(argv: readonly string[], cwd: string): Record<string, string> {
   const out: Record<string, string> = {};
   argv.forEach((arg, i) => {

@@ -106,6 +106,8 @@ export function printTable(ctx: CommandContext, e: TuneEntry): void {
   if (e.timedBy) ctx.say(ctx.style.dim(`step times: ${e.timedBy}`));
   const c = e.rows[e.chosen]!;
   ctx.say(
-    `choice: ${ctx.style.bold(c.label)}, micro-batch ${formatMicroBatch({ microBatchSize: c.microBatchSize!, accumulation: c.accumulation!, worldSize: N })}: ${e.reason}`,
+    `choice: ${ctx.style.bold(c.label)}, micro-batch ` +
+      `${formatMicroBatch({ microBatchSize: c.microBatchSize!, accumulation: c.accumulation!, worldSize: N })}: ` +
+      `${e.reason}`,
   );
 }

@@ -47,7 +47,8 @@ export async function tuneTrain(o: {
     offloads: o.offloads,
     offloadIsLever: withOffload,
     recomputeOf: (g) => recomputeOf(config, g),
-    cacheCommand: `soup train ${cacheBaseOf(config, [], withOffload ? null : undefined)} threads ${config.training.threads}`,
+    cacheCommand:
+      `soup train ${cacheBaseOf(config, [], withOffload ? null : undefined)} threads ` + `${config.training.threads}`,
     command: `soup train (${config.base})`,
     budgetBytes: o.budgetBytes,
     gpuName: o.gpuName,
@@ -66,5 +67,10 @@ export async function tuneTrain(o: {
 /** The shape line of a chosen tier (`lever`: gradient_checkpointing's or activation_offloading's). */
 export function describeChoice(r: TrainTuneResult, G: number, lever: 'tier' | 'offload' = 'tier'): string {
   const value = lever === 'tier' ? (r.granularity ?? 'off') : (r.offload?.target ?? 'off');
-  return `auto → ${value} (measured: ${formatMicroBatch({ microBatchSize: r.microBatchSize, accumulation: G / r.microBatchSize })}, ${r.entry.rows[r.entry.chosen]!.samplesPerSecond!.toFixed(1)} samples/s${r.source === 'cache' ? ', from the tune cache' : ''})`;
+  return (
+    `auto → ${value} (measured: ` +
+    `${formatMicroBatch({ microBatchSize: r.microBatchSize, accumulation: G / r.microBatchSize })}, ` +
+    `${r.entry.rows[r.entry.chosen]!.samplesPerSecond!.toFixed(1)} samples/s` +
+    `${r.source === 'cache' ? ', from the tune cache' : ''})`
+  );
 }

@@ -143,7 +143,8 @@ output: out
       const r = await soup(args, cwd);
       expect(r.code, args.join(' ')).toBe(EXIT_CODES.usage);
       expect(r.stderr).toBe(
-        `soup: unknown command '${args[args.length > 2 ? 1 : args.length - 1]}' (Did you mean ${want}?) (see: ${see})\n`,
+        `soup: unknown command '${args[args.length > 2 ? 1 : args.length - 1]}' (Did you mean ${want}?) (see: ` +
+          `${see})\n`,
       );
     }
   });

@@ -106,7 +106,8 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
       [['train', '--bogus'], "soup: unknown option '--bogus' (see: soup train --help)\n"],
       [
         ['train', '--push-every-steps', 'ten'],
-        "soup: option '--push-every-steps <n>' argument 'ten' is invalid. expected an integer >= 1, got \"ten\" (see: soup train --help)\n",
+        "soup: option '--push-every-steps <n>' argument 'ten' is invalid. expected an integer >= 1, got \"ten\" " +
+          '(see: soup train --help)\n',
       ],
       [['trian'], "soup: unknown command 'trian' (Did you mean train?) (see: soup --help)\n"],
       [
@@ -115,7 +116,8 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
       ],
       [
         ['init', '--template', 'huge'],
-        "soup: option '-t, --template <name>' argument 'huge' is invalid. Allowed choices are tiny, small. (see: soup init --help)\n",
+        "soup: option '-t, --template <name>' argument 'huge' is invalid. Allowed choices are tiny, small. (see: " +
+          'soup init --help)\n',
       ],
     ] as [string[], string][]) {
       const r = await soup(args, { cwd });

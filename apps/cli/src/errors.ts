@@ -97,7 +97,10 @@ export function formatIssue(file: string, issue: ConfigIssue): string {
   return `${where}: ${issue.path ? `${issue.path}: ` : ''}${issue.message}`;
 }
 
-/** Resume was refused: the store holds another run's checkpoints, or a corrupt one. The message says which fields changed or what is broken. */
+/**
+ * Resume was refused: the store holds another run's checkpoints, or a corrupt one. The message says which fields
+ * changed or what is broken.
+ */
 export class ResumeRefusedError extends CliError {
   override readonly name = 'ResumeRefusedError';
   declare readonly code: 'SOUP_RESUME_REFUSED';

@@ -25,9 +25,14 @@ export const EXIT_CODES = {
   device: 9,
   /** Training failed (non-finite loss, a failed step, a failed child). */
   train: 10,
-  /** Another writer holds the checkpoint store's lease (another session of this run, or another run): nothing was written. */
+  /**
+   * Another writer holds the checkpoint store's lease (another session of this run, or another run): nothing was
+   * written.
+   */
   storeBusy: 11,
-  /** The local disk is full: the message names the path and the bytes needed; the store and its pointer are untouched. */
+  /**
+   * The local disk is full: the message names the path and the bytes needed; the store and its pointer are untouched.
+   */
   diskFull: 12,
   /**
    * The session ended early (`--time-limit`, SIGTERM, SIGINT) and the newest complete checkpoint was
@@ -56,7 +61,10 @@ export const EXIT_CODE_MEANINGS: { readonly [K in ExitCodeName]: ExitCodeMeaning
   usage: {
     help: 'bad command line (unknown flag, missing argument)',
     readme:
-      "bad command line: unknown flag, missing argument, value out of range; a refused `HF_ENDPOINT`; a push that would move `latest.json` backwards without `--force`; a symbolic link in a pushed folder that leaves it, loops or dangles; `soup run`: a `final/` without model weights, an output folder another `soup run`'s trainer still uses",
+      'bad command line: unknown flag, missing argument, value out of range; a refused `HF_ENDPOINT`; a push that ' +
+      'would move `latest.json` backwards without `--force`; a symbolic link in a pushed folder that leaves it, ' +
+      "loops or dangles; `soup run`: a `final/` without model weights, an output folder another `soup run`'s " +
+      'trainer still uses',
   },
   config: {
     help: 'soup.yaml missing or invalid, data file unreadable',
@@ -89,24 +97,33 @@ export const EXIT_CODE_MEANINGS: { readonly [K in ExitCodeName]: ExitCodeMeaning
   },
   train: { help: 'training failed', readme: 'training failed (non-finite loss, a failed step or probe child)' },
   storeBusy: {
-    help: 'the checkpoint store is held by another writer (another session or run), or changed under this one; nothing was written',
+    help:
+      'the checkpoint store is held by another writer (another session or run), or changed under this one; ' +
+      'nothing was written',
     readme:
-      'the checkpoint store is held by another writer (its lease names host, pid, since when, run), or another writer changed it under this one; nothing was written',
+      'the checkpoint store is held by another writer (its lease names host, pid, since when, run), or another ' +
+      'writer changed it under this one; nothing was written',
   },
   diskFull: {
     help: 'the local disk is full (the message names the folder and the bytes needed); the store is untouched',
     readme:
-      'the local disk is full (the message names the folder and the bytes needed); the store and its pointer are untouched',
+      'the local disk is full (the message names the folder and the bytes needed); the store and its pointer are ' +
+      'untouched',
   },
   segmentSaved: {
-    help: 'segment saved (--stop-after-steps, --time-limit, SIGTERM, SIGINT): the current step (soup train) or the newest complete checkpoint (soup run) was saved and pushed; run the same command again to continue',
+    help:
+      'segment saved (--stop-after-steps, --time-limit, SIGTERM, SIGINT): the current step (soup train) or ' +
+      'the newest complete checkpoint (soup run) was saved and pushed; run the same command again to continue',
     readme:
-      'segment saved: the session ended before the horizon, however it ended (`--stop-after-steps`, `--time-limit`, SIGTERM, SIGINT, SIGHUP; for `soup run` also a trainer that exited 0 before its horizon) after the newest complete checkpoint was pushed; run the same command again to continue',
+      'segment saved: the session ended before the horizon, however it ended (`--stop-after-steps`, ' +
+      '`--time-limit`, SIGTERM, SIGINT, SIGHUP; for `soup run` also a trainer that exited 0 before its horizon) ' +
+      'after the newest complete checkpoint was pushed; run the same command again to continue',
   },
   interrupted: {
     help: 'interrupted (a second signal quits at once)',
     readme:
-      "interrupted: SIGINT / SIGTERM outside `soup train`'s steps (e.g. a probe), or a second SIGINT / SIGTERM / SIGHUP (quits at once; `--json` still prints one result)",
+      "interrupted: SIGINT / SIGTERM outside `soup train`'s steps (e.g. a probe), or a second SIGINT / SIGTERM / " +
+      'SIGHUP (quits at once; `--json` still prints one result)',
   },
 };
 

@@ -108,9 +108,12 @@ describe('[slow] soup and the Hugging Face token chain', { timeout: 120_000 }, (
     });
     expect(r.code).toBe(EXIT_CODES.auth);
     expect(r.stderr).toBe(
-      `soup: --repo tok/none is a Hugging Face repo and no token was found; looked in HF_TOKEN (unset), HF_TOKEN_PATH=${join(cwd, 'nope')} (no such file), ` +
-        `${join(cwd, 'hf-home', 'token')} (no such file), ${join(cwd, '.cache', 'huggingface', 'token')} (no such file): ` +
-        'export HF_TOKEN=<a token with write access>, or run `hf auth login`, or use file://<dir> for a directory store\n',
+      `soup: --repo tok/none is a Hugging Face repo and no token was found; looked in HF_TOKEN (unset), ` +
+        `HF_TOKEN_PATH=${join(cwd, 'nope')} (no such file), ` +
+        `${join(cwd, 'hf-home', 'token')} (no such file), ${join(cwd, '.cache', 'huggingface', 'token')}` +
+        ` (no such file): ` +
+        'export HF_TOKEN=<a token with write access>, or run `hf auth login`, or use file://<dir> for a directory ' +
+        'store\n',
     );
     expect(server.requests.some((q) => q.path.includes('tok/none'))).toBe(false);
   });

@@ -144,12 +144,18 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   const onSignal = (sig: NodeJS.Signals): void => {
     signals += 1;
     if (signals > 1) {
-      const message = `${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is abandoned, the store's pointer stays on its last verified checkpoint`;
+      const message =
+        `${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is ` +
+        `abandoned, the store's pointer stays on its last verified checkpoint`;
       (ioIn.stderr ?? process.stderr).write(`\nsoup: ${message}\n`);
       // --json always answers with one JSON result: nothing else was printed on stdout yet (results come at the end).
       if (jsonWanted)
         (ioIn.stdout ?? process.stdout).write(
-          `${JSON.stringify({ ok: false, outcome: 'interrupted', error: { code: 'SOUP_INTERRUPTED', message, exit_code: EXIT_CODES.interrupted } })}\n`,
+          `${JSON.stringify({
+            ok: false,
+            outcome: 'interrupted',
+            error: { code: 'SOUP_INTERRUPTED', message, exit_code: EXIT_CODES.interrupted },
+          })}\n`,
         );
       process.exit(EXIT_CODES.interrupted);
     }

@@ -23,7 +23,8 @@ const torchProbe = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' 
 const torchMissing =
   torchProbe.status === 0
     ? null
-    : `${python} -c "import torch" failed (${(torchProbe.error?.message ?? torchProbe.stderr ?? '').trim().split('\n').pop()})`;
+    : `${python} -c "import torch" failed (` +
+      `${(torchProbe.error?.message ?? torchProbe.stderr ?? '').trim().split('\n').pop()})`;
 if (torchMissing) console.log(`skipping the PyTorch load of final/: ${torchMissing}`);
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const chromiumMissing = existsSync(chromium) ? null : `${chromium} is not installed (Debian: apt-get install chromium)`;
@@ -79,31 +80,35 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     expect([...ids]).toEqual([rj.run]);
   });
 
-  it("trainer_state.json carries the HF Trainer's log_history (step, loss, learning_rate, eval_loss) and global_step", () => {
-    const state = readJson(join(cwd, 'out-ckpt', 'final', 'trainer_state.json'));
-    expect(state).toMatchObject({ global_step: STEPS, max_steps: STEPS, train_batch_size: BATCH, logging_steps: 1 });
-    const history = state.log_history as Array<Record<string, number>>;
-    const train = history.filter((e) => 'loss' in e);
-    expect(train.map((e) => e.step)).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
-    for (const e of train) {
-      expect(Object.keys(e).sort()).toEqual(['grad_norm', 'learning_rate', 'loss', 'step']);
-      // Real numbers: expect.any(Number) would accept NaN.
-      expect(Number.isFinite(e.loss) && e.loss! > 0, `loss at step ${e.step}: ${e.loss}`).toBe(true);
-      expect(Number.isFinite(e.grad_norm) && e.grad_norm! > 0, `grad_norm at step ${e.step}: ${e.grad_norm}`).toBe(
-        true,
-      );
-      expect(
-        Number.isFinite(e.learning_rate) && e.learning_rate! >= 0,
-        `learning_rate at step ${e.step}: ${e.learning_rate}`,
-      ).toBe(true);
-    }
-    expect(train[0]!.loss).toBeCloseTo(rj.initial_loss!, 6);
-    expect(train.at(-1)!.loss).toBeCloseTo(rj.final_loss!, 6);
-    expect(history.filter((e) => 'eval_loss' in e)).toEqual([{ step: STEPS, eval_loss: rj.val_loss }]);
-    // the checkpoint at step 8 holds the history up to step 8 only
-    const at8 = readJson(join(cwd, 'out-ckpt', 'ckpt', 'checkpoint-8', 'trainer_state.json'));
-    expect((at8.log_history as Array<{ step: number }>).map((e) => e.step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-  });
+  it(
+    "trainer_state.json carries the HF Trainer's log_history (step, loss, learning_rate, eval_loss) and " +
+      'global_step',
+    () => {
+      const state = readJson(join(cwd, 'out-ckpt', 'final', 'trainer_state.json'));
+      expect(state).toMatchObject({ global_step: STEPS, max_steps: STEPS, train_batch_size: BATCH, logging_steps: 1 });
+      const history = state.log_history as Array<Record<string, number>>;
+      const train = history.filter((e) => 'loss' in e);
+      expect(train.map((e) => e.step)).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
+      for (const e of train) {
+        expect(Object.keys(e).sort()).toEqual(['grad_norm', 'learning_rate', 'loss', 'step']);
+        // Real numbers: expect.any(Number) would accept NaN.
+        expect(Number.isFinite(e.loss) && e.loss! > 0, `loss at step ${e.step}: ${e.loss}`).toBe(true);
+        expect(Number.isFinite(e.grad_norm) && e.grad_norm! > 0, `grad_norm at step ${e.step}: ${e.grad_norm}`).toBe(
+          true,
+        );
+        expect(
+          Number.isFinite(e.learning_rate) && e.learning_rate! >= 0,
+          `learning_rate at step ${e.step}: ${e.learning_rate}`,
+        ).toBe(true);
+      }
+      expect(train[0]!.loss).toBeCloseTo(rj.initial_loss!, 6);
+      expect(train.at(-1)!.loss).toBeCloseTo(rj.final_loss!, 6);
+      expect(history.filter((e) => 'eval_loss' in e)).toEqual([{ step: STEPS, eval_loss: rj.val_loss }]);
+      // the checkpoint at step 8 holds the history up to step 8 only
+      const at8 = readJson(join(cwd, 'out-ckpt', 'ckpt', 'checkpoint-8', 'trainer_state.json'));
+      expect((at8.log_history as Array<{ step: number }>).map((e) => e.step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    },
+  );
 
   it('final/ holds config.json (GPT2Config fields) and generation_config.json beside model.safetensors', () => {
     const final = join(cwd, 'out-ckpt', 'final');
@@ -154,19 +159,23 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     },
   );
 
-  it('soup train ends with the loss curve; soup ckpt status draws it (plain text under NO_COLOR) and --plot writes an SVG', async () => {
-    expect(trainOut.stdout).toMatch(new RegExp(`loss curve \\(${STEPS} points, steps 1\\.\\.${STEPS}\\)`));
-    expect(trainOut.stdout).toContain(`eval_loss ${rj.val_loss!.toFixed(4)}`);
-    expect(trainOut.stdout).toContain('wrote the loss plot to train-loss.svg');
-    const st = await soup(['ckpt', 'status', '--repo', 'file://out-ckpt', '--plot', 'plots/status.svg'], cwd);
-    expect(st.code, st.stderr).toBe(0);
-    expect(st.stdout).toMatch(/loss curve \(24 points, steps 1\.\.24\): [\d.]+ → [\d.]+, min [\d.]+\n/);
-    expect(st.stdout).not.toMatch(/[\u2800-\u28ff]|\x1b/);
-    const svg = readFileSync(join(cwd, 'plots', 'status.svg'), 'utf8');
-    expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
-    expect((/<polyline[^>]* points="([^"]+)"/.exec(svg)?.[1] ?? '').split(' ')).toHaveLength(STEPS);
-    expect(svg).toContain(`eval_loss ${rj.val_loss!.toFixed(4)}`);
-  });
+  it(
+    'soup train ends with the loss curve; soup ckpt status draws it (plain text under NO_COLOR) and ' +
+      '--plot writes an SVG',
+    async () => {
+      expect(trainOut.stdout).toMatch(new RegExp(`loss curve \\(${STEPS} points, steps 1\\.\\.${STEPS}\\)`));
+      expect(trainOut.stdout).toContain(`eval_loss ${rj.val_loss!.toFixed(4)}`);
+      expect(trainOut.stdout).toContain('wrote the loss plot to train-loss.svg');
+      const st = await soup(['ckpt', 'status', '--repo', 'file://out-ckpt', '--plot', 'plots/status.svg'], cwd);
+      expect(st.code, st.stderr).toBe(0);
+      expect(st.stdout).toMatch(/loss curve \(24 points, steps 1\.\.24\): [\d.]+ → [\d.]+, min [\d.]+\n/);
+      expect(st.stdout).not.toMatch(/[\u2800-\u28ff]|\x1b/);
+      const svg = readFileSync(join(cwd, 'plots', 'status.svg'), 'utf8');
+      expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+      expect((/<polyline[^>]* points="([^"]+)"/.exec(svg)?.[1] ?? '').split(' ')).toHaveLength(STEPS);
+      expect(svg).toContain(`eval_loss ${rj.val_loss!.toFixed(4)}`);
+    },
+  );
 
   it.skipIf(chromiumMissing !== null)(
     'the SVG renders in headless Chromium: the screenshot is not blank and shows the curve',
@@ -236,31 +245,34 @@ describe('[slow] soup ckpt push, init, plan', { timeout: 120_000 }, () => {
     expect(bare.stderr).toBe('soup: bare has no trainer_state.json with a global_step: pass --step N\n');
   });
 
-  it('soup init -c other.yaml works in a folder that already has data/; --force never overwrites the training text', async () => {
-    const dir = useTempDir();
-    mkdirSync(join(dir, 'data'));
-    writeFileSync(join(dir, 'data', 'train.txt'), 'my own training text\n'.repeat(100));
-    const r = await soup(['init', '-c', 'other.yaml', '--json'], dir);
-    expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({
-      ok: true,
-      template: 'tiny',
-      files: ['other.yaml', join('data', 'val.txt')],
-      kept: [join('data', 'train.txt')],
-    });
-    expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));
-    const again = await soup(['init', '-c', 'other.yaml'], dir);
-    expect(again.code).toBe(EXIT_CODES.usage);
-    writeFileSync(join(dir, 'data', 'val.txt'), 'my own validation text\n');
-    const forced = await soup(['init', '-c', 'other.yaml', '--force', '--template', 'small'], dir);
-    expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stdout).toContain(
-      'kept data/train.txt, data/val.txt: already there (soup never overwrites training text)',
-    );
-    expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));
-    expect(readFileSync(join(dir, 'data', 'val.txt'), 'utf8')).toBe('my own validation text\n');
-    expect(readFileSync(join(dir, 'other.yaml'), 'utf8')).toContain('base: soup/small-gpt');
-  });
+  it(
+    'soup init -c other.yaml works in a folder that already has data/; --force never overwrites the ' + 'training text',
+    async () => {
+      const dir = useTempDir();
+      mkdirSync(join(dir, 'data'));
+      writeFileSync(join(dir, 'data', 'train.txt'), 'my own training text\n'.repeat(100));
+      const r = await soup(['init', '-c', 'other.yaml', '--json'], dir);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({
+        ok: true,
+        template: 'tiny',
+        files: ['other.yaml', join('data', 'val.txt')],
+        kept: [join('data', 'train.txt')],
+      });
+      expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));
+      const again = await soup(['init', '-c', 'other.yaml'], dir);
+      expect(again.code).toBe(EXIT_CODES.usage);
+      writeFileSync(join(dir, 'data', 'val.txt'), 'my own validation text\n');
+      const forced = await soup(['init', '-c', 'other.yaml', '--force', '--template', 'small'], dir);
+      expect(forced.code, forced.stderr).toBe(0);
+      expect(forced.stdout).toContain(
+        'kept data/train.txt, data/val.txt: already there (soup never overwrites training text)',
+      );
+      expect(readFileSync(join(dir, 'data', 'train.txt'), 'utf8')).toBe('my own training text\n'.repeat(100));
+      expect(readFileSync(join(dir, 'data', 'val.txt'), 'utf8')).toBe('my own validation text\n');
+      expect(readFileSync(join(dir, 'other.yaml'), 'utf8')).toContain('base: soup/small-gpt');
+    },
+  );
 
   it('soup plan refuses lora.r: 8 before any probe (exit 3, nothing tried, nothing cached)', async () => {
     const dir = useTempDir();

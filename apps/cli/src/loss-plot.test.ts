@@ -140,19 +140,23 @@ describe('lossPlotSvg', () => {
     expect(niceTicks(1.18, 3.04).ticks).toEqual([1, 1.5, 2, 2.5, 3, 3.5]);
   });
 
-  it('an early spike is clipped and marked, not allowed to squeeze the curve: the rest spans most of the plot height', () => {
-    const svg = lossPlotSvg({ history: spiky, horizon: 300 });
-    expect(svg).toContain('▲ 1 spike above the scale, clipped (highest 8.26 at step 16)');
-    expect(svg.match(/class="clipped"/g)).toHaveLength(1);
-    const ys = vertices(svg)
-      .filter((_, i) => i !== 15)
-      .map(([, y]) => y);
-    const plotHeight = 320 - 40 - 48;
-    expect((Math.max(...ys) - Math.min(...ys)) / plotHeight).toBeGreaterThan(0.6);
-    expect(Math.max(...ticks(svg, 'y'))).toBeLessThan(8.26);
-    // A smooth curve has nothing to clip.
-    expect(lossPlotSvg({ history })).not.toContain('class="clipped"');
-  });
+  it(
+    'an early spike is clipped and marked, not allowed to squeeze the curve: the rest spans most of the ' +
+      'plot height',
+    () => {
+      const svg = lossPlotSvg({ history: spiky, horizon: 300 });
+      expect(svg).toContain('▲ 1 spike above the scale, clipped (highest 8.26 at step 16)');
+      expect(svg.match(/class="clipped"/g)).toHaveLength(1);
+      const ys = vertices(svg)
+        .filter((_, i) => i !== 15)
+        .map(([, y]) => y);
+      const plotHeight = 320 - 40 - 48;
+      expect((Math.max(...ys) - Math.min(...ys)) / plotHeight).toBeGreaterThan(0.6);
+      expect(Math.max(...ticks(svg, 'y'))).toBeLessThan(8.26);
+      // A smooth curve has nothing to clip.
+      expect(lossPlotSvg({ history })).not.toContain('class="clipped"');
+    },
+  );
 });
 
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -209,7 +213,8 @@ describe('[slow] lossPlotSvg in headless Chromium', { timeout: 120_000 }, () => 
       }
       const span = (Math.max(...rows) - Math.min(...rows)) / (plotBottom - plotTop);
       console.info(
-        `loss plot in Chromium: the curve spans ${(span * 100).toFixed(0)} % of the plot height (rows ${Math.min(...rows)}..${Math.max(...rows)})`,
+        `loss plot in Chromium: the curve spans ${(span * 100).toFixed(0)} % of the plot height (rows ` +
+          `${Math.min(...rows)}..${Math.max(...rows)})`,
       );
       expect(span).toBeGreaterThan(0.6);
       expect(ticks(svg, 'y')).toEqual([1, 2, 3, 4, 5]);

@@ -109,7 +109,8 @@ export function renderLossPlot(opts: RenderLossPlotOptions): string[] {
   if (opts.unicode === false) {
     const steps = first.step === last.step ? `step ${first.step}` : `steps ${first.step}..${last.step}`;
     const lines = [
-      `loss curve (${plural(pts.length, 'point')}, ${steps}): ${fmt(first.loss)} → ${fmt(last.loss)}, min ${fmt(trainMin)}`,
+      `loss curve (${plural(pts.length, 'point')}, ${steps}): ${fmt(first.loss)} → ${fmt(last.loss)}, min ` +
+        `${fmt(trainMin)}`,
     ];
     const picks = new Set<number>();
     const n = Math.min(10, pts.length);
@@ -186,7 +187,8 @@ export function renderLossPlot(opts: RenderLossPlotOptions): string[] {
   lines.push(`${' '.repeat(label)} └${'─'.repeat(width)}`);
   lines.push(`${' '.repeat(label + 2)}${left}${' '.repeat(Math.max(1, width - left.length - right.length))}${right}`);
   lines.push(
-    `${' '.repeat(label + 2)}loss ${fmt(first.loss)} → ${fmt(last.loss)}${evals.length ? `  ◆ eval_loss ${evals[evals.length - 1]!.loss.toFixed(4)}` : ''}`,
+    `${' '.repeat(label + 2)}loss ${fmt(first.loss)} → ${fmt(last.loss)}` +
+      `${evals.length ? `  ◆ eval_loss ${evals[evals.length - 1]!.loss.toFixed(4)}` : ''}`,
   );
   return lines;
 }
@@ -232,20 +234,23 @@ export function lossPlotSvg(opts: LossPlotSvgOptions): string {
   const Y = (v: number): number => H - m.b - ((Math.min(v, y1) - y0) / (y1 - y0)) * (H - m.t - m.b);
   const n = (v: number): string => v.toFixed(1);
   const out: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ` +
+      'font-family="sans-serif" font-size="12">',
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
     `<text x="${m.l}" y="18" font-size="14" fill="#111">${esc(opts.title ?? 'training loss')}</text>`,
   ];
   for (const v of yAxis.ticks) {
     out.push(`<line x1="${m.l - 4}" y1="${n(Y(v))}" x2="${W - m.r}" y2="${n(Y(v))}" stroke="#ddd"/>`);
     out.push(
-      `<text class="tick-y" x="${m.l - 6}" y="${n(Y(v) + 4)}" text-anchor="end" fill="#333">${tickLabel(v, yAxis.step)}</text>`,
+      `<text class="tick-y" x="${m.l - 6}" y="${n(Y(v) + 4)}" text-anchor="end" fill="#333">` +
+        `${tickLabel(v, yAxis.step)}</text>`,
     );
   }
   for (const s of xAxis.ticks.filter((t) => t >= x0 && t <= x1)) {
     out.push(`<line x1="${n(X(s))}" y1="${H - m.b}" x2="${n(X(s))}" y2="${H - m.b + 4}" stroke="#444"/>`);
     out.push(
-      `<text class="tick-x" x="${n(X(s))}" y="${H - m.b + 16}" text-anchor="middle" fill="#333">${tickLabel(s, xAxis.step)}</text>`,
+      `<text class="tick-x" x="${n(X(s))}" y="${H - m.b + 16}" text-anchor="middle" fill="#333">` +
+        `${tickLabel(s, xAxis.step)}</text>`,
     );
   }
   out.push(`<line x1="${m.l}" y1="${H - m.b}" x2="${W - m.r}" y2="${H - m.b}" stroke="#444"/>`);
@@ -254,32 +259,39 @@ export function lossPlotSvg(opts: LossPlotSvgOptions): string {
     `<text class="axis-label" x="${(W + m.l - m.r) / 2}" y="${H - 8}" text-anchor="middle" fill="#333">step</text>`,
   );
   out.push(
-    `<text class="axis-label" transform="translate(16 ${(H + m.t - m.b) / 2}) rotate(-90)" text-anchor="middle" fill="#333">loss</text>`,
+    `<text class="axis-label" transform="translate(16 ${(H + m.t - m.b) / 2}) rotate(-90)" text-anchor="middle" ` +
+      `fill="#333">loss</text>`,
   );
   if (pts.length)
     out.push(
-      `<polyline fill="none" stroke="#1f6feb" stroke-width="2" points="${pts.map((p) => `${n(X(p.step))},${n(Y(p.loss))}`).join(' ')}"/>`,
+      `<polyline fill="none" stroke="#1f6feb" stroke-width="2" points="` +
+        `${pts.map((p) => `${n(X(p.step))},${n(Y(p.loss))}`).join(' ')}"/>`,
     );
   const clipped = pts.filter((_, i) => outliers.has(i));
   for (const p of clipped) {
     const x = X(p.step);
     out.push(
-      `<path class="clipped" d="M${n(x - 5)},${n(m.t + 7)} L${n(x + 5)},${n(m.t + 7)} L${n(x)},${n(m.t - 2)} Z" fill="#d97706"><title>loss ${p.loss.toFixed(4)} at step ${p.step} (above the scale)</title></path>`,
+      `<path class="clipped" d="M${n(x - 5)},${n(m.t + 7)} L${n(x + 5)},${n(m.t + 7)} L${n(x)},${n(m.t - 2)}` +
+        ` Z" fill="#d97706"><title>loss ${p.loss.toFixed(4)} at step ${p.step} (above the scale)</title></path>`,
     );
     out.push(`<text x="${n(x + 8)}" y="${n(m.t + 8)}" fill="#d97706">${fmt(p.loss)}</text>`);
   }
   if (clipped.length) {
     const top = clipped.reduce((a, b) => (b.loss > a.loss ? b : a));
     out.push(
-      `<text class="note" x="${m.l}" y="32" fill="#d97706">▲ ${clipped.length === 1 ? '1 spike' : `${clipped.length} spikes`} above the scale, clipped (highest ${fmt(top.loss)} at step ${top.step})</text>`,
+      `<text class="note" x="${m.l}" y="32" fill="#d97706">▲ ` +
+        `${clipped.length === 1 ? '1 spike' : `${clipped.length} spikes`} above the scale, clipped (highest ` +
+        `${fmt(top.loss)} at step ${top.step})</text>`,
     );
   }
   for (const e of evals)
     out.push(
-      `<circle cx="${n(X(e.step))}" cy="${n(Y(e.loss))}" r="5" fill="#d1242f"><title>eval_loss ${e.loss.toFixed(4)}</title></circle>`,
+      `<circle cx="${n(X(e.step))}" cy="${n(Y(e.loss))}" r="5" fill="#d1242f"><title>eval_loss ` +
+        `${e.loss.toFixed(4)}</title></circle>`,
     );
   out.push(
-    `<text x="${W - m.r}" y="18" text-anchor="end" fill="#1f6feb">— loss${evals.length ? '  <tspan fill="#d1242f">● eval_loss</tspan>' : ''}</text>`,
+    `<text x="${W - m.r}" y="18" text-anchor="end" fill="#1f6feb">— loss` +
+      `${evals.length ? '  <tspan fill="#d1242f">● eval_loss</tspan>' : ''}</text>`,
   );
   out.push('</svg>');
   return `${out.join('\n')}\n`;

@@ -96,7 +96,8 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
         .split('\n')
         .findIndex((l) => l.includes('quantization:')) + 1;
     expect(train.stderr.split('\n')[0]).toBe(
-      `soup: soup.yaml:${quantLine}: training.quantization: must be none for soup train (got 4bit): the onnx-train model trains in float32; the field is for batch-cache keys of other trainers`,
+      `soup: soup.yaml:${quantLine}: training.quantization: must be none for soup train (got 4bit): the ` +
+        `onnx-train model trains in float32; the field is for batch-cache keys of other trainers`,
     );
   });
 
@@ -113,64 +114,68 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(
         new RegExp(
-          `^soup: soup\\.yaml:${line}: training\\.activation_offloading: Activation offloading requires CUDA training\\. Current device: cpu\\.`,
+          `^soup: soup\\.yaml:${line}: training\\.activation_offloading: Activation offloading requires CUDA ` +
+            `training\\. Current device: cpu\\.`,
         ),
       );
     }
     expect(existsSync(join(cwd, 'soup-output'))).toBe(false);
   });
 
-  it('activation_offloading: disk: probes and trains the segmented step, leaves no scratch file; plan shows it', async () => {
-    const cwd = useTempDir();
-    await initTiny(cwd, (t) => t.replace('activation_offloading: null', 'activation_offloading: disk'));
-    const r = await soup(['train'], cwd);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/checkpointing off, offload disk to soup-output\/offload \(segmented\)/);
-    const json = JSON.parse(
-      r.stdout
-        .split('\n')
-        .find((l) => l.startsWith('RUN_JSON '))!
-        .slice(9),
-    ) as Record<string, number | boolean | string | null>;
-    expect(json).toMatchObject({
-      final_step: 20,
-      segment_stop: false,
-      batch_source: 'probe',
-      offload: 'disk',
-      pushed_steps: [10, 20],
-      final_pushed: true,
-      val_skipped: false,
-      grad_ckpt: false,
-    });
-    expect(json).toMatchObject({ batch_size: 16, grad_accum: 16 / (json.micro_batch_size as number) });
-    expect(json.tokens_consumed).toBe(20 * 16 * 16);
-    expect(Number.isFinite(json.final_loss)).toBe(true);
-    expect(json.final_loss as number).toBeLessThan(json.initial_loss as number);
-    expect(json.val_loss).toEqual(expect.any(Number));
-    // Every step (and every probe child) deleted its scratch files; the folder the run created is gone.
-    expect(existsSync(join(cwd, 'soup-output', 'offload'))).toBe(false);
-    const leftovers = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory() ? leftovers(join(dir, e.name)) : e.name.startsWith('soup-act-') ? [e.name] : [],
-      );
-    expect(leftovers(cwd)).toEqual([]);
-    const plan = await soup(['plan', '--json'], cwd);
-    expect(plan.code, plan.stderr).toBe(0);
-    expect(JSON.parse(plan.stdout)).toMatchObject({
-      batch_size: 16,
-      micro_batch_size: json.micro_batch_size,
-      batch_source: 'cache',
-      fits: true,
-      offload: {
-        target: 'disk',
-        save_dir: join(cwd, 'soup-output', 'offload'),
-        execution: 'segmented',
-        errors: [],
-        warnings: [],
-      },
-    });
-    expect((await soup(['plan'], cwd)).stdout).toMatch(/ {2}offload +disk → soup-output\/offload, segmented step\n/);
-  });
+  it(
+    'activation_offloading: disk: probes and trains the segmented step, leaves no scratch file; plan ' + 'shows it',
+    async () => {
+      const cwd = useTempDir();
+      await initTiny(cwd, (t) => t.replace('activation_offloading: null', 'activation_offloading: disk'));
+      const r = await soup(['train'], cwd);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/checkpointing off, offload disk to soup-output\/offload \(segmented\)/);
+      const json = JSON.parse(
+        r.stdout
+          .split('\n')
+          .find((l) => l.startsWith('RUN_JSON '))!
+          .slice(9),
+      ) as Record<string, number | boolean | string | null>;
+      expect(json).toMatchObject({
+        final_step: 20,
+        segment_stop: false,
+        batch_source: 'probe',
+        offload: 'disk',
+        pushed_steps: [10, 20],
+        final_pushed: true,
+        val_skipped: false,
+        grad_ckpt: false,
+      });
+      expect(json).toMatchObject({ batch_size: 16, grad_accum: 16 / (json.micro_batch_size as number) });
+      expect(json.tokens_consumed).toBe(20 * 16 * 16);
+      expect(Number.isFinite(json.final_loss)).toBe(true);
+      expect(json.final_loss as number).toBeLessThan(json.initial_loss as number);
+      expect(json.val_loss).toEqual(expect.any(Number));
+      // Every step (and every probe child) deleted its scratch files; the folder the run created is gone.
+      expect(existsSync(join(cwd, 'soup-output', 'offload'))).toBe(false);
+      const leftovers = (dir: string): string[] =>
+        readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? leftovers(join(dir, e.name)) : e.name.startsWith('soup-act-') ? [e.name] : [],
+        );
+      expect(leftovers(cwd)).toEqual([]);
+      const plan = await soup(['plan', '--json'], cwd);
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(JSON.parse(plan.stdout)).toMatchObject({
+        batch_size: 16,
+        micro_batch_size: json.micro_batch_size,
+        batch_source: 'cache',
+        fits: true,
+        offload: {
+          target: 'disk',
+          save_dir: join(cwd, 'soup-output', 'offload'),
+          execution: 'segmented',
+          errors: [],
+          warnings: [],
+        },
+      });
+      expect((await soup(['plan'], cwd)).stdout).toMatch(/ {2}offload +disk → soup-output\/offload, segmented step\n/);
+    },
+  );
 
   it('init → train with a directory store, then train again is a no-op', async () => {
     const cwd = useTempDir();

@@ -90,12 +90,15 @@ const torchReason = await (async () => {
   const r = await runProcess(PYTHON, ['-c', 'import torch'], { timeoutMs: 60_000 });
   return r.code === 0
     ? null
-    : `python3 -c "import torch" failed (${r.stderr.trim().split('\n').pop()}); install: apt-get install -y python3-torch libopenblas0-pthread`;
+    : `python3 -c "import torch" failed (${r.stderr.trim().split('\n').pop()}); install: apt-get install -y ` +
+        `python3-torch libopenblas0-pthread`;
 })();
 
 /** Peak RSS (bytes) of the trainer holding nothing: its interpreter and imports. */
 async function baselineBytes(program: string[]): Promise<number> {
-  const code = `import resource, runpy, sys; sys.argv = ['train.py', '--micro_batch_size', '0']; runpy.run_path(${JSON.stringify(TORCH_TWIN)}, run_name='__main__'); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)`;
+  const code =
+    `import resource, runpy, sys; sys.argv = ['train.py', '--micro_batch_size', '0']; runpy.run_path(` +
+    `${JSON.stringify(TORCH_TWIN)}, run_name='__main__'); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)`;
   const r =
     program[0] === PYTHON
       ? await runProcess(PYTHON, ['-c', code], { timeoutMs: 60_000 })
@@ -120,7 +123,8 @@ describe('[slow] soup probe --exec --try', { timeout: 600_000 }, () => {
   for (const twin of twins) {
     if (twin.skip) console.log(`skipped: the ${twin.name} scenarios (${twin.skip})`);
     it.skipIf(twin.skip !== null)(
-      `${twin.name}: no checkpointing at 4 × 8 beats checkpointing at 8 × 4; checkpointing wins when only m = 1 fits without it`,
+      `${twin.name}: no checkpointing at 4 × 8 beats checkpointing at 8 × 4; checkpointing wins when only m = 1 ` +
+        `fits without it`,
       async () => {
         const cwd = useTempDir();
         const base = await baselineBytes(twin.program);
@@ -161,37 +165,43 @@ describe('[slow] soup probe --exec --try', { timeout: 600_000 }, () => {
     );
   }
 
-  it('times steps by the span of the output of a trainer that prints as it steps, and by the wall clock where the output is held until exit', async () => {
-    const cwd = useTempDir();
-    const base = await baselineBytes([process.execPath, NODE_TWIN]);
-    const timedBy = async (hold: string): Promise<TuneJson> => {
-      const t = await tune(
-        cwd,
-        [process.execPath, NODE_TWIN],
-        ['--per_sample_mib', '16', '--hold_output', hold],
-        Math.round(base + 96 * MiB),
-        8,
+  it(
+    'times steps by the span of the output of a trainer that prints as it steps, and by the wall ' +
+      'clock where the output is held until exit',
+    async () => {
+      const cwd = useTempDir();
+      const base = await baselineBytes([process.execPath, NODE_TWIN]);
+      const timedBy = async (hold: string): Promise<TuneJson> => {
+        const t = await tune(
+          cwd,
+          [process.execPath, NODE_TWIN],
+          ['--per_sample_mib', '16', '--hold_output', hold],
+          Math.round(base + 96 * MiB),
+          8,
+        );
+        expect(choice(t)).toEqual({ grad_ckpt: 'false', m: 4, a: 8 }); // 8 steps of 100 ms against 4 of 228
+        return t;
+      };
+      const printing = await timedBy('false');
+      expect(printing.tune.timedBy).toMatch(
+        /^the span of the trainer's output, first line to last, in runs of 1, 9 and 17 steps/,
       );
-      expect(choice(t)).toEqual({ grad_ckpt: 'false', m: 4, a: 8 }); // 8 steps of 100 ms against 4 of 228
-      return t;
-    };
-    const printing = await timedBy('false');
-    expect(printing.tune.timedBy).toMatch(
-      /^the span of the trainer's output, first line to last, in runs of 1, 9 and 17 steps/,
-    );
-    // The loser is ruled out after two runs: the span leaves out the start-up that makes wall times noisy.
-    expect(printing.tune.rows.find((r) => r.values.grad_ckpt === 'true')!.note).toMatch(
-      /^stopped early: cannot win .* timed by their output/,
-    );
-    const held = await timedBy('true');
-    expect(held.tune.timedBy).toMatch(
-      /^the wall time of runs of 1, 9 and 17 steps \(the output did not grow with the steps/,
-    );
-  });
+      // The loser is ruled out after two runs: the span leaves out the start-up that makes wall times noisy.
+      expect(printing.tune.rows.find((r) => r.values.grad_ckpt === 'true')!.note).toMatch(
+        /^stopped early: cannot win .* timed by their output/,
+      );
+      const held = await timedBy('true');
+      expect(held.tune.timedBy).toMatch(
+        /^the wall time of runs of 1, 9 and 17 steps \(the output did not grow with the steps/,
+      );
+    },
+  );
 
   it('refuses what it cannot measure, naming the flag and the fix', async () => {
     const cwd = useTempDir();
-    const cmd = `${process.execPath} ${NODE_TWIN} --micro_batch_size {micro_batch_size} --grad_ckpt {grad_ckpt} --max_steps {probe_steps}`;
+    const cmd =
+      `${process.execPath} ${NODE_TWIN} --micro_batch_size {micro_batch_size} --grad_ckpt {grad_ckpt} ` +
+      `--max_steps {probe_steps}`;
     const cases: [string[], RegExp][] = [
       [['--exec', cmd, '--try', 'grad_ckpt=true,false'], /--try needs --global-batch-size G/],
       [

@@ -59,7 +59,8 @@ describe('[slow] soup probe', { timeout: 300_000 }, () => {
     const budget = await soup(['probe', '--no-cache', '--budget', '1B', '--json'], cwd);
     expect(budget.code).toBe(7); // nothing fits one byte: exit 7, one line
     expect(budget.stderr.trim().split('\n').pop()).toMatch(/^soup: Out of memory at batch size 1/);
-    // The advice names only what soup can change here, never FSDP / DeepSpeed / 4-bit; on a CPU not offload to host RAM.
+    // The advice names only what soup can change here, never FSDP / DeepSpeed / 4-bit; on a CPU not offload to host
+    // RAM.
     expect(budget.stderr).toMatch(
       /What soup can change here: a stronger checkpointing tier \(training\.gradient_checkpointing: .*\), activation offload to scratch files \(training\.activation_offloading: disk\), a shorter data\.max_length \(now 16\) or a bigger --budget than 1 B\./,
     );
@@ -71,7 +72,8 @@ describe('[slow] soup probe', { timeout: 300_000 }, () => {
     // A "trainer" that holds batch_size × 32 MiB for a moment.
     writeFileSync(
       join(cwd, 'alloc.mjs'),
-      `const b = Buffer.alloc(Number(process.argv[2]) * 32 * 1024 * 1024, 1);\nsetTimeout(() => console.log(b.length), 300);\n`,
+      `const b = Buffer.alloc(Number(process.argv[2]) * 32 * 1024 * 1024, 1);\nsetTimeout(() => ` +
+        `console.log(b.length), 300);\n`,
     );
     const r = await soup(
       [

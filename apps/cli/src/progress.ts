@@ -28,7 +28,10 @@ export interface ProgressOptions {
   color?: boolean;
   /** Print nothing at all (e.g. --quiet). @default false */
   silent?: boolean;
-  /** Non-TTY: the longest gap between two lines while work advances (a heartbeat for slow runs). @default 60000 with a total (lines come every 10 %), else 10000 */
+  /**
+   * Non-TTY: the longest gap between two lines while work advances (a heartbeat for slow runs). @default 60000 with a
+   * total (lines come every 10 %), else 10000
+   */
   lineEveryMs?: number;
   /** Non-TTY: also print a line each time this fraction of the total is crossed. @default 0.1 */
   lineEveryFraction?: number;
@@ -168,7 +171,8 @@ export function createProgress(opts: ProgressOptions): Progress {
   let lastText = '';
   const line = (): void => {
     const p = total !== undefined && total > 0 ? ` (${pct(current)}%)` : '';
-    const text = `${opts.label}: ${total !== undefined ? `${current}/${total}${p}` : current}${info ? `  ${info}` : ''}`;
+    const text =
+      `${opts.label}: ${total !== undefined ? `${current}/${total}${p}` : current}` + `${info ? `  ${info}` : ''}`;
     if (text === lastText) return; // the same line twice in a row says nothing new
     lastText = text;
     stream.write(`${text}\n`);
@@ -182,7 +186,9 @@ export function createProgress(opts: ProgressOptions): Progress {
     if (total !== undefined && total > 0) {
       const width = Math.max(10, Math.min(30, cols - 60));
       const filled = Math.round((Math.min(current, total) / total) * width);
-      head += ` ${paint('32', '█'.repeat(filled))}${paint('2', '░'.repeat(width - filled))} ${String(pct(current)).padStart(3)}%`;
+      head +=
+        ` ${paint('32', '█'.repeat(filled))}${paint('2', '░'.repeat(width - filled))} ` +
+        `${String(pct(current)).padStart(3)}%`;
     }
     const fields = [head, ...stats(), ...info.split(/ {2,}/)];
     stream.write(`\r\x1b[K${fitFields(fields, cols - 1)}`);

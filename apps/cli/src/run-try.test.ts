@@ -36,7 +36,9 @@ async function options(): Promise<string[]> {
   // The twin's peak holding nothing (a bare node), plus 384 MiB: no checkpointing fits 4 (256 MiB), checkpointing 8.
   const r = await runProcess(process.execPath, ['-e', 'console.log(process.memoryUsage().rss)'], { timeoutMs: 60_000 });
   const budget = Math.round(Number(r.stdout.trim()) + 384 * MiB);
-  const probe = `${process.execPath} ${TWIN} --micro_batch_size {micro_batch_size} --grad_ckpt {grad_ckpt} --max_steps {probe_steps} --per_sample_mib 64 --step_ms 0`;
+  const probe =
+    `${process.execPath} ${TWIN} --micro_batch_size {micro_batch_size} --grad_ckpt {grad_ckpt} ` +
+    `--max_steps {probe_steps} --per_sample_mib 64 --step_ms 0`;
   return [
     '--repo',
     'file://store',
@@ -67,29 +69,33 @@ interface Session {
 }
 
 describe('[slow] soup run --try', { timeout: 600_000 }, () => {
-  it('session 1 measures (no checkpointing, 4 × 8) and fills {grad_ckpt}; session 2 reuses the choice from the tune cache', async () => {
-    const cwd = useTempDir('soup-run-try-');
-    const opts = await options();
-    // Session 1 ends at step 3 (the trainer's own SIGTERM: it saves and exits 0 before its horizon).
-    const one = await soupRun(cwd, opts, trainerArgv, soupEnv(cwd, { SOUP_EXAMPLE_FAULT: 'stop-at:3' }), 400_000);
-    expect(one.code, one.stderr).toBe(EXIT_CODES.segmentSaved);
-    expect(one.stdout).toMatch(/choice: grad_ckpt=false, micro-batch 4 × 8 = 32/);
-    expect(one.stdout).toContain('micro 4 × 8 = 32 (tune), grad_ckpt=false');
-    expect(one.stdout).toContain('gradient_checkpointing false'); // the trainer's own line: {grad_ckpt} reached it
-    const two = await soupRun(cwd, opts, trainerArgv, soupEnv(cwd), 400_000);
-    expect(two.code, two.stderr).toBe(0);
-    expect(two.stdout).toMatch(/from the tune cache/);
-    expect(two.stdout).toContain('micro 4 × 8 = 32 (tune-cache), grad_ckpt=false');
-    expect(runJsonOf<{ status: string; micro_batch: string }>(two.stdout)).toMatchObject({
-      status: 'finished',
-      micro_batch: '4 × 8 = 32',
-    });
-    const record = readJson<{ sessions: Session[] }>(join(cwd, 'store', 'soup_run.json'));
-    expect(record.sessions.map((s) => [s.micro_batch_size, s.grad_accum, s.source, s.levers])).toEqual([
-      [4, 8, 'tune', { grad_ckpt: 'false' }],
-      [4, 8, 'tune-cache', { grad_ckpt: 'false' }],
-    ]);
-  });
+  it(
+    'session 1 measures (no checkpointing, 4 × 8) and fills {grad_ckpt}; session 2 reuses the choice ' +
+      'from the tune cache',
+    async () => {
+      const cwd = useTempDir('soup-run-try-');
+      const opts = await options();
+      // Session 1 ends at step 3 (the trainer's own SIGTERM: it saves and exits 0 before its horizon).
+      const one = await soupRun(cwd, opts, trainerArgv, soupEnv(cwd, { SOUP_EXAMPLE_FAULT: 'stop-at:3' }), 400_000);
+      expect(one.code, one.stderr).toBe(EXIT_CODES.segmentSaved);
+      expect(one.stdout).toMatch(/choice: grad_ckpt=false, micro-batch 4 × 8 = 32/);
+      expect(one.stdout).toContain('micro 4 × 8 = 32 (tune), grad_ckpt=false');
+      expect(one.stdout).toContain('gradient_checkpointing false'); // the trainer's own line: {grad_ckpt} reached it
+      const two = await soupRun(cwd, opts, trainerArgv, soupEnv(cwd), 400_000);
+      expect(two.code, two.stderr).toBe(0);
+      expect(two.stdout).toMatch(/from the tune cache/);
+      expect(two.stdout).toContain('micro 4 × 8 = 32 (tune-cache), grad_ckpt=false');
+      expect(runJsonOf<{ status: string; micro_batch: string }>(two.stdout)).toMatchObject({
+        status: 'finished',
+        micro_batch: '4 × 8 = 32',
+      });
+      const record = readJson<{ sessions: Session[] }>(join(cwd, 'store', 'soup_run.json'));
+      expect(record.sessions.map((s) => [s.micro_batch_size, s.grad_accum, s.source, s.levers])).toEqual([
+        [4, 8, 'tune', { grad_ckpt: 'false' }],
+        [4, 8, 'tune-cache', { grad_ckpt: 'false' }],
+      ]);
+    },
+  );
 
   it('refuses a lever the trainer command does not take, and --try without a timed --probe', async () => {
     const cwd = useTempDir('soup-run-try-');

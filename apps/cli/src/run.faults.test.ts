@@ -40,58 +40,66 @@ beforeAll(async () => {
 afterAll(() => refDir.cleanup());
 
 describe('[slow] soup run faults', { timeout: 240_000 }, () => {
-  it('SIGKILL of soup run while it pushes: the next session resumes from a verified checkpoint and ends bit-identical', async () => {
-    const cwd = useTempDir('soup-run-kill-');
-    // Bigger checkpoints (~10 MB) so the kill lands inside a push.
-    const argv = nodeTrainerArgv({ maxSteps: 60, saveSteps: 10, extra: ['--d_model', '128', '--n_layers', '4'] });
-    const ref = await referenceRun(useTempDir('soup-run-kill-ref-'), argv, 4);
-    const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '30' });
-    const { child, output } = await soupRunUntil(cwd, OPTIONS, argv, env, /pushing ckpt\/checkpoint-20 /);
-    // Freeze soup at once, then look at the store: the kill lands mid-push only if checkpoint-10 is the
-    // verified pointer and checkpoint-20's push (announced) has not moved it yet.
-    child.kill('SIGSTOP');
-    const frozen = pointerOf(join(cwd, 'store'));
-    child.kill('SIGKILL');
-    // The whole session dies with it, as a preempted VM or an ended notebook would.
-    try {
-      process.kill(-trainerPid(output), 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    expect(output).toMatch(/pushed ckpt\/checkpoint-10 \(step 10,/);
-    expect(frozen, 'the kill landed after the push of checkpoint-20 had moved the pointer').toMatchObject({
-      step: 10,
-      path_in_repo: 'ckpt/checkpoint-10',
-    });
-    expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 10 });
+  it(
+    'SIGKILL of soup run while it pushes: the next session resumes from a verified checkpoint and ' +
+      'ends bit-identical',
+    async () => {
+      const cwd = useTempDir('soup-run-kill-');
+      // Bigger checkpoints (~10 MB) so the kill lands inside a push.
+      const argv = nodeTrainerArgv({ maxSteps: 60, saveSteps: 10, extra: ['--d_model', '128', '--n_layers', '4'] });
+      const ref = await referenceRun(useTempDir('soup-run-kill-ref-'), argv, 4);
+      const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '30' });
+      const { child, output } = await soupRunUntil(cwd, OPTIONS, argv, env, /pushing ckpt\/checkpoint-20 /);
+      // Freeze soup at once, then look at the store: the kill lands mid-push only if checkpoint-10 is the
+      // verified pointer and checkpoint-20's push (announced) has not moved it yet.
+      child.kill('SIGSTOP');
+      const frozen = pointerOf(join(cwd, 'store'));
+      child.kill('SIGKILL');
+      // The whole session dies with it, as a preempted VM or an ended notebook would.
+      try {
+        process.kill(-trainerPid(output), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      expect(output).toMatch(/pushed ckpt\/checkpoint-10 \(step 10,/);
+      expect(frozen, 'the kill landed after the push of checkpoint-20 had moved the pointer').toMatchObject({
+        step: 10,
+        path_in_repo: 'ckpt/checkpoint-10',
+      });
+      expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 10 });
 
-    const s2 = await soupRun(cwd, OPTIONS, argv, env);
-    expect(s2.code, s2.stderr).toBe(0);
-    // Resumed, always: from checkpoint-10, or from checkpoint-20 when its upload had completed and verifies.
-    const resumed = /pulled ckpt\/checkpoint-(\d+) \(step \d+, \d+ files, every sha256 checked\)/.exec(s2.stdout);
-    expect(resumed, s2.stdout).not.toBeNull();
-    expect([10, 20]).toContain(Number(resumed![1]));
-    expect(s2.stdout).toMatch(/run complete: pushed final\//);
-    expect(sha256File(join(cwd, 'store', 'final', 'model.safetensors'))).toBe(ref);
-  });
+      const s2 = await soupRun(cwd, OPTIONS, argv, env);
+      expect(s2.code, s2.stderr).toBe(0);
+      // Resumed, always: from checkpoint-10, or from checkpoint-20 when its upload had completed and verifies.
+      const resumed = /pulled ckpt\/checkpoint-(\d+) \(step \d+, \d+ files, every sha256 checked\)/.exec(s2.stdout);
+      expect(resumed, s2.stdout).not.toBeNull();
+      expect([10, 20]).toContain(Number(resumed![1]));
+      expect(s2.stdout).toMatch(/run complete: pushed final\//);
+      expect(sha256File(join(cwd, 'store', 'final', 'model.safetensors'))).toBe(ref);
+    },
+  );
 
-  it('a trainer that crashes mid-save: the half-written folder is never pushed, its exit code passes through', async () => {
-    const cwd = useTempDir('soup-run-crash-');
-    const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '100', SOUP_EXAMPLE_FAULT: 'crash-mid-save:20' });
-    const r = await soupRun(cwd, OPTIONS, ARGV, env);
-    expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(
-      /soup: the trainer failed with exit code 3: RuntimeError: simulated crash while writing .*checkpoint-20\/optimizer\.safetensors; .*no final pushed/,
-    );
-    expect(existsSync(join(cwd, 'out', 'checkpoint-20', 'model.safetensors'))).toBe(true); // the half-written folder is there…
-    expect(storeSteps(cwd)).not.toContain(20); // …and never left the machine
-    expect(pointerOf(join(cwd, 'store'))?.step ?? 10).toBe(10);
+  it(
+    'a trainer that crashes mid-save: the half-written folder is never pushed, its exit code passes ' + 'through',
+    async () => {
+      const cwd = useTempDir('soup-run-crash-');
+      const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '100', SOUP_EXAMPLE_FAULT: 'crash-mid-save:20' });
+      const r = await soupRun(cwd, OPTIONS, ARGV, env);
+      expect(r.code).toBe(3);
+      expect(r.stderr).toMatch(
+        /soup: the trainer failed with exit code 3: RuntimeError: simulated crash while writing .*checkpoint-20\/optimizer\.safetensors; .*no final pushed/,
+      );
+      // the half-written folder is there…
+      expect(existsSync(join(cwd, 'out', 'checkpoint-20', 'model.safetensors'))).toBe(true);
+      expect(storeSteps(cwd)).not.toContain(20); // …and never left the machine
+      expect(pointerOf(join(cwd, 'store'))?.step ?? 10).toBe(10);
 
-    // The next session (no fault) continues from step 10 and overwrites the broken folder.
-    const s2 = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));
-    expect(s2.code, s2.stderr).toBe(0);
-    expect(sha256File(join(cwd, 'store', 'final', 'model.safetensors'))).toBe(reference);
-  });
+      // The next session (no fault) continues from step 10 and overwrites the broken folder.
+      const s2 = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));
+      expect(s2.code, s2.stderr).toBe(0);
+      expect(sha256File(join(cwd, 'store', 'final', 'model.safetensors'))).toBe(reference);
+    },
+  );
 
   it('a trainer that ignores SIGTERM is killed after --grace and the last complete checkpoint is pushed', async () => {
     const cwd = useTempDir('soup-run-grace-');
@@ -144,27 +152,31 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     expect(alive()).toBe(false);
   });
 
-  it('a corrupted newest checkpoint: the next session falls back to an older one, says which, and ends bit-identical', async () => {
-    const cwd = useTempDir('soup-run-corrupt-');
-    const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '100' });
-    const s1 = await soupRun(cwd, [...OPTIONS, '--time-limit', '4s'], ARGV, env);
-    expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
-    const steps = storeSteps(cwd);
-    expect(steps.length, `${s1.stdout}\n${s1.stderr}`).toBeGreaterThanOrEqual(2);
-    const newest = steps.at(-1)!;
-    const older = steps.at(-2)!;
-    const model = join(cwd, 'store', 'ckpt', `checkpoint-${newest}`, 'model.safetensors');
-    const bytes = readFileSync(model);
-    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] ?? 0) ^ 0xff; // same size, one flipped byte
-    writeFileSync(model, bytes);
+  it(
+    'a corrupted newest checkpoint: the next session falls back to an older one, says which, and ends ' +
+      'bit-identical',
+    async () => {
+      const cwd = useTempDir('soup-run-corrupt-');
+      const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '100' });
+      const s1 = await soupRun(cwd, [...OPTIONS, '--time-limit', '4s'], ARGV, env);
+      expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
+      const steps = storeSteps(cwd);
+      expect(steps.length, `${s1.stdout}\n${s1.stderr}`).toBeGreaterThanOrEqual(2);
+      const newest = steps.at(-1)!;
+      const older = steps.at(-2)!;
+      const model = join(cwd, 'store', 'ckpt', `checkpoint-${newest}`, 'model.safetensors');
+      const bytes = readFileSync(model);
+      bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] ?? 0) ^ 0xff; // same size, one flipped byte
+      writeFileSync(model, bytes);
 
-    const s2 = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));
-    expect(s2.code, s2.stderr).toBe(0);
-    expect(s2.stderr).toContain(`falling back to ckpt/checkpoint-${older} (step ${older})`);
-    expect(s2.stderr).toContain(`ckpt/checkpoint-${newest} (step ${newest}) does not verify or pull cleanly`);
-    expect(s2.stdout).toContain(`trainer: resumed from ${join(cwd, 'out', `checkpoint-${older}`)} at step ${older}`);
-    expect(sha256File(join(cwd, 'store', 'final', 'model.safetensors'))).toBe(reference);
-  });
+      const s2 = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));
+      expect(s2.code, s2.stderr).toBe(0);
+      expect(s2.stderr).toContain(`falling back to ckpt/checkpoint-${older} (step ${older})`);
+      expect(s2.stderr).toContain(`ckpt/checkpoint-${newest} (step ${newest}) does not verify or pull cleanly`);
+      expect(s2.stdout).toContain(`trainer: resumed from ${join(cwd, 'out', `checkpoint-${older}`)} at step ${older}`);
+      expect(sha256File(join(cwd, 'store', 'final', 'model.safetensors'))).toBe(reference);
+    },
+  );
 
   it('a trainer that exits non-zero: its code and error pass through, and no final is pushed', async () => {
     const cwd = useTempDir('soup-run-fail-');
@@ -185,54 +197,62 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
     expect(Math.max(-1, ...storeSteps(cwd))).toBeLessThanOrEqual(20);
   });
 
-  it('a trainer signalled from outside (SLURM signals the whole job) counts as the session ending, not a failure', async () => {
-    const cwd = useTempDir('soup-run-outside-');
-    const script = [
-      "const fs = require('node:fs'), path = require('node:path');",
-      "const dir = path.join(process.env.SOUP_OUTPUT_DIR, 'checkpoint-5');",
-      "fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(path.join(dir, 'model.bin'), 'weights'); fs.writeFileSync(path.join(dir, 'trainer_state.json'), '{\"global_step\":5}');",
-      "setTimeout(() => process.kill(process.pid, 'SIGTERM'), 1500);",
-    ].join('\n');
-    const r = await soupRun(
-      cwd,
-      ['--repo', 'file://store', '--output-dir', 'out', '--settle', '200ms', '--poll', '100ms'],
-      [process.execPath, '-e', script],
-      soupEnv(cwd),
-    );
-    expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
-    expect(r.stdout).toContain('segment saved (the trainer got SIGTERM from outside): step 5 is saved');
-    expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 5, terminal: false });
-  });
+  it(
+    'a trainer signalled from outside (SLURM signals the whole job) counts as the session ending, not ' + 'a failure',
+    async () => {
+      const cwd = useTempDir('soup-run-outside-');
+      const script = [
+        "const fs = require('node:fs'), path = require('node:path');",
+        "const dir = path.join(process.env.SOUP_OUTPUT_DIR, 'checkpoint-5');",
+        "fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(path.join(dir, 'model.bin'), 'weights'); " +
+          "fs.writeFileSync(path.join(dir, 'trainer_state.json'), '{\"global_step\":5}');",
+        "setTimeout(() => process.kill(process.pid, 'SIGTERM'), 1500);",
+      ].join('\n');
+      const r = await soupRun(
+        cwd,
+        ['--repo', 'file://store', '--output-dir', 'out', '--settle', '200ms', '--poll', '100ms'],
+        [process.execPath, '-e', script],
+        soupEnv(cwd),
+      );
+      expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
+      expect(r.stdout).toContain('segment saved (the trainer got SIGTERM from outside): step 5 is saved');
+      expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 5, terminal: false });
+    },
+  );
 
-  it('a store whose run never pushed a checkpoint is taken over by a changed command (nothing to protect)', async () => {
-    const cwd = useTempDir('soup-run-typo-');
-    const opts = ['--repo', 'file://store', '--output-dir', 'out'];
-    const typo = await soupRun(
-      cwd,
-      opts,
-      [process.execPath, '-e', "console.error('SyntaxError: typo'); process.exit(2)"],
-      soupEnv(cwd),
-    );
-    expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain(
-      'the trainer failed with exit code 2: SyntaxError: typo; no checkpoint was pushed; no final pushed',
-    );
-    const fixed = await soupRun(
-      cwd,
-      opts,
-      [
-        process.execPath,
-        '-e',
-        "const fs = require('node:fs'); fs.mkdirSync(process.env.SOUP_OUTPUT_DIR, { recursive: true }); fs.writeFileSync(process.env.SOUP_OUTPUT_DIR + '/model.bin', 'w')",
-      ],
-      soupEnv(cwd),
-    );
-    expect(fixed.code, fixed.stderr).toBe(0);
-    expect(fixed.stdout).toMatch(
-      /holds no checkpoint of run soup-run-[0-9a-f]{20} \(trainer command differs at argument 3: .*\): starting run soup-run-[0-9a-f]{20} there/,
-    );
-    expect(fixed.stdout).toContain('run complete: pushed final/ (1 file from out, step 0, verified)');
-  });
+  it(
+    'a store whose run never pushed a checkpoint is taken over by a changed command (nothing to ' + 'protect)',
+    async () => {
+      const cwd = useTempDir('soup-run-typo-');
+      const opts = ['--repo', 'file://store', '--output-dir', 'out'];
+      const typo = await soupRun(
+        cwd,
+        opts,
+        [process.execPath, '-e', "console.error('SyntaxError: typo'); process.exit(2)"],
+        soupEnv(cwd),
+      );
+      expect(typo.code).toBe(2);
+      expect(typo.stderr).toContain(
+        'the trainer failed with exit code 2: SyntaxError: typo; no checkpoint was pushed; no final pushed',
+      );
+      const fixed = await soupRun(
+        cwd,
+        opts,
+        [
+          process.execPath,
+          '-e',
+          "const fs = require('node:fs'); fs.mkdirSync(process.env.SOUP_OUTPUT_DIR, { recursive: true }); " +
+            "fs.writeFileSync(process.env.SOUP_OUTPUT_DIR + '/model.bin', 'w')",
+        ],
+        soupEnv(cwd),
+      );
+      expect(fixed.code, fixed.stderr).toBe(0);
+      expect(fixed.stdout).toMatch(
+        /holds no checkpoint of run soup-run-[0-9a-f]{20} \(trainer command differs at argument 3: .*\): starting run soup-run-[0-9a-f]{20} there/,
+      );
+      expect(fixed.stdout).toContain('run complete: pushed final/ (1 file from out, step 0, verified)');
+    },
+  );
 
   it('a changed --fingerprint file is refused naming it; --resume force continues and says so', async () => {
     const cwd = useTempDir('soup-run-stale-');

@@ -91,7 +91,8 @@ async function twoSessions(p: {
   const s2 = await soupRun(cwd, FILE_OPTIONS, p.argv, p.env);
   expect(s2.code, s2.stderr).toBe(0);
   expect(s2.stdout).toContain(
-    `trainer: resumed from ${join(cwd, 'out', `checkpoint-${saved!.step}`, `epoch=0-step=${saved!.step}.ckpt`)} at step ${saved!.step}`,
+    `trainer: resumed from ${join(cwd, 'out', `checkpoint-${saved!.step}`, `epoch=0-step=${saved!.step}.ckpt`)}` +
+      ` at step ${saved!.step}`,
   );
   expect(s2.stdout).toMatch(/run complete: pushed final\/ .*step 60, verified\) with a terminal pointer/);
   expect(readdirSync(join(cwd, 'store', 'final'))).toContain('epoch=0-step=60.ckpt');
@@ -105,24 +106,28 @@ if (missing)
   );
 
 describe('[slow] soup run with file checkpoints (Lightning layout)', { timeout: 400_000 }, () => {
-  it('Node twin: session 1 pushes epoch=0-step=N.ckpt, session 2 resumes from the file on an empty disk, final bit-identical', async () => {
-    const cwd = useTempDir('soup-run-files-');
-    const argv = [
-      process.execPath,
-      NODE_TRAINER,
-      '--output_dir',
-      '{output_dir}',
-      '--max_steps',
-      '{max_steps}',
-      '--save_steps',
-      '10',
-      '--checkpoint_format',
-      'file',
-      '--resume_from_checkpoint',
-      '{resume_from}',
-    ];
-    await twoSessions({ argv, cwd, env: soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '80' }), modelSha: nodeModelSha });
-  });
+  it(
+    'Node twin: session 1 pushes epoch=0-step=N.ckpt, session 2 resumes from the file on an empty ' +
+      'disk, final bit-identical',
+    async () => {
+      const cwd = useTempDir('soup-run-files-');
+      const argv = [
+        process.execPath,
+        NODE_TRAINER,
+        '--output_dir',
+        '{output_dir}',
+        '--max_steps',
+        '{max_steps}',
+        '--save_steps',
+        '10',
+        '--checkpoint_format',
+        'file',
+        '--resume_from_checkpoint',
+        '{resume_from}',
+      ];
+      await twoSessions({ argv, cwd, env: soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '80' }), modelSha: nodeModelSha });
+    },
+  );
 
   it.skipIf(missing !== null)(
     'PyTorch twin: torch.save .ckpt files, two sessions, final weights bit-identical',
@@ -151,7 +156,8 @@ describe('[slow] soup run with file checkpoints (Lightning layout)', { timeout: 
       };
       const modelSha = async (file: string): Promise<string> => {
         const code =
-          'import sys, hashlib, torch\ns = torch.load(sys.argv[1])["model"]\nh = hashlib.sha256()\nfor k in sorted(s): h.update(k.encode()); h.update(s[k].contiguous().numpy().tobytes())\nprint(h.hexdigest())';
+          'import sys, hashlib, torch\ns = torch.load(sys.argv[1])["model"]\nh = hashlib.sha256()\nfor k in ' +
+          'sorted(s): h.update(k.encode()); h.update(s[k].contiguous().numpy().tobytes())\nprint(h.hexdigest())';
         const r = await runProcess(PYTHON, ['-c', code, file], { timeoutMs: 120_000 });
         expect(r.code, r.stderr).toBe(0);
         return r.stdout.trim();

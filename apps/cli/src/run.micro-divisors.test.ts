@@ -29,71 +29,75 @@ const ARGV = [process.execPath, 'micro.mjs', '{micro_batch_size}', '{grad_accum}
 const tried = (out: string): number[] => [...out.matchAll(/^\s+batch\s+(\d+)\s/gm)].map((m) => Number(m[1]));
 
 describe('[slow] divisors of G / world size: soup run and soup probe --exec', { timeout: 300_000 }, () => {
-  it('soup run: G = 24, capacity 10 → m = 8, a = 3 in {micro_batch_size} {grad_accum} ({batch_size} and the env vars too); G = 48 on 2 ranks → 8 × 3 × 2', async () => {
-    const { cwd, env } = setup(10);
-    const r = await soupRun(
-      cwd,
-      [
-        '--repo',
-        'file://store',
-        '--global-batch-size',
-        '24',
-        '--budget',
-        '2GiB',
-        '--settle',
-        '300ms',
-        '--probe',
-        PROBE,
-      ],
-      [...ARGV, '{batch_size}'],
-      env,
-    );
-    expect(r.code, r.stderr).toBe(0);
-    expect(tried(r.stdout + r.stderr).every((b) => 24 % b === 0)).toBe(true);
-    expect(tried(r.stdout + r.stderr)).toContain(12);
-    expect(r.stdout).toContain('micro 8 × 3 = 24 (probe)');
-    expect(runJsonOf(r.stdout)).toMatchObject({
-      batch_size: 24,
-      micro_batch_size: 8,
-      grad_accum: 3,
-      micro_batch: '8 × 3 = 24',
-      batch_source: 'probe',
-    });
-    expect(readJson(join(cwd, 'output', 'result.json'))).toEqual({
-      m: 8,
-      a: 3,
-      env: { SOUP_MICRO_BATCH_SIZE: '8', SOUP_GRAD_ACCUM: '3', SOUP_BATCH_SIZE: '8' },
-    });
+  it(
+    'soup run: G = 24, capacity 10 → m = 8, a = 3 in {micro_batch_size} {grad_accum} ({batch_size} ' +
+      'and the env vars too); G = 48 on 2 ranks → 8 × 3 × 2',
+    async () => {
+      const { cwd, env } = setup(10);
+      const r = await soupRun(
+        cwd,
+        [
+          '--repo',
+          'file://store',
+          '--global-batch-size',
+          '24',
+          '--budget',
+          '2GiB',
+          '--settle',
+          '300ms',
+          '--probe',
+          PROBE,
+        ],
+        [...ARGV, '{batch_size}'],
+        env,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(tried(r.stdout + r.stderr).every((b) => 24 % b === 0)).toBe(true);
+      expect(tried(r.stdout + r.stderr)).toContain(12);
+      expect(r.stdout).toContain('micro 8 × 3 = 24 (probe)');
+      expect(runJsonOf(r.stdout)).toMatchObject({
+        batch_size: 24,
+        micro_batch_size: 8,
+        grad_accum: 3,
+        micro_batch: '8 × 3 = 24',
+        batch_source: 'probe',
+      });
+      expect(readJson(join(cwd, 'output', 'result.json'))).toEqual({
+        m: 8,
+        a: 3,
+        env: { SOUP_MICRO_BATCH_SIZE: '8', SOUP_GRAD_ACCUM: '3', SOUP_BATCH_SIZE: '8' },
+      });
 
-    const two = setup(10);
-    const r2 = await soupRun(
-      two.cwd,
-      [
-        '--repo',
-        'file://store',
-        '--global-batch-size',
-        '48',
-        '--world-size',
-        '2',
-        '--budget',
-        '2GiB',
-        '--settle',
-        '300ms',
-        '--probe',
-        PROBE,
-      ],
-      ARGV,
-      two.env,
-    );
-    expect(r2.code, r2.stderr).toBe(0);
-    expect(tried(r2.stdout + r2.stderr).every((b) => 24 % b === 0)).toBe(true);
-    expect(runJsonOf(r2.stdout)).toMatchObject({
-      batch_size: 48,
-      micro_batch_size: 8,
-      grad_accum: 3,
-      micro_batch: '8 × 3 × 2 ranks = 48',
-    });
-  });
+      const two = setup(10);
+      const r2 = await soupRun(
+        two.cwd,
+        [
+          '--repo',
+          'file://store',
+          '--global-batch-size',
+          '48',
+          '--world-size',
+          '2',
+          '--budget',
+          '2GiB',
+          '--settle',
+          '300ms',
+          '--probe',
+          PROBE,
+        ],
+        ARGV,
+        two.env,
+      );
+      expect(r2.code, r2.stderr).toBe(0);
+      expect(tried(r2.stdout + r2.stderr).every((b) => 24 % b === 0)).toBe(true);
+      expect(runJsonOf(r2.stdout)).toMatchObject({
+        batch_size: 48,
+        micro_batch_size: 8,
+        grad_accum: 3,
+        micro_batch: '8 × 3 × 2 ranks = 48',
+      });
+    },
+  );
 
   it('soup run: G = 7, capacity 3 → m = 1, a = 7, with a warning naming the divisor that did not fit', async () => {
     const { cwd, env } = setup(3);
@@ -112,107 +116,117 @@ describe('[slow] divisors of G / world size: soup run and soup probe --exec', { 
     expect(readJson(join(cwd, 'output', 'result.json'))).toMatchObject({ m: 1, a: 7 });
   });
 
-  it('soup probe --exec answers m, never G: G = 24 capacity 10 → 8 (a = 3); G = 7 capacity 3 → 1 with the warning', async () => {
-    const { cwd, env } = setup(10);
-    const probe = (G: number, e: NodeJS.ProcessEnv) =>
-      runNode([SOUP_BIN, 'probe', '--exec', PROBE, '--global-batch-size', String(G), '--budget', '2GiB', '--json'], {
-        cwd,
-        env: e,
-        timeoutMs: 120_000,
-      });
-    const r = await probe(24, env);
-    expect(r.code, r.stderr).toBe(0);
-    const j = JSON.parse(r.stdout) as {
-      batch_size: number;
-      micro_batch_size: number;
-      grad_accum: number;
-      global_batch_size: number;
-      trials: { batch_size: number }[];
-    };
-    expect(j).toMatchObject({ batch_size: 8, micro_batch_size: 8, grad_accum: 3, global_batch_size: 24 });
-    expect(j.trials.map((t) => t.batch_size).every((b) => 24 % b === 0)).toBe(true);
-    const seven = await probe(7, { ...env, CAP: '3' });
-    expect(seven.code, seven.stderr).toBe(0);
-    expect(JSON.parse(seven.stdout)).toMatchObject({ micro_batch_size: 1, grad_accum: 7 });
-    expect(seven.stderr).toMatch(
-      /micro-batch 1: no larger divisor of --global-batch-size 7 fits this device \(the next, 7, did not\)/,
-    );
-  });
+  it(
+    'soup probe --exec answers m, never G: G = 24 capacity 10 → 8 (a = 3); G = 7 capacity 3 → 1 with ' + 'the warning',
+    async () => {
+      const { cwd, env } = setup(10);
+      const probe = (G: number, e: NodeJS.ProcessEnv) =>
+        runNode([SOUP_BIN, 'probe', '--exec', PROBE, '--global-batch-size', String(G), '--budget', '2GiB', '--json'], {
+          cwd,
+          env: e,
+          timeoutMs: 120_000,
+        });
+      const r = await probe(24, env);
+      expect(r.code, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout) as {
+        batch_size: number;
+        micro_batch_size: number;
+        grad_accum: number;
+        global_batch_size: number;
+        trials: { batch_size: number }[];
+      };
+      expect(j).toMatchObject({ batch_size: 8, micro_batch_size: 8, grad_accum: 3, global_batch_size: 24 });
+      expect(j.trials.map((t) => t.batch_size).every((b) => 24 % b === 0)).toBe(true);
+      const seven = await probe(7, { ...env, CAP: '3' });
+      expect(seven.code, seven.stderr).toBe(0);
+      expect(JSON.parse(seven.stdout)).toMatchObject({ micro_batch_size: 1, grad_accum: 7 });
+      expect(seven.stderr).toMatch(
+        /micro-batch 1: no larger divisor of --global-batch-size 7 fits this device \(the next, 7, did not\)/,
+      );
+    },
+  );
 
-  it('--headroom 50%: a micro-batch whose measured peak is above half the budget is refused (probe --exec and soup run)', async () => {
-    const cwd = useTempDir('soup-run-headroom-');
-    // A trainer holding m × 40 MiB for a moment: m = 16 peaks near 680 MiB, m = 8 near 360 MiB.
-    writeFileSync(
-      join(cwd, 'alloc.mjs'),
-      `const b = Buffer.alloc(Number(process.argv[2]) * 40 * 1024 * 1024, 1);\nsetTimeout(() => console.log(b.length), 400);\n`,
-    );
-    const probe = `${process.execPath} alloc.mjs {micro_batch_size}`;
-    const env = soupEnv(cwd);
-    const exec = (extra: string[]) =>
-      runNode(
+  it(
+    '--headroom 50%: a micro-batch whose measured peak is above half the budget is refused (probe ' +
+      '--exec and soup run)',
+    async () => {
+      const cwd = useTempDir('soup-run-headroom-');
+      // A trainer holding m × 40 MiB for a moment: m = 16 peaks near 680 MiB, m = 8 near 360 MiB.
+      writeFileSync(
+        join(cwd, 'alloc.mjs'),
+        `const b = Buffer.alloc(Number(process.argv[2]) * 40 * 1024 * 1024, 1);\nsetTimeout(() => ` +
+          `console.log(b.length), 400);\n`,
+      );
+      const probe = `${process.execPath} alloc.mjs {micro_batch_size}`;
+      const env = soupEnv(cwd);
+      const exec = (extra: string[]) =>
+        runNode(
+          [
+            SOUP_BIN,
+            'probe',
+            '--exec',
+            probe,
+            '--global-batch-size',
+            '16',
+            '--budget',
+            '1000MiB',
+            '--no-cache',
+            '--json',
+            ...extra,
+          ],
+          { cwd, env, timeoutMs: 120_000 },
+        );
+      const plain = await exec([]);
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(JSON.parse(plain.stdout)).toMatchObject({ micro_batch_size: 16, grad_accum: 1 });
+      const held = await exec(['--headroom', '50%']);
+      expect(held.code, held.stderr).toBe(0);
+      const j = JSON.parse(held.stdout) as {
+        micro_batch_size: number;
+        trials: { batch_size: number; result: string; detail: string | null }[];
+      };
+      expect(j.micro_batch_size).toBe(8);
+      expect(j.trials.find((t) => t.batch_size === 16)).toMatchObject({
+        result: 'not-fit',
+        detail: expect.stringMatching(/above 50 % of the budget .*\(headroom 50 %\)/),
+      });
+      const run = await soupRun(
+        cwd,
         [
-          SOUP_BIN,
-          'probe',
-          '--exec',
-          probe,
+          '--repo',
+          'file://store',
           '--global-batch-size',
           '16',
           '--budget',
           '1000MiB',
+          '--headroom',
+          '50%',
           '--no-cache',
-          '--json',
-          ...extra,
+          '--settle',
+          '300ms',
+          '--probe',
+          probe,
         ],
-        { cwd, env, timeoutMs: 120_000 },
+        [
+          process.execPath,
+          '-e',
+          'require("fs").mkdirSync(process.argv[1], {recursive: true}); require("fs").writeFileSync(process.argv[1] ' +
+            '+ "/model.safetensors", "x")',
+          '{output_dir}',
+        ],
+        env,
       );
-    const plain = await exec([]);
-    expect(plain.code, plain.stderr).toBe(0);
-    expect(JSON.parse(plain.stdout)).toMatchObject({ micro_batch_size: 16, grad_accum: 1 });
-    const held = await exec(['--headroom', '50%']);
-    expect(held.code, held.stderr).toBe(0);
-    const j = JSON.parse(held.stdout) as {
-      micro_batch_size: number;
-      trials: { batch_size: number; result: string; detail: string | null }[];
-    };
-    expect(j.micro_batch_size).toBe(8);
-    expect(j.trials.find((t) => t.batch_size === 16)).toMatchObject({
-      result: 'not-fit',
-      detail: expect.stringMatching(/above 50 % of the budget .*\(headroom 50 %\)/),
-    });
-    const run = await soupRun(
-      cwd,
-      [
-        '--repo',
-        'file://store',
-        '--global-batch-size',
-        '16',
-        '--budget',
-        '1000MiB',
-        '--headroom',
-        '50%',
-        '--no-cache',
-        '--settle',
-        '300ms',
-        '--probe',
-        probe,
-      ],
-      [
-        process.execPath,
-        '-e',
-        'require("fs").mkdirSync(process.argv[1], {recursive: true}); require("fs").writeFileSync(process.argv[1] + "/model.safetensors", "x")',
-        '{output_dir}',
-      ],
-      env,
-    );
-    expect(run.code, run.stderr).toBe(0);
-    expect(runJsonOf(run.stdout)).toMatchObject({ micro_batch_size: 8, grad_accum: 2 });
-  });
+      expect(run.code, run.stderr).toBe(0);
+      expect(runJsonOf(run.stdout)).toMatchObject({ micro_batch_size: 8, grad_accum: 2 });
+    },
+  );
 
   it('no divisor fits: says so, naming the largest size that fit (refused only by --headroom), exit 7', async () => {
     const cwd = useTempDir('soup-run-headroom-');
     writeFileSync(
       join(cwd, 'alloc.mjs'),
-      `const b = Buffer.alloc(Number(process.argv[2]) * 40 * 1024 * 1024, 1);\nsetTimeout(() => console.log(b.length), 400);\n`,
+      `const b = Buffer.alloc(Number(process.argv[2]) * 40 * 1024 * 1024, 1);\nsetTimeout(() => ` +
+        `console.log(b.length), 400);\n`,
     );
     const r = await runNode(
       [

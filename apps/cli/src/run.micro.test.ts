@@ -33,7 +33,8 @@ interface RunJson {
 const missing = await torchMissing();
 if (missing)
   process.stdout.write(
-    `run.micro.test.ts: the PyTorch twin is skipped: ${missing} (Debian: apt-get install -y python3-torch, or set PYTHON)\n`,
+    `run.micro.test.ts: the PyTorch twin is skipped: ${missing} (Debian: apt-get install -y python3-torch, or set ` +
+      `PYTHON)\n`,
   );
 
 const TWINS = [
@@ -105,7 +106,8 @@ const PEER = { OPENBLAS_CORETYPE: undefined, OPENBLAS_L2_SIZE: undefined };
 describe('[slow] soup run --global-batch-size: a device that shrinks mid-run', { timeout: 600_000 }, () => {
   for (const twin of TWINS) {
     it.skipIf(twin.skip !== null)(
-      `${twin.name}: one session, one step-down 32 × 1 → 16 × 2 at step 6, weights of an uninterrupted 16 × 2 run, soup_run.json and the cache lowered`,
+      `${twin.name}: one session, one step-down 32 × 1 → 16 × 2 at step 6, weights of an uninterrupted 16 × 2 ` +
+        `run, soup_run.json and the cache lowered`,
       async () => {
         const cwd = useTempDir('soup-run-micro-');
         const argv = argvOf(twin.cmd, 12);
@@ -171,35 +173,39 @@ describe('[slow] soup run --global-batch-size: a device that shrinks mid-run', {
     );
   }
 
-  it('a later session on a smaller device keeps G with its own m ("micro 8 × 4 = 32 (was 32 × 1 last session)"); a changed G is refused as another run', async () => {
-    const cwd = useTempDir('soup-run-micro-');
-    const cmd = [process.execPath, NODE_TRAINER];
-    const argv = argvOf(cmd, 12);
-    const options = [...OPTIONS, '--horizon', '12', '--probe', probeOf(cmd)];
-    // Session 1: the whole device; the trainer is stopped at step 4 (a scheduler's SIGTERM): a segment.
-    const s1 = await soupRun(cwd, options, argv, soupEnv(cwd, { SOUP_EXAMPLE_FAULT: 'stop-at:4' }));
-    expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
-    expect(runJsonOf<RunJson>(s1.stdout)).toMatchObject({ micro_batch_size: 32, grad_accum: 1, oom_step_downs: [] });
-    // Session 2: a device that holds 8 (its own probe: the cache answer is another device's).
-    const s2 = await soupRun(cwd, [...options, '--no-cache'], argv, soupEnv(cwd, { SOUP_EXAMPLE_CAPACITY: '8' }));
-    expect(s2.code, s2.stderr).toBe(0);
-    expect(s2.stdout).toContain('micro 8 × 4 = 32 (was 32 × 1 last session) (probe)');
-    expect(s2.stdout).toMatch(/trainer: resumed from .*checkpoint-4 at step 4, batch 8 × 4 accumulated/);
-    const record = readJson<{
-      sessions: { micro_batch_size: number; grad_accum: number; start_step: number | null }[];
-    }>(join(cwd, 'store', 'soup_run.json'));
-    expect(record.sessions.map((s) => [s.start_step, s.micro_batch_size, s.grad_accum])).toEqual([
-      [null, 32, 1],
-      [4, 8, 4],
-    ]);
-    // A changed G is another run: refused, naming the change.
-    const s3 = await soupRun(
-      cwd,
-      [...options.map((o) => (o === '32' ? '64' : o)), '--resume', 'auto'],
-      argv,
-      soupEnv(cwd),
-    );
-    expect(s3.code).toBe(EXIT_CODES.resume);
-    expect(s3.stderr).toContain('--global-batch-size differs: 32 → 64');
-  });
+  it(
+    'a later session on a smaller device keeps G with its own m ("micro 8 × 4 = 32 (was 32 × 1 last ' +
+      'session)"); a changed G is refused as another run',
+    async () => {
+      const cwd = useTempDir('soup-run-micro-');
+      const cmd = [process.execPath, NODE_TRAINER];
+      const argv = argvOf(cmd, 12);
+      const options = [...OPTIONS, '--horizon', '12', '--probe', probeOf(cmd)];
+      // Session 1: the whole device; the trainer is stopped at step 4 (a scheduler's SIGTERM): a segment.
+      const s1 = await soupRun(cwd, options, argv, soupEnv(cwd, { SOUP_EXAMPLE_FAULT: 'stop-at:4' }));
+      expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
+      expect(runJsonOf<RunJson>(s1.stdout)).toMatchObject({ micro_batch_size: 32, grad_accum: 1, oom_step_downs: [] });
+      // Session 2: a device that holds 8 (its own probe: the cache answer is another device's).
+      const s2 = await soupRun(cwd, [...options, '--no-cache'], argv, soupEnv(cwd, { SOUP_EXAMPLE_CAPACITY: '8' }));
+      expect(s2.code, s2.stderr).toBe(0);
+      expect(s2.stdout).toContain('micro 8 × 4 = 32 (was 32 × 1 last session) (probe)');
+      expect(s2.stdout).toMatch(/trainer: resumed from .*checkpoint-4 at step 4, batch 8 × 4 accumulated/);
+      const record = readJson<{
+        sessions: { micro_batch_size: number; grad_accum: number; start_step: number | null }[];
+      }>(join(cwd, 'store', 'soup_run.json'));
+      expect(record.sessions.map((s) => [s.start_step, s.micro_batch_size, s.grad_accum])).toEqual([
+        [null, 32, 1],
+        [4, 8, 4],
+      ]);
+      // A changed G is another run: refused, naming the change.
+      const s3 = await soupRun(
+        cwd,
+        [...options.map((o) => (o === '32' ? '64' : o)), '--resume', 'auto'],
+        argv,
+        soupEnv(cwd),
+      );
+      expect(s3.code).toBe(EXIT_CODES.resume);
+      expect(s3.stderr).toContain('--global-batch-size differs: 32 → 64');
+    },
+  );
 });

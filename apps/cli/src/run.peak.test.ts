@@ -25,95 +25,104 @@ interface Memory {
 }
 
 describe('[slow] soup run: the peak over the whole run', { timeout: 300_000 }, () => {
-  it('an eval pass above the one-step peak: reported with its step, budget and headroom; --max-memory warns once naming step 8', async () => {
-    const cwd = useTempDir('soup-run-peak-');
-    const cmd = [process.execPath, NODE_TRAINER];
-    const argv = [
-      ...cmd,
-      '--output_dir',
-      '{output_dir}',
-      '--per_device_train_batch_size',
-      '{micro_batch_size}',
-      '--gradient_accumulation_steps',
-      '{grad_accum}',
-      '--max_steps',
-      '12',
-      '--save_steps',
-      '4',
-      '--resume_from_checkpoint',
-      '{resume_from}',
-    ];
-    const probe = [
-      ...cmd,
-      '--output_dir',
-      'probe-out',
-      '--per_device_train_batch_size',
-      '{micro_batch_size}',
-      '--max_steps',
-      '1',
-      '--save_steps',
-      '0',
-    ].join(' ');
-    const env = soupEnv(cwd, { SOUP_EXAMPLE_EVAL_MEMORY: '8:400' });
-    const r = await soupRun(
-      cwd,
-      [
-        '--repo',
-        'file://store',
-        '--global-batch-size',
-        '16',
-        '--budget',
-        '6GiB',
-        '--max-memory',
-        '300MiB',
-        '--settle',
-        '500ms',
-        '--probe',
-        probe,
-      ],
-      argv,
-      env,
-    );
-    expect(r.code, r.stderr).toBe(0);
-    // The probe's one step stays far below the eval pass.
-    const trialPeaks = [...(r.stdout + r.stderr).matchAll(/^\s+batch\s+\d+\s+fits\s+peak ([\d.]+) MiB/gm)].map((m) =>
-      Number(m[1]),
-    );
-    expect(trialPeaks.length).toBeGreaterThan(0);
-    expect(Math.max(...trialPeaks)).toBeLessThan(300);
+  it(
+    'an eval pass above the one-step peak: reported with its step, budget and headroom; --max-memory ' +
+      'warns once naming step 8',
+    async () => {
+      const cwd = useTempDir('soup-run-peak-');
+      const cmd = [process.execPath, NODE_TRAINER];
+      const argv = [
+        ...cmd,
+        '--output_dir',
+        '{output_dir}',
+        '--per_device_train_batch_size',
+        '{micro_batch_size}',
+        '--gradient_accumulation_steps',
+        '{grad_accum}',
+        '--max_steps',
+        '12',
+        '--save_steps',
+        '4',
+        '--resume_from_checkpoint',
+        '{resume_from}',
+      ];
+      const probe = [
+        ...cmd,
+        '--output_dir',
+        'probe-out',
+        '--per_device_train_batch_size',
+        '{micro_batch_size}',
+        '--max_steps',
+        '1',
+        '--save_steps',
+        '0',
+      ].join(' ');
+      const env = soupEnv(cwd, { SOUP_EXAMPLE_EVAL_MEMORY: '8:400' });
+      const r = await soupRun(
+        cwd,
+        [
+          '--repo',
+          'file://store',
+          '--global-batch-size',
+          '16',
+          '--budget',
+          '6GiB',
+          '--max-memory',
+          '300MiB',
+          '--settle',
+          '500ms',
+          '--probe',
+          probe,
+        ],
+        argv,
+        env,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      // The probe's one step stays far below the eval pass.
+      const trialPeaks = [...(r.stdout + r.stderr).matchAll(/^\s+batch\s+\d+\s+fits\s+peak ([\d.]+) MiB/gm)].map((m) =>
+        Number(m[1]),
+      );
+      expect(trialPeaks.length).toBeGreaterThan(0);
+      expect(Math.max(...trialPeaks)).toBeLessThan(300);
 
-    const memory = runJsonOf<{ memory: Memory }>(r.stdout).memory;
-    expect(memory).toMatchObject({
-      peak_at: 'step 8',
-      peak_step: 8,
-      budget_bytes: 6 * 2 ** 30,
-      budget_source: 'flag',
-      max_memory_bytes: 300 * MiB,
-      max_memory_passed_at: 'step 8',
-      method: 'tree-rss',
-    });
-    expect(memory.peak_bytes).toBeGreaterThan(400 * MiB);
-    expect(memory.headroom_bytes).toBe(memory.budget_bytes - memory.peak_bytes);
-    expect(r.stdout).toMatch(
-      /memory: session peak [\d.]+ MiB \(the trainer's whole process tree, sum of RSS, sampled\) at step 8; budget 6\.00 GiB \(--budget\), headroom [\d.]+ GiB; passed --max-memory 300 MiB at step 8/,
-    );
-    expect(r.stderr.match(/the trainer's peak passed --max-memory 300 MiB at step 8: /g)).toHaveLength(1);
-    const session = readJson<{
-      sessions: { memory: { peak_step: number; peak_bytes: number; max_memory_passed_step: number } }[];
-    }>(join(cwd, 'store', 'soup_run.json')).sessions[0]!;
-    expect(session.memory).toMatchObject({ peak_step: 8, max_memory_passed_step: 8, peak_bytes: memory.peak_bytes });
-  });
+      const memory = runJsonOf<{ memory: Memory }>(r.stdout).memory;
+      expect(memory).toMatchObject({
+        peak_at: 'step 8',
+        peak_step: 8,
+        budget_bytes: 6 * 2 ** 30,
+        budget_source: 'flag',
+        max_memory_bytes: 300 * MiB,
+        max_memory_passed_at: 'step 8',
+        method: 'tree-rss',
+      });
+      expect(memory.peak_bytes).toBeGreaterThan(400 * MiB);
+      expect(memory.headroom_bytes).toBe(memory.budget_bytes - memory.peak_bytes);
+      expect(r.stdout).toMatch(
+        /memory: session peak [\d.]+ MiB \(the trainer's whole process tree, sum of RSS, sampled\) at step 8; budget 6\.00 GiB \(--budget\), headroom [\d.]+ GiB; passed --max-memory 300 MiB at step 8/,
+      );
+      expect(r.stderr.match(/the trainer's peak passed --max-memory 300 MiB at step 8: /g)).toHaveLength(1);
+      const session = readJson<{
+        sessions: { memory: { peak_step: number; peak_bytes: number; max_memory_passed_step: number } }[];
+      }>(join(cwd, 'store', 'soup_run.json')).sessions[0]!;
+      expect(session.memory).toMatchObject({ peak_step: 8, max_memory_passed_step: 8, peak_bytes: memory.peak_bytes });
+    },
+  );
 
-  it("CUDA (fake nvidia-smi): the GPU memory of the trainer's whole tree (itself and a detached helper) at step 3, against the GPU's memory", async () => {
-    const cwd = useTempDir('soup-run-peak-gpu-');
-    const UUID = 'GPU-aaaa0000-1111-2222-3333-444455556666';
-    const gpus = [`0, ${UUID}, NVIDIA A100-SXM4-80GB, 81920, 80000`];
-    const smi = writeFakeNvidiaSmi(cwd, { gpus, apps: [] });
-    const state = join(cwd, 'fake-smi-state.json');
-    // Each step holds 1000 MiB on the GPU; at step 3 it holds 5000 MiB and a helper it started (own process group) 2000 MiB more.
-    writeFileSync(
-      join(cwd, 'gpu-trainer.cjs'),
-      `const fs = require('fs'); const { spawn } = require('child_process');
+  it(
+    "CUDA (fake nvidia-smi): the GPU memory of the trainer's whole tree (itself and a detached " +
+      "helper) at step 3, against the GPU's memory",
+    async () => {
+      const cwd = useTempDir('soup-run-peak-gpu-');
+      const UUID = 'GPU-aaaa0000-1111-2222-3333-444455556666';
+      const gpus = [`0, ${UUID}, NVIDIA A100-SXM4-80GB, 81920, 80000`];
+      const smi = writeFakeNvidiaSmi(cwd, { gpus, apps: [] });
+      const state = join(cwd, 'fake-smi-state.json');
+      // Each step holds 1000 MiB on the GPU; at step 3 it holds 5000 MiB and a helper it started (own process group)
+      // 2000
+      // MiB more.
+      writeFileSync(
+        join(cwd, 'gpu-trainer.cjs'),
+        `const fs = require('fs'); const { spawn } = require('child_process');
 const put = (apps) => { fs.writeFileSync(${JSON.stringify(state)} + '.tmp', JSON.stringify({ gpus: ${JSON.stringify(gpus)}, apps })); fs.renameSync(${JSON.stringify(state)} + '.tmp', ${JSON.stringify(state)}); };
 const out = process.argv[2];
 (async () => {
@@ -134,28 +143,29 @@ const out = process.argv[2];
   fs.writeFileSync(out + '/model.safetensors', Buffer.alloc(64));
 })();
 `,
-    );
-    const env = soupEnv(cwd, { PATH: `${cwd}:${process.env.PATH}` });
-    expect(smi.path).toBe(join(cwd, 'nvidia-smi'));
-    const r = await soupRun(
-      cwd,
-      ['--repo', 'file://store', '--device', 'cuda', '--max-memory', '90%', '--settle', '300ms'],
-      [process.execPath, 'gpu-trainer.cjs', '{output_dir}'],
-      env,
-    );
-    expect(r.code, r.stderr).toBe(0);
-    const memory = runJsonOf<{ memory: Memory }>(r.stdout).memory;
-    expect(memory).toMatchObject({
-      peak_bytes: 7000 * MiB,
-      peak_at: 'step 3',
-      peak_step: 3,
-      budget_bytes: 80 * 2 ** 30,
-      budget_source: 'device',
-      method: 'cuda-per-process',
-      max_memory_passed_at: null,
-    });
-    expect(r.stdout).toMatch(
-      /memory: session peak 6\.84 GiB \(GPU memory of the trainer's processes, nvidia-smi\) at step 3; budget 80\.0 GiB \(the GPU's memory\), headroom 73\.2 GiB; under --max-memory 72\.0 GiB/,
-    );
-  });
+      );
+      const env = soupEnv(cwd, { PATH: `${cwd}:${process.env.PATH}` });
+      expect(smi.path).toBe(join(cwd, 'nvidia-smi'));
+      const r = await soupRun(
+        cwd,
+        ['--repo', 'file://store', '--device', 'cuda', '--max-memory', '90%', '--settle', '300ms'],
+        [process.execPath, 'gpu-trainer.cjs', '{output_dir}'],
+        env,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const memory = runJsonOf<{ memory: Memory }>(r.stdout).memory;
+      expect(memory).toMatchObject({
+        peak_bytes: 7000 * MiB,
+        peak_at: 'step 3',
+        peak_step: 3,
+        budget_bytes: 80 * 2 ** 30,
+        budget_source: 'device',
+        method: 'cuda-per-process',
+        max_memory_passed_at: null,
+      });
+      expect(r.stdout).toMatch(
+        /memory: session peak 6\.84 GiB \(GPU memory of the trainer's processes, nvidia-smi\) at step 3; budget 80\.0 GiB \(the GPU's memory\), headroom 73\.2 GiB; under --max-memory 72\.0 GiB/,
+      );
+    },
+  );
 });

@@ -50,32 +50,36 @@ const waitGone = async (pid: number, ms: number): Promise<boolean> => {
   return !alive(pid);
 };
 describe('[slow] soup run: a complete run needs its horizon (case 1)', { timeout: 240_000 }, () => {
-  it('an exit 0 at step 23 of 60 (stopped from outside soup) is a segment: exit 75 naming step and horizon, no final/', async () => {
-    const cwd = useTempDir('soup-run-early-');
-    const r = await soupRun(
-      cwd,
-      [...OPTIONS, '--json'],
-      ARGV,
-      soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '20', SOUP_EXAMPLE_FAULT: 'stop-at:23' }),
-    );
-    expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
-    expect(r.stderr).toContain('the trainer exited 0 at step 23, before its horizon of 60 steps');
-    expect(JSON.parse(r.stdout)).toMatchObject({
-      ok: true,
-      status: 'segment',
-      exit_code: 75,
-      final_step: 23,
-      horizon: 60,
-      session_end: { reason: 'before-horizon' },
-    });
-    expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 23, terminal: false });
-    expect(existsSync(join(cwd, 'store', 'final'))).toBe(false);
-    // The next session continues from 23 and ends the run.
-    const s2 = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));
-    expect(s2.code, s2.stderr).toBe(0);
-    expect(s2.stdout).toContain(`trainer: resumed from ${join(cwd, 'out', 'checkpoint-23')} at step 23`);
-    expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 60, terminal: true });
-  });
+  it(
+    'an exit 0 at step 23 of 60 (stopped from outside soup) is a segment: exit 75 naming step and ' +
+      'horizon, no final/',
+    async () => {
+      const cwd = useTempDir('soup-run-early-');
+      const r = await soupRun(
+        cwd,
+        [...OPTIONS, '--json'],
+        ARGV,
+        soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '20', SOUP_EXAMPLE_FAULT: 'stop-at:23' }),
+      );
+      expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
+      expect(r.stderr).toContain('the trainer exited 0 at step 23, before its horizon of 60 steps');
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        ok: true,
+        status: 'segment',
+        exit_code: 75,
+        final_step: 23,
+        horizon: 60,
+        session_end: { reason: 'before-horizon' },
+      });
+      expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 23, terminal: false });
+      expect(existsSync(join(cwd, 'store', 'final'))).toBe(false);
+      // The next session continues from 23 and ends the run.
+      const s2 = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));
+      expect(s2.code, s2.stderr).toBe(0);
+      expect(s2.stdout).toContain(`trainer: resumed from ${join(cwd, 'out', 'checkpoint-23')} at step 23`);
+      expect(pointerOf(join(cwd, 'store'))).toMatchObject({ step: 60, terminal: true });
+    },
+  );
 });
 
 /**
@@ -183,21 +187,24 @@ describe('[slow] soup run: a checkpoint without a marker counts only once settle
 });
 
 describe("[slow] soup run: only this run's checkpoints (case 4)", { timeout: 240_000 }, () => {
-  it('a leftover checkpoint-5 and an argv without {output_dir}: warned, never pushed, no terminal pointer', async () => {
-    const cwd = useTempDir('soup-run-leftover-');
-    writeFakeCheckpoint(cwd, 5, { root: 'output' });
-    const r = await runNode([SOUP_BIN, 'run', '--repo', 'file://st', '--', process.execPath, '-e', '0'], {
-      cwd,
-      env: soupEnv(cwd),
-      timeoutMs: 120_000,
-    });
-    expect(r.stderr).toMatch(/warning: output already holds a checkpoint from before this launch \(checkpoint-5\)/);
-    expect(r.stderr).toMatch(/warning: the trainer command has no \{output_dir\}/);
-    expect(existsSync(join(cwd, 'st', 'ckpt', 'checkpoint-5'))).toBe(false);
-    expect(pointerOf(join(cwd, 'st'))?.terminal ?? false).toBe(false);
-    expect(r.code).toBe(EXIT_CODES.usage);
-    expect(r.stderr).toContain('pass --final <dir>');
-  });
+  it(
+    'a leftover checkpoint-5 and an argv without {output_dir}: warned, never pushed, no terminal ' + 'pointer',
+    async () => {
+      const cwd = useTempDir('soup-run-leftover-');
+      writeFakeCheckpoint(cwd, 5, { root: 'output' });
+      const r = await runNode([SOUP_BIN, 'run', '--repo', 'file://st', '--', process.execPath, '-e', '0'], {
+        cwd,
+        env: soupEnv(cwd),
+        timeoutMs: 120_000,
+      });
+      expect(r.stderr).toMatch(/warning: output already holds a checkpoint from before this launch \(checkpoint-5\)/);
+      expect(r.stderr).toMatch(/warning: the trainer command has no \{output_dir\}/);
+      expect(existsSync(join(cwd, 'st', 'ckpt', 'checkpoint-5'))).toBe(false);
+      expect(pointerOf(join(cwd, 'st'))?.terminal ?? false).toBe(false);
+      expect(r.code).toBe(EXIT_CODES.usage);
+      expect(r.stderr).toContain('pass --final <dir>');
+    },
+  );
 
   it("a leftover newer step (checkpoint-500) does not hide the trainer's own checkpoints", async () => {
     const cwd = useTempDir('soup-run-leftover-newer-');
@@ -236,53 +243,57 @@ describe('[slow] soup run: no orphans (case 5)', { timeout: 240_000 }, () => {
     expect(await waitGone(pid, 5000)).toBe(true);
   });
 
-  it('soup SIGKILLed: the trainer stops within seconds; a second soup refuses while an earlier trainer lives', async () => {
-    const cwd = useTempDir('soup-run-orphan-');
-    // A trainer that survives its stdout going away (EPIPE ignored, as under nohup or a logger): only soup can end it.
-    const quiet = [
-      process.execPath,
-      '-e',
-      "process.stdout.on('error', () => {}); setInterval(() => console.log('trainer: tick'), 200)",
-      '{output_dir}',
-    ];
-    const { child, output } = await soupRunUntil(
-      cwd,
-      ['--repo', 'file://store', '--output-dir', 'out'],
-      quiet,
-      soupEnv(cwd),
-      /trainer: tick/,
-    );
-    const pid = trainerPid(output);
-    child.kill('SIGKILL');
-    const gone = await waitGone(pid, 10_000);
-    if (!gone) process.kill(pid, 'SIGKILL'); // leave no orphan behind, even when the test fails
-    expect(gone).toBe(true);
-
-    // The lock names a live process as the earlier trainer: a second supervisor is refused, naming it.
-    const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-    try {
-      const start = readFileSync(`/proc/${other.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19];
-      mkdirSync(join(cwd, 'out'), { recursive: true });
-      writeFileSync(
-        join(cwd, 'out', '.soup-run.lock'),
-        JSON.stringify({
-          format: 'soup-run-lock/1',
-          host: (await import('node:os')).hostname(),
-          pid: 999_999,
-          start: null,
-          trainer_pid: other.pid,
-          trainer_start: start,
-          started_at: '2026-01-01T00:00:00Z',
-        }),
+  it(
+    'soup SIGKILLed: the trainer stops within seconds; a second soup refuses while an earlier trainer ' + 'lives',
+    async () => {
+      const cwd = useTempDir('soup-run-orphan-');
+      // A trainer that survives its stdout going away (EPIPE ignored, as under nohup or a logger): only soup can end
+      // it.
+      const quiet = [
+        process.execPath,
+        '-e',
+        "process.stdout.on('error', () => {}); setInterval(() => console.log('trainer: tick'), 200)",
+        '{output_dir}',
+      ];
+      const { child, output } = await soupRunUntil(
+        cwd,
+        ['--repo', 'file://store', '--output-dir', 'out'],
+        quiet,
+        soupEnv(cwd),
+        /trainer: tick/,
       );
-      const r = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));
-      expect(r.code).toBe(EXIT_CODES.usage);
-      expect(r.stderr).toContain(`its trainer (pid ${other.pid}) still lives`);
-      expect(r.stdout).not.toContain('launched trainer');
-    } finally {
-      other.kill('SIGKILL');
-    }
-  });
+      const pid = trainerPid(output);
+      child.kill('SIGKILL');
+      const gone = await waitGone(pid, 10_000);
+      if (!gone) process.kill(pid, 'SIGKILL'); // leave no orphan behind, even when the test fails
+      expect(gone).toBe(true);
+
+      // The lock names a live process as the earlier trainer: a second supervisor is refused, naming it.
+      const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+      try {
+        const start = readFileSync(`/proc/${other.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19];
+        mkdirSync(join(cwd, 'out'), { recursive: true });
+        writeFileSync(
+          join(cwd, 'out', '.soup-run.lock'),
+          JSON.stringify({
+            format: 'soup-run-lock/1',
+            host: (await import('node:os')).hostname(),
+            pid: 999_999,
+            start: null,
+            trainer_pid: other.pid,
+            trainer_start: start,
+            started_at: '2026-01-01T00:00:00Z',
+          }),
+        );
+        const r = await soupRun(cwd, OPTIONS, ARGV, soupEnv(cwd));
+        expect(r.code).toBe(EXIT_CODES.usage);
+        expect(r.stderr).toContain(`its trainer (pid ${other.pid}) still lives`);
+        expect(r.stdout).not.toContain('launched trainer');
+      } finally {
+        other.kill('SIGKILL');
+      }
+    },
+  );
 });
 
 describe('[slow] soup run: exit with what was saved (case 6)', { timeout: 240_000 }, () => {
@@ -317,22 +328,28 @@ describe('[slow] soup run: exit with what was saved (case 6)', { timeout: 240_00
 });
 
 describe('[slow] soup run: final/ holds weights (case 7)', { timeout: 240_000 }, () => {
-  it('a log at the top and the model in a subfolder: no terminal pointer, the files named, --final suggested; --final works', async () => {
-    const cwd = useTempDir('soup-run-final-');
-    const script =
-      "const fs = require('node:fs'), p = require('node:path'), o = process.env.SOUP_OUTPUT_DIR; fs.mkdirSync(p.join(o, 'model'), { recursive: true });" +
-      "fs.writeFileSync(p.join(o, 'train_log.txt'), 'loss 1.0\\n'); fs.writeFileSync(p.join(o, 'model', 'model.safetensors'), 'weights');";
-    const opts = ['--repo', 'file://store', '--output-dir', 'out'];
-    const r = await soupRun(cwd, opts, [process.execPath, '-e', script], soupEnv(cwd));
-    expect(r.code).toBe(EXIT_CODES.usage);
-    expect(r.stderr).toMatch(
-      /final\/ would hold no model weights: the top of .*out has train_log\.txt .*no terminal pointer was written\. Pass --final <dir>/,
-    );
-    expect(pointerOf(join(cwd, 'store'))?.terminal ?? false).toBe(false);
-    const ok = await soupRun(cwd, [...opts, '--final', 'out/model'], [process.execPath, '-e', script], soupEnv(cwd));
-    expect(ok.code, ok.stderr).toBe(0);
-    expect(pointerOf(join(cwd, 'store'))).toMatchObject({ path_in_repo: 'final', terminal: true });
-  });
+  it(
+    'a log at the top and the model in a subfolder: no terminal pointer, the files named, --final ' +
+      'suggested; --final works',
+    async () => {
+      const cwd = useTempDir('soup-run-final-');
+      const script =
+        "const fs = require('node:fs'), p = require('node:path'), o = process.env.SOUP_OUTPUT_DIR; " +
+        "fs.mkdirSync(p.join(o, 'model'), { recursive: true });" +
+        "fs.writeFileSync(p.join(o, 'train_log.txt'), 'loss 1.0\\n'); fs.writeFileSync(p.join(o, 'model', " +
+        "'model.safetensors'), 'weights');";
+      const opts = ['--repo', 'file://store', '--output-dir', 'out'];
+      const r = await soupRun(cwd, opts, [process.execPath, '-e', script], soupEnv(cwd));
+      expect(r.code).toBe(EXIT_CODES.usage);
+      expect(r.stderr).toMatch(
+        /final\/ would hold no model weights: the top of .*out has train_log\.txt .*no terminal pointer was written\. Pass --final <dir>/,
+      );
+      expect(pointerOf(join(cwd, 'store'))?.terminal ?? false).toBe(false);
+      const ok = await soupRun(cwd, [...opts, '--final', 'out/model'], [process.execPath, '-e', script], soupEnv(cwd));
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(pointerOf(join(cwd, 'store'))).toMatchObject({ path_in_repo: 'final', terminal: true });
+    },
+  );
 });
 
 describe('[slow] soup run: smaller items (case 8)', { timeout: 240_000 }, () => {

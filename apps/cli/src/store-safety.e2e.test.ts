@@ -44,7 +44,8 @@ async function hubSnapshot(repo: string, prefix: string): Promise<Record<string,
 
 describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
   it.each(['dir', 'hub'])(
-    'soup ckpt push refuses a link to /etc/passwd, a loop and a dangling link (exit 2, naming link and target); nothing is uploaded (%s)',
+    'soup ckpt push refuses a link to /etc/passwd, a loop and a dangling link (exit 2, naming link and target); ' +
+      'nothing is uploaded (%s)',
     async (kind) => {
       const cwd = useTempDir();
       const cases: Array<[string, (dir: string) => void]> = [
@@ -147,164 +148,183 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
 
   for (const kind of ['dir', 'hub'] as const) {
     for (const command of ['train', 'run'] as const) {
-      it(`a second writer (soup ${command}) is refused before it trains (exit 11, naming the holder); the first's checkpoint is byte-identical (${kind})`, async () => {
-        const cwd = useTempDir();
-        writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
-        const repo = kind === 'dir' ? 'file://store' : `race/${command}-${Math.random().toString(36).slice(2, 8)}`;
-        // Writer A: a first session pushes checkpoint-4, then (still running, as far as the store knows) holds the lease.
-        const a = await soupWithHub(
-          server,
-          [
-            'train',
-            '-c',
-            'soup.yaml',
-            '--output-dir',
-            'out-a',
-            '--repo',
-            repo,
-            '--push-every-steps',
-            '4',
-            '--stop-after-steps',
-            '4',
-          ],
-          cwd,
-        );
-        expect(a.code, a.stderr).toBe(EXIT_CODES.segmentSaved);
-        const store =
-          kind === 'dir'
-            ? new DirStore({ root: join(cwd, 'store') })
-            : new HubStore({ repo, endpoint: server.url, token: server.token });
-        const lease = await acquireLease({ store, run: 'writer-a', ttlMs: 600_000, autoRenew: false });
-        const before = kind === 'dir' ? snapshot(join(cwd, 'store', 'ckpt')) : await hubSnapshot(repo, 'ckpt');
-        expect(Object.keys(before).length).toBeGreaterThan(0);
-        const b =
-          command === 'train'
-            ? await soupWithHub(
-                server,
-                ['train', '-c', 'soup.yaml', '--output-dir', 'out-b', '--repo', repo, '--push-every-steps', '4'],
-                cwd,
-              )
-            : await soupWithHub(
-                server,
-                [
-                  'run',
-                  '--repo',
-                  repo,
-                  '--output-dir',
-                  'out-b',
-                  '--batch-size',
-                  '4',
-                  '--',
-                  ...nodeTrainerArgv({ maxSteps: 4, saveSteps: 2 }),
-                ],
-                cwd,
-              );
-        expect(b.code, b.stderr).toBe(EXIT_CODES.storeBusy);
-        expect(b.stderr).toContain(`pid ${process.pid}`);
-        expect(b.stderr).toContain(`since ${lease.info.since}`);
-        expect(b.stderr).toContain('run "writer-a"');
-        expect(b.stdout).not.toMatch(/launched trainer|training steps/);
-        const after = kind === 'dir' ? snapshot(join(cwd, 'store', 'ckpt')) : await hubSnapshot(repo, 'ckpt');
-        expect(after).toEqual(before);
-        await lease.release();
-      });
+      it(
+        `a second writer (soup ${command}) is refused before it trains (exit 11, naming the holder); ` +
+          `the first's checkpoint is byte-identical (${kind})`,
+        async () => {
+          const cwd = useTempDir();
+          writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
+          const repo = kind === 'dir' ? 'file://store' : `race/${command}-${Math.random().toString(36).slice(2, 8)}`;
+          // Writer A: a first session pushes checkpoint-4, then (still running, as far as the store knows) holds the
+          // lease.
+          const a = await soupWithHub(
+            server,
+            [
+              'train',
+              '-c',
+              'soup.yaml',
+              '--output-dir',
+              'out-a',
+              '--repo',
+              repo,
+              '--push-every-steps',
+              '4',
+              '--stop-after-steps',
+              '4',
+            ],
+            cwd,
+          );
+          expect(a.code, a.stderr).toBe(EXIT_CODES.segmentSaved);
+          const store =
+            kind === 'dir'
+              ? new DirStore({ root: join(cwd, 'store') })
+              : new HubStore({ repo, endpoint: server.url, token: server.token });
+          const lease = await acquireLease({ store, run: 'writer-a', ttlMs: 600_000, autoRenew: false });
+          const before = kind === 'dir' ? snapshot(join(cwd, 'store', 'ckpt')) : await hubSnapshot(repo, 'ckpt');
+          expect(Object.keys(before).length).toBeGreaterThan(0);
+          const b =
+            command === 'train'
+              ? await soupWithHub(
+                  server,
+                  ['train', '-c', 'soup.yaml', '--output-dir', 'out-b', '--repo', repo, '--push-every-steps', '4'],
+                  cwd,
+                )
+              : await soupWithHub(
+                  server,
+                  [
+                    'run',
+                    '--repo',
+                    repo,
+                    '--output-dir',
+                    'out-b',
+                    '--batch-size',
+                    '4',
+                    '--',
+                    ...nodeTrainerArgv({ maxSteps: 4, saveSteps: 2 }),
+                  ],
+                  cwd,
+                );
+          expect(b.code, b.stderr).toBe(EXIT_CODES.storeBusy);
+          expect(b.stderr).toContain(`pid ${process.pid}`);
+          expect(b.stderr).toContain(`since ${lease.info.since}`);
+          expect(b.stderr).toContain('run "writer-a"');
+          expect(b.stdout).not.toMatch(/launched trainer|training steps/);
+          const after = kind === 'dir' ? snapshot(join(cwd, 'store', 'ckpt')) : await hubSnapshot(repo, 'ckpt');
+          expect(after).toEqual(before);
+          await lease.release();
+        },
+      );
     }
   }
 
-  it('the same soup run command started twice: the second is refused (11) while the first trains; the first ends normally with a verified store', async () => {
-    const cwd = useTempDir();
-    const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json') };
-    const opts = [
-      '--repo',
-      'file://store',
-      '--output-dir',
-      'out',
-      '--batch-size',
-      '4',
-      '--settle',
-      '300ms',
-      '--poll',
-      '100ms',
-    ];
-    const argv = nodeTrainerArgv({ maxSteps: 400, saveSteps: 2 });
-    const a = await soupRunUntil(cwd, opts, argv, env, /pushed ckpt\/checkpoint-\d+/);
-    const b = await runNode([SOUP_BIN, 'run', ...opts, '--', ...argv], { cwd, env, timeoutMs: 60_000 });
-    expect(b.code, b.stderr).toBe(EXIT_CODES.storeBusy);
-    expect(b.stderr).toContain(`pid ${a.child.pid}`);
-    expect(b.stdout).not.toContain('launched trainer');
-    a.child.kill('SIGTERM');
-    const endA = await a.exited;
-    expect(endA.code, endA.stderr).toBe(EXIT_CODES.segmentSaved);
-    const status = JSON.parse(
-      (await soupWithHub(server, ['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout,
-    ) as { pointed_verified: boolean };
-    expect(status.pointed_verified).toBe(true);
-    expect(readdirSync(join(cwd, 'store'))).not.toContain('soup-lease.json'); // released at the end
-  });
+  it(
+    'the same soup run command started twice: the second is refused (11) while the first trains; the ' +
+      'first ends normally with a verified store',
+    async () => {
+      const cwd = useTempDir();
+      const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json') };
+      const opts = [
+        '--repo',
+        'file://store',
+        '--output-dir',
+        'out',
+        '--batch-size',
+        '4',
+        '--settle',
+        '300ms',
+        '--poll',
+        '100ms',
+      ];
+      const argv = nodeTrainerArgv({ maxSteps: 400, saveSteps: 2 });
+      const a = await soupRunUntil(cwd, opts, argv, env, /pushed ckpt\/checkpoint-\d+/);
+      const b = await runNode([SOUP_BIN, 'run', ...opts, '--', ...argv], { cwd, env, timeoutMs: 60_000 });
+      expect(b.code, b.stderr).toBe(EXIT_CODES.storeBusy);
+      expect(b.stderr).toContain(`pid ${a.child.pid}`);
+      expect(b.stdout).not.toContain('launched trainer');
+      a.child.kill('SIGTERM');
+      const endA = await a.exited;
+      expect(endA.code, endA.stderr).toBe(EXIT_CODES.segmentSaved);
+      const status = JSON.parse(
+        (await soupWithHub(server, ['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout,
+      ) as { pointed_verified: boolean };
+      expect(status.pointed_verified).toBe(true);
+      expect(readdirSync(join(cwd, 'store'))).not.toContain('soup-lease.json'); // released at the end
+    },
+  );
 
-  it('two soup train runs with different seeds started together on one directory store: one trains, the other is refused (11) or finds another run (6); the store stays verified', async () => {
-    const cwd = useTempDir();
-    writeFileSync(join(cwd, 'a.yaml'), storeTestConfig('  seed: 1\n'));
-    writeFileSync(join(cwd, 'b.yaml'), storeTestConfig('  seed: 2\n'));
-    const common = ['--repo', 'file://store', '--push-every-steps', '4'];
-    const [a, b] = await Promise.all([
-      soupWithHub(server, ['train', '-c', 'a.yaml', '--output-dir', 'out-a', ...common], cwd),
-      soupWithHub(server, ['train', '-c', 'b.yaml', '--output-dir', 'out-b', ...common], cwd),
-    ]);
-    const codes = [a.code, b.code].sort((x, y) => (x ?? 99) - (y ?? 99));
-    expect(
-      [
-        [0, EXIT_CODES.storeBusy],
-        [0, EXIT_CODES.resume],
-      ],
-      `${a.stderr}\n${b.stderr}`,
-    ).toContainEqual(codes);
-    const winner = a.code === 0 ? 'a.yaml' : 'b.yaml';
-    const status = JSON.parse(
-      (await soupWithHub(server, ['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout,
-    ) as { pointed_verified: boolean; pointer: { terminal: boolean } };
-    expect(status).toMatchObject({ pointed_verified: true, pointer: { terminal: true } });
-    // The winner's next session finds its run complete.
-    const again = await soupWithHub(server, ['train', '-c', winner, '--output-dir', `again`, ...common], cwd);
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain('already complete');
-  });
-
-  it('soup ckpt status shows the stored bytes, history included, and says when pruned bytes are only in older commits', async () => {
-    const cwd = useTempDir();
-    const repo = 'storage/status';
-    for (const step of [10, 20, 30, 40]) {
-      writeFakeCheckpoint(cwd, step, { modelBytes: 40_000 });
-      const p = await soupWithHub(
-        server,
+  it(
+    'two soup train runs with different seeds started together on one directory store: one trains, ' +
+      'the other is refused (11) or finds another run (6); the store stays verified',
+    async () => {
+      const cwd = useTempDir();
+      writeFileSync(join(cwd, 'a.yaml'), storeTestConfig('  seed: 1\n'));
+      writeFileSync(join(cwd, 'b.yaml'), storeTestConfig('  seed: 2\n'));
+      const common = ['--repo', 'file://store', '--push-every-steps', '4'];
+      const [a, b] = await Promise.all([
+        soupWithHub(server, ['train', '-c', 'a.yaml', '--output-dir', 'out-a', ...common], cwd),
+        soupWithHub(server, ['train', '-c', 'b.yaml', '--output-dir', 'out-b', ...common], cwd),
+      ]);
+      const codes = [a.code, b.code].sort((x, y) => (x ?? 99) - (y ?? 99));
+      expect(
         [
-          'ckpt',
-          'push',
-          `out/checkpoint-${step}`,
-          '--step',
-          String(step),
-          '--run',
-          'r',
-          '--repo',
-          repo,
-          '--keep-remote',
-          '2',
+          [0, EXIT_CODES.storeBusy],
+          [0, EXIT_CODES.resume],
         ],
-        cwd,
+        `${a.stderr}\n${b.stderr}`,
+      ).toContainEqual(codes);
+      const winner = a.code === 0 ? 'a.yaml' : 'b.yaml';
+      const status = JSON.parse(
+        (await soupWithHub(server, ['ckpt', 'status', '--repo', 'file://store', '--json'], cwd)).stdout,
+      ) as { pointed_verified: boolean; pointer: { terminal: boolean } };
+      expect(status).toMatchObject({ pointed_verified: true, pointer: { terminal: true } });
+      // The winner's next session finds its run complete.
+      const again = await soupWithHub(server, ['train', '-c', winner, '--output-dir', `again`, ...common], cwd);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain('already complete');
+    },
+  );
+
+  it(
+    'soup ckpt status shows the stored bytes, history included, and says when pruned bytes are only ' +
+      'in older commits',
+    async () => {
+      const cwd = useTempDir();
+      const repo = 'storage/status';
+      for (const step of [10, 20, 30, 40]) {
+        writeFakeCheckpoint(cwd, step, { modelBytes: 40_000 });
+        const p = await soupWithHub(
+          server,
+          [
+            'ckpt',
+            'push',
+            `out/checkpoint-${step}`,
+            '--step',
+            String(step),
+            '--run',
+            'r',
+            '--repo',
+            repo,
+            '--keep-remote',
+            '2',
+          ],
+          cwd,
+        );
+        expect(p.code, p.stderr).toBe(0);
+      }
+      const json = JSON.parse(
+        (await soupWithHub(server, ['ckpt', 'status', '--repo', repo, '--json'], cwd)).stdout,
+      ) as {
+        stored_bytes: number;
+        tree_bytes: number;
+      };
+      expect(json.stored_bytes).toBe(server.storageBytes(repo));
+      expect(json.stored_bytes).toBeGreaterThan(2 * json.tree_bytes);
+      const human = await soupWithHub(server, ['ckpt', 'status', '--repo', repo], cwd);
+      expect(human.stdout).toMatch(
+        /storage +\S+ \S+ stored \(history included\), .* is only in older commits: pass --squash-history/,
       );
-      expect(p.code, p.stderr).toBe(0);
-    }
-    const json = JSON.parse((await soupWithHub(server, ['ckpt', 'status', '--repo', repo, '--json'], cwd)).stdout) as {
-      stored_bytes: number;
-      tree_bytes: number;
-    };
-    expect(json.stored_bytes).toBe(server.storageBytes(repo));
-    expect(json.stored_bytes).toBeGreaterThan(2 * json.tree_bytes);
-    const human = await soupWithHub(server, ['ckpt', 'status', '--repo', repo], cwd);
-    expect(human.stdout).toMatch(
-      /storage +\S+ \S+ stored \(history included\), .* is only in older commits: pass --squash-history/,
-    );
-  });
+    },
+  );
 
   it('soup train outlives a 30 s Hub outage: the failed push is retried at the next boundary, exit 0', async () => {
     const cwd = useTempDir();
@@ -332,31 +352,44 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
     expect(ptr).toMatchObject({ terminal: true, step: 12 });
   });
 
-  it('a full local disk while saving: its own message (path, bytes needed) and exit 12; the store is untouched', async (t) => {
-    if (process.getuid?.() !== 0) {
-      console.log('skipped: mounting a tmpfs needs root');
-      t.skip();
-      return;
-    }
-    const cwd = useTempDir();
-    writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
-    const small = join(cwd, 'small');
-    mkdirSync(small);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', small]);
-    try {
-      const r = await soupWithHub(
-        server,
-        ['train', '-c', 'soup.yaml', '--output-dir', 'small/out', '--repo', 'file://store', '--push-every-steps', '4'],
-        cwd,
-      );
-      expect(r.code, r.stderr).toBe(EXIT_CODES.diskFull);
-      expect(r.stderr).toMatch(
-        /the disk holding .*small\/out\/checkpoints\/checkpoint-4 is full \(saving .*, which needs \d+ bytes\)/,
-      );
-      const files = Object.keys(snapshot(join(cwd, 'store')));
-      expect(files.filter((f) => f.startsWith('ckpt/') || f === 'latest.json')).toEqual([]);
-    } finally {
-      execFileSync('umount', [small]);
-    }
-  });
+  it(
+    'a full local disk while saving: its own message (path, bytes needed) and exit 12; the store is ' + 'untouched',
+    async (t) => {
+      if (process.getuid?.() !== 0) {
+        console.log('skipped: mounting a tmpfs needs root');
+        t.skip();
+        return;
+      }
+      const cwd = useTempDir();
+      writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
+      const small = join(cwd, 'small');
+      mkdirSync(small);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', small]);
+      try {
+        const r = await soupWithHub(
+          server,
+          [
+            'train',
+            '-c',
+            'soup.yaml',
+            '--output-dir',
+            'small/out',
+            '--repo',
+            'file://store',
+            '--push-every-steps',
+            '4',
+          ],
+          cwd,
+        );
+        expect(r.code, r.stderr).toBe(EXIT_CODES.diskFull);
+        expect(r.stderr).toMatch(
+          /the disk holding .*small\/out\/checkpoints\/checkpoint-4 is full \(saving .*, which needs \d+ bytes\)/,
+        );
+        const files = Object.keys(snapshot(join(cwd, 'store')));
+        expect(files.filter((f) => f.startsWith('ckpt/') || f === 'latest.json')).toEqual([]);
+      } finally {
+        execFileSync('umount', [small]);
+      }
+    },
+  );
 });

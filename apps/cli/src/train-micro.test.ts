@@ -15,17 +15,22 @@ import { describeTuning } from './_train-lines';
 import { parseBytes } from './parse-bytes';
 
 const ORT_OOM =
-  'training step failed at batch size 16: Non-zero status code returned while running Gemm node. Status Message: bfc_arena.cc:360 Failed to allocate memory for requested buffer of size 67108864';
+  'training step failed at batch size 16: Non-zero status code returned while running Gemm node. Status Message: ' +
+  'bfc_arena.cc:360 Failed to allocate memory for requested buffer of size 67108864';
 
 describe('stepOomLine', () => {
-  it('names the allocation failure a smaller micro-batch can answer (the supervisor then steps m down), and nothing else', () => {
-    expect(
-      stepOomLine(new TrainStepError('training step failed at batch size 4: Invalid input name: input_ids')),
-    ).toBeNull();
-    // A step that had begun to update its parameters cannot be redone.
-    expect(stepOomLine(new TrainStepError(ORT_OOM, { stateChanged: true }))).toBeNull();
-    expect(stepOomLine(new TrainStepError(ORT_OOM))).toMatch(/Failed to allocate memory/);
-  });
+  it(
+    'names the allocation failure a smaller micro-batch can answer (the supervisor then steps m down), and ' +
+      'nothing else',
+    () => {
+      expect(
+        stepOomLine(new TrainStepError('training step failed at batch size 4: Invalid input name: input_ids')),
+      ).toBeNull();
+      // A step that had begun to update its parameters cannot be redone.
+      expect(stepOomLine(new TrainStepError(ORT_OOM, { stateChanged: true }))).toBeNull();
+      expect(stepOomLine(new TrainStepError(ORT_OOM))).toMatch(/Failed to allocate memory/);
+    },
+  );
 });
 
 /** `n` validation sequences of 3 tokens; token i of sequence k is k. */
@@ -51,37 +56,43 @@ describe('validation at the micro-batch', () => {
     }
   });
 
-  it('an allocation failure at validation answers "unknown" with the batch and the error; other errors are thrown', async () => {
-    const batches = microBatchesOf([valBatch(10)], 4);
-    const seen: number[] = [];
-    const ok = await validate({ trainStep: { evaluate: async (b) => (seen.push(b.batchSize), b.batchSize) } }, batches);
-    expect(ok).toEqual({ loss: (4 * 4 + 4 * 4 + 2 * 2) / 10, windows: 10 });
-    expect(seen).toEqual([4, 4, 2]);
-    const oom = await validate(
-      {
-        trainStep: {
-          evaluate: async (b) => {
-            if (b.batchSize < 4) throw new TrainStepError(ORT_OOM);
-            return 1;
-          },
-        },
-      },
-      batches,
-    );
-    expect(oom).toEqual({ oom: expect.stringMatching(/Failed to allocate memory/), batchSize: 2 });
-    await expect(
-      validate(
+  it(
+    'an allocation failure at validation answers "unknown" with the batch and the error; other errors ' + 'are thrown',
+    async () => {
+      const batches = microBatchesOf([valBatch(10)], 4);
+      const seen: number[] = [];
+      const ok = await validate(
+        { trainStep: { evaluate: async (b) => (seen.push(b.batchSize), b.batchSize) } },
+        batches,
+      );
+      expect(ok).toEqual({ loss: (4 * 4 + 4 * 4 + 2 * 2) / 10, windows: 10 });
+      expect(seen).toEqual([4, 4, 2]);
+      const oom = await validate(
         {
           trainStep: {
-            evaluate: async () => {
-              throw new Error('shape mismatch');
+            evaluate: async (b) => {
+              if (b.batchSize < 4) throw new TrainStepError(ORT_OOM);
+              return 1;
             },
           },
         },
         batches,
-      ),
-    ).rejects.toThrow(/shape mismatch/);
-  });
+      );
+      expect(oom).toEqual({ oom: expect.stringMatching(/Failed to allocate memory/), batchSize: 2 });
+      await expect(
+        validate(
+          {
+            trainStep: {
+              evaluate: async () => {
+                throw new Error('shape mismatch');
+              },
+            },
+          },
+          batches,
+        ),
+      ).rejects.toThrow(/shape mismatch/);
+    },
+  );
 });
 
 describe('describeMicroBatch', () => {
@@ -162,7 +173,8 @@ describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
     expect(
       describeTuning(report({ peak_bytes: 671 * MiB, in_session_peak: false, resident_at_reset_bytes: null })),
     ).toBe(
-      "; before it, the tuner's timing sessions took soup's own process to 671 MiB (measured apart: the trainer is a process of its own)",
+      "; before it, the tuner's timing sessions took soup's own process to 671 MiB (measured apart: the trainer " +
+        'is a process of its own)',
     );
     expect(describeTuning(report(undefined))).toBe('');
     expect(describeTuning(null)).toBe('');

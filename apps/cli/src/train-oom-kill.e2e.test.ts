@@ -92,85 +92,92 @@ const cgroupSkip = (): string | null => {
 };
 
 describe('[slow] soup train: a kernel OOM kill of its trainer', { timeout: 300_000 }, () => {
-  it('soup survives the kill: it pushes the newest complete checkpoint, releases the lease, exits 137; the next session resumes bit-identical', async (t) => {
-    const skip = cgroupSkip();
-    if (skip !== null) {
-      console.log(`skipped: ${skip}`);
-      t.skip();
-      return;
-    }
-    const cwd = useTempDir();
-    writeFileSync(join(cwd, 'soup.yaml'), config);
-    const args = ['train', '-c', 'soup.yaml', '--repo', 'file://store', '--push-every-steps', '2'];
+  it(
+    'soup survives the kill: it pushes the newest complete checkpoint, releases the lease, exits ' +
+      '137; the next session resumes bit-identical',
+    async (t) => {
+      const skip = cgroupSkip();
+      if (skip !== null) {
+        console.log(`skipped: ${skip}`);
+        t.skip();
+        return;
+      }
+      const cwd = useTempDir();
+      writeFileSync(join(cwd, 'soup.yaml'), config);
+      const args = ['train', '-c', 'soup.yaml', '--repo', 'file://store', '--push-every-steps', '2'];
 
-    const child = spawn(process.execPath, [bin, ...args, '--output-dir', 'out'], {
-      cwd,
-      env: env(cwd),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    onTestFinished(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    });
-    let out = '';
-    let err = '';
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on('close', (code, signal) => resolve({ code, signal })),
-    );
-    // The process that trains: soup's trainer child (its pid in the "launched trainer" line), else soup itself.
-    const trainerPid = await new Promise<number>((resolve, reject) => {
-      const check = (): void => {
-        const all = out + err;
-        if (/^train: ([3-9]|10)\/10 \(/m.test(err) || /pushed ckpt\/checkpoint-2\b/.test(all)) {
-          resolve(Number(/launched trainer \(pid (\d+)\)/.exec(all)?.[1] ?? child.pid));
-        }
-      };
-      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-        out += d;
-        check();
+      const child = spawn(process.execPath, [bin, ...args, '--output-dir', 'out'], {
+        cwd,
+        env: env(cwd),
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-        err += d;
-        check();
+      onTestFinished(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       });
-      child.on('close', () => reject(new Error(`soup exited before its second checkpoint:\n${out}\n${err}`)));
-    });
-    // 8 MiB: the trainer holds a few hundred; every new page it touches from here on is charged to the cgroup.
-    const cg = memoryCgroup(8 * 2 ** 20);
-    writeFileSync(join(cg.dir, 'cgroup.procs'), String(trainerPid));
-    const r = await exited;
-    const all = `${out}\n${err}`;
-    expect(cg.oomKills(), all).toBeGreaterThanOrEqual(1); // the kernel's OOM killer ended it
+      let out = '';
+      let err = '';
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('close', (code, signal) => resolve({ code, signal })),
+      );
+      // The process that trains: soup's trainer child (its pid in the "launched trainer" line), else soup itself.
+      const trainerPid = await new Promise<number>((resolve, reject) => {
+        const check = (): void => {
+          const all = out + err;
+          if (/^train: ([3-9]|10)\/10 \(/m.test(err) || /pushed ckpt\/checkpoint-2\b/.test(all)) {
+            resolve(Number(/launched trainer \(pid (\d+)\)/.exec(all)?.[1] ?? child.pid));
+          }
+        };
+        child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+          out += d;
+          check();
+        });
+        child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+          err += d;
+          check();
+        });
+        child.on('close', () => reject(new Error(`soup exited before its second checkpoint:\n${out}\n${err}`)));
+      });
+      // 8 MiB: the trainer holds a few hundred; every new page it touches from here on is charged to the cgroup.
+      const cg = memoryCgroup(8 * 2 ** 20);
+      writeFileSync(join(cg.dir, 'cgroup.procs'), String(trainerPid));
+      const r = await exited;
+      const all = `${out}\n${err}`;
+      expect(cg.oomKills(), all).toBeGreaterThanOrEqual(1); // the kernel's OOM killer ended it
 
-    // soup survived: its own exit code (the kill's, 128 + 9), its own closing line, the lease released.
-    expect(r.signal, all).toBeNull();
-    expect(r.code, all).toBe(137);
-    expect(err).toMatch(/the trainer failed with signal SIGKILL; (pushed step \d+|nothing new was pushed)/);
-    expect(existsSync(join(cwd, 'store', 'soup-lease.json')), 'the lease is released').toBe(false);
-    // The store points at the newest complete checkpoint the trainer wrote.
-    const local = readdirSync(join(cwd, 'out', 'checkpoints'))
-      .filter((n) => /^checkpoint-\d+$/.test(n) && existsSync(join(cwd, 'out', 'checkpoints', n, 'trainer_state.json')))
-      .map((n) => Number(n.slice('checkpoint-'.length)));
-    const newest = Math.max(...local);
-    expect(newest).toBeGreaterThanOrEqual(2);
-    const pointer = JSON.parse(readFileSync(join(cwd, 'store', 'latest.json'), 'utf8')) as { step: number };
-    expect(pointer.step).toBe(newest);
+      // soup survived: its own exit code (the kill's, 128 + 9), its own closing line, the lease released.
+      expect(r.signal, all).toBeNull();
+      expect(r.code, all).toBe(137);
+      expect(err).toMatch(/the trainer failed with signal SIGKILL; (pushed step \d+|nothing new was pushed)/);
+      expect(existsSync(join(cwd, 'store', 'soup-lease.json')), 'the lease is released').toBe(false);
+      // The store points at the newest complete checkpoint the trainer wrote.
+      const local = readdirSync(join(cwd, 'out', 'checkpoints'))
+        .filter(
+          (n) => /^checkpoint-\d+$/.test(n) && existsSync(join(cwd, 'out', 'checkpoints', n, 'trainer_state.json')),
+        )
+        .map((n) => Number(n.slice('checkpoint-'.length)));
+      const newest = Math.max(...local);
+      expect(newest).toBeGreaterThanOrEqual(2);
+      const pointer = JSON.parse(readFileSync(join(cwd, 'store', 'latest.json'), 'utf8')) as { step: number };
+      expect(pointer.step).toBe(newest);
 
-    // The next session resumes from it (on a wiped disk) and ends as an uninterrupted run does.
-    rmSync(join(cwd, 'out'), { recursive: true, force: true });
-    const resumed = await runNode([bin, ...args, '--output-dir', 'out'], { cwd, env: env(cwd), timeoutMs: 200_000 });
-    expect(resumed.code, resumed.stderr).toBe(EXIT_CODES.ok);
-    expect(resumed.stdout).toContain(`resuming from ckpt/checkpoint-${newest} at step ${newest}`);
-    expect(runJson(resumed.stdout)).toMatchObject({ final_step: HORIZON, final_pushed: true, start_step: newest });
-    const straight = await runNode(
-      [bin, 'train', '-c', 'soup.yaml', '--repo', 'file://straight-ckpt', '--output-dir', 'straight'],
-      { cwd, env: env(cwd), timeoutMs: 200_000 },
-    );
-    expect(straight.code, straight.stderr).toBe(EXIT_CODES.ok);
-    expect(sha(join(cwd, 'out', 'final', 'model.safetensors'))).toBe(
-      sha(join(cwd, 'straight', 'final', 'model.safetensors')),
-    );
-    console.info(
-      `OOM kill: trainer pid ${trainerPid} killed by the kernel (${cg.oomKills()} oom_kill), soup exit ${r.code}, store at step ${newest}; resumed run bit-identical`,
-    );
-  });
+      // The next session resumes from it (on a wiped disk) and ends as an uninterrupted run does.
+      rmSync(join(cwd, 'out'), { recursive: true, force: true });
+      const resumed = await runNode([bin, ...args, '--output-dir', 'out'], { cwd, env: env(cwd), timeoutMs: 200_000 });
+      expect(resumed.code, resumed.stderr).toBe(EXIT_CODES.ok);
+      expect(resumed.stdout).toContain(`resuming from ckpt/checkpoint-${newest} at step ${newest}`);
+      expect(runJson(resumed.stdout)).toMatchObject({ final_step: HORIZON, final_pushed: true, start_step: newest });
+      const straight = await runNode(
+        [bin, 'train', '-c', 'soup.yaml', '--repo', 'file://straight-ckpt', '--output-dir', 'straight'],
+        { cwd, env: env(cwd), timeoutMs: 200_000 },
+      );
+      expect(straight.code, straight.stderr).toBe(EXIT_CODES.ok);
+      expect(sha(join(cwd, 'out', 'final', 'model.safetensors'))).toBe(
+        sha(join(cwd, 'straight', 'final', 'model.safetensors')),
+      );
+      console.info(
+        `OOM kill: trainer pid ${trainerPid} killed by the kernel (${cg.oomKills()} oom_kill), soup exit ${r.code}` +
+          `, store at step ${newest}; resumed run bit-identical`,
+      );
+    },
+  );
 });

@@ -179,163 +179,186 @@ afterAll(async () => {
 });
 
 describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => {
-  it('SIGTERM at a random step: the step running then is saved and pushed, exit 75; the resumed run is bit-identical', async () => {
-    const cwd = useTempDir();
-    writeFileSync(join(cwd, 'soup.yaml'), configText());
-    const repo = 'e2e/sigterm';
-    const k = 3 + Math.floor(Math.random() * 4); // 3..6 of 10
-    const s = soup(['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '4'], cwd);
-    await s.waitFor('stderr', new RegExp(`^train: ([${k}-9]|10)/${HORIZON} \\(`, 'm'));
-    const seenAtSignal = Math.max(...progressSteps(s.out.stderr));
-    s.child.kill('SIGTERM');
-    const r = await s.exited;
-    expect(r.code, `k=${k}\n${r.stdout}\n${r.stderr}`).toBe(EXIT_CODES.segmentSaved);
+  it(
+    'SIGTERM at a random step: the step running then is saved and pushed, exit 75; the resumed run is ' +
+      'bit-identical',
+    async () => {
+      const cwd = useTempDir();
+      writeFileSync(join(cwd, 'soup.yaml'), configText());
+      const repo = 'e2e/sigterm';
+      const k = 3 + Math.floor(Math.random() * 4); // 3..6 of 10
+      const s = soup(
+        ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '4'],
+        cwd,
+      );
+      await s.waitFor('stderr', new RegExp(`^train: ([${k}-9]|10)/${HORIZON} \\(`, 'm'));
+      const seenAtSignal = Math.max(...progressSteps(s.out.stderr));
+      s.child.kill('SIGTERM');
+      const r = await s.exited;
+      expect(r.code, `k=${k}\n${r.stdout}\n${r.stderr}`).toBe(EXIT_CODES.segmentSaved);
 
-    // Which step was saved: the one running when the signal arrived (or the last one completed).
-    const rj = runJson(r.stdout);
-    const saved = rj.final_step!;
-    expect(saved, `k=${k}`).toBeGreaterThanOrEqual(seenAtSignal);
-    expect(saved).toBeLessThan(HORIZON);
-    expect(rj).toMatchObject({
-      status: 'segment',
-      segment_stop: true,
-      val_skipped: true,
-      final_pushed: false,
-      tokens_consumed: saved * BATCH * MAX_LENGTH,
-    });
-    expect(rj.session_end).toMatchObject({ reason: 'SIGTERM', saved_step: saved % 4 === 0 ? null : saved });
-    expect(rj.pushed_steps.at(-1)).toBe(saved);
-    // No step began after the signal was handled. ONNX Runtime runs a step off the main thread, so
-    // soup's notice comes either after the saved step's progress line, or while that step was still
-    // computing (its line then follows the notice): the saved step is the last one shown before the
-    // notice, or the one after it — and no step beyond it ever appears.
-    const notice = r.stderr.indexOf('soup: SIGTERM:');
-    expect(notice).toBeGreaterThan(0);
-    const shownBefore = Math.max(...progressSteps(r.stderr.slice(0, notice)));
-    expect([shownBefore, shownBefore + 1]).toContain(saved);
-    expect(progressSteps(r.stderr.slice(notice)).filter((n) => n > saved)).toEqual([]);
-    expect(r.stdout).toContain(`session end (SIGTERM) at step ${saved}: `);
-    // The store: the pointer names exactly that step, whose files say so.
-    expect(await pointer(repo)).toMatchObject({
-      step: saved,
-      path_in_repo: `ckpt/checkpoint-${saved}`,
-      terminal: false,
-      run: referenceRun,
-    });
-    expect(await remoteState(repo, saved)).toMatchObject({ step: saved, tokens_consumed: saved * BATCH * MAX_LENGTH });
+      // Which step was saved: the one running when the signal arrived (or the last one completed).
+      const rj = runJson(r.stdout);
+      const saved = rj.final_step!;
+      expect(saved, `k=${k}`).toBeGreaterThanOrEqual(seenAtSignal);
+      expect(saved).toBeLessThan(HORIZON);
+      expect(rj).toMatchObject({
+        status: 'segment',
+        segment_stop: true,
+        val_skipped: true,
+        final_pushed: false,
+        tokens_consumed: saved * BATCH * MAX_LENGTH,
+      });
+      expect(rj.session_end).toMatchObject({ reason: 'SIGTERM', saved_step: saved % 4 === 0 ? null : saved });
+      expect(rj.pushed_steps.at(-1)).toBe(saved);
+      // No step began after the signal was handled. ONNX Runtime runs a step off the main thread, so
+      // soup's notice comes either after the saved step's progress line, or while that step was still
+      // computing (its line then follows the notice): the saved step is the last one shown before the
+      // notice, or the one after it — and no step beyond it ever appears.
+      const notice = r.stderr.indexOf('soup: SIGTERM:');
+      expect(notice).toBeGreaterThan(0);
+      const shownBefore = Math.max(...progressSteps(r.stderr.slice(0, notice)));
+      expect([shownBefore, shownBefore + 1]).toContain(saved);
+      expect(progressSteps(r.stderr.slice(notice)).filter((n) => n > saved)).toEqual([]);
+      expect(r.stdout).toContain(`session end (SIGTERM) at step ${saved}: `);
+      // The store: the pointer names exactly that step, whose files say so.
+      expect(await pointer(repo)).toMatchObject({
+        step: saved,
+        path_in_repo: `ckpt/checkpoint-${saved}`,
+        terminal: false,
+        run: referenceRun,
+      });
+      expect(await remoteState(repo, saved)).toMatchObject({
+        step: saved,
+        tokens_consumed: saved * BATCH * MAX_LENGTH,
+      });
 
-    expect(await resume(cwd, repo, saved)).toBe(referenceSha);
-    console.info(
-      `SIGTERM: picked step ${k}, progress showed ${seenAtSignal} when signalled, saved and pointed step ${saved}; resumed sha256 ${referenceSha.slice(0, 16)}… = reference`,
-    );
-  });
+      expect(await resume(cwd, repo, saved)).toBe(referenceSha);
+      console.info(
+        `SIGTERM: picked step ${k}, progress showed ${seenAtSignal} when signalled, saved and pointed step ${saved}` +
+          `; resumed sha256 ${referenceSha.slice(0, 16)}… = reference`,
+      );
+    },
+  );
 
-  it('--time-limit (soup.yaml training.time_limit, or the flag, which wins): the step completed is saved, exit 75; resume is bit-identical', async () => {
-    // The limit is counted from soup's start, so on a loaded machine start-up alone may use a short one.
-    // A session with no step is checked separately below (deterministically, with 1 ms); here the
-    // limit doubles (4, 8, 16 s; a fresh store each time) until a session ran steps, which is required.
-    const horizon = 40;
-    const cwd = useTempDir();
-    writeFileSync(join(cwd, 'soup.yaml'), configText('', horizon));
-    const ref = await soup(
-      ['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-reference', '--output-dir', 'ref'],
-      cwd,
-    ).exited;
-    expect(ref.code, ref.stderr).toBe(0);
-    const refSha = sha(join(cwd, 'ref', 'final', 'model.safetensors'));
-    const run = runJson(ref.stdout).run;
-
-    let limitS = 4;
-    let repo = '';
-    let r: Awaited<ReturnType<typeof soup>['exited']>;
-    let rj: RunJson;
-    for (;;) {
-      writeFileSync(join(cwd, 'soup.yaml'), configText(`  time_limit: ${limitS}s\n`, horizon));
-      repo = `e2e/time-limit-${limitS}`;
-      r = await soup(
-        ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', `out-${limitS}`, '--push-every-steps', '1000'],
+  it(
+    '--time-limit (soup.yaml training.time_limit, or the flag, which wins): the step completed is ' +
+      'saved, exit 75; resume is bit-identical',
+    async () => {
+      // The limit is counted from soup's start, so on a loaded machine start-up alone may use a short one.
+      // A session with no step is checked separately below (deterministically, with 1 ms); here the
+      // limit doubles (4, 8, 16 s; a fresh store each time) until a session ran steps, which is required.
+      const horizon = 40;
+      const cwd = useTempDir();
+      writeFileSync(join(cwd, 'soup.yaml'), configText('', horizon));
+      const ref = await soup(
+        ['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-reference', '--output-dir', 'ref'],
         cwd,
       ).exited;
-      expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
-      rj = runJson(r.stdout);
-      expect(rj.session_end).toMatchObject({ reason: 'time-limit' });
-      if (rj.final_step! > 0 || limitS >= 16) break;
-      console.info(
-        `--time-limit ${limitS}s: start-up used it all on this machine (no step ran); trying ${limitS * 2}s`,
+      expect(ref.code, ref.stderr).toBe(0);
+      const refSha = sha(join(cwd, 'ref', 'final', 'model.safetensors'));
+      const run = runJson(ref.stdout).run;
+
+      let limitS = 4;
+      let repo = '';
+      let r: Awaited<ReturnType<typeof soup>['exited']>;
+      let rj: RunJson;
+      for (;;) {
+        writeFileSync(join(cwd, 'soup.yaml'), configText(`  time_limit: ${limitS}s\n`, horizon));
+        repo = `e2e/time-limit-${limitS}`;
+        r = await soup(
+          ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', `out-${limitS}`, '--push-every-steps', '1000'],
+          cwd,
+        ).exited;
+        expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
+        rj = runJson(r.stdout);
+        expect(rj.session_end).toMatchObject({ reason: 'time-limit' });
+        if (rj.final_step! > 0 || limitS >= 16) break;
+        console.info(
+          `--time-limit ${limitS}s: start-up used it all on this machine (no step ran); trying ${limitS * 2}s`,
+        );
+        limitS *= 2;
+      }
+      const saved = rj.final_step!;
+      expect(rj.run).toBe(run); // time_limit is not part of the run fingerprint
+      expect(saved, r.stderr).toBeGreaterThan(0);
+      expect(saved).toBeLessThan(horizon);
+      expect(rj.session_end).toMatchObject({ reason: 'time-limit', saved_step: saved });
+      expect(rj.session_end!.after_s).toBeGreaterThanOrEqual(limitS);
+      expect(r.stdout).toContain(
+        `session end (--time-limit ${limitS}.0s reached) at step ${saved}: saving checkpoint-${saved} and pushing it`,
       );
-      limitS *= 2;
-    }
-    const saved = rj.final_step!;
-    expect(rj.run).toBe(run); // time_limit is not part of the run fingerprint
-    expect(saved, r.stderr).toBeGreaterThan(0);
-    expect(saved).toBeLessThan(horizon);
-    expect(rj.session_end).toMatchObject({ reason: 'time-limit', saved_step: saved });
-    expect(rj.session_end!.after_s).toBeGreaterThanOrEqual(limitS);
-    expect(r.stdout).toContain(
-      `session end (--time-limit ${limitS}.0s reached) at step ${saved}: saving checkpoint-${saved} and pushing it`,
-    );
-    expect(await pointer(repo)).toMatchObject({
-      step: saved,
-      path_in_repo: `ckpt/checkpoint-${saved}`,
-      terminal: false,
-      run,
-    });
-    expect(await remoteState(repo, saved)).toMatchObject({ step: saved, tokens_consumed: saved * BATCH * MAX_LENGTH });
-    // Session 2: --time-limit 1h overrides the file's limit and runs to the horizon.
-    expect(await resume(cwd, repo, saved, ['--time-limit', '1h'], horizon, run, `out-${limitS}`)).toBe(refSha);
-    console.info(
-      `--time-limit ${limitS}s: session ended after ${rj.session_end!.after_s} s at step ${saved} of ${horizon}; resumed run bit-identical`,
-    );
+      expect(await pointer(repo)).toMatchObject({
+        step: saved,
+        path_in_repo: `ckpt/checkpoint-${saved}`,
+        terminal: false,
+        run,
+      });
+      expect(await remoteState(repo, saved)).toMatchObject({
+        step: saved,
+        tokens_consumed: saved * BATCH * MAX_LENGTH,
+      });
+      // Session 2: --time-limit 1h overrides the file's limit and runs to the horizon.
+      expect(await resume(cwd, repo, saved, ['--time-limit', '1h'], horizon, run, `out-${limitS}`)).toBe(refSha);
+      console.info(
+        `--time-limit ${limitS}s: session ended after ${rj.session_end!.after_s} s at step ${saved} of ${horizon}` +
+          `; resumed run bit-identical`,
+      );
 
-    // A limit already spent when training would start: no step runs, nothing is pushed, still exit 75.
-    const spent = await soup(
-      ['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-spent', '--output-dir', 'spent', '--time-limit', '1ms'],
-      cwd,
-    ).exited;
-    expect(spent.code, spent.stderr).toBe(EXIT_CODES.segmentSaved);
-    expect(runJson(spent.stdout)).toMatchObject({
-      final_step: 0,
-      session_end: { reason: 'time-limit', saved_step: null },
-      pushed_steps: [],
-    });
-    expect(spent.stdout).toContain('no step was run this session');
-    expect(Object.keys(server.files('e2e/time-limit-spent') ?? {})).toEqual([]); // nothing pushed, not even the repo
+      // A limit already spent when training would start: no step runs, nothing is pushed, still exit 75.
+      const spent = await soup(
+        ['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-spent', '--output-dir', 'spent', '--time-limit', '1ms'],
+        cwd,
+      ).exited;
+      expect(spent.code, spent.stderr).toBe(EXIT_CODES.segmentSaved);
+      expect(runJson(spent.stdout)).toMatchObject({
+        final_step: 0,
+        session_end: { reason: 'time-limit', saved_step: null },
+        pushed_steps: [],
+      });
+      expect(spent.stdout).toContain('no step was run this session');
+      expect(Object.keys(server.files('e2e/time-limit-spent') ?? {})).toEqual([]); // nothing pushed, not even the repo
 
-    const bad = await soup(
-      ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--time-limit', '8 hours'],
-      cwd,
-    ).exited;
-    expect(bad.code).toBe(EXIT_CODES.usage);
-    expect(bad.stderr).toBe(
-      'soup: --time-limit "8 hours" is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds\n',
-    );
-  });
+      const bad = await soup(
+        ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--time-limit', '8 hours'],
+        cwd,
+      ).exited;
+      expect(bad.code).toBe(EXIT_CODES.usage);
+      expect(bad.stderr).toBe(
+        'soup: --time-limit "8 hours" is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds\n',
+      );
+    },
+  );
 
-  it('a second signal quits at once (exit 130) while the session-end push waits; the pointer stays put and the next session still ends bit-identical', async () => {
-    const cwd = useTempDir();
-    writeFileSync(join(cwd, 'soup.yaml'), configText());
-    const repo = 'e2e/second-signal';
-    // No push before the session end (push every 100 steps), so the only push is the session end's.
-    const s = soup(
-      ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '100'],
-      cwd,
-    );
-    await s.waitFor('stderr', new RegExp(`^train: [3-9]/${HORIZON} \\(`, 'm'));
-    // Every commit is refused with 429 "retry in 30 s": the session-end push hangs in its retry wait.
-    server.setFaults({ commit429: { count: 1000, retryAfterS: 30 } });
-    onTestFinished(() => server.setFaults({}));
-    s.child.kill('SIGINT');
-    const m = await s.waitFor('stdout', /session end \(SIGINT\) at step (\d+): saving checkpoint-\d+ and pushing it/);
-    await s.waitFor('stderr', /hub: POST \S+ answered 429/); // the push is waiting on the Hub
-    s.child.kill('SIGTERM');
-    const r = await s.exited;
-    expect(r.code, r.stderr).toBe(EXIT_CODES.interrupted);
-    expect(r.stderr).toContain('soup: SIGTERM again: quitting now (exit 130)');
-    expect(r.stdout).not.toContain('RUN_JSON');
-    expect(await pointer(repo)).toBeNull(); // the pointer never moved to an unverified checkpoint
-    server.setFaults({});
-    expect(Number(m[1])).toBeGreaterThanOrEqual(3);
-    expect(await resume(cwd, repo, null)).toBe(referenceSha);
-    expect(existsSync(join(cwd, 'out', 'final'))).toBe(true);
-  });
+  it(
+    'a second signal quits at once (exit 130) while the session-end push waits; the pointer stays put ' +
+      'and the next session still ends bit-identical',
+    async () => {
+      const cwd = useTempDir();
+      writeFileSync(join(cwd, 'soup.yaml'), configText());
+      const repo = 'e2e/second-signal';
+      // No push before the session end (push every 100 steps), so the only push is the session end's.
+      const s = soup(
+        ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '100'],
+        cwd,
+      );
+      await s.waitFor('stderr', new RegExp(`^train: [3-9]/${HORIZON} \\(`, 'm'));
+      // Every commit is refused with 429 "retry in 30 s": the session-end push hangs in its retry wait.
+      server.setFaults({ commit429: { count: 1000, retryAfterS: 30 } });
+      onTestFinished(() => server.setFaults({}));
+      s.child.kill('SIGINT');
+      const m = await s.waitFor('stdout', /session end \(SIGINT\) at step (\d+): saving checkpoint-\d+ and pushing it/);
+      await s.waitFor('stderr', /hub: POST \S+ answered 429/); // the push is waiting on the Hub
+      s.child.kill('SIGTERM');
+      const r = await s.exited;
+      expect(r.code, r.stderr).toBe(EXIT_CODES.interrupted);
+      expect(r.stderr).toContain('soup: SIGTERM again: quitting now (exit 130)');
+      expect(r.stdout).not.toContain('RUN_JSON');
+      expect(await pointer(repo)).toBeNull(); // the pointer never moved to an unverified checkpoint
+      server.setFaults({});
+      expect(Number(m[1])).toBeGreaterThanOrEqual(3);
+      expect(await resume(cwd, repo, null)).toBe(referenceSha);
+      expect(existsSync(join(cwd, 'out', 'final'))).toBe(true);
+    },
+  );
 });

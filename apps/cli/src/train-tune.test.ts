@@ -21,104 +21,108 @@ interface PlanJson {
 }
 
 describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 900_000 }, () => {
-  it('on the small template (threads 1, budget 300 MiB): every tier measured, the fastest applied, remembered', async () => {
-    const cwd = useTempDir();
-    const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' };
-    expect((await runNode([SOUP_BIN, 'init', '--template', 'small'], { cwd, env, timeoutMs: 60_000 })).code).toBe(0);
-    const yaml = readFileSync(join(cwd, 'soup.yaml'), 'utf8');
-    expect(yaml).toMatch(/gradient_checkpointing: auto/);
-    writeFileSync(join(cwd, 'soup.yaml'), yaml.replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'));
-    const config = loadConfig({ path: 'soup.yaml', cwd }).config;
-    const r = await runNode([SOUP_BIN, 'plan', '--budget', '300MiB', '--json'], { cwd, env, timeoutMs: 600_000 });
-    expect(r.code, r.stderr).toBe(0);
-    const plan = JSON.parse(r.stdout) as PlanJson;
-    const tune = plan.tune!;
-    expect(new Set(tune.rows.map((x) => x.values.gradient_checkpointing))).toEqual(
-      new Set(['false', 'selective', 'full']),
-    );
-    const timed = tune.rows.filter((x) => x.samplesPerSecond !== null);
-    for (const x of timed) expect(32 % x.microBatchSize!).toBe(0);
-    // Each tier is timed from its largest fitting micro-batch down: at 300 MiB no checkpointing
-    // does not fit 32 (431 MiB measured), full checkpointing does (205 MiB). Full is tried only
-    // above what the lighter tiers fit, and not at all when one of them is slower at its largest
-    // micro-batch than below it (soup's own rows show which).
-    // The skip was decided on the first timings (a tie timed again at the end, with a row outside
-    // the four below, may have reordered a tier's rows).
-    const rowsOf = (tier: string) =>
-      tune.rows
-        .filter((x) => x.values.gradient_checkpointing === tier)
-        .map((x) => (x.firstTiming ? { ...x, ...x.firstTiming } : x));
-    const largest = (tier: string): number =>
-      Math.max(...timed.filter((x) => x.values.gradient_checkpointing === tier).map((x) => x.microBatchSize!));
-    expect(largest('false')).toBeLessThan(32);
-    const past = ['false', 'selective'].map((t) => pastItsBest(rowsOf(t), largest(t))).find((x) => x !== null);
-    const sps = (x: { samplesPerSecond: number | null }): string => x.samplesPerSecond!.toFixed(1);
-    if (past) {
-      expect(rowsOf('full')).toHaveLength(1);
-      expect(rowsOf('full')[0]!.microBatchSize).toBeNull();
-      expect(rowsOf('full')[0]!.note).toBe(
-        `cannot win: ${past.top.label} is slower at ${past.top.microBatchSize} than at ${past.below.microBatchSize} (${sps(past.top)} vs ${sps(past.below)} samples/s), ` +
-          `so slower still above ${past.top.microBatchSize}, and this does more work at every micro-batch`,
+  it(
+    'on the small template (threads 1, budget 300 MiB): every tier measured, the fastest applied, ' + 'remembered',
+    async () => {
+      const cwd = useTempDir();
+      const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' };
+      expect((await runNode([SOUP_BIN, 'init', '--template', 'small'], { cwd, env, timeoutMs: 60_000 })).code).toBe(0);
+      const yaml = readFileSync(join(cwd, 'soup.yaml'), 'utf8');
+      expect(yaml).toMatch(/gradient_checkpointing: auto/);
+      writeFileSync(join(cwd, 'soup.yaml'), yaml.replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'));
+      const config = loadConfig({ path: 'soup.yaml', cwd }).config;
+      const r = await runNode([SOUP_BIN, 'plan', '--budget', '300MiB', '--json'], { cwd, env, timeoutMs: 600_000 });
+      expect(r.code, r.stderr).toBe(0);
+      const plan = JSON.parse(r.stdout) as PlanJson;
+      const tune = plan.tune!;
+      expect(new Set(tune.rows.map((x) => x.values.gradient_checkpointing))).toEqual(
+        new Set(['false', 'selective', 'full']),
       );
-    } else {
-      // Full is tried at 32, the one micro-batch above the lighter tiers' 16: on the CPU timed
-      // before its fit, and fitted (a third probe search) only when that timing says it can win.
-      expect(largest('full')).toBe(32);
-      const [full] = rowsOf('full');
-      expect(full!.note).toMatch(
-        /timed before its fit \(on the CPU this process can hold its step: at most [\d.]+ [KMG]iB, twice gradient_checkpointing=(false|selective)'s peak at 16 scaled to 32\)/,
-      );
-      const searches = r.stderr.match(/^probe: \d+ trials? in /gm) ?? [];
-      if (full!.note!.startsWith('stopped early: cannot win')) {
-        expect(full!.note).toMatch(/, so never fitted: it cannot win whether it fits or not$/);
-        expect(full!.peakBytes).toBeNull();
-        expect(searches, r.stderr).toHaveLength(2);
-      } else expect(searches, r.stderr).toHaveLength(3);
-    }
-    const chosen = tune.rows[tune.chosen]!;
-    const fastest = timed.reduce((a, b) => (b.samplesPerSecond! > a.samplesPerSecond! ? b : a));
-    // No checkpointing and selective fit the same micro-batches here (16), so both walks open on 8
-    // and 16, and those four first timings are taken side by side, in turn (or one stopped early).
-    expect(largest('selective')).toBe(largest('false'));
-    const start = largest('false') / 2;
-    const four = [start, 2 * start].flatMap((m) =>
-      ['false', 'selective'].map(
-        (tier) => tune.rows.find((y) => y.values.gradient_checkpointing === tier && y.microBatchSize === m)!,
-      ),
-    ); // in the order timed
-    for (const x of four) {
-      const others = four.filter((y) => y !== x).map((y) => `${y.label} at ${y.microBatchSize}`);
-      expect([`timed side by side with ${others.join(', ')}, alternately`, 'stopped early']).toContain(
-        x.note!.startsWith('stopped early: cannot win') ? 'stopped early' : x.note,
-      );
-    }
-    if (chosen !== fastest) {
-      // The lower peak took a tie from the fastest row, and only after the two were timed side by
-      // side: from the start (two of the four) or again at the end.
-      expect(tune.reason).toMatch(/within the measured noise/);
-      const pair = [chosen, fastest].every((x) => four.includes(x));
-      if (pair)
-        expect(tune.reason).toMatch(
-          /the two were timed side by side from the start, alternately \(the same load on both\)/,
+      const timed = tune.rows.filter((x) => x.samplesPerSecond !== null);
+      for (const x of timed) expect(32 % x.microBatchSize!).toBe(0);
+      // Each tier is timed from its largest fitting micro-batch down: at 300 MiB no checkpointing
+      // does not fit 32 (431 MiB measured), full checkpointing does (205 MiB). Full is tried only
+      // above what the lighter tiers fit, and not at all when one of them is slower at its largest
+      // micro-batch than below it (soup's own rows show which).
+      // The skip was decided on the first timings (a tie timed again at the end, with a row outside
+      // the four below, may have reordered a tier's rows).
+      const rowsOf = (tier: string) =>
+        tune.rows
+          .filter((x) => x.values.gradient_checkpointing === tier)
+          .map((x) => (x.firstTiming ? { ...x, ...x.firstTiming } : x));
+      const largest = (tier: string): number =>
+        Math.max(...timed.filter((x) => x.values.gradient_checkpointing === tier).map((x) => x.microBatchSize!));
+      expect(largest('false')).toBeLessThan(32);
+      const past = ['false', 'selective'].map((t) => pastItsBest(rowsOf(t), largest(t))).find((x) => x !== null);
+      const sps = (x: { samplesPerSecond: number | null }): string => x.samplesPerSecond!.toFixed(1);
+      if (past) {
+        expect(rowsOf('full')).toHaveLength(1);
+        expect(rowsOf('full')[0]!.microBatchSize).toBeNull();
+        expect(rowsOf('full')[0]!.note).toBe(
+          `cannot win: ${past.top.label} is slower at ${past.top.microBatchSize} than at ` +
+            `${past.below.microBatchSize} (${sps(past.top)} vs ${sps(past.below)} samples/s), ` +
+            `so slower still above ${past.top.microBatchSize}, and this does more work at every micro-batch`,
         );
-      else for (const x of [chosen, fastest]) expect(x.note).toMatch(/^timed again, alternately with /);
-    }
-    // Applied: the plan's recompute set and micro-batch are the chosen ones.
-    const tier = chosen.values.gradient_checkpointing!;
-    expect(plan.grad_ckpt.recompute).toEqual(
-      recomputeOf(config, tier === 'false' ? null : (tier as 'selective' | 'full')),
-    );
-    expect(plan.micro_batch_size).toBe(chosen.microBatchSize);
-    expect(plan.grad_ckpt.description).toMatch(new RegExp(`^auto → ${tier === 'false' ? 'off' : tier} \\(measured`));
-    // Remembered beside the batch cache, and reused without measuring.
-    expect(existsSync(join(cwd, '.soup', 'tune_cache.json'))).toBe(true);
-    const again = await runNode([SOUP_BIN, 'plan', '--budget', '300MiB', '--json'], { cwd, env, timeoutMs: 600_000 });
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr + again.stdout).toMatch(/from the tune cache/);
-    const plan2 = JSON.parse(again.stdout) as PlanJson;
-    expect(plan2.micro_batch_size).toBe(chosen.microBatchSize);
-    expect(plan2.grad_ckpt.recompute).toEqual(plan.grad_ckpt.recompute);
-  });
+      } else {
+        // Full is tried at 32, the one micro-batch above the lighter tiers' 16: on the CPU timed
+        // before its fit, and fitted (a third probe search) only when that timing says it can win.
+        expect(largest('full')).toBe(32);
+        const [full] = rowsOf('full');
+        expect(full!.note).toMatch(
+          /timed before its fit \(on the CPU this process can hold its step: at most [\d.]+ [KMG]iB, twice gradient_checkpointing=(false|selective)'s peak at 16 scaled to 32\)/,
+        );
+        const searches = r.stderr.match(/^probe: \d+ trials? in /gm) ?? [];
+        if (full!.note!.startsWith('stopped early: cannot win')) {
+          expect(full!.note).toMatch(/, so never fitted: it cannot win whether it fits or not$/);
+          expect(full!.peakBytes).toBeNull();
+          expect(searches, r.stderr).toHaveLength(2);
+        } else expect(searches, r.stderr).toHaveLength(3);
+      }
+      const chosen = tune.rows[tune.chosen]!;
+      const fastest = timed.reduce((a, b) => (b.samplesPerSecond! > a.samplesPerSecond! ? b : a));
+      // No checkpointing and selective fit the same micro-batches here (16), so both walks open on 8
+      // and 16, and those four first timings are taken side by side, in turn (or one stopped early).
+      expect(largest('selective')).toBe(largest('false'));
+      const start = largest('false') / 2;
+      const four = [start, 2 * start].flatMap((m) =>
+        ['false', 'selective'].map(
+          (tier) => tune.rows.find((y) => y.values.gradient_checkpointing === tier && y.microBatchSize === m)!,
+        ),
+      ); // in the order timed
+      for (const x of four) {
+        const others = four.filter((y) => y !== x).map((y) => `${y.label} at ${y.microBatchSize}`);
+        expect([`timed side by side with ${others.join(', ')}, alternately`, 'stopped early']).toContain(
+          x.note!.startsWith('stopped early: cannot win') ? 'stopped early' : x.note,
+        );
+      }
+      if (chosen !== fastest) {
+        // The lower peak took a tie from the fastest row, and only after the two were timed side by
+        // side: from the start (two of the four) or again at the end.
+        expect(tune.reason).toMatch(/within the measured noise/);
+        const pair = [chosen, fastest].every((x) => four.includes(x));
+        if (pair)
+          expect(tune.reason).toMatch(
+            /the two were timed side by side from the start, alternately \(the same load on both\)/,
+          );
+        else for (const x of [chosen, fastest]) expect(x.note).toMatch(/^timed again, alternately with /);
+      }
+      // Applied: the plan's recompute set and micro-batch are the chosen ones.
+      const tier = chosen.values.gradient_checkpointing!;
+      expect(plan.grad_ckpt.recompute).toEqual(
+        recomputeOf(config, tier === 'false' ? null : (tier as 'selective' | 'full')),
+      );
+      expect(plan.micro_batch_size).toBe(chosen.microBatchSize);
+      expect(plan.grad_ckpt.description).toMatch(new RegExp(`^auto → ${tier === 'false' ? 'off' : tier} \\(measured`));
+      // Remembered beside the batch cache, and reused without measuring.
+      expect(existsSync(join(cwd, '.soup', 'tune_cache.json'))).toBe(true);
+      const again = await runNode([SOUP_BIN, 'plan', '--budget', '300MiB', '--json'], { cwd, env, timeoutMs: 600_000 });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr + again.stdout).toMatch(/from the tune cache/);
+      const plan2 = JSON.parse(again.stdout) as PlanJson;
+      expect(plan2.micro_batch_size).toBe(chosen.microBatchSize);
+      expect(plan2.grad_ckpt.recompute).toEqual(plan.grad_ckpt.recompute);
+    },
+  );
 
   it('at 300 and 200 MiB the choice is within 5 % of the best of an exhaustive grid measured here', async () => {
     const cwd = useTempDir();
@@ -163,7 +167,8 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
       };
       const best = gridBest(grid, budget * MiB);
       const mine = grid.find((p) => p.tier === chosen.tier && p.m === chosen.m)!;
-      // A tier soup did not try because a lighter one was past its best: the grid agrees that none of its points fitting this budget above the lighter tiers' largest wins.
+      // A tier soup did not try because a lighter one was past its best: the grid agrees that none of its points
+      // fitting this budget above the lighter tiers' largest wins.
       for (const skipped of tune.rows.filter((x) => x.microBatchSize === null)) {
         const past = /is slower at (\d+) than at/.exec(skipped.note ?? '');
         if (!past) continue;

@@ -101,116 +101,119 @@ const range = (from: number, to: number, by: number): number[] =>
   Array.from({ length: Math.floor((to - from) / by) + 1 }, (_, i) => from + i * by);
 
 describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }, () => {
-  it('stops at a segment, resumes on an empty disk, matches an uninterrupted run, refuses a changed horizon', async () => {
-    const cwd = useTempDir();
-    writeFileSync(join(cwd, 'soup.yaml'), configText());
-    const repo = 'e2e/run-ckpt';
-    const common = [
-      'train',
-      '-c',
-      'soup.yaml',
-      '--repo',
-      repo,
-      '--push-every-steps',
-      String(PUSH_EVERY),
-      '--output-dir',
-      'out',
-    ];
-
-    // Leg 1: stop at a segment boundary.
-    const leg1 = await soup([...common, '--stop-after-steps', String(STOP)], cwd);
-    expect(leg1.code, leg1.stderr).toBe(EXIT_CODES.segmentSaved);
-    const rj1 = runJson(leg1.stdout);
-    expect(rj1).toMatchObject({
-      final_step: STOP,
-      segment_stop: true,
-      val_skipped: true,
-      val_loss: null,
-      batch_size: BATCH,
-      grad_ckpt: false,
-    });
-    expect(rj1.tokens_consumed).toBe(STOP * BATCH * MAX_LENGTH);
-    expect(steps(repo)).toEqual(range(PUSH_EVERY, STOP, PUSH_EVERY));
-    const p1 = await pointer(repo);
-    expect(p1).toMatchObject({ step: STOP, path_in_repo: `ckpt/checkpoint-${STOP}`, terminal: false, run: rj1.run });
-    expect(Object.keys(server.files(repo) ?? {}).some((f) => f.startsWith('final/'))).toBe(false);
-
-    // The session ends: nothing local survives.
-    rmSync(join(cwd, 'out'), { recursive: true, force: true });
-
-    // Leg 2: resume from the Hub to the horizon.
-    const leg2 = await soup([...common, '--resume', 'auto'], cwd);
-    expect(leg2.code, leg2.stderr).toBe(0);
-    expect(leg2.stdout).toContain(`resuming from ckpt/checkpoint-${STOP} at step ${STOP}`);
-    const rj2 = runJson(leg2.stdout);
-    expect(rj2).toMatchObject({
-      final_step: HORIZON,
-      segment_stop: false,
-      val_skipped: false,
-      start_step: STOP,
-      batch_size: BATCH,
-      run: rj1.run,
-      final_pushed: true,
-    });
-    expect(rj2.tokens_consumed).toBe(HORIZON * BATCH * MAX_LENGTH);
-    expect(rj2.val_loss).toEqual(expect.any(Number));
-    expect(Number.isFinite(rj2.val_loss)).toBe(true);
-    expect(Number.isFinite(rj2.final_loss)).toBe(true);
-    expect(rj2.final_loss!).toBeLessThan(rj1.initial_loss!);
-    expect(steps(repo)).toEqual(range(PUSH_EVERY, HORIZON, PUSH_EVERY));
-    expect(await pointer(repo)).toMatchObject({ step: HORIZON, path_in_repo: 'final', terminal: true, run: rj1.run });
-    const files = server.files(repo)!;
-    expect(
-      Object.keys(files)
-        .filter((f) => f.startsWith('final/'))
-        .sort(),
-    ).toEqual([
-      'final/config.json',
-      'final/generation_config.json',
-      'final/manifest.json',
-      'final/model.safetensors',
-      'final/optimizer.safetensors',
-      'final/soup_run.json',
-      'final/trainer_state.json',
-    ]);
-    const resumedFinal = sha(join(cwd, 'out', 'final', 'model.safetensors'));
-    expect(files['final/model.safetensors']?.lfs?.oid).toBe(resumedFinal);
-
-    // The same run without interruption, in another repo: byte-identical final parameters.
-    const straight = await soup(
-      [
+  it(
+    'stops at a segment, resumes on an empty disk, matches an uninterrupted run, refuses a changed ' + 'horizon',
+    async () => {
+      const cwd = useTempDir();
+      writeFileSync(join(cwd, 'soup.yaml'), configText());
+      const repo = 'e2e/run-ckpt';
+      const common = [
         'train',
         '-c',
         'soup.yaml',
         '--repo',
-        'e2e/straight-ckpt',
+        repo,
         '--push-every-steps',
         String(PUSH_EVERY),
         '--output-dir',
-        'straight',
-      ],
-      cwd,
-    );
-    expect(straight.code, straight.stderr).toBe(0);
-    const rjs = runJson(straight.stdout);
-    expect(rjs.run).toBe(rj1.run);
-    expect(rjs.final_loss).toBe(rj2.final_loss);
-    expect(rjs.val_loss).toBe(rj2.val_loss);
-    expect(sha(join(cwd, 'straight', 'final', 'model.safetensors'))).toBe(resumedFinal);
+        'out',
+      ];
 
-    // Running again is a no-op: the pointer is terminal for this run.
-    const again = await soup([...common, '--resume', 'auto'], cwd);
-    expect(again.code, again.stderr).toBe(0);
-    expect(runJson(again.stdout)).toMatchObject({ status: 'complete', final_step: HORIZON, val_loss: rj2.val_loss });
+      // Leg 1: stop at a segment boundary.
+      const leg1 = await soup([...common, '--stop-after-steps', String(STOP)], cwd);
+      expect(leg1.code, leg1.stderr).toBe(EXIT_CODES.segmentSaved);
+      const rj1 = runJson(leg1.stdout);
+      expect(rj1).toMatchObject({
+        final_step: STOP,
+        segment_stop: true,
+        val_skipped: true,
+        val_loss: null,
+        batch_size: BATCH,
+        grad_ckpt: false,
+      });
+      expect(rj1.tokens_consumed).toBe(STOP * BATCH * MAX_LENGTH);
+      expect(steps(repo)).toEqual(range(PUSH_EVERY, STOP, PUSH_EVERY));
+      const p1 = await pointer(repo);
+      expect(p1).toMatchObject({ step: STOP, path_in_repo: `ckpt/checkpoint-${STOP}`, terminal: false, run: rj1.run });
+      expect(Object.keys(server.files(repo) ?? {}).some((f) => f.startsWith('final/'))).toBe(false);
 
-    // Leg 3: a changed horizon is another run: refused as stale, one line, exit 6.
-    const leg3 = await soup([...common, '--steps', String(HORIZON + 4)], cwd);
-    expect(leg3.code).toBe(EXIT_CODES.resume);
-    expect(leg3.stderr.trim().split('\n')).toHaveLength(1);
-    expect(leg3.stderr).toMatch(
-      /^soup: resume refused as stale: .* holds run soup-[0-9a-f]+ \(step 12\), not this run soup-[0-9a-f]+; changed: training\.steps 12 → 16\./,
-    );
-  });
+      // The session ends: nothing local survives.
+      rmSync(join(cwd, 'out'), { recursive: true, force: true });
+
+      // Leg 2: resume from the Hub to the horizon.
+      const leg2 = await soup([...common, '--resume', 'auto'], cwd);
+      expect(leg2.code, leg2.stderr).toBe(0);
+      expect(leg2.stdout).toContain(`resuming from ckpt/checkpoint-${STOP} at step ${STOP}`);
+      const rj2 = runJson(leg2.stdout);
+      expect(rj2).toMatchObject({
+        final_step: HORIZON,
+        segment_stop: false,
+        val_skipped: false,
+        start_step: STOP,
+        batch_size: BATCH,
+        run: rj1.run,
+        final_pushed: true,
+      });
+      expect(rj2.tokens_consumed).toBe(HORIZON * BATCH * MAX_LENGTH);
+      expect(rj2.val_loss).toEqual(expect.any(Number));
+      expect(Number.isFinite(rj2.val_loss)).toBe(true);
+      expect(Number.isFinite(rj2.final_loss)).toBe(true);
+      expect(rj2.final_loss!).toBeLessThan(rj1.initial_loss!);
+      expect(steps(repo)).toEqual(range(PUSH_EVERY, HORIZON, PUSH_EVERY));
+      expect(await pointer(repo)).toMatchObject({ step: HORIZON, path_in_repo: 'final', terminal: true, run: rj1.run });
+      const files = server.files(repo)!;
+      expect(
+        Object.keys(files)
+          .filter((f) => f.startsWith('final/'))
+          .sort(),
+      ).toEqual([
+        'final/config.json',
+        'final/generation_config.json',
+        'final/manifest.json',
+        'final/model.safetensors',
+        'final/optimizer.safetensors',
+        'final/soup_run.json',
+        'final/trainer_state.json',
+      ]);
+      const resumedFinal = sha(join(cwd, 'out', 'final', 'model.safetensors'));
+      expect(files['final/model.safetensors']?.lfs?.oid).toBe(resumedFinal);
+
+      // The same run without interruption, in another repo: byte-identical final parameters.
+      const straight = await soup(
+        [
+          'train',
+          '-c',
+          'soup.yaml',
+          '--repo',
+          'e2e/straight-ckpt',
+          '--push-every-steps',
+          String(PUSH_EVERY),
+          '--output-dir',
+          'straight',
+        ],
+        cwd,
+      );
+      expect(straight.code, straight.stderr).toBe(0);
+      const rjs = runJson(straight.stdout);
+      expect(rjs.run).toBe(rj1.run);
+      expect(rjs.final_loss).toBe(rj2.final_loss);
+      expect(rjs.val_loss).toBe(rj2.val_loss);
+      expect(sha(join(cwd, 'straight', 'final', 'model.safetensors'))).toBe(resumedFinal);
+
+      // Running again is a no-op: the pointer is terminal for this run.
+      const again = await soup([...common, '--resume', 'auto'], cwd);
+      expect(again.code, again.stderr).toBe(0);
+      expect(runJson(again.stdout)).toMatchObject({ status: 'complete', final_step: HORIZON, val_loss: rj2.val_loss });
+
+      // Leg 3: a changed horizon is another run: refused as stale, one line, exit 6.
+      const leg3 = await soup([...common, '--steps', String(HORIZON + 4)], cwd);
+      expect(leg3.code).toBe(EXIT_CODES.resume);
+      expect(leg3.stderr.trim().split('\n')).toHaveLength(1);
+      expect(leg3.stderr).toMatch(
+        /^soup: resume refused as stale: .* holds run soup-[0-9a-f]+ \(step 12\), not this run soup-[0-9a-f]+; changed: training\.steps 12 → 16\./,
+      );
+    },
+  );
 
   it('a missing token, a refused token and an unreachable hub: one line each, exit 4 / 4 / 5', async () => {
     const cwd = useTempDir();
@@ -219,8 +222,10 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
     const noToken = await soup(args, cwd, { HF_TOKEN: '' });
     expect(noToken.code).toBe(EXIT_CODES.auth);
     expect(noToken.stderr).toBe(
-      'soup: --repo e2e/errors is a Hugging Face repo and no token was found; looked in HF_TOKEN (empty), HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset), ' +
-        `${join(cwd, '.cache', 'huggingface', 'token')} (no such file): export HF_TOKEN=<a token with write access>, or run \`hf auth login\`, or use file://<dir> for a directory store\n`,
+      'soup: --repo e2e/errors is a Hugging Face repo and no token was found; looked in HF_TOKEN (empty), ' +
+        'HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset), ' +
+        `${join(cwd, '.cache', 'huggingface', 'token')} (no such file): export HF_TOKEN=<a token with write ` +
+        `access>, or run \`hf auth login\`, or use file://<dir> for a directory store\n`,
     );
     const badToken = await soup(args, cwd, { HF_TOKEN: 'hf_wrong_token_123' });
     expect(badToken.code).toBe(EXIT_CODES.auth);

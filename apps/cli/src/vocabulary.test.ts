@@ -50,39 +50,44 @@ describe('one CLI vocabulary', () => {
     expect(help(['init'])).not.toMatch(/-o, --output/);
   });
 
-  it('old spellings still work, each with a one-line notice: train --hub-repo / --output / --resume fallback, init -o', async () => {
-    const cwd = useTempDir('soup-vocab-');
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = {
-      cwd,
-      env: { HOME: cwd, NO_COLOR: '1' },
-      stdout: { write: (s: string) => void out.push(s) },
-      stderr: { write: (s: string) => void err.push(s) },
-    };
-    expect(await main(['node', 'soup', 'init', '-o', 'old.yaml'], io)).toBe(0);
-    expect(err.join('')).toBe(
-      'warning: --output is deprecated and goes away in the next minor release: use -c/--config\n',
-    );
-    expect(out.join('')).toContain('old.yaml');
-    // A config with a field train refuses: the command stops after its options are mapped, before any work.
-    writeFileSync(join(cwd, 'bad.yaml'), 'base: x\n');
-    err.length = 0;
-    const code = await main(
-      ['node', 'soup', 'train', '-c', 'bad.yaml', '--hub-repo', 'file://s', '--output', 'o', '--resume', 'fallback'],
-      io,
-    );
-    expect(code).toBe(3);
-    const notices = err
-      .join('')
-      .split('\n')
-      .filter((l) => l.startsWith('warning: '));
-    expect(notices).toEqual([
-      'warning: --hub-repo is deprecated and goes away in the next minor release: use --repo',
-      'warning: --output is deprecated and goes away in the next minor release: use --output-dir',
-      'warning: --resume fallback is deprecated and goes away in the next minor release: --resume auto now walks back past a corrupt checkpoint',
-    ]);
-  });
+  it(
+    'old spellings still work, each with a one-line notice: train --hub-repo / --output / --resume ' +
+      'fallback, init -o',
+    async () => {
+      const cwd = useTempDir('soup-vocab-');
+      const out: string[] = [];
+      const err: string[] = [];
+      const io = {
+        cwd,
+        env: { HOME: cwd, NO_COLOR: '1' },
+        stdout: { write: (s: string) => void out.push(s) },
+        stderr: { write: (s: string) => void err.push(s) },
+      };
+      expect(await main(['node', 'soup', 'init', '-o', 'old.yaml'], io)).toBe(0);
+      expect(err.join('')).toBe(
+        'warning: --output is deprecated and goes away in the next minor release: use -c/--config\n',
+      );
+      expect(out.join('')).toContain('old.yaml');
+      // A config with a field train refuses: the command stops after its options are mapped, before any work.
+      writeFileSync(join(cwd, 'bad.yaml'), 'base: x\n');
+      err.length = 0;
+      const code = await main(
+        ['node', 'soup', 'train', '-c', 'bad.yaml', '--hub-repo', 'file://s', '--output', 'o', '--resume', 'fallback'],
+        io,
+      );
+      expect(code).toBe(3);
+      const notices = err
+        .join('')
+        .split('\n')
+        .filter((l) => l.startsWith('warning: '));
+      expect(notices).toEqual([
+        'warning: --hub-repo is deprecated and goes away in the next minor release: use --repo',
+        'warning: --output is deprecated and goes away in the next minor release: use --output-dir',
+        'warning: --resume fallback is deprecated and goes away in the next minor release: --resume auto now walks ' +
+          'back past a corrupt checkpoint',
+      ]);
+    },
+  );
 
   it('the init templates name the real default store, <output>-ckpt', () => {
     for (const t of ['tiny', 'small']) {

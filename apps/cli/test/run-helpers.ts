@@ -43,7 +43,9 @@ export async function referenceRun(
   );
 }
 
-/** Runs the trainer alone with these placeholder values (and {output_dir}, no {resume_from}); returns its output folder. */
+/**
+ * Runs the trainer alone with these placeholder values (and {output_dir}, no {resume_from}); returns its output folder.
+ */
 export async function referenceOutput(
   cwd: string,
   argv: string[],

@@ -120,7 +120,9 @@ function realRuns(
   const r = spawnSync(tsx, [script], { encoding: 'utf8', timeout: 600_000, cwd: repo });
   if (r.status !== 0)
     return {
-      skipped: `the real ORT probe failed (exit ${r.status}): ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' | ')}`,
+      skipped:
+        `the real ORT probe failed (exit ${r.status}): ` +
+        `${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' | ')}`,
     };
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as {
     cases: Array<{ name: string; refine: RealRun; predictive: RealRun }>;

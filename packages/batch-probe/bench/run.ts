@@ -167,7 +167,8 @@ if (process.argv.includes('--json')) {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } else {
   const row = (name: string, s: SearchStats) =>
-    `| ${name} | ${(s.exactRate * 100).toFixed(1)} % | ${s.meanFoundOverTrue.toFixed(3)} | ${s.worstFoundOverTrue.toFixed(3)} | ${s.meanTrials.toFixed(2)} | ${s.maxTrials} |`;
+    `| ${name} | ${(s.exactRate * 100).toFixed(1)} % | ${s.meanFoundOverTrue.toFixed(3)} | ` +
+    `${s.worstFoundOverTrue.toFixed(3)} | ${s.meanTrials.toFixed(2)} | ${s.maxTrials} |`;
   console.log(`capacities 1..${CAPACITY_MAX}, start ${START}, ceiling ${CEILING}\n`);
   console.log('| search | exact | mean found/true | worst found/true | mean trials | max trials |');
   console.log('|---|---|---|---|---|---|');

@@ -25,7 +25,8 @@ export function perRankBatch(globalBatchSize: number, worldSize = 1): number {
   positiveInt('worldSize', worldSize);
   if (globalBatchSize % worldSize !== 0) {
     throw new InvalidBatchOptionError(
-      `globalBatchSize ${globalBatchSize} is not a multiple of worldSize ${worldSize}: pick a global batch that every rank shares equally`,
+      `globalBatchSize ${globalBatchSize} is not a multiple of worldSize ${worldSize}: pick a global batch that ` +
+        `every rank shares equally`,
       { field: 'globalBatchSize' },
     );
   }

@@ -95,7 +95,8 @@ export class InvalidProbeOutcomeError extends BatchProbeError {
 
   constructor(batchSize: number, got: unknown) {
     super(
-      `probe(${batchSize}) resolved to ${describe(got)}; it must resolve to an object {fits: boolean, peakBytes?, budgetBytes?, detail?} ` +
+      `probe(${batchSize}) resolved to ${describe(got)}; it must resolve to an object {fits: boolean, peakBytes?, ` +
+        `budgetBytes?, detail?} ` +
         'or throw (an out-of-memory error counts as "does not fit").',
       { code: 'SOUP_BATCH_INVALID_PROBE_OUTCOME' },
     );

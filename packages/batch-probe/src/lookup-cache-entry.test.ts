@@ -46,74 +46,77 @@ function mibProbe(budgetBytes: number, measurement = 'sampled-rss'): ProbeFn & {
 }
 
 describe('cache lookups under a budget and a ceiling', () => {
-  test('--budget 10MiB does not take a 16 found under 20 MiB; it probes 6 and keeps both provenances right', async () => {
-    const s = sandbox();
-    const loose = await pickBatchSize({
-      ...fields,
-      ...s,
-      staticEstimate: 8,
-      ceiling: 32,
-      strategy: 'probe',
-      probe: mibProbe(20 * MiB),
-      budgetBytes: 20 * MiB,
-    });
-    expect(loose).toMatchObject({ batchSize: 16, source: 'probe', saved: true, bound: 'exact' });
-    const strict = mibProbe(10 * MiB);
-    const r = await pickBatchSize({
-      ...fields,
-      ...s,
-      staticEstimate: 8,
-      ceiling: 32,
-      strategy: 'probe',
-      probe: strict,
-      budgetBytes: 10 * MiB,
-    });
-    expect(r).toMatchObject({ batchSize: 6, source: 'probe' });
-    expect(r.skippedCache).toMatch(/budget of 20971520 bytes, looser than 10485760/);
-    expect(strict.calls.length).toBeGreaterThan(0);
-    // The same budget again, or a looser one: the cache answers 6 without probing.
-    const never: ProbeFn = async () => {
-      throw new Error('must not probe');
-    };
-    expect(
-      await pickBatchSize({
+  test(
+    '--budget 10MiB does not take a 16 found under 20 MiB; it probes 6 and keeps both provenances ' + 'right',
+    async () => {
+      const s = sandbox();
+      const loose = await pickBatchSize({
         ...fields,
         ...s,
         staticEstimate: 8,
         ceiling: 32,
         strategy: 'probe',
-        probe: never,
+        probe: mibProbe(20 * MiB),
+        budgetBytes: 20 * MiB,
+      });
+      expect(loose).toMatchObject({ batchSize: 16, source: 'probe', saved: true, bound: 'exact' });
+      const strict = mibProbe(10 * MiB);
+      const r = await pickBatchSize({
+        ...fields,
+        ...s,
+        staticEstimate: 8,
+        ceiling: 32,
+        strategy: 'probe',
+        probe: strict,
         budgetBytes: 10 * MiB,
-      }),
-    ).toMatchObject({ batchSize: 6, source: 'cache' });
-    // The main file stays key -> int, as the Python original reads it.
-    expect(Object.values(JSON.parse(readFileSync(s.path, 'utf8')) as Record<string, unknown>)).toEqual([6]);
-    const [entry] = await listCacheEntries(s);
-    expect(entry!.provenance).toMatchObject({
-      batchSize: 6,
-      budgetBytes: 10 * MiB,
-      ceiling: 32,
-      bound: 'exact',
-      measurement: 'sampled-rss',
-      base: fields.base,
-      maxLength: 512,
-      gpuName: 'cpu',
-    });
-    // A looser budget does not silently reuse the stricter answer: it probes again, starting at the cached 6.
-    const looser = mibProbe(12 * MiB);
-    const l = await pickBatchSize({
-      ...fields,
-      ...s,
-      staticEstimate: 8,
-      ceiling: 32,
-      strategy: 'probe',
-      probe: looser,
-      budgetBytes: 12 * MiB,
-    });
-    expect(l).toMatchObject({ batchSize: 8, source: 'probe', bound: 'exact' });
-    expect(l.skippedCache).toMatch(/stricter budget of 10485760 bytes than 12582912 bytes: probing again from 6/);
-    expect(looser.calls[0]).toBe(6);
-  });
+      });
+      expect(r).toMatchObject({ batchSize: 6, source: 'probe' });
+      expect(r.skippedCache).toMatch(/budget of 20971520 bytes, looser than 10485760/);
+      expect(strict.calls.length).toBeGreaterThan(0);
+      // The same budget again, or a looser one: the cache answers 6 without probing.
+      const never: ProbeFn = async () => {
+        throw new Error('must not probe');
+      };
+      expect(
+        await pickBatchSize({
+          ...fields,
+          ...s,
+          staticEstimate: 8,
+          ceiling: 32,
+          strategy: 'probe',
+          probe: never,
+          budgetBytes: 10 * MiB,
+        }),
+      ).toMatchObject({ batchSize: 6, source: 'cache' });
+      // The main file stays key -> int, as the Python original reads it.
+      expect(Object.values(JSON.parse(readFileSync(s.path, 'utf8')) as Record<string, unknown>)).toEqual([6]);
+      const [entry] = await listCacheEntries(s);
+      expect(entry!.provenance).toMatchObject({
+        batchSize: 6,
+        budgetBytes: 10 * MiB,
+        ceiling: 32,
+        bound: 'exact',
+        measurement: 'sampled-rss',
+        base: fields.base,
+        maxLength: 512,
+        gpuName: 'cpu',
+      });
+      // A looser budget does not silently reuse the stricter answer: it probes again, starting at the cached 6.
+      const looser = mibProbe(12 * MiB);
+      const l = await pickBatchSize({
+        ...fields,
+        ...s,
+        staticEstimate: 8,
+        ceiling: 32,
+        strategy: 'probe',
+        probe: looser,
+        budgetBytes: 12 * MiB,
+      });
+      expect(l).toMatchObject({ batchSize: 8, source: 'probe', bound: 'exact' });
+      expect(l.skippedCache).toMatch(/stricter budget of 10485760 bytes than 12582912 bytes: probing again from 6/);
+      expect(looser.calls[0]).toBe(6);
+    },
+  );
 
   test('an answer capped by its ceiling is not used under a higher ceiling; an exact one is', async () => {
     const s = sandbox();
@@ -165,35 +168,38 @@ describe('cache lookups under a budget and a ceiling', () => {
     });
   });
 
-  test('a capped answer never replaces an exact one for the same key (a --ceiling 16 run after an exact 30)', async () => {
-    const s = sandbox();
-    const exact = await pickBatchSize({
-      ...fields,
-      ...s,
-      staticEstimate: 8,
-      ceiling: 64,
-      strategy: 'probe',
-      probe: mibProbe(34 * MiB),
-      budgetBytes: 34 * MiB,
-    });
-    expect(exact).toMatchObject({ batchSize: 30, bound: 'exact', saved: true });
-    const capped = await pickBatchSize({
-      ...fields,
-      ...s,
-      staticEstimate: 8,
-      ceiling: 16,
-      strategy: 'probe',
-      probe: mibProbe(34 * MiB),
-      budgetBytes: 34 * MiB,
-    });
-    expect(capped).toMatchObject({
-      batchSize: 16,
-      bound: 'capped',
-      saved: false,
-      notSavedReason: expect.stringMatching(/exact answer \(30\)/),
-    });
-    expect(Object.values(JSON.parse(readFileSync(s.path, 'utf8')) as Record<string, unknown>)).toEqual([30]);
-  });
+  test(
+    'a capped answer never replaces an exact one for the same key (a --ceiling 16 run after an ' + 'exact 30)',
+    async () => {
+      const s = sandbox();
+      const exact = await pickBatchSize({
+        ...fields,
+        ...s,
+        staticEstimate: 8,
+        ceiling: 64,
+        strategy: 'probe',
+        probe: mibProbe(34 * MiB),
+        budgetBytes: 34 * MiB,
+      });
+      expect(exact).toMatchObject({ batchSize: 30, bound: 'exact', saved: true });
+      const capped = await pickBatchSize({
+        ...fields,
+        ...s,
+        staticEstimate: 8,
+        ceiling: 16,
+        strategy: 'probe',
+        probe: mibProbe(34 * MiB),
+        budgetBytes: 34 * MiB,
+      });
+      expect(capped).toMatchObject({
+        batchSize: 16,
+        bound: 'capped',
+        saved: false,
+        notSavedReason: expect.stringMatching(/exact answer \(30\)/),
+      });
+      expect(Object.values(JSON.parse(readFileSync(s.path, 'utf8')) as Record<string, unknown>)).toEqual([30]);
+    },
+  );
 
   test('a fit the probe warned about (OOM text on exit 0) is saved only as capped at itself', async () => {
     const s = sandbox();
@@ -274,61 +280,65 @@ describe('cache lookups under a budget and a ceiling', () => {
     expect((await listCacheEntries(s))[0]!.provenance).toMatchObject({ measurement: 'exceptions-only' });
   });
 
-  test('an entry without provenance (Python wrote it, or the side file is corrupt) serves only a lookup without a budget', async () => {
-    const s = sandbox();
-    await saveCacheEntry({ ...s, key: 'k', batchSize: 12 });
-    expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 64 })).toMatchObject({
-      hit: true,
-      batchSize: 12,
-      provenance: null,
-    });
-    expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 64, budgetBytes: 10 * MiB })).toMatchObject({
-      hit: false,
-      skipped: expect.stringMatching(/no provenance/),
-    });
-    expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 8 })).toMatchObject({
-      hit: false,
-      skipped: expect.stringMatching(/above the ceiling 8/),
-    });
-    // A corrupt side file never breaks the main file.
-    await saveCacheEntry({
-      ...s,
-      key: 'k',
-      batchSize: 12,
-      provenance: {
-        base: 'b',
-        maxLength: 1,
-        gpuName: 'cpu',
-        budgetBytes: 20 * MiB,
-        ceiling: 64,
-        bound: 'exact',
-        measurement: 'peak-rss',
-      },
-    });
-    writeFileSync(s.meta, '{not json');
-    expect(await listCacheEntries(s)).toEqual([{ key: 'k', batchSize: 12 }]);
-    expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 64 })).toMatchObject({ hit: true, provenance: null });
-    // A stale record (the main file holds another value) is no provenance.
-    await saveCacheEntry({
-      ...s,
-      key: 'k',
-      batchSize: 12,
-      provenance: {
-        base: 'b',
-        maxLength: 1,
-        gpuName: 'cpu',
-        budgetBytes: 20 * MiB,
-        ceiling: 64,
-        bound: 'exact',
-        measurement: 'peak-rss',
-      },
-    });
-    writeFileSync(s.path, '{\n  "k": 30\n}');
-    expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 64, budgetBytes: 20 * MiB })).toMatchObject({
-      hit: false,
-      skipped: expect.stringMatching(/no provenance/),
-    });
-  });
+  test(
+    'an entry without provenance (Python wrote it, or the side file is corrupt) serves only a ' +
+      'lookup without a budget',
+    async () => {
+      const s = sandbox();
+      await saveCacheEntry({ ...s, key: 'k', batchSize: 12 });
+      expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 64 })).toMatchObject({
+        hit: true,
+        batchSize: 12,
+        provenance: null,
+      });
+      expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 64, budgetBytes: 10 * MiB })).toMatchObject({
+        hit: false,
+        skipped: expect.stringMatching(/no provenance/),
+      });
+      expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 8 })).toMatchObject({
+        hit: false,
+        skipped: expect.stringMatching(/above the ceiling 8/),
+      });
+      // A corrupt side file never breaks the main file.
+      await saveCacheEntry({
+        ...s,
+        key: 'k',
+        batchSize: 12,
+        provenance: {
+          base: 'b',
+          maxLength: 1,
+          gpuName: 'cpu',
+          budgetBytes: 20 * MiB,
+          ceiling: 64,
+          bound: 'exact',
+          measurement: 'peak-rss',
+        },
+      });
+      writeFileSync(s.meta, '{not json');
+      expect(await listCacheEntries(s)).toEqual([{ key: 'k', batchSize: 12 }]);
+      expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 64 })).toMatchObject({ hit: true, provenance: null });
+      // A stale record (the main file holds another value) is no provenance.
+      await saveCacheEntry({
+        ...s,
+        key: 'k',
+        batchSize: 12,
+        provenance: {
+          base: 'b',
+          maxLength: 1,
+          gpuName: 'cpu',
+          budgetBytes: 20 * MiB,
+          ceiling: 64,
+          bound: 'exact',
+          measurement: 'peak-rss',
+        },
+      });
+      writeFileSync(s.path, '{\n  "k": 30\n}');
+      expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 64, budgetBytes: 20 * MiB })).toMatchObject({
+        hit: false,
+        skipped: expect.stringMatching(/no provenance/),
+      });
+    },
+  );
 
   test('clearCache removes the provenance too', async () => {
     const s = sandbox();

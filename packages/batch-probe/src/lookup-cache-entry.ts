@@ -31,7 +31,10 @@ export type LookupCacheEntryResult =
       path: string;
       /** Why an entry that exists was not used; absent when there is none. */
       skipped?: string;
-      /** A size known to fit under this search's budget (the entry was found under a stricter one): the search may start there. */
+      /**
+       * A size known to fit under this search's budget (the entry was found under a stricter one): the search may start
+       * there.
+       */
       startAt?: number;
     };
 
@@ -72,7 +75,10 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
     return {
       hit: false,
       path,
-      skipped: `cached ${value} was found under ${p.budgetBytes === null ? 'no budget' : `a budget of ${p.budgetBytes} bytes`}, looser than ${budget} bytes`,
+      skipped:
+        `cached ${value} was found under ` +
+        `${p.budgetBytes === null ? 'no budget' : `a budget of ${p.budgetBytes} bytes`}, looser than ${budget}` +
+        ` bytes`,
     };
   }
   if (budget !== null && p.budgetBytes !== null && p.budgetBytes < budget) {
@@ -80,7 +86,9 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
     return {
       hit: false,
       path,
-      skipped: `cached ${value} was found under a stricter budget of ${p.budgetBytes} bytes than ${budget} bytes: probing again from ${value}`,
+      skipped:
+        `cached ${value} was found under a stricter budget of ${p.budgetBytes} bytes than ${budget}` +
+        ` bytes: probing again from ${value}`,
       startAt: value,
     };
   }

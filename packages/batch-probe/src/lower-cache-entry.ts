@@ -32,7 +32,8 @@ export interface LowerCacheEntryResult {
 
 /**
  * Lowers a cached answer after `failedBatchSize` was seen to run out of memory: the entry becomes
- * `batchSize` (unless it already holds that or less; a key with no entry gets none), with a provenance whose `note` says why and
+ * `batchSize` (unless it already holds that or less; a key with no entry gets none), with a provenance whose `note`
+ * says why and
  * whose bound is `exact` with `ceiling` = the size that failed, so any later search of the same
  * key uses it instead of probing back up to the size that failed. The main file keeps the Python
  * layout (key → int); best-effort like every cache write.

@@ -16,19 +16,22 @@ test('the ARCHITECTURE.md test vector', () => {
   expect(makeCacheKey(vector)).toBe('dcaa220005fb718e145b37b330901237');
 });
 
-test('the recipe: first 32 hex chars of sha256("v2|base|max_length|quantization|lora_r|gpu_name|gpu_memory_gb")', () => {
-  const fields: CacheKeyFields = {
-    base: 'meta-llama/Llama-3.2-1B',
-    maxLength: 2048,
-    quantization: '4bit',
-    loraR: 16,
-    gpuName: 'NVIDIA H100 80GB HBM3',
-    gpuMemoryGb: 80,
-  };
-  const raw = 'v2|meta-llama/Llama-3.2-1B|2048|4bit|16|NVIDIA H100 80GB HBM3|80';
-  expect(makeCacheKey(fields)).toBe(createHash('sha256').update(raw).digest('hex').slice(0, 32));
-  expect(makeCacheKey(fields)).toMatch(/^[0-9a-f]{32}$/);
-});
+test(
+  'the recipe: first 32 hex chars of ' + 'sha256("v2|base|max_length|quantization|lora_r|gpu_name|gpu_memory_gb")',
+  () => {
+    const fields: CacheKeyFields = {
+      base: 'meta-llama/Llama-3.2-1B',
+      maxLength: 2048,
+      quantization: '4bit',
+      loraR: 16,
+      gpuName: 'NVIDIA H100 80GB HBM3',
+      gpuMemoryGb: 80,
+    };
+    const raw = 'v2|meta-llama/Llama-3.2-1B|2048|4bit|16|NVIDIA H100 80GB HBM3|80';
+    expect(makeCacheKey(fields)).toBe(createHash('sha256').update(raw).digest('hex').slice(0, 32));
+    expect(makeCacheKey(fields)).toMatch(/^[0-9a-f]{32}$/);
+  },
+);
 
 test('every field changes the key', () => {
   const variants: CacheKeyFields[] = [

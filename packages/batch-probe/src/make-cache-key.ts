@@ -26,7 +26,8 @@ export const CACHE_KEY_VERSION = 'v2';
  * `maxLength`, `loraR` and `gpuMemoryGb` must be integers (booleans and floats are rejected with
  * {@link InvalidBatchOptionError}), the other fields strings.
  *
- * @example makeCacheKey({base: 'soup/tiny-gpt', maxLength: 128, quantization: 'none', loraR: 0, gpuName: 'cpu', gpuMemoryGb: 23})
+ * @example makeCacheKey({base: 'soup/tiny-gpt', maxLength: 128, quantization: 'none', loraR: 0, gpuName: 'cpu',
+ * gpuMemoryGb: 23})
  * // 'dcaa220005fb718e145b37b330901237'
  */
 export function makeCacheKey(fields: CacheKeyFields): string {

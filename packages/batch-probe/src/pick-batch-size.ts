@@ -82,9 +82,14 @@ export interface PickBatchSizeOptions
   fromBelow?: { margin: number };
   /** With `globalBatchSize`: see `probeMicroBatchSize`'s `predictStop`. */
   predictStop?: { margin: number };
-  /** Fraction of the budget a micro-batch's measured peak must leave free (with `globalBatchSize`; see `probeMicroBatchSize`). @default 0 */
+  /**
+   * Fraction of the budget a micro-batch's measured peak must leave free (with `globalBatchSize`; see
+   * `probeMicroBatchSize`). @default 0
+   */
   headroom?: number;
-  /** Content hashes of the files the measured command named, recorded in the provenance (see `CacheProvenance.files`). */
+  /**
+   * Content hashes of the files the measured command named, recorded in the provenance (see `CacheProvenance.files`).
+   */
   files?: Record<string, string>;
 }
 
@@ -104,7 +109,10 @@ export interface PickBatchSizeResult {
   saved?: boolean;
   /** With `source: 'probe'` and `saved: false`: why not. */
   notSavedReason?: string;
-  /** With `source: 'cache'`: how the entry was found, `null` for an entry with no provenance (the Python original's). With `source: 'probe'`: what was saved. */
+  /**
+   * With `source: 'cache'`: how the entry was found, `null` for an entry with no provenance (the Python original's).
+   * With `source: 'probe'`: what was saved.
+   */
   provenance?: CacheProvenance | null;
   /** A cached entry that exists but was not used, and why. */
   skippedCache?: string;
@@ -127,7 +135,8 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
   const staticEstimate = positiveInt('staticEstimate', options.staticEstimate);
   if (!STRATEGIES.includes(options.strategy)) {
     throw new InvalidBatchOptionError(
-      `strategy must be one of ${STRATEGIES.map((s) => `'${s}'`).join(', ')} (got ${JSON.stringify(options.strategy) ?? String(options.strategy)})`,
+      `strategy must be one of ${STRATEGIES.map((s) => `'${s}'`).join(', ')} (got ` +
+        `${JSON.stringify(options.strategy) ?? String(options.strategy)})`,
       { field: 'strategy' },
     );
   }
@@ -141,7 +150,8 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
   if (options.probe === undefined) {
     if (options.strategy === 'probe') {
       logger.warn?.(
-        `batch size strategy 'probe' was requested but no probe is available: using the static estimate (${staticEstimate}). ` +
+        `batch size strategy 'probe' was requested but no probe is available: using the static estimate (` +
+          `${staticEstimate}). ` +
           'This is expected when no step can be run on this device.',
       );
     }
@@ -152,7 +162,8 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
   const location = resolveCachePath(options);
   if (location.ignoredOverride !== undefined) {
     logger.warn?.(
-      `SOUP_BATCH_CACHE_PATH=${location.ignoredOverride} resolves outside the home, working and temp directories: ignored, using ${location.path}`,
+      `SOUP_BATCH_CACHE_PATH=${location.ignoredOverride} resolves outside the home, working and temp directories: ` +
+        `ignored, using ${location.path}`,
     );
   }
   const ceiling = options.ceiling ?? perRank ?? staticEstimate * 4;
@@ -225,7 +236,8 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
     return { ...base, saved: false, notSavedReason };
   }
   if (measurement === 'not-measured') {
-    const notSavedReason = `the deciding trial was not measured on this GPU (${deciding?.detail ?? 'the trainer ran elsewhere'})`;
+    const notSavedReason =
+      `the deciding trial was not measured on this GPU (` + `${deciding?.detail ?? 'the trainer ran elsewhere'})`;
     logger.warn?.(`batch size ${batchSize} not saved to the cache: ${notSavedReason}`);
     return { ...base, saved: false, notSavedReason };
   }
@@ -238,7 +250,9 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
       enforceCeiling: false,
     });
     if (existing.hit && existing.provenance?.bound === 'exact') {
-      const notSavedReason = `the cache holds an exact answer (${existing.batchSize}) for this key; a ${provenance.bound} ${batchSize} does not replace it`;
+      const notSavedReason =
+        `the cache holds an exact answer (${existing.batchSize}) for this key; a ` +
+        `${provenance.bound} ${batchSize} does not replace it`;
       logger.info?.(`batch size ${batchSize} not saved: ${notSavedReason}`);
       return { ...base, saved: false, notSavedReason };
     }

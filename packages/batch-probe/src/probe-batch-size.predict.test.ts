@@ -7,7 +7,10 @@ import type { ProbeFn } from './types';
 
 const MiB = 2 ** 20;
 
-/** A fake device whose step peak is `peak(b)`: over the budget it completes but is refused (a peak gate), as the real probes do. */
+/**
+ * A fake device whose step peak is `peak(b)`: over the budget it completes but is refused (a peak gate), as the real
+ * probes do.
+ */
 function peakProbe(peak: (b: number) => number, budgetBytes: number): ProbeFn & { calls: number[] } {
   const calls: number[] = [];
   const probe: ProbeFn = async (b) => {
@@ -27,42 +30,52 @@ function peakOf(m: Model): (b: number) => number {
 }
 
 describe('predictive search', () => {
-  test('a linear peak: start, the ceiling (the widest span for a slope), predicted edge, edge + 1 — 4 trials, exact', async () => {
-    const peak = (b: number) => 2048 * MiB + 20 * MiB * b; // edge at (12 GiB - 2 GiB) / 20 MiB = 512
-    const probe = peakProbe(peak, 12 * 1024 * MiB);
-    const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
-    expect(r.batchSize).toBe(512);
-    expect(r.bound).toBe('exact');
-    expect(probe.calls).toHaveLength(4);
-    expect(probe.calls.slice(-2)).toEqual([512, 513]);
-    expect(r.trials.slice(1).map((t) => t.phase)).toEqual(['predict', 'predict', 'predict']);
-    expect(probe.calls).toEqual([8, 1024, 512, 513]);
-  });
+  test(
+    'a linear peak: start, the ceiling (the widest span for a slope), predicted edge, edge + 1 — 4 ' + 'trials, exact',
+    async () => {
+      const peak = (b: number) => 2048 * MiB + 20 * MiB * b; // edge at (12 GiB - 2 GiB) / 20 MiB = 512
+      const probe = peakProbe(peak, 12 * 1024 * MiB);
+      const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
+      expect(r.batchSize).toBe(512);
+      expect(r.bound).toBe('exact');
+      expect(probe.calls).toHaveLength(4);
+      expect(probe.calls.slice(-2)).toEqual([512, 513]);
+      expect(r.trials.slice(1).map((t) => t.phase)).toEqual(['predict', 'predict', 'predict']);
+      expect(probe.calls).toEqual([8, 1024, 512, 513]);
+    },
+  );
 
-  test('a predicted edge that fits with edge + 1 fitting too (noise) walks up 1, 2, ... and bisects what is left', async () => {
-    // Linear, edge at 512 — but 513 and 514 measure 300 MiB low (2.4 % of the budget: noise, not the line).
-    const line = (b: number) => 2048 * MiB + 20 * MiB * b;
-    const peak = (b: number) => line(b) - (b === 513 || b === 514 ? 300 * MiB : 0);
-    const probe = peakProbe(peak, 12 * 1024 * MiB);
-    const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
-    // 512 fits, 513 fits (not closed: walk up); 514 (step 1) fits, 516 (step 2) fails; 515 fails.
-    expect(probe.calls).toEqual([8, 1024, 512, 513, 514, 516, 515]);
-    expect(r.batchSize).toBe(514);
-    expect(r.bound).toBe('exact');
-    expect(r.trials.find((t) => t.batchSize === 514)?.fits).toBe(true);
-    expect(r.trials.find((t) => t.batchSize === 515)?.fits).toBe(false);
-  });
+  test(
+    'a predicted edge that fits with edge + 1 fitting too (noise) walks up 1, 2, ... and bisects ' + 'what is left',
+    async () => {
+      // Linear, edge at 512 — but 513 and 514 measure 300 MiB low (2.4 % of the budget: noise, not the line).
+      const line = (b: number) => 2048 * MiB + 20 * MiB * b;
+      const peak = (b: number) => line(b) - (b === 513 || b === 514 ? 300 * MiB : 0);
+      const probe = peakProbe(peak, 12 * 1024 * MiB);
+      const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
+      // 512 fits, 513 fits (not closed: walk up); 514 (step 1) fits, 516 (step 2) fails; 515 fails.
+      expect(probe.calls).toEqual([8, 1024, 512, 513, 514, 516, 515]);
+      expect(r.batchSize).toBe(514);
+      expect(r.bound).toBe('exact');
+      expect(r.trials.find((t) => t.batchSize === 514)?.fits).toBe(true);
+      expect(r.trials.find((t) => t.batchSize === 515)?.fits).toBe(false);
+    },
+  );
 
-  test('a predicted edge that fails with edge - 1 failing too walks down, and any measured fit next to a failure is the answer', async () => {
-    const line = (b: number) => 2048 * MiB + 20 * MiB * b;
-    const peak = (b: number) => line(b) + (b === 511 || b === 512 ? 300 * MiB : 0);
-    const probe = peakProbe(peak, 12 * 1024 * MiB);
-    const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
-    // 512 fails, 511 fails (walk down); 510 (step 1) fits: 510 fits and 511 does not.
-    expect(probe.calls).toEqual([8, 1024, 512, 511, 510]);
-    expect(r.batchSize).toBe(510);
-    expect(r.bound).toBe('exact');
-  });
+  test(
+    'a predicted edge that fails with edge - 1 failing too walks down, and any measured fit next to ' +
+      'a failure is the answer',
+    async () => {
+      const line = (b: number) => 2048 * MiB + 20 * MiB * b;
+      const peak = (b: number) => line(b) + (b === 511 || b === 512 ? 300 * MiB : 0);
+      const probe = peakProbe(peak, 12 * 1024 * MiB);
+      const r = await probeBatchSize(probe, { start: 8, ceiling: 1024, predict: true });
+      // 512 fails, 511 fails (walk down); 510 (step 1) fits: 510 fits and 511 does not.
+      expect(probe.calls).toEqual([8, 1024, 512, 511, 510]);
+      expect(r.batchSize).toBe(510);
+      expect(r.bound).toBe('exact');
+    },
+  );
 
   test('a fixed part that dominates the peak (a = 2 GiB, c = 6 MiB per sample) still takes 4 trials', async () => {
     const peak = (b: number) => 2048 * MiB + 6 * MiB * b;
@@ -84,73 +97,80 @@ describe('predictive search', () => {
     expect(probe.calls).toEqual([8, 1024, 374, 500, 501]);
   });
 
-  test('a far trial that fails without a measured peak (an OOM): the proportional guess or a doubling, whichever is larger, then the line', async () => {
-    const peak = (b: number) => 2048 * MiB + 20 * MiB * b;
-    const budget = 12 * 1024 * MiB; // edge at 512
-    const calls: number[] = [];
-    const r = await probeBatchSize(
-      async (b) => {
-        calls.push(b);
-        if (peak(b) > 1.5 * budget) throw new OutOfMemoryError('CUDA out of memory');
-        return { fits: peak(b) <= budget, peakBytes: peak(b), budgetBytes: budget };
-      },
-      { start: 8, ceiling: 1024, predict: true },
-    );
-    expect(r).toMatchObject({ batchSize: 512, bound: 'exact' });
-    expect(calls.slice(0, 2)).toEqual([8, 1024]);
-    expect(calls[2]).toBeGreaterThanOrEqual(16);
-    expect(calls.slice(-2)).toEqual([512, 513]);
-    expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(8, 1024, 8));
-  });
-
-  test('censored failures (the command probe): linear and quadratic memory, every edge 6..90 — exact within 5 trials', async () => {
-    // As createCommandProbe reports: a trial over the budget is stopped there, so its peak is only
-    // a bound (censored), and every outcome says failures are censored. Peaks as measured on the
-    // Node proportional trainer (39.5 MiB of runtime + the batch's buffers), start 4, ceiling 96.
-    const censoring = (peak: (b: number) => number, budgetBytes: number): ProbeFn & { calls: number[] } => {
+  test(
+    'a far trial that fails without a measured peak (an OOM): the proportional guess or a doubling, ' +
+      'whichever is larger, then the line',
+    async () => {
+      const peak = (b: number) => 2048 * MiB + 20 * MiB * b;
+      const budget = 12 * 1024 * MiB; // edge at 512
       const calls: number[] = [];
-      const probe: ProbeFn = async (b) => {
-        calls.push(b);
-        const p = peak(b);
-        return p <= budgetBytes
-          ? { fits: true, peakBytes: p, budgetBytes, measurement: 'sampled-rss', censorsFailures: true }
-          : {
-              fits: false,
-              peakBytes: budgetBytes + MiB,
-              budgetBytes,
-              measurement: 'sampled-rss',
-              censored: true,
-              censorsFailures: true,
-            };
+      const r = await probeBatchSize(
+        async (b) => {
+          calls.push(b);
+          if (peak(b) > 1.5 * budget) throw new OutOfMemoryError('CUDA out of memory');
+          return { fits: peak(b) <= budget, peakBytes: peak(b), budgetBytes: budget };
+        },
+        { start: 8, ceiling: 1024, predict: true },
+      );
+      expect(r).toMatchObject({ batchSize: 512, bound: 'exact' });
+      expect(calls.slice(0, 2)).toEqual([8, 1024]);
+      expect(calls[2]).toBeGreaterThanOrEqual(16);
+      expect(calls.slice(-2)).toEqual([512, 513]);
+      expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(8, 1024, 8));
+    },
+  );
+
+  test(
+    'censored failures (the command probe): linear and quadratic memory, every edge 6..90 — exact ' + 'within 5 trials',
+    async () => {
+      // As createCommandProbe reports: a trial over the budget is stopped there, so its peak is only
+      // a bound (censored), and every outcome says failures are censored. Peaks as measured on the
+      // Node proportional trainer (39.5 MiB of runtime + the batch's buffers), start 4, ceiling 96.
+      const censoring = (peak: (b: number) => number, budgetBytes: number): ProbeFn & { calls: number[] } => {
+        const calls: number[] = [];
+        const probe: ProbeFn = async (b) => {
+          calls.push(b);
+          const p = peak(b);
+          return p <= budgetBytes
+            ? { fits: true, peakBytes: p, budgetBytes, measurement: 'sampled-rss', censorsFailures: true }
+            : {
+                fits: false,
+                peakBytes: budgetBytes + MiB,
+                budgetBytes,
+                measurement: 'sampled-rss',
+                censored: true,
+                censorsFailures: true,
+              };
+        };
+        return Object.assign(probe, { calls });
       };
-      return Object.assign(probe, { calls });
-    };
-    const models = {
-      'linear (8 MiB per sample)': (b: number) => (39.5 + 8 * b) * MiB,
-      'quadratic (1 MiB + b² × 256 KiB)': (b: number) => (39.5 + b + 0.25 * b * b) * MiB,
-      'mostly quadratic (b² MiB)': (b: number) => (39.5 + 0.2 * b + b * b) * MiB,
-      'mostly linear (4 MiB + b² × 20 KiB)': (b: number) => (39.5 + 4 * b + 0.02 * b * b) * MiB,
-    };
-    for (const [name, peak] of Object.entries(models)) {
-      const counts: number[] = [];
-      for (let edge = 6; edge <= 90; edge++) {
-        // The budget halfway between the edge's peak and the next size's.
-        const budget = (peak(edge) + peak(edge + 1)) / 2;
-        const probe = censoring(peak, budget);
-        const r = await probeBatchSize(probe, { start: 4, ceiling: 96, predict: true });
-        const seq = r.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
-        expect({ model: name, edge, batchSize: r.batchSize, bound: r.bound }, seq).toEqual({
-          model: name,
-          edge,
-          batchSize: edge,
-          bound: 'exact',
-        });
-        expect(r.trials.length, `${name}, edge ${edge}: ${seq}`).toBeLessThanOrEqual(5);
-        counts.push(r.trials.length);
+      const models = {
+        'linear (8 MiB per sample)': (b: number) => (39.5 + 8 * b) * MiB,
+        'quadratic (1 MiB + b² × 256 KiB)': (b: number) => (39.5 + b + 0.25 * b * b) * MiB,
+        'mostly quadratic (b² MiB)': (b: number) => (39.5 + 0.2 * b + b * b) * MiB,
+        'mostly linear (4 MiB + b² × 20 KiB)': (b: number) => (39.5 + 4 * b + 0.02 * b * b) * MiB,
+      };
+      for (const [name, peak] of Object.entries(models)) {
+        const counts: number[] = [];
+        for (let edge = 6; edge <= 90; edge++) {
+          // The budget halfway between the edge's peak and the next size's.
+          const budget = (peak(edge) + peak(edge + 1)) / 2;
+          const probe = censoring(peak, budget);
+          const r = await probeBatchSize(probe, { start: 4, ceiling: 96, predict: true });
+          const seq = r.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
+          expect({ model: name, edge, batchSize: r.batchSize, bound: r.bound }, seq).toEqual({
+            model: name,
+            edge,
+            batchSize: edge,
+            bound: 'exact',
+          });
+          expect(r.trials.length, `${name}, edge ${edge}: ${seq}`).toBeLessThanOrEqual(5);
+          counts.push(r.trials.length);
+        }
+        expect(counts.length).toBe(85);
       }
-      expect(counts.length).toBe(85);
-    }
-  });
+    },
+  );
 
   test('the ceiling fits: two trials, capped', async () => {
     const probe = peakProbe((b) => 2048 * MiB + 6 * MiB * b, 64 * 1024 * MiB);
@@ -182,118 +202,130 @@ describe('predictive search', () => {
     ).rejects.toThrow(InvalidBatchOptionError);
   });
 
-  test('property: over models and capacities it returns the exact edge, a size measured to fit, within the refine bound', async () => {
-    // Today's bound: the most trials refine makes for this start and ceiling, over every capacity.
-    const bound = (start: number, ceiling: number) => refineTrialBound(start, ceiling, 8);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.record({
-          kind: fc.constantFrom<Model['kind']>('linear', 'step2', 'step20', 'quadratic'),
-          a: fc.integer({ min: 0, max: 8 * 1024 }).map((x) => x * MiB),
-          c: fc.integer({ min: 1, max: 400 }).map((x) => (x * MiB) / 10),
-          q: fc.integer({ min: 0, max: 50 }).map((x) => (x * MiB) / 1000),
-        }),
-        fc.integer({ min: 1, max: 2048 }), // edge the budget is placed at
-        fc.integer({ min: 1, max: 64 }),
-        fc.constantFrom(64, 256, 1024, 4096),
-        async (model0, edgeAt, start, ceiling) => {
-          const model: Model = { ...model0, q: model0.kind === 'quadratic' ? model0.q : 0 };
-          const peak = peakOf(model);
-          const budget = Math.floor(peak(edgeAt) + 0.5 * (peak(edgeAt + 1) - peak(edgeAt)));
-          const st = Math.min(start, ceiling);
-          const truth = (() => {
-            let b = 0;
-            while (b < ceiling && peak(b + 1) <= budget) b++;
-            return b;
-          })();
-          const probe = peakProbe(peak, budget);
-          if (truth === 0) {
-            await expect(probeBatchSize(probe, { start: st, ceiling, predict: true })).rejects.toThrow(
-              /Out of memory at batch size 1/,
+  test(
+    'property: over models and capacities it returns the exact edge, a size measured to fit, within ' +
+      'the refine bound',
+    async () => {
+      // Today's bound: the most trials refine makes for this start and ceiling, over every capacity.
+      const bound = (start: number, ceiling: number) => refineTrialBound(start, ceiling, 8);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.record({
+            kind: fc.constantFrom<Model['kind']>('linear', 'step2', 'step20', 'quadratic'),
+            a: fc.integer({ min: 0, max: 8 * 1024 }).map((x) => x * MiB),
+            c: fc.integer({ min: 1, max: 400 }).map((x) => (x * MiB) / 10),
+            q: fc.integer({ min: 0, max: 50 }).map((x) => (x * MiB) / 1000),
+          }),
+          fc.integer({ min: 1, max: 2048 }), // edge the budget is placed at
+          fc.integer({ min: 1, max: 64 }),
+          fc.constantFrom(64, 256, 1024, 4096),
+          async (model0, edgeAt, start, ceiling) => {
+            const model: Model = { ...model0, q: model0.kind === 'quadratic' ? model0.q : 0 };
+            const peak = peakOf(model);
+            const budget = Math.floor(peak(edgeAt) + 0.5 * (peak(edgeAt + 1) - peak(edgeAt)));
+            const st = Math.min(start, ceiling);
+            const truth = (() => {
+              let b = 0;
+              while (b < ceiling && peak(b + 1) <= budget) b++;
+              return b;
+            })();
+            const probe = peakProbe(peak, budget);
+            if (truth === 0) {
+              await expect(probeBatchSize(probe, { start: st, ceiling, predict: true })).rejects.toThrow(
+                /Out of memory at batch size 1/,
+              );
+              return;
+            }
+            const r = await probeBatchSize(probe, { start: st, ceiling, predict: true });
+            expect(r.batchSize).toBe(truth);
+            expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
+            expect(r.batchSize === ceiling || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(
+              true,
             );
-            return;
-          }
-          const r = await probeBatchSize(probe, { start: st, ceiling, predict: true });
-          expect(r.batchSize).toBe(truth);
-          expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
-          expect(r.batchSize === ceiling || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(
-            true,
-          );
-          expect(r.trials.length).toBeLessThanOrEqual(bound(st, ceiling));
-          expect(bound(st, ceiling)).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(ceiling)) + 2);
-          const refine = await probeBatchSize(peakProbe(peak, budget), { start: st, ceiling });
-          expect(refine.batchSize).toBe(truth);
-        },
-      ),
-      { numRuns: 400 },
-    );
-  });
+            expect(r.trials.length).toBeLessThanOrEqual(bound(st, ceiling));
+            expect(bound(st, ceiling)).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(ceiling)) + 2);
+            const refine = await probeBatchSize(peakProbe(peak, budget), { start: st, ceiling });
+            expect(refine.batchSize).toBe(truth);
+          },
+        ),
+        { numRuns: 400 },
+      );
+    },
+  );
 
-  test('property: with ±3 % measurement noise (fixed per size) the answer fits and the next size does not, within the bound', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 1, max: 1000 }),
-        fc.integer({ min: 1, max: 2 ** 30 }),
-        fc.constantFrom(1, 8, 32),
-        async (edgeAt, seed, start) => {
-          const noise = (b: number) => Math.sin(b * 12.9898 + seed) * 0.03; // deterministic per size
-          const peak = (b: number) => (2048 + 6 * b) * MiB * (1 + noise(b));
-          const budget = (2048 + 6 * edgeAt + 3) * MiB;
-          const fits = (b: number) => peak(b) <= budget;
-          if (!fits(1)) return;
-          const r = await probeBatchSize(peakProbe(peak, budget), { start, ceiling: 1024, predict: true });
-          expect(fits(r.batchSize)).toBe(true);
-          expect(r.batchSize === 1024 || !fits(r.batchSize + 1)).toBe(true);
-          expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
-          expect(r.batchSize === 1024 || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(true);
-          expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(start, 1024, 8));
-        },
-      ),
-      { numRuns: 300 },
-    );
-  });
+  test(
+    'property: with ±3 % measurement noise (fixed per size) the answer fits and the next size does ' +
+      'not, within the bound',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 1000 }),
+          fc.integer({ min: 1, max: 2 ** 30 }),
+          fc.constantFrom(1, 8, 32),
+          async (edgeAt, seed, start) => {
+            const noise = (b: number) => Math.sin(b * 12.9898 + seed) * 0.03; // deterministic per size
+            const peak = (b: number) => (2048 + 6 * b) * MiB * (1 + noise(b));
+            const budget = (2048 + 6 * edgeAt + 3) * MiB;
+            const fits = (b: number) => peak(b) <= budget;
+            if (!fits(1)) return;
+            const r = await probeBatchSize(peakProbe(peak, budget), { start, ceiling: 1024, predict: true });
+            expect(fits(r.batchSize)).toBe(true);
+            expect(r.batchSize === 1024 || !fits(r.batchSize + 1)).toBe(true);
+            expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
+            expect(r.batchSize === 1024 || r.trials.some((t) => t.batchSize === r.batchSize + 1 && !t.fits)).toBe(true);
+            expect(r.trials.length).toBeLessThanOrEqual(refineTrialBound(start, 1024, 8));
+          },
+        ),
+        { numRuns: 300 },
+      );
+    },
+  );
 
-  test('property: any noise (0–8 %), start, ceiling and multipleOf: measured fit at the answer, measured failure one multiple above it (or the ceiling), within the refine bound', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.record({
-          a: fc.integer({ min: 0, max: 8 * 1024 }).map((x) => x * MiB),
-          c: fc.integer({ min: 1, max: 400 }).map((x) => (x * MiB) / 10),
-          q: fc.integer({ min: 0, max: 50 }).map((x) => (x * MiB) / 1000),
-          amp: fc.integer({ min: 0, max: 8 }).map((x) => x / 100),
-          seed: fc.integer({ min: 1, max: 2 ** 30 }),
-        }),
-        fc.integer({ min: 1, max: 2048 }),
-        fc.integer({ min: 1, max: 64 }),
-        fc.constantFrom(64, 256, 1024, 4096),
-        fc.constantFrom(1, 1, 2, 8),
-        async (m, edgeAt, start0, ceiling, multipleOf) => {
-          const noise = (b: number) => Math.sin(b * 12.9898 + m.seed) * m.amp;
-          const peak = (b: number) => (m.a + m.c * b + m.q * b * b) * (1 + noise(b));
-          const budget = m.a + m.c * edgeAt + m.q * edgeAt * edgeAt;
-          const probe = peakProbe(peak, budget);
-          const start = Math.min(start0, ceiling);
-          const r = await probeBatchSize(probe, { start, ceiling, multipleOf, predict: true }).catch((err: unknown) =>
-            err instanceof Error ? err : new Error(String(err)),
-          );
-          if (r instanceof Error) {
-            expect(r.message).toMatch(/Out of memory at batch size/);
-            expect(peak(multipleOf) > budget).toBe(true);
-            return;
-          }
-          const top = Math.floor(ceiling / multipleOf) * multipleOf;
-          expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
-          expect(r.batchSize === top || r.trials.some((t) => t.batchSize === r.batchSize + multipleOf && !t.fits)).toBe(
-            true,
-          );
-          expect(r.exact).toBe(true);
-          const units = (x: number) => Math.max(1, Math.floor(x / multipleOf));
-          expect(r.trials.length).toBeLessThanOrEqual(
-            refineTrialBound(units(start), Math.floor(ceiling / multipleOf), 8),
-          );
-        },
-      ),
-      { numRuns: 400 },
-    );
-  });
+  test(
+    'property: any noise (0–8 %), start, ceiling and multipleOf: measured fit at the answer, ' +
+      'measured failure one multiple above it (or the ceiling), within the refine bound',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.record({
+            a: fc.integer({ min: 0, max: 8 * 1024 }).map((x) => x * MiB),
+            c: fc.integer({ min: 1, max: 400 }).map((x) => (x * MiB) / 10),
+            q: fc.integer({ min: 0, max: 50 }).map((x) => (x * MiB) / 1000),
+            amp: fc.integer({ min: 0, max: 8 }).map((x) => x / 100),
+            seed: fc.integer({ min: 1, max: 2 ** 30 }),
+          }),
+          fc.integer({ min: 1, max: 2048 }),
+          fc.integer({ min: 1, max: 64 }),
+          fc.constantFrom(64, 256, 1024, 4096),
+          fc.constantFrom(1, 1, 2, 8),
+          async (m, edgeAt, start0, ceiling, multipleOf) => {
+            const noise = (b: number) => Math.sin(b * 12.9898 + m.seed) * m.amp;
+            const peak = (b: number) => (m.a + m.c * b + m.q * b * b) * (1 + noise(b));
+            const budget = m.a + m.c * edgeAt + m.q * edgeAt * edgeAt;
+            const probe = peakProbe(peak, budget);
+            const start = Math.min(start0, ceiling);
+            const r = await probeBatchSize(probe, { start, ceiling, multipleOf, predict: true }).catch(
+              (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+            );
+            if (r instanceof Error) {
+              expect(r.message).toMatch(/Out of memory at batch size/);
+              expect(peak(multipleOf) > budget).toBe(true);
+              return;
+            }
+            const top = Math.floor(ceiling / multipleOf) * multipleOf;
+            expect(r.trials.some((t) => t.batchSize === r.batchSize && t.fits)).toBe(true);
+            expect(
+              r.batchSize === top || r.trials.some((t) => t.batchSize === r.batchSize + multipleOf && !t.fits),
+            ).toBe(true);
+            expect(r.exact).toBe(true);
+            const units = (x: number) => Math.max(1, Math.floor(x / multipleOf));
+            expect(r.trials.length).toBeLessThanOrEqual(
+              refineTrialBound(units(start), Math.floor(ceiling / multipleOf), 8),
+            );
+          },
+        ),
+        { numRuns: 400 },
+      );
+    },
+  );
 });

@@ -112,7 +112,10 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
   const start = positiveInt('start', options.start);
   if (typeof options.ceiling !== 'number' || !Number.isSafeInteger(options.ceiling) || options.ceiling < start) {
     throw new InvalidBatchOptionError(
-      `ceiling must be an integer >= start (${start}); got ${typeof options.ceiling === 'number' ? options.ceiling : `${typeof options.ceiling} ${String(options.ceiling)}`}`,
+      `ceiling must be an integer >= start (${start}); got ` +
+        (typeof options.ceiling === 'number'
+          ? String(options.ceiling)
+          : `${typeof options.ceiling} ${String(options.ceiling)}`),
       { field: 'ceiling' },
     );
   }
@@ -406,7 +409,8 @@ export async function probeBatchSize(probe: ProbeFn, options: ProbeBatchSizeOpti
       lastMove = move;
     }
   }
-  // After a prediction, whatever is left is bisected (up to the ceiling when nothing failed); with none, doubling goes on as today.
+  // After a prediction, whatever is left is bisected (up to the ceiling when nothing failed); with none, doubling goes
+  // on as today.
   const predicted = trials.some((t) => t.phase === 'predict');
 
   // 2. Double while it fits (the original's loop; in refine mode a size known to fail is skipped).

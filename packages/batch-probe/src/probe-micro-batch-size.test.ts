@@ -45,33 +45,41 @@ describe('probeMicroBatchSize', () => {
     expect(d.tried).toEqual([24, 12, 6, 8]);
   });
 
-  it('G = 7 with a capacity of 3 picks m = 1, a = 7 (the only divisor that fits); capacity 0 refuses naming batch size 1', async () => {
-    const r = await probeMicroBatchSize(device(3).probe, { globalBatchSize: 7 });
-    expect(r).toMatchObject({ microBatchSize: 1, accumulation: 7, bound: 'exact' });
-    await expect(probeMicroBatchSize(device(0).probe, { globalBatchSize: 7 })).rejects.toThrow(NoBatchFitsError);
-    await expect(probeMicroBatchSize(device(0).probe, { globalBatchSize: 7 })).rejects.toThrow(
-      /Out of memory at batch size 1/,
-    );
-  });
+  it(
+    'G = 7 with a capacity of 3 picks m = 1, a = 7 (the only divisor that fits); capacity 0 refuses ' +
+      'naming batch size 1',
+    async () => {
+      const r = await probeMicroBatchSize(device(3).probe, { globalBatchSize: 7 });
+      expect(r).toMatchObject({ microBatchSize: 1, accumulation: 7, bound: 'exact' });
+      await expect(probeMicroBatchSize(device(0).probe, { globalBatchSize: 7 })).rejects.toThrow(NoBatchFitsError);
+      await expect(probeMicroBatchSize(device(0).probe, { globalBatchSize: 7 })).rejects.toThrow(
+        /Out of memory at batch size 1/,
+      );
+    },
+  );
 
-  it('every G in 1..48, every capacity 0..G+1, every start: the largest divisor ≤ capacity, only divisors tried, each at most once', async () => {
-    for (let G = 1; G <= 48; G++) {
-      const divs = divisorsOf(G);
-      const bound = 2 * Math.ceil(Math.log2(divs.length + 1)) + 2;
-      for (let cap = 0; cap <= G + 1; cap++) {
-        for (const start of [1, Math.max(1, Math.floor(G / 3)), G]) {
-          const d = device(cap);
-          const want = largestDivisorAtMost(G, cap);
-          const run = probeMicroBatchSize(d.probe, { globalBatchSize: G, start });
-          if (want === null) await expect(run).rejects.toThrow(NoBatchFitsError);
-          else expect((await run).microBatchSize, `G=${G} cap=${cap} start=${start}`).toBe(want);
-          expect(d.tried.every((b) => G % b === 0)).toBe(true);
-          expect(new Set(d.tried).size).toBe(d.tried.length);
-          expect(d.tried.length, `G=${G} cap=${cap} start=${start}: ${d.tried.join(',')}`).toBeLessThanOrEqual(bound);
+  it(
+    'every G in 1..48, every capacity 0..G+1, every start: the largest divisor ≤ capacity, only ' +
+      'divisors tried, each at most once',
+    async () => {
+      for (let G = 1; G <= 48; G++) {
+        const divs = divisorsOf(G);
+        const bound = 2 * Math.ceil(Math.log2(divs.length + 1)) + 2;
+        for (let cap = 0; cap <= G + 1; cap++) {
+          for (const start of [1, Math.max(1, Math.floor(G / 3)), G]) {
+            const d = device(cap);
+            const want = largestDivisorAtMost(G, cap);
+            const run = probeMicroBatchSize(d.probe, { globalBatchSize: G, start });
+            if (want === null) await expect(run).rejects.toThrow(NoBatchFitsError);
+            else expect((await run).microBatchSize, `G=${G} cap=${cap} start=${start}`).toBe(want);
+            expect(d.tried.every((b) => G % b === 0)).toBe(true);
+            expect(new Set(d.tried).size).toBe(d.tried.length);
+            expect(d.tried.length, `G=${G} cap=${cap} start=${start}: ${d.tried.join(',')}`).toBeLessThanOrEqual(bound);
+          }
         }
       }
-    }
-  });
+    },
+  );
 
   it('world size: divisors of G / N; a ceiling caps the candidates (bound capped)', async () => {
     const d = device(100);
@@ -82,7 +90,8 @@ describe('probeMicroBatchSize', () => {
   });
 
   it('headroom 10 %: a fit whose peak is above 90 % of the budget does not count', async () => {
-    // peak = m × 10 bytes, budget 100: m = 8 (80 B) is within 90 %, m = 9 (90 B) is not above it, m = 12 (120 B) is over.
+    // peak = m × 10 bytes, budget 100: m = 8 (80 B) is within 90 %, m = 9 (90 B) is not above it, m = 12 (120 B) is
+    // over.
     const probe: ProbeFn = async (b) => ({ fits: b * 10 <= 100, peakBytes: b * 10, budgetBytes: 100 });
     const plain = await probeMicroBatchSize(probe, { globalBatchSize: 20 });
     expect(plain.microBatchSize).toBe(10);
@@ -143,21 +152,25 @@ describe('probeMicroBatchSize: floor (a lighter configuration fits up to it)', (
 });
 
 describe('probeMicroBatchSize: fromBelow (small trials first, the edge predicted from their peaks)', () => {
-  it('G = 32, 64 MiB a sample over a 43 MiB base, budget 423 MiB: 1, 2, then the predicted 4; 8 is not tried (predicted 555 MiB)', async () => {
-    const MiB = 2 ** 20;
-    const d = linearDevice(43 * MiB, 64 * MiB, 423 * MiB);
-    const r = await probeMicroBatchSize(d.probe, {
-      globalBatchSize: 32,
-      fromBelow: { margin: 0.1 },
-    });
-    expect(r).toMatchObject({
-      microBatchSize: 4,
-      accumulation: 8,
-      bound: 'predicted',
-    });
-    expect(d.tried).toEqual([1, 2, 4]);
-    expect(r.trials.map((t) => t.phase)).toEqual(['double', 'double', 'predict']);
-  });
+  it(
+    'G = 32, 64 MiB a sample over a 43 MiB base, budget 423 MiB: 1, 2, then the predicted 4; 8 is not ' +
+      'tried (predicted 555 MiB)',
+    async () => {
+      const MiB = 2 ** 20;
+      const d = linearDevice(43 * MiB, 64 * MiB, 423 * MiB);
+      const r = await probeMicroBatchSize(d.probe, {
+        globalBatchSize: 32,
+        fromBelow: { margin: 0.1 },
+      });
+      expect(r).toMatchObject({
+        microBatchSize: 4,
+        accumulation: 8,
+        bound: 'predicted',
+      });
+      expect(d.tried).toEqual([1, 2, 4]);
+      expect(r.trials.map((t) => t.phase)).toEqual(['double', 'double', 'predict']);
+    },
+  );
 
   it('tries the next divisor when the line puts it within the margin of the budget, and proves the edge', async () => {
     // base 100, 50 a sample, budget 520: 8 → 500 fits; 16 → 900 is far over; with budget 880, 16 → 900 is within 10 %.
@@ -205,17 +218,21 @@ describe('probeMicroBatchSize: fromBelow (small trials first, the edge predicted
 });
 
 describe('probeMicroBatchSize: predictStop (the gallop up skips a divisor the line puts well over the budget)', () => {
-  it('from 8: 8 and 16 fit, the line puts 32 at 420 against 300 (+10 %): not tried, bound predicted; at budget 400 it is tried', async () => {
-    const d = linearDevice(100, 10, 300);
-    const r = await probeMicroBatchSize(d.probe, { globalBatchSize: 32, start: 8, predictStop: { margin: 0.1 } });
-    expect(r).toMatchObject({ microBatchSize: 16, bound: 'predicted' });
-    expect(d.tried).toEqual([8, 16]);
-    const near = linearDevice(100, 10, 400);
-    const n = await probeMicroBatchSize(near.probe, { globalBatchSize: 32, start: 8, predictStop: { margin: 0.1 } });
-    expect(n).toMatchObject({ microBatchSize: 16, bound: 'exact' });
-    expect(near.tried).toEqual([8, 16, 32]);
-    const plain = linearDevice(100, 10, 300);
-    await probeMicroBatchSize(plain.probe, { globalBatchSize: 32, start: 8 });
-    expect(plain.tried).toEqual([8, 16, 32]);
-  });
+  it(
+    'from 8: 8 and 16 fit, the line puts 32 at 420 against 300 (+10 %): not tried, bound predicted; ' +
+      'at budget 400 it is tried',
+    async () => {
+      const d = linearDevice(100, 10, 300);
+      const r = await probeMicroBatchSize(d.probe, { globalBatchSize: 32, start: 8, predictStop: { margin: 0.1 } });
+      expect(r).toMatchObject({ microBatchSize: 16, bound: 'predicted' });
+      expect(d.tried).toEqual([8, 16]);
+      const near = linearDevice(100, 10, 400);
+      const n = await probeMicroBatchSize(near.probe, { globalBatchSize: 32, start: 8, predictStop: { margin: 0.1 } });
+      expect(n).toMatchObject({ microBatchSize: 16, bound: 'exact' });
+      expect(near.tried).toEqual([8, 16, 32]);
+      const plain = linearDevice(100, 10, 300);
+      await probeMicroBatchSize(plain.probe, { globalBatchSize: 32, start: 8 });
+      expect(plain.tried).toEqual([8, 16, 32]);
+    },
+  );
 });

@@ -168,7 +168,9 @@ export async function probeMicroBatchSize(
       ) {
         record.fits = false;
         record.result = 'not-fit';
-        record.detail = `peak ${peakBytes} bytes is above ${Math.round((1 - headroom) * 100)} % of the budget ${budgetBytes} (headroom ${Math.round(headroom * 100)} %)`;
+        record.detail =
+          `peak ${peakBytes} bytes is above ${Math.round((1 - headroom) * 100)} % of the budget ` +
+          `${budgetBytes} (headroom ${Math.round(headroom * 100)} %)`;
       }
     }
     trials.push(record);
@@ -267,7 +269,10 @@ async function searchFromBelow(
   };
 }
 
-/** The line through the two farthest-apart fits with a measured peak, and the budget (less the headroom) they were held to; null without two. */
+/**
+ * The line through the two farthest-apart fits with a measured peak, and the budget (less the headroom) they were held
+ * to; null without two.
+ */
 function peakLine(
   trials: readonly TrialRecord[],
   headroom: number,

@@ -80,7 +80,8 @@ describe.skipIf(why !== null)('the batch cache with the Python original', () => 
 
     // Python adds an entry and overwrites soup's: soup reads both; the overwritten one has no provenance any more.
     py(
-      `bp.save_cache_entry("feedfacefeedfacefeedfacefeedface", 7)\nbp.save_cache_entry(${JSON.stringify(r.cacheKey)}, 20)`,
+      `bp.save_cache_entry("feedfacefeedfacefeedfacefeedface", 7)\nbp.save_cache_entry(` +
+        `${JSON.stringify(r.cacheKey)}, 20)`,
       env,
       root,
     );

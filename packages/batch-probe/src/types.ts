@@ -49,7 +49,10 @@ export interface TrialRecord {
   index: number;
   /** The candidate batch size the probe was called with. */
   batchSize: number;
-  /** `halve` (first trial and the way down), `double` (the way up), `refine` (bisection) or `predict` (a predicted edge and its confirmation). */
+  /**
+   * `halve` (first trial and the way down), `double` (the way up), `refine` (bisection) or `predict` (a predicted edge
+   * and its confirmation).
+   */
   phase: TrialPhase;
   /** Whether the candidate fitted. */
   fits: boolean;
@@ -128,7 +131,9 @@ export interface CacheEntry {
   key: string;
   /** The cached batch size (a positive integer). */
   batchSize: number;
-  /** How it was found, from the side file; absent for an entry the Python original wrote (or a missing/stale side file). */
+  /**
+   * How it was found, from the side file; absent for an entry the Python original wrote (or a missing/stale side file).
+   */
   provenance?: CacheProvenance;
 }
 
@@ -137,7 +142,10 @@ export interface CacheEntry {
  * Python original reads). Written by soup; an entry the Python original wrote has none.
  */
 export interface CacheProvenance {
-  /** The answer this provenance belongs to: when the main file holds another value (the Python tool overwrote it), the provenance is stale and ignored. */
+  /**
+   * The answer this provenance belongs to: when the main file holds another value (the Python tool overwrote it), the
+   * provenance is stale and ignored.
+   */
   batchSize: number;
   base: string;
   maxLength: number;
@@ -154,7 +162,10 @@ export interface CacheProvenance {
    * nothing above was tried (a higher ceiling may find more). `unproven`: neither (refine off).
    */
   bound: 'exact' | 'capped' | 'unproven';
-  /** What judged the trial at `batchSize` (`peak-rss`, `sampled-rss`, `cuda-per-process`, `cuda-device-delta`, `exceptions-only`, or `unknown`). */
+  /**
+   * What judged the trial at `batchSize` (`peak-rss`, `sampled-rss`, `cuda-per-process`, `cuda-device-delta`,
+   * `exceptions-only`, or `unknown`).
+   */
   measurement: string;
   /** ISO time of the save. */
   savedAt: string;
@@ -164,6 +175,9 @@ export interface CacheProvenance {
    * so an edited trainer has another key.
    */
   files?: Record<string, string>;
-  /** Why the entry holds this value when a search did not find it, e.g. `mid-run OOM at step 120 (micro 16 failed; stepped down to 8)`. */
+  /**
+   * Why the entry holds this value when a search did not find it, e.g. `mid-run OOM at step 120 (micro 16 failed;
+   * stepped down to 8)`.
+   */
   note?: string;
 }

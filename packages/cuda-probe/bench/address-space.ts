@@ -100,7 +100,9 @@ else {
   console.log('model                              batch  RSS growth  VmPeak growth  needed AS  needed/growth  rule');
   for (const r of rows) {
     console.log(
-      `${String(r.model).padEnd(34)} ${String(r.batch).padStart(5)}  ${String(r.rssGrowthMiB).padStart(10)}  ${String(r.vmPeakGrowthMiB).padStart(13)}  ${String(r.neededAboveBaselineMiB).padStart(9)}  ${String(r.neededOverGrowth).padStart(13)}  ${String(r.ruleAboveBaselineMiB).padStart(4)}`,
+      `${String(r.model).padEnd(34)} ${String(r.batch).padStart(5)}  ${String(r.rssGrowthMiB).padStart(10)}  ` +
+        `${String(r.vmPeakGrowthMiB).padStart(13)}  ${String(r.neededAboveBaselineMiB).padStart(9)}  ` +
+        `${String(r.neededOverGrowth).padStart(13)}  ${String(r.ruleAboveBaselineMiB).padStart(4)}`,
     );
   }
   console.log(`(MiB above the child's baseline VmSize; ${threads} intra-op thread; wrote ${out})`);

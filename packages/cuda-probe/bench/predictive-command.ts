@@ -94,7 +94,8 @@ for (const c of CASES) {
     predictive: stat(runs.predictive),
   });
   process.stderr.write(
-    `${c.name}: refine ${stat(runs.refine).medianTrials}/${stat(runs.refine).maxTrials}, predictive ${stat(runs.predictive).medianTrials}/${stat(runs.predictive).maxTrials}\n`,
+    `${c.name}: refine ${stat(runs.refine).medianTrials}/${stat(runs.refine).maxTrials}, predictive ` +
+      `${stat(runs.predictive).medianTrials}/${stat(runs.predictive).maxTrials}\n`,
   );
 }
 process.stdout.write(

@@ -70,7 +70,9 @@ if (args.includes('--compare')) {
       ? [
           {
             name: 'before',
-            what: `the previous child (${beforeWorker}): warm spare, element-by-element fills, waited for until it exits`,
+            what:
+              `the previous child (${beforeWorker}): warm spare, element-by-element fills, waited for until ` +
+              `it exits`,
             env: { SOUP_PROBE_END_ON_RESULT: '0' },
             workerPath: beforeWorker,
           },
@@ -152,13 +154,16 @@ if (args.includes('--compare')) {
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
     console.log(
-      `per-trial overhead, ${rounds} rounds of blocks ${block.join(', ')} per mode, alternating; load average before ${loadBefore.join(' ')}, after ${loadAfter.join(' ')}`,
+      `per-trial overhead, ${rounds} rounds of blocks ${block.join(', ')} per mode, alternating; load average ` +
+        `before ${loadBefore.join(' ')}, after ${loadAfter.join(' ')}`,
     );
     console.log(`| mode | overhead median (p90) | ratio | call overhead | whole call | ${phaseNames.join(' | ')} |`);
     console.log(`|---|---|---|---|---|${phaseNames.map(() => '---').join('|')}|`);
     for (const x of stats) {
       console.log(
-        `| ${x.mode} | ${x.overheadMsMedian} (${x.overheadMsP90}) | ${result.ratios[x.mode]} | ${x.callOverheadMsMedian} | ${x.callMsMedian} | ${phaseNames.map((n) => x.phasesMedianMs[n]).join(' | ')} |`,
+        `| ${x.mode} | ${x.overheadMsMedian} (${x.overheadMsP90}) | ${result.ratios[x.mode]} | ` +
+          `${x.callOverheadMsMedian} | ${x.callMsMedian} | ` +
+          `${phaseNames.map((n) => x.phasesMedianMs[n]).join(' | ')} |`,
       );
     }
     for (const x of stats) console.log(`${x.mode}: ${x.what}; peaks (batch:MiB) ${x.peaksMiB}`);
@@ -255,18 +260,22 @@ if (json) {
   console.log('phase   batch  fits  reason       peak MiB  trial ms  step ms  overhead ms');
   for (const t of result.trialLog) {
     console.log(
-      `${t.phase.padEnd(7)} ${String(t.batchSize).padStart(5)}  ${String(t.fits).padEnd(5)} ${t.reason.padEnd(12)} ${String(t.peakMiB).padStart(8)}  ${String(t.ms).padStart(8)}  ${String(t.stepMs).padStart(7)}  ${String(t.overheadMs).padStart(11)}`,
+      `${t.phase.padEnd(7)} ${String(t.batchSize).padStart(5)}  ${String(t.fits).padEnd(5)} ${t.reason.padEnd(12)}` +
+        ` ${String(t.peakMiB).padStart(8)}  ${String(t.ms).padStart(8)}  ${String(t.stepMs).padStart(7)}  ` +
+        `${String(t.overheadMs).padStart(11)}`,
     );
   }
   console.log('');
   console.log(`foundBatch          ${result.foundBatch}`);
   console.log(
-    `linearScanBatch     ${result.linearScanBatch}   (${result.foundBatch === result.linearScanBatch ? 'same' : 'DIFFERENT'})`,
+    `linearScanBatch     ${result.linearScanBatch}   (` +
+      `${result.foundBatch === result.linearScanBatch ? 'same' : 'DIFFERENT'})`,
   );
   console.log(`trials (search)     ${result.trials}`);
   console.log(`probeSeconds        ${result.probeSeconds}  (search, calibration included: ${result.calibrationMs} ms)`);
   console.log(
-    `perTrialOverheadMs  ${result.perTrialOverheadMs} median, ${result.perTrialOverheadP90Ms} p90  (the child's wall time minus its step); whole call minus step ${result.perTrialCallOverheadMs}`,
+    `perTrialOverheadMs  ${result.perTrialOverheadMs} median, ${result.perTrialOverheadP90Ms} p90  (the child's ` +
+      `wall time minus its step); whole call minus step ${result.perTrialCallOverheadMs}`,
   );
   console.log(`load average        before ${result.loadAvgBefore.join(' ')}, after ${result.loadAvgAfter.join(' ')}`);
   console.log(

@@ -60,24 +60,28 @@ describe('CUDA trial measurement through nvidia-smi (fake nvidia-smi)', () => {
     expect(v.note).toMatch(/does not list this process/);
   });
 
-  it('WDDM ([N/A] per process): device delta, and a device left with nothing free does not fit (#649: the allocator spilled)', async () => {
-    const v = await trial(
-      [
-        { gpus: [A10(22000)], apps: [] },
-        { gpus: [A10(20000)], apps: [`${PID}, GPU-aaaa0000-1111-2222-3333-444455556666, [N/A]`] },
-        { gpus: [A10(3)], apps: [`${PID}, GPU-aaaa0000-1111-2222-3333-444455556666, [N/A]`] },
-      ],
-      0,
-      {},
-    );
-    expect(v).toMatchObject({
-      measurement: 'cuda-device-delta',
-      budgetBytes: 22000 * MiB,
-      peakBytes: 21997 * MiB,
-      deviceFull: true,
-    });
-    expect(v.note).toMatch(/\[N\/A\] \(WDDM\)/);
-  });
+  it(
+    'WDDM ([N/A] per process): device delta, and a device left with nothing free does not fit (#649: ' +
+      'the allocator spilled)',
+    async () => {
+      const v = await trial(
+        [
+          { gpus: [A10(22000)], apps: [] },
+          { gpus: [A10(20000)], apps: [`${PID}, GPU-aaaa0000-1111-2222-3333-444455556666, [N/A]`] },
+          { gpus: [A10(3)], apps: [`${PID}, GPU-aaaa0000-1111-2222-3333-444455556666, [N/A]`] },
+        ],
+        0,
+        {},
+      );
+      expect(v).toMatchObject({
+        measurement: 'cuda-device-delta',
+        budgetBytes: 22000 * MiB,
+        peakBytes: 21997 * MiB,
+        deviceFull: true,
+      });
+      expect(v.note).toMatch(/\[N\/A\] \(WDDM\)/);
+    },
+  );
 
   it('a container with its own PID namespace (the host pid is listed, not ours): device delta', async () => {
     const v = await trial(

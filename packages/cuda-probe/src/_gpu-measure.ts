@@ -18,7 +18,10 @@ export interface GpuVerdict {
   measurement: 'cuda-per-process' | 'cuda-device-delta' | 'exceptions-only';
   budgetBytes: number | null;
   peakBytes: number | null;
-  /** The device had (almost) nothing free after the step: under WDDM the allocator spills to host memory instead of failing (#649). */
+  /**
+   * The device had (almost) nothing free after the step: under WDDM the allocator spills to host memory instead of
+   * failing (#649).
+   */
   deviceFull?: boolean;
   /** The measured GPU's free memory before the trial, when read. */
   freeBeforeBytes?: number;

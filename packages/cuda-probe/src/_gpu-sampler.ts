@@ -141,7 +141,9 @@ export async function startGpuSampler(o: GpuSamplerOptions): Promise<GpuSampler>
           budgetBytes: null,
           peakBytes: null,
           freeBeforeBytes: freeStart,
-          note: `the trainer ran on ${where}, not on the measured ${name(start.gpu.uuid)}: point --device (or CUDA_VISIBLE_DEVICES) at the GPU it uses`,
+          note:
+            `the trainer ran on ${where}, not on the measured ${name(start.gpu.uuid)}: point --device (or ` +
+            `CUDA_VISIBLE_DEVICES) at the GPU it uses`,
           samples,
         };
       }

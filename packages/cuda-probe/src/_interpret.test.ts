@@ -80,7 +80,8 @@ describe('judgeFailure on the corpus of real trainer errors', () => {
 
   it('reads launcher-prefixed tracebacks as tracebacks', () => {
     const r = raisedLines(
-      '[rank0]: Traceback (most recent call last):\n[rank0]:   File "x.py", line 1, in <module>\n[rank0]:     f()\n[rank0]: KeyError: 1',
+      '[rank0]: Traceback (most recent call last):\n[rank0]:   File "x.py", line 1, in <module>\n[rank0]:     ' +
+        'f()\n[rank0]: KeyError: 1',
     );
     expect(r).toEqual({ lines: ['KeyError: 1'], blocks: [['KeyError: 1']], source: 'traceback' });
   });

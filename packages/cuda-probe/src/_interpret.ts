@@ -13,7 +13,10 @@ export type FailureVerdict =
   /** Killed with no evidence that memory was the cause (see `_kill-evidence.ts`): not an out-of-memory answer. */
   | { reason: 'not-memory'; signalNumber: number; detail: string; judgedBy: 'exit-status' };
 
-/** What a failed trial was judged on: the child's own error report, its traceback's exception lines, its last error lines, or its exit status. */
+/**
+ * What a failed trial was judged on: the child's own error report, its traceback's exception lines, its last error
+ * lines, or its exit status.
+ */
 export type JudgedBy = 'message' | 'traceback' | 'error-lines' | 'exit-status';
 
 function how(run: ChildRun): string {
@@ -89,18 +92,24 @@ export function judgeFailure(
       reason: 'not-memory',
       signalNumber,
       judgedBy: 'exit-status',
-      detail: `${ctx.what} for batch_size=${ctx.batchSize} was killed by signal ${signalNumber} (not memory): no memory-cgroup oom_kill, no rise of /proc/vmstat oom_kill and a peak under 90 % of the budget and of the free memory`,
+      detail:
+        `${ctx.what} for batch_size=${ctx.batchSize} was killed by signal ${signalNumber}` +
+        ` (not memory): no memory-cgroup oom_kill, no rise of /proc/vmstat oom_kill and a peak under 90 % of the ` +
+        `budget and of the free memory`,
     };
   }
   if (killed && cls.kind === null) {
     const wrapper =
       run.signal === 'SIGKILL'
         ? 'killed by SIGKILL'
-        : `exited 137 (SIGKILL seen through a wrapper${raised.lines.some((l) => /\bKilled\b/.test(l)) ? ', which printed "Killed"' : ''})`;
+        : `exited 137 (SIGKILL seen through a wrapper` +
+          `${raised.lines.some((l) => /\bKilled\b/.test(l)) ? ', which printed "Killed"' : ''})`;
     return {
       reason: 'killed',
       judgedBy: 'exit-status',
-      detail: `${ctx.what} for batch_size=${ctx.batchSize} was ${wrapper}, not by soup: ${ctx.killEvidence ? `out of memory (${ctx.killEvidence})` : 'the kernel OOM killer or a cgroup memory limit'}`,
+      detail:
+        `${ctx.what} for batch_size=${ctx.batchSize} was ${wrapper}, not by soup: ` +
+        (ctx.killEvidence ? `out of memory (${ctx.killEvidence})` : 'the kernel OOM killer or a cgroup memory limit'),
     };
   }
   const excluded = cls.kind !== null ? ` — ${cls.kind} is a crash, not an out-of-memory answer` : '';

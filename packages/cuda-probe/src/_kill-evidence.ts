@@ -109,7 +109,8 @@ export function killEvidenceBaseline(cgroup?: { dir: string; version: 1 | 2 }): 
  * The evidence that a killed trial ran out of memory, as one phrase, or null when there is none.
  * @param peakBytes the trial's measured peak (RSS or GPU), when measured
  * @param budgetBytes the budget it was judged against, when there was one
- * @param freeBytes the memory free when the trial started (GPU free memory for GPU trials); defaults to the host's MemAvailable in the baseline
+ * @param freeBytes the memory free when the trial started (GPU free memory for GPU trials); defaults to the host's
+ * MemAvailable in the baseline
  */
 export function oomKillEvidence(
   base: KillEvidenceBaseline,
@@ -124,7 +125,10 @@ export function oomKillEvidence(
     try {
       const after = readMemoryCgroupCounters(base.cgroupDir, base.cgroupVersion).oomKills;
       if (after !== null && after > base.cgroupOomKills)
-        return `its memory cgroup counted ${after - base.cgroupOomKills} oom_kill event${after - base.cgroupOomKills === 1 ? '' : 's'}`;
+        return (
+          `its memory cgroup counted ${after - base.cgroupOomKills} oom_kill event` +
+          `${after - base.cgroupOomKills === 1 ? '' : 's'}`
+        );
     } catch {
       // cgroup gone: no evidence from it
     }
@@ -139,7 +143,10 @@ export function oomKillEvidence(
       if (named === null)
         return `the kernel's OOM killer ran during the trial (/proc/vmstat oom_kill ${base.vmstatOomKills} → ${after})`;
       if (ours !== undefined)
-        return `the kernel's OOM killer killed its process ${ours} (/proc/vmstat oom_kill ${base.vmstatOomKills} → ${after}, named in the kernel log)`;
+        return (
+          `the kernel's OOM killer killed its process ${ours} (/proc/vmstat oom_kill ${base.vmstatOomKills}` +
+          ` → ${after}, named in the kernel log)`
+        );
     }
   }
   const peak = m.peakBytes;

@@ -66,7 +66,8 @@ export function buildLaunch(opts: BuildLaunchOptions): Launch {
     }
     if (method === 'prlimit' || !opts.allowShell) {
       throw new ProbeOptionsError(
-        `${opts.field ?? 'addressSpaceBytes'}: an address-space limit needs the prlimit program (util-linux, e.g. apt-get install util-linux), ` +
+        `${opts.field ?? 'addressSpaceBytes'}: an address-space limit needs the prlimit program (util-linux, e.g. ` +
+          `apt-get install util-linux), ` +
           'and this probe never runs a command through a shell; install prlimit or drop the limit',
         { field: opts.field ?? 'addressSpaceBytes' },
       );

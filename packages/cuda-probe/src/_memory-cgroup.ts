@@ -12,11 +12,20 @@ export type MemoryCgroupSupport =
 
 /** Counters of one memory cgroup, read after its child exited. */
 export interface MemoryCgroupCounters {
-  /** Highest memory usage the cgroup saw (v1 `memory.max_usage_in_bytes`, v2 `memory.peak`), page cache included; null when the kernel has no such file (v2 before 5.19). */
+  /**
+   * Highest memory usage the cgroup saw (v1 `memory.max_usage_in_bytes`, v2 `memory.peak`), page cache included; null
+   * when the kernel has no such file (v2 before 5.19).
+   */
   peakBytes: number | null;
-  /** Times usage hit the limit (v1 `memory.failcnt` + `memory.memsw.failcnt`, v2 `memory.events` `max`); a hit that reclaim satisfied counts too. */
+  /**
+   * Times usage hit the limit (v1 `memory.failcnt` + `memory.memsw.failcnt`, v2 `memory.events` `max`); a hit that
+   * reclaim satisfied counts too.
+   */
   limitHits: number | null;
-  /** Processes the kernel's OOM killer killed in the cgroup (v1 `memory.oom_control` `oom_kill`, v2 `memory.events` `oom_kill`). */
+  /**
+   * Processes the kernel's OOM killer killed in the cgroup (v1 `memory.oom_control` `oom_kill`, v2 `memory.events`
+   * `oom_kill`).
+   */
   oomKills: number | null;
 }
 
@@ -98,13 +107,16 @@ export function memoryCgroupSupport(opts: { procCgroup?: string; mountinfo?: str
       return {
         available: false,
         reason:
-          'this process is in a v1 memory cgroup, but no cgroup mount with the memory controller is visible in /proc/self/mountinfo',
+          'this process is in a v1 memory cgroup, but no cgroup mount with the memory controller is visible in ' +
+          '/proc/self/mountinfo',
       };
     const dir = dirOf(mount, v1.path);
     if (!dir || !existsSync(join(dir, 'memory.limit_in_bytes'))) {
       return {
         available: false,
-        reason: `this process's v1 memory cgroup ${v1.path} is not reachable under ${mount.mountPoint} (a container that hides its cgroup path?)`,
+        reason:
+          `this process's v1 memory cgroup ${v1.path} is not reachable under ${mount.mountPoint}` +
+          ` (a container that hides its cgroup path?)`,
       };
     }
     return { available: true, version: 1, parentDir: dir };
@@ -128,7 +140,9 @@ export function memoryCgroupSupport(opts: { procCgroup?: string; mountinfo?: str
   if (!controllers.split(/\s+/).includes('memory')) {
     return {
       available: false,
-      reason: `the memory controller is not available in ${dir} (cgroup.controllers: '${controllers.trim()}'; it is bound to a v1 hierarchy or not delegated)`,
+      reason:
+        `the memory controller is not available in ${dir} (cgroup.controllers: '${controllers.trim()}` +
+        `'; it is bound to a v1 hierarchy or not delegated)`,
     };
   }
   return { available: true, version: 2, parentDir: dir };

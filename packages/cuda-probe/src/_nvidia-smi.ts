@@ -126,7 +126,9 @@ export function visibleGpu(
     ? { ok: true, value: gpu }
     : {
         ok: false,
-        why: `CUDA_VISIBLE_DEVICES=${list}: device ${deviceId} is "${entry}", which matches no single GPU nvidia-smi lists`,
+        why:
+          `CUDA_VISIBLE_DEVICES=${list}: device ${deviceId} is "${entry}", which matches no single GPU ` +
+          `nvidia-smi lists`,
       };
 }
 

@@ -18,7 +18,8 @@ describe('assertPeers', () => {
     expect((err as PeerDependencyMissingError).code).toBe('SOUP_PEER_DEPENDENCY_MISSING');
     expect((err as PeerDependencyMissingError).packages).toEqual(['soup-i16-not-a-package']);
     expect((err as Error).message).toBe(
-      'createOrtProbe needs soup-i16-not-a-package, an optional peer dependency of @soup/cuda-probe that is not installed: npm install soup-i16-not-a-package (createCommandProbe needs neither)',
+      'createOrtProbe needs soup-i16-not-a-package, an optional peer dependency of @soup/cuda-probe that is not ' +
+        'installed: npm install soup-i16-not-a-package (createCommandProbe needs neither)',
     );
   });
 });

@@ -26,7 +26,10 @@ export function assertPeers(what: string, peers: readonly string[]): void {
   });
   if (missing.length === 0) return;
   throw new PeerDependencyMissingError(
-    `${what} needs ${missing.join(' and ')}, ${missing.length === 1 ? 'an optional peer dependency' : 'optional peer dependencies'} of @soup/cuda-probe that ${missing.length === 1 ? 'is' : 'are'} not installed: ${missing.map((m) => PEER_INSTALL[m] ?? `npm install ${m}`).join(' && ')} (createCommandProbe needs neither)`,
+    `${what} needs ${missing.join(' and ')}, ` +
+      `${missing.length === 1 ? 'an optional peer dependency' : 'optional peer dependencies'} of @soup/cuda-probe ` +
+      `that ${missing.length === 1 ? 'is' : 'are'} not installed: ` +
+      `${missing.map((m) => PEER_INSTALL[m] ?? `npm install ${m}`).join(' && ')} (createCommandProbe needs neither)`,
     { packages: missing },
   );
 }

@@ -18,7 +18,8 @@ export function resolveWorkerPath(explicit?: string): string {
     if (existsSync(p)) return p;
   }
   throw new ProbeOptionsError(
-    `the probe worker (dist/worker.js) is missing next to ${fileURLToPath(import.meta.url)}; build the package (npm run build -w @soup/cuda-probe)`,
+    `the probe worker (dist/worker.js) is missing next to ${fileURLToPath(import.meta.url)}; build the package ` +
+      `(npm run build -w @soup/cuda-probe)`,
     { field: 'workerPath' },
   );
 }

@@ -70,32 +70,36 @@ describe('judgeSuccess (the #649 gate)', () => {
     expect(over).toMatchObject({ fits: false, reason: 'over-budget', measurement: 'cuda-per-process' });
   });
 
-  it('CUDA without per-process figures (WSL2, WDDM, PID namespace): the device delta judges, and a full device does not fit', () => {
-    const gpu = { device: 'cuda' as const, gpuMemLimitBytes: null };
-    const cuda = {
-      budgetBytes: 20 * 2 ** 30,
-      peakBytes: 12 * 2 ** 30,
-      measurement: 'cuda-device-delta' as const,
-      note: 'nvidia-smi does not list this process',
-    };
-    const fits = judgeSuccess(gpu, 4, report({ baseline: 0, peak: 0, budget: 0, cuda }), 900, limit);
-    expect(fits).toMatchObject({
-      fits: true,
-      reason: 'fit',
-      measurement: 'cuda-device-delta',
-      peakBytes: 12 * 2 ** 30,
-    });
-    expect(fits.detail).toMatch(/^device used-memory delta across the trial 12\.00 GiB <= budget 20\.00 GiB/);
-    const full = judgeSuccess(
-      gpu,
-      4,
-      report({ baseline: 0, peak: 0, budget: 0, cuda: { ...cuda, peakBytes: 20 * 2 ** 30, deviceFull: true } }),
-      900,
-      limit,
-    );
-    expect(full).toMatchObject({ fits: false, reason: 'over-budget', measurement: 'cuda-device-delta' });
-    expect(full.detail).toMatch(/spills to host memory/);
-  });
+  it(
+    'CUDA without per-process figures (WSL2, WDDM, PID namespace): the device delta judges, and a full ' +
+      'device does not fit',
+    () => {
+      const gpu = { device: 'cuda' as const, gpuMemLimitBytes: null };
+      const cuda = {
+        budgetBytes: 20 * 2 ** 30,
+        peakBytes: 12 * 2 ** 30,
+        measurement: 'cuda-device-delta' as const,
+        note: 'nvidia-smi does not list this process',
+      };
+      const fits = judgeSuccess(gpu, 4, report({ baseline: 0, peak: 0, budget: 0, cuda }), 900, limit);
+      expect(fits).toMatchObject({
+        fits: true,
+        reason: 'fit',
+        measurement: 'cuda-device-delta',
+        peakBytes: 12 * 2 ** 30,
+      });
+      expect(fits.detail).toMatch(/^device used-memory delta across the trial 12\.00 GiB <= budget 20\.00 GiB/);
+      const full = judgeSuccess(
+        gpu,
+        4,
+        report({ baseline: 0, peak: 0, budget: 0, cuda: { ...cuda, peakBytes: 20 * 2 ** 30, deviceFull: true } }),
+        900,
+        limit,
+      );
+      expect(full).toMatchObject({ fits: false, reason: 'over-budget', measurement: 'cuda-device-delta' });
+      expect(full.detail).toMatch(/spills to host memory/);
+    },
+  );
 
   it('CUDA: when the driver cannot answer (WDDM) it says so and falls back to exceptions only', () => {
     const gpu = { device: 'cuda' as const, gpuMemLimitBytes: null };

@@ -238,7 +238,8 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       );
     const message = result && !result.ok ? result.error.message : (run.resultError ?? 'no result');
     throw new ProbeChildError(
-      `${cfg.what} could not load the model to measure its baseline (${run.signal ? `signal ${run.signal}` : `exit code ${run.exitCode}`}): ${message.split('\n')[0]}`,
+      `${cfg.what} could not load the model to measure its baseline (` +
+        `${run.signal ? `signal ${run.signal}` : `exit code ${run.exitCode}`}): ${message.split('\n')[0]}`,
       { batchSize: 1, exitCode: run.exitCode, signal: run.signal, stderrTail: tail(run.stderr) },
     );
   };
@@ -387,7 +388,8 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       ? ({
           reason: 'killed',
           detail:
-            `${cfg.what} for batch_size=${batchSize} was killed by the kernel's OOM killer at its memory cgroup's limit ` +
+            `${cfg.what} for batch_size=${batchSize} was killed by the kernel's OOM killer at its memory cgroup's ` +
+            `limit ` +
             `${formatBytes(capped.report.limitBytes)} (baseline + feeds + budget; oom_kill ${capped.report.oomKills})`,
         } as const)
       : judgeFailure(run, {
@@ -441,7 +443,9 @@ export function judgeSuccess(
         batchSize,
         reason: 'fit',
         measurement: 'exceptions-only',
-        detail: `step completed; the driver cannot answer (${c?.note ?? 'no reading'}), so only an out-of-memory failure would refuse this batch`,
+        detail:
+          `step completed; the driver cannot answer (${c?.note ?? 'no reading'}), so only an out-of-memory ` +
+          `failure would refuse this batch`,
         ...(c?.budgetBytes != null ? { budgetBytes: c.budgetBytes } : {}),
         ...(c?.peakBytes != null ? { peakBytes: c.peakBytes } : {}),
         ...timing,
@@ -459,10 +463,16 @@ export function judgeSuccess(
       budgetBytes: c.budgetBytes,
       detail:
         measurement === 'cuda-device-delta'
-          ? `device used-memory delta across the trial ${formatBytes(c.peakBytes)} ${c.peakBytes <= c.budgetBytes ? '<=' : '>'} budget ${formatBytes(c.budgetBytes)} (free before the trial${capped})` +
-            `${c.deviceFull ? '; the device had almost nothing free after the step (under WDDM the allocator spills to host memory instead of failing): does not fit' : ''}` +
+          ? `device used-memory delta across the trial ${formatBytes(c.peakBytes)} ` +
+            `${c.peakBytes <= c.budgetBytes ? '<=' : '>'} budget ${formatBytes(c.budgetBytes)} (free before the ` +
+            `trial${capped})` +
+            (c.deviceFull
+              ? '; the device had almost nothing free after the step ' +
+                '(under WDDM the allocator spills to host memory instead of failing): does not fit'
+              : '') +
             `${c.note ? ` — ${c.note}` : ''}`
-          : `device memory after the step ${formatBytes(c.peakBytes)} ${fits ? '<=' : '>'} budget ${formatBytes(c.budgetBytes)} (free + held before the step${capped})`,
+          : `device memory after the step ${formatBytes(c.peakBytes)} ${fits ? '<=' : '>'} budget ` +
+            `${formatBytes(c.budgetBytes)} (free + held before the step${capped})`,
       ...timing,
     };
   }
@@ -478,7 +488,8 @@ export function judgeSuccess(
     budgetBytes,
     detail:
       `step peak ${formatBytes(peakBytes)} ${fits ? '<=' : '>'} budget ${formatBytes(budgetBytes)} ` +
-      `(VmHWM above the ${formatBytes(r.cpu.baselineRssBytes)} resident before the step${r.cpu.peakReset ? '' : ', setup peak included: clear_refs refused'}; ` +
+      `(VmHWM above the ${formatBytes(r.cpu.baselineRssBytes)} resident before the step` +
+      `${r.cpu.peakReset ? '' : ', setup peak included: clear_refs refused'}; ` +
       `budget ${r.cpu.budgetSource === 'given' ? 'given' : `from ${r.cpu.budgetSource}`})`,
     ...timing,
   };

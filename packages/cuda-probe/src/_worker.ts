@@ -57,7 +57,8 @@ function runnerFor(ort: Ort, job: WorkerJob, session: Session, work: OrtJob): Ru
 async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> {
   const ort: Ort = await import('onnxruntime-node').catch((err: unknown) => {
     throw new Error(
-      `onnxruntime-node is not installed (an optional peer dependency of @soup/cuda-probe): npm install onnxruntime-node@1.30.0`,
+      `onnxruntime-node is not installed (an optional peer dependency of @soup/cuda-probe): npm install ` +
+        `onnxruntime-node@1.30.0`,
       { cause: err },
     );
   });

@@ -14,11 +14,16 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 h
   ],
   [
     'pytorch-hip',
-    `torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.98 GiB of which 1.14 GiB is free. Of the allocated memory 13.21 GiB is allocated by PyTorch, and 1.38 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.`,
+    `torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.98 ` +
+      `GiB of which 1.14 GiB is free. Of the allocated memory 13.21 GiB is allocated by PyTorch, and 1.38 GiB is ` +
+      `reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting ` +
+      `PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.`,
   ],
   [
     'pytorch-mps',
-    `RuntimeError: MPS backend out of memory (MPS allocated: 17.79 GB, other allocations: 384.00 KB, max allowed: 18.13 GB). Tried to allocate 512.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).`,
+    `RuntimeError: MPS backend out of memory (MPS allocated: 17.79 GB, other allocations: 384.00 KB, max allowed: ` +
+      `18.13 GB). Tried to allocate 512.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable ` +
+      `upper limit for memory allocations (may cause system failure).`,
   ],
   [
     'cuda-error',
@@ -29,23 +34,38 @@ Compile with \`TORCH_USE_CUDA_DSA\` to enable device-side assertions.`,
   ],
   [
     'pytorch-cpu',
-    `RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 137438953472 bytes. Error code 12 (Cannot allocate memory)`,
+    `RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: can't allocate memory: you ` +
+      `tried to allocate 137438953472 bytes. Error code 12 (Cannot allocate memory)`,
   ],
   [
     'ort-arena',
-    `2026-11-30 01:52:05.059888830 [E:onnxruntime:, sequential_executor.cc:671 ExecuteKernel] Non-zero status code returned while running MatMul node. Name:'MatMul_hidden' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:360 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*) Failed to allocate memory for requested buffer of size 2097152000`,
+    `2026-11-30 01:52:05.059888830 [E:onnxruntime:, sequential_executor.cc:671 ExecuteKernel] Non-zero status ` +
+      `code returned while running MatMul node. Name:'MatMul_hidden' Status Message: ` +
+      `/onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:360 void* ` +
+      `onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*) Failed to allocate memory ` +
+      `for requested buffer of size 2097152000`,
   ],
   [
     'ort-arena-limit',
-    `Error: Non-zero status code returned while running Cast node. Name:'graph_output_cast0' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:359 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Available memory of 34699008 is smaller than requested bytes of 945041920`,
+    `Error: Non-zero status code returned while running Cast node. Name:'graph_output_cast0' Status Message: ` +
+      `/onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:359 void* ` +
+      `onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, ` +
+      `onnxruntime::WaitNotificationFn) Available memory of 34699008 is smaller than requested bytes of 945041920`,
   ],
   [
     'cublas-alloc',
-    `Error: /onnxruntime_src/onnxruntime/core/providers/cuda/cuda_call.cc:129 std::conditional_t<THRW, void, onnxruntime::common::Status> onnxruntime::CudaCall(ERRTYPE, const char*, const char*, SUCCTYPE, const char*, const char*, int) [with ERRTYPE = cublasStatus_t; bool THRW = true; SUCCTYPE = cublasStatus_t; std::conditional_t<THRW, void, onnxruntime::common::Status> = void] CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=gpu-runner-2 ; file=/onnxruntime_src/onnxruntime/core/providers/cuda/cuda_execution_provider.cc ; line=168 ; expr=cublasCreate(&cublas_handle_);`,
+    `Error: /onnxruntime_src/onnxruntime/core/providers/cuda/cuda_call.cc:129 std::conditional_t<THRW, void, ` +
+      `onnxruntime::common::Status> onnxruntime::CudaCall(ERRTYPE, const char*, const char*, SUCCTYPE, const ` +
+      `char*, const char*, int) [with ERRTYPE = cublasStatus_t; bool THRW = true; SUCCTYPE = cublasStatus_t; ` +
+      `std::conditional_t<THRW, void, onnxruntime::common::Status> = void] CUBLAS failure 3: ` +
+      `CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=gpu-runner-2 ; ` +
+      `file=/onnxruntime_src/onnxruntime/core/providers/cuda/cuda_execution_provider.cc ; line=168 ; ` +
+      `expr=cublasCreate(&cublas_handle_);`,
   ],
   [
     'bad-alloc',
-    `2026-11-30 01:52:05.178738397 [E:onnxruntime:, sequential_executor.cc:671 ExecuteKernel] Non-zero status code returned while running MatMul node. Name:'MatMul_hidden' Status Message: std::bad_alloc`,
+    `2026-11-30 01:52:05.178738397 [E:onnxruntime:, sequential_executor.cc:671 ExecuteKernel] Non-zero status ` +
+      `code returned while running MatMul node. Name:'MatMul_hidden' Status Message: std::bad_alloc`,
   ],
   [
     'bad-alloc',
@@ -53,11 +73,14 @@ Compile with \`TORCH_USE_CUDA_DSA\` to enable device-side assertions.`,
   ],
   [
     'xla',
-    `jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes.`,
+    `jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 ` +
+      `bytes.`,
   ],
   [
     'tensorflow',
-    `tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[32,512,512,64] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc [Op:Conv2D]`,
+    `tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with ` +
+      `shape[32,512,512,64] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc ` +
+      `[Op:Conv2D]`,
   ],
   [
     'node-heap',
@@ -84,7 +107,10 @@ RangeError: Array buffer allocation failed
   ],
   [
     'cuda-error',
-    `2026-11-30 02:10:11.000000000 [E:onnxruntime:Default, cuda_call.cc:123 CudaCall] CUDA failure 2: out of memory ; GPU=0 ; hostname=gpu-runner-2 ; file=/onnxruntime_src/onnxruntime/core/providers/cuda/cuda_allocator.cc ; line=47 ; expr=cudaMalloc((void**)&p, size);`,
+    `2026-11-30 02:10:11.000000000 [E:onnxruntime:Default, cuda_call.cc:123 CudaCall] CUDA failure 2: out of ` +
+      `memory ; GPU=0 ; hostname=gpu-runner-2 ; ` +
+      `file=/onnxruntime_src/onnxruntime/core/providers/cuda/cuda_allocator.cc ; line=47 ; ` +
+      `expr=cudaMalloc((void**)&p, size);`,
   ],
   ['generic', `jax.errors.JaxRuntimeError: INTERNAL: Failed to allocate 4.00GiB: Out of memory on device`],
 ];
@@ -106,7 +132,8 @@ Compile with \`TORCH_USE_CUDA_DSA\` to enable device-side assertions.`,
   [null, `ValueError: Expected input batch_size (8) to match target batch_size (16).`],
   [
     null,
-    `Error: Non-zero status code returned while running Reshape node. Name:'/Reshape' Status Message: The input tensor cannot be reshaped to the requested shape. Input shape:{2,64}, requested shape:{3,-1}`,
+    `Error: Non-zero status code returned while running Reshape node. Name:'/Reshape' Status Message: The input ` +
+      `tensor cannot be reshaped to the requested shape. Input shape:{2,64}, requested shape:{3,-1}`,
   ],
 ];
 
@@ -126,7 +153,9 @@ describe('classifyOutOfMemory', () => {
   });
 
   it('lets an illegal-address crash win over an allocator line in the same output', () => {
-    const text = `CUDA error: an illegal memory access was encountered\nCUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle)`;
+    const text =
+      `CUDA error: an illegal memory access was encountered\nCUBLAS_STATUS_ALLOC_FAILED when calling ` +
+      `cublasCreate(handle)`;
     expect(classifyOutOfMemory(text)).toMatchObject({ oom: false, kind: 'illegal-address' });
   });
 

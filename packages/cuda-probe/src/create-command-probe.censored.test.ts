@@ -14,7 +14,8 @@ const torchCheck = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encod
 const torchWhy =
   torchCheck.status === 0
     ? null
-    : `torch does not import under /usr/bin/python3: ${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
+    : `torch does not import under /usr/bin/python3: ` +
+      `${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
 if (torchWhy) console.log(`skipping the torch twin: ${torchWhy}`);
 
 describe('[slow] censored trials (real children, real RSS budget)', { timeout: 300_000 }, () => {
@@ -22,28 +23,33 @@ describe('[slow] censored trials (real children, real RSS budget)', { timeout: 3
     { name: 'linear', env: { MIB_PER_SAMPLE: '8', QUAD_KIB: '0' }, budgetMiB: 450 },
     { name: 'quadratic', env: { MIB_PER_SAMPLE: '1', QUAD_KIB: '256' }, budgetMiB: 450 },
   ]) {
-    it(`${c.name} memory: a trial stopped at the budget is censored; predictive finds bisection's edge in no more trials (at most 5)`, async () => {
-      const probe = createCommandProbe({
-        command: [process.execPath, nodeTrainer, '{batch_size}'],
-        env: { ...process.env, ...c.env, HOLD_MS: '150' },
-        budgetBytes: c.budgetMiB * MiB,
-        timeoutMs: 120_000,
-      });
-      const over = await probe(96);
-      expect(over, over.detail).toMatchObject({ fits: false, reason: 'over-budget', censored: true });
-      const bisection = await probeBatchSize(probe, { start: 4, ceiling: 96 });
-      const predictive = await probeBatchSize(probe, { start: 4, ceiling: 96, predict: true });
-      const seq = predictive.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
-      expect(predictive.bound, seq).toBe('exact');
-      expect(Math.abs(predictive.batchSize - bisection.batchSize), seq).toBeLessThanOrEqual(1);
-      expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(
-        Math.min(5, bisection.trials.length),
-      );
-    });
+    it(
+      `${c.name} memory: a trial stopped at the budget is censored; predictive finds bisection's edge ` +
+        `in no more trials (at most 5)`,
+      async () => {
+        const probe = createCommandProbe({
+          command: [process.execPath, nodeTrainer, '{batch_size}'],
+          env: { ...process.env, ...c.env, HOLD_MS: '150' },
+          budgetBytes: c.budgetMiB * MiB,
+          timeoutMs: 120_000,
+        });
+        const over = await probe(96);
+        expect(over, over.detail).toMatchObject({ fits: false, reason: 'over-budget', censored: true });
+        const bisection = await probeBatchSize(probe, { start: 4, ceiling: 96 });
+        const predictive = await probeBatchSize(probe, { start: 4, ceiling: 96, predict: true });
+        const seq = predictive.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
+        expect(predictive.bound, seq).toBe('exact');
+        expect(Math.abs(predictive.batchSize - bisection.batchSize), seq).toBeLessThanOrEqual(1);
+        expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(
+          Math.min(5, bisection.trials.length),
+        );
+      },
+    );
   }
 
   it.skipIf(torchWhy !== null)(
-    "torch twin, linear memory (a torch tensor of b × 8 MiB): predictive finds bisection's edge in no more trials (at most 6)",
+    "torch twin, linear memory (a torch tensor of b × 8 MiB): predictive finds bisection's edge in no more trials " +
+      '(at most 6)',
     { timeout: 900_000 },
     async () => {
       const probe = createCommandProbe({

@@ -18,7 +18,8 @@ const torchCheck = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encod
 const torchWhy =
   torchCheck.status === 0
     ? null
-    : `torch does not import under /usr/bin/python3: ${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
+    : `torch does not import under /usr/bin/python3: ` +
+      `${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
 if (torchWhy) console.log(`skipping the torch twins: ${torchWhy}`);
 
 const trainers = [
@@ -42,7 +43,8 @@ describe('[slow] a kill is out of memory only with evidence (real children)', { 
     );
 
     it.skipIf(t.skip !== null)(
-      `${t.name}: killed by SIGKILL with a small peak, under --budget 2GiB: "killed by signal 9 (not memory)" after one retry, never "does not fit"`,
+      `${t.name}: killed by SIGKILL with a small peak, under --budget 2GiB: "killed by signal 9 (not memory)" ` +
+        `after one retry, never "does not fit"`,
       async () => {
         const env = { ...process.env, KILL_AT: '20', MIB_PER_SAMPLE: '1' };
         const probe = createCommandProbe({ command: t.argv, env, timeoutMs: 60_000, budgetBytes: 2 * 2 ** 30 });
@@ -56,19 +58,22 @@ describe('[slow] a kill is out of memory only with evidence (real children)', { 
     );
   }
 
-  it('node: a kill whose peak reached 90 % of the budget is out of memory (killed), and its peak is censored', async () => {
-    const budget = 300 * MiB;
-    const env = { ...process.env, FRACTION_OF: String(budget), FRACTION: '0.97' };
-    const probe = createCommandProbe({
-      command: [process.execPath, nodeTrainer, '{batch_size}'],
-      env,
-      timeoutMs: 60_000,
-      budgetBytes: budget,
-    });
-    const o = await probe(4);
-    expect(o, o.detail).toMatchObject({ fits: false, reason: 'killed', censored: true });
-    expect(o.detail).toMatch(/out of memory \(its peak reached \d+ % of the budget\)/);
-  });
+  it(
+    'node: a kill whose peak reached 90 % of the budget is out of memory (killed), and its peak is ' + 'censored',
+    async () => {
+      const budget = 300 * MiB;
+      const env = { ...process.env, FRACTION_OF: String(budget), FRACTION: '0.97' };
+      const probe = createCommandProbe({
+        command: [process.execPath, nodeTrainer, '{batch_size}'],
+        env,
+        timeoutMs: 60_000,
+        budgetBytes: budget,
+      });
+      const o = await probe(4);
+      expect(o, o.detail).toMatchObject({ fits: false, reason: 'killed', censored: true });
+      expect(o.detail).toMatch(/out of memory \(its peak reached \d+ % of the budget\)/);
+    },
+  );
 });
 
 describe('[slow] an out-of-memory line on exit 0 (a trainer that skips the batch) (real children)', {

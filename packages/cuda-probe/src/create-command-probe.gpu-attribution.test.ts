@@ -40,64 +40,72 @@ setTimeout(() => { put(idle); helper.kill('SIGKILL'); process.exit(0); }, 2500);
   return path;
 }
 
-describe('[slow] createCommandProbe on a 2-GPU machine (fake nvidia-smi): memory attributed per process over the whole tree', {
+describe('[slow] createCommandProbe on a 2-GPU machine (fake nvidia-smi): memory attributed per process over the ' +
+  'whole tree', {
   timeout: 180_000,
 }, () => {
-  it('the trainer on its device 0 while cuda:1 is measured: "not measured (the trainer ran on GPU 0 …)", never cached', async () => {
-    const dir = useTempDir();
-    const smi = writeFakeNvidiaSmi(dir, idle);
-    const script = trainer(dir, join(dir, 'fake-smi-state.json'));
-    const probe = createCommandProbe({
-      command: [process.execPath, script, '0', '{batch_size}'],
-      env: { ...process.env, CUDA_VISIBLE_DEVICES: '0,1' },
-      gpu: { deviceId: 1, nvidiaSmiPath: smi.path, pollMs: 40 },
-      timeoutMs: 30_000,
-    });
-    const o = await probe(30);
-    expect(o.measurement, o.detail).toBe('not-measured');
-    expect(o.detail).toMatch(/the trainer ran on GPU 0 \(NVIDIA A100-SXM4-80GB, GPU-aaaa/);
-    expect(o.detail).toMatch(/not on the measured GPU 1 \(NVIDIA GeForce RTX 4090/);
-    const location = { env: { SOUP_BATCH_CACHE_PATH: join(dir, 'cache.json') }, homeDir: dir, cwd: dir, tmpDir: dir };
-    const r = await pickBatchSize({
-      ...location,
-      base: 'exec:t',
-      maxLength: 512,
-      quantization: 'none',
-      loraR: 0,
-      gpuName: 'NVIDIA GeForce RTX 4090',
-      gpuMemoryGb: 24,
-      staticEstimate: 8,
-      ceiling: 16,
-      strategy: 'probe',
-      probe,
-      saveExceptionsOnly: true,
-    });
-    expect(r).toMatchObject({ saved: false, notSavedReason: expect.stringMatching(/not measured on this GPU/) });
-  });
+  it(
+    'the trainer on its device 0 while cuda:1 is measured: "not measured (the trainer ran on GPU 0 ' +
+      '…)", never cached',
+    async () => {
+      const dir = useTempDir();
+      const smi = writeFakeNvidiaSmi(dir, idle);
+      const script = trainer(dir, join(dir, 'fake-smi-state.json'));
+      const probe = createCommandProbe({
+        command: [process.execPath, script, '0', '{batch_size}'],
+        env: { ...process.env, CUDA_VISIBLE_DEVICES: '0,1' },
+        gpu: { deviceId: 1, nvidiaSmiPath: smi.path, pollMs: 40 },
+        timeoutMs: 30_000,
+      });
+      const o = await probe(30);
+      expect(o.measurement, o.detail).toBe('not-measured');
+      expect(o.detail).toMatch(/the trainer ran on GPU 0 \(NVIDIA A100-SXM4-80GB, GPU-aaaa/);
+      expect(o.detail).toMatch(/not on the measured GPU 1 \(NVIDIA GeForce RTX 4090/);
+      const location = { env: { SOUP_BATCH_CACHE_PATH: join(dir, 'cache.json') }, homeDir: dir, cwd: dir, tmpDir: dir };
+      const r = await pickBatchSize({
+        ...location,
+        base: 'exec:t',
+        maxLength: 512,
+        quantization: 'none',
+        loraR: 0,
+        gpuName: 'NVIDIA GeForce RTX 4090',
+        gpuMemoryGb: 24,
+        staticEstimate: 8,
+        ceiling: 16,
+        strategy: 'probe',
+        probe,
+        saveExceptionsOnly: true,
+      });
+      expect(r).toMatchObject({ saved: false, notSavedReason: expect.stringMatching(/not measured on this GPU/) });
+    },
+  );
 
-  it("the trainer on the measured GPU: its own and its helper's memory (another process group) are summed", async () => {
-    const dir = useTempDir();
-    const smi = writeFakeNvidiaSmi(dir, idle);
-    const script = trainer(dir, join(dir, 'fake-smi-state.json'));
-    const probe = createCommandProbe({
-      command: [process.execPath, script, '1', '{batch_size}'],
-      env: { ...process.env, CUDA_VISIBLE_DEVICES: '0,1' },
-      gpu: { deviceId: 1, nvidiaSmiPath: smi.path, pollMs: 40 },
-      timeoutMs: 30_000,
-    });
-    const fits = await probe(40);
-    expect(fits, fits.detail).toMatchObject({
-      fits: true,
-      measurement: 'cuda-per-process',
-      peakBytes: 4000 * MiB,
-      budgetBytes: 4500 * MiB,
-    });
-    const over = await probe(46);
-    expect(over, over.detail).toMatchObject({
-      fits: false,
-      reason: 'over-budget',
-      measurement: 'cuda-per-process',
-      peakBytes: 4600 * MiB,
-    });
-  });
+  it(
+    "the trainer on the measured GPU: its own and its helper's memory (another process group) are " + 'summed',
+    async () => {
+      const dir = useTempDir();
+      const smi = writeFakeNvidiaSmi(dir, idle);
+      const script = trainer(dir, join(dir, 'fake-smi-state.json'));
+      const probe = createCommandProbe({
+        command: [process.execPath, script, '1', '{batch_size}'],
+        env: { ...process.env, CUDA_VISIBLE_DEVICES: '0,1' },
+        gpu: { deviceId: 1, nvidiaSmiPath: smi.path, pollMs: 40 },
+        timeoutMs: 30_000,
+      });
+      const fits = await probe(40);
+      expect(fits, fits.detail).toMatchObject({
+        fits: true,
+        measurement: 'cuda-per-process',
+        peakBytes: 4000 * MiB,
+        budgetBytes: 4500 * MiB,
+      });
+      const over = await probe(46);
+      expect(over, over.detail).toMatchObject({
+        fits: false,
+        reason: 'over-budget',
+        measurement: 'cuda-per-process',
+        peakBytes: 4600 * MiB,
+      });
+    },
+  );
 });

@@ -47,32 +47,36 @@ describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the comma
     ['wddm', 'cuda-device-delta'],
     ['pidns', 'cuda-device-delta'],
   ] as const) {
-    it(`${mode}: judged by ${measurement}; CUDA_VISIBLE_DEVICES=1 picks the right GPU; the search finds 19`, async () => {
-      const dir = useTempDir();
-      const smi = writeFakeNvidiaSmi(dir, idle);
-      const script = trainer(dir, join(dir, 'fake-smi-state.json'));
-      const probe = createCommandProbe({
-        command: [process.execPath, script, mode, '{batch_size}'],
-        env: { ...process.env, CUDA_VISIBLE_DEVICES: '1' },
-        gpu: { deviceId: 0, nvidiaSmiPath: smi.path, pollMs: 40 },
-        timeoutMs: 30_000,
-      });
-      const small = await probe(12);
-      expect(small, small.detail).toMatchObject({
-        fits: true,
-        reason: 'fit',
-        measurement,
-        peakBytes: 1200 * MiB,
-        budgetBytes: 2000 * MiB,
-      });
-      // 20 × 100 MiB takes every free byte: per process it is at the budget; device-wide the GPU is full (WDDM would spill).
-      const full = await probe(25);
-      expect(full, full.detail).toMatchObject({ fits: false, reason: 'over-budget', measurement });
-      const r = await probeBatchSize(probe, { start: 8, ceiling: 64, predict: true });
-      expect(r.batchSize).toBe(19);
-      expect(r.bound).toBe('exact');
-      expect(r.trials.at(-1)?.measurement).toBe(measurement);
-    });
+    it(
+      `${mode}: judged by ${measurement}; CUDA_VISIBLE_DEVICES=1 picks the right GPU; the search ` + `finds 19`,
+      async () => {
+        const dir = useTempDir();
+        const smi = writeFakeNvidiaSmi(dir, idle);
+        const script = trainer(dir, join(dir, 'fake-smi-state.json'));
+        const probe = createCommandProbe({
+          command: [process.execPath, script, mode, '{batch_size}'],
+          env: { ...process.env, CUDA_VISIBLE_DEVICES: '1' },
+          gpu: { deviceId: 0, nvidiaSmiPath: smi.path, pollMs: 40 },
+          timeoutMs: 30_000,
+        });
+        const small = await probe(12);
+        expect(small, small.detail).toMatchObject({
+          fits: true,
+          reason: 'fit',
+          measurement,
+          peakBytes: 1200 * MiB,
+          budgetBytes: 2000 * MiB,
+        });
+        // 20 × 100 MiB takes every free byte: per process it is at the budget; device-wide the GPU is full (WDDM would
+        // spill).
+        const full = await probe(25);
+        expect(full, full.detail).toMatchObject({ fits: false, reason: 'over-budget', measurement });
+        const r = await probeBatchSize(probe, { start: 8, ceiling: 64, predict: true });
+        expect(r.batchSize).toBe(19);
+        expect(r.bound).toBe('exact');
+        expect(r.trials.at(-1)?.measurement).toBe(measurement);
+      },
+    );
   }
 
   it('budgetBytes caps the GPU budget', async () => {

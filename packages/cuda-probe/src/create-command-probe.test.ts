@@ -39,29 +39,33 @@ async function gone(pid: number): Promise<boolean> {
 }
 
 describe('[slow] createCommandProbe (real child processes)', { timeout: 60_000 }, () => {
-  it('a Node script allocating batch_size MiB under an address-space limit: fits small, OOM (V8 allocation failure) above', async () => {
-    const dir = useTempDir();
-    const alloc = script(dir, 'alloc.cjs', ALLOC_SCRIPT);
-    // node's own VmSize at start is ~0.75 GiB on this machine: 1.25 GiB leaves ~0.5 GiB for the script.
-    const probe = createCommandProbe({
-      command: `${node} ${alloc} {batch_size}`,
-      addressSpaceBytes: 1280 * MiB,
-      timeoutMs: 30_000,
-    });
-    const small = await probe(16);
-    expect(small).toMatchObject({
-      fits: true,
-      reason: 'fit',
-      batchSize: 16,
-      limitMethod: 'prlimit',
-      addressSpaceBytes: 1280 * MiB,
-    });
-    const big = await probe(900);
-    expect(big.fits).toBe(false);
-    expect(big.reason).toBe('oom');
-    expect(big.oom?.kind).toMatch(/^node-(buffer|heap)$/);
-    expect(big.detail).toMatch(/out of memory at batch_size=900/);
-  });
+  it(
+    'a Node script allocating batch_size MiB under an address-space limit: fits small, OOM (V8 ' +
+      'allocation failure) above',
+    async () => {
+      const dir = useTempDir();
+      const alloc = script(dir, 'alloc.cjs', ALLOC_SCRIPT);
+      // node's own VmSize at start is ~0.75 GiB on this machine: 1.25 GiB leaves ~0.5 GiB for the script.
+      const probe = createCommandProbe({
+        command: `${node} ${alloc} {batch_size}`,
+        addressSpaceBytes: 1280 * MiB,
+        timeoutMs: 30_000,
+      });
+      const small = await probe(16);
+      expect(small).toMatchObject({
+        fits: true,
+        reason: 'fit',
+        batchSize: 16,
+        limitMethod: 'prlimit',
+        addressSpaceBytes: 1280 * MiB,
+      });
+      const big = await probe(900);
+      expect(big.fits).toBe(false);
+      expect(big.reason).toBe('oom');
+      expect(big.oom?.kind).toMatch(/^node-(buffer|heap)$/);
+      expect(big.detail).toMatch(/out of memory at batch_size=900/);
+    },
+  );
 
   it('the sampled peak-RSS gate refuses a command that exits 0 above budgetBytes', async () => {
     const dir = useTempDir();
@@ -81,38 +85,41 @@ describe('[slow] createCommandProbe (real child processes)', { timeout: 60_000 }
     expect(big.peakBytes).toBeGreaterThan(160 * MiB);
   });
 
-  it('stops a command as soon as its sampled RSS passes budgetBytes, instead of letting it take host memory', async () => {
-    const dir = useTempDir();
-    // Allocates batch_size MiB, then holds it for two minutes: only the probe's kill ends it before
-    // the 60 s timeout (which would throw ProbeTimeoutError instead of answering).
-    const pidFile = join(dir, 'hog.pid');
-    const hog = script(
-      dir,
-      'hog.cjs',
-      `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
+  it(
+    'stops a command as soon as its sampled RSS passes budgetBytes, instead of letting it take host ' + 'memory',
+    async () => {
+      const dir = useTempDir();
+      // Allocates batch_size MiB, then holds it for two minutes: only the probe's kill ends it before
+      // the 60 s timeout (which would throw ProbeTimeoutError instead of answering).
+      const pidFile = join(dir, 'hog.pid');
+      const hog = script(
+        dir,
+        'hog.cjs',
+        `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
 const held = [];
 for (let i = 0; i < Number(process.argv[2]); i++) held.push(Buffer.alloc(${MiB}, 1));
 setTimeout(() => process.exit(0), 120_000);
 `,
-    );
-    const probe = createCommandProbe({
-      command: [process.execPath, hog, '{batch_size}'],
-      budgetBytes: 160 * MiB,
-      timeoutMs: 60_000,
-    });
-    const big = await probe(1024);
-    expect(big).toMatchObject({
-      fits: false,
-      reason: 'over-budget',
-      measurement: 'sampled-rss',
-      budgetBytes: 160 * MiB,
-    });
-    expect(big.detail).toMatch(/stopped while running: its peak RSS .* passed the budget 160/);
-    // Killed on the way up: well short of the 1 GiB it would have taken, and gone.
-    expect(big.peakBytes).toBeGreaterThan(160 * MiB);
-    expect(big.peakBytes).toBeLessThan(1024 * MiB);
-    expect(await gone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
-  });
+      );
+      const probe = createCommandProbe({
+        command: [process.execPath, hog, '{batch_size}'],
+        budgetBytes: 160 * MiB,
+        timeoutMs: 60_000,
+      });
+      const big = await probe(1024);
+      expect(big).toMatchObject({
+        fits: false,
+        reason: 'over-budget',
+        measurement: 'sampled-rss',
+        budgetBytes: 160 * MiB,
+      });
+      expect(big.detail).toMatch(/stopped while running: its peak RSS .* passed the budget 160/);
+      // Killed on the way up: well short of the 1 GiB it would have taken, and gone.
+      expect(big.peakBytes).toBeGreaterThan(160 * MiB);
+      expect(big.peakBytes).toBeLessThan(1024 * MiB);
+      expect(await gone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
+    },
+  );
 
   it('with probeBatchSize finds the largest batch under the limit, the same as a linear scan', async () => {
     const dir = useTempDir();
@@ -134,33 +141,37 @@ setTimeout(() => process.exit(0), 120_000);
     expect(linear).toBe(9);
   });
 
-  it('reports the span of the output (first chunk to last, stdout and stderr together) apart from the wall time; none when silent', async () => {
-    const dir = useTempDir();
-    // 400 ms of start-up before the first line, 300 ms between the first line and the last, 200 ms after it.
-    const talk = script(
-      dir,
-      'talk.cjs',
-      `const wait = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  it(
+    'reports the span of the output (first chunk to last, stdout and stderr together) apart from the ' +
+      'wall time; none when silent',
+    async () => {
+      const dir = useTempDir();
+      // 400 ms of start-up before the first line, 300 ms between the first line and the last, 200 ms after it.
+      const talk = script(
+        dir,
+        'talk.cjs',
+        `const wait = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 wait(400); console.log('step 1'); wait(300); console.error('step 2'); wait(200);`,
-    );
-    const silent = script(dir, 'silent.cjs', `setTimeout(() => {}, 200);`);
-    const spoke = await createCommandProbe({
-      command: [process.execPath, talk, '{batch_size}'],
-      budgetBytes: 500 * MiB,
-      timeoutMs: 30_000,
-    })(1);
-    expect(spoke.reason).toBe('fit');
-    expect(spoke.outputSpanMs).toBeGreaterThanOrEqual(290);
-    expect(spoke.outputSpanMs).toBeLessThan(450); // not the start-up, not the exit
-    expect(spoke.ms).toBeGreaterThanOrEqual(900);
-    const quiet = await createCommandProbe({
-      command: [process.execPath, silent, '{batch_size}'],
-      budgetBytes: 500 * MiB,
-      timeoutMs: 30_000,
-    })(1);
-    expect(quiet.reason).toBe('fit');
-    expect(quiet.outputSpanMs).toBeUndefined();
-  });
+      );
+      const silent = script(dir, 'silent.cjs', `setTimeout(() => {}, 200);`);
+      const spoke = await createCommandProbe({
+        command: [process.execPath, talk, '{batch_size}'],
+        budgetBytes: 500 * MiB,
+        timeoutMs: 30_000,
+      })(1);
+      expect(spoke.reason).toBe('fit');
+      expect(spoke.outputSpanMs).toBeGreaterThanOrEqual(290);
+      expect(spoke.outputSpanMs).toBeLessThan(450); // not the start-up, not the exit
+      expect(spoke.ms).toBeGreaterThanOrEqual(900);
+      const quiet = await createCommandProbe({
+        command: [process.execPath, silent, '{batch_size}'],
+        budgetBytes: 500 * MiB,
+        timeoutMs: 30_000,
+      })(1);
+      expect(quiet.reason).toBe('fit');
+      expect(quiet.outputSpanMs).toBeUndefined();
+    },
+  );
 
   it('substitutes {batch_size} after splitting and runs without a shell', async () => {
     const dir = useTempDir();
@@ -168,7 +179,8 @@ wait(400); console.log('step 1'); wait(300); console.error('step 2'); wait(200);
     const echo = script(
       dir,
       'echo.cjs',
-      `require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({argv: process.argv.slice(2), env: process.env.SOUP_PROBE_BATCH_SIZE}));`,
+      `require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({argv: process.argv.slice(2), env: ` +
+        `process.env.SOUP_PROBE_BATCH_SIZE}));`,
     );
     const probe = createCommandProbe({
       command: `${node} ${echo} --bs={batch_size} "two words {batch_size}" '$HOME;rm -rf /' '|' "*"`,
@@ -203,7 +215,8 @@ wait(400); console.log('step 1'); wait(300); console.error('step 2'); wait(200);
     const crash = script(
       dir,
       'cuda-crash.cjs',
-      `console.error('RuntimeError: CUDA error: an illegal memory access was encountered'); console.error('CUBLAS_STATUS_ALLOC_FAILED'); process.exit(1);`,
+      `console.error('RuntimeError: CUDA error: an illegal memory access was encountered'); ` +
+        `console.error('CUBLAS_STATUS_ALLOC_FAILED'); process.exit(1);`,
     );
     const err = await createCommandProbe({ command: `${node} ${crash}`, timeoutMs: 30_000 })(2).catch(
       (e: unknown) => e,
@@ -212,19 +225,25 @@ wait(400); console.log('step 1'); wait(300); console.error('step 2'); wait(200);
     expect((err as Error).message).toMatch(/illegal-address is a crash, not an out-of-memory answer/);
   });
 
-  it('a native crash (SIGSEGV) propagates; a SIGKILL with no sign of memory is "killed by signal 9 (not memory)", not "does not fit"', async () => {
-    const dir = useTempDir();
-    const segv = script(dir, 'segv.cjs', `process.kill(process.pid, 'SIGSEGV');`);
-    const err = await createCommandProbe({ command: `${node} ${segv}`, timeoutMs: 30_000 })(2).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ProbeChildError);
-    expect(err).toMatchObject({ signal: 'SIGSEGV' });
-    const killed = script(dir, 'killed.cjs', `process.kill(process.pid, 'SIGKILL');`);
-    const got = await createCommandProbe({ command: `${node} ${killed}`, timeoutMs: 30_000 })(2).catch(
-      (e: unknown) => e,
-    );
-    expect(got).toBeInstanceOf(ProbeChildError);
-    expect((got as Error).message).toMatch(/killed by signal 9 \(not memory\)/);
-  });
+  it(
+    'a native crash (SIGSEGV) propagates; a SIGKILL with no sign of memory is "killed by signal 9 ' +
+      '(not memory)", not "does not fit"',
+    async () => {
+      const dir = useTempDir();
+      const segv = script(dir, 'segv.cjs', `process.kill(process.pid, 'SIGSEGV');`);
+      const err = await createCommandProbe({ command: `${node} ${segv}`, timeoutMs: 30_000 })(2).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ProbeChildError);
+      expect(err).toMatchObject({ signal: 'SIGSEGV' });
+      const killed = script(dir, 'killed.cjs', `process.kill(process.pid, 'SIGKILL');`);
+      const got = await createCommandProbe({ command: `${node} ${killed}`, timeoutMs: 30_000 })(2).catch(
+        (e: unknown) => e,
+      );
+      expect(got).toBeInstanceOf(ProbeChildError);
+      expect((got as Error).message).toMatch(/killed by signal 9 \(not memory\)/);
+    },
+  );
 
   it('a hung command is killed at the timeout, with the helpers it started', async () => {
     const dir = useTempDir();

@@ -129,7 +129,8 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       isFile = statSync(full).isFile();
     } catch {
       throw new ProbeOptionsError(
-        `command: ${program} does not exist (looked for ${full}); check the path, or run it through its interpreter (python train.py …)`,
+        `command: ${program} does not exist (looked for ${full}); check the path, or run it through its ` +
+          `interpreter (python train.py …)`,
         { field: 'command' },
       );
     }
@@ -138,7 +139,8 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       accessSync(full, fsConstants.X_OK);
     } catch {
       throw new ProbeOptionsError(
-        `command: ${program} is not executable; chmod +x ${program}, or run it through its interpreter (e.g. bash ${program} or python ${program})`,
+        `command: ${program} is not executable; chmod +x ${program}, or run it through its interpreter (e.g. bash ` +
+          `${program} or python ${program})`,
         { field: 'command' },
       );
     }
@@ -209,7 +211,9 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     const oomText = exitedOk ? oomLineIn(run) : null;
     const warning = oomText
       ? {
-          warning: `the command exited 0 but printed an out-of-memory error (${oomText}): it may have skipped work; the answer is cached only as capped`,
+          warning:
+            `the command exited 0 but printed an out-of-memory error (${oomText}): it may have skipped ` +
+            `work; the answer is cached only as capped`,
         }
       : {};
     if (seen && seen.measurement === 'not-measured' && !run.timedOut && !run.aborted) {
@@ -234,7 +238,9 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
           batchSize,
           reason: 'fit',
           measurement: 'exceptions-only',
-          detail: `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure would refuse this batch`,
+          detail:
+            `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure ` +
+            `would refuse this batch`,
           ...timing,
           ...warning,
           ...limit,
@@ -252,9 +258,15 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         // A device left full: the peak is only a lower bound of what the step wanted.
         ...(seen.deviceFull ? { censored: true } : {}),
         detail:
-          `command exited 0; ${whatGpu} peaked at ${formatBytes(gp)} ${gp <= gb ? '<=' : '>'} budget ${formatBytes(gb)} (free before the command${budgetBytes !== null ? ', capped by budgetBytes' : ''}, ${seen.samples} sample${seen.samples === 1 ? '' : 's'})` +
+          `command exited 0; ${whatGpu} peaked at ${formatBytes(gp)} ${gp <= gb ? '<=' : '>'} budget ` +
+          `${formatBytes(gb)} (free before the command${budgetBytes !== null ? ', capped by budgetBytes' : ''}, ` +
+          `${seen.samples} sample${seen.samples === 1 ? '' : 's'})` +
           (seen.deviceFull
-            ? `; the device had almost nothing free${spillsToHost() ? ' (under WDDM the allocator spills to host memory instead of failing)' : ' (the trainer took all free memory)'}: does not fit`
+            ? `; the device had almost nothing free` +
+              (spillsToHost()
+                ? ' (under WDDM the allocator spills to host memory instead of failing)'
+                : ' (the trainer took all free memory)') +
+              `: does not fit`
             : '') +
           (seen.note ? ` — ${seen.note}` : ''),
         ...timing,
@@ -368,7 +380,9 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       };
     const [file] = substituteBatchSize(argv, batchSize) as [string, ...string[]];
     throw new ProbeChildError(
-      `${what(file)} for batch_size=${batchSize} was killed by signal ${second.signalNumber} (not memory), twice: no memory-cgroup oom_kill, no rise of /proc/vmstat oom_kill, and a peak under 90 % of the budget and of the free memory. Something else kills the trainer; soup will not read that as "does not fit".`,
+      `${what(file)} for batch_size=${batchSize} was killed by signal ${second.signalNumber} (not memory), twice: ` +
+        `no memory-cgroup oom_kill, no rise of /proc/vmstat oom_kill, and a peak under 90 % of the budget and of ` +
+        `the free memory. Something else kills the trainer; soup will not read that as "does not fit".`,
       {
         batchSize,
         exitCode: null,
@@ -384,7 +398,9 @@ function spillsToHost(): boolean {
   return process.platform === 'win32' || /microsoft/i.test(osRelease());
 }
 
-/** The first line of the output that reports an out-of-memory error (a specific catalogue entry, not a generic hint). */
+/**
+ * The first line of the output that reports an out-of-memory error (a specific catalogue entry, not a generic hint).
+ */
 function oomLineIn(run: { stdout: string; stderr: string }): string | null {
   for (const text of [run.stderr, run.stdout]) {
     for (const line of text.split('\n')) {

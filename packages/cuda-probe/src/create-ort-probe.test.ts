@@ -15,35 +15,39 @@ const model = writeTinyModel({ path: join(tmp.dir, 'tiny.onnx') });
 const base = { model, maxLength: 64, vocabSize: 256, session: { intraOpNumThreads: 1 }, timeoutMs: 60_000 } as const;
 
 describe('[slow] createOrtProbe on the CPU (real onnxruntime children)', { timeout: 120_000 }, () => {
-  it('fits at small batches; the peak gate refuses above the budget; far above, the allocation fails under RLIMIT_AS', async () => {
-    const probe = createOrtProbe({ ...base, budgetBytes: 100 * MiB });
-    const small = await probe(8);
-    expect(small).toMatchObject({
-      fits: true,
-      reason: 'fit',
-      measurement: 'peak-rss',
-      budgetBytes: 100 * MiB,
-      limitMethod: 'prlimit',
-    });
-    expect(small.peakBytes).toBeGreaterThan(8 * MiB);
-    expect(small.peakBytes).toBeLessThan(20 * MiB);
-    expect(small.calibrationMs).toBeGreaterThan(0);
-    expect(small.stepMs).toBeGreaterThan(0);
-    expect(small.overheadMs).toBeCloseTo(small.ms - small.stepMs!, 6);
+  it(
+    'fits at small batches; the peak gate refuses above the budget; far above, the allocation fails ' +
+      'under RLIMIT_AS',
+    async () => {
+      const probe = createOrtProbe({ ...base, budgetBytes: 100 * MiB });
+      const small = await probe(8);
+      expect(small).toMatchObject({
+        fits: true,
+        reason: 'fit',
+        measurement: 'peak-rss',
+        budgetBytes: 100 * MiB,
+        limitMethod: 'prlimit',
+      });
+      expect(small.peakBytes).toBeGreaterThan(8 * MiB);
+      expect(small.peakBytes).toBeLessThan(20 * MiB);
+      expect(small.calibrationMs).toBeGreaterThan(0);
+      expect(small.stepMs).toBeGreaterThan(0);
+      expect(small.overheadMs).toBeCloseTo(small.ms - small.stepMs!, 6);
 
-    // The step completes (the address-space limit leaves room up to ~2x the budget), but its peak is over.
-    const gated = await probe(150);
-    expect(gated).toMatchObject({ fits: false, reason: 'over-budget', budgetBytes: 100 * MiB });
-    expect(gated.peakBytes).toBeGreaterThan(150 * MiB);
-    expect(gated.detail).toMatch(/step peak .* > budget 100\.0 MiB/);
-    expect(gated.calibrationMs).toBeUndefined();
+      // The step completes (the address-space limit leaves room up to ~2x the budget), but its peak is over.
+      const gated = await probe(150);
+      expect(gated).toMatchObject({ fits: false, reason: 'over-budget', budgetBytes: 100 * MiB });
+      expect(gated.peakBytes).toBeGreaterThan(150 * MiB);
+      expect(gated.detail).toMatch(/step peak .* > budget 100\.0 MiB/);
+      expect(gated.calibrationMs).toBeUndefined();
 
-    // 3000 sequences need ~3 GiB: ORT's arena cannot get it under the limit and the child reports OOM.
-    const hard = await probe(3000);
-    expect(hard).toMatchObject({ fits: false, reason: 'oom', oom: { oom: true, kind: 'ort-arena' } });
-    expect(hard.addressSpaceBytes).toBeLessThan(3000 * MiB);
-    expect(hard.detail).toMatch(/Failed to allocate memory for requested buffer of size 3145728000/);
-  });
+      // 3000 sequences need ~3 GiB: ORT's arena cannot get it under the limit and the child reports OOM.
+      const hard = await probe(3000);
+      expect(hard).toMatchObject({ fits: false, reason: 'oom', oom: { oom: true, kind: 'ort-arena' } });
+      expect(hard.addressSpaceBytes).toBeLessThan(3000 * MiB);
+      expect(hard.detail).toMatch(/Failed to allocate memory for requested buffer of size 3145728000/);
+    },
+  );
 
   it('the shell fallback (ulimit -v) enforces the same limit', async () => {
     const probe = createOrtProbe({ ...base, budgetBytes: 100 * MiB, addressSpaceLimit: 'ulimit' });
@@ -53,15 +57,18 @@ describe('[slow] createOrtProbe on the CPU (real onnxruntime children)', { timeo
     expect(hard.oom?.kind).toMatch(/^(ort-arena|bad-alloc)$/);
   });
 
-  it('the gate compares the measured step peak with the budget (the exact comparison itself is unit-tested)', async () => {
-    const measured = await createOrtProbe({ ...base, budgetBytes: 2 ** 40 })(16);
-    const peak = measured.peakBytes!;
-    // Fresh children reproduce one step's resident growth to within a few pages (measured: <= 120 KiB at 16 seqs).
-    const above = await createOrtProbe({ ...base, budgetBytes: peak + 512 * 1024 })(16);
-    const below = await createOrtProbe({ ...base, budgetBytes: peak - 512 * 1024 })(16);
-    expect(above).toMatchObject({ fits: true, reason: 'fit' });
-    expect(below).toMatchObject({ fits: false, reason: 'over-budget' });
-  });
+  it(
+    'the gate compares the measured step peak with the budget (the exact comparison itself is ' + 'unit-tested)',
+    async () => {
+      const measured = await createOrtProbe({ ...base, budgetBytes: 2 ** 40 })(16);
+      const peak = measured.peakBytes!;
+      // Fresh children reproduce one step's resident growth to within a few pages (measured: <= 120 KiB at 16 seqs).
+      const above = await createOrtProbe({ ...base, budgetBytes: peak + 512 * 1024 })(16);
+      const below = await createOrtProbe({ ...base, budgetBytes: peak - 512 * 1024 })(16);
+      expect(above).toMatchObject({ fits: true, reason: 'fit' });
+      expect(below).toMatchObject({ fits: false, reason: 'over-budget' });
+    },
+  );
 
   it('probe + probeBatchSize find the same batch as a linear scan under the same budget', async () => {
     const probe = createOrtProbe({ ...base, budgetBytes: 24 * MiB });

@@ -49,22 +49,26 @@ describe('[slow] createTrainStepProbe (real onnx-train steps in child processes)
     expect(ckpt.peakBytes!).toBeLessThan(plain.peakBytes! - 20 * MiB);
   });
 
-  it('offload to disk probes the segmented step: a lower peak than the fused step at the same batch, no scratch file left', async () => {
-    const cwd = useTempDir('soup-probe-offload-');
-    const fused = await createTrainStepProbe({ ...base, cwd, budgetBytes: 2 ** 40 })(8);
-    const disk = await createTrainStepProbe({
-      ...base,
-      cwd,
-      budgetBytes: 2 ** 40,
-      offload: { target: 'disk', saveDir: 'acts' },
-    })(8);
-    expect(fused.fits && disk.fits).toBe(true);
-    expect(disk.notes).toContain("segmented step, offload target 'disk'");
-    // Measured here: 134 MiB fused, 70 MiB segmented with disk offload (one step at batch 8).
-    expect(disk.peakBytes!).toBeLessThan(0.75 * fused.peakBytes!);
-    expect(existsSync(join(cwd, 'acts'))).toBe(true); // the store really opened its save dir …
-    expect(readdirSync(join(cwd, 'acts'))).toEqual([]); // … and left nothing in it
-  });
+  it(
+    'offload to disk probes the segmented step: a lower peak than the fused step at the same batch, ' +
+      'no scratch file left',
+    async () => {
+      const cwd = useTempDir('soup-probe-offload-');
+      const fused = await createTrainStepProbe({ ...base, cwd, budgetBytes: 2 ** 40 })(8);
+      const disk = await createTrainStepProbe({
+        ...base,
+        cwd,
+        budgetBytes: 2 ** 40,
+        offload: { target: 'disk', saveDir: 'acts' },
+      })(8);
+      expect(fused.fits && disk.fits).toBe(true);
+      expect(disk.notes).toContain("segmented step, offload target 'disk'");
+      // Measured here: 134 MiB fused, 70 MiB segmented with disk offload (one step at batch 8).
+      expect(disk.peakBytes!).toBeLessThan(0.75 * fused.peakBytes!);
+      expect(existsSync(join(cwd, 'acts'))).toBe(true); // the store really opened its save dir …
+      expect(readdirSync(join(cwd, 'acts'))).toEqual([]); // … and left nothing in it
+    },
+  );
 
   it("offload 'cpu' on a CPU device is refused in the child with @soup/offload's message", async () => {
     const err = await createTrainStepProbe({ ...base, offload: { target: 'cpu' } })(1).catch((e: unknown) => e);

@@ -28,7 +28,10 @@ export interface TreeMemoryReading {
 
 /** Reads a process tree's memory (see the file comment). */
 export interface TreeMemoryReader {
-  /** `tree-rss`: sum of VmRSS over the tree; `cuda-per-process`: nvidia-smi's used memory of the tree's pids on the device. */
+  /**
+   * `tree-rss`: sum of VmRSS over the tree; `cuda-per-process`: nvidia-smi's used memory of the tree's pids on the
+   * device.
+   */
   readonly method: 'tree-rss' | 'cuda-per-process';
   /** The tree of `pid` now; null when it cannot be read (gone, no /proc, nvidia-smi cannot answer). */
   read(pid: number): Promise<TreeMemoryReading | null>;

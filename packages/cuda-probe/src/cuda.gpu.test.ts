@@ -54,14 +54,17 @@ describe.skipIf(!cuda.ok)('[gpu] CUDA probes on a real device', { timeout: 600_0
     expect(id.gpuMemoryGb).toBeGreaterThan(0);
   });
 
-  it('measures per-process device memory against free + held, and gpuMemLimitBytes below the peak refuses', async () => {
-    const got = await createOrtProbe(tiny)(64);
-    expect(got).toMatchObject({ fits: true, measurement: 'cuda-per-process' });
-    expect(got.peakBytes).toBeGreaterThan(64 * MiB);
-    expect(got.budgetBytes).toBeGreaterThan(got.peakBytes!);
-    const capped = await createOrtProbe({ ...tiny, gpuMemLimitBytes: got.peakBytes! - 32 * MiB })(64);
-    expect(capped).toMatchObject({ fits: false, reason: 'over-budget', budgetBytes: got.peakBytes! - 32 * MiB });
-  });
+  it(
+    'measures per-process device memory against free + held, and gpuMemLimitBytes below the peak ' + 'refuses',
+    async () => {
+      const got = await createOrtProbe(tiny)(64);
+      expect(got).toMatchObject({ fits: true, measurement: 'cuda-per-process' });
+      expect(got.peakBytes).toBeGreaterThan(64 * MiB);
+      expect(got.budgetBytes).toBeGreaterThan(got.peakBytes!);
+      const capped = await createOrtProbe({ ...tiny, gpuMemLimitBytes: got.peakBytes! - 32 * MiB })(64);
+      expect(capped).toMatchObject({ fits: false, reason: 'over-budget', budgetBytes: got.peakBytes! - 32 * MiB });
+    },
+  );
 
   it('a batch far beyond the device memory fails to allocate and is reported as OOM', async () => {
     const id = await deviceIdentity({ device: 'cuda' });

@@ -116,7 +116,10 @@ export class MemoryCgroupUnavailableError extends CudaProbeError {
   }
 }
 
-/** An optional peer dependency (onnxruntime-node, @soup/onnx-train) is not installed; the message names the install command. */
+/**
+ * An optional peer dependency (onnxruntime-node, @soup/onnx-train) is not installed; the message names the install
+ * command.
+ */
 export class PeerDependencyMissingError extends CudaProbeError {
   override readonly name = 'PeerDependencyMissingError';
   declare readonly code: 'SOUP_PEER_DEPENDENCY_MISSING';

@@ -27,13 +27,16 @@ describe.skipIf(!support.available)(
       expect(out.memoryCgroup!.limitBytes).toBeLessThan(1024 * MiB + 1024 * MiB);
     });
 
-    it('a batch far above the budget is killed by the OOM killer at the cgroup limit, and the trial says so', async () => {
-      const out = await createTrainStepProbe({ ...base, budgetBytes: 16 * MiB })(24);
-      expect(out.fits).toBe(false);
-      expect(out.reason).toBe('killed');
-      expect(out.memoryCgroup!.oomKilled).toBe(true);
-      expect(out.detail).toMatch(/killed by the kernel's OOM killer at its memory cgroup's limit/);
-    });
+    it(
+      'a batch far above the budget is killed by the OOM killer at the cgroup limit, and the trial ' + 'says so',
+      async () => {
+        const out = await createTrainStepProbe({ ...base, budgetBytes: 16 * MiB })(24);
+        expect(out.fits).toBe(false);
+        expect(out.reason).toBe('killed');
+        expect(out.memoryCgroup!.oomKilled).toBe(true);
+        expect(out.detail).toMatch(/killed by the kernel's OOM killer at its memory cgroup's limit/);
+      },
+    );
   },
 );
 

@@ -28,7 +28,8 @@ interface StepOut {
 }
 
 describe.skipIf(!support.available)('a step that does not fit under a hard memory cap', () => {
-  it('[slow] fused is OOM-killed; disk offload completes under the same cap with the uncapped fused loss, bit for bit', {
+  it('[slow] fused is OOM-killed; disk offload completes under the same cap with the uncapped fused loss, bit for ' +
+    'bit', {
     timeout: 120_000,
   }, async () => {
     const tmpIsRam = [0x01021994, 0x858458f6].includes(Number(statfsSync(tmpdir()).type)); // tmpfs, ramfs
@@ -66,8 +67,10 @@ describe.skipIf(!support.available)('a step that does not fit under a hard memor
     expect(out.losses.map((l) => l.toString())).toEqual(reference.losses.map((l) => l.toString()));
     expect(out.losses).toHaveLength(2);
     console.log(
-      `[memory cap] cap ${Math.round(capBytes / MiB)} MiB (${CAP_FRACTION} × fused uncapped peak ${Math.round(free.cgroup.peakBytes! / MiB)} MiB): ` +
-        `fused OOM-killed (oom_kill ${fused.cgroup.oomKills}); disk completed, peak ${Math.round(disk.cgroup.peakBytes! / MiB)} MiB, losses ${out.losses.join(', ')}`,
+      `[memory cap] cap ${Math.round(capBytes / MiB)} MiB (${CAP_FRACTION} × fused uncapped peak ` +
+        `${Math.round(free.cgroup.peakBytes! / MiB)} MiB): ` +
+        `fused OOM-killed (oom_kill ${fused.cgroup.oomKills}); disk completed, peak ` +
+        `${Math.round(disk.cgroup.peakBytes! / MiB)} MiB, losses ${out.losses.join(', ')}`,
     );
   });
 });

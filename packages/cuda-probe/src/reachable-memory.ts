@@ -172,6 +172,7 @@ export function reachableMemory(options: ReachableMemoryOptions = {}): Reachable
   }
   if (memAvailableBytes !== undefined) return { bytes: memAvailableBytes, source: 'meminfo', memAvailableBytes };
   throw new DeviceQueryError(
-    `cannot tell how much host memory is reachable: no cgroup memory limit and no MemAvailable in ${join(procRoot, 'meminfo')}; pass budgetBytes explicitly`,
+    `cannot tell how much host memory is reachable: no cgroup memory limit and no MemAvailable in ` +
+      `${join(procRoot, 'meminfo')}; pass budgetBytes explicitly`,
   );
 }

@@ -79,7 +79,8 @@ describe.skipIf(!support.available)('runInMemoryCgroup (real cgroup)', () => {
     expect(run.signal).toBe('SIGKILL');
     expect(run.stdout).not.toMatch(/survived/);
     expect(run.cgroup.oomKilled).toBe(true);
-    expect(run.cgroup.limitHits).not.toBeNull(); // a counter is read; on kernel 6.18 v1 it stayed 0 at an OOM kill: oomKills is the signal
+    // a counter is read; on kernel 6.18 v1 it stayed 0 at an OOM kill: oomKills is the signal
+    expect(run.cgroup.limitHits).not.toBeNull();
     expect(run.cgroup.removed).toBe(true);
   });
 
@@ -88,9 +89,11 @@ describe.skipIf(!support.available)('runInMemoryCgroup (real cgroup)', () => {
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, 'f.bin');
     const code =
-      `const fs = require('node:fs'); const b = Buffer.alloc(8 * 2 ** 20, 7); const fd = fs.openSync(${JSON.stringify(file)}, 'w');` +
+      `const fs = require('node:fs'); const b = Buffer.alloc(8 * 2 ** 20, 7); const fd = fs.openSync(` +
+      `${JSON.stringify(file)}, 'w');` +
       `for (let i = 0; i < 12; i++) fs.writeSync(fd, b); fs.closeSync(fd);` +
-      `console.log(JSON.stringify({ hwm: Number(/VmHWM:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) * 1024 }))`;
+      `console.log(JSON.stringify({ hwm: Number(/VmHWM:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', ` +
+      `'utf8'))[1]) * 1024 }))`;
     const run = await runInMemoryCgroup({ ...node(code), limitBytes: 512 * MiB, namePrefix: 'soup-i15-test' });
     expect(run.exitCode).toBe(0);
     const { hwm } = JSON.parse(run.stdout) as { hwm: number };

@@ -27,7 +27,10 @@ export interface RunInMemoryCgroupOptions {
   file: string;
   /** Its arguments. @default [] */
   args?: readonly string[];
-  /** Hard limit of the cgroup, in bytes: usage (anonymous memory AND page cache) above it is reclaimed, else the OOM killer kills. */
+  /**
+   * Hard limit of the cgroup, in bytes: usage (anonymous memory AND page cache) above it is reclaimed, else the OOM
+   * killer kills.
+   */
   limitBytes: number;
   /** Environment of the child. @default process.env */
   env?: NodeJS.ProcessEnv;
@@ -41,7 +44,9 @@ export interface RunInMemoryCgroupOptions {
   resultChannel?: boolean;
   /** Aborting kills the child with SIGKILL (the run still resolves, `aborted: true`, and the cgroup is removed). */
   signal?: AbortSignal;
-  /** Called once the child is spawned: its pid (the program keeps it: the shell execs it) and its cgroup's directory. */
+  /**
+   * Called once the child is spawned: its pid (the program keeps it: the shell execs it) and its cgroup's directory.
+   */
   onSpawn?: (child: { pid: number | undefined; cgroupDir: string }) => void;
   /** Prefix of the cgroup's directory name (`<prefix>-<pid>-<random>`). @default 'soup-cap' */
   namePrefix?: string;
@@ -110,7 +115,9 @@ export async function runInMemoryCgroup(options: RunInMemoryCgroupOptions): Prom
     cg = createMemoryCgroup(support, options.limitBytes, options.namePrefix ?? 'soup-cap');
   } catch (err) {
     throw new MemoryCgroupUnavailableError(
-      `cannot create a memory cgroup with a limit under ${support.parentDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); this needs write access to that cgroup (root, or a delegated subtree)`,
+      `cannot create a memory cgroup with a limit under ${support.parentDir} (` +
+        `${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); this needs write access to that cgroup ` +
+        `(root, or a delegated subtree)`,
       { cause: err },
     );
   }

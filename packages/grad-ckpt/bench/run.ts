@@ -2,7 +2,7 @@
 // @soup/onnx-train to its GPT training step, next to torch.utils.checkpoint on the PyTorch peer.
 //
 //   npm run bench -w @soup/grad-ckpt -- [--json] [--batch 32] [--threads 2] [--steps 6] [--warmup 2]
-//                                         [--rounds 2] [--budget-fraction 0.5] [--small-batch 2] [--no-torch] [--no-arena-stats]
+// [--rounds 2] [--budget-fraction 0.5] [--small-batch 2] [--no-torch] [--no-arena-stats]
 //
 // Needs @soup/onnx-train built (the root `npm run bench`, through turbo, builds it first). The bench declares
 // what it imports in its own private workspace package, bench/package.json (@soup/grad-ckpt-bench):
@@ -26,7 +26,8 @@
 // `gradientCheckpointing`; onnx-train applies `selective` as `h.<i>.attn.core` for every block (only
 // the attention probabilities recomputed, q/k/v/o kept: Megatron-LM's selective recomputation).
 // `selective-attn` is a variant measured beside the tiers: explicit `recompute: ['h.<i>.attn', …]`
-// (the whole attention module re-run: planCheckpoint's selection taken literally). The budget tier is planned by `planBudgetTier` in a child of its own
+// (the whole attention module re-run: planCheckpoint's selection taken literally). The budget tier is planned by
+// `planBudgetTier` in a child of its own
 // (its in-process measurements would leave allocator state behind), for a budget `--budget-fraction`
 // of the way from the full to the off peak (in the planner's units: the peak above the RSS before
 // the session was created), then trained with the chosen plan in a fresh child like the others.
@@ -81,7 +82,8 @@ function runJson(cmd: string, argv: string[], env: NodeJS.ProcessEnv): Row {
   const r = spawnSync(cmd, argv, { cwd: pkgDir, env, encoding: 'utf8', maxBuffer: 1 << 24 });
   if (r.status !== 0)
     throw new Error(
-      `${cmd} ${argv.slice(-2, -1).join(' ')} failed (${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').slice(-2000)}`,
+      `${cmd} ${argv.slice(-2, -1).join(' ')} failed (${r.status ?? r.signal}): ` +
+        `${(r.stderr || r.error?.message || '').slice(-2000)}`,
     );
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Row;
 }
@@ -127,11 +129,13 @@ const small = new Map<string, Row[]>();
 const addSmall = (k: string, r: Row): void => void small.set(k, [...(small.get(k) ?? []), r]);
 let plan: Row | null = null;
 log(
-  `geometry ${JSON.stringify(spec)} batch ${batchSize}, ${threads} threads, ${warmup} warm-up + ${steps} timed steps, ${rounds} rounds`,
+  `geometry ${JSON.stringify(spec)} batch ${batchSize}, ${threads} threads, ${warmup} warm-up + ${steps}` +
+    ` timed steps, ${rounds} rounds`,
 );
 const runTier = (tier: string, round: number): void => {
   log(
-    `round ${round + 1}/${rounds}: ${tier.startsWith('torch:') ? 'PyTorch peer' : 'onnx-train'} ${tier.replace('torch:', '')} ...`,
+    `round ${round + 1}/${rounds}: ${tier.startsWith('torch:') ? 'PyTorch peer' : 'onnx-train'} ` +
+      `${tier.replace('torch:', '')} ...`,
   );
   const which =
     tier === 'budget' ? { recompute: plan!.recompute } : tier === 'selective-attn' ? { recompute: attnSet } : { tier };
@@ -233,13 +237,17 @@ const result = {
     selectiveAttnSlowdownMet: Number(selectiveAttn.slowdownVsOff) <= 0.1,
   },
   definitions: {
-    peakActivationMB: `batch-dependent part of the step peak, extrapolated to batch B=${batchSize} from a fresh run at b=${smallBatch}: (stepPeakMB(B) − stepPeakMB(b)) · B / (B − b)`,
+    peakActivationMB:
+      `batch-dependent part of the step peak, extrapolated to batch B=${batchSize}` +
+      ` from a fresh run at b=${smallBatch}: (stepPeakMB(B) − stepPeakMB(b)) · B / (B − b)`,
     stepPeakMB:
-      'peak RSS during the steps minus RSS right after session creation (VmHWM reset via /proc/self/clear_refs); includes batch-independent state',
+      'peak RSS during the steps minus RSS right after session creation (VmHWM reset via /proc/self/clear_refs); ' +
+      'includes batch-independent state',
     memoryCutVsOff: '1 − peakActivationMB / off.peakActivationMB',
     stepPeakCutVsOff: '1 − stepPeakMB / off.stepPeakMB',
     selective:
-      'tier: planCheckpoint selects h.<i>.attn; onnx-train applies h.<i>.attn.core (attention probabilities recomputed, q/k/v/o kept)',
+      'tier: planCheckpoint selects h.<i>.attn; onnx-train applies h.<i>.attn.core (attention probabilities ' +
+      'recomputed, q/k/v/o kept)',
     'selective-attn': 'variant: explicit recompute h.<i>.attn for every block (the whole attention module re-run)',
   },
   spec,
@@ -259,9 +267,12 @@ if (json) {
 } else {
   const pct = (x: unknown): string => `${(Number(x) * 100).toFixed(0)}%`;
   const line = (name: string, r: Row, extra = ''): string =>
-    `${name.padEnd(26)} ${String(r.peakActivationMB).padStart(8)} ${pct(r.memoryCutVsOff).padStart(6)} ${String(r.stepPeakMB).padStart(9)} ${pct(r.stepPeakCutVsOff).padStart(6)} ${String(r.stepMs).padStart(8)} ${pct(r.slowdownVsOff).padStart(9)}  ${extra}`;
+    `${name.padEnd(26)} ${String(r.peakActivationMB).padStart(8)} ${pct(r.memoryCutVsOff).padStart(6)} ` +
+    `${String(r.stepPeakMB).padStart(9)} ${pct(r.stepPeakCutVsOff).padStart(6)} ${String(r.stepMs).padStart(8)} ` +
+    `${pct(r.slowdownVsOff).padStart(9)}  ${extra}`;
   console.log(
-    `${'tier'.padEnd(26)} ${'act MB'.padStart(8)} ${'cut'.padStart(6)} ${'step MB'.padStart(9)} ${'cut'.padStart(6)} ${'step ms'.padStart(8)} ${'slowdown'.padStart(9)}  recompute`,
+    `${'tier'.padEnd(26)} ${'act MB'.padStart(8)} ${'cut'.padStart(6)} ${'step MB'.padStart(9)} ` +
+      `${'cut'.padStart(6)} ${'step ms'.padStart(8)} ${'slowdown'.padStart(9)}  recompute`,
   );
   for (const [k, r] of Object.entries(tiers))
     console.log(line(`onnx-train ${k}`, r, (r.recompute as string[]).join(',') || '-'));
@@ -270,9 +281,11 @@ if (json) {
       console.log(line(`torch ${k}`, torchPeer[k], k === 'full' ? 'torch.utils.checkpoint per block' : '-'));
   else console.log(`torch peer skipped: ${torchMissing}`);
   console.log(
-    `budget: ${tiers.budget!.memoryBudgetMB} MB planned → predicted ${tiers.budget!.planPredictedPeakMB}, measured ${tiers.budget!.planMeasuredPeakMB} (fits: ${tiers.budget!.planFits})`,
+    `budget: ${tiers.budget!.memoryBudgetMB} MB planned → predicted ${tiers.budget!.planPredictedPeakMB}` +
+      `, measured ${tiers.budget!.planMeasuredPeakMB} (fits: ${tiers.budget!.planFits})`,
   );
   console.log(
-    `targets: full cut ≥ 60%: ${result.targets.fullMemoryCutMet}, full slowdown ≤ 35%: ${result.targets.fullSlowdownMet}, selective slowdown ≤ 10%: ${result.targets.selectiveSlowdownMet}`,
+    `targets: full cut ≥ 60%: ${result.targets.fullMemoryCutMet}, full slowdown ≤ 35%: ` +
+      `${result.targets.fullSlowdownMet}, selective slowdown ≤ 10%: ${result.targets.selectiveSlowdownMet}`,
   );
 }

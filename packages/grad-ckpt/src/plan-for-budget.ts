@@ -17,7 +17,10 @@ export interface BudgetPlan {
   recompute: string[];
   /** {@link predictPeakBytes} of this plan. */
   predictedPeakBytes: number;
-  /** `predictedPeakBytes <= memoryBudgetBytes`. When false, `recompute` is the smallest set reaching the lowest possible peak. */
+  /**
+   * `predictedPeakBytes <= memoryBudgetBytes`. When false, `recompute` is the smallest set reaching the lowest possible
+   * peak.
+   */
   fits: boolean;
 }
 

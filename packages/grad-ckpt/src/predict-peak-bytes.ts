@@ -6,7 +6,9 @@ import type { BudgetBlock } from './types';
 export interface PredictPeakParams {
   /** Every checkpointable block with its measured activation bytes. */
   blocks: readonly BudgetBlock[];
-  /** Peak memory of the step that does not depend on the plan (weights, grads, optimizer state, workspace), in bytes. */
+  /**
+   * Peak memory of the step that does not depend on the plan (weights, grads, optimizer state, workspace), in bytes.
+   */
   baselineBytes: number;
   /** Names of the blocks that recompute. */
   recompute: readonly string[];

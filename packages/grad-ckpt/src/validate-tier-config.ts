@@ -37,7 +37,8 @@ export function validateTierConfig(params: ValidateTierConfigParams): TierConfig
   if (tier === 'budget') {
     if (!(typeof memoryBudgetBytes === 'number' && Number.isFinite(memoryBudgetBytes) && memoryBudgetBytes > 0)) {
       errors.push(
-        `tier 'budget' requires memoryBudgetBytes: the peak bytes the step may use (a positive number, e.g. ${8 * 1024 ** 3} for 8 GiB); got ${String(memoryBudgetBytes)}.`,
+        `tier 'budget' requires memoryBudgetBytes: the peak bytes the step may use (a positive number, e.g. ` +
+          `${8 * 1024 ** 3} for 8 GiB); got ${String(memoryBudgetBytes)}.`,
       );
     }
   } else if (memoryBudgetBytes !== undefined) {

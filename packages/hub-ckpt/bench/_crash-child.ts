@@ -95,7 +95,14 @@ if (mode === 'push') {
   delete files['manifest.json'];
   const skipped = outcome.skipped.map((k) => k.step);
   process.stdout.write(
-    `RESULT ${JSON.stringify({ outcome: outcome.outcome, step: outcome.step, via: outcome.via, repaired: outcome.repaired, skipped, files })}\n`,
+    `RESULT ${JSON.stringify({
+      outcome: outcome.outcome,
+      step: outcome.step,
+      via: outcome.via,
+      repaired: outcome.repaired,
+      skipped,
+      files,
+    })}\n`,
   );
   const c = writeCheckpoint({ root: local, step: 30, run: CRASH_RUN, sizes, salt });
   await pushCheckpoint({ store, step: 30, dir: c.dir, run: CRASH_RUN, keepRemote: 2, keepLocal: 1 });

@@ -287,7 +287,8 @@ export async function runRacePoint(p: {
     const refused = leases.filter((l) => l.status === 'rejected' && l.reason instanceof LeaseHeldError);
     if (won.length !== 1 || refused.length !== 1)
       violations.push(
-        `lease race: ${won.length} won, ${refused.length} refused as held (${leases.map((l) => (l.status === 'rejected' ? String(l.reason) : 'ok')).join('; ')})`,
+        `lease race: ${won.length} won, ${refused.length} refused as held (` +
+          `${leases.map((l) => (l.status === 'rejected' ? String(l.reason) : 'ok')).join('; ')})`,
       );
     for (const l of won) if (l.status === 'fulfilled') await l.value.release();
     // 2. Defence in depth, no lease: two writers push the same steps at once; every refusal is a clean one,

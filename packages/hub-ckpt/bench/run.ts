@@ -50,7 +50,8 @@ try {
     const res = await pushCheckpoint({ store, step: 100, dir: src, run: 'bench-run', keepLocal: Infinity });
     pushes.push(res.timings);
     log(
-      `push ${rep + 1}/${REPS}: ${res.timings.totalMs.toFixed(0)} ms (verify ${res.timings.verifyMs.toFixed(1)} ms, ${res.verify.checkedByOid} by oid, ${res.verify.checkedByDownload} downloaded)`,
+      `push ${rep + 1}/${REPS}: ${res.timings.totalMs.toFixed(0)} ms (verify ${res.timings.verifyMs.toFixed(1)}` +
+        ` ms, ${res.verify.checkedByOid} by oid, ${res.verify.checkedByDownload} downloaded)`,
     );
 
     const cold = join(tmp.dir, `cold-${rep}`);
@@ -74,7 +75,8 @@ try {
         const r = await runCrashPoint({ kind, phase, workDir: work.dir, server });
         crash.push(r);
         log(
-          `crash ${kind}/${phase}: pointer after kill ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`,
+          `crash ${kind}/${phase}: pointer after kill ${r.pointerStepAfterKill}, resumed ${r.resumedStep}` +
+            `${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`,
         );
       } finally {
         work.cleanup();
@@ -88,7 +90,8 @@ try {
         const r = await runFaultPoint({ kind, fault, workDir: work.dir, server });
         crash.push(r);
         log(
-          `fault ${kind}/${fault}: pointer after push ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`,
+          `fault ${kind}/${fault}: pointer after push ${r.pointerStepAfterKill}, resumed ${r.resumedStep}` +
+            `${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}`,
         );
       } finally {
         work.cleanup();
@@ -103,7 +106,9 @@ try {
         const r = await runRacePoint({ kind, race, workDir: work.dir, server });
         crash.push(r);
         log(
-          `race ${kind}/${race}: pointer after ${r.pointerStepAfterKill}, resumed ${r.resumedStep}${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}${r.violations.length ? `: ${r.violations.join(' | ')}` : ''}`,
+          `race ${kind}/${race}: pointer after ${r.pointerStepAfterKill}, resumed ${r.resumedStep}` +
+            `${r.via ? ` (${r.via})` : ''}, violations ${r.violations.length}` +
+            `${r.violations.length ? `: ${r.violations.join(' | ')}` : ''}`,
         );
       } finally {
         work.cleanup();
@@ -150,7 +155,8 @@ try {
       [
         'crashPoints',
         String(result.crashPoints),
-        '10 SIGKILLs + 4 faults (lost commit reply x2, corruption at rest x2) + 3 races (two writers x2 stores, Hub outage); target >= 5',
+        '10 SIGKILLs + 4 faults (lost commit reply x2, corruption at rest x2) + 3 races (two writers x2 stores, ' +
+          'Hub outage); target >= 5',
       ],
       ['crashViolations', String(result.crashViolations), 'target 0'],
     ];

@@ -6,7 +6,10 @@ export function describeWriter(bytes: Uint8Array | null): string {
   try {
     const v = JSON.parse(new TextDecoder().decode(bytes)) as { run?: unknown; step?: unknown; updated_at?: unknown };
     if (typeof v.run === 'string' && typeof v.step === 'number') {
-      return `now run "${v.run}" at step ${v.step}${typeof v.updated_at === 'string' ? `, written ${v.updated_at}` : ''}`;
+      return (
+        `now run "${v.run}" at step ${v.step}` +
+        `${typeof v.updated_at === 'string' ? `, written ${v.updated_at}` : ''}`
+      );
     }
   } catch {
     // not JSON

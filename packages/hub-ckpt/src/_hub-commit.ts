@@ -97,7 +97,10 @@ async function remoteEntries(
   return out;
 }
 
-/** The operations whose effect is not yet in the repo (a delete of a gone file and a put whose bytes are there are done). */
+/**
+ * The operations whose effect is not yet in the repo (a delete of a gone file and a put whose bytes are there are
+ * done).
+ */
 async function notYetApplied(
   h: HubCommitContext,
   ops: StoreOperation[],
@@ -249,11 +252,13 @@ export async function commitIdempotent(h: HubCommitContext, params: StoreCommitP
       try {
         left = await notYetApplied(h, pending, ids);
       } catch {
-        h.fail(`committing "${params.message}"`, err); // the tree cannot be read either: report the commit's own failure
+        // the tree cannot be read either: report the commit's own failure
+        h.fail(`committing "${params.message}"`, err);
       }
       if (left.length === 0) {
         h.logger?.warn?.(
-          `${h.description}: "${params.message}" is in the repo although the commit call failed (a lost reply); treated as done`,
+          `${h.description}: "${params.message}" is in the repo although the commit call failed (a lost reply); ` +
+            `treated as done`,
         );
         return;
       }

@@ -60,9 +60,14 @@ export interface PushFolderParams {
   logger: HubCkptLogger | undefined;
   force: boolean;
   signal: AbortSignal | undefined;
-  /** This session's store lease: checked before each commit; holding it allows replacing an unpointed folder of this run. */
+  /**
+   * This session's store lease: checked before each commit; holding it allows replacing an unpointed folder of this
+   * run.
+   */
   lease?: StoreLease | undefined;
-  /** After a pointer commit that pruned, squash the store's history (Hub super-squash) so the pruned bytes can be freed. */
+  /**
+   * After a pointer commit that pruned, squash the store's history (Hub super-squash) so the pruned bytes can be freed.
+   */
   squashHistory?: boolean | undefined;
 }
 
@@ -222,7 +227,8 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
       );
     } catch (err) {
       p.logger?.warn?.(
-        `could not record the verified push in ${join(parent, VERIFIED_LEDGER)} (${(err as Error).message}); local prune will keep this folder`,
+        `could not record the verified push in ${join(parent, VERIFIED_LEDGER)} (${(err as Error).message}` +
+          `); local prune will keep this folder`,
       );
     }
   }

@@ -69,7 +69,8 @@ export function makeRetryingFetch(opts: RetryingFetchOptions): typeof fetch {
         if (name === 'AbortError' || init?.signal?.aborted || !canRetry || attempt >= retries) throw err;
         const reason = (err as { cause?: { code?: string; message?: string } }).cause?.code ?? (err as Error).message;
         log(
-          `hub: ${method} ${describeUrl(input)} failed (${reason}); retry ${attempt + 1}/${retries} in ${Math.round(backoff)} ms`,
+          `hub: ${method} ${describeUrl(input)} failed (${reason}); retry ${attempt + 1}/${retries} in ` +
+            `${Math.round(backoff)} ms`,
         );
         await sleep(backoff);
         continue;
@@ -80,7 +81,8 @@ export function makeRetryingFetch(opts: RetryingFetchOptions): typeof fetch {
       await res.body?.cancel().catch(() => undefined);
       log(
         `hub: ${method} ${describeUrl(input)} answered ${res.status}` +
-          `${after === null ? '' : ` (Retry-After ${res.headers.get('Retry-After') ?? ''})`}; retry ${attempt + 1}/${retries} in ${Math.round(wait)} ms`,
+          `${after === null ? '' : ` (Retry-After ${res.headers.get('Retry-After') ?? ''})`}; retry ${attempt + 1}` +
+          `/${retries} in ${Math.round(wait)} ms`,
       );
       await sleep(wait);
     }

@@ -51,7 +51,9 @@ export interface CheckpointStatus {
   pointed?: { verified: boolean; problems: string[] };
 }
 
-/** A read-only summary of a checkpoint repo (for `soup ckpt status`): pointer, folders, final, optional verification. */
+/**
+ * A read-only summary of a checkpoint repo (for `soup ckpt status`): pointer, folders, final, optional verification.
+ */
 export async function checkpointStatus(opts: CheckpointStatusOptions): Promise<CheckpointStatus> {
   const { store } = opts;
   const base = {

@@ -93,54 +93,58 @@ describe('DirStore', () => {
     ).rejects.toBeInstanceOf(StoreError);
   });
 
-  it('never follows a symlink: a linked checkpoint folder is refused and the victim outside the store is untouched, byte for byte', async () => {
-    const tmp = useTempDir();
-    const root = join(tmp, 'store');
-    const store = new DirStore({ root });
-    const out = join(tmp, 'out');
-    // leg 1 to step 10
-    await pushCheckpoint({ store, step: 10, dir: writeCheckpoint({ root: out, step: 10, run: 'r' }).dir, run: 'r' });
-    // the victim: a folder outside the store, shaped like a checkpoint
-    const victim = join(tmp, 'victim');
-    mkdirSync(join(victim, 'extra'), { recursive: true });
-    writeFileSync(join(victim, 'model.safetensors'), 'precious weights');
-    writeFileSync(join(victim, 'keep.txt'), 'do not delete');
-    writeFileSync(join(victim, 'extra', 'rng_state.json'), '{}');
-    const before = snapshot(victim);
-    symlinkSync(victim, join(root, 'ckpt', 'checkpoint-15'));
-    // resume, then push step 15 (what `--stop-after-steps 5` does)
-    await expect(pullResume({ store, run: 'r', dir: join(tmp, 'resume') })).rejects.toBeInstanceOf(LinkedEntryError);
-    const err = await pushCheckpoint({
-      store,
-      step: 15,
-      dir: writeCheckpoint({ root: out, step: 15, run: 'r' }).dir,
-      run: 'r',
-    }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(LinkedEntryError);
-    expect((err as LinkedEntryError).path).toBe(join(root, 'ckpt', 'checkpoint-15'));
-    expect((err as Error).message).toMatch(/symbolic link inside a directory store; refusing to follow it/);
-    expect(snapshot(victim)).toEqual(before);
-    // status does not claim step 15 is there; the pointer still names step 10
-    await expect(checkpointStatus({ store, verify: true })).rejects.toBeInstanceOf(LinkedEntryError);
-    expect(JSON.parse(readFileSync(join(root, 'latest.json'), 'utf8'))).toMatchObject({ step: 10 });
-    // every entry point refuses the link: read, stat, hash, download, delete, put
-    await expect(store.readFile({ path: 'ckpt/checkpoint-15/keep.txt' })).rejects.toBeInstanceOf(LinkedEntryError);
-    await expect(store.stat({ paths: ['ckpt/checkpoint-15/keep.txt'] })).rejects.toBeInstanceOf(LinkedEntryError);
-    await expect(store.hash({ path: 'ckpt/checkpoint-15/keep.txt' })).rejects.toBeInstanceOf(LinkedEntryError);
-    await expect(store.download({ path: 'ckpt/checkpoint-15/keep.txt', dest: join(tmp, 'dl') })).rejects.toBeInstanceOf(
-      LinkedEntryError,
-    );
-    await expect(
-      store.commit({ message: 'x', operations: [{ kind: 'delete', path: 'ckpt/checkpoint-15/keep.txt' }] }),
-    ).rejects.toBeInstanceOf(LinkedEntryError);
-    await expect(
-      store.commit({
-        message: 'x',
-        operations: [{ kind: 'put', path: 'ckpt/checkpoint-15/keep.txt', bytes: Buffer.from('overwritten') }],
-      }),
-    ).rejects.toBeInstanceOf(LinkedEntryError);
-    expect(snapshot(victim)).toEqual(before);
-  });
+  it(
+    'never follows a symlink: a linked checkpoint folder is refused and the victim outside the store ' +
+      'is untouched, byte for byte',
+    async () => {
+      const tmp = useTempDir();
+      const root = join(tmp, 'store');
+      const store = new DirStore({ root });
+      const out = join(tmp, 'out');
+      // leg 1 to step 10
+      await pushCheckpoint({ store, step: 10, dir: writeCheckpoint({ root: out, step: 10, run: 'r' }).dir, run: 'r' });
+      // the victim: a folder outside the store, shaped like a checkpoint
+      const victim = join(tmp, 'victim');
+      mkdirSync(join(victim, 'extra'), { recursive: true });
+      writeFileSync(join(victim, 'model.safetensors'), 'precious weights');
+      writeFileSync(join(victim, 'keep.txt'), 'do not delete');
+      writeFileSync(join(victim, 'extra', 'rng_state.json'), '{}');
+      const before = snapshot(victim);
+      symlinkSync(victim, join(root, 'ckpt', 'checkpoint-15'));
+      // resume, then push step 15 (what `--stop-after-steps 5` does)
+      await expect(pullResume({ store, run: 'r', dir: join(tmp, 'resume') })).rejects.toBeInstanceOf(LinkedEntryError);
+      const err = await pushCheckpoint({
+        store,
+        step: 15,
+        dir: writeCheckpoint({ root: out, step: 15, run: 'r' }).dir,
+        run: 'r',
+      }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LinkedEntryError);
+      expect((err as LinkedEntryError).path).toBe(join(root, 'ckpt', 'checkpoint-15'));
+      expect((err as Error).message).toMatch(/symbolic link inside a directory store; refusing to follow it/);
+      expect(snapshot(victim)).toEqual(before);
+      // status does not claim step 15 is there; the pointer still names step 10
+      await expect(checkpointStatus({ store, verify: true })).rejects.toBeInstanceOf(LinkedEntryError);
+      expect(JSON.parse(readFileSync(join(root, 'latest.json'), 'utf8'))).toMatchObject({ step: 10 });
+      // every entry point refuses the link: read, stat, hash, download, delete, put
+      await expect(store.readFile({ path: 'ckpt/checkpoint-15/keep.txt' })).rejects.toBeInstanceOf(LinkedEntryError);
+      await expect(store.stat({ paths: ['ckpt/checkpoint-15/keep.txt'] })).rejects.toBeInstanceOf(LinkedEntryError);
+      await expect(store.hash({ path: 'ckpt/checkpoint-15/keep.txt' })).rejects.toBeInstanceOf(LinkedEntryError);
+      await expect(
+        store.download({ path: 'ckpt/checkpoint-15/keep.txt', dest: join(tmp, 'dl') }),
+      ).rejects.toBeInstanceOf(LinkedEntryError);
+      await expect(
+        store.commit({ message: 'x', operations: [{ kind: 'delete', path: 'ckpt/checkpoint-15/keep.txt' }] }),
+      ).rejects.toBeInstanceOf(LinkedEntryError);
+      await expect(
+        store.commit({
+          message: 'x',
+          operations: [{ kind: 'put', path: 'ckpt/checkpoint-15/keep.txt', bytes: Buffer.from('overwritten') }],
+        }),
+      ).rejects.toBeInstanceOf(LinkedEntryError);
+      expect(snapshot(victim)).toEqual(before);
+    },
+  );
 
   it('a linked file (latest.json -> outside) is refused, not read or replaced', async () => {
     const tmp = useTempDir();

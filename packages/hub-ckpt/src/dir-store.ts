@@ -253,7 +253,8 @@ export class DirStore implements CheckpointStore {
       releaseLock = await lockCommit(this.root);
       for (const cond of [params.ifMatch ?? []].flat()) await this.checkIfMatch(cond);
       await params.onProgress?.({ stage: 'commit' });
-      // Past the commit point the renames run to the end, abort or not: a commit is all-or-nothing as far as a directory allows.
+      // Past the commit point the renames run to the end, abort or not: a commit is all-or-nothing as far as a
+      // directory allows.
       for (const { path, tmp } of staged) {
         await wrap(`put ${path}`, async () => {
           const target = await this.mkdirs(path);

@@ -134,7 +134,8 @@ export class VerifyError extends HubCkptError {
 
   constructor(options: ErrorOptions & { pathInRepo: string; problems: string[] }) {
     super(
-      `${options.pathInRepo} did not verify after upload, so latest.json was not moved: ${options.problems.slice(0, 5).join('; ')}` +
+      `${options.pathInRepo} did not verify after upload, so latest.json was not moved: ` +
+        `${options.problems.slice(0, 5).join('; ')}` +
         (options.problems.length > 5 ? ` (and ${options.problems.length - 5} more)` : '') +
         '. Push again; if it repeats, the store is losing or altering data.',
       { code: 'SOUP_HUB_CKPT_VERIFY', cause: options.cause },
@@ -166,7 +167,8 @@ export class ChecksumError extends HubCkptError {
     },
   ) {
     super(
-      `${options.pathInRepo}/${options.file}: downloaded ${options.actualBytes} bytes with sha256 ${options.actualSha256.slice(0, 16)}…, ` +
+      `${options.pathInRepo}/${options.file}: downloaded ${options.actualBytes} bytes with sha256 ` +
+        `${options.actualSha256.slice(0, 16)}…, ` +
         `the manifest says ${options.expectedBytes} bytes with sha256 ${options.expectedSha256.slice(0, 16)}…. ` +
         'Nothing was moved into place; pull again, or resume with fallback to an older checkpoint.',
       { code: 'SOUP_HUB_CKPT_CHECKSUM', cause: options.cause },
@@ -188,14 +190,17 @@ export class UnsafePathError extends HubCkptError {
 
   constructor(path: string, reason: string, options: ErrorOptions = {}) {
     super(
-      `Refusing file name ${JSON.stringify(path)}: ${reason}. Checkpoint file names must be relative, use "/" and stay inside their folder.`,
+      `Refusing file name ${JSON.stringify(path)}: ${reason}. Checkpoint file names must be relative, use "/" and ` +
+        `stay inside their folder.`,
       { code: 'SOUP_HUB_CKPT_UNSAFE_PATH', cause: options.cause },
     );
     this.path = path;
   }
 }
 
-/** A push would replace the content of the folder `latest.json` names, which would leave the pointer on unverified data. */
+/**
+ * A push would replace the content of the folder `latest.json` names, which would leave the pointer on unverified data.
+ */
 export class PointedCheckpointConflictError extends HubCkptError {
   override readonly name = 'PointedCheckpointConflictError';
   declare readonly code: 'SOUP_HUB_CKPT_POINTED_CONFLICT';
@@ -203,8 +208,10 @@ export class PointedCheckpointConflictError extends HubCkptError {
 
   constructor(pathInRepo: string, options: ErrorOptions = {}) {
     super(
-      `${pathInRepo} is the checkpoint latest.json names and it holds different content; overwriting it in place would leave ` +
-        'the pointer on unverified data. Push under a new step (or pushFinal), which moves the pointer only after verifying.',
+      `${pathInRepo} is the checkpoint latest.json names and it holds different content; overwriting it in place ` +
+        `would leave ` +
+        'the pointer on unverified data. Push under a new step (or pushFinal), which moves the pointer only after ' +
+        'verifying.',
       { code: 'SOUP_HUB_CKPT_POINTED_CONFLICT', cause: options.cause },
     );
     this.pathInRepo = pathInRepo;
@@ -236,7 +243,8 @@ export class ConcurrentWriteError extends HubCkptError {
 
   constructor(options: ErrorOptions & { path: string; writer: string; where: string }) {
     super(
-      `${options.where}: ${options.path} was changed by another writer (${options.writer}) since this writer read it; ` +
+      `${options.where}: ${options.path} was changed by another writer (${options.writer}) since this writer read ` +
+        `it; ` +
         'nothing was overwritten. Two processes are pushing to the same store: stop one of them, then push again.',
       { code: 'SOUP_HUB_CKPT_CONCURRENT_WRITE', cause: options.cause },
     );
@@ -254,7 +262,8 @@ export class LinkedEntryError extends HubCkptError {
 
   constructor(path: string, options: ErrorOptions = {}) {
     super(
-      `${path} is a symbolic link inside a directory store; refusing to follow it (it could read, write or delete outside the store). ` +
+      `${path} is a symbolic link inside a directory store; refusing to follow it (it could read, write or delete ` +
+        `outside the store). ` +
         'Remove the link (or replace it with a real folder) and try again.',
       { code: 'SOUP_HUB_CKPT_LINKED_ENTRY', cause: options.cause },
     );
@@ -283,8 +292,10 @@ export class PointerRegressionError extends HubCkptError {
   ) {
     const { from } = options;
     super(
-      `${options.where}: latest.json names ${from.path_in_repo} (step ${from.step}${from.terminal ? ', terminal: the run is complete' : ''}); ` +
-        `pushing ${options.toPath} (step ${options.toStep}${options.terminal ? ', terminal' : ''}) would move it ${from.step > options.toStep ? 'backwards' : 'off the terminal checkpoint'}. ` +
+      `${options.where}: latest.json names ${from.path_in_repo} (step ${from.step}` +
+        `${from.terminal ? ', terminal: the run is complete' : ''}); ` +
+        `pushing ${options.toPath} (step ${options.toStep}${options.terminal ? ', terminal' : ''}) would move it ` +
+        `${from.step > options.toStep ? 'backwards' : 'off the terminal checkpoint'}. ` +
         'Nothing was uploaded. Pass force (soup ckpt push --force) to move it anyway.',
       { code: 'SOUP_HUB_CKPT_POINTER_REGRESSION', cause: options.cause },
     );
@@ -294,7 +305,10 @@ export class PointerRegressionError extends HubCkptError {
   }
 }
 
-/** A symbolic link in a folder being pushed leaves that folder, loops, or points nowhere: refused before anything is uploaded. */
+/**
+ * A symbolic link in a folder being pushed leaves that folder, loops, or points nowhere: refused before anything is
+ * uploaded.
+ */
 export class UnsafeLinkError extends HubCkptError {
   override readonly name = 'UnsafeLinkError';
   declare readonly code: 'SOUP_HUB_CKPT_UNSAFE_LINK';
@@ -320,7 +334,8 @@ export class UnsafeLinkError extends HubCkptError {
           ? 'is part of a symbolic-link loop'
           : 'points to nothing (a dangling link)';
     super(
-      `${options.link} -> ${options.target} ${why}; nothing was uploaded. A push only reads inside the folder it pushes: ` +
+      `${options.link} -> ${options.target} ${why}; nothing was uploaded. A push only reads inside the folder it ` +
+        `pushes: ` +
         'replace the link with a copy of the file, or remove it.',
       { code: 'SOUP_HUB_CKPT_UNSAFE_LINK', cause: options.cause },
     );
@@ -348,8 +363,10 @@ export class LeaseHeldError extends HubCkptError {
   constructor(options: ErrorOptions & { where: string; holder: LeaseHolder }) {
     const h = options.holder;
     super(
-      `${options.where} is held by another writer: host ${h.host}, pid ${h.pid}, since ${h.since}, run "${h.run}" (lease until ${h.expires_at}). ` +
-        'Nothing was written. Two sessions must not write one store: stop the other one, or wait until its lease expires ' +
+      `${options.where} is held by another writer: host ${h.host}, pid ${h.pid}, since ${h.since}, run "${h.run}` +
+        `" (lease until ${h.expires_at}). ` +
+        'Nothing was written. Two sessions must not write one store: stop the other one, or wait until its lease ' +
+        'expires ' +
         "(a dead session's lease expires after its TTL; on the same host it is taken over at once).",
       { code: 'SOUP_HUB_CKPT_LEASE_HELD', cause: options.cause },
     );
@@ -364,14 +381,17 @@ export class LeaseLostError extends HubCkptError {
 
   constructor(options: ErrorOptions & { where: string; lease: { id: string; expires_at: string } }) {
     super(
-      `${options.where}: this session's lease ${options.lease.id} (until ${options.lease.expires_at}) was taken by another writer; ` +
+      `${options.where}: this session's lease ${options.lease.id} (until ${options.lease.expires_at}` +
+        `) was taken by another writer; ` +
         'stopping before writing anything more. Raise the lease TTL if sessions are cut off from the store for long.',
       { code: 'SOUP_HUB_CKPT_LEASE_LOST', cause: options.cause },
     );
   }
 }
 
-/** The folder a push would write already holds a different checkpoint (its manifest differs): refused, nothing replaced. */
+/**
+ * The folder a push would write already holds a different checkpoint (its manifest differs): refused, nothing replaced.
+ */
 export class FolderConflictError extends HubCkptError {
   override readonly name = 'FolderConflictError';
   declare readonly code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT';
@@ -389,8 +409,10 @@ export class FolderConflictError extends HubCkptError {
     },
   ) {
     super(
-      `${options.where}: ${options.pathInRepo} already holds another checkpoint (manifest sha256 ${options.theirSha256.slice(0, 12)}…` +
-        `${options.theirRun === null ? '' : `, run "${options.theirRun}"`}; this push's is ${options.mineSha256.slice(0, 12)}…). Nothing was replaced: ` +
+      `${options.where}: ${options.pathInRepo} already holds another checkpoint (manifest sha256 ` +
+        `${options.theirSha256.slice(0, 12)}…` +
+        `${options.theirRun === null ? '' : `, run "${options.theirRun}"`}; this push's is ` +
+        `${options.mineSha256.slice(0, 12)}…). Nothing was replaced: ` +
         'another writer may be using this store. Stop it; to replace the folder anyway, push with --force.',
       { code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT', cause: options.cause },
     );
@@ -411,7 +433,8 @@ export class DiskFullError extends HubCkptError {
   constructor(options: ErrorOptions & { path: string; bytesNeeded: number | null; what: string }) {
     super(
       `the disk holding ${options.path} is full (${options.what}` +
-        `${options.bytesNeeded === null ? '' : `, which needs ${options.bytesNeeded} bytes`}); nothing was moved into place and the store's pointer is untouched. ` +
+        `${options.bytesNeeded === null ? '' : `, which needs ${options.bytesNeeded} bytes`}); nothing was moved ` +
+        `into place and the store's pointer is untouched. ` +
         'Free space there (or point the output / store at a larger disk) and run the same command again.',
       { code: 'SOUP_HUB_CKPT_DISK_FULL', cause: options.cause },
     );

@@ -117,7 +117,8 @@ describe('HubStore against the Hub-protocol server, through @huggingface/hub', (
   });
 
   it.each(['truncatePut', 'corruptPut'] as const)(
-    'an upload whose bytes do not hash to the oid (%s) is refused by the server; the pointer does not move; a second push heals it',
+    'an upload whose bytes do not hash to the oid (%s) is refused by the server; the pointer does not move; a ' +
+      'second push heals it',
     async (fault) => {
       const t = await makeTestStore('hub');
       const ck10 = writeCheckpoint({ root: t.work, step: 10, run: RUN });
@@ -264,41 +265,45 @@ describe('HubStore against the Hub-protocol server, through @huggingface/hub', (
     }
   });
 
-  it('creates private repos by default, public on request, and handles dataset repos; HF_TOKEN/HF_ENDPOINT from env', async () => {
-    const server = await startHubServer({ dir: useTempDir() });
-    try {
-      const env = { HF_TOKEN: server.token, HF_ENDPOINT: server.url };
-      const work = useTempDir();
-      const ck = writeCheckpoint({ root: work, step: 3, run: RUN });
-      await pushCheckpoint({
-        store: new HubStore({ repo: 'soup-test/priv', env }),
-        step: 3,
-        dir: ck.dir,
-        run: RUN,
-        keepLocal: Infinity,
-      });
-      await pushCheckpoint({
-        store: new HubStore({ repo: 'soup-test/pub', env, private: false }),
-        step: 3,
-        dir: ck.dir,
-        run: RUN,
-        keepLocal: Infinity,
-      });
-      const ds = new HubStore({ repo: 'soup-test/ds', repoType: 'dataset', env });
-      await pushCheckpoint({ store: ds, step: 3, dir: ck.dir, run: RUN, keepLocal: Infinity });
-      expect(await resolveResume({ store: ds, run: RUN })).toMatchObject({ outcome: 'resume', step: 3 });
-      expect(server.files('soup-test/ds', 'dataset')?.['latest.json']).toBeDefined();
-      expect(server.files('soup-test/ds', 'model')).toBeUndefined();
-      expect(server.requests.some((r) => r.path === '/datasets/soup-test/ds.git/info/lfs/objects/batch')).toBe(true);
-      // Anonymous reads: the private repo is invisible, the public one readable.
-      const anonPriv = new HubStore({ repo: 'soup-test/priv', endpoint: server.url, env: {} });
-      await expect(anonPriv.exists()).rejects.toBeInstanceOf(HubAuthError);
-      const anonPub = new HubStore({ repo: 'soup-test/pub', endpoint: server.url, env: {} });
-      expect(await resolveResume({ store: anonPub, run: RUN })).toMatchObject({ outcome: 'resume', step: 3 });
-    } finally {
-      await server.close();
-    }
-  });
+  it(
+    'creates private repos by default, public on request, and handles dataset repos; ' +
+      'HF_TOKEN/HF_ENDPOINT from env',
+    async () => {
+      const server = await startHubServer({ dir: useTempDir() });
+      try {
+        const env = { HF_TOKEN: server.token, HF_ENDPOINT: server.url };
+        const work = useTempDir();
+        const ck = writeCheckpoint({ root: work, step: 3, run: RUN });
+        await pushCheckpoint({
+          store: new HubStore({ repo: 'soup-test/priv', env }),
+          step: 3,
+          dir: ck.dir,
+          run: RUN,
+          keepLocal: Infinity,
+        });
+        await pushCheckpoint({
+          store: new HubStore({ repo: 'soup-test/pub', env, private: false }),
+          step: 3,
+          dir: ck.dir,
+          run: RUN,
+          keepLocal: Infinity,
+        });
+        const ds = new HubStore({ repo: 'soup-test/ds', repoType: 'dataset', env });
+        await pushCheckpoint({ store: ds, step: 3, dir: ck.dir, run: RUN, keepLocal: Infinity });
+        expect(await resolveResume({ store: ds, run: RUN })).toMatchObject({ outcome: 'resume', step: 3 });
+        expect(server.files('soup-test/ds', 'dataset')?.['latest.json']).toBeDefined();
+        expect(server.files('soup-test/ds', 'model')).toBeUndefined();
+        expect(server.requests.some((r) => r.path === '/datasets/soup-test/ds.git/info/lfs/objects/batch')).toBe(true);
+        // Anonymous reads: the private repo is invisible, the public one readable.
+        const anonPriv = new HubStore({ repo: 'soup-test/priv', endpoint: server.url, env: {} });
+        await expect(anonPriv.exists()).rejects.toBeInstanceOf(HubAuthError);
+        const anonPub = new HubStore({ repo: 'soup-test/pub', endpoint: server.url, env: {} });
+        expect(await resolveResume({ store: anonPub, run: RUN })).toMatchObject({ outcome: 'resume', step: 3 });
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it('rejects a malformed repo id naming the field', () => {
     expect(() => new HubStore({ repo: 'no-namespace', env: {} })).toThrow(/repo "no-namespace" is not a Hub repo id/);

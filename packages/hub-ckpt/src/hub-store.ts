@@ -22,14 +22,18 @@ export interface HubStoreOptions {
   repoType?: 'model' | 'dataset';
   /**
    * Hub token (trimmed). Never logged nor put in an error.
-   * @default the first of HF_TOKEN, the file HF_TOKEN_PATH names, $HF_HOME/token, ~/.cache/huggingface/token (see resolveHubToken)
+   * @default the first of HF_TOKEN, the file HF_TOKEN_PATH names, $HF_HOME/token, ~/.cache/huggingface/token (see
+   * resolveHubToken)
    */
   token?: string;
   /** Hub endpoint. @default env.HF_ENDPOINT, else "https://huggingface.co" */
   endpoint?: string;
   /** Create the repo private when the first push creates it. @default true */
   private?: boolean;
-  /** Retries on 429, 5xx and network errors, honouring `Retry-After`. @default {retries: 5, baseDelayMs: 500, maxDelayMs: 60000} */
+  /**
+   * Retries on 429, 5xx and network errors, honouring `Retry-After`. @default {retries: 5, baseDelayMs: 500,
+   * maxDelayMs: 60000}
+   */
   retry?: RetryOptions;
   /** fetch to use (wrapped with the retries). @default globalThis.fetch */
   fetch?: typeof fetch;
@@ -68,7 +72,8 @@ export class HubStore implements CheckpointStore {
     const env = opts.env ?? process.env;
     if (typeof opts.repo !== 'string' || !REPO_ID.test(opts.repo)) {
       throw new InvalidCheckpointOptionError(
-        `repo ${JSON.stringify(opts.repo)} is not a Hub repo id: use "namespace/name" (or "file:///path" for a directory store via openStore).`,
+        `repo ${JSON.stringify(opts.repo)} is not a Hub repo id: use "namespace/name" (or "file:///path" for a ` +
+          `directory store via openStore).`,
         { field: 'repo' },
       );
     }
@@ -91,7 +96,8 @@ export class HubStore implements CheckpointStore {
     }
     if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
       throw new InvalidCheckpointOptionError(
-        `endpoint ${JSON.stringify(endpoint.protocol)} is not http(s): use an https:// URL such as https://huggingface.co.`,
+        `endpoint ${JSON.stringify(endpoint.protocol)} is not http(s): use an https:// URL such as ` +
+          `https://huggingface.co.`,
         { field: 'endpoint' },
       );
     }
@@ -130,7 +136,8 @@ export class HubStore implements CheckpointStore {
   private requireToken(what: string): string {
     if (this.#token === undefined) {
       throw new HubAuthError(
-        `${what} on ${this.description} needs a token: set HF_TOKEN (or HF_TOKEN_PATH, or run "hf auth login") to a Hugging Face token with write access.`,
+        `${what} on ${this.description} needs a token: set HF_TOKEN (or HF_TOKEN_PATH, or run "hf auth login") to ` +
+          `a Hugging Face token with write access.`,
         { status: 0 },
       );
     }
@@ -164,7 +171,8 @@ export class HubStore implements CheckpointStore {
           status === 401
             ? this.#token === undefined
               ? 'No token was given: set HF_TOKEN (or pass token) to a token with write access.'
-              : 'The token is invalid, expired, or cannot see this repo: set HF_TOKEN to a valid token with write access.'
+              : 'The token is invalid, expired, or cannot see this repo: set HF_TOKEN to a valid token with write ' +
+                'access.'
             : `The token is valid but lacks permission: use a token with write access to ${this.repoId}.`;
         throw new HubAuthError(
           redact(`${what} on ${this.description}: the Hub answered ${status}. ${hint} (${detail})`, secrets),
@@ -352,7 +360,9 @@ export class HubStore implements CheckpointStore {
     return got;
   }
 
-  /** The repo's stored bytes, history included, as the Hub reports them (`expand[]=usedStorage`); null when it does not. */
+  /**
+   * The repo's stored bytes, history included, as the Hub reports them (`expand[]=usedStorage`); null when it does not.
+   */
   async usedStorageBytes(): Promise<number | null> {
     const url = `${this.endpoint}/api/${this.repoType}s/${this.repoId}?expand[]=usedStorage`;
     let res: Response;

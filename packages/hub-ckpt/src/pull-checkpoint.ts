@@ -65,7 +65,9 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
   }
   const manifestSha256 = sha256Hex(raw);
   if (opts.expectedManifestSha256 !== undefined && manifestSha256 !== opts.expectedManifestSha256) {
-    const problem = `${pathInRepo}/${MANIFEST_NAME} has sha256 ${manifestSha256.slice(0, 12)}…, expected ${opts.expectedManifestSha256.slice(0, 12)}…`;
+    const problem =
+      `${pathInRepo}/${MANIFEST_NAME} has sha256 ${manifestSha256.slice(0, 12)}…, expected ` +
+      `${opts.expectedManifestSha256.slice(0, 12)}…`;
     throw new CorruptCheckpointError(`${store.description}: ${problem}.`, { pathInRepo, problems: [problem] });
   }
   let value: unknown;

@@ -51,66 +51,76 @@ describe.each(STORE_KINDS)('pullResume on %s store', (kind) => {
     expect(existsSync(dir)).toBe(false);
   });
 
-  it('pulls the pointed checkpoint into <dir>/checkpoint-<step>, every hash checked, latest.json untouched', async () => {
-    const t = await makeTestStore(kind);
-    const hashes = await pushSteps(t, [10, 20]);
-    const before = await latestBytes(t);
-    const dir = join(t.work, 'resume');
-    const r = await pullResume({ store: t.reopen(), run: RUN, dir });
-    expect(r).toMatchObject({
-      outcome: 'resume',
-      step: 20,
-      pathInRepo: 'ckpt/checkpoint-20',
-      via: null,
-      previousStep: null,
-      repaired: false,
-      skipped: [],
-    });
-    if (r.outcome !== 'resume') throw new Error('unreachable');
-    expect(r.localDir).toBe(join(dir, 'checkpoint-20'));
-    for (const [name, want] of Object.entries(hashes[20] ?? {}))
-      expect(sha256(readFileSync(join(r.localDir, name)))).toBe(want);
-    expect(readdirSync(dir)).toEqual(['checkpoint-20']);
-    expect(Buffer.from((await latestBytes(t)) ?? [])).toEqual(Buffer.from(before ?? []));
-  });
+  it(
+    'pulls the pointed checkpoint into <dir>/checkpoint-<step>, every hash checked, latest.json ' + 'untouched',
+    async () => {
+      const t = await makeTestStore(kind);
+      const hashes = await pushSteps(t, [10, 20]);
+      const before = await latestBytes(t);
+      const dir = join(t.work, 'resume');
+      const r = await pullResume({ store: t.reopen(), run: RUN, dir });
+      expect(r).toMatchObject({
+        outcome: 'resume',
+        step: 20,
+        pathInRepo: 'ckpt/checkpoint-20',
+        via: null,
+        previousStep: null,
+        repaired: false,
+        skipped: [],
+      });
+      if (r.outcome !== 'resume') throw new Error('unreachable');
+      expect(r.localDir).toBe(join(dir, 'checkpoint-20'));
+      for (const [name, want] of Object.entries(hashes[20] ?? {}))
+        expect(sha256(readFileSync(join(r.localDir, name)))).toBe(want);
+      expect(readdirSync(dir)).toEqual(['checkpoint-20']);
+      expect(Buffer.from((await latestBytes(t)) ?? [])).toEqual(Buffer.from(before ?? []));
+    },
+  );
 
-  it('corruption at rest in the pointed checkpoint: falls back to the next older one that pulls cleanly, naming what it skipped', async () => {
-    const t = await makeTestStore(kind);
-    const hashes = await pushSteps(t, [10, 20, 30]);
-    corruptAtRest(t, 'ckpt/checkpoint-30/model.safetensors');
-    corruptAtRest(t, 'ckpt/checkpoint-20/optimizer.safetensors');
-    const before = await latestBytes(t);
-    const dir = join(t.work, 'resume');
-    const r = await pullResume({ store: t.reopen(), run: RUN, dir });
-    expect(r).toMatchObject({ outcome: 'resume', step: 10, via: 'fallback', previousStep: 30, repaired: false });
-    if (r.outcome !== 'resume') throw new Error('unreachable');
-    expect(r.skipped.map((s) => s.step)).toEqual([30, 20]);
-    expect(r.skipped[0]?.problems.join(' ')).toMatch(/model\.safetensors/);
-    expect(r.skipped[1]?.problems.join(' ')).toMatch(/optimizer\.safetensors/);
-    for (const [name, want] of Object.entries(hashes[10] ?? {}))
-      expect(sha256(readFileSync(join(r.localDir, name)))).toBe(want);
-    // No half-pulled folder of the skipped checkpoints remains.
-    expect(readdirSync(dir)).toEqual(['checkpoint-10']);
-    expect(Buffer.from((await latestBytes(t)) ?? [])).toEqual(Buffer.from(before ?? []));
-  });
+  it(
+    'corruption at rest in the pointed checkpoint: falls back to the next older one that pulls ' +
+      'cleanly, naming what it skipped',
+    async () => {
+      const t = await makeTestStore(kind);
+      const hashes = await pushSteps(t, [10, 20, 30]);
+      corruptAtRest(t, 'ckpt/checkpoint-30/model.safetensors');
+      corruptAtRest(t, 'ckpt/checkpoint-20/optimizer.safetensors');
+      const before = await latestBytes(t);
+      const dir = join(t.work, 'resume');
+      const r = await pullResume({ store: t.reopen(), run: RUN, dir });
+      expect(r).toMatchObject({ outcome: 'resume', step: 10, via: 'fallback', previousStep: 30, repaired: false });
+      if (r.outcome !== 'resume') throw new Error('unreachable');
+      expect(r.skipped.map((s) => s.step)).toEqual([30, 20]);
+      expect(r.skipped[0]?.problems.join(' ')).toMatch(/model\.safetensors/);
+      expect(r.skipped[1]?.problems.join(' ')).toMatch(/optimizer\.safetensors/);
+      for (const [name, want] of Object.entries(hashes[10] ?? {}))
+        expect(sha256(readFileSync(join(r.localDir, name)))).toBe(want);
+      // No half-pulled folder of the skipped checkpoints remains.
+      expect(readdirSync(dir)).toEqual(['checkpoint-10']);
+      expect(Buffer.from((await latestBytes(t)) ?? [])).toEqual(Buffer.from(before ?? []));
+    },
+  );
 
-  it('without fallback a corrupt pointed checkpoint is refused; with repair the pointer follows the fallback', async () => {
-    const t = await makeTestStore(kind);
-    await pushSteps(t, [10, 20]);
-    corruptAtRest(t, 'ckpt/checkpoint-20/model.safetensors');
-    const dir = join(t.work, 'resume');
-    const err = await pullResume({ store: t.reopen(), run: RUN, dir, fallback: false }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CorruptCheckpointError);
-    expect((err as Error).message).toMatch(/checkpoint-20.*model\.safetensors/s);
-    expect((err as Error).message).toMatch(/resume with fallback/);
-    expect(existsSync(join(dir, 'checkpoint-20'))).toBe(false);
-    expect(existsSync(join(dir, 'checkpoint-20.incomplete'))).toBe(false);
+  it(
+    'without fallback a corrupt pointed checkpoint is refused; with repair the pointer follows the ' + 'fallback',
+    async () => {
+      const t = await makeTestStore(kind);
+      await pushSteps(t, [10, 20]);
+      corruptAtRest(t, 'ckpt/checkpoint-20/model.safetensors');
+      const dir = join(t.work, 'resume');
+      const err = await pullResume({ store: t.reopen(), run: RUN, dir, fallback: false }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CorruptCheckpointError);
+      expect((err as Error).message).toMatch(/checkpoint-20.*model\.safetensors/s);
+      expect((err as Error).message).toMatch(/resume with fallback/);
+      expect(existsSync(join(dir, 'checkpoint-20'))).toBe(false);
+      expect(existsSync(join(dir, 'checkpoint-20.incomplete'))).toBe(false);
 
-    const r = await pullResume({ store: t.reopen(), run: RUN, dir, repair: true });
-    expect(r).toMatchObject({ outcome: 'resume', step: 10, via: 'fallback', previousStep: 20, repaired: true });
-    const now = JSON.parse(Buffer.from((await latestBytes(t)) ?? []).toString('utf8')) as { step: number };
-    expect(now.step).toBe(10);
-  });
+      const r = await pullResume({ store: t.reopen(), run: RUN, dir, repair: true });
+      expect(r).toMatchObject({ outcome: 'resume', step: 10, via: 'fallback', previousStep: 20, repaired: true });
+      const now = JSON.parse(Buffer.from((await latestBytes(t)) ?? []).toString('utf8')) as { step: number };
+      expect(now.step).toBe(10);
+    },
+  );
 
   it('nothing pulls cleanly: CorruptCheckpointError lists every skipped checkpoint and why', async () => {
     const t = await makeTestStore(kind);

@@ -68,7 +68,9 @@ export type PullResumeResult =
       skipped: SkippedCheckpoint[];
     };
 
-/** Errors that mean "this checkpoint's data is bad" (try an older one), as opposed to "the store or the caller failed". */
+/**
+ * Errors that mean "this checkpoint's data is bad" (try an older one), as opposed to "the store or the caller failed".
+ */
 function dataProblems(err: unknown): string[] | null {
   if (err instanceof ChecksumError) return [err.message];
   if (err instanceof CorruptCheckpointError) return err.problems.length > 0 ? err.problems : [err.message];
@@ -84,7 +86,8 @@ function listSkipped(skipped: SkippedCheckpoint[]): string {
   return skipped
     .map(
       (s) =>
-        `${s.pathInRepo}: ${s.problems.slice(0, 3).join('; ')}${s.problems.length > 3 ? ` (and ${s.problems.length - 3} more)` : ''}`,
+        `${s.pathInRepo}: ${s.problems.slice(0, 3).join('; ')}` +
+        `${s.problems.length > 3 ? ` (and ${s.problems.length - 3} more)` : ''}`,
     )
     .join(' | ');
 }
@@ -113,7 +116,8 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
   if (pointer?.terminal) return { outcome: 'complete', step: pointer.step, pathInRepo: pointer.path_in_repo, pointer };
   if (current.raw !== null && pointer === null && !fallback) {
     throw new CorruptCheckpointError(
-      `${store.description}: latest.json is invalid (${current.errors.join('; ')}). Resume with fallback to use the newest checkpoint that verifies and pulls.`,
+      `${store.description}: latest.json is invalid (${current.errors.join('; ')}). Resume with fallback to use ` +
+        `the newest checkpoint that verifies and pulls.`,
       { pathInRepo: POINTER_PATH, problems: current.errors },
     );
   }
@@ -197,12 +201,15 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
     pointer === null
       ? current.raw === null
         ? 'no checkpoint of this run verifies and pulls cleanly'
-        : `latest.json is invalid (${current.errors.join('; ')}) and no checkpoint of this run verifies and pulls cleanly`
+        : `latest.json is invalid (${current.errors.join('; ')}) and no checkpoint of this run verifies and pulls ` +
+          `cleanly`
       : pointer.path_in_repo !== checkpointPath(pointer.step)
         ? `latest.json names ${pointer.path_in_repo}, which is not a checkpoint folder`
         : fallback
-          ? `latest.json names ${pointer.path_in_repo} (step ${pointer.step}) and no checkpoint of this run verifies and pulls cleanly`
-          : `latest.json names ${pointer.path_in_repo} (step ${pointer.step}), which ${pointedSkipped ? 'does not verify or pull cleanly' : 'is missing'}`;
+          ? `latest.json names ${pointer.path_in_repo} (step ${pointer.step}) and no checkpoint of this run ` +
+            `verifies and pulls cleanly`
+          : `latest.json names ${pointer.path_in_repo} (step ${pointer.step}), which ` +
+            `${pointedSkipped ? 'does not verify or pull cleanly' : 'is missing'}`;
   const problems = skipped.flatMap((s) => s.problems.map((p) => `${s.pathInRepo}: ${p}`));
   throw new CorruptCheckpointError(
     `${store.description}: ${where}. Skipped: ${skipped.length > 0 ? listSkipped(skipped) : 'none'}. ` +

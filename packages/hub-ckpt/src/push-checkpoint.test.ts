@@ -64,38 +64,46 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     }
   });
 
-  it('keeps every local folder by default, prunes remote beyond keepRemote (at least 2), never the pointed one', async () => {
-    const t = await makeTestStore(kind);
-    const out = join(t.work, 'out');
-    for (const step of [10, 20, 30]) {
-      const ck = writeCheckpoint({ root: out, step, run: RUN });
-      const res = await pushCheckpoint({ store: t.store, step, dir: ck.dir, run: RUN, keepRemote: 2 });
-      expect(res.commits).toBe(2);
-      expect(res.prunedLocal).toEqual([]);
-    }
-    expect(readdirSync(out).sort()).toEqual(['.soup-verified.json', 'checkpoint-10', 'checkpoint-20', 'checkpoint-30']);
-    const folders = new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]));
-    expect([...folders].sort()).toEqual(['checkpoint-20', 'checkpoint-30']);
-    expect(t.commits()).toBe(6);
+  it(
+    'keeps every local folder by default, prunes remote beyond keepRemote (at least 2), never the ' + 'pointed one',
+    async () => {
+      const t = await makeTestStore(kind);
+      const out = join(t.work, 'out');
+      for (const step of [10, 20, 30]) {
+        const ck = writeCheckpoint({ root: out, step, run: RUN });
+        const res = await pushCheckpoint({ store: t.store, step, dir: ck.dir, run: RUN, keepRemote: 2 });
+        expect(res.commits).toBe(2);
+        expect(res.prunedLocal).toEqual([]);
+      }
+      expect(readdirSync(out).sort()).toEqual([
+        '.soup-verified.json',
+        'checkpoint-10',
+        'checkpoint-20',
+        'checkpoint-30',
+      ]);
+      const folders = new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]));
+      expect([...folders].sort()).toEqual(['checkpoint-20', 'checkpoint-30']);
+      expect(t.commits()).toBe(6);
 
-    const ck40 = writeCheckpoint({ root: out, step: 40, run: RUN });
-    await expect(
-      pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN, keepRemote: 1 }),
-    ).rejects.toBeInstanceOf(InvalidCheckpointOptionError);
-    const res = await pushCheckpoint({
-      store: t.store,
-      step: 40,
-      dir: ck40.dir,
-      run: RUN,
-      keepRemote: 2,
-      keepLocal: 2,
-    });
-    expect(res.prunedRemote.sort()).toEqual(['ckpt/checkpoint-20']);
-    expect(readdirSync(out).sort()).toEqual(['.soup-verified.json', 'checkpoint-30', 'checkpoint-40']);
-    const left = new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]));
-    expect([...left].sort()).toEqual(['checkpoint-30', 'checkpoint-40']);
-    expect((await readJson<Pointer>(t.store, 'latest.json')).step).toBe(40);
-  });
+      const ck40 = writeCheckpoint({ root: out, step: 40, run: RUN });
+      await expect(
+        pushCheckpoint({ store: t.store, step: 40, dir: ck40.dir, run: RUN, keepRemote: 1 }),
+      ).rejects.toBeInstanceOf(InvalidCheckpointOptionError);
+      const res = await pushCheckpoint({
+        store: t.store,
+        step: 40,
+        dir: ck40.dir,
+        run: RUN,
+        keepRemote: 2,
+        keepLocal: 2,
+      });
+      expect(res.prunedRemote.sort()).toEqual(['ckpt/checkpoint-20']);
+      expect(readdirSync(out).sort()).toEqual(['.soup-verified.json', 'checkpoint-30', 'checkpoint-40']);
+      const left = new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]));
+      expect([...left].sort()).toEqual(['checkpoint-30', 'checkpoint-40']);
+      expect((await readJson<Pointer>(t.store, 'latest.json')).step).toBe(40);
+    },
+  );
 
   it('local prune never deletes a folder that no verified push took', async () => {
     const t = await makeTestStore(kind);
@@ -116,68 +124,74 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     expect(lines.some((l) => /kept local checkpoint-100: no verified push/.test(l))).toBe(true);
   });
 
-  it('an aborted signal stops the push between files: the pointer does not move and no staged file is left', async () => {
-    const t = await makeTestStore(kind);
-    const out = join(t.work, 'out');
-    await pushCheckpoint({
-      store: t.store,
-      step: 10,
-      dir: writeCheckpoint({ root: out, step: 10, run: RUN }).dir,
-      run: RUN,
-    });
-    const before = await t.store.readFile({ path: 'latest.json' });
-    for (const at of ['hash', 'uploaded', 'verified'] as const) {
+  it(
+    'an aborted signal stops the push between files: the pointer does not move and no staged file is ' + 'left',
+    async () => {
+      const t = await makeTestStore(kind);
+      const out = join(t.work, 'out');
+      await pushCheckpoint({
+        store: t.store,
+        step: 10,
+        dir: writeCheckpoint({ root: out, step: 10, run: RUN }).dir,
+        run: RUN,
+      });
+      const before = await t.store.readFile({ path: 'latest.json' });
+      for (const at of ['hash', 'uploaded', 'verified'] as const) {
+        const ac = new AbortController();
+        const err = await pushCheckpoint({
+          store: t.store,
+          step: 20,
+          dir: writeCheckpoint({ root: out, step: 20, run: RUN }).dir,
+          run: RUN,
+          signal: ac.signal,
+          onPhase: (e) => {
+            if (e.phase === at) ac.abort(new Error(`stop at ${at}`));
+          },
+        }).catch((e: unknown) => e);
+        expect((err as Error).message).toBe(`stop at ${at}`);
+        expect(Buffer.from((await t.store.readFile({ path: 'latest.json' })) ?? [])).toEqual(Buffer.from(before ?? []));
+      }
+      if (kind === 'dir') expect(readdirSync(join(t.location, '.soup-staging'))).toEqual([]);
       const ac = new AbortController();
+      ac.abort(new Error('already aborted'));
+      await expect(
+        pushCheckpoint({
+          store: t.store,
+          step: 30,
+          dir: writeCheckpoint({ root: out, step: 30, run: RUN }).dir,
+          run: RUN,
+          signal: ac.signal,
+        }),
+      ).rejects.toThrow('already aborted');
+      expect((await t.store.list({ prefix: 'ckpt/checkpoint-30' })).length).toBe(0);
+    },
+  );
+
+  it(
+    'a second writer that moved latest.json after this push read it is named; the pointer is not ' + 'overwritten',
+    async () => {
+      const t = await makeTestStore(kind);
+      await pushCheckpoint({
+        store: t.store,
+        step: 10,
+        dir: writeCheckpoint({ root: join(t.work, 'a'), step: 10, run: RUN }).dir,
+        run: RUN,
+      });
+      const other = writeCheckpoint({ root: join(t.work, 'b'), step: 30, run: RUN });
       const err = await pushCheckpoint({
         store: t.store,
         step: 20,
-        dir: writeCheckpoint({ root: out, step: 20, run: RUN }).dir,
+        dir: writeCheckpoint({ root: join(t.work, 'a'), step: 20, run: RUN }).dir,
         run: RUN,
-        signal: ac.signal,
-        onPhase: (e) => {
-          if (e.phase === at) ac.abort(new Error(`stop at ${at}`));
+        onPhase: async (e) => {
+          if (e.phase === 'verified') await pushCheckpoint({ store: t.reopen(), step: 30, dir: other.dir, run: RUN });
         },
       }).catch((e: unknown) => e);
-      expect((err as Error).message).toBe(`stop at ${at}`);
-      expect(Buffer.from((await t.store.readFile({ path: 'latest.json' })) ?? [])).toEqual(Buffer.from(before ?? []));
-    }
-    if (kind === 'dir') expect(readdirSync(join(t.location, '.soup-staging'))).toEqual([]);
-    const ac = new AbortController();
-    ac.abort(new Error('already aborted'));
-    await expect(
-      pushCheckpoint({
-        store: t.store,
-        step: 30,
-        dir: writeCheckpoint({ root: out, step: 30, run: RUN }).dir,
-        run: RUN,
-        signal: ac.signal,
-      }),
-    ).rejects.toThrow('already aborted');
-    expect((await t.store.list({ prefix: 'ckpt/checkpoint-30' })).length).toBe(0);
-  });
-
-  it('a second writer that moved latest.json after this push read it is named; the pointer is not overwritten', async () => {
-    const t = await makeTestStore(kind);
-    await pushCheckpoint({
-      store: t.store,
-      step: 10,
-      dir: writeCheckpoint({ root: join(t.work, 'a'), step: 10, run: RUN }).dir,
-      run: RUN,
-    });
-    const other = writeCheckpoint({ root: join(t.work, 'b'), step: 30, run: RUN });
-    const err = await pushCheckpoint({
-      store: t.store,
-      step: 20,
-      dir: writeCheckpoint({ root: join(t.work, 'a'), step: 20, run: RUN }).dir,
-      run: RUN,
-      onPhase: async (e) => {
-        if (e.phase === 'verified') await pushCheckpoint({ store: t.reopen(), step: 30, dir: other.dir, run: RUN });
-      },
-    }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ConcurrentWriteError);
-    expect((err as ConcurrentWriteError).writer).toMatch(/run "run-a" at step 30/);
-    expect((await readJson<Pointer>(t.store, 'latest.json')).step).toBe(30);
-  });
+      expect(err).toBeInstanceOf(ConcurrentWriteError);
+      expect((err as ConcurrentWriteError).writer).toMatch(/run "run-a" at step 30/);
+      expect((await readJson<Pointer>(t.store, 'latest.json')).step).toBe(30);
+    },
+  );
 
   it('the pointer never moves to a lower step nor off a terminal checkpoint unless forced', async () => {
     const t = await makeTestStore(kind);
@@ -207,24 +221,27 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     expect(await readJson<Pointer>(t.store, 'latest.json')).toMatchObject({ step: 5, terminal: false });
   });
 
-  it('leaves remote folders newer than the pushed step alone (a diverged attempt) and keeps the pointed one', async () => {
-    const t = await makeTestStore(kind);
-    const out = join(t.work, 'out');
-    const ck50 = writeCheckpoint({ root: join(t.work, 'other'), step: 50, run: RUN });
-    await t.store.create();
-    await t.store.commit({
-      message: 'leftover',
-      operations: [
-        { kind: 'put', path: 'ckpt/checkpoint-50/model.safetensors', localPath: join(ck50.dir, 'model.safetensors') },
-      ],
-    });
-    for (const step of [10, 20, 30]) {
-      const ck = writeCheckpoint({ root: out, step, run: RUN });
-      await pushCheckpoint({ store: t.store, step, dir: ck.dir, run: RUN, keepRemote: 2 });
-    }
-    const left = [...new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]))].sort();
-    expect(left).toEqual(['checkpoint-20', 'checkpoint-30', 'checkpoint-50']);
-  });
+  it(
+    'leaves remote folders newer than the pushed step alone (a diverged attempt) and keeps the ' + 'pointed one',
+    async () => {
+      const t = await makeTestStore(kind);
+      const out = join(t.work, 'out');
+      const ck50 = writeCheckpoint({ root: join(t.work, 'other'), step: 50, run: RUN });
+      await t.store.create();
+      await t.store.commit({
+        message: 'leftover',
+        operations: [
+          { kind: 'put', path: 'ckpt/checkpoint-50/model.safetensors', localPath: join(ck50.dir, 'model.safetensors') },
+        ],
+      });
+      for (const step of [10, 20, 30]) {
+        const ck = writeCheckpoint({ root: out, step, run: RUN });
+        await pushCheckpoint({ store: t.store, step, dir: ck.dir, run: RUN, keepRemote: 2 });
+      }
+      const left = [...new Set((await t.store.list({ prefix: 'ckpt' })).map((e) => e.path.split('/')[1]))].sort();
+      expect(left).toEqual(['checkpoint-20', 'checkpoint-30', 'checkpoint-50']);
+    },
+  );
 
   it("refuses to move another run's pointer, naming both runs", async () => {
     const t = await makeTestStore(kind);

@@ -34,12 +34,14 @@ export interface PushCheckpointOptions {
   force?: boolean;
   /**
    * This session's store lease (see acquireLease): checked before each commit (LeaseLostError once another
-   * writer took it); while held, an unpointed folder of this run left by a previous attempt may be replaced. @default none
+   * writer took it); while held, an unpointed folder of this run left by a previous attempt may be replaced. @default
+   * none
    */
   lease?: StoreLease;
   /**
    * After a push that pruned remote folders, squash the repo's history (the Hub's super-squash), so the
-   * pruned bytes can be freed: deleting files alone frees no storage on the Hub. No-op on a directory store. @default false
+   * pruned bytes can be freed: deleting files alone frees no storage on the Hub. No-op on a directory store. @default
+   * false
    */
   squashHistory?: boolean;
   /** Aborts between files and requests; the pointer only moves after a verified upload. @default none */

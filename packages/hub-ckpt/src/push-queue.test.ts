@@ -7,30 +7,33 @@ import { makeTestStore, STORE_KINDS } from './_test-helpers';
 const RUN = 'run-q';
 
 describe.each(STORE_KINDS)('createPushQueue on %s store', (kind) => {
-  it('abortSuperseded: a newer checkpoint waiting aborts the push in flight; one pointer move, to the newer', async () => {
-    const t = await makeTestStore(kind);
-    const dirs = [60, 61].map((step) => writeCheckpoint({ root: t.work, step, run: RUN }).dir);
-    let release: () => void = () => {};
-    const uploaded = new Promise<void>((r) => (release = r));
-    const q = createPushQueue({
-      store: t.store,
-      run: RUN,
-      // Step 60 is held after its upload until 61 is offered (a session end: the trainer's last save lands).
-      onPhase: async (e) => {
-        if (e.step === 60 && e.phase === 'uploaded') await uploaded;
-      },
-    });
-    q.offer({ step: 60, dir: dirs[0]! });
-    while (q.current === null) await new Promise((r) => setTimeout(r, 5));
-    expect(q.abortSuperseded()).toBe(false); // nothing newer waits
-    q.offer({ step: 61, dir: dirs[1]! });
-    expect(q.abortSuperseded()).toBe(true);
-    release();
-    await q.drain();
-    expect(q.results.map((r) => r.step)).toEqual([61]);
-    expect(q.failures.map((f) => [f.job.step, (f.error as Error).message])).toEqual([[60, 'superseded by step 61']]);
-    expect((await readPointer(t.store)).pointer).toMatchObject({ step: 61 });
-  });
+  it(
+    'abortSuperseded: a newer checkpoint waiting aborts the push in flight; one pointer move, to the ' + 'newer',
+    async () => {
+      const t = await makeTestStore(kind);
+      const dirs = [60, 61].map((step) => writeCheckpoint({ root: t.work, step, run: RUN }).dir);
+      let release: () => void = () => {};
+      const uploaded = new Promise<void>((r) => (release = r));
+      const q = createPushQueue({
+        store: t.store,
+        run: RUN,
+        // Step 60 is held after its upload until 61 is offered (a session end: the trainer's last save lands).
+        onPhase: async (e) => {
+          if (e.step === 60 && e.phase === 'uploaded') await uploaded;
+        },
+      });
+      q.offer({ step: 60, dir: dirs[0]! });
+      while (q.current === null) await new Promise((r) => setTimeout(r, 5));
+      expect(q.abortSuperseded()).toBe(false); // nothing newer waits
+      q.offer({ step: 61, dir: dirs[1]! });
+      expect(q.abortSuperseded()).toBe(true);
+      release();
+      await q.drain();
+      expect(q.results.map((r) => r.step)).toEqual([61]);
+      expect(q.failures.map((f) => [f.job.step, (f.error as Error).message])).toEqual([[60, 'superseded by step 61']]);
+      expect((await readPointer(t.store)).pointer).toMatchObject({ step: 61 });
+    },
+  );
 
   it('pushes one at a time, newest waiting folder wins, and the pointer ends on the newest', async () => {
     const t = await makeTestStore(kind);

@@ -12,7 +12,9 @@ export interface PushQueueOptions {
    * @default -1
    */
   afterStep?: number;
-  /** Local `checkpoint-<n>` siblings to keep (see `pushCheckpoint`). @default Infinity (the trainer owns its folders) */
+  /**
+   * Local `checkpoint-<n>` siblings to keep (see `pushCheckpoint`). @default Infinity (the trainer owns its folders)
+   */
   keepLocal?: number;
   /** Remote checkpoints to keep, newest first. @default undefined (keep all) */
   keepRemote?: number;

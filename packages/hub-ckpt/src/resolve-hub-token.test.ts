@@ -179,11 +179,13 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), token: r.token, att
     const t = layout({ cache: 'hf_secret_in_cache_file' });
     const missing = resolveHubToken({ env: { HOME: join(t.root, 'nobody') } });
     expect(describeHubTokenSearch(missing)).toBe(
-      `HF_TOKEN (unset), HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset), ${join(t.root, 'nobody', '.cache', 'huggingface', 'token')} (no such file)`,
+      `HF_TOKEN (unset), HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset), ` +
+        `${join(t.root, 'nobody', '.cache', 'huggingface', 'token')} (no such file)`,
     );
     const found = resolveHubToken({ env: { HOME: t.home, HF_TOKEN_PATH: join(t.root, 'x') } });
     expect(describeHubTokenSearch(found)).toBe(
-      `HF_TOKEN (unset), HF_TOKEN_PATH=${join(t.root, 'x')} (no such file), $HF_HOME/token (HF_HOME unset), ${t.paths.cache} (found)`,
+      `HF_TOKEN (unset), HF_TOKEN_PATH=${join(t.root, 'x')} (no such file), $HF_HOME/token (HF_HOME unset), ` +
+        `${t.paths.cache} (found)`,
     );
     expect(describeHubTokenSearch(found)).not.toContain('hf_secret');
   });

@@ -8,7 +8,10 @@ export type HubTokenPlace = 'HF_TOKEN' | 'HF_TOKEN_PATH' | 'HF_HOME' | 'default'
 /** One place {@link resolveHubToken} looked at, and what it found there (never the token). */
 export interface HubTokenAttempt {
   place: HubTokenPlace;
-  /** The variable (`HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`) or the token file's path; null when the variable naming the file is unset. */
+  /**
+   * The variable (`HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`) or the token file's path; null when the variable naming the
+   * file is unset.
+   */
   where: string | null;
   /**
    * `found`; `unset` (variable not set); `empty` (set, or a file, holding only whitespace);
@@ -48,7 +51,10 @@ export function cleanHubToken(raw: string | undefined | null): string | null {
   return t === '' ? null : t;
 }
 
-/** `~` and `$VAR` / `${VAR}` expansion, as Python's `os.path.expanduser(os.path.expandvars(...))` (unknown variables stay as written). */
+/**
+ * `~` and `$VAR` / `${VAR}` expansion, as Python's `os.path.expanduser(os.path.expandvars(...))` (unknown variables
+ * stay as written).
+ */
 function expandPath(p: string, env: Record<string, string | undefined>, home: string): string {
   const vars = p.replace(
     /\$(?:\{(\w+)\}|(\w+))/g,
@@ -125,7 +131,8 @@ export function resolveHubToken(opts: ResolveHubTokenOptions = {}): ResolvedHubT
 
 /**
  * One line naming every place {@link resolveHubToken} looked and what it found, for a "token missing"
- * error, e.g. `HF_TOKEN (unset), HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset), /home/me/.cache/huggingface/token (no such file)`.
+ * error, e.g. `HF_TOKEN (unset), HF_TOKEN_PATH (unset), $HF_HOME/token (HF_HOME unset),
+ * /home/me/.cache/huggingface/token (no such file)`.
  * Holds paths and outcomes only, never a token.
  */
 export function describeHubTokenSearch(resolved: ResolvedHubToken): string {

@@ -76,48 +76,55 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
     await expect(resolveResume({ store: t.reopen(), run: 'someone-else' })).rejects.toBeInstanceOf(StaleRunError);
   });
 
-  it('pointed checkpoint missing a file -> CorruptCheckpointError; fallback walks back and repairs the pointer', async () => {
-    const t = await makeTestStore(kind);
-    await pushSteps(t, [10, 20]);
-    await t.store.commit({
-      message: 'lose a file',
-      operations: [{ kind: 'delete', path: 'ckpt/checkpoint-20/optimizer.safetensors' }],
-    });
-    const err = await resolveResume({ store: t.reopen(), run: RUN }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CorruptCheckpointError);
-    expect((err as CorruptCheckpointError).pathInRepo).toBe('ckpt/checkpoint-20');
-    expect((err as CorruptCheckpointError).problems).toContain('ckpt/checkpoint-20/optimizer.safetensors is missing');
-    expect((await pointerOf(t.store))?.step).toBe(20); // a refusal changes nothing
+  it(
+    'pointed checkpoint missing a file -> CorruptCheckpointError; fallback walks back and repairs the ' + 'pointer',
+    async () => {
+      const t = await makeTestStore(kind);
+      await pushSteps(t, [10, 20]);
+      await t.store.commit({
+        message: 'lose a file',
+        operations: [{ kind: 'delete', path: 'ckpt/checkpoint-20/optimizer.safetensors' }],
+      });
+      const err = await resolveResume({ store: t.reopen(), run: RUN }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CorruptCheckpointError);
+      expect((err as CorruptCheckpointError).pathInRepo).toBe('ckpt/checkpoint-20');
+      expect((err as CorruptCheckpointError).problems).toContain('ckpt/checkpoint-20/optimizer.safetensors is missing');
+      expect((await pointerOf(t.store))?.step).toBe(20); // a refusal changes nothing
 
-    const out = await resolveResume({ store: t.reopen(), run: RUN, fallback: true });
-    expect(out).toMatchObject({ outcome: 'resume', step: 10, via: 'fallback', previousStep: 20, repaired: true });
-    const p = await pointerOf(t.store);
-    expect(p).toMatchObject({ step: 10, path_in_repo: 'ckpt/checkpoint-10', run: RUN, terminal: false });
-    const v = await verifyCheckpoint({
-      store: t.store,
-      pathInRepo: 'ckpt/checkpoint-10',
-      expectedManifestSha256: p?.manifest_sha256,
-    });
-    expect(v.ok).toBe(true);
-  });
+      const out = await resolveResume({ store: t.reopen(), run: RUN, fallback: true });
+      expect(out).toMatchObject({ outcome: 'resume', step: 10, via: 'fallback', previousStep: 20, repaired: true });
+      const p = await pointerOf(t.store);
+      expect(p).toMatchObject({ step: 10, path_in_repo: 'ckpt/checkpoint-10', run: RUN, terminal: false });
+      const v = await verifyCheckpoint({
+        store: t.store,
+        pathInRepo: 'ckpt/checkpoint-10',
+        expectedManifestSha256: p?.manifest_sha256,
+      });
+      expect(v.ok).toBe(true);
+    },
+  );
 
-  it('pointed file whose bytes do not match the manifest -> CorruptCheckpointError; no fallback target -> still refused', async () => {
-    const t = await makeTestStore(kind);
-    await pushSteps(t, [10]);
-    // Same size, other bytes: only a hash check can tell.
-    await t.store.commit({
-      message: 'overwrite',
-      operations: [
-        { kind: 'put', path: 'ckpt/checkpoint-10/model.safetensors', bytes: seededBytes('tampered', 48_000) },
-      ],
-    });
-    const err = await resolveResume({ store: t.reopen(), run: RUN }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CorruptCheckpointError);
-    expect((err as CorruptCheckpointError).problems.join('\n')).toMatch(/model\.safetensors.*sha256/);
-    await expect(resolveResume({ store: t.reopen(), run: RUN, fallback: true })).rejects.toBeInstanceOf(
-      CorruptCheckpointError,
-    );
-  });
+  it(
+    'pointed file whose bytes do not match the manifest -> CorruptCheckpointError; no fallback target ' +
+      '-> still refused',
+    async () => {
+      const t = await makeTestStore(kind);
+      await pushSteps(t, [10]);
+      // Same size, other bytes: only a hash check can tell.
+      await t.store.commit({
+        message: 'overwrite',
+        operations: [
+          { kind: 'put', path: 'ckpt/checkpoint-10/model.safetensors', bytes: seededBytes('tampered', 48_000) },
+        ],
+      });
+      const err = await resolveResume({ store: t.reopen(), run: RUN }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CorruptCheckpointError);
+      expect((err as CorruptCheckpointError).problems.join('\n')).toMatch(/model\.safetensors.*sha256/);
+      await expect(resolveResume({ store: t.reopen(), run: RUN, fallback: true })).rejects.toBeInstanceOf(
+        CorruptCheckpointError,
+      );
+    },
+  );
 
   it('invalid latest.json -> CorruptCheckpointError on latest.json; fallback resumes the newest verified', async () => {
     const t = await makeTestStore(kind);
@@ -134,34 +141,37 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
     expect((await pointerOf(t.store))?.step).toBe(20);
   });
 
-  it('a verified checkpoint newer than the pointer (crash between verify and pointer) -> resume from it and repair', async () => {
-    const t = await makeTestStore(kind);
-    await pushSteps(t, [10]);
-    await pushButCrashBeforePointer(t, 20);
-    expect((await pointerOf(t.store))?.step).toBe(10);
+  it(
+    'a verified checkpoint newer than the pointer (crash between verify and pointer) -> resume from ' + 'it and repair',
+    async () => {
+      const t = await makeTestStore(kind);
+      await pushSteps(t, [10]);
+      await pushButCrashBeforePointer(t, 20);
+      expect((await pointerOf(t.store))?.step).toBe(10);
 
-    const dry = await resolveResume({ store: t.reopen(), run: RUN, repair: false });
-    expect(dry).toMatchObject({
-      outcome: 'resume',
-      step: 20,
-      via: 'newer-verified',
-      previousStep: 10,
-      repaired: false,
-    });
-    expect((await pointerOf(t.store))?.step).toBe(10);
+      const dry = await resolveResume({ store: t.reopen(), run: RUN, repair: false });
+      expect(dry).toMatchObject({
+        outcome: 'resume',
+        step: 20,
+        via: 'newer-verified',
+        previousStep: 10,
+        repaired: false,
+      });
+      expect((await pointerOf(t.store))?.step).toBe(10);
 
-    const out = await resolveResume({ store: t.reopen(), run: RUN });
-    expect(out).toMatchObject({
-      outcome: 'resume',
-      step: 20,
-      pathInRepo: 'ckpt/checkpoint-20',
-      via: 'newer-verified',
-      repaired: true,
-    });
-    const p = await pointerOf(t.store);
-    expect(p).toMatchObject({ step: 20, path_in_repo: 'ckpt/checkpoint-20', run: RUN });
-    expect(out.outcome === 'resume' && p?.manifest_sha256 === out.manifestSha256).toBe(true);
-  });
+      const out = await resolveResume({ store: t.reopen(), run: RUN });
+      expect(out).toMatchObject({
+        outcome: 'resume',
+        step: 20,
+        pathInRepo: 'ckpt/checkpoint-20',
+        via: 'newer-verified',
+        repaired: true,
+      });
+      const p = await pointerOf(t.store);
+      expect(p).toMatchObject({ step: 20, path_in_repo: 'ckpt/checkpoint-20', run: RUN });
+      expect(out.outcome === 'resume' && p?.manifest_sha256 === out.manifestSha256).toBe(true);
+    },
+  );
 
   it('ignores newer folders that do not verify or belong to another run', async () => {
     const t = await makeTestStore(kind);
@@ -194,15 +204,18 @@ describe.each(STORE_KINDS)('resolveResume on %s store', (kind) => {
     expect(out).toMatchObject({ outcome: 'resume', step: 10, via: null, repaired: false });
   });
 
-  it('verified checkpoints but no latest.json -> resume from the newest (no-pointer) and write the pointer', async () => {
-    const t = await makeTestStore(kind);
-    await t.store.create();
-    await pushButCrashBeforePointer(t, 10);
-    expect(await pointerOf(t.store)).toBeNull();
-    const out = await resolveResume({ store: t.reopen(), run: RUN });
-    expect(out).toMatchObject({ outcome: 'resume', step: 10, via: 'no-pointer', repaired: true });
-    expect((await pointerOf(t.store))?.step).toBe(10);
-  });
+  it(
+    'verified checkpoints but no latest.json -> resume from the newest (no-pointer) and write the ' + 'pointer',
+    async () => {
+      const t = await makeTestStore(kind);
+      await t.store.create();
+      await pushButCrashBeforePointer(t, 10);
+      expect(await pointerOf(t.store)).toBeNull();
+      const out = await resolveResume({ store: t.reopen(), run: RUN });
+      expect(out).toMatchObject({ outcome: 'resume', step: 10, via: 'no-pointer', repaired: true });
+      expect((await pointerOf(t.store))?.step).toBe(10);
+    },
+  );
 
   it('otherwise -> resume from the pointed checkpoint', async () => {
     const t = await makeTestStore(kind);

@@ -12,7 +12,9 @@ export interface ResolveResumeOptions {
   store: CheckpointStore;
   /** Fingerprint of the run asking to resume. */
   run: string;
-  /** When the pointed checkpoint is corrupt, walk back to the newest verified one instead of refusing. @default false */
+  /**
+   * When the pointed checkpoint is corrupt, walk back to the newest verified one instead of refusing. @default false
+   */
   fallback?: boolean;
   /** Rewrite latest.json when resuming from another checkpoint than it names. @default true */
   repair?: boolean;
@@ -24,7 +26,10 @@ export interface ResolveResumeOptions {
 export type ResumeOutcome =
   | {
       outcome: 'fresh';
-      /** `repo-missing`: nothing there yet (the first push creates it); `no-checkpoint`: the repo holds no pointer and no verified checkpoint of this run. */
+      /**
+       * `repo-missing`: nothing there yet (the first push creates it); `no-checkpoint`: the repo holds no pointer and
+       * no verified checkpoint of this run.
+       */
       reason: 'repo-missing' | 'no-checkpoint';
     }
   | { outcome: 'complete'; step: number; pathInRepo: string; pointer: Pointer }

@@ -108,59 +108,69 @@ async function listing(store: CheckpointStore): Promise<{ steps: number[]; hasFi
 }
 
 describe.each(STORE_KINDS)('segments across sessions on %s store (P4 probe checks)', (kind) => {
-  it('stop at a segment boundary, wipe the disk, cold-resume to the horizon, identical to one uninterrupted run', async () => {
-    const t = await makeTestStore(kind);
-    const STEPS = 180;
-    const PUSH_EVERY = 60;
-    const STOP1 = 120;
-    const run = 'probe-fp-1';
-    const disk = join(t.work, 'disk');
+  it(
+    'stop at a segment boundary, wipe the disk, cold-resume to the horizon, identical to one ' + 'uninterrupted run',
+    async () => {
+      const t = await makeTestStore(kind);
+      const STEPS = 180;
+      const PUSH_EVERY = 60;
+      const STOP1 = 120;
+      const run = 'probe-fp-1';
+      const disk = join(t.work, 'disk');
 
-    const rj1 = await session({
-      store: t.reopen(),
-      run,
-      disk,
-      horizon: STEPS,
-      pushEvery: PUSH_EVERY,
-      stopAfterSteps: STOP1,
-    });
-    const after1 = await listing(t.store);
-    rmSync(disk, { recursive: true, force: true }); // the next session starts on an empty disk
-    const rj2 = await session({
-      store: t.reopen(),
-      run,
-      disk,
-      horizon: STEPS,
-      pushEvery: PUSH_EVERY,
-      stopAfterSteps: 0,
-    });
-    const after2 = await listing(t.store);
+      const rj1 = await session({
+        store: t.reopen(),
+        run,
+        disk,
+        horizon: STEPS,
+        pushEvery: PUSH_EVERY,
+        stopAfterSteps: STOP1,
+      });
+      const after1 = await listing(t.store);
+      rmSync(disk, { recursive: true, force: true }); // the next session starts on an empty disk
+      const rj2 = await session({
+        store: t.reopen(),
+        run,
+        disk,
+        horizon: STEPS,
+        pushEvery: PUSH_EVERY,
+        stopAfterSteps: 0,
+      });
+      const after2 = await listing(t.store);
 
-    const reference = new Float64Array(WIDTH).fill(0.5);
-    for (let s = 1; s <= STEPS; s++) trainStep(reference, s);
+      const reference = new Float64Array(WIDTH).fill(0.5);
+      for (let s = 1; s <= STEPS; s++) trainStep(reference, s);
 
-    const checks = {
-      leg1_stopped_at_the_stop_step: rj1.finalStep === STOP1,
-      leg1_reported_a_segment: rj1.segmentStop === true,
-      leg1_pushed_every_interval: JSON.stringify(after1.steps) === JSON.stringify([60, 120]),
-      leg1_pointer_at_stop: after1.pointer.step === STOP1 && after1.pointer.terminal === false,
-      leg2_resumed_and_finished: rj2.finalStep === STEPS,
-      leg2_was_not_a_segment: rj2.segmentStop === false,
-      leg2_pushed_final: after2.hasFinal,
-      all_steps_present: JSON.stringify(after2.steps) === JSON.stringify([60, 120, 180]),
-      leg2_pointer_terminal:
-        after2.pointer.step === STEPS && after2.pointer.path_in_repo === 'final' && after2.pointer.terminal,
-      resumed_bit_for_bit: rj2.w !== null && Buffer.from(rj2.w.buffer).equals(Buffer.from(reference.buffer)),
-    };
-    expect(checks).toEqual(Object.fromEntries(Object.keys(checks).map((k) => [k, true])));
+      const checks = {
+        leg1_stopped_at_the_stop_step: rj1.finalStep === STOP1,
+        leg1_reported_a_segment: rj1.segmentStop === true,
+        leg1_pushed_every_interval: JSON.stringify(after1.steps) === JSON.stringify([60, 120]),
+        leg1_pointer_at_stop: after1.pointer.step === STOP1 && after1.pointer.terminal === false,
+        leg2_resumed_and_finished: rj2.finalStep === STEPS,
+        leg2_was_not_a_segment: rj2.segmentStop === false,
+        leg2_pushed_final: after2.hasFinal,
+        all_steps_present: JSON.stringify(after2.steps) === JSON.stringify([60, 120, 180]),
+        leg2_pointer_terminal:
+          after2.pointer.step === STEPS && after2.pointer.path_in_repo === 'final' && after2.pointer.terminal,
+        resumed_bit_for_bit: rj2.w !== null && Buffer.from(rj2.w.buffer).equals(Buffer.from(reference.buffer)),
+      };
+      expect(checks).toEqual(Object.fromEntries(Object.keys(checks).map((k) => [k, true])));
 
-    // A third session of the same run has nothing to do; another run is refused.
-    rmSync(disk, { recursive: true, force: true });
-    expect(
-      await session({ store: t.reopen(), run, disk, horizon: STEPS, pushEvery: PUSH_EVERY, stopAfterSteps: 0 }),
-    ).toMatchObject({ complete: true, finalStep: 180 });
-    await expect(
-      session({ store: t.reopen(), run: 'probe-fp-2', disk, horizon: STEPS, pushEvery: PUSH_EVERY, stopAfterSteps: 0 }),
-    ).rejects.toBeInstanceOf(StaleRunError);
-  });
+      // A third session of the same run has nothing to do; another run is refused.
+      rmSync(disk, { recursive: true, force: true });
+      expect(
+        await session({ store: t.reopen(), run, disk, horizon: STEPS, pushEvery: PUSH_EVERY, stopAfterSteps: 0 }),
+      ).toMatchObject({ complete: true, finalStep: 180 });
+      await expect(
+        session({
+          store: t.reopen(),
+          run: 'probe-fp-2',
+          disk,
+          horizon: STEPS,
+          pushEvery: PUSH_EVERY,
+          stopAfterSteps: 0,
+        }),
+      ).rejects.toBeInstanceOf(StaleRunError);
+    },
+  );
 });

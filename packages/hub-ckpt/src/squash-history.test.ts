@@ -30,7 +30,8 @@ async function fiftyPushes(
   expect(status.pointer?.step).toBe(500);
   const stored = t.server?.storageBytes(t.location) ?? -1;
   console.log(
-    `50 pushes keeping 3, squashHistory ${squashHistory}: stored ${stored} bytes, tree ${status.treeBytes} bytes, one checkpoint ${one} bytes (${(stored / one).toFixed(2)} x)`,
+    `50 pushes keeping 3, squashHistory ${squashHistory}: stored ${stored} bytes, tree ${status.treeBytes}` +
+      ` bytes, one checkpoint ${one} bytes (${(stored / one).toFixed(2)} x)`,
   );
   return {
     stored,
@@ -42,19 +43,27 @@ async function fiftyPushes(
 }
 
 describe('bounded storage on the Hub: prune + super-squash', { timeout: 240_000 }, () => {
-  it('50 checkpoints keeping 3, with squashHistory, end with stored bytes <= 5 x one checkpoint; the pointer stays verified', async () => {
-    const r = await fiftyPushes(true);
-    expect(r.squashes).toBe(47);
-    expect(r.statusStored).toBe(r.stored);
-    expect(r.stored).toBeLessThanOrEqual(5 * r.one);
-    expect(r.stored).toBeGreaterThanOrEqual(3 * r.one);
-  });
+  it(
+    '50 checkpoints keeping 3, with squashHistory, end with stored bytes <= 5 x one checkpoint; the ' +
+      'pointer stays verified',
+    async () => {
+      const r = await fiftyPushes(true);
+      expect(r.squashes).toBe(47);
+      expect(r.statusStored).toBe(r.stored);
+      expect(r.stored).toBeLessThanOrEqual(5 * r.one);
+      expect(r.stored).toBeGreaterThanOrEqual(3 * r.one);
+    },
+  );
 
-  it('without squash, pruning frees no storage and soup ckpt status reports the growth (stored bytes >> tree bytes)', async () => {
-    const r = await fiftyPushes(false);
-    expect(r.squashes).toBe(0);
-    expect(r.statusStored).toBe(r.stored);
-    expect(r.stored).toBeGreaterThanOrEqual(50 * r.one);
-    expect(r.tree).toBeLessThanOrEqual(3 * r.one + 3 * 2_000);
-  });
+  it(
+    'without squash, pruning frees no storage and soup ckpt status reports the growth (stored bytes ' +
+      '>> tree bytes)',
+    async () => {
+      const r = await fiftyPushes(false);
+      expect(r.squashes).toBe(0);
+      expect(r.statusStored).toBe(r.stored);
+      expect(r.stored).toBeGreaterThanOrEqual(50 * r.one);
+      expect(r.tree).toBeLessThanOrEqual(3 * r.one + 3 * 2_000);
+    },
+  );
 });

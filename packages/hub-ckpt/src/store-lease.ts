@@ -187,7 +187,8 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
         });
       } catch (err) {
         opts.logger?.warn?.(
-          `${store.description}: could not release the lease (${(err as Error).message}); it expires at ${info.expires_at}`,
+          `${store.description}: could not release the lease (${(err as Error).message}); it expires at ` +
+            `${info.expires_at}`,
         );
       }
     },

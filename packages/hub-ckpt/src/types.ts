@@ -67,7 +67,9 @@ export interface CheckpointStore {
   stat(params: { paths: string[] }): Promise<StoreEntry[]>;
   /** The whole content of a (small) file, or null when it does not exist. */
   readFile(params: { path: string }): Promise<Uint8Array | null>;
-  /** sha256 and size of a file's content as the store serves it (streams a download on the Hub), or null when missing. */
+  /**
+   * sha256 and size of a file's content as the store serves it (streams a download on the Hub), or null when missing.
+   */
   hash(params: { path: string; signal?: AbortSignal }): Promise<{ sizeBytes: number; sha256: string } | null>;
   /** Streams a file to `dest` (created or truncated, fsynced), hashing on the way. */
   download(params: {

@@ -12,7 +12,8 @@ export function validatePointer(value: unknown): ValidationResult {
     const p = value as { step: number; path_in_repo: string; terminal: boolean };
     if (p.terminal !== (p.path_in_repo === 'final')) {
       errors.push(
-        `pointer: terminal is ${String(p.terminal)} but path_in_repo is "${p.path_in_repo}" (terminal pointers name "final", others a ckpt/ folder)`,
+        `pointer: terminal is ${String(p.terminal)} but path_in_repo is "${p.path_in_repo}" (terminal pointers ` +
+          `name "final", others a ckpt/ folder)`,
       );
     }
     if (p.path_in_repo !== 'final' && p.path_in_repo !== `ckpt/checkpoint-${p.step}`) {

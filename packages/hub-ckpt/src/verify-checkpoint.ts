@@ -58,7 +58,8 @@ export async function verifyCheckpoint(opts: VerifyCheckpointOptions): Promise<V
   result.manifestSha256 = sha256Hex(raw);
   if (opts.expectedManifestSha256 !== undefined && result.manifestSha256 !== opts.expectedManifestSha256) {
     problems.push(
-      `${pathInRepo}/${MANIFEST_NAME} has sha256 ${result.manifestSha256.slice(0, 12)}…, expected ${opts.expectedManifestSha256.slice(0, 12)}…`,
+      `${pathInRepo}/${MANIFEST_NAME} has sha256 ${result.manifestSha256.slice(0, 12)}…, expected ` +
+        `${opts.expectedManifestSha256.slice(0, 12)}…`,
     );
   }
   let value: unknown;
@@ -108,7 +109,8 @@ export async function verifyCheckpoint(opts: VerifyCheckpointOptions): Promise<V
     if (got === null) problems.push(`${path} is missing`);
     else if (got.sizeBytes !== want.size || got.sha256 !== want.sha256) {
       problems.push(
-        `${path} reads as ${got.sizeBytes} bytes with sha256 ${got.sha256.slice(0, 12)}…, the manifest says ${want.size} bytes with ${want.sha256.slice(0, 12)}…`,
+        `${path} reads as ${got.sizeBytes} bytes with sha256 ${got.sha256.slice(0, 12)}…, the manifest says ` +
+          `${want.size} bytes with ${want.sha256.slice(0, 12)}…`,
       );
     }
   }

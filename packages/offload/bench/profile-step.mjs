@@ -150,7 +150,8 @@ const cfg = {
 const modes = opt('--modes', 'fused,keep,disk').split(',');
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(
-  `batch ${cfg.batchSize}, ${cfg.threads} threads, median of ${cfg.steps} steps after a warm-up; load average ${load()}`,
+  `batch ${cfg.batchSize}, ${cfg.threads} threads, median of ${cfg.steps} steps after a warm-up; load average ` +
+    `${load()}`,
 );
 const results = [];
 for (const mode of modes) {
@@ -165,14 +166,19 @@ const fused = results.find((r) => r.mode === 'fused');
 for (const r of results) {
   const m = r.median;
   console.log(
-    `${r.mode.padEnd(6)} step ${round(m.stepMs)} ms (${r.stepTimesMs.join(', ')})${fused && r !== fused ? ` = ${(m.stepMs / fused.median.stepMs).toFixed(2)}× fused` : ''}; ` +
-      `${m.runs} session.run: ${round(m.sessionRunMs)} ms, between runs ${round(m.betweenRunsMs)} ms; CPU ${round(m.cpuMs)} ms` +
+    `${r.mode.padEnd(6)} step ${round(m.stepMs)} ms (${r.stepTimesMs.join(', ')})` +
+      `${fused && r !== fused ? ` = ${(m.stepMs / fused.median.stepMs).toFixed(2)}× fused` : ''}; ` +
+      `${m.runs} session.run: ${round(m.sessionRunMs)} ms, between runs ${round(m.betweenRunsMs)} ms; CPU ` +
+      `${round(m.cpuMs)} ms` +
       (m.forwardMs !== undefined
-        ? `; forward ${round(m.forwardMs)}, head ${round(m.headMs)}, backward ${round(m.backwardMs)}, optimizer ${round(m.optimizerMs)}, pack ${round(m.packMs)}, unpack wait ${round(m.unpackMs)}`
+        ? `; forward ${round(m.forwardMs)}, head ${round(m.headMs)}, backward ${round(m.backwardMs)}, optimizer ` +
+          `${round(m.optimizerMs)}, pack ${round(m.packMs)}, unpack wait ${round(m.unpackMs)}`
         : ''),
   );
   console.log(
-    `       ORT: model_run ${round(r.ort.modelRunMsPerStep)} ms/step, kernels ${round(r.ort.kernelMsPerStepExcludingIf)} ms/step; binding (session.run − model_run) ${round(m.sessionRunMs - r.ort.modelRunMsPerStep)} ms/step; ` +
+    `       ORT: model_run ${round(r.ort.modelRunMsPerStep)} ms/step, kernels ` +
+      `${round(r.ort.kernelMsPerStepExcludingIf)} ms/step; binding (session.run − model_run) ` +
+      `${round(m.sessionRunMs - r.ort.modelRunMsPerStep)} ms/step; ` +
       Object.entries(r.ort.byOp)
         .map(([k, v]) => `${k} ${v}`)
         .join(', '),

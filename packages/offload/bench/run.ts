@@ -105,7 +105,8 @@ mkdirSync(scratchRoot, { recursive: true });
 const scratchFs = memoryBackedFs(scratchRoot);
 if (scratchFs)
   log(
-    `WARNING: --scratch-dir ${scratchRoot} is on ${scratchFs}: scratch files stay in RAM there; pick a disk-backed folder`,
+    `WARNING: --scratch-dir ${scratchRoot} is on ${scratchFs}: scratch files stay in RAM there; pick a ` +
+      `disk-backed folder`,
   );
 
 interface ChildReport {
@@ -239,7 +240,8 @@ const t0 = performance.now();
 const loadAvg = (): number[] => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
 const loadBefore = loadAvg();
 log(
-  `geometry ${JSON.stringify(spec)}, ${threads} threads; cgroup v${support.version} under ${support.parentDir}; load average ${loadBefore.join(' ')}`,
+  `geometry ${JSON.stringify(spec)}, ${threads} threads; cgroup v${support.version} under ${support.parentDir}` +
+    `; load average ${loadBefore.join(' ')}`,
 );
 log(`scratch folder ${scratchRoot} (${scratchFs ?? 'disk-backed'})`);
 
@@ -254,7 +256,9 @@ for (let i = 0; i < 2; i++) {
 }
 const calibrationPeakMB = Math.max(...calibration);
 const capBytes = Math.ceil((calibrationPeakMB * (1 + margin)) / 4) * 4 * MiB;
-const capRule = `cap = max of 2 uncapped fused cgroup peaks at batch ${B} (${calibration.join(', ')} MB) × ${1 + margin}, rounded up to 4 MiB`;
+const capRule =
+  `cap = max of 2 uncapped fused cgroup peaks at batch ${B} (${calibration.join(', ')} MB) × ` +
+  `${1 + margin}, rounded up to 4 MiB`;
 log(`cap: ${capBytes / MiB} MiB (${capRule})`);
 
 // 2. Largest batch per mode.
@@ -285,7 +289,8 @@ largest.fused = {
 // 3. Step time of every mode at F: rounds of one child per mode, the order rotating; each child's
 // step time is the median of its timed steps; per round, the ratios to the round's fused child.
 log(
-  `step time at the fused step's largest batch ${F}: ${timingRounds} rounds × ${MODES.length} modes, each the median of ${timingSteps} steps after a warm-up`,
+  `step time at the fused step's largest batch ${F}: ${timingRounds} rounds × ${MODES.length} modes, each the ` +
+    `median of ${timingSteps} steps after a warm-up`,
 );
 const timing: Trial[] = [];
 interface Round {
@@ -567,13 +572,23 @@ const result = {
   })),
   definitions: {
     cgroupPeakMB:
-      'memory.max_usage_in_bytes (v1) / memory.peak (v2) of the child cgroup: anonymous memory + page cache + kernel memory it charged',
+      'memory.max_usage_in_bytes (v1) / memory.peak (v2) of the child cgroup: anonymous memory + page cache + ' +
+      'kernel memory it charged',
     rssPeakMB: 'RSS, for comparison only: VmHWM of the child (excludes page cache, e.g. dirty scratch-file pages)',
-    maxBatch: `largest batch that completed a warm-up + ${steps} steps under the cap (doubling from ${B}, then bisection to ${resolution}); for fused, confirmed with ${timingSteps} steps (lowered by ${resolution} until it trains); for segmented-disk, the child timed at its largest batch runs ${timingSteps} steps`,
-    stepMs: `wall time of one training step (forward, backward, optimizer): the median of a child's ${timingSteps} timed steps after a warm-up step`,
-    slowdownVsFused: `stepMs(mode) / stepMs(fused) at batch ${F} (the fused step's largest batch under the cap), computed per round from that round's children (one per mode, same cap, run back to back); the headline is the median of the ${timingRounds} rounds' ratios, spread = min–max of them`,
+    maxBatch:
+      `largest batch that completed a warm-up + ${steps} steps under the cap (doubling from ${B}` +
+      `, then bisection to ${resolution}); for fused, confirmed with ${timingSteps} steps (lowered by ${resolution}` +
+      ` until it trains); for segmented-disk, the child timed at its largest batch runs ${timingSteps} steps`,
+    stepMs:
+      `wall time of one training step (forward, backward, optimizer): the median of a child's ${timingSteps}` +
+      ` timed steps after a warm-up step`,
+    slowdownVsFused:
+      `stepMs(mode) / stepMs(fused) at batch ${F} (the fused step's largest batch under the cap), ` +
+      `computed per round from that round's children (one per mode, same cap, run back to back); the headline is ` +
+      `the median of the ${timingRounds} rounds' ratios, spread = min–max of them`,
     cpuRatioVsFused:
-      'CPU time of a step (user + system, all threads), mode / fused, medians: less sensitive than wall time to other jobs on the cores, blind to I/O waits',
+      'CPU time of a step (user + system, all threads), mode / fused, medians: less sensitive than wall time to ' +
+      'other jobs on the cores, blind to I/O waits',
   },
   batch: B,
   steps,
@@ -588,36 +603,44 @@ if (!json) {
   console.log(`cap ${capBytes / MiB} MiB (cgroup v${support.version}): ${capRule}`);
   console.log(`load average before ${loadBefore.join(' ')}, after ${loadAfter.join(' ')}`);
   console.log(
-    `${'mode'.padEnd(16)} ${'max batch'.padStart(9)} ${`step ms @${F}`.padStart(11)} ${'per round'.padStart(18)} ${`cgroup MB @${F}`.padStart(13)} ${'cgroup MB @max'.padStart(14)}`,
+    `${'mode'.padEnd(16)} ${'max batch'.padStart(9)} ${`step ms @${F}`.padStart(11)} ${'per round'.padStart(18)} ` +
+      `${`cgroup MB @${F}`.padStart(13)} ${'cgroup MB @max'.padStart(14)}`,
   );
   for (const m of MODES) {
     const x = modes[m];
     const a = x.atFusedMax as { stepMs?: number; stepMsPerRound?: number[]; cgroupPeakMB?: number | null };
     console.log(
-      `${m.padEnd(16)} ${String(x.maxBatch).padStart(9)} ${String(a.stepMs ?? 'n/a').padStart(11)} ${(a.stepMsPerRound ?? []).join(', ').padStart(18)} ${String(a.cgroupPeakMB ?? 'n/a').padStart(13)} ${String(x.cgroupPeakMBAtMax ?? 'n/a').padStart(14)}`,
+      `${m.padEnd(16)} ${String(x.maxBatch).padStart(9)} ${String(a.stepMs ?? 'n/a').padStart(11)} ` +
+        `${(a.stepMsPerRound ?? []).join(', ').padStart(18)} ${String(a.cgroupPeakMB ?? 'n/a').padStart(13)} ` +
+        `${String(x.cgroupPeakMBAtMax ?? 'n/a').padStart(14)}`,
     );
   }
   if (oomRetries.length)
     console.log(
-      `timing children OOM-killed at batch ${F} and run once more: ${oomRetries.map((o) => `round ${o.round} ${o.mode}`).join(', ')}`,
+      `timing children OOM-killed at batch ${F} and run once more: ` +
+        `${oomRetries.map((o) => `round ${o.round} ${o.mode}`).join(', ')}`,
     );
   for (const r of rounds)
     console.log(
-      `round ${r.round} (${r.order.join(' → ')}): keep / fused ${r.keepSlowdownVsFused}, disk / fused ${r.diskSlowdownVsFused}`,
+      `round ${r.round} (${r.order.join(' → ')}): keep / fused ${r.keepSlowdownVsFused}, disk / fused ` +
+        `${r.diskSlowdownVsFused}`,
     );
   console.log(
-    `keep / fused: median ${keepAcross.median}, spread ${keepAcross.min}–${keepAcross.max}; disk / fused: median ${diskAcross.median}, spread ${diskAcross.min}–${diskAcross.max}`,
+    `keep / fused: median ${keepAcross.median}, spread ${keepAcross.min}–${keepAcross.max}; disk / fused: median ` +
+      `${diskAcross.median}, spread ${diskAcross.min}–${diskAcross.max}`,
   );
   for (const [k, g] of Object.entries(result.goals))
     console.log(`goal ${k} ${g.target}: ${g.value} — ${g.met ? 'met' : 'NOT met'}`);
   console.log(
-    `step CPU time (all threads) at batch ${F}: keep / fused ${keepCpuRatioVsFused}, disk / fused ${diskCpuRatioVsFused}`,
+    `step CPU time (all threads) at batch ${F}: keep / fused ${keepCpuRatioVsFused}, disk / fused ` +
+      `${diskCpuRatioVsFused}`,
   );
   console.log(
     `disk step at its largest batch (page cache evicted under the cap): ${JSON.stringify(result.diskAtMaxBatch)}`,
   );
   console.log(
-    `SIGKILL at batch ${killBatch}: the child held ${filesAtKill} scratch files at the kill; ${leftAfterKill} left after it, ${leftAfterSweep} after the next store's sweep`,
+    `SIGKILL at batch ${killBatch}: the child held ${filesAtKill} scratch files at the kill; ${leftAfterKill}` +
+      ` left after it, ${leftAfterSweep} after the next store's sweep`,
   );
   console.log(`bench wall time ${result.wallSeconds} s`);
 }

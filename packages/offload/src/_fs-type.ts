@@ -28,7 +28,8 @@ export function memoryBackedFs(path: string): string | null {
 /** The warning for a scratch directory on a RAM-backed file system. */
 export function memoryBackedWarning(saveDir: string, fsType: string): string {
   return (
-    `save_dir '${saveDir}' is on ${fsType}, which keeps files in RAM: activations offloaded there do not leave memory. ` +
+    `save_dir '${saveDir}' is on ${fsType}, which keeps files in RAM: activations offloaded there do not leave ` +
+    `memory. ` +
     'Pick a directory on a disk-backed file system (saveDir / save_dir).'
   );
 }

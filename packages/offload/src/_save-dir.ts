@@ -29,7 +29,8 @@ export function resolveSaveDir(saveDir: string, cwd: string): SaveDirResolution 
       reason:
         lexical === resolve(cwd)
           ? `save_dir '${saveDir}' is the working directory itself; use a subdirectory such as '.soup-offload'`
-          : `save_dir '${saveDir}' resolves to '${lexical}', outside the working directory '${resolve(cwd)}'; use a directory under it such as '.soup-offload'`,
+          : `save_dir '${saveDir}' resolves to '${lexical}', outside the working directory '${resolve(cwd)}` +
+            `'; use a directory under it such as '.soup-offload'`,
     };
   }
   // Follow symlinks: real path of the deepest part that exists, plus the segments still to create.
@@ -61,7 +62,9 @@ export function resolveSaveDir(saveDir: string, cwd: string): SaveDirResolution 
   if (!isStrictlyInside(cwdReal, real)) {
     return {
       ok: false,
-      reason: `save_dir '${saveDir}' resolves through a symlink to '${real}', outside the working directory '${cwdReal}'; use a real directory under it`,
+      reason:
+        `save_dir '${saveDir}' resolves through a symlink to '${real}', outside the working directory '` +
+        `${cwdReal}'; use a real directory under it`,
     };
   }
   if (rest.length === 0) {

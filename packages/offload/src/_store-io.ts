@@ -42,7 +42,8 @@ export function describeHandle(handle: ActivationHandle): string {
 export function missing(handle: ActivationHandle, path: string, cause: unknown): ScratchFileMissingError {
   return new ScratchFileMissingError(
     `unpack: the scratch file of ${describeHandle(handle)} is missing: ${path}. ` +
-      'Something outside this store deleted it (another process, a manual cleanup, or a sweep that judged its owner dead); ' +
+      'Something outside this store deleted it (another process, a manual cleanup, or a sweep that judged its ' +
+      'owner dead); ' +
       'the activation is lost, so rerun the step.',
     { path, cause },
   );
@@ -120,7 +121,8 @@ export function anonFailure(handle: ActivationHandle, saveDir: string, err: unkn
 
 export function sizeMismatch(handle: ActivationHandle, path: string, size: number): ScratchFileCorruptError {
   return new ScratchFileCorruptError(
-    `unpack: the scratch file of ${describeHandle(handle)} holds ${size} bytes, expected ${handle.byteLength}: ${path} (changed outside this store)`,
+    `unpack: the scratch file of ${describeHandle(handle)} holds ${size} bytes, expected ${handle.byteLength}: ` +
+      `${path} (changed outside this store)`,
     { path },
   );
 }

@@ -207,17 +207,21 @@ describe('ActivationStore disk lifecycle', () => {
     expect(readdirSync(join(cwd, 'acts'))).toEqual([]);
   });
 
-  test("files are created exclusively ('wx'): an existing file with the next name is skipped, never overwritten or deleted", () => {
-    const cwd = useTempDir();
-    const store = openStore('disk', cwd);
-    const squatter = join(cwd, 'acts', `${store.filePrefix}0.bin`);
-    writeFileSync(squatter, 'not ours');
-    const h = store.pack({ dtype: 'int32', dims: [2], data: Int32Array.of(5, 6) });
-    expect(Array.from(store.unpack(h).data as Int32Array)).toEqual([5, 6]);
-    store.close();
-    expect(readdirSync(join(cwd, 'acts'))).toEqual([`${store.filePrefix}0.bin`]);
-    expect(store.stats.writeFallbacks).toBe(0);
-  });
+  test(
+    "files are created exclusively ('wx'): an existing file with the next name is skipped, never " +
+      'overwritten or deleted',
+    () => {
+      const cwd = useTempDir();
+      const store = openStore('disk', cwd);
+      const squatter = join(cwd, 'acts', `${store.filePrefix}0.bin`);
+      writeFileSync(squatter, 'not ours');
+      const h = store.pack({ dtype: 'int32', dims: [2], data: Int32Array.of(5, 6) });
+      expect(Array.from(store.unpack(h).data as Int32Array)).toEqual([5, 6]);
+      store.close();
+      expect(readdirSync(join(cwd, 'acts'))).toEqual([`${store.filePrefix}0.bin`]);
+      expect(store.stats.writeFallbacks).toBe(0);
+    },
+  );
 
   test('a missing file on unpack is a clear ScratchFileMissingError; the handle is spent', () => {
     const cwd = useTempDir();

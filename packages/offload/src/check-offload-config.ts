@@ -66,7 +66,8 @@ export function checkOffloadConfig(params: OffloadConfigParams): OffloadConfigRe
   if (target === 'cpu' && !isCuda(device)) {
     errors.push(
       `Activation offloading requires CUDA training. Current device: ${device}. ` +
-        "(activation_offloading='cpu' moves activations from GPU memory to host RAM; on this device there is nothing to move. " +
+        "(activation_offloading='cpu' moves activations from GPU memory to host RAM; on this device there is " +
+        'nothing to move. ' +
         "Use activation_offloading='disk' to relieve host RAM.)",
     );
   }

@@ -95,7 +95,8 @@ describe('sweepScratchFiles', () => {
       `soup-act-${process.pid}-deadbeef-3.bin`,
     ];
     for (const name of [...stale, ...FOREIGN]) writeFileSync(join(dir, name), 'x');
-    mkdirSync(join(dir, `soup-act-${deadPid}-0badc0de-99.bin`)); // a directory with a matching name is not ours to remove
+    // a directory with a matching name is not ours to remove
+    mkdirSync(join(dir, `soup-act-${deadPid}-0badc0de-99.bin`));
 
     expect(sweepScratchFiles({ saveDir: 'acts', cwd }).sort()).toEqual([...stale].sort());
     expect(readdirSync(dir).sort()).toEqual([...FOREIGN, `soup-act-${deadPid}-0badc0de-99.bin`].sort());

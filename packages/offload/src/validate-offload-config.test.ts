@@ -6,7 +6,8 @@ import { checkOffloadConfig } from './check-offload-config';
 import { validateOffloadConfig } from './validate-offload-config';
 
 const UNSLOTH =
-  'Activation offloading is not compatible with the unsloth backend. Unsloth manages its own memory. Use backend: transformers.';
+  'Activation offloading is not compatible with the unsloth backend. Unsloth manages its own memory. Use backend: ' +
+  'transformers.';
 const MLX = 'Activation offloading is not supported on the mlx backend. Use backend: transformers.';
 const NO_SAVE_DIR =
   "activation_offloading='disk' requires a save_dir (scratch directory for offloaded activation tensors).";

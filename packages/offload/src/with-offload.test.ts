@@ -60,35 +60,38 @@ describe('withOffload', () => {
     expect(readdirSync(join(cwd, 'acts'))).toEqual([]);
   });
 
-  test('an abort mid-way rejects with the reason at once and leaves nothing, even after fn’s pending work settles', async () => {
-    const cwd = useTempDir();
-    const controller = new AbortController();
-    let finishFn!: () => void;
-    const fnDone = new Promise<void>((r) => (finishFn = r));
-    let lateError: unknown;
-    const run = withOffload(
-      'disk',
-      'acts',
-      async (store) => {
-        for (let i = 0; i < 3; i += 1) await store.packAsync(tensor(256, i));
-        controller.abort(new Error('session ending'));
-        // fn keeps going after the abort, like a step that does not watch the signal
-        try {
-          await new Promise((r) => setTimeout(r, 5));
-          await store.packAsync(tensor(256, 9));
-        } catch (err) {
-          lateError = err;
-        }
-        finishFn();
-      },
-      { cwd, signal: controller.signal },
-    );
-    await expect(run).rejects.toThrow('session ending');
-    expect(readdirSync(join(cwd, 'acts'))).toEqual([]);
-    await fnDone;
-    expect(lateError).toBeInstanceOf(StoreClosedError);
-    expect(readdirSync(join(cwd, 'acts'))).toEqual([]);
-  });
+  test(
+    'an abort mid-way rejects with the reason at once and leaves nothing, even after fn’s pending ' + 'work settles',
+    async () => {
+      const cwd = useTempDir();
+      const controller = new AbortController();
+      let finishFn!: () => void;
+      const fnDone = new Promise<void>((r) => (finishFn = r));
+      let lateError: unknown;
+      const run = withOffload(
+        'disk',
+        'acts',
+        async (store) => {
+          for (let i = 0; i < 3; i += 1) await store.packAsync(tensor(256, i));
+          controller.abort(new Error('session ending'));
+          // fn keeps going after the abort, like a step that does not watch the signal
+          try {
+            await new Promise((r) => setTimeout(r, 5));
+            await store.packAsync(tensor(256, 9));
+          } catch (err) {
+            lateError = err;
+          }
+          finishFn();
+        },
+        { cwd, signal: controller.signal },
+      );
+      await expect(run).rejects.toThrow('session ending');
+      expect(readdirSync(join(cwd, 'acts'))).toEqual([]);
+      await fnDone;
+      expect(lateError).toBeInstanceOf(StoreClosedError);
+      expect(readdirSync(join(cwd, 'acts'))).toEqual([]);
+    },
+  );
 
   test('an already aborted signal rejects before any store or dir is made', async () => {
     const cwd = useTempDir();

@@ -71,7 +71,8 @@ try {
     const ok = r.status === 0;
     if (!ok) failed++;
     console.log(
-      `${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(26)} ${(w.sizeBytes / 1024).toFixed(0).padStart(5)} KiB  ${(ok ? r.stdout : r.stderr || r.error?.message || '').trim()}`,
+      `${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(26)} ${(w.sizeBytes / 1024).toFixed(0).padStart(5)} KiB  ` +
+        `${(ok ? r.stdout : r.stderr || r.error?.message || '').trim()}`,
     );
   }
 } finally {

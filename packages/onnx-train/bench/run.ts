@@ -1,6 +1,7 @@
 // @soup/onnx-train bench: the same GPT training step in onnx-train (ONNX Runtime) and in eager
 // PyTorch, in one run, same geometry and thread count. Each side runs in a fresh child process.
-//   npm run bench -w @soup/onnx-train -- [--json] [--steps 10] [--rounds 2] [--threads 2] [--batch 8] [--no-torch] [--profile] [--no-accum]
+// npm run bench -w @soup/onnx-train -- [--json] [--steps 10] [--rounds 2] [--threads 2] [--batch 8] [--no-torch]
+// [--profile] [--no-accum]
 // Gradient accumulation: the peak and the time per sample of G = 128 as 16 × 8 over G = 16 as 16 × 1
 // (accumPeakRatio, accumTimePerSampleRatio; goal ≤ 1.05 each), each in its own process, alternating.
 import { spawnSync } from 'node:child_process';
@@ -214,13 +215,16 @@ if (json) {
   if (profile) console.log(`onnx-train profile (ms per step): ${JSON.stringify(profile)}`);
   if (accum) {
     console.log(
-      `\ngradient accumulation (micro-batch ${ACCUM_MICRO})   G=${ACCUM_MICRO} (16 × 1)   G=${ACCUM_G} (16 × 8)   ratio (goal ≤ 1.05)`,
+      `\ngradient accumulation (micro-batch ${ACCUM_MICRO})   G=${ACCUM_MICRO} (16 × 1)   G=${ACCUM_G}` +
+        ` (16 × 8)   ratio (goal ≤ 1.05)`,
     );
     console.log(
-      `peak RSS MB                      ${String(accum.accumPeakRssMB_16x1).padStart(14)} ${String(accum.accumPeakRssMB_16x8).padStart(16)}   ${accum.accumPeakRatio}`,
+      `peak RSS MB                      ${String(accum.accumPeakRssMB_16x1).padStart(14)} ` +
+        `${String(accum.accumPeakRssMB_16x8).padStart(16)}   ${accum.accumPeakRatio}`,
     );
     console.log(
-      `ms per sample                    ${String(accum.accumMsPerSample_16x1).padStart(14)} ${String(accum.accumMsPerSample_16x8).padStart(16)}   ${accum.accumTimePerSampleRatio}`,
+      `ms per sample                    ${String(accum.accumMsPerSample_16x1).padStart(14)} ` +
+        `${String(accum.accumMsPerSample_16x8).padStart(16)}   ${accum.accumTimePerSampleRatio}`,
     );
   }
 }

@@ -25,7 +25,8 @@ export function splitMicroBatches(batch: TrainBatch, microBatchSize: number | un
   if (!Number.isInteger(m) || m < 1) throw new TrainInputError(`microBatchSize must be a positive integer (got ${m})`);
   if (m > G || G % m !== 0) {
     throw new TrainInputError(
-      `microBatchSize ${m} does not divide the batch of ${G}: pass a divisor of ${G} (the accumulation a = ${G} / m must be whole)`,
+      `microBatchSize ${m} does not divide the batch of ${G}: pass a divisor of ${G} (the accumulation a = ${G}` +
+        ` / m must be whole)`,
     );
   }
   const rows = batch.inputIds.length / G;
@@ -43,7 +44,10 @@ export function splitMicroBatches(batch: TrainBatch, microBatchSize: number | un
   return out;
 }
 
-/** `acc += weight × grad` in place; with no `acc`, `grad` itself is scaled in place and returned (it becomes the accumulator). */
+/**
+ * `acc += weight × grad` in place; with no `acc`, `grad` itself is scaled in place and returned (it becomes the
+ * accumulator).
+ */
 export function addScaled(acc: FloatArray | undefined, grad: FloatArray, weight: number): FloatArray {
   if (acc === undefined) {
     if (weight !== 1) for (let i = 0; i < grad.length; i++) grad[i] = grad[i]! * weight;

@@ -109,7 +109,10 @@ export class FusedTrainStep {
     return { model, session, parameters };
   }
 
-  /** A step with an explicit recompute set (`options.recompute`); no tier is resolved (the budget planner measures these). */
+  /**
+   * A step with an explicit recompute set (`options.recompute`); no tier is resolved (the budget planner measures
+   * these).
+   */
   static async createExplicit(options: TrainStepOptions): Promise<FusedTrainStep> {
     const recompute = [...(options.recompute ?? [])];
     const tier: StepTier = {
@@ -188,7 +191,9 @@ export class FusedTrainStep {
     );
   }
 
-  /** Sums the micro-batches' weighted gradients, then one clipping + AdamW update; the state changes only at the end. */
+  /**
+   * Sums the micro-batches' weighted gradients, then one clipping + AdamW update; the state changes only at the end.
+   */
   private async runAccumulated(
     batch: TrainBatch,
     micro: MicroBatch[],

@@ -182,7 +182,9 @@ export class Emitter {
 
   floats(values: readonly number[], dims: readonly number[]): string {
     const dtype = this.dtype;
-    const key = `f:${dtype}:${dims.join(',')}:${values.length <= 16 ? values.join(',') : `big${this.core.initializers.length}`}`;
+    const key =
+      `f:${dtype}:${dims.join(',')}:` +
+      `${values.length <= 16 ? values.join(',') : `big${this.core.initializers.length}`}`;
     return this.core.constant(key, () => ({ dataType: floatTypeCode(dtype), dims, raw: rawFloats(values, dtype) }));
   }
 

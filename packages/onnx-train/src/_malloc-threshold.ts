@@ -13,7 +13,9 @@
 // block is never touched, so no page of it is resident. Elsewhere (musl, macOS) it is a no-op.
 import { releaseBuffers } from './_release-buffers';
 
-/** The largest block glibc (64-bit) takes as its new mmap threshold: 32 MiB, less the chunk header and page rounding. */
+/**
+ * The largest block glibc (64-bit) takes as its new mmap threshold: 32 MiB, less the chunk header and page rounding.
+ */
 export const MMAP_THRESHOLD_BLOCK_BYTES = 32 * 1024 * 1024 - 64 * 1024;
 
 let raised = false;

@@ -40,7 +40,8 @@ describe('layer modules', () => {
         }
         const declared =
           t.name === 'wte+wpe' || t.name === 'lm_head' || t.name === 'ln_f' ? null : Object.keys(t.saved).length;
-        if (declared !== null && recompute.includes(t.name)) expect(declared).toBe(2); // the block input and the mid-block residual
+        // the block input and the mid-block residual
+        if (declared !== null && recompute.includes(t.name)) expect(declared).toBe(2);
       }
       expect(checkedNodes).toBeGreaterThan(300);
     });

@@ -8,7 +8,10 @@ const MiB = 2 ** 20;
 
 const kept: Uint8Array[] = [];
 
-/** Touches `bytes` of fresh memory synchronously (blocking the main thread, as a session.run does); kept alive until the test ends. */
+/**
+ * Touches `bytes` of fresh memory synchronously (blocking the main thread, as a session.run does); kept alive until the
+ * test ends.
+ */
 async function touch(bytes: number): Promise<number> {
   const a = new Uint8Array(bytes);
   kept.push(a);

@@ -50,14 +50,16 @@ export function resetPeakRss(procSelf = '/proc/self'): boolean {
 export function pickPeakMethod(preferred: PeakMethod | 'auto' = 'auto'): PeakMethod {
   if (readRss() === null) {
     throw new MemoryMeasurementError(
-      "tier 'budget' measures peak memory from /proc/self/status (Linux only) and cannot on this platform; use a fixed tier such as 'full' or 'medium'",
+      "tier 'budget' measures peak memory from /proc/self/status (Linux only) and cannot on this platform; use a " +
+        "fixed tier such as 'full' or 'medium'",
     );
   }
   if (preferred === 'sampled') return 'sampled';
   if (resetPeakRss()) return 'clear_refs';
   if (preferred === 'clear_refs') {
     throw new MemoryMeasurementError(
-      "peakMethod 'clear_refs': writing to /proc/self/clear_refs was refused here; use peakMethod 'auto' (falls back to sampling)",
+      "peakMethod 'clear_refs': writing to /proc/self/clear_refs was refused here; use peakMethod 'auto' (falls " +
+        'back to sampling)',
     );
   }
   return 'sampled';

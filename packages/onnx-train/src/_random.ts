@@ -88,7 +88,9 @@ function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0;
 }
 
-/** Uniform in [0, 1) for draw number `counter` of stream `stream` under `seed`: stateless, so resumable from a cursor. */
+/**
+ * Uniform in [0, 1) for draw number `counter` of stream `stream` under `seed`: stateless, so resumable from a cursor.
+ */
 export function counterUniform(seed: number, stream: number, counter: number): number {
   const [lo, hi] = seedWords(seed);
   const [clo, chi] = seedWords(counter);

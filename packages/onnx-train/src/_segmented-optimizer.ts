@@ -57,7 +57,10 @@ export async function optimize(
   return { gradNorm: Number(norm.data[0]) };
 }
 
-/** Maps an optimizer-session name (`adam_m.ln_1.weight`, `grad.ln_1.weight`, `ln_1.weight`) to its state key and parameter. */
+/**
+ * Maps an optimizer-session name (`adam_m.ln_1.weight`, `grad.ln_1.weight`, `ln_1.weight`) to its state key and
+ * parameter.
+ */
 function stateKey(name: string, prefix: string): { key: string; param: string } {
   for (const kind of ['adam_m.', 'adam_v.'] as const) {
     if (name.startsWith(kind)) {

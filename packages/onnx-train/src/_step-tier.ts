@@ -17,7 +17,8 @@ export async function resolveStepTier(options: TrainStepOptions): Promise<StepTi
   const { batchSize, memoryBudgetBytes } = resolved.budget;
   if (batchSize === undefined) {
     throw new TrainInputError(
-      "tier 'budget' is planned for one batch size: pass gradientCheckpointing: {tier: 'budget', memoryBudgetBytes, batchSize} (Trainer and runOneStep fill it in)",
+      "tier 'budget' is planned for one batch size: pass gradientCheckpointing: {tier: 'budget', " +
+        'memoryBudgetBytes, batchSize} (Trainer and runOneStep fill it in)',
     );
   }
   const {

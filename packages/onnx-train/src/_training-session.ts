@@ -58,7 +58,9 @@ export function trainingSessionOptions(o: {
 export async function createTrainingSession(
   model: Uint8Array | string,
   options: Parameters<typeof trainingSessionOptions>[0],
-  /** More ORT session config entries, merged over `DISABLE_CSE` (e.g. `{session: {intra_op: {allow_spinning: '0'}}}`). */
+  /**
+   * More ORT session config entries, merged over `DISABLE_CSE` (e.g. `{session: {intra_op: {allow_spinning: '0'}}}`).
+   */
   extra?: Record<string, unknown>,
 ): Promise<Session> {
   const base = trainingSessionOptions(options);

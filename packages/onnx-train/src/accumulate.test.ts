@@ -64,7 +64,8 @@ function expectSameRun(
 }
 
 describe('gradient accumulation (threads 1)', () => {
-  it(`G = ${G} as 16 × 1 and as 4 × 4: the same loss curve (1e-5 relative per step) and final weights (1e-5) over ${STEPS} steps, fused`, {
+  it(`G = ${G} as 16 × 1 and as 4 × 4: the same loss curve (1e-5 relative per step) and final weights (1e-5) over ` +
+    `${STEPS} steps, fused`, {
     timeout: 300_000,
   }, async () => {
     const whole = await trainRun({});

@@ -8,7 +8,9 @@ export interface AdamWOptions {
   eps?: number;
   /** Decoupled weight decay, applied to linear weight matrices only. @default 0.01 */
   weightDecay?: number;
-  /** Clip gradients to this global L2 norm (torch `clip_grad_norm_` semantics); `0` or `Infinity` disables. @default 1 */
+  /**
+   * Clip gradients to this global L2 norm (torch `clip_grad_norm_` semantics); `0` or `Infinity` disables. @default 1
+   */
   maxGradNorm?: number;
 }
 

@@ -62,7 +62,8 @@ export function normalizeRecompute(spec: GptSpec, names: readonly string[]): str
     const index = m ? Number(m[1]) : NaN;
     if (!m || index >= spec.nLayers) {
       throw new GptSpecError(
-        `recompute: unknown module ${JSON.stringify(name)}; allowed are h.<i>, h.<i>.attn, h.<i>.attn.core (attention core only) or h.<i>.mlp with 0 ≤ i < nLayers (${spec.nLayers}), see moduleNames(spec)`,
+        `recompute: unknown module ${JSON.stringify(name)}; allowed are h.<i>, h.<i>.attn, h.<i>.attn.core ` +
+          `(attention core only) or h.<i>.mlp with 0 ≤ i < nLayers (${spec.nLayers}), see moduleNames(spec)`,
       );
     }
     if (m[2] === undefined) blocks.add(index);
@@ -242,7 +243,8 @@ export function emitTrainingGraph(options: BuildTrainingModelOptions): {
   const bytes = core.encode({
     graphName: `soup_gpt_${mode}`,
     producerVersion: 'graph-v1',
-    docString: `@soup/onnx-train ${mode} step: ${JSON.stringify(spec)} dtype=${dtype} recompute=[${recompute.join(',')}]`,
+    docString:
+      `@soup/onnx-train ${mode} step: ${JSON.stringify(spec)} dtype=${dtype} recompute=[` + `${recompute.join(',')}]`,
   });
   const model: TrainingModel = {
     bytes,

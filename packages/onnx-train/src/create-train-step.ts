@@ -39,7 +39,9 @@ export async function createTrainStep(options: CreateTrainStepOptions): Promise<
   }
   if (offloads) {
     throw new TrainInputError(
-      `offload.target '${offload?.target ?? 'custom store'}' needs execution: 'segmented' (the fused step keeps every activation inside one ONNX Runtime run, so there is nothing to offload); pass execution: 'segmented' or leave execution out`,
+      `offload.target '${offload?.target ?? 'custom store'}' needs execution: 'segmented' (the fused step keeps ` +
+        `every activation inside one ONNX Runtime run, so there is nothing to offload); pass execution: ` +
+        `'segmented' or leave execution out`,
     );
   }
   return TrainStep.create(stepOptions);

@@ -54,12 +54,14 @@ export function loadTextCorpus(options: LoadTextCorpusOptions): TextCorpus {
   const held = all.subarray(total - evalLen);
   if (train.length < minTokens) {
     throw new DataError(
-      `the training split has ${train.length} tokens; at least ${minTokens} (seqLen + 1) are needed: add text or lower seqLen`,
+      `the training split has ${train.length} tokens; at least ${minTokens} (seqLen + 1) are needed: add text or ` +
+        `lower seqLen`,
     );
   }
   if (evalLen > 0 && held.length < minTokens) {
     throw new DataError(
-      `the eval split has ${held.length} tokens; at least ${minTokens} (seqLen + 1) are needed: raise evalFraction, add text, or set evalFraction to 0`,
+      `the eval split has ${held.length} tokens; at least ${minTokens} (seqLen + 1) are needed: raise ` +
+        `evalFraction, add text, or set evalFraction to 0`,
     );
   }
   return { train, eval: held, sha256: createHash('sha256').update(all).digest('hex'), totalTokens: total };

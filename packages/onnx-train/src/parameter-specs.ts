@@ -9,7 +9,9 @@ export interface ParamSpec {
   name: string;
   shape: readonly number[];
   init: ParamInit;
-  /** AdamW applies decoupled weight decay: true for linear weight matrices only (not biases, LayerNorm or embeddings). */
+  /**
+   * AdamW applies decoupled weight decay: true for linear weight matrices only (not biases, LayerNorm or embeddings).
+   */
   weightDecay: boolean;
   /** The module that owns it (one of `moduleNames(spec)`). */
   module: string;

@@ -24,7 +24,8 @@ interface ChildReport extends BudgetTierReport {
 }
 
 describe('planBudgetTier', () => {
-  it('[slow] fits a budget between the off and full peaks (confirmed by a measured step) and takes fewer blocks for a looser budget', {
+  it('[slow] fits a budget between the off and full peaks (confirmed by a measured step) and takes fewer blocks ' +
+    'for a looser budget', {
     timeout: 180_000,
   }, async () => {
     const dir = useTempDir();

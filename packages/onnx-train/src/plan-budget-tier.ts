@@ -29,7 +29,10 @@ export interface PlanBudgetTierOptions
   memoryBudgetBytes: number;
   /** Seed of the synthetic batch the measured steps run. @default 0 */
   batchSeed?: number;
-  /** Steps per measurement; the peak over all of them counts (the 2nd step holds the 1st step's optimizer state). @default 2 */
+  /**
+   * Steps per measurement; the peak over all of them counts (the 2nd step holds the 1st step's optimizer state).
+   * @default 2
+   */
   measureSteps?: number;
   /**
    * `'clear_refs'`: reset VmHWM before each measurement and read it after (exact, Linux ≥ 4.0).
@@ -78,7 +81,8 @@ export async function planBudgetTier(options: PlanBudgetTierOptions): Promise<Bu
     throw new TrainInputError(`measureSteps must be a positive integer (got ${steps})`);
   if ((stepOptions.executionProvider ?? 'cpu') !== 'cpu') {
     throw new TrainInputError(
-      "tier 'budget' measures host memory (RSS) and runs on executionProvider 'cpu'; for CUDA use a fixed tier or @soup/cuda-probe",
+      "tier 'budget' measures host memory (RSS) and runs on executionProvider 'cpu'; for CUDA use a fixed tier or " +
+        '@soup/cuda-probe',
     );
   }
   const method = pickPeakMethod(peakMethod ?? 'auto');

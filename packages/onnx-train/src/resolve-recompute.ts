@@ -47,7 +47,10 @@ export interface ResolvedRecompute {
   recompute: string[];
   /** `full` / `medium` / `selective`, or null (off, explicit `recompute`, or `'budget'`). */
   granularity: Granularity | null;
-  /** `describeTier`'s text (`full (every block)`, `budget (peak ≤ 1.50 GiB)`), or `recompute h.0, h.2` for an explicit set. */
+  /**
+   * `describeTier`'s text (`full (every block)`, `budget (peak ≤ 1.50 GiB)`), or `recompute h.0, h.2` for an explicit
+   * set.
+   */
   description: string;
   /** Set for `tier: 'budget'`: what `planBudgetTier` needs. */
   budget: { memoryBudgetBytes: number; batchSize: number | undefined } | null;
@@ -81,7 +84,8 @@ export function resolveRecompute(options: ResolveRecomputeOptions): ResolvedReco
         : { tier: gradientCheckpointing };
   if (!('tier' in config)) {
     throw new TrainInputError(
-      "gradientCheckpointing must be a tier ('full', 'medium', …) or an object with a `tier` field, e.g. {tier: 'budget', memoryBudgetBytes}",
+      "gradientCheckpointing must be a tier ('full', 'medium', …) or an object with a `tier` field, e.g. {tier: " +
+        "'budget', memoryBudgetBytes}",
     );
   }
   const report = validateTierConfig({
@@ -98,7 +102,8 @@ export function resolveRecompute(options: ResolveRecomputeOptions): ResolvedReco
     config.tier === 'off';
   if (!off && explicit.length > 0) {
     throw new TrainInputError(
-      `pass either gradientCheckpointing (a tier, here ${JSON.stringify(config.tier)}) or recompute (explicit module names), not both`,
+      `pass either gradientCheckpointing (a tier, here ${JSON.stringify(config.tier)}) or recompute (explicit ` +
+        `module names), not both`,
     );
   }
   if (config.tier === 'budget') {

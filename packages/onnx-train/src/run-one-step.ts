@@ -8,7 +8,9 @@ export interface RunOneStepOptions extends Omit<CreateTrainStepOptions, 'paramet
   batchSize: number;
   /** Seed of the synthetic batch. @default 0 */
   batchSeed?: number;
-  /** Steps to run (the last one is reported); 2 shows the steady state, after ORT's first-run allocations. @default 1 */
+  /**
+   * Steps to run (the last one is reported); 2 shows the steady state, after ORT's first-run allocations. @default 1
+   */
   steps?: number;
 }
 

@@ -71,7 +71,10 @@ export interface SegmentedTrainingModel {
 export interface SegmentedStepStats {
   /** The activation store's counters at the end of the step (bytes packed, peak resident / disk bytes, files). */
   store: ActivationStoreStats;
-  /** Embedding + block forwards; with `offload: {target: 'keep'}` the whole pass (one chain: forward, head, backward), headMs and backwardMs then 0. */
+  /**
+   * Embedding + block forwards; with `offload: {target: 'keep'}` the whole pass (one chain: forward, head, backward),
+   * headMs and backwardMs then 0.
+   */
   forwardMs: number;
   /** LM head + loss, forward and backward. */
   headMs: number;
@@ -79,7 +82,10 @@ export interface SegmentedStepStats {
   backwardMs: number;
   /** Time spent in `pack` (part of forwardMs). */
   packMs: number;
-  /** Time the backward waited for unpacking (part of backwardMs): the next unit's saved tensors are read while the current unit's backward (or, for the last unit, the head) runs, so only what that overlap did not hide. */
+  /**
+   * Time the backward waited for unpacking (part of backwardMs): the next unit's saved tensors are read while the
+   * current unit's backward (or, for the last unit, the head) runs, so only what that overlap did not hide.
+   */
   unpackMs: number;
   /** Gradient norm, then clipping + AdamW (one run per block, one for the rest). */
   optimizerMs: number;

@@ -122,33 +122,36 @@ describe('SegmentedTrainStep', () => {
     }
   });
 
-  it("packs exactly the tensors the fused graph's modules declare, through scratch files, and leaves none", async () => {
-    const cwd = useTempDir('soup-seg-');
-    const batchSize = 4;
-    for (const recompute of [[], PLAN, CORE_PLAN]) {
-      const step = await SegmentedTrainStep.create({
-        spec: tied,
-        seed: 1,
-        intraOpNumThreads: 1,
-        recompute,
-        offload: { target: 'disk', saveDir: 'acts', cwd },
-      });
-      expect(step.offload).toEqual({ target: 'disk', saveDir: join(cwd, 'acts') });
-      expect(step.model.units).toEqual(['h.0.attn', 'h.0.mlp', 'h.1.attn', 'h.1.mlp', 'h.2.attn', 'h.2.mlp']);
-      await step.run(makeSyntheticBatch({ spec: tied, batchSize }));
-      const stats = step.lastStepStats!;
-      const declared = estimateActivationBytes({ spec: tied, batchSize, recompute });
-      const blocks = Object.entries(declared.byModule).filter(([m]) => /^h\.\d+$/.test(m));
-      expect(stats.store.bytesPacked).toBe(blocks.reduce((n, [, b]) => n + b, 0));
-      expect(stats.store.filesWritten).toBe(stats.store.tensorsPacked);
-      expect(stats.store.filesDeleted).toBe(stats.store.filesWritten);
-      expect(stats.store.peakResidentBytes).toBe(0);
-      expect(stats.store.peakDiskBytes).toBe(stats.store.bytesPacked); // every block's tensors on disk at the turn
-      expect(files(join(cwd, 'acts'))).toEqual([]);
-      await step.release();
-      expect(files(join(cwd, 'acts'))).toEqual([]);
-    }
-  });
+  it(
+    "packs exactly the tensors the fused graph's modules declare, through scratch files, and leaves " + 'none',
+    async () => {
+      const cwd = useTempDir('soup-seg-');
+      const batchSize = 4;
+      for (const recompute of [[], PLAN, CORE_PLAN]) {
+        const step = await SegmentedTrainStep.create({
+          spec: tied,
+          seed: 1,
+          intraOpNumThreads: 1,
+          recompute,
+          offload: { target: 'disk', saveDir: 'acts', cwd },
+        });
+        expect(step.offload).toEqual({ target: 'disk', saveDir: join(cwd, 'acts') });
+        expect(step.model.units).toEqual(['h.0.attn', 'h.0.mlp', 'h.1.attn', 'h.1.mlp', 'h.2.attn', 'h.2.mlp']);
+        await step.run(makeSyntheticBatch({ spec: tied, batchSize }));
+        const stats = step.lastStepStats!;
+        const declared = estimateActivationBytes({ spec: tied, batchSize, recompute });
+        const blocks = Object.entries(declared.byModule).filter(([m]) => /^h\.\d+$/.test(m));
+        expect(stats.store.bytesPacked).toBe(blocks.reduce((n, [, b]) => n + b, 0));
+        expect(stats.store.filesWritten).toBe(stats.store.tensorsPacked);
+        expect(stats.store.filesDeleted).toBe(stats.store.filesWritten);
+        expect(stats.store.peakResidentBytes).toBe(0);
+        expect(stats.store.peakDiskBytes).toBe(stats.store.bytesPacked); // every block's tensors on disk at the turn
+        expect(files(join(cwd, 'acts'))).toEqual([]);
+        await step.release();
+        expect(files(join(cwd, 'acts'))).toEqual([]);
+      }
+    },
+  );
 
   it('deletes every scratch file when a step throws midway, and the next step runs', async () => {
     const cwd = useTempDir('soup-seg-');
@@ -248,66 +251,74 @@ describe('SegmentedTrainStep', () => {
     expect(files(join(cwd, 'acts'))).toEqual([]);
   });
 
-  it('Trainer takes execution and offload: the same losses as fused, and checkpoints that resume across modes', async () => {
-    const cwd = useTempDir('soup-seg-');
-    const spec = defineGptSpec({ vocabSize: 256, seqLen: 8, dModel: 16, nHeads: 2, nLayers: 2 });
-    const options = {
-      spec,
-      text: 'soup is warm and good. '.repeat(30),
-      batchSize: 2,
-      totalSteps: 6,
-      lr: 1e-2,
-      intraOpNumThreads: 1,
-    };
-    const fused = await Trainer.create(options);
-    const seg = await Trainer.create({
-      ...options,
-      execution: 'segmented',
-      offload: { target: 'disk', saveDir: 'acts', cwd },
-    });
-    expect(seg.trainStep).toBeInstanceOf(SegmentedTrainStep);
-    expect(seg.fingerprint).toBe(fused.fingerprint); // the execution mode does not change the run
-    const lf: number[] = [];
-    const ls: number[] = [];
-    await fused.train({ untilStep: 3, onStep: (l) => void lf.push(l.loss) });
-    await seg.train({ untilStep: 3, outputDir: join(cwd, 'out'), onStep: (l) => void ls.push(l.loss) });
-    expect(ls.map((l, i) => Math.abs(l - lf[i]!)).every((d) => d <= 1e-6)).toBe(true);
-    expect(files(join(cwd, 'acts'))).toEqual([]);
-    await seg.close();
-    const resumed = await Trainer.fromCheckpoint({ ...options, dir: join(cwd, 'out', 'checkpoint-3') }); // fused, from a segmented checkpoint
-    const a = await resumed.train();
-    const b = await fused.train();
-    expect(Math.abs(a.lastLoss! - b.lastLoss!)).toBeLessThanOrEqual(1e-6);
-    await resumed.close();
-    await fused.close();
-  });
+  it(
+    'Trainer takes execution and offload: the same losses as fused, and checkpoints that resume ' + 'across modes',
+    async () => {
+      const cwd = useTempDir('soup-seg-');
+      const spec = defineGptSpec({ vocabSize: 256, seqLen: 8, dModel: 16, nHeads: 2, nLayers: 2 });
+      const options = {
+        spec,
+        text: 'soup is warm and good. '.repeat(30),
+        batchSize: 2,
+        totalSteps: 6,
+        lr: 1e-2,
+        intraOpNumThreads: 1,
+      };
+      const fused = await Trainer.create(options);
+      const seg = await Trainer.create({
+        ...options,
+        execution: 'segmented',
+        offload: { target: 'disk', saveDir: 'acts', cwd },
+      });
+      expect(seg.trainStep).toBeInstanceOf(SegmentedTrainStep);
+      expect(seg.fingerprint).toBe(fused.fingerprint); // the execution mode does not change the run
+      const lf: number[] = [];
+      const ls: number[] = [];
+      await fused.train({ untilStep: 3, onStep: (l) => void lf.push(l.loss) });
+      await seg.train({ untilStep: 3, outputDir: join(cwd, 'out'), onStep: (l) => void ls.push(l.loss) });
+      expect(ls.map((l, i) => Math.abs(l - lf[i]!)).every((d) => d <= 1e-6)).toBe(true);
+      expect(files(join(cwd, 'acts'))).toEqual([]);
+      await seg.close();
+      // fused, from a segmented checkpoint
+      const resumed = await Trainer.fromCheckpoint({ ...options, dir: join(cwd, 'out', 'checkpoint-3') });
+      const a = await resumed.train();
+      const b = await fused.train();
+      expect(Math.abs(a.lastLoss! - b.lastLoss!)).toBeLessThanOrEqual(1e-6);
+      await resumed.close();
+      await fused.close();
+    },
+  );
 
-  it("keep: nothing offloaded, so the pass is one chain and no saved activation is copied out of the runtime (a plan's recompute still applies)", async () => {
-    const step = await SegmentedTrainStep.create({
-      spec: tied,
-      seed: 2,
-      intraOpNumThreads: 1,
-      recompute: PLAN,
-      offload: { target: 'keep' },
-    });
-    const fused = await TrainStep.create({ spec: tied, seed: 2, intraOpNumThreads: 1, recompute: PLAN });
-    try {
-      expect(step.model.segments.slice(0, 2)).toEqual(['fwd+head+bwd', 'grad-norm']);
-      const batch = makeSyntheticBatch({ spec: tied, batchSize: 3, seed: 5 });
-      const g = await step.gradients(batch);
-      expect(step.lastStepStats!.store.tensorsPacked).toBe(0);
-      expect(step.lastStepStats!.store.bytesPacked).toBe(0);
-      const r = await step.run(batch, { microBatchSize: 1 });
-      expect(step.lastStepStats!.store.tensorsPacked).toBe(0);
-      const f = await fused.run(batch, { microBatchSize: 1 });
-      expect(Math.abs(r.loss - f.loss)).toBeLessThanOrEqual(1e-6);
-      expect(maxAbsDiff(step.getParameters(), fused.getParameters())).toBeLessThanOrEqual(1e-6);
-      expect(g.grads.size).toBe(step.model.params.length);
-    } finally {
-      await step.release();
-      await fused.release();
-    }
-  });
+  it(
+    'keep: nothing offloaded, so the pass is one chain and no saved activation is copied out of the ' +
+      "runtime (a plan's recompute still applies)",
+    async () => {
+      const step = await SegmentedTrainStep.create({
+        spec: tied,
+        seed: 2,
+        intraOpNumThreads: 1,
+        recompute: PLAN,
+        offload: { target: 'keep' },
+      });
+      const fused = await TrainStep.create({ spec: tied, seed: 2, intraOpNumThreads: 1, recompute: PLAN });
+      try {
+        expect(step.model.segments.slice(0, 2)).toEqual(['fwd+head+bwd', 'grad-norm']);
+        const batch = makeSyntheticBatch({ spec: tied, batchSize: 3, seed: 5 });
+        const g = await step.gradients(batch);
+        expect(step.lastStepStats!.store.tensorsPacked).toBe(0);
+        expect(step.lastStepStats!.store.bytesPacked).toBe(0);
+        const r = await step.run(batch, { microBatchSize: 1 });
+        expect(step.lastStepStats!.store.tensorsPacked).toBe(0);
+        const f = await fused.run(batch, { microBatchSize: 1 });
+        expect(Math.abs(r.loss - f.loss)).toBeLessThanOrEqual(1e-6);
+        expect(maxAbsDiff(step.getParameters(), fused.getParameters())).toBeLessThanOrEqual(1e-6);
+        expect(g.grads.size).toBe(step.model.params.length);
+      } finally {
+        await step.release();
+        await fused.release();
+      }
+    },
+  );
 
   it('evaluates, round-trips its state and refuses use after release', async () => {
     const step = await SegmentedTrainStep.create({ spec: tied, seed: 2, intraOpNumThreads: 1 });

@@ -121,7 +121,8 @@ export class SegmentedTrainStep {
     checkGpuMemLimit(options.gpuMemLimitBytes);
     if (options.profileFilePrefix !== undefined) {
       throw new TrainInputError(
-        "profileFilePrefix: ORT profiling is supported for execution: 'fused' only (a segmented step runs a dozen sessions)",
+        "profileFilePrefix: ORT profiling is supported for execution: 'fused' only (a segmented step runs a dozen " +
+          'sessions)',
       );
     }
     const store = resolveStore(options);
@@ -136,7 +137,8 @@ export class SegmentedTrainStep {
     });
     if (tier.budget !== null) {
       throw new TrainInputError(
-        "gradientCheckpointing: tier 'budget' plans by measuring the fused step; with execution: 'segmented' use a fixed tier ('full', 'medium', 'selective') or recompute",
+        "gradientCheckpointing: tier 'budget' plans by measuring the fused step; with execution: 'segmented' use " +
+          "a fixed tier ('full', 'medium', 'selective') or recompute",
       );
     }
     const recompute = tier.recompute;

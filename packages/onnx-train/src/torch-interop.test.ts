@@ -76,33 +76,37 @@ describe('a checkpoint loads outside soup as GPT-2', () => {
       tieEmbeddings: tie,
     });
 
-    it(`config.json is a GPT2Config (tie_word_embeddings ${tie}); a TypeScript GPT-2 from it reproduces the loss (Node twin)`, async () => {
-      const { dir, trainer } = await trainedFolder(spec);
-      const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
-      expect(cfg).toMatchObject({
-        model_type: 'gpt2',
-        architectures: ['GPT2LMHeadModel'],
-        vocab_size: 256,
-        n_positions: 16,
-        n_embd: 16,
-        n_layer: 2,
-        n_head: 2,
-        n_inner: 48,
-      });
-      expect(cfg).toMatchObject({
-        activation_function: 'gelu_new',
-        layer_norm_epsilon: 1e-5,
-        tie_word_embeddings: tie,
-        resid_pdrop: 0,
-        embd_pdrop: 0,
-        attn_pdrop: 0,
-      });
-      expect(JSON.parse(readFileSync(join(dir, 'generation_config.json'), 'utf8'))).toMatchObject({ max_length: 16 });
-      const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 9 });
-      const soupLoss = await trainer.trainStep.evaluate(batch);
-      expect(Math.abs(gpt2LossFromFolder(dir, batch) - soupLoss)).toBeLessThan(1e-4);
-      await trainer.close();
-    });
+    it(
+      `config.json is a GPT2Config (tie_word_embeddings ${tie}); a TypeScript GPT-2 from it ` +
+        `reproduces the loss (Node twin)`,
+      async () => {
+        const { dir, trainer } = await trainedFolder(spec);
+        const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+        expect(cfg).toMatchObject({
+          model_type: 'gpt2',
+          architectures: ['GPT2LMHeadModel'],
+          vocab_size: 256,
+          n_positions: 16,
+          n_embd: 16,
+          n_layer: 2,
+          n_head: 2,
+          n_inner: 48,
+        });
+        expect(cfg).toMatchObject({
+          activation_function: 'gelu_new',
+          layer_norm_epsilon: 1e-5,
+          tie_word_embeddings: tie,
+          resid_pdrop: 0,
+          embd_pdrop: 0,
+          attn_pdrop: 0,
+        });
+        expect(JSON.parse(readFileSync(join(dir, 'generation_config.json'), 'utf8'))).toMatchObject({ max_length: 16 });
+        const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 9 });
+        const soupLoss = await trainer.trainStep.evaluate(batch);
+        expect(Math.abs(gpt2LossFromFolder(dir, batch) - soupLoss)).toBeLessThan(1e-4);
+        await trainer.close();
+      },
+    );
 
     it.skipIf(torchMissing !== null)(
       `PyTorch GPT-2 built from config.json alone reproduces soup's loss to 1e-4 (tie ${tie})`,
@@ -122,78 +126,81 @@ describe('a checkpoint loads outside soup as GPT-2', () => {
 });
 
 describe.skipIf(torchMissing !== null)('float64: the full gradient and AdamW steps match torch', () => {
-  it('every coordinate of every gradient tensor, then two clipped AdamW steps: parameters and both moments', async () => {
-    const spec = defineGptSpec({
-      vocabSize: 13,
-      seqLen: 6,
-      dModel: 8,
-      nHeads: 2,
-      nLayers: 2,
-      dFF: 16,
-      tieEmbeddings: false,
-    });
-    const adamw = { maxGradNorm: 0.5, weightDecay: 0.1, beta1: 0.8, beta2: 0.95, eps: 1e-6 };
-    const step = await TrainStep.create({ spec, dtype: 'float64', seed: 5, adamw, intraOpNumThreads: 1 });
-    const dir = useTempDir();
-    const params = parameterSpecs(spec);
-    const state = step.getState();
-    writeFileSync(join(dir, 'config.json'), JSON.stringify(gpt2Config(spec, 'float64')));
-    writeSafetensors({
-      path: join(dir, 'model.safetensors'),
-      tensors: params.map((p) => [p.name, { dtype: 'F64', shape: p.shape, data: state.parameters.get(p.name)! }]),
-    });
-    const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 2 });
-    writeFileSync(join(dir, 'batch.json'), batchJson(batch, spec.seqLen));
-    const lrs = [0.01, 0.005];
-    const hp = resolveAdamW(adamw);
-    const out = join(dir, 'torch.json');
-    writeFileSync(
-      join(dir, 'opts.json'),
-      JSON.stringify({
-        out,
-        lrs,
-        decay: params.filter((p) => p.weightDecay).map((p) => p.name),
-        weight_decay: hp.weightDecay,
-        beta1: hp.beta1,
-        beta2: hp.beta2,
-        eps: hp.eps,
-        max_grad_norm: hp.maxGradNorm,
-      }),
-    );
-    const r = await runProcess(python, [script, 'step', dir, join(dir, 'batch.json'), join(dir, 'opts.json')], {
-      timeoutMs: 120_000,
-    });
-    expect(r.code, r.stderr).toBe(0);
-    const torch = JSON.parse(readFileSync(out, 'utf8')) as {
-      loss: number;
-      grad_norm: number;
-      grads: Record<string, number[]>;
-      params: Record<string, number[]>;
-      m: Record<string, number[]>;
-      v: Record<string, number[]>;
-      step_losses: number[];
-    };
+  it(
+    'every coordinate of every gradient tensor, then two clipped AdamW steps: parameters and both ' + 'moments',
+    async () => {
+      const spec = defineGptSpec({
+        vocabSize: 13,
+        seqLen: 6,
+        dModel: 8,
+        nHeads: 2,
+        nLayers: 2,
+        dFF: 16,
+        tieEmbeddings: false,
+      });
+      const adamw = { maxGradNorm: 0.5, weightDecay: 0.1, beta1: 0.8, beta2: 0.95, eps: 1e-6 };
+      const step = await TrainStep.create({ spec, dtype: 'float64', seed: 5, adamw, intraOpNumThreads: 1 });
+      const dir = useTempDir();
+      const params = parameterSpecs(spec);
+      const state = step.getState();
+      writeFileSync(join(dir, 'config.json'), JSON.stringify(gpt2Config(spec, 'float64')));
+      writeSafetensors({
+        path: join(dir, 'model.safetensors'),
+        tensors: params.map((p) => [p.name, { dtype: 'F64', shape: p.shape, data: state.parameters.get(p.name)! }]),
+      });
+      const batch = makeSyntheticBatch({ spec, batchSize: 3, seed: 2 });
+      writeFileSync(join(dir, 'batch.json'), batchJson(batch, spec.seqLen));
+      const lrs = [0.01, 0.005];
+      const hp = resolveAdamW(adamw);
+      const out = join(dir, 'torch.json');
+      writeFileSync(
+        join(dir, 'opts.json'),
+        JSON.stringify({
+          out,
+          lrs,
+          decay: params.filter((p) => p.weightDecay).map((p) => p.name),
+          weight_decay: hp.weightDecay,
+          beta1: hp.beta1,
+          beta2: hp.beta2,
+          eps: hp.eps,
+          max_grad_norm: hp.maxGradNorm,
+        }),
+      );
+      const r = await runProcess(python, [script, 'step', dir, join(dir, 'batch.json'), join(dir, 'opts.json')], {
+        timeoutMs: 120_000,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const torch = JSON.parse(readFileSync(out, 'utf8')) as {
+        loss: number;
+        grad_norm: number;
+        grads: Record<string, number[]>;
+        params: Record<string, number[]>;
+        m: Record<string, number[]>;
+        v: Record<string, number[]>;
+        step_losses: number[];
+      };
 
-    const g = await step.gradients(batch);
-    expect(Math.abs(g.loss - torch.loss)).toBeLessThan(1e-12);
-    expect(Math.abs(g.gradNorm - torch.grad_norm) / torch.grad_norm).toBeLessThan(1e-10);
-    expect(torch.grad_norm).toBeGreaterThan(hp.maxGradNorm); // clipping is exercised
-    for (const p of params)
-      expect(relErr(g.grads.get(p.name)!, torch.grads[p.name]!), `grad ${p.name}`).toBeLessThan(1e-9);
+      const g = await step.gradients(batch);
+      expect(Math.abs(g.loss - torch.loss)).toBeLessThan(1e-12);
+      expect(Math.abs(g.gradNorm - torch.grad_norm) / torch.grad_norm).toBeLessThan(1e-10);
+      expect(torch.grad_norm).toBeGreaterThan(hp.maxGradNorm); // clipping is exercised
+      for (const p of params)
+        expect(relErr(g.grads.get(p.name)!, torch.grads[p.name]!), `grad ${p.name}`).toBeLessThan(1e-9);
 
-    const losses: number[] = [];
-    for (const lr of lrs) losses.push((await step.run(batch, { lr })).loss);
-    // Both sides' losses are real numbers (expect.any(Number) would accept NaN), one per learning rate.
-    expect(losses).toHaveLength(lrs.length);
-    expect(torch.step_losses).toHaveLength(lrs.length);
-    for (const l of [...losses, ...torch.step_losses]) expect(Number.isFinite(l) && l > 0, `loss ${l}`).toBe(true);
-    for (let i = 0; i < lrs.length; i++) expect(Math.abs(losses[i]! - torch.step_losses[i]!)).toBeLessThan(1e-12);
-    const after = step.getState();
-    for (const p of params) {
-      expect(relErr(after.parameters.get(p.name)!, torch.params[p.name]!), `param ${p.name}`).toBeLessThan(1e-9);
-      expect(relErr(after.m.get(p.name)!, torch.m[p.name]!), `adam m ${p.name}`).toBeLessThan(1e-9);
-      expect(relErr(after.v.get(p.name)!, torch.v[p.name]!), `adam v ${p.name}`).toBeLessThan(1e-9);
-    }
-    await step.release();
-  });
+      const losses: number[] = [];
+      for (const lr of lrs) losses.push((await step.run(batch, { lr })).loss);
+      // Both sides' losses are real numbers (expect.any(Number) would accept NaN), one per learning rate.
+      expect(losses).toHaveLength(lrs.length);
+      expect(torch.step_losses).toHaveLength(lrs.length);
+      for (const l of [...losses, ...torch.step_losses]) expect(Number.isFinite(l) && l > 0, `loss ${l}`).toBe(true);
+      for (let i = 0; i < lrs.length; i++) expect(Math.abs(losses[i]! - torch.step_losses[i]!)).toBeLessThan(1e-12);
+      const after = step.getState();
+      for (const p of params) {
+        expect(relErr(after.parameters.get(p.name)!, torch.params[p.name]!), `param ${p.name}`).toBeLessThan(1e-9);
+        expect(relErr(after.m.get(p.name)!, torch.m[p.name]!), `adam m ${p.name}`).toBeLessThan(1e-9);
+        expect(relErr(after.v.get(p.name)!, torch.v[p.name]!), `adam v ${p.name}`).toBeLessThan(1e-9);
+      }
+      await step.release();
+    },
+  );
 });

@@ -51,50 +51,54 @@ function maxRelDiff(a: FloatArray, b: FloatArray): number {
 }
 
 describe('TrainStep', () => {
-  it('applies AdamW (bias correction, decoupled decay on matrices only, global-norm clipping) exactly as the TS reference', async () => {
-    const adamw = { maxGradNorm: 0.05, weightDecay: 0.1, beta1: 0.8, beta2: 0.95, eps: 1e-6 };
-    const step = await TrainStep.create({ spec, dtype: 'float64', seed: 11, adamw, intraOpNumThreads: 1 });
-    const hp = resolveAdamW(adamw);
-    let clipped = 0;
-    for (const [i, lr] of [
-      [1, 0.01],
-      [2, 0.005],
-      [3, 0.02],
-    ] as const) {
-      const batch = makeSyntheticBatch({ spec, batchSize: 2, seed: i });
-      const before = step.getState();
-      const { grads, gradNorm } = await step.gradients(batch);
-      const r = await step.run(batch, { lr });
-      expect(r.step).toBe(i);
-      expect(r.gradNorm).toBeCloseTo(gradNorm, 12);
-      const clipCoef = Math.min(1, hp.maxGradNorm / (gradNorm + 1e-6));
-      if (clipCoef < 1) clipped++;
-      const after = step.getState();
-      for (const p of step.model.params) {
-        const ref = adamwReference({
-          p: before.parameters.get(p.name)!,
-          g: grads.get(p.name)!,
-          m: before.m.get(p.name)!,
-          v: before.v.get(p.name)!,
-          step: i,
-          lr,
-          clipCoef,
-          decay: p.weightDecay,
-          ...hp,
-        });
-        expect(maxRelDiff(after.parameters.get(p.name)!, ref.p), p.name).toBeLessThan(1e-12);
-        expect(maxRelDiff(after.m.get(p.name)!, ref.m), p.name).toBeLessThan(1e-12);
-        expect(maxRelDiff(after.v.get(p.name)!, ref.v), p.name).toBeLessThan(1e-12);
+  it(
+    'applies AdamW (bias correction, decoupled decay on matrices only, global-norm clipping) exactly ' +
+      'as the TS reference',
+    async () => {
+      const adamw = { maxGradNorm: 0.05, weightDecay: 0.1, beta1: 0.8, beta2: 0.95, eps: 1e-6 };
+      const step = await TrainStep.create({ spec, dtype: 'float64', seed: 11, adamw, intraOpNumThreads: 1 });
+      const hp = resolveAdamW(adamw);
+      let clipped = 0;
+      for (const [i, lr] of [
+        [1, 0.01],
+        [2, 0.005],
+        [3, 0.02],
+      ] as const) {
+        const batch = makeSyntheticBatch({ spec, batchSize: 2, seed: i });
+        const before = step.getState();
+        const { grads, gradNorm } = await step.gradients(batch);
+        const r = await step.run(batch, { lr });
+        expect(r.step).toBe(i);
+        expect(r.gradNorm).toBeCloseTo(gradNorm, 12);
+        const clipCoef = Math.min(1, hp.maxGradNorm / (gradNorm + 1e-6));
+        if (clipCoef < 1) clipped++;
+        const after = step.getState();
+        for (const p of step.model.params) {
+          const ref = adamwReference({
+            p: before.parameters.get(p.name)!,
+            g: grads.get(p.name)!,
+            m: before.m.get(p.name)!,
+            v: before.v.get(p.name)!,
+            step: i,
+            lr,
+            clipCoef,
+            decay: p.weightDecay,
+            ...hp,
+          });
+          expect(maxRelDiff(after.parameters.get(p.name)!, ref.p), p.name).toBeLessThan(1e-12);
+          expect(maxRelDiff(after.m.get(p.name)!, ref.m), p.name).toBeLessThan(1e-12);
+          expect(maxRelDiff(after.v.get(p.name)!, ref.v), p.name).toBeLessThan(1e-12);
+        }
       }
-    }
-    expect(clipped).toBeGreaterThan(0);
-    const decayed = step.model.params.filter((p) => p.weightDecay).map((p) => p.name);
-    expect(decayed).toContain('h.0.attn.c_attn.weight');
-    expect(
-      decayed.some((n) => n.includes('ln_') || n.startsWith('wte') || n.startsWith('wpe') || n.endsWith('.bias')),
-    ).toBe(false);
-    await step.release();
-  });
+      expect(clipped).toBeGreaterThan(0);
+      const decayed = step.model.params.filter((p) => p.weightDecay).map((p) => p.name);
+      expect(decayed).toContain('h.0.attn.c_attn.weight');
+      expect(
+        decayed.some((n) => n.includes('ln_') || n.startsWith('wte') || n.startsWith('wpe') || n.endsWith('.bias')),
+      ).toBe(false);
+      await step.release();
+    },
+  );
 
   it('is deterministic with one intra-op thread and reports every step to `measure`', async () => {
     const seen: StepMeasurement[] = [];

@@ -62,7 +62,10 @@ export interface TrainerOptions {
    * `offload`); see `createTrainStep`. @default 'segmented' when offload.target is 'cpu' / 'disk', else 'fused'
    */
   execution?: ExecutionMode;
-  /** Activation offloading of the segmented step: `{target: 'keep' | 'cpu' | 'disk', saveDir}`. @default {target: 'keep'} */
+  /**
+   * Activation offloading of the segmented step: `{target: 'keep' | 'cpu' | 'disk', saveDir}`. @default {target:
+   * 'keep'}
+   */
   offload?: OffloadOptions;
   /**
    * The run id written into checkpoints (`trainer_state.json` `run`, safetensors metadata), e.g.
@@ -70,7 +73,10 @@ export interface TrainerOptions {
    * still refused when its recorded config does not match this trainer's. @default the fingerprint
    */
   run?: string;
-  /** Append a training entry to `log_history` every this many steps (mean loss over them). @default max(1, ceil(totalSteps / 500)) */
+  /**
+   * Append a training entry to `log_history` every this many steps (mean loss over them). @default max(1,
+   * ceil(totalSteps / 500))
+   */
   logEverySteps?: number;
 }
 

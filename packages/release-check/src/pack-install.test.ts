@@ -93,7 +93,8 @@ describe.each(packages.map((p) => [p.name, p] as const))('%s installed alone', (
 
 // @soup/cuda-probe's ORT probes need its optional peers: installed together from the tarballs (and
 // onnxruntime-node from the registry), the train-step probe runs a real step in the shipped worker.
-test('@soup/cuda-probe with its optional peers (onnxruntime-node, @soup/onnx-train) runs a train-step probe', async () => {
+test('@soup/cuda-probe with its optional peers (onnxruntime-node, @soup/onnx-train) runs a train-step ' +
+  'probe', async () => {
   const project = join(work, 'cuda-probe-with-peers');
   mkdirSync(project);
   writeFileSync(

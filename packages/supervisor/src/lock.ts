@@ -96,8 +96,10 @@ export function acquireOutputLock(p: { dir: string; onStale?: (rec: LockRecord) 
             : null;
         if (who !== null) {
           throw new OutputLockedError(
-            `${p.dir} is in use by an earlier soup run started ${old.started_at}: ${who.what} still lives (lock ${path}). ` +
-              `Two trainers in one folder delete each other's checkpoints: wait for it to end, or stop it (kill ${who.pid}), then run again.`,
+            `${p.dir} is in use by an earlier soup run started ${old.started_at}: ${who.what} still lives (lock ` +
+              `${path}). ` +
+              `Two trainers in one folder delete each other's checkpoints: wait for it to end, or stop it (kill ` +
+              `${who.pid}), then run again.`,
             { lockPath: path, pid: who.pid },
           );
         }

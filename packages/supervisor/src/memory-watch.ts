@@ -60,7 +60,8 @@ export function startMemoryWatch(
       passed = true;
       passedStep = step;
       p.warn(
-        `memory: the trainer's peak passed --max-memory ${fmt(max)} ${step === null ? 'before its first reported step' : `at step ${step}`}: ${fmt(r.bytes)} (${o.method})`,
+        `memory: the trainer's peak passed --max-memory ${fmt(max)} ` +
+          `${step === null ? 'before its first reported step' : `at step ${step}`}: ${fmt(r.bytes)} (${o.method})`,
       );
     }
   };

@@ -11,11 +11,16 @@ export const RUN_RECORD_PATH = 'soup_run.json';
 
 /** What a `soup run` fingerprint is made of. */
 export interface SupervisedIdentity {
-  /** The trainer argv as typed, placeholders kept; a token (or token-shaped value) is kept as `sha256:<hex>`, never as itself. */
+  /**
+   * The trainer argv as typed, placeholders kept; a token (or token-shaped value) is kept as `sha256:<hex>`, never as
+   * itself.
+   */
   argv: string[];
   /** --fingerprint file (as given) → sha256 of its bytes. */
   files: Record<string, string>;
-  /** The global batch G (`--global-batch-size`), a hyper-parameter of the run; absent when not given (older records). */
+  /**
+   * The global batch G (`--global-batch-size`), a hyper-parameter of the run; absent when not given (older records).
+   */
   global_batch_size?: number;
 }
 
@@ -114,7 +119,8 @@ export function identityOf(
     } catch (err) {
       throw new SupervisorUsageError(
         'fingerprint',
-        `--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); pass a file the run depends on, e.g. its config`,
+        `--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}` +
+          `); pass a file the run depends on, e.g. its config`,
         { cause: err },
       );
     }
@@ -136,13 +142,15 @@ export function describeIdentityChange(before: SupervisedIdentity, after: Superv
     let i = 0;
     while (i < a.length && i < b.length && a[i] === b[i]) i++;
     out.push(
-      `trainer command differs at argument ${i + 1}: ${JSON.stringify(a[i] ?? '(none)')} → ${JSON.stringify(b[i] ?? '(none)')}`,
+      `trainer command differs at argument ${i + 1}: ${JSON.stringify(a[i] ?? '(none)')} → ` +
+        `${JSON.stringify(b[i] ?? '(none)')}`,
     );
   }
   if (before.global_batch_size !== after.global_batch_size) {
     const g = (v: number | undefined): string => (v === undefined ? 'none' : String(v));
     out.push(
-      `--global-batch-size differs: ${g(before.global_batch_size)} → ${g(after.global_batch_size)} (G is a hyper-parameter: a changed G is a changed run)`,
+      `--global-batch-size differs: ${g(before.global_batch_size)} → ${g(after.global_batch_size)}` +
+        ` (G is a hyper-parameter: a changed G is a changed run)`,
     );
   }
   for (const f of [...new Set([...Object.keys(before.files), ...Object.keys(after.files)])].sort()) {

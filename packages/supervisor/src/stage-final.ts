@@ -1,5 +1,6 @@
 // What `soup run` pushes as final/: --final <dir>, else the files at the top of {output_dir} (hard-linked
-// into a scratch folder), else (no files there) the newest complete checkpoint of this run. Whatever it is must hold model
+// into a scratch folder), else (no files there) the newest complete checkpoint of this run. Whatever it is must hold
+// model
 // weights, or no terminal pointer is written.
 import { copyFileSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
@@ -58,7 +59,8 @@ function refuseWithoutWeights(dir: string, what: string): void {
   const shown = files.slice(0, 8).join(', ') + (files.length > 8 ? `, … (${files.length} files)` : '');
   throw new SupervisorUsageError(
     'final',
-    `final/ would hold no model weights: ${what} has ${files.length === 0 ? 'no files' : shown} (no .safetensors, .bin, .pt, .pth or .ckpt); ` +
+    `final/ would hold no model weights: ${what} has ${files.length === 0 ? 'no files' : shown}` +
+      ` (no .safetensors, .bin, .pt, .pth or .ckpt); ` +
       'no terminal pointer was written. Pass --final <dir> with the folder the trainer saved the finished model in',
   );
 }
@@ -136,6 +138,7 @@ export function stageFinal(p: {
   }
   throw new SupervisorUsageError(
     'final',
-    `the trainer exited 0 but left no model files in ${p.outputDir} and no checkpoint: pass --final <dir> with the folder holding the finished model`,
+    `the trainer exited 0 but left no model files in ${p.outputDir} and no checkpoint: pass --final <dir> with ` +
+      `the folder holding the finished model`,
   );
 }

@@ -61,50 +61,58 @@ function options(
 }
 
 describe('[slow] supervise(): a mid-run out-of-memory steps the micro-batch down', { timeout: 120_000 }, () => {
-  it('16 → 8 → 4 (capacity 4) in one session, each resumed from the newest checkpoint; recorded; told to onOomStepDown', async () => {
-    const cwd = useTempDir('soup-supervise-stepdown-');
-    const events: SuperviseEvent[] = [];
-    const told: number[] = [];
-    const r = await supervise(options(cwd, { CAP: '4' }, { onOomStepDown: (s) => void told.push(s.to) }, events));
-    expect(r).toMatchObject({ outcome: 'complete', microBatchSize: 4, gradAccum: 4, globalBatchSize: 16 });
-    expect(r.oomStepDowns.map((s) => [s.step, s.from, s.to])).toEqual([
-      [2, 16, 8],
-      [2, 8, 4],
-    ]);
-    expect(r.oomStepDowns[0]!.error).toBe('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB');
-    expect(told).toEqual([8, 4]);
-    const lines = events.map((e) => e.line).join('\n');
-    expect(lines).toMatch(
-      /out of memory at step 2 with micro 16 × 1 = 16 .*resuming from out\/checkpoint-2 \(step 2\) with micro 8 × 2 = 16 \(step-down 1 of at most 3\)/,
-    );
-    expect(lines).toMatch(/launched trainer .* 4 4 .*checkpoint-2/);
-    const record = await readRunRecord(new DirStore({ root: join(cwd, 'store') }));
-    expect(record?.sessions?.[0]).toMatchObject({
-      micro_batch_size: 4,
-      grad_accum: 4,
-      source: 'test',
-      oom_step_downs: [
-        { from: 16, to: 8 },
-        { from: 8, to: 4 },
-      ],
-    });
-  });
+  it(
+    '16 → 8 → 4 (capacity 4) in one session, each resumed from the newest checkpoint; recorded; told ' +
+      'to onOomStepDown',
+    async () => {
+      const cwd = useTempDir('soup-supervise-stepdown-');
+      const events: SuperviseEvent[] = [];
+      const told: number[] = [];
+      const r = await supervise(options(cwd, { CAP: '4' }, { onOomStepDown: (s) => void told.push(s.to) }, events));
+      expect(r).toMatchObject({ outcome: 'complete', microBatchSize: 4, gradAccum: 4, globalBatchSize: 16 });
+      expect(r.oomStepDowns.map((s) => [s.step, s.from, s.to])).toEqual([
+        [2, 16, 8],
+        [2, 8, 4],
+      ]);
+      expect(r.oomStepDowns[0]!.error).toBe('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB');
+      expect(told).toEqual([8, 4]);
+      const lines = events.map((e) => e.line).join('\n');
+      expect(lines).toMatch(
+        /out of memory at step 2 with micro 16 × 1 = 16 .*resuming from out\/checkpoint-2 \(step 2\) with micro 8 × 2 = 16 \(step-down 1 of at most 3\)/,
+      );
+      expect(lines).toMatch(/launched trainer .* 4 4 .*checkpoint-2/);
+      const record = await readRunRecord(new DirStore({ root: join(cwd, 'store') }));
+      expect(record?.sessions?.[0]).toMatchObject({
+        micro_batch_size: 4,
+        grad_accum: 4,
+        source: 'test',
+        oom_step_downs: [
+          { from: 16, to: 8 },
+          { from: 8, to: 4 },
+        ],
+      });
+    },
+  );
 
-  it('no retry left (--max-oom-retries 1 with capacity 4), or a failure that is not out of memory: the trainer fails as before, with what it pushed', async () => {
-    const cwd = useTempDir('soup-supervise-stepdown-');
-    const events: SuperviseEvent[] = [];
-    const r = await supervise(options(cwd, { CAP: '4' }, { maxOomRetries: 1 }, events));
-    expect(r).toMatchObject({ outcome: 'trainer-failed', exitCode: 1, microBatchSize: 8 });
-    expect(r.oomStepDowns).toHaveLength(1);
-    expect(
-      events
-        .filter((e) => e.level === 'warn')
-        .map((e) => e.line)
-        .join('\n'),
-    ).toMatch(/ran out of memory with micro 8 × 2 = 16 .*--max-oom-retries 1 step-down already made this session/);
+  it(
+    'no retry left (--max-oom-retries 1 with capacity 4), or a failure that is not out of memory: the ' +
+      'trainer fails as before, with what it pushed',
+    async () => {
+      const cwd = useTempDir('soup-supervise-stepdown-');
+      const events: SuperviseEvent[] = [];
+      const r = await supervise(options(cwd, { CAP: '4' }, { maxOomRetries: 1 }, events));
+      expect(r).toMatchObject({ outcome: 'trainer-failed', exitCode: 1, microBatchSize: 8 });
+      expect(r.oomStepDowns).toHaveLength(1);
+      expect(
+        events
+          .filter((e) => e.level === 'warn')
+          .map((e) => e.line)
+          .join('\n'),
+      ).toMatch(/ran out of memory with micro 8 × 2 = 16 .*--max-oom-retries 1 step-down already made this session/);
 
-    const other = useTempDir('soup-supervise-stepdown-');
-    const r2 = await supervise(options(other, { CAP: '4', FAIL: 'other' }, {}, []));
-    expect(r2).toMatchObject({ outcome: 'trainer-failed', exitCode: 1, microBatchSize: 16, oomStepDowns: [] });
-  });
+      const other = useTempDir('soup-supervise-stepdown-');
+      const r2 = await supervise(options(other, { CAP: '4', FAIL: 'other' }, {}, []));
+      expect(r2).toMatchObject({ outcome: 'trainer-failed', exitCode: 1, microBatchSize: 16, oomStepDowns: [] });
+    },
+  );
 });

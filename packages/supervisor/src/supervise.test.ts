@@ -19,27 +19,30 @@ function wholeInStore(root: string, folder: string): boolean {
 describe('[slow] supervise(): what was pushed must equal what is on disk when the push ends', {
   timeout: 120_000,
 }, () => {
-  it('a folder that changes after its upload verified: the pointer does not move onto it; it is pushed again once settled', async () => {
-    const cwd = useTempDir('soup-supervise-changed-');
-    const root = join(cwd, 'store');
-    const dir = new DirStore({ root });
-    const pointerMoves: Array<{ path: string; whole: boolean }> = [];
-    // The store answers each upload only after a second: the trainer goes on writing meanwhile.
-    const store: CheckpointStore = Object.assign(Object.create(dir) as CheckpointStore, {
-      kind: dir.kind,
-      description: dir.description,
-      async commit(p: StoreCommitParams) {
-        await dir.commit(p);
-        const pointer = p.operations.find((op) => op.path === 'latest.json' && op.kind === 'put');
-        if (pointer && 'bytes' in pointer) {
-          const at = (JSON.parse(new TextDecoder().decode(pointer.bytes)) as { path_in_repo: string }).path_in_repo;
-          pointerMoves.push({ path: at, whole: wholeInStore(root, at) });
-        }
-        if (p.message.startsWith('soup: upload')) await new Promise((r) => setTimeout(r, 1000));
-      },
-    });
-    // No marker file: the first half, a pause longer than --settle, then the rest.
-    const trainer = `
+  it(
+    'a folder that changes after its upload verified: the pointer does not move onto it; it is pushed ' +
+      'again once settled',
+    async () => {
+      const cwd = useTempDir('soup-supervise-changed-');
+      const root = join(cwd, 'store');
+      const dir = new DirStore({ root });
+      const pointerMoves: Array<{ path: string; whole: boolean }> = [];
+      // The store answers each upload only after a second: the trainer goes on writing meanwhile.
+      const store: CheckpointStore = Object.assign(Object.create(dir) as CheckpointStore, {
+        kind: dir.kind,
+        description: dir.description,
+        async commit(p: StoreCommitParams) {
+          await dir.commit(p);
+          const pointer = p.operations.find((op) => op.path === 'latest.json' && op.kind === 'put');
+          if (pointer && 'bytes' in pointer) {
+            const at = (JSON.parse(new TextDecoder().decode(pointer.bytes)) as { path_in_repo: string }).path_in_repo;
+            pointerMoves.push({ path: at, whole: wholeInStore(root, at) });
+          }
+          if (p.message.startsWith('soup: upload')) await new Promise((r) => setTimeout(r, 1000));
+        },
+      });
+      // No marker file: the first half, a pause longer than --settle, then the rest.
+      const trainer = `
       const fs = require('node:fs'), path = require('node:path'), d = path.join(process.argv[1], 'checkpoint-1');
       fs.mkdirSync(d, { recursive: true });
       fs.writeFileSync(path.join(d, 'model.bin'), Buffer.alloc(${HALF}, 1));
@@ -48,26 +51,27 @@ describe('[slow] supervise(): what was pushed must equal what is on disk when th
         fs.appendFileSync(path.join(d, 'model.bin'), b);
         setTimeout(() => {}, 3000);
       }, 700);`;
-    const events: SuperviseEvent[] = [];
-    const result = await supervise({
-      argv: [process.execPath, '-e', trainer, '{output_dir}'],
-      store,
-      outputDir: join(cwd, 'out'),
-      cwd,
-      env: process.env,
-      signal: new AbortController().signal,
-      completeFile: '',
-      settleMs: 300,
-      pollMs: 50,
-      pushNice: 0,
-      onEvent: (e) => events.push(e),
-    });
-    expect(pointerMoves.length).toBeGreaterThan(0);
-    expect(pointerMoves.filter((m) => !m.whole)).toEqual([]);
-    expect(pointerMoves[0]).toEqual({ path: 'ckpt/checkpoint-1', whole: true });
-    expect(events.map((e) => e.line).join('\n')).toMatch(
-      /push of step 1 not pointed to: out\/checkpoint-1 changed while it was pushed/,
-    );
-    expect(result).toMatchObject({ outcome: 'complete', step: 1, evidence: 'trainer-done' });
-  });
+      const events: SuperviseEvent[] = [];
+      const result = await supervise({
+        argv: [process.execPath, '-e', trainer, '{output_dir}'],
+        store,
+        outputDir: join(cwd, 'out'),
+        cwd,
+        env: process.env,
+        signal: new AbortController().signal,
+        completeFile: '',
+        settleMs: 300,
+        pollMs: 50,
+        pushNice: 0,
+        onEvent: (e) => events.push(e),
+      });
+      expect(pointerMoves.length).toBeGreaterThan(0);
+      expect(pointerMoves.filter((m) => !m.whole)).toEqual([]);
+      expect(pointerMoves[0]).toEqual({ path: 'ckpt/checkpoint-1', whole: true });
+      expect(events.map((e) => e.line).join('\n')).toMatch(
+        /push of step 1 not pointed to: out\/checkpoint-1 changed while it was pushed/,
+      );
+      expect(result).toMatchObject({ outcome: 'complete', step: 1, evidence: 'trainer-done' });
+    },
+  );
 });

@@ -103,7 +103,10 @@ export interface SuperviseOptions {
   leaseTtlMs?: number | null;
   /** Squash the Hub repo's history after each prune, so pruned bytes are freed. @default false */
   squashHistory?: boolean;
-  /** `auto` resumes this run (walking back past a corrupt checkpoint); `never` refuses a store that holds checkpoints; `force` continues another command's run. @default 'auto' */
+  /**
+   * `auto` resumes this run (walking back past a corrupt checkpoint); `never` refuses a store that holds checkpoints;
+   * `force` continues another command's run. @default 'auto'
+   */
   resume?: 'auto' | 'never' | 'force';
   /** A number, `auto` (the run's recorded size, else `probeBatchSize`), or null for none. @default null */
   batchSize?: number | 'auto' | null;
@@ -134,15 +137,26 @@ export interface SuperviseOptions {
    * out of memory (e.g. @soup/cuda-probe's judgeTrainerExit). Without it no failure steps m down.
    */
   judgeOutOfMemory?: (exit: TrainerExit) => string | null;
-  /** The micro-batch after an out-of-memory failure at m: the next smaller divisor of G / worldSize (e.g. @soup/batch-probe's nextMicroBatchSize), null at the smallest. */
+  /**
+   * The micro-batch after an out-of-memory failure at m: the next smaller divisor of G / worldSize (e.g.
+   * @soup/batch-probe's nextMicroBatchSize), null at the smallest.
+   */
   nextMicroBatchSize?: (m: number) => number | null;
-  /** Out-of-memory step-downs one session may make: each resumes the trainer from the newest complete checkpoint with the next smaller m. @default 3 */
+  /**
+   * Out-of-memory step-downs one session may make: each resumes the trainer from the newest complete checkpoint with
+   * the next smaller m. @default 3
+   */
   maxOomRetries?: number;
   /** Told of each step-down, before the relaunch (e.g. to lower the batch cache entry). */
   onOomStepDown?: (s: OomStepDown) => void | Promise<void>;
-  /** Samples the trainer's whole process tree for the whole session (peak, step, budget, --max-memory). @default none */
+  /**
+   * Samples the trainer's whole process tree for the whole session (peak, step, budget, --max-memory). @default none
+   */
   memory?: MemoryWatchOptions;
-  /** The run's horizon in steps (fills {max_steps}; a run is complete only at or past it). @default null (trainer_state.json's max_steps) */
+  /**
+   * The run's horizon in steps (fills {max_steps}; a run is complete only at or past it). @default null
+   * (trainer_state.json's max_steps)
+   */
   horizon?: number | null;
   /** @default 'checkpoint-*' */
   checkpointGlob?: string;
@@ -227,7 +241,10 @@ export interface SessionFacts {
   pushedSteps: number[];
   /** The `{batch_size}` the trainer got; null when the command has none. */
   batchSize: number | null;
-  /** Where that size came from: the flag, this run's first session (soup_run.json), or a probe (with a global batch: where m came from, e.g. cache). */
+  /**
+   * Where that size came from: the flag, this run's first session (soup_run.json), or a probe (with a global batch:
+   * where m came from, e.g. cache).
+   */
   batchSource: string | null;
   /** G, m and a (a = G / (m × worldSize)) at the end of the session; null without a global batch. */
   globalBatchSize: number | null;
@@ -252,7 +269,9 @@ function fmt(ms: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : `${m}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-/** Error thrown from a push's `verified` phase: the folder changed while it was pushed, so the pointer must not move. */
+/**
+ * Error thrown from a push's `verified` phase: the folder changed while it was pushed, so the pointer must not move.
+ */
 class ChangedDuringPush extends Error {}
 
 /**
@@ -301,7 +320,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   if (G !== null && (o.batchSize ?? null) !== null)
     throw new SupervisorUsageError(
       'batchSize',
-      '--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup resolves; drop --batch-size',
+      '--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup ' +
+        'resolves; drop --batch-size',
     );
   if (
     G !== null &&
@@ -309,7 +329,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   ) {
     throw new SupervisorUsageError(
       'globalBatchSize',
-      `--global-batch-size ${G} with --world-size ${worldSize}: G must be a positive multiple of the world size, so every rank gets G / N samples per step`,
+      `--global-batch-size ${G} with --world-size ${worldSize}: G must be a positive multiple of the world size, ` +
+        `so every rank gets G / N samples per step`,
     );
   }
   if (G !== null && !o.resolveMicroBatchSize)
@@ -361,7 +382,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
     ) {
       throw new SupervisorUsageError(
         'resume',
-        `${storeName} already holds checkpoints; --resume never would overwrite them: pass another --repo, or --resume auto`,
+        `${storeName} already holds checkpoints; --resume never would overwrite them: pass another --repo, or ` +
+          `--resume auto`,
       );
     }
     if (record !== null) {
@@ -371,7 +393,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         (await store.list({ prefix: 'ckpt' })).length === 0
       ) {
         say(
-          `soup: ${storeName} holds no checkpoint of run ${record.run} (${describeIdentityChange(record.identity, identity).join('; ') || 'another command'}): starting run ${fingerprint} there`,
+          `soup: ${storeName} holds no checkpoint of run ${record.run} (` +
+            `${describeIdentityChange(record.identity, identity).join('; ') || 'another command'}): starting run ` +
+            `${fingerprint} there`,
         );
         record = null;
       } else {
@@ -379,8 +403,10 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         const what = changes.length > 0 ? changes.join('; ') : 'the fingerprint differs';
         if (!force) {
           throw new StaleRecordError(
-            `resume refused as stale: ${storeName} holds run ${record.run}, not this command's ${fingerprint}: ${what}. ` +
-              'A changed run needs its own checkpoints: pass a new --repo, restore the old command, or pass --resume force to continue that run anyway.',
+            `resume refused as stale: ${storeName} holds run ${record.run}, not this command's ${fingerprint}: ` +
+              `${what}. ` +
+              'A changed run needs its own checkpoints: pass a new --repo, restore the old command, or pass ' +
+              '--resume force to continue that run anyway.',
           );
         }
         warn(
@@ -397,7 +423,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       dir: o.outputDir,
       onStale: (old) =>
         warn(
-          `${show(join(o.outputDir, '.soup-run.lock'))}: an earlier soup run (pid ${old.pid}, started ${old.started_at}) ended without releasing it; taking it over`,
+          `${show(join(o.outputDir, '.soup-run.lock'))}: an earlier soup run (pid ${old.pid}, started ` +
+            `${old.started_at}) ended without releasing it; taking it over`,
         ),
     });
     const facts: SessionFacts = {
@@ -438,17 +465,20 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           );
         if (r.via === 'fallback') {
           warn(
-            `falling back to ${r.pathInRepo} (step ${r.step}), the newest checkpoint that verifies and pulls cleanly${r.previousStep !== null ? ` (latest.json names step ${r.previousStep})` : ''}`,
+            `falling back to ${r.pathInRepo} (step ${r.step}), the newest checkpoint that verifies and pulls ` +
+              `cleanly${r.previousStep !== null ? ` (latest.json names step ${r.previousStep})` : ''}`,
           );
         } else if (r.via === 'newer-verified') {
           say(
-            `soup: ${r.pathInRepo} (step ${r.step}) was verified after latest.json last moved (step ${r.previousStep}): resuming from it`,
+            `soup: ${r.pathInRepo} (step ${r.step}) was verified after latest.json last moved (step ` +
+              `${r.previousStep}): resuming from it`,
           );
         }
         facts.startStep = r.step;
         emit(
           'resumed',
-          `soup: pulled ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, every sha256 checked) into ${show(r.dir)} in ${Date.now() - t} ms`,
+          `soup: pulled ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, every sha256 checked) into ` +
+            `${show(r.dir)} in ${Date.now() - t} ms`,
           { step: r.step },
         );
         return r;
@@ -458,7 +488,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       } catch (err) {
         if (err instanceof StaleRunError && force) {
           warn(
-            `--resume force: ${storeName} holds run ${err.pointerRun} (step ${err.pointerStep}) with no soup_run.json; continuing it as this run`,
+            `--resume force: ${storeName} holds run ${err.pointerRun} (step ${err.pointerStep}) with no ` +
+              `soup_run.json; continuing it as this run`,
           );
           runId = err.pointerRun;
           resumed = await pull();
@@ -494,7 +525,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           );
         } else if (record?.batch_size != null && batchSize !== record.batch_size) {
           warn(
-            `--batch-size ${batchSize} differs from the ${record.batch_size} this run started with: the resumed run will not match an uninterrupted one`,
+            `--batch-size ${batchSize} differs from the ${record.batch_size} this run started with: the resumed ` +
+              `run will not match an uninterrupted one`,
           );
         }
         if (batchSize === null) {
@@ -564,7 +596,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
             : '';
         const chosen = Object.entries(levers).map(([k, v]) => `${k}=${v}`);
         say(
-          `micro ${microShape(micro, G, worldSize)}${was} (${r.source})${chosen.length > 0 ? `, ${chosen.join(', ')}` : ''}`,
+          `micro ${microShape(micro, G, worldSize)}${was} (${r.source})` +
+            `${chosen.length > 0 ? `, ${chosen.join(', ')}` : ''}`,
         );
       }
       const sessions = (): Record<string, unknown> =>
@@ -603,8 +636,10 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
             };
       if (!used.has('{output_dir}') && !o.outputDirGiven) {
         warn(
-          `the trainer command has no {output_dir}: soup watches ${show(o.outputDir)} (the default), and only checkpoints that appear there are pushed; ` +
-            'put {output_dir} where the trainer takes its output folder, or pass --output-dir with the folder it writes',
+          `the trainer command has no {output_dir}: soup watches ${show(o.outputDir)} (the default), and only ` +
+            `checkpoints that appear there are pushed; ` +
+            'put {output_dir} where the trainer takes its output folder, or pass --output-dir with the folder it ' +
+            'writes',
         );
       }
       const watcher = createCheckpointWatcher({
@@ -619,7 +654,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         const names = leftovers.map((c) => c.name);
         emit(
           'leftovers',
-          `${show(o.outputDir)} already holds ${names.length === 1 ? 'a checkpoint' : `${names.length} checkpoints`} from before this launch (${names.slice(0, 6).join(', ')}${names.length > 6 ? ', …' : ''}): ` +
+          `${show(o.outputDir)} already holds ` +
+            `${names.length === 1 ? 'a checkpoint' : `${names.length} checkpoints`} from before this launch (` +
+            `${names.slice(0, 6).join(', ')}${names.length > 6 ? ', …' : ''}): ` +
             "not this run's, never pushed (unless the trainer rewrites them); use a fresh --output-dir, or delete them",
         );
       }
@@ -651,7 +688,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           const now = signatureOf(src.source).sig;
           if (now !== src.sig) {
             throw new ChangedDuringPush(
-              `${show(src.source)} changed while it was pushed (names, sizes or mtimes differ from when the push began): the pointer stays, and it is pushed again once it settles`,
+              `${show(src.source)} changed while it was pushed (names, sizes or mtimes differ from when the push ` +
+                `began): the pointer stays, and it is pushed again once it settles`,
             );
           }
         }
@@ -669,7 +707,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           facts.pushedSteps.push(r.step),
           emit(
             'pushed',
-            `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ${fmt(r.timings.totalMs)}`,
+            `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ` +
+              `${fmt(r.timings.totalMs)}`,
             { step: r.step },
           )
         ),
@@ -793,7 +832,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
             ending = true;
             emit(
               'stopping',
-              `soup: ${stopReason!.startsWith('signal') ? `session ending (${stopReason})` : `${stopReason} reached`}: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`,
+              `soup: ` +
+                `${stopReason!.startsWith('signal') ? `session ending (${stopReason})` : `${stopReason} reached`}` +
+                `: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`,
               { reason: stopReason! },
             );
             end = await child.stop({ signal: stopSignal, graceMs });
@@ -818,7 +859,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           const newest = watcher.newestComplete({ asOfMs: exitAt, trainerExited: !end.killed })?.checkpoint ?? null;
           emit(
             'trainer-exited',
-            `soup: the trainer exited (${end.code !== null ? `code ${end.code}` : `signal ${end.signal}`})${newest ? `; newest complete checkpoint: step ${newest.step}` : ''}`,
+            `soup: the trainer exited (${end.code !== null ? `code ${end.code}` : `signal ${end.signal}`})` +
+              `${newest ? `; newest complete checkpoint: step ${newest.step}` : ''}`,
             {
               ...(newest ? { step: newest.step } : {}),
               exit: { code: end.code, signal: end.signal, stopping: stopReason !== null },
@@ -832,7 +874,10 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         const to = o.nextMicroBatchSize?.(micro) ?? null;
         if (facts.oomStepDowns.length >= maxRetries || to === null) {
           warn(
-            `the trainer ran out of memory with micro ${microShape(micro, G!, worldSize)} (${oomLine}): ${to === null ? 'no smaller divisor of G / world size is left' : `--max-oom-retries ${maxRetries} step-down${maxRetries === 1 ? '' : 's'} already made this session`}`,
+            `the trainer ran out of memory with micro ${microShape(micro, G!, worldSize)} (${oomLine}): ` +
+              (to === null
+                ? 'no smaller divisor of G / world size is left'
+                : `--max-oom-retries ${maxRetries} step-down${maxRetries === 1 ? '' : 's'} already made this session`),
           );
           break;
         }
@@ -850,9 +895,17 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         if (c) resumeFrom = c.path;
         emit(
           'oom-step-down',
-          `soup: out of memory ${step === null ? 'before the first reported step' : `at step ${step}`} with micro ${microShape(from, G!, worldSize)} (${oomLine}): ` +
-            `resuming from ${c ? `${show(c.path)} (step ${c.step})` : resumeFrom !== null ? `${show(resumeFrom)} (the checkpoint this session pulled)` : 'the beginning (no complete checkpoint yet)'} ` +
-            `with micro ${microShape(to, G!, worldSize)} (step-down ${facts.oomStepDowns.length} of at most ${maxRetries})`,
+          `soup: out of memory ${step === null ? 'before the first reported step' : `at step ${step}`} with micro ` +
+            `${microShape(from, G!, worldSize)} (${oomLine}): ` +
+            `resuming from ` +
+            (c
+              ? `${show(c.path)} (step ${c.step})`
+              : resumeFrom !== null
+                ? `${show(resumeFrom)} (the checkpoint this session pulled)`
+                : 'the beginning (no complete checkpoint yet)') +
+            ` ` +
+            `with micro ${microShape(to, G!, worldSize)} (step-down ${facts.oomStepDowns.length} of at most ` +
+            `${maxRetries})`,
           step !== null ? { step } : {},
         );
         await o.onOomStepDown?.(s);
@@ -915,7 +968,10 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
             : pointerStep !== null
               ? `nothing new was pushed; the store still points at step ${pointerStep}`
               : 'no checkpoint was pushed';
-        const message = `soup: the trainer failed with ${end.code !== null ? `exit code ${end.code}` : `signal ${end.signal}`}${why ? `: ${why}` : ''}; ${saved}; no final pushed`;
+        const message =
+          `soup: the trainer failed with ` +
+          `${end.code !== null ? `exit code ${end.code}` : `signal ${end.signal}`}${why ? `: ${why}` : ''}; ` +
+          `${saved}; no final pushed`;
         return { outcome: 'trainer-failed', run: runId, exitCode: code, trainerError: why, pushedStep, message };
       }
 
@@ -951,7 +1007,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
             ? `step ${pointerStep} is saved in ${storeName}`
             : 'no complete checkpoint yet: the next session starts from the beginning';
         warn(
-          `${reason}: not complete, no final/ and no terminal pointer (the horizon comes from ${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`,
+          `${reason}: not complete, no final/ and no terminal pointer (the horizon comes from ` +
+            `${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`,
         );
         say(`soup: segment saved (${reason}): ${where}; run the same command again to continue`);
         return {
@@ -975,7 +1032,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         const step = Math.max(pushedStep ?? -1, resumedStep, fin.step ?? -1, verdict.step ?? -1, 0);
         const res = await pushFinal({ store, step, dir: fin.dir, run: runId, keepRemote, ...leased, ...squash });
         say(
-          `soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ${show(fin.source)}, step ${step}, verified) with a terminal pointer`,
+          `soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ` +
+            `${show(fin.source)}, step ${step}, verified) with a terminal pointer`,
         );
         return {
           outcome: 'complete',

@@ -63,7 +63,10 @@ export function expandArgv(argv: readonly string[], p: Placeholders): string[] {
   return out;
 }
 
-/** The env the trainer gets: the caller's plus SOUP_BATCH_SIZE, SOUP_OUTPUT_DIR, SOUP_RESUME_FROM (and SOUP_MICRO_BATCH_SIZE, SOUP_GRAD_ACCUM with a global batch). */
+/**
+ * The env the trainer gets: the caller's plus SOUP_BATCH_SIZE, SOUP_OUTPUT_DIR, SOUP_RESUME_FROM (and
+ * SOUP_MICRO_BATCH_SIZE, SOUP_GRAD_ACCUM with a global batch).
+ */
 export function trainerEnv(base: NodeJS.ProcessEnv, p: Placeholders): NodeJS.ProcessEnv {
   return {
     ...base,
@@ -94,7 +97,10 @@ export interface TrainerChild {
   readonly done: boolean;
   /** Sends `signal` to its process group (the trainer and whatever it spawned). */
   signal(sig: NodeJS.Signals): void;
-  /** Sends the stop signal, waits up to `graceMs`, then SIGKILLs; resolves with how it ended and whether it had to be killed. */
+  /**
+   * Sends the stop signal, waits up to `graceMs`, then SIGKILLs; resolves with how it ended and whether it had to be
+   * killed.
+   */
   stop(p: { signal: NodeJS.Signals; graceMs: number }): Promise<TrainerExit & { killed: boolean }>;
 }
 

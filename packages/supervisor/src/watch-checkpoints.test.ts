@@ -26,44 +26,50 @@ describe('checkpoint watcher', () => {
     expect(stepOfName('final')).toBeNull();
   });
 
-  it('complete = marker AND (settled OR a newer one appeared OR the trainer exited); never a folder without the marker', () => {
-    const root = useTempDir();
-    const w = createCheckpointWatcher({ dir: root, settleMs: 10_000 });
-    const now = Date.now();
-    // No marker: never complete, however old and whatever the trainer did.
-    folder(root, 'checkpoint-10', { 'model.safetensors': 'half' }, now / 1000 - 3600);
-    w.scan(now);
-    expect(w.newestComplete({ asOfMs: now, trainerExited: false })).toBeNull();
-    expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toBeNull();
+  it(
+    'complete = marker AND (settled OR a newer one appeared OR the trainer exited); never a folder without ' +
+      'the marker',
+    () => {
+      const root = useTempDir();
+      const w = createCheckpointWatcher({ dir: root, settleMs: 10_000 });
+      const now = Date.now();
+      // No marker: never complete, however old and whatever the trainer did.
+      folder(root, 'checkpoint-10', { 'model.safetensors': 'half' }, now / 1000 - 3600);
+      w.scan(now);
+      expect(w.newestComplete({ asOfMs: now, trainerExited: false })).toBeNull();
+      expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toBeNull();
 
-    // Marker, but just written: not settled; complete only once the trainer exited.
-    folder(root, 'checkpoint-20', { 'model.safetensors': 'w', 'trainer_state.json': '{}' });
-    w.scan(now);
-    expect(w.newestComplete({ asOfMs: now, trainerExited: false })).toBeNull();
-    expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toMatchObject({
-      checkpoint: { step: 20 },
-      reason: 'trainer-exited',
-    });
-    // Unchanged for settleMs: settled.
-    w.scan(now + 10_000);
-    expect(w.newestComplete({ asOfMs: now + 10_000, trainerExited: false })).toMatchObject({
-      checkpoint: { step: 20 },
-      reason: 'settled',
-    });
-    // A change restarts the clock.
-    writeFileSync(join(root, 'checkpoint-20', 'optimizer.pt'), 'more');
-    w.scan(now + 11_000);
-    expect(w.newestComplete({ asOfMs: now + 11_000, trainerExited: false })).toBeNull();
+      // Marker, but just written: not settled; complete only once the trainer exited.
+      folder(root, 'checkpoint-20', { 'model.safetensors': 'w', 'trainer_state.json': '{}' });
+      w.scan(now);
+      expect(w.newestComplete({ asOfMs: now, trainerExited: false })).toBeNull();
+      expect(w.newestComplete({ asOfMs: now, trainerExited: true })).toMatchObject({
+        checkpoint: { step: 20 },
+        reason: 'trainer-exited',
+      });
+      // Unchanged for settleMs: settled.
+      w.scan(now + 10_000);
+      expect(w.newestComplete({ asOfMs: now + 10_000, trainerExited: false })).toMatchObject({
+        checkpoint: { step: 20 },
+        reason: 'settled',
+      });
+      // A change restarts the clock.
+      writeFileSync(join(root, 'checkpoint-20', 'optimizer.pt'), 'more');
+      w.scan(now + 11_000);
+      expect(w.newestComplete({ asOfMs: now + 11_000, trainerExited: false })).toBeNull();
 
-    // A newer folder (even half-written) makes 20 complete; the newer one itself is not.
-    folder(root, 'checkpoint-30', { 'model.safetensors': 'partial' });
-    w.scan(now + 11_500);
-    expect(w.newestComplete({ asOfMs: now + 11_500, trainerExited: false })).toMatchObject({
-      checkpoint: { step: 20 },
-      reason: 'newer-appeared',
-    });
-    expect(w.newestComplete({ asOfMs: now + 11_500, trainerExited: true })).toMatchObject({ checkpoint: { step: 20 } });
-  });
+      // A newer folder (even half-written) makes 20 complete; the newer one itself is not.
+      folder(root, 'checkpoint-30', { 'model.safetensors': 'partial' });
+      w.scan(now + 11_500);
+      expect(w.newestComplete({ asOfMs: now + 11_500, trainerExited: false })).toMatchObject({
+        checkpoint: { step: 20 },
+        reason: 'newer-appeared',
+      });
+      expect(w.newestComplete({ asOfMs: now + 11_500, trainerExited: true })).toMatchObject({
+        checkpoint: { step: 20 },
+      });
+    },
+  );
 
   it('ignores dot-folders and names without a step; an old folder found at first sight is settled', () => {
     const root = useTempDir();

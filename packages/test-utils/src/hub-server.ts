@@ -56,7 +56,9 @@ export interface HubServer {
   getFaults(): HubServerFaults;
   /** Number of commits (NDJSON commit POSTs answered 200) made to a repo, creation excluded. */
   commitCount(repoId: string, type?: HubRepoType): number;
-  /** Bytes reachable from any commit of the repo's history (what the Hub bills), or undefined when it does not exist. */
+  /**
+   * Bytes reachable from any commit of the repo's history (what the Hub bills), or undefined when it does not exist.
+   */
   storageBytes(repoId: string, type?: HubRepoType): number | undefined;
   /** Super-squash calls answered 200 for a repo. */
   squashCount(repoId: string, type?: HubRepoType): number;

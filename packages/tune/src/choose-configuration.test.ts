@@ -65,13 +65,17 @@ describe('chooseConfiguration', () => {
     ).toBe(0);
   });
 
-  it('peakIsLower: beyond 2 % of the larger; an unknown peak is never lower, any known one is lower than an unknown', () => {
-    expect(peakIsLower(97, 100)).toBe(true);
-    expect(peakIsLower(98.5, 100)).toBe(false);
-    expect(peakIsLower(100, 97)).toBe(false);
-    expect(peakIsLower(null, 100)).toBe(false);
-    expect(peakIsLower(100, null)).toBe(true);
-  });
+  it(
+    'peakIsLower: beyond 2 % of the larger; an unknown peak is never lower, any known one is lower than an ' +
+      'unknown',
+    () => {
+      expect(peakIsLower(97, 100)).toBe(true);
+      expect(peakIsLower(98.5, 100)).toBe(false);
+      expect(peakIsLower(100, 97)).toBe(false);
+      expect(peakIsLower(null, 100)).toBe(false);
+      expect(peakIsLower(100, null)).toBe(true);
+    },
+  );
 
   it('an unknown peak never wins a tie; untimed candidates do not compete', () => {
     const c = chooseConfiguration(

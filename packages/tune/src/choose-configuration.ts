@@ -54,7 +54,10 @@ const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
  */
 export const SAME_PEAK_FRACTION = 0.02;
 
-/** Whether peak `a` is lower than `b` beyond the peaks' own resolution (an unknown peak is never lower; any known one is lower than an unknown). */
+/**
+ * Whether peak `a` is lower than `b` beyond the peaks' own resolution (an unknown peak is never lower; any known one is
+ * lower than an unknown).
+ */
 export function peakIsLower(a: number | null, b: number | null): boolean {
   if (a === null) return false;
   if (b === null) return true;
@@ -93,22 +96,28 @@ export function chooseConfiguration(
         speeds,
         closeTo: best.i,
         reason:
-          `${lowest.label} (${fmt(lowest.samplesPerSecond!)} samples/s) is within the measured noise of ${best.label} ` +
-          `(${fmt(best.samplesPerSecond!)}; two standard errors of the difference: ${fmt(band(lowest))}), and its peak is lower: the lower peak wins a tie`,
+          `${lowest.label} (${fmt(lowest.samplesPerSecond!)} samples/s) is within the measured noise of ` +
+          `${best.label} ` +
+          `(${fmt(best.samplesPerSecond!)}; two standard errors of the difference: ${fmt(band(lowest))}` +
+          `), and its peak is lower: the lower peak wins a tie`,
       };
     }
     const MiB = 2 ** 20;
     const peakNote =
       lowest === best || !Number.isFinite(peakOf(lowest))
         ? `${best.label} also has the lower (or only known) peak`
-        : `${lowest.label}'s peak is the same as ${best.label}'s within the probe's resolution (${(peakOf(lowest) / MiB).toFixed(1)} and ${(peakOf(best) / MiB).toFixed(1)} MiB, within ${SAME_PEAK_FRACTION * 100} %): the faster stands`;
+        : `${lowest.label}'s peak is the same as ${best.label}'s within the probe's resolution (` +
+          `${(peakOf(lowest) / MiB).toFixed(1)} and ${(peakOf(best) / MiB).toFixed(1)} MiB, within ` +
+          `${SAME_PEAK_FRACTION * 100} %): the faster stands`;
     return {
       chosen: best.i,
       speeds,
       closeTo: close[0]!.i,
       reason:
-        `${best.label} is the fastest (${fmt(best.samplesPerSecond!)} samples/s) but ${close[0]!.label} is within the measured noise ` +
-        `(${fmt(close[0]!.samplesPerSecond!)}; two standard errors of the difference: ${fmt(band(close[0]!))}); ${peakNote}`,
+        `${best.label} is the fastest (${fmt(best.samplesPerSecond!)} samples/s) but ${close[0]!.label}` +
+        ` is within the measured noise ` +
+        `(${fmt(close[0]!.samplesPerSecond!)}; two standard errors of the difference: ${fmt(band(close[0]!))}); ` +
+        `${peakNote}`,
     };
   }
   const next = timed[1];
@@ -119,7 +128,9 @@ export function chooseConfiguration(
     reason:
       next === undefined
         ? `${best.label} is the only candidate timed to the end (${fmt(best.samplesPerSecond!)} samples/s)`
-        : `${best.label} is the fastest: ${fmt(best.samplesPerSecond!)} samples/s, ${(best.samplesPerSecond! / next.samplesPerSecond!).toFixed(2)}× ${next.label} ` +
-          `(${fmt(next.samplesPerSecond!)}), beyond the measured noise (two standard errors of the difference: ${fmt(band(next))})`,
+        : `${best.label} is the fastest: ${fmt(best.samplesPerSecond!)} samples/s, ` +
+          `${(best.samplesPerSecond! / next.samplesPerSecond!).toFixed(2)}× ${next.label} ` +
+          `(${fmt(next.samplesPerSecond!)}), beyond the measured noise (two standard errors of the difference: ` +
+          `${fmt(band(next))})`,
   };
 }

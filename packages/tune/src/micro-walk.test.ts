@@ -46,15 +46,19 @@ describe('MicroWalk', () => {
     expect(w.next()).toBe(2);
   });
 
-  it('names its opening two micro-batches (the start and the first step up) before anything is taken, and the walk takes them', () => {
-    const w = MicroWalk.over([1, 2, 4, 8, 16]);
-    expect(w.opening()).toEqual([8, 16]);
-    expect(walkOver([1, 2, 4, 8, 16], { 8: 25, 16: 23, 4: 24 }).slice(0, 2)).toEqual(w.opening());
-    w.took(25);
-    expect(w.opening()).toEqual([]); // already under way
-    expect(MicroWalk.over([32]).opening()).toEqual([]); // one micro-batch: no step up
-    expect(new MicroWalk([2, 4, 8], 2).opening()).toEqual([]); // starts at the top
-  });
+  it(
+    'names its opening two micro-batches (the start and the first step up) before anything is taken, and ' +
+      'the walk takes them',
+    () => {
+      const w = MicroWalk.over([1, 2, 4, 8, 16]);
+      expect(w.opening()).toEqual([8, 16]);
+      expect(walkOver([1, 2, 4, 8, 16], { 8: 25, 16: 23, 4: 24 }).slice(0, 2)).toEqual(w.opening());
+      w.took(25);
+      expect(w.opening()).toEqual([]); // already under way
+      expect(MicroWalk.over([32]).opening()).toEqual([]); // one micro-batch: no step up
+      expect(new MicroWalk([2, 4, 8], 2).opening()).toEqual([]); // starts at the top
+    },
+  );
 
   it('refuses a walk with nothing to time and a timing after it is over', () => {
     expect(() => new MicroWalk([], 0)).toThrow(/no micro-batch/);

@@ -19,7 +19,9 @@ export class MicroWalk {
     this.i = startAt;
   }
 
-  /** Half the largest (the largest divisor at or under it), above nothing excluded: where a walk over `allowed` starts. */
+  /**
+   * Half the largest (the largest divisor at or under it), above nothing excluded: where a walk over `allowed` starts.
+   */
   static over(allowed: readonly number[]): MicroWalk {
     const top = allowed[allowed.length - 1]!;
     return new MicroWalk(allowed, Math.max(0, allowed.filter((d) => d <= top / 2).length - 1));

@@ -76,15 +76,19 @@ describe('clockOf', () => {
     });
   });
 
-  it("keeps the span when the wall clock is 2 % off with a noise read from one degree of freedom (Student's t, not 2)", () => {
-    // Three runs of the first row, whose wall times happen to fall 0, 13 and 34 ms short: a wall
-    // slope of 97.9 ms reading ±0.3; the second row stopped after two runs.
-    const runs = new Map([
-      [0, rowOf(100, 1100, [0, -13, -34], perStep(100))],
-      [1, new Map([...rowOf(228, 1150, [0, 0, 0], perStep(228))].slice(0, 2))],
-    ]);
-    expect(clockOf(runs, K).clock).toBe('output');
-  });
+  it(
+    "keeps the span when the wall clock is 2 % off with a noise read from one degree of freedom (Student's " +
+      't, not 2)',
+    () => {
+      // Three runs of the first row, whose wall times happen to fall 0, 13 and 34 ms short: a wall
+      // slope of 97.9 ms reading ±0.3; the second row stopped after two runs.
+      const runs = new Map([
+        [0, rowOf(100, 1100, [0, -13, -34], perStep(100))],
+        [1, new Map([...rowOf(228, 1150, [0, 0, 0], perStep(228))].slice(0, 2))],
+      ]);
+      expect(clockOf(runs, K).clock).toBe('output');
+    },
+  );
 
   it('times by the wall clock when a run printed nothing', () => {
     const runs = new Map([
@@ -132,16 +136,20 @@ async function tuneSwinging(prints: boolean) {
 }
 
 describe('tuneExec: the clock', () => {
-  it('rules the slower configuration out after two runs when the output times the steps, where the swinging wall clock cannot', async () => {
-    const printing = await tuneSwinging(true);
-    expect(printing.entry.rows[printing.entry.chosen]!.values.grad_ckpt).toBe('false');
-    expect(printing.entry.timedBy).toMatch(/^the span of the trainer's output/);
-    expect(printing.asked).toEqual(['false:9', 'false:17', 'true:9']); // no third run of the loser
-    expect(printing.entry.rows[1]!.note).toMatch(/^stopped early: cannot win .* timed by their output/);
-    expect(printing.entry.rows[0]!.stepMs).toBeCloseTo(100, 0);
+  it(
+    'rules the slower configuration out after two runs when the output times the steps, where the ' +
+      'swinging wall clock cannot',
+    async () => {
+      const printing = await tuneSwinging(true);
+      expect(printing.entry.rows[printing.entry.chosen]!.values.grad_ckpt).toBe('false');
+      expect(printing.entry.timedBy).toMatch(/^the span of the trainer's output/);
+      expect(printing.asked).toEqual(['false:9', 'false:17', 'true:9']); // no third run of the loser
+      expect(printing.entry.rows[1]!.note).toMatch(/^stopped early: cannot win .* timed by their output/);
+      expect(printing.entry.rows[0]!.stepMs).toBeCloseTo(100, 0);
 
-    const silent = await tuneSwinging(false);
-    expect(silent.entry.timedBy).toMatch(/^the wall time of runs of 1, 9 and 17 steps \(a run printed nothing/);
-    expect(silent.asked).toEqual(['false:9', 'false:17', 'true:9', 'true:17']); // within the swing: timed to the end
-  });
+      const silent = await tuneSwinging(false);
+      expect(silent.entry.timedBy).toMatch(/^the wall time of runs of 1, 9 and 17 steps \(a run printed nothing/);
+      expect(silent.asked).toEqual(['false:9', 'false:17', 'true:9', 'true:17']); // within the swing: timed to the end
+    },
+  );
 });

@@ -104,7 +104,9 @@ export function clockOf(runs: RunsByRow, K: number): { clock: Clock; why: string
   if (steps.some(({ w, o }) => !(o.stepMs > 0.5 * w.stepMs)))
     return {
       clock: 'wall',
-      why: `the wall time of runs of ${spans} (the output did not grow with the steps: printed only at exit, or buffered)`,
+      why:
+        `the wall time of runs of ${spans} (the output did not grow with the steps: printed only at exit, or ` +
+        `buffered)`,
     };
   if (vs > vw)
     return {
@@ -122,11 +124,16 @@ export function clockOf(runs: RunsByRow, K: number): { clock: Clock; why: string
     if (Math.abs(o.stepMs - w.stepMs) > allowed)
       return {
         clock: 'wall',
-        why: `the wall time of runs of ${spans} (the output's span gave ${o.stepMs.toFixed(1)} ms a step against the wall clock's ${w.stepMs.toFixed(1)}: more apart than their noise, or the 2 % two clocks may differ by)`,
+        why:
+          `the wall time of runs of ${spans} (the output's span gave ${o.stepMs.toFixed(1)} ms a step against ` +
+          `the wall clock's ${w.stepMs.toFixed(1)}: more apart than their noise, or the 2 % two clocks may differ ` +
+          `by)`,
       };
   }
   return {
     clock: 'output',
-    why: `the span of the trainer's output, first line to last, in runs of ${spans} (start-up and exit left out; it grew with the steps and agreed with the wall times of the rows timed to the end)`,
+    why:
+      `the span of the trainer's output, first line to last, in runs of ${spans} (start-up and exit left out; ` +
+      `it grew with the steps and agreed with the wall times of the rows timed to the end)`,
   };
 }

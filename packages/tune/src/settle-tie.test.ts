@@ -52,10 +52,12 @@ describe('chooseSettled', () => {
     expect(s.rows[0]!.firstTiming).toEqual({ stepMs: 196, noiseMs: 2, samplesPerSecond: 32 / ((4 * 196) / 1000) });
     expect(s.rows[1]!.firstTiming).toEqual({ stepMs: 198, noiseMs: 2, samplesPerSecond: 32 / ((4 * 198) / 1000) });
     expect(s.rows[0]!.note).toBe(
-      'timed again, alternately with gradient_checkpointing=selective at micro-batch 8; its first timing kept as the level',
+      'timed again, alternately with gradient_checkpointing=selective at micro-batch 8; its first timing kept as ' +
+        'the level',
     );
     expect(s.rows[1]!.note).toBe(
-      'timed again, alternately with gradient_checkpointing=false at micro-batch 8: -9.5 % against it, shown at its level (first timing: 40.4 samples/s)',
+      'timed again, alternately with gradient_checkpointing=false at micro-batch 8: -9.5 % against it, shown at ' +
+        'its level (first timing: 40.4 samples/s)',
     );
     expect(s.choice.reason).toMatch(
       /^gradient_checkpointing=false at micro-batch 8 is the fastest: 40\.8 samples\/s, 1\.11× /,
@@ -139,39 +141,46 @@ describe('chooseSettled', () => {
     );
   });
 
-  it('gives a tie whose first timings were taken side by side to the lower peak as it stands: not timed again, and says so', async () => {
-    const r = retimer({ 'false@8': { stepMs: 180, noiseMs: 1.5 }, 'selective@8': { stepMs: 199, noiseMs: 1.5 } });
-    const s = await chooseSettled({
-      rows: first(),
-      globalBatchSize: G,
-      excluded: new Set(),
-      retime: r.retime,
-      sideBySide: [[0, 1]],
-    });
-    expect(r.calls).toEqual([]);
-    expect(s.choice.chosen).toBe(1);
-    expect(s.rows).toEqual(first());
-    expect(s.retimed).toEqual([]);
-    expect(s.choice.reason).toMatch(
-      /its peak is lower: the lower peak wins a tie; the two were timed side by side from the start, alternately \(the same load on both\)$/,
-    );
-  });
+  it(
+    'gives a tie whose first timings were taken side by side to the lower peak as it stands: not ' +
+      'timed again, and says so',
+    async () => {
+      const r = retimer({ 'false@8': { stepMs: 180, noiseMs: 1.5 }, 'selective@8': { stepMs: 199, noiseMs: 1.5 } });
+      const s = await chooseSettled({
+        rows: first(),
+        globalBatchSize: G,
+        excluded: new Set(),
+        retime: r.retime,
+        sideBySide: [[0, 1]],
+      });
+      expect(r.calls).toEqual([]);
+      expect(s.choice.chosen).toBe(1);
+      expect(s.rows).toEqual(first());
+      expect(s.retimed).toEqual([]);
+      expect(s.choice.reason).toMatch(
+        /its peak is lower: the lower peak wins a tie; the two were timed side by side from the start, alternately \(the same load on both\)$/,
+      );
+    },
+  );
 
-  it('does not count a pair timed side by side from the start against maxRetimes, and times a tie outside it again', async () => {
-    // off@8 and selective@8 side by side from the start; off@16 is faster than both, within the noise.
-    const r = retimer(answers);
-    const s = await chooseSettled({
-      rows: three(),
-      globalBatchSize: G,
-      excluded: new Set(),
-      retime: r.retime,
-      maxRetimes: 1,
-      sideBySide: [[1, 2]],
-    });
-    expect(r.calls).toEqual([['selective@8', 'false@16']]);
-    expect(s.retimed).toEqual([[2, 0]]);
-    expect(s.choice.reason).not.toMatch(/timed side by side from the start/);
-  });
+  it(
+    'does not count a pair timed side by side from the start against maxRetimes, and times a tie ' + 'outside it again',
+    async () => {
+      // off@8 and selective@8 side by side from the start; off@16 is faster than both, within the noise.
+      const r = retimer(answers);
+      const s = await chooseSettled({
+        rows: three(),
+        globalBatchSize: G,
+        excluded: new Set(),
+        retime: r.retime,
+        maxRetimes: 1,
+        sideBySide: [[1, 2]],
+      });
+      expect(r.calls).toEqual([['selective@8', 'false@16']]);
+      expect(s.retimed).toEqual([[2, 0]]);
+      expect(s.choice.reason).not.toMatch(/timed side by side from the start/);
+    },
+  );
 });
 
 describe('rowsToKeep', () => {
@@ -189,7 +198,8 @@ describe('rowsToKeep', () => {
   it('names only the chosen row of a tie settled side by side from the start: that pair is not timed again', () => {
     const rows = [row('false', 16, 300, 420, 2), row('false', 8, 171, 196, 2), row('selective', 8, 159, 198, 2)];
     expect(rowsToKeep(rows, G, new Set(), [[1, 2]])).toEqual([2]);
-    expect(rowsToKeep(rows, G, new Set(), [[0, 2]])).toEqual([2, 1]); // another pair settled: this tie still would be timed again
+    // another pair settled: this tie still would be timed again
+    expect(rowsToKeep(rows, G, new Set(), [[0, 2]])).toEqual([2, 1]);
   });
 
   it('does not name a row stopped early, and names none when no row was timed', () => {
@@ -215,10 +225,12 @@ describe('a tie timed again before the end (timeTieAgain, then chooseSettled wit
     expect(now[0]!.stepMs).toBe(392); // the faster on first timings keeps its level
     expect(now[1]!.samplesPerSecond).toBeCloseTo(now[0]!.samplesPerSecond! * (400 / (2 * 190)), 9);
     expect(now[1]!.note).toBe(
-      'timed again, alternately with gradient_checkpointing=selective at micro-batch 16, to decide whether a heavier choice can win: +5.3 % against it, shown at its level (first timing: 40.0 samples/s)',
+      'timed again, alternately with gradient_checkpointing=selective at micro-batch 16, to decide whether a ' +
+        'heavier choice can win: +5.3 % against it, shown at its level (first timing: 40.0 samples/s)',
     );
     expect(now[0]!.note).toBe(
-      'timed again, alternately with gradient_checkpointing=selective at micro-batch 8, to decide whether a heavier choice can win; its first timing kept as the level',
+      'timed again, alternately with gradient_checkpointing=selective at micro-batch 8, to decide whether a ' +
+        'heavier choice can win; its first timing kept as the level',
     );
   });
 
@@ -268,7 +280,9 @@ describe('a tie that cannot be timed side by side (its two sessions do not fit t
     expect(s.rows).toEqual(first());
     expect(s.retimed).toEqual([]);
     expect(s.choice.reason).toBe(
-      'gradient_checkpointing=false at micro-batch 8 is the fastest (40.8 samples/s); gradient_checkpointing=selective at micro-batch 8 is within the noise with a lower peak, but the two cannot be timed side by side (their sessions do not fit the device together), so the faster stands',
+      'gradient_checkpointing=false at micro-batch 8 is the fastest (40.8 samples/s); ' +
+        'gradient_checkpointing=selective at micro-batch 8 is within the noise with a lower peak, but the two ' +
+        'cannot be timed side by side (their sessions do not fit the device together), so the faster stands',
     );
   });
 

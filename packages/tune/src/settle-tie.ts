@@ -105,7 +105,9 @@ export async function timeTieAgain(
     stepMs: stepI,
     noiseMs: (stepI * ri.noiseMs) / ri.stepMs,
     samplesPerSecond: spsI,
-    note: `timed again, alternately with ${named(b)}${because}: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)} % against it, shown at its level (first timing: ${a.samplesPerSecond!.toFixed(1)} samples/s)`,
+    note:
+      `timed again, alternately with ${named(b)}${because}: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)}` +
+      ` % against it, shown at its level (first timing: ${a.samplesPerSecond!.toFixed(1)} samples/s)`,
   };
   out[j] = {
     ...b,
@@ -156,13 +158,19 @@ export async function chooseSettled(o: {
     if (among(retimed, i, j) || among(sideBySide, i, j)) break; // it stands after a timing side by side
     if (retimed.length >= max) {
       // Not checked side by side: the lower peak does not take it from the measured fastest.
-      unsettled = `${named(rows[j]!)} is the fastest (${rows[j]!.samplesPerSecond!.toFixed(1)} samples/s); ${named(rows[i]!)} is within the noise with a lower peak, but that tie was not timed again (a choice times at most ${max} pairs again), so the faster stands`;
+      unsettled =
+        `${named(rows[j]!)} is the fastest (${rows[j]!.samplesPerSecond!.toFixed(1)} samples/s); ` +
+        `${named(rows[i]!)} is within the noise with a lower peak, but that tie was not timed again (a choice ` +
+        `times at most ${max} pairs again), so the faster stands`;
       choice = { ...choice, chosen: j, closeTo: i };
       break;
     }
     const again = await timeTieAgain(rows, i, j, G, o.retime);
     if (again === null) {
-      unsettled = `${named(rows[j]!)} is the fastest (${rows[j]!.samplesPerSecond!.toFixed(1)} samples/s); ${named(rows[i]!)} is within the noise with a lower peak, but the two cannot be timed side by side (their sessions do not fit the device together), so the faster stands`;
+      unsettled =
+        `${named(rows[j]!)} is the fastest (${rows[j]!.samplesPerSecond!.toFixed(1)} samples/s); ` +
+        `${named(rows[i]!)} is within the noise with a lower peak, but the two cannot be timed side by side (their ` +
+        `sessions do not fit the device together), so the faster stands`;
       choice = { ...choice, chosen: j, closeTo: i };
       break;
     }
@@ -186,7 +194,8 @@ export async function chooseSettled(o: {
   const settled =
     retimed.length === 0
       ? ''
-      : `${pairs} were within the noise of their first timings, with the lower peak on the slower, so they were timed again against each other, alternately (the same load on both), and their ratio decided`;
+      : `${pairs} were within the noise of their first timings, with the lower peak on the slower, so they were ` +
+        `timed again against each other, alternately (the same load on both), and their ratio decided`;
   const reason = [unsettled ?? choice.reason, settled].filter((x) => x !== '').join('. ');
   return { choice: { ...choice, reason }, rows, retimed };
 }

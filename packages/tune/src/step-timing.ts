@@ -122,7 +122,9 @@ export interface OpenStep {
   batch: StepBatch;
 }
 
-/** A training step session for `o`, its synthetic batch, and one warm-up step run (the runtime's first-run allocations). */
+/**
+ * A training step session for `o`, its synthetic batch, and one warm-up step run (the runtime's first-run allocations).
+ */
 export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
   // Loaded here, not at import: @soup/onnx-train (and onnxruntime-node) is an optional peer, needed
   // only by a caller that times soup's own step.

@@ -10,20 +10,28 @@ describe('timeFirstAt', () => {
   const at = (o: Partial<Parameters<typeof timeFirstAt>[0]>) =>
     timeFirstAt({ device: 'cpu', divisors: G32, floor: 16, lighterPeak: 255 * MiB, holdBytes: 8192 * MiB, ...o });
 
-  it("on the CPU, the one micro-batch above the lighter ones' largest, with a bound of twice their peak scaled to it", () => {
-    expect(at({})).toEqual({ m: 32, boundBytes: 2 * 2 * 255 * MiB });
-    expect(at({ divisors: [1, 2, 3, 4, 6, 12], floor: 4 })).toBeNull(); // 6 and 12 above 4: fit first
-    expect(at({ divisors: [1, 2, 3, 6], floor: 3 })).toEqual({ m: 6, boundBytes: 2 * 2 * 255 * MiB });
-  });
+  it(
+    "on the CPU, the one micro-batch above the lighter ones' largest, with a bound of twice their peak " +
+      'scaled to it',
+    () => {
+      expect(at({})).toEqual({ m: 32, boundBytes: 2 * 2 * 255 * MiB });
+      expect(at({ divisors: [1, 2, 3, 4, 6, 12], floor: 4 })).toBeNull(); // 6 and 12 above 4: fit first
+      expect(at({ divisors: [1, 2, 3, 6], floor: 3 })).toEqual({ m: 6, boundBytes: 2 * 2 * 255 * MiB });
+    },
+  );
 
-  it('is null where the fit must come first: a GPU, several micro-batches above, no lighter peak, too little memory, no floor', () => {
-    expect(at({ device: 'cuda' })).toBeNull();
-    expect(at({ floor: 8 })).toBeNull();
-    expect(at({ lighterPeak: null })).toBeNull();
-    expect(at({ holdBytes: 4 * 255 * MiB - 1 })).toBeNull();
-    expect(at({ holdBytes: 4 * 255 * MiB })).not.toBeNull();
-    expect(at({ floor: 0, divisors: [1] })).toBeNull();
-  });
+  it(
+    'is null where the fit must come first: a GPU, several micro-batches above, no lighter peak, too little ' +
+      'memory, no floor',
+    () => {
+      expect(at({ device: 'cuda' })).toBeNull();
+      expect(at({ floor: 8 })).toBeNull();
+      expect(at({ lighterPeak: null })).toBeNull();
+      expect(at({ holdBytes: 4 * 255 * MiB - 1 })).toBeNull();
+      expect(at({ holdBytes: 4 * 255 * MiB })).not.toBeNull();
+      expect(at({ floor: 0, divisors: [1] })).toBeNull();
+    },
+  );
 });
 
 describe('timeThenFit', () => {

@@ -43,35 +43,39 @@ const entry = (chosen: number): TuneEntry => ({
 });
 
 describe('tune cache', () => {
-  it("lives beside the batch cache, keeps both writers' entries, and leaves the batch cache as the Python CLI reads it", async () => {
-    const home = useTempDir();
-    const location = { env: {}, homeDir: home, cwd: home };
-    expect(resolveTuneCachePath(location)).toBe(join(home, '.soup', 'tune_cache.json'));
-    const k1 = makeTuneKey({
-      command: 'c {x}',
-      tries: { x: ['1', '2'] },
-      globalBatchSize: 32,
-      worldSize: 1,
-      budgetBytes: null,
-      gpuName: 'cpu',
-      gpuMemoryGb: 24,
-    });
-    const k2 = makeTuneKey({
-      command: 'c {x}',
-      tries: { x: ['1', '2'] },
-      globalBatchSize: 64,
-      worldSize: 1,
-      budgetBytes: null,
-      gpuName: 'cpu',
-      gpuMemoryGb: 24,
-    });
-    expect(k1).not.toBe(k2);
-    await saveCacheEntry({ ...location, key: 'k', batchSize: 4 });
-    await Promise.all([saveTuneEntry(k1, entry(0), location), saveTuneEntry(k2, entry(1), location)]);
-    expect(lookupTuneEntry(k1, location)?.chosen).toBe(0);
-    expect(lookupTuneEntry(k2, location)?.chosen).toBe(1);
-    expect(JSON.parse(readFileSync(join(home, '.soup', 'batch_cache.json'), 'utf8'))).toEqual({ k: 4 });
-  });
+  it(
+    "lives beside the batch cache, keeps both writers' entries, and leaves the batch cache as the " +
+      'Python CLI reads it',
+    async () => {
+      const home = useTempDir();
+      const location = { env: {}, homeDir: home, cwd: home };
+      expect(resolveTuneCachePath(location)).toBe(join(home, '.soup', 'tune_cache.json'));
+      const k1 = makeTuneKey({
+        command: 'c {x}',
+        tries: { x: ['1', '2'] },
+        globalBatchSize: 32,
+        worldSize: 1,
+        budgetBytes: null,
+        gpuName: 'cpu',
+        gpuMemoryGb: 24,
+      });
+      const k2 = makeTuneKey({
+        command: 'c {x}',
+        tries: { x: ['1', '2'] },
+        globalBatchSize: 64,
+        worldSize: 1,
+        budgetBytes: null,
+        gpuName: 'cpu',
+        gpuMemoryGb: 24,
+      });
+      expect(k1).not.toBe(k2);
+      await saveCacheEntry({ ...location, key: 'k', batchSize: 4 });
+      await Promise.all([saveTuneEntry(k1, entry(0), location), saveTuneEntry(k2, entry(1), location)]);
+      expect(lookupTuneEntry(k1, location)?.chosen).toBe(0);
+      expect(lookupTuneEntry(k2, location)?.chosen).toBe(1);
+      expect(JSON.parse(readFileSync(join(home, '.soup', 'batch_cache.json'), 'utf8'))).toEqual({ k: 4 });
+    },
+  );
 
   it('reads a corrupt file, another version, or an entry missing its fields as no entry', async () => {
     const home = useTempDir();

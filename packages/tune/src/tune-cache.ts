@@ -38,7 +38,9 @@ export interface TuneEntry {
   worldSize: number;
   /** K: the timing runs were 1, 1 + K and 1 + 2K steps. */
   timeSteps: number;
-  /** What the step times were measured by (the output's span or the wall time), as a sentence; absent in older entries. */
+  /**
+   * What the step times were measured by (the output's span or the wall time), as a sentence; absent in older entries.
+   */
   timedBy?: string;
   budgetBytes: number | null;
   gpuName: string;
@@ -74,7 +76,10 @@ export function makeTuneKey(k: {
         .map((f) => `${f}:${k.files![f]!.slice(0, 12)}`)
         .join(',')
     : '';
-  return `exec:${k.command}|try:${tries}|G:${k.globalBatchSize}|N:${k.worldSize}|budget:${k.budgetBytes ?? 'device'}|${k.gpuName}|${k.gpuMemoryGb}${files ? `|files:${files}` : ''}`;
+  return (
+    `exec:${k.command}|try:${tries}|G:${k.globalBatchSize}|N:${k.worldSize}|budget:` +
+    `${k.budgetBytes ?? 'device'}|${k.gpuName}|${k.gpuMemoryGb}${files ? `|files:${files}` : ''}`
+  );
 }
 
 function validEntry(v: unknown): v is TuneEntry {

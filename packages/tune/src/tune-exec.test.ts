@@ -40,11 +40,14 @@ describe('tuneExec: a close call', () => {
     }
   });
 
-  it('gives both longer runs when the lower peak is on the slower one, and only then the tie to the lower peak', async () => {
-    const { entry, longer } = await tuneWith({ false: 300 * 2 ** 20, true: 200 * 2 ** 20 });
-    // 1 + 4K, then 1 + 8K: the disturbed run still leaves them within the pooled noise.
-    expect(longer).toEqual([65, 65, 129, 129]);
-    expect(entry.rows[entry.chosen]!.values.grad_ckpt).toBe('true');
-    expect(entry.reason).toMatch(/its peak is lower: the lower peak wins a tie/);
-  });
+  it(
+    'gives both longer runs when the lower peak is on the slower one, and only then the tie to the ' + 'lower peak',
+    async () => {
+      const { entry, longer } = await tuneWith({ false: 300 * 2 ** 20, true: 200 * 2 ** 20 });
+      // 1 + 4K, then 1 + 8K: the disturbed run still leaves them within the pooled noise.
+      expect(longer).toEqual([65, 65, 129, 129]);
+      expect(entry.rows[entry.chosen]!.values.grad_ckpt).toBe('true');
+      expect(entry.reason).toMatch(/its peak is lower: the lower peak wins a tie/);
+    },
+  );
 });

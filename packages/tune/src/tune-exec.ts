@@ -121,7 +121,9 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
     if (hit) {
       say({
         type: 'cache-hit',
-        message: `from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}, K = ${hit.timeSteps}; --refresh to measure again):`,
+        message:
+          `from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}, K = ${hit.timeSteps}` +
+          `; --refresh to measure again):`,
       });
       return { entry: hit, source: 'cache', key, cachePath: null, tuneMs: 0 };
     }
@@ -129,7 +131,10 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
   const candidates = candidatesOf(o.tries);
   say({
     type: 'start',
-    message: `tuning ${candidates.length} configurations at global batch ${G}${N > 1 ? ` (world size ${N})` : ''}: the largest micro-batch each fits, then its step time from runs of 1, ${1 + o.timeSteps} and ${1 + 2 * o.timeSteps} steps`,
+    message:
+      `tuning ${candidates.length} configurations at global batch ${G}${N > 1 ? ` (world size ${N})` : ''}` +
+      `: the largest micro-batch each fits, then its step time from runs of 1, ${1 + o.timeSteps} and ` +
+      `${1 + 2 * o.timeSteps} steps`,
   });
   const t0 = performance.now();
   const rows: TuneRow[] = [];
@@ -216,7 +221,10 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
       const seBest = (b.noiseMs ?? 0) / b.stepMs!;
       const margin = Math.max(0.05, 2 * Math.hypot(seRow, seBest));
       if (row.samplesPerSecond * (1 + margin) < b.samplesPerSecond!) {
-        row.note = `stopped early: cannot win (${row.samplesPerSecond.toFixed(1)} samples/s from runs of 1 and ${1 + K} steps${clock.clock === 'output' ? ' timed by their output' : ''}, against ${b.samplesPerSecond!.toFixed(1)}; margin ${(margin * 100).toFixed(0)} %)`;
+        row.note =
+          `stopped early: cannot win (${row.samplesPerSecond.toFixed(1)} samples/s from runs of 1 and ` +
+          `${1 + K} steps${clock.clock === 'output' ? ' timed by their output' : ''}, against ` +
+          `${b.samplesPerSecond!.toFixed(1)}; margin ${(margin * 100).toFixed(0)} %)`;
         continue;
       }
     }
@@ -243,7 +251,9 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
     const [lower, faster] = pair;
     say({
       type: 'note',
-      message: `${rows[faster]!.label} and ${rows[lower]!.label} are within the noise, the lower peak on the slower: a longer run each (${1 + span} steps)`,
+      message:
+        `${rows[faster]!.label} and ${rows[lower]!.label} are within the noise, the lower peak on the ` +
+        `slower: a longer run each (${1 + span} steps)`,
     });
     await run(faster, 1 + span);
     await run(lower, 1 + span);

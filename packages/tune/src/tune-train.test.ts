@@ -53,7 +53,8 @@ describe('pastItsBest', () => {
     expect(pastItsBest([row(8, 50), row(4, 48)], 16)).toBeNull(); // 8 still faster than 4: 16 might be faster still
     const rows = [row(8, 40), row(6, 48)]; // G = 24: 12 fits, but 8 was already slower than 6
     expect(pastItsBest(rows, 12)).toEqual({ top: rows[0], below: rows[1] });
-    expect(pastItsBest([row(32, 30), row(8, 40), row(6, 48)], 12)).toEqual({ top: rows[0], below: rows[1] }); // a row above top (another search) is not its own
+    // a row above top (another search) is not its own
+    expect(pastItsBest([row(32, 30), row(8, 40), row(6, 48)], 12)).toEqual({ top: rows[0], below: rows[1] });
   });
 
   it('compares with the next smaller timed m, whatever order the rows are in', () => {
@@ -216,28 +217,32 @@ describe('timeSideBySide, four at once', () => {
     }
   });
 
-  it("asks when a side may stop from its third step on, with the others' steps under the same load, and stops it there", async () => {
-    const cwd = useTempDir();
-    const asked: { j: number; own: number; others: number[] }[] = [];
-    // m = 32 against m = 2: it cannot reach the small one's pace; the limit comes from side 0's own steps so far.
-    const sides = await timeSideBySide([at(cwd, 2), at(cwd, 32)], 6, (j, times, stopped) => {
-      asked.push({ j, own: times[j]!.length, others: times.filter((_, k) => k !== j).map((t) => t.length) });
-      return j === 1 && !stopped[0] && times[0]!.length >= 3
-        ? { cannotWinAboveMs: fastestHalf(times[0]!).stepMs, margin: 0.1 }
-        : undefined;
-    });
-    try {
-      expect(asked.every((a) => a.own >= 3)).toBe(true);
-      expect(asked.find((a) => a.j === 1)).toEqual({ j: 1, own: 3, others: [3] });
-      expect(sides[1]!.stoppedEarly).toBe(true);
-      expect(sides[1]!.times).toHaveLength(3);
-      expect(sides[1]!.open).toBeNull();
-      expect(sides[0]!.times).toHaveLength(6);
-      expect(sides[0]!.stoppedEarly).toBe(false);
-    } finally {
-      for (const t of sides) await t.open?.step.release();
-    }
-  });
+  it(
+    "asks when a side may stop from its third step on, with the others' steps under the same load, " +
+      'and stops it there',
+    async () => {
+      const cwd = useTempDir();
+      const asked: { j: number; own: number; others: number[] }[] = [];
+      // m = 32 against m = 2: it cannot reach the small one's pace; the limit comes from side 0's own steps so far.
+      const sides = await timeSideBySide([at(cwd, 2), at(cwd, 32)], 6, (j, times, stopped) => {
+        asked.push({ j, own: times[j]!.length, others: times.filter((_, k) => k !== j).map((t) => t.length) });
+        return j === 1 && !stopped[0] && times[0]!.length >= 3
+          ? { cannotWinAboveMs: fastestHalf(times[0]!).stepMs, margin: 0.1 }
+          : undefined;
+      });
+      try {
+        expect(asked.every((a) => a.own >= 3)).toBe(true);
+        expect(asked.find((a) => a.j === 1)).toEqual({ j: 1, own: 3, others: [3] });
+        expect(sides[1]!.stoppedEarly).toBe(true);
+        expect(sides[1]!.times).toHaveLength(3);
+        expect(sides[1]!.open).toBeNull();
+        expect(sides[0]!.times).toHaveLength(6);
+        expect(sides[0]!.stoppedEarly).toBe(false);
+      } finally {
+        for (const t of sides) await t.open?.step.release();
+      }
+    },
+  );
 });
 
 describe('timeTrainStep keepOpen', () => {

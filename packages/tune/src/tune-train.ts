@@ -215,7 +215,9 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
     if (hit) {
       say({
         type: 'cache-hit',
-        message: `${what}: auto, from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}; --no-cache to measure again):`,
+        message:
+          `${what}: auto, from the tune cache (measured ${hit.savedAt.replace(/\.\d+Z$/, 'Z')}` +
+          `; --no-cache to measure again):`,
       });
       return result(hit, 'cache', null, null);
     }
@@ -228,16 +230,22 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
   say({
     type: 'start',
     message:
-      `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps timed (a warm-up, then ${steps} steps; ` +
-      `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter one is already slower at its largest micro-batch than below it` +
+      `${what}: auto, measured: each choice's largest micro-batch (a divisor of ${G}) that fits, then its steps ` +
+      `timed (a warm-up, then ${steps} steps; ` +
+      `the mean of the fastest half) from half that micro-batch up while faster, else down while faster; full ` +
+      `checkpointing and an offload are tried only where the lighter choices do not fit, and not when a lighter ` +
+      `one is already slower at its largest micro-batch than below it` +
       (o.device.kind === 'cpu'
-        ? " (on the CPU, one left with a single micro-batch above the lighter ones' is timed first and fitted only if it can win)"
+        ? " (on the CPU, one left with a single micro-batch above the lighter ones' is timed first and fitted " +
+          'only if it can win)'
         : '') +
       '; ' +
       (pairedStart
-        ? `${candidates[0]!.label} and ${candidates[1]!.label} are timed side by side, in turn: at the first two micro-batches both take all four at once, then two at a time at each micro-batch both take; `
+        ? `${candidates[0]!.label} and ${candidates[1]!.label} are timed side by side, in turn: at the first two ` +
+          `micro-batches both take all four at once, then two at a time at each micro-batch both take; `
         : '') +
-      `a tie that the lower peak would take from a faster one is timed again, the two alternately${pairedStart ? ', unless they were timed side by side already' : ''}`,
+      `a tie that the lower peak would take from a faster one is timed again, the two alternately` +
+      `${pairedStart ? ', unless they were timed side by side already' : ''}`,
   });
   const byCandidate = new Map<Candidate<T>, TuneRow[]>(candidates.map((c) => [c, []]));
   // Every step is timed on the device the run trains on.
@@ -315,7 +323,10 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
       const shown = peaks.map((p) => (p === null ? 'unknown' : formatBytes(p))).join(' + ');
       say({
         type: 'note',
-        message: `${at(a)} and ${at(b)} are within the noise, the lower peak on the slower, but their two sessions do not fit together (${shown} over ${formatBytes(kept.holdBytes)}): not timed side by side, the faster stands`,
+        message:
+          `${at(a)} and ${at(b)} are within the noise, the lower peak on the slower, but their two ` +
+          `sessions do not fit together (${shown} over ${formatBytes(kept.holdBytes)}): not timed side by side, ` +
+          `the faster stands`,
       });
       return null;
     }
@@ -330,7 +341,9 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
           : 'two new sessions';
     say({
       type: 'note',
-      message: `${at(a)} and ${at(b)} are within the noise, the lower peak on the slower: timed again side by side (${RETIME_ROUNDS} rounds, ${warm}, ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+      message:
+        `${at(a)} and ${at(b)} are within the noise, the lower peak on the slower: timed again side by ` +
+        `side (${RETIME_ROUNDS} rounds, ${warm}, ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
     });
     return t;
   };
@@ -401,7 +414,10 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
     samplesPerSecond: samplesPerSecondAt(G, m, t.stepMs),
     note,
   });
-  /** A timed row joins its candidate's rows and the best so far; its open session is kept (the caller made room for it) while a second timing may want it. */
+  /**
+   * A timed row joins its candidate's rows and the best so far; its open session is kept (the caller made room for it)
+   * while a second timing may want it.
+   */
   const record = (
     c: Candidate<T>,
     row: TuneRow,
@@ -431,7 +447,9 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
   const limitAt = (r: R, m: number): WinLimit | undefined =>
     best === null ? undefined : limitAgainst(fitPeak(r, m), m, best);
   const stopNote = (times: readonly number[], l: WinLimit): string =>
-    `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...times).toFixed(0)} ms, is over ${l.cannotWinAboveMs.toFixed(0)} ms + ${l.margin * 100} %${l.margin < 0.1 ? ", and its peak is above the best's" : ''})`;
+    `stopped early: cannot win (its fastest of 3 steps, ${Math.min(...times).toFixed(0)} ms, is over ` +
+    `${l.cannotWinAboveMs.toFixed(0)} ms + ${l.margin * 100} %` +
+    `${l.margin < 0.1 ? ", and its peak is above the best's" : ''})`;
   /** c's step at m timed alone. */
   const timeAt = async (c: Candidate<T>, r: R, m: number): Promise<TuneRow> => {
     const limit = limitAt(r, m);
@@ -604,7 +622,9 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
       fit: () => fitOf(c, floor),
       fitsAt: (r) => r.batchSize === m,
     });
-    const held = `timed before its fit (on the CPU this process can hold its step: at most ${formatBytes(boundBytes)}, twice ${lighter.c.label}'s peak at ${floor} scaled to ${m})`;
+    const held =
+      `timed before its fit (on the CPU this process can hold its step: at most ` +
+      `${formatBytes(boundBytes)}, twice ${lighter.c.label}'s peak at ${floor} scaled to ${m})`;
     if (got.kind === 'cannot-win') {
       const row = rowOf(
         c,
@@ -622,7 +642,8 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
         .push(
           skippedRow(
             c,
-            `cannot win: ${m} does not fit (${lighter.c.label} fits up to ${floor} and does less work); ${held}: ${sps} samples/s, not counted`,
+            `cannot win: ${m} does not fit (${lighter.c.label} fits up to ${floor} and does less work); ${held}: ` +
+              `${sps} samples/s, not counted`,
           ),
         );
     } else {
@@ -655,7 +676,9 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
           ? ', timed again side by side'
           : '';
         skipped(
-          `cannot win: ${top.label} is slower at ${top.microBatchSize} than at ${below.microBatchSize} (${top.samplesPerSecond!.toFixed(1)} vs ${below.samplesPerSecond!.toFixed(1)} samples/s${retimedNote}), ` +
+          `cannot win: ${top.label} is slower at ${top.microBatchSize} than at ${below.microBatchSize} (` +
+            `${top.samplesPerSecond!.toFixed(1)} vs ${below.samplesPerSecond!.toFixed(1)} samples/s${retimedNote}` +
+            `), ` +
             `so slower still above ${top.microBatchSize}, and this does more work at every micro-batch`,
         );
         continue;
@@ -666,7 +689,8 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
         skipped(
           lighter === null
             ? 'no micro-batch fits'
-            : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.c.label} fits up to ${lighter.max} and does less work)`,
+            : `cannot win: no micro-batch above ${lighter.max} fits (${lighter.c.label} fits up to ${lighter.max}` +
+                ` and does less work)`,
         );
         continue;
       }
@@ -676,7 +700,8 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
       // two as light as each other side by side where they take the same m.
       const mate = await mateOf(k);
       await walkAll(walkerOf(c, r, floor), mate);
-      for (const x of [c, mate?.c]) if (x) byCandidate.get(x)!.sort((u, v) => v.microBatchSize! - u.microBatchSize!); // the table: largest m first
+      // the table: largest m first
+      for (const x of [c, mate?.c]) if (x) byCandidate.get(x)!.sort((u, v) => v.microBatchSize! - u.microBatchSize!);
     }
     const firstRows = [...byCandidate.values()].flat(); // the table in candidate order
     // A row stopped early lost by a margin and has no noise estimate: it does not compete. A tie the

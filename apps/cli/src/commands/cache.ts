@@ -89,7 +89,8 @@ export async function runLs(_opts: JsonOption, ctx: CommandContext): Promise<voi
     ctx.style.dim(
       `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in ${info.path}` +
         (bare > 0
-          ? `; ${bare} without provenance (written by the Python tool or an older soup: used only when no --budget is given)`
+          ? `; ${bare} without provenance (written by the Python tool or an older soup: used only when no ` +
+            `--budget is given)`
           : ''),
     ),
   );

@@ -90,7 +90,8 @@ export const ckptPushCommand = commandSpec<CkptPushOptions>((ckpt) =>
       )
       .option(
         '--keep-remote <n>',
-        `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest is corrupt (default: ${KEEP_REMOTE_DEFAULT})`,
+        `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the ` +
+          `newest is corrupt (default: ${KEEP_REMOTE_DEFAULT})`,
         intAtLeast(2),
         KEEP_REMOTE_DEFAULT,
       )

@@ -144,7 +144,8 @@ export async function runPush(opts: CkptPushOptions, ctx: CommandContext, args: 
   );
   ctx.emit({ ok: true, store: s.description, ...pushJson(r) });
   ctx.say(
-    `pushed ${r.pathInRepo} to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified; latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`,
+    `pushed ${r.pathInRepo} to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}` +
+      `, verified; latest.json → step ${r.step}  ${ctx.style.dim(formatDuration(r.timings.totalMs))}`,
   );
   if (r.prunedRemote.length || r.prunedLocal.length)
     ctx.say(`pruned ${[...r.prunedRemote, ...r.prunedLocal.map((p) => relative(ctx.cwd, p) || p)].join(', ')}`);
@@ -160,7 +161,8 @@ export async function runFinal(opts: CkptFinalOptions, ctx: CommandContext, args
   );
   ctx.emit({ ok: true, store: s.description, terminal: true, ...pushJson(r) });
   ctx.say(
-    `pushed final/ (step ${r.step}) to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified; latest.json → final (terminal)`,
+    `pushed final/ (step ${r.step}) to ${s.description}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}` +
+      `, verified; latest.json → final (terminal)`,
   );
 }
 
@@ -192,7 +194,15 @@ export async function runStatus(opts: CkptStatusOptions, ctx: CommandContext): P
     return;
   }
   const pointerText = p
-    ? `step ${p.step} → ${p.path_in_repo}${p.terminal ? ' (terminal)' : ''}, run ${p.run}, ${st.pointed?.verified ? ctx.style.green(s.kind === 'hub' ? 'verified (LFS files by oid and size; their bytes are hashed when pulled)' : 'verified (every byte read back and hashed)') : ctx.style.red(`NOT verified: ${(st.pointed?.problems ?? []).slice(0, 3).join('; ')}`)}, updated ${p.updated_at}`
+    ? `step ${p.step} → ${p.path_in_repo}${p.terminal ? ' (terminal)' : ''}, run ${p.run}, ` +
+      (st.pointed?.verified
+        ? ctx.style.green(
+            s.kind === 'hub'
+              ? 'verified (LFS files by oid and size; their bytes are hashed when pulled)'
+              : 'verified (every byte read back and hashed)',
+          )
+        : ctx.style.red(`NOT verified: ${(st.pointed?.problems ?? []).slice(0, 3).join('; ')}`)) +
+      `, updated ${p.updated_at}`
     : st.hasPointer
       ? ctx.style.red(`invalid: ${st.pointerErrors.join('; ')}`)
       : 'none';
@@ -213,7 +223,8 @@ export async function runStatus(opts: CkptStatusOptions, ctx: CommandContext): P
   if (st.storedBytes !== null) {
     const extra = st.storedBytes - st.treeBytes;
     ctx.say(
-      `  storage      ${formatBytes(st.storedBytes)} stored (history included), ${formatBytes(st.treeBytes)} in the checkpoints listed` +
+      `  storage      ${formatBytes(st.storedBytes)} stored (history included), ${formatBytes(st.treeBytes)}` +
+        ` in the checkpoints listed` +
         (extra > st.treeBytes
           ? ctx.style.yellow(
               `; ${formatBytes(extra)} is only in older commits: pass --squash-history (hub.squash_history) to free it`,
@@ -307,7 +318,8 @@ export async function runPull(opts: CkptPullOptions, ctx: CommandContext): Promi
     const st = await checkpointStatus({ store: s });
     if (!st.pointer)
       throw new UsageError(
-        `${s.description} has no valid latest.json${st.exists ? '' : ' (the repo does not exist)'}: pass --step N or --final`,
+        `${s.description} has no valid latest.json${st.exists ? '' : ' (the repo does not exist)'}` +
+          `: pass --step N or --final`,
       );
     if (st.pointer.terminal) pathInRepo = st.pointer.path_in_repo;
     else {
@@ -343,7 +355,8 @@ export async function runPull(opts: CkptPullOptions, ctx: CommandContext): Promi
         manifest_sha256: r.manifestSha256,
       });
       ctx.say(
-        `pulled ${outcome.pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, dir) || dir}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`,
+        `pulled ${outcome.pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, dir) || dir}: ${r.fileCount}` +
+          ` files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`,
       );
       return;
     }
@@ -359,7 +372,8 @@ export async function runPull(opts: CkptPullOptions, ctx: CommandContext): Promi
     manifest_sha256: r.manifestSha256,
   });
   ctx.say(
-    `pulled ${pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, r.dir) || r.dir}: ${r.fileCount} files, ${formatBytes(r.totalBytes)}, every sha256 matches the manifest`,
+    `pulled ${pathInRepo} (step ${r.step}) into ${relative(ctx.cwd, r.dir) || r.dir}: ${r.fileCount} files, ` +
+      `${formatBytes(r.totalBytes)}, every sha256 matches the manifest`,
   );
 }
 
@@ -427,11 +441,13 @@ export async function runResume(opts: CkptResumeOptions, ctx: CommandContext): P
   ctx.emit(json);
   if (outcome.outcome === 'fresh')
     ctx.say(
-      `fresh: ${outcome.reason === 'repo-missing' ? 'the repo does not exist yet' : 'no checkpoint of this run'}; start from step 0`,
+      `fresh: ${outcome.reason === 'repo-missing' ? 'the repo does not exist yet' : 'no checkpoint of this run'}` +
+        `; start from step 0`,
     );
   else if (outcome.outcome === 'complete')
     ctx.say(
-      `complete: ${outcome.pathInRepo} holds the final step ${outcome.step}; nothing to train${dir ? ` (pulled into ${relative(ctx.cwd, dir)})` : ''}`,
+      `complete: ${outcome.pathInRepo} holds the final step ${outcome.step}; nothing to train` +
+        `${dir ? ` (pulled into ${relative(ctx.cwd, dir)})` : ''}`,
     );
   else {
     for (const k of outcome.skipped) ctx.say(`skipped ${k.pathInRepo}: ${k.problems.slice(0, 2).join('; ')}`);
@@ -444,7 +460,8 @@ export async function runResume(opts: CkptResumeOptions, ctx: CommandContext): P
             ? `; latest.json still names step ${outcome.previousStep} (pass --repair to rewrite it)`
             : '';
     ctx.say(
-      `resume from ${outcome.pathInRepo} (step ${outcome.step})${outcome.via ? ` via ${outcome.via}` : ''}${dir ? `, pulled into ${relative(ctx.cwd, dir)}` : ', pulls cleanly'}${pointerNote}`,
+      `resume from ${outcome.pathInRepo} (step ${outcome.step})${outcome.via ? ` via ${outcome.via}` : ''}` +
+        `${dir ? `, pulled into ${relative(ctx.cwd, dir)}` : ', pulls cleanly'}${pointerNote}`,
     );
   }
   if (!ctx.json) ctx.say(`RESUME_JSON ${JSON.stringify(json)}`);

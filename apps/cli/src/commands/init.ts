@@ -37,7 +37,8 @@ export async function run(opts: InitOptions, ctx: CommandContext): Promise<void>
   ctx.say(`wrote ${written.map(show).join(', ')} (template ${template})`);
   if (kept.length)
     ctx.say(
-      `kept ${kept.map(show).join(', ')}: already there (soup never overwrites training text); the config trains on ${kept.length === 1 ? 'it' : 'them'}`,
+      `kept ${kept.map(show).join(', ')}: already there (soup never overwrites training text); the config trains ` +
+        `on ${kept.length === 1 ? 'it' : 'them'}`,
     );
   const c = show(target) === 'soup.yaml' ? '' : ` -c ${show(target)}`;
   ctx.say(`next: soup plan${c}   then: soup train${c}`);

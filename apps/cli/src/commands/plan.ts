@@ -67,7 +67,8 @@ export async function run(opts: PlanOptions, ctx: CommandContext): Promise<numbe
       : offload.errors.length > 0
         ? `${setting}: ${offload.errors.join(' ')}`
         : setting === 'auto'
-          ? `${p.offloadChoice ?? 'auto → off (not measured: the choice is measured with micro_batch_size: auto)'}${p.offload ? `; ${applied}` : ''}`
+          ? `${p.offloadChoice ?? 'auto → off (not measured: the choice is measured with micro_batch_size: auto)'}` +
+            `${p.offload ? `; ${applied}` : ''}`
           : `${applied}${offload.warnings.length ? ` (${offload.warnings.join(' ')})` : ''}`;
   const result = {
     config: file,
@@ -83,7 +84,10 @@ export async function run(opts: PlanOptions, ctx: CommandContext): Promise<numbe
     micro_batch_size: p.microBatchSize,
     grad_accum: p.accumulation,
     batch_source: p.batchSource,
-    /** exact (a larger size failed), capped (the search's ceiling: a larger size may fit), unproven, or null (not searched). */
+    /**
+     * exact (a larger size failed), capped (the search's ceiling: a larger size may fit), unproven, or null (not
+     * searched).
+     */
     batch_bound: p.bound,
     batch_ceiling: p.ceiling,
     cache_key: p.cacheKey,
@@ -117,11 +121,19 @@ export async function run(opts: PlanOptions, ctx: CommandContext): Promise<numbe
     ['device', `${config.device.spec}: ${p.identity.gpuName}, ${p.identity.gpuMemoryGb} GiB`],
     [
       'model',
-      `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`,
+      `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads}` +
+        ` heads, max_length ${config.data.maxLength}`,
     ],
     [
       'batch',
-      `micro ${formatMicroBatch({ microBatchSize: p.microBatchSize, accumulation: p.accumulation })} (micro-batch: ${p.batchSource}${p.cacheKey ? `, key ${p.cacheKey}` : ''})${p.bound === 'capped' ? ctx.style.yellow(`  capped: the ceiling of the search (G = ${p.ceiling}, no accumulation), not a measured limit; a larger micro-batch is never needed`) : ''}`,
+      `micro ${formatMicroBatch({ microBatchSize: p.microBatchSize, accumulation: p.accumulation })}` +
+        ` (micro-batch: ${p.batchSource}${p.cacheKey ? `, key ${p.cacheKey}` : ''})` +
+        (p.bound === 'capped'
+          ? ctx.style.yellow(
+              `  capped: the ceiling of the search (G = ${p.ceiling}, no accumulation), not a measured limit; ` +
+                'a larger micro-batch is never needed',
+            )
+          : ''),
     ],
     [
       'checkpointing',
@@ -132,7 +144,8 @@ export async function run(opts: PlanOptions, ctx: CommandContext): Promise<numbe
     [
       'peak / budget',
       m
-        ? `${formatBytes(m.peak_bytes)} / ${formatBytes(m.budget_bytes)}  ${fits ? ctx.style.green('fits') : ctx.style.red(m.result === 'fit' ? 'fits' : m.result)}`
+        ? `${formatBytes(m.peak_bytes)} / ${formatBytes(m.budget_bytes)}  ` +
+          `${fits ? ctx.style.green('fits') : ctx.style.red(m.result === 'fit' ? 'fits' : m.result)}`
         : 'not measured',
     ],
     ['per step', `${tokensPerStep} tokens`],
@@ -209,7 +222,8 @@ async function refuseEarly(
     ['device', `${config.device.spec}: ${identity.gpuName}, ${identity.gpuMemoryGb} GiB`],
     [
       'model',
-      `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads} heads, max_length ${config.data.maxLength}`,
+      `${config.base}: ${config.model.nLayers} layers, d_model ${config.model.dModel}, ${config.model.nHeads}` +
+        ` heads, max_length ${config.data.maxLength}`,
     ],
     [
       'batch',
@@ -235,7 +249,8 @@ async function refuseEarly(
       .join('\n'),
   );
   ctx.warn(
-    `${file}: soup train would refuse this config (${blocking.length} problem${blocking.length === 1 ? '' : 's'}); nothing was probed`,
+    `${file}: soup train would refuse this config (${blocking.length} problem${blocking.length === 1 ? '' : 's'}` +
+      `); nothing was probed`,
   );
   return EXIT_CODES.config;
 }

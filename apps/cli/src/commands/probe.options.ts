@@ -60,7 +60,9 @@ export const probeCommand = commandSpec<ProbeOptions>((program) => {
     )
     .option(
       '--try <NAME=v1,v2>',
-      "with --exec and --global-batch-size: also try these values of the trainer's own lever {NAME} (repeatable), time each configuration at its largest micro-batch ({probe_steps} = 1, 1 + K, 1 + 2K) and pick the most samples per second",
+      "with --exec and --global-batch-size: also try these values of the trainer's own lever {NAME} (repeatable), " +
+        'time each configuration at its largest micro-batch ({probe_steps} = 1, 1 + K, 1 + 2K) and pick the most ' +
+        'samples per second',
       appendArg,
     )
     .option(

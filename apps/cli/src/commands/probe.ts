@@ -36,7 +36,8 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   const mode = sources[0] ?? 'config';
   if ((opts.try !== undefined || opts.timeSteps !== undefined) && mode !== 'exec')
     throw new UsageError(
-      `${opts.try !== undefined ? '--try' : '--time-steps'} applies to soup probe --exec (the trainer's own levers as {NAME} placeholders)`,
+      `${opts.try !== undefined ? '--try' : '--time-steps'} applies to soup probe --exec (the trainer's own ` +
+        `levers as {NAME} placeholders)`,
     );
   let config: SoupConfig | null = null;
   let configFile = '';
@@ -71,7 +72,10 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     ...(budgetBytes !== undefined ? { budgetBytes } : {}),
   };
 
-  /** The command probe for an --exec command (placeholders of a trial filled but {batch_size}), its files and cache base. */
+  /**
+   * The command probe for an --exec command (placeholders of a trial filled but {batch_size}), its files and cache
+   * base.
+   */
   const execProbe = (command: string): { probe: ChildProbeFn; files: Record<string, string>; base: string } => {
     if (!command.includes('{batch_size}'))
       throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
@@ -107,7 +111,8 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       );
     if (!typed.includes('{probe_steps}'))
       throw new UsageError(
-        '--try times the trainer: put {probe_steps} in the command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)',
+        '--try times the trainer: put {probe_steps} in the command where it takes the number of training steps ' +
+          '(soup runs 1, 1 + K and 1 + 2K)',
       );
     const tries = parseTries(opts.try ?? [], typed);
     await tuneExec({
@@ -149,7 +154,8 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     const t = resolveTier(c, identity.device === 'cuda' ? identity.gpuMemoryGb : null);
     if (t.granularity === 'budget')
       throw new UsageError(
-        'soup probe measures fixed tiers; for gradient_checkpointing: budget run `soup plan`, which chooses the recompute set from measured steps',
+        'soup probe measures fixed tiers; for gradient_checkpointing: budget run `soup plan`, which chooses the ' +
+          'recompute set from measured steps',
       );
     // Probe what soup train will train: an offload it would refuse is refused here too; an accepted
     // one probes onnx-train's segmented step through the same activation store.
@@ -169,7 +175,10 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       ...(c.training.threads > 0 ? { intraOpNumThreads: c.training.threads } : {}),
     });
     base = cacheBaseOf(c, t.recompute);
-    what = `${c.base} (${c.model.nLayers} layer${c.model.nLayers === 1 ? '' : 's'}, d_model ${c.model.dModel}, max_length ${c.data.maxLength}), checkpointing ${t.description}${offload ? `, offload ${offload.target} (segmented step)` : ''}`;
+    what =
+      `${c.base} (${c.model.nLayers} layer${c.model.nLayers === 1 ? '' : 's'}, d_model ${c.model.dModel}` +
+      `, max_length ${c.data.maxLength}), checkpointing ${t.description}` +
+      `${offload ? `, offload ${offload.target} (segmented step)` : ''}`;
   } else if (mode === 'model') {
     const model = resolve(ctx.cwd, opts.model ?? '');
     let bytes: Buffer;
@@ -195,7 +204,8 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     if (opts.base === undefined) execCommand = micro ? micro.command(typed) : typed;
   }
   ctx.say(
-    `probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`,
+    `probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)` +
+      `${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`,
   );
   const keyFields = keyOf(base);
   if (execCommand !== null && opts.cache !== false && opts.refresh !== true) {
@@ -246,9 +256,13 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     const how =
       p === null
         ? 'no provenance: written by the Python tool or an older soup'
-        : `${p.bound}, judged by ${p.measurement}, budget ${p.budgetBytes === null ? 'the device' : formatBytes(p.budgetBytes)}, ceiling ${p.ceiling}`;
+        : `${p.bound}, judged by ${p.measurement}, budget ` +
+          `${p.budgetBytes === null ? 'the device' : formatBytes(p.budgetBytes)}, ceiling ${p.ceiling}`;
     ctx.say(
-      `${micro ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}` : `batch size ${ctx.style.bold(String(r.batchSize))}`} (from the cache, key ${r.cacheKey}; ${how}; --refresh to probe again)`,
+      (micro
+        ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}`
+        : `batch size ${ctx.style.bold(String(r.batchSize))}`) +
+        ` (from the cache, key ${r.cacheKey}; ${how}; --refresh to probe again)`,
     );
   } else {
     const chosen = r.chosen?.measurement ? `, judged by ${r.chosen.measurement}` : '';
@@ -259,10 +273,14 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
         : r.saved
           ? `cached as ${r.cacheKey}${r.provenance && r.provenance.bound !== 'exact' ? ` (${r.provenance.bound})` : ''}`
           : exceptionsOnly
-            ? 'not cached: no trial measured a peak, so only a failure could have refused this size; pass --budget to measure, or --cache-exceptions-only to cache it anyway'
+            ? 'not cached: no trial measured a peak, so only a failure could have refused this size; pass ' +
+              '--budget to measure, or --cache-exceptions-only to cache it anyway'
             : `not cached: ${r.notSavedReason ?? 'unknown'}`;
     ctx.say(
-      `${micro ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}` : `batch size ${ctx.style.bold(String(r.batchSize))}`} fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`,
+      (micro
+        ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}`
+        : `batch size ${ctx.style.bold(String(r.batchSize))}`) +
+        ` fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`,
     );
   }
 }
@@ -294,5 +312,9 @@ async function trainerChanged(
     .sort((a, b) => b.savedAt.localeCompare(a.savedAt))[0];
   if (earlier === undefined) return null;
   const changed = changedFiles(earlier.files ?? {}, files);
-  return `trainer changed since the cached answer (${earlier.batchSize}, ${earlier.savedAt.replace(/\.\d+Z$/, 'Z')}): ${changed.length > 0 ? changed.join(', ') : 'the cached answer predates file hashes'}; probing again`;
+  return (
+    `trainer changed since the cached answer (${earlier.batchSize}, ` +
+    `${earlier.savedAt.replace(/\.\d+Z$/, 'Z')}): ` +
+    `${changed.length > 0 ? changed.join(', ') : 'the cached answer predates file hashes'}; probing again`
+  );
 }

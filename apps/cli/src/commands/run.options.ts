@@ -66,11 +66,13 @@ export const runCommand = commandSpec<RunOptions>((program) => {
   const run = program
     .command('run')
     .description(
-      'run your own trainer (any command): batch size that fits, resume from the store, push checkpoints while it trains, save at session end',
+      'run your own trainer (any command): batch size that fits, resume from the store, push checkpoints while it ' +
+        'trains, save at session end',
     )
     .argument(
       '<trainer...>',
-      'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders, and {micro_batch_size} {grad_accum} with --global-batch-size (no shell)',
+      'the trainer command after --, with {batch_size} {output_dir} {resume_from} {max_steps} placeholders, and ' +
+        '{micro_batch_size} {grad_accum} with --global-batch-size (no shell)',
     )
     .addOption(new Option('--repo-type <type>', 'Hub repo type').choices(['model', 'dataset']).default('model'))
     .option('--batch-size <n|auto>', '{batch_size}: a number, or auto (batch cache, else --probe)')
@@ -96,7 +98,8 @@ export const runCommand = commandSpec<RunOptions>((program) => {
     )
     .option(
       '--settle <duration>',
-      'a checkpoint unchanged this long is complete (with its --complete-file also: a newer one appeared, or the trainer exited); default 10s',
+      'a checkpoint unchanged this long is complete (with its --complete-file also: a newer one appeared, or the ' +
+        'trainer exited); default 10s',
       durationArg,
     )
     .option(
@@ -112,12 +115,14 @@ export const runCommand = commandSpec<RunOptions>((program) => {
     )
     .option(
       '--horizon <steps>',
-      "the run's total steps: fills {max_steps}; exit 0 before it is a segment (75), not the end (default: max_steps from trainer_state.json)",
+      "the run's total steps: fills {max_steps}; exit 0 before it is a segment (75), not the end (default: " +
+        'max_steps from trainer_state.json)',
       intAtLeast(1),
     )
     .option(
       '--final <dir>',
-      'push this folder as final/ when the trainer exits 0 (default: the files at the top of --output-dir, else the newest checkpoint)',
+      'push this folder as final/ when the trainer exits 0 (default: the files at the top of --output-dir, else ' +
+        'the newest checkpoint)',
     )
     .option(
       '--fingerprint <file>',
@@ -144,7 +149,9 @@ export const runCommand = commandSpec<RunOptions>((program) => {
     .option('--json', "print only the result as JSON (the trainer's output goes to stderr)")
     .option(
       '--try <NAME=v1,v2>',
-      "with --global-batch-size and --probe: each session picks the value of the trainer's own lever {NAME} (repeatable; in the --probe command and the trainer command) and the micro-batch that train fastest at G, measured as soup probe --try does (the tune cache first)",
+      "with --global-batch-size and --probe: each session picks the value of the trainer's own lever {NAME} " +
+        '(repeatable; in the --probe command and the trainer command) and the micro-batch that train fastest at G, ' +
+        'measured as soup probe --try does (the tune cache first)',
       appendArg,
     )
     .option('--time-steps <K>', 'with --try: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)', intAtLeast(1))
@@ -179,7 +186,8 @@ Examples:
   globalBatchOptions(run);
   maxOomRetriesOption(
     run,
-    'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint with the next smaller divisor as the micro-batch',
+    'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint ' +
+      'with the next smaller divisor as the micro-batch',
   );
   return maxMemoryOption(run);
 });

@@ -26,7 +26,8 @@ import type { RunOptions } from './run.options';
 export async function run(opts: RunOptions, ctx: CommandContext, argv: string[]): Promise<number> {
   if (argv.length === 0)
     throw new UsageError(
-      'soup run needs the trainer command after --, e.g. soup run --repo file://ckpt -- python train.py --output_dir {output_dir}',
+      'soup run needs the trainer command after --, e.g. soup run --repo file://ckpt -- python train.py ' +
+        '--output_dir {output_dir}',
     );
   const t0 = Date.now();
   const stopSignal = STOP_SIGNALS.find((s) => s === opts.stopSignal.toUpperCase());
@@ -51,7 +52,8 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     throw new UsageError(`--batch-size ${batchOpt}: expected a positive integer or auto`);
   if (batchOpt === 'auto' && opts.probe === undefined)
     throw new UsageError(
-      '--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch cache has no answer)',
+      '--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch ' +
+        'cache has no answer)',
     );
   if (argv.some((a) => a.includes('{max_steps}')) && opts.horizon === undefined)
     throw new UsageError("the trainer command uses {max_steps}: pass --horizon N (the run's total steps)");
@@ -180,11 +182,13 @@ export async function probeBatch(
   micro?: { globalBatchSize: number; worldSize: number; headroom: number },
 ): Promise<ProbedBatch> {
   const typed = opts.probe ?? '';
-  // With a global batch the probe's command may name the micro-batch {micro_batch_size}; a trial is one micro-batch ({grad_accum} 1).
+  // With a global batch the probe's command may name the micro-batch {micro_batch_size}; a trial is one micro-batch
+  // ({grad_accum} 1).
   const command = micro ? trialCommand(typed) : typed;
   if (!command.includes('{batch_size}'))
     throw new UsageError(
-      '--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 --per_device_train_batch_size {batch_size}"',
+      '--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 ' +
+        '--per_device_train_batch_size {batch_size}"',
     );
   const { identity, deviceId, keyOf } = await probeDevice(opts, ctx);
   const budgetBytes = opts.budget;
@@ -212,7 +216,11 @@ export async function probeBatch(
     noCache: opts.cache === false,
   });
   ctx.say(
-    `${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (${r.source === 'cache' ? `from the cache, key ${r.cacheKey}` : `probed on ${identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`})`,
+    `${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (` +
+      (r.source === 'cache'
+        ? `from the cache, key ${r.cacheKey}`
+        : `probed on ${identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
+      `)`,
   );
   return {
     batchSize: r.batchSize,
@@ -223,7 +231,10 @@ export async function probeBatch(
   };
 }
 
-/** --device for the probe, its identity, and the batch-cache key fields of a base on it (--max-length, --quantization, --lora-r). */
+/**
+ * --device for the probe, its identity, and the batch-cache key fields of a base on it (--max-length, --quantization,
+ * --lora-r).
+ */
 async function probeDevice(
   opts: RunOptions,
   ctx: CommandContext,
@@ -264,7 +275,10 @@ function commandProbe(
   });
 }
 
-/** --try's flags: a global batch, a --probe that times ({probe_steps}) and names each lever, a trainer command that uses each. */
+/**
+ * --try's flags: a global batch, a --probe that times ({probe_steps}) and names each lever, a trainer command that uses
+ * each.
+ */
 function checkTries(opts: RunOptions, argv: string[]): void {
   if (opts.try === undefined) throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
   if (opts.globalBatchSize === undefined)
@@ -273,22 +287,28 @@ function checkTries(opts: RunOptions, argv: string[]): void {
     );
   if (opts.probe === undefined)
     throw new UsageError(
-      '--try needs --probe "<the trainer\'s command with {micro_batch_size}, {probe_steps} and each {NAME}>": soup times it per configuration',
+      '--try needs --probe "<the trainer\'s command with {micro_batch_size}, {probe_steps} and each {NAME}>": ' +
+        'soup times it per configuration',
     );
   const typed = opts.probe;
   if (!typed.includes('{probe_steps}'))
     throw new UsageError(
-      '--try times the trainer: put {probe_steps} in the --probe command where it takes the number of training steps (soup runs 1, 1 + K and 1 + 2K)',
+      '--try times the trainer: put {probe_steps} in the --probe command where it takes the number of training ' +
+        'steps (soup runs 1, 1 + K and 1 + 2K)',
     );
   for (const name of Object.keys(parseTries(opts.try, typed))) {
     if (!argv.some((a) => a.includes(`{${name}}`)))
       throw new UsageError(
-        `--try ${name}: the trainer command has no {${name}}, so the choice would not reach the run; put {${name}} where the trainer takes that setting`,
+        `--try ${name}: the trainer command has no {${name}}, so the choice would not reach the run; put {${name}` +
+          `} where the trainer takes that setting`,
       );
   }
 }
 
-/** --try: this session's levers and micro-batch, the fastest at G (the tune cache first), as soup probe --exec --try measures them. */
+/**
+ * --try: this session's levers and micro-batch, the fastest at G (the tune cache first), as soup probe --exec --try
+ * measures them.
+ */
 async function tuneBatch(
   opts: RunOptions,
   ctx: CommandContext,
@@ -347,7 +367,8 @@ async function tuneBatch(
     });
     if (lowered.hit && lowered.batchSize < m) {
       ctx.say(
-        `the tune cache's choice (micro-batch ${m}) is above the batch cache's answer for it (${lowered.batchSize}, lowered after an out-of-memory): measuring again`,
+        `the tune cache's choice (micro-batch ${m}) is above the batch cache's answer for it (${lowered.batchSize}` +
+          `, lowered after an out-of-memory): measuring again`,
       );
       ({ entry, source } = await tune(true));
     }

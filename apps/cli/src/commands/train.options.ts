@@ -49,7 +49,8 @@ export const trainCommand = commandSpec<TrainOptions>((program) => {
   keepRemoteOption(train, `hub.keep_remote, else ${KEEP_REMOTE_DEFAULT}`);
   maxOomRetriesOption(
     train,
-    'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes the step',
+    'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes ' +
+      'the step',
   );
   maxMemoryOption(train);
   return noPredictOption(
@@ -62,20 +63,23 @@ export const trainCommand = commandSpec<TrainOptions>((program) => {
     )
     .option(
       '--stop-after-steps <n>',
-      'end this session after n more steps, at a segment boundary the next session resumes from: saved, pushed, exit 75 (0 = run to the horizon)',
+      'end this session after n more steps, at a segment boundary the next session resumes from: saved, pushed, ' +
+        'exit 75 (0 = run to the horizon)',
       intAtLeast(0),
       0,
     )
     .option(
       '--time-limit <duration>',
-      'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: training.time_limit)',
+      'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: ' +
+        'training.time_limit)',
     )
     .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
     .option('--device <device>', "override the config's device", deviceArg)
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
     .option(
       '--squash-history',
-      "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: hub.squash_history)",
+      "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: " +
+        'hub.squash_history)',
     )
     .option(
       '--lease-ttl <duration>',

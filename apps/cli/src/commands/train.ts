@@ -40,10 +40,13 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   if (opts.budget !== undefined) config.training.memoryBudgetBytes = opts.budget;
   if (opts.resume === 'force') {
     throw new UsageError(
-      "--resume force: soup train cannot continue another run's checkpoints (its model or data differ, so the weights would not load or not mean the same); pass a new --repo for this run, or restore the old config to resume it",
+      "--resume force: soup train cannot continue another run's checkpoints (its model or data differ, so the " +
+        'weights would not load or not mean the same); pass a new --repo for this run, or restore the old config ' +
+        'to resume it',
     );
   }
-  // null (hub.keep_remote: null) keeps every remote checkpoint; the default is 3 (KEEP_REMOTE_DEFAULT, in the config schema).
+  // null (hub.keep_remote: null) keeps every remote checkpoint; the default is 3 (KEEP_REMOTE_DEFAULT, in the config
+  // schema).
   const keepRemote: number | null = opts.keepRemote ?? config.hub.keepRemote;
   if (opts.device !== undefined) config.device = opts.device;
   // Refusals first: a field train cannot honour is an error, not also a warning.
@@ -78,7 +81,8 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   const valSha256 = config.data.valPath ? sha256File(config.data.valPath) : null;
   const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
   ctx.say(
-    `run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? '' : 's'}, checkpoints every ${pushEvery} to ${storeName}`,
+    `run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? '' : 's'}, checkpoints every ${pushEvery} to ` +
+      `${storeName}`,
   );
   // The session: supervise() around soup's own trainer (see _train-session.ts): resume, lease, launch, pushes,
   // session end, step-down and peak are the supervisor's, as for any trainer under `soup run`.
@@ -149,17 +153,20 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   }
   if (r.outcome === 'not-launched') {
     ctx.say(
-      `session end (${t.ended?.reason ?? 'abort'}) at step ${t.startStep}: no step was run this session; nothing new to push`,
+      `session end (${t.ended?.reason ?? 'abort'}) at step ${t.startStep}: no step was run this session; nothing ` +
+        `new to push`,
     );
   }
   const where = store.kind === 'dir' ? storeName : store.description;
   if (t.ended !== null || r.outcome === 'not-launched') {
     ctx.say(
-      `segment saved at step ${t.lastStep}: run the same command again to continue from ${where} (exit ${EXIT_CODES.segmentSaved})`,
+      `segment saved at step ${t.lastStep}: run the same command again to continue from ${where} (exit ` +
+        `${EXIT_CODES.segmentSaved})`,
     );
   } else if (segment) {
     ctx.say(
-      `segment saved at step ${t.lastStep} (--stop-after-steps): validation skipped; run the same command again to continue from ${where} (exit ${EXIT_CODES.segmentSaved})`,
+      `segment saved at step ${t.lastStep} (--stop-after-steps): validation skipped; run the same command again ` +
+        `to continue from ${where} (exit ${EXIT_CODES.segmentSaved})`,
     );
   } else {
     ctx.say(`pushed final/, verified, latest.json → final (terminal) at step ${r.step}`);
@@ -169,7 +176,8 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   if (t.memory !== null) ctx.say(`${describeRunPeak(t.memory)}${describeTuning(t.memory)}`);
   if (finalPushed)
     ctx.say(
-      `final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as transformers' GPT-2)`,
+      `final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as ` +
+        `transformers' GPT-2)`,
     );
   showLossPlot(ctx, {
     history: historyOf(
@@ -296,7 +304,8 @@ async function alreadyComplete(
     oom_step_downs: [],
     batch_source: 'checkpoint',
     grad_ckpt: (r.grad_ckpt as string | false | undefined) ?? false,
-    offload: config.training.activationOffloading === 'auto' ? null : config.training.activationOffloading, // auto: not known without measuring
+    // auto: not known without measuring
+    offload: config.training.activationOffloading === 'auto' ? null : config.training.activationOffloading,
     tokens_per_step: Number(r.batch_size ?? 0) * config.data.maxLength,
   };
   printResult(ctx, json);
@@ -331,10 +340,12 @@ function endUnpushed(
   const steps = [...new Set(p.unpushed.map((u) => u.step))].join(', ');
   const safe = p.pushed.at(-1);
   ctx.stderr.write(
-    `soup: could not push ${p.final ? 'final/' : `checkpoint-${last.step}`} to ${p.storeName}: ${last.reason}. Not pushed this session: step${p.unpushed.length === 1 ? '' : 's'} ${steps} ` +
+    `soup: could not push ${p.final ? 'final/' : `checkpoint-${last.step}`} to ${p.storeName}: ${last.reason}` +
+      `. Not pushed this session: step${p.unpushed.length === 1 ? '' : 's'} ${steps} ` +
       `(the newest is kept locally in ${p.localDir}). ` +
       (safe !== undefined
-        ? `The store holds step ${safe} from this session: run the same command again to continue from it (exit ${EXIT_CODES.segmentSaved}).\n`
+        ? `The store holds step ${safe} from this session: run the same command again to continue from it (exit ` +
+          `${EXIT_CODES.segmentSaved}).\n`
         : `Nothing from this session is in the store (exit ${EXIT_CODES.hub}).\n`),
   );
   const code = safe !== undefined ? EXIT_CODES.segmentSaved : EXIT_CODES.hub;

@@ -34,7 +34,12 @@ if (mode === 'efbig') {
   const n = Number(nArg ?? '3');
   for (let i = 0; i < n; i += 1) store.pack({ dtype: 'float32', dims: [1024], data: new Float32Array(1024).fill(i) });
   console.log(
-    `HELD ${JSON.stringify({ pid: process.pid, prefix: store.filePrefix, files: readdirSync(store.saveDir!).length, anonymous: store.usesAnonymousFiles })}`,
+    `HELD ${JSON.stringify({
+      pid: process.pid,
+      prefix: store.filePrefix,
+      files: readdirSync(store.saveDir!).length,
+      anonymous: store.usesAnonymousFiles,
+    })}`,
   );
   setInterval(() => undefined, 1 << 30);
 } else if (mode === 'churn') {

@@ -1,4 +1,5 @@
-// @soup/cuda-probe WITH its optional peers installed: the worker shipped in dist runs a real onnx-train step in a child.
+// @soup/cuda-probe WITH its optional peers installed: the worker shipped in dist runs a real onnx-train step in a
+// child.
 import { createTrainStepProbe } from '@soup/cuda-probe';
 
 const probe = createTrainStepProbe({

@@ -10,7 +10,8 @@ const trainer = [
   "const fs = require('node:fs'), p = require('node:path'), o = process.argv[1];",
   "fs.mkdirSync(p.join(o, 'checkpoint-5'), { recursive: true });",
   "fs.writeFileSync(p.join(o, 'checkpoint-5', 'model.safetensors'), 'w5');",
-  "fs.writeFileSync(p.join(o, 'checkpoint-5', 'trainer_state.json'), JSON.stringify({ global_step: 5, max_steps: 5 }));",
+  "fs.writeFileSync(p.join(o, 'checkpoint-5', 'trainer_state.json'), JSON.stringify({ global_step: 5, max_steps: " +
+    '5 }));',
   "fs.writeFileSync(p.join(o, 'model.safetensors'), 'final');",
 ].join('\n');
 const lines = [];
