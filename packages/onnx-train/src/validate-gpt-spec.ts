@@ -1,4 +1,4 @@
-import type { GptSpec } from './gpt-spec';
+import type { GptSpec } from './_gpt-spec-shape';
 
 /** Problems found in a spec: `errors` make it unusable, `warnings` are legal but unusual. */
 export interface SpecValidation {
