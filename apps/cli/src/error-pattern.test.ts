@@ -221,7 +221,7 @@ const PACKAGES: PackageErrors[] = [
       SOUP_SUPERVISOR_RESUME_REFUSED: true,
     } satisfies Record<SupervisorErrorCode, true>,
     samples: {
-      SupervisorUsageError: () => new supervisor.SupervisorUsageError('checkpointGlob', 'm'),
+      SupervisorUsageError: () => new supervisor.SupervisorUsageError('m', { field: 'checkpointGlob' }),
       OutputLockedError: () => new supervisor.OutputLockedError('m', { lockPath: '/tmp/l', pid: 1 }),
       StaleRecordError: () => new supervisor.StaleRecordError('m'),
     },

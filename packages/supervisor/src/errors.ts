@@ -24,9 +24,9 @@ export class SupervisorUsageError extends SupervisorError {
   declare readonly code: 'SOUP_SUPERVISOR_USAGE';
   readonly field: string;
 
-  constructor(field: string, message: string, options: ErrorOptions = {}) {
+  constructor(message: string, options: { field: string; cause?: unknown }) {
     super(message, { code: 'SOUP_SUPERVISOR_USAGE', cause: options.cause });
-    this.field = field;
+    this.field = options.field;
   }
 }
 

@@ -118,10 +118,9 @@ export function identityOf(
       bytes = readFileSync(abs);
     } catch (err) {
       throw new SupervisorUsageError(
-        'fingerprint',
         `--fingerprint ${f}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}` +
           `); pass a file the run depends on, e.g. its config`,
-        { cause: err },
+        { field: 'fingerprint', cause: err },
       );
     }
     files[relative(cwd, abs) || f] = createHash('sha256').update(bytes).digest('hex');

@@ -58,10 +58,10 @@ function refuseWithoutWeights(dir: string, what: string): void {
   const files = filesUnder(dir);
   const shown = files.slice(0, 8).join(', ') + (files.length > 8 ? `, … (${files.length} files)` : '');
   throw new SupervisorUsageError(
-    'final',
     `final/ would hold no model weights: ${what} has ${files.length === 0 ? 'no files' : shown}` +
       ` (no .safetensors, .bin, .pt, .pth or .ckpt); ` +
       'no terminal pointer was written. Pass --final <dir> with the folder the trainer saved the finished model in',
+    { field: 'final' },
   );
 }
 
@@ -82,8 +82,8 @@ export function stageFinal(p: {
     }
     if (!ok)
       throw new SupervisorUsageError(
-        'final',
         `--final ${p.finalDir}: not a folder the trainer wrote; pass the folder holding the finished model`,
+        { field: 'final' },
       );
     refuseWithoutWeights(p.finalDir, `--final ${p.finalDir}`);
     return { dir: p.finalDir, source: p.finalDir, step: stepOf(p.finalDir), cleanup: () => {} };
@@ -137,8 +137,8 @@ export function stageFinal(p: {
     return { dir: p.newest.path, source: p.newest.path, step: p.newest.step, cleanup: () => {} };
   }
   throw new SupervisorUsageError(
-    'final',
     `the trainer exited 0 but left no model files in ${p.outputDir} and no checkpoint: pass --final <dir> with ` +
       `the folder holding the finished model`,
+    { field: 'final' },
   );
 }

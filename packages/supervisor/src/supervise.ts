@@ -295,15 +295,14 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   const warn = (line: string): void => emit('warning', line);
   if (o.argv.length === 0)
     throw new SupervisorUsageError(
-      'argv',
       'the trainer command is empty: pass it after --, e.g. python train.py --output_dir {output_dir}',
+      { field: 'argv' },
     );
   const stopSignal = o.stopSignal ?? 'SIGTERM';
   if (!STOP_SIGNALS.includes(stopSignal))
-    throw new SupervisorUsageError(
-      'stopSignal',
-      `--stop-signal ${stopSignal}: expected one of ${STOP_SIGNALS.join(', ')}`,
-    );
+    throw new SupervisorUsageError(`--stop-signal ${stopSignal}: expected one of ${STOP_SIGNALS.join(', ')}`, {
+      field: 'stopSignal',
+    });
   const settleMs = o.settleMs ?? 10_000;
   const graceMs = o.graceMs ?? 120_000;
   const pollMs = o.pollMs ?? 1000;
@@ -311,43 +310,40 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   const horizon = o.horizon ?? null;
   const used = placeholdersIn(o.argv);
   if (used.has('{max_steps}') && horizon === null)
-    throw new SupervisorUsageError(
-      'horizon',
-      "the trainer command uses {max_steps}: pass --horizon N (the run's total steps)",
-    );
+    throw new SupervisorUsageError("the trainer command uses {max_steps}: pass --horizon N (the run's total steps)", {
+      field: 'horizon',
+    });
   const G = o.globalBatchSize ?? null;
   const worldSize = o.worldSize ?? 1;
   if (G !== null && (o.batchSize ?? null) !== null)
     throw new SupervisorUsageError(
-      'batchSize',
       '--batch-size and --global-batch-size together: with a global batch, {batch_size} is the micro-batch soup ' +
         'resolves; drop --batch-size',
+      { field: 'batchSize' },
     );
   if (
     G !== null &&
     (!Number.isSafeInteger(G) || G < 1 || !Number.isSafeInteger(worldSize) || worldSize < 1 || G % worldSize !== 0)
   ) {
     throw new SupervisorUsageError(
-      'globalBatchSize',
       `--global-batch-size ${G} with --world-size ${worldSize}: G must be a positive multiple of the world size, ` +
         `so every rank gets G / N samples per step`,
+      { field: 'globalBatchSize' },
     );
   }
   if (G !== null && !o.resolveMicroBatchSize)
-    throw new SupervisorUsageError(
-      'resolveMicroBatchSize',
-      'a global batch needs resolveMicroBatchSize (the cache, then a probe)',
-    );
+    throw new SupervisorUsageError('a global batch needs resolveMicroBatchSize (the cache, then a probe)', {
+      field: 'resolveMicroBatchSize',
+    });
   if (used.has('{batch_size}') && (o.batchSize ?? null) === null && G === null)
-    throw new SupervisorUsageError(
-      'batchSize',
-      'the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto',
-    );
+    throw new SupervisorUsageError('the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto', {
+      field: 'batchSize',
+    });
   for (const name of ['{micro_batch_size}', '{grad_accum}'] as const) {
     if (used.has(name) && G === null)
       throw new SupervisorUsageError(
-        'globalBatchSize',
         `the trainer command uses ${name}: pass --global-batch-size G (samples per optimizer step)`,
+        { field: 'globalBatchSize' },
       );
   }
   const storeName = o.storeName ?? o.store.description;
@@ -381,9 +377,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       ((await store.readFile({ path: 'latest.json' })) !== null || (await store.list({ prefix: 'ckpt' })).length > 0)
     ) {
       throw new SupervisorUsageError(
-        'resume',
         `${storeName} already holds checkpoints; --resume never would overwrite them: pass another --repo, or ` +
           `--resume auto`,
+        { field: 'resume' },
       );
     }
     if (record !== null) {
@@ -532,8 +528,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         if (batchSize === null) {
           if (!o.probeBatchSize)
             throw new SupervisorUsageError(
-              'batchSize',
               '--batch-size auto needs a probe (probeBatchSize) when the run has no recorded size',
+              { field: 'batchSize' },
             );
           batchSize = await o.probeBatchSize();
         }
@@ -561,15 +557,15 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         for (const name of Object.keys(levers)) {
           if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || placeholdersIn([`{${name}}`]).size > 0)
             throw new SupervisorUsageError(
-              'resolveMicroBatchSize',
               `lever ${JSON.stringify(name)}: a lever is a plain name that is not one of soup's own placeholders`,
+              { field: 'resolveMicroBatchSize' },
             );
         }
         const perRank = G / worldSize;
         if (!Number.isSafeInteger(micro) || micro < 1 || perRank % micro !== 0) {
           throw new SupervisorUsageError(
-            'resolveMicroBatchSize',
             `micro-batch ${micro} does not divide G / world size = ${perRank}: m × a × N must equal G`,
+            { field: 'resolveMicroBatchSize' },
           );
         }
         batchSize = micro;
@@ -804,9 +800,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           onStderr: (d) => (stepSeen.output(d), o.onStderr?.(d)),
         }).catch((err: NodeJS.ErrnoException) => {
           throw new SupervisorUsageError(
-            'argv',
             `cannot start the trainer ${JSON.stringify(childArgv[0])}: ${err.code ?? err.message}`,
-            { cause: err },
+            { field: 'argv', cause: err },
           );
         });
         lock.setTrainer(child.pid);
