@@ -8,11 +8,11 @@ import {
   lowerCacheEntry,
   nextMicroBatchSize,
 } from '@soup/batch-probe';
-import { judgeTrainerExit } from '@soup/cuda-probe';
 import type { OomStepDown, SessionFacts, SuperviseOptions } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import type { GlobalBatchOptions } from './_options';
 import { UsageError } from './errors';
+import { trainerOomLine } from './_oom-step-down';
 
 /** The supervisor options for `--global-batch-size`, and what RUN_JSON says about them. */
 export interface RunMicro {
@@ -89,15 +89,7 @@ export function runMicro(
         warnIfOne(m, G, N, ctx);
         return { microBatchSize: m, source: probed.source, ...(probed.levers ? { levers: probed.levers } : {}) };
       },
-      judgeOutOfMemory: (exit) => {
-        const v = judgeTrainerExit({
-          stdout: exit.stdoutTail.join('\n'),
-          stderr: exit.stderrTail.join('\n'),
-          code: exit.code,
-          signal: exit.signal,
-        });
-        return v.oom ? (v.line ?? 'out of memory') : null;
-      },
+      judgeOutOfMemory: trainerOomLine,
       nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize: G, microBatchSize: m, worldSize: N }),
       async onOomStepDown(s: OomStepDown) {
         if (opts.cache === false || probed === null) return;

@@ -4,7 +4,7 @@
 // turns soup.yaml's run into the child's job, and the child's reports and the supervisor's events into
 // soup train's lines and its RUN_JSON.
 import { nextMicroBatchSize } from '@soup/batch-probe';
-import { createTreeMemoryReader, judgeTrainerExit, reachableMemory } from '@soup/cuda-probe';
+import { createTreeMemoryReader, reachableMemory } from '@soup/cuda-probe';
 import { planSegment, StoreError, type CheckpointStore } from '@soup/hub-ckpt';
 import {
   supervise,
@@ -30,6 +30,7 @@ import { formatBytes } from './format-bytes';
 import { parseBytes } from './parse-bytes';
 import type { SoupConfig } from './validate-config';
 import type { TrainOptions } from './commands/train.options';
+import { trainerOomLine } from './_oom-step-down';
 
 /** The trainer child's entry, built beside the CLI's own (tsup entry `src/train-child.ts`). */
 export type { TrainSession } from './_train-lines';
@@ -133,15 +134,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
           previous: started.previous,
         };
       },
-      judgeOutOfMemory: (exit) => {
-        const v = judgeTrainerExit({
-          stdout: exit.stdoutTail.join('\n'),
-          stderr: exit.stderrTail.join('\n'),
-          code: exit.code,
-          signal: exit.signal,
-        });
-        return v.oom ? (v.line ?? 'out of memory') : null;
-      },
+      judgeOutOfMemory: trainerOomLine,
       nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize: G, microBatchSize: m }),
       maxOomRetries: opts.maxOomRetries ?? MAX_OOM_RETRIES,
       onOomStepDown: (d: OomStepDown) => {
