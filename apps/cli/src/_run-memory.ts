@@ -4,12 +4,9 @@
 import { createTreeMemoryReader, deviceIdentity, reachableMemory } from '@soup/cuda-probe';
 import type { MemoryWatchOptions, SessionMemory } from '@soup/supervisor';
 import type { CommandContext } from './_context';
-import type { SessionPeakReport } from './_session-peak';
-import { resolveMaxMemory } from './_session-peak';
+import { maxMemoryBytesOf, type SessionPeakReport } from './_session-peak';
 import type { DeviceSpec } from './_parse';
-import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
-import { parseBytes } from './parse-bytes';
 
 /** The watch the supervisor runs, and where its budget came from. */
 export interface RunMemory {
@@ -40,13 +37,7 @@ export async function runMemory(
       budgetSource = 'device';
     }
   }
-  const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
-  if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
-    throw new UsageError(
-      `--max-memory ${opts.maxMemory}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a ` +
-        `fraction needs a known budget: pass --budget)`,
-    );
-  }
+  const maxMemoryBytes = maxMemoryBytesOf(opts.maxMemory, budgetBytes, 'pass --budget');
   const reader = createTreeMemoryReader({ device: kind, deviceId, env: ctx.env });
   return {
     memory: { read: (pid) => reader.read(pid), method: reader.method, budgetBytes, maxMemoryBytes, formatBytes },

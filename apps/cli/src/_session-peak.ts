@@ -3,6 +3,8 @@
 // of resident memory), which the trainer, a process of its own, never counts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { UsageError } from './errors';
+import { parseBytes } from './parse-bytes';
 
 /** What the session's peak was, where, and against what. */
 export interface SessionPeakReport {
@@ -89,4 +91,23 @@ export function resolveMaxMemory(
     return Math.floor(fraction * budgetBytes);
   }
   return parseBytes(text) ?? null;
+}
+
+/**
+ * `--max-memory` in bytes, or null when not given; a fraction with no known budget is refused naming where a
+ * budget comes from (`budgetHint`: the flag or the soup.yaml field).
+ */
+export function maxMemoryBytesOf(
+  value: string | undefined,
+  budgetBytes: number | null,
+  budgetHint: string,
+): number | null {
+  const bytes = resolveMaxMemory(value, budgetBytes, parseBytes);
+  if (value !== undefined && bytes === null) {
+    throw new UsageError(
+      `--max-memory ${value}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a ` +
+        `fraction needs a known budget: ${budgetHint})`,
+    );
+  }
+  return bytes;
 }

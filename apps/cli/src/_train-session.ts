@@ -20,14 +20,11 @@ import type { CommandContext } from './_context';
 import { describeMicroBatch, readMicroSessions, type MicroSession } from './_micro-sessions';
 import { prepareRun, type PreparedRun } from './_prepare';
 import { memoryResult } from './_run-memory';
-import type { SessionPeakReport } from './_session-peak';
-import { resolveMaxMemory } from './_session-peak';
+import { maxMemoryBytesOf, type SessionPeakReport } from './_session-peak';
 import { readResumedState, trainerOptionsOf, type TrainJob } from './_train-job';
 import { emptySession, trainListeners, type TrainSession } from './_train-lines';
 import { MAX_OOM_RETRIES } from './_train-micro';
-import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
-import { parseBytes } from './parse-bytes';
 import type { SoupConfig } from './validate-config';
 import type { TrainOptions } from './commands/train.options';
 import { trainerOomLine } from './_oom-step-down';
@@ -204,13 +201,7 @@ function budgetOf(
     budgetBytes = prepared.identity.gpuMemoryGb * 2 ** 30;
     source = 'device';
   }
-  const maxMemoryBytes = resolveMaxMemory(opts.maxMemory, budgetBytes, parseBytes);
-  if (opts.maxMemory !== undefined && maxMemoryBytes === null) {
-    throw new UsageError(
-      `--max-memory ${opts.maxMemory}: give a size like 6GiB, or a fraction like 0.9 or 90% of the budget (a ` +
-        `fraction needs a known budget: set training.memory_budget)`,
-    );
-  }
+  const maxMemoryBytes = maxMemoryBytesOf(opts.maxMemory, budgetBytes, 'set training.memory_budget');
   return { budgetBytes, maxMemoryBytes, source };
 }
 
