@@ -19,7 +19,7 @@ import { runNode } from '@soup/test-utils';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/load-config';
+import { loadConfig } from '@soup/config';
 import { gptSpecOf } from '../src/_plan';
 import { clockOf, stepBy, type TimedRun } from '@soup/tune';
 import { headToHead, measureTrainGrid } from '../src/_tune-grid';

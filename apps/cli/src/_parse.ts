@@ -1,6 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { parseBytes } from './parse-bytes';
-import { parseDuration } from './parse-duration';
+import { parseBytes, parseDuration } from '@soup/config';
 
 /** Commander parser: an integer >= min. */
 export function intAtLeast(min: number): (value: string) => number {

@@ -5,8 +5,7 @@ import { describeTier, planCheckpoint, resolveGranularity, type Granularity } fr
 import { moduleNames, selectiveToCore, type GptSpec } from '@soup/onnx-train';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { ConfigError, type ConfigIssue } from './errors';
-import type { SoupConfig } from './validate-config';
+import { ConfigError, type ConfigIssue, type SoupConfig } from '@soup/config';
 
 /** The onnx-train GptSpec of a config (seqLen = data.max_length). */
 export function gptSpecOf(config: SoupConfig): GptSpec {

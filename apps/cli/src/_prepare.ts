@@ -21,7 +21,7 @@ import {
   type TierPlan,
 } from './_plan';
 import { formatBytes } from './format-bytes';
-import type { SoupConfig } from './validate-config';
+import type { SoupConfig } from '@soup/config';
 
 /** Options of {@link prepareRun}. */
 export interface PrepareRunOptions {

@@ -1,7 +1,7 @@
 // Turns hub-ckpt's resume refusals into messages that say what changed and what to do.
 import { CorruptCheckpointError, StaleRunError, type CheckpointStore } from '@soup/hub-ckpt';
 import { ResumeRefusedError } from './errors';
-import type { RunIdentity } from './run-fingerprint';
+import type { RunIdentity } from '@soup/config';
 
 async function readJson(store: CheckpointStore, path: string): Promise<Record<string, unknown> | null> {
   try {

@@ -1,7 +1,7 @@
 // soup train's session end: --time-limit or training.time_limit. The session end itself (signals, the limit
 // counted from soup's start, the step saved) is the supervisor's, as for any trainer.
 import { UsageError } from './errors';
-import { parseDuration } from './parse-duration';
+import { parseDuration } from '@soup/config';
 
 /**
  * The time limit of this session in ms, from `--time-limit` (wins) or `training.time_limit`; null for none.

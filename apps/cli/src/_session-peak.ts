@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from './errors';
-import { parseBytes } from './parse-bytes';
+import { parseBytes } from '@soup/config';
 
 /** What the session's peak was, where, and against what. */
 export interface SessionPeakReport {

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrainerOptions } from '@soup/onnx-train';
 import type { PreparedRun } from './_prepare';
-import type { SoupConfig } from './validate-config';
+import type { SoupConfig } from '@soup/config';
 import type { OomStepDown } from '@soup/supervisor';
 import type { MicroSession } from './_micro-sessions';
 

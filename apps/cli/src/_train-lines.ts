@@ -9,7 +9,7 @@ import type { SessionPeakReport } from './_session-peak';
 import { REPORT_PREFIX, type TrainReport } from './_train-job';
 import { formatBytes } from './format-bytes';
 import { formatDuration, type Progress } from './progress';
-import type { SoupConfig } from './validate-config';
+import type { SoupConfig } from '@soup/config';
 
 /** What the session did, for soup train's closing lines and RUN_JSON. */
 export interface TrainSession {

@@ -25,7 +25,7 @@ import { readResumedState, trainerOptionsOf, type TrainJob } from './_train-job'
 import { emptySession, trainListeners, type TrainSession } from './_train-lines';
 import { MAX_OOM_RETRIES } from './_train-micro';
 import { formatBytes } from './format-bytes';
-import type { SoupConfig } from './validate-config';
+import type { SoupConfig } from '@soup/config';
 import type { TrainOptions } from './commands/train.options';
 import { trainerOomLine } from './_oom-step-down';
 

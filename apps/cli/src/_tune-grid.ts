@@ -2,7 +2,7 @@
 import type { GptSpec } from '@soup/onnx-train';
 import { type GridModel, type GridPoint, headToHead as h2h, measureTrainGrid as grid } from '@soup/tune';
 import { recomputeOf } from './_plan';
-import type { SoupConfig } from './validate-config';
+import type { SoupConfig } from '@soup/config';
 
 export { gridBest, type GridPoint } from '@soup/tune';
 

@@ -9,7 +9,7 @@ import type { BatchResolution } from './_batch';
 import type { CommandContext } from './_context';
 import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
 import { printTable, sayTuneEvent } from './_tune-exec';
-import type { SoupConfig } from './validate-config';
+import type { SoupConfig } from '@soup/config';
 
 export type TrainTuneResult = TuneResult<Granularity, BatchResolution>;
 

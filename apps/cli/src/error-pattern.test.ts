@@ -4,6 +4,8 @@
 // extra code), so a code added to a union without a class, or to a class without the union, is caught.
 import * as batchProbe from '@soup/batch-probe';
 import type { BatchProbeErrorCode } from '@soup/batch-probe';
+import * as config from '@soup/config';
+import type { SoupConfigErrorCode } from '@soup/config';
 import * as cudaProbe from '@soup/cuda-probe';
 import type { CudaProbeErrorCode } from '@soup/cuda-probe';
 import * as gradCkpt from '@soup/grad-ckpt';
@@ -34,6 +36,13 @@ interface PackageErrors {
 }
 
 const sha = 'a'.repeat(64);
+
+/** What `exports` holds that is not one of the packages' own (a re-export is checked with its package). */
+function ownExports(exports: Record<string, unknown>, ...packages: Record<string, unknown>[]): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(exports).filter(([name, value]) => !packages.some((p) => p[name] === value)),
+  );
+}
 const holder = { host: 'h', pid: 1, since: 's', run: 'r', expires_at: 'e' };
 
 const PACKAGES: PackageErrors[] = [
@@ -56,6 +65,21 @@ const PACKAGES: PackageErrors[] = [
       InvalidProbeOutcomeError: () => new batchProbe.InvalidProbeOutcomeError(1, null),
       CacheLockError: () => new batchProbe.CacheLockError('/tmp/x.lock', 10),
       CacheWriteError: () => new batchProbe.CacheWriteError('/tmp/x.json', new Error('EACCES')),
+    },
+  },
+  {
+    name: '@soup/config',
+    exports: config,
+    base: config.SoupConfigError,
+    codes: {
+      SOUP_CONFIG_INVALID: true,
+      SOUP_CONFIG_NOT_FOUND: true,
+    } satisfies Record<SoupConfigErrorCode, true>,
+    samples: {
+      ConfigError: () => [
+        new config.ConfigError({ file: 'soup.yaml', issues: [] }),
+        new config.ConfigError({ file: 'soup.yaml', issues: [], code: 'SOUP_CONFIG_NOT_FOUND' }),
+      ],
     },
   },
   {
@@ -228,11 +252,10 @@ const PACKAGES: PackageErrors[] = [
   },
   {
     name: '@soup/cli',
-    exports: { ...cliIndex, ...cliErrors },
+    // The CLI's own errors: its index also re-exports @soup/config's, which are checked above.
+    exports: { ...ownExports(cliIndex, config), ...cliErrors },
     base: cliErrors.CliError,
     codes: {
-      SOUP_CONFIG_INVALID: true,
-      SOUP_CONFIG_NOT_FOUND: true,
       SOUP_USAGE: true,
       SOUP_HUB_TOKEN_MISSING: true,
       SOUP_TRAIN_FAILED: true,
@@ -241,10 +264,6 @@ const PACKAGES: PackageErrors[] = [
       SOUP_PULL_INTEGRITY: true,
     } satisfies Record<CliErrorCode, true>,
     samples: {
-      ConfigError: () => [
-        new cliErrors.ConfigError({ file: 'soup.yaml', issues: [] }),
-        new cliErrors.ConfigError({ file: 'soup.yaml', issues: [], code: 'SOUP_CONFIG_NOT_FOUND' }),
-      ],
       UsageError: () => new cliErrors.UsageError('m'),
       TokenMissingError: () => new cliErrors.TokenMissingError('m'),
       TrainRunError: () => new cliErrors.TrainRunError('m'),

@@ -1,7 +1,5 @@
 /** Stable error codes of @soup/cli's own errors (the packages' errors keep their own codes). */
 export type CliErrorCode =
-  | 'SOUP_CONFIG_INVALID'
-  | 'SOUP_CONFIG_NOT_FOUND'
   | 'SOUP_USAGE'
   | 'SOUP_HUB_TOKEN_MISSING'
   | 'SOUP_TRAIN_FAILED'
@@ -17,37 +15,6 @@ export class CliError extends Error {
   constructor(message: string, options: { code: CliErrorCode; cause?: unknown }) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = options.code;
-  }
-}
-
-/** A problem found in soup.yaml: the field path, where it is, and what is allowed. */
-export interface ConfigIssue {
-  /** Dotted field path, e.g. `training.batch_size` (empty for the whole document). */
-  path: string;
-  /** 1-based line in the YAML file, when known. */
-  line?: number;
-  /** 1-based column in the YAML file, when known. */
-  col?: number;
-  /** What is wrong and what is allowed. */
-  message: string;
-}
-
-/** soup.yaml is missing, unreadable, not YAML, or does not match the schema. */
-export class ConfigError extends CliError {
-  override readonly name = 'ConfigError';
-  declare readonly code: 'SOUP_CONFIG_INVALID' | 'SOUP_CONFIG_NOT_FOUND';
-  /** Every problem found, in file order. */
-  readonly issues: ConfigIssue[];
-  /** The file the issues refer to. */
-  readonly file: string;
-
-  constructor(opts: { file: string; issues: ConfigIssue[]; code?: ConfigError['code']; cause?: unknown }) {
-    super(opts.issues.map((i) => formatIssue(opts.file, i)).join('\n'), {
-      code: opts.code ?? 'SOUP_CONFIG_INVALID',
-      cause: opts.cause,
-    });
-    this.issues = opts.issues;
-    this.file = opts.file;
   }
 }
 
@@ -88,13 +55,6 @@ export class InterruptedError extends CliError {
     super(message, { code: 'SOUP_INTERRUPTED', cause: opts.cause });
     this.signal = opts.signal;
   }
-}
-
-/** `file:line:col: path: message`, the one-line form of a config issue. */
-export function formatIssue(file: string, issue: ConfigIssue): string {
-  const where =
-    issue.line !== undefined ? `${file}:${issue.line}${issue.col !== undefined ? `:${issue.col}` : ''}` : file;
-  return `${where}: ${issue.path ? `${issue.path}: ` : ''}${issue.message}`;
 }
 
 /**

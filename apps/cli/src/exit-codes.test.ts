@@ -1,7 +1,8 @@
 import { NoBatchFitsError } from '@soup/batch-probe';
 import { LeaseHeldError, LeaseLostError } from '@soup/hub-ckpt';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, TokenMissingError, UsageError } from './errors';
+import { ConfigError } from '@soup/config';
+import { TokenMissingError, UsageError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
 
 describe('exitCodeFor', () => {

@@ -156,12 +156,13 @@ export function exitCodesHelp(width = 112): string {
 /** Error `code` → exit code. Codes not listed fall back by prefix, then to `internal`. */
 const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_USAGE: 'usage',
-  SOUP_CONFIG_INVALID: 'config',
-  SOUP_CONFIG_NOT_FOUND: 'config',
   SOUP_HUB_TOKEN_MISSING: 'auth',
   SOUP_TRAIN_FAILED: 'train',
   SOUP_RESUME_REFUSED: 'resume',
   SOUP_INTERRUPTED: 'interrupted',
+  // @soup/config
+  SOUP_CONFIG_INVALID: 'config',
+  SOUP_CONFIG_NOT_FOUND: 'config',
   // @soup/batch-probe
   SOUP_NO_BATCH_FITS: 'noFit',
   SOUP_OOM: 'noFit',

@@ -19,7 +19,8 @@ import { planCommand } from './commands/plan.options';
 import { probeCommand } from './commands/probe.options';
 import { runCommand } from './commands/run.options';
 import { trainCommand } from './commands/train.options';
-import { ConfigError, InterruptedError } from './errors';
+import { ConfigError } from '@soup/config';
+import { InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor, exitCodesHelp } from './exit-codes';
 
 export { EXIT_CODES, exitCodeFor, type ExitCodeName } from './exit-codes';
@@ -29,10 +30,20 @@ export {
   type ValidateConfigOptions,
   type ValidateConfigResult,
   type GradCkptSetting,
-} from './validate-config';
-export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config';
-export { didYouMean, type DidYouMeanOptions } from './did-you-mean';
-export { parseBytes } from './parse-bytes';
+  loadConfig,
+  type LoadConfigOptions,
+  type LoadedConfig,
+  didYouMean,
+  type DidYouMeanOptions,
+  parseBytes,
+  ConfigError,
+  formatIssue,
+  type ConfigIssue,
+  runFingerprint,
+  type RunFingerprint,
+  type RunFingerprintOptions,
+  type RunIdentity,
+} from '@soup/config';
 export { formatBytes } from './format-bytes';
 export {
   createProgress,
@@ -43,14 +54,11 @@ export {
   type ProgressStream,
 } from './progress';
 export {
-  ConfigError,
   UsageError,
   TokenMissingError,
   TrainRunError,
   InterruptedError,
   ResumeRefusedError,
-  formatIssue,
-  type ConfigIssue,
 } from './errors';
 export {
   renderLossPlot,
@@ -59,7 +67,6 @@ export {
   type RenderLossPlotOptions,
   type LossPlotSvgOptions,
 } from './loss-plot';
-export { runFingerprint, type RunFingerprint, type RunFingerprintOptions, type RunIdentity } from './run-fingerprint';
 export type { CliIo } from './_context';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };

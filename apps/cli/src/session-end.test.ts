@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveTimeLimitMs } from './_session-end';
-import { validateConfig } from './validate-config';
+import { validateConfig } from '@soup/config';
 
 describe('resolveTimeLimitMs', () => {
   it('resolveTimeLimitMs: the flag wins over the config; a bad flag names itself and the forms', () => {

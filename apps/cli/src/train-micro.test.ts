@@ -12,7 +12,7 @@ import { stepOomLine } from './_oom-step-down';
 import { resetHighWaterMark, resolveMaxMemory, type SessionPeakReport } from './_session-peak';
 import { microBatchesOf, validate } from './_train-micro';
 import { describeTuning } from './_train-lines';
-import { parseBytes } from './parse-bytes';
+import { parseBytes } from '@soup/config';
 
 const ORT_OOM =
   'training step failed at batch size 16: Non-zero status code returned while running Gemm node. Status Message: ' +

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SOUP_BIN } from '../test/run-helpers';
-import { loadConfig } from './load-config';
+import { loadConfig } from '@soup/config';
 import { gptSpecOf, recomputeOf } from './_plan';
 import { gridBest, headToHead, measureTrainGrid } from './_tune-grid';
 import { pastItsBest } from '@soup/tune';

@@ -8,9 +8,7 @@ import { prepareRun } from '../_prepare';
 import { renderTable } from '../_table';
 import { EXIT_CODES } from '../exit-codes';
 import { formatBytes } from '../format-bytes';
-import { loadConfig } from '../load-config';
-import { ConfigError } from '../errors';
-import type { SoupConfig } from '../validate-config';
+import { loadConfig, ConfigError, type SoupConfig } from '@soup/config';
 import type { PlanOptions } from './plan.options';
 
 /** `soup plan`: what `soup train` would do on this device, measured. */

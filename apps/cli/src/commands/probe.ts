@@ -19,10 +19,9 @@ import { deviceArg } from '../_parse';
 import { changedFiles, execBase, trainerFileHashes } from '../_trainer-files';
 import type { CommandContext } from '../_context';
 import { cacheBaseOf, gptSpecOf, offloadIssues, offloadOf, resolveTier } from '../_plan';
-import { ConfigError, UsageError } from '../errors';
+import { ConfigError, loadConfig, type SoupConfig } from '@soup/config';
+import { UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
-import { loadConfig } from '../load-config';
-import type { SoupConfig } from '../validate-config';
 import type { ProbeOptions } from './probe.options';
 
 /** `soup probe`: the largest batch size that fits, for a soup.yaml model, any ONNX model or any trainer command. */

@@ -16,10 +16,8 @@ import { describeTuning, type TrainSession } from '../_train-lines';
 import { trainSession } from '../_train-session';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
-import { loadConfig } from '../load-config';
+import { loadConfig, runFingerprint, type SoupConfig } from '@soup/config';
 import type { LossPoint } from '../loss-plot';
-import { runFingerprint } from '../run-fingerprint';
-import type { SoupConfig } from '../validate-config';
 import type { TrainOptions } from './train.options';
 
 /** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */

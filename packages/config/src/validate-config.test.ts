@@ -210,14 +210,4 @@ output: out
       },
     ]);
   });
-
-  it('accepts both bundled templates and the example', async () => {
-    const { readFileSync } = await import('node:fs');
-    const { assetPath } = await import('./_assets');
-    for (const name of ['templates/tiny.yaml', 'templates/small.yaml', '../examples/soup.yaml']) {
-      const r = validateConfig({ text: readFileSync(assetPath(name), 'utf8'), file: assetPath(name) });
-      expect(r.errors, name).toEqual([]);
-      expect(r.warnings, name).toEqual([]);
-    }
-  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes } from './format-bytes';
+import { formatBytes } from '@soup/batch-probe';
 import { parseBytes } from './parse-bytes';
 
 describe('parseBytes / formatBytes', () => {

@@ -1,0 +1,20 @@
+export {
+  validateConfig,
+  type SoupConfig,
+  type ValidateConfigOptions,
+  type ValidateConfigResult,
+  type GradCkptSetting,
+} from './validate-config';
+export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config';
+export { didYouMean, type DidYouMeanOptions } from './did-you-mean';
+export { parseBytes } from './parse-bytes';
+export { parseDuration } from './parse-duration';
+export { runFingerprint, type RunFingerprint, type RunFingerprintOptions, type RunIdentity } from './run-fingerprint';
+export { schemaPath } from './schema-path';
+export {
+  SoupConfigError,
+  ConfigError,
+  formatIssue,
+  type SoupConfigErrorCode,
+  type ConfigIssue,
+} from './errors';
