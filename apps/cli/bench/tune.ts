@@ -20,9 +20,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '@soup/config';
-import { gptSpecOf } from '../src/_plan';
+import { gptSpecOf, headToHead, measureTrainGrid } from '@soup/plan';
 import { clockOf, stepBy, type TimedRun } from '@soup/tune';
-import { headToHead, measureTrainGrid } from '../src/_tune-grid';
 
 const soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 const twin = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.mjs', import.meta.url));

@@ -4,7 +4,7 @@ import type { SessionFacts, SuperviseEvent, SuperviseOutcome } from '@soup/super
 import type { SegmentPlan, StoreError } from '@soup/hub-ckpt';
 import { join } from 'node:path';
 import type { CommandContext } from './_context';
-import type { PreparedRun } from './_prepare';
+import type { PreparedRun } from '@soup/plan';
 import type { SessionPeakReport } from './_session-peak';
 import { REPORT_PREFIX, type TrainReport } from './_train-job';
 import { formatBytes } from './format-bytes';

@@ -16,6 +16,8 @@ import * as offload from '@soup/offload';
 import type { OffloadErrorCode } from '@soup/offload';
 import * as onnxTrain from '@soup/onnx-train';
 import type { OnnxTrainErrorCode } from '@soup/onnx-train';
+import * as plan from '@soup/plan';
+import type { SoupPlanErrorCode } from '@soup/plan';
 import * as supervisor from '@soup/supervisor';
 import type { SupervisorErrorCode } from '@soup/supervisor';
 import { describe, expect, it } from 'vitest';
@@ -167,6 +169,13 @@ const PACKAGES: PackageErrors[] = [
       DataError: () => new onnxTrain.DataError('m'),
       MemoryMeasurementError: () => new onnxTrain.MemoryMeasurementError('m'),
     },
+  },
+  {
+    name: '@soup/plan',
+    exports: plan,
+    base: plan.SoupPlanError,
+    codes: { SOUP_PLAN_BUDGET_UNMEASURED: true } satisfies Record<SoupPlanErrorCode, true>,
+    samples: { BudgetUnmeasuredError: () => new plan.BudgetUnmeasuredError('m') },
   },
   {
     name: '@soup/hub-ckpt',

@@ -2,6 +2,7 @@ import { NoBatchFitsError } from '@soup/batch-probe';
 import { LeaseHeldError, LeaseLostError } from '@soup/hub-ckpt';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@soup/config';
+import { BudgetUnmeasuredError } from '@soup/plan';
 import { TokenMissingError, UsageError } from './errors';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';
 
@@ -13,6 +14,8 @@ describe('exitCodeFor', () => {
     expect(exitCodeFor(new UsageError('x'))).toBe(EXIT_CODES.usage);
     expect(exitCodeFor(new TokenMissingError('x'))).toBe(EXIT_CODES.auth);
     expect(exitCodeFor(new NoBatchFitsError(1, []))).toBe(EXIT_CODES.noFit);
+    // gradient_checkpointing: budget without a measured peak fails as a training step does.
+    expect(exitCodeFor(new BudgetUnmeasuredError('x'))).toBe(EXIT_CODES.train);
     expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_UNAUTHORIZED' }))).toBe(EXIT_CODES.auth);
     expect(exitCodeFor(Object.assign(new Error('x'), { code: 'SOUP_HUB_STALE_RUN' }))).toBe(EXIT_CODES.resume);
   });

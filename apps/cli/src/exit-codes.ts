@@ -194,6 +194,8 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_LEASE_LOST: 'storeBusy',
   SOUP_HUB_CKPT_FOLDER_CONFLICT: 'storeBusy',
   SOUP_HUB_CKPT_DISK_FULL: 'diskFull',
+  // @soup/plan
+  SOUP_PLAN_BUDGET_UNMEASURED: 'train',
   // @soup/tune
   SOUP_TUNE_NOTHING_TIMED: 'usage',
   SOUP_TUNE_NOTHING_CHOSEN: 'internal',

@@ -1,7 +1,8 @@
 // On a TTY the probe's live line names the batch being tried, for as long as that trial runs.
 import type { ProbeTrialOutcome } from '@soup/cuda-probe';
 import { describe, expect, it } from 'vitest';
-import { resolveBatch } from './_batch';
+import { resolveBatch } from '@soup/plan';
+import { planIo } from './_batch-lines';
 import { makeContext } from './_context';
 
 describe('resolveBatch on a TTY', () => {
@@ -19,7 +20,7 @@ describe('resolveBatch on a TTY', () => {
       return { fits, batchSize, reason: fits ? 'fit' : 'oom', measurement: 'sampled-rss', detail: '', ms: 1300 };
     };
     const r = await resolveBatch({
-      ctx,
+      ...planIo(ctx),
       probe,
       key: {
         base: 'soup-i16/live-line',

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SOUP_BIN } from '../test/run-helpers';
 import { loadConfig } from '@soup/config';
-import { gptSpecOf, recomputeOf } from './_plan';
-import { gridBest, headToHead, measureTrainGrid } from './_tune-grid';
+import { gptSpecOf, recomputeOf, gridBest, headToHead, measureTrainGrid } from '@soup/plan';
 import { pastItsBest } from '@soup/tune';
 
 interface PlanJson {

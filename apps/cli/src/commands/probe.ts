@@ -10,15 +10,23 @@ import {
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { noFitAdvice } from '../_advice';
+import {
+  commandTuneFns,
+  noFitAdvice,
+  resolveBatch,
+  type BatchResolution,
+  cacheBaseOf,
+  gptSpecOf,
+  offloadIssues,
+  offloadOf,
+  resolveTier,
+} from '@soup/plan';
+import { planIo } from '../_batch-lines';
 import { execMicro } from '../_run-micro';
 import { parseTries, tuneExec } from '../_tune-exec';
-import { commandTuneFns } from '../_tune-exec-fns';
-import { resolveBatch, type BatchResolution } from '../_batch';
 import { deviceArg } from '../_parse';
 import { changedFiles, execBase, trainerFileHashes } from '../_trainer-files';
 import type { CommandContext } from '../_context';
-import { cacheBaseOf, gptSpecOf, offloadIssues, offloadOf, resolveTier } from '../_plan';
 import { ConfigError, loadConfig, type SoupConfig } from '@soup/config';
 import { UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
@@ -127,7 +135,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       refresh: opts.refresh === true,
       noCache: opts.cache === false,
       ...commandTuneFns({
-        ctx,
+        ...planIo(ctx),
         micro,
         execProbe,
         keyOf,
@@ -212,7 +220,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     if (changed) ctx.say(changed);
   }
   const r: BatchResolution = await resolveBatch({
-    ctx,
+    ...planIo(ctx),
     probe,
     budgetBytes: budgetBytes ?? null,
     refresh: opts.refresh === true,

@@ -3,8 +3,8 @@ import { lookupCacheEntry, makeCacheKey, type CacheKeyFields } from '@soup/batch
 import { createCommandProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
 import { resolve } from 'node:path';
-import { noFitAdvice } from '../_advice';
-import { resolveBatch } from '../_batch';
+import { commandTuneFns, noFitAdvice, resolveBatch } from '@soup/plan';
+import { planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { explainRefusal } from '../_refusal';
@@ -12,7 +12,6 @@ import { describeRunPeak, memoryResult, runMemory } from '../_run-memory';
 import { microResult, runMicro, trialCommand, type ProbedBatch } from '../_run-micro';
 import { fillLevers } from '@soup/tune';
 import { parseTries, tuneExec } from '../_tune-exec';
-import { commandTuneFns } from '../_tune-exec-fns';
 import { emptyResult, printResult, type RunResult, type SegmentReason } from '../_result';
 import { defaultStoreDir, openCheckpointStore } from '../_store';
 import { UsageError } from '../errors';
@@ -196,7 +195,7 @@ export async function probeBatch(
   const key = keyOf(opts.base ?? `exec:${typed}`);
   const probe = commandProbe(ctx, command, budgetBytes ?? null, identity.device === 'cuda' ? deviceId : null);
   const r = await resolveBatch({
-    ctx,
+    ...planIo(ctx),
     probe,
     budgetBytes: budgetBytes ?? null,
     refresh: opts.refresh === true,
@@ -339,7 +338,7 @@ async function tuneBatch(
       noCache: opts.cache === false,
       emitJson: false,
       ...commandTuneFns({
-        ctx,
+        ...planIo(ctx),
         micro: { ...micro, perRank, command: trialCommand },
         execProbe,
         keyOf,

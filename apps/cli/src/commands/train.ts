@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
-import { assertTrainable, offloadChoicesOf } from '../_plan';
+import { assertTrainable, offloadChoicesOf } from '@soup/plan';
 import { explainRefusal } from '../_refusal';
 import { emptyResult, printResult, type RunResult } from '../_result';
 import { describeRunPeak } from '../_run-memory';

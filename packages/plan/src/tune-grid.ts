@@ -1,8 +1,8 @@
 // @soup/tune's exhaustive grid over soup.yaml's model, for the train-tune test and the bench.
 import type { GptSpec } from '@soup/onnx-train';
 import { type GridModel, type GridPoint, headToHead as h2h, measureTrainGrid as grid } from '@soup/tune';
-import { recomputeOf } from './_plan';
 import type { SoupConfig } from '@soup/config';
+import { recomputeOf } from './config-plan';
 
 export { gridBest, type GridPoint } from '@soup/tune';
 

@@ -1,16 +1,13 @@
 // The device, tier, budget and batch size of a soup.yaml run: shared by `soup plan` and `soup train`.
+// It prints nothing: each step is an event, and the caller decides what a user sees.
 import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
-import { formatMicroBatch, largestDivisorAtMost } from '@soup/batch-probe';
+import { formatBytes, largestDivisorAtMost } from '@soup/batch-probe';
 import type { TuneEntry } from '@soup/tune';
 import { TRAIN_TIERS } from '@soup/tune';
-import { describeChoice, tuneTrain } from './_tune-train';
 import type { Granularity } from '@soup/grad-ckpt';
 import { moduleNames, type GptSpec } from '@soup/onnx-train';
-import { noFitAdvice } from './_advice';
-import { resolveBatch, trialLine, type BatchResolution, type TrialView } from './_batch';
-import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
-import { resetHighWaterMark, type EarlierPeak } from './_session-peak';
-import type { CommandContext } from './_context';
+import type { SoupConfig } from '@soup/config';
+import { planBudgetTier, type BudgetTierPlan } from './budget-tier';
 import {
   cacheBaseOf,
   gptSpecOf,
@@ -19,14 +16,60 @@ import {
   resolveTier,
   type OffloadPlan,
   type TierPlan,
-} from './_plan';
-import { formatBytes } from './format-bytes';
-import type { SoupConfig } from '@soup/config';
+} from './config-plan';
+import { noFitAdvice } from './no-fit-advice';
+import { resolveBatch, type BatchEvent, type BatchResolution, type PlanIo, type TrialView } from './resolve-batch';
+import { describeChoice, tuneTrain, type TrainTuneEvent } from './tune-train';
+
+/**
+ * The peak of this process through the tuner's timed steps, and whether its high-water mark was reset after it
+ * (what the caller's `resetPeak` found).
+ */
+export interface TunePeak {
+  peakBytes: number | null;
+  reset: boolean;
+  residentAtResetBytes: number | null;
+}
+
+/** What {@link prepareRun} reports, in order: the searches' and the tuner's events, and its own steps. */
+export type PrepareEvent =
+  | BatchEvent
+  | TrainTuneEvent
+  /** The micro-batch search begins (`micro_batch_size: auto`, probed). */
+  | {
+      type: 'probe-start';
+      globalBatchSize: number;
+      /** The divisor of G the search starts from. */
+      start: number;
+      /** The checkpointing the search probes with (its tier's description). */
+      checkpointing: string;
+      offloadTarget: 'cpu' | 'disk' | null;
+      /** Fraction of the budget a fit must leave free. */
+      headroom: number;
+    }
+  /** The micro-batch search's answer. */
+  | {
+      type: 'micro-batch';
+      resolution: BatchResolution;
+      globalBatchSize: number;
+      bound: PreparedRun['bound'];
+    }
+  /** `gradient_checkpointing: budget` measures the steps it chooses from. */
+  | { type: 'budget-start'; batchSize: number; memoryBudgetBytes: number }
+  | { type: 'budget-measure'; what: string; peakBytes: number }
+  /** One step measured at the chosen size (`measure`). */
+  | { type: 'measured'; trial: TrialView };
 
 /** Options of {@link prepareRun}. */
-export interface PrepareRunOptions {
-  ctx: CommandContext;
+export interface PrepareRunOptions extends PlanIo {
   config: SoupConfig;
+  /** Called with every step (the caller shows it). */
+  onEvent?: (e: PrepareEvent) => void;
+  /**
+   * After the tuner timed steps in this process: reads its peak and resets the high-water mark, so that what
+   * follows is measured on its own. @default none (tuneMemory stays null)
+   */
+  resetPeak?: () => TunePeak;
   /** Probe even when the cache has an answer. */
   noCache: boolean;
   /** Use this micro-batch (e.g. after an out-of-memory step-down) instead of resolving one. */
@@ -80,20 +123,22 @@ export interface PreparedRun {
    * The tuner timed steps in this process: its peak (VmHWM), and whether the high-water mark was
    * reset after it (so soup train's session peak is the run's own). Null when nothing was timed here.
    */
-  tuneMemory: EarlierPeak | null;
+  tuneMemory: TunePeak | null;
 }
 
 /** Resolves device, tier and batch size, probing (each trial shown) when the config says auto. */
 export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> {
   // Over 150 lines: device, tier, batch source and probe are decided in order, each from the ones before.
-  const { ctx, config } = opts;
-  const identity = await deviceIdentity({ device: config.device.kind, deviceId: config.device.id, env: ctx.env });
+  const { config } = opts;
+  const io: PlanIo = { env: opts.env, cwd: opts.cwd, signal: opts.signal };
+  const emit = opts.onEvent ?? ((): void => {});
+  const identity = await deviceIdentity({ device: config.device.kind, deviceId: config.device.id, env: io.env });
   const gpuMemoryGb = identity.device === 'cuda' ? identity.gpuMemoryGb : null;
   const spec = gptSpecOf(config);
   const tier = resolveTier(config, gpuMemoryGb);
   const budgetBytes = config.training.memoryBudgetBytes;
   // Probe what will train: with offload, onnx-train's segmented step through the same store.
-  let offload = offloadOf(config, ctx.cwd);
+  let offload = offloadOf(config, io.cwd);
   const probeWith = (recompute: string[], off: OffloadPlan | null = offload): ChildProbeFn =>
     createTrainStepProbe({
       device: config.device.kind,
@@ -108,9 +153,9 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
             },
           }
         : {}),
-      signal: ctx.signal,
-      env: ctx.env,
-      cwd: ctx.cwd,
+      signal: io.signal,
+      env: io.env,
+      cwd: io.cwd,
       ...(budgetBytes !== null ? { budgetBytes } : {}),
       ...(config.training.threads > 0 ? { intraOpNumThreads: config.training.threads } : {}),
     });
@@ -130,7 +175,8 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
       ...(floor > 0 ? { floor } : {}),
       ...(predictStop ? { predictStop: { margin: 0.1 } } : {}),
       ...(config.training.memoryHeadroom > 0 ? { headroom: config.training.memoryHeadroom } : {}),
-      ctx,
+      ...io,
+      onEvent: emit,
       probe: probeWith(recompute, off),
       key: {
         base: cacheBaseOf(config, recompute, off?.target ?? null),
@@ -164,7 +210,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   let ceiling: number | null = null;
   let tuned: TuneEntry | null = null;
   let offloadChoice: string | null = null;
-  let tuneMemory: EarlierPeak | null = null;
+  let tuneMemory: TunePeak | null = null;
   // gradient_checkpointing: auto and activation_offloading: auto are measured choices when the
   // micro-batch is soup's to choose too (auto, probed); the budget tier sizes its own way.
   const tierAuto = config.training.gradientCheckpointing === 'auto';
@@ -177,11 +223,12 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     config.training.autoBatchSizeStrategy !== 'static';
   if (measuredAuto) {
     const t = await tuneTrain({
-      ctx,
+      io,
+      onEvent: emit,
       config,
       spec,
       tiers: tierAuto ? TRAIN_TIERS : [tier.granularity as Granularity | null],
-      offloads: offloadChoicesOf(config, ctx.cwd),
+      offloads: offloadChoicesOf(config, io.cwd),
       budgetBytes,
       gpuName: identity.gpuName,
       gpuMemoryGb: identity.gpuMemoryGb,
@@ -191,7 +238,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
       resolveMicro: (recompute, floor, off) => resolveMicro(recompute, floor, off, true),
     });
     // Its timing sessions are released: measure them apart from what follows (soup train's session peak).
-    if (t.source === 'measured') tuneMemory = resetHighWaterMark();
+    if (t.source === 'measured' && opts.resetPeak) tuneMemory = opts.resetPeak();
     tier.granularity = t.granularity;
     tier.recompute = t.recompute;
     offload = t.offload;
@@ -215,14 +262,14 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     batchSize = largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1;
     batchSource = 'static';
   } else {
-    const headroom = config.training.memoryHeadroom;
-    ctx.say(
-      `micro_batch_size: auto, the cache first, else one real training step per divisor of batch_size ` +
-        `${globalBatchSize} from ${largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1} ` +
-        `(checkpointing ${tier.granularity === 'budget' ? 'full while sizing' : tier.description}` +
-        `${offload ? `, offload ${offload.target}, segmented` : ''}` +
-        `${headroom > 0 ? `, peak ≤ ${Math.round((1 - headroom) * 100)} % of the budget` : ''})`,
-    );
+    emit({
+      type: 'probe-start',
+      globalBatchSize,
+      start: largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1,
+      checkpointing: tier.granularity === 'budget' ? 'full while sizing' : tier.description,
+      offloadTarget: offload?.target ?? null,
+      headroom: config.training.memoryHeadroom,
+    });
     const r = await resolveMicro(probeRecompute);
     batchSize = r.batchSize;
     batchSource = r.source;
@@ -232,36 +279,18 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     ceiling = globalBatchSize;
     bound = boundOf(r, ceiling);
     if (tier.granularity !== 'budget') measured = r.chosen;
-    const shape = formatMicroBatch({ microBatchSize: batchSize, accumulation: globalBatchSize / batchSize });
-    const capped =
-      bound === 'capped'
-        ? `; capped: ${batchSize} is the ceiling of the search (the global batch G, a = 1), a larger micro-batch ` +
-          `is never tried`
-        : '';
-    ctx.say(
-      r.source === 'cache'
-        ? `micro-batch ${shape} (cached, key ${r.cacheKey}${capped})`
-        : `micro-batch ${shape} (probed in ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}` +
-            `${r.saved ? `, cached as ${r.cacheKey}` : ', not cached'}${capped})`,
-    );
-    if (batchSize === 1 && globalBatchSize > 1 && r.trials.some((t) => t.result === 'fit' && t.batch_size === 1)) {
-      ctx.warn(
-        `micro_batch_size 1: no larger divisor of batch_size ${globalBatchSize} fits, so each step accumulates ` +
-          `${globalBatchSize} micro-batches of 1; a batch_size with more divisors (e.g. ` +
-          `${globalBatchSize + (globalBatchSize % 2)}) may use the device better`,
-      );
-    }
+    emit({ type: 'micro-batch', resolution: r, globalBatchSize, bound });
   }
   let budgetTier: BudgetTierPlan | null = null;
   if (tier.granularity === 'budget') {
     const memoryBudgetBytes = budgetBytes!;
-    ctx.say(`gradient_checkpointing: budget, measuring batch ${batchSize} against ${formatBytes(memoryBudgetBytes)}`);
+    emit({ type: 'budget-start', batchSize, memoryBudgetBytes });
     budgetTier = await planBudgetTier({
       probeWith,
       batchSize,
       blocks,
       memoryBudgetBytes,
-      onMeasure: (what, peak) => ctx.say(`  ${what}: peak ${formatBytes(peak)}`),
+      onMeasure: (what, peakBytes) => emit({ type: 'budget-measure', what, peakBytes }),
     });
     tier.recompute = budgetTier.recompute;
     tier.description =
@@ -289,7 +318,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
       ms: Math.round(o.ms),
       detail: o.detail,
     };
-    ctx.say(`measured one step:${trialLine(measured, ctx).replace(/^ +/, ' ')}`);
+    emit({ type: 'measured', trial: measured });
   }
   return {
     identity,

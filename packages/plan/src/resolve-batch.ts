@@ -1,4 +1,5 @@
-// Batch-size resolution shared by probe, plan and train: cache, live trials, progress.
+// Batch-size resolution shared by probe, plan, train and run: the cache, or live trials, each reported as an event
+// (the caller draws the progress and the lines).
 import {
   makeCacheKey,
   NoBatchFitsError,
@@ -10,9 +11,6 @@ import {
   type TrialRecord,
 } from '@soup/batch-probe';
 import type { ChildProbeFn, ProbeTrialOutcome } from '@soup/cuda-probe';
-import type { CommandContext } from './_context';
-import { formatBytes } from './format-bytes';
-import { formatDuration } from './progress';
 
 /** One trial as soup shows it (and puts in --json). */
 export interface TrialView {
@@ -39,9 +37,35 @@ export interface TrialView {
   run_output_span_ms?: number;
 }
 
+/** What {@link resolveBatch} reports while it works, in order: `start`, then trials, then `done` or `failed`. */
+export type BatchEvent =
+  /** A search (or a cache lookup) begins. */
+  | { type: 'start' }
+  /** A trial of `batchSize` begins: `done` trials are behind it, about `expected` in all. */
+  | { type: 'trial-start'; batchSize: number; done: number; expected: number }
+  /** A trial ended: `done` counts it. */
+  | { type: 'trial'; trial: TrialView; done: number; expected: number }
+  /** A note of the batch cache: a warning (e.g. an answer not saved), or why an entry was not used. */
+  | { type: 'note'; level: 'warn' | 'info'; line: string }
+  /** A size was probed (`batchSize`), or none was (null: it came from the cache or the static estimate). */
+  | { type: 'done'; batchSize: number | null }
+  /**
+   * The search failed; `stderrTail`: the last lines of the failing trial's output, when it failed for a reason
+   * other than memory.
+   */
+  | { type: 'failed'; stderrTail: { stream: 'stdout' | 'stderr'; lines: string[] } | null };
+
+/** Where a search runs: its environment and folder (the batch cache's location), and its stop. */
+export interface PlanIo {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  signal: AbortSignal;
+}
+
 /** Options of {@link resolveBatch}. */
-export interface ResolveBatchOptions {
-  ctx: CommandContext;
+export interface ResolveBatchOptions extends PlanIo {
+  /** Called with every step of the search (the caller shows it). */
+  onEvent?: (e: BatchEvent) => void;
   /** The probe (one real step per candidate, in a child). */
   probe: ChildProbeFn;
   /** Cache key fields. */
@@ -54,8 +78,6 @@ export interface ResolveBatchOptions {
   noCache: boolean;
   /** static | auto | probe. @default 'probe' */
   strategy?: 'static' | 'auto' | 'probe';
-  /** Label of the progress bar. */
-  label?: string;
   /**
    * The explicit memory budget (bytes), recorded with the cached answer and required of a cached one; null: the
    * device's own. @default null
@@ -134,39 +156,14 @@ function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
 
 const STDERR_LINES = 20;
 
-/** The last lines of the trainer's stderr, when a trial failed for a reason other than memory. */
-function showStderrTail(ctx: CommandContext, err: unknown): void {
+/** The last lines of the trainer's output, when a trial failed for a reason other than memory. */
+function stderrTailOf(err: unknown): { stream: 'stdout' | 'stderr'; lines: string[] } | null {
   const tail = (err as { stderrTail?: unknown } | null)?.stderrTail;
-  if (typeof tail !== 'string' || tail.trim() === '') return;
+  if (typeof tail !== 'string' || tail.trim() === '') return null;
   const lines = tail.replace(/\s+$/, '').split('\n').slice(-STDERR_LINES);
   // The tail comes from stdout when the trainer wrote nothing on stderr: say which.
   const stream = (err as { tailSource?: unknown }).tailSource === 'stdout' ? 'stdout' : 'stderr';
-  ctx.stderr.write(
-    `--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's ${stream} ---\n` +
-      `${lines.join('\n')}\n---\n`,
-  );
-}
-
-/** A human line for one trial: size, verdict, peak vs budget, time. */
-export function trialLine(t: TrialView, ctx: CommandContext): string {
-  const verdict =
-    t.result === 'fit'
-      ? ctx.style.green('fits')
-      : t.result === 'over-budget'
-        ? ctx.style.yellow('over budget')
-        : t.result === 'not-fit' && t.detail !== null && /headroom/.test(t.detail)
-          ? ctx.style.yellow('over the headroom')
-          : ctx.style.red(t.result === 'killed' ? 'OOM (killed)' : 'OOM');
-  const peak =
-    t.peak_bytes !== null || t.budget_bytes !== null
-      ? `  peak ${formatBytes(t.peak_bytes)} / budget ${formatBytes(t.budget_bytes)}`
-      : '';
-  const notMeasured = t.measurement === 'not-measured' && t.detail ? `  ${ctx.style.yellow(t.detail)}` : '';
-  const warning = t.warning ? `\n    ${ctx.style.yellow(`warning: ${t.warning}`)}` : '';
-  return (
-    `  batch ${String(t.batch_size).padStart(4)}  ${verdict}${peak}  ${ctx.style.dim(formatDuration(t.ms))}` +
-    `${notMeasured}${warning}`
-  );
+  return { stream, lines };
 }
 
 /** With a global batch: which divisors were tried, and the largest size that fit when only --headroom refused it. */
@@ -182,20 +179,20 @@ function noDivisorFits(G: number, N: number, trials: readonly TrialRecord[]): st
     : `No divisor of ${what} fits (tried ${tried.join(', ')}): no size fit at all.`;
 }
 
-/** Finds the batch size: from the cache, or by probing (each trial shown live), then caches it. */
+/** Finds the batch size: from the cache, or by probing (each trial reported as it runs), then caches it. */
 export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchResolution> {
-  const { ctx } = opts;
+  const emit = opts.onEvent ?? ((): void => {});
   const outcomes = new Map<number, ProbeTrialOutcome>();
   const trials: TrialView[] = [];
   const ceiling =
     opts.ceiling ??
     (opts.globalBatchSize !== undefined ? opts.globalBatchSize / (opts.worldSize ?? 1) : opts.start * 4);
   const expected = Math.max(2, Math.ceil(Math.log2(Math.max(2, ceiling / Math.max(1, opts.start)))) + 2);
-  const bar = ctx.progress({ label: opts.label ?? 'probe', unit: 'trial', summary: false });
+  emit({ type: 'start' });
   let n = 0;
   const probe: ChildProbeFn = async (batchSize) => {
     // The live line names the batch being tried now, for as long as its step runs.
-    bar.update(n, `trying batch ${batchSize}  trial ${n + 1} of ~${Math.max(expected, n + 1)}`);
+    emit({ type: 'trial-start', batchSize, done: n, expected: Math.max(expected, n + 1) });
     const o = await opts.probe(batchSize);
     outcomes.set(batchSize, o);
     return o;
@@ -204,8 +201,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     n += 1;
     const v = view(outcomes.get(t.batchSize), t);
     trials.push(v);
-    bar.log(trialLine(v, ctx));
-    bar.update(n, `${n} of ~${Math.max(expected, n)} done`);
+    emit({ type: 'trial', trial: v, done: n, expected: Math.max(expected, n) });
   };
   const cacheKey = makeCacheKey(opts.key);
   let result: PickBatchSizeResult | { batchSize: number; source: 'probe'; cachePath?: string };
@@ -222,11 +218,11 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         ceiling,
         ...(opts.headroom ? { headroom: opts.headroom } : {}),
         onTrial,
-        signal: ctx.signal,
+        signal: opts.signal,
       });
       result = { batchSize: r.microBatchSize, source: 'probe' };
     } else if (opts.noCache) {
-      const r = await probeBatchSize(probe, { start: opts.start, ceiling, onTrial, signal: ctx.signal, predict });
+      const r = await probeBatchSize(probe, { start: opts.start, ceiling, onTrial, signal: opts.signal, predict });
       result = { batchSize: r.batchSize, source: 'probe' };
     } else {
       result = await pickBatchSize({
@@ -236,9 +232,9 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         probe,
         ceiling,
         onTrial,
-        signal: ctx.signal,
-        env: ctx.env,
-        cwd: ctx.cwd,
+        signal: opts.signal,
+        env: opts.env,
+        cwd: opts.cwd,
         predict,
         budgetBytes: opts.budgetBytes ?? null,
         ...(opts.refresh ? { refresh: true } : {}),
@@ -251,14 +247,16 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         ...(opts.files ? { files: opts.files } : {}),
         logger: {
           warn: (line) =>
-            opts.reportsNotSaved && / not saved to the cache: /.test(line) ? undefined : bar.log(`warning: ${line}`),
-          info: (line) => (line.startsWith('not using the cache entry') ? bar.log(line) : undefined),
+            opts.reportsNotSaved && / not saved to the cache: /.test(line)
+              ? undefined
+              : emit({ type: 'note', level: 'warn', line }),
+          info: (line) =>
+            line.startsWith('not using the cache entry') ? emit({ type: 'note', level: 'info', line }) : undefined,
         },
       });
     }
   } catch (err) {
-    bar.fail();
-    showStderrTail(ctx, err);
+    emit({ type: 'failed', stderrTail: stderrTailOf(err) });
     if (err instanceof NoBatchFitsError && (opts.advice || opts.globalBatchSize !== undefined)) {
       const divisors =
         opts.globalBatchSize !== undefined
@@ -271,8 +269,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     }
     throw err;
   }
-  if (result.source === 'probe') bar.done(`batch size ${result.batchSize}`);
-  else bar.fail();
+  emit({ type: 'done', batchSize: result.source === 'probe' ? result.batchSize : null });
   const chosen = trials.filter((t) => t.batch_size === result.batchSize && t.result === 'fit').pop() ?? null;
   const picked = result as Partial<PickBatchSizeResult>;
   return {

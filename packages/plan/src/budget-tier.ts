@@ -6,7 +6,7 @@
 // measured step.
 import type { ChildProbeFn } from '@soup/cuda-probe';
 import { calibrateBudgetBlocks, planForBudget } from '@soup/grad-ckpt';
-import { TrainRunError } from './errors';
+import { BudgetUnmeasuredError } from './errors';
 
 /** Options of {@link planBudgetTier}. */
 export interface PlanBudgetTierOptions {
@@ -36,7 +36,7 @@ export interface BudgetTierPlan {
 async function peakOf(probe: ChildProbeFn, batchSize: number, what: string): Promise<number> {
   const o = await probe(batchSize);
   if (typeof o.peakBytes !== 'number') {
-    throw new TrainRunError(
+    throw new BudgetUnmeasuredError(
       `gradient_checkpointing: budget needs measured peaks, but the ${what} step reported none (${o.detail}` +
         `); use a fixed tier`,
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { noFitAdvice } from './_advice';
+import { noFitAdvice } from './no-fit-advice';
 
 const GiB = 1024 ** 3;
 

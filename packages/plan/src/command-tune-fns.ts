@@ -1,42 +1,48 @@
 // The fit and timing runs of `--try` for a trainer command (soup probe --exec and soup run): @soup/tune's
 // command adapter, its search being soup's micro-batch resolution (the batch cache first, progress
-// printed) with the flags' options.
+// reported) with the flags' options.
 import type { ChildProbeFn } from '@soup/cuda-probe';
 import { commandFit, commandTime, type TuneExecOptions } from '@soup/tune';
-import { resolveBatch, type ResolveBatchOptions } from './_batch';
-import type { CommandContext } from './_context';
+import { resolveBatch, type BatchEvent, type PlanIo, type ResolveBatchOptions } from './resolve-batch';
 
-export function commandTuneFns(o: {
-  ctx: CommandContext;
-  micro: {
-    globalBatchSize: number;
-    worldSize: number;
-    perRank: number;
-    headroom: number;
-    command(typed: string): string;
-  };
-  /** The command probe for a trial's command ({batch_size} still in), the files it names and its cache base. */
-  execProbe(command: string): {
-    probe: ChildProbeFn;
-    files?: Record<string, string>;
-    base: string;
-  };
-  keyOf(base: string): ResolveBatchOptions['key'];
-  budgetBytes: number | null;
-  /** Where the fit search starts (--start); undefined: from below, the edge predicted from the peaks. */
-  start: number | undefined;
-  refresh: boolean;
-  noCache: boolean;
-  cacheExceptionsOnly: boolean;
-  predict: boolean;
-}): Pick<TuneExecOptions, 'fit' | 'time'> {
+/** `--try`'s fit (soup's micro-batch search) and time (one timing run) for a trainer command. */
+export function commandTuneFns(
+  o: PlanIo & {
+    /** The fit searches' events (each a batch-size search). */
+    onEvent?: (e: BatchEvent) => void;
+    micro: {
+      globalBatchSize: number;
+      worldSize: number;
+      perRank: number;
+      headroom: number;
+      command(typed: string): string;
+    };
+    /** The command probe for a trial's command ({batch_size} still in), the files it names and its cache base. */
+    execProbe(command: string): {
+      probe: ChildProbeFn;
+      files?: Record<string, string>;
+      base: string;
+    };
+    keyOf(base: string): ResolveBatchOptions['key'];
+    budgetBytes: number | null;
+    /** Where the fit search starts (--start); undefined: from below, the edge predicted from the peaks. */
+    start: number | undefined;
+    refresh: boolean;
+    noCache: boolean;
+    cacheExceptionsOnly: boolean;
+    predict: boolean;
+  },
+): Pick<TuneExecOptions, 'fit' | 'time'> {
   const { micro } = o;
   return {
     time: commandTime((cmd) => o.execProbe(micro.command(cmd)).probe),
     fit: commandFit(async (cmd) => {
       const e = o.execProbe(micro.command(cmd));
       return resolveBatch({
-        ctx: o.ctx,
+        env: o.env,
+        cwd: o.cwd,
+        signal: o.signal,
+        ...(o.onEvent ? { onEvent: o.onEvent } : {}),
         probe: e.probe,
         budgetBytes: o.budgetBytes,
         refresh: o.refresh,

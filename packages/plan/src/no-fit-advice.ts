@@ -1,6 +1,6 @@
 // The one "nothing fits" advice, shared by probe, plan, train and run: what soup (or the user) can
 // change here, right for the device and for where the budget came from.
-import { formatBytes } from './format-bytes';
+import { formatBytes } from '@soup/batch-probe';
 
 /** What {@link noFitAdvice} needs to know. */
 export interface NoFitAdviceOptions {

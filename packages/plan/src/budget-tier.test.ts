@@ -1,6 +1,6 @@
 import type { ChildProbeFn, ProbeTrialOutcome } from '@soup/cuda-probe';
 import { describe, expect, it } from 'vitest';
-import { planBudgetTier } from './_budget-tier';
+import { planBudgetTier } from './budget-tier';
 
 const MiB = 2 ** 20;
 
@@ -61,7 +61,7 @@ describe('planBudgetTier', () => {
       ms: 1,
     });
     await expect(planBudgetTier({ probeWith, batchSize: 1, blocks, memoryBudgetBytes: MiB })).rejects.toMatchObject({
-      code: 'SOUP_TRAIN_FAILED',
+      code: 'SOUP_PLAN_BUDGET_UNMEASURED',
       message: expect.stringMatching(/budget needs measured peaks.*driver cannot answer/),
     });
   });

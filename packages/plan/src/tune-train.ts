@@ -1,24 +1,26 @@
 // `gradient_checkpointing: auto` (and `activation_offloading: auto`) in soup train / soup plan:
-// soup.yaml turned into @soup/tune's tuneTrain, its lines and table printed. The search, the
-// timing of soup's own step and the choice are @soup/tune's.
+// soup.yaml turned into @soup/tune's tuneTrain, its events and its table handed to the caller. The
+// search, the timing of soup's own step and the choice are @soup/tune's.
 import { formatMicroBatch } from '@soup/batch-probe';
 import type { Granularity } from '@soup/grad-ckpt';
 import type { GptSpec } from '@soup/onnx-train';
-import { tuneTrain as tune, type TrainTuneResult as TuneResult } from '@soup/tune';
-import type { BatchResolution } from './_batch';
-import type { CommandContext } from './_context';
-import { cacheBaseOf, recomputeOf, type OffloadPlan } from './_plan';
-import { printTable, sayTuneEvent } from './_tune-exec';
+import { tuneTrain as tune, type TrainTuneResult as TuneResult, type TuneEntry, type TuneEvent } from '@soup/tune';
 import type { SoupConfig } from '@soup/config';
+import { cacheBaseOf, recomputeOf, type OffloadPlan } from './config-plan';
+import type { BatchResolution, PlanIo } from './resolve-batch';
 
 export type TrainTuneResult = TuneResult<Granularity, BatchResolution>;
+
+/** What {@link tuneTrain} reports: the tuner's own events, then its table (the entry's rows). */
+export type TrainTuneEvent = { type: 'tune'; event: TuneEvent } | { type: 'tuned'; entry: TuneEntry };
 
 /**
  * Chooses the tier (and, with `activation_offloading: auto`, the offload) by measured speed
  * (@soup/tune's tuneTrain). `tiers` and `offloads` list the choices, lightest first.
  */
 export async function tuneTrain(o: {
-  ctx: CommandContext;
+  io: PlanIo;
+  onEvent: (e: TrainTuneEvent) => void;
   config: SoupConfig;
   spec: GptSpec;
   tiers: readonly (Granularity | null)[];
@@ -36,7 +38,7 @@ export async function tuneTrain(o: {
   /** Timed steps per candidate after the warm-up. @default 6 */
   steps?: number;
 }): Promise<TrainTuneResult> {
-  const { ctx, config } = o;
+  const { io, config } = o;
   const withOffload = config.training.activationOffloading === 'auto';
   const r = await tune<Granularity, BatchResolution>({
     spec: o.spec,
@@ -56,11 +58,11 @@ export async function tuneTrain(o: {
     noCache: o.noCache,
     resolveMicro: o.resolveMicro,
     ...(o.steps !== undefined ? { steps: o.steps } : {}),
-    cwd: ctx.cwd,
-    cache: { env: ctx.env, cwd: ctx.cwd },
-    onEvent: sayTuneEvent(ctx),
+    cwd: io.cwd,
+    cache: { env: io.env, cwd: io.cwd },
+    onEvent: (event) => o.onEvent({ type: 'tune', event }),
   });
-  printTable(ctx, r.entry);
+  o.onEvent({ type: 'tuned', entry: r.entry });
   return r;
 }
 

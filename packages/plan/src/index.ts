@@ -1,0 +1,37 @@
+export {
+  prepareRun,
+  type PrepareRunOptions,
+  type PreparedRun,
+  type PrepareEvent,
+  type BatchSource,
+  type TunePeak,
+} from './prepare-run';
+export {
+  resolveBatch,
+  type ResolveBatchOptions,
+  type BatchResolution,
+  type BatchEvent,
+  type TrialView,
+  type PlanIo,
+} from './resolve-batch';
+export {
+  gptSpecOf,
+  resolveTier,
+  recomputeOf,
+  offloadDirOf,
+  autoOffloadTarget,
+  offloadIssues,
+  offloadOf,
+  offloadChoicesOf,
+  assertTrainable,
+  cacheBaseOf,
+  type TierPlan,
+  type OffloadPlan,
+} from './config-plan';
+export { planBudgetTier, type PlanBudgetTierOptions, type BudgetTierPlan } from './budget-tier';
+export { noFitAdvice, type NoFitAdviceOptions } from './no-fit-advice';
+export { tuneTrain, describeChoice, type TrainTuneResult, type TrainTuneEvent } from './tune-train';
+export { measureTrainGrid, headToHead, gridBest, type GridPoint } from './tune-grid';
+export { commandTuneFns } from './command-tune-fns';
+export { trainerOptionsOf, readResumedState } from './trainer-options';
+export { SoupPlanError, BudgetUnmeasuredError, type SoupPlanErrorCode } from './errors';
