@@ -33,7 +33,7 @@ export interface TierPlan {
   recompute: string[];
 }
 
-/** Resolves a fixed tier (not `budget`, which needs measurements: see `_budget-tier`). */
+/** Resolves a fixed tier (not `budget`, which needs measurements: see `planBudgetTier`). */
 export function resolveTier(config: SoupConfig, gpuMemoryGb: number | null): TierPlan {
   const setting = config.training.gradientCheckpointing;
   if (setting === 'budget') {
