@@ -2,7 +2,8 @@
 // temporary git worktree, installed and built; then, run after run, each side in turn (A B, then B A, so a load
 // swing on a shared machine falls on both alike) measures:
 //   - `soup train` on a small GPT (1 thread, no store pushes in the timed steps): the training throughput
-//     (RUN_JSON tokens_per_s, time inside steps) and the time from starting soup to its first printed step line (step 2 of 12: two steps included);
+//     (RUN_JSON tokens_per_s, time inside steps) and the time from starting soup to its first printed step
+//     line (step 2 of 12: two steps included);
 //   - its own `bench/run.ts --only run`: runOverheadRatio (a trainer under soup run / alone);
 //   - its own `bench/run.ts --only tune`: tunedOverBestRatio and tuneCostRatio (exec and train modes).
 // Each figure is the median of the runs (every run listed), and after/before is judged against 5 %.
@@ -10,7 +11,7 @@
 // Prints a table, writes bench-results/before-after.json (--json: the JSON on stdout instead of the table).
 import { makeTempDir, runProcess } from '@soup/test-utils';
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,7 +80,9 @@ async function trainOnce(dir: string): Promise<{ tokensPerS: number; firstStepMs
       cwd: t.dir,
       env: { PATH: process.env.PATH, HOME: t.dir, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(t.dir, 'cache.json') },
     });
-    child.stdout.setEncoding('utf8').on('data', (d: string) => void (out += d));
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       err += d;
       if (Number.isNaN(firstStepMs) && /^train: \d+\/\d+ \(/m.test(err)) firstStepMs = performance.now() - t0;
@@ -108,7 +111,11 @@ async function cliBench(dir: string, only: 'run' | 'tune'): Promise<Record<strin
 
 type Metric = 'tokensPerS' | 'firstStepMs' | 'runOverheadRatio' | `${'tunedOverBestRatio' | 'tuneCostRatio'}.${string}`;
 const seen: Record<Side, Partial<Record<Metric, number[]>>> = { before: {}, after: {} };
-const add = (side: Side, m: Metric, v: number): void => void (seen[side][m] ??= []).push(v);
+const add = (side: Side, m: Metric, v: number): void => {
+  const xs = seen[side][m] ?? [];
+  xs.push(v);
+  seen[side][m] = xs;
+};
 
 for (let run = 1; run <= runs; run++) {
   const order = run % 2 === 1 ? sides : [...sides].reverse();
