@@ -142,20 +142,22 @@ function newestLocal(cwd: string): number {
   return Math.max(...local);
 }
 
-describe('[slow] soup train: a kernel OOM kill of its trainer', { timeout: 300_000 }, () => {
+/** A folder with soup.yaml, and the `soup train` arguments both cases run. */
+function freshRun(): { cwd: string; args: string[] } {
+  const cwd = useTempDir();
+  writeFileSync(join(cwd, 'soup.yaml'), config);
+  return { cwd, args: ['train', '-c', 'soup.yaml', '--repo', 'file://store', '--push-every-steps', '2'] };
+}
+
+const skip = cgroupSkip();
+if (skip !== null) console.log(`skipped: ${skip}`);
+
+describe.skipIf(skip !== null)('[slow] soup train: a kernel OOM kill of its trainer', { timeout: 300_000 }, () => {
   it(
     "with --max-oom-retries 0, soup judges the kill out of memory on the kernel's evidence, pushes the newest " +
       'complete checkpoint, releases the lease, exits 137; the next session resumes bit-identical',
-    async (t) => {
-      const skip = cgroupSkip();
-      if (skip !== null) {
-        console.log(`skipped: ${skip}`);
-        t.skip();
-        return;
-      }
-      const cwd = useTempDir();
-      writeFileSync(join(cwd, 'soup.yaml'), config);
-      const args = ['train', '-c', 'soup.yaml', '--repo', 'file://store', '--push-every-steps', '2'];
+    async () => {
+      const { cwd, args } = freshRun();
       const { r, out, err, cg, trainerPid } = await killFirstTrainer(cwd, [...args, '--max-oom-retries', '0']);
       const all = `${out}\n${err}`;
       expect(cg.oomKills(), all).toBeGreaterThanOrEqual(1); // the kernel's OOM killer ended it
@@ -201,16 +203,8 @@ describe('[slow] soup train: a kernel OOM kill of its trainer', { timeout: 300_0
   it(
     'with step-downs allowed, soup steps the micro-batch down after the kill (32 → 16), resumes from the newest ' +
       'complete checkpoint in the same session and completes; the weights match an uninterrupted run',
-    async (t) => {
-      const skip = cgroupSkip();
-      if (skip !== null) {
-        console.log(`skipped: ${skip}`);
-        t.skip();
-        return;
-      }
-      const cwd = useTempDir();
-      writeFileSync(join(cwd, 'soup.yaml'), config);
-      const args = ['train', '-c', 'soup.yaml', '--repo', 'file://store', '--push-every-steps', '2'];
+    async () => {
+      const { cwd, args } = freshRun();
       const { r, out, err, cg, trainerPid } = await killFirstTrainer(cwd, args);
       const all = `${out}\n${err}`;
       expect(cg.oomKills(), all).toBeGreaterThanOrEqual(1);
