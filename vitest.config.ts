@@ -24,9 +24,10 @@ const PARALLEL_WORKERS = Number(process.env.SOUP_TEST_WORKERS ?? 3);
 // One project per workspace package, named as in its package.json (`--project @soup/cli`), each
 // inheriting the options below (`extends: true`; a folder glob would give each vitest's defaults).
 // A package with files in ALONE gets a second project, `<name> (alone)`, that runs them one at a time.
+// Paths from this file's folder, so `npx vitest` works from any folder of the repository.
 const projects = ['packages', 'apps'].flatMap((group) =>
-  readdirSync(group)
-    .map((name) => join(group, name, 'package.json'))
+  readdirSync(join(import.meta.dirname, group))
+    .map((name) => join(import.meta.dirname, group, name, 'package.json'))
     .filter((manifest) => existsSync(manifest))
     .flatMap((manifest) => {
       const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name: string }).name;

@@ -12,7 +12,7 @@ import type { OomStepDown, SessionFacts, SuperviseOptions } from '@soup/supervis
 import type { CommandContext } from './_context';
 import type { GlobalBatchOptions } from './_options';
 import { UsageError } from './errors';
-import { trainerOomLine } from './_oom-step-down';
+import { trainerOomJudge } from './_oom-step-down';
 
 /** The supervisor options for `--global-batch-size`, and what RUN_JSON says about them. */
 export interface RunMicro {
@@ -89,7 +89,7 @@ export function runMicro(
         warnIfOne(m, G, N, ctx);
         return { microBatchSize: m, source: probed.source, ...(probed.levers ? { levers: probed.levers } : {}) };
       },
-      judgeOutOfMemory: trainerOomLine,
+      ...trainerOomJudge(),
       nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize: G, microBatchSize: m, worldSize: N }),
       async onOomStepDown(s: OomStepDown) {
         if (opts.cache === false || probed === null) return;

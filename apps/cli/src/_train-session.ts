@@ -28,7 +28,7 @@ import { MAX_OOM_RETRIES } from './_train-micro';
 import { formatBytes } from './format-bytes';
 import type { SoupConfig } from '@soup/config';
 import type { TrainOptions } from './commands/train.options';
-import { trainerOomLine } from './_oom-step-down';
+import { trainerOomJudge } from './_oom-step-down';
 
 /** The trainer child's entry, built beside the CLI's own (tsup entry `src/train-child.ts`). */
 export type { TrainSession } from './_train-lines';
@@ -132,7 +132,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
           previous: started.previous,
         };
       },
-      judgeOutOfMemory: trainerOomLine,
+      ...trainerOomJudge(),
       nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize: G, microBatchSize: m }),
       maxOomRetries: opts.maxOomRetries ?? MAX_OOM_RETRIES,
       onOomStepDown: (d: OomStepDown) => {

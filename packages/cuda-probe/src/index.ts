@@ -31,6 +31,7 @@ export {
   MemoryCgroupUnavailableError,
 } from './errors';
 export { judgeTrainerExit, type TrainerExitFacts, type TrainerExitVerdict } from './judge-trainer-exit';
+export { createTrainerOomJudge, type TrainerOomJudge } from './trainer-oom-judge';
 export {
   createTreeMemoryReader,
   type TreeMemoryReader,

@@ -138,6 +138,11 @@ export interface SuperviseOptions {
    */
   judgeOutOfMemory?: (exit: TrainerExit) => string | null;
   /**
+   * Told of each launch's pid before it can fail, so a judge can read the counters a kernel OOM kill is compared
+   * with (e.g. @soup/cuda-probe's createTrainerOomJudge).
+   */
+  onTrainerLaunched?: (pid: number) => void;
+  /**
    * The micro-batch after an out-of-memory failure at m: the next smaller divisor of G / worldSize (e.g.
    * @soup/batch-probe's nextMicroBatchSize), null at the smallest.
    */
@@ -805,6 +810,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
           );
         });
         lock.setTrainer(child.pid);
+        o.onTrainerLaunched?.(child.pid);
         memory?.attach(child.pid);
         emit(
           'launched',

@@ -1,0 +1,177 @@
+// Bench: this tree against another commit of soup, side by side in one run. The other commit is checked out in a
+// temporary git worktree, installed and built; then, run after run, each side in turn (A B, then B A, so a load
+// swing on a shared machine falls on both alike) measures:
+//   - `soup train` on a small GPT (1 thread, no store pushes in the timed steps): the training throughput
+//     (RUN_JSON tokens_per_s, time inside steps) and the time from starting soup to its first printed step
+//     line (step 2 of 12: two steps included);
+//   - its own `bench/run.ts --only run`: runOverheadRatio (a trainer under soup run / alone);
+//   - its own `bench/run.ts --only tune`: tunedOverBestRatio and tuneCostRatio (exec and train modes).
+// Each figure is the median of the runs (every run listed), and after/before is judged against 5 %.
+//   npm run bench:before-after -w @soup/cli -- --before <git ref> [--runs 3] [--parts train,run,tune] [--keep]
+// Prints a table, writes bench-results/before-after.json (--json: the JSON on stdout instead of the table).
+import { makeTempDir, runProcess } from '@soup/test-utils';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const flag = (name: string): string | null =>
+  process.argv.includes(name) ? (process.argv[process.argv.indexOf(name) + 1] ?? null) : null;
+const json = process.argv.includes('--json');
+const keep = process.argv.includes('--keep');
+const before = flag('--before');
+if (before === null) throw new Error('--before <git ref> is required: the commit to compare this tree with');
+const runs = Number(flag('--runs') ?? '3');
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number, 1 or more (got ${runs})`);
+const parts = (flag('--parts') ?? 'train,run,tune').split(',');
+for (const p of parts) if (!['train', 'run', 'tune'].includes(p)) throw new Error(`--parts: unknown part ${p}`);
+const log = (line: string): void => void (json ? process.stderr : process.stdout).write(`${line}\n`);
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const sha = execFileSync('git', ['rev-parse', before], { cwd: root, encoding: 'utf8' }).trim();
+const beforeDir = join(tmpdir(), `soup-before-${sha.slice(0, 12)}`);
+
+function sh(cmd: string, args: string[], cwd: string): void {
+  execFileSync(cmd, args, { cwd, stdio: ['ignore', json ? 2 : 'inherit', 'inherit'] });
+}
+
+if (!existsSync(join(beforeDir, 'apps', 'cli', 'bin', 'soup.js')) || !existsSync(join(beforeDir, 'node_modules'))) {
+  log(`checking out ${before} (${sha.slice(0, 12)}) in ${beforeDir}, installing and building`);
+  if (!existsSync(beforeDir)) sh('git', ['worktree', 'add', '--detach', beforeDir, sha], root);
+  sh('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], beforeDir);
+  sh('npm', ['run', 'build'], beforeDir);
+}
+
+const sides = [
+  { name: 'before', dir: beforeDir },
+  { name: 'after', dir: root },
+] as const;
+type Side = (typeof sides)[number]['name'];
+
+const config = (corpus: string): string => `base: soup/bench-before-after
+model: {vocab_size: 256, d_model: 128, n_heads: 4, n_layers: 4, d_ff: 512}
+data:
+  train: ${join(corpus, 'train.txt')}
+  val: ${join(corpus, 'val.txt')}
+  max_length: 128
+training:
+  steps: 12
+  batch_size: 16
+  micro_batch_size: 16
+  lr: 0.003
+  warmup_steps: 2
+  threads: 1
+  val_batches: 1
+`;
+
+/** One `soup train` of one side: tokens/s inside steps, and ms from starting soup to its first step line. */
+async function trainOnce(dir: string): Promise<{ tokensPerS: number; firstStepMs: number }> {
+  const t = makeTempDir('soup-before-after-');
+  try {
+    writeFileSync(join(t.dir, 'soup.yaml'), config(join(root, 'apps', 'cli', 'assets', 'corpus')));
+    const bin = join(dir, 'apps', 'cli', 'bin', 'soup.js');
+    const args = [bin, 'train', '-c', 'soup.yaml', '--output-dir', 'out', '--repo', `file://${join(t.dir, 'store')}`];
+    const t0 = performance.now();
+    let firstStepMs = Number.NaN;
+    let out = '';
+    let err = '';
+    const child = spawn(process.execPath, args, {
+      cwd: t.dir,
+      env: { PATH: process.env.PATH, HOME: t.dir, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(t.dir, 'cache.json') },
+    });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+      if (Number.isNaN(firstStepMs) && /^train: \d+\/\d+ \(/m.test(err)) firstStepMs = performance.now() - t0;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const line = out.split('\n').find((l) => l.startsWith('RUN_JSON '));
+    if (code !== 0 || !line) throw new Error(`soup train (${dir}) exited ${code}:\n${err.slice(-2000)}`);
+    const r = JSON.parse(line.slice('RUN_JSON '.length)) as { tokens_per_s: number };
+    return { tokensPerS: r.tokens_per_s, firstStepMs: Math.round(firstStepMs) };
+  } finally {
+    t.cleanup();
+  }
+}
+
+/** One run of a side's own CLI bench (`--only run` or `--only tune`), its JSON. */
+async function cliBench(dir: string, only: 'run' | 'tune'): Promise<Record<string, unknown>> {
+  const r = await runProcess(
+    process.execPath,
+    [join(dir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'bench/run.ts', '--json', '--only', only],
+    { cwd: join(dir, 'apps', 'cli'), timeoutMs: 3_600_000 },
+  );
+  const last = r.stdout.trim().split('\n').at(-1) ?? '';
+  if (r.code !== 0 || !last.startsWith('{')) throw new Error(`bench/run.ts --only ${only} in ${dir}:\n${r.stderr}`);
+  return JSON.parse(last) as Record<string, unknown>;
+}
+
+type Metric = 'tokensPerS' | 'firstStepMs' | 'runOverheadRatio' | `${'tunedOverBestRatio' | 'tuneCostRatio'}.${string}`;
+const seen: Record<Side, Partial<Record<Metric, number[]>>> = { before: {}, after: {} };
+const add = (side: Side, m: Metric, v: number): void => {
+  const xs = seen[side][m] ?? [];
+  xs.push(v);
+  seen[side][m] = xs;
+};
+
+for (let run = 1; run <= runs; run++) {
+  const order = run % 2 === 1 ? sides : [...sides].reverse();
+  for (const s of order) {
+    log(`run ${run}/${runs}: ${s.name}`);
+    if (parts.includes('train')) {
+      const t = await trainOnce(s.dir);
+      add(s.name, 'tokensPerS', t.tokensPerS);
+      add(s.name, 'firstStepMs', t.firstStepMs);
+    }
+    if (parts.includes('run')) add(s.name, 'runOverheadRatio', Number((await cliBench(s.dir, 'run')).runOverheadRatio));
+    if (parts.includes('tune')) {
+      const r = await cliBench(s.dir, 'tune');
+      for (const key of ['tunedOverBestRatio', 'tuneCostRatio'] as const) {
+        for (const [mode, v] of Object.entries(r[key] as Record<string, number>)) add(s.name, `${key}.${mode}`, v);
+      }
+    }
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+// Which way is better for each figure, so "within 5 %" means "not more than 5 % worse".
+const higherIsBetter = (m: string): boolean => m === 'tokensPerS' || m.startsWith('tunedOverBestRatio');
+const rows = (Object.keys(seen.after) as Metric[]).map((m) => {
+  const b = median(seen.before[m] ?? []);
+  const a = median(seen.after[m] ?? []);
+  const ratio = a / b;
+  const within5 = m === 'firstStepMs' ? null : higherIsBetter(m) ? ratio >= 0.95 : ratio <= 1.05;
+  return {
+    metric: m,
+    before: b,
+    after: a,
+    afterOverBefore: Number(ratio.toFixed(3)),
+    within5,
+    each: {
+      before: seen.before[m],
+      after: seen.after[m],
+    },
+  };
+});
+const result = { before: sha, runs, parts, cpus: cpus().length, loadAverage1m: Number(loadavg()[0]!.toFixed(2)), rows };
+mkdirSync(new URL('../bench-results/', import.meta.url), { recursive: true });
+writeFileSync(new URL('../bench-results/before-after.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
+log('');
+log(`metric                      before (median)   after (median)   after/before   within 5 %   (runs: ${runs})`);
+for (const r of rows) {
+  log(
+    `${r.metric.padEnd(27)} ${String(r.before).padEnd(17)} ${String(r.after).padEnd(16)} ` +
+      `${String(r.afterOverBefore).padEnd(14)} ${r.within5 === null ? 'n/a' : r.within5 ? 'yes' : 'NO'}`,
+  );
+}
+if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+if (!keep) {
+  sh('git', ['worktree', 'remove', '--force', beforeDir], root);
+  log(`removed ${beforeDir} (--keep keeps it for the next run)`);
+}
