@@ -73,3 +73,13 @@ export function splitCommand(command: string, field = 'command'): string[] {
 export function substituteBatchSize(argv: readonly string[], batchSize: number): string[] {
   return argv.map((a) => a.replaceAll('{batch_size}', String(batchSize)));
 }
+
+/** A probe's `command`: a command line split as a shell would, or an argv array taken as it is. */
+export function argvOf(command: unknown): string[] {
+  if (typeof command === 'string') return splitCommand(command);
+  if (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string'))
+    return [...(command as string[])];
+  throw new ProbeOptionsError('command must be a non-empty string or a non-empty array of strings (argv)', {
+    field: 'command',
+  });
+}

@@ -1,27 +1,31 @@
 // The part of createOrtProbe / createTrainStepProbe that runs dist/worker.js once per
 // candidate: calibration of the child's baseline, the RLIMIT_AS sizing rule, the peak gate.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { type ChildRun, runChild, tail } from './_child-runner';
+import { type ChildRun, tail } from './_child-runner';
 import { formatBytes } from './_format';
 import { judgeFailure } from './_interpret';
 import { spawnSync } from 'node:child_process';
 import { buildLaunch, findExecutable, type Launch } from './_launch';
-import type {
-  CudaJob,
-  OrtJob,
-  SegmentedStepJob,
-  TrainStepJob,
-  WorkerJob,
-  WorkerResult,
-  WorkerSuccess,
-} from './_protocol';
+import type { OrtJob, SegmentedStepJob, WorkerJob } from './_protocol';
 import { batchSizeArg } from './_validate';
 import { ProbeChildError, ProbeTimeoutError } from './errors';
 import { reachableMemory } from './reachable-memory';
-import { runInMemoryCgroup } from './run-in-memory-cgroup';
-import type { ChildProbeFn, MemoryCgroupReport, ProbeTrialOutcome } from './types';
+import type { ChildProbeFn, ProbeTrialOutcome } from './types';
+import { judgeSuccess } from './_judge-success';
+import {
+  asResult,
+  memoryCgroupLimitBytes,
+  probeTempDir,
+  send,
+  sendCapped,
+  startSpare,
+  type Spare,
+} from './_worker-child';
+import type { WorkerProbeConfig } from './_worker-config';
+
+export type { WorkerProbeConfig } from './_worker-config';
+export { judgeSuccess, memoryCgroupLimitBytes };
 
 const MiB = 2 ** 20;
 
@@ -43,27 +47,6 @@ export function addressSpaceLimitBytes(p: {
   return p.baselineVmBytes + p.feedBytes + 2 * p.budgetBytes + 256 * MiB + 64 * MiB * p.threads;
 }
 
-export interface WorkerProbeConfig {
-  /** Names the child in errors: "ORT probe child", "train-step probe child". */
-  what: string;
-  device: 'cpu' | 'cuda';
-  work: OrtJob | TrainStepJob | SegmentedStepJob;
-  budgetBytes: number | null;
-  cuda: CudaJob | null;
-  timeoutMs: number;
-  env: NodeJS.ProcessEnv;
-  cwd: string | undefined;
-  signal: AbortSignal | undefined;
-  nodePath: string;
-  nodeArgs: string[];
-  workerPath: string;
-  addressSpaceLimit: 'auto' | 'prlimit' | 'ulimit' | 'off';
-  /** CPU hard cap: RLIMIT_AS or a memory cgroup (see `WorkerProbeOptions.hardCap`). @default 'address-space' */
-  hardCap?: 'address-space' | 'memory-cgroup';
-  /** Intra-op threads of the child's session (for the headroom of the limit). */
-  threads: number | undefined;
-}
-
 interface Calibration {
   baselineVmBytes: number;
   baselineRssBytes: number;
@@ -71,120 +54,6 @@ interface Calibration {
   ms: number;
   /** What every trial runs: the ORT or segmented job itself, or a train-step's prepared (optimised) model. */
   work: OrtJob | SegmentedStepJob;
-}
-
-// Train-step model files live in temp dirs removed when the process exits.
-const tempDirs = new Set<string>();
-let tempHook = false;
-function probeTempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'soup-probe-'));
-  tempDirs.add(dir);
-  if (!tempHook) {
-    tempHook = true;
-    process.once('exit', () => {
-      for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
-    });
-  }
-  return dir;
-}
-
-/**
- * A trial ends when the child closes its result channel after a successful step (the child is
- * then killed instead of tearing its runtime down); `SOUP_PROBE_END_ON_RESULT=0` waits for the
- * exit as before (for comparison). The next trial still starts only once that child is gone
- * (a killed process exits in a few milliseconds, while the search picks the next size).
- */
-function endsOnResult(cfg: WorkerProbeConfig): boolean {
-  // CPU only: a CUDA child's device memory must be gone before the next trial reads what is free.
-  return cfg.device === 'cpu' && (cfg.env.SOUP_PROBE_END_ON_RESULT ?? process.env.SOUP_PROBE_END_ON_RESULT) !== '0';
-}
-
-function send(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Promise<ChildRun> {
-  return runChild({
-    launch,
-    env: cfg.env,
-    cwd: cfg.cwd,
-    timeoutMs: cfg.timeoutMs,
-    input: JSON.stringify(job),
-    resultChannel: true,
-    endOnResult: job.mode === 'step' && endsOnResult(cfg),
-    ...(cfg.signal ? { signal: cfg.signal } : {}),
-  });
-}
-
-/** The memory cgroup limit of a trial: what the child holds before the step + the batch's feeds + the budget. */
-export function memoryCgroupLimitBytes(p: {
-  baselineRssBytes: number;
-  feedBytes: number;
-  budgetBytes: number;
-}): number {
-  return Math.ceil((p.baselineRssBytes + p.feedBytes + p.budgetBytes) / 4096) * 4096;
-}
-
-/** {@link send} inside a fresh memory cgroup (removed afterwards). */
-async function sendCapped(
-  cfg: WorkerProbeConfig,
-  launch: Launch,
-  job: WorkerJob,
-  limitBytes: number,
-): Promise<{ run: ChildRun; report: MemoryCgroupReport }> {
-  const r = await runInMemoryCgroup({
-    file: launch.file,
-    args: launch.args,
-    env: cfg.env,
-    ...(cfg.cwd ? { cwd: cfg.cwd } : {}),
-    timeoutMs: cfg.timeoutMs,
-    input: JSON.stringify(job),
-    resultChannel: true,
-    limitBytes,
-    namePrefix: 'soup-probe',
-    ...(cfg.signal ? { signal: cfg.signal } : {}),
-  });
-  const { cgroup, ...rest } = r;
-  return {
-    run: { ...rest, pid: undefined, sampledPeakRssBytes: null, killedAboveRss: false },
-    report: {
-      limitBytes: cgroup.limitBytes,
-      peakBytes: cgroup.peakBytes,
-      oomKills: cgroup.oomKills,
-      limitHits: cgroup.limitHits,
-      oomKilled: cgroup.oomKilled,
-    },
-  };
-}
-
-function asResult(run: ChildRun): WorkerResult | undefined {
-  const r = run.result as WorkerResult | undefined;
-  return r && typeof r === 'object' && typeof r.ok === 'boolean' ? r : undefined;
-}
-
-/** A warm child: spawned ahead, runtime imported and session created, waiting for its batch size. */
-interface Spare {
-  pid: number | undefined;
-  /** Hands the spare its trial (the batch size), or drops it (null). */
-  release: (rest: string | null) => void;
-  done: Promise<ChildRun>;
-  key: string;
-}
-
-function startSpare(cfg: WorkerProbeConfig, launch: Launch, job: WorkerJob): Spare {
-  let release!: (rest: string | null) => void;
-  const gate = new Promise<string | null>((r) => (release = r));
-  let pid: number | undefined;
-  const done = runChild({
-    launch,
-    env: { ...cfg.env, SOUP_PROBE_WARM: '1' },
-    cwd: cfg.cwd,
-    timeoutMs: cfg.timeoutMs,
-    input: `${JSON.stringify(job)}\n`,
-    resultChannel: true,
-    endOnResult: endsOnResult(cfg),
-    gate,
-    onSpawn: (p) => (pid = p),
-    ...(cfg.signal ? { signal: cfg.signal } : {}),
-  });
-  done.catch(() => undefined);
-  return { pid, release, done, key: JSON.stringify(job) };
 }
 
 export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
@@ -417,80 +286,5 @@ export function createWorkerProbe(cfg: WorkerProbeConfig): ChildProbeFn {
       ...(verdict.reason === 'oom' ? { oom: verdict.oom } : {}),
       ...limit,
     };
-  };
-}
-
-/** Exported for its unit test: the peak-vs-budget decision on a child's report. */
-export function judgeSuccess(
-  cfg: { device: 'cpu' | 'cuda'; gpuMemLimitBytes: number | null },
-  batchSize: number,
-  r: WorkerSuccess,
-  wallMs: number,
-  limit: Pick<ProbeTrialOutcome, 'limitMethod' | 'addressSpaceBytes' | 'calibrationMs' | 'memoryCgroup'>,
-): ProbeTrialOutcome {
-  const timing = {
-    ms: wallMs,
-    stepMs: r.stepMs,
-    overheadMs: Math.max(0, wallMs - r.stepMs),
-    ...limit,
-    ...(r.notes.length ? { notes: r.notes } : {}),
-  };
-  if (cfg.device === 'cuda') {
-    const c = r.cuda;
-    if (!c || c.budgetBytes === null || c.peakBytes === null) {
-      return {
-        fits: true,
-        batchSize,
-        reason: 'fit',
-        measurement: 'exceptions-only',
-        detail:
-          `step completed; the driver cannot answer (${c?.note ?? 'no reading'}), so only an out-of-memory ` +
-          `failure would refuse this batch`,
-        ...(c?.budgetBytes != null ? { budgetBytes: c.budgetBytes } : {}),
-        ...(c?.peakBytes != null ? { peakBytes: c.peakBytes } : {}),
-        ...timing,
-      };
-    }
-    const measurement = c.measurement ?? 'cuda-per-process';
-    const fits = c.peakBytes <= c.budgetBytes && c.deviceFull !== true;
-    const capped = cfg.gpuMemLimitBytes !== null ? ', capped by gpuMemLimitBytes' : '';
-    return {
-      fits,
-      batchSize,
-      reason: fits ? 'fit' : 'over-budget',
-      measurement,
-      peakBytes: c.peakBytes,
-      budgetBytes: c.budgetBytes,
-      detail:
-        measurement === 'cuda-device-delta'
-          ? `device used-memory delta across the trial ${formatBytes(c.peakBytes)} ` +
-            `${c.peakBytes <= c.budgetBytes ? '<=' : '>'} budget ${formatBytes(c.budgetBytes)} (free before the ` +
-            `trial${capped})` +
-            (c.deviceFull
-              ? '; the device had almost nothing free after the step ' +
-                '(under WDDM the allocator spills to host memory instead of failing): does not fit'
-              : '') +
-            `${c.note ? ` — ${c.note}` : ''}`
-          : `device memory after the step ${formatBytes(c.peakBytes)} ${fits ? '<=' : '>'} budget ` +
-            `${formatBytes(c.budgetBytes)} (free + held before the step${capped})`,
-      ...timing,
-    };
-  }
-  const peakBytes = r.cpu.peakRssBytes - r.cpu.baselineRssBytes;
-  const budgetBytes = r.cpu.budgetBytes;
-  const fits = peakBytes <= budgetBytes;
-  return {
-    fits,
-    batchSize,
-    reason: fits ? 'fit' : 'over-budget',
-    measurement: 'peak-rss',
-    peakBytes,
-    budgetBytes,
-    detail:
-      `step peak ${formatBytes(peakBytes)} ${fits ? '<=' : '>'} budget ${formatBytes(budgetBytes)} ` +
-      `(VmHWM above the ${formatBytes(r.cpu.baselineRssBytes)} resident before the step` +
-      `${r.cpu.peakReset ? '' : ', setup peak included: clear_refs refused'}; ` +
-      `budget ${r.cpu.budgetSource === 'given' ? 'given' : `from ${r.cpu.budgetSource}`})`,
-    ...timing,
   };
 }

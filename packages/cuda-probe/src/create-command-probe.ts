@@ -1,13 +1,12 @@
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import { release as osRelease } from 'node:os';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { runChild } from './_child-runner';
 import { killEvidenceBaseline, oomKillEvidence } from './_kill-evidence';
-import { classifyLine } from './classify-out-of-memory';
 import { formatBytes } from './_format';
 import { judgeFailure } from './_interpret';
 import { startGpuSampler, type GpuSampler } from './_gpu-sampler';
-import { splitCommand, substituteBatchSize } from './_argv';
+import { argvOf, substituteBatchSize } from './_argv';
+import { oomLineIn, spillsToHost } from './_output-oom';
 import { buildLaunch, findExecutable } from './_launch';
 import { batchSizeArg, optionalBytes, optionalIntegerAtLeast, requireObject } from './_validate';
 import { ProbeChildError, ProbeOptionsError } from './errors';
@@ -74,15 +73,6 @@ export interface CreateCommandProbeOptions {
    * @default no GPU measurement
    */
   gpu?: { deviceId?: number; nvidiaSmiPath?: string; pollMs?: number };
-}
-
-function argvOf(command: unknown): string[] {
-  if (typeof command === 'string') return splitCommand(command);
-  if (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string'))
-    return [...(command as string[])];
-  throw new ProbeOptionsError('command must be a non-empty string or a non-empty array of strings (argv)', {
-    field: 'command',
-  });
 }
 
 /**
@@ -391,23 +381,4 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       },
     );
   };
-}
-
-/** WDDM (Windows, and WSL2 on top of it) spills a full GPU to host memory instead of failing. */
-function spillsToHost(): boolean {
-  return process.platform === 'win32' || /microsoft/i.test(osRelease());
-}
-
-/**
- * The first line of the output that reports an out-of-memory error (a specific catalogue entry, not a generic hint).
- */
-function oomLineIn(run: { stdout: string; stderr: string }): string | null {
-  for (const text of [run.stderr, run.stdout]) {
-    for (const line of text.split('\n')) {
-      if (line.length > 4000) continue;
-      const c = classifyLine(line);
-      if (c?.oom && c.kind !== 'generic') return c.line;
-    }
-  }
-  return null;
 }

@@ -1,4 +1,24 @@
-/** Every error of @soup/hub-ckpt. Messages never contain a token. */
+/** Every error of @soup/hub-ckpt (their messages are built in _error-text.ts). Messages never contain a token. */
+import {
+  checksumText,
+  concurrentWriteText,
+  diskFullText,
+  folderConflictText,
+  leaseHeldText,
+  leaseLostText,
+  linkedEntryText,
+  pointedConflictText,
+  pointerRegressionText,
+  staleRunText,
+  unsafeLinkText,
+  unsafePathText,
+  verifyText,
+  type ChecksumFacts,
+  type FolderConflictFacts,
+  type LeaseHolder,
+  type RegressionFacts,
+  type UnsafeLinkFacts,
+} from './_error-text';
 
 interface ErrorOptions {
   cause?: unknown;
@@ -97,12 +117,7 @@ export class StaleRunError extends HubCkptError {
   readonly pointerStep: number;
 
   constructor(options: ErrorOptions & { pointerRun: string; run: string; pointerStep: number; where: string }) {
-    super(
-      `${options.where}: latest.json belongs to run "${options.pointerRun}" (step ${options.pointerStep}), ` +
-        `not to this run "${options.run}". Refusing to resume or overwrite another run's checkpoints: ` +
-        'use a new repo (or directory) for this run, or pass the same run fingerprint as the run that pushed them.',
-      { code: 'SOUP_HUB_CKPT_STALE_RUN', cause: options.cause },
-    );
+    super(staleRunText(options), { code: 'SOUP_HUB_CKPT_STALE_RUN', cause: options.cause });
     this.pointerRun = options.pointerRun;
     this.run = options.run;
     this.pointerStep = options.pointerStep;
@@ -133,13 +148,7 @@ export class VerifyError extends HubCkptError {
   readonly problems: string[];
 
   constructor(options: ErrorOptions & { pathInRepo: string; problems: string[] }) {
-    super(
-      `${options.pathInRepo} did not verify after upload, so latest.json was not moved: ` +
-        `${options.problems.slice(0, 5).join('; ')}` +
-        (options.problems.length > 5 ? ` (and ${options.problems.length - 5} more)` : '') +
-        '. Push again; if it repeats, the store is losing or altering data.',
-      { code: 'SOUP_HUB_CKPT_VERIFY', cause: options.cause },
-    );
+    super(verifyText(options), { code: 'SOUP_HUB_CKPT_VERIFY', cause: options.cause });
     this.pathInRepo = options.pathInRepo;
     this.problems = options.problems;
   }
@@ -156,23 +165,8 @@ export class ChecksumError extends HubCkptError {
   readonly expectedBytes: number;
   readonly actualBytes: number;
 
-  constructor(
-    options: ErrorOptions & {
-      pathInRepo: string;
-      file: string;
-      expectedSha256: string;
-      actualSha256: string;
-      expectedBytes: number;
-      actualBytes: number;
-    },
-  ) {
-    super(
-      `${options.pathInRepo}/${options.file}: downloaded ${options.actualBytes} bytes with sha256 ` +
-        `${options.actualSha256.slice(0, 16)}…, ` +
-        `the manifest says ${options.expectedBytes} bytes with sha256 ${options.expectedSha256.slice(0, 16)}…. ` +
-        'Nothing was moved into place; pull again, or resume with fallback to an older checkpoint.',
-      { code: 'SOUP_HUB_CKPT_CHECKSUM', cause: options.cause },
-    );
+  constructor(options: ErrorOptions & ChecksumFacts) {
+    super(checksumText(options), { code: 'SOUP_HUB_CKPT_CHECKSUM', cause: options.cause });
     this.file = options.file;
     this.expectedSha256 = options.expectedSha256;
     this.actualSha256 = options.actualSha256;
@@ -189,11 +183,7 @@ export class UnsafePathError extends HubCkptError {
   readonly path: string;
 
   constructor(path: string, reason: string, options: ErrorOptions = {}) {
-    super(
-      `Refusing file name ${JSON.stringify(path)}: ${reason}. Checkpoint file names must be relative, use "/" and ` +
-        `stay inside their folder.`,
-      { code: 'SOUP_HUB_CKPT_UNSAFE_PATH', cause: options.cause },
-    );
+    super(unsafePathText(path, reason), { code: 'SOUP_HUB_CKPT_UNSAFE_PATH', cause: options.cause });
     this.path = path;
   }
 }
@@ -207,13 +197,7 @@ export class PointedCheckpointConflictError extends HubCkptError {
   readonly pathInRepo: string;
 
   constructor(pathInRepo: string, options: ErrorOptions = {}) {
-    super(
-      `${pathInRepo} is the checkpoint latest.json names and it holds different content; overwriting it in place ` +
-        `would leave ` +
-        'the pointer on unverified data. Push under a new step (or pushFinal), which moves the pointer only after ' +
-        'verifying.',
-      { code: 'SOUP_HUB_CKPT_POINTED_CONFLICT', cause: options.cause },
-    );
+    super(pointedConflictText(pathInRepo), { code: 'SOUP_HUB_CKPT_POINTED_CONFLICT', cause: options.cause });
     this.pathInRepo = pathInRepo;
   }
 }
@@ -242,12 +226,7 @@ export class ConcurrentWriteError extends HubCkptError {
   readonly writer: string;
 
   constructor(options: ErrorOptions & { path: string; writer: string; where: string }) {
-    super(
-      `${options.where}: ${options.path} was changed by another writer (${options.writer}) since this writer read ` +
-        `it; ` +
-        'nothing was overwritten. Two processes are pushing to the same store: stop one of them, then push again.',
-      { code: 'SOUP_HUB_CKPT_CONCURRENT_WRITE', cause: options.cause },
-    );
+    super(concurrentWriteText(options), { code: 'SOUP_HUB_CKPT_CONCURRENT_WRITE', cause: options.cause });
     this.path = options.path;
     this.writer = options.writer;
   }
@@ -261,12 +240,7 @@ export class LinkedEntryError extends HubCkptError {
   readonly path: string;
 
   constructor(path: string, options: ErrorOptions = {}) {
-    super(
-      `${path} is a symbolic link inside a directory store; refusing to follow it (it could read, write or delete ` +
-        `outside the store). ` +
-        'Remove the link (or replace it with a real folder) and try again.',
-      { code: 'SOUP_HUB_CKPT_LINKED_ENTRY', cause: options.cause },
-    );
+    super(linkedEntryText(path), { code: 'SOUP_HUB_CKPT_LINKED_ENTRY', cause: options.cause });
     this.path = path;
   }
 }
@@ -281,26 +255,10 @@ export class PointerRegressionError extends HubCkptError {
   /** The step the push would point it at. */
   readonly step: number;
 
-  constructor(
-    options: ErrorOptions & {
-      where: string;
-      from: { step: number; path_in_repo: string; terminal: boolean };
-      toStep: number;
-      toPath: string;
-      terminal: boolean;
-    },
-  ) {
-    const { from } = options;
-    super(
-      `${options.where}: latest.json names ${from.path_in_repo} (step ${from.step}` +
-        `${from.terminal ? ', terminal: the run is complete' : ''}); ` +
-        `pushing ${options.toPath} (step ${options.toStep}${options.terminal ? ', terminal' : ''}) would move it ` +
-        `${from.step > options.toStep ? 'backwards' : 'off the terminal checkpoint'}. ` +
-        'Nothing was uploaded. Pass force (soup ckpt push --force) to move it anyway.',
-      { code: 'SOUP_HUB_CKPT_POINTER_REGRESSION', cause: options.cause },
-    );
-    this.pointerStep = from.step;
-    this.pointerTerminal = from.terminal;
+  constructor(options: ErrorOptions & RegressionFacts) {
+    super(pointerRegressionText(options), { code: 'SOUP_HUB_CKPT_POINTER_REGRESSION', cause: options.cause });
+    this.pointerStep = options.from.step;
+    this.pointerTerminal = options.from.terminal;
     this.step = options.toStep;
   }
 }
@@ -318,39 +276,12 @@ export class UnsafeLinkError extends HubCkptError {
   readonly target: string;
   readonly reason: 'outside' | 'loop' | 'dangling';
 
-  constructor(
-    options: ErrorOptions & {
-      link: string;
-      target: string;
-      reason: 'outside' | 'loop' | 'dangling';
-      resolved?: string;
-      root?: string;
-    },
-  ) {
-    const why =
-      options.reason === 'outside'
-        ? `resolves to ${options.resolved ?? options.target}, outside the folder being pushed (${options.root ?? '?'})`
-        : options.reason === 'loop'
-          ? 'is part of a symbolic-link loop'
-          : 'points to nothing (a dangling link)';
-    super(
-      `${options.link} -> ${options.target} ${why}; nothing was uploaded. A push only reads inside the folder it ` +
-        `pushes: ` +
-        'replace the link with a copy of the file, or remove it.',
-      { code: 'SOUP_HUB_CKPT_UNSAFE_LINK', cause: options.cause },
-    );
+  constructor(options: ErrorOptions & UnsafeLinkFacts) {
+    super(unsafeLinkText(options), { code: 'SOUP_HUB_CKPT_UNSAFE_LINK', cause: options.cause });
     this.link = options.link;
     this.target = options.target;
     this.reason = options.reason;
   }
-}
-
-interface LeaseHolder {
-  host: string;
-  pid: number;
-  since: string;
-  run: string;
-  expires_at: string;
 }
 
 /** Another session holds the store's one-writer lease: refused before anything is written. */
@@ -362,14 +293,7 @@ export class LeaseHeldError extends HubCkptError {
 
   constructor(options: ErrorOptions & { where: string; holder: LeaseHolder }) {
     const h = options.holder;
-    super(
-      `${options.where} is held by another writer: host ${h.host}, pid ${h.pid}, since ${h.since}, run "${h.run}` +
-        `" (lease until ${h.expires_at}). ` +
-        'Nothing was written. Two sessions must not write one store: stop the other one, or wait until its lease ' +
-        'expires ' +
-        "(a dead session's lease expires after its TTL; on the same host it is taken over at once).",
-      { code: 'SOUP_HUB_CKPT_LEASE_HELD', cause: options.cause },
-    );
+    super(leaseHeldText(options.where, h), { code: 'SOUP_HUB_CKPT_LEASE_HELD', cause: options.cause });
     this.holder = { host: h.host, pid: h.pid, since: h.since, run: h.run, expires_at: h.expires_at };
   }
 }
@@ -380,12 +304,7 @@ export class LeaseLostError extends HubCkptError {
   declare readonly code: 'SOUP_HUB_CKPT_LEASE_LOST';
 
   constructor(options: ErrorOptions & { where: string; lease: { id: string; expires_at: string } }) {
-    super(
-      `${options.where}: this session's lease ${options.lease.id} (until ${options.lease.expires_at}` +
-        `) was taken by another writer; ` +
-        'stopping before writing anything more. Raise the lease TTL if sessions are cut off from the store for long.',
-      { code: 'SOUP_HUB_CKPT_LEASE_LOST', cause: options.cause },
-    );
+    super(leaseLostText(options), { code: 'SOUP_HUB_CKPT_LEASE_LOST', cause: options.cause });
   }
 }
 
@@ -399,23 +318,8 @@ export class FolderConflictError extends HubCkptError {
   /** The run its manifest names (null when unreadable). */
   readonly theirRun: string | null;
 
-  constructor(
-    options: ErrorOptions & {
-      where: string;
-      pathInRepo: string;
-      theirRun: string | null;
-      theirSha256: string;
-      mineSha256: string;
-    },
-  ) {
-    super(
-      `${options.where}: ${options.pathInRepo} already holds another checkpoint (manifest sha256 ` +
-        `${options.theirSha256.slice(0, 12)}…` +
-        `${options.theirRun === null ? '' : `, run "${options.theirRun}"`}; this push's is ` +
-        `${options.mineSha256.slice(0, 12)}…). Nothing was replaced: ` +
-        'another writer may be using this store. Stop it; to replace the folder anyway, push with --force.',
-      { code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT', cause: options.cause },
-    );
+  constructor(options: ErrorOptions & FolderConflictFacts) {
+    super(folderConflictText(options), { code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT', cause: options.cause });
     this.pathInRepo = options.pathInRepo;
     this.theirRun = options.theirRun;
   }
@@ -431,13 +335,7 @@ export class DiskFullError extends HubCkptError {
   readonly bytesNeeded: number | null;
 
   constructor(options: ErrorOptions & { path: string; bytesNeeded: number | null; what: string }) {
-    super(
-      `the disk holding ${options.path} is full (${options.what}` +
-        `${options.bytesNeeded === null ? '' : `, which needs ${options.bytesNeeded} bytes`}); nothing was moved ` +
-        `into place and the store's pointer is untouched. ` +
-        'Free space there (or point the output / store at a larger disk) and run the same command again.',
-      { code: 'SOUP_HUB_CKPT_DISK_FULL', cause: options.cause },
-    );
+    super(diskFullText(options), { code: 'SOUP_HUB_CKPT_DISK_FULL', cause: options.cause });
     this.path = options.path;
     this.bytesNeeded = options.bytesNeeded;
   }

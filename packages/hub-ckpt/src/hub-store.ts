@@ -4,11 +4,11 @@ import { dirname } from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web';
 import { createRepo, downloadFile, HubApiError, listFiles, pathsInfo, type RepoDesignation } from '@huggingface/hub';
-import { ConcurrentWriteError, HubAuthError, InvalidCheckpointOptionError, StoreError } from './errors';
+import { HubAuthError, StoreError } from './errors';
 import { commitIdempotent } from './_hub-commit';
+import { checkHubStoreOptions, hubFailure } from './_hub-store-checks';
 import { fsyncPath, hashWhileStreaming } from './_fs';
 import { assertSafeName } from './_paths';
-import { redact } from './_redact';
 import { cleanHubToken, resolveHubToken } from './resolve-hub-token';
 import { makeRetryingFetch, type RetryOptions } from './_retry-fetch';
 import type { CheckpointStore, HubCkptLogger, StoreCommitParams, StoreEntry } from './types';
@@ -50,8 +50,6 @@ export interface HubStoreOptions {
   useXet?: boolean;
 }
 
-const REPO_ID = /^[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*$/;
-
 /** A checkpoint store over a Hugging Face Hub repo, through the official `@huggingface/hub` client. */
 export class HubStore implements CheckpointStore {
   readonly kind = 'hub' as const;
@@ -70,37 +68,7 @@ export class HubStore implements CheckpointStore {
 
   constructor(opts: HubStoreOptions) {
     const env = opts.env ?? process.env;
-    if (typeof opts.repo !== 'string' || !REPO_ID.test(opts.repo)) {
-      throw new InvalidCheckpointOptionError(
-        `repo ${JSON.stringify(opts.repo)} is not a Hub repo id: use "namespace/name" (or "file:///path" for a ` +
-          `directory store via openStore).`,
-        { field: 'repo' },
-      );
-    }
-    const repoType = opts.repoType ?? 'model';
-    if (repoType !== 'model' && repoType !== 'dataset') {
-      throw new InvalidCheckpointOptionError(
-        `repoType must be "model" or "dataset", got ${JSON.stringify(repoType)}.`,
-        { field: 'repoType' },
-      );
-    }
-    const endpointRaw = opts.endpoint ?? env.HF_ENDPOINT ?? 'https://huggingface.co';
-    let endpoint: URL;
-    try {
-      endpoint = new URL(endpointRaw);
-    } catch (err) {
-      throw new InvalidCheckpointOptionError('endpoint must be an http(s) URL such as https://huggingface.co.', {
-        field: 'endpoint',
-        cause: err,
-      });
-    }
-    if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
-      throw new InvalidCheckpointOptionError(
-        `endpoint ${JSON.stringify(endpoint.protocol)} is not http(s): use an https:// URL such as ` +
-          `https://huggingface.co.`,
-        { field: 'endpoint' },
-      );
-    }
+    const { repoType, endpoint } = checkHubStoreOptions(opts, env);
     endpoint.username = '';
     endpoint.password = '';
     this.endpoint = endpoint.href.replace(/\/+$/, '');
@@ -153,59 +121,7 @@ export class HubStore implements CheckpointStore {
   }
 
   private fail(what: string, err: unknown): never {
-    if (
-      err instanceof HubAuthError ||
-      err instanceof StoreError ||
-      err instanceof InvalidCheckpointOptionError ||
-      err instanceof ConcurrentWriteError
-    )
-      throw err;
-    if ((err as Error | undefined)?.name === 'AbortError' || (err as Error | undefined)?.name === 'TimeoutError')
-      throw err;
-    const secrets = [this.#token];
-    if (err instanceof HubApiError) {
-      const status = err.statusCode;
-      const detail = redact(err.message, secrets);
-      if (status === 401 || status === 403) {
-        const hint =
-          status === 401
-            ? this.#token === undefined
-              ? 'No token was given: set HF_TOKEN (or pass token) to a token with write access.'
-              : 'The token is invalid, expired, or cannot see this repo: set HF_TOKEN to a valid token with write ' +
-                'access.'
-            : `The token is valid but lacks permission: use a token with write access to ${this.repoId}.`;
-        throw new HubAuthError(
-          redact(`${what} on ${this.description}: the Hub answered ${status}. ${hint} (${detail})`, secrets),
-          {
-            status,
-            url: redact(err.url, secrets),
-            requestId: err.requestId,
-            cause: err,
-          },
-        );
-      }
-      throw new StoreError(redact(`${what} on ${this.description} failed with HTTP ${status}: ${detail}`, secrets), {
-        status,
-        url: redact(err.url, secrets),
-        requestId: err.requestId,
-        cause: err,
-      });
-    }
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    if (e instanceof TypeError && /start with 'hf_'/.test(e.message)) {
-      throw new HubAuthError(
-        `${what} on ${this.description}: the token does not look like a Hugging Face token (they start with "hf_").`,
-        {
-          status: 0,
-          cause: err,
-        },
-      );
-    }
-    const reason = e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
-    throw new StoreError(
-      redact(`${what} on ${this.description} failed: ${e.message ?? String(err)} (${reason})`, secrets),
-      { cause: err },
-    );
+    return hubFailure(what, err, { description: this.description, repoId: this.repoId, token: this.#token });
   }
 
   async exists(): Promise<boolean> {

@@ -33,22 +33,16 @@
 // Imports: this package must not depend on @soup/onnx-train or @soup/cuda-probe (both depend on
 // it), so the bench declares them in its own private workspace package, bench/package.json
 // (@soup/offload-bench). The root `npm run bench`, through turbo, builds them first.
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { memoryCgroupSupport, runInMemoryCgroup, type MemoryCgroupRun } from '@soup/cuda-probe';
+import { memoryCgroupSupport } from '@soup/cuda-probe';
 import { memoryBackedFs } from '../src/_fs-type';
-import { sweepScratchFiles } from '../src/index';
+import { createCappedTrials, type Trial } from './_capped-trials';
+import { MODES, MiB, median, round, type Mode } from './_numbers';
+import { printSummary } from './_print';
+import { killInsideCap } from './_sigkill';
+import { summarizeModes } from './_summary';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkgDir = join(here, '..');
@@ -76,11 +70,7 @@ if (!(timingSteps >= 5))
   );
 if (!(timingRounds >= 1)) throw new Error(`--timing-rounds must be at least 1 (got ${timingRounds})`);
 const resolution = Math.max(1, Math.floor(B / 4));
-const MODES = ['fused', 'segmented-keep', 'segmented-disk'] as const;
-type Mode = (typeof MODES)[number];
 const GOALS = { diskMaxBatchOverFused: 3, keepSlowdownVsFused: 1.3, diskSlowdownVsFused: 2.0 } as const;
-const MiB = 2 ** 20;
-const round = (x: number, d = 0): number => Math.round(x * 10 ** d) / 10 ** d;
 const log = (s: string): void => {
   if (!json) process.stderr.write(`${s}\n`);
 };
@@ -108,133 +98,17 @@ if (scratchFs)
     `WARNING: --scratch-dir ${scratchRoot} is on ${scratchFs}: scratch files stay in RAM there; pick a ` +
       `disk-backed folder`,
   );
-
-interface ChildReport {
-  mode: Mode;
-  batchSize: number;
-  /** Median of the child's timed steps. */
-  stepMs: number;
-  stepTimesMs: number[];
-  stepCpuMs: number;
-  losses: number[];
-  peakRssMB: number;
-  scratchFilesLeft: number;
-  packedMB?: number;
-  peakDiskMB?: number;
-  packMs?: number;
-  unpackMs?: number;
-  forwardMs?: number;
-  headMs?: number;
-  backwardMs?: number;
-  optimizerMs?: number;
-}
-interface Trial {
-  mode: Mode;
-  batchSize: number;
-  trained: boolean;
-  /** `trained`, `oom-killed` (the kernel's OOM killer, counted in the cgroup) or what else ended it. */
-  outcome: string;
-  cgroupPeakMB: number | null;
-  limitHits: number | null;
-  oomKills: number | null;
-  report: ChildReport | null;
-  wallMs: number;
-}
-
-const trials: Trial[] = [];
-async function runCapped(
-  mode: Mode,
-  batchSize: number,
-  limitBytes: number,
-  childSteps: number,
-  watch?: (dir: string) => { signal: AbortSignal; onSpawn: (child: { pid: number | undefined }) => void },
-): Promise<{ trial: Trial; dir: string }> {
-  const dir = mkdtempSync(join(scratchRoot, 'soup-i15-child-'));
-  const cfg = JSON.stringify({ mode, spec, batchSize, threads, steps: childSteps });
-  let run: MemoryCgroupRun;
-  try {
-    run = await runInMemoryCgroup({
-      file: process.execPath,
-      args: [join(here, 'capped-step.mjs'), cfg],
-      cwd: dir,
-      limitBytes,
-      timeoutMs: 300_000,
-      namePrefix: 'soup-i15-bench',
-      ...(watch ? watch(dir) : {}),
-    });
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
-  const line = run.stdout.trim().split('\n').at(-1) ?? '';
-  const report = run.exitCode === 0 && line.startsWith('{') ? (JSON.parse(line) as ChildReport) : null;
-  const outcome = report
-    ? 'trained'
-    : run.cgroup.oomKilled
-      ? 'oom-killed'
-      : run.aborted
-        ? 'killed by the bench'
-        : `failed (${run.signal ?? `exit ${run.exitCode}`}): ${run.stderr.trim().split('\n').slice(-2).join(' | ')}`;
-  const trial: Trial = {
-    mode,
-    batchSize,
-    trained: report !== null,
-    outcome,
-    cgroupPeakMB: run.cgroup.peakBytes === null ? null : round(run.cgroup.peakBytes / MiB),
-    limitHits: run.cgroup.limitHits,
-    oomKills: run.cgroup.oomKills,
-    report,
-    wallMs: round(run.wallMs),
-  };
-  if (!watch) trials.push(trial);
-  log(
-    `  ${mode.padEnd(15)} batch ${String(batchSize).padStart(3)}: ${outcome}` +
-      (trial.cgroupPeakMB !== null ? `, cgroup peak ${trial.cgroupPeakMB} MB` : '') +
-      (report ? `, step ${round(report.stepMs)} ms, RSS peak ${round(report.peakRssMB)} MB` : '') +
-      ` (${round(run.wallMs / 1000, 1)} s)`,
-  );
-  return { trial, dir };
-}
-
-async function trial(mode: Mode, batchSize: number, limitBytes: number, childSteps = steps): Promise<Trial> {
-  const { trial: t, dir } = await runCapped(mode, batchSize, limitBytes, childSteps);
-  rmSync(dir, { recursive: true, force: true });
-  if (t.report && t.report.scratchFilesLeft !== 0)
-    throw new Error(`${mode} batch ${batchSize}: ${t.report.scratchFilesLeft} scratch file(s) left after release`);
-  return t;
-}
-
-/** Largest batch that trains under the cap: doubling from B, then bisection to `resolution`. */
-async function largestBatch(
-  mode: Mode,
-  limitBytes: number,
-): Promise<{ batchSize: number; firstFailing: number | null }> {
-  const memo = new Map<number, boolean>();
-  const trains = async (b: number): Promise<boolean> => {
-    if (!memo.has(b)) memo.set(b, (await trial(mode, b, limitBytes)).trained);
-    return memo.get(b)!;
-  };
-  let lo = 0;
-  let hi: number | null = null;
-  if (await trains(B)) {
-    lo = B;
-    for (let b = 2 * B; b <= maxBatch; b *= 2) {
-      if (await trains(b)) lo = b;
-      else {
-        hi = b;
-        break;
-      }
-    }
-    if (hi === null) return { batchSize: lo, firstFailing: null };
-  } else hi = B;
-  while (hi - lo > resolution) {
-    const mid = Math.max(1, Math.round((lo + hi) / 2 / resolution) * resolution);
-    if (mid <= lo || mid >= hi) break;
-    if (await trains(mid)) lo = mid;
-    else hi = mid;
-  }
-  return { batchSize: lo, firstFailing: hi };
-}
+const { trials, runCapped, trial, largestBatch } = createCappedTrials({
+  here,
+  scratchRoot,
+  spec,
+  threads,
+  steps,
+  B,
+  maxBatch,
+  resolution,
+  log,
+});
 
 const t0 = performance.now();
 const loadAvg = (): number[] => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
@@ -332,11 +206,6 @@ for (let r = 0; r < timingRounds; r++) {
   });
   log(`  round ${r + 1}: keep / fused ${ratio('segmented-keep')}, disk / fused ${ratio('segmented-disk')}`);
 }
-const median = (xs: number[]): number | null => {
-  if (xs.length === 0) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 /** Median and spread (min–max) of the rounds' values; null where a round has none (a child failed). */
 const across = (
   pick: (r: Round) => number | null,
@@ -373,106 +242,16 @@ if (atDiskMax) timing.push(atDiskMax);
 // /proc/<pid>/fd — named files and anonymous ones alike — and kills it once it holds four.
 log('SIGKILL inside the cap: a disk child killed while it holds scratch files');
 const killBatch = largest['segmented-disk'].batchSize || F;
-let filesAtKill = 0;
-const heldIn = (pid: number, dir: string): number => {
-  let n = 0;
-  try {
-    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-      try {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(`${dir}/`)) n += 1;
-      } catch {
-        // closed meanwhile
-      }
-    }
-  } catch {
-    // the child is gone
-  }
-  return n;
-};
-const { trial: killed, dir: killDir } = await runCapped('segmented-disk', killBatch, capBytes, steps, (dir) => {
-  const ac = new AbortController();
-  const acts = join(realpathSync(dir), '.soup-acts');
-  let poll: NodeJS.Timeout | undefined;
-  ac.signal.addEventListener('abort', () => clearInterval(poll));
-  return {
-    signal: ac.signal,
-    onSpawn: ({ pid }) => {
-      if (pid === undefined) return;
-      poll = setInterval(() => {
-        const n = heldIn(pid, acts);
-        if (n >= 4) {
-          filesAtKill = n;
-          ac.abort();
-        }
-      }, 2);
-      setTimeout(() => clearInterval(poll), 280_000).unref();
-    },
-  };
+const { killed, filesAtKill, leftAfterKill, swept, leftAfterSweep, leftInScratchRoot } = await killInsideCap({
+  runCapped,
+  killBatch,
+  capBytes,
+  steps,
+  scratchRoot,
 });
-const actsDir = join(killDir, '.soup-acts');
-const leftAfterKill = existsSync(actsDir) ? readdirSync(actsDir).length : 0;
-const swept = existsSync(actsDir) ? sweepScratchFiles({ saveDir: '.soup-acts', cwd: killDir }) : [];
-const leftAfterSweep = existsSync(actsDir) ? readdirSync(actsDir).length : 0;
-rmSync(killDir, { recursive: true, force: true });
-const leftInScratchRoot = (readdirSync(scratchRoot, { recursive: true }) as string[]).filter((p) =>
-  /(^|\/)soup-act-[^/]*\.bin$/.test(p),
-).length;
 
 // Summary.
-const timedAt = (mode: Mode): Trial[] => timing.filter((t) => t.mode === mode && t.batchSize === F && t.trained);
-const summary = (mode: Mode) => {
-  const timed = timedAt(mode);
-  const typical = timed.length
-    ? [...timed].sort((a, b) => a.report!.stepMs - b.report!.stepMs)[Math.floor((timed.length - 1) / 2)]!
-    : null;
-  const atMax = trials.find((t) => t.mode === mode && t.batchSize === largest[mode].batchSize && t.trained) ?? null;
-  const med = (pick: (r: ChildReport) => number | undefined): number | undefined => {
-    const xs = timed.map((t) => pick(t.report!)).filter((x): x is number => x !== undefined);
-    return xs.length ? round(median(xs)!) : undefined;
-  };
-  return {
-    maxBatch: largest[mode].batchSize,
-    firstFailingBatch: largest[mode].firstFailing,
-    firstFailingOutcome:
-      trials.find((t) => t.mode === mode && t.batchSize === largest[mode].firstFailing && !t.trained)?.outcome ?? null,
-    cgroupPeakMBAtMax: atMax?.cgroupPeakMB ?? null,
-    atFusedMax:
-      typical && timed.length === timingRounds
-        ? {
-            batchSize: F,
-            stepMs: round(median(timed.map((t) => t.report!.stepMs))!),
-            stepMsPerRound: timed.map((t) => round(t.report!.stepMs)),
-            stepCpuMs: round(median(timed.map((t) => t.report!.stepCpuMs))!),
-            cgroupPeakMB: round(median(timed.map((t) => t.cgroupPeakMB ?? Number.NaN))!),
-            rssPeakMB: round(median(timed.map((t) => t.report!.peakRssMB))!),
-            loss: typical.report!.losses[0]!,
-            ...(mode === 'fused'
-              ? {}
-              : {
-                  forwardMs: med((r) => r.forwardMs),
-                  headMs: med((r) => r.headMs),
-                  backwardMs: med((r) => r.backwardMs),
-                  optimizerMs: med((r) => r.optimizerMs),
-                }),
-            ...(typical.report!.packMs !== undefined
-              ? {
-                  packMs: med((r) => r.packMs),
-                  unpackMs: med((r) => r.unpackMs),
-                  packedMB: round(typical.report!.packedMB!),
-                }
-              : {}),
-          }
-        : {
-            batchSize: F,
-            trained: false,
-            outcome: timing
-              .filter((t) => t.mode === mode)
-              .map((t) => t.outcome)
-              .join('; '),
-          },
-  };
-};
-const modes = Object.fromEntries(MODES.map((m) => [m, summary(m)])) as Record<Mode, ReturnType<typeof summary>>;
+const { modes, timedAt } = summarizeModes({ trials, timing, largest, F, timingRounds });
 const diskMaxBatchOverFused = round(modes['segmented-disk'].maxBatch / F, 2);
 const keepMaxBatchOverFused = round(modes['segmented-keep'].maxBatch / F, 2);
 const keepAcross = across((r) => r.keepSlowdownVsFused);
@@ -599,48 +378,4 @@ const result = {
   wallSeconds: round((performance.now() - t0) / 1000),
 };
 emit(result);
-if (!json) {
-  console.log(`cap ${capBytes / MiB} MiB (cgroup v${support.version}): ${capRule}`);
-  console.log(`load average before ${loadBefore.join(' ')}, after ${loadAfter.join(' ')}`);
-  console.log(
-    `${'mode'.padEnd(16)} ${'max batch'.padStart(9)} ${`step ms @${F}`.padStart(11)} ${'per round'.padStart(18)} ` +
-      `${`cgroup MB @${F}`.padStart(13)} ${'cgroup MB @max'.padStart(14)}`,
-  );
-  for (const m of MODES) {
-    const x = modes[m];
-    const a = x.atFusedMax as { stepMs?: number; stepMsPerRound?: number[]; cgroupPeakMB?: number | null };
-    console.log(
-      `${m.padEnd(16)} ${String(x.maxBatch).padStart(9)} ${String(a.stepMs ?? 'n/a').padStart(11)} ` +
-        `${(a.stepMsPerRound ?? []).join(', ').padStart(18)} ${String(a.cgroupPeakMB ?? 'n/a').padStart(13)} ` +
-        `${String(x.cgroupPeakMBAtMax ?? 'n/a').padStart(14)}`,
-    );
-  }
-  if (oomRetries.length)
-    console.log(
-      `timing children OOM-killed at batch ${F} and run once more: ` +
-        `${oomRetries.map((o) => `round ${o.round} ${o.mode}`).join(', ')}`,
-    );
-  for (const r of rounds)
-    console.log(
-      `round ${r.round} (${r.order.join(' → ')}): keep / fused ${r.keepSlowdownVsFused}, disk / fused ` +
-        `${r.diskSlowdownVsFused}`,
-    );
-  console.log(
-    `keep / fused: median ${keepAcross.median}, spread ${keepAcross.min}–${keepAcross.max}; disk / fused: median ` +
-      `${diskAcross.median}, spread ${diskAcross.min}–${diskAcross.max}`,
-  );
-  for (const [k, g] of Object.entries(result.goals))
-    console.log(`goal ${k} ${g.target}: ${g.value} — ${g.met ? 'met' : 'NOT met'}`);
-  console.log(
-    `step CPU time (all threads) at batch ${F}: keep / fused ${keepCpuRatioVsFused}, disk / fused ` +
-      `${diskCpuRatioVsFused}`,
-  );
-  console.log(
-    `disk step at its largest batch (page cache evicted under the cap): ${JSON.stringify(result.diskAtMaxBatch)}`,
-  );
-  console.log(
-    `SIGKILL at batch ${killBatch}: the child held ${filesAtKill} scratch files at the kill; ${leftAfterKill}` +
-      ` left after it, ${leftAfterSweep} after the next store's sweep`,
-  );
-  console.log(`bench wall time ${result.wallSeconds} s`);
-}
+if (!json) printSummary(result);

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as seg from '../src/_segments';
+import { buildSwitchModel } from '../src/_switch-model';
 import {
   defineGptSpec,
   resolveAdamW,
@@ -37,7 +38,7 @@ function writeSegmentsModel(spec: GptSpec, recompute: string[], path: string): {
     seg.buildAdamWGroup(spec, 'float32', adamw, 'block'),
     seg.buildAdamWGroup(spec, 'float32', adamw, 'rest'),
   );
-  const { bytes } = seg.buildSwitchModel('float32', models);
+  const { bytes } = buildSwitchModel('float32', models);
   writeFileSync(path, bytes);
   return { path, sizeBytes: bytes.byteLength };
 }

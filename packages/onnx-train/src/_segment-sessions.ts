@@ -11,12 +11,12 @@ import {
   buildEmbedForward,
   buildGradNorm,
   buildHead,
-  buildSwitchModel,
   buildUnitSegments,
   type SavedSlot,
   type SegmentModel,
   type UnitKind,
 } from './_segments';
+import { buildSwitchModel } from './_switch-model';
 import { createTrainingSession } from './_training-session';
 import type { ResolvedAdamW } from './adamw-options';
 import type { GptSpec } from './gpt-spec';

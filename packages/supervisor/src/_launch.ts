@@ -1,0 +1,116 @@
+// One launch of the trainer: start it, offer its checkpoints while it runs, stop it when the session ends.
+import { redactArgv } from '@soup/hub-ckpt';
+import { SupervisorUsageError } from './errors';
+import type { OutputLock } from './lock';
+import type { MemoryWatch } from './memory-watch';
+import type { NewestStep } from './newest-step';
+import type { SuperviseOptions } from './supervise-options';
+import { expandArgv, startTrainer, trainerEnv, type Placeholders, type TrainerExit } from './trainer-child';
+import type { CheckpointWatcher } from './watch-checkpoints';
+import { lowerOwnPriority } from './_nice';
+import type { SessionPushes } from './_session-pushes';
+import type { SessionStop } from './_session-stop';
+import { fmt, q, type Tell } from './_tell';
+
+/** How one launch ended: the trainer's exit, the tree's peak memory over it (null: not sampled), and when. */
+export interface LaunchEnd {
+  end: TrainerExit & { killed: boolean };
+  launchPeak: number | null;
+  exitAt: number;
+}
+
+/**
+ * Runs the trainer once with `placeholders` until it exits or the session stops (then `stopSignal`, and SIGKILL after
+ * `graceMs`), offering complete checkpoints every `pollMs`; tells how it exited and the newest complete checkpoint.
+ */
+export async function launchOnce(p: {
+  o: SuperviseOptions;
+  placeholders: Placeholders;
+  secrets: ReadonlyArray<string | null>;
+  lock: OutputLock;
+  memory: MemoryWatch | null;
+  stepSeen: NewestStep;
+  watcher: CheckpointWatcher;
+  pushes: SessionPushes;
+  stop: SessionStop;
+  stopSignal: NodeJS.Signals;
+  graceMs: number;
+  pollMs: number;
+  nice: number;
+  tell: Tell;
+}): Promise<LaunchEnd> {
+  const { o, placeholders, lock, memory, stepSeen, watcher, pushes, stop, stopSignal, graceMs } = p;
+  const { emit, warn } = p.tell;
+  let end!: TrainerExit & { killed: boolean };
+  const childArgv = expandArgv(o.argv, placeholders);
+  const child = await startTrainer({
+    argv: childArgv,
+    env: trainerEnv(o.env, placeholders),
+    cwd: o.cwd,
+    onStdout: (d) => (stepSeen.output(d), o.onStdout?.(d)),
+    onStderr: (d) => (stepSeen.output(d), o.onStderr?.(d)),
+  }).catch((err: NodeJS.ErrnoException) => {
+    throw new SupervisorUsageError(
+      `cannot start the trainer ${JSON.stringify(childArgv[0])}: ${err.code ?? err.message}`,
+      { field: 'argv', cause: err },
+    );
+  });
+  lock.setTrainer(child.pid);
+  o.onTrainerLaunched?.(child.pid);
+  memory?.attach(child.pid);
+  emit(
+    'launched',
+    `soup: launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets: p.secrets }).map(q).join(' ')}`,
+    { pid: child.pid },
+  );
+  if (p.nice > 0) lowerOwnPriority(p.nice);
+
+  const poll = setInterval(() => {
+    const c = pushes.offerNewest(Date.now(), false);
+    if (c) stepSeen.checkpoint(c.step);
+  }, p.pollMs);
+  let launchPeak: number | null = null;
+  try {
+    const first = await Promise.race([
+      child.exited.then(() => 'exited' as const),
+      stop.stopped.then(() => 'stop' as const),
+    ]);
+    if (first === 'stop' && !child.done) {
+      pushes.ending = true;
+      emit(
+        'stopping',
+        `soup: ` +
+          `${stop.reason!.startsWith('signal') ? `session ending (${stop.reason})` : `${stop.reason} reached`}` +
+          `: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`,
+        { reason: stop.reason! },
+      );
+      end = await child.stop({ signal: stopSignal, graceMs });
+      if (end.killed) warn(`the trainer did not exit within --grace ${fmt(graceMs)}: killed it (SIGKILL)`);
+    } else {
+      end = { ...(await child.exited), killed: false };
+    }
+  } finally {
+    clearInterval(poll);
+    launchPeak = (await memory?.detach()) ?? null;
+  }
+  if (
+    stop.reason === null &&
+    end.code === null &&
+    (end.signal === 'SIGTERM' || end.signal === 'SIGINT' || end.signal === 'SIGHUP')
+  ) {
+    stop.reason = `the trainer got ${end.signal} from outside`;
+  }
+  const exitAt = Date.now();
+  watcher.scan(exitAt);
+  const newest = watcher.newestComplete({ asOfMs: exitAt, trainerExited: !end.killed })?.checkpoint ?? null;
+  emit(
+    'trainer-exited',
+    `soup: the trainer exited (${end.code !== null ? `code ${end.code}` : `signal ${end.signal}`})` +
+      `${newest ? `; newest complete checkpoint: step ${newest.step}` : ''}`,
+    {
+      ...(newest ? { step: newest.step } : {}),
+      exit: { code: end.code, signal: end.signal, stopping: stop.reason !== null },
+    },
+  );
+  return { end, launchPeak, exitAt };
+}

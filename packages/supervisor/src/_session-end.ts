@@ -1,0 +1,132 @@
+// The session's end: claim only what the evidence shows (trainer failed, segment saved, or complete with final/).
+import { pushFinal, type CheckpointStore, type StoreLease } from '@soup/hub-ckpt';
+import { constants } from 'node:os';
+import { judgeHorizon, readTrainerState, type TrainerStateSteps } from './horizon';
+import { stageFinal } from './stage-final';
+import type { SuperviseOptions, SuperviseOutcome } from './supervise-options';
+import { trainerErrorLine, type TrainerExit } from './trainer-child';
+import { globToRegExp, type CheckpointWatcher } from './watch-checkpoints';
+import type { Tell } from './_tell';
+
+/**
+ * The outcome once the pushes are done: a failed trainer; a session stopped early (`stopReason`); an exit 0 before
+ * the horizon; else complete, with final/ pushed and a terminal pointer.
+ */
+export async function endSession(p: {
+  o: SuperviseOptions;
+  store: CheckpointStore;
+  storeName: string;
+  runId: string;
+  end: TrainerExit & { killed: boolean };
+  stopReason: string | null;
+  exitAt: number;
+  /** The newest step this session pushed (null: none). */
+  pushedStep: number | null;
+  resumedStep: number;
+  horizon: number | null;
+  keepRemote: number;
+  lease: StoreLease | null;
+  watcher: CheckpointWatcher;
+  tell: Tell;
+}): Promise<SuperviseOutcome> {
+  const { o, store, storeName, runId, end, stopReason, exitAt, pushedStep, resumedStep, horizon, watcher } = p;
+  const { say, warn, show } = p.tell;
+  const stoppedEarly = stopReason !== null;
+  const pointerStep = pushedStep ?? (resumedStep >= 0 ? resumedStep : null);
+
+  if (!stoppedEarly && end.code !== 0) {
+    const code = end.code ?? 128 + (end.signal ? (constants.signals[end.signal] ?? 0) : 0);
+    const why = trainerErrorLine(end.stderrTail);
+    const saved =
+      pushedStep !== null
+        ? `pushed step ${pushedStep}; the store points at it`
+        : pointerStep !== null
+          ? `nothing new was pushed; the store still points at step ${pointerStep}`
+          : 'no checkpoint was pushed';
+    const message =
+      `soup: the trainer failed with ` +
+      `${end.code !== null ? `exit code ${end.code}` : `signal ${end.signal}`}${why ? `: ${why}` : ''}; ` +
+      `${saved}; no final pushed`;
+    return { outcome: 'trainer-failed', run: runId, exitCode: code, trainerError: why, pushedStep, message };
+  }
+
+  if (stoppedEarly) {
+    const where =
+      pointerStep !== null
+        ? `step ${pointerStep} is saved in ${storeName}`
+        : 'no complete checkpoint yet: the next session starts from the beginning';
+    say(`soup: segment saved (${stopReason}): ${where}; run the same command again to continue`);
+    return {
+      outcome: 'segment-saved',
+      run: runId,
+      step: pointerStep,
+      stopReason: stopReason!,
+      trainerExit: end.code,
+      trainerKilled: end.killed,
+      horizon: null,
+    };
+  }
+
+  // 7. Exit 0 with no signal seen: complete only with the horizon reached (when one is known).
+  watcher.scan(Date.now());
+  const newest = watcher.newestComplete({ asOfMs: exitAt, trainerExited: true })?.checkpoint ?? null;
+  const states: TrainerStateSteps[] = [readTrainerState(o.outputDir)];
+  if (newest?.kind === 'dir') states.push(readTrainerState(newest.path));
+  if (o.finalDir) states.push(readTrainerState(o.finalDir));
+  const verdict = judgeHorizon({ states, checkpointStep: newest?.step ?? null, horizon });
+  if (!verdict.complete) {
+    const reached = verdict.step === null ? 'at an unknown step' : `at step ${verdict.step}`;
+    const reason = `the trainer exited 0 ${reached}, before its horizon of ${verdict.horizon} steps`;
+    const where =
+      pointerStep !== null
+        ? `step ${pointerStep} is saved in ${storeName}`
+        : 'no complete checkpoint yet: the next session starts from the beginning';
+    warn(
+      `${reason}: not complete, no final/ and no terminal pointer (the horizon comes from ` +
+        `${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`,
+    );
+    say(`soup: segment saved (${reason}): ${where}; run the same command again to continue`);
+    return {
+      outcome: 'segment-saved',
+      run: runId,
+      step: pointerStep,
+      stopReason: reason,
+      trainerExit: 0,
+      trainerKilled: false,
+      horizon: { step: verdict.step, horizon: verdict.horizon },
+    };
+  }
+  const glob = globToRegExp(o.checkpointGlob ?? 'checkpoint-*');
+  const fin = stageFinal({
+    outputDir: o.outputDir,
+    finalDir: o.finalDir ?? null,
+    newest,
+    isCheckpoint: (n) => glob.test(n),
+  });
+  try {
+    const step = Math.max(pushedStep ?? -1, resumedStep, fin.step ?? -1, verdict.step ?? -1, 0);
+    const res = await pushFinal({
+      store,
+      step,
+      dir: fin.dir,
+      run: runId,
+      keepRemote: p.keepRemote,
+      ...(p.lease ? { lease: p.lease } : {}),
+      ...(o.squashHistory === true ? { squashHistory: true } : {}),
+    });
+    say(
+      `soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ` +
+        `${show(fin.source)}, step ${step}, verified) with a terminal pointer`,
+    );
+    return {
+      outcome: 'complete',
+      run: runId,
+      step,
+      pathInRepo: res.pathInRepo,
+      launched: true,
+      evidence: verdict.evidence,
+    };
+  } finally {
+    fin.cleanup();
+  }
+}

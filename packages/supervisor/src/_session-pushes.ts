@@ -1,0 +1,186 @@
+// The push queue of one session: offers this run's complete checkpoints to @soup/hub-ckpt's queue while the
+// trainer runs, and at the end pushes the newest one (or with pushEach, every one left) before anything is claimed.
+import {
+  createPushQueue,
+  type CheckpointStore,
+  type PushJob,
+  type PushPhaseEvent,
+  type PushQueue,
+  type StoreLease,
+} from '@soup/hub-ckpt';
+import { copyFileSync, linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FILE_CHECKPOINT_RECORD } from './resume-supervised';
+import type { SessionFacts, SuperviseOptions } from './supervise-options';
+import { signatureOf, type CheckpointWatcher, type WatchedCheckpoint } from './watch-checkpoints';
+import { fmt, type Tell } from './_tell';
+
+/**
+ * Error thrown from a push's `verified` phase: the folder changed while it was pushed, so the pointer must not move.
+ */
+class ChangedDuringPush extends Error {}
+
+/** The session's pushes. */
+export interface SessionPushes {
+  readonly queue: PushQueue;
+  /** Set once the session is ending: a newer checkpoint then aborts the push in flight rather than waiting. */
+  ending: boolean;
+  /** Scans, and offers the newest complete checkpoint (pushEach: the oldest not pushed); returns the newest one. */
+  offerNewest(asOfMs: number, trainerExited: boolean): WatchedCheckpoint | null;
+  /**
+   * Whatever the exit: the newest complete checkpoint newer than the pointer is pushed (pushEach: all left, oldest
+   * first), a failed last push retried once when its files are unchanged; the staging folders are then removed.
+   */
+  pushRest(exitAtMs: number, trainerExited: boolean): Promise<void>;
+}
+
+/** Starts the push queue of one session of run `runId`, which resumed from `resumedStep` (-1: fresh). */
+export function createSessionPushes(p: {
+  o: SuperviseOptions;
+  store: CheckpointStore;
+  runId: string;
+  resumedStep: number;
+  keepRemote: number;
+  lease: StoreLease | null;
+  watcher: CheckpointWatcher;
+  facts: SessionFacts;
+  tell: Tell;
+}): SessionPushes {
+  const { o, store, runId, resumedStep, keepRemote, watcher, facts } = p;
+  const { emit, say, warn, show } = p.tell;
+  // Staging: a file checkpoint is pushed as a folder holding the file and a record naming it.
+  const stageDirs = new Set<string>();
+  const stage = (c: WatchedCheckpoint): string => {
+    if (c.kind === 'dir') return c.path;
+    const dir = join(o.outputDir, `.soup-stage-${process.pid}-${c.step}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    try {
+      linkSync(c.path, join(dir, c.name));
+    } catch {
+      copyFileSync(c.path, join(dir, c.name));
+    }
+    writeFileSync(join(dir, FILE_CHECKPOINT_RECORD), `${JSON.stringify({ file: c.name })}\n`);
+    stageDirs.add(dir);
+    return dir;
+  };
+  // What each push started from, by step: the source path and its signature then.
+  const pushing = new Map<number, { source: string; sig: string }>();
+  const jobs = new Map<string, { source: string; sig: string }>();
+  const onPhase = (e: PushPhaseEvent): void => {
+    const src = pushing.get(e.step);
+    if (!src) return;
+    if (e.phase === 'hash') emit('pushing', `soup: pushing ${e.pathInRepo} (step ${e.step})…`, { step: e.step });
+    if (e.phase === 'verified') {
+      const now = signatureOf(src.source).sig;
+      if (now !== src.sig) {
+        throw new ChangedDuringPush(
+          `${show(src.source)} changed while it was pushed (names, sizes or mtimes differ from when the push ` +
+            `began): the pointer stays, and it is pushed again once it settles`,
+        );
+      }
+    }
+  };
+  let passedOver = -1;
+  const queue = createPushQueue({
+    store,
+    run: runId,
+    afterStep: resumedStep,
+    keepRemote,
+    ...(o.keepLocal !== undefined ? { keepLocal: o.keepLocal } : {}),
+    ...(p.lease ? { lease: p.lease } : {}),
+    ...(o.squashHistory === true ? { squashHistory: true } : {}),
+    onPushed: (r) => (
+      facts.pushedSteps.push(r.step),
+      emit(
+        'pushed',
+        `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ` +
+          `${fmt(r.timings.totalMs)}`,
+        { step: r.step },
+      )
+    ),
+    onError: (err, job) => {
+      const e = err as Error;
+      if (o.pushEach) passedOver = Math.max(passedOver, job.step);
+      if (lastOffer?.step === job.step && !(e instanceof ChangedDuringPush)) lastOffer = null;
+      if (/^superseded by step/.test(e.message)) return;
+      emit(
+        'push-failed',
+        e instanceof ChangedDuringPush
+          ? `push of step ${job.step} not pointed to: ${e.message}`
+          : `push of step ${job.step} failed: ${e.message}`,
+        { step: job.step },
+      );
+    },
+    onPhase,
+  });
+  // The last offer (a step is offered again only when its files changed after a failed push).
+  let lastOffer: { step: number; sig: string } | null = null;
+  const offer = (c: WatchedCheckpoint): void => {
+    if (c.step <= queue.pushedStep) return;
+    if (lastOffer !== null && (c.step < lastOffer.step || (c.step === lastOffer.step && c.signature === lastOffer.sig)))
+      return;
+    if (queue.current?.step === c.step) return; // its push is still running: judged when it ends
+    lastOffer = { step: c.step, sig: c.signature };
+    const dir = stage(c);
+    const job: PushJob = { step: c.step, dir };
+    const src = { source: c.path, sig: c.signature };
+    jobs.set(dir, src);
+    pushing.set(c.step, src);
+    queue.offer(job);
+  };
+  // pushEach: the oldest complete checkpoint not pushed yet, once the queue is free (a failed one is passed
+  // over: the next newer one goes, and the newest is retried at the end, as without pushEach).
+  const offerNext = (asOfMs: number, trainerExited: boolean): void => {
+    if (queue.current !== null) return;
+    const after = Math.max(queue.pushedStep, passedOver, resumedStep);
+    const c = watcher.oldestCompleteAfter(after, { asOfMs, trainerExited });
+    if (c) offer(c.checkpoint);
+  };
+  const self: SessionPushes = {
+    queue,
+    ending: false,
+    offerNewest(asOfMs, trainerExited) {
+      watcher.scan(Date.now());
+      if (o.pushEach) {
+        offerNext(asOfMs, trainerExited);
+        return watcher.newestComplete({ asOfMs, trainerExited })?.checkpoint ?? null;
+      }
+      const c = watcher.newestComplete({ asOfMs, trainerExited });
+      if (c) {
+        offer(c.checkpoint);
+        if (self.ending && queue.abortSuperseded())
+          say(`soup: a newer checkpoint (step ${c.checkpoint.step}) superseded the push in flight: aborted it`);
+      }
+      return c?.checkpoint ?? null;
+    },
+    async pushRest(exitAt, trainerExited) {
+      try {
+        await pushNewest(exitAt, trainerExited);
+      } finally {
+        for (const d of stageDirs) rmSync(d, { recursive: true, force: true });
+      }
+    },
+  };
+  const pushNewest = async (exitAt: number, trainerExited: boolean): Promise<void> => {
+    self.offerNewest(exitAt, trainerExited);
+    await queue.drain();
+    // pushEach: the rest, oldest first.
+    while (o.pushEach) {
+      self.offerNewest(exitAt, trainerExited);
+      if (queue.current === null) break;
+      await queue.drain();
+    }
+    const last = queue.failures.at(-1);
+    if (last && last.job.step > queue.pushedStep && !(last.error instanceof ChangedDuringPush)) {
+      const src = jobs.get(last.job.dir);
+      if (src && signatureOf(src.source).sig === src.sig) {
+        warn(`retrying the push of step ${last.job.step}`);
+        pushing.set(last.job.step, src);
+        queue.offer(last.job);
+        await queue.drain();
+      }
+    }
+  };
+  return self;
+}
