@@ -54,7 +54,7 @@ describe('tuneExec: a close call', () => {
   );
 });
 
-/** tuneExec over one lever `x` (G = 32, K = 16, no cache), each value's costs given; the timing runs asked, in order. */
+/** tuneExec over one lever `x` (G = 32, K = 16, no cache), each value's costs given; the runs asked, in order. */
 async function tuneX(costs: Record<string, { m: number; stepMs: number; peakMiB: number; bump?: [number, number] }>) {
   const cwd = useTempDir();
   const asked: string[] = [];
