@@ -130,7 +130,7 @@ describe('tune(): the choice', () => {
 describe('tune(): early stops', () => {
   /** time stops a row early when the best so far beats its samples/s by 10 %. */
   const stoppingTime =
-    (costs: Record<string, Cost>): TuneOptions<TuneCandidate, TuneFit>['time'] =>
+    (costs: Record<string, Cost>): NonNullable<TuneOptions<TuneCandidate, TuneFit>['time']> =>
     async (c, row, _fit, ctx) => {
       const k = costs[c.label]!;
       const sps = 32 / ((32 / row.microBatchSize! / 1000) * k.stepMs);
