@@ -20,12 +20,25 @@ export {
   tuneExec,
   candidatesOf,
   fillLevers,
-  withEarlyStops,
   type TuneExecOptions,
   type TuneExecResult,
-  type TuneEvent,
   type FitAnswer,
 } from './tune-exec';
+export {
+  tune,
+  withEarlyStops,
+  labelOf,
+  type TuneOptions,
+  type TuneResult,
+  type TuneCandidate,
+  type TuneFit,
+  type TuneTiming,
+  type TuneContext,
+  type TuneSearch,
+  type TieAgain,
+  type TuneCacheOptions,
+  type TuneEvent,
+} from './tune';
 export { commandFit, commandTime, type CommandSearch } from './command-adapter';
 export {
   tuneTrain,

@@ -48,8 +48,8 @@ export type Clock = 'output' | 'wall';
 /** The two clocks agree when their slopes are within this fraction of the step, or within their noise. */
 export const CLOCKS_AGREE_FRACTION = 0.02;
 
-/** Row → steps → run. */
-export type RunsByRow = ReadonlyMap<number, ReadonlyMap<number, TimedRun>>;
+/** Row (any key) → steps → run. */
+export type RunsByRow = ReadonlyMap<unknown, ReadonlyMap<number, TimedRun>>;
 
 const pointsBy = (runs: ReadonlyMap<number, TimedRun>, clock: Clock): Map<number, number> =>
   new Map([...runs].map(([steps, r]) => [steps, clock === 'wall' ? r.wallMs : r.spanMs!]));

@@ -33,7 +33,7 @@ export function tieTakenByPeak(choice: ConfigurationChoice): [number, number] | 
 }
 
 /** chooseConfiguration over `rows`, a row whose index is in `excluded` not competing (stopped early). */
-const choiceOver = (rows: readonly TuneRow[], G: number, excluded: ReadonlySet<number>): ConfigurationChoice =>
+export const choiceOver = (rows: readonly TuneRow[], G: number, excluded: ReadonlySet<number>): ConfigurationChoice =>
   chooseConfiguration(
     rows.map((r, i) => ({ ...r, stepMs: excluded.has(i) ? null : r.stepMs, label: named(r) })),
     G,

@@ -4,7 +4,9 @@
 // fixed costs stands in for the runs: fit and time are given, each run's wall time is start-up +
 // steps × step time, with a bump on the middle run that makes the first three runs noisy.
 import { describe, expect, it } from 'vitest';
+import { useTempDir } from '@soup/test-utils';
 import { ckptOf, tuneGradCkpt } from './_tune-exec-test-helpers';
+import { tuneExec } from './tune-exec';
 
 /** tuneExec over grad_ckpt=false (m = 4, 100 ms a step) and true (m = 8, 210 ms): the runs it asked for, by steps. */
 async function tuneWith(peaks: { false: number; true: number }) {
@@ -50,4 +52,61 @@ describe('tuneExec: a close call', () => {
       expect(entry.reason).toMatch(/its peak is lower: the lower peak wins a tie/);
     },
   );
+});
+
+/** tuneExec over one lever `x` (G = 32, K = 16, no cache), each value's costs given; the runs asked, in order. */
+async function tuneX(costs: Record<string, { m: number; stepMs: number; peakMiB: number; bump?: [number, number] }>) {
+  const cwd = useTempDir();
+  const asked: string[] = [];
+  const K = 16;
+  const xOf = (cmd: string): string => /--x (\S+)/.exec(cmd)![1]!;
+  const r = await tuneExec({
+    cache: { env: {}, homeDir: cwd, cwd },
+    command: 'train --x {x} --max_steps {probe_steps}',
+    tries: { x: Object.keys(costs) },
+    globalBatchSize: 32,
+    timeSteps: K,
+    budgetBytes: null,
+    gpuName: 'cpu',
+    gpuMemoryGb: 0,
+    noCache: true,
+    fit: async (cmd) => {
+      const c = costs[xOf(cmd)]!;
+      return { batchSize: c.m, peakBytes: c.peakMiB * 2 ** 20, source: 'probe', oneStepMs: 1000 + c.stepMs };
+    },
+    time: async (cmd, steps) => {
+      const x = xOf(cmd);
+      asked.push(`${x} ${steps}`);
+      const c = costs[x]!;
+      // `bump`: [steps, ms] — that run is slow by ms, as a disturbed run on a shared machine.
+      return { ms: 1000 + steps * c.stepMs + (c.bump?.[0] === steps ? c.bump[1] : 0) };
+    },
+  });
+  return { entry: r.entry, asked };
+}
+
+describe('tuneExec: the order and the noise', () => {
+  it('times the smallest micro-batch first, so that a larger one that cannot win stops after two runs', async () => {
+    // Given largest first: big (m = 8, 300 ms: 26.7 samples/s) cannot win against small (m = 4, 100 ms: 40).
+    const { entry, asked } = await tuneX({
+      big: { m: 8, stepMs: 300, peakMiB: 300 },
+      small: { m: 4, stepMs: 100, peakMiB: 300 },
+    });
+    expect(asked).toEqual(['small 17', 'small 33', 'big 17']);
+    expect(entry.rows[0]!.note).toMatch(/^stopped early: cannot win/);
+    expect(entry.rows[entry.chosen]!.label).toBe('x=small');
+  });
+
+  it('pools the noise of every row: a row whose three runs line up by chance is not taken as noise-free', async () => {
+    // a and b are 3 % apart, each with three runs exactly on a line (alone: no noise at all); c's third
+    // run is 300 ms slow, the machine's noise. Pooled, a and b are within it, the lower peak on the
+    // slower: a close call, run longer. Row by row, a would be clear of b on three runs.
+    const { asked } = await tuneX({
+      a: { m: 4, stepMs: 100, peakMiB: 300 },
+      b: { m: 4, stepMs: 103, peakMiB: 200 },
+      c: { m: 4, stepMs: 102, peakMiB: 300, bump: [33, 300] },
+    });
+    expect(asked.slice(0, 6)).toEqual(['a 17', 'a 33', 'b 17', 'b 33', 'c 17', 'c 33']);
+    expect(asked.slice(6, 8)).toEqual(['a 65', 'b 65']);
+  });
 });
