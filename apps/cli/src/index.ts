@@ -58,7 +58,7 @@ export {
   type LossPoint,
   type RenderLossPlotOptions,
   type LossPlotSvgOptions,
-} from './loss-plot';
+} from '@soup/loss-plot';
 export { runFingerprint, type RunFingerprint, type RunFingerprintOptions, type RunIdentity } from './run-fingerprint';
 export type { CliIo } from './_context';
 

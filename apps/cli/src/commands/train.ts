@@ -17,7 +17,7 @@ import { trainSession } from '../_train-session';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import { loadConfig } from '../load-config';
-import type { LossPoint } from '../loss-plot';
+import type { LossPoint } from '@soup/loss-plot';
 import { runFingerprint } from '../run-fingerprint';
 import type { SoupConfig } from '../validate-config';
 import type { TrainOptions } from './train.options';
