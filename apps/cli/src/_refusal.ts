@@ -1,16 +1,10 @@
 // Turns hub-ckpt's resume refusals into messages that say what changed and what to do.
-import { CorruptCheckpointError, StaleRunError, type CheckpointStore } from '@soup/hub-ckpt';
+import { CorruptCheckpointError, readStoredJson, StaleRunError, type CheckpointStore } from '@soup/hub-ckpt';
 import { ResumeRefusedError } from './errors';
 import type { RunIdentity } from '@soup/config';
 
-async function readJson(store: CheckpointStore, path: string): Promise<Record<string, unknown> | null> {
-  try {
-    const raw = await store.readFile({ path });
-    return raw === null ? null : (JSON.parse(new TextDecoder().decode(raw)) as Record<string, unknown>);
-  } catch {
-    return null;
-  }
-}
+const readJson = async (store: CheckpointStore, path: string): Promise<Record<string, unknown> | null> =>
+  (await readStoredJson({ store, path })) as Record<string, unknown> | null;
 
 const show = (v: unknown): string =>
   typeof v === 'string' && /^[0-9a-f]{64}$/.test(v) ? `${v.slice(0, 12)}…` : JSON.stringify(v);

@@ -1,8 +1,8 @@
 // The loss curve of the checkpoint a store's pointer names (soup ckpt status).
-import type { CheckpointStore } from '@soup/hub-ckpt';
+import { readStoredJson, type CheckpointStore } from '@soup/hub-ckpt';
+import { lossHistoryOf } from '@soup/loss-plot';
 import type { CommandContext } from './_context';
 import { showLossPlot } from './_show-plot';
-import type { LossPoint } from './loss-plot';
 
 /** Reads `<pathInRepo>/trainer_state.json` from the store and shows its `log_history` (and writes `--plot`). */
 export async function showStoredLossPlot(
@@ -11,23 +11,8 @@ export async function showStoredLossPlot(
   pathInRepo: string | null,
   plotPath: string | undefined,
 ): Promise<void> {
-  let history: LossPoint[] = [];
-  let horizon: number | undefined;
-  if (pathInRepo !== null) {
-    const raw = await store.readFile({ path: `${pathInRepo}/trainer_state.json` }).catch(() => null);
-    if (raw) {
-      try {
-        const state = JSON.parse(new TextDecoder().decode(raw)) as { log_history?: unknown; max_steps?: unknown };
-        if (Array.isArray(state.log_history))
-          history = state.log_history.filter(
-            (e): e is LossPoint => e !== null && typeof e === 'object' && Number.isInteger((e as LossPoint).step),
-          );
-        if (typeof state.max_steps === 'number') horizon = state.max_steps;
-      } catch {
-        // not JSON: no curve
-      }
-    }
-  }
+  const state = pathInRepo === null ? null : await readStoredJson({ store, path: `${pathInRepo}/trainer_state.json` });
+  const { history, horizon } = lossHistoryOf(state);
   if (history.length === 0) {
     if (!ctx.json)
       ctx.say(
@@ -39,7 +24,7 @@ export async function showStoredLossPlot(
   }
   showLossPlot(ctx, {
     history,
-    ...(horizon !== undefined ? { horizon } : {}),
+    ...(horizon !== null ? { horizon } : {}),
     ...(plotPath !== undefined ? { plotPath } : {}),
     title: `training loss (${pathInRepo})`,
   });

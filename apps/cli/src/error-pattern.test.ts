@@ -12,6 +12,8 @@ import * as gradCkpt from '@soup/grad-ckpt';
 import type { GradCkptErrorCode } from '@soup/grad-ckpt';
 import * as hubCkpt from '@soup/hub-ckpt';
 import type { HubCkptErrorCode } from '@soup/hub-ckpt';
+import * as lossPlot from '@soup/loss-plot';
+import type { LossPlotErrorCode } from '@soup/loss-plot';
 import * as offload from '@soup/offload';
 import type { OffloadErrorCode } from '@soup/offload';
 import * as onnxTrain from '@soup/onnx-train';
@@ -242,6 +244,17 @@ const PACKAGES: PackageErrors[] = [
           mineSha256: sha,
         }),
       DiskFullError: () => new hubCkpt.DiskFullError({ path: '/tmp', bytesNeeded: null, what: 'a push' }),
+    },
+  },
+  {
+    name: '@soup/loss-plot',
+    exports: lossPlot,
+    base: lossPlot.LossPlotError,
+    codes: {
+      SOUP_LOSS_PLOT_PNG_UNSUPPORTED: true,
+    } satisfies Record<LossPlotErrorCode, true>,
+    samples: {
+      PngUnsupportedError: () => new lossPlot.PngUnsupportedError('m'),
     },
   },
   {

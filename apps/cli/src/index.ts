@@ -66,7 +66,7 @@ export {
   type LossPoint,
   type RenderLossPlotOptions,
   type LossPlotSvgOptions,
-} from './loss-plot';
+} from '@soup/loss-plot';
 export type { CliIo } from './_context';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assetPath } from './_assets';
-import { decodePng } from './_decode-png';
+import { decodePng } from '@soup/loss-plot';
 import { EXIT_CODES } from './exit-codes';
 import type { RunJson } from './commands/train';
 

@@ -23,6 +23,19 @@ export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';
 export { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
 export { pullResume, type PullResumeOptions, type PullResumeResult, type SkippedCheckpoint } from './pull-resume';
+export { pullResumeInto, type PullResumeIntoOptions, type PullResumeIntoResult } from './pull-resume-into';
+export { localCheckpointStep, type LocalCheckpointStepOptions } from './local-checkpoint-step';
+export { readStoredJson, type ReadStoredJsonOptions } from './read-stored-json';
+export {
+  pushRecord,
+  pullRecord,
+  statusRecord,
+  resumeRecord,
+  type PushRecord,
+  type PullRecord,
+  type StatusRecord,
+  type ResumeRecord,
+} from './checkpoint-records';
 export { verifyCheckpoint, type VerifyCheckpointOptions, type VerifyCheckpointResult } from './verify-checkpoint';
 export { buildManifest, type BuildManifestOptions, type BuiltManifest } from './build-manifest';
 export { planSegment, type PlanSegmentOptions, type SegmentPlan } from './plan-segment';

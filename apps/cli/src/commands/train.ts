@@ -17,7 +17,7 @@ import { trainSession } from '../_train-session';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import { loadConfig, runFingerprint, type SoupConfig } from '@soup/config';
-import type { LossPoint } from '../loss-plot';
+import type { LossPoint } from '@soup/loss-plot';
 import type { TrainOptions } from './train.options';
 
 /** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */

@@ -2,9 +2,7 @@ import { runProcess, useTempDir } from '@soup/test-utils';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeContext } from './_context';
-import { decodePng } from './_decode-png';
-import { showLossPlot } from './_show-plot';
+import { decodePng } from './decode-png';
 import { lossPlotSvg, niceTicks, renderLossPlot, type LossPoint } from './loss-plot';
 
 const history: LossPoint[] = [
@@ -22,11 +20,6 @@ const spiky: LossPoint[] = [
   })),
   { step: 300, eval_loss: 1.2 },
 ];
-
-function sink(isTTY: boolean) {
-  const chunks: string[] = [];
-  return { chunks, stream: { write: (s: string) => void chunks.push(s), isTTY, columns: 80 } };
-}
 
 const BRAILLE = /[\u2801-\u28ff]/;
 
@@ -78,21 +71,6 @@ describe('renderLossPlot', () => {
     expect(renderLossPlot({ history: [{ step: 1, loss: 5.5 }], unicode: false })[0]).toBe(
       'loss curve (1 point, step 1): 5.50 → 5.50, min 5.50',
     );
-  });
-
-  it('showLossPlot: Unicode on a TTY; plain text under NO_COLOR, TERM=dumb or a pipe', () => {
-    const cases: [boolean, NodeJS.ProcessEnv, boolean][] = [
-      [true, {}, true],
-      [true, { NO_COLOR: '1' }, false],
-      [true, { TERM: 'dumb' }, false],
-      [false, {}, false],
-    ];
-    for (const [tty, env, unicode] of cases) {
-      const out = sink(tty);
-      const ctx = makeContext({ stdout: out.stream, stderr: sink(false).stream, env, cwd: '/' }, false);
-      showLossPlot(ctx, { history });
-      expect(BRAILLE.test(out.chunks.join('')), JSON.stringify({ tty, env })).toBe(unicode);
-    }
   });
 });
 

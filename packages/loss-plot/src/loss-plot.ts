@@ -1,5 +1,5 @@
 // The loss curve of a run, from trainer_state.json's log_history: a compact Unicode plot for a
-// terminal, plain text under NO_COLOR / non-TTY / TERM=dumb, and an SVG file.
+// terminal, plain text for a pipe or a plain terminal, and an SVG document.
 
 /** One `log_history` entry (Hugging Face Trainer format). */
 export interface LossPoint {

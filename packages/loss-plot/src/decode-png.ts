@@ -1,5 +1,7 @@
-// A small PNG decoder (8-bit RGB/RGBA/grey, non-interlaced) on node:zlib: tests look at screenshots.
+// A small PNG decoder (8-bit RGB/RGBA/grey, non-interlaced) on node:zlib: enough to look at a screenshot of a
+// rendered plot (a headless browser's) without an image library.
 import { inflateSync } from 'node:zlib';
+import { PngUnsupportedError } from './errors';
 
 /** A decoded image: RGBA, 4 bytes per pixel, row-major. */
 export interface DecodedPng {
@@ -8,10 +10,13 @@ export interface DecodedPng {
   rgba: Uint8Array;
 }
 
-/** Decodes the PNG `bytes`; throws on what it does not support (16-bit, palette, interlace). */
+/**
+ * Decodes the PNG `bytes`; throws a {@link PngUnsupportedError} on what it does not support (16-bit, palette,
+ * interlace).
+ */
 export function decodePng(bytes: Uint8Array): DecodedPng {
   const buf = Buffer.from(bytes);
-  if (buf.readUInt32BE(0) !== 0x89504e47) throw new Error('not a PNG');
+  if (buf.readUInt32BE(0) !== 0x89504e47) throw new PngUnsupportedError('not a PNG');
   let off = 8;
   let width = 0;
   let height = 0;
@@ -26,9 +31,10 @@ export function decodePng(bytes: Uint8Array): DecodedPng {
       height = data.readUInt32BE(4);
       const depth = data[8];
       const colour = data[9];
-      if (depth !== 8 || data[12] !== 0) throw new Error(`unsupported PNG: depth ${depth}, interlace ${data[12]}`);
+      if (depth !== 8 || data[12] !== 0)
+        throw new PngUnsupportedError(`unsupported PNG: depth ${depth}, interlace ${data[12]}`);
       channels = colour === 6 ? 4 : colour === 2 ? 3 : colour === 0 ? 1 : colour === 4 ? 2 : 0;
-      if (channels === 0) throw new Error(`unsupported PNG colour type ${colour}`);
+      if (channels === 0) throw new PngUnsupportedError(`unsupported PNG colour type ${colour}`);
     } else if (type === 'IDAT') idat.push(data);
     else if (type === 'IEND') break;
     off += 12 + len;

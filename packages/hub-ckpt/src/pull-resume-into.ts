@@ -1,0 +1,46 @@
+// Where a run resumes, pulled into the folder the trainer will read, for any trainer.
+import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PullTargetExistsError } from './errors';
+import { pullResume, type PullResumeOptions, type PullResumeResult } from './pull-resume';
+
+/** Options of {@link pullResumeInto}: those of `pullResume`, with the folder to fill instead of its parent. */
+export interface PullResumeIntoOptions extends Omit<PullResumeOptions, 'dir' | 'overwrite'> {
+  /**
+   * The folder the checkpoint becomes (not its parent), resolved against the working directory; null pulls
+   * into a temporary folder removed afterwards: a check that the checkpoint verifies AND pulls cleanly.
+   */
+  dest: string | null;
+  /** Replace `dest` when it exists; else a {@link PullTargetExistsError} before anything is read. @default false */
+  overwrite?: boolean;
+}
+
+/** What {@link pullResumeInto} did. */
+export interface PullResumeIntoResult {
+  outcome: PullResumeResult;
+  /** `dest`, holding the checkpoint, when one was resumed into it; else null. */
+  dir: string | null;
+}
+
+/**
+ * `pullResume` into `dest` itself: the checkpoint lands in a hidden sibling (`<dest>.soup-pull`) first and is
+ * renamed into place only once every hash matched, so `dest` is never half a checkpoint; the sibling is
+ * removed whatever happens. A fresh or complete outcome leaves `dest` untouched.
+ */
+export async function pullResumeInto(opts: PullResumeIntoOptions): Promise<PullResumeIntoResult> {
+  const { dest, overwrite, ...rest } = opts;
+  const target = dest === null ? null : resolve(dest);
+  if (target !== null && existsSync(target) && overwrite !== true) throw new PullTargetExistsError(target);
+  const parent = target === null ? mkdtempSync(join(tmpdir(), 'soup-resume-')) : `${target}.soup-pull`;
+  try {
+    rmSync(parent, { recursive: true, force: true });
+    const outcome = await pullResume({ ...rest, dir: parent, overwrite: true });
+    if (outcome.outcome !== 'resume' || target === null) return { outcome, dir: null };
+    if (existsSync(target)) rmSync(target, { recursive: true, force: true });
+    renameSync(outcome.localDir, target);
+    return { outcome, dir: target };
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+}
