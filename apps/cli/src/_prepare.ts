@@ -1,5 +1,12 @@
 // The device, tier, budget and batch size of a soup.yaml run: shared by `soup plan` and `soup train`.
-import { createTrainStepProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
+import {
+  createTrainStepProbe,
+  deviceIdentity,
+  resetHighWaterMark,
+  type ChildProbeFn,
+  type DeviceIdentity,
+  type EarlierPeak,
+} from '@soup/cuda-probe';
 import { formatMicroBatch, largestDivisorAtMost } from '@soup/batch-probe';
 import type { TuneEntry } from '@soup/tune';
 import { TRAIN_TIERS } from '@soup/tune';
@@ -9,7 +16,6 @@ import { moduleNames, type GptSpec } from '@soup/onnx-train';
 import { noFitAdvice } from './_advice';
 import { resolveBatch, trialLine, type BatchResolution, type TrialView } from './_batch';
 import { planBudgetTier, type BudgetTierPlan } from './_budget-tier';
-import { resetHighWaterMark, type EarlierPeak } from './_session-peak';
 import type { CommandContext } from './_context';
 import {
   cacheBaseOf,

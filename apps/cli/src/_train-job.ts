@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import type { TrainerOptions } from '@soup/onnx-train';
 import type { PreparedRun } from './_prepare';
 import type { SoupConfig } from './validate-config';
-import type { OomStepDown } from '@soup/supervisor';
-import type { MicroSession } from './_micro-sessions';
+import type { MicroSession, OomStepDown } from '@soup/supervisor';
 
 /** The job file: everything but m and the checkpoint to resume from (the supervisor's placeholders). */
 export interface TrainJob {

@@ -1,13 +1,11 @@
 // soup train's lines and RUN_JSON facts from its session: the trainer child's reports (`soup-train {json}` on
 // its stdout) and the supervisor's events, worded as soup train words them.
-import type { SessionFacts, SuperviseEvent, SuperviseOutcome } from '@soup/supervisor';
+import type { SessionFacts, SessionPeakReport, SuperviseEvent, SuperviseOutcome } from '@soup/supervisor';
 import type { SegmentPlan, StoreError } from '@soup/hub-ckpt';
 import { join } from 'node:path';
 import type { CommandContext } from './_context';
 import type { PreparedRun } from './_prepare';
-import type { SessionPeakReport } from './_session-peak';
 import { REPORT_PREFIX, type TrainReport } from './_train-job';
-import { formatBytes } from './format-bytes';
 import { formatDuration, type Progress } from './progress';
 import type { SoupConfig } from './validate-config';
 
@@ -224,14 +222,4 @@ function endReason(reason: string, signal: AbortSignal): 'SIGTERM' | 'SIGINT' | 
       : /SIGINT/.test(reason)
         ? 'SIGINT'
         : 'abort';
-}
-
-/** The peak line's tail when the tuner timed steps in soup's own process: its peak, apart from the trainer's. */
-export function describeTuning(r: SessionPeakReport | null): string {
-  const t = r?.tuning;
-  if (t === undefined || t.peak_bytes === null) return '';
-  return (
-    `; before it, the tuner's timing sessions took soup's own process to ${formatBytes(t.peak_bytes)}` +
-    ` (measured apart: the trainer is a process of its own)`
-  );
 }

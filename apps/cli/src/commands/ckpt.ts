@@ -3,6 +3,7 @@ import {
   ChecksumError,
   CorruptCheckpointError,
   PullTargetExistsError,
+  openCheckpointStore,
   pullCheckpoint,
   pullResume,
   pushCheckpoint,
@@ -18,7 +19,6 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
 import { explainRefusal } from '../_refusal';
-import { openCheckpointStore } from '../_store';
 import { renderTable } from '../_table';
 import { showStoredLossPlot } from '../_stored-plot';
 import { PullIntegrityError, UsageError } from '../errors';
@@ -39,12 +39,14 @@ function store(
   needsWrite: boolean,
 ): CheckpointStore {
   return openCheckpointStore({
-    ctx,
     repo: opts.repo,
     repoType: opts.repoType,
     private: !opts.public,
     endpoint: null,
     needsWrite,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    warn: (line) => ctx.warn(line),
   });
 }
 
