@@ -74,3 +74,4 @@ export {
 export { readMicroSessions, previousMicroBatch, type MicroSession } from './micro-sessions';
 export { resolveStopSignal } from './session-end';
 export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './describe-refusal';
+export { trackSession, endReasonOf, type SessionTrack, type EndReason } from './track-session';
