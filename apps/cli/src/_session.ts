@@ -5,23 +5,30 @@ import { formatMicroBatch, nextMicroBatchSize } from '@soup/batch-probe';
 import { createTreeMemoryReader, reachableMemory, trainerOomLine } from '@soup/cuda-probe';
 import { defaultStoreDir, openCheckpointStore, type CheckpointStore } from '@soup/hub-ckpt';
 import {
+  emptySessionResult,
   maxMemoryBytesOf,
   memoryReportOf,
+  microBatchFields,
   resolveMemoryBudget,
   type BudgetSource,
   type MemoryWatchOptions,
   type MicroSession,
   type OomStepDown,
   type ResolveMemoryBudgetOptions,
+  type SessionFacts,
   type SessionMemory,
   type SessionPeakReport,
   type SessionResult,
+  type SuperviseEvent,
   type SuperviseOptions,
+  type SuperviseOutcome,
 } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import { explainRefusal } from './_refusal';
+import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
 import { parseBytes } from './parse-bytes';
+import { parseDuration } from './parse-duration';
 
 /** The result `soup train` and `soup run` end with (`RUN_JSON {...}`, or --json): @soup/supervisor's one shape. */
 export type RunResult = SessionResult;
@@ -88,6 +95,36 @@ export function sessionOptions(
         repoFlag: '--repo',
         ...(p.fallbackUsed !== undefined ? { fallbackUsed: p.fallbackUsed } : {}),
       }),
+  };
+}
+
+/**
+ * The time limit of this session in ms, from `--time-limit` (wins) or the config's; null for none. A flag that is
+ * not a duration is a UsageError naming the flag and the accepted forms.
+ */
+export function resolveTimeLimitMs(flag: unknown, configMs: number | null): number | null {
+  if (flag === undefined || flag === null) return configMs;
+  const ms = parseDuration(String(flag));
+  if (ms === undefined) {
+    throw new UsageError(
+      `--time-limit ${JSON.stringify(String(flag))} is not a duration: use e.g. 8h45m, 90m, 45s, or a number of ` +
+        `seconds`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * The supervisor's lines as they are (`soup run`: the trainer's output on stdout, or on stderr with --json); the
+ * trainer's exit is told by the outcome, its event is for callers that word the session end themselves.
+ */
+export function plainListeners(ctx: CommandContext): Pick<SuperviseOptions, 'onEvent' | 'onStdout' | 'onStderr'> {
+  const human = ctx.json ? ctx.stderr : ctx.stdout;
+  return {
+    onEvent: (e: SuperviseEvent): void =>
+      e.type === 'trainer-exited' ? undefined : e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line),
+    onStdout: (d) => void human.write(d),
+    onStderr: (d) => void ctx.stderr.write(d),
   };
 }
 
@@ -188,6 +225,31 @@ export function describeMicroBatch(
   if (last === undefined || (last.micro_batch_size === now.microBatchSize && last.grad_accum === now.accumulation))
     return text;
   return `${text} (was ${last.micro_batch_size} × ${last.grad_accum} last session)`;
+}
+
+/** The result's facts every session has (run, store, status, pushes, micro-batch, peak); a command adds its own. */
+export function sessionResult(
+  r: SuperviseOutcome & SessionFacts,
+  p: {
+    store: CheckpointStore;
+    status: RunResult['status'];
+    exitCode: number;
+    startedAtMs: number;
+    memory: SessionPeakReport | null;
+  },
+): RunResult {
+  return {
+    ...emptySessionResult({
+      run: r.run,
+      store: p.store.description,
+      status: p.status,
+      exit_code: p.exitCode,
+      elapsedMs: Date.now() - p.startedAtMs,
+    }),
+    pushed_steps: r.pushedSteps,
+    ...microBatchFields(r),
+    memory: p.memory,
+  };
 }
 
 /** Prints the result: `RUN_JSON {...}` among the human lines, or the object alone with --json. */

@@ -1,15 +1,7 @@
 import { lookupCacheEntry, makeCacheKey, type CacheKeyFields } from '@soup/batch-probe';
 import { createCommandProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
-import {
-  emptySessionResult,
-  microBatchFields,
-  resolveStopSignal,
-  secondsOf,
-  segmentReasonOf,
-  supervise,
-  type SuperviseEvent,
-} from '@soup/supervisor';
+import { resolveStopSignal, secondsOf, segmentReasonOf, supervise } from '@soup/supervisor';
 import { fillLevers } from '@soup/tune';
 import { resolve } from 'node:path';
 import { noFitAdvice } from '../_advice';
@@ -20,9 +12,11 @@ import { runMicro, trialCommand, type ProbedBatch } from '../_run-micro';
 import {
   describeRunPeak,
   openSessionStore,
+  plainListeners,
   printResult,
   sessionMemory,
   sessionOptions,
+  sessionResult,
   type RunResult,
 } from '../_session';
 import { parseTries, tuneExec } from '../_tune-exec';
@@ -70,10 +64,6 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
 
   const outputDir = resolve(ctx.cwd, opts.outputDir ?? 'output');
   const { store, storeName } = openSessionStore(ctx, { repo: opts.repo, output: outputDir, repoType: opts.repoType });
-  const human = ctx.json ? ctx.stderr : ctx.stdout;
-  // The trainer's exit is told by the outcome below; its event is for callers that word the session end themselves.
-  const onEvent = (e: SuperviseEvent): void =>
-    e.type === 'trainer-exited' ? undefined : e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line);
   const kind = opts.device?.kind ?? 'cpu';
   const deviceId = opts.device?.id ?? 0;
   const mem = sessionMemory(ctx, { kind, id: deviceId });
@@ -115,26 +105,15 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     finalDir: opts.final === undefined ? null : resolve(ctx.cwd, opts.final),
     keepRemote: opts.keepRemote ?? KEEP_REMOTE_DEFAULT,
     pushNice: opts.pushNice,
-    onEvent,
-    onStdout: (d) => void human.write(d),
-    onStderr: (d) => void ctx.stderr.write(d),
+    ...plainListeners(ctx),
   });
   const memory = mem.report(r.memory);
   if (r.memory !== null) ctx.say(describeRunPeak(memory)); // null: no trainer was launched
   const result = (status: RunResult['status'], exitCode: number, extra: Partial<RunResult>): RunResult => ({
-    ...emptySessionResult({
-      run: r.run,
-      store: store.description,
-      status,
-      exit_code: exitCode,
-      elapsedMs: Date.now() - t0,
-    }),
+    ...sessionResult(r, { store, status, exitCode, startedAtMs: t0, memory }),
     start_step: r.startStep ?? 0,
-    pushed_steps: r.pushedSteps,
     batch_size: r.batchSize,
     batch_source: r.batchSource,
-    ...microBatchFields(r),
-    memory,
     ...extra,
   });
   switch (r.outcome) {

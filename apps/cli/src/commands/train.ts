@@ -11,8 +11,15 @@ import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
 import { assertTrainable, offloadChoicesOf } from '../_plan';
-import { describeRunPeak, describeTuning, openSessionStore, printResult, type RunResult } from '../_session';
-import { resolveTimeLimitMs } from '../_session-end';
+import {
+  describeRunPeak,
+  describeTuning,
+  openSessionStore,
+  printResult,
+  resolveTimeLimitMs,
+  sessionResult,
+  type RunResult,
+} from '../_session';
 import { showLossPlot } from '../_show-plot';
 import type { TrainSession } from '../_train-lines';
 import { trainSession } from '../_train-session';
@@ -189,24 +196,23 @@ function resultOf(p: {
   t0: number;
   exitCode: number;
 }): RunJson {
-  const { t, r, config, store, t0 } = p;
+  const { t, r, config, store, t0, exitCode } = p;
   const horizon = config.training.steps;
   const pushed = r.pushedSteps;
   const prepared = t.prepared;
   const segment = r.outcome !== 'complete';
-  const exitCode = p.exitCode;
   const batchSize = config.training.batchSize;
   const tokensPerStep = batchSize * config.data.maxLength;
   const m = r.microBatchSize ?? prepared?.microBatchSize ?? batchSize;
   const ended =
     t.ended ?? (r.outcome === 'not-launched' ? { reason: 'abort' as const, afterMs: Date.now() - t0 } : null);
   return {
-    ...emptySessionResult({
-      run: r.run,
-      store: store.description,
+    ...sessionResult(r, {
+      store,
       status: segment ? 'segment' : 'finished',
-      exit_code: exitCode,
-      elapsedMs: Date.now() - t0,
+      exitCode,
+      startedAtMs: t0,
+      memory: t.memory,
     }),
     start_step: t.startStep,
     final_step: t.lastStep,
@@ -232,7 +238,6 @@ function resultOf(p: {
               saved_step: pushed.includes(t.lastStep) ? t.lastStep : null,
             }
           : null,
-    pushed_steps: pushed,
     final_pushed: !segment,
     batch_size: batchSize,
     batch_source: prepared?.batchSource ?? null,
@@ -246,7 +251,6 @@ function resultOf(p: {
     grad_accum: batchSize / m,
     micro_batch: microBatchText(m, batchSize / m),
     oom_step_downs: r.oomStepDowns,
-    memory: t.memory,
     grad_ckpt: prepared?.tier.granularity ?? false,
     offload: prepared?.offload?.target ?? null,
     peak_rss_mb: t.memory?.peak_bytes != null ? Math.round((t.memory.peak_bytes / 2 ** 20) * 10) / 10 : null,
