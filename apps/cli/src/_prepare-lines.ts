@@ -1,10 +1,10 @@
 // A soup.yaml run made concrete for this device (@soup/plan's prepareRun), its events turned into lines:
 // shared by `soup plan` and `soup train`.
 import { formatMicroBatch } from '@soup/batch-probe';
+import { resetHighWaterMark } from '@soup/cuda-probe';
 import { prepareRun as prepare, type PrepareEvent, type PreparedRun, type PrepareRunOptions } from '@soup/plan';
 import { batchLines, trialLine } from './_batch-lines';
 import type { CommandContext } from './_context';
-import { resetHighWaterMark } from './_session-peak';
 import { printTable, sayTuneEvent } from './_tune-exec';
 import { formatBytes } from './format-bytes';
 

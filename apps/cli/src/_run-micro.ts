@@ -1,18 +1,12 @@
 // soup run's three numbers (G, m, a) and its step-down: the glue between @soup/supervisor (which
 // launches, relaunches and records) and the packages that judge and remember: @soup/cuda-probe (a
 // failed trainer's out-of-memory verdict), @soup/batch-probe (divisors, the batch cache).
-import {
-  type CacheKeyFields,
-  divisorsOf,
-  formatMicroBatch,
-  lowerCacheEntry,
-  nextMicroBatchSize,
-} from '@soup/batch-probe';
-import type { OomStepDown, SessionFacts, SuperviseOptions } from '@soup/supervisor';
+import { type CacheKeyFields, divisorsOf, formatMicroBatch, lowerCacheEntry } from '@soup/batch-probe';
+import type { OomStepDown, SuperviseOptions } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import type { GlobalBatchOptions } from './_options';
+import { stepDownOptions } from './_session';
 import { UsageError } from './errors';
-import { trainerOomJudge } from './_oom-step-down';
 
 /** The supervisor options for `--global-batch-size`, and what RUN_JSON says about them. */
 export interface RunMicro {
@@ -80,58 +74,37 @@ export function runMicro(
   const shape = (m: number): string => formatMicroBatch({ microBatchSize: m, accumulation: perRank / m, worldSize: N });
   return {
     supervise: {
-      globalBatchSize: G,
-      worldSize: N,
-      maxOomRetries: opts.maxOomRetries,
       async resolveMicroBatchSize() {
         probed = await probe({ globalBatchSize: G, worldSize: N, headroom });
         const m = probed.batchSize;
         warnIfOne(m, G, N, ctx);
         return { microBatchSize: m, source: probed.source, ...(probed.levers ? { levers: probed.levers } : {}) };
       },
-      ...trainerOomJudge(),
-      nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize: G, microBatchSize: m, worldSize: N }),
-      async onOomStepDown(s: OomStepDown) {
-        if (opts.cache === false || probed === null) return;
-        const note =
-          `mid-run OOM at step ${s.step ?? 'unknown'} (micro ${shape(s.from)} failed; stepped down to ` +
-          `${shape(s.to)})`;
-        const r = await lowerCacheEntry({
-          ...probed.key,
-          key: probed.cacheKey,
-          env: ctx.env,
-          cwd: ctx.cwd,
-          failedBatchSize: s.from,
-          batchSize: s.to,
-          budgetBytes: probed.budgetBytes,
-          note,
-        });
-        if (r.lowered)
-          ctx.say(`soup: batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${note}`);
-        else ctx.say(`soup: batch cache entry ${probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`);
-      },
+      ...stepDownOptions({
+        globalBatchSize: G,
+        worldSize: N,
+        maxOomRetries: opts.maxOomRetries,
+        async onOomStepDown(s: OomStepDown) {
+          if (opts.cache === false || probed === null) return;
+          const note =
+            `mid-run OOM at step ${s.step ?? 'unknown'} (micro ${shape(s.from)} failed; stepped down to ` +
+            `${shape(s.to)})`;
+          const r = await lowerCacheEntry({
+            ...probed.key,
+            key: probed.cacheKey,
+            env: ctx.env,
+            cwd: ctx.cwd,
+            failedBatchSize: s.from,
+            batchSize: s.to,
+            budgetBytes: probed.budgetBytes,
+            note,
+          });
+          if (r.lowered)
+            ctx.say(`soup: batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${note}`);
+          else ctx.say(`soup: batch cache entry ${probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`);
+        },
+      }),
     },
-  };
-}
-
-/** RUN_JSON's micro-batch fields from the session's facts (null without a global batch). */
-export function microResult(r: SessionFacts): {
-  micro_batch_size: number | null;
-  grad_accum: number | null;
-  micro_batch: string | null;
-  oom_step_downs: OomStepDown[] | null;
-} {
-  if (r.globalBatchSize === null || r.microBatchSize === null || r.gradAccum === null)
-    return { micro_batch_size: null, grad_accum: null, micro_batch: null, oom_step_downs: null };
-  return {
-    micro_batch_size: r.microBatchSize,
-    grad_accum: r.gradAccum,
-    micro_batch: formatMicroBatch({
-      microBatchSize: r.microBatchSize,
-      accumulation: r.gradAccum,
-      worldSize: r.worldSize,
-    }),
-    oom_step_downs: r.oomStepDowns,
   };
 }
 

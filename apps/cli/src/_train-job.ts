@@ -2,8 +2,7 @@
 // JSON file the child reads at each launch, and the lines the child reports back on its stdout.
 import { readFileSync } from 'node:fs';
 import type { TrainerOptions } from '@soup/onnx-train';
-import type { OomStepDown } from '@soup/supervisor';
-import type { MicroSession } from './_micro-sessions';
+import type { MicroSession, OomStepDown } from '@soup/supervisor';
 
 /** The job file: everything but m and the checkpoint to resume from (the supervisor's placeholders). */
 export interface TrainJob {

@@ -1,41 +1,38 @@
 // soup train's lines and RUN_JSON facts from its session: the trainer child's reports (`soup-train {json}` on
 // its stdout) and the supervisor's events, worded as soup train words them.
-import type { SessionFacts, SuperviseEvent, SuperviseOutcome } from '@soup/supervisor';
+import {
+  trackSession,
+  type SessionFacts,
+  type SessionPeakReport,
+  type SessionTrack,
+  type SuperviseEvent,
+  type SuperviseOutcome,
+} from '@soup/supervisor';
 import type { SegmentPlan, StoreError } from '@soup/hub-ckpt';
 import { join } from 'node:path';
 import type { CommandContext } from './_context';
 import type { PreparedRun } from '@soup/plan';
-import type { SessionPeakReport } from './_session-peak';
 import { REPORT_PREFIX, type TrainReport } from './_train-job';
-import { formatBytes } from './format-bytes';
 import { formatDuration, type Progress } from './progress';
 import type { SoupConfig } from '@soup/config';
 
-/** What the session did, for soup train's closing lines and RUN_JSON. */
-export interface TrainSession {
+/** What the session did, for soup train's closing lines and RUN_JSON (the supervisor's events fill SessionTrack). */
+export interface TrainSession extends SessionTrack {
   /** The supervisor's outcome; null when the push of final/ failed on an unreachable store (`finalError`). */
   r: (SuperviseOutcome & SessionFacts) | null;
   /** The store could not be reached for final/ (after the retries), the run trained to its horizon. */
   finalError: StoreError | null;
-  /** Steps pushed and pointed to this session. */
-  pushed: number[];
   prepared: PreparedRun | null;
   plan: SegmentPlan | null;
   startStep: number;
   /** The newest step the child completed (startStep when none). */
   lastStep: number;
-  /** The newest complete checkpoint when the trainer exited (null: none). */
-  savedStep: number | null;
   tokensConsumed: number;
   initialLoss: number | null;
   lastLoss: number | null;
   valLoss: number | null;
   stepsRun: number;
   trainMs: number;
-  /** How the session ended early (signal, time limit), and when; null when it did not. */
-  ended: { reason: 'SIGTERM' | 'SIGINT' | 'time-limit' | 'abort'; afterMs: number } | null;
-  /** Pushes that failed this session (the newest is retried by the supervisor). */
-  unpushed: Array<{ step: number; reason: string }>;
   memory: SessionPeakReport | null;
   /** Time from launch to the child's first report (its start-up, ready to train), ms; null when it never got there. */
   startupMs: number | null;
@@ -143,7 +140,9 @@ export function trainListeners(
     if (line !== '') s.bar ? s.bar.log(line) : ctx.stderr.write(`${line}\n`);
   });
 
+  const track = trackSession({ signal: ctx.signal, startedAtMs: p.startedAtMs, into: s });
   const onEvent = (e: SuperviseEvent): void => {
+    track.onEvent(e);
     switch (e.type) {
       case 'resumed':
         log(`resuming from ckpt/checkpoint-${e.step} at step ${e.step}`);
@@ -153,12 +152,10 @@ export function trainListeners(
         log(e.line);
         return;
       case 'pushed':
-        if (e.step !== undefined) s.pushed.push(e.step);
         log(e.line);
         return;
       case 'push-failed': {
-        const reason = e.line.replace(/^push of step \d+ (failed|not pointed to): /, '');
-        s.unpushed.push({ step: e.step ?? -1, reason });
+        const reason = s.unpushed.at(-1)?.reason;
         warn(
           `could not push checkpoint-${e.step} (${reason}); training goes on, the next boundary pushes again ` +
             `(kept locally in ${p.showPath(join(ckptRoot, `checkpoint-${e.step}`))})`,
@@ -166,10 +163,8 @@ export function trainListeners(
         return;
       }
       case 'stopping':
-        s.ended = { reason: endReason(e.reason ?? '', ctx.signal), afterMs: Date.now() - p.startedAtMs };
         return;
       case 'trainer-exited':
-        s.savedStep = e.step ?? null;
         s.atHorizon = e.exit?.code === 0 && !e.exit.stopping && s.lastStep >= horizon;
         if (e.exit?.stopping && s.ended !== null) sayEnd(s.ended);
         return;
@@ -208,30 +203,4 @@ export function trainListeners(
       );
   };
   return { onStdout, onStderr, onEvent, log };
-}
-
-/** The supervisor's stop reason in soup train's words: the signal's name, or the time limit. */
-function endReason(reason: string, signal: AbortSignal): 'SIGTERM' | 'SIGINT' | 'time-limit' | 'abort' {
-  if (reason.startsWith('time limit')) return 'time-limit';
-  const sig =
-    typeof signal.reason === 'object' && signal.reason !== null
-      ? (signal.reason as { signal?: unknown }).signal
-      : undefined;
-  return sig === 'SIGTERM' || sig === 'SIGINT'
-    ? sig
-    : /SIGTERM/.test(reason)
-      ? 'SIGTERM'
-      : /SIGINT/.test(reason)
-        ? 'SIGINT'
-        : 'abort';
-}
-
-/** The peak line's tail when the tuner timed steps in soup's own process: its peak, apart from the trainer's. */
-export function describeTuning(r: SessionPeakReport | null): string {
-  const t = r?.tuning;
-  if (t === undefined || t.peak_bytes === null) return '';
-  return (
-    `; before it, the tuner's timing sessions took soup's own process to ${formatBytes(t.peak_bytes)}` +
-    ` (measured apart: the trainer is a process of its own)`
-  );
 }

@@ -1,7 +1,7 @@
 // soup train's validation at the micro-batch: batches cut into pieces of at most m sequences, and an
 // allocation failure answered as "validation loss unknown" (the trained weights are kept).
 import type { TrainBatch } from '@soup/onnx-train';
-import { stepOomLine } from './_oom-step-down';
+import { stepOomLine } from '@soup/cuda-probe';
 
 /** Default of `--max-oom-retries`. */
 export const MAX_OOM_RETRIES = 3;

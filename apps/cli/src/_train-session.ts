@@ -3,12 +3,12 @@
 // the session end (signals, --time-limit), the out-of-memory step-down and the run-long peak; this file
 // turns soup.yaml's run into the child's job, and the child's reports and the supervisor's events into
 // soup train's lines and its RUN_JSON.
-import { nextMicroBatchSize } from '@soup/batch-probe';
-import { createTreeMemoryReader, reachableMemory } from '@soup/cuda-probe';
 import { planSegment, StoreError, type CheckpointStore } from '@soup/hub-ckpt';
 import {
+  previousMicroBatch,
+  readMicroSessions,
   supervise,
-  type MemoryWatchOptions,
+  type MicroSession,
   type OomStepDown,
   type SessionFacts,
   type SuperviseOutcome,
@@ -17,18 +17,20 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandContext } from './_context';
-import { describeMicroBatch, readMicroSessions, type MicroSession } from './_micro-sessions';
 import { prepareRun, type PreparedRun } from './_prepare-lines';
-import { memoryResult } from './_run-memory';
-import { maxMemoryBytesOf, type SessionPeakReport } from './_session-peak';
+import {
+  describeMicroBatch,
+  sessionMemory,
+  sessionOptions,
+  stepDownOptions,
+  type SessionMemoryWatch,
+} from './_session';
 import { readResumedState, trainerOptionsOf } from '@soup/plan';
 import type { TrainJob } from './_train-job';
 import { emptySession, trainListeners, type TrainSession } from './_train-lines';
 import { MAX_OOM_RETRIES } from './_train-micro';
-import { formatBytes } from './format-bytes';
 import type { SoupConfig } from '@soup/config';
 import type { TrainOptions } from './commands/train.options';
-import { trainerOomJudge } from './_oom-step-down';
 
 /** The trainer child's entry, built beside the CLI's own (tsup entry `src/train-child.ts`). */
 export type { TrainSession } from './_train-lines';
@@ -47,7 +49,7 @@ export interface TrainSessionOptions {
   /** The store as the "fresh run" line names it (a directory store by its path). */
   storeWhere: string;
   runId: string;
-  identity: unknown;
+  identity: Record<string, unknown>;
   pushEvery: number;
   stopAfterSteps: number;
   timeLimitMs: number | null;
@@ -57,7 +59,6 @@ export interface TrainSessionOptions {
   budgetFrom: 'flag' | 'config' | null;
   startedAtMs: number;
   showPath: (p: string) => string;
-  refusal: (err: unknown, run: string) => Promise<never>;
 }
 
 const OUTPUT_SUBDIR = 'checkpoints';
@@ -72,16 +73,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
   const s: TrainSession = emptySession();
   // The budget and --max-memory are known once prepareRun has run (after the resume, before the launch): the
   // watch reads them from this object when it samples and reports.
-  const [kind, id] = [config.device.kind, config.device.id];
-  const reader = createTreeMemoryReader({ device: kind, deviceId: id, env: ctx.env });
-  const memory: MemoryWatchOptions = {
-    read: (pid) => reader.read(pid),
-    method: reader.method,
-    budgetBytes: null,
-    maxMemoryBytes: null,
-    formatBytes,
-  };
-  let budgetSource: SessionPeakReport['budget_source'] = null;
+  const mem = sessionMemory(ctx, config.device);
   let job: TrainJob | null = null;
   const { onStdout, onStderr, onEvent, log } = trainListeners(s, {
     ctx,
@@ -107,42 +99,44 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
         '--resume-from',
         '{resume_from}',
       ],
-      store: p.store,
-      storeName: p.storeName,
+      ...sessionOptions(ctx, {
+        store: p.store,
+        storeName: p.storeName,
+        startedAtMs: p.startedAtMs,
+        identity: p.identity,
+        fallbackFlag: '--resume auto',
+        fallbackUsed: true,
+      }),
       outputDir: ckptRoot,
       outputDirGiven: true,
-      cwd: ctx.cwd,
-      env: ctx.env,
-      signal: ctx.signal,
       runId: p.runId,
       leaseTtlMs: p.leaseTtlMs,
       squashHistory: p.squashHistory,
       resume: opts.resume === 'never' ? 'never' : 'auto',
-      globalBatchSize: G,
-      worldSize: 1,
       async resolveMicroBatchSize(resumed) {
         const started = await startSession(p, s, resumed, log);
         job = started.job;
         writeJob();
-        const b = budgetOf(started.prepared, opts);
-        [memory.budgetBytes, memory.maxMemoryBytes, budgetSource] = [b.budgetBytes, b.maxMemoryBytes, b.source];
+        await holdBudget(mem, started.prepared, opts);
         return {
           microBatchSize: started.prepared.microBatchSize,
           source: started.prepared.batchSource,
           previous: started.previous,
         };
       },
-      ...trainerOomJudge(),
-      nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize: G, microBatchSize: m }),
-      maxOomRetries: opts.maxOomRetries ?? MAX_OOM_RETRIES,
-      onOomStepDown: (d: OomStepDown) => {
-        // The relaunched child records this session's step-downs in every checkpoint it writes.
-        if (job !== null) {
-          job.session.oom_step_downs.push(d);
-          writeJob();
-        }
-      },
-      memory,
+      ...stepDownOptions({
+        globalBatchSize: G,
+        worldSize: 1,
+        maxOomRetries: opts.maxOomRetries ?? MAX_OOM_RETRIES,
+        onOomStepDown: (d: OomStepDown) => {
+          // The relaunched child records this session's step-downs in every checkpoint it writes.
+          if (job !== null) {
+            job.session.oom_step_downs.push(d);
+            writeJob();
+          }
+        },
+      }),
+      memory: mem.watch,
       horizon,
       completeFile: 'trainer_state.json',
       // A checkpoint appears whole (written beside, then renamed): complete once it is there.
@@ -157,8 +151,6 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
       // At least the newest: a step-down relaunches the trainer from it.
       keepLocal: Math.max(1, config.hub.keepLocal),
       ...(p.keepRemote !== null ? { keepRemote: p.keepRemote } : { keepRemote: Number.MAX_SAFE_INTEGER }),
-      startedAtMs: p.startedAtMs,
-      refusal: p.refusal,
       onEvent,
       onStdout,
       onStderr,
@@ -173,7 +165,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
     throw err;
   }
   s.r = r;
-  s.memory = memoryResult(r.memory, budgetSource);
+  s.memory = mem.report(r.memory);
   const tuned = s.prepared?.tuneMemory ?? null;
   if (s.memory !== null && tuned !== null)
     s.memory.tuning = { peak_bytes: tuned.peakBytes, in_session_peak: false, resident_at_reset_bytes: null };
@@ -185,25 +177,15 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
 }
 
 /** The budget the trainer's peak is held to: training.memory_budget, else what can be reached, else the GPU's. */
-function budgetOf(
-  prepared: PreparedRun,
-  opts: TrainOptions,
-): { budgetBytes: number | null; maxMemoryBytes: number | null; source: SessionPeakReport['budget_source'] } {
-  let budgetBytes = prepared.budgetBytes;
-  let source: SessionPeakReport['budget_source'] = budgetBytes !== null ? 'memory_budget' : null;
-  if (budgetBytes === null && prepared.identity.device !== 'cuda') {
-    try {
-      budgetBytes = reachableMemory().bytes;
-      source = 'reachable';
-    } catch {
-      budgetBytes = null;
-    }
-  } else if (budgetBytes === null) {
-    budgetBytes = prepared.identity.gpuMemoryGb * 2 ** 30;
-    source = 'device';
-  }
-  const maxMemoryBytes = maxMemoryBytesOf(opts.maxMemory, budgetBytes, 'set training.memory_budget');
-  return { budgetBytes, maxMemoryBytes, source };
+function holdBudget(mem: SessionMemoryWatch, prepared: PreparedRun, opts: TrainOptions): Promise<void> {
+  return mem.hold({
+    budgetBytes: prepared.budgetBytes,
+    givenAs: 'memory_budget',
+    device: prepared.identity.device === 'cuda' ? 'cuda' : 'cpu',
+    deviceBytes: () => prepared.identity.gpuMemoryGb * 2 ** 30,
+    maxMemory: opts.maxMemory,
+    hint: 'set training.memory_budget',
+  });
 }
 
 /**
@@ -297,10 +279,5 @@ async function startSession(
     unit: 'step',
     delayMs: 0,
   });
-  const last = sessions.at(-1);
-  return {
-    job,
-    prepared,
-    previous: last ? { microBatchSize: last.micro_batch_size, gradAccum: last.grad_accum } : null,
-  };
+  return { job, prepared, previous: previousMicroBatch(sessions) };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveTimeLimitMs } from './_session-end';
+import { resolveTimeLimitMs } from './_session';
 import { validateConfig } from '@soup/config';
 
 describe('resolveTimeLimitMs', () => {

@@ -4,12 +4,12 @@
 // validation and final/). Every session rule (resume, pushes, session end, lease, step-down, peak) is the
 // supervisor's; this process only trains, so a kernel OOM kill of it takes nothing else down.
 //   node train-child.js <job.json> --output-dir <dir> --micro-batch-size <m> [--resume-from <dir>]
+import { stepOomLine } from '@soup/cuda-probe';
 import { DiskFullError, isDiskFull } from '@soup/hub-ckpt';
 import { sequentialBatches, Trainer, type TrainerStepLog } from '@soup/onnx-train';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatMicroBatch } from '@soup/batch-probe';
-import { stepOomLine } from './_oom-step-down';
 import { readTrainJob, REPORT_PREFIX, type TrainReport } from './_train-job';
 import { microBatchesOf, validate } from './_train-micro';
 import { EXIT_CODES, exitCodeFor } from './exit-codes';

@@ -1,37 +1,15 @@
-// The pure parts of soup train's micro-batch: which errors are an allocation failure, validation at m,
-// the line a session starts with, and the tuner's own peak (VmHWM, reset after tuning).
+// The pure parts of soup train's micro-batch: validation at m (an allocation failure answered, not thrown),
+// the line a session starts with, --max-memory, and the tuner's own peak beside the trainer's.
 import { TrainStepError } from '@soup/onnx-train';
-import { useTempDir } from '@soup/test-utils';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-import { join } from 'node:path';
+import { resolveMaxMemory, type SessionPeakReport } from '@soup/supervisor';
 import { describe, expect, it } from 'vitest';
-import { describeMicroBatch } from './_micro-sessions';
-import { stepOomLine } from './_oom-step-down';
-import { resetHighWaterMark, resolveMaxMemory, type SessionPeakReport } from './_session-peak';
+import { describeMicroBatch, describeTuning } from './_session';
 import { microBatchesOf, validate } from './_train-micro';
-import { describeTuning } from './_train-lines';
 import { parseBytes } from '@soup/config';
 
 const ORT_OOM =
   'training step failed at batch size 16: Non-zero status code returned while running Gemm node. Status Message: ' +
   'bfc_arena.cc:360 Failed to allocate memory for requested buffer of size 67108864';
-
-describe('stepOomLine', () => {
-  it(
-    'names the allocation failure a smaller micro-batch can answer (the supervisor then steps m down), and ' +
-      'nothing else',
-    () => {
-      expect(
-        stepOomLine(new TrainStepError('training step failed at batch size 4: Invalid input name: input_ids')),
-      ).toBeNull();
-      // A step that had begun to update its parameters cannot be redone.
-      expect(stepOomLine(new TrainStepError(ORT_OOM, { stateChanged: true }))).toBeNull();
-      expect(stepOomLine(new TrainStepError(ORT_OOM))).toMatch(/Failed to allocate memory/);
-    },
-  );
-});
 
 /** `n` validation sequences of 3 tokens; token i of sequence k is k. */
 function valBatch(n: number) {
@@ -116,46 +94,7 @@ describe('--max-memory', () => {
   });
 });
 
-describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
-  const vmHwm = (): number => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
-
-  it.skipIf(process.platform !== 'linux')(
-    "returns the peak so far and resets the kernel's mark to what is resident now",
-    () => {
-      setFlagsFromString('--expose-gc');
-      const gc = runInNewContext('gc') as () => void;
-      let big: Buffer | null = Buffer.alloc(256 * 2 ** 20, 1); // resident: every page written
-      const held = vmHwm();
-      big = null;
-      gc();
-      const r = resetHighWaterMark();
-      expect(big).toBeNull();
-      expect(r.reset).toBe(true);
-      expect(r.peakBytes!).toBeGreaterThanOrEqual(held);
-      expect(vmHwm()).toBeLessThan(r.peakBytes! - 200 * 2 ** 20); // the 256 MiB are no longer in the mark
-    },
-  );
-
-  it('says when the mark could not be reset (no clear_refs to write), and keeps the peak', () => {
-    const proc = join(useTempDir(), 'self');
-    mkdirSync(join(proc, 'clear_refs'), { recursive: true }); // a directory: the write fails
-    writeFileSync(join(proc, 'status'), 'VmHWM:\t 5000 kB\n');
-    expect(resetHighWaterMark(proc)).toEqual({ peakBytes: 5000 * 1024, reset: false, residentAtResetBytes: null });
-  });
-
-  it.skipIf(process.platform !== 'linux')(
-    'says what is resident when the mark is reset: what follows is never below it',
-    () => {
-      const held = Buffer.alloc(64 * 2 ** 20, 1); // resident: every page written, and still referenced
-      const r = resetHighWaterMark();
-      expect(r.reset).toBe(true);
-      expect(r.residentAtResetBytes!).toBeGreaterThanOrEqual(64 * 2 ** 20);
-      expect(r.residentAtResetBytes!).toBeLessThanOrEqual(r.peakBytes!);
-      expect(vmHwm()).toBeGreaterThanOrEqual(r.residentAtResetBytes!);
-      expect(held[held.length - 1]).toBe(1);
-    },
-  );
-
+describe("the tuner's peak, measured apart", () => {
   it("reports the tuner's peak beside the trainer's, never counted in it, and nothing without one", () => {
     const MiB = 2 ** 20;
     const report = (tuning: SessionPeakReport['tuning']): SessionPeakReport => ({

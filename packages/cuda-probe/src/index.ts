@@ -38,3 +38,5 @@ export {
   type TreeMemoryReaderOptions,
   type TreeMemoryReading,
 } from './create-tree-memory-reader';
+export { resetHighWaterMark, highWaterMarkBytes, type EarlierPeak } from './high-water-mark';
+export { stepOomLine, trainerOomLine, type TrainerExitTails } from './out-of-memory-line';

@@ -7,8 +7,8 @@ describe('createTrainerOomJudge', () => {
     const judge = createTrainerOomJudge();
     judge.launched(process.pid);
     const line = judge.judge({
-      stdout: '',
-      stderr: '[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB',
+      stdoutTail: [],
+      stderrTail: ['[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB'],
       code: 1,
       signal: null,
     });
@@ -23,13 +23,13 @@ describe('createTrainerOomJudge', () => {
     child.kill('SIGKILL');
     const signal = await ended;
     expect(signal).toBe('SIGKILL');
-    expect(judge.judge({ stdout: '', stderr: '', code: null, signal })).toBeNull();
+    expect(judge.judge({ stdoutTail: [], stderrTail: [], code: null, signal })).toBeNull();
     // Exit 137 through a wrapper, with no kernel evidence either.
-    expect(judge.judge({ stdout: '', stderr: 'Killed', code: 137, signal: null })).toBeNull();
+    expect(judge.judge({ stdoutTail: [], stderrTail: ['Killed'], code: 137, signal: null })).toBeNull();
   });
 
   it('a failure before any launch was recorded is judged by its text only', () => {
     const judge = createTrainerOomJudge();
-    expect(judge.judge({ stdout: '', stderr: '', code: null, signal: 'SIGKILL' })).toBeNull();
+    expect(judge.judge({ stdoutTail: [], stderrTail: [], code: null, signal: 'SIGKILL' })).toBeNull();
   });
 });

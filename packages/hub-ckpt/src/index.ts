@@ -84,3 +84,9 @@ export type {
   HubCkptLogger,
   ValidationResult,
 } from './types';
+export {
+  openCheckpointStore,
+  checkEndpoint,
+  defaultStoreDir,
+  type OpenCheckpointStoreOptions,
+} from './open-checkpoint-store';

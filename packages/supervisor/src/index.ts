@@ -53,3 +53,25 @@ export {
   StaleRecordError,
   type SupervisorErrorCode,
 } from './errors';
+export {
+  emptySessionResult,
+  segmentReasonOf,
+  microBatchFields,
+  microBatchText,
+  memoryReportOf,
+  secondsOf,
+  type SessionResult,
+  type SessionPeakReport,
+  type SegmentReason,
+  type BudgetSource,
+} from './session-result';
+export {
+  resolveMemoryBudget,
+  resolveMaxMemory,
+  maxMemoryBytesOf,
+  type ResolveMemoryBudgetOptions,
+} from './memory-budget';
+export { readMicroSessions, previousMicroBatch, type MicroSession } from './micro-sessions';
+export { resolveStopSignal } from './session-end';
+export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './describe-refusal';
+export { trackSession, endReasonOf, type SessionTrack, type EndReason } from './track-session';

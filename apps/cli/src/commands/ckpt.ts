@@ -4,6 +4,7 @@ import {
   CorruptCheckpointError,
   localCheckpointStep,
   pullRecord,
+  openCheckpointStore,
   pushCheckpoint,
   pushFinal,
   pushRecord,
@@ -18,7 +19,6 @@ import { resumeLines, statusLines } from '../_ckpt-lines';
 import { pullWithProgress, pushWithProgress, resumeInto } from '../_ckpt-transfer';
 import type { CommandContext } from '../_context';
 import { explainRefusal } from '../_refusal';
-import { openCheckpointStore } from '../_store';
 import { showStoredLossPlot } from '../_stored-plot';
 import { PullIntegrityError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
@@ -32,8 +32,22 @@ import type {
   CkptStatusOptions,
 } from './ckpt.options';
 
-const store = (o: CkptRepoOptions & { public?: boolean }, ctx: CommandContext, needsWrite: boolean): CheckpointStore =>
-  openCheckpointStore({ ctx, repo: o.repo, repoType: o.repoType, private: !o.public, endpoint: null, needsWrite });
+function store(
+  opts: CkptRepoOptions & { public?: boolean },
+  ctx: CommandContext,
+  needsWrite: boolean,
+): CheckpointStore {
+  return openCheckpointStore({
+    repo: opts.repo,
+    repoType: opts.repoType,
+    private: !opts.public,
+    endpoint: null,
+    needsWrite,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    warn: (line) => ctx.warn(line),
+  });
+}
 
 /** `<dir>` as an absolute folder, and its step: `--step`, else what its trainer_state.json says. */
 function checkpointDir(ctx: CommandContext, shown: string, step: number | undefined): { dir: string; step: number } {

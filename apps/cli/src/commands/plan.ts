@@ -4,7 +4,7 @@ import { existsSync, rmdirSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 import type { CommandContext } from '../_context';
 import { assertTrainable, offloadChoicesOf, offloadIssues, resolveTier } from '@soup/plan';
-import { prepareRun } from '../_prepare-lines';
+import { prepareRun, type PreparedRun } from '../_prepare-lines';
 import { renderTable } from '../_table';
 import { EXIT_CODES } from '../exit-codes';
 import { formatBytes } from '../format-bytes';
@@ -114,6 +114,22 @@ export async function run(opts: PlanOptions, ctx: CommandContext): Promise<numbe
     trials: p.trials,
   };
   ctx.emit(result);
+  printPlan(ctx, config, p, { offloadText, blocking, tokensPerStep, horizon, pushEvery });
+  if (blocking.length > 0) return EXIT_CODES.config;
+  if (fits === false) return EXIT_CODES.noFit;
+  return EXIT_CODES.ok;
+}
+
+/** The plan as the human table (the JSON result is emitted before it). */
+function printPlan(
+  ctx: CommandContext,
+  config: SoupConfig,
+  p: PreparedRun,
+  t: { offloadText: string; blocking: string[]; tokensPerStep: number; horizon: number; pushEvery: number },
+): void {
+  const { offloadText, blocking, tokensPerStep, horizon, pushEvery } = t;
+  const m = p.measured;
+  const fits = m ? m.result === 'fit' : null;
   const rows: string[][] = [
     ['', ''],
     ['device', `${config.device.spec}: ${p.identity.gpuName}, ${p.identity.gpuMemoryGb} GiB`],
@@ -160,9 +176,6 @@ export async function run(opts: PlanOptions, ctx: CommandContext): Promise<numbe
       .map((l) => `  ${l}`)
       .join('\n'),
   );
-  if (blocking.length > 0) return EXIT_CODES.config;
-  if (fits === false) return EXIT_CODES.noFit;
-  return EXIT_CODES.ok;
 }
 
 /** `soup plan` on a config `soup train` would refuse: the problems and what is known, no probe, exit 3. */

@@ -1,19 +1,25 @@
-import { supervise, STOP_SIGNALS, type SuperviseEvent } from '@soup/supervisor';
 import { lookupCacheEntry, makeCacheKey, type CacheKeyFields } from '@soup/batch-probe';
 import { createCommandProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
+import { resolveStopSignal, secondsOf, segmentReasonOf, supervise } from '@soup/supervisor';
+import { fillLevers } from '@soup/tune';
 import { resolve } from 'node:path';
 import { commandTuneFns, noFitAdvice, resolveBatch } from '@soup/plan';
 import { planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
-import { explainRefusal } from '../_refusal';
-import { describeRunPeak, memoryResult, runMemory } from '../_run-memory';
-import { microResult, runMicro, trialCommand, type ProbedBatch } from '../_run-micro';
-import { fillLevers } from '@soup/tune';
+import { runMicro, trialCommand, type ProbedBatch } from '../_run-micro';
+import {
+  describeRunPeak,
+  openSessionStore,
+  plainListeners,
+  printResult,
+  sessionMemory,
+  sessionOptions,
+  sessionResult,
+  type RunResult,
+} from '../_session';
 import { parseTries, tuneExec } from '../_tune-exec';
-import { emptyResult, printResult, type RunResult, type SegmentReason } from '../_result';
-import { defaultStoreDir, openCheckpointStore } from '../_store';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import type { RunOptions } from './run.options';
@@ -29,9 +35,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
         '--output_dir {output_dir}',
     );
   const t0 = Date.now();
-  const stopSignal = STOP_SIGNALS.find((s) => s === opts.stopSignal.toUpperCase());
-  if (stopSignal === undefined)
-    throw new UsageError(`--stop-signal ${opts.stopSignal}: expected one of ${STOP_SIGNALS.join(', ')}`);
+  const stopSignal = resolveStopSignal(opts.stopSignal);
   let stepRegex: RegExp | undefined;
   if (opts.stepRegex !== undefined) {
     try {
@@ -58,29 +62,26 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     throw new UsageError("the trainer command uses {max_steps}: pass --horizon N (the run's total steps)");
 
   const outputDir = resolve(ctx.cwd, opts.outputDir ?? 'output');
-  // The default store sits beside the output folder, as in soup train: `rm -rf <output-dir>` keeps the checkpoints.
-  const repo = opts.repo ?? `file://${defaultStoreDir(outputDir)}`;
-  const store = openCheckpointStore({
-    ctx,
-    repo,
-    repoType: opts.repoType,
-    needsWrite: true,
+  const { store, storeName } = openSessionStore(ctx, { repo: opts.repo, output: outputDir, repoType: opts.repoType });
+  const kind = opts.device?.kind ?? 'cpu';
+  const deviceId = opts.device?.id ?? 0;
+  const mem = sessionMemory(ctx, { kind, id: deviceId });
+  await mem.hold({
+    budgetBytes: opts.budget ?? null,
+    givenAs: 'flag',
+    device: kind,
+    deviceBytes: async () => {
+      const id = await deviceIdentity({ device: kind, deviceId, env: ctx.env }).catch(() => null);
+      return id && id.device === 'cuda' ? id.gpuMemoryGb * 2 ** 30 : null;
+    },
+    maxMemory: opts.maxMemory,
+    hint: 'pass --budget',
   });
-  const storeName = store.kind === 'dir' ? `directory ${repo.replace(/^file:\/\//, '')}` : store.description;
-  const human = ctx.json ? ctx.stderr : ctx.stdout;
-  // The trainer's exit is told by the outcome below; its event is for callers that word the session end themselves.
-  const onEvent = (e: SuperviseEvent): void =>
-    e.type === 'trainer-exited' ? undefined : e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line);
-  const mem = await runMemory(opts, ctx);
   const r = await supervise({
     argv,
-    store,
-    storeName,
+    ...sessionOptions(ctx, { store, storeName, startedAtMs: t0, identity: null, fallbackFlag: '--resume force' }),
     outputDir,
     outputDirGiven: opts.outputDir !== undefined,
-    cwd: ctx.cwd,
-    env: ctx.env,
-    signal: ctx.signal,
     fingerprintFiles: opts.fingerprint ?? [],
     // The token (resolved as the store resolves it) is never shown nor stored: its sha256 stands in.
     secrets: [resolveHubToken({ env: ctx.env }).token],
@@ -90,7 +91,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     batchSize: batchOpt === undefined ? null : batchOpt === 'auto' ? 'auto' : Number(batchOpt),
     probeBatchSize: async () => (await probeBatch(opts, ctx)).batchSize,
     ...micro.supervise,
-    memory: mem.memory,
+    memory: mem.watch,
     horizon: opts.horizon ?? null,
     checkpointGlob: opts.checkpointGlob,
     ...(stepRegex ? { stepRegex } : {}),
@@ -103,23 +104,15 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     finalDir: opts.final === undefined ? null : resolve(ctx.cwd, opts.final),
     keepRemote: opts.keepRemote ?? KEEP_REMOTE_DEFAULT,
     pushNice: opts.pushNice,
-    startedAtMs: t0,
-    refusal: (err, run) =>
-      explainRefusal(err, { store, run, identity: null, fallbackFlag: '--resume force', repoFlag: '--repo' }),
-    onEvent,
-    onStdout: (d) => void human.write(d),
-    onStderr: (d) => void ctx.stderr.write(d),
+    ...plainListeners(ctx),
   });
-  const memory = memoryResult(r.memory, mem.budgetSource);
+  const memory = mem.report(r.memory);
   if (r.memory !== null) ctx.say(describeRunPeak(memory)); // null: no trainer was launched
   const result = (status: RunResult['status'], exitCode: number, extra: Partial<RunResult>): RunResult => ({
-    ...emptyResult({ run: r.run, store: store.description, status, exit_code: exitCode, elapsedMs: Date.now() - t0 }),
+    ...sessionResult(r, { store, status, exitCode, startedAtMs: t0, memory }),
     start_step: r.startStep ?? 0,
-    pushed_steps: r.pushedSteps,
     batch_size: r.batchSize,
     batch_source: r.batchSource,
-    ...microResult(r),
-    memory,
     ...extra,
   });
   switch (r.outcome) {
@@ -145,8 +138,8 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
           final_step: r.step,
           horizon: r.horizon?.horizon ?? null,
           session_end: {
-            reason: segmentReason(r.stopReason),
-            after_s: Math.round((Date.now() - t0) / 100) / 10,
+            reason: segmentReasonOf(r.stopReason),
+            after_s: secondsOf(Date.now() - t0),
             saved_step: r.pushedSteps.at(-1) ?? null,
           },
           trainer: { exit_code: r.trainerExit, signal: null, killed: r.trainerKilled, error: null },
@@ -164,15 +157,6 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
       );
       return r.exitCode;
   }
-}
-
-/** The supervisor's stop reason as the result's one vocabulary. */
-function segmentReason(stopReason: string): SegmentReason {
-  if (stopReason.startsWith('time limit')) return 'time-limit';
-  if (stopReason.startsWith('the trainer got')) return 'external-signal';
-  if (stopReason.startsWith('the trainer exited 0')) return 'before-horizon';
-  const sig = /SIG(TERM|INT|HUP)/.exec(stopReason)?.[0] as SegmentReason | undefined;
-  return sig ?? 'signal';
 }
 
 export async function probeBatch(

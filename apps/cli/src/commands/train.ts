@@ -1,18 +1,27 @@
-import { formatMicroBatch } from '@soup/batch-probe';
 import type { CheckpointStore } from '@soup/hub-ckpt';
-import type { SessionFacts, SuperviseOutcome } from '@soup/supervisor';
+import {
+  emptySessionResult,
+  microBatchText,
+  secondsOf,
+  type SessionFacts,
+  type SuperviseOutcome,
+} from '@soup/supervisor';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
 import { assertTrainable, offloadChoicesOf } from '@soup/plan';
-import { explainRefusal } from '../_refusal';
-import { emptyResult, printResult, type RunResult } from '../_result';
-import { describeRunPeak } from '../_run-memory';
-import { resolveTimeLimitMs } from '../_session-end';
+import {
+  describeRunPeak,
+  describeTuning,
+  openSessionStore,
+  printResult,
+  resolveTimeLimitMs,
+  sessionResult,
+  type RunResult,
+} from '../_session';
 import { showLossPlot } from '../_show-plot';
-import { defaultStoreDir, openCheckpointStore } from '../_store';
-import { describeTuning, type TrainSession } from '../_train-lines';
+import type { TrainSession } from '../_train-lines';
 import { trainSession } from '../_train-session';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
@@ -60,20 +69,16 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   const pushEvery = opts.pushEverySteps ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const stopAfterSteps = opts.stopAfterSteps;
   const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
-  // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
-  const repo = opts.repo ?? config.hub.repo ?? `file://${defaultStoreDir(config.output)}`;
-  const store = openCheckpointStore({
-    ctx,
-    repo,
+  const showPath = (p: string): string => relative(ctx.cwd, p) || '.';
+  const { store, storeName, where } = openSessionStore(ctx, {
+    repo: opts.repo ?? config.hub.repo ?? undefined,
+    output: config.output,
+    flag: opts.repo !== undefined ? '--repo' : 'hub.repo',
     repoType: config.hub.repoType,
     private: config.hub.private,
     endpoint: config.hub.endpoint,
-    needsWrite: true,
-    log: (line) => ctx.warn(line),
-    flag: opts.repo !== undefined ? '--repo' : 'hub.repo',
+    show: showPath,
   });
-  const showPath = (p: string): string => relative(ctx.cwd, p) || '.';
-  const storeName = store.kind === 'dir' ? `directory ${showPath(repo.replace(/^file:\/\//, ''))}` : store.description;
 
   const trainSha256 = sha256File(config.data.trainPath);
   const valSha256 = config.data.valPath ? sha256File(config.data.valPath) : null;
@@ -92,7 +97,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
       config,
       store,
       storeName,
-      storeWhere: store.kind === 'dir' ? showPath(repo.replace(/^file:\/\//, '')) : store.description,
+      storeWhere: where,
       runId,
       identity,
       pushEvery,
@@ -104,15 +109,6 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
       budgetFrom,
       startedAtMs: t0,
       showPath,
-      refusal: (err, run) =>
-        explainRefusal(err, {
-          store,
-          run,
-          identity,
-          fallbackFlag: '--resume auto',
-          repoFlag: '--repo',
-          fallbackUsed: true,
-        }),
     });
   } finally {
     removeEmptyDir(ownScratch);
@@ -155,16 +151,15 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
         `new to push`,
     );
   }
-  const where = store.kind === 'dir' ? storeName : store.description;
   if (t.ended !== null || r.outcome === 'not-launched') {
     ctx.say(
-      `segment saved at step ${t.lastStep}: run the same command again to continue from ${where} (exit ` +
+      `segment saved at step ${t.lastStep}: run the same command again to continue from ${storeName} (exit ` +
         `${EXIT_CODES.segmentSaved})`,
     );
   } else if (segment) {
     ctx.say(
       `segment saved at step ${t.lastStep} (--stop-after-steps): validation skipped; run the same command again ` +
-        `to continue from ${where} (exit ${EXIT_CODES.segmentSaved})`,
+        `to continue from ${storeName} (exit ${EXIT_CODES.segmentSaved})`,
     );
   } else {
     ctx.say(`pushed final/, verified, latest.json → final (terminal) at step ${r.step}`);
@@ -199,24 +194,23 @@ function resultOf(p: {
   t0: number;
   exitCode: number;
 }): RunJson {
-  const { t, r, config, store, t0 } = p;
+  const { t, r, config, store, t0, exitCode } = p;
   const horizon = config.training.steps;
   const pushed = r.pushedSteps;
   const prepared = t.prepared;
   const segment = r.outcome !== 'complete';
-  const exitCode = p.exitCode;
   const batchSize = config.training.batchSize;
   const tokensPerStep = batchSize * config.data.maxLength;
   const m = r.microBatchSize ?? prepared?.microBatchSize ?? batchSize;
   const ended =
     t.ended ?? (r.outcome === 'not-launched' ? { reason: 'abort' as const, afterMs: Date.now() - t0 } : null);
   return {
-    ...emptyResult({
-      run: r.run,
-      store: store.description,
+    ...sessionResult(r, {
+      store,
       status: segment ? 'segment' : 'finished',
-      exit_code: exitCode,
-      elapsedMs: Date.now() - t0,
+      exitCode,
+      startedAtMs: t0,
+      memory: t.memory,
     }),
     start_step: t.startStep,
     final_step: t.lastStep,
@@ -226,7 +220,7 @@ function resultOf(p: {
       ended !== null
         ? {
             reason: ended.reason,
-            after_s: Math.round(ended.afterMs / 100) / 10,
+            after_s: secondsOf(ended.afterMs),
             // The step the session end saved and pushed (null: it was a boundary, pushed already, or none ran).
             saved_step:
               t.lastStep > t.startStep &&
@@ -238,11 +232,10 @@ function resultOf(p: {
         : segment
           ? {
               reason: 'stop-after-steps',
-              after_s: Math.round((Date.now() - t0) / 100) / 10,
+              after_s: secondsOf(Date.now() - t0),
               saved_step: pushed.includes(t.lastStep) ? t.lastStep : null,
             }
           : null,
-    pushed_steps: pushed,
     final_pushed: !segment,
     batch_size: batchSize,
     batch_source: prepared?.batchSource ?? null,
@@ -254,13 +247,12 @@ function resultOf(p: {
     val_skipped: segment,
     micro_batch_size: m,
     grad_accum: batchSize / m,
-    micro_batch: formatMicroBatch({ microBatchSize: m, accumulation: batchSize / m }),
+    micro_batch: microBatchText(m, batchSize / m),
     oom_step_downs: r.oomStepDowns,
-    memory: t.memory,
     grad_ckpt: prepared?.tier.granularity ?? false,
     offload: prepared?.offload?.target ?? null,
     peak_rss_mb: t.memory?.peak_bytes != null ? Math.round((t.memory.peak_bytes / 2 ** 20) * 10) / 10 : null,
-    train_s: Math.round(t.trainMs / 100) / 10,
+    train_s: secondsOf(t.trainMs),
     tokens_per_s:
       t.stepsRun > 0 && t.trainMs > 0 ? Math.round((t.stepsRun * tokensPerStep) / (t.trainMs / 1000)) : null,
   };
@@ -280,7 +272,7 @@ async function alreadyComplete(
   const r = record ? (JSON.parse(new TextDecoder().decode(record)) as Record<string, unknown>) : {};
   ctx.say(`run ${p.runId} is already complete: ${pathInRepo}/ holds step ${step}; nothing to do`);
   const json: RunJson = {
-    ...emptyResult({
+    ...emptySessionResult({
       run: p.runId,
       store: store.description,
       status: 'complete',

@@ -1,21 +1,29 @@
-// Opening a checkpoint store from a --repo value, with the CLI's checks.
-import { describeHubTokenSearch, openStore, resolveHubToken, type CheckpointStore } from '@soup/hub-ckpt';
-import type { CommandContext } from './_context';
-import { TokenMissingError, UsageError } from './errors';
+// Opening a session's checkpoint store from what a user typed (`user/name` or `file://path`), with the checks
+// a writer needs before its first write: a token for a Hub store, and an endpoint the token may travel to.
+import { InvalidCheckpointOptionError, HubAuthError } from './errors';
+import { openStore } from './open-store';
+import { describeHubTokenSearch, resolveHubToken } from './resolve-hub-token';
+import type { CheckpointStore } from './types';
 
 /** Options of {@link openCheckpointStore}. */
 export interface OpenCheckpointStoreOptions {
-  ctx: CommandContext;
   /** `user/name` (Hub) or `file://path` (directory). */
   repo: string;
+  /** @default "model" */
   repoType?: 'model' | 'dataset';
+  /** Create the Hub repo private. @default true */
   private?: boolean;
+  /** Hub endpoint. @default env.HF_ENDPOINT (an empty one means unset), else https://huggingface.co */
   endpoint?: string | null;
   /** Fail fast when a Hub store has no token (writes need one). */
   needsWrite: boolean;
+  /** Where the token is looked up, HF_ENDPOINT, and SOUP_HUB_RETRIES (retries of a failed Hub call). */
+  env: Record<string, string | undefined>;
+  /** Base for relative `file://` paths. */
+  cwd: string;
   /** Where retry warnings go. */
-  log?: (line: string) => void;
-  /** What to call the flag in messages. @default "--repo" */
+  warn: (line: string) => void;
+  /** What to call the repo in messages (a flag or a config field). @default "--repo" */
   flag?: string;
 }
 
@@ -27,27 +35,28 @@ const REPO = /^(file:.+|[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*)$/;
  * ~/.cache/huggingface/token (what `hf auth login` writes); it is never printed.
  */
 export function openCheckpointStore(opts: OpenCheckpointStoreOptions): CheckpointStore {
-  const { ctx } = opts;
   const flag = opts.flag ?? '--repo';
   if (!REPO.test(opts.repo))
-    throw new UsageError(
+    throw new InvalidCheckpointOptionError(
       `${flag} ${JSON.stringify(opts.repo)} is neither a Hub repo id (user/name) nor a directory (file://path)`,
+      { field: 'repo' },
     );
   const isHub = !opts.repo.startsWith('file:');
   if (isHub && opts.needsWrite) {
-    const found = resolveHubToken({ env: ctx.env });
+    const found = resolveHubToken({ env: opts.env });
     if (found.token === null) {
-      throw new TokenMissingError(
+      throw new HubAuthError(
         `${flag} ${opts.repo} is a Hugging Face repo and no token was found; looked in ` +
           `${describeHubTokenSearch(found)}: ` +
           'export HF_TOKEN=<a token with write access>, or run `hf auth login`, or use file://<dir> for a ' +
           'directory store',
+        { status: 0 },
       );
     }
   }
-  const retries = Number(ctx.env.SOUP_HUB_RETRIES ?? '');
+  const retries = Number(opts.env.SOUP_HUB_RETRIES ?? '');
   // An empty HF_ENDPOINT means unset, as for the Python hub client.
-  const env = { ...ctx.env };
+  const env = { ...opts.env };
   if (!env.HF_ENDPOINT) delete env.HF_ENDPOINT;
   if (isHub) {
     if (opts.endpoint) checkEndpoint(opts.endpoint, 'hub.endpoint');
@@ -58,10 +67,10 @@ export function openCheckpointStore(opts: OpenCheckpointStoreOptions): Checkpoin
     repoType: opts.repoType ?? 'model',
     private: opts.private ?? true,
     env,
-    cwd: ctx.cwd,
+    cwd: opts.cwd,
     ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
-    ...(Number.isInteger(retries) && retries >= 0 && ctx.env.SOUP_HUB_RETRIES ? { retry: { retries } } : {}),
-    logger: { warn: (line) => (opts.log ?? ctx.warn)(line) },
+    ...(Number.isInteger(retries) && retries >= 0 && opts.env.SOUP_HUB_RETRIES ? { retry: { retries } } : {}),
+    logger: { warn: (line) => opts.warn(line) },
   });
 }
 
@@ -69,27 +78,34 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
  * Refuses a Hub endpoint that would send the token in clear or to a surprise place: only `https://`,
- * or `http://` to a loopback address (a local mirror or test server), is accepted.
+ * or `http://` to a loopback address (a local mirror or test server), is accepted. `name` is what the
+ * message calls the value (a flag, a config field, an env var).
  */
 export function checkEndpoint(value: string, name: string): void {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError(`${name} ${JSON.stringify(value)} is not a URL: use https://huggingface.co (or unset it)`);
+    throw new InvalidCheckpointOptionError(
+      `${name} ${JSON.stringify(value)} is not a URL: use https://huggingface.co (or unset it)`,
+      { field: 'endpoint' },
+    );
   }
   if (url.username || url.password)
-    throw new UsageError(`${name} must not carry credentials in the URL: put the token in HF_TOKEN`);
+    throw new InvalidCheckpointOptionError(`${name} must not carry credentials in the URL: put the token in HF_TOKEN`, {
+      field: 'endpoint',
+    });
   if (url.protocol === 'https:') return;
   if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return;
-  throw new UsageError(
+  throw new InvalidCheckpointOptionError(
     `${name} ${JSON.stringify(`${url.protocol}//${url.host}`)} is refused: the Hub token would travel ` +
       `${url.protocol === 'http:' ? 'in clear text' : `over ${url.protocol}`}; use an https:// endpoint (http:// ` +
       `only to a loopback address such as 127.0.0.1)`,
+    { field: 'endpoint' },
   );
 }
 
-/** The default directory store: `<output>-ckpt`, a sibling of the output folder. */
+/** The default directory store of an output folder: `<output>-ckpt`, its sibling (`rm -rf <output>` keeps it). */
 export function defaultStoreDir(output: string): string {
   return `${output.replace(/[\\/]+$/, '')}-ckpt`;
 }

@@ -1,0 +1,261 @@
+// What `soup train` and `soup run` share around supervise() (@soup/supervisor): the store they open, the memory
+// watch and the budget it holds the trainer to, the out-of-memory step-down, the options every session passes, and
+// the session's memory line and result, printed the same way.
+import { formatMicroBatch, nextMicroBatchSize } from '@soup/batch-probe';
+import { createTrainerOomJudge, createTreeMemoryReader, reachableMemory } from '@soup/cuda-probe';
+import { defaultStoreDir, openCheckpointStore, type CheckpointStore } from '@soup/hub-ckpt';
+import {
+  emptySessionResult,
+  maxMemoryBytesOf,
+  memoryReportOf,
+  microBatchFields,
+  resolveMemoryBudget,
+  type BudgetSource,
+  type MemoryWatchOptions,
+  type MicroSession,
+  type OomStepDown,
+  type ResolveMemoryBudgetOptions,
+  type SessionFacts,
+  type SessionMemory,
+  type SessionPeakReport,
+  type SessionResult,
+  type SuperviseEvent,
+  type SuperviseOptions,
+  type SuperviseOutcome,
+} from '@soup/supervisor';
+import type { CommandContext } from './_context';
+import { explainRefusal } from './_refusal';
+import { UsageError } from './errors';
+import { formatBytes } from './format-bytes';
+import { parseBytes, parseDuration } from '@soup/config';
+
+/** The result `soup train` and `soup run` end with (`RUN_JSON {...}`, or --json): @soup/supervisor's one shape. */
+export type RunResult = SessionResult;
+
+/** The session's store: the one named (a flag or the config), else a directory beside the output folder. */
+export function openSessionStore(
+  ctx: CommandContext,
+  p: {
+    repo: string | undefined;
+    output: string;
+    /** What messages call the repo. @default "--repo" */
+    flag?: string;
+    repoType?: 'model' | 'dataset';
+    private?: boolean;
+    endpoint?: string | null;
+    /** How a directory store's path is shown. @default as typed */
+    show?: (dir: string) => string;
+  },
+): { store: CheckpointStore; storeName: string; where: string } {
+  // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
+  const repo = p.repo ?? `file://${defaultStoreDir(p.output)}`;
+  const store = openCheckpointStore({
+    repo,
+    needsWrite: true,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    warn: (line) => ctx.warn(line),
+    ...(p.flag !== undefined ? { flag: p.flag } : {}),
+    ...(p.repoType !== undefined ? { repoType: p.repoType } : {}),
+    ...(p.private !== undefined ? { private: p.private } : {}),
+    ...(p.endpoint !== undefined ? { endpoint: p.endpoint } : {}),
+  });
+  const where = store.kind === 'dir' ? (p.show ?? ((d) => d))(repo.replace(/^file:\/\//, '')) : store.description;
+  return { store, where, storeName: store.kind === 'dir' ? `directory ${where}` : store.description };
+}
+
+/** The options every session passes: where it runs, the store, when it started, how a refusal is explained. */
+export function sessionOptions(
+  ctx: CommandContext,
+  p: {
+    store: CheckpointStore;
+    storeName: string;
+    startedAtMs: number;
+    identity: Record<string, unknown> | null;
+    /** What resumes from the newest checkpoint that pulls cleanly. */
+    fallbackFlag: string;
+    fallbackUsed?: boolean;
+  },
+): Pick<SuperviseOptions, 'store' | 'storeName' | 'cwd' | 'env' | 'signal' | 'startedAtMs' | 'refusal'> {
+  const { store } = p;
+  return {
+    store,
+    storeName: p.storeName,
+    cwd: ctx.cwd,
+    env: ctx.env,
+    signal: ctx.signal,
+    startedAtMs: p.startedAtMs,
+    refusal: (err, run) =>
+      explainRefusal(err, {
+        store,
+        run,
+        identity: p.identity,
+        fallbackFlag: p.fallbackFlag,
+        repoFlag: '--repo',
+        ...(p.fallbackUsed !== undefined ? { fallbackUsed: p.fallbackUsed } : {}),
+      }),
+  };
+}
+
+/**
+ * The time limit of this session in ms, from `--time-limit` (wins) or the config's; null for none. A flag that is
+ * not a duration is a UsageError naming the flag and the accepted forms.
+ */
+export function resolveTimeLimitMs(flag: unknown, configMs: number | null): number | null {
+  if (flag === undefined || flag === null) return configMs;
+  const ms = parseDuration(String(flag));
+  if (ms === undefined) {
+    throw new UsageError(
+      `--time-limit ${JSON.stringify(String(flag))} is not a duration: use e.g. 8h45m, 90m, 45s, or a number of ` +
+        `seconds`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * The supervisor's lines as they are (`soup run`: the trainer's output on stdout, or on stderr with --json); the
+ * trainer's exit is told by the outcome, its event is for callers that word the session end themselves.
+ */
+export function plainListeners(ctx: CommandContext): Pick<SuperviseOptions, 'onEvent' | 'onStdout' | 'onStderr'> {
+  const human = ctx.json ? ctx.stderr : ctx.stdout;
+  return {
+    onEvent: (e: SuperviseEvent): void =>
+      e.type === 'trainer-exited' ? undefined : e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line),
+    onStdout: (d) => void human.write(d),
+    onStderr: (d) => void ctx.stderr.write(d),
+  };
+}
+
+/** With a global batch: the judge (@soup/cuda-probe), the next divisor of G / N (@soup/batch-probe) and the retries. */
+export function stepDownOptions(p: {
+  globalBatchSize: number;
+  worldSize: number;
+  maxOomRetries: number;
+  onOomStepDown: (s: OomStepDown) => void | Promise<void>;
+}): Partial<SuperviseOptions> {
+  const { globalBatchSize, worldSize } = p;
+  // A kernel OOM kill is judged on the kernel's evidence, read from each launch on.
+  const oom = createTrainerOomJudge();
+  return {
+    globalBatchSize,
+    worldSize,
+    maxOomRetries: p.maxOomRetries,
+    onTrainerLaunched: (pid) => oom.launched(pid),
+    judgeOutOfMemory: (exit) => oom.judge(exit),
+    nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize, microBatchSize: m, worldSize }),
+    onOomStepDown: p.onOomStepDown,
+  };
+}
+
+/** The supervisor's memory watch over the trainer's tree, and the budget it is held to once that is known. */
+export interface SessionMemoryWatch {
+  watch: MemoryWatchOptions;
+  /** Sets the budget (given, else reachable, else the GPU's) and --max-memory inside it (`hint`: how to give one). */
+  hold(
+    p: Omit<ResolveMemoryBudgetOptions, 'reachableBytes'> & { maxMemory: string | undefined; hint: string },
+  ): Promise<void>;
+  /** The result's `memory` from the supervisor's reading. */
+  report(m: SessionMemory | null): SessionPeakReport | null;
+}
+
+/** The reading is @soup/cuda-probe's: sum of RSS on the CPU, nvidia-smi per process on CUDA. */
+export function sessionMemory(ctx: CommandContext, device: { kind: 'cpu' | 'cuda'; id: number }): SessionMemoryWatch {
+  const reader = createTreeMemoryReader({ device: device.kind, deviceId: device.id, env: ctx.env });
+  const watch: MemoryWatchOptions = {
+    read: (pid) => reader.read(pid),
+    method: reader.method,
+    budgetBytes: null,
+    maxMemoryBytes: null,
+    formatBytes,
+  };
+  let source: BudgetSource | null = null;
+  return {
+    watch,
+    async hold(p) {
+      const b = await resolveMemoryBudget({ ...p, reachableBytes: () => reachableMemory().bytes });
+      watch.maxMemoryBytes = maxMemoryBytesOf(p.maxMemory, b.budgetBytes, p.hint, parseBytes);
+      [watch.budgetBytes, source] = [b.budgetBytes, b.source];
+    },
+    report: (m) => memoryReportOf(m, source),
+  };
+}
+
+/** The session summary's memory line. */
+export function describeRunPeak(r: SessionPeakReport | null): string {
+  if (r === null || r.peak_bytes === null)
+    return "memory: the trainer's peak is unknown (no reading of its process tree succeeded)";
+  const what =
+    r.method === 'cuda-per-process'
+      ? "GPU memory of the trainer's processes, nvidia-smi"
+      : "the trainer's whole process tree, sum of RSS, sampled";
+  const source =
+    r.budget_source === 'flag'
+      ? '--budget'
+      : r.budget_source === 'device'
+        ? "the GPU's memory"
+        : 'reachable at the start';
+  const budget =
+    r.budget_bytes === null
+      ? 'budget unknown'
+      : `budget ${formatBytes(r.budget_bytes)} (${source}), headroom ${formatBytes(r.headroom_bytes)}`;
+  const max =
+    r.max_memory_bytes === null
+      ? ''
+      : r.max_memory_passed_at
+        ? `; passed --max-memory ${formatBytes(r.max_memory_bytes)} at ${r.max_memory_passed_at}`
+        : `; under --max-memory ${formatBytes(r.max_memory_bytes)}`;
+  return `memory: session peak ${formatBytes(r.peak_bytes)} (${what}) at ${r.peak_at}; ${budget}${max}`;
+}
+
+/** The peak line's tail when the tuner timed steps in soup's own process: its peak, apart from the trainer's. */
+export function describeTuning(r: SessionPeakReport | null): string {
+  const t = r?.tuning;
+  if (t === undefined || t.peak_bytes === null) return '';
+  return (
+    `; before it, the tuner's timing sessions took soup's own process to ${formatBytes(t.peak_bytes)}` +
+    ` (measured apart: the trainer is a process of its own)`
+  );
+}
+
+/** `micro 4 × 4 = 16 (was 16 × 1 last session)`, or without the part in brackets for a first session or the same m. */
+export function describeMicroBatch(
+  now: { microBatchSize: number; accumulation: number },
+  last: MicroSession | undefined,
+): string {
+  const text = `micro ${formatMicroBatch(now)}`;
+  if (last === undefined || (last.micro_batch_size === now.microBatchSize && last.grad_accum === now.accumulation))
+    return text;
+  return `${text} (was ${last.micro_batch_size} × ${last.grad_accum} last session)`;
+}
+
+/** The result's facts every session has (run, store, status, pushes, micro-batch, peak); a command adds its own. */
+export function sessionResult(
+  r: SuperviseOutcome & SessionFacts,
+  p: {
+    store: CheckpointStore;
+    status: RunResult['status'];
+    exitCode: number;
+    startedAtMs: number;
+    memory: SessionPeakReport | null;
+  },
+): RunResult {
+  return {
+    ...emptySessionResult({
+      run: r.run,
+      store: p.store.description,
+      status: p.status,
+      exit_code: p.exitCode,
+      elapsedMs: Date.now() - p.startedAtMs,
+    }),
+    pushed_steps: r.pushedSteps,
+    ...microBatchFields(r),
+    memory: p.memory,
+  };
+}
+
+/** Prints the result: `RUN_JSON {...}` among the human lines, or the object alone with --json. */
+export function printResult(ctx: CommandContext, result: RunResult): void {
+  if (ctx.json) ctx.emit(result);
+  else ctx.stdout.write(`RUN_JSON ${JSON.stringify(result)}\n`);
+}
