@@ -9,6 +9,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const ALONE: Record<string, string[]> = {
   '@soup/cli': [
     'src/train-tune.test.ts',
+    'src/train-tune-offload.test.ts',
     'src/probe-try.test.ts',
     'src/run.rules.test.ts',
     'src/run.faults.test.ts',
