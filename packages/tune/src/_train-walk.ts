@@ -127,7 +127,8 @@ const timeGroup = async <T extends string, R extends MicroFit>(
  * one's: their opening two micro-batches (the start and the first step up, taken whatever the
  * timings say), when both open on the same two and the four sessions can be held at once, are
  * timed all four side by side, so that each tier's slope and the two tiers at each m are compared
- * under one load; after that the first goes on alone, then the second.
+ * under one load; after that, where both take the same m next and their two sessions can be held
+ * at once, the two are timed side by side; otherwise the first goes on alone, then the second.
  */
 export const walkAll = async <T extends string, R extends MicroFit>(
   s: TrainState<T, R>,
@@ -147,13 +148,24 @@ export const walkAll = async <T extends string, R extends MicroFit>(
       for (const [j, p] of points.entries()) p.w.walk.took(rows[j]!.samplesPerSecond!);
     }
   }
-  // After the opening, each goes on alone: the first to the end of its walk, then the second.
   for (;;) {
     s.o.signal?.throwIfAborted();
     const ma = a.walk.next();
     const mb = b === null ? null : b.walk.next();
     if (ma === null && mb === null) return;
-    if (ma !== null) a.walk.took((await timeAt(s, a.c, a.r, ma)).samplesPerSecond!);
+    if (
+      b !== null &&
+      ma !== null &&
+      ma === mb &&
+      holdable([peakAtMost(a.r.trials, ma), peakAtMost(b.r.trials, ma)], s.kept.holdBytes)
+    ) {
+      const [ra, rb] = await timeGroup(s, [
+        { w: a, m: ma },
+        { w: b, m: ma },
+      ]);
+      a.walk.took(ra!.samplesPerSecond!);
+      b.walk.took(rb!.samplesPerSecond!);
+    } else if (ma !== null) a.walk.took((await timeAt(s, a.c, a.r, ma)).samplesPerSecond!);
     else b!.walk.took((await timeAt(s, b!.c, b!.r, mb!)).samplesPerSecond!);
   }
 };

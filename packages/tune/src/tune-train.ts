@@ -5,7 +5,7 @@
 // faster (on a CPU the largest m is not always the fastest per sample: micro-walk); the two
 // lightest (no checkpointing and selective) walk together: their opening two micro-batches (m / 2
 // and m) all four timed side by side, in turn, so that each one's slope and the two at each m are
-// compared under one load (step-timing), then each walks on alone. A heavier tier is
+// compared under one load, then side by side at each m both take (step-timing). A heavier tier is
 // not tried at all when a lighter one is already past its best micro-batch (pastItsBest); on the
 // CPU, one left with a single micro-batch above the lighter ones' is timed before it is fitted,
 // and fitted only if it can win (time-first). The most samples per second at G wins, a tie within the noise going to
@@ -88,7 +88,7 @@ function startMessage(
     '; ' +
     (paired
       ? `${paired[0]!.label} and ${paired[1]!.label} are timed side by side, in turn: at the first two ` +
-        `micro-batches both take all four at once; `
+        `micro-batches both take all four at once, then two at a time at each micro-batch both take; `
       : '') +
     `a tie that the lower peak would take from a faster one is timed again, the two alternately` +
     `${paired ? ', unless they were timed side by side already' : ''}`
