@@ -7,6 +7,10 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { resetHighWaterMark } from './high-water-mark';
 
+// The kernel keeps RSS counters per thread and folds them in lazily, so two reads of VmHWM can disagree by a few
+// hundred KiB: comparisons of two reads allow SLACK, far below the MiBs each test allocates.
+const SLACK = 4 * 2 ** 20;
+
 describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
   const vmHwm = (): number => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
 
@@ -22,7 +26,7 @@ describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
       const r = resetHighWaterMark();
       expect(big).toBeNull();
       expect(r.reset).toBe(true);
-      expect(r.peakBytes!).toBeGreaterThanOrEqual(held);
+      expect(r.peakBytes!).toBeGreaterThanOrEqual(held - SLACK);
       expect(vmHwm()).toBeLessThan(r.peakBytes! - 200 * 2 ** 20); // the 256 MiB are no longer in the mark
     },
   );
@@ -41,8 +45,8 @@ describe("the tuner's peak, measured apart (resetHighWaterMark)", () => {
       const r = resetHighWaterMark();
       expect(r.reset).toBe(true);
       expect(r.residentAtResetBytes!).toBeGreaterThanOrEqual(64 * 2 ** 20);
-      expect(r.residentAtResetBytes!).toBeLessThanOrEqual(r.peakBytes!);
-      expect(vmHwm()).toBeGreaterThanOrEqual(r.residentAtResetBytes!);
+      expect(r.residentAtResetBytes!).toBeLessThanOrEqual(r.peakBytes! + SLACK);
+      expect(vmHwm()).toBeGreaterThanOrEqual(r.residentAtResetBytes! - SLACK);
       expect(held[held.length - 1]).toBe(1);
     },
   );

@@ -29,8 +29,10 @@ export function resetHighWaterMark(procSelf = '/proc/self'): EarlierPeak {
   } catch {
     return { peakBytes, reset: false, residentAtResetBytes: null };
   }
+  // The kernel took the write, so the mark is now what is resident. It is not compared with the earlier peak:
+  // a process at its peak that touches one more page between the two reads has a mark above it, reset all the same.
   const now = highWaterMarkBytes(procSelf);
-  const reset = peakBytes !== null && now !== null && now <= peakBytes;
+  const reset = peakBytes !== null && now !== null;
   return { peakBytes, reset, residentAtResetBytes: reset ? now : null };
 }
 
