@@ -39,8 +39,13 @@ export function fmt(ms: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : `${m}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-/** `4 × 4 = 16`, or `4 × 4 × 2 ranks = 32`. */
+/** `4 × 4 = 16`, or `4 × 4 × 2 ranks = 32` with a world size. */
+export function microBatchText(m: number, gradAccum: number, worldSize = 1): string {
+  const g = m * gradAccum * worldSize;
+  return worldSize === 1 ? `${m} × ${gradAccum} = ${g}` : `${m} × ${gradAccum} × ${worldSize} ranks = ${g}`;
+}
+
+/** {@link microBatchText} from m and G: the accumulation is what makes up G. */
 export function microShape(m: number, G: number, worldSize: number): string {
-  const a = G / (m * worldSize);
-  return worldSize === 1 ? `${m} × ${a} = ${G}` : `${m} × ${a} × ${worldSize} ranks = ${G}`;
+  return microBatchText(m, G / (m * worldSize), worldSize);
 }

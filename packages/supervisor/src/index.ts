@@ -57,7 +57,6 @@ export {
   emptySessionResult,
   segmentReasonOf,
   microBatchFields,
-  microBatchText,
   memoryReportOf,
   secondsOf,
   type SessionResult,
@@ -71,6 +70,7 @@ export {
   maxMemoryBytesOf,
   type ResolveMemoryBudgetOptions,
 } from './memory-budget';
+export { microBatchText } from './_tell';
 export { readMicroSessions, previousMicroBatch, type MicroSession } from './micro-sessions';
 export { resolveStopSignal } from './session-end';
 export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './describe-refusal';

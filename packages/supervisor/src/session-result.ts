@@ -1,6 +1,7 @@
 // The one result a supervised session ends with, whatever the trainer: what ran, what the store holds, the
 // micro-batch and its step-downs, the session's peak against its budget. A key a caller cannot know is null,
 // never missing, so every command that runs supervise() reports the same shape.
+import { microBatchText } from './_tell';
 import type { OomStepDown, SessionMemory } from './run-identity';
 import type { SessionFacts } from './supervise';
 
@@ -157,12 +158,6 @@ export function segmentReasonOf(stopReason: string): SegmentReason {
   if (stopReason.startsWith('the trainer exited 0')) return 'before-horizon';
   const sig = /SIG(TERM|INT|HUP)/.exec(stopReason)?.[0] as SegmentReason | undefined;
   return sig ?? 'signal';
-}
-
-/** `4 × 4 = 16`, or `4 × 4 × 2 ranks = 32` with a world size. */
-export function microBatchText(m: number, gradAccum: number, worldSize = 1): string {
-  const g = m * gradAccum * worldSize;
-  return worldSize === 1 ? `${m} × ${gradAccum} = ${g}` : `${m} × ${gradAccum} × ${worldSize} ranks = ${g}`;
 }
 
 /** The result's micro-batch fields from the session's facts (null without a global batch). */

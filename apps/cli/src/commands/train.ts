@@ -1,11 +1,6 @@
+import { formatMicroBatch } from '@soup/batch-probe';
 import type { CheckpointStore } from '@soup/hub-ckpt';
-import {
-  emptySessionResult,
-  microBatchText,
-  secondsOf,
-  type SessionFacts,
-  type SuperviseOutcome,
-} from '@soup/supervisor';
+import { emptySessionResult, secondsOf, type SessionFacts, type SuperviseOutcome } from '@soup/supervisor';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -247,7 +242,7 @@ function resultOf(p: {
     val_skipped: segment,
     micro_batch_size: m,
     grad_accum: batchSize / m,
-    micro_batch: microBatchText(m, batchSize / m),
+    micro_batch: formatMicroBatch({ microBatchSize: m, accumulation: batchSize / m }),
     oom_step_downs: r.oomStepDowns,
     grad_ckpt: prepared?.tier.granularity ?? false,
     offload: prepared?.offload?.target ?? null,
