@@ -1,6 +1,6 @@
 // What a resume refusal means for the user: a store that holds another run (what changed between the two
 // identities, and what to do), or a corrupt checkpoint (whether a fallback is still worth trying).
-import { CorruptCheckpointError, StaleRunError, type CheckpointStore } from '@soup/hub-ckpt';
+import { CorruptCheckpointError, readStoredJson, StaleRunError, type CheckpointStore } from '@soup/hub-ckpt';
 
 /** Options of {@link describeRefusal}. */
 export interface DescribeRefusalOptions {
@@ -17,14 +17,8 @@ export interface DescribeRefusalOptions {
   fallbackUsed?: boolean;
 }
 
-async function readJson(store: CheckpointStore, path: string): Promise<Record<string, unknown> | null> {
-  try {
-    const raw = await store.readFile({ path });
-    return raw === null ? null : (JSON.parse(new TextDecoder().decode(raw)) as Record<string, unknown>);
-  } catch {
-    return null;
-  }
-}
+const readJson = async (store: CheckpointStore, path: string): Promise<Record<string, unknown> | null> =>
+  (await readStoredJson({ store, path })) as Record<string, unknown> | null;
 
 const show = (v: unknown): string =>
   typeof v === 'string' && /^[0-9a-f]{64}$/.test(v) ? `${v.slice(0, 12)}…` : JSON.stringify(v);
