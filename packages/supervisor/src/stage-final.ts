@@ -2,7 +2,8 @@
 // into a scratch folder), else (no files there) the newest complete checkpoint of this run. Whatever it is must hold
 // model
 // weights, or no terminal pointer is written.
-import { copyFileSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { localCheckpointStep } from '@soup/hub-ckpt';
+import { copyFileSync, linkSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { SupervisorUsageError } from './errors';
 import type { WatchedCheckpoint } from './watch-checkpoints';
@@ -43,16 +44,6 @@ export function holdsWeights(dir: string): boolean {
   return filesUnder(dir).some((f) => WEIGHT_FILE.test(f));
 }
 
-function stepOf(dir: string): number | null {
-  try {
-    const s = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as Record<string, unknown>;
-    const v = s.global_step ?? s.step;
-    return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
-  } catch {
-    return null;
-  }
-}
-
 function refuseWithoutWeights(dir: string, what: string): void {
   if (holdsWeights(dir)) return;
   const files = filesUnder(dir);
@@ -86,7 +77,7 @@ export function stageFinal(p: {
         { field: 'final' },
       );
     refuseWithoutWeights(p.finalDir, `--final ${p.finalDir}`);
-    return { dir: p.finalDir, source: p.finalDir, step: stepOf(p.finalDir), cleanup: () => {} };
+    return { dir: p.finalDir, source: p.finalDir, step: localCheckpointStep({ dir: p.finalDir }), cleanup: () => {} };
   }
   let files: string[] = [];
   try {
@@ -114,7 +105,7 @@ export function stageFinal(p: {
       cleanup();
       throw err;
     }
-    return { dir, source: p.outputDir, step: stepOf(dir), cleanup };
+    return { dir, source: p.outputDir, step: localCheckpointStep({ dir }), cleanup };
   }
   if (p.newest !== null) {
     if (p.newest.kind === 'file') {
