@@ -34,8 +34,9 @@ export async function censoredSearch(ctx: PredictContext, tools: PredictTools): 
       // A failure contradicts the model (noise in its points): walk down from the failure, 1, 2, 4, ... sizes.
       e = high - 2 ** Math.max(0, misses - 1);
     } else if (sizes > 2 && !(affordable(edge + 1, 2) && (edge - 1 <= st.lastGood || affordable(edge - 1, 2)))) {
-      // Nothing has failed yet, and a fit at the edge would leave no room for its neighbour (the
-      // bisection up to the ceiling): one past it goes first, its failure bounds the bracket.
+      // Either outcome at the edge could leave the bound no room for the neighbour (the bisection
+      // that may follow runs up to the ceiling while nothing has failed): one past it goes first,
+      // and its failure, the expected outcome, bounds the bracket.
       e = edge + 1;
       expectFail = true;
     }
