@@ -217,11 +217,11 @@ describe('predictive search', () => {
           }
         }
       }
-      // 7 trials only where ±2–3 MiB of opposite noise at 4 and 8 bends the three-point parabola up as an attention
-      // term would (the noiseless quadratic models above need that parabola followed to take 5 trials): the 4th trial,
-      // one past its edge, fits under a small edge with nothing failed, and the trial bound (refine's 11 for start 4,
-      // ceiling 96) then affords no size under 33, a fit there leaving a bisection up to the ceiling. So 33 fails, and
-      // the edge and its neighbour follow (refine takes 8 on these edges).
+      // 7 trials only where opposite noise at 4 and 8 (+1–3 MiB, −1–3 MiB) bends the three-point parabola up as
+      // an attention term would (the noiseless quadratic models above need that parabola followed to take 5
+      // trials): the 4th trial, one past its edge, fits under a small edge with nothing failed, and the trial bound
+      // (refine's 11 for start 4, ceiling 96) then affords no size under 33, a fit there leaving a bisection up to
+      // the ceiling. So 33 fails, and the edge and its neighbour follow (refine takes 8 on these edges).
       for (const s of seen) expect(s).toMatch(/: 4\+ 8\+ \d+\+ \d+\+ 33- \d+\+ \d+-$/);
       expect(seen.length).toBeLessThanOrEqual(12);
     },
