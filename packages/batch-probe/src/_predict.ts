@@ -112,3 +112,85 @@ export function cautiousEdge(points: readonly PeakPoint[], budgetBytes: number):
   const edge = Math.sqrt((budgetBytes - a) / c);
   return Number.isFinite(edge) ? Math.floor(edge + 1e-9) : null;
 }
+
+/**
+ * The edge for peaks that carry measurement noise (sampled RSS jitters by a few MiB), from three
+ * or more measured sizes. Three: {@link fitEdge} (the parabola through them when it bends up: an
+ * attention term and noise look alike there, and only the parabola is exact for the first).
+ * More: least squares over every point, so no single noisy point steers the slope: the parabola
+ * `a + b·u + c·u²` where it bends up and explains the points much better than the line (a
+ * residual under a quarter of the line's, in squares: a curve, not noise), else the line; either
+ * moved to pass through the point nearest the budget, so the crossing extrapolates least. Null
+ * with fewer than three sizes, or a peak that does not rise.
+ */
+export function noisyEdge(points: readonly PeakPoint[], budgetBytes: number): number | null {
+  const pts = dedupe(points);
+  if (pts.length < 3 || !(budgetBytes > 0)) return null;
+  if (pts.length === 3) return fitEdge(pts, budgetBytes)?.edge ?? null;
+  // Centred and scaled units keep the normal equations well conditioned.
+  const mu = pts.reduce((s, p) => s + p.units, 0) / pts.length;
+  const sc = Math.max(...pts.map((p) => Math.abs(p.units - mu))) || 1;
+  const xs = pts.map((p) => (p.units - mu) / sc);
+  const ys = pts.map((p) => p.peakBytes);
+  const line = solveLeastSquares(xs, ys, 2);
+  const parabola = solveLeastSquares(xs, ys, 3);
+  const rss = (c: readonly number[]) =>
+    xs.reduce((s, x, i) => s + (c.reduce((v, k, j) => v + k * x ** j, 0) - ys[i]!) ** 2, 0);
+  const curve = parabola !== null && parabola[2]! > 0 && (line === null || rss(parabola) < 0.25 * rss(line));
+  const coef = curve ? parabola : line;
+  if (coef === null) return null;
+  const b = coef[1]!;
+  const q = coef[2] ?? 0;
+  // Through the measured point nearest the budget: the shape from all the points, the level from
+  // the one closest to the edge.
+  const near = pts.reduce(
+    (best, p, i) => (Math.abs(p.peakBytes - budgetBytes) < Math.abs(pts[best]!.peakBytes - budgetBytes) ? i : best),
+    0,
+  );
+  const x0 = xs[near]!;
+  const a = ys[near]! - b * x0 - q * x0 * x0;
+  let t: number;
+  if (q > 0) {
+    const disc = b * b - 4 * q * (a - budgetBytes);
+    if (disc < 0) return null;
+    t = (-b + Math.sqrt(disc)) / (2 * q);
+  } else {
+    if (!(b > 0)) return null;
+    t = (budgetBytes - a) / b;
+  }
+  const edge = mu + t * sc;
+  return Number.isFinite(edge) ? Math.floor(edge + 1e-9) : null;
+}
+
+function dedupe(points: readonly PeakPoint[]): PeakPoint[] {
+  const byUnits = new Map<number, number>();
+  for (const p of points) byUnits.set(p.units, p.peakBytes);
+  return [...byUnits].map(([units, peakBytes]) => ({ units, peakBytes })).sort((x, y) => x.units - y.units);
+}
+
+/**
+ * The coefficients (lowest power first) of the degree `k - 1` polynomial nearest the points in
+ * squares (normal equations, Gauss–Jordan with partial pivoting); null when singular.
+ */
+function solveLeastSquares(xs: readonly number[], ys: readonly number[], k: number): number[] | null {
+  const m = Array.from({ length: k }, (_, i) =>
+    Array.from({ length: k + 1 }, (_, j) =>
+      j < k ? xs.reduce((s, x) => s + x ** (i + j), 0) : xs.reduce((s, x, n) => s + ys[n]! * x ** i, 0),
+    ),
+  );
+  for (let col = 0; col < k; col++) {
+    const pivot = m
+      .slice(col)
+      .reduce((best, row, r) => (Math.abs(row[col]!) > Math.abs(m[best]![col]!) ? col + r : best), col);
+    [m[col], m[pivot]] = [m[pivot]!, m[col]!];
+    const p = m[col]![col]!;
+    if (Math.abs(p) < 1e-12) return null;
+    for (let r = 0; r < k; r++) {
+      if (r === col) continue;
+      const row = m[r]!;
+      const f = row[col]! / p;
+      for (let j = col; j <= k; j++) row[j] = row[j]! - f * m[col]![j]!;
+    }
+  }
+  return m.map((row, i) => row[k]! / row[i]!);
+}

@@ -43,6 +43,11 @@ export interface ProbeBatchSizeOptions {
    * up) and jump to the predicted edge b*, then confirm it: b* fits → b*+1, b* fails → b*-1; any
    * measured fit next to a measured failure closes the search, so noise (fit/no-fit not monotone
    * near the edge) costs a short walk (steps 1, 2, 4, ...) and a small bisection, not a restart.
+   * Where failures are censored (`censorsFailures`: a failed trial is stopped at the budget, so it
+   * adds no point), a doubling gives the second point, the earliest edge two points allow the
+   * third, and every later trial is the edge the measured peaks predict (least squares over all of
+   * them, through the one nearest the budget, so a few MiB of noise moves it a size at most); a
+   * failure that contradicts the model walks down from it.
    * The answer is always a size measured to fit, with the next size measured not to fit (or the
    * ceiling). No measured peak hands over to the doubling and bisection of `refine`; every trial
    * is made only while the search that may follow could not exceed the most trials refine makes

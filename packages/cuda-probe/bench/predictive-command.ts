@@ -6,9 +6,10 @@
 // Prints one JSON object on stdout.
 // The budgets are headroom above the trainer's own baseline, measured first on this machine (a Node
 // process's resident size at batch 0 differs between machines and Node versions): 250, 400 and 550 MiB
-// above it.
+// above it. `--torch`: the torch twin (src/_fixtures/proportional_trainer.py, a torch tensor held
+// by /usr/bin/python3) instead, whose sampled RSS jitters by a few MiB more.
 //
-//   npx tsx packages/cuda-probe/bench/predictive-command.ts [--repeats 3]
+//   npx tsx packages/cuda-probe/bench/predictive-command.ts [--repeats 3] [--torch]
 import { fileURLToPath } from 'node:url';
 import { probeBatchSize } from '@soup/batch-probe';
 import { createCommandProbe } from '../src/index';
@@ -17,11 +18,18 @@ const args = process.argv.slice(2);
 const at = args.indexOf('--repeats');
 const REPEATS = at >= 0 ? Number(args[at + 1]) : 3;
 const MiB = 2 ** 20;
-const trainer = fileURLToPath(new URL('../src/_fixtures/proportional-trainer.cjs', import.meta.url));
+const torch = args.includes('--torch');
+const trainer = fileURLToPath(
+  new URL(
+    torch ? '../src/_fixtures/proportional_trainer.py' : '../src/_fixtures/proportional-trainer.cjs',
+    import.meta.url,
+  ),
+);
+const command = [torch ? '/usr/bin/python3' : process.execPath, trainer, '{batch_size}'];
 
 // The trainer holding nothing: its peak is the baseline every budget is placed above.
 const baselineRun = await createCommandProbe({
-  command: [process.execPath, trainer, '{batch_size}'],
+  command,
   env: { ...process.env, MIB_PER_SAMPLE: '0', QUAD_KIB: '0', HOLD_MS: '150' },
   budgetBytes: 4096 * MiB,
   timeoutMs: 120_000,
@@ -52,7 +60,7 @@ const median = (xs: number[]): number => {
 const out = [];
 for (const c of CASES) {
   const probe = createCommandProbe({
-    command: [process.execPath, trainer, '{batch_size}'],
+    command,
     env: { ...process.env, ...c.env, HOLD_MS: '150' },
     budgetBytes: c.budgetMiB * MiB,
     timeoutMs: 120_000,
@@ -100,7 +108,9 @@ for (const c of CASES) {
 }
 process.stdout.write(
   `${JSON.stringify({
-    trainer: 'node proportional-trainer.cjs (Buffer.alloc, resident), sampled VmHWM, stopped at the budget',
+    trainer: torch
+      ? 'python3 proportional_trainer.py (a torch uint8 tensor), sampled VmHWM, stopped at the budget'
+      : 'node proportional-trainer.cjs (Buffer.alloc, resident), sampled VmHWM, stopped at the budget',
     repeats: REPEATS,
     baselineMiB,
     cases: out,
