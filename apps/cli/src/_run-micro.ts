@@ -1,7 +1,8 @@
 // soup run's three numbers (G, m, a) and its step-down: the glue between @soup/supervisor (which
 // launches, relaunches and records) and the packages that judge and remember: @soup/cuda-probe (a
 // failed trainer's out-of-memory verdict), @soup/batch-probe (divisors, the batch cache).
-import { type CacheKeyFields, divisorsOf, formatMicroBatch, lowerCacheEntry } from '@soup/batch-probe';
+import { divisorsOf, formatMicroBatch, lowerCacheEntry } from '@soup/batch-probe';
+import { type ProbedBatch, trialCommand } from '@soup/plan';
 import type { OomStepDown, SuperviseOptions } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import type { GlobalBatchOptions } from './_options';
@@ -11,17 +12,6 @@ import { UsageError } from './errors';
 /** The supervisor options for `--global-batch-size`, and what RUN_JSON says about them. */
 export interface RunMicro {
   supervise: Partial<SuperviseOptions>;
-}
-
-/** The probe's answer and the cache key it is filed under (to lower it after a mid-run out-of-memory). */
-export interface ProbedBatch {
-  batchSize: number;
-  source: 'static' | 'cache' | 'probe' | 'tune' | 'tune-cache';
-  key: CacheKeyFields;
-  /** --try: the trainer's levers this session's tuner chose. */
-  levers?: Record<string, string>;
-  cacheKey: string;
-  budgetBytes: number | null;
 }
 
 type Probe = (micro: { globalBatchSize: number; worldSize: number; headroom: number }) => Promise<ProbedBatch>;
@@ -120,14 +110,6 @@ function warnIfOne(m: number, G: number, N: number, ctx: CommandContext): void {
       `so each step accumulates ${perRank} micro-batches of 1; a global batch with more divisors (e.g. ` +
       `${perRank + (perRank % 2)} per rank) may use the device better`,
   );
-}
-
-/**
- * A probe trial's command under a global batch: {micro_batch_size} is the candidate ({batch_size} too), {grad_accum} 1
- * (one micro-batch).
- */
-export function trialCommand(typed: string): string {
-  return typed.replaceAll('{micro_batch_size}', '{batch_size}').replaceAll('{grad_accum}', '1');
 }
 
 /** `soup probe --exec` with `--global-batch-size`: it answers m (a divisor of G / N), never G. */
