@@ -1,8 +1,8 @@
 // soup run's three numbers (G, m, a) and its step-down: the glue between @soup/supervisor (which
 // launches, relaunches and records) and the packages that judge and remember: @soup/cuda-probe (a
 // failed trainer's out-of-memory verdict), @soup/batch-probe (divisors, the batch cache).
-import { divisorsOf, formatMicroBatch, lowerCacheEntry } from '@soup/batch-probe';
-import { type ProbedBatch, trialCommand } from '@soup/plan';
+import { divisorsOf, formatMicroBatch } from '@soup/batch-probe';
+import { lowerProbedBatch, type ProbedBatch, trialCommand } from '@soup/plan';
 import type { OomStepDown, SuperviseOptions } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import type { GlobalBatchOptions } from './_options';
@@ -60,8 +60,6 @@ export function runMicro(
   }
   const headroom = opts.headroom ?? 0;
   let probed: ProbedBatch | null = null;
-  const perRank = G / N;
-  const shape = (m: number): string => formatMicroBatch({ microBatchSize: m, accumulation: perRank / m, worldSize: N });
   return {
     supervise: {
       async resolveMicroBatchSize() {
@@ -76,21 +74,13 @@ export function runMicro(
         maxOomRetries: opts.maxOomRetries,
         async onOomStepDown(s: OomStepDown) {
           if (opts.cache === false || probed === null) return;
-          const note =
-            `mid-run OOM at step ${s.step ?? 'unknown'} (micro ${shape(s.from)} failed; stepped down to ` +
-            `${shape(s.to)})`;
-          const r = await lowerCacheEntry({
-            ...probed.key,
-            key: probed.cacheKey,
-            env: ctx.env,
-            cwd: ctx.cwd,
-            failedBatchSize: s.from,
-            batchSize: s.to,
-            budgetBytes: probed.budgetBytes,
-            note,
-          });
+          const { env, cwd } = ctx;
+          const { step, from, to } = s;
+          const r = await lowerProbedBatch({ env, cwd, probed, globalBatchSize: G, worldSize: N, step, from, to });
           if (r.lowered)
-            ctx.say(`soup: batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${note}`);
+            ctx.say(
+              `soup: batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${r.note}`,
+            );
           else ctx.say(`soup: batch cache entry ${probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`);
         },
       }),

@@ -43,6 +43,7 @@ export {
 } from './trainer-probe';
 export {
   resolveTrainerBatch,
+  lowerProbedBatch,
   type ResolveTrainerBatchOptions,
   type ProbedBatch,
   type TrainerMicro,

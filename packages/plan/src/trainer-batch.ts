@@ -1,6 +1,12 @@
 // soup run's batch size for a trainer command (--batch-size auto, or the micro-batch of a global
 // batch): the batch cache first, else one trial of the trainer's one-step command per candidate.
-import type { CacheKeyFields } from '@soup/batch-probe';
+import {
+  type CacheKeyFields,
+  type CacheLocationOptions,
+  formatMicroBatch,
+  type LowerCacheEntryResult,
+  lowerCacheEntry,
+} from '@soup/batch-probe';
 import { noFitAdvice } from './no-fit-advice';
 import { type BatchEvent, type BatchResolution, resolveBatch } from './resolve-batch';
 import { type TrainerProbeOptions, trainerProbe, trialCommand } from './trainer-probe';
@@ -81,4 +87,35 @@ export async function resolveTrainerBatch(
     budgetBytes: o.budgetBytes,
   };
   return { probed, resolution: r };
+}
+
+/**
+ * After a mid-run out-of-memory stepped the micro-batch down (`from` failed at `step`, `to` runs on): the probed
+ * answer's cache entry lowered to `to`, its note saying why.
+ */
+export async function lowerProbedBatch(
+  o: CacheLocationOptions & {
+    probed: ProbedBatch;
+    globalBatchSize: number;
+    worldSize: number;
+    step: number | null;
+    from: number;
+    to: number;
+  },
+): Promise<LowerCacheEntryResult & { note: string }> {
+  const { probed, globalBatchSize: G, worldSize: N } = o;
+  const shape = (m: number): string => formatMicroBatch({ microBatchSize: m, accumulation: G / N / m, worldSize: N });
+  const note =
+    `mid-run OOM at step ${o.step ?? 'unknown'} (micro ${shape(o.from)} failed; stepped down to ` + `${shape(o.to)})`;
+  const r = await lowerCacheEntry({
+    ...probed.key,
+    key: probed.cacheKey,
+    env: o.env,
+    cwd: o.cwd,
+    failedBatchSize: o.from,
+    batchSize: o.to,
+    budgetBytes: probed.budgetBytes,
+    note,
+  });
+  return { ...r, note };
 }
