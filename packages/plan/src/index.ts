@@ -57,6 +57,13 @@ export {
 } from './trainer-tune';
 export { trainerChange, type TrainerChange } from './trainer-change';
 export { configStepProbe, onnxModelProbe } from './step-probes';
+export {
+  runGlobalBatch,
+  probeGlobalBatch,
+  type GlobalBatch,
+  type GlobalBatchCheck,
+  type GlobalBatchFlags,
+} from './global-batch';
 export { planRun, type PlanRun, type PlanRunOptions, type PlanReport } from './plan-run';
 export { trainerOptionsOf, readResumedState } from './trainer-options';
 export { SoupPlanError, BudgetUnmeasuredError, type SoupPlanErrorCode } from './errors';
