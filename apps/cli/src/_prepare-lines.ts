@@ -15,8 +15,14 @@ export function prepareRun(
   opts: Omit<PrepareRunOptions, 'env' | 'cwd' | 'signal' | 'onEvent' | 'resetPeak'> & { ctx: CommandContext },
 ): Promise<PreparedRun> {
   const { ctx, ...rest } = opts;
-  return prepare({
-    ...rest,
+  return prepare({ ...rest, ...prepareIo(ctx) });
+}
+
+/** prepareRun's environment, folder and stop from the command's context, its events drawn as lines. */
+export function prepareIo(
+  ctx: CommandContext,
+): Pick<PrepareRunOptions, 'env' | 'cwd' | 'signal' | 'onEvent' | 'resetPeak'> {
+  return {
     env: ctx.env,
     cwd: ctx.cwd,
     signal: ctx.signal,
@@ -24,7 +30,7 @@ export function prepareRun(
     // The tuner's timing sessions are released: its peak is measured apart from what follows (soup train's
     // session peak).
     resetPeak: () => resetHighWaterMark(),
-  });
+  };
 }
 
 /** The lines of prepareRun's events. */

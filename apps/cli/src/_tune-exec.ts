@@ -4,6 +4,7 @@
 import { formatMicroBatch } from '@soup/batch-probe';
 import {
   NothingTimedError,
+  parseTries as parse,
   tuneExec as tune,
   type TuneEntry,
   type TuneEvent,
@@ -14,38 +15,10 @@ import { renderTable } from './_table';
 import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
 
-/** Placeholders soup fills itself: not a lever's name. */
-const RESERVED = new Set([
-  'batch_size',
-  'micro_batch_size',
-  'grad_accum',
-  'probe_steps',
-  'output_dir',
-  'resume_from',
-  'world_size',
-]);
-
-/** `--try NAME=v1,v2` values, in order; every NAME must appear as {NAME} in the command. */
+/** `--try NAME=v1,v2` values, in order (@soup/tune's parseTries); the first refused one is a usage error. */
 export function parseTries(values: readonly string[], command: string): Record<string, string[]> {
-  const tries: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
-  for (const v of values) {
-    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.+)$/.exec(v);
-    if (!m) throw new UsageError(`--try ${JSON.stringify(v)}: expected NAME=v1,v2,… (e.g. --try grad_ckpt=true,false)`);
-    const [, name, list] = m as unknown as [string, string, string];
-    if (RESERVED.has(name))
-      throw new UsageError(
-        `--try ${name}: {${name}} is filled by soup itself; name the trainer's own lever (e.g. grad_ckpt)`,
-      );
-    if (tries[name]) throw new UsageError(`--try ${name} given twice: list every value once, e.g. --try ${name}=a,b`);
-    const vals = list.split(',');
-    if (vals.some((x) => x === '') || new Set(vals).size !== vals.length)
-      throw new UsageError(`--try ${v}: values must be non-empty and distinct`);
-    if (!command.includes(`{${name}}`))
-      throw new UsageError(
-        `--try ${name}: the command has no {${name}} to fill; put it where the trainer takes that setting`,
-      );
-    tries[name] = vals;
-  }
+  const { tries, errors } = parse(values, command);
+  if (errors[0] !== undefined) throw new UsageError(errors[0]);
   return tries;
 }
 

@@ -33,5 +33,37 @@ export { noFitAdvice, type NoFitAdviceOptions } from './no-fit-advice';
 export { tuneTrain, describeChoice, type TrainTuneResult, type TrainTuneEvent } from './tune-train';
 export { measureTrainGrid, headToHead, gridBest, type GridPoint } from './tune-grid';
 export { commandTuneFns } from './command-tune-fns';
+export { trainerFileHashes, execBase, changedFiles, trainerCacheBase } from './trainer-files';
+export {
+  trialCommand,
+  trainerProbe,
+  trainerKeyOf,
+  type TrainerProbe,
+  type TrainerProbeOptions,
+} from './trainer-probe';
+export {
+  resolveTrainerBatch,
+  lowerProbedBatch,
+  type ResolveTrainerBatchOptions,
+  type ProbedBatch,
+  type TrainerMicro,
+} from './trainer-batch';
+export {
+  trainerTuneOptions,
+  tuneTrainerBatch,
+  type TrainerTune,
+  type TrainerTuneOptions,
+  type TuneTrainerBatchOptions,
+} from './trainer-tune';
+export { trainerChange, type TrainerChange } from './trainer-change';
+export { configStepProbe, onnxModelProbe } from './step-probes';
+export {
+  runGlobalBatch,
+  probeGlobalBatch,
+  type GlobalBatch,
+  type GlobalBatchCheck,
+  type GlobalBatchFlags,
+} from './global-batch';
+export { planRun, type PlanRun, type PlanRunOptions, type PlanReport } from './plan-run';
 export { trainerOptionsOf, readResumedState } from './trainer-options';
 export { SoupPlanError, BudgetUnmeasuredError, type SoupPlanErrorCode } from './errors';

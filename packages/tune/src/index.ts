@@ -40,6 +40,7 @@ export {
   type TuneEvent,
 } from './tune';
 export { commandFit, commandTime, type CommandSearch } from './command-adapter';
+export { parseTries } from './parse-tries';
 export {
   tuneTrain,
   pastItsBest,

@@ -1,33 +1,24 @@
-import { listCacheEntries, makeCacheKey } from '@soup/batch-probe';
-import {
-  createCommandProbe,
-  createOrtProbe,
-  createTrainStepProbe,
-  deviceIdentity,
-  splitCommand,
-  type ChildProbeFn,
-} from '@soup/cuda-probe';
-import { createHash } from 'node:crypto';
+import { deviceIdentity, type ChildProbeFn } from '@soup/cuda-probe';
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import {
-  commandTuneFns,
+  configStepProbe,
   noFitAdvice,
+  onnxModelProbe,
   resolveBatch,
-  type BatchResolution,
-  cacheBaseOf,
-  gptSpecOf,
-  offloadIssues,
-  offloadOf,
   resolveTier,
+  trainerChange,
+  trainerKeyOf,
+  trainerProbe,
+  trainerTuneOptions,
+  type BatchResolution,
 } from '@soup/plan';
 import { planIo } from '../_batch-lines';
 import { execMicro } from '../_run-micro';
 import { parseTries, tuneExec } from '../_tune-exec';
 import { deviceArg } from '../_parse';
-import { changedFiles, execBase, trainerFileHashes } from '../_trainer-files';
 import type { CommandContext } from '../_context';
-import { ConfigError, loadConfig, type SoupConfig } from '@soup/config';
+import { loadConfig, type SoupConfig } from '@soup/config';
 import { UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import type { ProbeOptions } from './probe.options';
@@ -78,38 +69,24 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     cwd: ctx.cwd,
     ...(budgetBytes !== undefined ? { budgetBytes } : {}),
   };
-
-  /**
-   * The command probe for an --exec command (placeholders of a trial filled but {batch_size}), its files and cache
-   * base.
-   */
-  const execProbe = (command: string): { probe: ChildProbeFn; files: Record<string, string>; base: string } => {
-    if (!command.includes('{batch_size}'))
-      throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
-    // On a GPU, the trainer is judged by its GPU memory (nvidia-smi, per process or the device's
-    // delta); --budget then caps the GPU budget. On the CPU, by its sampled peak RSS.
-    const p = createCommandProbe({
-      command,
-      env: ctx.env,
-      cwd: ctx.cwd,
-      timeoutMs,
-      timeoutName: '--timeout',
-      signal: ctx.signal,
-      ...(budgetBytes !== undefined ? { budgetBytes } : {}),
-      ...(identity.device === 'cuda' ? { gpu: { deviceId } } : {}),
-    });
-    // The key names what is measured: the command text and the content of every file it names.
-    const f = trainerFileHashes(splitCommand(command), ctx.cwd);
-    return { probe: p, files: f, base: opts.base ?? execBase(command, f) };
-  };
-  const keyOf = (b: string) => ({
-    base: b,
+  // An --exec command's trials: judged as `soup run --probe` judges them, under the same cache key.
+  const trainer = {
+    ...planIo(ctx),
+    identity,
+    deviceId,
+    budgetBytes: budgetBytes ?? null,
+    timeoutMs,
+    timeoutName: '--timeout',
     maxLength,
     quantization: config?.training.quantization ?? 'none',
     loraR: config?.training.loraR ?? 0,
-    gpuName: identity.gpuName,
-    gpuMemoryGb: identity.gpuMemoryGb,
-  });
+  };
+  /** The trainer probe of an --exec trial command (placeholders filled but {batch_size}). */
+  const execProbe = (command: string) => {
+    if (!command.includes('{batch_size}'))
+      throw new UsageError('--exec needs {batch_size} in the command, e.g. --exec "python train.py --bs {batch_size}"');
+    return trainerProbe(command, { ...trainer, base: opts.base });
+  };
   /** --try: the fastest configuration that fits (see @soup/tune's tuneExec). */
   const tune = async (typed: string): Promise<void> => {
     if (!micro)
@@ -121,25 +98,19 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
         '--try times the trainer: put {probe_steps} in the command where it takes the number of training steps ' +
           '(soup runs 1, 1 + K and 1 + 2K)',
       );
-    const tries = parseTries(opts.try ?? [], typed);
+    const base = opts.base;
     await tuneExec({
       ctx,
-      command: typed,
-      tries,
-      globalBatchSize: micro.globalBatchSize,
-      worldSize: micro.worldSize,
-      timeSteps: opts.timeSteps ?? 8,
-      budgetBytes: budgetBytes ?? null,
-      gpuName: identity.gpuName,
-      gpuMemoryGb: identity.gpuMemoryGb,
       refresh: opts.refresh === true,
       noCache: opts.cache === false,
-      ...commandTuneFns({
-        ...planIo(ctx),
+      ...trainerTuneOptions({
+        ...trainer,
+        command: typed,
+        tries: parseTries(opts.try ?? [], typed),
         micro,
-        execProbe,
-        keyOf,
-        budgetBytes: budgetBytes ?? null,
+        timeSteps: opts.timeSteps ?? 8,
+        baseOf: base !== undefined ? () => base : undefined,
+        assertTrial: execProbe,
         start: opts.start === undefined ? undefined : start,
         refresh: opts.refresh === true,
         noCache: opts.cache === false,
@@ -164,28 +135,15 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
         'soup probe measures fixed tiers; for gradient_checkpointing: budget run `soup plan`, which chooses the ' +
           'recompute set from measured steps',
       );
-    // Probe what soup train will train: an offload it would refuse is refused here too; an accepted
-    // one probes onnx-train's segmented step through the same activation store.
-    const refused = offloadIssues(c, ctx.cwd).errors;
-    if (refused.length > 0) throw new ConfigError({ file: configFile, issues: refused });
-    const offload = offloadOf(c, ctx.cwd);
-    offloadTarget = offload?.target ?? null;
+    const step = configStepProbe(c, t, { ...common, file: configFile });
+    ({ probe, base } = step);
+    offloadTarget = step.offload?.target ?? null;
     tier = t.description;
     granularity = t.granularity;
-    probe = createTrainStepProbe({
-      ...common,
-      spec: gptSpecOf(c),
-      plan: t.recompute,
-      ...(offload
-        ? { offload: { target: offload.target, ...(offload.saveDir ? { saveDir: offload.saveDir } : {}) } }
-        : {}),
-      ...(c.training.threads > 0 ? { intraOpNumThreads: c.training.threads } : {}),
-    });
-    base = cacheBaseOf(c, t.recompute);
     what =
       `${c.base} (${c.model.nLayers} layer${c.model.nLayers === 1 ? '' : 's'}, d_model ${c.model.dModel}` +
       `, max_length ${c.data.maxLength}), checkpointing ${t.description}` +
-      `${offload ? `, offload ${offload.target} (segmented step)` : ''}`;
+      `${step.offload ? `, offload ${step.offload.target} (segmented step)` : ''}`;
   } else if (mode === 'model') {
     const model = resolve(ctx.cwd, opts.model ?? '');
     let bytes: Buffer;
@@ -197,8 +155,8 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
         { cause: err },
       );
     }
-    probe = createOrtProbe({ ...common, model, maxLength, vocabSize: opts.vocabSize });
-    base = opts.base ?? `onnx:${basename(model)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
+    const { vocabSize } = opts;
+    ({ probe, base } = onnxModelProbe({ ...common, model, bytes, maxLength, vocabSize, base: opts.base }));
     what = `${basename(model)} (max_length ${maxLength})`;
   } else {
     const typed = opts.exec ?? '';
@@ -214,10 +172,17 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     `probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)` +
       `${budgetBytes !== undefined ? `, budget ${formatBytes(budgetBytes)}` : ''}: batch ${start} up to ${ceiling}`,
   );
-  const keyFields = keyOf(base);
+  const keyFields = trainerKeyOf(base, trainer);
   if (execCommand !== null && opts.cache !== false && opts.refresh !== true) {
-    const changed = await trainerChanged(ctx, execCommand, files ?? {}, keyFields);
-    if (changed) ctx.say(changed);
+    const command = execCommand;
+    const change = await trainerChange({ env: ctx.env, cwd: ctx.cwd, command, files: files ?? {}, key: keyFields });
+    if (change)
+      ctx.say(
+        `trainer changed since the cached answer (${change.batchSize}, ` +
+          `${change.savedAt.replace(/\.\d+Z$/, 'Z')}): ` +
+          `${change.changed.length > 0 ? change.changed.join(', ') : 'the cached answer predates file hashes'}; ` +
+          'probing again',
+      );
   }
   const r: BatchResolution = await resolveBatch({
     ...planIo(ctx),
@@ -290,38 +255,4 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
         ` fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`,
     );
   }
-}
-
-/**
- * When this --exec command has no cached answer under its key but has one for other file
- * contents (same command text, device and max length): which files changed since.
- */
-async function trainerChanged(
-  ctx: CommandContext,
-  command: string,
-  files: Record<string, string>,
-  key: { base: string; maxLength: number; gpuName: string; quantization: string; loraR: number; gpuMemoryGb: number },
-): Promise<string | null> {
-  const location = { env: ctx.env, cwd: ctx.cwd };
-  const entries = await listCacheEntries(location);
-  const current = makeCacheKey(key);
-  if (entries.some((e) => e.key === current)) return null;
-  const prefix = `exec:${command} files:`;
-  const earlier = entries
-    .map((e) => e.provenance)
-    .filter(
-      (p): p is NonNullable<typeof p> =>
-        p !== undefined &&
-        p.gpuName === key.gpuName &&
-        p.maxLength === key.maxLength &&
-        (p.base === `exec:${command}` || p.base.startsWith(prefix)),
-    )
-    .sort((a, b) => b.savedAt.localeCompare(a.savedAt))[0];
-  if (earlier === undefined) return null;
-  const changed = changedFiles(earlier.files ?? {}, files);
-  return (
-    `trainer changed since the cached answer (${earlier.batchSize}, ` +
-    `${earlier.savedAt.replace(/\.\d+Z$/, 'Z')}): ` +
-    `${changed.length > 0 ? changed.join(', ') : 'the cached answer predates file hashes'}; probing again`
-  );
 }

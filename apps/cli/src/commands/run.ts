@@ -1,14 +1,12 @@
-import { lookupCacheEntry, makeCacheKey, type CacheKeyFields } from '@soup/batch-probe';
-import { createCommandProbe, deviceIdentity, type ChildProbeFn, type DeviceIdentity } from '@soup/cuda-probe';
+import { deviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
 import { resolveStopSignal, secondsOf, segmentReasonOf, supervise } from '@soup/supervisor';
-import { fillLevers } from '@soup/tune';
 import { resolve } from 'node:path';
-import { commandTuneFns, noFitAdvice, resolveBatch } from '@soup/plan';
+import { type ProbedBatch, resolveTrainerBatch, type TrainerMicro, trialCommand, tuneTrainerBatch } from '@soup/plan';
 import { planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
-import { runMicro, trialCommand, type ProbedBatch } from '../_run-micro';
+import { runMicro } from '../_run-micro';
 import {
   describeRunPeak,
   openSessionStore,
@@ -159,103 +157,52 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
   }
 }
 
-export async function probeBatch(
-  opts: RunOptions,
-  ctx: CommandContext,
-  micro?: { globalBatchSize: number; worldSize: number; headroom: number },
-): Promise<ProbedBatch> {
+/** --batch-size auto, or the micro-batch of --global-batch-size: @soup/plan's answer for the --probe command. */
+async function probeBatch(opts: RunOptions, ctx: CommandContext, micro?: TrainerMicro): Promise<ProbedBatch> {
   const typed = opts.probe ?? '';
   // With a global batch the probe's command may name the micro-batch {micro_batch_size}; a trial is one micro-batch
   // ({grad_accum} 1).
-  const command = micro ? trialCommand(typed) : typed;
-  if (!command.includes('{batch_size}'))
+  if (!(micro ? trialCommand(typed) : typed).includes('{batch_size}'))
     throw new UsageError(
       '--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 ' +
         '--per_device_train_batch_size {batch_size}"',
     );
-  const { identity, deviceId, keyOf } = await probeDevice(opts, ctx);
-  const budgetBytes = opts.budget;
-  const start = opts.start ?? (micro ? micro.globalBatchSize / micro.worldSize : 8);
-  const key = keyOf(opts.base ?? `exec:${typed}`);
-  const probe = commandProbe(ctx, command, budgetBytes ?? null, identity.device === 'cuda' ? deviceId : null);
-  const r = await resolveBatch({
-    ...planIo(ctx),
-    probe,
-    budgetBytes: budgetBytes ?? null,
-    refresh: opts.refresh === true,
-    saveExceptionsOnly: opts.cacheExceptionsOnly === true,
-    predict: opts.predict !== false,
-    advice: noFitAdvice({
-      mode: 'exec',
-      device: identity.device === 'cuda' ? 'cuda' : 'cpu',
-      budgetBytes: budgetBytes ?? null,
-      budgetFrom: budgetBytes !== undefined ? 'flag' : null,
-      maxLength: opts.maxLength ?? 512,
-    }),
-    ...(micro ? { globalBatchSize: micro.globalBatchSize, worldSize: micro.worldSize, headroom: micro.headroom } : {}),
-    key,
-    start,
-    ...(opts.ceiling !== undefined ? { ceiling: opts.ceiling } : {}),
-    noCache: opts.cache === false,
+  const trainer = await trainerOptions(opts, ctx);
+  const { probed, resolution: r } = await resolveTrainerBatch({
+    ...trainer,
+    command: typed,
+    base: opts.base,
+    micro,
+    start: opts.start,
+    ceiling: opts.ceiling,
   });
   ctx.say(
     `${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (` +
       (r.source === 'cache'
         ? `from the cache, key ${r.cacheKey}`
-        : `probed on ${identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
+        : `probed on ${trainer.identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
       `)`,
   );
-  return {
-    batchSize: r.batchSize,
-    source: r.source,
-    key,
-    cacheKey: r.cacheKey,
-    budgetBytes: budgetBytes ?? null,
-  };
+  return probed;
 }
 
-/**
- * --device for the probe, its identity, and the batch-cache key fields of a base on it (--max-length, --quantization,
- * --lora-r).
- */
-async function probeDevice(
-  opts: RunOptions,
-  ctx: CommandContext,
-): Promise<{ identity: DeviceIdentity; deviceId: number; keyOf(base: string): CacheKeyFields }> {
-  const kind = opts.device?.kind ?? 'cpu';
+/** The trainer probe's device, budget, cache key fields and search flags (shared by --probe and --try). */
+async function trainerOptions(opts: RunOptions, ctx: CommandContext) {
   const deviceId = opts.device?.id ?? 0;
-  const identity = await deviceIdentity({ device: kind, deviceId, env: ctx.env });
-  const keyOf = (base: string): CacheKeyFields => ({
-    base,
+  return {
+    ...planIo(ctx),
+    identity: await deviceIdentity({ device: opts.device?.kind ?? 'cpu', deviceId, env: ctx.env }),
+    deviceId,
+    budgetBytes: opts.budget ?? null,
+    timeoutMs: 600_000,
     maxLength: opts.maxLength ?? 512,
     quantization: opts.quantization,
     loraR: opts.loraR,
-    gpuName: identity.gpuName,
-    gpuMemoryGb: identity.gpuMemoryGb,
-  });
-  return { identity, deviceId, keyOf };
-}
-
-/**
- * The probe for a trainer's command, as `soup probe --exec`: on a GPU (`gpuId`) the trainer is judged
- * by its GPU memory (nvidia-smi), on the CPU by its sampled peak RSS against the budget; without a
- * budget only by what it raised.
- */
-function commandProbe(
-  ctx: CommandContext,
-  command: string,
-  budgetBytes: number | null,
-  gpuId: number | null,
-): ChildProbeFn {
-  return createCommandProbe({
-    command,
-    env: ctx.env,
-    cwd: ctx.cwd,
-    timeoutMs: 600_000,
-    signal: ctx.signal,
-    ...(budgetBytes !== null ? { budgetBytes } : {}),
-    ...(gpuId !== null ? { gpu: { deviceId: gpuId } } : {}),
-  });
+    refresh: opts.refresh === true,
+    noCache: opts.cache === false,
+    cacheExceptionsOnly: opts.cacheExceptionsOnly === true,
+    predict: opts.predict !== false,
+  };
 }
 
 /**
@@ -292,79 +239,23 @@ function checkTries(opts: RunOptions, argv: string[]): void {
  * --try: this session's levers and micro-batch, the fastest at G (the tune cache first), as soup probe --exec --try
  * measures them.
  */
-async function tuneBatch(
-  opts: RunOptions,
-  ctx: CommandContext,
-  micro: { globalBatchSize: number; worldSize: number; headroom: number },
-): Promise<ProbedBatch> {
+async function tuneBatch(opts: RunOptions, ctx: CommandContext, micro: TrainerMicro): Promise<ProbedBatch> {
   const typed = opts.probe ?? '';
-  const { identity, deviceId, keyOf } = await probeDevice(opts, ctx);
-  const budgetBytes = opts.budget ?? null;
-  // A candidate's batch-cache base: --base with its levers, else the filled command (as --probe without --try).
-  const baseOf = (filled: string): string => (opts.base !== undefined ? `${opts.base} ${filled}` : `exec:${filled}`);
-  const execProbe = (command: string): { probe: ChildProbeFn; base: string } => ({
-    probe: commandProbe(ctx, command, budgetBytes, identity.device === 'cuda' ? deviceId : null),
-    base: baseOf(command),
-  });
-  const perRank = micro.globalBatchSize / micro.worldSize;
-  const tune = (refresh: boolean) =>
-    tuneExec({
-      ctx,
-      command: typed,
-      tries: parseTries(opts.try ?? [], typed),
-      globalBatchSize: micro.globalBatchSize,
-      worldSize: micro.worldSize,
-      timeSteps: opts.timeSteps ?? 8,
-      budgetBytes,
-      gpuName: identity.gpuName,
-      gpuMemoryGb: identity.gpuMemoryGb,
-      refresh,
-      noCache: opts.cache === false,
-      emitJson: false,
-      ...commandTuneFns({
-        ...planIo(ctx),
-        micro: { ...micro, perRank, command: trialCommand },
-        execProbe,
-        keyOf,
-        budgetBytes,
-        start: opts.start,
-        refresh: opts.refresh === true,
-        noCache: opts.cache === false,
-        cacheExceptionsOnly: opts.cacheExceptionsOnly === true,
-        predict: opts.predict !== false,
-      }),
-    });
-  let { entry, source } = await tune(opts.refresh === true);
-  // A remembered choice whose micro-batch a mid-run out-of-memory has since lowered in the batch
-  // cache is stale: measure again (the fit then reads the lowered entry).
-  const chosenKey = (e: typeof entry): ProbedBatch['key'] =>
-    keyOf(baseOf(trialCommand(fillLevers(typed, e.rows[e.chosen]!.values)).replaceAll('{probe_steps}', '1')));
-  if (source === 'cache' && opts.cache !== false) {
-    const m = entry.rows[entry.chosen]!.microBatchSize!;
-    const lowered = await lookupCacheEntry({
-      key: makeCacheKey(chosenKey(entry)),
-      budgetBytes,
-      ceiling: perRank,
-      env: ctx.env,
-      cwd: ctx.cwd,
-    });
-    if (lowered.hit && lowered.batchSize < m) {
+  const base = opts.base;
+  return tuneTrainerBatch({
+    ...(await trainerOptions(opts, ctx)),
+    command: typed,
+    tries: parseTries(opts.try ?? [], typed),
+    micro,
+    timeSteps: opts.timeSteps ?? 8,
+    // A candidate's batch-cache base: --base with its levers, else the filled command and its files.
+    baseOf: base !== undefined ? (trial) => `${base} ${trial}` : undefined,
+    start: opts.start,
+    tune: (options) => tuneExec({ ctx, emitJson: false, ...options }),
+    onStale: ({ microBatchSize: m, batchCacheSize }) =>
       ctx.say(
-        `the tune cache's choice (micro-batch ${m}) is above the batch cache's answer for it (${lowered.batchSize}` +
+        `the tune cache's choice (micro-batch ${m}) is above the batch cache's answer for it (${batchCacheSize}` +
           `, lowered after an out-of-memory): measuring again`,
-      );
-      ({ entry, source } = await tune(true));
-    }
-  }
-  const row = entry.rows[entry.chosen]!;
-  // The chosen candidate's batch-cache entry, lowered if this session's trainer dies out of memory.
-  const key = chosenKey(entry);
-  return {
-    batchSize: row.microBatchSize!,
-    source: source === 'cache' ? 'tune-cache' : 'tune',
-    key,
-    cacheKey: makeCacheKey(key),
-    budgetBytes,
-    levers: row.values,
-  };
+      ),
+  });
 }

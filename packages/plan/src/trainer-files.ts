@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { splitCommand } from '@soup/cuda-probe';
 
 /** Files larger than this (an interpreter binary, a dataset) are named by size only, not read. */
 const MAX_HASHED_BYTES = 64 * 2 ** 20;
@@ -47,6 +48,18 @@ export function trainerFileHashes(argv: readonly string[], cwd: string): Record<
 export function execBase(command: string, files: Record<string, string>): string {
   const list = Object.entries(files).map(([name, hash]) => `${name}@${hash}`);
   return list.length === 0 ? `exec:${command}` : `exec:${command} files:${list.join(',')}`;
+}
+
+/**
+ * The batch-cache base of a trainer's trial command: `base` when given, else the command text and the hash of every
+ * file it names. One rule for `soup probe --exec`, `soup run --probe` and `--try`, so each finds the others' answers.
+ */
+export function trainerCacheBase(
+  command: string,
+  o: { cwd: string; base?: string | undefined },
+): { base: string; files: Record<string, string> } {
+  const files = trainerFileHashes(splitCommand(command), o.cwd);
+  return { base: o.base ?? execBase(command, files), files };
 }
 
 /** Which files differ between a cached answer's hashes and today's, as `name (old → new)`. */

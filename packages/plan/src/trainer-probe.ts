@@ -1,0 +1,71 @@
+// A trainer command's probe and batch-cache key: one rule for soup probe --exec, soup run --probe and
+// --try, so each command finds the answers the others cached.
+import type { CacheKeyFields } from '@soup/batch-probe';
+import { type ChildProbeFn, createCommandProbe, type DeviceIdentity } from '@soup/cuda-probe';
+import type { PlanIo } from './resolve-batch';
+import { trainerCacheBase } from './trainer-files';
+
+/**
+ * A probe trial's command under a global batch: {micro_batch_size} is the candidate ({batch_size} too), {grad_accum} 1
+ * (one micro-batch).
+ */
+export function trialCommand(typed: string): string {
+  return typed.replaceAll('{micro_batch_size}', '{batch_size}').replaceAll('{grad_accum}', '1');
+}
+
+/** Where a trainer command's trials run, how they are judged, and the cache key fields beside the base. */
+export interface TrainerProbeOptions extends PlanIo {
+  /** The device the trials run on (its name and memory are part of the cache key). */
+  identity: DeviceIdentity;
+  /** The CUDA index the trainer sees, when `identity` is a GPU. */
+  deviceId: number;
+  /** The memory budget, in bytes; null: the device's own. */
+  budgetBytes: number | null;
+  /** A trial running longer than this is killed. */
+  timeoutMs: number;
+  /** The flag a timed-out trial's message names. */
+  timeoutName?: string;
+  maxLength: number;
+  quantization: string;
+  loraR: number;
+}
+
+/** A trial command's probe, the files it names (their hashes), its cache base and key. */
+export interface TrainerProbe {
+  probe: ChildProbeFn;
+  files: Record<string, string>;
+  base: string;
+  key: CacheKeyFields;
+}
+
+/** The batch-cache key of `base` on this device. */
+export function trainerKeyOf(base: string, o: TrainerProbeOptions): CacheKeyFields {
+  return {
+    base,
+    maxLength: o.maxLength,
+    quantization: o.quantization,
+    loraR: o.loraR,
+    gpuName: o.identity.gpuName,
+    gpuMemoryGb: o.identity.gpuMemoryGb,
+  };
+}
+
+/**
+ * The probe for a trial command ({batch_size} still in) and its key (`base` replaces the command and its files). On a
+ * GPU the trainer is judged by its GPU memory (nvidia-smi, per process or the device's delta), the budget capping the
+ * GPU budget; on the CPU by its sampled peak RSS against the budget; without a budget only by what it raised.
+ */
+export function trainerProbe(command: string, o: TrainerProbeOptions & { base?: string | undefined }): TrainerProbe {
+  const probe = createCommandProbe({
+    command,
+    env: o.env,
+    cwd: o.cwd,
+    timeoutMs: o.timeoutMs,
+    ...(o.timeoutName !== undefined ? { timeoutName: o.timeoutName } : {}),
+    signal: o.signal,
+    ...(o.budgetBytes !== null ? { budgetBytes: o.budgetBytes } : {}),
+    ...(o.identity.device === 'cuda' ? { gpu: { deviceId: o.deviceId } } : {}),
+  });
+  const { base, files } = trainerCacheBase(command, o);
+  return { probe, files, base, key: trainerKeyOf(base, o) };
+}
