@@ -43,15 +43,6 @@ export function appendArg(value: string, previous: string[] | undefined): string
   return [...(previous ?? []), value];
 }
 
-/** Commander parser: one of a fixed set. */
-export function oneOf<T extends string>(...allowed: T[]): (value: string) => T {
-  return (value: string) => {
-    const found = allowed.find((a) => a === value);
-    if (found === undefined) throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}"`);
-    return found;
-  };
-}
-
 /** Commander parser: a duration such as 8h45m, 90s or 500ms (a bare number is seconds); returns ms. */
 export function durationArg(value: string): number {
   const n = parseDuration(value);
