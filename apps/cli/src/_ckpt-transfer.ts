@@ -3,47 +3,34 @@ import {
   pullCheckpoint,
   pullResumeInto,
   PullTargetExistsError,
+  PUSH_PROGRESS_TOTAL,
+  trackPushProgress,
   type CheckpointStore,
   type PullResult,
   type PullResumeIntoResult,
+  type PushPhaseEvent,
   type PushResult,
 } from '@soup/hub-ckpt';
 import { resolve } from 'node:path';
 import type { CommandContext } from './_context';
 import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
-
-const PHASES: Record<string, [number, string]> = {
-  hash: [0, 'hashing'],
-  upload: [1, 'uploading'],
-  uploaded: [2, 'verifying from the store'],
-  verified: [3, 'moving latest.json'],
-  pointer: [3, 'moving latest.json'],
-  pointed: [4, 'pruning'],
-  prune: [4, 'pruning'],
-  done: [5, 'done'],
-};
+import { withProgress } from './progress';
 
 /** Runs one push (checkpoint or final) with a progress bar over its phases. */
 export async function pushWithProgress(
   ctx: CommandContext,
   label: string,
-  fn: (onPhase: (e: { phase: string; path?: string }) => void) => Promise<PushResult>,
+  fn: (onPhase: (e: PushPhaseEvent) => void) => Promise<PushResult>,
 ): Promise<PushResult> {
-  const bar = ctx.progress({ label, total: 5, unit: 'phase', summary: false });
-  let uploads = 0;
-  try {
-    const r = await fn((e) => {
-      if (e.phase === 'upload') uploads += 1;
-      const [n, word] = PHASES[e.phase] ?? [0, e.phase];
-      bar.update(n, e.phase === 'upload' ? `${word} (${uploads} landed)` : word);
+  const bar = ctx.progress({ label, total: PUSH_PROGRESS_TOTAL, unit: 'phase', summary: false });
+  const track = trackPushProgress();
+  const push = () =>
+    fn((e) => {
+      const at = track(e);
+      bar.update(at.done, at.status);
     });
-    bar.done(`${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified`);
-    return r;
-  } catch (err) {
-    bar.fail();
-    throw err;
-  }
+  return withProgress(bar, push, (r) => `${r.fileCount} files, ${formatBytes(r.totalBytes)}, verified`);
 }
 
 /** A `--dest` that exists (and no `--force`) is a usage error; other errors pass through. */
@@ -63,8 +50,8 @@ export async function pullWithProgress(
   expectedManifestSha256: string | undefined,
 ): Promise<PullResult> {
   const bar = ctx.progress({ label: `pull ${pathInRepo}`, unit: 'file', summary: false });
-  try {
-    const r = await pullCheckpoint({
+  const pull = () =>
+    pullCheckpoint({
       store: s,
       pathInRepo,
       dir: resolve(ctx.cwd, opts.dest),
@@ -72,12 +59,9 @@ export async function pullWithProgress(
       ...(expectedManifestSha256 ? { expectedManifestSha256 } : {}),
       onFile: (e) => bar.update(e.index + 1, e.name),
     });
-    bar.done('hashes match');
-    return r;
-  } catch (err) {
-    bar.fail();
+  return withProgress(bar, pull, () => 'hashes match').catch((err: unknown) => {
     throw destTaken(err, opts.dest);
-  }
+  });
 }
 
 /** {@link pullResumeInto} `--dest` (else a temp folder, removed) with a progress bar. */
@@ -87,8 +71,8 @@ export async function resumeInto(
   p: { run: string; dest: string | null; force: boolean; fallback: boolean; repair: boolean },
 ): Promise<PullResumeIntoResult> {
   const bar = ctx.progress({ label: 'resume', unit: 'file', summary: false });
-  try {
-    const r = await pullResumeInto({
+  const resume = () =>
+    pullResumeInto({
       store: s,
       run: p.run,
       dest: p.dest === null ? null : resolve(ctx.cwd, p.dest),
@@ -99,10 +83,8 @@ export async function resumeInto(
       logger: { info: (l) => bar.log(l) },
       onFile: (e) => bar.update(e.index + 1, e.name),
     });
-    bar.done(r.outcome.outcome === 'resume' ? 'hashes match' : r.outcome.outcome);
-    return r;
-  } catch (err) {
-    bar.fail();
+  const done = (r: PullResumeIntoResult) => (r.outcome.outcome === 'resume' ? 'hashes match' : r.outcome.outcome);
+  return withProgress(bar, resume, done).catch((err: unknown) => {
     throw destTaken(err, p.dest);
-  }
+  });
 }

@@ -2,7 +2,7 @@
 // name, default and help text. Old spellings stay as hidden aliases for one release: they still work,
 // and print a one-line deprecation notice.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { bytesArg, intAtLeast } from './_parse';
+import { bytesArg, headroomArg, intAtLeast } from './_parse';
 
 /** A hidden, deprecated spelling and what it maps to. */
 interface Alias {
@@ -151,12 +151,17 @@ export function resumeOption(cmd: Command): Command {
 
 /** Remote checkpoints kept, newest first: one default (3) everywhere, at least 2 so one older stays to fall back to. */
 export const KEEP_REMOTE_DEFAULT = 3;
-export function keepRemoteOption(cmd: Command, defaultText = String(KEEP_REMOTE_DEFAULT)): Command {
+export function keepRemoteOption(
+  cmd: Command,
+  defaultText = String(KEEP_REMOTE_DEFAULT),
+  defaultValue?: number,
+): Command {
   return cmd.option(
     '--keep-remote <n>',
     `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest ` +
       `is corrupt (default: ${defaultText})`,
     intAtLeast(2),
+    defaultValue,
   );
 }
 
@@ -178,18 +183,6 @@ export function noCacheOption(cmd: Command): Command {
 /** `--no-predict`: the search, the same in probe / plan / train / run (predictive unless this is given). */
 export function noPredictOption(cmd: Command): Command {
   return cmd.option('--no-predict', 'plain bisection: do not jump to the edge the measured peaks predict');
-}
-
-/** Commander parser: a percentage (`10%`) or a fraction (`0.1`) in [0, 1); returns the fraction. */
-function headroomArg(value: string): number {
-  const t = value.trim();
-  const pct = /^([0-9]+(?:\.[0-9]+)?)\s*%$/.exec(t);
-  const f = pct ? Number(pct[1]) / 100 : /^0?\.[0-9]+$|^0$/.test(t) ? Number(t) : Number.NaN;
-  if (!(f >= 0 && f < 1))
-    throw new InvalidArgumentError(
-      `expected a percentage like 10% (or a fraction like 0.1) below 100%, got "${value}"`,
-    );
-  return f;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { parseBytes, parseDuration } from '@soup/config';
+import { type DeviceSpec, parseBytes, parseDevice, parseDuration, parseHeadroom } from '@soup/config';
 
 /** Commander parser: an integer >= min. */
 export function intAtLeast(min: number): (value: string) => number {
@@ -19,34 +19,28 @@ export function bytesArg(value: string): number {
   return n;
 }
 
-/** A device as a flag or soup.yaml names it: `cpu`, `cuda` or `cuda:N` (`id` 0 unless given). */
-export interface DeviceSpec {
-  kind: 'cpu' | 'cuda';
-  id: number;
-  /** As written. */
-  spec: string;
-}
+export type { DeviceSpec } from '@soup/config';
 
 /** Commander parser: cpu, cuda or cuda:N. */
 export function deviceArg(value: string): DeviceSpec {
-  if (value === 'cpu') return { kind: 'cpu', id: 0, spec: value };
-  const cuda = /^cuda(?::(\d+))?$/.exec(value);
-  if (cuda === null) throw new InvalidArgumentError(`expected cpu, cuda or cuda:N, got "${value}"`);
-  return { kind: 'cuda', id: cuda[1] === undefined ? 0 : Number(cuda[1]), spec: value };
+  const device = parseDevice(value);
+  if (device === undefined) throw new InvalidArgumentError(`expected cpu, cuda or cuda:N, got "${value}"`);
+  return device;
+}
+
+/** Commander parser: a percentage (`10%`) or a fraction (`0.1`) in [0, 1); returns the fraction. */
+export function headroomArg(value: string): number {
+  const f = parseHeadroom(value);
+  if (f === undefined)
+    throw new InvalidArgumentError(
+      `expected a percentage like 10% (or a fraction like 0.1) below 100%, got "${value}"`,
+    );
+  return f;
 }
 
 /** A list flag given more than once (`--try a=1,2 --try b=x,y`): each value appended. */
 export function appendArg(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
-}
-
-/** Commander parser: one of a fixed set. */
-export function oneOf<T extends string>(...allowed: T[]): (value: string) => T {
-  return (value: string) => {
-    const found = allowed.find((a) => a === value);
-    if (found === undefined) throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}"`);
-    return found;
-  };
 }
 
 /** Commander parser: a duration such as 8h45m, 90s or 500ms (a bare number is seconds); returns ms. */

@@ -140,17 +140,20 @@ function firstLine(message: string): string {
   return message.split('\n')[0]!.replace(/^error:\s*/, '');
 }
 
+/** The signals that end a session when `main` owns the process. */
+const SESSION_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 /** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   // Ctrl-C / SIGTERM: commands stop at the next safe point (a training step, a probe trial); a
   // second signal exits at once.
   const controller = new AbortController();
-  let signals = 0;
+  let received = 0;
   const dashesAt = argv.indexOf('--', 2);
   const jsonWanted = argv.slice(2, dashesAt === -1 ? undefined : dashesAt).includes('--json');
   const onSignal = (sig: NodeJS.Signals): void => {
-    signals += 1;
-    if (signals > 1) {
+    received += 1;
+    if (received > 1) {
       const message =
         `${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is ` +
         `abandoned, the store's pointer stays on its last verified checkpoint`;
@@ -172,30 +175,20 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   };
   if (ioIn.stdout === undefined) ignoreClosedPipe(process.stdout);
   if (ioIn.stderr === undefined) ignoreClosedPipe(process.stderr);
-  const own = ioIn.signal === undefined;
-  if (own) {
-    // SIGHUP (the terminal or the notebook session went away) ends the session like SIGTERM.
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    process.on('SIGHUP', onSignal);
-  }
+  // SIGHUP (the terminal or the notebook session went away) ends the session like SIGTERM.
+  const signals = ioIn.signal === undefined ? SESSION_SIGNALS : [];
+  for (const sig of signals) process.on(sig, onSignal);
   try {
-    return await runMain(argv, own ? { ...ioIn, signal: controller.signal } : ioIn);
+    return await runMain(argv, ioIn.signal === undefined ? { ...ioIn, signal: controller.signal } : ioIn, jsonWanted);
   } finally {
-    if (own) {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      process.off('SIGHUP', onSignal);
-    }
+    for (const sig of signals) process.off(sig, onSignal);
   }
 }
 
-async function runMain(argv: string[], io: CliIo): Promise<number> {
+async function runMain(argv: string[], io: CliIo, json: boolean): Promise<number> {
   const program = buildProgram(io);
   const stderr = io.stderr ?? process.stderr;
   const stdout = io.stdout ?? process.stdout;
-  const dashes = argv.indexOf('--', 2);
-  const json = argv.slice(2, dashes === -1 ? undefined : dashes).includes('--json');
   const fail = (code: number, errCode: string, lines: string[]): number => {
     for (const line of lines) stderr.write(`soup: ${line}\n`);
     if (json)

@@ -178,6 +178,13 @@ export function createProgress(opts: ProgressOptions): Progress {
     stream.write(`${text}\n`);
   };
 
+  // Non-TTY: a line now, restarting both cadences (the heartbeat and the fraction crossed).
+  const lineAt = (t: number): void => {
+    lastLine = t;
+    lastBucket = Math.max(lastBucket, bucketOf(current));
+    line();
+  };
+
   const drawTTY = (): void => {
     cancelPending();
     lastDraw = now();
@@ -225,12 +232,7 @@ export function createProgress(opts: ProgressOptions): Progress {
       later(TTY_REDRAW_MS);
       return;
     }
-    const bucket = bucketOf(current);
-    if (force || bucket > lastBucket || t - lastLine >= lineEveryMs) {
-      lastBucket = Math.max(lastBucket, bucket);
-      lastLine = t;
-      line();
-    }
+    if (force || bucketOf(current) > lastBucket || t - lastLine >= lineEveryMs) lineAt(t);
   };
 
   return {
@@ -250,11 +252,7 @@ export function createProgress(opts: ProgressOptions): Progress {
       if (opts.silent || finished) return;
       everDrawn = true;
       if (isTTY) drawTTY();
-      else {
-        lastLine = now();
-        lastBucket = Math.max(lastBucket, bucketOf(current));
-        line();
-      }
+      else lineAt(now());
     },
     done(status?: string): void {
       if (finished) return;
@@ -281,4 +279,16 @@ export function createProgress(opts: ProgressOptions): Progress {
       finished = true;
     },
   };
+}
+
+/** Runs `fn` under `bar`: done with `info(result)` once it resolves; failed, the error passed on, when it throws. */
+export async function withProgress<T>(bar: Progress, fn: () => Promise<T>, info: (result: T) => string): Promise<T> {
+  try {
+    const result = await fn();
+    bar.done(info(result));
+    return result;
+  } catch (err) {
+    bar.fail();
+    throw err;
+  }
 }

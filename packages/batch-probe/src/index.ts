@@ -14,6 +14,12 @@ export { saveCacheEntry, type SaveCacheEntryOptions, type SaveCacheEntryResult }
 export { lookupCacheEntry, type LookupCacheEntryOptions, type LookupCacheEntryResult } from './lookup-cache-entry';
 export { clearCache, type ClearCacheOptions, type ClearCacheResult } from './clear-cache';
 export {
+  cacheEntryRecord,
+  isCacheKey,
+  type CacheEntryRecord,
+  type CacheProvenanceRecord,
+} from './cache-entry-record';
+export {
   BatchProbeError,
   type BatchProbeErrorCode,
   OutOfMemoryError,

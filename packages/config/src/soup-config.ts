@@ -1,3 +1,4 @@
+import type { DeviceSpec } from './parse-device';
 import type { ConfigIssue } from './errors';
 
 /** A gradient checkpointing setting as written in soup.yaml. */
@@ -50,7 +51,7 @@ export interface SoupConfig {
     /** `time_limit` in ms: each session ends (saving and pushing its step) after this long; null for none. */
     timeLimitMs: number | null;
   };
-  device: { kind: 'cpu' | 'cuda'; id: number; spec: string };
+  device: DeviceSpec;
   hub: {
     repo: string | null;
     repoType: 'model' | 'dataset';

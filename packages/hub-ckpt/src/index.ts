@@ -18,6 +18,7 @@ export {
   type PushPhaseEvent,
   type PushResult,
 } from './push-checkpoint';
+export { trackPushProgress, PUSH_PROGRESS_TOTAL, type PushProgress } from './push-progress';
 export { createPushQueue, type PushQueue, type PushQueueOptions, type PushJob } from './push-queue';
 export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';

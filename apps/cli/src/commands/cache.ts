@@ -1,4 +1,11 @@
-import { clearCache, listCacheEntries, resolveCachePath } from '@soup/batch-probe';
+import {
+  cacheEntryRecord,
+  clearCache,
+  isCacheKey,
+  listCacheEntries,
+  resolveCachePath,
+  type CachePathInfo,
+} from '@soup/batch-probe';
 import { existsSync } from 'node:fs';
 import type { CommandContext } from '../_context';
 import { formatBytes } from '../format-bytes';
@@ -11,44 +18,22 @@ function location(ctx: CommandContext) {
   return { env: ctx.env, cwd: ctx.cwd };
 }
 
-function warnIgnored(ctx: CommandContext, ignored: string | undefined, path: string): void {
-  if (ignored !== undefined)
+/** The cache file, warning when SOUP_BATCH_CACHE_PATH was ignored. */
+function cachePath(ctx: CommandContext): CachePathInfo {
+  const info = resolveCachePath(location(ctx));
+  if (info.ignoredOverride !== undefined)
     ctx.warn(
-      `SOUP_BATCH_CACHE_PATH=${ignored} lies outside the home, working and temp directories: ignored, using ${path}`,
+      `SOUP_BATCH_CACHE_PATH=${info.ignoredOverride} lies outside the home, working and temp directories: ignored, ` +
+        `using ${info.path}`,
     );
+  return info;
 }
 
 /** `soup cache ls`. */
 export async function runLs(_opts: JsonOption, ctx: CommandContext): Promise<void> {
-  const info = resolveCachePath(location(ctx));
-  warnIgnored(ctx, info.ignoredOverride, info.path);
+  const info = cachePath(ctx);
   const entries = await listCacheEntries(location(ctx));
-  ctx.emit({
-    path: info.path,
-    entries: entries.map((e) => {
-      const p = e.provenance;
-      return {
-        key: e.key,
-        batch_size: e.batchSize,
-        provenance: p
-          ? {
-              base: p.base,
-              max_length: p.maxLength,
-              quantization: p.quantization ?? null,
-              lora_r: p.loraR ?? null,
-              gpu: p.gpuName,
-              gpu_memory_gb: p.gpuMemoryGb ?? null,
-              budget_bytes: p.budgetBytes,
-              ceiling: p.ceiling,
-              bound: p.bound,
-              measurement: p.measurement,
-              saved_at: p.savedAt,
-              note: p.note ?? null,
-            }
-          : null,
-      };
-    }),
-  });
+  ctx.emit({ path: info.path, entries: entries.map(cacheEntryRecord) });
   if (entries.length === 0) {
     ctx.say(`the batch cache is empty (${info.path})`);
     return;
@@ -98,8 +83,7 @@ export async function runLs(_opts: JsonOption, ctx: CommandContext): Promise<voi
 
 /** `soup cache path`. */
 export async function runPath(_opts: JsonOption, ctx: CommandContext): Promise<void> {
-  const info = resolveCachePath(location(ctx));
-  warnIgnored(ctx, info.ignoredOverride, info.path);
+  const info = cachePath(ctx);
   const exists = existsSync(info.path);
   ctx.emit({
     path: info.path,
@@ -113,11 +97,11 @@ export async function runPath(_opts: JsonOption, ctx: CommandContext): Promise<v
 /** `soup cache clear [--key K]`. */
 export async function runClear(opts: CacheClearOptions, ctx: CommandContext): Promise<void> {
   const key = opts.key;
-  if (key !== undefined && !/^[0-9a-f]{32}$/.test(key)) {
+  if (key !== undefined && !isCacheKey(key)) {
     throw new UsageError(`--key must be 32 lowercase hex characters as \`soup cache ls\` shows (got "${key}")`);
   }
-  const info = resolveCachePath(location(ctx));
-  warnIgnored(ctx, info.ignoredOverride, info.path);
+  // Only for its warning: clearCache resolves the same path.
+  cachePath(ctx);
   const result = await clearCache({ ...location(ctx), ...(key !== undefined ? { key } : {}) });
   ctx.emit({ path: result.path, removed: result.removed, ...(key !== undefined ? { key } : {}) });
   if (key !== undefined)

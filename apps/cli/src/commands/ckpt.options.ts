@@ -2,7 +2,7 @@
 // the option builders).
 import { type Command, Option } from 'commander';
 import { commandSpec } from '../_command';
-import { KEEP_REMOTE_DEFAULT } from '../_options';
+import { KEEP_REMOTE_DEFAULT, keepRemoteOption } from '../_options';
 import { intAtLeast } from '../_parse';
 
 /** `--repo`, `--repo-type`, `--json`: every ckpt subcommand's store. */
@@ -71,34 +71,28 @@ export interface CkptResumeOptions extends CkptRepoOptions {
   repair?: boolean;
 }
 
-export const ckptPushCommand = commandSpec<CkptPushOptions>((ckpt) =>
-  repoOpts(
-    ckpt
-      .command('push')
-      .description('push a checkpoint folder as ckpt/checkpoint-<step>, verify it remotely, move the pointer, prune')
-      .argument('<dir>', 'the checkpoint folder')
-      .option(
-        '--step <n>',
-        'the training step of this checkpoint (default: global_step of <dir>/trainer_state.json)',
-        intAtLeast(0),
-      )
-      .requiredOption('--run <id>', 'run fingerprint: resume refuses checkpoints of another run')
-      .option(
-        '--keep-local <n>',
-        'checkpoint-<n> folders to keep next to <dir>, newest first (default: all)',
-        intAtLeast(0),
-      )
-      .option(
-        '--keep-remote <n>',
-        `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the ` +
-          `newest is corrupt (default: ${KEEP_REMOTE_DEFAULT})`,
-        intAtLeast(2),
-        KEEP_REMOTE_DEFAULT,
-      )
+export const ckptPushCommand = commandSpec<CkptPushOptions>((ckpt) => {
+  const push = ckpt
+    .command('push')
+    .description('push a checkpoint folder as ckpt/checkpoint-<step>, verify it remotely, move the pointer, prune')
+    .argument('<dir>', 'the checkpoint folder')
+    .option(
+      '--step <n>',
+      'the training step of this checkpoint (default: global_step of <dir>/trainer_state.json)',
+      intAtLeast(0),
+    )
+    .requiredOption('--run <id>', 'run fingerprint: resume refuses checkpoints of another run')
+    .option(
+      '--keep-local <n>',
+      'checkpoint-<n> folders to keep next to <dir>, newest first (default: all)',
+      intAtLeast(0),
+    );
+  return repoOpts(
+    keepRemoteOption(push, undefined, KEEP_REMOTE_DEFAULT)
       .option('--force', 'move latest.json even to a lower step or off a terminal (complete) pointer')
       .option('--public', 'create the Hub repo public (default private)'),
-  ),
-);
+  );
+});
 
 export const ckptFinalCommand = commandSpec<CkptFinalOptions>((ckpt) =>
   repoOpts(
