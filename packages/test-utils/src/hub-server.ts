@@ -37,6 +37,11 @@ export interface StartHubServerOptions {
   treePageSize?: number;
   /** Files at least this large are LFS (as are binary samples and usual weight extensions). @default 10485760 */
   lfsThresholdBytes?: number;
+  /**
+   * LFS objects larger than this are offered the multipart transfer (when the client offers it) in parts of
+   * this many bytes, the batch reply's `chunk_size`. @default undefined (the basic transfer only)
+   */
+  lfsMultipartChunkBytes?: number;
 }
 
 export interface HubServer {
@@ -86,6 +91,7 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     opts.treePageSize ?? 1000,
     opts.lfsThresholdBytes ?? 10 * 1024 * 1024,
     structuredClone(opts.faults ?? {}),
+    opts.lfsMultipartChunkBytes,
   );
   const requests: HubServerRequest[] = [];
   const errors: Error[] = [];
