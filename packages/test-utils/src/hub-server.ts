@@ -1,6 +1,6 @@
 // A local Hub-protocol server: a real HTTP server on 127.0.0.1 that implements the calls the
-// @huggingface/hub client makes for repos, commits (preupload, LFS batch + basic PUT, NDJSON
-// commit), tree listings with paging, paths-info and resolve/raw downloads with Range and ETag.
+// @huggingface/hub client makes for repos, commits (preupload, LFS batch + basic PUT or multipart
+// parts, NDJSON commit), tree listings with paging, paths-info and resolve/raw downloads with Range and ETag.
 // Blobs live on disk. Fault switches make it answer like a bad day on the real Hub.
 // It imports nothing from vitest, so benches and child processes can start it too.
 // One module per endpoint family (_hub-server-repos, -tree, -resolve, -commit, -squash, -lfs),
