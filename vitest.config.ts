@@ -16,6 +16,7 @@ const ALONE: Record<string, string[]> = {
     'src/train-micro.e2e.test.ts',
   ],
   '@soup/cuda-probe': ['src/create-command-probe.test.ts'],
+  '@soup/hub-ckpt': ['src/transfer-memory.test.ts'],
 };
 
 // Most test files wait on child processes, sessions that settle and servers that answer, not on the CPU:

@@ -1,6 +1,7 @@
 // Bench: push and cold-pull a 64 MiB checkpoint through the Hub-protocol test server (real
 // @huggingface/hub client, real HTTP on 127.0.0.1), then SIGKILL a pushing child at every phase on
-// both stores. Prints a table, or ONE JSON object with --json; writes bench-results/hub-ckpt.json.
+// both stores; then the peak RSS of a push and a pull of one large file (`--large-mib N`, default 1024), each
+// in a child process. Prints a table, or ONE JSON object with --json; writes bench-results/hub-ckpt.json.
 import { randomFillSync } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,8 +19,13 @@ import {
   runRacePoint,
   type CrashPointResult,
 } from './_crash';
+import { measureTransferRss } from './_rss';
 
 const json = process.argv.includes('--json');
+const largeFlag = process.argv.indexOf('--large-mib');
+// 1 GiB: sparse on disk, so it runs on a small machine, yet every byte is read, hashed and sent.
+const LARGE_MIB = largeFlag === -1 ? 1024 : Number(process.argv[largeFlag + 1]);
+if (!Number.isInteger(LARGE_MIB) || LARGE_MIB < 1) throw new Error('bench: --large-mib takes a whole number >= 1');
 const REPS = 3;
 const MIB = 1024 * 1024;
 const log = (line: string): void => {
@@ -116,12 +122,27 @@ try {
     }
   }
 
+  const rssWork = makeTempDir('soup-hub-bench-rss-');
+  let rss: Awaited<ReturnType<typeof measureTransferRss>>;
+  try {
+    rss = await measureTransferRss({ server, workDir: rssWork.dir, repo: 'soup-bench/rss', bytes: LARGE_MIB * MIB });
+  } finally {
+    rssWork.cleanup();
+  }
+  log(
+    `large file ${LARGE_MIB} MiB: push +${rss.push.overBaselineMiB} MiB RSS (${rss.push.ms} ms), ` +
+      `pull +${rss.pull.overBaselineMiB} MiB RSS (${rss.pull.ms} ms)`,
+  );
+
   const result = {
     pushMBps: Number((totalBytes / MIB / (pushMs / 1000)).toFixed(1)),
     verifyOverheadRatio: Number((verifyMs / (pushMs - verifyMs)).toFixed(4)),
     pullMBps: Number((totalBytes / MIB / (pullMs / 1000)).toFixed(1)),
     crashPoints: crash.length,
     crashViolations: crash.reduce((a, r) => a + r.violations.length, 0),
+    pushPeakRssMiBOverBaseline: rss.push.overBaselineMiB,
+    pullPeakRssMiBOverBaseline: rss.pull.overBaselineMiB,
+    largeFileMiB: LARGE_MIB,
     checkpointMiB: Number((totalBytes / MIB).toFixed(2)),
     reps: REPS,
     pushMs: Math.round(pushMs),
@@ -159,6 +180,16 @@ try {
           'Hub outage); target >= 5',
       ],
       ['crashViolations', String(result.crashViolations), 'target 0'],
+      [
+        'pushPeakRssMiBOverBaseline',
+        String(result.pushPeakRssMiBOverBaseline),
+        `push of one ${LARGE_MIB} MiB file, child's VmHWM over its baseline; target <= 128`,
+      ],
+      [
+        'pullPeakRssMiBOverBaseline',
+        String(result.pullPeakRssMiBOverBaseline),
+        `cold pull of the same file (download + sha256); target <= 128`,
+      ],
     ];
     log('');
     log('| metric | value | note |');

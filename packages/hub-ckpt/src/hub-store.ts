@@ -11,6 +11,7 @@ import { fsyncPath, hashWhileStreaming } from './_fs';
 import { assertSafeName } from './_paths';
 import { cleanHubToken, resolveHubToken } from './resolve-hub-token';
 import { makeRetryingFetch, type RetryOptions } from './_retry-fetch';
+import { streamBlobUploads } from './_stream-upload';
 import type { CheckpointStore, HubCkptLogger, StoreCommitParams, StoreEntry } from './types';
 
 export type { RetryOptions } from './_retry-fetch';
@@ -35,7 +36,11 @@ export interface HubStoreOptions {
    * maxDelayMs: 60000}
    */
   retry?: RetryOptions;
-  /** fetch to use (wrapped with the retries). @default globalThis.fetch */
+  /**
+   * fetch to use (wrapped with the retries). The default sends an LFS upload streamed from its file (constant
+   * memory); an injected fetch gets it as the client made it (a Blob body) and decides how it is sent.
+   * @default globalThis.fetch
+   */
   fetch?: typeof fetch;
   /** Environment to read the token (see resolveHubToken) and HF_ENDPOINT from. @default process.env */
   env?: Record<string, string | undefined>;
@@ -86,7 +91,8 @@ export class HubStore implements CheckpointStore {
     this.description = `hub ${repoType} ${opts.repo} @ ${this.endpoint}`;
     this.#fetch = makeRetryingFetch({
       ...opts.retry,
-      fetch: opts.fetch ?? globalThis.fetch.bind(globalThis),
+      // An injected fetch sees every request as the client made it; the default streams LFS uploads.
+      fetch: opts.fetch ?? streamBlobUploads(globalThis.fetch.bind(globalThis)),
       logger: opts.logger,
       secrets: [this.#token],
     });

@@ -24,6 +24,8 @@ export class HubServerContext {
   readonly commits: Map<string, number> = new Map();
   /** Super-squashes answered 200 per `type:id`. */
   readonly squashes: Map<string, number> = new Map();
+  /** ETag of each multipart part received, per `oid:partNumber`, until its upload completes. */
+  readonly partEtags: Map<string, string> = new Map();
 
   constructor(
     readonly state: HubServerState,
@@ -31,6 +33,8 @@ export class HubServerContext {
     readonly pageSize: number,
     readonly lfsThreshold: number,
     faults: HubServerFaults,
+    /** Objects larger than this get the multipart transfer in parts of this size; undefined: basic only. */
+    readonly multipartChunkBytes?: number,
   ) {
     this.faults = faults;
   }

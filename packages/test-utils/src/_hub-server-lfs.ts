@@ -1,6 +1,7 @@
-// LFS endpoints of the local Hub-protocol test server: the batch API (`{repo}.git/info/lfs/objects/batch`,
-// basic transfer) and the storage PUT it points to, which keeps an object only when its bytes hash to
-// the declared oid and size, as real LFS storage does. The PUT faults (drop, truncate, corrupt) act here.
+// LFS endpoints of the local Hub-protocol test server: the batch API (`{repo}.git/info/lfs/objects/batch`;
+// basic transfer, or multipart (_hub-server-multipart) when the server has a part size and the client offers
+// it) and the storage PUT it points to, which keeps an object only when its bytes hash to the declared oid and
+// size, as real LFS storage does. The PUT faults (drop, truncate, corrupt) act here.
 import { createHash } from 'node:crypto';
 import { createWriteStream, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -8,6 +9,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { HubAuth, HubServerContext } from './_hub-server-context';
 import { readBody, send, sendError, sendRepoNotFound } from './_hub-server-http';
+import { multipartAction } from './_hub-server-multipart';
 import type { HubRepoRecord } from './hub-server-state';
 
 /** `POST [{type}s/]{id}.git/info/lfs/objects/batch` */
@@ -30,6 +32,8 @@ export async function handleBatch(
   if (body.operation !== 'upload') return sendError(res, 422, 'only the upload operation is implemented');
   if (!(body.transfers ?? ['basic']).includes('basic'))
     return sendError(res, 422, 'the basic transfer must be offered');
+  const chunk = ctx.multipartChunkBytes;
+  const multipart = chunk !== undefined && (body.transfers ?? []).includes('multipart');
   const objects = (body.objects ?? []).map((o) => {
     if (!/^[0-9a-f]{64}$/.test(o.oid) || !Number.isInteger(o.size) || o.size < 0) {
       return { oid: o.oid, size: o.size, error: { code: 422, message: 'invalid oid or size' } };
@@ -37,6 +41,10 @@ export async function handleBatch(
     const have = ctx.state.lfsMeta(o.oid);
     if (have && have.sha256 === o.oid && have.sizeBytes === o.size)
       return { oid: o.oid, size: o.size, authenticated: true };
+    if (multipart && o.size > chunk) {
+      const upload = multipartAction(base, o.oid, o.size, chunk);
+      return { oid: o.oid, size: o.size, authenticated: true, actions: { upload } };
+    }
     return {
       oid: o.oid,
       size: o.size,

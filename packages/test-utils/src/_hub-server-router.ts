@@ -5,6 +5,7 @@ import { handleCommit, handlePreupload } from './_hub-server-commit';
 import type { HubServerContext } from './_hub-server-context';
 import { readBody, sendError, sendJson } from './_hub-server-http';
 import { handleBatch, handlePut } from './_hub-server-lfs';
+import { handleComplete, handlePartPut } from './_hub-server-multipart';
 import { handleCreate, handleDelete, handleRepoInfo, handleWhoami } from './_hub-server-repos';
 import { handleResolve } from './_hub-server-resolve';
 import { handleSquash } from './_hub-server-squash';
@@ -24,6 +25,9 @@ export async function routeHubRequest(ctx: HubServerContext, req: IncomingMessag
   const method = req.method ?? 'GET';
 
   if (parts[0] === '__lfs' && parts[1] && method === 'PUT') return handlePut(ctx, req, res, parts[1]);
+  if (parts[0] === '__lfs-part' && parts[1] && parts[2] && method === 'PUT')
+    return handlePartPut(ctx, req, res, parts[1], parts[2]);
+  if (parts[0] === '__lfs-complete' && parts[1] && method === 'POST') return handleComplete(ctx, req, res, parts[1]);
   if (parts[0] === '__admin' && parts[1] === 'faults') {
     if (req.headers.authorization !== `Bearer ${ctx.token}`)
       return sendError(res, 401, 'Invalid credentials in Authorization header');

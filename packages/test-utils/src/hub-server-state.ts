@@ -156,6 +156,11 @@ export class HubServerState {
     return join(this.dir, 'tmp', `put-${randomBytes(8).toString('hex')}`);
   }
 
+  /** Where part `n` of a multipart upload of `oid` waits for the completion. */
+  partPath(oid: string, n: number): string {
+    return join(this.dir, 'tmp', `part-${oid}-${n}`);
+  }
+
   lfsMeta(oid: string): LfsObjectMeta | undefined {
     const metaFile = `${this.lfsPath(oid)}.json`;
     if (!existsSync(metaFile) || !existsSync(this.lfsPath(oid))) return undefined;

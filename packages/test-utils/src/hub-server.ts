@@ -1,6 +1,6 @@
 // A local Hub-protocol server: a real HTTP server on 127.0.0.1 that implements the calls the
-// @huggingface/hub client makes for repos, commits (preupload, LFS batch + basic PUT, NDJSON
-// commit), tree listings with paging, paths-info and resolve/raw downloads with Range and ETag.
+// @huggingface/hub client makes for repos, commits (preupload, LFS batch + basic PUT or multipart
+// parts, NDJSON commit), tree listings with paging, paths-info and resolve/raw downloads with Range and ETag.
 // Blobs live on disk. Fault switches make it answer like a bad day on the real Hub.
 // It imports nothing from vitest, so benches and child processes can start it too.
 // One module per endpoint family (_hub-server-repos, -tree, -resolve, -commit, -squash, -lfs),
@@ -37,6 +37,11 @@ export interface StartHubServerOptions {
   treePageSize?: number;
   /** Files at least this large are LFS (as are binary samples and usual weight extensions). @default 10485760 */
   lfsThresholdBytes?: number;
+  /**
+   * LFS objects larger than this are offered the multipart transfer (when the client offers it) in parts of
+   * this many bytes, the batch reply's `chunk_size`. @default undefined (the basic transfer only)
+   */
+  lfsMultipartChunkBytes?: number;
 }
 
 export interface HubServer {
@@ -86,6 +91,7 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     opts.treePageSize ?? 1000,
     opts.lfsThresholdBytes ?? 10 * 1024 * 1024,
     structuredClone(opts.faults ?? {}),
+    opts.lfsMultipartChunkBytes,
   );
   const requests: HubServerRequest[] = [];
   const errors: Error[] = [];
