@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cacheEntryRecord, isCacheKey } from './cache-entry-record';
 import { makeCacheKey } from './make-cache-key';
+import { TINY_GPT_KEY } from './_fixtures/tiny-gpt-key';
 
 describe('cacheEntryRecord', () => {
   it('flattens an entry and its provenance into snake_case, with null where a field was not recorded', () => {
@@ -49,14 +50,7 @@ describe('cacheEntryRecord', () => {
 
 describe('isCacheKey', () => {
   it('accepts what makeCacheKey makes and nothing else', () => {
-    const key = makeCacheKey({
-      base: 'soup/tiny-gpt',
-      maxLength: 128,
-      quantization: 'none',
-      loraR: 0,
-      gpuName: 'cpu',
-      gpuMemoryGb: 23,
-    });
+    const key = makeCacheKey(TINY_GPT_KEY);
     expect(isCacheKey(key)).toBe(true);
     for (const bad of ['', key.toUpperCase(), key.slice(1), `${key}0`, `${key.slice(1)}g`])
       expect(isCacheKey(bad)).toBe(false);
