@@ -1,67 +1,39 @@
-// What `soup train` and `soup run` share around supervise() (@soup/supervisor): the store they open, the memory
-// watch and the budget it holds the trainer to, the out-of-memory step-down, the options every session passes, and
-// the session's memory line and result, printed the same way.
-import { formatMicroBatch, nextMicroBatchSize } from '@soup/batch-probe';
-import { createTrainerOomJudge, createTreeMemoryReader, reachableMemory } from '@soup/cuda-probe';
-import { defaultStoreDir, openCheckpointStore, type CheckpointStore } from '@soup/hub-ckpt';
+// What `soup train` and `soup run` share around supervise() (@soup/supervisor): the store they open
+// (@soup/hub-ckpt), the memory watch and the out-of-memory step-down (@soup/plan), the options every session
+// passes, and the session's memory line and result, printed the same way.
+import { formatMicroBatch } from '@soup/batch-probe';
 import {
-  emptySessionResult,
-  maxMemoryBytesOf,
-  memoryReportOf,
-  microBatchFields,
-  resolveMemoryBudget,
-  type BudgetSource,
-  type MemoryWatchOptions,
-  type MicroSession,
-  type OomStepDown,
-  type ResolveMemoryBudgetOptions,
-  type SessionFacts,
-  type SessionMemory,
-  type SessionPeakReport,
-  type SessionResult,
-  type SuperviseEvent,
-  type SuperviseOptions,
-  type SuperviseOutcome,
+  openSessionStore as openStore,
+  type CheckpointStore,
+  type OpenSessionStoreOptions,
+  type SessionStore,
+} from '@soup/hub-ckpt';
+import { sessionMemoryWatch, type SessionMemoryWatch } from '@soup/plan';
+import type {
+  MicroSession,
+  SessionPeakReport,
+  SessionResult,
+  SuperviseEvent,
+  SuperviseOptions,
 } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import { explainRefusal } from './_refusal';
 import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
-import { parseBytes, parseDuration } from '@soup/config';
+import { parseDuration } from '@soup/config';
+
+export { stepDownOptions, type SessionMemoryWatch } from '@soup/plan';
+export { sessionResultOf as sessionResult } from '@soup/supervisor';
 
 /** The result `soup train` and `soup run` end with (`RUN_JSON {...}`, or --json): @soup/supervisor's one shape. */
 export type RunResult = SessionResult;
 
-/** The session's store: the one named (a flag or the config), else a directory beside the output folder. */
+/** The session's store (@soup/hub-ckpt's openSessionStore), its retry warnings said as the CLI says warnings. */
 export function openSessionStore(
   ctx: CommandContext,
-  p: {
-    repo: string | undefined;
-    output: string;
-    /** What messages call the repo. @default "--repo" */
-    flag?: string;
-    repoType?: 'model' | 'dataset';
-    private?: boolean;
-    endpoint?: string | null;
-    /** How a directory store's path is shown. @default as typed */
-    show?: (dir: string) => string;
-  },
-): { store: CheckpointStore; storeName: string; where: string } {
-  // The default store sits beside the output folder, not inside it: `rm -rf <output>` keeps the checkpoints.
-  const repo = p.repo ?? `file://${defaultStoreDir(p.output)}`;
-  const store = openCheckpointStore({
-    repo,
-    needsWrite: true,
-    env: ctx.env,
-    cwd: ctx.cwd,
-    warn: (line) => ctx.warn(line),
-    ...(p.flag !== undefined ? { flag: p.flag } : {}),
-    ...(p.repoType !== undefined ? { repoType: p.repoType } : {}),
-    ...(p.private !== undefined ? { private: p.private } : {}),
-    ...(p.endpoint !== undefined ? { endpoint: p.endpoint } : {}),
-  });
-  const where = store.kind === 'dir' ? (p.show ?? ((d) => d))(repo.replace(/^file:\/\//, '')) : store.description;
-  return { store, where, storeName: store.kind === 'dir' ? `directory ${where}` : store.description };
+  p: Omit<OpenSessionStoreOptions, 'env' | 'cwd' | 'warn'>,
+): SessionStore {
+  return openStore({ ...p, env: ctx.env, cwd: ctx.cwd, warn: (line) => ctx.warn(line) });
 }
 
 /** The options every session passes: where it runs, the store, when it started, how a refusal is explained. */
@@ -127,58 +99,9 @@ export function plainListeners(ctx: CommandContext): Pick<SuperviseOptions, 'onE
   };
 }
 
-/** With a global batch: the judge (@soup/cuda-probe), the next divisor of G / N (@soup/batch-probe) and the retries. */
-export function stepDownOptions(p: {
-  globalBatchSize: number;
-  worldSize: number;
-  maxOomRetries: number;
-  onOomStepDown: (s: OomStepDown) => void | Promise<void>;
-}): Partial<SuperviseOptions> {
-  const { globalBatchSize, worldSize } = p;
-  // A kernel OOM kill is judged on the kernel's evidence, read from each launch on.
-  const oom = createTrainerOomJudge();
-  return {
-    globalBatchSize,
-    worldSize,
-    maxOomRetries: p.maxOomRetries,
-    onTrainerLaunched: (pid) => oom.launched(pid),
-    judgeOutOfMemory: (exit) => oom.judge(exit),
-    nextMicroBatchSize: (m) => nextMicroBatchSize({ globalBatchSize, microBatchSize: m, worldSize }),
-    onOomStepDown: p.onOomStepDown,
-  };
-}
-
-/** The supervisor's memory watch over the trainer's tree, and the budget it is held to once that is known. */
-export interface SessionMemoryWatch {
-  watch: MemoryWatchOptions;
-  /** Sets the budget (given, else reachable, else the GPU's) and --max-memory inside it (`hint`: how to give one). */
-  hold(
-    p: Omit<ResolveMemoryBudgetOptions, 'reachableBytes'> & { maxMemory: string | undefined; hint: string },
-  ): Promise<void>;
-  /** The result's `memory` from the supervisor's reading. */
-  report(m: SessionMemory | null): SessionPeakReport | null;
-}
-
-/** The reading is @soup/cuda-probe's: sum of RSS on the CPU, nvidia-smi per process on CUDA. */
+/** The memory watch over the trainer's tree (@soup/plan's sessionMemoryWatch) on the session's device. */
 export function sessionMemory(ctx: CommandContext, device: { kind: 'cpu' | 'cuda'; id: number }): SessionMemoryWatch {
-  const reader = createTreeMemoryReader({ device: device.kind, deviceId: device.id, env: ctx.env });
-  const watch: MemoryWatchOptions = {
-    read: (pid) => reader.read(pid),
-    method: reader.method,
-    budgetBytes: null,
-    maxMemoryBytes: null,
-    formatBytes,
-  };
-  let source: BudgetSource | null = null;
-  return {
-    watch,
-    async hold(p) {
-      const b = await resolveMemoryBudget({ ...p, reachableBytes: () => reachableMemory().bytes });
-      watch.maxMemoryBytes = maxMemoryBytesOf(p.maxMemory, b.budgetBytes, p.hint, parseBytes);
-      [watch.budgetBytes, source] = [b.budgetBytes, b.source];
-    },
-    report: (m) => memoryReportOf(m, source),
-  };
+  return sessionMemoryWatch({ device, env: ctx.env });
 }
 
 /** The session summary's memory line. */
@@ -227,31 +150,6 @@ export function describeMicroBatch(
   if (last === undefined || (last.micro_batch_size === now.microBatchSize && last.grad_accum === now.accumulation))
     return text;
   return `${text} (was ${last.micro_batch_size} × ${last.grad_accum} last session)`;
-}
-
-/** The result's facts every session has (run, store, status, pushes, micro-batch, peak); a command adds its own. */
-export function sessionResult(
-  r: SuperviseOutcome & SessionFacts,
-  p: {
-    store: CheckpointStore;
-    status: RunResult['status'];
-    exitCode: number;
-    startedAtMs: number;
-    memory: SessionPeakReport | null;
-  },
-): RunResult {
-  return {
-    ...emptySessionResult({
-      run: r.run,
-      store: p.store.description,
-      status: p.status,
-      exit_code: p.exitCode,
-      elapsedMs: Date.now() - p.startedAtMs,
-    }),
-    pushed_steps: r.pushedSteps,
-    ...microBatchFields(r),
-    memory: p.memory,
-  };
 }
 
 /** Prints the result: `RUN_JSON {...}` among the human lines, or the object alone with --json. */

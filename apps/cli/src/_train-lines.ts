@@ -1,70 +1,21 @@
-// soup train's lines and RUN_JSON facts from its session: the trainer child's reports (`soup-train {json}` on
-// its stdout) and the supervisor's events, worded as soup train words them.
-import {
-  trackSession,
-  type SessionFacts,
-  type SessionPeakReport,
-  type SessionTrack,
-  type SuperviseEvent,
-  type SuperviseOutcome,
-} from '@soup/supervisor';
-import type { SegmentPlan, StoreError } from '@soup/hub-ckpt';
+// soup train's lines from its session: the trainer child's reports (`soup-train {json}` on its stdout) and the
+// supervisor's events, worded as soup train words them; their facts go into @soup/plan's TrainFacts.
+import { trackSession, type SuperviseEvent } from '@soup/supervisor';
 import { join } from 'node:path';
 import type { CommandContext } from './_context';
-import type { PreparedRun } from '@soup/plan';
-import { REPORT_PREFIX, type TrainReport } from './_train-job';
+import { applyTrainReport, emptyTrainFacts, type TrainFacts } from '@soup/plan';
+import { REPORT_PREFIX, type TrainReport } from '@soup/onnx-train';
 import { formatDuration, type Progress } from './progress';
 import type { SoupConfig } from '@soup/config';
 
-/** What the session did, for soup train's closing lines and RUN_JSON (the supervisor's events fill SessionTrack). */
-export interface TrainSession extends SessionTrack {
-  /** The supervisor's outcome; null when the push of final/ failed on an unreachable store (`finalError`). */
-  r: (SuperviseOutcome & SessionFacts) | null;
-  /** The store could not be reached for final/ (after the retries), the run trained to its horizon. */
-  finalError: StoreError | null;
-  prepared: PreparedRun | null;
-  plan: SegmentPlan | null;
-  startStep: number;
-  /** The newest step the child completed (startStep when none). */
-  lastStep: number;
-  tokensConsumed: number;
-  initialLoss: number | null;
-  lastLoss: number | null;
-  valLoss: number | null;
-  stepsRun: number;
-  trainMs: number;
-  memory: SessionPeakReport | null;
-  /** Time from launch to the child's first report (its start-up, ready to train), ms; null when it never got there. */
-  startupMs: number | null;
+/** What the session did (@soup/plan's TrainFacts), and the progress bar its lines go through. */
+export interface TrainSession extends TrainFacts {
   bar: Progress | null;
-  /** The trainer exited 0 at the horizon, no stop seen (final/ is pushed next). */
-  atHorizon: boolean;
 }
 
 /** A session before anything happened. */
 export function emptySession(): TrainSession {
-  return {
-    r: null,
-    finalError: null,
-    pushed: [],
-    prepared: null,
-    plan: null,
-    startStep: 0,
-    lastStep: 0,
-    savedStep: null,
-    tokensConsumed: 0,
-    initialLoss: null,
-    lastLoss: null,
-    valLoss: null,
-    stepsRun: 0,
-    trainMs: 0,
-    ended: null,
-    unpushed: [],
-    memory: null,
-    startupMs: null,
-    bar: null,
-    atHorizon: false,
-  };
+  return { ...emptyTrainFacts(), bar: null };
 }
 
 /** What the listeners need to know of the run. */
@@ -96,24 +47,16 @@ export function trainListeners(
   const warn = (line: string): void => (s.bar ? s.bar.log(`warning: ${line}`) : ctx.warn(line));
 
   const onReport = (r: TrainReport): void => {
-    if (r.event === 'ready') {
-      if (launchedAt !== null && s.startupMs === null) s.startupMs = Date.now() - launchedAt;
-    } else if (r.event === 'begin') {
+    applyTrainReport(s, r, launchedAt);
+    if (r.event === 'ready' || r.event === 'begin') {
       // the supervisor reads the step from the line itself
     } else if (r.event === 'step') {
-      s.stepsRun += 1;
-      s.trainMs += r.ms;
-      s.lastStep = r.step;
-      s.tokensConsumed = r.tokensConsumed;
-      s.initialLoss ??= r.loss;
-      s.lastLoss = r.loss;
       const G = r.microBatchSize * r.accumulation;
       s.bar?.update(
         r.step,
         `loss ${r.loss.toFixed(3)}  lr ${r.lr.toExponential(1)}  micro ${r.microBatchSize} × ${r.accumulation} = ${G}`,
       );
     } else if (r.event === 'validation') {
-      s.valLoss = r.loss;
       ctx.say(`validation loss ${r.loss.toFixed(4)} over ${r.windows} sequences`);
     } else if (r.event === 'validation-oom') {
       warn(

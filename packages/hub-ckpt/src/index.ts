@@ -91,3 +91,4 @@ export {
   defaultStoreDir,
   type OpenCheckpointStoreOptions,
 } from './open-checkpoint-store';
+export { openSessionStore, type OpenSessionStoreOptions, type SessionStore } from './open-session-store';

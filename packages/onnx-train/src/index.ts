@@ -98,3 +98,12 @@ export {
   type BudgetMeasurement,
 } from './plan-budget-tier';
 export { gpt2Config, gpt2GenerationConfig, GPT2_LAYER_NORM_EPSILON, type Gpt2Config } from './gpt2-config';
+export { runTrainChild, type TrainChildOptions } from './run-train-child';
+export {
+  readTrainJob,
+  REPORT_PREFIX,
+  type TrainJob,
+  type TrainReport,
+  type TrainSessionRecord,
+} from './train-job';
+export { microBatchesOf, validate } from './validate-micro-batches';

@@ -67,3 +67,19 @@ export {
 export { planRun, type PlanRun, type PlanRunOptions, type PlanReport } from './plan-run';
 export { trainerOptionsOf, readResumedState } from './trainer-options';
 export { SoupPlanError, BudgetUnmeasuredError, type SoupPlanErrorCode } from './errors';
+export { emptyTrainFacts, applyTrainReport, resumeTrainFacts, type TrainFacts } from './train-facts';
+export { trainJobOf, type TrainJobOfOptions } from './train-job-of';
+export { trainResultOf, completedTrainResult } from './train-result';
+export {
+  trainSuperviseOptions,
+  trainPathsOf,
+  type TrainPaths,
+  type TrainSuperviseOptionsOptions,
+  type TrainSuperviseSettings,
+} from './train-supervise-options';
+export { stepDownOptions } from './step-down-options';
+export { sessionMemoryWatch, type SessionMemoryWatch, type MemoryHoldOptions } from './session-memory-watch';
+export { trainBudgetHold } from './train-budget-hold';
+export { trainRunFingerprint } from './train-run-fingerprint';
+export { ownOffloadScratch, removeEmptyScratch } from './offload-scratch';
+export { superviseTrain, type SuperviseTrainOptions } from './supervise-train';

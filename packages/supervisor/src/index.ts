@@ -75,3 +75,4 @@ export { readMicroSessions, previousMicroBatch, type MicroSession } from './micr
 export { resolveStopSignal } from './session-end';
 export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './describe-refusal';
 export { trackSession, endReasonOf, type SessionTrack, type EndReason } from './track-session';
+export { sessionResultOf } from './session-result-of';

@@ -18,6 +18,9 @@ import {
 } from '../_options';
 import { type DeviceSpec, deviceArg, durationArg, intAtLeast } from '../_parse';
 
+/** Default of `--max-oom-retries`. */
+export const MAX_OOM_RETRIES = 3;
+
 export interface TrainOptions extends StoreOptions, SearchOptions, SessionMemoryOptions {
   /** @default 'soup.yaml' */
   config: string;

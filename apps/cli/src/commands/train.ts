@@ -1,33 +1,33 @@
-import { formatMicroBatch } from '@soup/batch-probe';
-import type { CheckpointStore } from '@soup/hub-ckpt';
-import { emptySessionResult, secondsOf, type SessionFacts, type SuperviseOutcome } from '@soup/supervisor';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { CommandContext } from '../_context';
-import { assertTrainable, offloadChoicesOf } from '@soup/plan';
+import {
+  assertTrainable,
+  completedTrainResult,
+  ownOffloadScratch,
+  removeEmptyScratch,
+  trainPathsOf,
+  trainResultOf,
+  trainRunFingerprint,
+} from '@soup/plan';
 import {
   describeRunPeak,
   describeTuning,
   openSessionStore,
   printResult,
   resolveTimeLimitMs,
-  sessionResult,
   type RunResult,
 } from '../_session';
 import { showLossPlot } from '../_show-plot';
-import type { TrainSession } from '../_train-lines';
-import { trainSession } from '../_train-session';
+import { trainSession, type TrainSession } from '../_train-session';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
-import { loadConfig, runFingerprint, type SoupConfig } from '@soup/config';
-import type { LossPoint } from '@soup/loss-plot';
+import { loadConfig, type SoupConfig } from '@soup/config';
+import { readLossHistory } from '@soup/loss-plot';
 import type { TrainOptions } from './train.options';
 
 /** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */
 export type RunJson = RunResult;
-
-const sha256File = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
 
 /** `soup train`: trains the config's model in segments under supervise(), pushing checkpoints as it goes. */
 export async function run(opts: TrainOptions, ctx: CommandContext): Promise<number | void> {
@@ -56,9 +56,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   for (const w of [...loaded.warnings, ...offloadWarnings])
     ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
   // Disk offload's scratch folder: removed at the end when this run created it (each step deletes its files).
-  // (with activation_offloading: auto, the disk candidate's folder, which tuning may create)
-  const scratchDir = offloadChoicesOf(config, ctx.cwd).find((o) => o?.saveDir)?.saveDir ?? null;
-  const ownScratch = scratchDir !== null && !existsSync(scratchDir) ? scratchDir : null;
+  const ownScratch = ownOffloadScratch(config, ctx.cwd);
 
   const horizon = config.training.steps;
   const pushEvery = opts.pushEverySteps ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
@@ -75,9 +73,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
     show: showPath,
   });
 
-  const trainSha256 = sha256File(config.data.trainPath);
-  const valSha256 = config.data.valPath ? sha256File(config.data.valPath) : null;
-  const { run: runId, identity } = runFingerprint({ config, trainSha256, valSha256 });
+  const { run: runId, identity } = trainRunFingerprint(config);
   ctx.say(
     `run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? '' : 's'}, checkpoints every ${pushEvery} to ` +
       `${storeName}`,
@@ -106,8 +102,8 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
       showPath,
     });
   } finally {
-    removeEmptyDir(ownScratch);
-    rmSync(join(config.output, '.soup-train-job.json'), { force: true });
+    removeEmptyScratch(ownScratch);
+    rmSync(trainPathsOf(config.output).jobPath, { force: true });
   }
   const { r } = t;
   if (r === null) {
@@ -119,7 +115,8 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
       final: true,
     });
   }
-  if (r.outcome === 'complete' && !r.launched) return alreadyComplete(ctx, { r, store, config, runId, horizon, t0 });
+  if (r.outcome === 'complete' && !r.launched)
+    return alreadyComplete(ctx, { step: r.step, pathInRepo: r.pathInRepo, store, config, runId, startedAtMs: t0 });
   if (r.outcome === 'trainer-failed') {
     t.bar?.fail();
     ctx.stderr.write(`${r.message}\n`);
@@ -160,7 +157,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
     ctx.say(`pushed final/, verified, latest.json → final (terminal) at step ${r.step}`);
   }
   const exitCode = segment ? EXIT_CODES.segmentSaved : EXIT_CODES.ok;
-  const json = resultOf({ t, r, config, store, t0, exitCode });
+  const json = trainResultOf({ facts: t, r, config, store, startedAtMs: t0, exitCode });
   if (t.memory !== null) ctx.say(`${describeRunPeak(t.memory)}${describeTuning(t.memory)}`);
   if (finalPushed)
     ctx.say(
@@ -168,9 +165,9 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
         `transformers' GPT-2)`,
     );
   showLossPlot(ctx, {
-    history: historyOf(
+    history: readLossHistory(
       finalPushed ? join(config.output, 'final') : join(config.output, 'checkpoints', `checkpoint-${t.lastStep}`),
-    ),
+    ).history,
     horizon,
     title: `${config.base}: training loss`,
     ...(opts.plot !== undefined ? { plotPath: opts.plot } : {}),
@@ -180,131 +177,14 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   return exitCode;
 }
 
-/** RUN_JSON of a session that trained (or ended before its first step). */
-function resultOf(p: {
-  t: TrainSession;
-  r: SuperviseOutcome & SessionFacts;
-  config: SoupConfig;
-  store: CheckpointStore;
-  t0: number;
-  exitCode: number;
-}): RunJson {
-  const { t, r, config, store, t0, exitCode } = p;
-  const horizon = config.training.steps;
-  const pushed = r.pushedSteps;
-  const prepared = t.prepared;
-  const segment = r.outcome !== 'complete';
-  const batchSize = config.training.batchSize;
-  const tokensPerStep = batchSize * config.data.maxLength;
-  const m = r.microBatchSize ?? prepared?.microBatchSize ?? batchSize;
-  const ended =
-    t.ended ?? (r.outcome === 'not-launched' ? { reason: 'abort' as const, afterMs: Date.now() - t0 } : null);
-  return {
-    ...sessionResult(r, {
-      store,
-      status: segment ? 'segment' : 'finished',
-      exitCode,
-      startedAtMs: t0,
-      memory: t.memory,
-    }),
-    start_step: t.startStep,
-    final_step: t.lastStep,
-    horizon,
-    segment_stop: segment,
-    session_end:
-      ended !== null
-        ? {
-            reason: ended.reason,
-            after_s: secondsOf(ended.afterMs),
-            // The step the session end saved and pushed (null: it was a boundary, pushed already, or none ran).
-            saved_step:
-              t.lastStep > t.startStep &&
-              !(t.plan?.pushSteps.includes(t.lastStep) ?? false) &&
-              pushed.includes(t.lastStep)
-                ? t.lastStep
-                : null,
-          }
-        : segment
-          ? {
-              reason: 'stop-after-steps',
-              after_s: secondsOf(Date.now() - t0),
-              saved_step: pushed.includes(t.lastStep) ? t.lastStep : null,
-            }
-          : null,
-    final_pushed: !segment,
-    batch_size: batchSize,
-    batch_source: prepared?.batchSource ?? null,
-    tokens_per_step: tokensPerStep,
-    tokens_consumed: t.tokensConsumed,
-    initial_loss: t.initialLoss,
-    final_loss: t.lastLoss,
-    val_loss: t.valLoss,
-    val_skipped: segment,
-    micro_batch_size: m,
-    grad_accum: batchSize / m,
-    micro_batch: formatMicroBatch({ microBatchSize: m, accumulation: batchSize / m }),
-    oom_step_downs: r.oomStepDowns,
-    grad_ckpt: prepared?.tier.granularity ?? false,
-    offload: prepared?.offload?.target ?? null,
-    peak_rss_mb: t.memory?.peak_bytes != null ? Math.round((t.memory.peak_bytes / 2 ** 20) * 10) / 10 : null,
-    train_s: secondsOf(t.trainMs),
-    tokens_per_s:
-      t.stepsRun > 0 && t.trainMs > 0 ? Math.round((t.stepsRun * tokensPerStep) / (t.trainMs / 1000)) : null,
-  };
-}
-
 /** The store already holds this run's final/: nothing to do, and the result says what it holds. */
 async function alreadyComplete(
   ctx: CommandContext,
-  p: { r: SuperviseOutcome; store: CheckpointStore; config: SoupConfig; runId: string; horizon: number; t0: number },
+  p: Omit<Parameters<typeof completedTrainResult>[0], 'exitCode'>,
 ): Promise<number> {
-  const { store, config } = p;
-  const step = p.r.outcome === 'complete' ? p.r.step : 0;
-  const pathInRepo = p.r.outcome === 'complete' ? p.r.pathInRepo : 'final';
-  const state = await store.readFile({ path: `${pathInRepo}/trainer_state.json` });
-  const record = await store.readFile({ path: `${pathInRepo}/soup_run.json` });
-  const s = state ? (JSON.parse(new TextDecoder().decode(state)) as Record<string, unknown>) : {};
-  const r = record ? (JSON.parse(new TextDecoder().decode(record)) as Record<string, unknown>) : {};
-  ctx.say(`run ${p.runId} is already complete: ${pathInRepo}/ holds step ${step}; nothing to do`);
-  const json: RunJson = {
-    ...emptySessionResult({
-      run: p.runId,
-      store: store.description,
-      status: 'complete',
-      exit_code: EXIT_CODES.ok,
-      elapsedMs: Date.now() - p.t0,
-    }),
-    start_step: step,
-    final_step: step,
-    horizon: p.horizon,
-    tokens_consumed: Number(s.tokens_consumed ?? 0),
-    final_loss: typeof s.last_loss === 'number' ? s.last_loss : null,
-    val_loss: typeof r.val_loss === 'number' ? r.val_loss : null,
-    val_skipped: false,
-    peak_rss_mb: null,
-    batch_size: Number(r.batch_size ?? 0),
-    micro_batch_size: Number(r.micro_batch_size ?? r.batch_size ?? 0),
-    grad_accum: Number(r.grad_accum ?? 1),
-    micro_batch: String(r.micro_batch ?? ''),
-    oom_step_downs: [],
-    batch_source: 'checkpoint',
-    grad_ckpt: (r.grad_ckpt as string | false | undefined) ?? false,
-    // auto: not known without measuring
-    offload: config.training.activationOffloading === 'auto' ? null : config.training.activationOffloading,
-    tokens_per_step: Number(r.batch_size ?? 0) * config.data.maxLength,
-  };
-  printResult(ctx, json);
+  ctx.say(`run ${p.runId} is already complete: ${p.pathInRepo}/ holds step ${p.step}; nothing to do`);
+  printResult(ctx, await completedTrainResult({ ...p, exitCode: EXIT_CODES.ok }));
   return EXIT_CODES.ok;
-}
-
-/** The loss history a checkpoint's trainer_state.json holds (none when it cannot be read). */
-function historyOf(dir: string): LossPoint[] {
-  try {
-    const json = JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')) as { log_history?: unknown };
-    return Array.isArray(json.log_history) ? (json.log_history as LossPoint[]) : [];
-  } catch {
-    return [];
-  }
 }
 
 /**
@@ -343,14 +223,4 @@ function endUnpushed(
     exit_code: code,
   });
   return code;
-}
-
-/** Removes the offload scratch folder if it is empty (each step deletes its own files). */
-function removeEmptyDir(dir: string | null): void {
-  if (dir === null) return;
-  try {
-    rmdirSync(dir);
-  } catch {
-    // not empty (someone else's files) or already gone: leave it
-  }
 }

@@ -1,8 +1,19 @@
-// What `soup train` hands its trainer child (train-child.ts): the run made concrete for this device, in a
+// What a supervisor hands the trainer child (run-train-child.ts): the run made concrete for this device, in a
 // JSON file the child reads at each launch, and the lines the child reports back on its stdout.
 import { readFileSync } from 'node:fs';
-import type { TrainerOptions } from '@soup/onnx-train';
-import type { MicroSession, OomStepDown } from '@soup/supervisor';
+import type { TrainerOptions } from './trainer-types';
+
+/** One session as the checkpoint's record keeps it (the shape of @soup/supervisor's `MicroSession`). */
+export interface TrainSessionRecord {
+  /** The first step this session trained (1-based). */
+  start_step: number;
+  micro_batch_size: number;
+  grad_accum: number;
+  /** Where m came from: config, static, cache, probe. */
+  source: string;
+  /** The session's out-of-memory step-downs, as the supervisor recorded them. */
+  oom_step_downs: unknown[];
+}
 
 /** The job file: everything but m and the checkpoint to resume from (the supervisor's placeholders). */
 export interface TrainJob {
@@ -17,8 +28,8 @@ export interface TrainJob {
   /** soup_run.json's fields that do not depend on m. */
   record: Record<string, unknown>;
   /** The sessions before this one (from the resumed checkpoint), and this one's start and step-downs. */
-  sessionsBefore: MicroSession[];
-  session: { start_step: number; source: string; oom_step_downs: OomStepDown[] };
+  sessionsBefore: TrainSessionRecord[];
+  session: Omit<TrainSessionRecord, 'micro_batch_size' | 'grad_accum'>;
 }
 
 /** The prefix of a line the child reports (`soup-train {json}`); anything else is the child's own output. */

@@ -1,10 +1,6 @@
-// soup train's validation at the micro-batch: batches cut into pieces of at most m sequences, and an
+// The trainer child's validation at the micro-batch: batches cut into pieces of at most m sequences, and an
 // allocation failure answered as "validation loss unknown" (the trained weights are kept).
-import type { TrainBatch } from '@soup/onnx-train';
-import { stepOomLine } from '@soup/cuda-probe';
-
-/** Default of `--max-oom-retries`. */
-export const MAX_OOM_RETRIES = 3;
+import type { TrainBatch } from './make-synthetic-batch';
 
 /**
  * The validation batches cut into micro-batches of at most m sequences (the last piece of a batch
@@ -33,10 +29,12 @@ export function microBatchesOf(batches: readonly TrainBatch[], m: number): Train
 /**
  * Mean validation loss over `batches` (weighted by sequences). An allocation failure is answered
  * with what failed, not thrown: the run's training is done, and its weights are worth keeping.
+ * `oomLine` judges an error: its out-of-memory line, else null (the judge is the caller's).
  */
 export async function validate(
   trainer: { trainStep: { evaluate(b: TrainBatch): Promise<number> } },
   batches: readonly TrainBatch[],
+  oomLine: (err: unknown) => string | null,
 ): Promise<{ loss: number; windows: number } | { oom: string; batchSize: number }> {
   let weighted = 0;
   let windows = 0;
@@ -45,7 +43,7 @@ export async function validate(
     try {
       loss = await trainer.trainStep.evaluate(b);
     } catch (err) {
-      const line = stepOomLine(err);
+      const line = oomLine(err);
       if (line === null) throw err;
       return { oom: line, batchSize: b.batchSize };
     }

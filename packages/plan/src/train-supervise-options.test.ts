@@ -1,0 +1,66 @@
+import { validateConfig } from '@soup/config';
+import { describe, expect, it } from 'vitest';
+import { trainPathsOf, trainSuperviseOptions } from './train-supervise-options';
+
+const text = `base: soup/tiny-gpt
+data:
+  train: data/train.txt
+  max_length: 16
+training:
+  steps: 12
+  batch_size: 8
+output: out
+hub:
+  keep_local: 0
+`;
+
+describe("supervise()'s options for soup's own trainer", () => {
+  const { config } = validateConfig({ text, file: '/proj/soup.yaml' });
+  if (!config) throw new Error('expected a valid config');
+  const base = {
+    config,
+    childPath: '/cli/dist/train-child.js',
+    runId: 'soup-0123',
+    timeLimitMs: null,
+    leaseTtlMs: 600_000,
+    squashHistory: false,
+    resume: 'auto' as const,
+  };
+
+  it("launches the child with the job and the supervisor's placeholders, in the config's output folder", () => {
+    const paths = trainPathsOf(config.output);
+    expect(paths).toEqual({
+      ckptRoot: `${config.output}/checkpoints`,
+      finalDir: `${config.output}/final`,
+      jobPath: `${config.output}/.soup-train-job.json`,
+    });
+    const o = trainSuperviseOptions({ ...base, keepRemote: 3 });
+    expect(o.argv).toEqual([
+      process.execPath,
+      '/cli/dist/train-child.js',
+      paths.jobPath,
+      '--output-dir',
+      '{output_dir}',
+      '--micro-batch-size',
+      '{micro_batch_size}',
+      '--resume-from',
+      '{resume_from}',
+    ]);
+    expect(o).toMatchObject({
+      outputDir: paths.ckptRoot,
+      finalDir: paths.finalDir,
+      horizon: 12,
+      completeFile: 'trainer_state.json',
+      settleMs: 0,
+      pushEach: true,
+      stopSignal: 'SIGTERM',
+      keepRemote: 3,
+    });
+  });
+
+  it('keeps at least the newest checkpoint locally (a step-down resumes from it), every remote one for null', () => {
+    const o = trainSuperviseOptions({ ...base, keepRemote: null });
+    expect(o.keepLocal).toBe(1);
+    expect(o.keepRemote).toBe(Number.MAX_SAFE_INTEGER);
+  });
+});
