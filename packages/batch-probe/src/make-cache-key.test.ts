@@ -2,15 +2,9 @@ import { createHash } from 'node:crypto';
 import { expect, test } from 'vitest';
 import { InvalidBatchOptionError } from './errors';
 import { makeCacheKey, type CacheKeyFields } from './make-cache-key';
+import { TINY_GPT_KEY } from './_fixtures/tiny-gpt-key';
 
-const vector: CacheKeyFields = {
-  base: 'soup/tiny-gpt',
-  maxLength: 128,
-  quantization: 'none',
-  loraR: 0,
-  gpuName: 'cpu',
-  gpuMemoryGb: 23,
-};
+const vector: CacheKeyFields = { ...TINY_GPT_KEY };
 
 test('the ARCHITECTURE.md test vector', () => {
   expect(makeCacheKey(vector)).toBe('dcaa220005fb718e145b37b330901237');

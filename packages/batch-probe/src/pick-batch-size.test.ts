@@ -7,15 +7,9 @@ import { loadCache } from './load-cache';
 import { makeCacheKey, type CacheKeyFields } from './make-cache-key';
 import { pickBatchSize, type PickBatchSizeOptions } from './pick-batch-size';
 import type { ProbeFn } from './types';
+import { TINY_GPT_KEY } from './_fixtures/tiny-gpt-key';
 
-const fields: CacheKeyFields = {
-  base: 'soup/tiny-gpt',
-  maxLength: 128,
-  quantization: 'none',
-  loraR: 0,
-  gpuName: 'cpu',
-  gpuMemoryGb: 23,
-};
+const fields: CacheKeyFields = { ...TINY_GPT_KEY };
 
 function setup() {
   const root = useTempDir('soup-bp-pick-');

@@ -10,6 +10,7 @@ import { lookupCacheEntry } from './lookup-cache-entry';
 import { makeCacheKey } from './make-cache-key';
 import { pickBatchSize } from './pick-batch-size';
 import type { ProbeFn } from './types';
+import { TINY_GPT_KEY } from './_fixtures/tiny-gpt-key';
 
 // Runs the Python original's own cache functions against the files soup writes (and the
 // reverse). The reference lives beside the clone, relative to the repo root: <root>/../shared/reference
@@ -47,14 +48,7 @@ describe.skipIf(why !== null)('the batch cache with the Python original', () => 
     const path = join(root, '.soup', 'batch_cache.json');
     const env = { HOME: root, SOUP_BATCH_CACHE_PATH: path };
     const loc = { homeDir: root, cwd: root, tmpDir: root, env: { SOUP_BATCH_CACHE_PATH: path } };
-    const fields = {
-      base: 'soup/tiny-gpt',
-      maxLength: 128,
-      quantization: 'none',
-      loraR: 0,
-      gpuName: 'cpu',
-      gpuMemoryGb: 23,
-    };
+    const fields = { ...TINY_GPT_KEY };
     const probe: ProbeFn = async (b) => ({
       fits: b <= 13,
       peakBytes: b * 10,
