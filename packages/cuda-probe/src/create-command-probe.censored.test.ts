@@ -25,7 +25,7 @@ describe('[slow] censored trials (real children, real RSS budget)', { timeout: 3
   ]) {
     it(
       `${c.name} memory: a trial stopped at the budget is censored; predictive finds bisection's edge ` +
-        `in no more trials (at most 5)`,
+        `in no more trials (at most 6)`,
       async () => {
         const probe = createCommandProbe({
           command: [process.execPath, nodeTrainer, '{batch_size}'],
@@ -41,7 +41,10 @@ describe('[slow] censored trials (real children, real RSS budget)', { timeout: 3
         expect(predictive.bound, seq).toBe('exact');
         expect(Math.abs(predictive.batchSize - bisection.batchSize), seq).toBeLessThanOrEqual(1);
         expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(
-          Math.min(5, bisection.trials.length),
+          // A real child's sampled peak carries noise: the fourth trial lands on the edge or a size off it, and a
+          // size off costs one more trial to put a fit next to a failure (4+ 8+ 24+ 50+ 52- 51+). Five at every
+          // edge is the noiseless fake's bound (batch-probe's predict tests), as six is the torch twin's here.
+          Math.min(6, bisection.trials.length),
         );
       },
     );
