@@ -8,12 +8,12 @@ import {
   probeGlobalBatch,
   type ProbedBatch,
   runGlobalBatch,
+  stepDownOptions,
   trialCommand,
 } from '@soup/plan';
 import type { OomStepDown, SuperviseOptions } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import type { GlobalBatchOptions } from './_options';
-import { stepDownOptions } from './_session';
 import { UsageError } from './errors';
 
 /** The supervisor options for `--global-batch-size`, and what RUN_JSON says about them. */

@@ -22,9 +22,6 @@ import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
 import { parseDuration } from '@soup/config';
 
-export { stepDownOptions, type SessionMemoryWatch } from '@soup/plan';
-export { sessionResultOf as sessionResult } from '@soup/supervisor';
-
 /** The result `soup train` and `soup run` end with (`RUN_JSON {...}`, or --json): @soup/supervisor's one shape. */
 export type RunResult = SessionResult;
 

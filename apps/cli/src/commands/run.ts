@@ -1,6 +1,6 @@
 import { deviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
-import { resolveStopSignal, secondsOf, segmentReasonOf, supervise } from '@soup/supervisor';
+import { resolveStopSignal, secondsOf, segmentReasonOf, sessionResultOf, supervise } from '@soup/supervisor';
 import { resolve } from 'node:path';
 import { type ProbedBatch, resolveTrainerBatch, type TrainerMicro, trialCommand, tuneTrainerBatch } from '@soup/plan';
 import { planIo } from '../_batch-lines';
@@ -14,7 +14,6 @@ import {
   printResult,
   sessionMemory,
   sessionOptions,
-  sessionResult,
   type RunResult,
 } from '../_session';
 import { parseTries, tuneExec } from '../_tune-exec';
@@ -107,7 +106,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
   const memory = mem.report(r.memory);
   if (r.memory !== null) ctx.say(describeRunPeak(memory)); // null: no trainer was launched
   const result = (status: RunResult['status'], exitCode: number, extra: Partial<RunResult>): RunResult => ({
-    ...sessionResult(r, { store, status, exitCode, startedAtMs: t0, memory }),
+    ...sessionResultOf(r, { store, status, exitCode, startedAtMs: t0, memory }),
     start_step: r.startStep ?? 0,
     batch_size: r.batchSize,
     batch_source: r.batchSource,
