@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { publicPackages, repoRoot } from './_workspace';
@@ -21,5 +22,17 @@ describe.each(publicPackages().map((p) => [p.name, p] as const))('%s metadata', 
       { cwd: repoRoot },
     );
     expect(r.code, describeRun('attw', r)).toBe(0);
+  }, 120_000);
+
+  // npm puts a LICENSE at a package's root into its tarball whatever `files` says; the text must be the one the
+  // `license` field names, or a user who vendors the tarball ships code without its terms.
+  test('the tarball ships the license its package.json names', async () => {
+    const r = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: pkg.dir });
+    expect(r.code, describeRun('npm pack --dry-run', r)).toBe(0);
+    const [packed] = JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>;
+    expect(packed.files.map((f) => f.path)).toContain('LICENSE');
+    const declared = (JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')) as { license?: string }).license;
+    expect(declared).toBe('Apache-2.0');
+    expect(readFileSync(join(pkg.dir, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);
   }, 120_000);
 });
