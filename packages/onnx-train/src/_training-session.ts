@@ -13,8 +13,9 @@ export const DISABLE_CSE = {
 } as const;
 
 const CUDA_HINT =
-  'the CUDA execution provider is not installed in this onnxruntime-node: reinstall it with ' +
-  '`npm install onnxruntime-node --onnxruntime-node-install=cuda12` (needs CUDA 12 and cuDNN 9), ' +
+  'the CUDA execution provider is not installed in this onnxruntime-node: fetch it with its install script, ' +
+  '`ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install` (needs CUDA 12 and ' +
+  'cuDNN 9), ' +
   "or use executionProvider: 'cpu'";
 
 /** Session options for a training graph (shared by `TrainStep` and probes). */

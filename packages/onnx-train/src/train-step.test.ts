@@ -165,10 +165,12 @@ describe('TrainStep', () => {
 
   const bindingDir = dirname(createRequire(import.meta.url).resolve('onnxruntime-node/package.json'));
   const cudaInstalled = existsSync(join(bindingDir, 'bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so'));
-  it.skipIf(cudaInstalled)('names the reinstall flag when the CUDA provider is missing', async () => {
+  it.skipIf(cudaInstalled)('names the install command when the CUDA provider is missing', async () => {
     const err = await TrainStep.create({ spec, executionProvider: 'cuda', deviceId: 0 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ExecutionProviderError);
     expect((err as ExecutionProviderError).code).toBe('SOUP_ONNX_TRAIN_EP_UNAVAILABLE');
-    expect((err as Error).message).toContain('--onnxruntime-node-install=cuda12');
+    expect((err as Error).message).toContain(
+      'ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install',
+    );
   });
 });
