@@ -45,7 +45,7 @@ function surfaces(err: unknown): string {
 }
 
 describe('HubStore against the Hub-protocol server, through @huggingface/hub', () => {
-  it('verifies LFS files by oid and small files by git blob id, from the tree listing, without downloading them', async () => {
+  it('verifies LFS files by oid and small files by git blob id from the tree listing, downloading none', async () => {
     const t = await makeTestStore('hub');
     const ck = writeCheckpoint({ root: t.work, step: 10, run: RUN, sizes: { modelBytes: 2_000_000 } });
     const res = await pushCheckpoint({ store: t.store, step: 10, dir: ck.dir, run: RUN });

@@ -9,7 +9,10 @@ export interface StoreEntry {
    * (the LFS oid on the Hub). Absent for small regular files and for directory stores.
    */
   sha256?: string;
-  /** git blob id (sha1 of `blob <size>\0` + bytes) of a regular, non-LFS file when the store lists it (the Hub's `oid`). */
+  /**
+   * git blob id (sha1 of `blob <size>\0` + bytes) of a regular, non-LFS file when the store lists it (the Hub's
+   * `oid`).
+   */
   gitOid?: string;
 }
 
