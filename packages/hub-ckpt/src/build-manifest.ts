@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { InvalidCheckpointOptionError } from './errors';
-import { hashFile, isDirectory, sha256Hex, walkFiles } from './_fs';
+import { isDirectory, sha256Hex, walkFiles } from './_fs';
+import { hashFileMemo } from './_hash-memo';
 import { MANIFEST_NAME } from './_layout';
 import { assertSafeName } from './_paths';
 import type { Manifest } from './types';
@@ -49,7 +50,10 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
   for (const { name, realPath: localPath } of walked) {
     assertSafeName(name);
     const before = (await stat(localPath)).size;
-    const { sha256, sizeBytes, gitSha1 } = await hashFile(localPath, before < GIT_BLOB_MAX_BYTES ? before : undefined);
+    const { sha256, sizeBytes, gitSha1 } = await hashFileMemo(
+      localPath,
+      before < GIT_BLOB_MAX_BYTES ? before : undefined,
+    );
     if (sizeBytes !== before) {
       throw new InvalidCheckpointOptionError(
         `${localPath} changed size while being hashed: push a checkpoint only once the trainer finished writing it.`,
