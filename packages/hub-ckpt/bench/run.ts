@@ -20,6 +20,7 @@ import {
   type CrashPointResult,
 } from './_crash';
 import { measureTransferRss } from './_rss';
+import { measureSmallFileVerify } from './_small-files';
 
 const json = process.argv.includes('--json');
 const largeFlag = process.argv.indexOf('--large-mib');
@@ -134,7 +135,16 @@ try {
       `pull +${rss.pull.overBaselineMiB} MiB RSS (${rss.pull.ms} ms)`,
   );
 
+  const small = await measureSmallFileVerify({ server, workDir: tmp.dir, files: 1000 });
+  log(
+    `1000 small files: push ${small.pushMs} ms, ${small.verifyRequests} read requests to verify ` +
+      `(${small.checkedByOid} by listing, ${small.checkedByDownload} downloaded), ` +
+      `${small.maxListenersWarnings} MaxListenersExceeded warnings`,
+  );
+
   const result = {
+    verifyRequestsPer1000SmallFiles: small.verifyRequests,
+    maxListenersWarnings: small.maxListenersWarnings,
     pushMBps: Number((totalBytes / MIB / (pushMs / 1000)).toFixed(1)),
     verifyOverheadRatio: Number((verifyMs / (pushMs - verifyMs)).toFixed(4)),
     pullMBps: Number((totalBytes / MIB / (pullMs / 1000)).toFixed(1)),
@@ -180,6 +190,12 @@ try {
           'Hub outage); target >= 5',
       ],
       ['crashViolations', String(result.crashViolations), 'target 0'],
+      [
+        'verifyRequestsPer1000SmallFiles',
+        String(result.verifyRequestsPer1000SmallFiles),
+        'reads (tree, paths-info, resolve) by the verify of a push of 1000 small files; target <= 10',
+      ],
+      ['maxListenersWarnings', String(result.maxListenersWarnings), 'during that push; target 0'],
       [
         'pushPeakRssMiBOverBaseline',
         String(result.pushPeakRssMiBOverBaseline),

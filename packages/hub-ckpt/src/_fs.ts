@@ -9,15 +9,25 @@ import { pipeline } from 'node:stream/promises';
 /** Names starting with this are a store's own temp files and never listed. */
 export const TMP_PREFIX = '.soup-';
 
-/** sha256 and size of a local file, streamed. */
-export async function hashFile(path: string): Promise<{ sha256: string; sizeBytes: number }> {
+/**
+ * sha256 and size of a local file, streamed; with `gitBlobSizeBytes` (the size the file is expected to have),
+ * its git blob id too (sha1 of `blob <size>\0` + bytes), in the same pass. `gitSha1` is absent when the file
+ * did not have that size.
+ */
+export async function hashFile(
+  path: string,
+  gitBlobSizeBytes?: number,
+): Promise<{ sha256: string; sizeBytes: number; gitSha1?: string }> {
   const hash = createHash('sha256');
+  const sha1 = gitBlobSizeBytes === undefined ? undefined : createHash('sha1').update(`blob ${gitBlobSizeBytes}\0`);
   let sizeBytes = 0;
   for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
     hash.update(chunk as Buffer);
+    sha1?.update(chunk as Buffer);
     sizeBytes += (chunk as Buffer).length;
   }
-  return { sha256: hash.digest('hex'), sizeBytes };
+  const gitSha1 = sha1 !== undefined && sizeBytes === gitBlobSizeBytes ? sha1.digest('hex') : undefined;
+  return { sha256: hash.digest('hex'), sizeBytes, ...(gitSha1 === undefined ? {} : { gitSha1 }) };
 }
 
 export function sha256Hex(bytes: Uint8Array): string {

@@ -200,6 +200,7 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     expectedManifestSha256: built.sha256,
     expectedRun: run,
     expectedStep: step,
+    gitOids: new Map(built.files.flatMap((f) => (f.gitSha1 === undefined ? [] : [[f.name, f.gitSha1] as const]))),
     ...(signal ? { signal } : {}),
   });
   const verifyMs = performance.now() - tVerify;

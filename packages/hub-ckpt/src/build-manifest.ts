@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { InvalidCheckpointOptionError } from './errors';
-import { hashFile, isDirectory, sha256Hex, walkFiles } from './_fs';
+import { isDirectory, sha256Hex, walkFiles } from './_fs';
+import { hashFileMemo } from './_hash-memo';
 import { MANIFEST_NAME } from './_layout';
 import { assertSafeName } from './_paths';
 import type { Manifest } from './types';
@@ -13,14 +14,20 @@ export interface BuildManifestOptions {
   run: string;
 }
 
+/** Files at least this large are LFS on the Hub (listed by sha256): no git blob id is computed for them. */
+export const GIT_BLOB_MAX_BYTES = 10 * 1024 * 1024;
+
 export interface BuiltManifest {
   manifest: Manifest;
   /** The exact `manifest.json` bytes to upload. */
   bytes: Uint8Array;
   /** sha256 of `bytes` (what `latest.json` records as `manifest_sha256`). */
   sha256: string;
-  /** Files of the folder, in manifest order, with their local paths. */
-  files: Array<{ name: string; localPath: string; sizeBytes: number; sha256: string }>;
+  /**
+   * Files of the folder, in manifest order, with their local paths; `gitSha1` (git blob id) for files under
+   * GIT_BLOB_MAX_BYTES, which a Hub lists by that id, so a push verifies them without downloading.
+   */
+  files: Array<{ name: string; localPath: string; sizeBytes: number; sha256: string; gitSha1?: string }>;
   /** Sum of the files' sizes. */
   totalBytes: number;
 }
@@ -43,14 +50,17 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
   for (const { name, realPath: localPath } of walked) {
     assertSafeName(name);
     const before = (await stat(localPath)).size;
-    const { sha256, sizeBytes } = await hashFile(localPath);
+    const { sha256, sizeBytes, gitSha1 } = await hashFileMemo(
+      localPath,
+      before < GIT_BLOB_MAX_BYTES ? before : undefined,
+    );
     if (sizeBytes !== before) {
       throw new InvalidCheckpointOptionError(
         `${localPath} changed size while being hashed: push a checkpoint only once the trainer finished writing it.`,
         { field: 'dir' },
       );
     }
-    files.push({ name, localPath, sizeBytes, sha256 });
+    files.push({ name, localPath, sizeBytes, sha256, ...(gitSha1 === undefined ? {} : { gitSha1 }) });
   }
   const manifest: Manifest = {
     step: opts.step,

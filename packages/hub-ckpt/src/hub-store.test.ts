@@ -45,11 +45,11 @@ function surfaces(err: unknown): string {
 }
 
 describe('HubStore against the Hub-protocol server, through @huggingface/hub', () => {
-  it('verifies LFS files by oid and size from the tree listing without downloading them', async () => {
+  it('verifies LFS files by oid and small files by git blob id from the tree listing, downloading none', async () => {
     const t = await makeTestStore('hub');
     const ck = writeCheckpoint({ root: t.work, step: 10, run: RUN, sizes: { modelBytes: 2_000_000 } });
     const res = await pushCheckpoint({ store: t.store, step: 10, dir: ck.dir, run: RUN });
-    expect(res.verify).toEqual({ checkedByOid: 2, checkedByDownload: 2 });
+    expect(res.verify).toEqual({ checkedByOid: 4, checkedByDownload: 0 });
     const lfsDownloads = (t.server?.requests ?? []).filter(
       (r) => r.method === 'GET' && /resolve\/main\/.*\.safetensors$/.test(r.path),
     );
@@ -137,16 +137,40 @@ describe('HubStore against the Hub-protocol server, through @huggingface/hub', (
     },
   );
 
-  it('wrong bytes served: small files fail verify; a pull retries once, then refuses with ChecksumError', async () => {
+  it('wrong bytes stored: a small file fails verify by its listed git blob id, without a download', async () => {
     const t = await makeTestStore('hub');
     const ck10 = writeCheckpoint({ root: t.work, step: 10, run: RUN });
-    t.server?.setFaults({ wrongBytes: { count: 1, pathIncludes: 'trainer_state.json' } });
-    await expect(
-      pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity }),
-    ).rejects.toBeInstanceOf(VerifyError);
+    t.server?.setFaults({ wrongStored: { count: 1, pathIncludes: 'trainer_state.json' } });
+    const before = t.server?.requests.length ?? 0;
+    const err = await pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(VerifyError);
+    expect((err as VerifyError).message).toMatch(/trainer_state\.json has git blob id/);
+    const downloads = (t.server?.requests ?? []).slice(before).filter((r) => /\/(resolve|raw)\//.test(r.path));
+    // Only the manifest is read back: the checkpoint's other files are checked from the listing.
+    expect(downloads.filter((r) => r.path.includes('checkpoint-10/') && !r.path.endsWith('/manifest.json'))).toEqual(
+      [],
+    );
     expect(await pointerStep(t.store)).toBeNull();
     await pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity });
+    expect(await pointerStep(t.store)).toBe(10);
+  });
 
+  // A small file is verified at push time from the listing (the server's git blob id of the bytes it holds), so
+  // bytes altered only on the way back are the pull's to catch, by the manifest's sha256.
+  it('wrong bytes served: a pull retries once, then refuses with ChecksumError', async () => {
+    const t = await makeTestStore('hub');
+    const ck10 = writeCheckpoint({ root: t.work, step: 10, run: RUN });
+    await pushCheckpoint({ store: t.store, step: 10, dir: ck10.dir, run: RUN, keepLocal: Infinity });
+
+    t.server?.setFaults({ wrongBytes: { count: 1, pathIncludes: 'trainer_state.json' } });
+    const small = await pullCheckpoint({
+      store: t.reopen(),
+      pathInRepo: 'ckpt/checkpoint-10',
+      dir: join(t.work, 'p0'),
+    });
+    expect(small.fileCount).toBe(4);
     t.server?.setFaults({ wrongBytes: { count: 1, pathIncludes: 'model.safetensors' } });
     const ok = await pullCheckpoint({
       store: t.reopen(),

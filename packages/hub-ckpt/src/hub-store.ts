@@ -56,6 +56,12 @@ export interface HubStoreOptions {
 }
 
 /** A checkpoint store over a Hugging Face Hub repo, through the official `@huggingface/hub` client. */
+/** A listed file as a StoreEntry: an LFS file by its sha256 oid, a regular one by its git blob id. */
+function storeEntry(e: { path: string; size: number; oid?: string; lfs?: { oid: string } | undefined }): StoreEntry {
+  if (e.lfs) return { path: e.path, sizeBytes: e.size, sha256: e.lfs.oid };
+  return e.oid ? { path: e.path, sizeBytes: e.size, gitOid: e.oid } : { path: e.path, sizeBytes: e.size };
+}
+
 export class HubStore implements CheckpointStore {
   readonly kind = 'hub' as const;
   readonly description: string;
@@ -182,7 +188,7 @@ export class HubStore implements CheckpointStore {
         ...(prefix === '' ? {} : { path: prefix }),
       })) {
         if (e.type !== 'file') continue;
-        out.push(e.lfs ? { path: e.path, sizeBytes: e.size, sha256: e.lfs.oid } : { path: e.path, sizeBytes: e.size });
+        out.push(storeEntry(e));
       }
     } catch (err) {
       if (err instanceof HubApiError && err.statusCode === 404) return [];
@@ -202,11 +208,7 @@ export class HubStore implements CheckpointStore {
         fetch: this.#fetch,
         paths: params.paths,
       });
-      return infos
-        .filter((i) => i.type === 'file')
-        .map((i) =>
-          i.lfs ? { path: i.path, sizeBytes: i.size, sha256: i.lfs.oid } : { path: i.path, sizeBytes: i.size },
-        );
+      return infos.filter((i) => i.type === 'file').map(storeEntry);
     } catch (err) {
       if (err instanceof HubApiError && err.statusCode === 404) return [];
       this.fail('reading paths-info', err);

@@ -9,6 +9,11 @@ export interface StoreEntry {
    * (the LFS oid on the Hub). Absent for small regular files and for directory stores.
    */
   sha256?: string;
+  /**
+   * git blob id (sha1 of `blob <size>\0` + bytes) of a regular, non-LFS file when the store lists it (the Hub's
+   * `oid`).
+   */
+  gitOid?: string;
 }
 
 /** One change inside a store commit. */

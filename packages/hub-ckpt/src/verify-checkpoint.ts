@@ -15,6 +15,12 @@ export interface VerifyCheckpointOptions {
   expectedStep?: number;
   /** Listing of the folder, when the caller already has it (saves a call). @default listed from the store */
   entries?: StoreEntry[];
+  /**
+   * git blob ids of the files as pushed (manifest name → sha1, hashed with their sha256 in one pass): a file the
+   * store lists by its git blob id is verified from the listing, without downloading it. @default none (such files
+   * are downloaded and hashed)
+   */
+  gitOids?: ReadonlyMap<string, string>;
   /** Aborts between files. @default none */
   signal?: AbortSignal;
 }
@@ -26,7 +32,7 @@ export interface VerifyCheckpointResult {
   problems: string[];
   manifest: Manifest | null;
   manifestSha256: string | null;
-  /** Files verified by the store's sha256 (LFS oid) and size, without downloading. */
+  /** Files verified by the store's sha256 (LFS oid) or git blob id, and size, without downloading. */
   checkedByOid: number;
   /** Files verified by downloading and hashing them. */
   checkedByDownload: number;
@@ -35,7 +41,8 @@ export interface VerifyCheckpointResult {
 /**
  * Verifies a checkpoint folder from the store's side: manifest.json present, valid and with the
  * expected sha256/run/step, then every file it lists present with its size and sha256 — by the
- * listing's sha256 (LFS oid) when the store has one, else by reading and hashing the file.
+ * listing's sha256 (LFS oid) when the store has one, or its git blob id against the pushed file's
+ * (`gitOids`), else by reading and hashing the file.
  */
 export async function verifyCheckpoint(opts: VerifyCheckpointOptions): Promise<VerifyCheckpointResult> {
   const { store, pathInRepo } = opts;
@@ -100,6 +107,15 @@ export async function verifyCheckpoint(opts: VerifyCheckpointOptions): Promise<V
       if (entry.sha256 !== want.sha256)
         problems.push(
           `${path} has sha256 ${entry.sha256.slice(0, 12)}…, the manifest says ${want.sha256.slice(0, 12)}…`,
+        );
+      continue;
+    }
+    const pushedGitOid = opts.gitOids?.get(name);
+    if (entry.gitOid !== undefined && pushedGitOid !== undefined) {
+      result.checkedByOid++;
+      if (entry.gitOid !== pushedGitOid)
+        problems.push(
+          `${path} has git blob id ${entry.gitOid.slice(0, 12)}…, the pushed file ${pushedGitOid.slice(0, 12)}…`,
         );
       continue;
     }

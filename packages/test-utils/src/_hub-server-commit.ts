@@ -91,6 +91,16 @@ export async function handleCommit(
     if (!isSafeRepoPath(path)) return sendError(res, 400, `invalid path in commit: ${JSON.stringify(path)}`);
     if (key === 'file') {
       const content = Buffer.from(String(value.content ?? ''), value.encoding === 'base64' ? 'base64' : 'utf8');
+      const ws = ctx.faults.wrongStored;
+      if (
+        ws &&
+        ws.count > 0 &&
+        content.length > 1 &&
+        (ws.pathIncludes === undefined || path.includes(ws.pathIncludes))
+      ) {
+        ws.count -= 1;
+        content[0] = (content[0] ?? 0) ^ 0xff;
+      }
       const sha256 = ctx.state.putObject(content);
       files[path] = { size: content.length, gitOid: gitBlobOid(content), sha256, lastCommit };
     } else if (key === 'lfsFile') {

@@ -35,6 +35,12 @@ export interface HubServerFaults {
    * (optionally only for paths containing `pathIncludes`). The size stays right.
    */
   wrongBytes?: { count: number; pathIncludes?: string };
+  /**
+   * Store one flipped byte of the next `count` regular (non-LFS) files committed inline, longer than one byte
+   * (optionally only for paths containing `pathIncludes`): a Hub that loses or alters data at rest. Its
+   * listing then shows the git blob id of the bytes it holds, as the real Hub's does.
+   */
+  wrongStored?: { count: number; pathIncludes?: string };
   /** Answer every Hub call (not LFS storage PUTs) with 401, as for an expired token. */
   unauthorized?: boolean;
   /** Answer every write with 403, as for a read-only token. */

@@ -1,0 +1,49 @@
+// Hashes of files this process already read, keyed by what changes whenever the bytes can have changed: device,
+// inode, size, mtime and ctime in nanoseconds. ctime moves on every write and cannot be set back by a user, so a
+// file rewritten in place with its old size and mtime restored is hashed again. A push of final/ after the push of
+// the checkpoint holding the same files (or a retried push) then reads no byte twice.
+import { stat } from 'node:fs/promises';
+import { hashFile } from './_fs';
+
+export interface FileHash {
+  sha256: string;
+  sizeBytes: number;
+  /** git blob id, present when asked for with the file's size and the file had that size. */
+  gitSha1?: string;
+}
+
+interface Entry extends FileHash {
+  identity: string;
+}
+
+const MAX_ENTRIES = 100_000;
+const memo = new Map<string, Entry>();
+let hits = 0;
+
+async function identityOf(path: string): Promise<string> {
+  const s = await stat(path, { bigint: true });
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+}
+
+/** `hashFile`, served from this process's memo when the file's identity is unchanged since it was hashed. */
+export async function hashFileMemo(path: string, gitBlobSizeBytes?: number): Promise<FileHash> {
+  const identity = await identityOf(path);
+  const known = memo.get(path);
+  if (known !== undefined && known.identity === identity && (gitBlobSizeBytes === undefined || known.gitSha1)) {
+    hits++;
+    const { identity: _, ...hash } = known;
+    return hash;
+  }
+  const hash = await hashFile(path, gitBlobSizeBytes);
+  // A file that changed while it was read is not remembered: its identity after the read decides.
+  if ((await identityOf(path)) === identity) {
+    if (memo.size >= MAX_ENTRIES) memo.delete(memo.keys().next().value as string);
+    memo.set(path, { ...hash, identity });
+  }
+  return hash;
+}
+
+/** How many hashes were served from the memo in this process (for tests and the bench). */
+export function hashMemoHits(): number {
+  return hits;
+}
