@@ -40,7 +40,7 @@ describe('resolveBatch on a TTY', () => {
       expect(line, `while batch ${batch} ran`).toMatch(new RegExp(`trying batch ${batch}  trial \\d+`));
   }, 60_000);
 
-  it('says what the trials so far prove, which only narrows, and no count of trials to go that could grow', async () => {
+  it('says what the trials so far prove, which only narrows; no count of trials to go that could grow', async () => {
     const chunks: string[] = [];
     const tty = { write: (s: string) => void chunks.push(s), isTTY: true, columns: 120 };
     const ctx = makeContext({ stdout: tty, stderr: tty, env: { NO_COLOR: '1' }, cwd: '/tmp' }, false);
