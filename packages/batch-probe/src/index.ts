@@ -48,4 +48,4 @@ export {
 export { divisorsOf, largestDivisorAtMost, nextMicroBatchSize, perRankBatch, formatMicroBatch } from './divisors';
 export { lowerCacheEntry, type LowerCacheEntryOptions, type LowerCacheEntryResult } from './lower-cache-entry';
 export { writeCacheFileLocked } from './write-cache-file-locked';
-export { formatBytes } from './format-bytes';
+export { formatBytes, formatBytesApart } from './format-bytes';
