@@ -214,4 +214,13 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ status: 'complete', final_step: 20 });
   });
+
+  it('no size fits a soup.yaml: the message names training.batch_size, the setting G came from', async () => {
+    const cwd = useTempDir();
+    await initTiny(cwd);
+    const r = await soup(['plan', '--budget', '1MiB'], cwd);
+    expect(r.code, r.stderr).toBe(EXIT_CODES.noFit);
+    expect(r.stderr).toMatch(/No divisor of training\.batch_size \d+ fits/);
+    expect(r.stderr).not.toContain('--global-batch-size');
+  });
 });

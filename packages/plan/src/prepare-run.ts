@@ -172,6 +172,7 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
   ): Promise<BatchResolution> =>
     resolveBatch({
       globalBatchSize,
+      globalBatchName: 'training.batch_size',
       ...(floor > 0 ? { floor } : {}),
       ...(predictStop ? { predictStop: { margin: 0.1 } } : {}),
       ...(config.training.memoryHeadroom > 0 ? { headroom: config.training.memoryHeadroom } : {}),

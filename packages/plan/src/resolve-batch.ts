@@ -93,6 +93,11 @@ export interface ResolveBatchOptions extends PlanIo {
   advice?: string;
   /** The global batch G: the answer is a micro-batch, a divisor of G (only divisors are probed). */
   globalBatchSize?: number;
+  /**
+   * Where the user set G, as messages name it (`training.batch_size` for a soup.yaml). @default
+   * '--global-batch-size'
+   */
+  globalBatchName?: string;
   /** Ranks sharing G (with `globalBatchSize`): only divisors of G / worldSize are probed. @default 1 */
   worldSize?: number;
   /** Fraction of the budget a trial's measured peak must leave free (with `globalBatchSize`). @default 0 */
@@ -167,12 +172,12 @@ function stderrTailOf(err: unknown): { stream: 'stdout' | 'stderr'; lines: strin
 }
 
 /** With a global batch: which divisors were tried, and the largest size that fit when only --headroom refused it. */
-function noDivisorFits(G: number, N: number, trials: readonly TrialRecord[]): string {
+function noDivisorFits(G: number, N: number, trials: readonly TrialRecord[], name: string): string {
   const tried = [...new Set(trials.map((t) => t.batchSize))].sort((a, b) => b - a);
   const held = trials
     .filter((t) => t.result === 'not-fit' && /headroom/.test(t.detail ?? ''))
     .sort((a, b) => b.batchSize - a.batchSize)[0];
-  const what = N === 1 ? `--global-batch-size ${G}` : `G / world size = ${G / N}`;
+  const what = N === 1 ? `${name} ${G}` : `G / world size = ${G / N}`;
   return held
     ? `No divisor of ${what} fits with its headroom (tried ${tried.join(', ')}): the largest size that fit is ` +
         `${held.batchSize}, refused because ${held.detail}; lower --headroom, or free memory.`
@@ -260,7 +265,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     if (err instanceof NoBatchFitsError && (opts.advice || opts.globalBatchSize !== undefined)) {
       const divisors =
         opts.globalBatchSize !== undefined
-          ? `${noDivisorFits(opts.globalBatchSize, opts.worldSize ?? 1, err.trials)} `
+          ? `${noDivisorFits(opts.globalBatchSize, opts.worldSize ?? 1, err.trials, opts.globalBatchName ?? '--global-batch-size')} `
           : '';
       throw new NoBatchFitsError(err.smallestBatchSize, err.trials, {
         cause: err,
