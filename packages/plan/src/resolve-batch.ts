@@ -263,9 +263,10 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   } catch (err) {
     emit({ type: 'failed', stderrTail: stderrTailOf(err) });
     if (err instanceof NoBatchFitsError && (opts.advice || opts.globalBatchSize !== undefined)) {
+      const name = opts.globalBatchName ?? '--global-batch-size';
       const divisors =
         opts.globalBatchSize !== undefined
-          ? `${noDivisorFits(opts.globalBatchSize, opts.worldSize ?? 1, err.trials, opts.globalBatchName ?? '--global-batch-size')} `
+          ? `${noDivisorFits(opts.globalBatchSize, opts.worldSize ?? 1, err.trials, name)} `
           : '';
       throw new NoBatchFitsError(err.smallestBatchSize, err.trials, {
         cause: err,
