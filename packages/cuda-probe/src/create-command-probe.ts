@@ -162,7 +162,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         ...(o.signal ? { signal: o.signal } : {}),
         // Peak RSS is always sampled (it is part of the evidence a kill needs); only a CPU budget stops the trial.
         peakRssPollMs: pollMs,
-        ...(budgetBytes !== null && !gpu && !cg ? { killAboveRssBytes: budgetBytes } : {}),
+        ...(budgetBytes !== null && !gpu ? { killAboveRssBytes: budgetBytes } : {}),
         ...(sampler ? { onSpawn: (pid: number) => sampler.attach(pid) } : {}),
       });
     } catch (err) {
@@ -187,7 +187,13 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     };
     const n = run.sampledProcesses ?? 0;
     // How the CPU peak was measured, named in every verdict.
-    const how = cg ? 'cgroup' : `tree RSS, ${n} process${n === 1 ? '' : 'es'}`;
+    const rssPeak = run.sampledPeakRssBytes;
+    const cgPeak = counters?.peakBytes ?? null;
+    // In a cgroup the peak is the larger of its usage and the tree's RSS (shared pages charged elsewhere count in
+    // RSS only): the safe side, never below what the tree's RSS alone says.
+    const byCgroup = cgPeak !== null && (rssPeak === null || cgPeak >= rssPeak);
+    const tree = `tree RSS, ${n} process${n === 1 ? '' : 'es'}`;
+    const how = byCgroup ? 'cgroup' : cg ? `${tree}, above its cgroup's ${formatBytes(cgPeak ?? 0)}` : tree;
     const exitedOk = run.exitCode === 0 && !run.timedOut && !run.aborted;
     // Its wall time (spawn to exit) and, when it printed, the span of its output (first line to last).
     const timing = {
@@ -272,7 +278,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       : budgetBytes !== null
         ? ('sampled-rss' as const)
         : ('exceptions-only' as const);
-    const peak = seen ? seen.peakBytes : (counters?.peakBytes ?? run.sampledPeakRssBytes);
+    const peak = seen ? seen.peakBytes : byCgroup ? cgPeak : rssPeak;
     const shownPeak = seen || budgetBytes !== null ? peak : null;
     // Over the budget: stopped while it ran (its tree's RSS passed the budget, or its memory cgroup's
     // OOM killer fired at the budget), or it exited 0 above it.
@@ -296,7 +302,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         ...(stoppedOver ? { censored: true } : {}),
         detail: cgroupKilled
           ? `stopped while running: its memory cgroup's OOM killer fired at the budget ${formatBytes(budgetBytes)}` +
-            ` (peak ${formatBytes(peak)} (cgroup))`
+            ` (peak ${formatBytes(peak)} (${how}))`
           : stoppedOver
             ? `stopped while running: its peak ${formatBytes(peak)} (${how}) passed the budget ` +
               formatBytes(budgetBytes)

@@ -43,9 +43,11 @@ export function createTrainerOomJudge(): TrainerOomJudge {
       if (raised !== null) return raised;
       const killed = exit.signal === 'SIGKILL' || exit.code === 137;
       if (!killed || launch === null) return null;
+      // The kernel log naming the process it killed is the most specific evidence; a cgroup's count stands in for it
+      // where the log is unreadable or names none of the tree's pids (one seen only between two readings).
       const evidence =
-        cgroupEvidence(launch.tree) ??
-        oomKillEvidence(launch.base, { peakBytes: null, budgetBytes: null, pids: launch.tree.pids });
+        oomKillEvidence(launch.base, { peakBytes: null, budgetBytes: null, pids: launch.tree.pids }) ??
+        cgroupEvidence(launch.tree);
       return evidence === null ? null : `killed by SIGKILL: ${evidence}`;
     },
   };
