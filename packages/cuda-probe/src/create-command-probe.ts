@@ -193,6 +193,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     // RSS only): the safe side, never below what the tree's RSS alone says.
     const byCgroup = cgPeak !== null && (rssPeak === null || cgPeak >= rssPeak);
     const tree = `tree RSS, ${n} process${n === 1 ? '' : 'es'}`;
+    const peakWord = byCgroup ? 'peak' : 'peak RSS';
     const how = byCgroup ? 'cgroup' : cg ? `${tree}, above its cgroup's ${formatBytes(cgPeak ?? 0)}` : tree;
     const exitedOk = run.exitCode === 0 && !run.timedOut && !run.aborted;
     // Its wall time (spawn to exit) and, when it printed, the span of its output (first line to last).
@@ -304,9 +305,9 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
           ? `stopped while running: its memory cgroup's OOM killer fired at the budget ${formatBytes(budgetBytes)}` +
             ` (peak ${formatBytes(peak)} (${how}))`
           : stoppedOver
-            ? `stopped while running: its peak ${formatBytes(peak)} (${how}) passed the budget ` +
+            ? `stopped while running: its ${peakWord} ${formatBytes(peak)} (${how}) passed the budget ` +
               formatBytes(budgetBytes)
-            : `command exited 0 but its peak ${formatBytes(peak)} (${how}) > budget ${formatBytes(budgetBytes)}`,
+            : `command exited 0 but its ${peakWord} ${formatBytes(peak)} (${how}) > budget ${formatBytes(budgetBytes)}`,
         ...timing,
         ...limit,
       };
@@ -324,7 +325,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
             ? 'command exited 0'
             : peak === null
               ? 'command exited 0 (too fast to sample its RSS)'
-              : `command exited 0 with peak ${formatBytes(peak)} (${how}) <= budget ${formatBytes(budgetBytes)}`,
+              : `command exited 0 with ${peakWord} ${formatBytes(peak)} (${how}) <= budget ${formatBytes(budgetBytes)}`,
         ...timing,
         ...limit,
       };
