@@ -1,11 +1,10 @@
 // Runs one probe child: its own process group, output kept (bounded), an optional JSON result
 // on fd 3, SIGKILL to the whole group at the timeout or on abort, optional sampling of the
-// child's peak RSS from /proc.
+// peak RSS of the child's whole process tree from /proc.
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { Launch } from './_launch';
-import { readProcStatus } from './_proc';
-import { treePids } from './_tree-pids';
+import { createTreePeak } from './_tree-peak';
 
 export interface RunChildOptions {
   launch: Launch;
@@ -17,7 +16,7 @@ export interface RunChildOptions {
   /** Open fd 3 as a pipe and parse what the child writes there as one JSON value. */
   resultChannel?: boolean;
   signal?: AbortSignal;
-  /** Sample VmHWM of the child every this many ms (0 = never). */
+  /** Sample the memory of the child's whole process tree every this many ms (0 = never; see `_tree-peak.ts`). */
   peakRssPollMs?: number;
   /**
    * With `peakRssPollMs`: kill the child's process group as soon as a sample exceeds this many bytes
@@ -73,8 +72,10 @@ export interface ChildRun {
    * trainer that prints as it steps, the time of its steps.
    */
   outputSpanMs?: number | null;
-  /** Largest VmHWM read while sampling, null when not sampled (or never readable). */
+  /** Peak RSS of the child's whole process tree while sampling, null when not sampled (or never readable). */
   sampledPeakRssBytes: number | null;
+  /** The most processes one sample found in the child's tree (0 when not sampled). */
+  sampledProcesses?: number;
   /** The child was killed because a sample exceeded `killAboveRssBytes`. */
   killedAboveRss: boolean;
 }
@@ -107,6 +108,14 @@ function killGroup(pid: number | undefined): void {
     } catch {
       // already gone
     }
+  }
+}
+
+function killPid(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
   }
 }
 
@@ -172,23 +181,18 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
 
     let timedOut = false;
     let aborted = false;
-    let sampledPeak: number | null = null;
     let killedAboveRss = false;
-    const seenPids = new Set<number>(pid !== undefined ? [pid] : []);
-    let samplesTaken = 0;
+    const tree = pid !== undefined ? createTreePeak(pid) : null;
+    const seenPids = tree?.pids ?? new Set<number>();
     const sample = (): void => {
-      if (pid === undefined) return;
-      if (samplesTaken++ % 5 === 0) for (const p of treePids(pid)) seenPids.add(p);
-      const st = readProcStatus(pid);
-      if (st && (sampledPeak === null || st.vmHwmBytes > sampledPeak)) sampledPeak = st.vmHwmBytes;
-      if (
-        !killedAboveRss &&
-        opts.killAboveRssBytes !== undefined &&
-        sampledPeak !== null &&
-        sampledPeak > opts.killAboveRssBytes
-      ) {
+      if (tree === null) return;
+      tree.sample();
+      const peak = tree.peakBytes;
+      if (!killedAboveRss && opts.killAboveRssBytes !== undefined && peak !== null && peak > opts.killAboveRssBytes) {
         killedAboveRss = true;
         killGroup(pid);
+        // A worker in a group of its own (a launcher's rank) is part of what passed the budget too.
+        for (const p of seenPids) killPid(p);
       }
     };
     let poller: ReturnType<typeof setInterval> | undefined;
@@ -276,7 +280,8 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         spawnedAt,
         closedAt,
         outputSpanMs: outputSpanMs(),
-        sampledPeakRssBytes: sampledPeak,
+        sampledPeakRssBytes: tree?.peakBytes ?? null,
+        sampledProcesses: tree?.processes ?? 0,
         treePids: seenPids,
         killedAboveRss,
         endedOnResult: true,
@@ -311,7 +316,8 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         spawnedAt,
         closedAt: performance.timeOrigin + performance.now(),
         outputSpanMs: outputSpanMs(),
-        sampledPeakRssBytes: sampledPeak,
+        sampledPeakRssBytes: tree?.peakBytes ?? null,
+        sampledProcesses: tree?.processes ?? 0,
         treePids: seenPids,
         killedAboveRss,
       });

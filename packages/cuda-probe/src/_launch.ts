@@ -1,7 +1,7 @@
 // How a probe child is started under an address-space limit (RLIMIT_AS), without ever passing
 // a user's command through a shell parser.
-import { accessSync, constants } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { ProbeOptionsError } from './errors';
 
 export type LimitMethod = 'prlimit' | 'ulimit' | 'none';
@@ -86,4 +86,38 @@ export function buildLaunch(opts: BuildLaunchOptions): Launch {
     limitMethod: 'ulimit',
     addressSpaceBytes: kib * 1024,
   };
+}
+
+/**
+ * Fails at creation, not at the first trial: a program named without a path must be on PATH, one with a path must
+ * exist and be executable (a `{batch_size}` in it is checked per trial).
+ */
+export function checkCommandProgram(program: string, cwd: string | undefined, env: NodeJS.ProcessEnv): void {
+  if (!program.includes('{batch_size}') && !program.includes('/') && findExecutable(program, env) === null) {
+    throw new ProbeOptionsError(`command: ${program} is not on PATH`, { field: 'command' });
+  }
+  if (!program.includes('{batch_size}') && program.includes('/')) {
+    // A path: it must exist and be executable now, not at the first trial.
+    const full = isAbsolute(program) ? program : resolvePath(cwd ?? process.cwd(), program);
+    let isFile = false;
+    try {
+      isFile = statSync(full).isFile();
+    } catch {
+      throw new ProbeOptionsError(
+        `command: ${program} does not exist (looked for ${full}); check the path, or run it through its ` +
+          `interpreter (python train.py …)`,
+        { field: 'command' },
+      );
+    }
+    if (!isFile) throw new ProbeOptionsError(`command: ${program} is not a file`, { field: 'command' });
+    try {
+      accessSync(full, constants.X_OK);
+    } catch {
+      throw new ProbeOptionsError(
+        `command: ${program} is not executable; chmod +x ${program}, or run it through its interpreter (e.g. bash ` +
+          `${program} or python ${program})`,
+        { field: 'command' },
+      );
+    }
+  }
 }

@@ -1,8 +1,9 @@
 // Real children: a kill is out-of-memory only with evidence (a flaky trainer never shrinks the
-// answer), and an out-of-memory line on exit 0 is a warning that keeps the answer off "exact".
+// answer), and an out-of-memory line on exit 0 is "unknown" at that size: never a fit, never cached as one.
 // Each scenario runs against a Node trainer (always) and its torch twin where torch imports
 // under /usr/bin/python3.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pickBatchSize, probeBatchSize } from '@soup/batch-probe';
@@ -81,23 +82,23 @@ describe('[slow] an out-of-memory line on exit 0 (a trainer that skips the batch
 }, () => {
   for (const t of trainers) {
     it.skipIf(t.skip !== null)(
-      `${t.name}: the trial warns, naming the line, and the answer is cached only as capped`,
+      `${t.name}: the trial is unknown at that size, taken as not fitting and never cached as a fit`,
       async () => {
         const dir = useTempDir();
         const env = { ...process.env, EDGE: '20', OOM_TEXT_AT: '12', MIB_PER_SAMPLE: '1' };
         const probe = createCommandProbe({ command: t.argv, env, timeoutMs: 60_000 });
         const o = await probe(16);
-        expect(o).toMatchObject({ fits: true });
-        expect(o.warning).toMatch(
+        expect(o).toMatchObject({ fits: false, unknown: true, reason: 'oom' });
+        expect(o.detail).toMatch(
           /printed an out-of-memory error \(torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate 2\.00 GiB/,
         );
+        expect(o.detail).toMatch(/unknown at this size.*taken as not fitting, for safety/);
         const location = {
           env: { SOUP_BATCH_CACHE_PATH: join(dir, 'cache.json') },
           homeDir: dir,
           cwd: dir,
           tmpDir: dir,
         };
-        const warnings: string[] = [];
         const r = await pickBatchSize({
           ...location,
           base: 'exec:test',
@@ -111,11 +112,11 @@ describe('[slow] an out-of-memory line on exit 0 (a trainer that skips the batch
           strategy: 'probe',
           probe,
           saveExceptionsOnly: true,
-          logger: { warn: (l) => warnings.push(l) },
         });
-        expect(r.batchSize).toBe(20);
-        expect(r.provenance).toMatchObject({ bound: 'capped', ceiling: 20 });
-        expect(warnings.join('\n')).toMatch(/CUDA out of memory/);
+        // The edge is the last size that printed nothing, not the trainer's own EDGE above it.
+        expect(r.batchSize).toBe(11);
+        const cached = Object.values(JSON.parse(readFileSync(join(dir, 'cache.json'), 'utf8')) as object);
+        expect(cached).toEqual([11]);
       },
     );
   }

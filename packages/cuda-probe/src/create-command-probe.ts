@@ -1,5 +1,4 @@
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import { isAbsolute, resolve as resolvePath } from 'node:path';
+import { openTrialCgroup } from './_cgroup-trial';
 import { runChild } from './_child-runner';
 import { killEvidenceBaseline, oomKillEvidence } from './_kill-evidence';
 import { formatBytes } from './_format';
@@ -7,9 +6,10 @@ import { judgeFailure } from './_interpret';
 import { startGpuSampler, type GpuSampler } from './_gpu-sampler';
 import { argvOf, substituteBatchSize } from './_argv';
 import { oomLineIn, spillsToHost } from './_output-oom';
-import { buildLaunch, findExecutable } from './_launch';
-import { batchSizeArg, optionalBytes, optionalIntegerAtLeast, requireObject } from './_validate';
-import { ProbeChildError, ProbeOptionsError } from './errors';
+import { buildLaunch, checkCommandProgram } from './_launch';
+import { batchSizeArg, oneOf, optionalBytes, optionalIntegerAtLeast, requireObject } from './_validate';
+import type { MemoryCgroupCounters } from './_memory-cgroup';
+import { ProbeChildError } from './errors';
 import type { ChildProbeFn, ProbeTrialOutcome } from './types';
 
 /** Options of {@link createCommandProbe}. */
@@ -35,14 +35,25 @@ export interface CreateCommandProbeOptions {
    */
   timeoutMs?: number;
   /**
-   * Peak resident memory the command may reach, in bytes (its whole VmHWM, sampled from
-   * /proc every `peakRssPollMs` while it runs: growth in the last interval before it exits can
-   * be missed). A command that exits 0 above it does not fit; one whose sample passes it while it
-   * runs is stopped at once (SIGKILL of its process group) and does not fit, so a trial far over
-   * the budget never takes more host memory than the budget plus one sampling interval's growth.
+   * Peak memory the command's whole process tree may reach, in bytes (a `bash -c` wrapper's
+   * trainer, a launcher's ranks, a data loader's workers all count). Measured by a memory cgroup
+   * around each trial where one can be made (see `memoryCgroup`): its hard limit is the budget,
+   * so a tree over it is stopped by the kernel, and its peak usage (page cache included) is the
+   * trial's peak. Else the sum of RSS over the tree, sampled from /proc every `peakRssPollMs`
+   * (growth in the last interval before it exits can be missed): a sample past the budget stops
+   * the tree at once (SIGKILL). Either way a command that exits 0 above it does not fit, and a
+   * trial far over it never takes much more host memory than the budget. Each verdict names how
+   * it measured: `(cgroup)` or `(tree RSS, N processes)`.
    * @default no gate: exit 0 fits
    */
   budgetBytes?: number;
+  /**
+   * With `budgetBytes` on the CPU: `auto` runs each trial in a memory cgroup of its own when this
+   * process can create one (root, or a delegated subtree; v1 or v2), else sums the tree's RSS;
+   * `off` always sums the tree's RSS.
+   * @default 'auto'
+   */
+  memoryCgroup?: 'auto' | 'off';
   /**
    * RLIMIT_AS of the command, applied with prlimit (util-linux) — never through a shell; an
    * allocation beyond it fails inside the command, which then reports its own out-of-memory
@@ -92,6 +103,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
   const budgetBytes = optionalBytes('budgetBytes', o.budgetBytes);
   const addressSpaceBytes = optionalBytes('addressSpaceBytes', o.addressSpaceBytes);
   const pollMs = optionalIntegerAtLeast('peakRssPollMs', o.peakRssPollMs, 1, 20);
+  const cgroupMode = oneOf('memoryCgroup', o.memoryCgroup, ['auto', 'off'] as const, 'auto');
   const baseEnv = o.env ?? process.env;
   const gpu =
     o.gpu === undefined ? null : (requireObject('gpu', o.gpu) as NonNullable<CreateCommandProbeOptions['gpu']>);
@@ -107,34 +119,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       field: 'addressSpaceBytes',
       env: baseEnv,
     });
-  const program = argv[0]!;
-  if (!program.includes('{batch_size}') && !program.includes('/') && findExecutable(program, baseEnv) === null) {
-    throw new ProbeOptionsError(`command: ${program} is not on PATH`, { field: 'command' });
-  }
-  if (!program.includes('{batch_size}') && program.includes('/')) {
-    // A path: it must exist and be executable now, not at the first trial.
-    const full = isAbsolute(program) ? program : resolvePath(o.cwd ?? process.cwd(), program);
-    let isFile = false;
-    try {
-      isFile = statSync(full).isFile();
-    } catch {
-      throw new ProbeOptionsError(
-        `command: ${program} does not exist (looked for ${full}); check the path, or run it through its ` +
-          `interpreter (python train.py …)`,
-        { field: 'command' },
-      );
-    }
-    if (!isFile) throw new ProbeOptionsError(`command: ${program} is not a file`, { field: 'command' });
-    try {
-      accessSync(full, fsConstants.X_OK);
-    } catch {
-      throw new ProbeOptionsError(
-        `command: ${program} is not executable; chmod +x ${program}, or run it through its interpreter (e.g. bash ` +
-          `${program} or python ${program})`,
-        { field: 'command' },
-      );
-    }
-  }
+  checkCommandProgram(argv[0]!, o.cwd, baseEnv);
 
   const timeoutName = o.timeoutName ?? 'timeoutMs';
   const what = (file: string): string => `command ${JSON.stringify(file)}`;
@@ -152,6 +137,11 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       field: 'addressSpaceBytes',
       env: baseEnv,
     });
+    // On the CPU under a budget: a memory cgroup around the whole tree when one can be made.
+    const opened =
+      budgetBytes !== null && !gpu && cgroupMode === 'auto' ? openTrialCgroup(budgetBytes, 'soup-probe') : null;
+    const cg = opened && 'dir' in opened ? opened : null;
+    let counters: MemoryCgroupCounters | null = null;
     let run: Awaited<ReturnType<typeof runChild>>;
     const sampler: GpuSampler | null = gpu
       ? await startGpuSampler({
@@ -165,7 +155,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     const evidenceBase = killEvidenceBaseline();
     try {
       run = await runChild({
-        launch,
+        launch: cg ? cg.wrap(launch) : launch,
         env: { ...baseEnv, SOUP_PROBE_BATCH_SIZE: String(batchSize) },
         cwd: o.cwd,
         timeoutMs,
@@ -177,6 +167,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       });
     } catch (err) {
       await sampler?.stop();
+      cg?.finish();
       throw new ProbeChildError(`could not start ${file}: ${(err as Error).message}`, {
         batchSize,
         exitCode: null,
@@ -185,27 +176,49 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         cause: err,
       });
     }
+    if (cg) counters = cg.finish();
     const seen = sampler ? await sampler.stop() : null;
     const limit = {
-      limitMethod: launch.limitMethod,
+      limitMethod: cg && launch.limitMethod === 'none' ? ('memory-cgroup' as const) : launch.limitMethod,
       ...(launch.addressSpaceBytes !== null ? { addressSpaceBytes: launch.addressSpaceBytes } : {}),
+      ...(cg && counters
+        ? { memoryCgroup: { limitBytes: cg.limitBytes, ...counters, oomKilled: (counters.oomKills ?? 0) > 0 } }
+        : {}),
     };
+    const n = run.sampledProcesses ?? 0;
+    // How the CPU peak was measured, named in every verdict.
+    const rssPeak = run.sampledPeakRssBytes;
+    const cgPeak = counters?.peakBytes ?? null;
+    // In a cgroup the peak is the larger of its usage and the tree's RSS (shared pages charged elsewhere count in
+    // RSS only): the safe side, never below what the tree's RSS alone says.
+    const byCgroup = cgPeak !== null && (rssPeak === null || cgPeak >= rssPeak);
+    const tree = `tree RSS, ${n} process${n === 1 ? '' : 'es'}`;
+    const peakWord = byCgroup ? 'peak' : 'peak RSS';
+    const how = byCgroup ? 'cgroup' : cg ? `${tree}, above its cgroup's ${formatBytes(cgPeak ?? 0)}` : tree;
     const exitedOk = run.exitCode === 0 && !run.timedOut && !run.aborted;
     // Its wall time (spawn to exit) and, when it printed, the span of its output (first line to last).
     const timing = {
       ms: run.wallMs,
       ...(typeof run.outputSpanMs === 'number' ? { outputSpanMs: run.outputSpanMs } : {}),
     };
-    // A trainer that catches an out-of-memory error and carries on (skips the batch) exits 0:
-    // the line it printed is a warning on the answer, which is then never cached as exact.
+    // A trainer that catches an out-of-memory error and carries on (skips the batch) exits 0: what
+    // it did at this size is unknown, so it is never a fit; the search takes it as not fitting, for safety.
     const oomText = exitedOk ? oomLineIn(run) : null;
-    const warning = oomText
-      ? {
-          warning:
-            `the command exited 0 but printed an out-of-memory error (${oomText}): it may have skipped ` +
-            `work; the answer is cached only as capped`,
-        }
-      : {};
+    if (oomText !== null) {
+      return {
+        fits: false,
+        unknown: true,
+        batchSize,
+        reason: 'oom',
+        measurement: seen ? 'exceptions-only' : budgetBytes !== null ? 'sampled-rss' : 'exceptions-only',
+        censored: true,
+        detail:
+          `the command exited 0 but printed an out-of-memory error (${oomText}): unknown at this size (it may ` +
+          `have skipped work); taken as not fitting, for safety, and never cached as a fit`,
+        ...timing,
+        ...limit,
+      };
+    }
     if (seen && seen.measurement === 'not-measured' && !run.timedOut && !run.aborted) {
       // The trainer's processes used another GPU than the one measured: nothing here says anything about this GPU.
       if (exitedOk)
@@ -216,7 +229,6 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
           measurement: 'not-measured',
           detail: `command exited 0; not measured (${seen.note})`,
           ...timing,
-          ...warning,
           ...limit,
         };
     }
@@ -232,7 +244,6 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
             `command exited 0; GPU memory not measured (${seen.note ?? 'no reading'}), so only a failure ` +
             `would refuse this batch`,
           ...timing,
-          ...warning,
           ...limit,
         };
       }
@@ -260,7 +271,6 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
             : '') +
           (seen.note ? ` — ${seen.note}` : ''),
         ...timing,
-        ...(fits ? warning : {}),
         ...limit,
       };
     }
@@ -269,11 +279,12 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       : budgetBytes !== null
         ? ('sampled-rss' as const)
         : ('exceptions-only' as const);
-    const peak = seen ? seen.peakBytes : run.sampledPeakRssBytes;
+    const peak = seen ? seen.peakBytes : byCgroup ? cgPeak : rssPeak;
     const shownPeak = seen || budgetBytes !== null ? peak : null;
-    // Over the budget: stopped by the probe itself while it ran (its RSS passed the budget), or it
-    // exited 0 above it.
-    const stoppedOver = run.killedAboveRss && !run.aborted;
+    // Over the budget: stopped while it ran (its tree's RSS passed the budget, or its memory cgroup's
+    // OOM killer fired at the budget), or it exited 0 above it.
+    const cgroupKilled = (counters?.oomKills ?? 0) > 0;
+    const stoppedOver = (run.killedAboveRss || cgroupKilled) && !run.aborted && !run.timedOut;
     if (
       (stoppedOver || exitedOk) &&
       budgetBytes !== null &&
@@ -290,9 +301,13 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         budgetBytes,
         // Stopped at the budget: its peak says only "more than the budget".
         ...(stoppedOver ? { censored: true } : {}),
-        detail: stoppedOver
-          ? `stopped while running: its peak RSS ${formatBytes(peak)} passed the budget ${formatBytes(budgetBytes)}`
-          : `command exited 0 but its peak RSS ${formatBytes(peak)} > budget ${formatBytes(budgetBytes)}`,
+        detail: cgroupKilled
+          ? `stopped while running: its memory cgroup's OOM killer fired at the budget ${formatBytes(budgetBytes)}` +
+            ` (peak ${formatBytes(peak)} (${how}))`
+          : stoppedOver
+            ? `stopped while running: its ${peakWord} ${formatBytes(peak)} (${how}) passed the budget ` +
+              formatBytes(budgetBytes)
+            : `command exited 0 but its ${peakWord} ${formatBytes(peak)} (${how}) > budget ${formatBytes(budgetBytes)}`,
         ...timing,
         ...limit,
       };
@@ -310,9 +325,8 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
             ? 'command exited 0'
             : peak === null
               ? 'command exited 0 (too fast to sample its RSS)'
-              : `command exited 0 with peak RSS ${formatBytes(peak)} <= budget ${formatBytes(budgetBytes)}`,
+              : `command exited 0 with ${peakWord} ${formatBytes(peak)} (${how}) <= budget ${formatBytes(budgetBytes)}`,
         ...timing,
-        ...warning,
         ...limit,
       };
     }

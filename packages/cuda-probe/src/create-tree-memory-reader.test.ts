@@ -1,5 +1,6 @@
 // A process tree's memory read for real: the sum over a trainer and the helper it started (own
-// process group); on CUDA, the tree's pids as the (fake) nvidia-smi lists them.
+// process group), a re-parented worker its session still ties to the trainer; on CUDA, the tree's pids as the
+// (fake) nvidia-smi lists them.
 import { spawn } from 'node:child_process';
 import { useTempDir } from '@soup/test-utils';
 import { onTestFinished, describe, expect, it } from 'vitest';
@@ -37,6 +38,32 @@ describe('[slow] createTreeMemoryReader', { timeout: 60_000 }, () => {
     const r = await createTreeMemoryReader().read(pid);
     expect(r!.processes).toBe(2);
     expect(r!.bytes).toBeGreaterThan(200 * MiB);
+  });
+
+  it('CPU: a worker in a process group of its own whose parent exited (re-parented) stays in the tree', async () => {
+    // bash leads its session (detached), starts the worker as a job (own process group), and exits: the worker is
+    // re-parented and only its session still ties it to the trainer.
+    const hold = `${HOLD(100)} console.log(process.pid);`;
+    const child = spawn('bash', ['-c', `set -m; "$0" -e "$1" & sleep 0.2`, process.execPath, hold], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    // The worker prints its pid once its memory is held.
+    const workerPid = await new Promise<number>((resolve) =>
+      child.stdout.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim()))),
+    );
+    onTestFinished(() => {
+      try {
+        process.kill(workerPid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    });
+    await exited;
+    const r = await createTreeMemoryReader().read(child.pid!);
+    expect(r).not.toBeNull();
+    expect(r!.bytes).toBeGreaterThan(100 * MiB);
   });
 
   it("CUDA: nvidia-smi's per-process memory of the tree's pids on the visible GPU only", async () => {

@@ -1,3 +1,4 @@
+import { enterCgroupLaunch } from './_cgroup-trial';
 import { runChild, tail } from './_child-runner';
 import { findExecutable } from './_launch';
 import {
@@ -79,10 +80,6 @@ export interface MemoryCgroupRun {
   };
 }
 
-// The shell only ever parses this fixed script: it moves itself into the cgroup, then execs the
-// program with its arguments as they are. So the child's first allocation is already charged.
-const ENTER_SCRIPT = 'echo $$ > "$1" || exit 125; shift; exec "$@"';
-
 /**
  * Runs a child inside a fresh memory cgroup created under this process's own cgroup, with a
  * hard limit that counts everything the child charges — its anonymous memory and the page cache
@@ -123,14 +120,12 @@ export async function runInMemoryCgroup(options: RunInMemoryCgroupOptions): Prom
   }
   let removed = false;
   try {
-    const procs = `${cg.dir}/cgroup.procs`;
     const run = await runChild({
-      launch: {
-        file: sh,
-        args: ['-c', ENTER_SCRIPT, 'soup-cgroup', procs, program, ...(options.args ?? [])],
-        limitMethod: 'none',
-        addressSpaceBytes: null,
-      },
+      launch: enterCgroupLaunch(
+        { file: program, args: [...(options.args ?? [])], limitMethod: 'none', addressSpaceBytes: null },
+        sh,
+        cg.dir,
+      ),
       ...(options.env ? { env: options.env } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
       timeoutMs: options.timeoutMs ?? 600_000,

@@ -1,6 +1,12 @@
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createMemoryCgroup, memoryCgroupSupport, removeMemoryCgroup } from './_memory-cgroup';
 import { createTrainerOomJudge } from './trainer-oom-judge';
+
+const support = memoryCgroupSupport();
+const noCgroup = support.available ? null : support.reason;
+if (noCgroup) console.log(`skipping the cgroup OOM-kill case: ${noCgroup}`);
 
 describe('createTrainerOomJudge', () => {
   it('takes what the trainer raised, under a launcher prefix', () => {
@@ -32,4 +38,38 @@ describe('createTrainerOomJudge', () => {
     const judge = createTrainerOomJudge();
     expect(judge.judge({ stdoutTail: [], stderrTail: [], code: null, signal: 'SIGKILL' })).toBeNull();
   });
+
+  it.skipIf(noCgroup !== null)(
+    "a wrapper's child OOM-killed in the trainer's own memory cgroup (exit 137, nothing printed) is out of memory",
+    async () => {
+      if (!support.available) throw new Error('unreachable');
+      const cg = createMemoryCgroup(support, 64 * 2 ** 20, 'soup-test-judge');
+      try {
+        const judge = createTrainerOomJudge();
+        // The shell enters the cgroup, then forks the trainer, which grows mid-run: the process the kernel kills is not
+        // the one launched.
+        const alloc = 'setTimeout(() => { const k = []; for (;;) k.push(Buffer.alloc(8 * 2 ** 20, 1)); }, 600);';
+        const child = spawn(
+          'sh',
+          [
+            '-c',
+            'echo $$ > "$0" || exit 125; "$@"; exit $?',
+            join(cg.dir, 'cgroup.procs'),
+            process.execPath,
+            '-e',
+            alloc,
+          ],
+          { stdio: 'ignore' },
+        );
+        judge.launched(child.pid!);
+        const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+        expect(code).toBe(137);
+        expect(judge.judge({ stdoutTail: [], stderrTail: [], code, signal: null })).toMatch(
+          /^killed by SIGKILL: its memory cgroup .* counted 1 oom_kill event|named in the kernel log/,
+        );
+      } finally {
+        removeMemoryCgroup(cg.dir);
+      }
+    },
+  );
 });

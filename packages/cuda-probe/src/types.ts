@@ -68,6 +68,11 @@ export interface ProbeTrialOutcome extends ProbeOutcome {
   };
   /** One-off cost of measuring the child's baseline, reported on the trial that paid it. */
   calibrationMs?: number;
+  /**
+   * The command exited 0 but printed an out-of-memory error: what it did at this size is unknown (it may have
+   * skipped work). Such a trial is `fits: false` (the search takes it as not fitting, for safety) and never a fit.
+   */
+  unknown?: boolean;
   /** The catalogue entry that matched, when the trial failed with an out-of-memory message. */
   oom?: OutOfMemoryClassification;
   /** RLIMIT_AS the child ran under, and how it was applied (`memory-cgroup`: see `memoryCgroup`). */

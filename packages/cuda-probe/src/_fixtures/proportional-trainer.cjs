@@ -6,6 +6,7 @@
 //   OOM_TEXT_AT=N    at N and above it prints a CUDA out-of-memory error and still exits 0
 //   QUAD_KIB=K       adds b² × K KiB (memory quadratic in the batch)
 //   FRACTION_OF=B    allocates FRACTION × B bytes instead, then kills itself (a kill near the budget)
+//   WORLD_SIZE=N     a data-parallel rank: holds 1/N of the batch's memory (the launcher's other ranks the rest)
 const fs = require('node:fs');
 const b = Number(process.argv[2]);
 const env = process.env;
@@ -35,7 +36,8 @@ if (env.FRACTION_OF) {
     process.exit(1);
   }
   // QUAD_KIB: an attention-like term, b² × QUAD_KIB KiB, on top of the linear part.
-  const keep = Buffer.alloc(b * Number(env.MIB_PER_SAMPLE || 4) * MiB + b * b * Number(env.QUAD_KIB || 0) * 1024, 1);
+  const bytes = b * Number(env.MIB_PER_SAMPLE || 4) * MiB + b * b * Number(env.QUAD_KIB || 0) * 1024;
+  const keep = Buffer.alloc(Math.floor(bytes / Number(env.WORLD_SIZE || 1)), 1);
   if (env.OOM_TEXT_AT && b >= Number(env.OOM_TEXT_AT))
     console.log('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (skipping this batch)');
   setTimeout(

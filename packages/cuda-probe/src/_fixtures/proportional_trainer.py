@@ -17,7 +17,9 @@ if env.get("KILL_AT") and b >= int(env["KILL_AT"]):
 if env.get("EDGE") and b > int(env["EDGE"]):
     raise MemoryError(f"Unable to allocate {b} samples")
 # QUAD_KIB: an attention-like term, b² × QUAD_KIB KiB, on top of the linear part.
-keep = torch.ones(b * int(env.get("MIB_PER_SAMPLE", "4")) * MiB + b * b * int(env.get("QUAD_KIB", "0")) * 1024, dtype=torch.uint8)
+# WORLD_SIZE: a data-parallel rank holds 1/N of the batch's memory.
+want = b * int(env.get("MIB_PER_SAMPLE", "4")) * MiB + b * b * int(env.get("QUAD_KIB", "0")) * 1024
+keep = torch.ones(want // int(env.get("WORLD_SIZE", "1")), dtype=torch.uint8)
 if env.get("OOM_TEXT_AT") and b >= int(env["OOM_TEXT_AT"]):
     print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (skipping this batch)", flush=True)
 time.sleep(int(env.get("HOLD_MS", "200")) / 1000)
