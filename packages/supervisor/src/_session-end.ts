@@ -70,7 +70,8 @@ export async function endSession(p: {
     };
   }
 
-  // 7. Exit 0 with no signal seen: complete only with the horizon reached (when one is known).
+  // 7. Exit 0 with no signal seen: complete only on this run's evidence (the horizon reached when one is known, or
+  // a stop by design), and only when not every push of the session failed.
   watcher.scan(Date.now());
   const newest = watcher.newestComplete({ asOfMs: exitAt, trainerExited: true })?.checkpoint ?? null;
   const { states, doneMarker } = thisRunsEndState({
