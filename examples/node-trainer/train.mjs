@@ -15,6 +15,10 @@
 //   SOUP_EXAMPLE_FAULT=stop-at:S        SIGTERM to itself at step S (a scheduler's stop): saves, exits 0
 //   SOUP_EXAMPLE_FAULT=crash-after-save:S  exit 3 right after checkpoint-S is written
 //   SOUP_EXAMPLE_FAULT=sigkill-after-save:S  SIGKILL itself right after checkpoint-S is written
+//   SOUP_EXAMPLE_FAULT=early-stop:S     stop at step S as HF's EarlyStoppingCallback does: checkpoint-S and the
+//                                       top-level trainer_state.json say should_training_stop; exits 0
+//   SOUP_EXAMPLE_FAULT=done-marker:S    stop at step S, save the finished model and write {output_dir}/soup_done
+//   SOUP_EXAMPLE_FAULT=link-in-save     every checkpoint folder holds a dangling symbolic link (gone.bin)
 //   SOUP_EXAMPLE_CAPACITY=C or S:C      the device holds micro-batches of at most C samples (from step S on: a
 //                                       device that shrinks mid-run); a larger one asks for more memory than the
 //                                       machine has, so the step dies with V8's real "RangeError: Array buffer
@@ -25,7 +29,7 @@
 // --checkpoint_format file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt files (one file each,
 // written in place); --resume_from_checkpoint then takes such a file.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineGptSpec, Trainer } from '@soup/onnx-train';
 
@@ -211,10 +215,21 @@ function saveCheckpoint(step) {
     process.exit(3);
   }
   copyFileSync(join(staging, 'optimizer.safetensors'), join(dir, 'optimizer.safetensors'));
+  if (fault === 'link-in-save') symlinkSync('nowhere.bin', join(dir, 'gone.bin'));
+  markStopped(join(staging, 'trainer_state.json'));
   copyFileSync(join(staging, 'trainer_state.json'), join(dir, 'trainer_state.json'));
   rmSync(staging, { recursive: true, force: true });
   process.stdout.write(`trainer: saved ${dir}\n`);
   afterSave(step);
+}
+
+/** HF's EarlyStoppingCallback: the saved TrainerControl says should_training_stop. */
+let stoppedEarly = false;
+function markStopped(file) {
+  if (!stoppedEarly || !fault.startsWith('early-stop:')) return;
+  const state = JSON.parse(readFileSync(file, 'utf8'));
+  state.stateful_callbacks = { TrainerControl: { args: { should_training_stop: true }, attributes: {} } };
+  writeFileSync(file, JSON.stringify(state, null, 2));
 }
 
 function afterSave(step) {
@@ -259,10 +274,15 @@ while (trainer.state.step < maxSteps) {
     await sleep(50); // the handler runs on the event loop
   }
   if (stopRequested) break;
+  if (fault === `early-stop:${log.step}` || fault === `done-marker:${log.step}`) {
+    process.stdout.write(`trainer: stopping early at step ${log.step}\n`);
+    stoppedEarly = true;
+    break;
+  }
   if (delayMs > 0) await sleep(delayMs);
 }
 const step = trainer.state.step;
-if (savedAt !== step) saveCheckpoint(step);
+if (savedAt !== step || stoppedEarly) saveCheckpoint(step);
 if (stopRequested && step < maxSteps) {
   process.stdout.write(`trainer: stopped at step ${step} (checkpoint saved)\n`);
   await trainer.close();
@@ -277,7 +297,9 @@ if (checkpointFormat === 'file') {
 // The finished model at the top of the output folder, as trainer.save_model(output_dir) does.
 const staging = join(outputDir, `.final-${process.pid}`);
 trainer.saveCheckpoint(staging);
+markStopped(join(staging, 'trainer_state.json'));
 for (const f of ['model.safetensors', 'trainer_state.json']) copyFileSync(join(staging, f), join(outputDir, f));
 rmSync(staging, { recursive: true, force: true });
+if (fault.startsWith('done-marker:')) writeFileSync(join(outputDir, 'soup_done'), '');
 await trainer.close();
 process.stdout.write(`trainer: done at step ${step}\n`);

@@ -15,7 +15,9 @@ at the top of --output_dir.
 
 Test knobs (environment, so they stay out of the run fingerprint): SOUP_EXAMPLE_CAPACITY=C or S:C (from step S
 on, a micro-batch above C samples asks torch for far more memory than the machine has: torch's real
-"DefaultCPUAllocator: can't allocate memory" RuntimeError, uncaught), SOUP_EXAMPLE_STEP_DELAY_MS, SOUP_EXAMPLE_FAULT=stop-at:S.
+"DefaultCPUAllocator: can't allocate memory" RuntimeError, uncaught), SOUP_EXAMPLE_STEP_DELAY_MS, SOUP_EXAMPLE_FAULT=stop-at:S,
+exit:S:C (exit with code C after step S), early-stop:S (stop at step S as HF's EarlyStoppingCallback does: the
+saved trainer_state.json says should_training_stop), link-in-save (a dangling symbolic link in every checkpoint).
 
 Under soup:  soup run --repo file://ckpt --batch-size 8 -- python3 examples/torch-trainer/train.py \
     --output_dir {output_dir} --per_device_train_batch_size {batch_size} --resume_from_checkpoint {resume_from}
@@ -204,16 +206,24 @@ def main():
         if with_state:
             torch.save(opt.state_dict(), os.path.join(dirname, "optimizer.pt"))
             torch.save({"generator": gen.get_state(), "cpu": torch.get_rng_state()}, os.path.join(dirname, "rng_state.pt"))
+        if fault == "link-in-save" and with_state:
+            os.symlink("nowhere.bin", os.path.join(dirname, "gone.bin"))
+        state = {"global_step": step, "max_steps": args.max_steps, "loss": last_loss}
+        if stopped_early["yes"]:
+            state["stateful_callbacks"] = {"TrainerControl": {"args": {"should_training_stop": True}, "attributes": {}}}
         with open(os.path.join(dirname, "trainer_state.json"), "w") as f:
-            json.dump({"global_step": step, "max_steps": args.max_steps, "loss": last_loss}, f)
+            json.dump(state, f)
 
     last_loss = None
     saved_at = step
+    stopped_early = {"yes": False}
     # Test knob (environment, so it stays out of the run fingerprint): a slower model.
     delay_s = float(os.environ.get("SOUP_EXAMPLE_STEP_DELAY_MS", "0")) / 1000
     # SOUP_EXAMPLE_FAULT=stop-at:S: a scheduler (or a notebook's stop button) sends SIGTERM at step S.
     fault = os.environ.get("SOUP_EXAMPLE_FAULT", "")
     stop_at = int(fault.split(":")[1]) if fault.startswith("stop-at:") else -1
+    exit_at = tuple(int(x) for x in fault.split(":")[1:]) if fault.startswith("exit:") else (-1, 0)
+    early_at = int(fault.split(":")[1]) if fault.startswith("early-stop:") else -1
     m, t = args.per_device_train_batch_size, args.seq_len
     accum = max(1, args.gradient_accumulation_steps)
     cap = os.environ.get("SOUP_EXAMPLE_CAPACITY", "")
@@ -238,16 +248,23 @@ def main():
         step += 1
         last_loss = total
         print(f"step {step} loss {last_loss:.4f} ms {(time.perf_counter() - t0) * 1000:.2f}", flush=True)
+        if step == exit_at[0]:
+            print(f"ValueError: simulated exit at step {step}", file=sys.stderr, flush=True)
+            sys.exit(exit_at[1])
         if args.save_steps > 0 and step % args.save_steps == 0:
             save(os.path.join(args.output_dir, f"checkpoint-{step}"))
             saved_at = step
         if step == stop_at:
             os.kill(os.getpid(), signal.SIGTERM)
+        if step == early_at:
+            print(f"trainer: stopping early at step {step}", flush=True)
+            stopped_early["yes"] = True
+            break
         if stop["requested"]:
             break
         if delay_s > 0:
             time.sleep(delay_s)
-    if saved_at != step:
+    if saved_at != step or stopped_early["yes"]:
         save(os.path.join(args.output_dir, f"checkpoint-{step}"))
     if stop["requested"] and step < args.max_steps:
         print(f"trainer: stopped at step {step} (checkpoint saved)", flush=True)

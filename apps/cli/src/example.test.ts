@@ -26,7 +26,8 @@ describe('[slow] the bundled example', { timeout: 300_000 }, () => {
         .find((l) => l.startsWith('RUN_JSON '))!
         .slice(9),
     ) as Record<string, unknown>;
-    expect(json).toMatchObject({
+    // On a failure, the session's own lines say which push went wrong.
+    expect(json, `${r.stdout.slice(-6000)}\n${r.stderr.slice(-6000)}`).toMatchObject({
       final_step: 200,
       segment_stop: false,
       val_skipped: false,

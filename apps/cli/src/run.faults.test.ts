@@ -15,6 +15,7 @@ import {
   soupRun,
   soupRunUntil,
   storeSteps,
+  TINY_SAFETENSORS_JS,
   trainerPid,
 } from '../test/run-helpers';
 
@@ -242,7 +243,7 @@ describe('[slow] soup run faults', { timeout: 240_000 }, () => {
           process.execPath,
           '-e',
           "const fs = require('node:fs'); fs.mkdirSync(process.env.SOUP_OUTPUT_DIR, { recursive: true }); " +
-            "fs.writeFileSync(process.env.SOUP_OUTPUT_DIR + '/model.bin', 'w')",
+            `fs.writeFileSync(process.env.SOUP_OUTPUT_DIR + '/model.bin', ${TINY_SAFETENSORS_JS})`,
         ],
         soupEnv(cwd),
       );

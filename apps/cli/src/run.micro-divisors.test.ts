@@ -6,7 +6,7 @@ import { runNode, useTempDir } from '@soup/test-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readJson, runJsonOf, SOUP_BIN, soupEnv, soupRun } from '../test/run-helpers';
+import { readJson, runJsonOf, SOUP_BIN, soupEnv, soupRun, TINY_SAFETENSORS_JS } from '../test/run-helpers';
 
 const TRAINER = `import { mkdirSync, writeFileSync } from 'node:fs';
 const [m, a] = process.argv.slice(2, 4).map(Number);
@@ -15,7 +15,7 @@ if (m > Number(process.env.CAP)) new ArrayBuffer(2 ** 44 * m); // more than the 
 mkdirSync(out, { recursive: true });
 const { SOUP_MICRO_BATCH_SIZE, SOUP_GRAD_ACCUM, SOUP_BATCH_SIZE } = process.env;
 writeFileSync(out + '/result.json', JSON.stringify({ m, a, env: { SOUP_MICRO_BATCH_SIZE, SOUP_GRAD_ACCUM, SOUP_BATCH_SIZE } }));
-writeFileSync(out + '/model.safetensors', Buffer.alloc(64)); // the finished model soup pushes as final/
+writeFileSync(out + '/model.safetensors', ${TINY_SAFETENSORS_JS}); // the finished model soup pushes as final/
 `;
 
 function setup(cap: number): { cwd: string; env: NodeJS.ProcessEnv } {
@@ -211,7 +211,7 @@ describe('[slow] divisors of G / world size: soup run and soup probe --exec', { 
           process.execPath,
           '-e',
           'require("fs").mkdirSync(process.argv[1], {recursive: true}); require("fs").writeFileSync(process.argv[1] ' +
-            '+ "/model.safetensors", "x")',
+            `+ "/model.safetensors", ${TINY_SAFETENSORS_JS})`,
           '{output_dir}',
         ],
         env,

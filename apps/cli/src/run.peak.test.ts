@@ -8,7 +8,7 @@ import { join } from 'node:path';
 // The fake nvidia-smi the cuda-probe tests use (a real executable answering from a state file).
 import { writeFakeNvidiaSmi } from '../../../packages/cuda-probe/src/_fake-nvidia-smi';
 import { describe, expect, it } from 'vitest';
-import { NODE_TRAINER, readJson, runJsonOf, soupEnv, soupRun } from '../test/run-helpers';
+import { NODE_TRAINER, readJson, runJsonOf, soupEnv, soupRun, TINY_SAFETENSORS_JS } from '../test/run-helpers';
 
 const MiB = 2 ** 20;
 
@@ -140,7 +140,7 @@ const out = process.argv[2];
   }
   put([]);
   fs.mkdirSync(out, { recursive: true });
-  fs.writeFileSync(out + '/model.safetensors', Buffer.alloc(64));
+  fs.writeFileSync(out + '/model.safetensors', ${TINY_SAFETENSORS_JS});
 })();
 `,
       );

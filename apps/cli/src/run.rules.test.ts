@@ -15,6 +15,7 @@ import {
   soupRun,
   soupRunUntil,
   storeSteps,
+  TINY_SAFETENSORS_JS,
   trainerPid,
   writeFakeCheckpoint,
 } from '../test/run-helpers';
@@ -337,7 +338,7 @@ describe('[slow] soup run: final/ holds weights (case 7)', { timeout: 240_000 },
         "const fs = require('node:fs'), p = require('node:path'), o = process.env.SOUP_OUTPUT_DIR; " +
         "fs.mkdirSync(p.join(o, 'model'), { recursive: true });" +
         "fs.writeFileSync(p.join(o, 'train_log.txt'), 'loss 1.0\\n'); fs.writeFileSync(p.join(o, 'model', " +
-        "'model.safetensors'), 'weights');";
+        `'model.safetensors'), ${TINY_SAFETENSORS_JS});`;
       const opts = ['--repo', 'file://store', '--output-dir', 'out'];
       const r = await soupRun(cwd, opts, [process.execPath, '-e', script], soupEnv(cwd));
       expect(r.code).toBe(EXIT_CODES.usage);

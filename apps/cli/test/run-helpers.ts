@@ -147,6 +147,12 @@ export async function torchMissing(): Promise<string | null> {
   }
 }
 
+/** A one-tensor safetensors file (4 zero bytes: model weights by content) as a JavaScript expression. */
+export const TINY_SAFETENSORS_JS =
+  '(() => { const h = Buffer.from(\'{"w":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}\'); ' +
+  'const n = Buffer.alloc(8); n.writeBigUInt64LE(BigInt(h.length)); ' +
+  'return Buffer.concat([n, h, Buffer.alloc(4)]); })()';
+
 /** A trainer-style `<cwd>/<root>/checkpoint-<step>/`: random weights and a `trainer_state.json` with `global_step`. */
 export function writeFakeCheckpoint(
   cwd: string,

@@ -1,7 +1,8 @@
 // The session's end: claim only what the evidence shows (trainer failed, segment saved, or complete with final/).
 import { pushFinal, type CheckpointStore, type StoreLease } from '@soup/hub-ckpt';
 import { constants } from 'node:os';
-import { judgeHorizon, readTrainerState, type TrainerStateSteps } from './horizon';
+import { everyPushFailed, thisRunsEndState, type PushFailure } from './end-evidence';
+import { judgeHorizon } from './horizon';
 import { stageFinal } from './stage-final';
 import type { SuperviseOptions, SuperviseOutcome } from './supervise-options';
 import { trainerErrorLine, type TrainerExit } from './trainer-child';
@@ -22,6 +23,8 @@ export async function endSession(p: {
   exitAt: number;
   /** The newest step this session pushed (null: none). */
   pushedStep: number | null;
+  /** This session's failed pushes. @default none */
+  pushFailures?: readonly PushFailure[];
   resumedStep: number;
   horizon: number | null;
   keepRemote: number;
@@ -67,13 +70,17 @@ export async function endSession(p: {
     };
   }
 
-  // 7. Exit 0 with no signal seen: complete only with the horizon reached (when one is known).
+  // 7. Exit 0 with no signal seen: complete only on this run's evidence (the horizon reached when one is known, or
+  // a stop by design), and only when not every push of the session failed.
   watcher.scan(Date.now());
   const newest = watcher.newestComplete({ asOfMs: exitAt, trainerExited: true })?.checkpoint ?? null;
-  const states: TrainerStateSteps[] = [readTrainerState(o.outputDir)];
-  if (newest?.kind === 'dir') states.push(readTrainerState(newest.path));
-  if (o.finalDir) states.push(readTrainerState(o.finalDir));
-  const verdict = judgeHorizon({ states, checkpointStep: newest?.step ?? null, horizon });
+  const { states, doneMarker } = thisRunsEndState({
+    outputDir: o.outputDir,
+    finalDir: o.finalDir ?? null,
+    newest,
+    watcher,
+  });
+  const verdict = judgeHorizon({ states, checkpointStep: newest?.step ?? null, horizon, doneMarker });
   if (!verdict.complete) {
     const reached = verdict.step === null ? 'at an unknown step' : `at step ${verdict.step}`;
     const reason = `the trainer exited 0 ${reached}, before its horizon of ${verdict.horizon} steps`;
@@ -96,12 +103,18 @@ export async function endSession(p: {
       horizon: { step: verdict.step, horizon: verdict.horizon },
     };
   }
+  const refused = everyPushFailed(p.pushFailures ?? [], pushedStep);
+  if (refused !== null) {
+    warn(refused.line);
+    throw refused.error;
+  }
   const glob = globToRegExp(o.checkpointGlob ?? 'checkpoint-*');
   const fin = stageFinal({
     outputDir: o.outputDir,
     finalDir: o.finalDir ?? null,
     newest,
     isCheckpoint: (n) => glob.test(n),
+    thisRun: (n) => watcher.isThisRunsFile(n),
   });
   try {
     const step = Math.max(pushedStep ?? -1, resumedStep, fin.step ?? -1, verdict.step ?? -1, 0);

@@ -15,10 +15,29 @@ import type { SessionFacts, SuperviseOptions } from './supervise-options';
 import { signatureOf, type CheckpointWatcher, type WatchedCheckpoint } from './watch-checkpoints';
 import { fmt, type Tell } from './_tell';
 
+/** pushEach: how many times a step's push is tried before newer steps go past it. */
+const PUSH_EACH_TRIES = 3;
+
 /**
  * Error thrown from a push's `verified` phase: the folder changed while it was pushed, so the pointer must not move.
  */
 class ChangedDuringPush extends Error {}
+
+/** Staging: a file checkpoint is pushed as a folder holding the file and a record naming it (added to `dirs`). */
+function stageCheckpoint(outputDir: string, c: WatchedCheckpoint, dirs: Set<string>): string {
+  if (c.kind === 'dir') return c.path;
+  const dir = join(outputDir, `.soup-stage-${process.pid}-${c.step}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  try {
+    linkSync(c.path, join(dir, c.name));
+  } catch {
+    copyFileSync(c.path, join(dir, c.name));
+  }
+  writeFileSync(join(dir, FILE_CHECKPOINT_RECORD), `${JSON.stringify({ file: c.name })}\n`);
+  dirs.add(dir);
+  return dir;
+}
 
 /** The session's pushes. */
 export interface SessionPushes {
@@ -48,22 +67,8 @@ export function createSessionPushes(p: {
 }): SessionPushes {
   const { o, store, runId, resumedStep, keepRemote, watcher, facts } = p;
   const { emit, say, warn, show } = p.tell;
-  // Staging: a file checkpoint is pushed as a folder holding the file and a record naming it.
   const stageDirs = new Set<string>();
-  const stage = (c: WatchedCheckpoint): string => {
-    if (c.kind === 'dir') return c.path;
-    const dir = join(o.outputDir, `.soup-stage-${process.pid}-${c.step}`);
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    try {
-      linkSync(c.path, join(dir, c.name));
-    } catch {
-      copyFileSync(c.path, join(dir, c.name));
-    }
-    writeFileSync(join(dir, FILE_CHECKPOINT_RECORD), `${JSON.stringify({ file: c.name })}\n`);
-    stageDirs.add(dir);
-    return dir;
-  };
+  const stage = (c: WatchedCheckpoint): string => stageCheckpoint(o.outputDir, c, stageDirs);
   // What each push started from, by step: the source path and its signature then.
   const pushing = new Map<number, { source: string; sig: string }>();
   const jobs = new Map<string, { source: string; sig: string }>();
@@ -81,7 +86,10 @@ export function createSessionPushes(p: {
       }
     }
   };
+  // pushEach: a failed step is tried again, oldest first, before it is passed over (PUSH_EACH_TRIES in all), so one
+  // transient failure leaves no hole in the pushed steps; once a newer step moved the pointer it cannot be pushed.
   let passedOver = -1;
+  const tries = new Map<number, number>();
   const queue = createPushQueue({
     store,
     run: runId,
@@ -101,7 +109,10 @@ export function createSessionPushes(p: {
     ),
     onError: (err, job) => {
       const e = err as Error;
-      if (o.pushEach) passedOver = Math.max(passedOver, job.step);
+      if (o.pushEach) {
+        tries.set(job.step, (tries.get(job.step) ?? 0) + 1);
+        if ((tries.get(job.step) ?? 0) >= PUSH_EACH_TRIES) passedOver = Math.max(passedOver, job.step);
+      }
       if (lastOffer?.step === job.step && !(e instanceof ChangedDuringPush)) lastOffer = null;
       if (/^superseded by step/.test(e.message)) return;
       emit(
@@ -129,13 +140,18 @@ export function createSessionPushes(p: {
     pushing.set(c.step, src);
     queue.offer(job);
   };
-  // pushEach: the oldest complete checkpoint not pushed yet, once the queue is free (a failed one is passed
-  // over: the next newer one goes, and the newest is retried at the end, as without pushEach).
+  // pushEach: the oldest complete checkpoint not pushed yet, once the queue is free (a failed one is tried again,
+  // then passed over: the next newer one goes, and the newest is retried at the end, as without pushEach).
   const offerNext = (asOfMs: number, trainerExited: boolean): void => {
     if (queue.current !== null) return;
     const after = Math.max(queue.pushedStep, passedOver, resumedStep);
     const c = watcher.oldestCompleteAfter(after, { asOfMs, trainerExited });
-    if (c) offer(c.checkpoint);
+    if (!c) return;
+    offer(c.checkpoint);
+    const tried = tries.get(c.checkpoint.step) ?? 0;
+    const now = queue.current as PushJob | null; // set by the offer when its push started at once
+    if (tried > 0 && now?.step === c.checkpoint.step)
+      say(`soup: retrying the push of step ${c.checkpoint.step} (try ${tried + 1} of ${PUSH_EACH_TRIES})`);
   };
   const self: SessionPushes = {
     queue,

@@ -1,5 +1,8 @@
+import { useTempDir } from '@soup/test-utils';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { judgeHorizon } from './horizon';
+import { judgeHorizon, readTrainerState } from './horizon';
 
 describe('complete-run rule', () => {
   it("a known horizon must be reached; without one the trainer's own exit 0 is the end", () => {
@@ -19,5 +22,30 @@ describe('complete-run rule', () => {
     expect(
       judgeHorizon({ states: [{ globalStep: null, maxSteps: null }], checkpointStep: null, horizon: null }),
     ).toMatchObject({ complete: true, evidence: 'trainer-done' });
+  });
+
+  it('a trainer that stops early by design is done: should_training_stop in the newest state, or its marker', () => {
+    const dir = useTempDir('soup-horizon-');
+    // HF's EarlyStoppingCallback: the TrainerControl saved in trainer_state.json's stateful_callbacks.
+    const control = { TrainerControl: { args: { should_training_stop: true }, attributes: {} } };
+    writeFileSync(
+      join(dir, 'trainer_state.json'),
+      JSON.stringify({ global_step: 6, max_steps: 20, stateful_callbacks: control }),
+    );
+    const stopped = readTrainerState(dir);
+    expect(stopped).toMatchObject({ globalStep: 6, maxSteps: 20, stopped: true });
+    expect(judgeHorizon({ states: [stopped], checkpointStep: 6, horizon: null })).toEqual({
+      complete: true,
+      step: 6,
+      horizon: 20,
+      evidence: 'trainer-stopped',
+    });
+    // Only the newest state counts: a stop an older checkpoint recorded does not end a run that went on.
+    expect(
+      judgeHorizon({ states: [stopped, { globalStep: 8, maxSteps: 20 }], checkpointStep: 8, horizon: null }),
+    ).toMatchObject({ complete: false, evidence: 'horizon-not-reached' });
+    expect(
+      judgeHorizon({ states: [{ globalStep: 8, maxSteps: 20 }], checkpointStep: 8, horizon: null, doneMarker: true }),
+    ).toMatchObject({ complete: true, step: 8, evidence: 'done-marker' });
   });
 });

@@ -29,9 +29,10 @@ export {
   type TrainerExit,
   type StartTrainerOptions,
 } from './trainer-child';
-export { judgeHorizon, readTrainerState, type HorizonVerdict, type TrainerStateSteps } from './horizon';
+export { DONE_MARKER, judgeHorizon, readTrainerState, type HorizonVerdict, type TrainerStateSteps } from './horizon';
 export { acquireOutputLock, processStart, sameProcessAlive, LOCK_NAME, type LockRecord, type OutputLock } from './lock';
 export { stageFinal, holdsWeights, WEIGHT_FILE, type StagedFinal } from './stage-final';
+export { modelWeightFiles, TRAINING_STATE_FILE, weightsFormatOf, type WeightsFormat } from './model-weights';
 export { resumeSupervised, fileCheckpointIn, FILE_CHECKPOINT_RECORD, type SupervisedResume } from './resume-supervised';
 export {
   identityOf,

@@ -1,11 +1,11 @@
-// What `soup run` pushes as final/: --final <dir>, else the files at the top of {output_dir} (hard-linked
-// into a scratch folder), else (no files there) the newest complete checkpoint of this run. Whatever it is must hold
-// model
-// weights, or no terminal pointer is written.
+// What `soup run` pushes as final/: --final <dir>, else this run's files at the top of {output_dir} (hard-linked
+// into a scratch folder; files an earlier run left there unchanged are not this run's), else the newest complete
+// checkpoint of this run. Whatever it is must hold model weights by content, or no terminal pointer is written.
 import { localCheckpointStep } from '@soup/hub-ckpt';
 import { copyFileSync, linkSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { SupervisorUsageError } from './errors';
+import { filesUnder, modelWeightFiles, weightsFormatOf } from './model-weights';
 import type { WatchedCheckpoint } from './watch-checkpoints';
 
 /** A folder ready for pushFinal, and how to clean it up. */
@@ -18,42 +18,35 @@ export interface StagedFinal {
   cleanup(): void;
 }
 
-/** File names that hold model weights. */
+/** File names that usually hold model weights; what decides is their content (see {@link modelWeightFiles}). */
 export const WEIGHT_FILE: RegExp = /\.(safetensors|bin|pt|pth|ckpt)$/i;
 
-/** Every file under `dir` (relative paths, sorted). */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (abs: string, rel: string): void => {
-    for (const e of readdirSync(abs, { withFileTypes: true })) {
-      const r = rel === '' ? e.name : `${rel}/${e.name}`;
-      if (e.isDirectory()) walk(join(abs, e.name), r);
-      else if (e.isFile()) out.push(r);
-    }
-  };
-  try {
-    walk(dir, '');
-  } catch {
-    // missing: no files
-  }
-  return out.sort();
-}
-
-/** Whether a folder holds model weights (a .safetensors/.bin/.pt/.pth/.ckpt file, at any depth). */
+/** Whether a folder holds model weights by content, at any depth (see {@link weightsFormatOf}). */
 export function holdsWeights(dir: string): boolean {
-  return filesUnder(dir).some((f) => WEIGHT_FILE.test(f));
+  return modelWeightFiles(dir).length > 0;
 }
 
-function refuseWithoutWeights(dir: string, what: string): void {
-  if (holdsWeights(dir)) return;
-  const files = filesUnder(dir);
+/** Throws unless `path` (a folder, or one file checkpoint) holds model weights; the message names what it found. */
+function refuseWithoutWeights(path: string, what: string): void {
+  const oneFile = isFile(path);
+  if (oneFile ? weightsFormatOf(path, basename(path)) !== null : holdsWeights(path)) return;
+  const files = oneFile ? [basename(path)] : filesUnder(path);
   const shown = files.slice(0, 8).join(', ') + (files.length > 8 ? `, … (${files.length} files)` : '');
   throw new SupervisorUsageError(
     `final/ would hold no model weights: ${what} has ${files.length === 0 ? 'no files' : shown}` +
-      ` (no .safetensors, .bin, .pt, .pth or .ckpt); ` +
+      ' (none is a safetensors file, a torch.save archive with data.pkl, or a zip of model safetensors; ' +
+      'optimizer, scheduler, scaler, rng_state and training_args files are not a model); ' +
       'no terminal pointer was written. Pass --final <dir> with the folder the trainer saved the finished model in',
     { field: 'final' },
   );
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Picks and stages the final folder; throws SupervisorUsageError (field `final`) when it holds no weights. */
@@ -63,6 +56,8 @@ export function stageFinal(p: {
   newest: WatchedCheckpoint | null;
   /** Top-level names that are checkpoints (file checkpoints are not the finished model's files). @default none */
   isCheckpoint?: (name: string) => boolean;
+  /** Top-level files this run wrote (appeared or changed after launch). @default every file */
+  thisRun?: (name: string) => boolean;
 }): StagedFinal {
   if (p.finalDir !== null) {
     let ok = false;
@@ -83,6 +78,7 @@ export function stageFinal(p: {
   try {
     files = readdirSync(p.outputDir, { withFileTypes: true })
       .filter((e) => e.isFile() && !e.name.startsWith('.') && !(p.isCheckpoint?.(e.name) ?? false))
+      .filter((e) => p.thisRun?.(e.name) ?? true)
       .map((e) => e.name);
   } catch {
     files = [];
@@ -109,6 +105,7 @@ export function stageFinal(p: {
   }
   if (p.newest !== null) {
     if (p.newest.kind === 'file') {
+      refuseWithoutWeights(p.newest.path, relative(p.outputDir, p.newest.path) || p.newest.path);
       const dir = join(p.outputDir, `.soup-final-${process.pid}`);
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir);

@@ -177,7 +177,7 @@ export type SuperviseOutcome =
       step: number;
       pathInRepo: string;
       launched: boolean;
-      evidence: 'horizon-reached' | 'trainer-done' | 'store';
+      evidence: 'horizon-reached' | 'trainer-done' | 'trainer-stopped' | 'done-marker' | 'store';
     }
   | {
       outcome: 'segment-saved';

@@ -8,9 +8,16 @@ import { describe, expect, it } from 'vitest';
 import { readRunRecord } from './run-identity';
 import { supervise, type SuperviseEvent, type SuperviseOptions } from './supervise';
 
-// argv: out m a resume_from. Trains 6 steps; a checkpoint each step; OOM text when m > CAP from step 3 on.
+// argv: out m a resume_from. Trains 6 steps; a checkpoint (a one-byte safetensors model) each step; OOM text when
+// m > CAP from step 3 on.
 const TRAINER = `
 const fs = require('node:fs'), path = require('node:path');
+const st = (v) => {
+  const h = Buffer.from('{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}');
+  const n = Buffer.alloc(8);
+  n.writeBigUInt64LE(BigInt(h.length));
+  return Buffer.concat([n, h, Buffer.from([v])]);
+};
 const [out, m, a, resume] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3]), process.argv[4] || ''];
 let step = resume ? JSON.parse(fs.readFileSync(path.join(resume, 'trainer_state.json'), 'utf8')).global_step : 0;
 console.log('trainer: m ' + m + ' a ' + a + (resume ? ' resumed at step ' + step : ' fresh'));
@@ -23,10 +30,10 @@ while (step < 6) {
   console.log('step ' + step);
   const d = path.join(out, 'checkpoint-' + step);
   fs.mkdirSync(d, { recursive: true });
-  fs.writeFileSync(path.join(d, 'model.safetensors'), Buffer.alloc(32, step));
+  fs.writeFileSync(path.join(d, 'model.safetensors'), st(step));
   fs.writeFileSync(path.join(d, 'trainer_state.json'), JSON.stringify({ global_step: step, max_steps: 6, m, a }));
 }
-fs.writeFileSync(path.join(out, 'model.safetensors'), Buffer.alloc(32, 9));
+fs.writeFileSync(path.join(out, 'model.safetensors'), st(9));
 `;
 
 const divisorsBelow = (G: number, m: number): number | null => {

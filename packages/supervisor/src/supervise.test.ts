@@ -45,6 +45,11 @@ describe('[slow] supervise(): what was pushed must equal what is on disk when th
       const trainer = `
       const fs = require('node:fs'), path = require('node:path'), d = path.join(process.argv[1], 'checkpoint-1');
       fs.mkdirSync(d, { recursive: true });
+      // Beside the raw model.bin, the weights final/ needs by content: a one-byte safetensors.
+      const h = Buffer.from('{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}');
+      const n = Buffer.alloc(8);
+      n.writeBigUInt64LE(BigInt(h.length));
+      fs.writeFileSync(path.join(d, 'model.safetensors'), Buffer.concat([n, h, Buffer.from([1])]));
       fs.writeFileSync(path.join(d, 'model.bin'), Buffer.alloc(${HALF}, 1));
       setTimeout(() => {
         const b = Buffer.alloc(${HALF}, 2); b.write('END', b.length - 3);

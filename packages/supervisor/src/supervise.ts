@@ -176,7 +176,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       const pushedStep = results.length > 0 ? Math.max(...results.map((r) => r.step)) : null;
       // 7. Claim only what the evidence shows.
       const ends = { o, store, storeName, runId, end, stopReason, exitAt, pushedStep, resumedStep, horizon };
-      return endSession({ ...ends, keepRemote, lease, watcher, tell });
+      return endSession({ ...ends, pushFailures: pushes.queue.failures, keepRemote, lease, watcher, tell });
     }
   }
 }

@@ -1,5 +1,5 @@
 import { useTempDir } from '@soup/test-utils';
-import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCheckpointWatcher, globToRegExp, stepOfName } from './watch-checkpoints';
@@ -120,5 +120,25 @@ describe('checkpoint watcher', () => {
       checkpoint: { step: 500 },
       reason: 'settled',
     });
+  });
+
+  it("top-level files: this run's only when they appeared or changed (inode, size, mtime) after the launch", () => {
+    const root = useTempDir('soup-watch-top-');
+    const out = join(root, 'out');
+    folder(root, 'out', { 'model.safetensors': 'seed 7', 'trainer_state.json': '{}', soup_done: '', 'a.txt': 'a' });
+    const w = createCheckpointWatcher({ dir: out, settleMs: 300 });
+    expect(w.isThisRunsFile('trainer_state.json')).toBe(true); // before markLaunch every file counts
+    w.markLaunch();
+    expect(['model.safetensors', 'trainer_state.json', 'soup_done', 'new.bin'].map((f) => w.isThisRunsFile(f))).toEqual(
+      [false, false, false, false],
+    );
+    writeFileSync(join(out, 'trainer_state.json'), '{"global_step": 1}'); // rewritten in place
+    writeFileSync(join(out, 'new.bin'), 'x'); // appeared
+    writeFileSync(join(out, 'a.tmp'), 'b');
+    renameSync(join(out, 'a.tmp'), join(out, 'a.txt')); // replaced by a rename: same size, another inode
+    rmSync(join(out, 'soup_done')); // gone
+    expect(
+      ['trainer_state.json', 'new.bin', 'a.txt', 'soup_done', 'model.safetensors'].map((f) => w.isThisRunsFile(f)),
+    ).toEqual([true, true, true, false, false]);
   });
 });

@@ -57,6 +57,11 @@ export interface CheckpointWatcher {
     asOfMs: number;
     trainerExited: boolean;
   }): { checkpoint: WatchedCheckpoint; reason: CompleteReason } | null;
+  /**
+   * Whether the top-level file `name` of the output folder is this run's: it appeared or changed (inode, size,
+   * mtime) after {@link markLaunch}. A file an earlier run left there unchanged is not; true before markLaunch.
+   */
+  isThisRunsFile(name: string): boolean;
   /** The oldest complete checkpoint of this run with a step above `afterStep` (the rule of {@link newestComplete}). */
   oldestCompleteAfter(
     afterStep: number,
@@ -130,6 +135,16 @@ export function createCheckpointWatcher(opts: CheckpointWatcherOptions): Checkpo
   let atLaunch: Map<string, string> | null = null;
   let pulled: string | null = null;
   let last: WatchedCheckpoint[] = [];
+  // Top-level file name → inode, size and mtime at launch (null before markLaunch).
+  let filesAtLaunch: Map<string, string> | null = null;
+  const fileSig = (name: string): string | null => {
+    try {
+      const st = statSync(join(opts.dir, name));
+      return st.isFile() ? `${st.ino}:${st.size}:${st.mtimeMs}` : null;
+    } catch {
+      return null;
+    }
+  };
 
   const read = (nowMs: number, track: boolean): WatchedCheckpoint[] => {
     let names: string[];
@@ -199,8 +214,24 @@ export function createCheckpointWatcher(opts: CheckpointWatcherOptions): Checkpo
       const now = Date.now();
       const all = read(now, true);
       atLaunch = new Map(all.map((c) => [c.name, c.signature]));
+      filesAtLaunch = new Map();
+      let names: string[] = [];
+      try {
+        names = readdirSync(opts.dir);
+      } catch {
+        names = [];
+      }
+      for (const name of names) {
+        const sig = fileSig(name);
+        if (sig !== null) filesAtLaunch.set(name, sig);
+      }
       last = read(now, false);
       return last.filter((c) => !c.thisRun);
+    },
+    isThisRunsFile(name) {
+      if (filesAtLaunch === null) return true;
+      const now = fileSig(name);
+      return now !== null && filesAtLaunch.get(name) !== now;
     },
     scan(nowMs) {
       last = read(nowMs, true);
