@@ -10,14 +10,7 @@ import {
   trainResultOf,
   trainRunFingerprint,
 } from '@soup/plan';
-import {
-  describeRunPeak,
-  describeTuning,
-  openSessionStore,
-  printResult,
-  resolveTimeLimitMs,
-  type RunResult,
-} from '../_session';
+import { describeRunPeak, describeTuning, openSessionStore, printResult, resolveTimeLimitMs } from '../_session';
 import { showLossPlot } from '../_show-plot';
 import { trainSession, type TrainSession } from '../_train-session';
 import { UsageError } from '../errors';
@@ -25,9 +18,6 @@ import { EXIT_CODES } from '../exit-codes';
 import { loadConfig, type SoupConfig } from '@soup/config';
 import { readLossHistory } from '@soup/loss-plot';
 import type { TrainOptions } from './train.options';
-
-/** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */
-export type RunJson = RunResult;
 
 /** `soup train`: trains the config's model in segments under supervise(), pushing checkpoints as it goes. */
 export async function run(opts: TrainOptions, ctx: CommandContext): Promise<number | void> {
