@@ -20,8 +20,6 @@ import * as onnxTrain from '@soup/onnx-train';
 import type { OnnxTrainErrorCode } from '@soup/onnx-train';
 import * as plan from '@soup/plan';
 import type { SoupPlanErrorCode } from '@soup/plan';
-import * as progress from '@soup/progress';
-import type { ProgressErrorCode } from '@soup/progress';
 import * as supervisor from '@soup/supervisor';
 import type { SupervisorErrorCode } from '@soup/supervisor';
 import { describe, expect, it } from 'vitest';
@@ -257,15 +255,6 @@ const PACKAGES: PackageErrors[] = [
     } satisfies Record<LossPlotErrorCode, true>,
     samples: {
       PngUnsupportedError: () => new lossPlot.PngUnsupportedError('m'),
-    },
-  },
-  {
-    name: '@soup/progress',
-    exports: progress,
-    base: progress.ProgressError,
-    codes: { SOUP_PROGRESS_INVALID_OPTION: true } satisfies Record<ProgressErrorCode, true>,
-    samples: {
-      InvalidProgressOptionError: () => new progress.InvalidProgressOptionError('m', { field: 'total' }),
     },
   },
   {

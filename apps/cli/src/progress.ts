@@ -1,5 +1,3 @@
-import { InvalidProgressOptionError } from './errors';
-
 /** A stream the renderer writes to (process.stderr by default). */
 export interface ProgressStream {
   write(chunk: string): unknown;
@@ -63,20 +61,6 @@ export interface Progress {
 
 const TTY_REDRAW_MS = 80;
 
-/** Refuses a position that is not a count and a line cadence outside (0, 1]: the bar would show nonsense. */
-function checkOptions(opts: ProgressOptions): void {
-  for (const field of ['total', 'start', 'end'] as const) {
-    const v = opts[field];
-    if (v !== undefined && !(Number.isFinite(v) && v >= 0))
-      throw new InvalidProgressOptionError(`${field} must be a finite count >= 0, got ${v}`, { field });
-  }
-  const f = opts.lineEveryFraction;
-  if (f !== undefined && !(f > 0 && f <= 1))
-    throw new InvalidProgressOptionError(`lineEveryFraction must be in (0, 1], got ${f}`, {
-      field: 'lineEveryFraction',
-    });
-}
-
 /** Visible length of a line with ANSI colour codes. */
 function visibleLength(line: string): number {
   return [...line.replace(/\x1b\[[0-9;]*m/g, '')].length;
@@ -134,7 +118,6 @@ export function formatDuration(ms: number): string {
  */
 export function createProgress(opts: ProgressOptions): Progress {
   // Over 150 lines: one renderer's state (position, rate, last line, TTY or not) closed over by the methods it returns.
-  checkOptions(opts);
   const stream = opts.stream ?? process.stderr;
   const env = opts.env ?? process.env;
   const dumb = env.TERM === 'dumb';
