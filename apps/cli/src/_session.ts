@@ -22,9 +22,6 @@ import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
 import { parseDuration } from '@soup/config';
 
-/** The result `soup train` and `soup run` end with (`RUN_JSON {...}`, or --json): @soup/supervisor's one shape. */
-export type RunResult = SessionResult;
-
 /** The session's store (@soup/hub-ckpt's openSessionStore), its retry warnings said as the CLI says warnings. */
 export function openSessionStore(
   ctx: CommandContext,
@@ -149,8 +146,11 @@ export function describeMicroBatch(
   return `${text} (was ${last.micro_batch_size} × ${last.grad_accum} last session)`;
 }
 
-/** Prints the result: `RUN_JSON {...}` among the human lines, or the object alone with --json. */
-export function printResult(ctx: CommandContext, result: RunResult): void {
+/**
+ * Prints the result `soup train` and `soup run` end with (@soup/supervisor's one shape): `RUN_JSON {...}` among the
+ * human lines, or the object alone with --json.
+ */
+export function printResult(ctx: CommandContext, result: SessionResult): void {
   if (ctx.json) ctx.emit(result);
   else ctx.stdout.write(`RUN_JSON ${JSON.stringify(result)}\n`);
 }

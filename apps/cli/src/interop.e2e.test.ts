@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assetPath } from './_assets';
 import { decodePng } from '@soup/loss-plot';
 import { EXIT_CODES } from './exit-codes';
-import type { RunJson } from './commands/train';
+import type { SessionResult as RunJson } from '@soup/supervisor';
 
 const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 const gpt2Script = fileURLToPath(

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { assetPath } from './_assets';
-import type { RunJson } from './commands/train';
+import type { SessionResult as RunJson } from '@soup/supervisor';
 import { EXIT_CODES } from './exit-codes';
 
 const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { assetPath } from './_assets';
-import type { RunJson } from './commands/train';
+import type { SessionResult as RunJson } from '@soup/supervisor';
 import { EXIT_CODES } from './exit-codes';
 import { maxAbsDiff } from '../test/run-helpers';
 

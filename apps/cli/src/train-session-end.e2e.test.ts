@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { assetPath } from './_assets';
-import type { RunJson } from './commands/train';
+import type { SessionResult as RunJson } from '@soup/supervisor';
 import { EXIT_CODES } from './exit-codes';
 
 const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));

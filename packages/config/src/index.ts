@@ -6,6 +6,7 @@ export {
   type GradCkptSetting,
 } from './validate-config';
 export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config';
+export { configWithOverrides, type ConfigOverrides } from './config-with-overrides';
 export { didYouMean, type DidYouMeanOptions } from './did-you-mean';
 export { parseBytes } from './parse-bytes';
 export { parseDuration } from './parse-duration';

@@ -77,3 +77,4 @@ export { resolveStopSignal } from './session-end';
 export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './describe-refusal';
 export { trackSession, endReasonOf, type SessionTrack, type EndReason } from './track-session';
 export { sessionResultOf } from './session-result-of';
+export { supervisedResultOf, type SessionExitCodes } from './supervised-result-of';

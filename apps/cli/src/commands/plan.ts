@@ -6,7 +6,7 @@ import { prepareIo } from '../_prepare-lines';
 import { renderTable } from '../_table';
 import { EXIT_CODES } from '../exit-codes';
 import { formatBytes } from '../format-bytes';
-import { loadConfig, type SoupConfig } from '@soup/config';
+import { configWithOverrides, loadConfig, type SoupConfig } from '@soup/config';
 import type { PlanOptions } from './plan.options';
 
 /** `soup plan`: what `soup train` would do on this device, measured. */
@@ -14,11 +14,11 @@ export async function run(opts: PlanOptions, ctx: CommandContext): Promise<numbe
   const loaded = loadConfig({ path: opts.config, cwd: ctx.cwd });
   const file = loaded.displayPath;
   for (const w of loaded.warnings) ctx.warn(`${file}${w.line ? `:${w.line}` : ''}: ${w.path}: ${w.message}`);
-  const config = structuredClone(loaded.config);
-  if (opts.device !== undefined) config.device = opts.device;
-  const budgetFrom: 'flag' | 'config' | null =
-    opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
-  if (opts.budget !== undefined) config.training.memoryBudgetBytes = opts.budget;
+  const { config, budgetFrom } = configWithOverrides(loaded.config, {
+    device: opts.device,
+    budgetBytes: opts.budget,
+    cwd: ctx.cwd,
+  });
   const {
     report: r,
     prepared: p,

@@ -1,6 +1,6 @@
 import { deviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
-import { resolveStopSignal, secondsOf, segmentReasonOf, sessionResultOf, supervise } from '@soup/supervisor';
+import { resolveStopSignal, supervise, supervisedResultOf } from '@soup/supervisor';
 import { resolve } from 'node:path';
 import { type ProbedBatch, resolveTrainerBatch, type TrainerMicro, trialCommand, tuneTrainerBatch } from '@soup/plan';
 import { planIo } from '../_batch-lines';
@@ -14,7 +14,6 @@ import {
   printResult,
   sessionMemory,
   sessionOptions,
-  type RunResult,
 } from '../_session';
 import { parseTries, tuneExec } from '../_tune-exec';
 import { UsageError } from '../errors';
@@ -105,55 +104,17 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
   });
   const memory = mem.report(r.memory);
   if (r.memory !== null) ctx.say(describeRunPeak(memory)); // null: no trainer was launched
-  const result = (status: RunResult['status'], exitCode: number, extra: Partial<RunResult>): RunResult => ({
-    ...sessionResultOf(r, { store, status, exitCode, startedAtMs: t0, memory }),
-    start_step: r.startStep ?? 0,
-    batch_size: r.batchSize,
-    batch_source: r.batchSource,
-    ...extra,
+  const result = supervisedResultOf(r, {
+    store,
+    startedAtMs: t0,
+    memory,
+    exitCodes: { ok: EXIT_CODES.ok, segmentSaved: EXIT_CODES.segmentSaved, interrupted: EXIT_CODES.interrupted },
   });
-  switch (r.outcome) {
-    case 'complete':
-      printResult(
-        ctx,
-        result(r.launched ? 'finished' : 'complete', EXIT_CODES.ok, {
-          final_step: r.step,
-          final_pushed: r.launched,
-          ...(r.launched ? {} : { start_step: r.step }),
-          trainer: r.launched ? { exit_code: 0, signal: null, killed: false, error: null } : null,
-        }),
-      );
-      return EXIT_CODES.ok;
-    case 'not-launched':
-      ctx.stderr.write('soup: interrupted before the trainer started; nothing was launched\n');
-      printResult(ctx, result('failed', EXIT_CODES.interrupted, {}));
-      return EXIT_CODES.interrupted;
-    case 'segment-saved':
-      printResult(
-        ctx,
-        result('segment', EXIT_CODES.segmentSaved, {
-          final_step: r.step,
-          horizon: r.horizon?.horizon ?? null,
-          session_end: {
-            reason: segmentReasonOf(r.stopReason),
-            after_s: secondsOf(Date.now() - t0),
-            saved_step: r.pushedSteps.at(-1) ?? null,
-          },
-          trainer: { exit_code: r.trainerExit, signal: null, killed: r.trainerKilled, error: null },
-        }),
-      );
-      return EXIT_CODES.segmentSaved;
-    case 'trainer-failed':
-      ctx.stderr.write(`${r.message}\n`);
-      printResult(
-        ctx,
-        result('failed', r.exitCode, {
-          final_step: r.pushedStep ?? r.startStep ?? null,
-          trainer: { exit_code: r.exitCode, signal: null, killed: false, error: r.trainerError },
-        }),
-      );
-      return r.exitCode;
-  }
+  if (r.outcome === 'not-launched')
+    ctx.stderr.write('soup: interrupted before the trainer started; nothing was launched\n');
+  if (r.outcome === 'trainer-failed') ctx.stderr.write(`${r.message}\n`);
+  printResult(ctx, result);
+  return result.exit_code;
 }
 
 /** --batch-size auto, or the micro-batch of --global-batch-size: @soup/plan's answer for the --probe command. */

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import type { CommandContext } from '../_context';
 import {
   assertTrainable,
@@ -10,36 +10,27 @@ import {
   trainResultOf,
   trainRunFingerprint,
 } from '@soup/plan';
-import {
-  describeRunPeak,
-  describeTuning,
-  openSessionStore,
-  printResult,
-  resolveTimeLimitMs,
-  type RunResult,
-} from '../_session';
+import { describeRunPeak, describeTuning, openSessionStore, printResult, resolveTimeLimitMs } from '../_session';
 import { showLossPlot } from '../_show-plot';
 import { trainSession, type TrainSession } from '../_train-session';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
-import { loadConfig, type SoupConfig } from '@soup/config';
+import { configWithOverrides, loadConfig } from '@soup/config';
 import { readLossHistory } from '@soup/loss-plot';
 import type { TrainOptions } from './train.options';
-
-/** The result `soup train` ends with (`RUN_JSON {...}`, or --json): the same shape as `soup run`'s. */
-export type RunJson = RunResult;
 
 /** `soup train`: trains the config's model in segments under supervise(), pushing checkpoints as it goes. */
 export async function run(opts: TrainOptions, ctx: CommandContext): Promise<number | void> {
   const t0 = Date.now();
   const loaded = loadConfig({ path: opts.config, cwd: ctx.cwd });
   const file = loaded.displayPath;
-  const config: SoupConfig = structuredClone(loaded.config);
-  if (opts.steps !== undefined) config.training.steps = opts.steps;
-  if (opts.outputDir !== undefined) config.output = resolve(ctx.cwd, opts.outputDir);
-  const budgetFrom: 'flag' | 'config' | null =
-    opts.budget !== undefined ? 'flag' : config.training.memoryBudgetBytes !== null ? 'config' : null;
-  if (opts.budget !== undefined) config.training.memoryBudgetBytes = opts.budget;
+  const { config, budgetFrom } = configWithOverrides(loaded.config, {
+    steps: opts.steps,
+    outputDir: opts.outputDir,
+    budgetBytes: opts.budget,
+    device: opts.device,
+    cwd: ctx.cwd,
+  });
   if (opts.resume === 'force') {
     throw new UsageError(
       "--resume force: soup train cannot continue another run's checkpoints (its model or data differ, so the " +
@@ -50,7 +41,6 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   // null (hub.keep_remote: null) keeps every remote checkpoint; the default is 3 (KEEP_REMOTE_DEFAULT, in the config
   // schema).
   const keepRemote: number | null = opts.keepRemote ?? config.hub.keepRemote;
-  if (opts.device !== undefined) config.device = opts.device;
   // Refusals first: a field train cannot honour is an error, not also a warning.
   const offloadWarnings = assertTrainable(config, file, ctx.cwd);
   for (const w of [...loaded.warnings, ...offloadWarnings])
