@@ -3,7 +3,7 @@ import { useTempDir } from '@soup/test-utils';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { trainerCacheBase } from './trainer-files';
+import { redactCommand, trainerCacheBase } from './trainer-files';
 
 const HF = `hf_${'a1B2c3D4e5'.repeat(4)}`;
 
@@ -35,5 +35,11 @@ describe('trainerCacheBase: a key in the trial command never reaches the batch c
     expect(stored).not.toContain(HF);
     expect(stored).not.toContain('0123456789abcdef');
     expect(JSON.stringify(await listCacheEntries({ env, cwd }))).not.toContain(HF);
+  });
+
+  it('shows a command with each key masked (mask), the rest as typed', () => {
+    expect(redactCommand(`python3 train.py --bs {batch_size} --hf-token=${HF} --wandb_key abc`, 'mask')).toBe(
+      'python3 train.py --bs {batch_size} --hf-token=hf_*** --wandb_key ***',
+    );
   });
 });

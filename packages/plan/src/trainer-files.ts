@@ -46,12 +46,13 @@ export function trainerFileHashes(argv: readonly string[], cwd: string): Record<
 }
 
 /**
- * The command text fit to store: unchanged unless it holds a key, token, secret or password (see `redactArgv`); then
- * its arguments re-joined with each such value as `sha256:<hex>`, so a changed key is still a changed command.
+ * The command text fit to store (`sha256`, the default) or to show (`mask`): unchanged unless it holds a key, token,
+ * secret or password (see `redactArgv`); then its arguments re-joined with each such value as `sha256:<hex>` (a
+ * changed key is still a changed command) or `***`.
  */
-export function redactCommand(command: string): string {
+export function redactCommand(command: string, as: 'sha256' | 'mask' = 'sha256'): string {
   const argv = splitCommand(command);
-  const redacted = redactArgv(argv, { as: 'sha256' });
+  const redacted = redactArgv(argv, { as });
   if (redacted.every((a, i) => a === argv[i])) return command;
   return redacted.map((a) => (a === '' || /[\s"'\\]/.test(a) ? JSON.stringify(a) : a)).join(' ');
 }
