@@ -51,6 +51,8 @@ describe('redactArgv: keys, passwords and generated-looking values', () => {
       'pw',
       '--max_tokens',
       '512',
+      '--pad_token_id',
+      '0',
     ];
     expect(redactArgv(argv)).toEqual([
       '--wandb_key',
@@ -61,6 +63,8 @@ describe('redactArgv: keys, passwords and generated-looking values', () => {
       '***',
       '--max_tokens',
       '512',
+      '--pad_token_id',
+      '0',
     ]);
   });
   it('masks a high-entropy value of 32+ characters anywhere, and keeps model names and paths', () => {

@@ -12,14 +12,17 @@ const ASSIGNMENT = /^(-{0,2}[A-Za-z][A-Za-z0-9_.-]*=)(.+)$/s;
 /** A run of 32 or more token characters not already a redacted value (`sha256:<hex>`). */
 const LONG_RUN = /(?<![A-Za-z0-9+_-])(?<!sha256:)[A-Za-z0-9+_-]{32,}/g;
 
-/** Whether a flag or variable name says it holds a secret (one of its words is key, token, secret, password). */
+/**
+ * Whether a flag or variable name says it holds a secret: its last word is key, token, secret or password
+ * (`--wandb_key`, `HF_TOKEN`, `--apiKey`); `--pad_token_id` or `--key_column` name no secret.
+ */
 export function isSecretName(name: string): boolean {
   const words = name
     .replace(/^-+/, '')
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .toLowerCase()
     .split(/[-_.]+/);
-  return words.some((w) => SECRET_WORDS.has(w)) || SECRET_WORDS.has(words.join(''));
+  return SECRET_WORDS.has(words[words.length - 1] ?? '') || SECRET_WORDS.has(words.join(''));
 }
 
 /**
