@@ -61,6 +61,7 @@ const PACKAGES: PackageErrors[] = [
       SOUP_BATCH_INVALID_PROBE_OUTCOME: true,
       SOUP_BATCH_CACHE_LOCK_TIMEOUT: true,
       SOUP_BATCH_CACHE_WRITE: true,
+      SOUP_BATCH_CACHE_CORRUPT: true,
     } satisfies Record<BatchProbeErrorCode, true>,
     samples: {
       OutOfMemoryError: () => new batchProbe.OutOfMemoryError('m'),
@@ -69,6 +70,7 @@ const PACKAGES: PackageErrors[] = [
       InvalidProbeOutcomeError: () => new batchProbe.InvalidProbeOutcomeError(1, null),
       CacheLockError: () => new batchProbe.CacheLockError('/tmp/x.lock', 10),
       CacheWriteError: () => new batchProbe.CacheWriteError('/tmp/x.json', new Error('EACCES')),
+      CorruptCacheError: () => new batchProbe.CorruptCacheError('/tmp/x.json', 'not JSON'),
     },
   },
   {

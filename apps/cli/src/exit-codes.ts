@@ -68,7 +68,9 @@ export const EXIT_CODE_MEANINGS: { readonly [K in ExitCodeName]: ExitCodeMeaning
   },
   config: {
     help: 'soup.yaml missing or invalid, data file unreadable',
-    readme: '`soup.yaml` missing or invalid, a data file unreadable, a field `soup train` cannot honour',
+    readme:
+      '`soup.yaml` missing or invalid, a data file unreadable, a field `soup train` cannot honour, a corrupt batch ' +
+      'cache file (left as it is)',
   },
   auth: {
     help: 'Hub token missing or refused',
@@ -170,6 +172,7 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_BATCH_INVALID_PROBE_OUTCOME: 'internal',
   SOUP_BATCH_CACHE_LOCK_TIMEOUT: 'internal',
   SOUP_BATCH_CACHE_WRITE: 'internal',
+  SOUP_BATCH_CACHE_CORRUPT: 'config',
   // @soup/cuda-probe
   SOUP_PROBE_INVALID_OPTIONS: 'usage',
   SOUP_PROBE_TIMEOUT: 'train',

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { CorruptCacheError } from './errors';
 
 /** Cache entries by key. A Map, so a key like `__proto__` is just a key. */
 export type CacheMap = Map<string, number>;
@@ -17,6 +18,32 @@ export async function readCacheFile(path: string): Promise<CacheMap> {
     text = await readFile(path, 'utf8');
   } catch {
     return new Map();
+  }
+  return parseCacheText(text);
+}
+
+/**
+ * Reads the cache file for a command that shows or rewrites it: a missing or empty file is an empty cache, but a
+ * file that is not a JSON object throws {@link CorruptCacheError}, so it is neither listed as empty nor overwritten.
+ * Entries whose value is not a positive integer are dropped, as {@link readCacheFile} drops them.
+ */
+export async function readCacheFileStrict(path: string): Promise<CacheMap> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+    throw err;
+  }
+  if (text.trim() === '') return new Map();
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new CorruptCacheError(path, `not JSON: ${(err as Error).message}`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new CorruptCacheError(path, `not a JSON object: ${Array.isArray(data) ? 'an array' : String(data)}`);
   }
   return parseCacheText(text);
 }

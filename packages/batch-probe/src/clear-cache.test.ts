@@ -48,3 +48,13 @@ test('rejects an empty key', async () => {
   const { o } = location();
   await expect(clearCache({ ...o, key: '' })).rejects.toMatchObject({ field: 'key' });
 });
+
+test('a corrupt file: clearing one key refuses and keeps it; clearing the whole cache removes it', async () => {
+  const { path, o } = location();
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, '{broken');
+  await expect(clearCache({ ...o, key: 'a' })).rejects.toMatchObject({ code: 'SOUP_BATCH_CACHE_CORRUPT', path });
+  expect(readFileSync(path, 'utf8')).toBe('{broken');
+  expect(await clearCache(o)).toEqual({ path, removed: 0 });
+  expect(existsSync(path)).toBe(false);
+});

@@ -1,10 +1,10 @@
 import { unlink } from 'node:fs/promises';
-import { readCacheFile, serializeCache, writeFileAtomic } from './_cache-file';
+import { readCacheFile, readCacheFileStrict, serializeCache, writeFileAtomic } from './_cache-file';
 import { metaPathOf, readMetaFile, serializeMeta } from './_meta-file';
 import { withLock } from './_lock';
 import { lockOptionsOf } from './_lock-options';
 import { string } from './_validate';
-import { CacheLockError, CacheWriteError } from './errors';
+import { CacheLockError, CacheWriteError, CorruptCacheError } from './errors';
 import { resolveCachePath } from './resolve-cache-path';
 import type { CacheLocationOptions, CacheLockOptions } from './types';
 
@@ -40,10 +40,13 @@ export async function clearCache(options: ClearCacheOptions = {}): Promise<Clear
           if (err.code !== 'ENOENT') throw err;
         });
       if (key === undefined) {
+        // A corrupt file is removed too: clearing the whole cache is how its error says to recover.
         await removeFile(path);
         await removeFile(metaPath);
         return { path, removed: cache.size };
       }
+      // One key cannot be taken out of a file that does not parse: CorruptCacheError, the file left as it is.
+      if (cache.size === 0) await readCacheFileStrict(path);
       const meta = await readMetaFile(metaPath);
       if (meta.delete(key)) await writeFileAtomic(metaPath, serializeMeta(meta));
       if (!cache.delete(key)) return { path, removed: 0 };
@@ -51,7 +54,7 @@ export async function clearCache(options: ClearCacheOptions = {}): Promise<Clear
       return { path, removed: 1 };
     });
   } catch (err) {
-    if (err instanceof CacheLockError) throw err;
+    if (err instanceof CacheLockError || err instanceof CorruptCacheError) throw err;
     throw new CacheWriteError(path, err);
   }
 }

@@ -7,7 +7,8 @@ export type BatchProbeErrorCode =
   | 'SOUP_BATCH_INVALID_OPTION'
   | 'SOUP_BATCH_INVALID_PROBE_OUTCOME'
   | 'SOUP_BATCH_CACHE_LOCK_TIMEOUT'
-  | 'SOUP_BATCH_CACHE_WRITE';
+  | 'SOUP_BATCH_CACHE_WRITE'
+  | 'SOUP_BATCH_CACHE_CORRUPT';
 
 /** Base class of every error @soup/batch-probe throws: a stable `code`, the `cause` kept. */
 export class BatchProbeError extends Error {
@@ -133,6 +134,26 @@ export class CacheWriteError extends BatchProbeError {
       code: 'SOUP_BATCH_CACHE_WRITE',
       cause,
     });
+    this.path = path;
+  }
+}
+
+/**
+ * The cache file holds something that is not a JSON object of entries (a torn or hand-edited file). Nothing reads
+ * it as empty and nothing overwrites it: its entries may still be recoverable by hand.
+ */
+export class CorruptCacheError extends BatchProbeError {
+  override readonly name = 'CorruptCacheError';
+  declare readonly code: 'SOUP_BATCH_CACHE_CORRUPT';
+  /** The cache file. */
+  readonly path: string;
+
+  constructor(path: string, why: string) {
+    super(
+      `The batch cache ${path} is corrupt (${why}); it was left as it is. Move it away (mv ${path} ` +
+        `${path}.corrupt) or remove it with \`soup cache clear\`, then run again.`,
+      { code: 'SOUP_BATCH_CACHE_CORRUPT' },
+    );
     this.path = path;
   }
 }

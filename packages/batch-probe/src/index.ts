@@ -28,6 +28,7 @@ export {
   InvalidProbeOutcomeError,
   CacheLockError,
   CacheWriteError,
+  CorruptCacheError,
 } from './errors';
 export type {
   ProbeOutcome,

@@ -18,3 +18,20 @@ test('lists the valid entries sorted by key', async () => {
   writeFileSync(join(root, 'c.json'), '{"z": "nope", "y": 3}');
   expect(await listCacheEntries(o)).toEqual([{ key: 'y', batchSize: 3 }]);
 });
+
+test('a corrupt cache file is an error naming the file and the fix, not an empty cache', async () => {
+  const root = useTempDir('soup-bp-ls-');
+  const path = join(root, 'c.json');
+  const o = { homeDir: root, cwd: root, tmpDir: root, env: { SOUP_BATCH_CACHE_PATH: path } };
+  writeFileSync(path, '{broken');
+  await expect(listCacheEntries(o)).rejects.toMatchObject({
+    code: 'SOUP_BATCH_CACHE_CORRUPT',
+    path,
+    message: expect.stringContaining(`The batch cache ${path} is corrupt`),
+  });
+  await expect(listCacheEntries(o)).rejects.toThrow(/soup cache clear/);
+  writeFileSync(path, '[1, 2]');
+  await expect(listCacheEntries(o)).rejects.toMatchObject({ code: 'SOUP_BATCH_CACHE_CORRUPT' });
+  writeFileSync(path, '');
+  expect(await listCacheEntries(o)).toEqual([]);
+});

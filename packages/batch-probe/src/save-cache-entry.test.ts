@@ -64,12 +64,15 @@ describe('saveCacheEntry', () => {
     expect(await loadCache(s)).toEqual({ 'modèle-😀': 7 });
   });
 
-  test('a corrupt existing file is replaced, not merged', async () => {
+  test('a corrupt existing file is kept, not overwritten: saved false, the error names it and the fix', async () => {
     const s = sandbox();
     mkdirSync(join(s.tmpDir, 'cache'));
     writeFileSync(s.path, '{"half": 3, "wri');
-    await saveCacheEntry({ ...s, key: 'k', batchSize: 9 });
-    expect(JSON.parse(readFileSync(s.path, 'utf8'))).toEqual({ k: 9 });
+    const r = await saveCacheEntry({ ...s, key: 'k', batchSize: 9 });
+    expect(r.saved).toBe(false);
+    expect(r.saved ? null : r.error).toMatchObject({ code: 'SOUP_BATCH_CACHE_CORRUPT', path: s.path });
+    expect(r.saved ? '' : r.error.message).toMatch(/is corrupt .*soup cache clear/s);
+    expect(readFileSync(s.path, 'utf8')).toBe('{"half": 3, "wri');
   });
 
   test('readers never see a torn file while writes go on', async () => {

@@ -1,4 +1,4 @@
-import { readCacheFile, serializeCache, writeFileAtomic } from './_cache-file';
+import { readCacheFileStrict, serializeCache, writeFileAtomic } from './_cache-file';
 import { metaPathOf, readMetaFile, serializeMeta } from './_meta-file';
 import { withLock } from './_lock';
 import { lockOptionsOf } from './_lock-options';
@@ -37,8 +37,9 @@ export type SaveCacheEntryResult =
  * (`<cache>.lock`), and the file is replaced atomically (temp file + rename, mode 0600).
  * Best-effort like the original: a read-only home or a lock that cannot be taken yields
  * `{saved: false, error}`, never an exception. The provenance goes to the side file (see
- * {@link SaveCacheEntryOptions.provenance}); the main file keeps the Python layout. Invalid `key`/`batchSize` do throw
- * {@link InvalidBatchOptionError}.
+ * {@link SaveCacheEntryOptions.provenance}); the main file keeps the Python layout. A corrupt cache file is never
+ * overwritten: `{saved: false, error}` with a {@link CorruptCacheError} naming it and the fix. Invalid
+ * `key`/`batchSize` do throw {@link InvalidBatchOptionError}.
  */
 export async function saveCacheEntry(options: SaveCacheEntryOptions): Promise<SaveCacheEntryResult> {
   const key = string('key', options.key, true);
@@ -47,7 +48,7 @@ export async function saveCacheEntry(options: SaveCacheEntryOptions): Promise<Sa
   const { path } = resolveCachePath(options);
   try {
     await withLock(`${path}.lock`, lock, async () => {
-      const cache = await readCacheFile(path);
+      const cache = await readCacheFileStrict(path);
       cache.set(key, batchSize);
       await writeFileAtomic(path, serializeCache(cache));
       const metaPath = metaPathOf(path);

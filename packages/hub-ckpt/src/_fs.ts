@@ -45,9 +45,10 @@ export interface WalkedFile {
 /**
  * Every regular file under `dir`, sorted by name. A symbolic link is followed only when its target,
  * fully resolved, lies inside `dir`; one that leaves the folder, a loop and a dangling link throw
- * UnsafeLinkError naming the link and its target, before anything is read.
+ * UnsafeLinkError naming the link and its target, before anything is read. An entry `skip` answers true for
+ * (its `/`-separated relative name) is left out, a folder with everything under it, before any link is followed.
  */
-export async function walkFiles(dir: string): Promise<WalkedFile[]> {
+export async function walkFiles(dir: string, skip?: (name: string) => boolean): Promise<WalkedFile[]> {
   const rootReal = await realpath(dir);
   const out: WalkedFile[] = [];
   const inside = (p: string): boolean =>
@@ -57,6 +58,7 @@ export async function walkFiles(dir: string): Promise<WalkedFile[]> {
     for (const e of entries) {
       const childAbs = join(abs, e.name);
       const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
+      if (skip?.(childRel)) continue;
       let real = childAbs;
       let isDir = e.isDirectory();
       let isFile = e.isFile();

@@ -1,4 +1,4 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { buildManifest } from './build-manifest';
 import {
@@ -10,12 +10,13 @@ import {
   StaleRunError,
   VerifyError,
 } from './errors';
-import { sha256Hex, writeFileAtomic } from './_fs';
+import { sha256Hex } from './_fs';
 import { CKPT_PREFIX, MANIFEST_NAME, POINTER_PATH, stepOfLocalName, stepOfPath } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
 import type { CheckpointStore, HubCkptLogger, StoreOperation } from './types';
 import type { StoreLease } from './store-lease';
 import { verifyCheckpoint } from './verify-checkpoint';
+import { readLedger, recordVerified, storeIdentity, VERIFIED_LEDGER, verifiedTo } from './_verified-ledger';
 
 /** Where a push is. `upload` and `prune` fire once per file or folder; the others once. */
 export type PushPhase = 'hash' | 'upload' | 'uploaded' | 'verified' | 'pointer' | 'pointed' | 'prune' | 'done';
@@ -71,18 +72,6 @@ export interface PushFolderParams {
   squashHistory?: boolean | undefined;
 }
 
-/** Local record of the pushes that verified, beside the checkpoint folders: `{"<step>": "<manifest sha256>"}`. */
-export const VERIFIED_LEDGER = '.soup-verified.json';
-
-async function readLedger(parent: string): Promise<Record<string, string>> {
-  try {
-    const v = JSON.parse(await readFile(join(parent, VERIFIED_LEDGER), 'utf8')) as unknown;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, string>) : {};
-  } catch {
-    return {};
-  }
-}
-
 export function checkKeep(field: 'keepLocal' | 'keepRemote', value: unknown, min: number): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !(Number.isInteger(value) || value === Number.POSITIVE_INFINITY) || value < min) {
@@ -104,7 +93,7 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
   const log = (line: string): void => p.logger?.info?.(line);
 
   await phase('hash');
-  const built = await buildManifest({ dir: p.dir, step, run });
+  const built = await buildManifest({ dir: p.dir, step, run, skipCheckpointFolders: p.terminal });
   const hashMs = performance.now() - t0;
 
   if (!(await store.exists())) {
@@ -214,24 +203,15 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
         where: store.description,
       });
     }
+    if (!samePointed) await removeOwnUpload(p, pathInRepo, pointerSha, built.sha256);
     throw new VerifyError({ pathInRepo, problems: verified.problems });
   }
   await phase('verified');
   const parent = dirname(resolve(p.dir));
   const ledger = await readLedger(parent);
-  if (pathInRepo !== 'final' && ledger[String(step)] !== built.sha256) {
-    ledger[String(step)] = built.sha256;
-    try {
-      await writeFileAtomic(
-        join(parent, VERIFIED_LEDGER),
-        new TextEncoder().encode(`${JSON.stringify(ledger, null, 2)}\n`),
-      );
-    } catch (err) {
-      p.logger?.warn?.(
-        `could not record the verified push in ${join(parent, VERIFIED_LEDGER)} (${(err as Error).message}` +
-          `); local prune will keep this folder`,
-      );
-    }
+  const identity = storeIdentity(store);
+  if (pathInRepo !== 'final') {
+    await recordVerified({ parent, ledger, step, identity, sha256: built.sha256, logger: p.logger });
   }
   signal?.throwIfAborted();
 
@@ -314,9 +294,12 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     }
     localSteps.sort((a, b) => b.step - a.step);
     for (const old of localSteps.slice(p.keepLocal)) {
-      // Only a folder whose push verified may go: anything else may be the only copy.
-      if (ledger[String(old.step)] === undefined && old.path !== resolve(p.dir)) {
-        log(`kept local ${basename(old.path)}: no verified push of it is recorded in ${VERIFIED_LEDGER}`);
+      // Only a folder whose push verified to this store may go: anything else may be the only copy here.
+      if (!verifiedTo(ledger, old.step, identity) && old.path !== resolve(p.dir)) {
+        log(
+          `kept local ${basename(old.path)}: no verified push of it to ${store.description} is recorded in ` +
+            VERIFIED_LEDGER,
+        );
         continue;
       }
       await rm(old.path, { recursive: true, force: true });
@@ -340,4 +323,36 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     verify: { checkedByOid: verified.checkedByOid, checkedByDownload: verified.checkedByDownload },
     timings: { hashMs, uploadMs, verifyMs, pointerMs, pruneMs, totalMs: performance.now() - t0 },
   };
+}
+
+/**
+ * After a verify failure: deletes the folder this push uploaded, so a later push is not refused as another
+ * writer's and status does not list it. Only while the pointer and the folder's manifest are still this push's
+ * (compare-and-swap); a failure to remove is a warning, the verify error stays the one thrown.
+ */
+async function removeOwnUpload(
+  p: PushFolderParams,
+  pathInRepo: string,
+  pointerSha: string | null,
+  manifestSha: string,
+): Promise<void> {
+  const { store } = p;
+  try {
+    const files = await store.list({ prefix: pathInRepo });
+    if (files.length === 0) return;
+    p.lease?.assertHeld();
+    await store.commit({
+      message: `soup: remove ${pathInRepo} (step ${p.step}), an upload that did not verify`,
+      operations: files.map((e): StoreOperation => ({ kind: 'delete', path: e.path })),
+      ifMatch: [
+        { path: POINTER_PATH, sha256: pointerSha },
+        { path: `${pathInRepo}/${MANIFEST_NAME}`, sha256: manifestSha },
+      ],
+    });
+    p.logger?.info?.(`${store.description}: removed ${pathInRepo}, this push's upload that did not verify`);
+  } catch (err) {
+    p.logger?.warn?.(
+      `${store.description}: could not remove ${pathInRepo} after the failed verify (${(err as Error).message})`,
+    );
+  }
 }

@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { InvalidCheckpointOptionError } from './errors';
-import { isDirectory, sha256Hex, walkFiles } from './_fs';
+import { isDirectory, sha256Hex, TMP_PREFIX, walkFiles } from './_fs';
 import { hashFileMemo } from './_hash-memo';
-import { MANIFEST_NAME } from './_layout';
+import { MANIFEST_NAME, stepOfLocalName } from './_layout';
 import { assertSafeName } from './_paths';
 import type { Manifest } from './types';
 
@@ -12,6 +12,11 @@ export interface BuildManifestOptions {
   step: number;
   /** Run fingerprint. */
   run: string;
+  /**
+   * Leave out top-level `checkpoint-<n>` folders: a final model pushed from the trainer's output folder holds
+   * the model files, not the checkpoints saved beside them. @default false
+   */
+  skipCheckpointFolders?: boolean;
 }
 
 /** Files at least this large are LFS on the Hub (listed by sha256): no git blob id is computed for them. */
@@ -42,7 +47,9 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
     );
   }
   // Links resolving outside the folder, loops and dangling links are refused here, before anything is read or uploaded.
-  const walked = (await walkFiles(opts.dir)).filter((f) => f.name !== MANIFEST_NAME);
+  const walked = (await walkFiles(opts.dir, (name) => isLeftOut(name, opts.skipCheckpointFolders === true))).filter(
+    (f) => f.name !== MANIFEST_NAME,
+  );
   if (walked.length === 0) {
     throw new InvalidCheckpointOptionError(`dir ${opts.dir} holds no files: nothing to push.`, { field: 'dir' });
   }
@@ -69,6 +76,16 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
   };
   const bytes = new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`);
   return { manifest, bytes, sha256: sha256Hex(bytes), files, totalBytes: files.reduce((a, f) => a + f.sizeBytes, 0) };
+}
+
+/**
+ * soup's own bookkeeping (`.soup-verified.json`, `.soup-run.lock`, staging folders: every name starting `.soup-`)
+ * is never part of a checkpoint: a directory store never lists such names, so it could not verify.
+ */
+function isLeftOut(name: string, skipCheckpointFolders: boolean): boolean {
+  const base = name.slice(name.lastIndexOf('/') + 1);
+  if (base.startsWith(TMP_PREFIX)) return true;
+  return skipCheckpointFolders && !name.includes('/') && stepOfLocalName(name) !== null;
 }
 
 export function assertStepAndRun(step: unknown, run: unknown): void {

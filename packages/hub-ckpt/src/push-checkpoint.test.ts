@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256, writeCheckpoint } from '../bench/_fixtures';
@@ -311,5 +311,37 @@ describe.each(STORE_KINDS)('pushCheckpoint on %s store', (kind) => {
     );
     expect(await field(pushCheckpoint({ store: t.store, step: 1, dir: join(t.work, 'nope'), run: RUN }))).toBe('dir');
     expect(t.commits()).toBe(0);
+  });
+});
+
+describe('local prune and the store a push verified to', () => {
+  it('keeps folders whose push verified only to another store, and those of an older record naming none', async () => {
+    const a = await makeTestStore('dir');
+    const b = await makeTestStore('dir');
+    const out = join(a.work, 'output');
+    for (const step of [50, 75, 100]) {
+      const ck = writeCheckpoint({ root: out, step, run: RUN });
+      await pushCheckpoint({ store: a.store, step, dir: ck.dir, run: RUN, keepLocal: Infinity });
+    }
+    const ck125 = writeCheckpoint({ root: out, step: 125, run: RUN });
+    const toB = await pushCheckpoint({ store: b.store, step: 125, dir: ck125.dir, run: RUN, keepLocal: 1 });
+    expect(toB.prunedLocal).toEqual([]);
+    expect(readdirSync(out).sort()).toEqual([
+      '.soup-verified.json',
+      'checkpoint-100',
+      'checkpoint-125',
+      'checkpoint-50',
+      'checkpoint-75',
+    ]);
+    // An older record ({"<step>": "<sha>"}) names no store: unknown, so its folder stays.
+    const ledgerPath = join(out, '.soup-verified.json');
+    const ledger = JSON.parse(readFileSync(ledgerPath, 'utf8')) as Record<string, unknown>;
+    writeFileSync(ledgerPath, JSON.stringify({ ...ledger, 50: 'aa', 75: 'bb', 100: 'cc' }));
+    const ck150 = writeCheckpoint({ root: out, step: 150, run: RUN });
+    const again = await pushCheckpoint({ store: a.store, step: 150, dir: ck150.dir, run: RUN, keepLocal: 1 });
+    expect(again.prunedLocal).toEqual([]);
+    // Pushed to a store that verified them: those go.
+    const last = await pushCheckpoint({ store: b.store, step: 150, dir: ck150.dir, run: RUN, keepLocal: 1 });
+    expect(last.prunedLocal.map((d) => d.split('/').pop())).toEqual(['checkpoint-125']);
   });
 });

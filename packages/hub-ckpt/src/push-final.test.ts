@@ -1,9 +1,12 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../bench/_fixtures';
 import { pushCheckpoint } from './push-checkpoint';
 import { pushFinal } from './push-final';
 import { pullCheckpoint } from './pull-checkpoint';
+import { checkpointStatus } from './checkpoint-status';
+import { VerifyError } from './errors';
 import { resolveResume } from './resolve-resume';
 import { makeTestStore, STORE_KINDS } from './_test-helpers';
 import type { Pointer } from './types';
@@ -55,5 +58,45 @@ describe.each(STORE_KINDS)('pushFinal on %s store', (kind) => {
     await pushFinal({ store: t.store, step: 20, dir: fin.dir, run: RUN, keepRemote: 0 });
     expect(await t.store.list({ prefix: 'ckpt' })).toEqual([]);
     expect((await t.store.list({ prefix: 'final' })).length).toBe(5);
+  });
+});
+
+describe.each(STORE_KINDS)('pushFinal of a trainer output folder on %s store', (kind) => {
+  it("final/ holds the model files only: no checkpoint-*/, none of soup's bookkeeping; it verifies", async () => {
+    const t = await makeTestStore(kind);
+    const out = join(t.work, 'output');
+    const ck = writeCheckpoint({ root: out, step: 31, run: RUN });
+    await pushCheckpoint({ store: t.store, step: 31, dir: ck.dir, run: RUN, keepLocal: Infinity });
+    writeCheckpoint({ root: out, step: 150, run: RUN });
+    writeFileSync(join(out, 'model.safetensors'), 'weights');
+    writeFileSync(join(out, 'trainer_state.json'), '{"global_step": 150}');
+    writeFileSync(join(out, '.soup-run.lock'), '{"pid": 1}');
+    mkdirSync(join(out, '.soup-stage-1-150'));
+    writeFileSync(join(out, '.soup-stage-1-150', 'model.safetensors'), 'staged');
+    const res = await pushFinal({ store: t.store, step: 150, dir: out, run: RUN });
+    expect(res.fileCount).toBe(2);
+    expect((await t.store.list({ prefix: 'final' })).map((e) => e.path)).toEqual([
+      'final/manifest.json',
+      'final/model.safetensors',
+      'final/trainer_state.json',
+    ]);
+    expect(await resolveResume({ store: t.reopen(), run: RUN })).toMatchObject({ outcome: 'complete', step: 150 });
+  });
+});
+
+describe('pushFinal that does not verify', () => {
+  it('removes its own upload: status shows no final/, and the next push is not refused as another writer', async () => {
+    const t = await makeTestStore('hub');
+    const first = writeCheckpoint({ root: join(t.work, 'a'), step: 150, run: RUN });
+    t.server?.setFaults({ wrongBytes: { count: 1, pathIncludes: 'trainer_state.json' } });
+    await expect(pushFinal({ store: t.store, step: 150, dir: first.dir, run: RUN })).rejects.toBeInstanceOf(
+      VerifyError,
+    );
+    expect(await t.store.list({ prefix: 'final' })).toEqual([]);
+    expect((await checkpointStatus({ store: t.reopen() })).hasFinal).toBe(false);
+    const second = writeCheckpoint({ root: join(t.work, 'b'), step: 150, run: RUN, salt: 'fixed' });
+    const res = await pushFinal({ store: t.store, step: 150, dir: second.dir, run: RUN });
+    expect(res.pathInRepo).toBe('final');
+    expect(await resolveResume({ store: t.reopen(), run: RUN })).toMatchObject({ outcome: 'complete', step: 150 });
   });
 });

@@ -33,7 +33,7 @@ export { noFitAdvice, type NoFitAdviceOptions } from './no-fit-advice';
 export { tuneTrain, describeChoice, type TrainTuneResult, type TrainTuneEvent } from './tune-train';
 export { measureTrainGrid, headToHead, gridBest, type GridPoint } from './tune-grid';
 export { commandTuneFns } from './command-tune-fns';
-export { trainerFileHashes, execBase, changedFiles, trainerCacheBase } from './trainer-files';
+export { trainerFileHashes, execBase, changedFiles, trainerCacheBase, redactCommand } from './trainer-files';
 export {
   trialCommand,
   trainerProbe,

@@ -1,7 +1,7 @@
 // "trainer changed": a trainer command with no cached answer under its key, but one for other file
 // contents (same command text, device and max length), and which files changed since.
 import { type CacheKeyFields, type CacheLocationOptions, listCacheEntries, makeCacheKey } from '@soup/batch-probe';
-import { changedFiles } from './trainer-files';
+import { changedFiles, redactCommand } from './trainer-files';
 
 /** An earlier answer for the same command with other files: its size, when it was saved, the files that differ. */
 export interface TrainerChange {
@@ -18,7 +18,8 @@ export async function trainerChange(
   const entries = await listCacheEntries({ env: o.env, cwd: o.cwd });
   const current = makeCacheKey(o.key);
   if (entries.some((e) => e.key === current)) return null;
-  const prefix = `exec:${o.command} files:`;
+  const command = redactCommand(o.command);
+  const prefix = `exec:${command} files:`;
   const earlier = entries
     .map((e) => e.provenance)
     .filter(
@@ -26,7 +27,7 @@ export async function trainerChange(
         p !== undefined &&
         p.gpuName === o.key.gpuName &&
         p.maxLength === o.key.maxLength &&
-        (p.base === `exec:${o.command}` || p.base.startsWith(prefix)),
+        (p.base === `exec:${command}` || p.base.startsWith(prefix)),
     )
     .sort((a, b) => b.savedAt.localeCompare(a.savedAt))[0];
   if (earlier === undefined) return null;

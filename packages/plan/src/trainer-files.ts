@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { splitCommand } from '@soup/cuda-probe';
+import { redactArgv } from '@soup/hub-ckpt';
 
 /** Files larger than this (an interpreter binary, a dataset) are named by size only, not read. */
 const MAX_HASHED_BYTES = 64 * 2 ** 20;
@@ -44,10 +45,26 @@ export function trainerFileHashes(argv: readonly string[], cwd: string): Record<
   return out;
 }
 
-/** The cache base of an --exec command: the command text, then `files:` and each file's hash. */
+/**
+ * The command text fit to store (`sha256`, the default) or to show (`mask`): unchanged unless it holds a key, token,
+ * secret or password (see `redactArgv`); then its arguments re-joined with each such value as `sha256:<hex>` (a
+ * changed key is still a changed command) or `***`.
+ */
+export function redactCommand(command: string, as: 'sha256' | 'mask' = 'sha256'): string {
+  const argv = splitCommand(command);
+  const redacted = redactArgv(argv, { as });
+  if (redacted.every((a, i) => a === argv[i])) return command;
+  return redacted.map((a) => (a === '' || /[\s"'\\]/.test(a) ? JSON.stringify(a) : a)).join(' ');
+}
+
+/**
+ * The cache base of an --exec command: the command text (a key in it kept as its sha256), then `files:` and each
+ * file's hash.
+ */
 export function execBase(command: string, files: Record<string, string>): string {
   const list = Object.entries(files).map(([name, hash]) => `${name}@${hash}`);
-  return list.length === 0 ? `exec:${command}` : `exec:${command} files:${list.join(',')}`;
+  const shown = redactCommand(command);
+  return list.length === 0 ? `exec:${shown}` : `exec:${shown} files:${list.join(',')}`;
 }
 
 /**

@@ -1,4 +1,5 @@
 // The usage checks supervise() makes before it touches the store: each names the flag to change.
+import { assertCanStart } from './_can-start';
 import { SupervisorUsageError } from './errors';
 import { STOP_SIGNALS, type SuperviseOptions } from './supervise-options';
 import { placeholdersIn } from './trainer-child';
@@ -63,5 +64,6 @@ export function checkOptions(o: SuperviseOptions): CheckedOptions {
         { field: 'globalBatchSize' },
       );
   }
+  assertCanStart(o.argv[0]!, o.cwd, o.env);
   return { stopSignal, used, horizon, G, worldSize };
 }

@@ -46,8 +46,16 @@ export async function claimRun(p: {
     );
   }
   if (record !== null) {
-    if (record.run === fingerprint || record.accepted.includes(fingerprint)) runId = record.run;
-    else if (
+    // The same identity under another fingerprint: a record an older soup wrote before it redacted that key.
+    const same = describeIdentityChange(record.identity, identity).length === 0;
+    if (record.run === fingerprint || record.accepted.includes(fingerprint) || same) {
+      runId = record.run;
+      if (same && record.run !== fingerprint && !record.accepted.includes(fingerprint)) {
+        // Rewritten at once, so the key an older soup stored in plain text leaves the store.
+        record = { ...record, identity };
+        await writeRunRecord(store, record);
+      }
+    } else if (
       (await store.readFile({ path: 'latest.json' })) === null &&
       (await store.list({ prefix: 'ckpt' })).length === 0
     ) {

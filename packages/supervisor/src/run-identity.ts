@@ -173,6 +173,8 @@ export async function readRunRecord(store: CheckpointStore): Promise<RunRecord |
     if (v.format !== 'soup-run/1' || typeof v.run !== 'string' || !Array.isArray(v.identity?.argv)) return null;
     return {
       ...v,
+      // A record an older soup wrote may hold a key in plain text: compared and shown as its sha256 only.
+      identity: { ...v.identity, argv: redactArgv(v.identity.argv.map(String), { as: 'sha256' }) },
       accepted: Array.isArray(v.accepted) ? v.accepted : [],
       batch_size: typeof v.batch_size === 'number' ? v.batch_size : null,
       ...(Array.isArray(v.sessions)

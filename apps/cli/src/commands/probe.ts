@@ -5,6 +5,7 @@ import {
   configStepProbe,
   noFitAdvice,
   onnxModelProbe,
+  redactCommand,
   resolveBatch,
   resolveTier,
   trainerChange,
@@ -165,7 +166,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       return;
     }
     ({ probe, files, base } = execProbe(micro ? micro.command(typed) : typed));
-    what = `\`${typed}\``;
+    what = `\`${redactCommand(typed, 'mask')}\``;
     if (opts.base === undefined) execCommand = micro ? micro.command(typed) : typed;
   }
   ctx.say(
