@@ -223,12 +223,18 @@ function saveCheckpoint(step) {
   afterSave(step);
 }
 
-/** HF's EarlyStoppingCallback: the saved TrainerControl says should_training_stop. */
+/** HF's EarlyStoppingCallback: the saved TrainerControl says should_training_stop, and its own state that it fired. */
 let stoppedEarly = false;
 function markStopped(file) {
   if (!stoppedEarly || !fault.startsWith('early-stop:')) return;
   const state = JSON.parse(readFileSync(file, 'utf8'));
-  state.stateful_callbacks = { TrainerControl: { args: { should_training_stop: true }, attributes: {} } };
+  state.stateful_callbacks = {
+    TrainerControl: { args: { should_training_stop: true }, attributes: {} },
+    EarlyStoppingCallback: {
+      args: { early_stopping_patience: 1, early_stopping_threshold: 0 },
+      attributes: { early_stopping_patience_counter: 1 },
+    },
+  };
   writeFileSync(file, JSON.stringify(state, null, 2));
 }
 

@@ -210,7 +210,13 @@ def main():
             os.symlink("nowhere.bin", os.path.join(dirname, "gone.bin"))
         state = {"global_step": step, "max_steps": args.max_steps, "loss": last_loss}
         if stopped_early["yes"]:
-            state["stateful_callbacks"] = {"TrainerControl": {"args": {"should_training_stop": True}, "attributes": {}}}
+            state["stateful_callbacks"] = {
+                "TrainerControl": {"args": {"should_training_stop": True}, "attributes": {}},
+                "EarlyStoppingCallback": {
+                    "args": {"early_stopping_patience": 1, "early_stopping_threshold": 0.0},
+                    "attributes": {"early_stopping_patience_counter": 1},
+                },
+            }
         with open(os.path.join(dirname, "trainer_state.json"), "w") as f:
             json.dump(state, f)
 

@@ -27,7 +27,13 @@ describe('complete-run rule', () => {
   it('a trainer that stops early by design is done: should_training_stop in the newest state, or its marker', () => {
     const dir = useTempDir('soup-horizon-');
     // HF's EarlyStoppingCallback: the TrainerControl saved in trainer_state.json's stateful_callbacks.
-    const control = { TrainerControl: { args: { should_training_stop: true }, attributes: {} } };
+    const control = {
+      TrainerControl: { args: { should_training_stop: true }, attributes: {} },
+      EarlyStoppingCallback: {
+        args: { early_stopping_patience: 3, early_stopping_threshold: 0 },
+        attributes: { early_stopping_patience_counter: 3 },
+      },
+    };
     writeFileSync(
       join(dir, 'trainer_state.json'),
       JSON.stringify({ global_step: 6, max_steps: 20, stateful_callbacks: control }),
@@ -44,6 +50,26 @@ describe('complete-run rule', () => {
     expect(
       judgeHorizon({ states: [stopped, { globalStep: 8, maxSteps: 20 }], checkpointStep: 8, horizon: null }),
     ).toMatchObject({ complete: false, evidence: 'horizon-not-reached' });
+    // A trainer's own SIGTERM handler sets should_training_stop to save and leave (as soup's README callback does):
+    // without EarlyStoppingCallback having fired, that is a session end, not the end of the run.
+    for (const callbacks of [
+      { TrainerControl: control.TrainerControl },
+      {
+        ...control,
+        EarlyStoppingCallback: { ...control.EarlyStoppingCallback, attributes: { early_stopping_patience_counter: 1 } },
+      },
+    ]) {
+      writeFileSync(
+        join(dir, 'trainer_state.json'),
+        JSON.stringify({ global_step: 6, max_steps: 20, should_training_stop: true, stateful_callbacks: callbacks }),
+      );
+      const signalled = readTrainerState(dir);
+      expect(signalled.stopped).toBe(false);
+      expect(judgeHorizon({ states: [signalled], checkpointStep: 6, horizon: null })).toMatchObject({
+        complete: false,
+        evidence: 'horizon-not-reached',
+      });
+    }
     expect(
       judgeHorizon({ states: [{ globalStep: 8, maxSteps: 20 }], checkpointStep: 8, horizon: null, doneMarker: true }),
     ).toMatchObject({ complete: true, step: 8, evidence: 'done-marker' });

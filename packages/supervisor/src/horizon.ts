@@ -9,8 +9,8 @@ export interface TrainerStateSteps {
   globalStep: number | null;
   maxSteps: number | null;
   /**
-   * The trainer decided to stop (`should_training_stop: true`, at the top or as HF saves its TrainerControl in
-   * `stateful_callbacks`). @default false
+   * The trainer stopped early by design: `should_training_stop: true` (at the top or in the TrainerControl HF saves
+   * in `stateful_callbacks`) with HF's EarlyStoppingCallback state showing it fired. @default false
    */
   stopped?: boolean;
 }
@@ -18,12 +18,23 @@ export interface TrainerStateSteps {
 /** The file a trainer may write at the top of {output_dir} to say its run is done whatever its step. */
 export const DONE_MARKER = 'soup_done';
 
-/** Whether a trainer_state.json says the trainer decided to stop (see {@link TrainerStateSteps.stopped}). */
+/**
+ * Whether a trainer_state.json says the trainer stopped early by design (see {@link TrainerStateSteps.stopped}):
+ * `should_training_stop` AND HF's EarlyStoppingCallback state showing it fired (its patience counter reached its
+ * patience). `should_training_stop` alone is not enough: a trainer's own SIGTERM handler sets the same flag to save
+ * and leave, and a session that ended that way must not read as a finished run. Other trainers write the done
+ * marker instead.
+ */
 function saysStop(s: Record<string, unknown>): boolean {
-  if (s.should_training_stop === true) return true;
   const callbacks = s.stateful_callbacks as Record<string, unknown> | undefined;
   const control = callbacks?.TrainerControl as { args?: Record<string, unknown> } | undefined;
-  return control?.args?.should_training_stop === true;
+  if (s.should_training_stop !== true && control?.args?.should_training_stop !== true) return false;
+  const early = callbacks?.EarlyStoppingCallback as
+    | { args?: Record<string, unknown>; attributes?: Record<string, unknown> }
+    | undefined;
+  const patience = early?.args?.early_stopping_patience;
+  const counter = early?.attributes?.early_stopping_patience_counter;
+  return typeof patience === 'number' && typeof counter === 'number' && counter >= patience;
 }
 
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
