@@ -1,7 +1,7 @@
 // Bench: the tuner against the exhaustive grid, in one run.
 // exec: `soup probe --exec --try grad_ckpt=false,true` on the known-cost Node trainer
 //   (examples/known-cost-trainer: 64 MiB a sample, checkpointing halves it and adds 30 %), G = 32,
-//   budget = its baseline + 384 MiB (no checkpointing fits 4, checkpointing 8).
+//   budget = its baseline (a bare node's RSS) + 384 MiB (no checkpointing fits 4, checkpointing 8).
 // train: `soup plan` on the small template (threads 1, gradient_checkpointing: auto), budget 300 MiB.
 // The grid measures every configuration × every divisor m of G: fit by the same judge (a probe
 // child under the budget), then, where it fits, its step time by the same method as the tuner
@@ -16,6 +16,7 @@
 //   tuneCostRatio      = wall time of soup's tuning / the grid's wall time (the referee not counted)
 import { createCommandProbe } from '@soup/cuda-probe';
 import { runNode } from '@soup/test-utils';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,9 +50,20 @@ export interface TuneBenchRow {
   referee: { chosen: number; gridBest: number } | null;
 }
 
+/**
+ * The twin's baseline: a bare node's RSS, read in a child. Not this bench's own RSS: that grows with what the
+ * bench imports, and a budget taken from it can cross the edge the fit's prediction sees (the next divisor within
+ * 10 % of the budget is tried), so that each fit runs one more trial, a failing one, as the bench's imports change.
+ */
+function bareNodeRssBytes(): number {
+  const out = execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.memoryUsage().rss))'], {
+    encoding: 'utf8',
+  });
+  return Number(out);
+}
+
 export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
-  const baseline = process.memoryUsage().rss; // the twin is a plain node process: about this much before it allocates
-  const budget = Math.round(baseline + 384 * MiB);
+  const budget = Math.round(bareNodeRssBytes() + 384 * MiB);
   const cmd = (ckpt: string, m: string, steps: string): string[] => [
     process.execPath,
     twin,
