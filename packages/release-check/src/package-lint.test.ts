@@ -30,7 +30,7 @@ describe.each(publicPackages().map((p) => [p.name, p] as const))('%s metadata', 
     const r = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: pkg.dir });
     expect(r.code, describeRun('npm pack --dry-run', r)).toBe(0);
     const [packed] = JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>;
-    expect(packed.files.map((f) => f.path)).toContain('LICENSE');
+    expect(packed?.files.map((f) => f.path)).toContain('LICENSE');
     const declared = (JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')) as { license?: string }).license;
     expect(declared).toBe('Apache-2.0');
     expect(readFileSync(join(pkg.dir, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);
