@@ -143,11 +143,13 @@ export const runCommand = commandSpec<RunOptions>((program) => {
       '--squash-history',
       "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed",
     )
-    .option(
-      '--lease-ttl <duration>',
-      "this session's one-writer lease on the store lasts this long without renewal (renewed every third)",
-      durationArg,
-      120_000,
+    .addOption(
+      new Option(
+        '--lease-ttl <duration>',
+        "this session's one-writer lease on the store lasts this long without renewal (renewed every third)",
+      )
+        .argParser(durationArg)
+        .default(120_000, '2m'),
     )
     .option('--wait-lease', "wait (with a countdown) for another host's lease on the store to expire (default)")
     .option('--no-wait-lease', "exit 11 at once when another host's lease on the store is live")
