@@ -35,6 +35,10 @@ export function statusLines(st: CheckpointStatus, kind: 'hub' | 'dir', style: St
   ];
   if (st.checkpoints.length) lines.push(renderTable(rows, style.bold).replace(/^/gm, '  '));
   lines.push(`  final/       ${st.hasFinal ? 'present' : 'absent'}`);
+  const l = st.lease;
+  lines.push(
+    `  lease        ${l ? `${l.id}: host ${l.host}, pid ${l.pid}, run ${l.run}, until ${l.expires_at}` : 'none'}`,
+  );
   // On the Hub, pruned checkpoints stay in history (and in the bill) until the history is squashed.
   if (st.storedBytes !== null) {
     const extra = st.storedBytes - st.treeBytes;

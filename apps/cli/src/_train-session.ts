@@ -73,14 +73,18 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
       maxOomRetries: opts.maxOomRetries ?? MAX_OOM_RETRIES,
       maxMemory: opts.maxMemory,
       facts: s,
-      session: sessionOptions(ctx, {
-        store: p.store,
-        storeName: p.storeName,
-        startedAtMs: p.startedAtMs,
-        identity: p.identity,
-        fallbackFlag: '--resume auto',
-        fallbackUsed: true,
-      }),
+      session: {
+        ...sessionOptions(ctx, {
+          store: p.store,
+          storeName: p.storeName,
+          startedAtMs: p.startedAtMs,
+          identity: p.identity,
+          fallbackFlag: '--resume auto',
+          fallbackUsed: true,
+        }),
+        leaseWait: opts.waitLease !== false,
+        takeOverLease: opts.takeOverLease ?? null,
+      },
       // The budget and --max-memory are known once prepareRun has run (after the resume, before the launch): the
       // watch reads them from this object when it samples and reports.
       memory: sessionMemory(ctx, config.device),

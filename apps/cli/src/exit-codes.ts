@@ -100,11 +100,12 @@ export const EXIT_CODE_MEANINGS: { readonly [K in ExitCodeName]: ExitCodeMeaning
   train: { help: 'training failed', readme: 'training failed (non-finite loss, a failed step or probe child)' },
   storeBusy: {
     help:
-      'the checkpoint store is held by another writer (another session or run), or changed under this one; ' +
-      'nothing was written',
+      'the checkpoint store is held by another writer (another session or run; --take-over-lease <id> if it is ' +
+      'dead), or changed under this one; nothing was written',
     readme:
-      'the checkpoint store is held by another writer (its lease names host, pid, since when, run), or another ' +
-      'writer changed it under this one; nothing was written',
+      'the checkpoint store is held by another writer (its lease names its id, host, pid, since when, run, time ' +
+      'left; `--take-over-lease <id>` if you know it is dead), or another writer changed it under this one; ' +
+      'nothing was written',
   },
   diskFull: {
     help: 'the local disk is full (the message names the folder and the bytes needed); the store is untouched',

@@ -51,7 +51,7 @@ describe('validateConfig', () => {
         keepLocal: 1,
         keepRemote: 3,
         squashHistory: false,
-        leaseTtlMs: 600_000,
+        leaseTtlMs: 120_000,
       },
       output: '/work/soup-output',
     });

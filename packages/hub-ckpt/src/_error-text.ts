@@ -2,6 +2,8 @@
 
 /** Who holds a store's one-writer lease, as its lease file says. */
 export interface LeaseHolder {
+  /** The lease's id (`--take-over-lease` names it); absent in a holder built by hand. */
+  id?: string;
   host: string;
   pid: number;
   since: string;
@@ -108,12 +110,30 @@ export function unsafeLinkText(o: UnsafeLinkFacts): string {
   );
 }
 
-export const leaseHeldText = (where: string, h: LeaseHolder): string =>
-  `${where} is held by another writer: host ${h.host}, pid ${h.pid}, since ${h.since}, run "${h.run}` +
-  `" (lease until ${h.expires_at}). ` +
-  'Nothing was written. Two sessions must not write one store: stop the other one, or wait until its lease ' +
-  'expires ' +
-  "(a dead session's lease expires after its TTL; on the same host it is taken over at once).";
+/** A time left for a person: `1 m 52 s`, `9 m 56 s`, `3 s`, `1 h 02 m`. */
+export function timeLeft(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} m ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} m`;
+}
+
+/** Whether a lease's expiry is later than `nowMs`, and by how much, as a person reads it. */
+const expiryText = (expiresAt: string, nowMs: number): string => {
+  const left = Date.parse(expiresAt) - nowMs;
+  return Number.isFinite(left) ? `expires in ${timeLeft(left)}, at ${expiresAt}` : `lease until ${expiresAt}`;
+};
+
+export const leaseHeldText = (where: string, h: LeaseHolder, o: { note?: string; nowMs: number }): string =>
+  `${where} is held by another writer: ${h.id === undefined ? '' : `lease ${h.id}, `}host ${h.host}, pid ${h.pid}, ` +
+  `since ${h.since}, run "${h.run}" (${expiryText(h.expires_at, o.nowMs)}). ` +
+  `${o.note === undefined ? '' : `${o.note} `}` +
+  'Nothing was written. Two sessions must not write one store: stop the other one, or wait for its lease to ' +
+  'expire (--wait-lease waits for it; a dead session on this same host is taken over at once)' +
+  (h.id === undefined
+    ? '.'
+    : `; if you know that session is dead (e.g. its VM was preempted), take its lease over now: ` +
+      `--take-over-lease ${h.id}.`);
 
 export const leaseLostText = (o: { where: string; lease: { id: string; expires_at: string } }): string =>
   `${o.where}: this session's lease ${o.lease.id} (until ${o.lease.expires_at}` +

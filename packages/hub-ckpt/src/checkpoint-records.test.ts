@@ -49,6 +49,7 @@ describe('checkpoint records', () => {
       has_final: false,
       tree_bytes: st.treeBytes,
       stored_bytes: null,
+      lease: null,
     });
     const unverified = statusRecord(await checkpointStatus({ store: t.reopen() }));
     expect([unverified.pointed_verified, unverified.pointed_problems]).toEqual([null, []]);

@@ -71,6 +71,8 @@ export interface StatusRecord {
   has_final: boolean;
   tree_bytes: number;
   stored_bytes: number | null;
+  /** The store's lease (`id` is what `--take-over-lease` takes), or null when none. */
+  lease: { id: string; host: string; pid: number; run: string; since: string; expires_at: string } | null;
 }
 
 /** A {@link CheckpointStatus} as a record. */
@@ -92,6 +94,17 @@ export function statusRecord(st: CheckpointStatus): StatusRecord {
     has_final: st.hasFinal,
     tree_bytes: st.treeBytes,
     stored_bytes: st.storedBytes,
+    lease:
+      st.lease === null
+        ? null
+        : {
+            id: st.lease.id,
+            host: st.lease.host,
+            pid: st.lease.pid,
+            run: st.lease.run,
+            since: st.lease.since,
+            expires_at: st.lease.expires_at,
+          },
   };
 }
 

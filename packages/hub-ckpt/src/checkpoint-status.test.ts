@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../bench/_fixtures';
 import { checkpointStatus } from './checkpoint-status';
+import { statusRecord } from './checkpoint-records';
+import { acquireLease } from './store-lease';
 import { pushCheckpoint } from './push-checkpoint';
 import { pushFinal } from './push-final';
 import { makeTestStore, STORE_KINDS } from './_test-helpers';
@@ -42,5 +44,22 @@ describe.each(STORE_KINDS)('checkpointStatus on %s store', (kind) => {
     expect(done).toMatchObject({ hasFinal: true, runMatches: true });
     expect(done.pointer).toMatchObject({ terminal: true, path_in_repo: 'final' });
     expect(done.pointed).toBeUndefined();
+  });
+
+  it("names the store's lease with its id (what --take-over-lease takes), and none once released", async () => {
+    const t = await makeTestStore(kind);
+    const lease = await acquireLease({ store: t.store, run: 'r', autoRenew: false, host: 'vm-17' });
+    const st = await checkpointStatus({ store: t.reopen() });
+    expect(st.lease).toMatchObject({ id: lease.info.id, host: 'vm-17', pid: process.pid, run: 'r' });
+    expect(statusRecord(st).lease).toEqual({
+      id: lease.info.id,
+      host: 'vm-17',
+      pid: process.pid,
+      run: 'r',
+      since: lease.info.since,
+      expires_at: lease.info.expires_at,
+    });
+    await lease.release();
+    expect((await checkpointStatus({ store: t.reopen() })).lease).toBeNull();
   });
 });

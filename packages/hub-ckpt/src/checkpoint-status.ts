@@ -1,4 +1,5 @@
 import { checkpointPath, FINAL_PATH, MANIFEST_NAME, POINTER_PATH } from './_layout';
+import { LEASE_PATH, type LeaseInfo, parseLease } from './_lease-wait';
 import { readPointer } from './_pointer';
 import { scanCheckpoints } from './_scan';
 import type { CheckpointStore, Pointer } from './types';
@@ -49,6 +50,8 @@ export interface CheckpointStatus {
   storedBytes: number | null;
   /** Verification of the pointed checkpoint, when `verify` was set and a pointer exists. */
   pointed?: { verified: boolean; problems: string[] };
+  /** The store's lease as `soup-lease.json` says (its id is what `--take-over-lease` takes), or null when none. */
+  lease: LeaseInfo | null;
 }
 
 /**
@@ -66,10 +69,11 @@ export async function checkpointStatus(opts: CheckpointStatusOptions): Promise<C
     hasFinal: false,
     treeBytes: 0,
     storedBytes: null,
+    lease: null,
   };
   if (!(await store.exists())) return { ...base, exists: false };
   const present = new Set(
-    (await store.stat({ paths: [POINTER_PATH, `${FINAL_PATH}/${MANIFEST_NAME}`] })).map((e) => e.path),
+    (await store.stat({ paths: [POINTER_PATH, `${FINAL_PATH}/${MANIFEST_NAME}`, LEASE_PATH] })).map((e) => e.path),
   );
   const ptr = present.has(POINTER_PATH) ? await readPointer(store) : { raw: null, pointer: null, errors: [] };
   const bySteps = await scanCheckpoints(store);
@@ -102,6 +106,7 @@ export async function checkpointStatus(opts: CheckpointStatusOptions): Promise<C
     hasFinal: present.has(`${FINAL_PATH}/${MANIFEST_NAME}`),
     treeBytes: checkpoints.reduce((a, c) => a + c.totalBytes, 0),
     storedBytes: store.usedStorageBytes ? await store.usedStorageBytes() : null,
+    lease: present.has(LEASE_PATH) ? parseLease(await store.readFile({ path: LEASE_PATH })) : null,
   };
   if (opts.verify && ptr.pointer) {
     const v = await verifyCheckpoint({

@@ -291,10 +291,25 @@ export class LeaseHeldError extends HubCkptError {
   /** The holder as its lease file says. */
   readonly holder: LeaseHolder;
 
-  constructor(options: ErrorOptions & { where: string; holder: LeaseHolder }) {
+  /**
+   * `note`: why this session did not wait or take over (e.g. the lease was renewed while it waited).
+   * `nowMs`: the time the message counts the lease's time left from (default: now).
+   */
+  constructor(options: ErrorOptions & { where: string; holder: LeaseHolder; note?: string; nowMs?: number }) {
     const h = options.holder;
-    super(leaseHeldText(options.where, h), { code: 'SOUP_HUB_CKPT_LEASE_HELD', cause: options.cause });
-    this.holder = { host: h.host, pid: h.pid, since: h.since, run: h.run, expires_at: h.expires_at };
+    const text = leaseHeldText(options.where, h, {
+      ...(options.note === undefined ? {} : { note: options.note }),
+      nowMs: options.nowMs ?? Date.now(),
+    });
+    super(text, { code: 'SOUP_HUB_CKPT_LEASE_HELD', cause: options.cause });
+    this.holder = {
+      ...(h.id === undefined ? {} : { id: h.id }),
+      host: h.host,
+      pid: h.pid,
+      since: h.since,
+      run: h.run,
+      expires_at: h.expires_at,
+    };
   }
 }
 

@@ -72,7 +72,14 @@ export {
   DiskFullError,
   isDiskFull,
 } from './errors';
-export { acquireLease, LEASE_PATH, type AcquireLeaseOptions, type StoreLease, type LeaseInfo } from './store-lease';
+export {
+  acquireLease,
+  DEFAULT_LEASE_TTL_MS,
+  LEASE_PATH,
+  type AcquireLeaseOptions,
+  type StoreLease,
+  type LeaseInfo,
+} from './store-lease';
 export type {
   CheckpointStore,
   StoreEntry,

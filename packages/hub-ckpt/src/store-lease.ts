@@ -1,35 +1,32 @@
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { ConcurrentWriteError, InvalidCheckpointOptionError, LeaseHeldError, LeaseLostError } from './errors';
 import { sha256Hex } from './_fs';
+import { identityHere } from './_lease-identity';
+import { LEASE_PATH, type LeaseInfo, leaseToReplace, parseLease } from './_lease-wait';
 import type { CheckpointStore, HubCkptLogger } from './types';
 
-/** The lease file at the root of a checkpoint repo. */
-export const LEASE_PATH = 'soup-lease.json';
+export { LEASE_PATH, type LeaseInfo } from './_lease-wait';
 
-/** What `soup-lease.json` holds. */
-export interface LeaseInfo {
-  format: 'soup-lease/1';
-  /** Random id of this lease (one per session). */
-  id: string;
-  /** Run fingerprint of the holder. */
-  run: string;
-  host: string;
-  pid: number;
-  /** ISO time the lease was taken. */
-  since: string;
-  /** ISO time of the last renewal. */
-  renewed_at: string;
-  /** ISO time after which another writer may take the lease. */
-  expires_at: string;
-}
+/** The lease's default TTL: a preempted session's successor on another host waits at most this long. */
+export const DEFAULT_LEASE_TTL_MS = 120_000;
 
 export interface AcquireLeaseOptions {
   store: CheckpointStore;
   /** Run fingerprint of this session. */
   run: string;
-  /** How long the lease lasts without renewal; renewed every third of it. @default 600000 (10 min) */
+  /**
+   * How long the lease lasts without renewal; renewed every third of it. A session killed with its VM
+   * locks the store this long for a successor on another host. @default 120000 (2 min)
+   */
   ttlMs?: number;
+  /**
+   * A live-looking lease of another host (or of an older soup, or another pid namespace) is waited for:
+   * the lease file is re-read, a countdown logged (`logger.info`), and the lease taken once it expires
+   * unrenewed; a renewal seen meanwhile throws LeaseHeldError. false throws at once. @default false
+   */
+  wait?: boolean;
+  /** The id of the lease to take over at once (its holder is known dead); another lease id is refused. @default null */
+  takeOver?: string | null;
   /** Renew automatically every `ttlMs / 3` until released. @default true */
   autoRenew?: boolean;
   /** @default silent */
@@ -56,26 +53,6 @@ export interface StoreLease {
   release(): Promise<void>;
 }
 
-function parseLease(raw: Uint8Array | null): LeaseInfo | null {
-  if (raw === null) return null;
-  try {
-    const v = JSON.parse(new TextDecoder().decode(raw)) as Partial<LeaseInfo>;
-    if (v.format !== 'soup-lease/1' || typeof v.id !== 'string' || typeof v.expires_at !== 'string') return null;
-    return v as LeaseInfo;
-  } catch {
-    return null;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function leaseBytes(info: LeaseInfo): Uint8Array {
   return new TextEncoder().encode(`${JSON.stringify(info, null, 2)}\n`);
 }
@@ -84,36 +61,35 @@ function leaseBytes(info: LeaseInfo): Uint8Array {
  * Takes the store's one-writer lease before the first write: `soup-lease.json`, written by a
  * compare-and-swap commit (the Hub: parentCommit plus a re-read at that head; a directory: the commit
  * lock, an exclusive create). A live lease of another session throws LeaseHeldError naming the holder
- * (host, pid, since, run). An expired lease, or one whose holder process is gone on this host, is taken over.
+ * (lease id, host, pid, since, run), or with `wait` is waited for. An expired lease, one named by
+ * `takeOver`, or one whose holder is gone on this same host (same boot id, hostname and pid namespace;
+ * its pid dead or now another process) is taken over.
  */
 export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLease> {
   const { store } = opts;
-  const ttlMs = opts.ttlMs ?? 600_000;
+  const ttlMs = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
   if (!Number.isFinite(ttlMs) || ttlMs < 1000) {
     throw new InvalidCheckpointOptionError(`the lease TTL must be at least 1 s, got ${JSON.stringify(ttlMs)} ms.`, {
       field: 'ttlMs',
     });
   }
   const now = opts.now ?? Date.now;
-  const host = opts.host ?? hostname();
-  const pid = opts.pid ?? process.pid;
+  const here = identityHere({ ...(opts.host === undefined ? {} : { host: opts.host }), pid: opts.pid ?? process.pid });
   if (!(await store.exists())) await store.create();
-  const raw = await store.readFile({ path: LEASE_PATH });
-  const held = parseLease(raw);
-  if (held !== null && Date.parse(held.expires_at) > now()) {
-    const deadHere = held.host === host && held.pid !== pid && !pidAlive(held.pid);
-    if (!deadHere) throw new LeaseHeldError({ where: store.description, holder: held });
-    opts.logger?.warn?.(
-      `${store.description}: taking over the lease of pid ${held.pid} on ${host}, which is no longer running`,
-    );
-  }
+  const raw = await leaseToReplace({
+    store,
+    here,
+    now,
+    wait: opts.wait ?? false,
+    takeOver: opts.takeOver ?? null,
+    logger: opts.logger,
+  });
   const t = new Date(now()).toISOString();
   let info: LeaseInfo = {
     format: 'soup-lease/1',
     id: randomBytes(8).toString('hex'),
     run: opts.run,
-    host,
-    pid,
+    ...here,
     since: t,
     renewed_at: t,
     expires_at: new Date(now() + ttlMs).toISOString(),

@@ -21,8 +21,11 @@ import { trainPathsOf, trainSuperviseOptions, type TrainSuperviseOptionsOptions 
 
 /** Options of {@link superviseTrain}. */
 export interface SuperviseTrainOptions extends TrainSuperviseOptionsOptions {
-  /** What every session passes supervise(): the store, where it runs, how a refusal is explained. */
-  session: Pick<SuperviseOptions, 'store' | 'storeName' | 'cwd' | 'env' | 'signal' | 'startedAtMs' | 'refusal'>;
+  /** What every session passes supervise(): the store, where it runs, how a refusal is explained, its lease. */
+  session: Pick<
+    SuperviseOptions,
+    'store' | 'storeName' | 'cwd' | 'env' | 'signal' | 'startedAtMs' | 'refusal' | 'leaseWait' | 'takeOverLease'
+  >;
   /** The run's identity, recorded in every checkpoint. */
   identity: Record<string, unknown>;
   /** Base of the config's relative paths. */

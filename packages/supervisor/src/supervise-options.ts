@@ -61,8 +61,15 @@ export interface SuperviseOptions {
    * @default []
    */
   secrets?: ReadonlyArray<string | null>;
-  /** The one-writer lease on the store (see acquireLease): its TTL, or null to take none. @default 600000 (10 min) */
+  /** The one-writer lease on the store (see acquireLease): its TTL, or null to take none. @default 120000 (2 min) */
   leaseTtlMs?: number | null;
+  /**
+   * A live-looking lease whose holder nothing here can judge (another host, container or an older soup) is waited
+   * for until it expires unrenewed, with a countdown (acquireLease's `wait`); false refuses at once. @default false
+   */
+  leaseWait?: boolean;
+  /** The id of the lease to take over at once (its holder is known dead): acquireLease's `takeOver`. @default null */
+  takeOverLease?: string | null;
   /** Squash the Hub repo's history after each prune, so pruned bytes are freed. @default false */
   squashHistory?: boolean;
   /**

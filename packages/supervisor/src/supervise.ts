@@ -7,6 +7,7 @@ import { identityOf, supervisedFingerprint } from './run-identity';
 import type { SessionFacts, SuperviseOptions, SuperviseOutcome } from './supervise-options';
 import { resolveBatch } from './_batch-size';
 import { checkOptions } from './_check-options';
+import { leaseOptionsOf } from './_lease-options';
 import { claimRun } from './_claim-run';
 import { launchOnce, type LaunchEnd } from './_launch';
 import { completeInStore, pullResume } from './_pull-resume';
@@ -55,7 +56,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   const lease: StoreLease | null =
     o.leaseTtlMs === null
       ? null
-      : await acquireLease({ store, run: fingerprint, ttlMs: o.leaseTtlMs ?? 600_000, logger: { warn } });
+      : await acquireLease({ store, run: fingerprint, ...leaseOptionsOf(o), logger: { warn, info: say } });
   try {
     return await underLease();
   } finally {

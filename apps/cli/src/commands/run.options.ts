@@ -54,8 +54,11 @@ export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOpti
   /** @default 10 */
   pushNice: number;
   squashHistory?: boolean;
-  /** @default 600_000 */
+  /** @default 120_000 */
   leaseTtl: number;
+  /** false with --no-wait-lease. @default true */
+  waitLease?: boolean;
+  takeOverLease?: string;
   json?: boolean;
   /** `NAME=v1,v2`, one per --try. */
   try?: string[];
@@ -140,11 +143,20 @@ export const runCommand = commandSpec<RunOptions>((program) => {
       '--squash-history',
       "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed",
     )
+    .addOption(
+      new Option(
+        '--lease-ttl <duration>',
+        "this session's one-writer lease on the store lasts this long without renewal (renewed every third)",
+      )
+        .argParser(durationArg)
+        .default(120_000, '2m'),
+    )
+    .option('--wait-lease', "wait (with a countdown) for another host's lease on the store to expire (default)")
+    .option('--no-wait-lease', "exit 11 at once when another host's lease on the store is live")
     .option(
-      '--lease-ttl <duration>',
-      "this session's one-writer lease on the store lasts this long without renewal (renewed every third)",
-      durationArg,
-      600_000,
+      '--take-over-lease <lease-id>',
+      'take the store lease with this id at once (its session is known dead: a preempted VM); the exit-11 message ' +
+        'names it',
     )
     .option('--json', "print only the result as JSON (the trainer's output goes to stderr)")
     .option(
@@ -168,7 +180,8 @@ Prints the result at the end, the same shape as soup train: RUN_JSON {"ok":…,"
 
 Exit codes: 0 done (or already complete), 75 segment saved (run the same command again; also an exit 0
 before the horizon), the trainer's own code when it fails, 2 a refused final/ or a busy output folder,
-6 when the store holds another run.
+6 when the store holds another run, 11 when another session holds the store's lease (a live one on this
+host; with --no-wait-lease any; with --wait-lease one renewed while waiting) or took it over.
 
 Examples:
   soup run --repo me/run-ckpt --time-limit 11h30m -- \\

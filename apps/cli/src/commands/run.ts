@@ -82,6 +82,8 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     // The token (resolved as the store resolves it) is never shown nor stored: its sha256 stands in.
     secrets: [resolveHubToken({ env: ctx.env }).token],
     leaseTtlMs: opts.leaseTtl,
+    leaseWait: opts.waitLease !== false,
+    takeOverLease: opts.takeOverLease ?? null,
     squashHistory: opts.squashHistory === true,
     resume: opts.resume,
     batchSize: batchOpt === undefined ? null : batchOpt === 'auto' ? 'auto' : Number(batchOpt),

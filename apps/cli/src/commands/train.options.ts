@@ -35,6 +35,9 @@ export interface TrainOptions extends StoreOptions, SearchOptions, SessionMemory
   squashHistory?: boolean;
   /** Milliseconds. */
   leaseTtl?: number;
+  /** false with --no-wait-lease. @default true */
+  waitLease?: boolean;
+  takeOverLease?: string;
   json?: boolean;
 }
 
@@ -86,8 +89,15 @@ export const trainCommand = commandSpec<TrainOptions>((program) => {
     )
     .option(
       '--lease-ttl <duration>',
-      "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 10m)",
+      "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 2m)",
       durationArg,
+    )
+    .option('--wait-lease', "wait (with a countdown) for another host's lease on the store to expire (default)")
+    .option('--no-wait-lease', "exit 11 at once when another host's lease on the store is live")
+    .option(
+      '--take-over-lease <lease-id>',
+      'take the store lease with this id at once (its session is known dead: a preempted VM); the exit-11 message ' +
+        'names it',
     )
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
