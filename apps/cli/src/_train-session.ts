@@ -34,7 +34,8 @@ export interface TrainSessionOptions {
   pushEvery: number;
   stopAfterSteps: number;
   timeLimitMs: number | null;
-  leaseTtlMs: number;
+  /** Absent: the store's default. */
+  leaseTtlMs?: number;
   keepRemote: number | null;
   squashHistory: boolean;
   budgetFrom: 'flag' | 'config' | null;
@@ -64,7 +65,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
       identity: p.identity,
       cwd: ctx.cwd,
       timeLimitMs: p.timeLimitMs,
-      leaseTtlMs: p.leaseTtlMs,
+      ...(p.leaseTtlMs === undefined ? {} : { leaseTtlMs: p.leaseTtlMs }),
       squashHistory: p.squashHistory,
       resume: opts.resume === 'never' ? 'never' : 'auto',
       keepRemote: p.keepRemote,

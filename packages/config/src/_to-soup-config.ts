@@ -71,7 +71,7 @@ export function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions
       keepLocal: hub.keep_local as number,
       keepRemote: hub.keep_remote === undefined ? 3 : (hub.keep_remote as number | null),
       squashHistory: hub.squash_history === true,
-      leaseTtlMs: hub.lease_ttl === undefined ? 120_000 : (parseDuration(String(hub.lease_ttl)) ?? 120_000),
+      ...(hub.lease_ttl === undefined ? {} : { leaseTtlMs: parseDuration(String(hub.lease_ttl)) ?? undefined }),
       endpoint: (hub.endpoint as string | undefined) ?? null,
     },
     output: resolve(cwd, String(d.output)),

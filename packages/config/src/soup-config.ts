@@ -61,8 +61,8 @@ export interface SoupConfig {
     keepRemote: number | null;
     /** Squash the Hub repo's history after a push that pruned (hub.squash_history). */
     squashHistory: boolean;
-    /** hub.lease_ttl in ms. */
-    leaseTtlMs: number;
+    /** hub.lease_ttl in ms; absent: the store's default (2 min on a directory, 10 min on the Hub). */
+    leaseTtlMs?: number;
     endpoint: string | null;
   };
   /** Absolute output directory. */

@@ -51,7 +51,6 @@ describe('validateConfig', () => {
         keepLocal: 1,
         keepRemote: 3,
         squashHistory: false,
-        leaseTtlMs: 120_000,
       },
       output: '/work/soup-output',
     });

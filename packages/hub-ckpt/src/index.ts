@@ -74,7 +74,9 @@ export {
 } from './errors';
 export {
   acquireLease,
+  DEFAULT_HUB_LEASE_TTL_MS,
   DEFAULT_LEASE_TTL_MS,
+  defaultLeaseTtlMs,
   LEASE_PATH,
   type AcquireLeaseOptions,
   type StoreLease,

@@ -9,6 +9,16 @@ export { LEASE_PATH, type LeaseInfo } from './_lease-wait';
 
 /** The lease's default TTL: a preempted session's successor on another host waits at most this long. */
 export const DEFAULT_LEASE_TTL_MS = 120_000;
+/**
+ * The Hub's default: every renewal there is a commit (a renewal every 40 s would be 90 commits an hour against
+ * the Hub's hourly commit quota), so its lease lasts 10 min; a directory store renews for free.
+ */
+export const DEFAULT_HUB_LEASE_TTL_MS = 600_000;
+
+/** The lease TTL a store gets when none is given: 2 min on a directory store, 10 min on the Hub. */
+export function defaultLeaseTtlMs(store: Pick<CheckpointStore, 'kind'>): number {
+  return store.kind === 'hub' ? DEFAULT_HUB_LEASE_TTL_MS : DEFAULT_LEASE_TTL_MS;
+}
 
 export interface AcquireLeaseOptions {
   store: CheckpointStore;
@@ -16,7 +26,8 @@ export interface AcquireLeaseOptions {
   run: string;
   /**
    * How long the lease lasts without renewal; renewed every third of it. A session killed with its VM
-   * locks the store this long for a successor on another host. @default 120000 (2 min)
+   * locks the store this long for a successor on another host. @default defaultLeaseTtlMs(store): 2 min on a
+   * directory store, 10 min on the Hub
    */
   ttlMs?: number;
   /**
@@ -67,7 +78,7 @@ function leaseBytes(info: LeaseInfo): Uint8Array {
  */
 export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLease> {
   const { store } = opts;
-  const ttlMs = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+  const ttlMs = opts.ttlMs ?? defaultLeaseTtlMs(store);
   if (!Number.isFinite(ttlMs) || ttlMs < 1000) {
     throw new InvalidCheckpointOptionError(`the lease TTL must be at least 1 s, got ${JSON.stringify(ttlMs)} ms.`, {
       field: 'ttlMs',

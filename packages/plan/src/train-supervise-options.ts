@@ -30,7 +30,8 @@ export interface TrainSuperviseOptionsOptions {
   childPath: string;
   runId: string;
   timeLimitMs: number | null;
-  leaseTtlMs: number;
+  /** Absent: the store's default (2 min on a directory, 10 min on the Hub). */
+  leaseTtlMs?: number;
   squashHistory: boolean;
   resume: 'auto' | 'never';
   /** Remote checkpoints kept; null keeps every one. */
@@ -79,7 +80,7 @@ export function trainSuperviseOptions(p: TrainSuperviseOptionsOptions): TrainSup
     outputDir: ckptRoot,
     outputDirGiven: true,
     runId: p.runId,
-    leaseTtlMs: p.leaseTtlMs,
+    ...(p.leaseTtlMs === undefined ? {} : { leaseTtlMs: p.leaseTtlMs }),
     squashHistory: p.squashHistory,
     resume: p.resume,
     horizon: config.training.steps,

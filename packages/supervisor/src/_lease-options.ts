@@ -1,5 +1,5 @@
 // What supervise() asks of the store's lease, from its options (see acquireLease).
-import { type AcquireLeaseOptions, DEFAULT_LEASE_TTL_MS } from '@soup/hub-ckpt';
+import type { AcquireLeaseOptions } from '@soup/hub-ckpt';
 import type { SuperviseOptions } from './supervise-options';
 
 /** The lease's TTL, whether to wait for an unknown holder's lease, and the lease id to take over. */
@@ -7,7 +7,8 @@ export function leaseOptionsOf(
   o: Pick<SuperviseOptions, 'leaseTtlMs' | 'leaseWait' | 'takeOverLease'>,
 ): Pick<AcquireLeaseOptions, 'ttlMs' | 'wait' | 'takeOver'> {
   return {
-    ttlMs: o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
+    // No TTL given: the store's own default (acquireLease's defaultLeaseTtlMs).
+    ...(typeof o.leaseTtlMs === 'number' ? { ttlMs: o.leaseTtlMs } : {}),
     wait: o.leaseWait ?? false,
     takeOver: o.takeOverLease ?? null,
   };

@@ -54,8 +54,8 @@ export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOpti
   /** @default 10 */
   pushNice: number;
   squashHistory?: boolean;
-  /** @default 120_000 */
-  leaseTtl: number;
+  /** @default the store's: 2m on a directory, 10m on the Hub */
+  leaseTtl?: number;
   /** false with --no-wait-lease. @default true */
   waitLease?: boolean;
   takeOverLease?: string;
@@ -146,10 +146,9 @@ export const runCommand = commandSpec<RunOptions>((program) => {
     .addOption(
       new Option(
         '--lease-ttl <duration>',
-        "this session's one-writer lease on the store lasts this long without renewal (renewed every third)",
-      )
-        .argParser(durationArg)
-        .default(120_000, '2m'),
+        "this session's one-writer lease on the store lasts this long without renewal (renewed every third; " +
+          'default: 2m on a directory store, 10m on the Hub, where each renewal is a commit)',
+      ).argParser(durationArg),
     )
     .option('--wait-lease', "wait (with a countdown) for another host's lease on the store to expire (default)")
     .option('--no-wait-lease', "exit 11 at once when another host's lease on the store is live")

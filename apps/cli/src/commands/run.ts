@@ -81,7 +81,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     fingerprintFiles: opts.fingerprint ?? [],
     // The token (resolved as the store resolves it) is never shown nor stored: its sha256 stands in.
     secrets: [resolveHubToken({ env: ctx.env }).token],
-    leaseTtlMs: opts.leaseTtl,
+    ...(opts.leaseTtl === undefined ? {} : { leaseTtlMs: opts.leaseTtl }),
     leaseWait: opts.waitLease !== false,
     takeOverLease: opts.takeOverLease ?? null,
     squashHistory: opts.squashHistory === true,

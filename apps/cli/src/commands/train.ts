@@ -84,7 +84,9 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
       pushEvery,
       stopAfterSteps,
       timeLimitMs,
-      leaseTtlMs: opts.leaseTtl ?? config.hub.leaseTtlMs,
+      ...((opts.leaseTtl ?? config.hub.leaseTtlMs) === undefined
+        ? {}
+        : { leaseTtlMs: opts.leaseTtl ?? config.hub.leaseTtlMs }),
       keepRemote,
       squashHistory: opts.squashHistory === true || config.hub.squashHistory,
       budgetFrom,
