@@ -61,7 +61,10 @@ export interface SuperviseOptions {
    * @default []
    */
   secrets?: ReadonlyArray<string | null>;
-  /** The one-writer lease on the store (see acquireLease): its TTL, or null to take none. @default the store's (2 min on a directory, 10 min on the Hub) */
+  /**
+   * The one-writer lease on the store (see acquireLease): its TTL, or null to take none. @default the store's (2 min
+   * on a directory, 10 min on the Hub)
+   */
   leaseTtlMs?: number | null;
   /**
    * A live-looking lease whose holder nothing here can judge (another host, container or an older soup) is waited
