@@ -2,7 +2,7 @@
 // name, default and help text. Old spellings stay as hidden aliases for one release: they still work,
 // and print a one-line deprecation notice.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { bytesArg, headroomArg, intAtLeast } from './_parse';
+import { bytesArg, durationArg, headroomArg, intAtLeast } from './_parse';
 
 /** A hidden, deprecated spelling and what it maps to. */
 interface Alias {
@@ -223,4 +223,25 @@ export function maxMemoryOption(cmd: Command): Command {
     '--max-memory <size|fraction>',
     "warn once, naming the step, when the session's peak memory passes this (6GiB, or 0.9 / 90% of the budget)",
   );
+}
+
+/**
+ * The store lease's flags of `run` and `train`: `--lease-ttl` (its default said in `ttlDefaultText`), waiting for
+ * another host's lease, and taking one over by its id.
+ */
+export function leaseOptions(cmd: Command, ttlDefaultText: string): Command {
+  return cmd
+    .option(
+      '--lease-ttl <duration>',
+      `this session's one-writer lease on the store lasts this long without renewal (renewed every third; default: ` +
+        `${ttlDefaultText})`,
+      durationArg,
+    )
+    .option('--wait-lease', "wait (with a countdown) for another host's lease on the store to expire (default)")
+    .option('--no-wait-lease', "exit 11 at once when another host's lease on the store is live")
+    .option(
+      '--take-over-lease <lease-id>',
+      'take the store lease with this id at once (its session is known dead: a preempted VM); the exit-11 message ' +
+        'names it',
+    );
 }

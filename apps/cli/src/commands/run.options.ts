@@ -6,6 +6,7 @@ import {
   type GlobalBatchOptions,
   globalBatchOptions,
   keepRemoteOption,
+  leaseOptions,
   maxMemoryOption,
   maxOomRetriesOption,
   noCacheOption,
@@ -143,20 +144,6 @@ export const runCommand = commandSpec<RunOptions>((program) => {
       '--squash-history',
       "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed",
     )
-    .addOption(
-      new Option(
-        '--lease-ttl <duration>',
-        "this session's one-writer lease on the store lasts this long without renewal (renewed every third; " +
-          'default: 2m on a directory store, 10m on the Hub, where each renewal is a commit)',
-      ).argParser(durationArg),
-    )
-    .option('--wait-lease', "wait (with a countdown) for another host's lease on the store to expire (default)")
-    .option('--no-wait-lease', "exit 11 at once when another host's lease on the store is live")
-    .option(
-      '--take-over-lease <lease-id>',
-      'take the store lease with this id at once (its session is known dead: a preempted VM); the exit-11 message ' +
-        'names it',
-    )
     .option('--json', "print only the result as JSON (the trainer's output goes to stderr)")
     .option(
       '--try <NAME=v1,v2>',
@@ -201,5 +188,6 @@ Examples:
     'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint ' +
       'with the next smaller divisor as the micro-batch',
   );
+  leaseOptions(run, '2m on a directory store, 10m on the Hub, where each renewal is a commit');
   return maxMemoryOption(run);
 });

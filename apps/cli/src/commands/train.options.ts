@@ -5,6 +5,7 @@ import {
   configOption,
   KEEP_REMOTE_DEFAULT,
   keepRemoteOption,
+  leaseOptions,
   maxMemoryOption,
   maxOomRetriesOption,
   noCacheOption,
@@ -58,6 +59,7 @@ export const trainCommand = commandSpec<TrainOptions>((program) => {
     'an allocation failure raised by a step drops the micro-batch to the next divisor of batch_size and redoes ' +
       'the step',
   );
+  leaseOptions(train, 'hub.lease_ttl, else 2m on a directory store and 10m on the Hub');
   maxMemoryOption(train);
   return noPredictOption(
     noCacheOption(budgetOption(train, 'training.memory_budget of the config, else what the device has free')),
@@ -86,18 +88,6 @@ export const trainCommand = commandSpec<TrainOptions>((program) => {
       '--squash-history',
       "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: " +
         'hub.squash_history)',
-    )
-    .option(
-      '--lease-ttl <duration>',
-      "this session's one-writer lease on the store lasts this long without renewal (default: hub.lease_ttl, 2m)",
-      durationArg,
-    )
-    .option('--wait-lease', "wait (with a countdown) for another host's lease on the store to expire (default)")
-    .option('--no-wait-lease', "exit 11 at once when another host's lease on the store is live")
-    .option(
-      '--take-over-lease <lease-id>',
-      'take the store lease with this id at once (its session is known dead: a preempted VM); the exit-11 message ' +
-        'names it',
     )
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
