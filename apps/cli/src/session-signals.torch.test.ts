@@ -45,7 +45,8 @@ describe.skipIf(missing !== null)(
       );
       await s.waitFor('stdout', /pushed ckpt\/checkpoint-\d+ /);
       const trainer = trainerPid(s.out.stdout);
-      for (const g of [s.pid, trainer]) signalGroup(g, 'SIGUSR1');
+      // The trainer's first: its SIGUSR1 is pending before soup can react and send SIGTERM (which it would save on).
+      for (const g of [trainer, s.pid]) signalGroup(g, 'SIGUSR1');
       const r = await s.exited;
       // Killed by the signal (no exit code), not stopped by soup's SIGTERM (which it answers by saving and exiting 0).
       expect(runJsonOf(r.stdout)).toMatchObject({ status: 'segment', trainer: { exit_code: null, killed: false } });
