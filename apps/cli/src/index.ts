@@ -22,6 +22,7 @@ import { trainCommand } from './commands/train.options';
 import { ConfigError } from '@soup/config';
 import { InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor, exitCodesHelp } from './exit-codes';
+import { createSignalJudge, SESSION_SIGNALS } from './_signals';
 
 export { EXIT_CODES, exitCodeFor, type ExitCodeName } from './exit-codes';
 export {
@@ -140,20 +141,23 @@ function firstLine(message: string): string {
   return message.split('\n')[0]!.replace(/^error:\s*/, '');
 }
 
-/** The signals that end a session when `main` owns the process. */
-const SESSION_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-
 /** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
-  // Ctrl-C / SIGTERM: commands stop at the next safe point (a training step, a probe trial); a
-  // second signal exits at once.
+  // Ctrl-C / SIGTERM / SIGHUP / SIGUSR1 / SIGUSR2: commands stop at the next safe point (a training step, a probe
+  // trial); a second signal of a kind already received exits at once (see _signals.ts).
   const controller = new AbortController();
-  let received = 0;
+  const signals = createSignalJudge();
   const dashesAt = argv.indexOf('--', 2);
   const jsonWanted = argv.slice(2, dashesAt === -1 ? undefined : dashesAt).includes('--json');
   const onSignal = (sig: NodeJS.Signals): void => {
-    received += 1;
-    if (received > 1) {
+    const verdict = signals.judge(sig);
+    if (verdict === 'same-end') {
+      (ioIn.stderr ?? process.stderr).write(
+        `\nsoup: ${sig}: the session is already ending (${signals.first}); ${signals.first} again quits now\n`,
+      );
+      return;
+    }
+    if (verdict === 'quit') {
       const message =
         `${sig} again: quitting now (exit ${EXIT_CODES.interrupted}); a push in flight is ` +
         `abandoned, the store's pointer stays on its last verified checkpoint`;
@@ -175,13 +179,14 @@ export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   };
   if (ioIn.stdout === undefined) ignoreClosedPipe(process.stdout);
   if (ioIn.stderr === undefined) ignoreClosedPipe(process.stderr);
-  // SIGHUP (the terminal or the notebook session went away) ends the session like SIGTERM.
-  const signals = ioIn.signal === undefined ? SESSION_SIGNALS : [];
-  for (const sig of signals) process.on(sig, onSignal);
+  // SIGHUP (the terminal or the notebook session went away) and SIGUSR1/2 (a scheduler's warning; SIGUSR1 would
+  // otherwise open Node's debugger) end the session like SIGTERM.
+  const owned = ioIn.signal === undefined ? SESSION_SIGNALS : [];
+  for (const sig of owned) process.on(sig, onSignal);
   try {
     return await runMain(argv, ioIn.signal === undefined ? { ...ioIn, signal: controller.signal } : ioIn, jsonWanted);
   } finally {
-    for (const sig of signals) process.off(sig, onSignal);
+    for (const sig of owned) process.off(sig, onSignal);
   }
 }
 

@@ -12,6 +12,9 @@ import type { SessionPushes } from './_session-pushes';
 import type { SessionStop } from './_session-stop';
 import { fmt, q, type Tell } from './_tell';
 
+/** The signals that end a session (soup's, and what a platform sends every process of a job). */
+const SESSION_END_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGUSR1', 'SIGUSR2']);
+
 /** How one launch ended: the trainer's exit, the tree's peak memory over it (null: not sampled), and when. */
 export interface LaunchEnd {
   end: TrainerExit & { killed: boolean };
@@ -47,6 +50,7 @@ export async function launchOnce(p: {
     argv: childArgv,
     env: trainerEnv(o.env, placeholders),
     cwd: o.cwd,
+    pipeGraceMs: graceMs,
     onStdout: (d) => (stepSeen.output(d), o.onStdout?.(d)),
     onStderr: (d) => (stepSeen.output(d), o.onStderr?.(d)),
   }).catch((err: NodeJS.ErrnoException) => {
@@ -93,12 +97,18 @@ export async function launchOnce(p: {
     clearInterval(poll);
     launchPeak = (await memory?.detach()) ?? null;
   }
-  if (
-    stop.reason === null &&
-    end.code === null &&
-    (end.signal === 'SIGTERM' || end.signal === 'SIGINT' || end.signal === 'SIGHUP')
-  ) {
+  // A trainer killed by a session signal is a session end, not a failure: the platform signalled the whole job
+  // (SLURM's --signal without B:, a systemd scope's SIGHUP) and soup's own copy may not have been handled yet.
+  if (stop.reason === null && end.code === null && end.signal !== null && SESSION_END_SIGNALS.has(end.signal)) {
     stop.reason = `the trainer got ${end.signal} from outside`;
+  }
+  const ended = end.leftovers ?? [];
+  if (ended.length > 0) {
+    const what = end.outputHeld
+      ? `the trainer exited, but what it started still held its output after ${fmt(graceMs)}`
+      : 'processes the trainer started outlived it';
+    const list = ended.map((e) => `${e.pid} (${e.command})`).join(', ');
+    warn(`${what}: ended ${ended.length === 1 ? 'process' : 'processes'} ${list}`);
   }
   const exitAt = Date.now();
   watcher.scan(exitAt);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { stillRunning } from './_process-tree';
 import { expandArgv, startTrainer, trainerEnv, trainerErrorLine } from './trainer-child';
 
 const ARGV = [
@@ -93,5 +94,26 @@ describe('trainer child', () => {
       killed: false,
       signal: 'SIGTERM',
     });
+  });
+
+  it('a child that outlives the trainer holding its stdout: waited for pipeGraceMs, then ended and named', async () => {
+    const started = Date.now();
+    const child = await startTrainer({
+      argv: ['bash', '-c', 'sleep 1000 & echo trainer done'],
+      env: process.env,
+      cwd: process.cwd(),
+      onStdout: () => {},
+      onStderr: () => {},
+      pipeGraceMs: 300,
+    });
+    const end = await child.exited;
+    expect(end).toMatchObject({ code: 0, signal: null, outputHeld: true, stdoutTail: ['trainer done'] });
+    expect(end.leftovers).toHaveLength(1);
+    expect(end.leftovers![0]!.command).toBe('sleep 1000');
+    // Gone, or a zombie its new parent (init) has not reaped yet.
+    expect(stillRunning({ pid: end.leftovers![0]!.pid, startTicks: end.leftovers![0]!.startTicks }), 'sleep runs').toBe(
+      false,
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });

@@ -1,5 +1,6 @@
 // The user's trainer as a child process: placeholders, no shell, its own process group, stop with grace.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { endTree, treeOf, type EndedProcess, type TreeProcess } from './_process-tree';
 
 /** Values of the placeholders; `resumeFrom` null on a fresh run. */
 export interface Placeholders {
@@ -87,6 +88,12 @@ export interface TrainerExit {
   stderrTail: string[];
   /** The last lines it wrote on stdout (a trainer that logs its error there is judged by them too). */
   stdoutTail: string[];
+  /**
+   * Processes the trainer started that outlived it, which soup ended (SIGTERM, then SIGKILL). @default []
+   */
+  leftovers?: EndedProcess[];
+  /** Whether some of them still held the trainer's stdout or stderr `pipeGraceMs` after it exited. @default false */
+  outputHeld?: boolean;
 }
 
 /** A running trainer. */
@@ -118,6 +125,13 @@ export interface StartTrainerOptions {
    * SIGTERM, then SIGKILL this long after: no trainer outlives its supervisor. 0 turns it off. @default 3000
    */
   orphanKillMs?: number;
+  /**
+   * After the trainer exits, how long its output pipes may stay open (held by processes it started) before soup
+   * ends its remaining process tree. A stop shortens it to what is left of the stop's grace. @default 120000
+   */
+  pipeGraceMs?: number;
+  /** How often the trainer's descendants are read from /proc, to find those that leave its group. @default 1000 */
+  treeScanMs?: number;
 }
 
 // The watchdog: reads a pipe from soup; EOF without "done" means soup died, so the trainer goes too.
@@ -196,11 +210,47 @@ export function startTrainer(opts: StartTrainerOptions): Promise<TrainerChild> {
     tail.add(d);
   });
   let done = false;
+  // Descendants seen while the trainer runs: one that left its process group (setsid) is found again at its end.
+  const seen = new Map<string, TreeProcess>();
+  const scan = (): void => {
+    if (child.pid === undefined) return;
+    for (const t of treeOf(child.pid, child.pid)) seen.set(`${t.pid}:${t.startTicks}`, t);
+  };
+  const scanTimer = setInterval(scan, opts.treeScanMs ?? 1000);
+  scanTimer.unref();
+  let pipeDeadline = Number.POSITIVE_INFINITY;
+  let reschedule = (): void => {};
+  let processExited!: () => void;
+  const processGone = new Promise<void>((r) => (processExited = r));
   const exited = new Promise<TrainerExit>((resolve) => {
-    child.on('close', (code, signal) => {
+    let ended = false;
+    let pipeTimer: NodeJS.Timeout | undefined;
+    // At the trainer's exit: wait for its pipes (at most pipeGraceMs), then end whatever of its tree is left.
+    const finish = async (code: number | null, sig: NodeJS.Signals | null, outputHeld: boolean): Promise<void> => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(pipeTimer);
+      const leftovers =
+        child.pid === undefined ? [] : await endTree({ pgid: child.pid, seen: [...seen.values()], killAfterMs: 1000 });
+      if (outputHeld) {
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+      }
       done = true;
-      resolve({ code, signal, stderrTail: tail.end(), stdoutTail: outTail.end() });
+      resolve({ code, signal: sig, stderrTail: tail.end(), stdoutTail: outTail.end(), leftovers, outputHeld });
+    };
+    child.on('exit', (code, sig) => {
+      clearInterval(scanTimer);
+      processExited();
+      const exitAt = Date.now();
+      reschedule = () => {
+        clearTimeout(pipeTimer);
+        const waitMs = Math.max(0, Math.min(exitAt + (opts.pipeGraceMs ?? 120_000), pipeDeadline) - Date.now());
+        pipeTimer = setTimeout(() => void finish(code, sig, true), waitMs);
+      };
+      reschedule();
     });
+    child.on('close', (code, sig) => void finish(code, sig, false));
   });
   const signal = (sig: NodeJS.Signals): void => {
     if (done || child.pid === undefined) return;
@@ -220,7 +270,10 @@ export function startTrainer(opts: StartTrainerOptions): Promise<TrainerChild> {
     dog?.release();
   });
   return new Promise((resolve, reject) => {
-    child.once('error', (err) => reject(err));
+    child.once('error', (err) => {
+      clearInterval(scanTimer);
+      reject(err);
+    });
     child.once('spawn', () =>
       resolve({
         pid: child.pid!,
@@ -231,9 +284,11 @@ export function startTrainer(opts: StartTrainerOptions): Promise<TrainerChild> {
         signal,
         async stop({ signal: sig, graceMs }) {
           signal(sig);
+          pipeDeadline = Date.now() + graceMs;
+          reschedule();
           let timer: NodeJS.Timeout | undefined;
           const timedOut = await Promise.race([
-            exited.then(() => false),
+            processGone.then(() => false),
             new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs))),
           ]);
           clearTimeout(timer);
