@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { memoryCgroupSupport } from '@soup/cuda-probe';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runJsonOf, soupEnv, soupRun } from '../test/run-helpers';
+import { runJsonOf, soupEnv, soupRun, TINY_SAFETENSORS_JS } from '../test/run-helpers';
 
 const MiB = 2 ** 20;
 const support = memoryCgroupSupport();
@@ -30,7 +30,7 @@ const tick = () => {
   if (step % 2 === 0 || step === Number(maxSteps)) {
     const dir = out + '/checkpoint-' + step;
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(dir + '/model.safetensors', 'weights at step ' + step);
+    fs.writeFileSync(dir + '/model.safetensors', ${TINY_SAFETENSORS_JS});
     fs.writeFileSync(dir + '/trainer_state.json', JSON.stringify({ global_step: step, max_steps: Number(maxSteps) }));
   }
   if (step >= Number(maxSteps)) process.exit(0);

@@ -88,7 +88,8 @@ describe('pushFinal that does not verify', () => {
   it('removes its own upload: status shows no final/, and the next push is not refused as another writer', async () => {
     const t = await makeTestStore('hub');
     const first = writeCheckpoint({ root: join(t.work, 'a'), step: 150, run: RUN });
-    t.server?.setFaults({ wrongBytes: { count: 1, pathIncludes: 'trainer_state.json' } });
+    // The Hub stores altered bytes: its listing's blob id differs from the pushed file's, and verify refuses.
+    t.server?.setFaults({ wrongStored: { count: 1, pathIncludes: 'trainer_state.json' } });
     await expect(pushFinal({ store: t.store, step: 150, dir: first.dir, run: RUN })).rejects.toBeInstanceOf(
       VerifyError,
     );

@@ -1,5 +1,7 @@
 // The processes a trainer started, read from /proc (Linux; elsewhere none are found and only its group is signalled):
-// its process group, and the descendants that left the group (setsid) while the trainer was there to parent them.
+// its process group, the descendants that left the group (setsid) while the trainer was there to parent them, and
+// any process still carrying the tag soup put in the trainer's environment (a setsid child re-parented to init
+// before a scan saw it: the environment is inherited, the parent is not).
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** One process: its pid, its start time (clock ticks since boot: a reused pid has another) and its command line. */
@@ -89,6 +91,24 @@ export function treeOf(rootPid: number, pgid: number): TreeProcess[] {
   return [...found.values()].map((s) => ({ pid: s.pid, startTicks: s.startTicks, command: commandOf(s.pid) }));
 }
 
+/** The environment variable soup tags a trainer's tree with (`<name>=<random id>`, inherited by its descendants). */
+export const TREE_TAG_VAR = 'SOUP_TRAINER_TREE';
+
+/** The running processes whose environment holds `SOUP_TRAINER_TREE=<tag>`. */
+export function taggedWith(tag: string): TreeProcess[] {
+  const needle = `\0${TREE_TAG_VAR}=${tag}\0`;
+  const out: TreeProcess[] = [];
+  for (const s of allStats()) {
+    try {
+      if (!`\0${readFileSync(`/proc/${s.pid}/environ`, 'latin1')}`.includes(needle)) continue;
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    out.push({ pid: s.pid, startTicks: s.startTicks, command: commandOf(s.pid) });
+  }
+  return out;
+}
+
 /** A process soup ended. */
 export type EndedProcess = TreeProcess;
 
@@ -101,10 +121,13 @@ export async function endTree(p: {
   pgid: number;
   seen: readonly TreeProcess[];
   killAfterMs: number;
+  /** The tag of the trainer's environment ({@link TREE_TAG_VAR}). @default none */
+  tag?: string;
 }): Promise<EndedProcess[]> {
   const targets = new Map<string, TreeProcess>();
   const key = (t: TreeProcess): string => `${t.pid}:${t.startTicks}`;
   for (const t of treeOf(p.pgid, p.pgid)) targets.set(key(t), t);
+  if (p.tag !== undefined) for (const t of taggedWith(p.tag)) targets.set(key(t), t);
   for (const t of p.seen) {
     if (!stillRunning(t)) continue;
     targets.set(key(t), t);

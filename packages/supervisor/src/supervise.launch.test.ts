@@ -15,7 +15,10 @@ const trainer = `
   const fs = require('node:fs'), path = require('node:path');
   const d = path.join(process.argv[1], 'checkpoint-1');
   fs.mkdirSync(d, { recursive: true });
-  fs.writeFileSync(path.join(d, 'model.safetensors'), 'weights');
+  // final/ is judged by content: a safetensors header naming one 4-byte tensor, then its bytes.
+  const h = Buffer.from('{"w":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}'), n = Buffer.alloc(8);
+  n.writeBigUInt64LE(BigInt(h.length));
+  fs.writeFileSync(path.join(d, 'model.safetensors'), Buffer.concat([n, h, Buffer.alloc(4)]));
   fs.writeFileSync(path.join(d, 'trainer_state.json'), JSON.stringify({ global_step: 1, max_steps: 1 }));`;
 
 function options(cwd: string, argv: string[], events: SuperviseEvent[]): SuperviseOptions {

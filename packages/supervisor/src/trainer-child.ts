@@ -1,6 +1,7 @@
 // The user's trainer as a child process: placeholders, no shell, its own process group, stop with grace.
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { endTree, treeOf, type EndedProcess, type TreeProcess } from './_process-tree';
+import { endTree, TREE_TAG_VAR, treeOf, type EndedProcess, type TreeProcess } from './_process-tree';
 
 /** Values of the placeholders; `resumeFrom` null on a fresh run. */
 export interface Placeholders {
@@ -193,9 +194,10 @@ function lineTail(): { add(d: string): void; end(): string[] } {
 /** Spawns the trainer (no shell) as the leader of its own process group, so only soup signals it. */
 export function startTrainer(opts: StartTrainerOptions): Promise<TrainerChild> {
   const [file, ...args] = opts.argv;
+  const tag = randomBytes(8).toString('hex');
   const child: ChildProcess = spawn(file!, args, {
     cwd: opts.cwd,
-    env: opts.env,
+    env: { ...opts.env, [TREE_TAG_VAR]: tag },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -231,7 +233,9 @@ export function startTrainer(opts: StartTrainerOptions): Promise<TrainerChild> {
       ended = true;
       clearTimeout(pipeTimer);
       const leftovers =
-        child.pid === undefined ? [] : await endTree({ pgid: child.pid, seen: [...seen.values()], killAfterMs: 1000 });
+        child.pid === undefined
+          ? []
+          : await endTree({ pgid: child.pid, seen: [...seen.values()], killAfterMs: 1000, tag });
       if (outputHeld) {
         child.stdout!.destroy();
         child.stderr!.destroy();
