@@ -13,7 +13,7 @@ const trainer = [
   "fs.writeFileSync(p.join(o, 'checkpoint-5', 'trainer_state.json'), JSON.stringify({ global_step: 5, max_steps: " +
     '5 }));',
   // final/ is judged by content: a safetensors header naming one 4-byte tensor, then its bytes.
-  "const h = Buffer.from('{\"w\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}'), n = Buffer.alloc(8);",
+  'const h = Buffer.from(\'{"w":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}\'), n = Buffer.alloc(8);',
   'n.writeBigUInt64LE(BigInt(h.length));',
   "fs.writeFileSync(p.join(o, 'model.safetensors'), Buffer.concat([n, h, Buffer.alloc(4)]));",
 ].join('\n');
