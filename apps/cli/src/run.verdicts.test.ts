@@ -9,31 +9,16 @@ import { EXIT_CODES } from './exit-codes';
 import {
   nodeTrainerArgv,
   pointerOf,
-  PYTHON,
   sha256File,
   soupEnv,
   soupRun,
-  TORCH_TRAINER,
+  torchTrainerArgv,
   torchMissing,
 } from '../test/run-helpers';
 
 const OPTIONS = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', '4', '--settle', '300ms'];
 
-const torchArgv = (p: { maxSteps: number; saveSteps: number; extra?: string[] }): string[] => [
-  PYTHON,
-  TORCH_TRAINER,
-  '--output_dir',
-  '{output_dir}',
-  '--per_device_train_batch_size',
-  '{batch_size}',
-  '--max_steps',
-  String(p.maxSteps),
-  '--save_steps',
-  String(p.saveSteps),
-  '--resume_from_checkpoint',
-  '{resume_from}',
-  ...(p.extra ?? []),
-];
+const torchArgv = torchTrainerArgv;
 
 type Argv = typeof nodeTrainerArgv;
 const missing = await torchMissing();

@@ -5,27 +5,14 @@ import { useTempDir } from '@soup/test-utils';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { pointerOf, PYTHON, runJsonOf, soupEnv, TORCH_TRAINER, torchMissing, trainerPid } from '../test/run-helpers';
+import { pointerOf, runJsonOf, soupEnv, torchMissing, torchTrainerArgv, trainerPid } from '../test/run-helpers';
 import { newestCompleteOnDisk, running, signalGroup, soupInGroup } from '../test/signal-helpers';
 
 const missing = await torchMissing();
 if (missing) process.stdout.write(`session-signals.torch.test.ts: skipped: ${missing} (or set PYTHON)\n`);
 
 const OPTIONS = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', '8', '--settle', '300ms'];
-const torchArgv = (maxSteps: number): string[] => [
-  PYTHON,
-  TORCH_TRAINER,
-  '--output_dir',
-  '{output_dir}',
-  '--per_device_train_batch_size',
-  '{batch_size}',
-  '--max_steps',
-  String(maxSteps),
-  '--save_steps',
-  '5',
-  '--resume_from_checkpoint',
-  '{resume_from}',
-];
+const torchArgv = (maxSteps: number): string[] => torchTrainerArgv({ maxSteps, saveSteps: 5 });
 const HELD = 'the trainer exited, but what it started still held its output after 1\\.0s: ';
 const slowEnv = (cwd: string): NodeJS.ProcessEnv => soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '40' });
 

@@ -63,6 +63,11 @@ export async function referenceOutput(
 }
 
 /** The largest absolute difference between two safetensors files' tensors (same names). */
+/** The PyTorch trainer's argv with placeholders, HF Trainer flags (the twin of {@link nodeTrainerArgv}). */
+export function torchTrainerArgv(p: { maxSteps: number; saveSteps: number; extra?: string[] }): string[] {
+  return [PYTHON, TORCH_TRAINER, ...nodeTrainerArgv(p).slice(2)];
+}
+
 export function maxAbsDiff(a: string, b: string): number {
   const x = readSafetensors(a).tensors;
   const y = readSafetensors(b).tensors;
