@@ -1,4 +1,5 @@
 import { useTempDir } from '@soup/test-utils';
+import { spawn } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -140,5 +141,36 @@ describe('checkpoint watcher', () => {
     expect(
       ['trainer_state.json', 'new.bin', 'a.txt', 'soup_done', 'model.safetensors'].map((f) => w.isThisRunsFile(f)),
     ).toEqual([true, true, true, false, false]);
+  });
+
+  it("a complete checkpoint's signature was taken after its marker was seen, never before (no stale signature)", async () => {
+    const root = useTempDir();
+    // Another process writes checkpoints as a trainer does (weights, then the marker) while this one scans: a
+    // signature read before the marker appeared would make a complete checkpoint look changed once pushed.
+    const writer = spawn(process.execPath, [
+      '-e',
+      `const fs = require('node:fs'), p = require('node:path');
+       for (let i = 1; i <= 200; i++) {
+         const d = p.join(process.argv[1], 'checkpoint-' + i);
+         fs.mkdirSync(d);
+         fs.writeFileSync(p.join(d, 'model.safetensors'), Buffer.alloc(64 * 1024));
+         fs.writeFileSync(p.join(d, 'trainer_state.json'), JSON.stringify({ global_step: i }));
+       }`,
+      root,
+    ]);
+    const exited = new Promise<void>((resolve) => writer.once('exit', () => resolve()));
+    const w = createCheckpointWatcher({ dir: root, settleMs: 0 });
+    const stale: string[] = [];
+    let done = false;
+    void exited.then(() => (done = true));
+    while (!done) {
+      const now = Date.now();
+      w.scan(now);
+      const c = w.newestComplete({ asOfMs: now, trainerExited: false });
+      const sig = c?.checkpoint.signature ?? 'trainer_state.json:1';
+      if (!sig.includes('trainer_state.json:') || sig.includes('trainer_state.json:0:')) stale.push(sig);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(stale).toEqual([]);
   });
 });

@@ -167,6 +167,17 @@ export function createCheckpointWatcher(opts: CheckpointWatcherOptions): Checkpo
         continue;
       }
       const kind = st.isDirectory() ? 'dir' : 'file';
+      // The marker before the signature: a signature read first could predate the marker, and the push would
+      // then find the folder "changed" although it was complete. An empty marker is still being written.
+      let hasMarker = false;
+      if (kind === 'dir' && marker !== '') {
+        try {
+          const m = statSync(join(path, marker));
+          hasMarker = m.isFile() && m.size > 0;
+        } catch {
+          hasMarker = false;
+        }
+      }
       const { sig, newestMtimeMs } = signatureOf(path, st);
       present.add(name);
       const prev = seen.get(name);
@@ -174,14 +185,6 @@ export function createCheckpointWatcher(opts: CheckpointWatcherOptions): Checkpo
       const stableSinceMs =
         prev && prev.sig === sig ? prev.stableSinceMs : prev ? nowMs : Math.min(nowMs, newestMtimeMs);
       if (track) seen.set(name, { sig, stableSinceMs });
-      let hasMarker = false;
-      if (kind === 'dir' && marker !== '') {
-        try {
-          hasMarker = statSync(join(path, marker)).isFile();
-        } catch {
-          hasMarker = false;
-        }
-      }
       const thisRun = atLaunch === null || name === pulled || atLaunch.get(name) !== sig;
       out.push({ step, path, name, kind, marker: hasMarker, stableSinceMs, signature: sig, thisRun });
     }
