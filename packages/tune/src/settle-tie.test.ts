@@ -49,8 +49,18 @@ describe('chooseSettled', () => {
     expect(s.rows[1]!.samplesPerSecond).toBeCloseTo(((32 / ((4 * 196) / 1000)) * 180) / 199, 9);
     expect(s.rows[1]!.stepMs).toBeCloseTo((196 * 199) / 180, 9);
     // Each keeps its first timing (what the search decided on before the tie was timed again).
-    expect(s.rows[0]!.firstTiming).toEqual({ stepMs: 196, noiseMs: 2, samplesPerSecond: 32 / ((4 * 196) / 1000) });
-    expect(s.rows[1]!.firstTiming).toEqual({ stepMs: 198, noiseMs: 2, samplesPerSecond: 32 / ((4 * 198) / 1000) });
+    expect(s.rows[0]!.firstTiming).toEqual({
+      stepMs: 196,
+      noiseMs: 2,
+      samplesPerSecond: 32 / ((4 * 196) / 1000),
+      note: null,
+    });
+    expect(s.rows[1]!.firstTiming).toEqual({
+      stepMs: 198,
+      noiseMs: 2,
+      samplesPerSecond: 32 / ((4 * 198) / 1000),
+      note: null,
+    });
     expect(s.rows[0]!.note).toBe(
       'timed again, alternately with gradient_checkpointing=selective at micro-batch 8; its first timing kept as ' +
         'the level',
@@ -222,6 +232,7 @@ describe('a tie timed again before the end (timeTieAgain, then chooseSettled wit
     const now = (await timeTieAgain(rows, 1, 0, G, r.retime, 'to decide whether a heavier choice can win'))!;
     expect(r.calls).toEqual([['selective@8', 'selective@16']]);
     expect(rows[1]!.firstTiming).toBeUndefined(); // the given rows are not changed
+    expect(now[1]!.firstTiming?.note).toBeNull();
     expect(now[0]!.stepMs).toBe(392); // the faster on first timings keeps its level
     expect(now[1]!.samplesPerSecond).toBeCloseTo(now[0]!.samplesPerSecond! * (400 / (2 * 190)), 9);
     expect(now[1]!.note).toBe(
@@ -290,5 +301,18 @@ describe('a tie that cannot be timed side by side (its two sessions do not fit t
     const rows = first();
     expect(await timeTieAgain(rows, 1, 0, G, retimer({}).retime)).toBeNull();
     expect(rows).toEqual(first());
+  });
+});
+
+describe('timeTieAgain keeps the first note', () => {
+  it("a row timed again keeps its first timing's note beside its figures", async () => {
+    const rows = [
+      row('selective', 16, 202, 392, 6),
+      { ...row('selective', 8, 122, 200, 3), note: 'timed side by side' },
+    ];
+    const r = retimer({ 'selective@16': { stepMs: 400, noiseMs: 1 }, 'selective@8': { stepMs: 190, noiseMs: 1 } });
+    const now = (await timeTieAgain(rows, 1, 0, G, r.retime))!;
+    expect(now[1]!.note).toMatch(/^timed again, alternately with /);
+    expect(now[1]!.firstTiming?.note).toBe('timed side by side');
   });
 });

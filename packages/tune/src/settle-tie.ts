@@ -97,7 +97,7 @@ export async function timeTieAgain(
   const stepI = G / ((a.accumulation! * spsI) / 1000);
   const pct = (spsI / b.samplesPerSecond! - 1) * 100;
   const first = (r: TuneRow): TuneRow['firstTiming'] =>
-    r.firstTiming ?? { stepMs: r.stepMs!, noiseMs: r.noiseMs, samplesPerSecond: r.samplesPerSecond! };
+    r.firstTiming ?? { stepMs: r.stepMs!, noiseMs: r.noiseMs, samplesPerSecond: r.samplesPerSecond!, note: r.note };
   const because = why ? `, ${why}` : '';
   out[i] = {
     ...a,

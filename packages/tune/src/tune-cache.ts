@@ -24,8 +24,11 @@ export interface TuneRow {
   samplesPerSecond: number | null;
   /** Why it has no time (nothing fits, stopped early, the timing run failed). */
   note: string | null;
-  /** Its first timing, when a tie had it timed again (the figures above are then the side-by-side ones). */
-  firstTiming?: { stepMs: number; noiseMs: number | null; samplesPerSecond: number };
+  /**
+   * Its first timing and that timing's note, when a tie had it timed again (the figures and note above are then
+   * the side-by-side ones).
+   */
+  firstTiming?: { stepMs: number; noiseMs: number | null; samplesPerSecond: number; note?: string | null };
 }
 
 /** A remembered choice and its provenance. */
