@@ -120,7 +120,7 @@ export type ResumeRecord =
       step: number;
       path_in_repo: string;
       dir: string | null;
-      via: 'newer-verified' | 'fallback' | 'no-pointer' | null;
+      via: 'newer-verified' | 'fallback' | 'no-pointer' | 'reopened' | null;
       previous_step: number | null;
       repaired: boolean;
       skipped: { step: number; path_in_repo: string; problems: string[] }[];

@@ -51,6 +51,23 @@ describe.each(STORE_KINDS)('pullResume on %s store', (kind) => {
     expect(existsSync(dir)).toBe(false);
   });
 
+  it('a run extended past its terminal pointer resumes from its newest checkpoint at or below it, reopened', async () => {
+    const t = await makeTestStore(kind);
+    const hashes = await pushSteps(t, [10, 20]);
+    const fin = writeCheckpoint({ root: join(t.work, 'fin'), step: 20, run: RUN });
+    await pushFinal({ store: t.store, step: 20, dir: fin.dir, run: RUN });
+    const dir = join(t.work, 'resume');
+    // Not extended past it: still complete.
+    expect(await pullResume({ store: t.store, run: RUN, dir, reopenBelow: 20 })).toMatchObject({ outcome: 'complete' });
+    const r = await pullResume({ store: t.store, run: RUN, dir, reopenBelow: 30, repair: true });
+    expect(r).toMatchObject({ outcome: 'resume', step: 20, via: 'reopened', previousStep: 20, repaired: true });
+    expect(sha256(readFileSync(join(dir, 'checkpoint-20', 'model.safetensors')))).toBe(
+      hashes[20]!['model.safetensors'],
+    );
+    const pointer = JSON.parse(new TextDecoder().decode((await latestBytes(t))!)) as Record<string, unknown>;
+    expect(pointer).toMatchObject({ step: 20, path_in_repo: 'ckpt/checkpoint-20', terminal: false });
+  });
+
   it(
     'pulls the pointed checkpoint into <dir>/checkpoint-<step>, every hash checked, latest.json ' + 'untouched',
     async () => {

@@ -4,7 +4,7 @@ import { ChecksumError, CorruptCheckpointError, StaleRunError, StoreError, Unsaf
 import { sha256Hex } from './_fs';
 import { checkpointPath, POINTER_PATH } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
-import { resumeCandidates } from './_resume-order';
+import { resumeCandidates, type ResumeCandidate } from './_resume-order';
 import { scanCheckpoints } from './_scan';
 import { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
 import type { CheckpointStore, HubCkptLogger, Pointer } from './types';
@@ -31,6 +31,12 @@ export interface PullResumeOptions {
   logger?: HubCkptLogger;
   /** Called after each pulled file is checked. @default none */
   onFile?: PullCheckpointOptions['onFile'];
+  /**
+   * A run extended to a new horizon: a terminal pointer at a step below this one no longer means "complete". The
+   * newest checkpoint of the run at or below the terminal step that verifies and pulls is resumed (`via:
+   * 'reopened'`), and with `repair` latest.json points at it again, not terminal. @default none
+   */
+  reopenBelow?: number;
 }
 
 /** One checkpoint passed over, and why. */
@@ -57,9 +63,10 @@ export type PullResumeResult =
       /**
        * Why this is not simply the pointed checkpoint: `newer-verified` (a crash between verify and pointer
        * left a newer verified checkpoint), `fallback` (the pointed one did not verify or pull), `no-pointer`
-       * (checkpoints but no latest.json); null when it is the pointed one.
+       * (checkpoints but no latest.json), `reopened` (a terminal pointer below `reopenBelow`); null when it is the
+       * pointed one.
        */
-      via: 'newer-verified' | 'fallback' | 'no-pointer' | null;
+      via: 'newer-verified' | 'fallback' | 'no-pointer' | 'reopened' | null;
       /** Step latest.json named, when `via` is set and there was a valid pointer. */
       previousStep: number | null;
       /** Whether latest.json was rewritten (only with `repair`). */
@@ -113,7 +120,9 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
   const pointer = current.pointer;
   if (pointer && pointer.run !== run)
     throw new StaleRunError({ pointerRun: pointer.run, run, pointerStep: pointer.step, where: store.description });
-  if (pointer?.terminal) return { outcome: 'complete', step: pointer.step, pathInRepo: pointer.path_in_repo, pointer };
+  const reopen = pointer?.terminal === true && opts.reopenBelow !== undefined && pointer.step < opts.reopenBelow;
+  if (pointer?.terminal && !reopen)
+    return { outcome: 'complete', step: pointer.step, pathInRepo: pointer.path_in_repo, pointer };
   if (current.raw !== null && pointer === null && !fallback) {
     throw new CorruptCheckpointError(
       `${store.description}: latest.json is invalid (${current.errors.join('; ')}). Resume with fallback to use ` +
@@ -125,7 +134,10 @@ export async function pullResume(opts: PullResumeOptions): Promise<PullResumeRes
   const bySteps = await scanCheckpoints(store);
   const steps = [...bySteps.keys()].sort((a, b) => b - a);
 
-  const candidates = resumeCandidates({ hasPointerFile: current.raw !== null, pointer, steps, fallback });
+  const candidates: Array<Omit<ResumeCandidate, 'via'> & { via: ResumeCandidate['via'] | 'reopened' }> =
+    reopen && pointer
+      ? steps.filter((step) => step <= pointer.step).map((step) => ({ step, via: 'reopened' as const }))
+      : resumeCandidates({ hasPointerFile: current.raw !== null, pointer, steps, fallback });
 
   const skipped: SkippedCheckpoint[] = [];
   let anyVerified = false;

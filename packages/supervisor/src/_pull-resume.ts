@@ -29,8 +29,15 @@ export async function pullResume(p: {
       outputDir: o.outputDir,
       signal: o.signal,
       log: (l) => say(`soup: ${l}`),
+      ...(o.horizon != null ? { reopenBelow: o.horizon } : {}),
     });
     if (r.outcome !== 'resume') return r;
+    if (r.via === 'reopened') {
+      say(
+        `soup: run ${runId} was complete at step ${r.previousStep} (${storeName} final/); its horizon is now ` +
+          `${o.horizon}: continuing from ${r.pathInRepo} (step ${r.step})`,
+      );
+    }
     for (const s of r.skipped)
       warn(`${s.pathInRepo} (step ${s.step}) does not verify or pull cleanly: ${s.problems.slice(0, 2).join('; ')}`);
     if (r.via === 'fallback') {

@@ -39,6 +39,7 @@ export function recordSaver(p: {
         accepted: record?.accepted ?? [],
         batch_size: record?.batch_size ?? (G === null ? p.batchSize : null),
         ...sessions(),
+        ...(record?.horizons ? { horizons: record.horizons } : {}),
       };
       await writeRunRecord(p.store, next);
       record = { ...next, sessions: record?.sessions ?? [] };

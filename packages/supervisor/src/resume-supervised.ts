@@ -44,6 +44,8 @@ export async function resumeSupervised(p: {
   outputDir: string;
   signal?: AbortSignal;
   log?: (line: string) => void;
+  /** The run's horizon: a terminal pointer below it is reopened (the run was extended). */
+  reopenBelow?: number;
 }): Promise<SupervisedResume> {
   const r = await pullResume({
     store: p.store,
@@ -53,6 +55,7 @@ export async function resumeSupervised(p: {
     repair: true,
     overwrite: true,
     ...(p.signal ? { signal: p.signal } : {}),
+    ...(p.reopenBelow !== undefined ? { reopenBelow: p.reopenBelow } : {}),
     logger: { info: (l) => p.log?.(l) },
   });
   if (r.outcome === 'fresh') return { outcome: 'fresh' };

@@ -38,6 +38,19 @@ export interface RunRecord {
   global_batch_size?: number | null;
   /** Each session's micro-batch (m × a = G), its mid-run step-downs and its peak memory, oldest first. */
   sessions?: SupervisedSession[];
+  /** Each change of the run's horizon (a run extended, or shortened), oldest first. */
+  horizons?: HorizonChange[];
+}
+
+/** One change of a run's horizon, as soup_run.json records it. */
+export interface HorizonChange {
+  /** The horizon the resumed checkpoint was trained toward (its `max_steps`). */
+  from: number;
+  /** The new horizon. */
+  to: number;
+  /** The step the run continued from. */
+  at_step: number;
+  at: string;
 }
 
 /** One out-of-memory step-down within a session. */
@@ -184,6 +197,7 @@ export async function readRunRecord(store: CheckpointStore): Promise<RunRecord |
             ),
           }
         : {}),
+      ...(Array.isArray(v.horizons) ? { horizons: v.horizons.filter((h) => Number.isInteger(h?.to)) } : {}),
     };
   } catch {
     return null;

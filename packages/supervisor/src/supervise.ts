@@ -11,6 +11,7 @@ import { leaseOptionsOf } from './_lease-options';
 import { claimRun } from './_claim-run';
 import { launchOnce, type LaunchEnd } from './_launch';
 import { completeInStore, pullResume } from './_pull-resume';
+import { recordHorizonChange } from './_record-horizon';
 import { recordSaver } from './_record-saver';
 import { endSession } from './_session-end';
 import { createSessionPushes } from './_session-pushes';
@@ -66,7 +67,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   async function underLease(): Promise<SuperviseOutcome & SessionFacts> {
     const force = o.resume === 'force';
     const claimed = await claimRun({ store, storeName, fingerprint, identity, ownRecord, resume: o.resume, tell });
-    const { record } = claimed;
+    let { record } = claimed;
     let { runId } = claimed;
 
     // 2. One supervisor per output folder.
@@ -85,6 +86,10 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       const { resumed } = pulled;
       runId = pulled.runId;
       if (resumed.outcome === 'complete') return completeInStore(resumed, runId, storeName, tell);
+      if (resumed.outcome === 'resume') {
+        const { dir, step } = resumed;
+        record = await recordHorizonChange({ store, runId, identity, record, horizon, dir, step, tell });
+      }
 
       // 4. Batch size; with a global batch, this device's m (cache, then probe), G kept, recorded per session.
       const batch = await resolveBatch({ o, record, G, worldSize, startedAtMs: t0, resumed, facts, tell });
