@@ -50,7 +50,9 @@ export function fingerprintConfig(o: TrainerOptions, corpus: TextCorpus): Record
     dtype: o.dtype ?? 'float32',
     seed: o.seed ?? 0,
     batch_size: o.batchSize,
-    total_steps: o.totalSteps,
+    // The schedule's horizon, under the key it always had: an extended run (a longer totalSteps, the same schedule)
+    // keeps its fingerprint.
+    total_steps: o.scheduleSteps ?? o.totalSteps,
     lr,
     warmup_steps: o.warmupSteps ?? 0,
     min_lr: o.minLr ?? lr / 10,

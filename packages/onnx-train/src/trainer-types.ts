@@ -23,8 +23,14 @@ export interface TrainerOptions {
    * @default batchSize
    */
   microBatchSize?: number;
-  /** Length of the run in optimizer steps: the cosine schedule's horizon. */
+  /** Length of the run in optimizer steps (its horizon), and the cosine schedule's unless `scheduleSteps` is given. */
   totalSteps: number;
+  /**
+   * The cosine schedule's horizon: the learning rate reaches `minLr` there and stays at `minLr` past it. Part of
+   * the fingerprint in `totalSteps`' place, so a run extended to a longer `totalSteps` with the same
+   * `scheduleSteps` is the same run and resumes its checkpoints. @default totalSteps
+   */
+  scheduleSteps?: number;
   /** Peak learning rate. @default 3e-4 */
   lr?: number;
   /** @default 0 */

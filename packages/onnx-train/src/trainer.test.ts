@@ -85,6 +85,21 @@ describe('Trainer', () => {
     expect((err as Error).message).toContain(trainer.fingerprint);
     expect(() => other.loadCheckpoint(join(dir, 'nowhere'))).toThrow(/has no model\.safetensors/);
     await other.close();
+
+    // Extended to 12 steps on the same schedule (10): the same run, it resumes step 7, and past 10 the rate is minLr.
+    const extended = await Trainer.create({ ...opts, totalSteps: 12, scheduleSteps: 10 });
+    expect(extended.fingerprint).toBe(trainer.fingerprint);
+    extended.loadCheckpoint(join(dir, 'checkpoint-7'));
+    const lrs: number[] = [];
+    const done = await extended.train({ outputDir: dir, checkpointEvery: 5, onStep: (l) => void lrs.push(l.lr) });
+    expect(done).toMatchObject({ step: 12, stopReason: 'horizon' });
+    expect(lrs).toHaveLength(5); // steps 8..12
+    const minLr = 3e-4 / 10; // the defaults: lr 3e-4, minLr lr / 10
+    expect(lrs.slice(2)).toEqual([minLr, minLr, minLr]); // steps 10, 11, 12: from the schedule's end on
+    expect(lrs[0]).toBeGreaterThan(minLr);
+    const last = JSON.parse(readFileSync(join(dir, 'checkpoint-12', 'trainer_state.json'), 'utf8'));
+    expect(last).toMatchObject({ global_step: 12, max_steps: 12, config: { total_steps: 10 } });
+    await extended.close();
   });
 
   it('resumes bit-exactly in a new process: N straight = N/2, checkpoint, new process, N/2', {

@@ -87,6 +87,7 @@ export class Trainer {
     for (const [field, v] of [
       ['batchSize', options.batchSize],
       ['totalSteps', options.totalSteps],
+      ['scheduleSteps', options.scheduleSteps ?? options.totalSteps],
     ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new DataError(`${field} must be a positive integer (got ${v})`);
     }
@@ -186,7 +187,7 @@ export class Trainer {
       step: this.trainStep.step + 1,
       lr,
       warmupSteps: this.options.warmupSteps ?? 0,
-      totalSteps: this.options.totalSteps,
+      totalSteps: this.options.scheduleSteps ?? this.options.totalSteps,
       minLr: this.options.minLr ?? lr / 10,
     });
   }
