@@ -46,6 +46,7 @@ export function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions
       autoBatchSizeStrategy: t.auto_batch_size_strategy as 'auto' | 'probe' | 'static',
       staticBatchSize: t.static_batch_size as number,
       lr: t.lr as number,
+      scheduleSteps: typeof t.schedule_steps === 'number' ? t.schedule_steps : null,
       warmupSteps: t.warmup_steps as number,
       weightDecay: t.weight_decay as number,
       gradClip: t.grad_clip as number,

@@ -6,8 +6,13 @@ import type { SoupConfig } from './soup-config';
 
 /** The overrides a command line may give; each one given replaces its field. */
 export interface ConfigOverrides {
-  /** training.steps, the horizon. */
+  /** training.steps, the horizon (the schedule's too, unless training.schedule_steps says otherwise). */
   steps?: number | undefined;
+  /**
+   * A run continued to this horizon on its schedule: training.steps becomes it, and training.schedule_steps keeps
+   * the run's (training.steps as loaded, unless set), so the fingerprint does not change.
+   */
+  extendTo?: number | undefined;
   /** output, resolved against `cwd`. */
   outputDir?: string | undefined;
   /** training.memory_budget, in bytes. */
@@ -25,6 +30,10 @@ export function configWithOverrides(
 ): { config: SoupConfig; budgetFrom: 'flag' | 'config' | null } {
   const config = structuredClone(loaded);
   if (o.steps !== undefined) config.training.steps = o.steps;
+  if (o.extendTo !== undefined) {
+    config.training.scheduleSteps ??= config.training.steps;
+    config.training.steps = o.extendTo;
+  }
   if (o.outputDir !== undefined) config.output = resolve(o.cwd, o.outputDir);
   if (o.device !== undefined) config.device = o.device;
   const budgetFrom =

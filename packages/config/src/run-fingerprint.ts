@@ -22,7 +22,8 @@ export interface RunFingerprint {
 
 /**
  * The run's identity in the checkpoint store: a hash of everything that decides the numbers a
- * run produces — the model, the data bytes, the sequence length, the horizon (`training.steps`),
+ * run produces — the model, the data bytes, the sequence length, the schedule's horizon (`training.schedule_steps`,
+ * else `training.steps`),
  * the configured batch size, the optimizer settings and the seed. Resuming under a different
  * fingerprint is refused as stale, so changing the horizon (or the data, or the learning rate)
  * starts a new run instead of silently mixing two.
@@ -46,7 +47,9 @@ export function runFingerprint(opts: RunFingerprintOptions): RunFingerprint {
     'data.train (sha256)': opts.trainSha256,
     'data.val (sha256)': opts.valSha256,
     'data.max_length': c.data.maxLength,
-    'training.steps': t.steps,
+    // The schedule's horizon under the key it always had: a run extended past its steps on the same schedule
+    // (`schedule_steps`) is the same run.
+    'training.steps': t.scheduleSteps ?? t.steps,
     // G, the global batch; the micro-batch m is each session's own (memory, not the model).
     'training.batch_size': t.batchSize,
     'training.lr': t.lr,

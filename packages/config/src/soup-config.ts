@@ -35,6 +35,11 @@ export interface SoupConfig {
     autoBatchSizeStrategy: 'auto' | 'probe' | 'static';
     staticBatchSize: number;
     lr: number;
+    /**
+     * `schedule_steps`: the cosine schedule's horizon; null: `steps`. A run extended past its steps keeps it (and so
+     * its fingerprint); past it the learning rate stays at its minimum.
+     */
+    scheduleSteps: number | null;
     warmupSteps: number;
     weightDecay: number;
     gradClip: number;

@@ -17,6 +17,7 @@ export function trainerOptionsOf(
     files: [config.data.trainPath],
     batchSize: prepared.globalBatchSize,
     totalSteps: config.training.steps,
+    scheduleSteps: config.training.scheduleSteps ?? config.training.steps,
     lr: config.training.lr,
     warmupSteps: config.training.warmupSteps,
     seed: config.training.seed,

@@ -29,6 +29,15 @@ export function diffIdentity(before: Record<string, unknown>, after: Record<stri
   return keys.filter((k) => before[k] !== after[k]).map((k) => `${k} ${show(before[k])} → ${show(after[k])}`);
 }
 
+/** `training.steps` before and after, when the two identities differ there. */
+function stepsChange(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): { from: number; to: number } | null {
+  const [from, to] = [before['training.steps'], after['training.steps']];
+  return typeof from === 'number' && typeof to === 'number' && from !== to ? { from, to } : null;
+}
+
 /**
  * The message that explains a StaleRunError / CorruptCheckpointError (what changed, what to do); null for any other
  * error, which the caller rethrows as it is.
@@ -41,10 +50,17 @@ export async function describeRefusal(err: unknown, opts: DescribeRefusalOptions
     const old = record?.identity as Record<string, unknown> | undefined;
     const changes = old && opts.identity ? diffIdentity(old, opts.identity) : [];
     const what = changes.length > 0 ? `; changed: ${changes.join('; ')}` : '';
+    // Only the horizon changed (soup train's identity): the old run can be continued to it on its own schedule.
+    const steps = old && opts.identity && changes.length === 1 ? stepsChange(old, opts.identity) : null;
+    const extend = steps
+      ? ` To continue that run to ${steps.to} steps on its own schedule instead, keep training.steps: ${steps.from} ` +
+        `and pass --extend-to ${steps.to} (or set training.schedule_steps: ${steps.from}).`
+      : '';
     return (
       `resume refused as stale: ${opts.store.description} holds run ${err.pointerRun} (step ${err.pointerStep}` +
       `), not this run ${opts.run}${what}. ` +
-      `A changed run needs its own checkpoints: pass a new ${opts.repoFlag}, or restore the old run to resume it.`
+      `A changed run needs its own checkpoints: pass a new ${opts.repoFlag}, or restore the old run to resume it.` +
+      extend
     );
   }
   if (err instanceof CorruptCheckpointError) {

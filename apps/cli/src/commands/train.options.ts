@@ -31,6 +31,7 @@ export interface TrainOptions extends StoreOptions, SearchOptions, SessionMemory
   /** As typed: read with training.time_limit, whose error message names the flag. */
   timeLimit?: string;
   steps?: number;
+  extendTo?: number;
   device?: DeviceSpec;
   plot?: string;
   squashHistory?: boolean;
@@ -81,7 +82,13 @@ export const trainCommand = commandSpec<TrainOptions>((program) => {
       'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: ' +
         'training.time_limit)',
     )
-    .option('--steps <n>', 'override training.steps, the horizon', intAtLeast(1))
+    .option('--steps <n>', 'override training.steps, the horizon (a new run: the schedule follows it)', intAtLeast(1))
+    .option(
+      '--extend-to <n>',
+      'continue this run, finished or not, to n steps on its own schedule: the learning rate stays at its minimum ' +
+        'past training.steps (or training.schedule_steps); recorded in soup_run.json',
+      intAtLeast(1),
+    )
     .option('--device <device>', "override the config's device", deviceArg)
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
     .option(

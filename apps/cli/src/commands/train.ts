@@ -26,11 +26,16 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   const file = loaded.displayPath;
   const { config, budgetFrom } = configWithOverrides(loaded.config, {
     steps: opts.steps,
+    extendTo: opts.extendTo,
     outputDir: opts.outputDir,
     budgetBytes: opts.budget,
     device: opts.device,
     cwd: ctx.cwd,
   });
+  if (opts.steps !== undefined && opts.extendTo !== undefined)
+    throw new UsageError(
+      '--steps and --extend-to: pass one (--steps starts a new run, --extend-to continues this one)',
+    );
   if (opts.resume === 'force') {
     throw new UsageError(
       "--resume force: soup train cannot continue another run's checkpoints (its model or data differ, so the " +
@@ -68,6 +73,11 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
     `run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? '' : 's'}, checkpoints every ${pushEvery} to ` +
       `${storeName}`,
   );
+  const schedule = config.training.scheduleSteps;
+  if (schedule !== null && schedule < horizon)
+    ctx.say(
+      `the learning rate follows the schedule of ${schedule} steps, then stays at its minimum to step ${horizon}`,
+    );
   // The session: supervise() around soup's own trainer (see _train-session.ts): resume, lease, launch, pushes,
   // session end, step-down and peak are the supervisor's, as for any trainer under `soup run`.
   let t: TrainSession;
