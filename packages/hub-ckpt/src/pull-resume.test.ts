@@ -51,7 +51,7 @@ describe.each(STORE_KINDS)('pullResume on %s store', (kind) => {
     expect(existsSync(dir)).toBe(false);
   });
 
-  it('a run extended past its terminal pointer resumes from its newest checkpoint at or below it, reopened', async () => {
+  it('a run extended past its terminal pointer resumes its newest checkpoint at or below it, reopened', async () => {
     const t = await makeTestStore(kind);
     const hashes = await pushSteps(t, [10, 20]);
     const fin = writeCheckpoint({ root: join(t.work, 'fin'), step: 20, run: RUN });

@@ -143,7 +143,7 @@ describe('checkpoint watcher', () => {
     ).toEqual([true, true, true, false, false]);
   });
 
-  it("a complete checkpoint's signature was taken after its marker was seen, never before (no stale signature)", async () => {
+  it("a complete checkpoint's signature is taken after its marker was seen (no stale signature)", async () => {
     const root = useTempDir();
     // Another process writes checkpoints as a trainer does (weights, then the marker) while this one scans: a
     // signature read before the marker appeared would make a complete checkpoint look changed once pushed.

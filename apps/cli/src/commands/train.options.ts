@@ -1,4 +1,5 @@
 // `soup train`'s flags (loaded for every `soup` run: keep this file to commander and the option builders).
+import { Option } from 'commander';
 import { commandSpec } from '../_command';
 import {
   budgetOption,
@@ -83,11 +84,14 @@ export const trainCommand = commandSpec<TrainOptions>((program) => {
         'training.time_limit)',
     )
     .option('--steps <n>', 'override training.steps, the horizon (a new run: the schedule follows it)', intAtLeast(1))
-    .option(
-      '--extend-to <n>',
-      'continue this run, finished or not, to n steps on its own schedule: the learning rate stays at its minimum ' +
-        'past training.steps (or training.schedule_steps); recorded in soup_run.json',
-      intAtLeast(1),
+    .addOption(
+      new Option(
+        '--extend-to <n>',
+        'continue this run, finished or not, to n steps on its own schedule: the learning rate stays at its minimum ' +
+          'past training.steps (or training.schedule_steps); recorded in soup_run.json',
+      )
+        .argParser(intAtLeast(1))
+        .conflicts('steps'),
     )
     .option('--device <device>', "override the config's device", deviceArg)
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')

@@ -19,6 +19,14 @@ import { configWithOverrides, loadConfig } from '@soup/config';
 import { readLossHistory } from '@soup/loss-plot';
 import type { TrainOptions } from './train.options';
 
+/** Says how the learning rate goes when the run trains past its schedule (an extended run). */
+function sayScheduleRule(ctx: CommandContext, schedule: number | null, horizon: number): void {
+  if (schedule !== null && schedule < horizon)
+    ctx.say(
+      `the learning rate follows the schedule of ${schedule} steps, then stays at its minimum to step ${horizon}`,
+    );
+}
+
 /** `soup train`: trains the config's model in segments under supervise(), pushing checkpoints as it goes. */
 export async function run(opts: TrainOptions, ctx: CommandContext): Promise<number | void> {
   const t0 = Date.now();
@@ -32,10 +40,6 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
     device: opts.device,
     cwd: ctx.cwd,
   });
-  if (opts.steps !== undefined && opts.extendTo !== undefined)
-    throw new UsageError(
-      '--steps and --extend-to: pass one (--steps starts a new run, --extend-to continues this one)',
-    );
   if (opts.resume === 'force') {
     throw new UsageError(
       "--resume force: soup train cannot continue another run's checkpoints (its model or data differ, so the " +
@@ -73,11 +77,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
     `run ${runId}: ${config.base}, ${horizon} step${horizon === 1 ? '' : 's'}, checkpoints every ${pushEvery} to ` +
       `${storeName}`,
   );
-  const schedule = config.training.scheduleSteps;
-  if (schedule !== null && schedule < horizon)
-    ctx.say(
-      `the learning rate follows the schedule of ${schedule} steps, then stays at its minimum to step ${horizon}`,
-    );
+  sayScheduleRule(ctx, config.training.scheduleSteps, horizon);
   // The session: supervise() around soup's own trainer (see _train-session.ts): resume, lease, launch, pushes,
   // session end, step-down and peak are the supervisor's, as for any trainer under `soup run`.
   let t: TrainSession;
