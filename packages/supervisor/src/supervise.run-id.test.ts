@@ -6,17 +6,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { supervise, type SuperviseEvent } from './supervise';
+import { ONE_BYTE_SAFETENSORS_JS } from './_test-trainer-js';
 
 // Writes checkpoint-1..4 (each with its marker and a one-byte safetensors model) as fast as it can, then exits 0
 // at its horizon.
 const trainer = `
   const fs = require('node:fs'), path = require('node:path');
-  const st = (v) => {
-    const h = Buffer.from('{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}');
-    const n = Buffer.alloc(8);
-    n.writeBigUInt64LE(BigInt(h.length));
-    return Buffer.concat([n, h, Buffer.from([v])]);
-  };
+${ONE_BYTE_SAFETENSORS_JS}
   for (let s = 1; s <= 4; s++) {
     const d = path.join(process.argv[1], 'checkpoint-' + s);
     fs.mkdirSync(d, { recursive: true });

@@ -7,17 +7,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readRunRecord } from './run-identity';
 import { supervise, type SuperviseEvent, type SuperviseOptions } from './supervise';
+import { ONE_BYTE_SAFETENSORS_JS } from './_test-trainer-js';
 
 // argv: out m a resume_from. Trains 6 steps; a checkpoint (a one-byte safetensors model) each step; OOM text when
 // m > CAP from step 3 on.
 const TRAINER = `
 const fs = require('node:fs'), path = require('node:path');
-const st = (v) => {
-  const h = Buffer.from('{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}');
-  const n = Buffer.alloc(8);
-  n.writeBigUInt64LE(BigInt(h.length));
-  return Buffer.concat([n, h, Buffer.from([v])]);
-};
+${ONE_BYTE_SAFETENSORS_JS}
 const [out, m, a, resume] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3]), process.argv[4] || ''];
 let step = resume ? JSON.parse(fs.readFileSync(path.join(resume, 'trainer_state.json'), 'utf8')).global_step : 0;
 console.log('trainer: m ' + m + ' a ' + a + (resume ? ' resumed at step ' + step : ' fresh'));
