@@ -42,6 +42,8 @@ export interface StartHubServerOptions {
    * this many bytes, the batch reply's `chunk_size`. @default undefined (the basic transfer only)
    */
   lfsMultipartChunkBytes?: number;
+  /** The server's clock: the hour of the `commitQuota` fault. @default Date.now */
+  now?: () => number;
 }
 
 export interface HubServer {
@@ -92,6 +94,7 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     opts.lfsThresholdBytes ?? 10 * 1024 * 1024,
     structuredClone(opts.faults ?? {}),
     opts.lfsMultipartChunkBytes,
+    opts.now ?? Date.now,
   );
   const requests: HubServerRequest[] = [];
   const errors: Error[] = [];
