@@ -16,7 +16,6 @@ export function refuseOverQuota(ctx: HubServerContext, res: ServerResponse, key:
   if (!quota) return false;
   const now = ctx.now();
   const times = (ctx.commitTimes.get(key) ?? []).filter((t) => t > now - HOUR_MS);
-  ctx.commitTimes.set(key, times);
   if (times.length < quota.perHour) return false;
   const oldest = times[0] ?? now;
   const waitS =
