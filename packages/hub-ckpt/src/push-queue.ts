@@ -122,6 +122,7 @@ export interface PushQueue {
  * waits on it.
  */
 export function createPushQueue(opts: PushQueueOptions): PushQueue {
+  // Over 150 lines: the queue's state is shared by its loop, its one timer and its methods in one closure.
   const clock = opts.clock ?? systemClock;
   const intervalMs = opts.minCommitIntervalMs ?? defaultMinCommitIntervalMs(opts.store);
   if (!Number.isFinite(intervalMs) || intervalMs < 0) {

@@ -106,6 +106,7 @@ function leaseBytes(info: LeaseInfo): Uint8Array {
  * its pid dead or now another process) is taken over.
  */
 export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLease> {
+  // Over 150 lines: the lease's state (its sha, rides in flight, a quota wait) is shared by its methods and timer.
   const { store } = opts;
   const ttlMs = opts.ttlMs ?? defaultLeaseTtlMs(store);
   if (!Number.isFinite(ttlMs) || ttlMs < 1000) {

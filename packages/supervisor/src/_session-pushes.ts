@@ -100,10 +100,7 @@ export function createSessionPushes(p: {
     ...(o.squashHistory !== undefined ? { squashHistory: o.squashHistory } : {}),
     ...(o.minCommitIntervalMs !== undefined ? { minCommitIntervalMs: o.minCommitIntervalMs } : {}),
     onCommitQuota: (e) =>
-      warn(
-        `the Hub refused a commit of step ${e.step} for its hourly commit quota: training goes on, and the newest ` +
-          `checkpoint is pushed at ${new Date(e.retryAtMs).toISOString()}`,
-      ),
+      warn(`the Hub's hourly commit quota refused step ${e.step}: training goes on; the newest is pushed later`),
     onPushed: (r) => (
       facts.pushedSteps.push(r.step),
       emit(
