@@ -245,7 +245,7 @@ export function leaseOptions(cmd: Command, ttlDefaultText: string): Command {
         'names it',
     )
     .option(
-      '--min-commit-interval <duration>',
+      '--min-commit-interval <time>',
       'least time between two pushes; saves meanwhile coalesce, the session end never waits (default: 5m on the Hub)',
       intervalArg,
     )
