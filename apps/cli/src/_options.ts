@@ -2,7 +2,7 @@
 // name, default and help text. Old spellings stay as hidden aliases for one release: they still work,
 // and print a one-line deprecation notice.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { bytesArg, durationArg, headroomArg, intAtLeast } from './_parse';
+import { bytesArg, durationArg, headroomArg, intAtLeast, intervalArg, squashArg } from './_parse';
 
 /** A hidden, deprecated spelling and what it maps to. */
 interface Alias {
@@ -226,8 +226,8 @@ export function maxMemoryOption(cmd: Command): Command {
 }
 
 /**
- * The store lease's flags of `run` and `train`: `--lease-ttl` (its default said in `ttlDefaultText`), waiting for
- * another host's lease, and taking one over by its id.
+ * The store's flags of `run` and `train`: `--lease-ttl` (its default said in `ttlDefaultText`), waiting for
+ * another host's lease, taking one over by its id, and the commit budget (interval, history squash).
  */
 export function leaseOptions(cmd: Command, ttlDefaultText: string): Command {
   return cmd
@@ -243,5 +243,15 @@ export function leaseOptions(cmd: Command, ttlDefaultText: string): Command {
       '--take-over-lease <lease-id>',
       'take the store lease with this id at once (its session is known dead: a preempted VM); the exit-11 message ' +
         'names it',
+    )
+    .option(
+      '--min-commit-interval <time>',
+      'least time between two pushes; saves meanwhile coalesce, the session end never waits (default: 5m on the Hub)',
+      intervalArg,
+    )
+    .option(
+      '--squash-history [mode]',
+      "squash the Hub repo's history: auto past 500 commits (default), prune (bare) after each prune, off",
+      squashArg,
     );
 }

@@ -50,3 +50,14 @@ export function durationArg(value: string): number {
     throw new InvalidArgumentError(`expected a duration like 8h45m, 90m, 30s or 500ms, got "${value}"`);
   return n;
 }
+
+/** `--squash-history [mode]`: bare or `prune` after each prune, `auto` past 500 commits, `off` never. */
+export function squashArg(value: string): boolean | 'auto' {
+  if (value === 'auto' || value === 'prune' || value === 'off') return value === 'auto' ? 'auto' : value === 'prune';
+  throw new InvalidArgumentError(`expected auto, prune or off, got "${value}"`);
+}
+
+/** A duration, or 0. */
+export function intervalArg(value: string): number {
+  return value.trim() === '0' ? 0 : durationArg(value);
+}

@@ -37,7 +37,9 @@ export interface TrainSessionOptions {
   /** Absent: the store's default. */
   leaseTtlMs?: number;
   keepRemote: number | null;
-  squashHistory: boolean;
+  squashHistory: boolean | 'auto';
+  /** Absent: the store's default. */
+  minCommitIntervalMs: number | undefined;
   budgetFrom: 'flag' | 'config' | null;
   startedAtMs: number;
   showPath: (p: string) => string;
@@ -67,6 +69,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
       timeLimitMs: p.timeLimitMs,
       ...(p.leaseTtlMs === undefined ? {} : { leaseTtlMs: p.leaseTtlMs }),
       squashHistory: p.squashHistory,
+      ...(p.minCommitIntervalMs === undefined ? {} : { minCommitIntervalMs: p.minCommitIntervalMs }),
       resume: opts.resume === 'never' ? 'never' : 'auto',
       keepRemote: p.keepRemote,
       pushEvery: p.pushEvery,

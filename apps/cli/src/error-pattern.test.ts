@@ -204,6 +204,7 @@ const PACKAGES: PackageErrors[] = [
       SOUP_HUB_CKPT_LEASE_LOST: true,
       SOUP_HUB_CKPT_FOLDER_CONFLICT: true,
       SOUP_HUB_CKPT_DISK_FULL: true,
+      SOUP_HUB_CKPT_COMMIT_QUOTA: true,
     } satisfies Record<HubCkptErrorCode, true>,
     samples: {
       InvalidCheckpointOptionError: () => new hubCkpt.InvalidCheckpointOptionError('m', { field: 'pushEvery' }),
@@ -246,6 +247,7 @@ const PACKAGES: PackageErrors[] = [
           mineSha256: sha,
         }),
       DiskFullError: () => new hubCkpt.DiskFullError({ path: '/tmp', bytesNeeded: null, what: 'a push' }),
+      CommitQuotaError: () => new hubCkpt.CommitQuotaError({ url: 'u', retryAfterMs: 1000, message: 'm' }),
     },
   },
   {

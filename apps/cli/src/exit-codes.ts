@@ -198,6 +198,7 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_LEASE_LOST: 'storeBusy',
   SOUP_HUB_CKPT_FOLDER_CONFLICT: 'storeBusy',
   SOUP_HUB_CKPT_DISK_FULL: 'diskFull',
+  SOUP_HUB_CKPT_COMMIT_QUOTA: 'hub',
   // @soup/plan
   SOUP_PLAN_BUDGET_UNMEASURED: 'train',
   // @soup/tune

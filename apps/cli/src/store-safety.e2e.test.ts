@@ -330,11 +330,24 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
     const cwd = useTempDir();
     writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
     const repo = 'outage/train';
-    // Commits: lease, data 2, pointer 2; then 30 s with every Hub call failing (503).
+    // Commits: lease, data 2, pointer 2; then 30 s with every Hub call failing (503). A push at every boundary
+    // (no interval), so the boundaries during the outage fail and a later one retries.
     server.setFaults({ outageAfter: { afterCommits: 3, durationMs: 30_000 } });
     const r = await soupWithHub(
       server,
-      ['train', '-c', 'soup.yaml', '--output-dir', 'out', '--repo', repo, '--push-every-steps', '2'],
+      [
+        'train',
+        '-c',
+        'soup.yaml',
+        '--output-dir',
+        'out',
+        '--repo',
+        repo,
+        '--push-every-steps',
+        '2',
+        '--min-commit-interval',
+        '0',
+      ],
       cwd,
       {},
       240_000,

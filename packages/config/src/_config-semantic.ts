@@ -72,6 +72,14 @@ export function semanticChecks(
       message: `must be a duration of at least 1 s, like 10m or 90s (got ${got(ttl)})`,
     });
   }
+  const interval = hubSection?.min_commit_interval;
+  if (interval !== undefined && String(interval) !== '0' && parseDuration(String(interval)) === undefined) {
+    errors.push({
+      path: 'hub.min_commit_interval',
+      ...locate(doc, lc, ['hub', 'min_commit_interval'], false),
+      message: `must be a duration like 5m or 90s, or 0 (got ${got(interval)})`,
+    });
+  }
   if (training.gradient_checkpointing === 'budget' && (budget === undefined || budget === null)) {
     errors.push({
       path: 'training.gradient_checkpointing',

@@ -71,7 +71,13 @@ export function toConfig(d: Record<string, unknown>, opts: ValidateConfigOptions
       pushEverySteps: (hub.push_every_steps as number | undefined) ?? null,
       keepLocal: hub.keep_local as number,
       keepRemote: hub.keep_remote === undefined ? 3 : (hub.keep_remote as number | null),
-      squashHistory: hub.squash_history === true,
+      squashHistory: hub.squash_history === false ? false : hub.squash_history === true ? true : 'auto',
+      ...(hub.min_commit_interval === undefined
+        ? {}
+        : {
+            minCommitIntervalMs:
+              String(hub.min_commit_interval) === '0' ? 0 : parseDuration(String(hub.min_commit_interval)),
+          }),
       ...(hub.lease_ttl === undefined ? {} : { leaseTtlMs: parseDuration(String(hub.lease_ttl)) ?? undefined }),
       endpoint: (hub.endpoint as string | undefined) ?? null,
     },

@@ -64,8 +64,10 @@ export interface SoupConfig {
     pushEverySteps: number | null;
     keepLocal: number;
     keepRemote: number | null;
-    /** Squash the Hub repo's history after a push that pruned (hub.squash_history). */
-    squashHistory: boolean;
+    /** hub.squash_history: `'auto'` past 500 commits, `true` after each prune, `false` never. */
+    squashHistory: boolean | 'auto';
+    /** hub.min_commit_interval in ms; absent: the store's default (5 min on the Hub, 0 on a directory). */
+    minCommitIntervalMs?: number;
     /** hub.lease_ttl in ms; absent: the store's default (2 min on a directory, 10 min on the Hub). */
     leaseTtlMs?: number;
     endpoint: string | null;

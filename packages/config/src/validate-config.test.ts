@@ -23,6 +23,24 @@ describe('validateConfig', () => {
     expect(bad.errors.map((e) => e.path)).toContain('hub.lease_ttl');
   });
 
+  it('hub.min_commit_interval and squash_history auto/false: read as given; a bad interval names the field', () => {
+    const ok = validateConfig({
+      text: `${minimal}hub:\n  squash_history: false\n  min_commit_interval: 90s\n`,
+      file,
+      cwd: '/work',
+    });
+    expect(ok.errors).toEqual([]);
+    expect(ok.config?.hub).toMatchObject({ squashHistory: false, minCommitIntervalMs: 90_000 });
+    const zero = validateConfig({
+      text: `${minimal}hub:\n  squash_history: auto\n  min_commit_interval: 0\n`,
+      file,
+      cwd: '/work',
+    });
+    expect(zero.config?.hub).toMatchObject({ squashHistory: 'auto', minCommitIntervalMs: 0 });
+    const bad = validateConfig({ text: `${minimal}hub:\n  min_commit_interval: soon\n`, file, cwd: '/work' });
+    expect(bad.errors.map((e) => e.path)).toContain('hub.min_commit_interval');
+  });
+
   it('fills every default and resolves paths', () => {
     const r = validateConfig({ text: minimal, file, cwd: '/work' });
     expect(r.errors).toEqual([]);
@@ -50,7 +68,7 @@ describe('validateConfig', () => {
         private: true,
         keepLocal: 1,
         keepRemote: 3,
-        squashHistory: false,
+        squashHistory: 'auto',
       },
       output: '/work/soup-output',
     });

@@ -8,7 +8,7 @@ import {
   type CommitOperation,
   type RepoDesignation,
 } from '@huggingface/hub';
-import { ConcurrentWriteError, HubAuthError, StoreError } from './errors';
+import { CommitQuotaError, ConcurrentWriteError, HubAuthError, StoreError } from './errors';
 import { contentId, holds, type ContentId, type RemoteEntry } from './_content-id';
 import { describeWriter } from './_describe-writer';
 import { sha256Hex } from './_fs';
@@ -239,6 +239,8 @@ export async function commitIdempotent(h: HubCommitContext, params: StoreCommitP
       await commitOnce(h, params, pending, head, signal);
       return;
     } catch (err) {
+      // Over the hourly commit quota: nothing landed, and a retry now would be refused again.
+      if (err instanceof CommitQuotaError) throw err;
       if (
         signal?.aborted ||
         err instanceof HubAuthError ||

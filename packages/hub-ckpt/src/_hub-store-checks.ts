@@ -1,6 +1,12 @@
 // The checks and failure mapping of HubStore: options refused before any call, Hub answers turned into errors.
 import { HubApiError } from '@huggingface/hub';
-import { ConcurrentWriteError, HubAuthError, InvalidCheckpointOptionError, StoreError } from './errors';
+import {
+  CommitQuotaError,
+  ConcurrentWriteError,
+  HubAuthError,
+  InvalidCheckpointOptionError,
+  StoreError,
+} from './errors';
 import { redact } from './_redact';
 
 const REPO_ID = /^[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*$/;
@@ -56,7 +62,8 @@ export function hubFailure(
     err instanceof HubAuthError ||
     err instanceof StoreError ||
     err instanceof InvalidCheckpointOptionError ||
-    err instanceof ConcurrentWriteError
+    err instanceof ConcurrentWriteError ||
+    err instanceof CommitQuotaError
   )
     throw err;
   if ((err as Error | undefined)?.name === 'AbortError' || (err as Error | undefined)?.name === 'TimeoutError')

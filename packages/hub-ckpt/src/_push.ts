@@ -1,6 +1,6 @@
 import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { buildManifest } from './build-manifest';
+import { buildManifest, type BuiltManifest } from './build-manifest';
 import {
   ConcurrentWriteError,
   FolderConflictError,
@@ -13,7 +13,7 @@ import {
 import { sha256Hex } from './_fs';
 import { CKPT_PREFIX, MANIFEST_NAME, POINTER_PATH, stepOfLocalName, stepOfPath } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
-import type { CheckpointStore, HubCkptLogger, StoreOperation } from './types';
+import type { CheckpointStore, HubCkptLogger, StoreEntry, StoreOperation } from './types';
 import type { StoreLease } from './store-lease';
 import { verifyCheckpoint } from './verify-checkpoint';
 import { readLedger, recordVerified, storeIdentity, VERIFIED_LEDGER, verifiedTo } from './_verified-ledger';
@@ -128,6 +128,8 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
 
   let commits = 0;
   const tUpload = performance.now();
+  let ops: StoreOperation[] = [];
+  let alreadyThere = false;
   if (!samePointed) {
     const existing = await store.list({ prefix: pathInRepo });
     // Never replace a folder holding another checkpoint (another writer's, or another attempt's), except
@@ -154,15 +156,20 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
       }
     }
     const wanted = new Set([...built.files.map((f) => `${pathInRepo}/${f.name}`), `${pathInRepo}/${MANIFEST_NAME}`]);
+    // The folder already holds exactly this checkpoint (a push whose pointer commit was refused, e.g. for the Hub's
+    // commit quota): no second data commit; the verify below still re-reads every file.
+    alreadyThere = await holdsExactly(store, existing, built, pathInRepo, wanted);
     // The manifest first: a directory store renames in this order, so a reader of a folder being replaced
     // by another writer sees the new manifest before any new file (a concurrent write, not corruption).
-    const ops: StoreOperation[] = [
+    ops = [
       { kind: 'put', path: `${pathInRepo}/${MANIFEST_NAME}`, bytes: built.bytes },
       ...built.files.map(
         (f): StoreOperation => ({ kind: 'put', path: `${pathInRepo}/${f.name}`, localPath: f.localPath }),
       ),
       ...existing.filter((e) => !wanted.has(e.path)).map((e): StoreOperation => ({ kind: 'delete', path: e.path })),
     ];
+  }
+  if (!samePointed && !alreadyThere) {
     log(`${store.description}: uploading ${pathInRepo} (${built.files.length} files, ${built.totalBytes} bytes)`);
     p.lease?.assertHeld();
     await store.commit({
@@ -225,6 +232,9 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
         bytes: pointerBytes(makePointer({ step, pathInRepo, run, terminal: p.terminal, manifestSha256: built.sha256 })),
       },
     ];
+    // On the Hub the lease's renewal rides on this commit rather than costing one of its own.
+    const ride = p.lease?.rideAlong() ?? null;
+    if (ride !== null) ops.push(ride.operation);
     if (p.keepRemote !== undefined) {
       const bySteps = new Map<number, string[]>();
       for (const e of await store.list({ prefix: CKPT_PREFIX })) {
@@ -242,28 +252,35 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
       }
     }
     let pointerMoved = false;
-    p.lease?.assertHeld();
-    await store.commit({
-      message:
-        `soup: latest.json -> ${pathInRepo} (step ${step}${p.terminal ? ', terminal' : ''})` +
-        (prunedRemote.length > 0 ? `; prune ${prunedRemote.join(', ')}` : ''),
-      operations: ops,
-      // Compare-and-swap on the pointer this push read, and on the folder still holding this push's manifest:
-      // a second writer that moved the pointer or replaced the folder since is refused, not overwritten.
-      ifMatch: [
-        { path: POINTER_PATH, sha256: pointerSha },
-        { path: `${pathInRepo}/${MANIFEST_NAME}`, sha256: built.sha256 },
-      ],
-      ...(signal ? { signal } : {}),
-      onProgress: async (ev) => {
-        if (ev.stage === 'commit') await phase('pointer');
-        else if (ev.kind === 'put' && ev.path === POINTER_PATH) {
-          pointerMoved = true;
-        } else if (ev.kind === 'delete') {
-          if (pointerMoved) await phase('prune', ev.path);
-        }
-      },
-    });
+    try {
+      p.lease?.assertHeld();
+      await store.commit({
+        message:
+          `soup: latest.json -> ${pathInRepo} (step ${step}${p.terminal ? ', terminal' : ''})` +
+          (prunedRemote.length > 0 ? `; prune ${prunedRemote.join(', ')}` : ''),
+        operations: ops,
+        // Compare-and-swap on the pointer this push read, and on the folder still holding this push's manifest:
+        // a second writer that moved the pointer or replaced the folder since is refused, not overwritten.
+        ifMatch: [
+          { path: POINTER_PATH, sha256: pointerSha },
+          { path: `${pathInRepo}/${MANIFEST_NAME}`, sha256: built.sha256 },
+          ...(ride === null ? [] : [ride.ifMatch]),
+        ],
+        ...(signal ? { signal } : {}),
+        onProgress: async (ev) => {
+          if (ev.stage === 'commit') await phase('pointer');
+          else if (ev.kind === 'put' && ev.path === POINTER_PATH) {
+            pointerMoved = true;
+          } else if (ev.kind === 'delete') {
+            if (pointerMoved) await phase('prune', ev.path);
+          }
+        },
+      });
+    } catch (err) {
+      ride?.settle(false);
+      throw err;
+    }
+    ride?.settle(true);
     commits++;
   }
   const pointerMs = performance.now() - tPointer;
@@ -323,6 +340,22 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     verify: { checkedByOid: verified.checkedByOid, checkedByDownload: verified.checkedByDownload },
     timings: { hashMs, uploadMs, verifyMs, pointerMs, pruneMs, totalMs: performance.now() - t0 },
   };
+}
+
+/** Whether the store's folder holds exactly this manifest and its files (names and sizes), nothing else. */
+async function holdsExactly(
+  store: CheckpointStore,
+  existing: StoreEntry[],
+  built: BuiltManifest,
+  pathInRepo: string,
+  wanted: Set<string>,
+): Promise<boolean> {
+  if (existing.length !== wanted.size || !existing.every((e) => wanted.has(e.path))) return false;
+  const sizes = new Map(built.files.map((f) => [`${pathInRepo}/${f.name}`, f.sizeBytes]));
+  const manifestPath = `${pathInRepo}/${MANIFEST_NAME}`;
+  if (!existing.every((e) => e.path === manifestPath || sizes.get(e.path) === e.sizeBytes)) return false;
+  const theirs = await store.readFile({ path: manifestPath });
+  return theirs !== null && sha256Hex(theirs) === built.sha256;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { CommitQuotaError } from './errors';
 import { redact } from './_redact';
 import type { HubCkptLogger } from './types';
 
@@ -31,6 +32,29 @@ export function parseRetryAfterMs(value: string | null, nowMs: number = Date.now
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
   const at = Date.parse(trimmed);
   return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+/** Milliseconds the `RateLimit` header's `t=` asks for (the Hub's rate-limit reply), or null. */
+export function parseRateLimitResetMs(value: string | null): number | null {
+  const m = value === null ? null : /(?:^|;)\s*t=(\d+)/.exec(value);
+  return m?.[1] === undefined ? null : Number(m[1]) * 1000;
+}
+
+/** Whether a 429 is the Hub's hourly commit quota: waiting seconds and retrying cannot help, the caller paces. */
+async function commitQuotaOf(res: Response, method: string, url: string): Promise<CommitQuotaError | null> {
+  if (res.status !== 429 || method !== 'POST' || !/\/commit\//.test(url)) return null;
+  const text =
+    res.headers.get('X-Error-Message') ??
+    (await res
+      .clone()
+      .text()
+      .catch(() => ''));
+  if (!/quotas? for action: commit/i.test(text)) return null;
+  await res.body?.cancel().catch(() => undefined);
+  const retryAfterMs =
+    parseRetryAfterMs(res.headers.get('Retry-After')) ?? parseRateLimitResetMs(res.headers.get('RateLimit'));
+  const message = /"error"\s*:/.test(text) ? String((JSON.parse(text) as { error?: unknown }).error) : text;
+  return new CommitQuotaError({ url, retryAfterMs, message });
 }
 
 function replayable(body: unknown): boolean {
@@ -75,6 +99,8 @@ export function makeRetryingFetch(opts: RetryingFetchOptions): typeof fetch {
         await sleep(backoff);
         continue;
       }
+      const quota = await commitQuotaOf(res, method, describeUrl(input));
+      if (quota !== null) throw quota;
       if (!isRetryableStatus(res.status) || !canRetry || attempt >= retries) return res;
       const after = parseRetryAfterMs(res.headers.get('Retry-After'));
       const wait = Math.min(maxDelay, after ?? backoff);

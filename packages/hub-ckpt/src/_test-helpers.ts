@@ -30,6 +30,8 @@ export interface MakeTestStoreOptions {
   faults?: HubServerFaults;
   treePageSize?: number;
   hub?: Partial<HubStoreOptions>;
+  /** The Hub test server's clock (its commit quota's hour). @default Date.now */
+  serverNow?: () => number;
 }
 
 /** Counts commits and passes everything through. */
@@ -57,6 +59,9 @@ class CountingStore implements CheckpointStore {
     const f = this.inner.usedStorageBytes?.bind(this.inner);
     return f;
   }
+  get historyLength(): (() => Promise<number | null>) | undefined {
+    return this.inner.historyLength?.bind(this.inner);
+  }
   get squashHistory(): ((p: { message: string }) => Promise<void>) | undefined {
     return this.inner.squashHistory?.bind(this.inner);
   }
@@ -72,6 +77,7 @@ export async function makeTestStore(kind: StoreKind, opts: MakeTestStoreOptions 
       dir: join(tmp, 'hub'),
       treePageSize: opts.treePageSize ?? 3,
       faults: opts.faults,
+      ...(opts.serverNow ? { now: opts.serverNow } : {}),
     });
     onTestFinished(async () => {
       await server.close();

@@ -43,7 +43,8 @@ export type HubCkptErrorCode =
   | 'SOUP_HUB_CKPT_LEASE_HELD'
   | 'SOUP_HUB_CKPT_LEASE_LOST'
   | 'SOUP_HUB_CKPT_FOLDER_CONFLICT'
-  | 'SOUP_HUB_CKPT_DISK_FULL';
+  | 'SOUP_HUB_CKPT_DISK_FULL'
+  | 'SOUP_HUB_CKPT_COMMIT_QUOTA';
 
 /** Base class of every error @soup/hub-ckpt throws: a stable `code`, the `cause` kept. */
 export class HubCkptError extends Error {
@@ -353,6 +354,27 @@ export class DiskFullError extends HubCkptError {
     super(diskFullText(options), { code: 'SOUP_HUB_CKPT_DISK_FULL', cause: options.cause });
     this.path = options.path;
     this.bytesNeeded = options.bytesNeeded;
+  }
+}
+
+/**
+ * The Hub refused a commit for its hourly commit quota (429 "exceeded our hourly quotas for action: commit"):
+ * nothing was committed; the push queue waits `retryAfterMs` (or backs off) and pushes the newest checkpoint then.
+ */
+export class CommitQuotaError extends HubCkptError {
+  override readonly name = 'CommitQuotaError';
+  declare readonly code: 'SOUP_HUB_CKPT_COMMIT_QUOTA';
+  /** What the Hub asked to wait (`Retry-After`, else the `RateLimit` header's `t=`), or null when it said nothing. */
+  readonly retryAfterMs: number | null;
+
+  constructor(options: ErrorOptions & { url: string; retryAfterMs: number | null; message: string }) {
+    const wait =
+      options.retryAfterMs === null ? 'no Retry-After' : `Retry-After ${Math.ceil(options.retryAfterMs / 1000)} s`;
+    super(`the Hub refused a commit for its hourly commit quota (${wait}): ${options.message} (${options.url})`, {
+      code: 'SOUP_HUB_CKPT_COMMIT_QUOTA',
+      cause: options.cause,
+    });
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

@@ -317,6 +317,20 @@ export class HubStore implements CheckpointStore {
    * huggingface_hub's `super_squash_history` calls), so LFS bytes only pruned commits reach can be freed.
    * The files, and so latest.json and the lease, are unchanged; the head commit id changes.
    */
+  /** Commits in the main branch's history (the Hub's `X-Total-Count` of its commit list); null when it says none. */
+  async historyLength(): Promise<number | null> {
+    const url = `${this.endpoint}/api/${this.repoType}s/${this.repoId}/commits/main?limit=1`;
+    let res: Response;
+    try {
+      res = await this.#fetch(url, { headers: this.#token ? { Authorization: `Bearer ${this.#token}` } : {} });
+    } catch (err) {
+      this.fail('reading the history length', err);
+    }
+    await res.body?.cancel().catch(() => undefined);
+    const n = Number(res.headers.get('X-Total-Count') ?? Number.NaN);
+    return res.ok && Number.isInteger(n) && n >= 0 ? n : null;
+  }
+
   async squashHistory(params: { message: string }): Promise<void> {
     const accessToken = this.requireToken('squashing the history');
     const url = `${this.endpoint}/api/${this.repoType}s/${this.repoId}/super-squash/main`;

@@ -1,3 +1,4 @@
+export { systemClock, type Clock } from './clock';
 export { HubStore, type HubStoreOptions, type RetryOptions } from './hub-store';
 export { DirStore, type DirStoreOptions } from './dir-store';
 export { openStore, type OpenStoreOptions } from './open-store';
@@ -19,7 +20,16 @@ export {
   type PushResult,
 } from './push-checkpoint';
 export { trackPushProgress, PUSH_PROGRESS_TOTAL, type PushProgress } from './push-progress';
-export { createPushQueue, type PushQueue, type PushQueueOptions, type PushJob } from './push-queue';
+export {
+  createPushQueue,
+  defaultMinCommitIntervalMs,
+  DEFAULT_HUB_MIN_COMMIT_INTERVAL_MS,
+  type CommitQuotaEvent,
+  type PushQueue,
+  type PushQueueOptions,
+  type PushJob,
+} from './push-queue';
+export { DEFAULT_SQUASH_AFTER_COMMITS } from './_auto-squash';
 export { pushFinal, type PushFinalOptions } from './push-final';
 export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './resolve-resume';
 export { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
@@ -70,6 +80,7 @@ export {
   LeaseLostError,
   FolderConflictError,
   DiskFullError,
+  CommitQuotaError,
   isDiskFull,
 } from './errors';
 export {
@@ -80,6 +91,7 @@ export {
   LEASE_PATH,
   type AcquireLeaseOptions,
   type StoreLease,
+  type LeaseRide,
   type LeaseInfo,
 } from './store-lease';
 export type {

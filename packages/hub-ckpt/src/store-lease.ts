@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { ConcurrentWriteError, InvalidCheckpointOptionError, LeaseHeldError, LeaseLostError } from './errors';
+import {
+  CommitQuotaError,
+  ConcurrentWriteError,
+  InvalidCheckpointOptionError,
+  LeaseHeldError,
+  LeaseLostError,
+} from './errors';
 import { sha256Hex } from './_fs';
 import { identityHere } from './_lease-identity';
 import { LEASE_PATH, type LeaseInfo, leaseToReplace, parseLease } from './_lease-wait';
-import type { CheckpointStore, HubCkptLogger } from './types';
+import { type Clock, systemClock } from './clock';
+import type { CheckpointStore, HubCkptLogger, IfMatch, StoreOperation } from './types';
 
 export { LEASE_PATH, type LeaseInfo } from './_lease-wait';
 
@@ -38,12 +45,18 @@ export interface AcquireLeaseOptions {
   wait?: boolean;
   /** The id of the lease to take over at once (its holder is known dead); another lease id is refused. @default null */
   takeOver?: string | null;
-  /** Renew automatically every `ttlMs / 3` until released. @default true */
+  /**
+   * Renew automatically until released. A directory store renews every `ttlMs / 3` (a renewal there is free);
+   * on the Hub every renewal is a commit, so renewals ride on the push's pointer commit (see `rideAlong`) and a
+   * renewal-only commit happens only once `ttlMs / 2` passed without one. @default true
+   */
   autoRenew?: boolean;
   /** @default silent */
   logger?: HubCkptLogger;
-  /** @default Date.now */
+  /** @default clock.now */
   now?: () => number;
+  /** The renewal timers' clock (and `now`'s, when no `now` is given). @default the system clock */
+  clock?: Clock;
   /** @default os.hostname() */
   host?: string;
   /** @default process.pid */
@@ -60,8 +73,24 @@ export interface StoreLease {
   assertHeld(): void;
   /** Writes a new expiry (compare-and-swap on the lease file). */
   renew(): Promise<void>;
+  /** When the lease file was last written (ms since the epoch, by the lease's clock). */
+  readonly renewedAtMs: number;
+  /**
+   * A renewal to write in the caller's own commit (on the Hub, where each commit counts against an hourly
+   * quota): the put and the compare-and-swap condition to add to it, and `landed()` to call once that commit
+   * landed. null on a directory store (renewals are free there) and once the lease is lost or released.
+   */
+  rideAlong(): LeaseRide | null;
   /** Stops renewing and deletes the lease file (only if it is still this one). */
   release(): Promise<void>;
+}
+
+/** A lease renewal riding on another commit (see StoreLease.rideAlong). */
+export interface LeaseRide {
+  operation: StoreOperation;
+  ifMatch: IfMatch;
+  /** Call once the commit carrying it ended: `true` when it landed (the renewal is recorded), `false` when not. */
+  settle(landed: boolean): void;
 }
 
 function leaseBytes(info: LeaseInfo): Uint8Array {
@@ -77,6 +106,7 @@ function leaseBytes(info: LeaseInfo): Uint8Array {
  * its pid dead or now another process) is taken over.
  */
 export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLease> {
+  // Over 150 lines: the lease's state (its sha, rides in flight, a quota wait) is shared by its methods and timer.
   const { store } = opts;
   const ttlMs = opts.ttlMs ?? defaultLeaseTtlMs(store);
   if (!Number.isFinite(ttlMs) || ttlMs < 1000) {
@@ -84,7 +114,8 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
       field: 'ttlMs',
     });
   }
-  const now = opts.now ?? Date.now;
+  const clock = opts.clock ?? systemClock;
+  const now = opts.now ?? (() => clock.now());
   const here = identityHere({ ...(opts.host === undefined ? {} : { host: opts.host }), pid: opts.pid ?? process.pid });
   if (!(await store.exists())) await store.create();
   const raw = await leaseToReplace({
@@ -106,6 +137,13 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
     expires_at: new Date(now() + ttlMs).toISOString(),
   };
   let sha = raw === null ? null : sha256Hex(raw);
+  let renewedAtMs = now();
+  // Set while the Hub refuses commits for its quota: no renewal-only commit is tried before then.
+  let quotaUntilMs = 0;
+  const renewal = (): LeaseInfo => {
+    const t2 = now();
+    return { ...info, renewed_at: new Date(t2).toISOString(), expires_at: new Date(t2 + ttlMs).toISOString() };
+  };
   const write = async (next: LeaseInfo): Promise<void> => {
     const bytes = leaseBytes(next);
     await store.commit({
@@ -115,6 +153,8 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
     });
     sha = sha256Hex(bytes);
     info = next;
+    renewedAtMs = Date.parse(next.renewed_at);
+    quotaUntilMs = 0;
   };
   try {
     await write(info);
@@ -127,8 +167,10 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
   }
   let lost = false;
   let released = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   let renewing: Promise<void> | null = null;
+  // Renewals riding on a commit in flight: a timer renewal meanwhile would race it on the lease file.
+  let ridesPending = 0;
   const lease: StoreLease = {
     get info() {
       return info;
@@ -139,15 +181,35 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
     assertHeld(): void {
       if (lost) throw new LeaseLostError({ where: store.description, lease: info });
     },
+    get renewedAtMs() {
+      return renewedAtMs;
+    },
+    rideAlong(): LeaseRide | null {
+      // A renewal already on its way would race this one on the same compare-and-swap: let it go alone.
+      if (lost || released || store.kind !== 'hub' || renewing !== null) return null;
+      const next = renewal();
+      const bytes = leaseBytes(next);
+      ridesPending++;
+      let settled = false;
+      return {
+        operation: { kind: 'put', path: LEASE_PATH, bytes },
+        ifMatch: { path: LEASE_PATH, sha256: sha },
+        settle: (landed) => {
+          if (settled) return;
+          settled = true;
+          ridesPending--;
+          if (!landed) return;
+          sha = sha256Hex(bytes);
+          info = next;
+          renewedAtMs = Date.parse(next.renewed_at);
+          quotaUntilMs = 0;
+        },
+      };
+    },
     async renew(): Promise<void> {
       if (lost || released) return;
       try {
-        const t2 = now();
-        await write({
-          ...info,
-          renewed_at: new Date(t2).toISOString(),
-          expires_at: new Date(t2 + ttlMs).toISOString(),
-        });
+        await write(renewal());
       } catch (err) {
         if (err instanceof ConcurrentWriteError) {
           lost = true;
@@ -156,13 +218,24 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
           );
           return;
         }
+        if (err instanceof CommitQuotaError) {
+          // Said once per refusal spell, not at every tick: the renewal waits as long as the Hub asks.
+          if (quotaUntilMs === 0)
+            opts.logger?.warn?.(
+              `${store.description}: the Hub's commit quota holds the lease's renewal back; it expires at ` +
+                `${info.expires_at} unless a push or a renewal lands first`,
+            );
+          quotaUntilMs = now() + (err.retryAfterMs ?? ttlMs / 6);
+          return;
+        }
         opts.logger?.warn?.(
           `${store.description}: renewing the lease failed (${(err as Error).message}); retrying at the next renewal`,
         );
       }
     },
     async release(): Promise<void> {
-      if (timer) clearInterval(timer);
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timer = undefined;
       await renewing;
       if (released || lost) return;
       released = true;
@@ -181,15 +254,19 @@ export async function acquireLease(opts: AcquireLeaseOptions): Promise<StoreLeas
     },
   };
   if (opts.autoRenew ?? true) {
-    timer = setInterval(
-      () => {
+    // The Hub looks often and renews only what no push renewed for TTL/2; a directory renews every TTL/3.
+    const hub = store.kind === 'hub';
+    const tickMs = Math.max(500, Math.floor(ttlMs / (hub ? 6 : 3)));
+    const tick = (): void => {
+      if (released || lost) return;
+      if (ridesPending === 0 && now() >= quotaUntilMs && (!hub || now() - renewedAtMs >= ttlMs / 2)) {
         renewing ??= lease.renew().finally(() => {
           renewing = null;
         });
-      },
-      Math.max(500, Math.floor(ttlMs / 3)),
-    );
-    timer.unref();
+      }
+      timer = clock.setTimeout(tick, tickMs);
+    };
+    timer = clock.setTimeout(tick, tickMs);
   }
   return lease;
 }

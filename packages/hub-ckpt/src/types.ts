@@ -89,6 +89,8 @@ export interface CheckpointStore {
    * `usedStorage`); null when it does not say. Absent on stores with no such notion.
    */
   usedStorageBytes?(): Promise<number | null>;
+  /** Commits in the store's history, where it says (the Hub); null when it does not. Absent on a directory. */
+  historyLength?(): Promise<number | null>;
   /**
    * Rewrites the repo's history as one commit with the current files, so bytes only older commits
    * reach can be freed (the Hub's super-squash). Absent on stores without history (a directory).

@@ -32,7 +32,9 @@ export interface TrainSuperviseOptionsOptions {
   timeLimitMs: number | null;
   /** Absent: the store's default (2 min on a directory, 10 min on the Hub). */
   leaseTtlMs?: number;
-  squashHistory: boolean;
+  squashHistory: boolean | 'auto';
+  /** Absent: the store's default (5 min on the Hub, 0 on a directory). */
+  minCommitIntervalMs?: number;
   resume: 'auto' | 'never';
   /** Remote checkpoints kept; null keeps every one. */
   keepRemote: number | null;
@@ -47,6 +49,7 @@ export type TrainSuperviseSettings = Pick<
   | 'runId'
   | 'leaseTtlMs'
   | 'squashHistory'
+  | 'minCommitIntervalMs'
   | 'resume'
   | 'horizon'
   | 'completeFile'
@@ -82,6 +85,7 @@ export function trainSuperviseOptions(p: TrainSuperviseOptionsOptions): TrainSup
     runId: p.runId,
     ...(p.leaseTtlMs === undefined ? {} : { leaseTtlMs: p.leaseTtlMs }),
     squashHistory: p.squashHistory,
+    ...(p.minCommitIntervalMs === undefined ? {} : { minCommitIntervalMs: p.minCommitIntervalMs }),
     resume: p.resume,
     horizon: config.training.steps,
     completeFile: 'trainer_state.json',

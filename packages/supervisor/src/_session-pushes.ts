@@ -97,7 +97,10 @@ export function createSessionPushes(p: {
     keepRemote,
     ...(o.keepLocal !== undefined ? { keepLocal: o.keepLocal } : {}),
     ...(p.lease ? { lease: p.lease } : {}),
-    ...(o.squashHistory === true ? { squashHistory: true } : {}),
+    ...(o.squashHistory !== undefined ? { squashHistory: o.squashHistory } : {}),
+    ...(o.minCommitIntervalMs !== undefined ? { minCommitIntervalMs: o.minCommitIntervalMs } : {}),
+    onCommitQuota: (e) =>
+      warn(`the Hub's hourly commit quota refused step ${e.step}: training goes on; the newest is pushed later`),
     onPushed: (r) => (
       facts.pushedSteps.push(r.step),
       emit(
@@ -184,7 +187,7 @@ export function createSessionPushes(p: {
     // pushEach: the rest, oldest first.
     while (o.pushEach) {
       self.offerNewest(exitAt, trainerExited);
-      if (queue.current === null) break;
+      if (queue.current === null && queue.waiting === null) break;
       await queue.drain();
     }
     const last = queue.failures.at(-1);

@@ -73,8 +73,16 @@ export interface SuperviseOptions {
   leaseWait?: boolean;
   /** The id of the lease to take over at once (its holder is known dead): acquireLease's `takeOver`. @default null */
   takeOverLease?: string | null;
-  /** Squash the Hub repo's history after each prune, so pruned bytes are freed. @default false */
-  squashHistory?: boolean;
+  /**
+   * Squash the Hub repo's history: `'auto'` once it passes 500 commits, `true` after each prune, `false` never (see
+   * createPushQueue). @default 'auto'
+   */
+  squashHistory?: boolean | 'auto';
+  /**
+   * Least time between two pushes' starts; saves meanwhile coalesce (the newest wins) and the session-end push never
+   * waits for it. @default the store's (5 min on the Hub, 0 on a directory)
+   */
+  minCommitIntervalMs?: number;
   /**
    * `auto` resumes this run (walking back past a corrupt checkpoint); `never` refuses a store that holds checkpoints;
    * `force` continues another command's run. @default 'auto'

@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HubAuth, HubServerContext } from './_hub-server-context';
 import { readBody, sendError, sendJson, sendRepoNotFound } from './_hub-server-http';
+import { countCommit, refuseOverQuota } from './_hub-server-quota';
 import {
   blobOf,
   gitBlobOid,
@@ -67,6 +68,7 @@ export async function handleCommit(
     );
   }
   if (ctx.take('commit500')) return sendError(res, 500, 'Internal Error (injected fault)');
+  if (refuseOverQuota(ctx, res, `${repo.type}:${repo.id}`)) return;
   let lines: Array<{ key: string; value: Record<string, unknown> }>;
   try {
     lines = raw
@@ -140,6 +142,7 @@ export async function handleCommit(
   ctx.state.save(next);
   const k = `${repo.type}:${repo.id}`;
   ctx.commits.set(k, (ctx.commits.get(k) ?? 0) + 1);
+  countCommit(ctx, k);
   const prefix = repo.type === 'model' ? '' : `${repo.type}s/`;
   const after = ctx.faults.outageAfter;
   if (after && after.afterCommits > 0) {

@@ -24,6 +24,8 @@ export class HubServerContext {
   readonly commits: Map<string, number> = new Map();
   /** Super-squashes answered 200 per `type:id`. */
   readonly squashes: Map<string, number> = new Map();
+  /** When each commit was answered (by `now`), per `type:id`: the hourly commit quota's window. */
+  readonly commitTimes: Map<string, number[]> = new Map();
   /** ETag of each multipart part received, per `oid:partNumber`, until its upload completes. */
   readonly partEtags: Map<string, string> = new Map();
 
@@ -35,6 +37,8 @@ export class HubServerContext {
     faults: HubServerFaults,
     /** Objects larger than this get the multipart transfer in parts of this size; undefined: basic only. */
     readonly multipartChunkBytes?: number,
+    /** The server's clock (the commit quota's hour). */
+    readonly now: () => number = Date.now,
   ) {
     this.faults = faults;
   }

@@ -113,3 +113,23 @@ export function handleRepoInfo(
     likes: 0,
   });
 }
+
+/**
+ * `GET /api/{type}s/{id}/commits/{rev}`: the head commit only (this server keeps no per-commit records), with the
+ * history's length in `X-Total-Count` as the Hub sends it.
+ */
+export function handleCommitList(
+  ctx: HubServerContext,
+  res: ServerResponse,
+  repo: HubRepoRecord | undefined,
+  auth: HubAuth,
+  rev: string | undefined,
+): void {
+  if (!repo || !ctx.canRead(repo, auth)) {
+    sendRepoNotFound(res, auth);
+    return;
+  }
+  if (!ctx.checkRev(res, repo, rev)) return;
+  const head = { id: repo.head, title: 'head', message: '', authors: [], date: new Date(ctx.now()).toISOString() };
+  sendJson(res, 200, [head], { 'X-Total-Count': String(repo.commitCount) });
+}

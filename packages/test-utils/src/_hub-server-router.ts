@@ -6,7 +6,7 @@ import type { HubServerContext } from './_hub-server-context';
 import { readBody, sendError, sendJson } from './_hub-server-http';
 import { handleBatch, handlePut } from './_hub-server-lfs';
 import { handleComplete, handlePartPut } from './_hub-server-multipart';
-import { handleCreate, handleDelete, handleRepoInfo, handleWhoami } from './_hub-server-repos';
+import { handleCommitList, handleCreate, handleDelete, handleRepoInfo, handleWhoami } from './_hub-server-repos';
 import { handleResolve } from './_hub-server-resolve';
 import { handleSquash } from './_hub-server-squash';
 import { handlePathsInfo, handleTree } from './_hub-server-tree';
@@ -65,6 +65,7 @@ export async function routeHubRequest(ctx: HubServerContext, req: IncomingMessag
       const op = rest[0];
       if (op === 'super-squash' && method === 'POST') return handleSquash(ctx, req, res, repo, auth, rest[1]);
       if (op === 'preupload' && method === 'POST') return handlePreupload(ctx, req, res, repo, auth, rest[1]);
+      if (op === 'commits' && method === 'GET') return handleCommitList(ctx, res, repo, auth, rest[1]);
       if (op === 'commit' && method === 'POST') return handleCommit(ctx, req, res, repo, auth, rest[1], base);
       if (op === 'paths-info' && method === 'POST') return handlePathsInfo(ctx, req, res, repo, auth, rest[1]);
       if (op === 'tree' && method === 'GET')

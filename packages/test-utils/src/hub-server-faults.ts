@@ -57,4 +57,11 @@ export interface HubServerFaults {
    * outageUntilMs then).
    */
   outageAfter?: { afterCommits: number; durationMs: number };
+  /**
+   * The Hub's hourly commit quota: once `perHour` commits of a repo were answered within the last hour (by the
+   * server's clock), a commit is refused with 429 and the Hub's text ("You have exceeded our hourly quotas for
+   * action: commit"), a `Retry-After` of the seconds until the oldest of them leaves the hour (or `retryAfterS`
+   * when set; `null` sends none), and a `RateLimit` header with the same `t=`. Not a counted fault: it stays on.
+   */
+  commitQuota?: { perHour: number; retryAfterS?: number | null };
 }

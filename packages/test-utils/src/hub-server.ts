@@ -42,6 +42,8 @@ export interface StartHubServerOptions {
    * this many bytes, the batch reply's `chunk_size`. @default undefined (the basic transfer only)
    */
   lfsMultipartChunkBytes?: number;
+  /** The server's clock: the hour of the `commitQuota` fault. @default Date.now */
+  now?: () => number;
 }
 
 export interface HubServer {
@@ -65,6 +67,8 @@ export interface HubServer {
    * Bytes reachable from any commit of the repo's history (what the Hub bills), or undefined when it does not exist.
    */
   storageBytes(repoId: string, type?: HubRepoType): number | undefined;
+  /** When each commit of a repo was answered (NDJSON commits, creation excluded), by the server's clock (`now`). */
+  commitTimes(repoId: string, type?: HubRepoType): number[];
   /** Super-squash calls answered 200 for a repo. */
   squashCount(repoId: string, type?: HubRepoType): number;
   /** The current file tree of a repo (path -> record), or undefined when it does not exist. */
@@ -92,6 +96,7 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     opts.lfsThresholdBytes ?? 10 * 1024 * 1024,
     structuredClone(opts.faults ?? {}),
     opts.lfsMultipartChunkBytes,
+    opts.now ?? Date.now,
   );
   const requests: HubServerRequest[] = [];
   const errors: Error[] = [];
@@ -136,6 +141,9 @@ export async function startHubServer(opts: StartHubServerOptions = {}): Promise<
     storageBytes(repoId: string, type: HubRepoType = 'model'): number | undefined {
       const repo = state.get(type, repoId);
       return repo ? storageBytes(repo) : undefined;
+    },
+    commitTimes(repoId: string, type: HubRepoType = 'model'): number[] {
+      return [...(ctx.commitTimes.get(`${type}:${repoId}`) ?? [])];
     },
     squashCount(repoId: string, type: HubRepoType = 'model'): number {
       return ctx.squashes.get(`${type}:${repoId}`) ?? 0;

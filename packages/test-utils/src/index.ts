@@ -8,4 +8,6 @@ export {
   type StartHubServerOptions,
   type HubRepoType,
 } from './hub-server';
+export { createFakeClock, type FakeClock } from './fake-clock';
+export { COMMIT_QUOTA_MESSAGE } from './_hub-server-quota';
 export { runNodeUnprivileged, giveToUnprivileged, unprivilegedUnavailable, UNPRIVILEGED_ID } from './unprivileged';

@@ -54,7 +54,9 @@ export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOpti
   poll?: number;
   /** @default 10 */
   pushNice: number;
-  squashHistory?: boolean;
+  squashHistory?: boolean | 'auto';
+  /** Milliseconds. @default the store's: 5m on the Hub, 0 on a directory */
+  minCommitInterval?: number;
   /** @default the store's: 2m on a directory, 10m on the Hub */
   leaseTtl?: number;
   /** false with --no-wait-lease. @default true */
@@ -139,10 +141,6 @@ export const runCommand = commandSpec<RunOptions>((program) => {
       'CPU niceness of soup itself once the trainer runs, so pushes yield to it (0 = unchanged)',
       intAtLeast(0),
       10,
-    )
-    .option(
-      '--squash-history',
-      "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed",
     )
     .option('--json', "print only the result as JSON (the trainer's output goes to stderr)")
     .option(

@@ -35,7 +35,9 @@ export interface TrainOptions extends StoreOptions, SearchOptions, SessionMemory
   extendTo?: number;
   device?: DeviceSpec;
   plot?: string;
-  squashHistory?: boolean;
+  squashHistory?: boolean | 'auto';
+  /** Milliseconds. */
+  minCommitInterval?: number;
   /** Milliseconds. */
   leaseTtl?: number;
   /** false with --no-wait-lease. @default true */
@@ -95,11 +97,6 @@ export const trainCommand = commandSpec<TrainOptions>((program) => {
     )
     .option('--device <device>', "override the config's device", deviceArg)
     .option('--plot <file.svg>', 'also write the loss curve as an SVG (the terminal shows it at the end)')
-    .option(
-      '--squash-history',
-      "squash the Hub repo's history after each prune, so pruned checkpoints' bytes can be freed (default: " +
-        'hub.squash_history)',
-    )
     .option('--json', 'print only the final result as JSON (progress stays on stderr)')
     .addHelpText(
       'after',

@@ -98,7 +98,8 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
         ? {}
         : { leaseTtlMs: opts.leaseTtl ?? config.hub.leaseTtlMs }),
       keepRemote,
-      squashHistory: opts.squashHistory === true || config.hub.squashHistory,
+      squashHistory: opts.squashHistory ?? config.hub.squashHistory,
+      minCommitIntervalMs: opts.minCommitInterval ?? config.hub.minCommitIntervalMs,
       budgetFrom,
       startedAtMs: t0,
       showPath,
