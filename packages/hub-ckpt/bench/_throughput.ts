@@ -49,6 +49,8 @@ export interface DirThroughput {
   dirPushOverCpSyncFiles: number;
   eachRep: Array<{
     pushMs: number;
+    /** CPU time of this process during the push (user + system, the kernel copy included): what load cannot bend. */
+    pushCpuMs: number;
     cpSyncMs: number;
     cpSyncFilesMs: number;
     hashMs: number;
@@ -72,10 +74,14 @@ export async function measureDirThroughput(p: { workDir: string; reps: number })
       return timedMs(() => execFileSync('sh', ['-c', `cp -r "${src}" "${dst}" && sync "${dst}"/* "${dst}"`]));
     };
     let timings: Awaited<ReturnType<typeof pushCheckpoint>>['timings'] | undefined;
+    let cpuMs = 0;
     const push = async (): Promise<number> =>
       timedAsyncMs(async () => {
         const store = new DirStore({ root: join(p.workDir, `store-${rep}`) });
+        const cpu0 = process.cpuUsage();
         timings = (await pushCheckpoint({ store, step: 100, dir: src, run: 'bench-run', keepLocal: Infinity })).timings;
+        const cpu = process.cpuUsage(cpu0);
+        cpuMs = (cpu.user + cpu.system) / 1000;
       });
     let pushMs: number;
     let cpSyncMs: number;
@@ -92,6 +98,7 @@ export async function measureDirThroughput(p: { workDir: string; reps: number })
     const t = timings as NonNullable<typeof timings>;
     eachRep.push({
       pushMs: Math.round(pushMs),
+      pushCpuMs: Math.round(cpuMs),
       cpSyncMs: Math.round(cpSyncMs),
       cpSyncFilesMs: Math.round(cpSyncFilesMs),
       hashMs: Math.round(t.hashMs),

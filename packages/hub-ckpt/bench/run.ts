@@ -158,7 +158,8 @@ try {
   }
   for (const r of dirTp.eachRep)
     log(
-      `dir push ${r.pushMs} ms (hash ${r.hashMs}, copy+fsync+re-hash ${r.uploadMs}, verify ${r.verifyMs}) vs ` +
+      `dir push ${r.pushMs} ms, ${r.pushCpuMs} ms CPU (hash ${r.hashMs}, copy+fsync+re-hash ${r.uploadMs}, ` +
+        `verify ${r.verifyMs}) vs ` +
         `cp && sync ${r.cpSyncMs} ms, cp && sync <files> ${r.cpSyncFilesMs} ms`,
     );
   for (const r of hubTp.eachRep) log(`hub push ${r.pushMs} ms vs one plain fetch PUT ${r.plainPutMs} ms`);
