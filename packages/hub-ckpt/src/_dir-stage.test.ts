@@ -41,4 +41,15 @@ describe('directory store: the copy re-read at push stands for verify only while
     const fresh = await verifyCheckpoint({ store: new DirStore({ root: t.location }), pathInRepo: pushed.pathInRepo });
     expect(fresh.problems).toEqual(again.problems);
   });
+
+  it('a store wrapped with Object.create (as callers wrap one to watch its commits) pushes and verifies', async () => {
+    const t = await makeTestStore('dir');
+    const inner = new DirStore({ root: t.location });
+    const wrapped = Object.assign(Object.create(inner) as DirStore, { description: inner.description });
+    const ck = writeCheckpoint({ root: t.work, step: 6, run: 'run-w' });
+    const pushed = await pushCheckpoint({ store: wrapped, step: 6, dir: ck.dir, run: 'run-w' });
+    expect(pushed.verify.checkedByDownload).toBe(4);
+    const again = await verifyCheckpoint({ store: wrapped, pathInRepo: pushed.pathInRepo });
+    expect(again.problems).toEqual([]);
+  });
 });

@@ -38,7 +38,8 @@ export class DirStore implements CheckpointStore {
   /** Absolute root directory. */
   readonly root: string;
   readonly description: string;
-  readonly #stored = new StoredHashes();
+  // A plain field, not #private: callers wrap a store with Object.create(store), and #fields do not pass through.
+  private readonly stored = new StoredHashes();
 
   constructor(opts: DirStoreOptions) {
     if (typeof opts.root !== 'string' || opts.root === '') {
@@ -169,7 +170,7 @@ export class DirStore implements CheckpointStore {
     if (f === null) return null;
     if (sink === null) {
       // This store re-read the file right after writing it, and nothing has written to it since.
-      const known = await this.#stored.lookup(join(this.root, ...path.split('/')), f.fh).catch(async (err) => {
+      const known = await this.stored.lookup(join(this.root, ...path.split('/')), f.fh).catch(async (err) => {
         await f.fh.close();
         throw err;
       });
@@ -281,10 +282,10 @@ export class DirStore implements CheckpointStore {
           const target = await this.mkdirs(path);
           const st = await lstat(target).catch((err: unknown) => (isMissing(err) ? null : Promise.reject(err)));
           if (st?.isSymbolicLink()) throw new LinkedEntryError(target);
-          this.#stored.forget(target);
+          this.stored.forget(target);
           await rename(tmp, target);
           await fsyncPath(dirname(target));
-          if (hash !== null) await this.#stored.remember(target, hash);
+          if (hash !== null) await this.stored.remember(target, hash);
         });
         await params.onProgress?.({ stage: 'file', kind: 'put', path });
       }
@@ -297,7 +298,7 @@ export class DirStore implements CheckpointStore {
           });
         }
         await wrap(`delete ${op.path}`, async () => {
-          this.#stored.forget(abs);
+          this.stored.forget(abs);
           await unlink(abs);
           await this.removeEmptyParents(dirname(abs));
         });
