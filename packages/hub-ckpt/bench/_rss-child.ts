@@ -1,11 +1,11 @@
 // Child process of the memory check (test and bench): one push or one cold pull of a checkpoint with one
 // large file, in a process of its own so its peak RSS is soup's alone (the Hub server runs in the parent).
 // Env: SOUP_RSS_MODE push | pull, SOUP_RSS_WORK (work dir), HF_ENDPOINT, HF_TOKEN, SOUP_RSS_REPO,
-//      SOUP_RSS_BYTES (push: size of the large file).
+//      SOUP_RSS_BYTES (push: size of the large file), SOUP_RSS_DIR_ROOT (a directory store there instead of the Hub).
 // Prints one line `RSS {"baselineKiB":…,"peakKiB":…,"ms":…}`: VmHWM before the transfer and after it.
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { HubStore, pullResume, pushCheckpoint } from '../src/index';
+import { DirStore, HubStore, pullResume, pushCheckpoint } from '../src/index';
 
 const RUN = 'rss-run-fingerprint';
 const env = process.env;
@@ -36,7 +36,9 @@ function writeLargeSparse(path: string, sizeBytes: number): void {
 }
 
 const work = env.SOUP_RSS_WORK ?? '';
-const store = new HubStore({ repo: env.SOUP_RSS_REPO ?? '', endpoint: env.HF_ENDPOINT, token: env.HF_TOKEN });
+const store = env.SOUP_RSS_DIR_ROOT
+  ? new DirStore({ root: env.SOUP_RSS_DIR_ROOT })
+  : new HubStore({ repo: env.SOUP_RSS_REPO ?? '', endpoint: env.HF_ENDPOINT, token: env.HF_TOKEN });
 let before: number;
 const t0 = performance.now();
 if (env.SOUP_RSS_MODE === 'push') {

@@ -17,7 +17,7 @@ export interface TransferRss {
 
 async function runChild(
   mode: 'push' | 'pull',
-  p: { server: HubServer; workDir: string; repo: string; bytes: number; timeoutMs: number },
+  p: { server: HubServer; workDir: string; repo: string; bytes: number; timeoutMs: number; dirRoot?: string },
 ): Promise<TransferRss> {
   const res = await runNode(['--import', 'tsx', CHILD], {
     timeoutMs: p.timeoutMs,
@@ -29,6 +29,7 @@ async function runChild(
       SOUP_RSS_BYTES: String(p.bytes),
       HF_ENDPOINT: p.server.url,
       HF_TOKEN: p.server.token,
+      ...(p.dirRoot === undefined ? {} : { SOUP_RSS_DIR_ROOT: p.dirRoot }),
     },
   });
   const line = /^RSS (.*)$/m.exec(res.stdout)?.[1];
@@ -38,12 +39,17 @@ async function runChild(
   return { ...got, overBaselineMiB: Number(((got.peakKiB - got.baselineKiB) / 1024).toFixed(1)) };
 }
 
-/** Pushes a checkpoint whose `optimizer.pt` is `bytes` long (sparse on disk), then pulls it into a fresh folder. */
+/**
+ * Pushes a checkpoint whose `optimizer.pt` is `bytes` long (sparse on disk), then pulls it into a fresh folder: to
+ * the Hub server, or with `dirRoot` to a directory store there.
+ */
 export async function measureTransferRss(p: {
   server: HubServer;
   workDir: string;
   repo: string;
   bytes: number;
+  /** A directory store's root instead of the Hub. @default the Hub */
+  dirRoot?: string;
   /** Per child. @default 600000 */
   timeoutMs?: number;
 }): Promise<{ push: TransferRss; pull: TransferRss }> {

@@ -1,7 +1,9 @@
 // Bench: push and cold-pull a 64 MiB checkpoint through the Hub-protocol test server (real
 // @huggingface/hub client, real HTTP on 127.0.0.1), then SIGKILL a pushing child at every phase on
-// both stores; then the peak RSS of a push and a pull of one large file (`--large-mib N`, default 1024), each
-// in a child process. Prints a table, or ONE JSON object with --json; writes bench-results/hub-ckpt.json.
+// both stores; then the peak RSS of a push and a pull of one large file (`--large-mib N`, default 1536) on both
+// stores, each in a child process; then throughput against the plain tools side by side (bench/_throughput.ts:
+// a directory store against `cp -r && sync`, a Hub push against one plain fetch PUT), `--reps N` (default 3) each.
+// Prints a table, or ONE JSON object with --json; writes bench-results/hub-ckpt.json.
 import { randomFillSync } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,22 +23,21 @@ import {
 } from './_crash';
 import { measureTransferRss } from './_rss';
 import { measureSmallFileVerify } from './_small-files';
+import { measureDirThroughput, measureHubThroughput, median } from './_throughput';
 
 const json = process.argv.includes('--json');
 const largeFlag = process.argv.indexOf('--large-mib');
-// 1 GiB: sparse on disk, so it runs on a small machine, yet every byte is read, hashed and sent.
-const LARGE_MIB = largeFlag === -1 ? 1024 : Number(process.argv[largeFlag + 1]);
+// 1.5 GiB: sparse on disk, so it runs on a small machine, yet every byte is read, hashed and sent (the directory
+// store's copy is not sparse: it writes the whole size, twice with the pull).
+const LARGE_MIB = largeFlag === -1 ? 1536 : Number(process.argv[largeFlag + 1]);
 if (!Number.isInteger(LARGE_MIB) || LARGE_MIB < 1) throw new Error('bench: --large-mib takes a whole number >= 1');
-const REPS = 3;
+const repsFlag = process.argv.indexOf('--reps');
+const REPS = repsFlag === -1 ? 3 : Number(process.argv[repsFlag + 1]);
+if (!Number.isInteger(REPS) || REPS < 1) throw new Error('bench: --reps takes a whole number >= 1');
 const MIB = 1024 * 1024;
 const log = (line: string): void => {
   if (!json) process.stdout.write(`${line}\n`);
 };
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
-}
 
 const tmp = makeTempDir('soup-hub-bench-');
 const server = await startHubServer({ dir: join(tmp.dir, 'hub') });
@@ -123,17 +124,45 @@ try {
     }
   }
 
-  const rssWork = makeTempDir('soup-hub-bench-rss-');
-  let rss: Awaited<ReturnType<typeof measureTransferRss>>;
-  try {
-    rss = await measureTransferRss({ server, workDir: rssWork.dir, repo: 'soup-bench/rss', bytes: LARGE_MIB * MIB });
-  } finally {
-    rssWork.cleanup();
+  const rssByStore: Record<'hub' | 'dir', Awaited<ReturnType<typeof measureTransferRss>>> = {} as never;
+  for (const kind of ['hub', 'dir'] as const) {
+    const rssWork = makeTempDir('soup-hub-bench-rss-');
+    try {
+      rssByStore[kind] = await measureTransferRss({
+        server,
+        workDir: rssWork.dir,
+        repo: 'soup-bench/rss',
+        bytes: LARGE_MIB * MIB,
+        ...(kind === 'dir' ? { dirRoot: join(rssWork.dir, 'store') } : {}),
+      });
+    } finally {
+      rssWork.cleanup();
+    }
+    const r = rssByStore[kind];
+    log(
+      `large file ${LARGE_MIB} MiB, ${kind} store: push +${r.push.overBaselineMiB} MiB RSS (${r.push.ms} ms), ` +
+        `pull +${r.pull.overBaselineMiB} MiB RSS (${r.pull.ms} ms)`,
+    );
   }
-  log(
-    `large file ${LARGE_MIB} MiB: push +${rss.push.overBaselineMiB} MiB RSS (${rss.push.ms} ms), ` +
-      `pull +${rss.pull.overBaselineMiB} MiB RSS (${rss.pull.ms} ms)`,
-  );
+  const worstRss = (dir: 'push' | 'pull'): number =>
+    Math.max(rssByStore.hub[dir].overBaselineMiB, rssByStore.dir[dir].overBaselineMiB);
+
+  const tpWork = makeTempDir('soup-hub-bench-tp-');
+  let dirTp: Awaited<ReturnType<typeof measureDirThroughput>>;
+  let hubTp: Awaited<ReturnType<typeof measureHubThroughput>>;
+  try {
+    dirTp = await measureDirThroughput({ workDir: tpWork.dir, reps: REPS });
+    hubTp = await measureHubThroughput({ server, workDir: tpWork.dir, reps: REPS });
+  } finally {
+    tpWork.cleanup();
+  }
+  for (const r of dirTp.eachRep)
+    log(
+      `dir push ${r.pushMs} ms, ${r.pushCpuMs} ms CPU (hash ${r.hashMs}, copy+fsync+re-hash ${r.uploadMs}, ` +
+        `verify ${r.verifyMs}) vs ` +
+        `cp && sync ${r.cpSyncMs} ms, cp && sync <files> ${r.cpSyncFilesMs} ms`,
+    );
+  for (const r of hubTp.eachRep) log(`hub push ${r.pushMs} ms vs one plain fetch PUT ${r.plainPutMs} ms`);
 
   const small = await measureSmallFileVerify({ server, workDir: tmp.dir, files: 1000 });
   log(
@@ -150,9 +179,19 @@ try {
     pullMBps: Number((totalBytes / MIB / (pullMs / 1000)).toFixed(1)),
     crashPoints: crash.length,
     crashViolations: crash.reduce((a, r) => a + r.violations.length, 0),
-    pushPeakRssMiBOverBaseline: rss.push.overBaselineMiB,
-    pullPeakRssMiBOverBaseline: rss.pull.overBaselineMiB,
+    pushPeakRssMiBOverBaseline: worstRss('push'),
+    pullPeakRssMiBOverBaseline: worstRss('pull'),
+    peakRssMiBOverBaselineByStore: Object.fromEntries(
+      (['hub', 'dir'] as const).map((k) => [
+        k,
+        { push: rssByStore[k].push.overBaselineMiB, pull: rssByStore[k].pull.overBaselineMiB },
+      ]),
+    ),
     largeFileMiB: LARGE_MIB,
+    dirPushOverCpSync: dirTp.dirPushOverCpSync,
+    dirPushOverCpSyncFiles: dirTp.dirPushOverCpSyncFiles,
+    hubPushOverPlainPut: hubTp.hubPushOverPlainPut,
+    throughputEachRep: { dir: dirTp.eachRep, hub: hubTp.eachRep },
     checkpointMiB: Number((totalBytes / MIB).toFixed(2)),
     reps: REPS,
     pushMs: Math.round(pushMs),
@@ -199,12 +238,23 @@ try {
       [
         'pushPeakRssMiBOverBaseline',
         String(result.pushPeakRssMiBOverBaseline),
-        `push of one ${LARGE_MIB} MiB file, child's VmHWM over its baseline; target <= 128`,
+        `push of one ${LARGE_MIB} MiB file, child's VmHWM over its baseline, worse of hub and dir; target <= 128`,
       ],
       [
         'pullPeakRssMiBOverBaseline',
         String(result.pullPeakRssMiBOverBaseline),
-        `cold pull of the same file (download + sha256); target <= 128`,
+        `cold pull of the same file (download + sha256), worse of hub and dir; target <= 128`,
+      ],
+      [
+        'dirPushOverCpSync',
+        String(result.dirPushOverCpSync),
+        `dir push / cp -r && sync, same 64 MiB, same disk, median of ${REPS} side by side; target >= 0.7`,
+      ],
+      ['dirPushOverCpSyncFiles', String(result.dirPushOverCpSyncFiles), 'the same against cp -r && sync <files>'],
+      [
+        'hubPushOverPlainPut',
+        String(result.hubPushOverPlainPut),
+        `Hub push / one plain fetch PUT of as many bytes to the same server, median of ${REPS}; target >= 0.5`,
       ],
     ];
     log('');

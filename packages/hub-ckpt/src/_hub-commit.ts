@@ -12,7 +12,7 @@ import { CommitQuotaError, ConcurrentWriteError, HubAuthError, StoreError } from
 import { contentId, holds, type ContentId, type RemoteEntry } from './_content-id';
 import { describeWriter } from './_describe-writer';
 import { sha256Hex } from './_fs';
-import { assertSafeName } from './_paths';
+import { assertSafeName, hubUrlPath } from './_paths';
 import type { HubCkptLogger, StoreCommitParams, StoreOperation } from './types';
 
 /** What the commit needs of its HubStore. */
@@ -139,7 +139,7 @@ async function checkIfMatch(
       try {
         const blob = await downloadFile({
           repo: h.repo,
-          path: cond.path,
+          path: hubUrlPath(cond.path),
           revision: head,
           ...h.creds,
           hubUrl: h.endpoint,

@@ -18,3 +18,12 @@ export function assertSafeName(name: string): void {
   const reason = unsafeReason(name);
   if (reason !== null) throw new UnsafePathError(name, reason);
 }
+
+/**
+ * A repo path as @huggingface/hub's `downloadFile` and `listFiles` need it: they paste `path` into the URL as
+ * given, so `#` would start a fragment, `?` a query, `%20` would arrive as a space and a tab would be dropped.
+ * Each segment is percent-encoded and the `/` kept, as huggingface_hub's `hf_hub_url` does with `quote`.
+ */
+export function hubUrlPath(name: string): string {
+  return name.split('/').map(encodeURIComponent).join('/');
+}

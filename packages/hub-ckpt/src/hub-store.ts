@@ -8,7 +8,7 @@ import { HubAuthError, StoreError } from './errors';
 import { commitIdempotent } from './_hub-commit';
 import { checkHubStoreOptions, hubFailure } from './_hub-store-checks';
 import { fsyncPath, hashWhileStreaming } from './_fs';
-import { assertSafeName } from './_paths';
+import { assertSafeName, hubUrlPath } from './_paths';
 import { cleanHubToken, resolveHubToken } from './resolve-hub-token';
 import { makeRetryingFetch, type RetryOptions } from './_retry-fetch';
 import { streamBlobUploads } from './_stream-upload';
@@ -185,7 +185,7 @@ export class HubStore implements CheckpointStore {
         hubUrl: this.endpoint,
         fetch: this.#fetch,
         recursive: true,
-        ...(prefix === '' ? {} : { path: prefix }),
+        ...(prefix === '' ? {} : { path: hubUrlPath(prefix) }),
       })) {
         if (e.type !== 'file') continue;
         out.push(storeEntry(e));
@@ -231,7 +231,7 @@ export class HubStore implements CheckpointStore {
     try {
       return await downloadFile({
         repo: this.#repo,
-        path,
+        path: hubUrlPath(path),
         ...this.creds(),
         hubUrl: this.endpoint,
         fetch: this.fetchFor(signal),

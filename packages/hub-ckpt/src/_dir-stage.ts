@@ -1,0 +1,52 @@
+// The directory store's copy path. A put is copied by the kernel (`copyFile` with COPYFILE_FICLONE: a reflink
+// where the file system offers one, else libuv's copy_file_range/sendfile), then the copy is fsynced while this
+// process re-reads and hashes it, so the write-back to disk and the hash of what landed overlap. The hash is
+// remembered against the copy's identity (device, inode, size, mtime and ctime in nanoseconds, taken after
+// the rename into place) so the verify that follows reads it instead of hashing the same bytes again; any
+// write to the file moves its mtime and ctime, and then the verify reads and hashes the file in full.
+import { constants } from 'node:fs';
+import { copyFile, lstat, type FileHandle } from 'node:fs/promises';
+import { fsyncPath, hashFile } from './_fs';
+
+export interface StoredHash {
+  sizeBytes: number;
+  sha256: string;
+}
+
+/** Identity of a file: what changes whenever its bytes can have changed. */
+export function identityOf(s: { dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint }): string {
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+}
+
+/** Copies `src` to the new file `dest` by the kernel, then fsyncs the copy and re-reads and hashes it side by side. */
+export async function stageCopy(src: string, dest: string): Promise<StoredHash> {
+  await copyFile(src, dest, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+  const [, got] = await Promise.all([fsyncPath(dest), hashFile(dest)]);
+  return { sizeBytes: got.sizeBytes, sha256: got.sha256 };
+}
+
+/** Hashes of files this store wrote and re-read, by absolute path, valid while the identity is unchanged. */
+export class StoredHashes {
+  readonly #byPath = new Map<string, StoredHash & { identity: string }>();
+
+  /** Records the hash of the file now at `abs` (after its rename into place). */
+  async remember(abs: string, hash: StoredHash): Promise<void> {
+    const st = await lstat(abs, { bigint: true });
+    if (st.isFile() && st.size === BigInt(hash.sizeBytes)) this.#byPath.set(abs, { ...hash, identity: identityOf(st) });
+  }
+
+  /** The remembered hash of the open file at `abs` while its identity is unchanged; else null (and forgotten). */
+  async lookup(abs: string, fh: FileHandle): Promise<StoredHash | null> {
+    const known = this.#byPath.get(abs);
+    if (known === undefined) return null;
+    if (identityOf(await fh.stat({ bigint: true })) !== known.identity) {
+      this.#byPath.delete(abs);
+      return null;
+    }
+    return { sizeBytes: known.sizeBytes, sha256: known.sha256 };
+  }
+
+  forget(abs: string): void {
+    this.#byPath.delete(abs);
+  }
+}
