@@ -82,6 +82,7 @@ export {
   type StoreLease,
   type LeaseInfo,
 } from './store-lease';
+export { identityHere, type HolderIdentity } from './_lease-identity';
 export type {
   CheckpointStore,
   StoreEntry,
