@@ -26,10 +26,13 @@
 // SOUP_EXAMPLE_EVAL_MEMORY=E:MB       an eval pass after step E (a worker process) holds MB MiB more (filled) for 1.5 s
 // --gradient_accumulation_steps a: each optimizer step accumulates a micro-batches of
 // --per_device_train_batch_size m (the global batch is m × a); weights equal any other m × a' = m × a.
+// --save_total_limit n (HF Trainer's flag): after each checkpoint-<step>/ save, the oldest folders beyond n are
+// deleted at once (HF's _rotate_checkpoints, shutil.rmtree); 0 keeps them all.
 // --checkpoint_format file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt files (one file each,
 // written in place); --resume_from_checkpoint then takes such a file.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineGptSpec, Trainer } from '@soup/onnx-train';
 
@@ -59,6 +62,7 @@ const nLayers = num('n_layers', 2);
 const seqLen = num('seq_len', 32);
 const textFile = opt('text', '');
 const checkpointFormat = opt('checkpoint_format', 'folder');
+const saveTotalLimit = num('save_total_limit', 0);
 const delayMs = Number(process.env.SOUP_EXAMPLE_STEP_DELAY_MS ?? 0);
 const fault = process.env.SOUP_EXAMPLE_FAULT ?? '';
 
@@ -220,7 +224,18 @@ function saveCheckpoint(step) {
   copyFileSync(join(staging, 'trainer_state.json'), join(dir, 'trainer_state.json'));
   rmSync(staging, { recursive: true, force: true });
   process.stdout.write(`trainer: saved ${dir}\n`);
+  rotateCheckpoints();
   afterSave(step);
+}
+
+/** --save_total_limit: the oldest checkpoint-<step>/ folders beyond the limit go, as HF Trainer rotates them. */
+function rotateCheckpoints() {
+  if (saveTotalLimit <= 0) return;
+  const steps = readdirSync(outputDir)
+    .map((n) => Number(/^checkpoint-(\d+)$/.exec(n)?.[1]))
+    .filter((n) => Number.isInteger(n))
+    .sort((a, b) => a - b);
+  for (const old of steps.slice(0, -saveTotalLimit)) rmSync(join(outputDir, `checkpoint-${old}`), { recursive: true });
 }
 
 /** HF's EarlyStoppingCallback: the saved TrainerControl says should_training_stop, and its own state that it fired. */

@@ -19,6 +19,9 @@ on, a micro-batch above C samples asks torch for far more memory than the machin
 exit:S:C (exit with code C after step S), early-stop:S (stop at step S as HF's EarlyStoppingCallback does: the
 saved trainer_state.json says should_training_stop), link-in-save (a dangling symbolic link in every checkpoint).
 
+--save_total_limit n (HF Trainer's flag): after each checkpoint-<step>/ save, the oldest folders beyond n are deleted
+at once with shutil.rmtree, as HF's _rotate_checkpoints does; 0 keeps them all.
+
 Under soup:  soup run --repo file://ckpt --batch-size 8 -- python3 examples/torch-trainer/train.py \
     --output_dir {output_dir} --per_device_train_batch_size {batch_size} --resume_from_checkpoint {resume_from}
 """
@@ -26,6 +29,8 @@ import argparse
 import json
 import math
 import os
+import re
+import shutil
 import signal
 import struct
 import sys
@@ -47,6 +52,7 @@ def parse_args():
     p.add_argument("--gradient_accumulation_steps", type=int, default=1)
     p.add_argument("--max_steps", type=int, default=60)
     p.add_argument("--save_steps", type=int, default=10)
+    p.add_argument("--save_total_limit", type=int, default=0)
     p.add_argument("--resume_from_checkpoint", default=None)
     p.add_argument("--learning_rate", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
@@ -219,6 +225,14 @@ def main():
             }
         with open(os.path.join(dirname, "trainer_state.json"), "w") as f:
             json.dump(state, f)
+        if with_state and args.save_total_limit > 0:
+            rotate()
+
+    def rotate():
+        names = [n for n in os.listdir(args.output_dir) if re.fullmatch(r"checkpoint-\d+", n)]
+        steps = sorted(int(n.split("-")[1]) for n in names)
+        for old in steps[: -args.save_total_limit]:
+            shutil.rmtree(os.path.join(args.output_dir, f"checkpoint-{old}"))
 
     last_loss = None
     saved_at = step

@@ -56,6 +56,8 @@ export interface PushFolderParams {
   pathInRepo: string;
   terminal: boolean;
   keepLocal: number | undefined;
+  /** Where the verified ledger and keepLocal's `checkpoint-<n>` folders are. @default the parent of dir */
+  localRoot?: string | undefined;
   keepRemote: number | undefined;
   onPhase: ((event: PushPhaseEvent) => void | Promise<void>) | undefined;
   logger: HubCkptLogger | undefined;
@@ -214,7 +216,7 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     throw new VerifyError({ pathInRepo, problems: verified.problems });
   }
   await phase('verified');
-  const parent = dirname(resolve(p.dir));
+  const parent = resolve(p.localRoot ?? dirname(resolve(p.dir)));
   const ledger = await readLedger(parent);
   const identity = storeIdentity(store);
   if (pathInRepo !== 'final') {

@@ -94,6 +94,7 @@ export {
   type LeaseRide,
   type LeaseInfo,
 } from './store-lease';
+export { identityHere, type HolderIdentity } from './_lease-identity';
 export type {
   CheckpointStore,
   StoreEntry,

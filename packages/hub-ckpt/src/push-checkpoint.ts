@@ -21,6 +21,12 @@ export interface PushCheckpointOptions {
    */
   keepLocal?: number;
   /**
+   * The folder holding the trainer's `checkpoint-<n>` folders: `.soup-verified.json` and `keepLocal`'s prune live
+   * there. Set it when `dir` is a copy elsewhere (a snapshot taken so the trainer's rotation cannot delete it
+   * mid-push), so the copy's siblings are not taken for checkpoints. @default the parent of `dir`
+   */
+  localRoot?: string;
+  /**
    * Remote `ckpt/checkpoint-<n>` folders (n <= step) to keep, newest first (at least 2, so one older
    * checkpoint stays to fall back to); older ones are deleted in the pointer's commit, never the one the
    * pointer names. @default undefined (no remote prune)
@@ -67,6 +73,7 @@ export async function pushCheckpoint(opts: PushCheckpointOptions): Promise<PushR
     pathInRepo: checkpointPath(opts.step),
     terminal: false,
     keepLocal,
+    localRoot: opts.localRoot,
     keepRemote: opts.keepRemote,
     onPhase: opts.onPhase,
     logger: opts.logger,

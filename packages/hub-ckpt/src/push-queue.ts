@@ -37,6 +37,11 @@ export interface PushQueueOptions {
    * Local `checkpoint-<n>` siblings to keep (see `pushCheckpoint`). @default Infinity (the trainer owns its folders)
    */
   keepLocal?: number;
+  /**
+   * The folder of the trainer's checkpoints, when jobs push copies from elsewhere (see `pushCheckpoint`).
+   * @default the parent of each job's dir
+   */
+  localRoot?: string;
   /** Remote checkpoints to keep, newest first. @default undefined (keep all) */
   keepRemote?: number;
   /** Called once a push is verified and the pointer moved. @default none */
@@ -188,6 +193,7 @@ export function createPushQueue(opts: PushQueueOptions): PushQueue {
           dir: job.dir,
           run: opts.run,
           keepLocal: opts.keepLocal ?? Number.POSITIVE_INFINITY,
+          ...(opts.localRoot !== undefined ? { localRoot: opts.localRoot } : {}),
           ...(opts.keepRemote !== undefined ? { keepRemote: opts.keepRemote } : {}),
           ...(opts.onPhase ? { onPhase: opts.onPhase } : {}),
           ...(opts.logger ? { logger: opts.logger } : {}),

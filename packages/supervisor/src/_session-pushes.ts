@@ -8,36 +8,13 @@ import {
   type PushQueue,
   type StoreLease,
 } from '@soup/hub-ckpt';
-import { copyFileSync, linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { FILE_CHECKPOINT_RECORD } from './resume-supervised';
 import type { SessionFacts, SuperviseOptions } from './supervise-options';
-import { signatureOf, type CheckpointWatcher, type WatchedCheckpoint } from './watch-checkpoints';
+import type { CheckpointWatcher, WatchedCheckpoint } from './watch-checkpoints';
+import { assertUnchanged, ChangedDuringPush, createPushSources, sourceChange, type PushSource } from './_push-sources';
 import { fmt, type Tell } from './_tell';
 
 /** pushEach: how many times a step's push is tried before newer steps go past it. */
 const PUSH_EACH_TRIES = 3;
-
-/**
- * Error thrown from a push's `verified` phase: the folder changed while it was pushed, so the pointer must not move.
- */
-class ChangedDuringPush extends Error {}
-
-/** Staging: a file checkpoint is pushed as a folder holding the file and a record naming it (added to `dirs`). */
-function stageCheckpoint(outputDir: string, c: WatchedCheckpoint, dirs: Set<string>): string {
-  if (c.kind === 'dir') return c.path;
-  const dir = join(outputDir, `.soup-stage-${process.pid}-${c.step}`);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  try {
-    linkSync(c.path, join(dir, c.name));
-  } catch {
-    copyFileSync(c.path, join(dir, c.name));
-  }
-  writeFileSync(join(dir, FILE_CHECKPOINT_RECORD), `${JSON.stringify({ file: c.name })}\n`);
-  dirs.add(dir);
-  return dir;
-}
 
 /** The session's pushes. */
 export interface SessionPushes {
@@ -67,25 +44,21 @@ export function createSessionPushes(p: {
 }): SessionPushes {
   const { o, store, runId, resumedStep, keepRemote, watcher, facts } = p;
   const { emit, say, warn, show } = p.tell;
-  const stageDirs = new Set<string>();
-  const stage = (c: WatchedCheckpoint): string => stageCheckpoint(o.outputDir, c, stageDirs);
-  // What each push started from, by step: the source path and its signature then.
-  const pushing = new Map<number, { source: string; sig: string }>();
-  const jobs = new Map<string, { source: string; sig: string }>();
+  const sources = createPushSources({ outputDir: o.outputDir, copyLimitBytes: o.snapshotCopyLimitBytes, tell: p.tell });
+  // What each push started from, by step.
+  const pushing = new Map<number, PushSource>();
+  const jobs = new Map<string, PushSource>();
   const onPhase = (e: PushPhaseEvent): void => {
     const src = pushing.get(e.step);
     if (!src) return;
     if (e.phase === 'hash') emit('pushing', `soup: pushing ${e.pathInRepo} (step ${e.step})…`, { step: e.step });
-    if (e.phase === 'verified') {
-      const now = signatureOf(src.source).sig;
-      if (now !== src.sig) {
-        throw new ChangedDuringPush(
-          `${show(src.source)} changed while it was pushed (names, sizes or mtimes differ from when the push ` +
-            `began): the pointer stays, and it is pushed again once it settles`,
-        );
-      }
-    }
+    if (e.phase === 'hash' || e.phase === 'verified') assertUnchanged(src, show);
   };
+  // A snapshot stays while its push may still need it: the push in flight, the job waiting, the last failed push
+  // (retried at the end); any other (pushed, or passed over by a newer one) goes at once.
+  let queued: number | null = null;
+  const pruneSnapshots = (): void =>
+    sources.prune([queue.current?.step, queued, queue.failures.at(-1)?.job.step], queue.pushedStep);
   // pushEach: a failed step is tried again, oldest first, before it is passed over (PUSH_EACH_TRIES in all), so one
   // transient failure leaves no hole in the pushed steps; once a newer step moved the pointer it cannot be pushed.
   let passedOver = -1;
@@ -95,6 +68,7 @@ export function createSessionPushes(p: {
     run: runId,
     afterStep: resumedStep,
     keepRemote,
+    localRoot: o.outputDir,
     ...(o.keepLocal !== undefined ? { keepLocal: o.keepLocal } : {}),
     ...(p.lease ? { lease: p.lease } : {}),
     ...(o.squashHistory !== undefined ? { squashHistory: o.squashHistory } : {}),
@@ -108,7 +82,8 @@ export function createSessionPushes(p: {
         `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ` +
           `${fmt(r.timings.totalMs)}`,
         { step: r.step },
-      )
+      ),
+      pruneSnapshots()
     ),
     onError: (err, job) => {
       const e = err as Error;
@@ -117,6 +92,7 @@ export function createSessionPushes(p: {
         if ((tries.get(job.step) ?? 0) >= PUSH_EACH_TRIES) passedOver = Math.max(passedOver, job.step);
       }
       if (lastOffer?.step === job.step && !(e instanceof ChangedDuringPush)) lastOffer = null;
+      pruneSnapshots();
       if (/^superseded by step/.test(e.message)) return;
       emit(
         'push-failed',
@@ -136,12 +112,14 @@ export function createSessionPushes(p: {
       return;
     if (queue.current?.step === c.step) return; // its push is still running: judged when it ends
     lastOffer = { step: c.step, sig: c.signature };
-    const dir = stage(c);
+    // At once, before the trainer's rotation can delete it: the push reads the snapshot, not the trainer's folder.
+    const { dir, src } = sources.take(c);
     const job: PushJob = { step: c.step, dir };
-    const src = { source: c.path, sig: c.signature };
     jobs.set(dir, src);
     pushing.set(c.step, src);
+    queued = c.step;
     queue.offer(job);
+    pruneSnapshots();
   };
   // pushEach: the oldest complete checkpoint not pushed yet, once the queue is free (a failed one is tried again,
   // then passed over: the next newer one goes, and the newest is retried at the end, as without pushEach).
@@ -177,7 +155,7 @@ export function createSessionPushes(p: {
       try {
         await pushNewest(exitAt, trainerExited);
       } finally {
-        for (const d of stageDirs) rmSync(d, { recursive: true, force: true });
+        sources.end();
       }
     },
   };
@@ -193,7 +171,7 @@ export function createSessionPushes(p: {
     const last = queue.failures.at(-1);
     if (last && last.job.step > queue.pushedStep && !(last.error instanceof ChangedDuringPush)) {
       const src = jobs.get(last.job.dir);
-      if (src && signatureOf(src.source).sig === src.sig) {
+      if (src && sourceChange(src) === null) {
         warn(`retrying the push of step ${last.job.step}`);
         pushing.set(last.job.step, src);
         queue.offer(last.job);

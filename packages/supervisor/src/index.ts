@@ -19,6 +19,15 @@ export {
   type CompleteReason,
 } from './watch-checkpoints';
 export {
+  snapshotCheckpoint,
+  snapshotChange,
+  clearSnapshots,
+  SNAPSHOTS_DIR,
+  SNAPSHOT_COPY_LIMIT_BYTES,
+  type CheckpointSnapshot,
+  type SnapshotResult,
+} from './snapshot-checkpoint';
+export {
   startTrainer,
   expandArgv,
   placeholdersIn,

@@ -1,9 +1,21 @@
-// One supervisor per output folder: `<output_dir>/.soup-run.lock` holds the supervisor's and the
-// trainer's pid and start time; a second supervisor is refused while either still lives.
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { hostname } from 'node:os';
+// One supervisor per output folder: `<output_dir>/.soup-run.lock` holds the supervisor's and the trainer's
+// identity (host, boot id, pid namespace, pid and start time, as the store's lease records it); a second
+// supervisor is refused while either still lives, and while any process still writes into the folder.
+import { identityHere } from '@soup/hub-ckpt';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { OutputLockedError } from './errors';
+import { writersIn } from './_folder-writers';
 
 /** The lock file's name inside the output folder. */
 export const LOCK_NAME = '.soup-run.lock';
@@ -12,6 +24,9 @@ export const LOCK_NAME = '.soup-run.lock';
 export interface LockRecord {
   format: 'soup-run-lock/1';
   host: string;
+  /** /proc/sys/kernel/random/boot_id and the pid namespace: with both equal here, a pid names one process. */
+  boot_id?: string | null;
+  pidns?: string | null;
   /** The supervisor. */
   pid: number;
   /** Its start time, as /proc/<pid>/stat counts it (clock ticks since boot), or null off Linux. */
@@ -60,18 +75,69 @@ export interface OutputLock {
   release(): void;
 }
 
+/** How often a holder refreshes its lock's mtime, and how old a refresh makes a holder that cannot be judged dead. */
+export const LOCK_REFRESH_MS = 10_000;
+export const LOCK_STALE_MS = 30_000;
+
 /**
- * Takes the output folder's lock. A lock whose supervisor or trainer still lives (same pid and start
- * time, on this host) throws OutputLockedError naming it; a dead one is taken over (`onStale`).
+ * Who of an existing lock's holders still lives, or null. With the same boot id and pid namespace (any hostname:
+ * another UTS namespace, a renamed host) the pids are judged with their start times. A holder on another boot or
+ * in another pid namespace (a restarted container, another machine sharing the folder) cannot be judged from
+ * here: it counts as live while it refreshed its lock within {@link LOCK_STALE_MS}. A record without these fields
+ * (an older soup) is judged by its pids on the same hostname only.
+ */
+function liveHolder(old: LockRecord, path: string): { pid: number; what: string } | null {
+  const here = identityHere();
+  const judged = typeof old.boot_id === 'string' && typeof old.pidns === 'string';
+  const samePids = judged ? old.boot_id === here.boot_id && old.pidns === here.pidns : old.host === here.host;
+  if (samePids) {
+    if (sameProcessAlive(old.trainer_pid, old.trainer_start))
+      return { pid: old.trainer_pid!, what: `its trainer (pid ${old.trainer_pid})` };
+    if (sameProcessAlive(old.pid, old.start)) return { pid: old.pid, what: `soup run (pid ${old.pid})` };
+    return null;
+  }
+  if (!judged) return null;
+  let ageMs = Number.POSITIVE_INFINITY;
+  try {
+    ageMs = Date.now() - statSync(path).mtimeMs;
+  } catch {
+    return null;
+  }
+  if (ageMs >= LOCK_STALE_MS) return null;
+  const where = old.boot_id !== here.boot_id ? 'another boot or machine' : `another pid namespace (${old.pidns})`;
+  return {
+    pid: old.pid,
+    what:
+      `soup run (pid ${old.pid} in ${where}, host ${old.host}) refreshed its lock ${Math.round(ageMs / 1000)} s ` +
+      `ago (stale after ${LOCK_STALE_MS / 1000} s)`,
+  };
+}
+
+/**
+ * Takes the output folder's lock. Refused (OutputLockedError naming the pid) while a process other than this
+ * one and its ancestors has its working directory or an open file inside `dir` (a trainer's `setsid` child left
+ * writing there), or while the lock's supervisor or trainer still lives (see {@link liveHolder}); a dead one
+ * is taken over (`onStale`). The holder refreshes the lock's mtime every {@link LOCK_REFRESH_MS}.
  */
 export function acquireOutputLock(p: { dir: string; onStale?: (rec: LockRecord) => void }): OutputLock {
   mkdirSync(p.dir, { recursive: true });
   const path = join(p.dir, LOCK_NAME);
+  const writer = writersIn(p.dir)[0];
+  if (writer !== undefined) {
+    throw new OutputLockedError(
+      `${p.dir} is in use: pid ${writer.pid} (${writer.command}) has ${writer.what} inside it. Two writers in one ` +
+        `folder delete each other's checkpoints: wait for it to end, or stop it (kill ${writer.pid}), then run again.`,
+      { lockPath: path, pid: writer.pid },
+    );
+  }
+  const me = identityHere();
   const rec: LockRecord = {
     format: 'soup-run-lock/1',
-    host: hostname(),
+    host: me.host,
+    boot_id: me.boot_id,
+    pidns: me.pidns,
     pid: process.pid,
-    start: processStart(process.pid),
+    start: me.start,
     trainer_pid: null,
     trainer_start: null,
     started_at: new Date().toISOString(),
@@ -88,21 +154,15 @@ export function acquireOutputLock(p: { dir: string; onStale?: (rec: LockRecord) 
       } catch {
         old = null;
       }
-      if (old !== null && old.host === rec.host) {
-        const who = sameProcessAlive(old.trainer_pid, old.trainer_start)
-          ? { pid: old.trainer_pid!, what: `its trainer (pid ${old.trainer_pid})` }
-          : sameProcessAlive(old.pid, old.start)
-            ? { pid: old.pid, what: `soup run (pid ${old.pid})` }
-            : null;
-        if (who !== null) {
-          throw new OutputLockedError(
-            `${p.dir} is in use by an earlier soup run started ${old.started_at}: ${who.what} still lives (lock ` +
-              `${path}). ` +
-              `Two trainers in one folder delete each other's checkpoints: wait for it to end, or stop it (kill ` +
-              `${who.pid}), then run again.`,
-            { lockPath: path, pid: who.pid },
-          );
-        }
+      const who = old === null ? null : liveHolder(old, path);
+      if (old !== null && who !== null) {
+        throw new OutputLockedError(
+          `${p.dir} is in use by an earlier soup run started ${old.started_at}: ${who.what} still lives (lock ` +
+            `${path}). ` +
+            `Two trainers in one folder delete each other's checkpoints: wait for it to end, or stop it (kill ` +
+            `${who.pid}), then run again.`,
+          { lockPath: path, pid: who.pid },
+        );
       }
       if (old !== null) p.onStale?.(old);
       rmSync(path, { force: true });
@@ -111,6 +171,16 @@ export function acquireOutputLock(p: { dir: string; onStale?: (rec: LockRecord) 
     writeSync(fd, `${JSON.stringify(rec)}\n`);
     closeSync(fd);
     let held = true;
+    // Evidence of life for a session that cannot judge this process (another pid namespace or boot).
+    const refresh = setInterval(() => {
+      const now = new Date();
+      try {
+        utimesSync(path, now, now);
+      } catch {
+        // released or removed meanwhile
+      }
+    }, LOCK_REFRESH_MS);
+    refresh.unref();
     return {
       path,
       setTrainer(pid) {
@@ -121,6 +191,7 @@ export function acquireOutputLock(p: { dir: string; onStale?: (rec: LockRecord) 
       release() {
         if (!held) return;
         held = false;
+        clearInterval(refresh);
         rmSync(path, { force: true });
       },
     };

@@ -168,6 +168,12 @@ export interface SuperviseOptions {
    */
   keepLocal?: number;
   /**
+   * Each complete checkpoint is snapshotted at once into `<outputDir>/.soup-snapshots/` (hard links) and pushed from
+   * there, so a trainer's rotation cannot delete it mid-push; where a link fails (another file system), a copy of up
+   * to this many bytes, else it is pushed from the trainer's folder with a warning. @default 1 GiB
+   */
+  snapshotCopyLimitBytes?: number;
+  /**
    * Push every complete checkpoint, oldest first, none superseded by a newer one (for a trainer that saves only
    * the checkpoints the caller wants in the store, e.g. soup train's push boundaries). Pushes still run beside
    * the training. @default false (a newer complete checkpoint supersedes one still waiting to be pushed)
