@@ -62,6 +62,7 @@ export {
   UnsafePathError,
   PointedCheckpointConflictError,
   PullTargetExistsError,
+  StoreMissingError,
   ConcurrentWriteError,
   LinkedEntryError,
   PointerRegressionError,
@@ -100,4 +101,10 @@ export {
   defaultStoreDir,
   type OpenCheckpointStoreOptions,
 } from './open-checkpoint-store';
+export {
+  listCheckpoints,
+  type CheckpointList,
+  type ListCheckpointsOptions,
+  type ListedCheckpoint,
+} from './list-checkpoints';
 export { openSessionStore, type OpenSessionStoreOptions, type SessionStore } from './open-session-store';
