@@ -167,7 +167,7 @@ output: out
       const r = await soup(args, cwd);
       expect(r.code, args.join(' ')).toBe(EXIT_CODES.usage);
       expect(r.stderr).toBe(
-        `soup: unknown command '${args[args.length > 2 ? 1 : args.length - 1]}' (Did you mean ${want}?) (see: ` +
+        `soup: unknown command '${args[args.length > 2 ? 1 : args.length - 1]}' (did you mean ${want}?) (see: ` +
           `${see})\n`,
       );
     }

@@ -118,10 +118,12 @@ const PACKAGES: PackageErrors[] = [
     codes: {
       SOUP_GRAD_CKPT_BAD_GRANULARITY: true,
       SOUP_GRAD_CKPT_BAD_BUDGET_INPUT: true,
+      SOUP_GRAD_CKPT_BAD_TIER: true,
     } satisfies Record<GradCkptErrorCode, true>,
     samples: {
       GranularityError: () => new gradCkpt.GranularityError('m', { granularity: 'coarse' }),
       BudgetPlanError: () => new gradCkpt.BudgetPlanError('m', { field: 'blocks' }),
+      TierError: () => new gradCkpt.TierError('huge'),
     },
   },
   {
@@ -204,6 +206,7 @@ const PACKAGES: PackageErrors[] = [
       SOUP_HUB_CKPT_LEASE_LOST: true,
       SOUP_HUB_CKPT_FOLDER_CONFLICT: true,
       SOUP_HUB_CKPT_DISK_FULL: true,
+      SOUP_HUB_CKPT_STORE_MISSING: true,
     } satisfies Record<HubCkptErrorCode, true>,
     samples: {
       InvalidCheckpointOptionError: () => new hubCkpt.InvalidCheckpointOptionError('m', { field: 'pushEvery' }),
@@ -246,6 +249,7 @@ const PACKAGES: PackageErrors[] = [
           mineSha256: sha,
         }),
       DiskFullError: () => new hubCkpt.DiskFullError({ path: '/tmp', bytesNeeded: null, what: 'a push' }),
+      StoreMissingError: () => new hubCkpt.StoreMissingError('dir /tmp/x'),
     },
   },
   {
