@@ -1,5 +1,6 @@
 // What a newcomer meets first, through the real bin: flags that word a refusal the same in every command, a
 // --repo refusal that says what was meant, and `soup ckpt list` on a real directory store.
+import { saveCacheEntry } from '@soup/batch-probe';
 import { runNode, useTempDir } from '@soup/test-utils';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -91,12 +92,48 @@ describe('soup: usage hints', () => {
     expect(record).toEqual({
       store: `dir ${join(cwd, 'st')}`,
       exists: true,
-      checkpoints: [{ step: 3, path_in_repo: 'ckpt/checkpoint-3', files: 2, total_bytes: 40, pushed_at: at }],
+      checkpoints: [{ step: 3, path_in_repo: 'ckpt/checkpoint-3', files: 2, bytes: 40, pushed_at: at }],
     });
     expect(list.stdout.split('\n').slice(1, 3)).toEqual([
       '  STEP  FOLDER             FILES  SIZE  PUSHED',
       `  3     ckpt/checkpoint-3  2      40 B  ${at}`,
     ]);
     expect(status.stdout).toMatch(/^ {2}3 +ckpt\/checkpoint-3 +2 +40 B +yes$/m);
+  });
+
+  it('cache ls shows a long BASE cut to 40 characters; --json keeps it whole', async () => {
+    const cwd = useTempDir();
+    const base = `exec:python train.py ${'--flag value '.repeat(15)}`.trim();
+    const provenance = { base, maxLength: 64, gpuName: 'cpu', budgetBytes: null, ceiling: 32 };
+    const more = { bound: 'exact' as const, measurement: 'sampled-rss', savedAt: '2000-01-01T00:00:00Z' };
+    const env = { SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json') };
+    const where = { env, homeDir: cwd, cwd };
+    await saveCacheEntry({ ...where, key: 'a'.repeat(32), batchSize: 8, provenance: { ...provenance, ...more } });
+    const [ls, json] = await Promise.all([soup(['cache', 'ls'], cwd), soup(['cache', 'ls', '--json'], cwd)]);
+    const row = ls.stdout.split('\n').find((l) => l.startsWith('a'.repeat(32)));
+    expect(row).toContain(`${base.slice(0, 39)}… `);
+    expect(row).not.toContain(base.slice(0, 40));
+    expect(JSON.parse(json.stdout).entries[0].provenance.base).toBe(base);
+  });
+
+  it("init's next-step hint is shell-quoted, so it runs as printed", async () => {
+    const cwd = useTempDir();
+    const init = await soup(['init', '-c', "my conf's é.yaml"], cwd);
+    expect(init.code, init.stderr).toBe(0);
+    const q = "'my conf'\\''s é.yaml'";
+    expect(init.stdout).toContain(`next: soup plan -c ${q}   then: soup train -c ${q}\n`);
+  });
+
+  it('run --batch-size auto says "capped" when the answer is the ceiling of the search, as train does', async () => {
+    const cwd = useTempDir();
+    // A probe that always fits: 8, 16, 32 (the default ceiling, 4 × start) all pass, so 32 is capped, not a limit.
+    const probe = `${JSON.stringify(process.execPath)} -e "process.exit(0)" {batch_size}`;
+    const trainer = [process.execPath, '-e', 'process.exit(0)', '{batch_size}'];
+    const r = await soup(
+      ['run', '--batch-size', 'auto', '--probe', probe, '--repo', 'file://st', '--', ...trainer],
+      cwd,
+    );
+    // The probe's line comes before the launch; how this bare trainer's session ends is not what is tested here.
+    expect(r.stdout).toMatch(/^batch size 32 \(probed on .*, 3 trials; capped: 32 is the ceiling of the search/m);
   });
 });

@@ -31,10 +31,12 @@ export {
   pushRecord,
   pullRecord,
   statusRecord,
+  listRecord,
   resumeRecord,
   type PushRecord,
   type PullRecord,
   type StatusRecord,
+  type ListRecord,
   type ResumeRecord,
 } from './checkpoint-records';
 export { verifyCheckpoint, type VerifyCheckpointOptions, type VerifyCheckpointResult } from './verify-checkpoint';

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../bench/_fixtures';
+import { listRecord } from './checkpoint-records';
 import { checkpointStatus } from './checkpoint-status';
 import { listCheckpoints } from './list-checkpoints';
 import { pushCheckpoint } from './push-checkpoint';
@@ -33,6 +34,13 @@ describe.each(STORE_KINDS)('listCheckpoints on %s store', (kind) => {
       expect(at, c.pathInRepo).toBeGreaterThanOrEqual(before);
       expect(at, c.pathInRepo).toBeLessThanOrEqual(Date.now() + 2000);
     }
+    expect(listRecord('s', list).checkpoints[0]).toEqual({
+      step: 2,
+      path_in_repo: 'ckpt/checkpoint-2',
+      files: pushed[0]!.fileCount,
+      bytes: pushed[0]!.totalBytes,
+      pushed_at: list.checkpoints[0]!.pushedAt,
+    });
     const status = await checkpointStatus({ store: t.store });
     expect(status.checkpoints.map((c) => [c.fileCount, c.totalBytes])).toEqual(
       pushed.map((p) => [p.fileCount, p.totalBytes]),

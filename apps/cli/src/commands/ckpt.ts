@@ -3,6 +3,7 @@ import {
   ChecksumError,
   CorruptCheckpointError,
   listCheckpoints,
+  listRecord,
   localCheckpointStep,
   pullRecord,
   openCheckpointStore,
@@ -13,7 +14,6 @@ import {
   statusRecord,
   StoreMissingError,
   type CheckpointStore,
-  type ListedCheckpoint,
   type PullResult,
 } from '@soup/hub-ckpt';
 import { statSync } from 'node:fs';
@@ -123,19 +123,8 @@ export async function runStatus(opts: CkptStatusOptions, ctx: CommandContext): P
 export async function runList(opts: CkptRepoOptions, ctx: CommandContext): Promise<void> {
   const s = store(opts, ctx, false);
   const list = await listCheckpoints({ store: s });
-  ctx.emit({ store: s.description, exists: list.exists, checkpoints: list.checkpoints.map(listRecord) });
+  ctx.emit(listRecord(s.description, list));
   for (const line of listLines(s.description, list, ctx.style)) ctx.say(line);
-}
-
-/** `--json`'s shape of one listed checkpoint: snake_case, bytes in `_bytes`. */
-function listRecord(c: ListedCheckpoint): Record<string, unknown> {
-  return {
-    step: c.step,
-    path_in_repo: c.pathInRepo,
-    files: c.fileCount,
-    total_bytes: c.totalBytes,
-    pushed_at: c.pushedAt,
-  };
 }
 
 /** `soup ckpt pull --repo R --dest D [--step N | --final]`. */
