@@ -1,5 +1,5 @@
 // soup ckpt's human lines: a store's status, and where a run resumes.
-import type { CheckpointStatus, PullResumeResult } from '@soup/hub-ckpt';
+import type { CheckpointList, CheckpointStatus, PullResumeResult } from '@soup/hub-ckpt';
 import { relative } from 'node:path';
 import type { Style } from './_context';
 import { renderTable } from './_table';
@@ -53,6 +53,23 @@ export function statusLines(st: CheckpointStatus, kind: 'hub' | 'dir', style: St
     );
   }
   return lines;
+}
+
+/** `soup ckpt list`'s lines: a table of the checkpoints (final/ last), or why there is none. */
+export function listLines(store: string, list: CheckpointList, style: Style): string[] {
+  if (!list.exists) return [`${store}: does not exist (a first push creates it)`];
+  if (list.checkpoints.length === 0) return [`${store}: no checkpoints`];
+  const rows = [
+    ['STEP', 'FOLDER', 'FILES', 'SIZE', 'PUSHED'],
+    ...list.checkpoints.map((c) => [
+      c.step === null ? 'final' : String(c.step),
+      c.pathInRepo,
+      String(c.fileCount),
+      formatBytes(c.totalBytes),
+      c.pushedAt ?? 'unknown',
+    ]),
+  ];
+  return [style.bold(store), renderTable(rows, style.bold).replace(/^/gm, '  ')];
 }
 
 /** `soup ckpt resume`'s lines: fresh, complete, or the checkpoint resumed from (and those passed over). */

@@ -156,13 +156,16 @@ export function keepRemoteOption(
   defaultText = String(KEEP_REMOTE_DEFAULT),
   defaultValue?: number,
 ): Command {
-  return cmd.option(
+  const description =
+    'remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest ' +
+    'is corrupt';
+  // With a value, commander states the default itself: the text would say it twice.
+  const option = new Option(
     '--keep-remote <n>',
-    `remote checkpoints to keep, newest first; at least 2, so an older one stays to fall back to when the newest ` +
-      `is corrupt (default: ${defaultText})`,
-    intAtLeast(2),
-    defaultValue,
-  );
+    defaultValue === undefined ? `${description} (default: ${defaultText})` : description,
+  ).argParser(intAtLeast(2));
+  if (defaultValue !== undefined) option.default(defaultValue, defaultText);
+  return cmd.addOption(option);
 }
 
 /** `--budget`: the memory a step may use. */

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { type DeviceSpec, parseBytes, parseDevice, parseDuration, parseHeadroom } from '@soup/config';
+import { type DeviceSpec, durationProblem, parseBytes, parseDevice, parseDuration, parseHeadroom } from '@soup/config';
 
 /** Commander parser: an integer >= min. */
 export function intAtLeast(min: number): (value: string) => number {
@@ -43,11 +43,10 @@ export function appendArg(value: string, previous: string[] | undefined): string
   return [...(previous ?? []), value];
 }
 
-/** Commander parser: a duration such as 8h45m, 90s or 500ms (a bare number is seconds); returns ms. */
+/** Commander parser: a duration such as 8h45m, 90s, 500ms or 1d (a bare number is seconds); returns ms. */
 export function durationArg(value: string): number {
   const n = parseDuration(value);
-  if (n === undefined)
-    throw new InvalidArgumentError(`expected a duration like 8h45m, 90m, 30s or 500ms, got "${value}"`);
+  if (n === undefined) throw new InvalidArgumentError(durationProblem(value) ?? value);
   return n;
 }
 

@@ -18,9 +18,7 @@ import type {
 } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import { explainRefusal } from './_refusal';
-import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
-import { parseDuration } from '@soup/config';
 
 /** The session's store (@soup/hub-ckpt's openSessionStore), its retry warnings said as the CLI says warnings. */
 export function openSessionStore(
@@ -61,22 +59,6 @@ export function sessionOptions(
         ...(p.fallbackUsed !== undefined ? { fallbackUsed: p.fallbackUsed } : {}),
       }),
   };
-}
-
-/**
- * The time limit of this session in ms, from `--time-limit` (wins) or the config's; null for none. A flag that is
- * not a duration is a UsageError naming the flag and the accepted forms.
- */
-export function resolveTimeLimitMs(flag: unknown, configMs: number | null): number | null {
-  if (flag === undefined || flag === null) return configMs;
-  const ms = parseDuration(String(flag));
-  if (ms === undefined) {
-    throw new UsageError(
-      `--time-limit ${JSON.stringify(String(flag))} is not a duration: use e.g. 8h45m, 90m, 45s, or a number of ` +
-        `seconds`,
-    );
-  }
-  return ms;
 }
 
 /**

@@ -116,6 +116,30 @@ output: out
     expect(leg2.stderr).not.toMatch(/\((?!100%)\d{3,}%\)/);
   });
 
+  it("no help states a default twice (a default written in the text and commander's own)", async () => {
+    const cwd = useTempDir();
+    const commands = [
+      ['train'],
+      ['run'],
+      ['probe'],
+      ['plan'],
+      ['init'],
+      ['ckpt', 'push'],
+      ['ckpt', 'pull'],
+      ['ckpt', 'final'],
+      ['ckpt', 'status'],
+      ['cache', 'ls'],
+      ['cache', 'clear'],
+    ];
+    const helps = await Promise.all(commands.map((c) => soup([...c, '--help'], cwd)));
+    for (const [i, r] of helps.entries()) {
+      expect(r.code, r.stderr).toBe(0);
+      // Commander wraps long descriptions: compare with the line breaks and indents taken out.
+      const text = r.stdout.replace(/\s+/g, ' ');
+      expect(text, `soup ${commands[i]?.join(' ')} --help`).not.toMatch(/\(default: [^)]*\) \(default: /);
+    }
+  });
+
   it('a bare `soup` prints the help (exit 0); a bare group prints its help and exits 2', async () => {
     const cwd = useTempDir();
     const top = await soup([], cwd);
@@ -143,7 +167,7 @@ output: out
       const r = await soup(args, cwd);
       expect(r.code, args.join(' ')).toBe(EXIT_CODES.usage);
       expect(r.stderr).toBe(
-        `soup: unknown command '${args[args.length > 2 ? 1 : args.length - 1]}' (Did you mean ${want}?) (see: ` +
+        `soup: unknown command '${args[args.length > 2 ? 1 : args.length - 1]}' (did you mean ${want}?) (see: ` +
           `${see})\n`,
       );
     }

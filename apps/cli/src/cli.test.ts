@@ -109,14 +109,14 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
         "soup: option '--push-every-steps <n>' argument 'ten' is invalid. expected an integer >= 1, got \"ten\" " +
           '(see: soup train --help)\n',
       ],
-      [['trian'], "soup: unknown command 'trian' (Did you mean train?) (see: soup --help)\n"],
+      [['trian'], "soup: unknown command 'trian' (did you mean train?) (see: soup --help)\n"],
       [
         ['ckpt', 'push', 'dir', '--step', '3', '--run', 'r'],
         "soup: required option '--repo <repo>' not specified (see: soup ckpt push --help)\n",
       ],
       [
         ['init', '--template', 'huge'],
-        "soup: option '-t, --template <name>' argument 'huge' is invalid. Allowed choices are tiny, small. (see: " +
+        "soup: option '-t, --template <name>' argument 'huge' is invalid. allowed choices are tiny, small. (see: " +
           'soup init --help)\n',
       ],
     ] as [string[], string][]) {

@@ -118,10 +118,12 @@ const PACKAGES: PackageErrors[] = [
     codes: {
       SOUP_GRAD_CKPT_BAD_GRANULARITY: true,
       SOUP_GRAD_CKPT_BAD_BUDGET_INPUT: true,
+      SOUP_GRAD_CKPT_BAD_TIER: true,
     } satisfies Record<GradCkptErrorCode, true>,
     samples: {
       GranularityError: () => new gradCkpt.GranularityError('m', { granularity: 'coarse' }),
       BudgetPlanError: () => new gradCkpt.BudgetPlanError('m', { field: 'blocks' }),
+      TierError: () => new gradCkpt.TierError('huge'),
     },
   },
   {
@@ -205,6 +207,7 @@ const PACKAGES: PackageErrors[] = [
       SOUP_HUB_CKPT_FOLDER_CONFLICT: true,
       SOUP_HUB_CKPT_DISK_FULL: true,
       SOUP_HUB_CKPT_COMMIT_QUOTA: true,
+      SOUP_HUB_CKPT_STORE_MISSING: true,
     } satisfies Record<HubCkptErrorCode, true>,
     samples: {
       InvalidCheckpointOptionError: () => new hubCkpt.InvalidCheckpointOptionError('m', { field: 'pushEvery' }),
@@ -248,6 +251,7 @@ const PACKAGES: PackageErrors[] = [
         }),
       DiskFullError: () => new hubCkpt.DiskFullError({ path: '/tmp', bytesNeeded: null, what: 'a push' }),
       CommitQuotaError: () => new hubCkpt.CommitQuotaError({ url: 'u', retryAfterMs: 1000, message: 'm' }),
+      StoreMissingError: () => new hubCkpt.StoreMissingError('dir /tmp/x'),
     },
   },
   {

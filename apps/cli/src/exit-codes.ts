@@ -199,6 +199,7 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_FOLDER_CONFLICT: 'storeBusy',
   SOUP_HUB_CKPT_DISK_FULL: 'diskFull',
   SOUP_HUB_CKPT_COMMIT_QUOTA: 'hub',
+  SOUP_HUB_CKPT_STORE_MISSING: 'usage',
   // @soup/plan
   SOUP_PLAN_BUDGET_UNMEASURED: 'train',
   // @soup/tune
@@ -222,6 +223,7 @@ const BY_CODE: Record<string, ExitCodeName> = {
   // @soup/grad-ckpt
   SOUP_GRAD_CKPT_BAD_GRANULARITY: 'config',
   SOUP_GRAD_CKPT_BAD_BUDGET_INPUT: 'config',
+  SOUP_GRAD_CKPT_BAD_TIER: 'config',
 };
 
 /** Prefix rules for codes not in the table, most specific first. */

@@ -8,6 +8,7 @@ import { applyAliases } from './_options';
 import { cacheClearCommand, cacheLsCommand, cachePathCommand, defineCacheGroup } from './commands/cache.options';
 import {
   ckptFinalCommand,
+  ckptListCommand,
   ckptPullCommand,
   ckptPushCommand,
   ckptResumeCommand,
@@ -129,6 +130,7 @@ export function buildProgram(io: CliIo = {}): Command {
   wire(ckpt, ckptPushCommand, async () => (await import('./commands/ckpt')).runPush);
   wire(ckpt, ckptFinalCommand, async () => (await import('./commands/ckpt')).runFinal);
   wire(ckpt, ckptStatusCommand, async () => (await import('./commands/ckpt')).runStatus);
+  wire(ckpt, ckptListCommand, async () => (await import('./commands/ckpt')).runList);
   wire(ckpt, ckptPullCommand, async () => (await import('./commands/ckpt')).runPull);
   wire(ckpt, ckptResumeCommand, async () => (await import('./commands/ckpt')).runResume);
 
@@ -223,10 +225,11 @@ async function runMain(argv: string[], io: CliIo, json: boolean): Promise<number
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
         return 0;
       if (err.code === 'commander.executeSubCommandAsync') return err.exitCode;
-      // Commander puts "(Did you mean …?)" on a second line: keep one line.
+      // Commander puts "(Did you mean …?)" on a second line: keep one line, in soup's lower case.
       const msg = err.message
         .replace(/^error:\s*/, '')
         .replace(/\n+/g, ' ')
+        .replace(/\((Did) you mean|\. (Allowed) choices/g, (m) => m.toLowerCase())
         .trim();
       const where = commandPath(program, argv);
       return fail(EXIT_CODES.usage, 'SOUP_USAGE', [`${msg} (see: ${where} --help)`]);

@@ -58,7 +58,7 @@ describe('[slow] soup probe', { timeout: 300_000 }, () => {
 
     const budget = await soup(['probe', '--no-cache', '--budget', '1B', '--json'], cwd);
     expect(budget.code).toBe(7); // nothing fits one byte: exit 7, one line
-    expect(budget.stderr.trim().split('\n').pop()).toMatch(/^soup: Out of memory at batch size 1/);
+    expect(budget.stderr.trim().split('\n').pop()).toMatch(/^soup: out of memory at batch size 1/);
     // The advice names only what soup can change here, never FSDP / DeepSpeed / 4-bit; on a CPU not offload to host
     // RAM.
     expect(budget.stderr).toMatch(

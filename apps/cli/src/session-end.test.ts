@@ -1,16 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { resolveTimeLimitMs } from './_session';
+import { durationArg } from './_parse';
 import { validateConfig } from '@soup/config';
 
-describe('resolveTimeLimitMs', () => {
-  it('resolveTimeLimitMs: the flag wins over the config; a bad flag names itself and the forms', () => {
-    expect(resolveTimeLimitMs(undefined, null)).toBeNull();
-    expect(resolveTimeLimitMs(undefined, 60_000)).toBe(60_000);
-    expect(resolveTimeLimitMs('8h45m', 60_000)).toBe((8 * 60 + 45) * 60_000);
-    expect(resolveTimeLimitMs('90', null)).toBe(90_000);
-    expect(() => resolveTimeLimitMs('soon', null)).toThrow(
-      '--time-limit "soon" is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds',
+describe('durationArg (--time-limit of train and run)', () => {
+  it('reads the forms the help lists; a bad flag names the forms, and 0 is refused as zero', () => {
+    expect(durationArg('8h45m')).toBe((8 * 60 + 45) * 60_000);
+    expect(durationArg('90')).toBe(90_000);
+    expect(durationArg('1d')).toBe(86_400_000);
+    expect(() => durationArg('soon')).toThrow(
+      'expected a duration like 8h45m, 90m, 30s, 500ms or 1d (a bare number is seconds), got "soon"',
     );
+    for (const zero of ['0', '0s', '0.0'])
+      expect(() => durationArg(zero)).toThrow(
+        `a duration must be longer than zero, got "${zero}" (leave the flag out for none)`,
+      );
   });
 });
 

@@ -325,7 +325,8 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
       ).exited;
       expect(bad.code).toBe(EXIT_CODES.usage);
       expect(bad.stderr).toBe(
-        'soup: --time-limit "8 hours" is not a duration: use e.g. 8h45m, 90m, 45s, or a number of seconds\n',
+        "soup: option '--time-limit <duration>' argument '8 hours' is invalid. expected a duration like 8h45m, 90m, " +
+          '30s, 500ms or 1d (a bare number is seconds), got "8 hours" (see: soup train --help)\n',
       );
     },
   );

@@ -65,7 +65,7 @@ export class NoBatchFitsError extends BatchProbeError {
         ? 'batch size 1'
         : `batch size ${smallestBatchSize} (the smallest multiple of ${smallestBatchSize} allowed)`;
     super(
-      `Out of memory at ${at}: the step does not fit this device's memory budget even at the smallest size. ` +
+      `out of memory at ${at}: the step does not fit this device's memory budget even at the smallest size. ` +
         (options.advice ?? 'Shorten max_length or give the step a bigger memory budget.'),
       { code: 'SOUP_NO_BATCH_FITS', cause: options.cause },
     );

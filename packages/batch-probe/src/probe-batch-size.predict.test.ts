@@ -287,7 +287,7 @@ describe('predictive search', () => {
             const probe = peakProbe(peak, budget);
             if (truth === 0) {
               await expect(probeBatchSize(probe, { start: st, ceiling, predict: true })).rejects.toThrow(
-                /Out of memory at batch size 1/,
+                /out of memory at batch size 1/,
               );
               return;
             }
@@ -363,7 +363,7 @@ describe('predictive search', () => {
               (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
             );
             if (r instanceof Error) {
-              expect(r.message).toMatch(/Out of memory at batch size/);
+              expect(r.message).toMatch(/out of memory at batch size/);
               expect(peak(multipleOf) > budget).toBe(true);
               return;
             }

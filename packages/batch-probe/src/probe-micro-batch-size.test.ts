@@ -53,7 +53,7 @@ describe('probeMicroBatchSize', () => {
       expect(r).toMatchObject({ microBatchSize: 1, accumulation: 7, bound: 'exact' });
       await expect(probeMicroBatchSize(device(0).probe, { globalBatchSize: 7 })).rejects.toThrow(NoBatchFitsError);
       await expect(probeMicroBatchSize(device(0).probe, { globalBatchSize: 7 })).rejects.toThrow(
-        /Out of memory at batch size 1/,
+        /out of memory at batch size 1/,
       );
     },
   );

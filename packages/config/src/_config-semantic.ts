@@ -29,7 +29,9 @@ export function semanticChecks(
         errors.push({
           path: `data.${key}`,
           ...locate(doc, lc, ['data', key], false),
-          message: `no such file: ${abs} (paths are relative to ${pathModule.basename(opts.file)}'s folder)`,
+          message: opts.isDirectory?.(abs)
+            ? `${abs} is a directory: data.${key} names one UTF-8 text file`
+            : `no such file: ${abs} (paths are relative to ${pathModule.basename(opts.file)}'s folder)`,
         });
       }
     }

@@ -9,7 +9,7 @@ export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-co
 export { configWithOverrides, type ConfigOverrides } from './config-with-overrides';
 export { didYouMean, type DidYouMeanOptions } from './did-you-mean';
 export { parseBytes } from './parse-bytes';
-export { parseDuration } from './parse-duration';
+export { durationProblem, parseDuration } from './parse-duration';
 export { parseDevice, type DeviceSpec } from './parse-device';
 export { parseHeadroom } from './parse-headroom';
 export { runFingerprint, type RunFingerprint, type RunFingerprintOptions, type RunIdentity } from './run-fingerprint';

@@ -50,7 +50,14 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
       return false;
     }
   };
-  const result = validateConfig({ text, file, cwd, isFile });
+  const isDirectory = (p: string): boolean => {
+    try {
+      return statSync(p).isDirectory();
+    } catch {
+      return false;
+    }
+  };
+  const result = validateConfig({ text, file, cwd, isFile, isDirectory });
   if (!result.config) throw new ConfigError({ file: displayPath, issues: result.errors });
   return { config: result.config, warnings: result.warnings, displayPath };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from './parse-duration';
+import { durationProblem, parseDuration } from './parse-duration';
 
 describe('parseDuration', () => {
   it('parses compound durations, largest unit first', () => {
@@ -19,5 +19,15 @@ describe('parseDuration', () => {
     for (const bad of ['', 'h', '8h45', '45m8h', '1h1h', '5 minutes', '-1s', '0', '0s', '1w', '1h 30m']) {
       expect(parseDuration(bad), bad).toBeUndefined();
     }
+  });
+  it('durationProblem: none for a duration; zero said as zero; anything else lists the forms, 1d among them', () => {
+    expect(durationProblem('1d')).toBeUndefined();
+    for (const zero of ['0', '0s', '00m', '0.0'])
+      expect(durationProblem(zero), zero).toBe(
+        `a duration must be longer than zero, got "${zero}" (leave the flag out for none)`,
+      );
+    expect(durationProblem('1x')).toBe(
+      'expected a duration like 8h45m, 90m, 30s, 500ms or 1d (a bare number is seconds), got "1x"',
+    );
   });
 });

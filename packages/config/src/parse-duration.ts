@@ -28,3 +28,14 @@ function positive(ms: number): number | undefined {
   const whole = Math.round(ms);
   return Number.isSafeInteger(whole) && whole >= 1 ? whole : undefined;
 }
+
+/**
+ * Why `text` is not a duration, worded for the person who typed it, or undefined when it is one. Every command
+ * that takes a duration words its refusal with this, so `soup train` and `soup run` say the same thing.
+ */
+export function durationProblem(text: string): string | undefined {
+  if (parseDuration(text) !== undefined) return undefined;
+  if (/^\s*0*(?:\.0*)?\s*(?:ms|s|m|h|d)?\s*$/i.test(text) && /0/.test(text))
+    return `a duration must be longer than zero, got "${text}" (leave the flag out for none)`;
+  return `expected a duration like 8h45m, 90m, 30s, 500ms or 1d (a bare number is seconds), got "${text}"`;
+}

@@ -91,6 +91,8 @@ export interface ValidateConfigOptions {
    * @default no check
    */
   isFile?: (absPath: string) => boolean;
+  /** Whether a data path that is not a file is a directory, so the error says so. @default never */
+  isDirectory?: (absPath: string) => boolean;
 }
 
 /** What {@link validateConfig} found. `config` is set only when there are no errors. */

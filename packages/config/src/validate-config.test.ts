@@ -117,7 +117,8 @@ output: out
         path: 'training.batch_size',
         line: 7,
         col: 15,
-        message: 'must be an integer >= 1 (the global batch G; the probe sizes micro_batch_size) (got "big")',
+        message:
+          'must be an integer from 1 to 65536 (the global batch G; the probe sizes micro_batch_size) (got "big")',
       },
     ]);
   });
@@ -212,6 +213,18 @@ output: out
     );
     expect(validateConfig({ text: '', file }).errors[0]?.message).toMatch(/empty; run `soup init`/);
     expect(validateConfig({ text: '- 1\n', file }).errors[0]?.message).toMatch(/must be a mapping/);
+  });
+
+  it('refuses an absurd training.batch_size, naming the field and the maximum', () => {
+    const r = validateConfig({ text: `${minimal}  batch_size: 1e12\n`, file });
+    expect(r.config).toBeNull();
+    expect(r.errors).toEqual([
+      expect.objectContaining({
+        path: 'training.batch_size',
+        message: expect.stringMatching(/^must be an integer from 1 to 65536 .*\(got 1000000000000\)$/),
+      }),
+    ]);
+    expect(validateConfig({ text: `${minimal}  batch_size: 65536\n`, file }).config?.training.batchSize).toBe(65536);
   });
 
   it('checks data files through the injected isFile', () => {

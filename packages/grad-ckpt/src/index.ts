@@ -11,7 +11,7 @@ export {
 } from './calibrate-budget-blocks';
 export { validateTierConfig, type ValidateTierConfigParams, type TierConfigReport } from './validate-tier-config';
 export { AUTO_FULL_THRESHOLD_GB, AUTO_SELECTIVE_THRESHOLD_GB } from './thresholds';
-export { GradCkptError, GranularityError, BudgetPlanError, type GradCkptErrorCode } from './errors';
+export { GradCkptError, GranularityError, BudgetPlanError, TierError, type GradCkptErrorCode } from './errors';
 export type {
   Granularity,
   TierName,

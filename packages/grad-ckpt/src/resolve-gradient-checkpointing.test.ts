@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { TierError } from './errors';
 import { resolveGradientCheckpointing } from './resolve-gradient-checkpointing';
 
 const ON = { gradient_checkpointing: true, gradient_checkpointing_kwargs: { use_reentrant: false } };
@@ -9,8 +10,12 @@ describe('resolveGradientCheckpointing', () => {
     expect(resolveGradientCheckpointing({ tier, gpuMemoryGb: 40 })).toEqual(ON);
   });
 
-  test.each([false, null, undefined, '', 'nope', 'budget'] as const)('%j → {}', (tier) => {
+  test.each([false, null, undefined, '', 'budget'] as const)('%j → {}', (tier) => {
     expect(resolveGradientCheckpointing(tier)).toEqual({});
+  });
+
+  test('an unknown tier throws instead of turning checkpointing off', () => {
+    expect(() => resolveGradientCheckpointing('nope')).toThrow(TierError);
   });
 
   test('returns a fresh object each call (callers may mutate it)', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
+import { TierError } from './errors';
 import { resolveGranularity } from './resolve-granularity';
 
 describe('resolveGranularity', () => {
@@ -40,11 +41,17 @@ describe('resolveGranularity', () => {
     expect(resolveGranularity('auto', Number.NaN)).toBe('full');
   });
 
-  test('anything else → null (including budget, which plans per block)', () => {
-    expect(resolveGranularity('fulll')).toBeNull();
-    expect(resolveGranularity('off')).toBeNull();
-    expect(resolveGranularity('FULL')).toBeNull();
+  test('budget → null (it plans per block); anything else throws, naming the tiers (no silent null)', () => {
     expect(resolveGranularity('budget')).toBeNull();
+    expect(() => resolveGranularity({ tier: 'huge' })).toThrow(
+      `unknown gradient-checkpointing tier "huge": use false (off), true, 'full', 'medium', 'selective', 'auto' or ` +
+        `'budget'`,
+    );
+    expect(() => resolveGranularity('FULL')).toThrow(`tier "FULL" (did you mean 'full'?)`);
+    for (const bad of ['fulll', 'off', 'FULL', 'huge']) {
+      expect(() => resolveGranularity(bad), bad).toThrow(TierError);
+      expect(() => resolveGranularity(bad), bad).toThrow(expect.objectContaining({ code: 'SOUP_GRAD_CKPT_BAD_TIER' }));
+    }
   });
 
   test('auto over the whole range follows the 24 / 80 GB thresholds', () => {

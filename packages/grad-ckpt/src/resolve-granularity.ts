@@ -1,4 +1,5 @@
 import { knownGb, tierArgs, tierIsOff } from './_args';
+import { TierError } from './errors';
 import { AUTO_FULL_THRESHOLD_GB, AUTO_SELECTIVE_THRESHOLD_GB } from './thresholds';
 import type { Granularity, TierLike, TierParams } from './types';
 
@@ -6,8 +7,8 @@ import type { Granularity, TierLike, TierParams } from './types';
  * The granularity a trainer should apply for a tier, as in the Python original:
  * off (`false`/`null`/`''`) → `null`; `true`/`'full'` → `'full'`; `'medium'`/`'selective'` as is;
  * `'auto'` → `'full'` below 24 GB or when the memory is unknown, `'medium'` from 24 to 80 GB
- * inclusive, `'selective'` above 80 GB; anything else (including `'budget'`, whose plan comes
- * from {@link planForBudget}) → `null`.
+ * inclusive, `'selective'` above 80 GB; `'budget'` → `null` (its plan comes from {@link planForBudget}); anything
+ * else throws a {@link TierError} naming the known tiers, so a typo never turns recompute off silently.
  *
  * Accepts `resolveGranularity({tier, gpuMemoryGb})` or `resolveGranularity(tier, gpuMemoryGb)`.
  */
@@ -26,5 +27,6 @@ export function resolveGranularity(first: TierParams | TierLike, gpuMemoryGb?: n
     if (known <= AUTO_SELECTIVE_THRESHOLD_GB) return 'medium';
     return 'selective';
   }
-  return null;
+  if (tier === 'budget') return null;
+  throw new TierError(tier);
 }

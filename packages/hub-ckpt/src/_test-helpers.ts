@@ -47,7 +47,7 @@ class CountingStore implements CheckpointStore {
   exists = (): Promise<boolean> => this.inner.exists();
   create = (): Promise<void> => this.inner.create();
   list = (p: { prefix: string }) => this.inner.list(p);
-  stat = (p: { paths: string[] }) => this.inner.stat(p);
+  stat = (p: { paths: string[]; times?: boolean }) => this.inner.stat(p);
   readFile = (p: { path: string }) => this.inner.readFile(p);
   hash = (p: { path: string }) => this.inner.hash(p);
   download = (p: { path: string; dest: string }) => this.inner.download(p);

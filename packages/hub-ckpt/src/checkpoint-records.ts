@@ -1,6 +1,7 @@
-// The results of push, pull, status and resume as flat snake_case records: what `soup ckpt --json` prints,
+// The results of push, pull, status, list and resume as flat snake_case records: what `soup ckpt --json` prints,
 // what the `RESUME_JSON` line carries to a trainer, and what any other tool can write or parse alike.
 import type { CheckpointStatus } from './checkpoint-status';
+import type { CheckpointList } from './list-checkpoints';
 import type { PullResult } from './pull-checkpoint';
 import type { PullResumeResult } from './pull-resume';
 import type { PushResult } from './push-checkpoint';
@@ -141,5 +142,27 @@ export function resumeRecord(outcome: PullResumeResult, dir: string | null): Res
     previous_step: outcome.previousStep,
     repaired: outcome.repaired,
     skipped: outcome.skipped.map((k) => ({ step: k.step, path_in_repo: k.pathInRepo, problems: k.problems })),
+  };
+}
+
+/** {@link listRecord}'s record of a store's checkpoints. */
+export interface ListRecord {
+  store: string;
+  exists: boolean;
+  checkpoints: { step: number | null; path_in_repo: string; files: number; bytes: number; pushed_at: string | null }[];
+}
+
+/** A {@link CheckpointList} as a record (`store` is the store's description). */
+export function listRecord(store: string, list: CheckpointList): ListRecord {
+  return {
+    store,
+    exists: list.exists,
+    checkpoints: list.checkpoints.map((c) => ({
+      step: c.step,
+      path_in_repo: c.pathInRepo,
+      files: c.fileCount,
+      bytes: c.totalBytes,
+      pushed_at: c.pushedAt,
+    })),
   };
 }

@@ -16,7 +16,9 @@ export interface CheckpointStatusOptions {
 export interface CheckpointStatusEntry {
   step: number;
   pathInRepo: string;
+  /** Files of the checkpoint, manifest.json not counted (as a push counts them). */
   fileCount: number;
+  /** Their bytes, manifest.json not counted. */
   totalBytes: number;
   /** Whether manifest.json is present. */
   hasManifest: boolean;
@@ -78,15 +80,19 @@ export async function checkpointStatus(opts: CheckpointStatusOptions): Promise<C
   const ptr = present.has(POINTER_PATH) ? await readPointer(store) : { raw: null, pointer: null, errors: [] };
   const bySteps = await scanCheckpoints(store);
   const checkpoints: CheckpointStatusEntry[] = [];
+  let treeBytes = 0;
   for (const step of [...bySteps.keys()].sort((a, b) => a - b)) {
     const entries = bySteps.get(step) ?? [];
     const pathInRepo = checkpointPath(step);
+    treeBytes += entries.reduce((a, e) => a + e.sizeBytes, 0);
+    // Files and bytes counted as a push counts them: the checkpoint's own files, manifest.json aside.
+    const own = entries.filter((e) => e.path !== `${pathInRepo}/${MANIFEST_NAME}`);
     const entry: CheckpointStatusEntry = {
       step,
       pathInRepo,
-      fileCount: entries.filter((e) => e.path !== `${pathInRepo}/${MANIFEST_NAME}`).length,
-      totalBytes: entries.reduce((a, e) => a + e.sizeBytes, 0),
-      hasManifest: entries.some((e) => e.path === `${pathInRepo}/${MANIFEST_NAME}`),
+      fileCount: own.length,
+      totalBytes: own.reduce((a, e) => a + e.sizeBytes, 0),
+      hasManifest: own.length < entries.length,
     };
     if (opts.verify === 'all') {
       const v = await verifyCheckpoint({ store, pathInRepo, expectedStep: step, entries });
@@ -104,7 +110,7 @@ export async function checkpointStatus(opts: CheckpointStatusOptions): Promise<C
     runMatches: opts.run === undefined || ptr.pointer === null ? null : ptr.pointer.run === opts.run,
     checkpoints,
     hasFinal: present.has(`${FINAL_PATH}/${MANIFEST_NAME}`),
-    treeBytes: checkpoints.reduce((a, c) => a + c.totalBytes, 0),
+    treeBytes,
     storedBytes: store.usedStorageBytes ? await store.usedStorageBytes() : null,
     lease: present.has(LEASE_PATH) ? parseLease(await store.readFile({ path: LEASE_PATH })) : null,
   };

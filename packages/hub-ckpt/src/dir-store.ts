@@ -140,11 +140,12 @@ export class DirStore implements CheckpointStore {
     return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
-  async stat(params: { paths: string[] }): Promise<StoreEntry[]> {
+  async stat(params: { paths: string[]; times?: boolean }): Promise<StoreEntry[]> {
     const out: StoreEntry[] = [];
     for (const path of params.paths) {
       const { stats } = await this.resolvePath(path);
-      if (stats?.isFile()) out.push({ path, sizeBytes: stats.size });
+      if (!stats?.isFile()) continue;
+      out.push({ path, sizeBytes: stats.size, ...(params.times ? { modifiedAt: stats.mtime.toISOString() } : {}) });
     }
     return out;
   }

@@ -44,7 +44,8 @@ export type HubCkptErrorCode =
   | 'SOUP_HUB_CKPT_LEASE_LOST'
   | 'SOUP_HUB_CKPT_FOLDER_CONFLICT'
   | 'SOUP_HUB_CKPT_DISK_FULL'
-  | 'SOUP_HUB_CKPT_COMMIT_QUOTA';
+  | 'SOUP_HUB_CKPT_COMMIT_QUOTA'
+  | 'SOUP_HUB_CKPT_STORE_MISSING';
 
 /** Base class of every error @soup/hub-ckpt throws: a stable `code`, the `cause` kept. */
 export class HubCkptError extends Error {
@@ -214,6 +215,18 @@ export class PullTargetExistsError extends HubCkptError {
       code: 'SOUP_HUB_CKPT_PULL_TARGET_EXISTS',
     });
     this.dir = dir;
+  }
+}
+
+/** A read (a pull, a resume into a folder) from a store that does not exist: nothing was ever pushed there. */
+export class StoreMissingError extends HubCkptError {
+  override readonly name = 'StoreMissingError';
+  declare readonly code: 'SOUP_HUB_CKPT_STORE_MISSING';
+
+  constructor(storeDescription: string) {
+    super(`${storeDescription} does not exist: nothing was ever pushed there (is the repo name right?)`, {
+      code: 'SOUP_HUB_CKPT_STORE_MISSING',
+    });
   }
 }
 

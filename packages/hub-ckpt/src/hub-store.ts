@@ -197,7 +197,7 @@ export class HubStore implements CheckpointStore {
     return out;
   }
 
-  async stat(params: { paths: string[] }): Promise<StoreEntry[]> {
+  async stat(params: { paths: string[]; times?: boolean }): Promise<StoreEntry[]> {
     if (params.paths.length === 0) return [];
     for (const p of params.paths) assertSafeName(p);
     try {
@@ -207,8 +207,14 @@ export class HubStore implements CheckpointStore {
         hubUrl: this.endpoint,
         fetch: this.#fetch,
         paths: params.paths,
+        expand: params.times === true,
       });
-      return infos.filter((i) => i.type === 'file').map(storeEntry);
+      return infos
+        .filter((i) => i.type === 'file')
+        .map((i) => {
+          const date = (i as { lastCommit?: { date?: Date | string } }).lastCommit?.date;
+          return date ? { ...storeEntry(i), modifiedAt: new Date(date).toISOString() } : storeEntry(i);
+        });
     } catch (err) {
       if (err instanceof HubApiError && err.statusCode === 404) return [];
       this.fail('reading paths-info', err);

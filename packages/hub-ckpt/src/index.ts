@@ -41,10 +41,12 @@ export {
   pushRecord,
   pullRecord,
   statusRecord,
+  listRecord,
   resumeRecord,
   type PushRecord,
   type PullRecord,
   type StatusRecord,
+  type ListRecord,
   type ResumeRecord,
 } from './checkpoint-records';
 export { verifyCheckpoint, type VerifyCheckpointOptions, type VerifyCheckpointResult } from './verify-checkpoint';
@@ -72,6 +74,7 @@ export {
   UnsafePathError,
   PointedCheckpointConflictError,
   PullTargetExistsError,
+  StoreMissingError,
   ConcurrentWriteError,
   LinkedEntryError,
   PointerRegressionError,
@@ -113,4 +116,10 @@ export {
   defaultStoreDir,
   type OpenCheckpointStoreOptions,
 } from './open-checkpoint-store';
+export {
+  listCheckpoints,
+  type CheckpointList,
+  type ListCheckpointsOptions,
+  type ListedCheckpoint,
+} from './list-checkpoints';
 export { openSessionStore, type OpenSessionStoreOptions, type SessionStore } from './open-session-store';

@@ -27,6 +27,21 @@ describe('openCheckpointStore', () => {
     expect(() => openCheckpointStore({ ...base, repo: 'no-slash', env: {} })).toThrow(InvalidCheckpointOptionError);
   });
 
+  it('a refused path or Hub page URL says what it likely meant', () => {
+    const cases: [string, string][] = [
+      ['./ckstore', 'file://./ckstore'],
+      ['/mnt/ckpt', 'file:///mnt/ckpt'],
+      ['https://huggingface.co/me/x', 'me/x'],
+      ['https://huggingface.co/me/x/tree/main', 'me/x'],
+    ];
+    for (const [repo, guess] of cases)
+      expect(() => openCheckpointStore({ ...base, repo, env: {} }), repo).toThrow(
+        `--repo ${JSON.stringify(repo)} is neither a Hub repo id (user/name) nor a directory (file://path): ` +
+          `did you mean \`--repo ${guess}\`?`,
+      );
+    expect(() => openCheckpointStore({ ...base, repo: 'no-slash', env: {} })).not.toThrow(/did you mean/);
+  });
+
   it('refuses a Hub write without a token before any call, naming where it looked; a read needs none', () => {
     const home = useTempDir();
     const env = { HOME: home, HF_HOME: home };

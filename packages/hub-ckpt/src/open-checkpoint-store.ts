@@ -28,6 +28,15 @@ export interface OpenCheckpointStoreOptions {
 }
 
 const REPO = /^(file:.+|[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*)$/;
+const HUB_URL = /^https?:\/\/(?:www\.)?(?:huggingface\.co|hf\.co)\/(?:datasets\/)?([^/?#]+\/[^/?#]+)(?:[/?#].*)?$/;
+
+/** What a refused repo most likely meant: a path as `file://path`, a Hub page's URL as its `user/name`. */
+function repoGuess(repo: string): string | null {
+  const id = HUB_URL.exec(repo)?.[1];
+  if (id !== undefined) return REPO.test(id) ? id : null;
+  if (/^(\.{1,2}\/|\/|~\/)/.test(repo) || repo === '.' || repo === '..') return `file://${repo}`;
+  return null;
+}
 
 /**
  * A DirStore for file:// repos, else a HubStore; refuses a Hub write without a token up front. The token is
@@ -36,11 +45,14 @@ const REPO = /^(file:.+|[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*)$/;
  */
 export function openCheckpointStore(opts: OpenCheckpointStoreOptions): CheckpointStore {
   const flag = opts.flag ?? '--repo';
-  if (!REPO.test(opts.repo))
+  if (!REPO.test(opts.repo)) {
+    const guess = repoGuess(opts.repo);
     throw new InvalidCheckpointOptionError(
-      `${flag} ${JSON.stringify(opts.repo)} is neither a Hub repo id (user/name) nor a directory (file://path)`,
+      `${flag} ${JSON.stringify(opts.repo)} is neither a Hub repo id (user/name) nor a directory (file://path)` +
+        (guess === null ? '' : `: did you mean \`${flag} ${guess}\`?`),
       { field: 'repo' },
     );
+  }
   const isHub = !opts.repo.startsWith('file:');
   if (isHub && opts.needsWrite) {
     const found = resolveHubToken({ env: opts.env });

@@ -2,7 +2,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { seededBytes, sha256, writeCheckpoint } from '../bench/_fixtures';
-import { ChecksumError, CorruptCheckpointError, PullTargetExistsError, UnsafePathError } from './errors';
+import {
+  ChecksumError,
+  CorruptCheckpointError,
+  PullTargetExistsError,
+  StoreMissingError,
+  UnsafePathError,
+} from './errors';
 import { pullCheckpoint } from './pull-checkpoint';
 import { pushCheckpoint } from './push-checkpoint';
 import { makeTestStore, STORE_KINDS } from './_test-helpers';
@@ -33,6 +39,19 @@ describe.each(STORE_KINDS)('pullCheckpoint on %s store', (kind) => {
     for (const [name, want] of Object.entries(ck.hashes)) expect(sha256(readFileSync(join(target, name)))).toBe(want);
     expect(JSON.parse(readFileSync(join(target, 'manifest.json'), 'utf8'))).toMatchObject({ step: 40, run: RUN });
     expect(existsSync(`${target}.incomplete`)).toBe(false);
+  });
+
+  it('a store never pushed to is said not to exist; an existing one without the folder says the folder', async () => {
+    const t = await makeTestStore(kind);
+    const dir = join(t.work, 'cold', 'x');
+    const missing = pullCheckpoint({ store: t.store, pathInRepo: 'ckpt/checkpoint-3', dir });
+    await expect(missing).rejects.toThrow(StoreMissingError);
+    await expect(missing).rejects.toThrow(`${t.store.description} does not exist: nothing was ever pushed there`);
+    const ck = writeCheckpoint({ root: join(t.work, 'src'), step: 4, run: RUN, sizes: { modelBytes: 100 } });
+    await pushCheckpoint({ store: t.store, step: 4, dir: ck.dir, run: RUN });
+    await expect(pullCheckpoint({ store: t.store, pathInRepo: 'ckpt/checkpoint-3', dir })).rejects.toThrow(
+      'ckpt/checkpoint-3/manifest.json is missing; nothing to pull.',
+    );
   });
 
   it.each([

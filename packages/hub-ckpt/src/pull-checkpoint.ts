@@ -8,6 +8,7 @@ import {
   UnsafePathError,
   DiskFullError,
   isDiskFull,
+  StoreMissingError,
 } from './errors';
 import { fsyncPath, pathExists, sha256Hex, writeFileAtomic } from './_fs';
 import { MANIFEST_NAME } from './_layout';
@@ -53,8 +54,13 @@ export async function pullCheckpoint(opts: PullCheckpointOptions): Promise<PullR
   const attempts = opts.attempts ?? 2;
   const signal = opts.signal;
   signal?.throwIfAborted();
-  const raw = await store.readFile({ path: `${pathInRepo}/${MANIFEST_NAME}` });
+  // A store that does not exist answers "missing" (a directory) or fails the read (the Hub): either way, say so.
+  const missingStore = async (): Promise<boolean> => !(await store.exists().catch(() => true));
+  const raw = await store.readFile({ path: `${pathInRepo}/${MANIFEST_NAME}` }).catch(async (err: unknown) => {
+    throw (await missingStore()) ? new StoreMissingError(store.description) : err;
+  });
   if (raw === null) {
+    if (await missingStore()) throw new StoreMissingError(store.description);
     throw new CorruptCheckpointError(
       `${store.description}: ${pathInRepo}/${MANIFEST_NAME} is missing; nothing to pull.`,
       {

@@ -9,6 +9,8 @@ export interface StoreEntry {
    * (the LFS oid on the Hub). Absent for small regular files and for directory stores.
    */
   sha256?: string;
+  /** When the store last wrote the file (ISO 8601): set by `stat` when asked for `times`. */
+  modifiedAt?: string;
   /**
    * git blob id (sha1 of `blob <size>\0` + bytes) of a regular, non-LFS file when the store lists it (the Hub's
    * `oid`).
@@ -69,7 +71,7 @@ export interface CheckpointStore {
   /** Every file under `prefix` (recursive); `[]` when the prefix does not exist. */
   list(params: { prefix: string }): Promise<StoreEntry[]>;
   /** Entries for the given paths that exist (files only), in one call. */
-  stat(params: { paths: string[] }): Promise<StoreEntry[]>;
+  stat(params: { paths: string[]; times?: boolean }): Promise<StoreEntry[]>;
   /** The whole content of a (small) file, or null when it does not exist. */
   readFile(params: { path: string }): Promise<Uint8Array | null>;
   /**

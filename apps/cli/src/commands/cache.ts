@@ -44,7 +44,8 @@ export async function runLs(_opts: JsonOption, ctx: CommandContext): Promise<voi
     return [
       e.key,
       String(e.batchSize),
-      p.base,
+      // A trainer command can be hundreds of characters: the table shows its start, --json all of it.
+      p.base.length > 40 ? `${p.base.slice(0, 39)}…` : p.base,
       // An --exec trainer never gets a length from soup: its own data decides it.
       p.base.startsWith('exec:') ? '-' : String(p.maxLength),
       p.gpuName,

@@ -1,4 +1,4 @@
-// `soup ckpt push|final|status|pull|resume`'s flags (loaded for every `soup` run: keep this file to commander and
+// `soup ckpt push|final|status|list|pull|resume`'s flags (loaded for every `soup` run: keep this file to commander and
 // the option builders).
 import { type Command, Option } from 'commander';
 import { commandSpec } from '../_command';
@@ -25,7 +25,8 @@ Examples (a PyTorch loop calls these after each save):
   soup ckpt push out/checkpoint-200 --repo me/run-ckpt --run my-run-v1   # step from trainer_state.json
   soup ckpt final out/final --repo me/run-ckpt --run my-run-v1
   soup ckpt resume --repo me/run-ckpt --run my-run-v1 --dest out/resume
-  soup ckpt status --repo file:///mnt/shared/run-ckpt`,
+  soup ckpt status --repo file:///mnt/shared/run-ckpt
+  soup ckpt list --repo me/run-ckpt --json`,
     );
 }
 
@@ -113,6 +114,16 @@ export const ckptStatusCommand = commandSpec<CkptStatusOptions>((ckpt) =>
       .command('status')
       .description('show the pointer, the checkpoints of a repo and the loss curve of the pointed checkpoint')
       .option('--plot <file.svg>', 'also write the loss curve as an SVG'),
+  ),
+);
+
+export const ckptListCommand = commandSpec<CkptRepoOptions>((ckpt) =>
+  repoOpts(
+    ckpt
+      .command('list')
+      .description(
+        "list the store's checkpoints: step, files, bytes (manifest.json aside, as push counts) and when pushed",
+      ),
   ),
 );
 

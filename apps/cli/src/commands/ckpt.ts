@@ -2,6 +2,8 @@ import {
   checkpointStatus,
   ChecksumError,
   CorruptCheckpointError,
+  listCheckpoints,
+  listRecord,
   localCheckpointStep,
   pullRecord,
   openCheckpointStore,
@@ -10,12 +12,13 @@ import {
   pushRecord,
   resumeRecord,
   statusRecord,
+  StoreMissingError,
   type CheckpointStore,
   type PullResult,
 } from '@soup/hub-ckpt';
 import { statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
-import { resumeLines, statusLines } from '../_ckpt-lines';
+import { listLines, resumeLines, statusLines } from '../_ckpt-lines';
 import { pullWithProgress, pushWithProgress, resumeInto } from '../_ckpt-transfer';
 import type { CommandContext } from '../_context';
 import { explainRefusal } from '../_refusal';
@@ -116,6 +119,14 @@ export async function runStatus(opts: CkptStatusOptions, ctx: CommandContext): P
   await showStoredLossPlot(ctx, s, st.pointer?.path_in_repo ?? null, opts.plot);
 }
 
+/** `soup ckpt list --repo R`: one line per checkpoint; a store that does not exist is said so (exit 0). */
+export async function runList(opts: CkptRepoOptions, ctx: CommandContext): Promise<void> {
+  const s = store(opts, ctx, false);
+  const list = await listCheckpoints({ store: s });
+  ctx.emit(listRecord(s.description, list));
+  for (const line of listLines(s.description, list, ctx.style)) ctx.say(line);
+}
+
 /** `soup ckpt pull --repo R --dest D [--step N | --final]`. */
 export async function runPull(opts: CkptPullOptions, ctx: CommandContext): Promise<void> {
   const s = store(opts, ctx, false);
@@ -128,11 +139,8 @@ export async function runPull(opts: CkptPullOptions, ctx: CommandContext): Promi
   } else {
     // The pointed checkpoint, through the one resume path (no fallback: pull exactly what latest.json names).
     const st = await checkpointStatus({ store: s });
-    if (!st.pointer)
-      throw new UsageError(
-        `${s.description} has no valid latest.json${st.exists ? '' : ' (the repo does not exist)'}` +
-          `: pass --step N or --final`,
-      );
+    if (!st.exists) throw new StoreMissingError(s.description);
+    if (!st.pointer) throw new UsageError(`${s.description} has no valid latest.json: pass --step N or --final`);
     const pathInRepo = st.pointer.path_in_repo;
     if (st.pointer.terminal) {
       const r = await pullWithProgress(s, opts, ctx, pathInRepo, undefined);

@@ -40,6 +40,8 @@ export async function run(opts: InitOptions, ctx: CommandContext): Promise<void>
       `kept ${kept.map(show).join(', ')}: already there (soup never overwrites training text); the config trains ` +
         `on ${kept.length === 1 ? 'it' : 'them'}`,
     );
-  const c = show(target) === 'soup.yaml' ? '' : ` -c ${show(target)}`;
+  // Shell-quoted, so the hint runs as printed (a name with a space or a quote in it).
+  const quoted = /^[\w./-]+$/.test(show(target)) ? show(target) : `'${show(target).replaceAll("'", "'\\''")}'`;
+  const c = show(target) === 'soup.yaml' ? '' : ` -c ${quoted}`;
   ctx.say(`next: soup plan${c}   then: soup train${c}`);
 }

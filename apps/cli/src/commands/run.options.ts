@@ -154,7 +154,7 @@ export const runCommand = commandSpec<RunOptions>((program) => {
     .addHelpText(
       'after',
       `
-Durations: 30s, 2m, 1h30m, 500ms; a bare number means seconds.
+Durations: 30s, 2m, 1h30m, 1d, 500ms; a bare number means seconds; 0 is refused (leave the flag out).
 Complete run: the trainer exits 0 with no signal seen by soup AND reaches its horizon (global_step >=
 max_steps in trainer_state.json, or --horizon); without a known horizon its own exit 0 is the end.
 Complete checkpoint: a folder with --complete-file once settled, a newer one appeared or the trainer

@@ -144,6 +144,7 @@ async function probeBatch(opts: RunOptions, ctx: CommandContext, micro?: Trainer
       (r.source === 'cache'
         ? `from the cache, key ${r.cacheKey}`
         : `probed on ${trainer.identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
+      (r.provenance?.bound === 'capped' ? `; capped: ${r.batchSize} is the ceiling of the search (--ceiling)` : '') +
       `)`,
   );
   return probed;

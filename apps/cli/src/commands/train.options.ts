@@ -29,8 +29,8 @@ export interface TrainOptions extends StoreOptions, SearchOptions, SessionMemory
   pushEverySteps?: number;
   /** 0: run to the horizon. @default 0 */
   stopAfterSteps: number;
-  /** As typed: read with training.time_limit, whose error message names the flag. */
-  timeLimit?: string;
+  /** Milliseconds; wins over training.time_limit. */
+  timeLimit?: number;
   steps?: number;
   extendTo?: number;
   device?: DeviceSpec;
@@ -82,8 +82,9 @@ export const trainCommand = commandSpec<TrainOptions>((program) => {
     )
     .option(
       '--time-limit <duration>',
-      'end this session after this long (e.g. 8h45m): save and push the current step, exit 75 (default: ' +
-        'training.time_limit)',
+      'end this session after this long (8h45m, 90m, 30s, 1d; a bare number is seconds): save and push the ' +
+        'current step, exit 75 (default: training.time_limit)',
+      durationArg,
     )
     .option('--steps <n>', 'override training.steps, the horizon (a new run: the schedule follows it)', intAtLeast(1))
     .addOption(

@@ -10,7 +10,7 @@ import {
   trainResultOf,
   trainRunFingerprint,
 } from '@soup/plan';
-import { describeRunPeak, describeTuning, openSessionStore, printResult, resolveTimeLimitMs } from '../_session';
+import { describeRunPeak, describeTuning, openSessionStore, printResult } from '../_session';
 import { showLossPlot } from '../_show-plot';
 import { trainSession, type TrainSession } from '../_train-session';
 import { UsageError } from '../errors';
@@ -60,7 +60,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   const horizon = config.training.steps;
   const pushEvery = opts.pushEverySteps ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
   const stopAfterSteps = opts.stopAfterSteps;
-  const timeLimitMs = resolveTimeLimitMs(opts.timeLimit, config.training.timeLimitMs);
+  const timeLimitMs = opts.timeLimit ?? config.training.timeLimitMs;
   const showPath = (p: string): string => relative(ctx.cwd, p) || '.';
   const { store, storeName, where } = openSessionStore(ctx, {
     repo: opts.repo ?? config.hub.repo ?? undefined,
