@@ -390,16 +390,3 @@ export class CommitQuotaError extends HubCkptError {
     this.retryAfterMs = options.retryAfterMs;
   }
 }
-
-/** Whether an error, or one of its causes, is a full disk (ENOSPC) or an exceeded quota (EDQUOT). */
-export function isDiskFull(err: unknown): boolean {
-  for (
-    let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0;
-    e && i < 8;
-    e = e.cause as typeof e, i++
-  ) {
-    if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return true;
-    if (e instanceof DiskFullError) return true;
-  }
-  return false;
-}

@@ -84,7 +84,6 @@ export {
   FolderConflictError,
   DiskFullError,
   CommitQuotaError,
-  isDiskFull,
 } from './errors';
 export {
   acquireLease,
@@ -123,3 +122,4 @@ export {
   type ListedCheckpoint,
 } from './list-checkpoints';
 export { openSessionStore, type OpenSessionStoreOptions, type SessionStore } from './open-session-store';
+export { isDiskFull } from './is-disk-full';

@@ -7,9 +7,9 @@ import {
   PullTargetExistsError,
   UnsafePathError,
   DiskFullError,
-  isDiskFull,
   StoreMissingError,
 } from './errors';
+import { isDiskFull } from './is-disk-full';
 import { fsyncPath, pathExists, sha256Hex, writeFileAtomic } from './_fs';
 import { MANIFEST_NAME } from './_layout';
 import { assertSafeName, unsafeReason } from './_paths';

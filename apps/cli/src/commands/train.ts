@@ -47,8 +47,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
         'to resume it',
     );
   }
-  // null (hub.keep_remote: null) keeps every remote checkpoint; the default is 3 (KEEP_REMOTE_DEFAULT, in the config
-  // schema).
+  // null (hub.keep_remote: null) keeps every remote checkpoint; the default (3) is the config schema's.
   const keepRemote: number | null = opts.keepRemote ?? config.hub.keepRemote;
   // Refusals first: a field train cannot honour is an error, not also a warning.
   const offloadWarnings = assertTrainable(config, file, ctx.cwd);
