@@ -127,6 +127,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   let offloadTarget: 'cpu' | 'disk' | null = null;
   let granularity: string | null = null;
   let files: Record<string, string> | undefined;
+  let keyUnknown: string | null = null;
   let execCommand: string | null = null;
   if (mode === 'config') {
     const c = config!;
@@ -165,7 +166,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       await tune(typed);
       return;
     }
-    ({ probe, files, base } = execProbe(micro ? micro.command(typed) : typed));
+    ({ probe, files, base, keyUnknown } = execProbe(micro ? micro.command(typed) : typed));
     what = `\`${redactCommand(typed, 'mask')}\``;
     if (opts.base === undefined) execCommand = micro ? micro.command(typed) : typed;
   }
@@ -203,6 +204,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     }),
     key: keyFields,
     ...(files !== undefined ? { files } : {}),
+    keyUnknown,
     reportsNotSaved: true,
     ...(micro ? { globalBatchSize: micro.globalBatchSize, worldSize: micro.worldSize, headroom: micro.headroom } : {}),
     start,

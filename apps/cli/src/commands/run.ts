@@ -143,7 +143,7 @@ async function probeBatch(opts: RunOptions, ctx: CommandContext, micro?: Trainer
       (r.source === 'cache'
         ? `from the cache, key ${r.cacheKey}`
         : `probed on ${trainer.identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
-      `)`,
+      `${r.keyUnknown !== null ? `; not cached: ${r.keyUnknown}` : ''})`,
   );
   return probed;
 }
