@@ -161,6 +161,12 @@ describe('[slow] one cache key for a trainer, its imports included', { timeout: 
         expect(p1).toMatchObject({ batch_size: 2, source: 'probe' });
         // The provenance lists the imported module beside the trainer.
         expect(Object.keys(p1.provenance?.files ?? {})).toEqual(expect.arrayContaining([twin.trainer, twin.model]));
+        const ls = JSON.parse((await soup(['cache', 'ls', '--json'], cwd)).stdout) as {
+          entries: { provenance: { files: Record<string, string> | null } | null }[];
+        };
+        expect(ls.entries.map((e) => Object.keys(e.provenance?.files ?? {}))).toEqual([
+          expect.arrayContaining([twin.trainer, twin.model]),
+        ]);
 
         // An edit in the imported module only: 64 MiB a sample now, so only 1 fits.
         writeFileSync(join(cwd, twin.model), twin.module(64));
