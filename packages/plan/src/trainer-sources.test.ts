@@ -20,13 +20,15 @@ function tree(files: Record<string, string>): string {
 }
 
 describe('trainerCacheBase: the sources a trainer may import', () => {
-  it('Python: the .py files under the script folder and a PYTHONPATH folder inside the tree, not caches', () => {
+  it('Python: the .py files under the script folder and a PYTHONPATH folder in the tree, not caches or runs', () => {
     const cwd = tree({
       'src/train.py': 'import model\n',
       'src/model.py': 'W = 1\n',
       'src/layers/attn.py': 'A = 1\n',
       'src/__pycache__/model.cpython-311.py': 'stale\n',
       'src/.venv/lib.py': 'env\n',
+      'src/out/checkpoint-5/modeling_x.py': 'remote code a checkpoint saved\n',
+      'src/wandb/run-1/files/code/train.py': 'a copy wandb saved\n',
       'src/notes.txt': 'not a source\n',
       'lib/util.py': 'U = 1\n',
       'other/skip.py': 'not on the path\n',

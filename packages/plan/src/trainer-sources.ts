@@ -4,21 +4,27 @@
 // Node: `.js/.mjs/.cjs/.ts` likewise, with NODE_PATH. Bounded: a trainer at the top of a large tree
 // would cost a walk of everything, so past the bound the sources are "unknown" and nothing is cached.
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /** At most this many source files are hashed; more: the sources are unknown. */
 export const MAX_SOURCE_FILES = 2000;
 /** At most this many bytes of source are hashed; more: the sources are unknown. */
 export const MAX_SOURCE_BYTES = 64 * 2 ** 20;
+/** At most this many folder entries (any file) are listed: a data folder beside the trainer is cheap, a disk is not. */
+export const MAX_SOURCE_ENTRIES = 200_000;
 
 const LANGUAGES = {
   python: { extensions: ['.py'], pathVar: 'PYTHONPATH' },
   node: { extensions: ['.js', '.mjs', '.cjs', '.ts'], pathVar: 'NODE_PATH' },
 } as const;
 
-/** Folders no trainer imports its own code from: environments, caches, version control. */
-const SKIPPED_DIRS = new Set(['node_modules', '__pycache__', 'site-packages', 'venv']);
+/**
+ * Folders no trainer imports its own code from: environments, caches, run logs that copy the code (wandb, mlruns).
+ * Dot-folders and `checkpoint-<step>` folders (which may hold a model's remote code) are skipped too: each new one
+ * would otherwise change the key of the run that wrote it.
+ */
+const SKIPPED_DIRS = new Set(['node_modules', '__pycache__', 'site-packages', 'venv', 'wandb', 'mlruns']);
 
 /** What a trainer command may import, hashed. */
 export interface TrainerSources {
@@ -77,6 +83,7 @@ export function trainerSources(
   const named = new Set(o.named ?? []);
   const found = new Set<string>();
   let bytes = 0;
+  let seen = 0;
   const unknown = (why: string): TrainerSources => ({ files: {}, digest: null, unknown: why });
   // A folder inside another root is walked once, as part of the outer one.
   const outer = [...roots.keys()].filter((d) => ![...roots.keys()].some((r) => r !== d && inside(d, r)));
@@ -85,29 +92,34 @@ export function trainerSources(
     const stack = [root];
     while (stack.length > 0) {
       const dir = stack.pop()!;
-      let names: string[];
+      let entries: Dirent[];
       try {
-        names = readdirSync(dir);
+        entries = readdirSync(dir, { withFileTypes: true });
       } catch (err) {
         return unknown(`cannot list ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
       }
-      for (const name of names.sort()) {
+      seen += entries.length;
+      if (seen > MAX_SOURCE_ENTRIES)
+        return unknown(`over ${MAX_SOURCE_ENTRIES} entries under ${root} (the trainer's imports are unknown)`);
+      for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        const { name } = entry;
         const path = join(dir, name);
-        let st: ReturnType<typeof lstatSync>;
-        try {
-          st = lstatSync(path);
-        } catch {
-          continue;
-        }
         // A linked folder may loop or lead out of the tree: not followed.
-        if (st.isDirectory()) {
-          if (!name.startsWith('.') && !SKIPPED_DIRS.has(name)) stack.push(path);
+        if (entry.isDirectory()) {
+          if (!name.startsWith('.') && !SKIPPED_DIRS.has(name) && !/^checkpoint-\d+$/.test(name)) stack.push(path);
           continue;
         }
         if (!extensions.includes(extname(name)) || named.has(path) || found.has(path)) continue;
-        if (!st.isFile() && !isFile(path)) continue;
+        let size: number;
+        try {
+          const st = statSync(path);
+          if (!st.isFile()) continue;
+          size = st.size;
+        } catch {
+          continue;
+        }
         found.add(path);
-        bytes += st.isFile() ? st.size : statSync(path).size;
+        bytes += size;
         if (found.size > MAX_SOURCE_FILES)
           return unknown(`over ${MAX_SOURCE_FILES} source files under ${root} (the trainer's imports are unknown)`);
         if (bytes > MAX_SOURCE_BYTES)
