@@ -176,15 +176,9 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   );
   const keyFields = trainerKeyOf(base, trainer);
   if (execCommand !== null && opts.cache !== false && opts.refresh !== true) {
-    const command = execCommand;
-    const change = await trainerChange({ env: ctx.env, cwd: ctx.cwd, command, files: files ?? {}, key: keyFields });
-    if (change)
-      ctx.say(
-        `trainer changed since the cached answer (${change.batchSize}, ` +
-          `${change.savedAt.replace(/\.\d+Z$/, 'Z')}): ` +
-          `${change.changed.length > 0 ? change.changed.join(', ') : 'the cached answer predates file hashes'}; ` +
-          'probing again',
-      );
+    const where = { env: ctx.env, cwd: ctx.cwd };
+    const change = await trainerChange({ ...where, command: execCommand, files: files ?? {}, key: keyFields });
+    if (change) ctx.say(change.line);
   }
   const r: BatchResolution = await resolveBatch({
     ...planIo(ctx),
