@@ -2,7 +2,9 @@
 // `--try` key an answer by the command (a token in it redacted), the files it names and the sources
 // beside it that it may import. A trainer whose memory per sample lives in an imported module
 // (model.mjs / model.py) is probed, run, edited and tuned with real children. Node twin always; the
-// PyTorch twin where `import torch` works.
+// PyTorch twin where `import torch` works. Longer than a few seconds because each answer must come
+// from real trials: the PyTorch twin starts python + torch four times (seconds each on a loaded
+// machine), and the Node --try case tunes four times (a fit and two timing runs each).
 import { runNode, runProcess, useTempDir } from '@soup/test-utils';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +20,7 @@ const arg = (n, d) => { const i = process.argv.indexOf('--' + n); return i < 0 ?
 const bs = Number(arg('bs', '1'));
 const steps = Number(arg('steps', '1'));
 const hold = Buffer.alloc(bs * PER_SAMPLE_MIB * 2 ** 20, 1);
-for (let s = 1; s <= steps; s++) { const t = Date.now() + 40; while (Date.now() < t); console.log('step ' + s); }
+for (let s = 1; s <= steps; s++) { const t = Date.now() + 50; while (Date.now() < t); console.log('step ' + s); }
 const out = arg('output_dir', null);
 if (out) {
   const dir = out + '/checkpoint-' + steps;
@@ -36,7 +38,7 @@ args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 bs, steps = int(args.get('--bs', '1')), int(args.get('--steps', '1'))
 hold = torch.ones(bs * PER_SAMPLE_MIB * 2 ** 20 // 4)
 for s in range(1, steps + 1):
-    time.sleep(0.04)
+    time.sleep(0.05)
     print('step', s, flush=True)
 if bs == 0:
     print('rss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
