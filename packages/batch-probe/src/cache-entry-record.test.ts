@@ -32,15 +32,25 @@ describe('cacheEntryRecord', () => {
         measurement: 'peak-rss',
         saved_at: '2026-01-01T00:00:00.000Z',
         note: null,
+        files: null,
       },
     });
-    const full = { ...provenance, quantization: '4bit', loraR: 16, gpuMemoryGb: 80, budgetBytes: 1024, note: 'n' };
+    const full = {
+      ...provenance,
+      quantization: '4bit',
+      loraR: 16,
+      gpuMemoryGb: 80,
+      budgetBytes: 1024,
+      note: 'n',
+      files: { 'train.py': 'aaaaaaaaaaaa', 'model.py': 'bbbbbbbbbbbb' },
+    };
     expect(cacheEntryRecord({ key: 'k', batchSize: 8, provenance: full }).provenance).toMatchObject({
       quantization: '4bit',
       lora_r: 16,
       gpu_memory_gb: 80,
       budget_bytes: 1024,
       note: 'n',
+      files: { 'train.py': 'aaaaaaaaaaaa', 'model.py': 'bbbbbbbbbbbb' },
     });
   });
   it('gives null provenance to an entry the Python tool wrote', () => {

@@ -16,6 +16,11 @@ export interface CacheProvenanceRecord {
   measurement: string;
   saved_at: string;
   note: string | null;
+  /**
+   * The short hashes of the files the measured command named and the sources it may import (what the key's base
+   * digests), by name; null where none were recorded.
+   */
+  files: Record<string, string> | null;
 }
 
 /** {@link cacheEntryRecord}'s record of one entry. */
@@ -46,6 +51,7 @@ export function cacheEntryRecord(e: CacheEntry): CacheEntryRecord {
           measurement: p.measurement,
           saved_at: p.savedAt,
           note: p.note ?? null,
+          files: p.files ?? null,
         }
       : null,
   };

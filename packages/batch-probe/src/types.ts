@@ -170,9 +170,9 @@ export interface CacheProvenance {
   /** ISO time of the save. */
   savedAt: string;
   /**
-   * Short content hashes (first 12 hex of sha256) of the files the measured command named
-   * (its script, its config), by the argument that named them; the same hashes are in `base`,
-   * so an edited trainer has another key.
+   * Short content hashes (first 12 hex of sha256) of the files the measured command named (its script, its config),
+   * by the argument that named them, and of the sources it may import, by path; `base` holds the named ones and a
+   * digest of the sources, so an edited trainer or module has another key.
    */
   files?: Record<string, string>;
   /**

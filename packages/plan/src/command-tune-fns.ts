@@ -22,6 +22,8 @@ export function commandTuneFns(
       probe: ChildProbeFn;
       files?: Record<string, string>;
       base: string;
+      /** Why the key cannot name the trainer (its sources unknown): nothing cached. */
+      keyUnknown?: string | null;
     };
     keyOf(base: string): ResolveBatchOptions['key'];
     budgetBytes: number | null;
@@ -50,6 +52,7 @@ export function commandTuneFns(
         predict: o.predict,
         key: o.keyOf(e.base),
         ...(e.files ? { files: e.files } : {}),
+        keyUnknown: e.keyUnknown ?? null,
         reportsNotSaved: true,
         globalBatchSize: micro.globalBatchSize,
         worldSize: micro.worldSize,

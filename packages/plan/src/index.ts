@@ -33,7 +33,15 @@ export { noFitAdvice, type NoFitAdviceOptions } from './no-fit-advice';
 export { tuneTrain, describeChoice, type TrainTuneResult, type TrainTuneEvent } from './tune-train';
 export { measureTrainGrid, headToHead, gridBest, type GridPoint } from './tune-grid';
 export { commandTuneFns } from './command-tune-fns';
-export { trainerFileHashes, execBase, changedFiles, trainerCacheBase, redactCommand } from './trainer-files';
+export {
+  trainerFileHashes,
+  execBase,
+  changedFiles,
+  trainerCacheBase,
+  redactCommand,
+  type TrainerCacheBase,
+} from './trainer-files';
+export { trainerSources, MAX_SOURCE_FILES, MAX_SOURCE_BYTES, type TrainerSources } from './trainer-sources';
 export {
   trialCommand,
   trainerProbe,
@@ -50,6 +58,7 @@ export {
 } from './trainer-batch';
 export {
   trainerTuneOptions,
+  trainerTuneKey,
   tuneTrainerBatch,
   type TrainerTune,
   type TrainerTuneOptions,

@@ -76,6 +76,11 @@ export interface ResolveBatchOptions extends PlanIo {
   ceiling?: number;
   /** Neither read nor write the cache. */
   noCache: boolean;
+  /**
+   * Why the key cannot name what is measured (a trainer's sources unknown): then the cache is neither read nor
+   * written, and the answer's `notSavedReason` says so. @default null
+   */
+  keyUnknown?: string | null;
   /** static | auto | probe. @default 'probe' */
   strategy?: 'static' | 'auto' | 'probe';
   /**
@@ -139,6 +144,8 @@ export interface BatchResolution {
   /** Source probe: whether the answer was cached, and why not. */
   saved: boolean | null;
   notSavedReason: string | null;
+  /** Why the cache was passed over: the key cannot name what was measured (`keyUnknown`); null otherwise. */
+  keyUnknown: string | null;
 }
 
 function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
@@ -185,7 +192,8 @@ function noDivisorFits(G: number, N: number, trials: readonly TrialRecord[], nam
 }
 
 /** Finds the batch size: from the cache, or by probing (each trial reported as it runs), then caches it. */
-export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchResolution> {
+export async function resolveBatch(given: ResolveBatchOptions): Promise<BatchResolution> {
+  const opts = given.keyUnknown ? { ...given, noCache: true } : given;
   const emit = opts.onEvent ?? ((): void => {});
   const outcomes = new Map<number, ProbeTrialOutcome>();
   const trials: TrialView[] = [];
@@ -288,6 +296,7 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     provenance: picked.provenance ?? null,
     skippedCache: picked.skippedCache ?? null,
     saved: opts.noCache || opts.floor ? false : (picked.saved ?? null),
-    notSavedReason: picked.notSavedReason ?? null,
+    notSavedReason: given.keyUnknown ? given.keyUnknown : (picked.notSavedReason ?? null),
+    keyUnknown: given.keyUnknown ?? null,
   };
 }

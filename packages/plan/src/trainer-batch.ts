@@ -75,6 +75,7 @@ export async function resolveTrainerBatch(
     ...(micro ? { globalBatchSize: micro.globalBatchSize, worldSize: micro.worldSize, headroom: micro.headroom } : {}),
     key: t.key,
     files: t.files,
+    keyUnknown: t.keyUnknown,
     start: o.start ?? (micro ? micro.globalBatchSize / micro.worldSize : 8),
     ...(o.ceiling !== undefined ? { ceiling: o.ceiling } : {}),
     noCache: o.noCache,

@@ -43,6 +43,9 @@ describe('trainerChange: which files changed since an answer for the same traine
       batchSize: 8,
       changed: [`train.mjs (${before.files['train.mjs']} → ${now.files['train.mjs']})`],
     });
+    expect(change!.line).toMatch(
+      /^trainer changed since the cached answer \(8, \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\): train\.mjs \([0-9a-f]{12} → [0-9a-f]{12}\); probing again$/,
+    );
     const other = await trainerChange({ env, cwd, command: 'node other.mjs {batch_size}', files: {}, key: keyOf('x') });
     expect(other).toBeNull();
   });

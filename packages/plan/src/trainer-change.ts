@@ -9,6 +9,8 @@ export interface TrainerChange {
   savedAt: string;
   /** `name (old → new)`; empty when the earlier answer predates file hashes. */
   changed: string[];
+  /** The change as one line: `trainer changed since the cached answer (N, <time>): <what>; probing again`. */
+  line: string;
 }
 
 /** The newest earlier answer for `command` when its key (`key`, from `files`) has none; null otherwise. */
@@ -31,9 +33,13 @@ export async function trainerChange(
     )
     .sort((a, b) => b.savedAt.localeCompare(a.savedAt))[0];
   if (earlier === undefined) return null;
+  const changed = changedFiles(earlier.files ?? {}, o.files);
   return {
     batchSize: earlier.batchSize,
     savedAt: earlier.savedAt,
-    changed: changedFiles(earlier.files ?? {}, o.files),
+    changed,
+    line:
+      `trainer changed since the cached answer (${earlier.batchSize}, ${earlier.savedAt.replace(/\.\d+Z$/, 'Z')}): ` +
+      `${changed.length > 0 ? changed.join(', ') : 'the cached answer predates file hashes'}; probing again`,
   };
 }

@@ -30,12 +30,14 @@ export interface TrainerProbeOptions extends PlanIo {
   loraR: number;
 }
 
-/** A trial command's probe, the files it names (their hashes), its cache base and key. */
+/** A trial command's probe, the files it names and may import (their hashes), its cache base and key. */
 export interface TrainerProbe {
   probe: ChildProbeFn;
   files: Record<string, string>;
   base: string;
   key: CacheKeyFields;
+  /** Why the trainer's sources are unknown, so its answers are not cached (see trainerSources); null: listed. */
+  keyUnknown: string | null;
 }
 
 /** The batch-cache key of `base` on this device. */
@@ -66,6 +68,6 @@ export function trainerProbe(command: string, o: TrainerProbeOptions & { base?: 
     ...(o.budgetBytes !== null ? { budgetBytes: o.budgetBytes } : {}),
     ...(o.identity.device === 'cuda' ? { gpu: { deviceId: o.deviceId } } : {}),
   });
-  const { base, files } = trainerCacheBase(command, o);
-  return { probe, files, base, key: trainerKeyOf(base, o) };
+  const { base, files, unknown } = trainerCacheBase(command, o);
+  return { probe, files, base, key: trainerKeyOf(base, o), keyUnknown: unknown };
 }

@@ -2,11 +2,11 @@
 // fit and timing runs through the trainer's probe and batch-cache key; and soup run's pick of this
 // session's levers and micro-batch from it.
 import { lookupCacheEntry, makeCacheKey } from '@soup/batch-probe';
-import { fillLevers, type TuneEntry, type TuneExecOptions } from '@soup/tune';
+import { candidatesOf, fillLevers, type TuneEntry, type TuneExecOptions } from '@soup/tune';
 import { commandTuneFns } from './command-tune-fns';
 import type { BatchEvent } from './resolve-batch';
 import type { ProbedBatch, TrainerMicro } from './trainer-batch';
-import { trainerCacheBase } from './trainer-files';
+import { redactCommand, trainerCacheBase } from './trainer-files';
 import { type TrainerProbeOptions, trainerKeyOf, trainerProbe, trialCommand } from './trainer-probe';
 
 /** Options of {@link trainerTuneOptions}. */
@@ -37,11 +37,34 @@ export type TrainerTune = Omit<TuneExecOptions, 'worldSize' | 'refresh' | 'noCac
   worldSize: number;
 };
 
+/**
+ * The tune key's part of a trainer command (TuneExecOptions.trainer): the command fit to store, and the files every
+ * candidate's trial command names and may import, by the batch cache's rule (trainerCacheBase), so an edit in the
+ * trainer or in a module it imports is a new tune key as it is a new batch-cache key.
+ */
+export function trainerTuneKey(o: {
+  command: string;
+  tries: Record<string, string[]>;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}): NonNullable<TuneExecOptions['trainer']> {
+  const files: Record<string, string> = {};
+  let unknown: string | null = null;
+  for (const values of candidatesOf(o.tries)) {
+    const trial = trialCommand(fillLevers(o.command, values)).replaceAll('{probe_steps}', '1');
+    const b = trainerCacheBase(trial, { cwd: o.cwd, env: o.env });
+    Object.assign(files, b.files);
+    unknown ??= b.unknown;
+  }
+  return { command: redactCommand(o.command), files, unknown };
+}
+
 /** The tuner's options for a trainer command's levers at G: its fit (the micro-batch search) and time runs. */
 export function trainerTuneOptions(o: TrainerTuneOptions): TrainerTune {
   const { micro } = o;
   return {
     command: o.command,
+    trainer: trainerTuneKey(o),
     tries: o.tries,
     globalBatchSize: micro.globalBatchSize,
     worldSize: micro.worldSize,
@@ -90,7 +113,7 @@ export async function tuneTrainerBatch(o: TuneTrainerBatchOptions): Promise<Prob
   // The batch-cache key of the chosen candidate: the key its fit search used.
   const chosenKey = (e: TuneEntry) => {
     const trial = trialCommand(fillLevers(o.command, e.rows[e.chosen]!.values)).replaceAll('{probe_steps}', '1');
-    return trainerKeyOf(trainerCacheBase(trial, { cwd: o.cwd, base: o.baseOf?.(trial) }).base, o);
+    return trainerKeyOf(trainerCacheBase(trial, { cwd: o.cwd, env: o.env, base: o.baseOf?.(trial) }).base, o);
   };
   // A remembered choice whose micro-batch a mid-run out-of-memory has since lowered in the batch
   // cache is stale: measure again (the fit then reads the lowered entry).

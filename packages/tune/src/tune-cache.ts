@@ -1,6 +1,7 @@
 // The tuner's cache: `tune_cache.json` beside the batch cache (`~/.soup/tune_cache.json`). The
 // batch cache stays what the Python CLI reads (key → micro-batch); a choice between
 // configurations, with what it was measured on, lives here.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
@@ -48,8 +49,10 @@ export interface TuneEntry {
   budgetBytes: number | null;
   gpuName: string;
   gpuMemoryGb: number;
-  /** The command as typed, placeholders in. */
+  /** The command as typed, placeholders in (a token in it as its sha256: see TuneExecOptions.trainer). */
   command: string;
+  /** The hashes of the files the command names and the sources it may import, as keyed; absent in older entries. */
+  files?: Record<string, string>;
   savedAt: string;
 }
 
@@ -58,7 +61,10 @@ export function resolveTuneCachePath(options: CacheLocationOptions = {}): string
   return join(dirname(resolveCachePath(options).path), 'tune_cache.json');
 }
 
-/** The key: the command template, the levers tried, G, world size, budget and device. */
+/**
+ * The key: the command template, the levers tried, G, world size, budget and device; K (`timeSteps`) and the digest
+ * of the trainer's files when given. A key without them (an older entry) never equals one with them.
+ */
 export function makeTuneKey(k: {
   command: string;
   tries: Record<string, string[]>;
@@ -67,21 +73,26 @@ export function makeTuneKey(k: {
   budgetBytes: number | null;
   gpuName: string;
   gpuMemoryGb: number;
+  timeSteps?: number;
   files?: Record<string, string>;
 }): string {
   const tries = Object.keys(k.tries)
     .sort()
     .map((n) => `${n}=${k.tries[n]!.join(',')}`)
     .join(';');
-  const files = k.files
-    ? Object.keys(k.files)
-        .sort()
-        .map((f) => `${f}:${k.files![f]!.slice(0, 12)}`)
-        .join(',')
-    : '';
+  const names = Object.keys(k.files ?? {}).sort();
+  // Up to thousands of sources: their digest, not their list (the entry lists them).
+  const files =
+    names.length === 0
+      ? ''
+      : `|files:${names.length}@${createHash('sha256')
+          .update(names.map((f) => `${f}@${k.files![f]}`).join('\n'))
+          .digest('hex')
+          .slice(0, 12)}`;
+  const steps = k.timeSteps !== undefined ? `|K:${k.timeSteps}` : '';
   return (
     `exec:${k.command}|try:${tries}|G:${k.globalBatchSize}|N:${k.worldSize}|budget:` +
-    `${k.budgetBytes ?? 'device'}|${k.gpuName}|${k.gpuMemoryGb}${files ? `|files:${files}` : ''}`
+    `${k.budgetBytes ?? 'device'}|${k.gpuName}|${k.gpuMemoryGb}${steps}${files}`
   );
 }
 

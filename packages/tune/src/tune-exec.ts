@@ -46,6 +46,12 @@ export interface TuneExecOptions {
   budgetBytes: number | null;
   gpuName: string;
   gpuMemoryGb: number;
+  /**
+   * What the tune key holds of the trainer: the command fit to store (a token in it as its sha256), the hashes of the
+   * files it names and the sources it may import (an edit in either is a new key), or why those are unknown (then
+   * the tune cache is neither read nor written). Absent: the command as typed, no files.
+   */
+  trainer?: { command: string; files: Record<string, string>; unknown: string | null };
   /** Measure even when the tune cache has an entry (and save the new one). @default false */
   refresh?: boolean;
   /** Neither read nor write the tune cache. @default false */
@@ -94,6 +100,10 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
   const G = o.globalBatchSize;
   const N = o.worldSize ?? 1;
   const K = o.timeSteps;
+  const command = o.trainer?.command ?? o.command;
+  const files = o.trainer?.files;
+  const unknown = o.trainer?.unknown ?? null;
+  if (unknown !== null && !o.noCache) say({ type: 'note', message: `the tune cache is not used: ${unknown}` });
   const candidates = candidatesOf(o.tries).map((values) => ({ values, label: labelOf(values) }));
   const runs = new Map<TuneRow, Map<number, TimedRun>>(); // row → steps → run
   /**
@@ -191,19 +201,22 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
       },
     },
     about: {
-      command: o.command,
+      command,
+      ...(files ? { files } : {}),
       timeSteps: K,
       budgetBytes: o.budgetBytes,
       gpuName: o.gpuName,
       gpuMemoryGb: o.gpuMemoryGb,
     },
     clock: () => clock.why,
-    ...(o.noCache
+    ...(o.noCache || unknown !== null
       ? {}
       : {
           cache: {
             key: {
-              command: o.command,
+              command,
+              ...(files ? { files } : {}),
+              timeSteps: K,
               tries: o.tries,
               budgetBytes: o.budgetBytes,
               gpuName: o.gpuName,

@@ -79,6 +79,10 @@ export interface TuneCacheOptions {
     budgetBytes: number | null;
     gpuName: string;
     gpuMemoryGb: number;
+    /** K of the timing runs (a trainer command's). */
+    timeSteps?: number;
+    /** The hashes of the trainer's files and sources (see TuneExecOptions.trainer). */
+    files?: Record<string, string>;
   };
   location?: CacheLocationOptions;
   /** Look the key up first. @default true */
@@ -109,7 +113,7 @@ export interface TuneOptions<C extends TuneCandidate, F extends TuneFit> {
   /** How a tie is timed again (fit and time; a search gives its own). None: decided as measured. */
   again?: TieAgain;
   /** What the entry records beside the rows. */
-  about: Pick<TuneEntry, 'command' | 'timeSteps' | 'budgetBytes' | 'gpuName' | 'gpuMemoryGb'>;
+  about: Pick<TuneEntry, 'command' | 'timeSteps' | 'budgetBytes' | 'gpuName' | 'gpuMemoryGb' | 'files'>;
   /** The clock the step times were measured by, as a sentence, read once timing is over. */
   clock?(): string | undefined;
   /** The tune cache; absent: neither read nor written. */

@@ -127,6 +127,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   let offloadTarget: 'cpu' | 'disk' | null = null;
   let granularity: string | null = null;
   let files: Record<string, string> | undefined;
+  let keyUnknown: string | null = null;
   let execCommand: string | null = null;
   if (mode === 'config') {
     const c = config!;
@@ -165,7 +166,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       await tune(typed);
       return;
     }
-    ({ probe, files, base } = execProbe(micro ? micro.command(typed) : typed));
+    ({ probe, files, base, keyUnknown } = execProbe(micro ? micro.command(typed) : typed));
     what = `\`${redactCommand(typed, 'mask')}\``;
     if (opts.base === undefined) execCommand = micro ? micro.command(typed) : typed;
   }
@@ -175,15 +176,9 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   );
   const keyFields = trainerKeyOf(base, trainer);
   if (execCommand !== null && opts.cache !== false && opts.refresh !== true) {
-    const command = execCommand;
-    const change = await trainerChange({ env: ctx.env, cwd: ctx.cwd, command, files: files ?? {}, key: keyFields });
-    if (change)
-      ctx.say(
-        `trainer changed since the cached answer (${change.batchSize}, ` +
-          `${change.savedAt.replace(/\.\d+Z$/, 'Z')}): ` +
-          `${change.changed.length > 0 ? change.changed.join(', ') : 'the cached answer predates file hashes'}; ` +
-          'probing again',
-      );
+    const where = { env: ctx.env, cwd: ctx.cwd };
+    const change = await trainerChange({ ...where, command: execCommand, files: files ?? {}, key: keyFields });
+    if (change) ctx.say(change.line);
   }
   const r: BatchResolution = await resolveBatch({
     ...planIo(ctx),
@@ -203,6 +198,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     }),
     key: keyFields,
     ...(files !== undefined ? { files } : {}),
+    keyUnknown,
     reportsNotSaved: true,
     ...(micro ? { globalBatchSize: micro.globalBatchSize, worldSize: micro.worldSize, headroom: micro.headroom } : {}),
     start,

@@ -145,7 +145,7 @@ async function probeBatch(opts: RunOptions, ctx: CommandContext, micro?: Trainer
         ? `from the cache, key ${r.cacheKey}`
         : `probed on ${trainer.identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
       (r.provenance?.bound === 'capped' ? `; capped: ${r.batchSize} is the ceiling of the search (--ceiling)` : '') +
-      `)`,
+      `${r.keyUnknown !== null ? `; not cached: ${r.keyUnknown}` : ''})`,
   );
   return probed;
 }
