@@ -35,6 +35,8 @@ export interface TrialView {
    * with `run_ms`.
    */
   run_output_span_ms?: number;
+  /** Commands: the characters the trial printed (stdout and stderr). */
+  run_output_chars?: number;
 }
 
 /** What {@link resolveBatch} reports while it works, in order: `start`, then trials, then `done` or `failed`. */
@@ -156,6 +158,7 @@ function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
     ...((o?.warning ?? t.warning) !== undefined ? { warning: (o?.warning ?? t.warning)! } : {}),
     ...(typeof o?.ms === 'number' ? { run_ms: o.ms } : {}),
     ...(typeof o?.outputSpanMs === 'number' ? { run_output_span_ms: o.outputSpanMs } : {}),
+    ...(typeof o?.outputChars === 'number' ? { run_output_chars: o.outputChars } : {}),
   };
 }
 
