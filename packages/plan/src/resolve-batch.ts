@@ -1,6 +1,8 @@
 // Batch-size resolution shared by probe, plan, train and run: the cache, or live trials, each reported as an event
 // (the caller draws the progress and the lines).
 import {
+  flatPeak,
+  type FlatPeak,
   makeCacheKey,
   NoBatchFitsError,
   pickBatchSize,
@@ -89,7 +91,10 @@ export interface ResolveBatchOptions extends PlanIo {
   refresh?: boolean;
   /** Cache an answer whose deciding trial measured no peak (exceptions only). @default false */
   saveExceptionsOnly?: boolean;
-  /** Predictive search (fit the measured peaks, jump to the edge). @default false */
+  /**
+   * Predictive search (fit the measured peaks, jump to the edge); false also turns off `fromBelow` and `predictStop`,
+   * a plain bisection over the divisors of G (--no-predict). @default false
+   */
   predict?: boolean;
   /** What soup can change here when nothing fits, shown with the error (one line). */
   advice?: string;
@@ -141,6 +146,8 @@ export interface BatchResolution {
   /** Source probe: whether the answer was cached, and why not. */
   saved: boolean | null;
   notSavedReason: string | null;
+  /** The fits' peaks stayed flat as the size grew (a trainer that ignores it): the warning, also sent as a note. */
+  flatPeak: FlatPeak | null;
 }
 
 function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
@@ -214,12 +221,15 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
   const cacheKey = makeCacheKey(opts.key);
   let result: PickBatchSizeResult | { batchSize: number; source: 'probe'; cachePath?: string };
   const predict = opts.predict ?? false;
+  // --no-predict: the divisors bisected, without the line through the peaks (fromBelow, predictStop use it).
+  const fromBelow = opts.predict === false ? undefined : opts.fromBelow;
+  const predictStop = opts.predict === false ? undefined : opts.predictStop;
   try {
     if ((opts.noCache || opts.floor) && opts.globalBatchSize !== undefined) {
       const r = await probeMicroBatchSize(probe, {
         ...(opts.floor ? { floor: opts.floor } : {}),
-        ...(opts.fromBelow ? { fromBelow: opts.fromBelow } : {}),
-        ...(opts.predictStop ? { predictStop: opts.predictStop } : {}),
+        ...(fromBelow ? { fromBelow } : {}),
+        ...(predictStop ? { predictStop } : {}),
         globalBatchSize: opts.globalBatchSize,
         ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         start: opts.start,
@@ -250,8 +260,8 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
         ...(opts.globalBatchSize !== undefined ? { globalBatchSize: opts.globalBatchSize } : {}),
         ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         ...(opts.headroom ? { headroom: opts.headroom } : {}),
-        ...(opts.fromBelow ? { fromBelow: opts.fromBelow } : {}),
-        ...(opts.predictStop ? { predictStop: opts.predictStop } : {}),
+        ...(fromBelow ? { fromBelow } : {}),
+        ...(predictStop ? { predictStop } : {}),
         ...(opts.files ? { files: opts.files } : {}),
         logger: {
           warn: (line) =>
@@ -278,6 +288,11 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     }
     throw err;
   }
+  const flat = flatPeak(
+    trials.map((t) => ({ batchSize: t.batch_size, fits: t.result === 'fit', peakBytes: t.peak_bytes ?? undefined })),
+    opts.globalBatchSize !== undefined ? 'micro-batch' : 'batch size',
+  );
+  if (flat) emit({ type: 'note', level: 'warn', line: flat.warning });
   emit({ type: 'done', batchSize: result.source === 'probe' ? result.batchSize : null });
   const chosen = trials.filter((t) => t.batch_size === result.batchSize && t.result === 'fit').pop() ?? null;
   const picked = result as Partial<PickBatchSizeResult>;
@@ -292,5 +307,6 @@ export async function resolveBatch(opts: ResolveBatchOptions): Promise<BatchReso
     skippedCache: picked.skippedCache ?? null,
     saved: opts.noCache || opts.floor ? false : (picked.saved ?? null),
     notSavedReason: picked.notSavedReason ?? null,
+    flatPeak: flat,
   };
 }
