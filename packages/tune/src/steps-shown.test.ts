@@ -31,6 +31,20 @@ describe('stepsShown', () => {
     }
   });
 
+  it('lets output that grew decide: a stop it shows is caught where a disturbed wall clock would pass it', () => {
+    // Runs of 1, 5, 9 steps of 120 ms that stopped after 3; the run of 9 is 60 ms slow (a busy machine).
+    const runs = runsOf([1, 5, 9], (n) => {
+      const ran = Math.min(n, 3);
+      return { wallMs: 900 + 120 * ran + (n === 9 ? 60 : 0), outputChars: 40 + 30 * ran };
+    });
+    expect(stepsShown(runs)).toMatchObject({
+      shown: false,
+      why: expect.stringMatching(/printed 70, 130, 130 characters/),
+    });
+    const silent = new Map([...runs].map(([n, r]) => [n, { wallMs: r.wallMs, outputChars: 12 }]));
+    expect(stepsShown(silent)).toEqual({ shown: true, by: 'wall' }); // the wall clock alone cannot tell
+  });
+
   it('takes steps that ran, with a disturbed run, by the output or the wall clock', () => {
     const steps = [1, 17, 33];
     const bump = (n: number): number => (n === 17 ? 700 : 0);

@@ -4,13 +4,15 @@
 // Evidence, the first that applies:
 //   - the trainer's own step count (`stepsSeen`: a line it printed, its trainer_state.json): every
 //     run counted at least its steps;
-//   - its output, when the characters it printed grew from each run to the next longer one (no
-//     clock noise in a count): it must grow in step with the steps, each segment at least 9/10 of
-//     the growth per step over all the runs. A trainer that stopped after D of the 1 + 2K steps is
-//     caught for D − 1 < 2K / 1.1 (about 1.8K); past that, the slope it gives is off by under 10 %;
-//   - else the wall clock: it grew over the runs by more than twice the run-to-run noise when one is
-//     known, each segment at least a quarter of the growth per step (a disturbed run of a shared
-//     machine is within that; a stop before about 1 + 1.1K steps is not).
+//   - its output, when the characters it printed grew from the shortest run to the longest (no
+//     clock noise in a count): it decides, and must grow from each run to the next longer one in
+//     step with the steps, each segment at least 9/10 of the growth per step over all the runs. A
+//     trainer that stopped after D of the 1 + 2K steps is caught for D − 1 < 2K / 1.1 (about
+//     1.8K); past that, the slope it gives is off by under 10 %;
+//   - else (no output, or the same in every run) the wall clock: it grew over the runs by more than
+//     twice the run-to-run noise when one is known, each segment at least a quarter of the growth
+//     per step (a disturbed run of a shared machine is within that; a stop before about 1 + 1.1K
+//     steps is not).
 // Otherwise the row is "not timed": it cannot win.
 /** What one timing run showed of its steps: its wall time, its output's size, and the trainer's own count. */
 export interface StepsRun {
@@ -63,17 +65,13 @@ export function stepsShown(
   const chars = sorted.flatMap(([n, r]) =>
     typeof r.outputChars === 'number' ? [[n, r.outputChars] as [number, number]] : [],
   );
-  const growing = chars.length >= 2 && chars.every(([, c], i) => i === 0 || c > chars[i - 1]![1]);
+  // Output that grew from the shortest run to the longest decides: a longer run that printed no more
+  // than a shorter one stopped (the wall clock's start-up noise can hide that a stop left it flat).
+  const printed = chars.length >= 2 && chars.at(-1)![1] > chars[0]![1];
+  const growing = printed && chars.every(([, c], i) => i === 0 || c > chars[i - 1]![1]);
   if (growing && grew(chars, SEGMENT_GROWTH.output, null)) return { shown: true, by: 'output' };
-  if (
-    !growing &&
-    grew(
-      sorted.map(([n, r]) => [n, r.wallMs]),
-      SEGMENT_GROWTH.wall,
-      noiseMs,
-    )
-  )
-    return { shown: true, by: 'wall' };
+  const wallPoints = sorted.map(([n, r]) => [n, r.wallMs] as [number, number]);
+  if (!printed && grew(wallPoints, SEGMENT_GROWTH.wall, noiseMs)) return { shown: true, by: 'wall' };
   const steps = sorted.map(([n]) => n).join(', ');
   const walls = sorted.map(([, r]) => `${Math.round(r.wallMs)}`).join(', ');
   return {
