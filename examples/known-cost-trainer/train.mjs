@@ -7,6 +7,10 @@
 // which configuration is fastest at a global batch from its own measurements.
 // --hold_output true holds its lines until it exits, as a Python trainer's print() does when its
 // stdout is a pipe (block-buffered): soup then cannot time its steps by its output.
+// --stop_after N runs at most N steps and exits 0 whatever --max_steps says (0: no cap), as a
+// trainer whose dataset ends first: its timing runs do not show their steps.
+// --grow_per_sample_mib X adds micro_batch_size × X MiB more, touched, at every step after the
+// first (a data-dependent peak: one step fits where eight do not).
 //   node train.mjs --micro_batch_size 4 --grad_ckpt false --max_steps 9
 const args = Object.fromEntries(
   process.argv.slice(2).flatMap((a, i, all) => (a.startsWith('--') ? [[a.slice(2), all[i + 1]]] : [])),
@@ -34,6 +38,8 @@ const KNOWN = [
   'sample_ms',
   'ckpt_time',
   'hold_output',
+  'stop_after',
+  'grow_per_sample_mib',
 ];
 for (const k of Object.keys(args)) {
   if (!KNOWN.includes(k)) {
@@ -42,7 +48,9 @@ for (const k of Object.keys(args)) {
   }
 }
 const m = num('micro_batch_size', args.per_device_train_batch_size ?? 1);
-const steps = num('max_steps', 1);
+const stopAfter = num('stop_after', 0);
+const steps = stopAfter > 0 ? Math.min(num('max_steps', 1), stopAfter) : num('max_steps', 1);
+const growBytes = Math.round(m * num('grow_per_sample_mib', 0) * 2 ** 20);
 if (args.grad_ckpt !== undefined && args.grad_ckpt !== 'true' && args.grad_ckpt !== 'false') {
   console.error(`--grad_ckpt must be true or false (got ${args.grad_ckpt})`);
   process.exit(2);
@@ -61,9 +69,13 @@ const stepMs = num('step_ms', 20) + m * num('sample_ms', 20) * (ckpt ? num('ckpt
 const held = [];
 for (let left = Math.round(mib * 2 ** 20); left > 0; left -= 2 ** 28)
   held.push(Buffer.alloc(Math.min(left, 2 ** 28), 1));
-const heldBytes = held.reduce((n, b) => n + b.length, 0);
+let heldBytes = held.reduce((n, b) => n + b.length, 0);
 const cell = new Int32Array(new SharedArrayBuffer(4));
 for (let s = 1; s <= steps; s++) {
+  if (s > 1 && growBytes > 0) {
+    held.push(Buffer.alloc(growBytes, 1));
+    heldBytes += growBytes;
+  }
   Atomics.wait(cell, 0, 0, stepMs);
   say(`step ${s} micro_batch_size ${m} grad_ckpt ${ckpt} held ${heldBytes}`);
 }

@@ -50,3 +50,4 @@ export { divisorsOf, largestDivisorAtMost, nextMicroBatchSize, perRankBatch, for
 export { lowerCacheEntry, type LowerCacheEntryOptions, type LowerCacheEntryResult } from './lower-cache-entry';
 export { writeCacheFileLocked } from './write-cache-file-locked';
 export { formatBytes, formatBytesApart } from './format-bytes';
+export { flatPeak, FLAT_PEAK_FRACTION, type FlatPeak, type FlatPeakTrial } from './flat-peak';

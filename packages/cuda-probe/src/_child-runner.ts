@@ -72,6 +72,8 @@ export interface ChildRun {
    * trainer that prints as it steps, the time of its steps.
    */
   outputSpanMs?: number | null;
+  /** Characters the child printed on stdout and stderr together (a trainer that steps prints more for more steps). */
+  outputChars?: number;
   /** Peak RSS of the child's whole process tree while sampling, null when not sampled (or never readable). */
   sampledPeakRssBytes: number | null;
   /** The most processes one sample found in the child's tree (0 when not sampled). */
@@ -84,6 +86,8 @@ export interface ChildRun {
 interface OutputTimes {
   first: number | null;
   last: number | null;
+  /** Characters received over both streams (all of them, not only the tail kept). */
+  chars: number;
 }
 
 function collect(stream: Readable | null | undefined, max: number, sink: { text: string }, times: OutputTimes): void {
@@ -93,6 +97,7 @@ function collect(stream: Readable | null | undefined, max: number, sink: { text:
     const now = performance.now();
     times.first ??= now;
     times.last = now;
+    times.chars += d.length;
     sink.text += d;
     if (sink.text.length > max * 2) sink.text = sink.text.slice(-max);
   });
@@ -157,7 +162,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
     const out = { text: '' };
     const err = { text: '' };
     const res = { text: '' };
-    const times: OutputTimes = { first: null, last: null };
+    const times: OutputTimes = { first: null, last: null, chars: 0 };
     const outputSpanMs = (): number | null =>
       times.first === null || times.last === null ? null : times.last - times.first;
     collect(child.stdout, max, out, times);
@@ -280,6 +285,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         spawnedAt,
         closedAt,
         outputSpanMs: outputSpanMs(),
+        outputChars: times.chars,
         sampledPeakRssBytes: tree?.peakBytes ?? null,
         sampledProcesses: tree?.processes ?? 0,
         treePids: seenPids,
@@ -316,6 +322,7 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
         spawnedAt,
         closedAt: performance.timeOrigin + performance.now(),
         outputSpanMs: outputSpanMs(),
+        outputChars: times.chars,
         sampledPeakRssBytes: tree?.peakBytes ?? null,
         sampledProcesses: tree?.processes ?? 0,
         treePids: seenPids,

@@ -200,6 +200,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     const timing = {
       ms: run.wallMs,
       ...(typeof run.outputSpanMs === 'number' ? { outputSpanMs: run.outputSpanMs } : {}),
+      ...(typeof run.outputChars === 'number' ? { outputChars: run.outputChars } : {}),
     };
     // A trainer that catches an out-of-memory error and carries on (skips the batch) exits 0: what
     // it did at this size is unknown, so it is never a fit; the search takes it as not fitting, for safety.

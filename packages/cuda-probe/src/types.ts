@@ -41,6 +41,11 @@ export interface ProbeTrialOutcome extends ProbeOutcome {
    * ms; absent when it printed nothing. What `--try` times a run by where it agrees with `ms`.
    */
   outputSpanMs?: number;
+  /**
+   * Commands: the characters printed on stdout and stderr together. For a trainer that prints as it
+   * steps, it grows with the steps run: what `--try` reads to see that a timing run ran its steps.
+   */
+  outputChars?: number;
   /** The step alone, measured in the child; absent when the child did not get that far (or for commands). */
   stepMs?: number;
   /** `ms - stepMs`: spawn + runtime import + session create + batch build + exit. */

@@ -1,6 +1,8 @@
 // Batch-size resolution shared by probe, plan, train and run: the cache, or live trials, each reported as an event
 // (the caller draws the progress and the lines).
 import {
+  flatPeak,
+  type FlatPeak,
   makeCacheKey,
   NoBatchFitsError,
   pickBatchSize,
@@ -35,6 +37,8 @@ export interface TrialView {
    * with `run_ms`.
    */
   run_output_span_ms?: number;
+  /** Commands: the characters the trial printed (stdout and stderr). */
+  run_output_chars?: number;
 }
 
 /** What {@link resolveBatch} reports while it works, in order: `start`, then trials, then `done` or `failed`. */
@@ -92,7 +96,10 @@ export interface ResolveBatchOptions extends PlanIo {
   refresh?: boolean;
   /** Cache an answer whose deciding trial measured no peak (exceptions only). @default false */
   saveExceptionsOnly?: boolean;
-  /** Predictive search (fit the measured peaks, jump to the edge). @default false */
+  /**
+   * Predictive search (fit the measured peaks, jump to the edge); false also turns off `fromBelow` and `predictStop`,
+   * a plain bisection over the divisors of G (--no-predict). @default false
+   */
   predict?: boolean;
   /** What soup can change here when nothing fits, shown with the error (one line). */
   advice?: string;
@@ -146,6 +153,8 @@ export interface BatchResolution {
   notSavedReason: string | null;
   /** Why the cache was passed over: the key cannot name what was measured (`keyUnknown`); null otherwise. */
   keyUnknown: string | null;
+  /** The fits' peaks stayed flat as the size grew (a trainer that ignores it): the warning, also sent as a note. */
+  flatPeak: FlatPeak | null;
 }
 
 function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
@@ -163,6 +172,7 @@ function view(o: ProbeTrialOutcome | undefined, t: TrialRecord): TrialView {
     ...((o?.warning ?? t.warning) !== undefined ? { warning: (o?.warning ?? t.warning)! } : {}),
     ...(typeof o?.ms === 'number' ? { run_ms: o.ms } : {}),
     ...(typeof o?.outputSpanMs === 'number' ? { run_output_span_ms: o.outputSpanMs } : {}),
+    ...(typeof o?.outputChars === 'number' ? { run_output_chars: o.outputChars } : {}),
   };
 }
 
@@ -219,12 +229,15 @@ export async function resolveBatch(given: ResolveBatchOptions): Promise<BatchRes
   const cacheKey = makeCacheKey(opts.key);
   let result: PickBatchSizeResult | { batchSize: number; source: 'probe'; cachePath?: string };
   const predict = opts.predict ?? false;
+  // --no-predict: the divisors bisected, without the line through the peaks (fromBelow, predictStop use it).
+  const fromBelow = opts.predict === false ? undefined : opts.fromBelow;
+  const predictStop = opts.predict === false ? undefined : opts.predictStop;
   try {
     if ((opts.noCache || opts.floor) && opts.globalBatchSize !== undefined) {
       const r = await probeMicroBatchSize(probe, {
         ...(opts.floor ? { floor: opts.floor } : {}),
-        ...(opts.fromBelow ? { fromBelow: opts.fromBelow } : {}),
-        ...(opts.predictStop ? { predictStop: opts.predictStop } : {}),
+        ...(fromBelow ? { fromBelow } : {}),
+        ...(predictStop ? { predictStop } : {}),
         globalBatchSize: opts.globalBatchSize,
         ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         start: opts.start,
@@ -255,8 +268,8 @@ export async function resolveBatch(given: ResolveBatchOptions): Promise<BatchRes
         ...(opts.globalBatchSize !== undefined ? { globalBatchSize: opts.globalBatchSize } : {}),
         ...(opts.worldSize !== undefined ? { worldSize: opts.worldSize } : {}),
         ...(opts.headroom ? { headroom: opts.headroom } : {}),
-        ...(opts.fromBelow ? { fromBelow: opts.fromBelow } : {}),
-        ...(opts.predictStop ? { predictStop: opts.predictStop } : {}),
+        ...(fromBelow ? { fromBelow } : {}),
+        ...(predictStop ? { predictStop } : {}),
         ...(opts.files ? { files: opts.files } : {}),
         logger: {
           warn: (line) =>
@@ -283,6 +296,11 @@ export async function resolveBatch(given: ResolveBatchOptions): Promise<BatchRes
     }
     throw err;
   }
+  const flat = flatPeak(
+    trials.map((t) => ({ batchSize: t.batch_size, fits: t.result === 'fit', peakBytes: t.peak_bytes ?? undefined })),
+    opts.globalBatchSize !== undefined ? 'micro-batch' : 'batch size',
+  );
+  if (flat) emit({ type: 'note', level: 'warn', line: flat.warning });
   emit({ type: 'done', batchSize: result.source === 'probe' ? result.batchSize : null });
   const chosen = trials.filter((t) => t.batch_size === result.batchSize && t.result === 'fit').pop() ?? null;
   const picked = result as Partial<PickBatchSizeResult>;
@@ -298,5 +316,6 @@ export async function resolveBatch(given: ResolveBatchOptions): Promise<BatchRes
     saved: opts.noCache || opts.floor ? false : (picked.saved ?? null),
     notSavedReason: given.keyUnknown ? given.keyUnknown : (picked.notSavedReason ?? null),
     keyUnknown: given.keyUnknown ?? null,
+    flatPeak: flat,
   };
 }

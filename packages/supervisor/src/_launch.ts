@@ -2,7 +2,7 @@
 import { redactArgv } from '@soup/hub-ckpt';
 import { SupervisorUsageError } from './errors';
 import type { OutputLock } from './lock';
-import type { MemoryWatch } from './memory-watch';
+import type { MemoryOver, MemoryWatch } from './memory-watch';
 import type { NewestStep } from './newest-step';
 import type { SuperviseOptions } from './supervise-options';
 import { expandArgv, startTrainer, trainerEnv, type Placeholders, type TrainerExit } from './trainer-child';
@@ -15,11 +15,15 @@ import { fmt, q, type Tell } from './_tell';
 /** The signals that end a session (soup's, and what a platform sends every process of a job). */
 const SESSION_END_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGUSR1', 'SIGUSR2']);
 
-/** How one launch ended: the trainer's exit, the tree's peak memory over it (null: not sampled), and when. */
+/**
+ * How one launch ended: the trainer's exit, the tree's peak memory over it (null: not sampled), when, and whether the
+ * memory watch stopped it over --max-memory (`overMax`: its first sample over the limit).
+ */
 export interface LaunchEnd {
   end: TrainerExit & { killed: boolean };
   launchPeak: number | null;
   exitAt: number;
+  overMax: MemoryOver | null;
 }
 
 /**
@@ -40,6 +44,8 @@ export async function launchOnce(p: {
   graceMs: number;
   pollMs: number;
   nice: number;
+  /** A step-down is possible: a launch over --max-memory (`overMax: 'step-down'`) is then killed at once. */
+  canStepDown: boolean;
   tell: Tell;
 }): Promise<LaunchEnd> {
   const { o, placeholders, lock, memory, stepSeen, watcher, pushes, stop, stopSignal, graceMs } = p;
@@ -61,7 +67,9 @@ export async function launchOnce(p: {
   });
   lock.setTrainer(child.pid);
   o.onTrainerLaunched?.(child.pid);
-  memory?.attach(child.pid);
+  // Over --max-memory with a step-down to take: killed as the kernel's OOM killer would, then stepped down.
+  const kill = (): void => void child.stop({ signal: 'SIGKILL', graceMs: 0 }).catch(() => {});
+  memory?.attach(child.pid, p.canStepDown ? kill : undefined);
   emit(
     'launched',
     `soup: launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets: p.secrets }).map(q).join(' ')}`,
@@ -122,5 +130,5 @@ export async function launchOnce(p: {
       exit: { code: end.code, signal: end.signal, stopping: stop.reason !== null },
     },
   );
-  return { end, launchPeak, exitAt };
+  return { end, launchPeak, exitAt, overMax: memory?.launchOver() ?? null };
 }

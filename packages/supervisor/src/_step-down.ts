@@ -1,4 +1,5 @@
 // The out-of-memory step-down: a trainer that ran out of memory at micro-batch m resumes with the next smaller one.
+import type { MemoryOver } from './memory-watch';
 import type { NewestStep } from './newest-step';
 import type { OomStepDown } from './run-identity';
 import type { SessionFacts, SuperviseOptions } from './supervise-options';
@@ -21,6 +22,8 @@ export function planStepDown(p: {
   maxRetries: number;
   launchPeak: number | null;
   exitAt: number;
+  /** The memory watch stopped the launch over --max-memory: judged out of memory, whatever its exit. */
+  overMax: MemoryOver | null;
   resumeFrom: string | null;
   stepSeen: NewestStep;
   pushes: SessionPushes;
@@ -30,9 +33,10 @@ export function planStepDown(p: {
   const { o, end, micro, worldSize, maxRetries, stepSeen, facts } = p;
   const { emit, warn, show } = p.tell;
   // An out-of-memory failure with a smaller divisor left and retries left: step down, resume, launch again.
-  if (p.stopped || end.code === 0 || micro === null || p.G === null || !o.judgeOutOfMemory) return null;
+  if (p.stopped || micro === null || p.G === null) return null;
+  if (p.overMax === null && (end.code === 0 || !o.judgeOutOfMemory)) return null;
   const G = p.G;
-  const oomLine = o.judgeOutOfMemory(end);
+  const oomLine = p.overMax?.line ?? o.judgeOutOfMemory!(end);
   if (oomLine === null) return null;
   const to = o.nextMicroBatchSize?.(micro) ?? null;
   if (facts.oomStepDowns.length >= maxRetries || to === null) {

@@ -6,7 +6,7 @@ export {
   type SuperviseEvent,
   type SessionFacts,
 } from './supervise';
-export { startMemoryWatch, type MemoryWatch, type MemoryWatchOptions } from './memory-watch';
+export { startMemoryWatch, type MemoryOver, type MemoryWatch, type MemoryWatchOptions } from './memory-watch';
 export { trackNewestStep, type NewestStep } from './newest-step';
 export {
   createCheckpointWatcher,

@@ -134,7 +134,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       for (;;) {
         const placeholders = placeholdersNow();
         const common = { o, lock, memory, stepSeen, watcher, pushes, stop, tell };
-        launch = await launchOnce({ ...common, placeholders, secrets, stopSignal, graceMs, pollMs, nice });
+        const canStepDown =
+          G !== null && micro !== null && facts.oomStepDowns.length < maxRetries && !!o.nextMicroBatchSize?.(micro);
+        launch = await launchOnce({ ...common, placeholders, secrets, stopSignal, graceMs, pollMs, nice, canStepDown });
         const stopped = stop.reason !== null;
         const down = planStepDown({
           ...common,

@@ -12,7 +12,7 @@ export interface CommandSearch {
   batchSize: number;
   source: string;
   /** The fit trial at m (null: m came from a cache). */
-  chosen: { peak_bytes: number | null; run_ms?: number; run_output_span_ms?: number } | null;
+  chosen: { peak_bytes: number | null; run_ms?: number; run_output_span_ms?: number; run_output_chars?: number } | null;
 }
 
 /**
@@ -25,12 +25,19 @@ export function commandTime(probeOf: (command: string) => ChildProbeFn): TuneExe
     const r = await probeOf(cmd.replaceAll('{probe_steps}', String(steps)))(m);
     if (r.reason !== 'fit')
       return {
+        // Each reason is the memory (a SIGKILL is judged the OOM killer's only on evidence): a smaller m may fit.
+        overMemory: true,
         error: `${r.reason === 'over-budget' ? 'over the budget' : r.reason === 'killed' ? 'killed (SIGKILL)' : 'out of memory'} over ${steps} steps${
           r.peakBytes ? ` (peak ${formatBytes(r.peakBytes)})` : ''
         }`,
       };
-    // The child's own wall time (spawn to exit), as the fit trial's run_ms, and its output's span.
-    return { ms: r.ms, ...(r.outputSpanMs !== undefined ? { outputSpanMs: r.outputSpanMs } : {}) };
+    // The child's own wall time (spawn to exit), as the fit trial's run_ms, its output's span and size, its peak.
+    return {
+      ms: r.ms,
+      ...(r.outputSpanMs !== undefined ? { outputSpanMs: r.outputSpanMs } : {}),
+      ...(r.outputChars !== undefined ? { outputChars: r.outputChars } : {}),
+      ...(r.peakBytes !== undefined ? { peakBytes: r.peakBytes } : {}),
+    };
   };
 }
 
@@ -48,6 +55,7 @@ export function commandFit(search: (command: string) => Promise<CommandSearch>):
         source: r.source,
         oneStepMs: r.chosen?.run_ms ?? null,
         oneStepSpanMs: r.chosen?.run_output_span_ms ?? null,
+        oneStepOutputChars: r.chosen?.run_output_chars ?? null,
       };
     } catch (err) {
       if (err instanceof NoBatchFitsError) return { batchSize: null, why: 'no micro-batch fits' };

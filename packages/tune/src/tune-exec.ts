@@ -2,8 +2,9 @@
 // candidate (one value per lever) gets its micro-batch m (the largest divisor of G / N that fits,
 // the batch cache first), then its step time at m from the trainer's own runs: the command with
 // {probe_steps} = 1, 1 + K and 1 + 2K, so start-up costs cancel. Samples/s at G = G / (a × step).
-import type { CacheLocationOptions } from '@soup/batch-probe';
+import { divisorsOf, type CacheLocationOptions } from '@soup/batch-probe';
 import { clockOf, pooledVariance, stepBy, type TimedRun } from './output-clock';
+import { type StepsRun, stepsShown } from './steps-shown';
 import type { TuneEntry, TuneRow } from './tune-cache';
 import { labelOf, tune, type TuneEvent, type TuneTiming } from './tune';
 
@@ -29,6 +30,7 @@ export type FitAnswer =
       source: string;
       oneStepMs: number | null;
       oneStepSpanMs?: number | null;
+      oneStepOutputChars?: number | null;
     }
   | { batchSize: null; why: string };
 
@@ -66,16 +68,24 @@ export interface TuneExecOptions {
    * m for a candidate's command (levers filled; {probe_steps} still in): the micro-batch probe,
    * whose trials run {probe_steps} = 1. `oneStepMs`: the wall time of its fit trial at m, when it
    * ran one (the 1-step point of the timing, measured the same way as `time`), and the span of its
-   * output (`oneStepSpanMs`, null or absent when it printed nothing).
+   * output (`oneStepSpanMs`, null or absent when it printed nothing) and its size (`oneStepOutputChars`).
    */
   fit(command: string): Promise<FitAnswer>;
   /**
    * One timing run: the candidate's command with {probe_steps} = `steps` at micro-batch m, through
    * the same probe as the fit trials (so its memory is judged over every step too); its wall time
-   * and the span of its output (first chunk to last; absent when it printed nothing), or why it failed.
+   * and the span of its output (first chunk to last; absent when it printed nothing), the characters it
+   * printed and the steps the trainer itself counted (each shows that the steps ran: steps-shown),
+   * its peak; or why it failed (`overMemory`: it went over the budget or ran out of memory, and the
+   * row is timed again at the next smaller divisor).
    */
-  time(command: string, steps: number, m: number): Promise<{ ms: number; outputSpanMs?: number } | { error: string }>;
+  time(command: string, steps: number, m: number): Promise<TimeAnswer>;
 }
+
+/** One timing run's answer (tuneExec's `time`). */
+export type TimeAnswer =
+  | { ms: number; outputSpanMs?: number; outputChars?: number | null; stepsSeen?: number | null; peakBytes?: number }
+  | { error: string; overMemory?: boolean };
 
 /** What tuneExec found: the entry, where it came from, its cache key and file, and what the measuring took. */
 export interface TuneExecResult {
@@ -96,6 +106,7 @@ export interface TuneExecResult {
  * best, its third run is skipped ("cannot win"). Throws NothingTimedError when no candidate could be timed.
  */
 export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
+  // Over 150 lines: the runs, the clock and the pooled noise are state shared by every timing, refit and close call.
   const say = (event: TuneEvent): void => o.onEvent?.(event);
   const G = o.globalBatchSize;
   const N = o.worldSize ?? 1;
@@ -105,7 +116,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
   const unknown = o.trainer?.unknown ?? null;
   if (unknown !== null && !o.noCache) say({ type: 'note', message: `the tune cache is not used: ${unknown}` });
   const candidates = candidatesOf(o.tries).map((values) => ({ values, label: labelOf(values) }));
-  const runs = new Map<TuneRow, Map<number, TimedRun>>(); // row → steps → run
+  const runs = new Map<TuneRow, Map<number, TimedRun & StepsRun>>(); // row → steps → run
   /**
    * Noise: a run's time varies by about the same milliseconds whichever candidate it is (the
    * trainer's start-up, the machine), so the residual variance of every row with three or more
@@ -126,23 +137,50 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
       row.noiseMs = pts.size >= 3 ? est.seMs : null;
     }
   };
-  const record = (row: TuneRow, steps: number, r: TimedRun): void => {
+  const record = (row: TuneRow, steps: number, r: TimedRun & StepsRun): void => {
     if (!runs.has(row)) runs.set(row, new Map());
     runs.get(row)!.set(steps, r);
     restate();
   };
+  let overMemory = false; // the last failed run went over the memory
+  const refitted = new Set<TuneRow>(); // timed again at a smaller divisor: no fit trial there, its peak is its runs'
   /** One more timed run of a row with `steps` steps; its failure (the row then has no time), or null. */
   const run = async (row: TuneRow, steps: number): Promise<string | null> => {
     const t = await o.time(fillLevers(o.command, row.values), steps, row.microBatchSize!);
     if ('error' in t) {
       const error = `timing run of ${steps} steps failed: ${t.error}`;
-      Object.assign(row, { note: error, stepMs: null, noiseMs: null, samplesPerSecond: null });
-      runs.delete(row);
-      restate();
-      return error;
+      overMemory = t.overMemory === true;
+      return untime(row, error);
     }
-    record(row, steps, { wallMs: t.ms, spanMs: t.outputSpanMs ?? null });
+    if (refitted.has(row) && t.peakBytes !== undefined) row.peakBytes = Math.max(row.peakBytes ?? 0, t.peakBytes);
+    const { outputChars = null, stepsSeen = null } = t;
+    record(row, steps, { wallMs: t.ms, spanMs: t.outputSpanMs ?? null, outputChars, stepsSeen });
     return null;
+  };
+  /** A row without a time: its note, its runs dropped (they weigh no more on the clock or the noise). */
+  const untime = (row: TuneRow, note: string): string => {
+    Object.assign(row, { note, stepMs: null, noiseMs: null, samplesPerSecond: null });
+    runs.delete(row);
+    restate();
+    return note;
+  };
+  /**
+   * A run that went over the memory (a longer run reaches a peak that one step did not): the row
+   * moves to the next smaller divisor, to be timed there from its first run (those runs are its
+   * fit there); false when it failed otherwise, or no smaller divisor is left.
+   */
+  const refit = (row: TuneRow, failed: string): boolean => {
+    const m = row.microBatchSize!;
+    const next = divisorsOf(G / N)
+      .filter((d) => d < m)
+      .at(-1);
+    if (!overMemory || next === undefined) return false;
+    overMemory = false;
+    say({ type: 'note', message: `${row.label}: ${failed} at micro-batch ${m}; timing it at ${next}` });
+    Object.assign(row, { microBatchSize: next, accumulation: G / N / next, peakBytes: null });
+    row.note = `re-fitted at ${next}: a longer run at ${m} went over the memory`;
+    refitted.add(row);
+    return true;
   };
   const figures = (row: TuneRow, note: string | null = null): TuneTiming => ({
     stepMs: row.stepMs!,
@@ -155,13 +193,18 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
     worldSize: N,
     order: 'smallest-m-first',
     fit: (c) => o.fit(fillLevers(o.command, c.values)),
-    async time(_c, row, fit, { best: b }) {
+    // Named: a row re-fitted at a smaller divisor is timed again by this same function.
+    time: async function timed(c, row, fit, ctx): Promise<TuneTiming | { error: string }> {
+      const b = ctx.best;
       // The fit trial at m already ran the command with {probe_steps} = 1: it is the 1-step point.
       let failed: string | null = null;
-      if (fit.oneStepMs !== null) record(row, 1, { wallMs: fit.oneStepMs, spanMs: fit.oneStepSpanMs ?? null });
+      const outputChars = fit.oneStepOutputChars ?? null;
+      if (fit.oneStepMs !== null)
+        record(row, 1, { wallMs: fit.oneStepMs, spanMs: fit.oneStepSpanMs ?? null, outputChars });
       else failed = await run(row, 1);
       failed ??= await run(row, 1 + K);
-      if (failed !== null) return { error: failed };
+      if (failed !== null)
+        return refit(row, failed) ? timed(c, row, { ...fit, oneStepMs: null }, ctx) : { error: failed };
       // Early stop: two runs give a step time; its noise is the pooled run-to-run variance over its
       // own two points. If twice the standard error of the difference (at least 5 %) cannot lift it
       // to the best, its third run is not needed.
@@ -178,7 +221,12 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
           );
       }
       failed = await run(row, 1 + 2 * K);
-      return failed === null ? figures(row) : { error: failed };
+      if (failed !== null)
+        return refit(row, failed) ? timed(c, row, { ...fit, oneStepMs: null }, ctx) : { error: failed };
+      // The runs must show that they ran their steps, else the row is "not timed" (steps-shown).
+      const v = pooledVariance(runs, 'wall');
+      const shown = stepsShown(runs.get(row)!, v === null ? null : Math.sqrt(v));
+      return shown.shown ? figures(row) : { error: untime(row, shown.why) };
     },
     // Close call: when the lower peak would take a tie from the faster row, the two get a longer run
     // each (1 + 4K steps, then 1 + 8K if still so); only then does the lower peak take it. A tie the

@@ -218,6 +218,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     ...(r.skippedCache !== null ? { skipped_cache: r.skippedCache } : {}),
     saved: r.saved,
     ...(r.notSavedReason !== null ? { not_saved_reason: r.notSavedReason } : {}),
+    ...(r.flatPeak ? { flat_peak: r.flatPeak.warning } : {}),
     trials: r.trials,
   });
   if (r.source === 'cache') {
@@ -249,7 +250,8 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       (micro
         ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}`
         : `batch size ${ctx.style.bold(String(r.batchSize))}`) +
-        ` fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached})`,
+        ` fits (${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}${chosen}, ${cached}` +
+        `${r.flatPeak ? '; its peak did not grow with the size: see the warning' : ''})`,
     );
   }
 }
