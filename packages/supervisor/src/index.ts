@@ -52,8 +52,11 @@ export {
   SupervisorUsageError,
   OutputLockedError,
   StaleRecordError,
+  MicroAgreementError,
   type SupervisorErrorCode,
 } from './errors';
+export { agreeMicroBatch, type AgreedMicroBatch, type NodeMicroAnswer } from './agree-micro-batch';
+export { agreeAcrossNodes, exchangeMicroAnswers } from './agree-across-nodes';
 export {
   emptySessionResult,
   segmentReasonOf,
