@@ -9,6 +9,8 @@ import {
   leaseOptions,
   maxMemoryOption,
   maxOomRetriesOption,
+  type NodeOptions,
+  nodeOptions,
   noCacheOption,
   noPredictOption,
   outputDirOption,
@@ -20,7 +22,7 @@ import {
 } from '../_options';
 import { appendArg, type DeviceSpec, deviceArg, durationArg, intAtLeast } from '../_parse';
 
-export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOptions, SessionMemoryOptions {
+export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOptions, SessionMemoryOptions, NodeOptions {
   /** @default 'model' */
   repoType: 'model' | 'dataset';
   /** `n` or `auto`, checked by run() (its message names both forms). */
@@ -188,6 +190,6 @@ Examples:
     'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint ' +
       'with the next smaller divisor as the micro-batch',
   );
-  leaseOptions(run, '2m on a directory store, 10m on the Hub, where each renewal is a commit');
+  leaseOptions(nodeOptions(run), '2m on a directory store, 10m on the Hub, where each renewal is a commit');
   return maxMemoryOption(run);
 });

@@ -102,6 +102,9 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     finalDir: opts.final === undefined ? null : resolve(ctx.cwd, opts.final),
     keepRemote: opts.keepRemote ?? KEEP_REMOTE_DEFAULT,
     pushNice: opts.pushNice,
+    nodeFlags: { nodeRank: opts.nodeRank, nnodes: opts.nnodes },
+    ...(opts.nodesDir === undefined ? {} : { nodesDir: resolve(ctx.cwd, opts.nodesDir) }),
+    requeue: opts.requeue === true,
     ...plainListeners(ctx),
   });
   const memory = mem.report(r.memory);
