@@ -53,7 +53,9 @@ describe('[slow] several nodes: one writer, one session end', { timeout: 60_000 
   it('SIGTERM on node 1 only: both exit 75; node 0 pushed the step both reached; node 1 wrote nothing', async () => {
     const cwd = useTempDir();
     chmodSync(cwd, 0o777);
-    const env = soupEnv(cwd, { WORLD_SIZE: '2' });
+    // Each node's trainer trains alone (no WORLD_SIZE: the example trainers' data parallel mode would tie them in
+    // lock step); what is tested here is the supervisors: node 0 pushes only what node 1 also reached.
+    const env = soupEnv(cwd);
     const common = ['--repo', 'file://store', '--batch-size', '4', '--settle', '300ms', '--poll', '100ms'];
     const nodeOpts = [...common, '--nnodes', '2', '--nodes-dir', 'nodes', '--grace', '20s'];
     const argv = nodeTrainerArgv({ maxSteps: 200, saveSteps: 1 });
@@ -63,7 +65,7 @@ describe('[slow] several nodes: one writer, one session end', { timeout: 60_000 
       rank: 0,
       options: [...nodeOpts, '--node-rank', '0', '--output-dir', 'out0'],
       argv,
-      env: { ...env, RANK: '0', SOUP_EXAMPLE_STEP_DELAY_MS: '100' },
+      env: { ...env, SOUP_EXAMPLE_STEP_DELAY_MS: '100' },
       marker: /leading session/,
     });
     const n1 = await startNode({
@@ -71,7 +73,7 @@ describe('[slow] several nodes: one writer, one session end', { timeout: 60_000 
       rank: 1,
       options: [...nodeOpts, '--node-rank', '1', '--output-dir', 'out1'],
       argv,
-      env: { ...env, RANK: '1', SOUP_EXAMPLE_STEP_DELAY_MS: '400' },
+      env: { ...env, SOUP_EXAMPLE_STEP_DELAY_MS: '400' },
       asNobody: true,
       marker: /launched trainer/,
     });
