@@ -31,6 +31,8 @@ const JOIN_WINDOW_MS = 120_000;
 export interface NodeSession {
   readonly role: NodeRole;
   readonly leader: boolean;
+  /** This session's folder in the nodes folder, every node's notes in it (null: a single node). */
+  readonly dir: string | null;
   /** Follower: waits for node 0's resume note (null: node 0 ended first, or this session was stopped). */
   awaitResume(signal: AbortSignal): Promise<ResumeNote | null>;
   /** Leader: tells the followers what it resumed from (a follower writes nothing). */
@@ -63,6 +65,7 @@ function singleNode(role: NodeRole): NodeSession {
   return {
     role,
     leader: true,
+    dir: null,
     awaitResume: async () => null,
     publishResume: () => {},
     pushable: (watcher) => watcher,
@@ -132,6 +135,7 @@ function manyNodes(role: NodeRole, dir: string, tell: Tell): NodeSession {
   return {
     role,
     leader: role.rank === 0,
+    dir,
     async awaitResume(signal) {
       const got = await waitFor(
         () => readNote<ResumeNote>(dir, 'resume') ?? (readNote(dir, 'verdict') === null ? null : ('ended' as const)),

@@ -6,6 +6,7 @@ import { trackNewestStep } from './newest-step';
 import { identityOf, readRunRecord, supervisedFingerprint } from './run-identity';
 import type { SessionFacts, SuperviseOptions, SuperviseOutcome } from './supervise-options';
 import { resolveBatch } from './_batch-size';
+import { agreeAcrossNodes } from './agree-across-nodes';
 import { checkOptions } from './_check-options';
 import { leaseOptionsOf } from './_lease-options';
 import { claimRun } from './_claim-run';
@@ -106,7 +107,16 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       if (resumed.outcome === 'complete') return completeInStore(resumed, runId, storeName, tell);
 
       // 4. Batch size; with a global batch, this device's m (cache, then probe), G kept, recorded per session.
-      const batch = await resolveBatch({ o, record, G, worldSize, startedAtMs: t0, resumed, facts, tell });
+      const batch = await resolveBatch({
+        o: agreeingOn(o, nodes, G, worldSize, say),
+        record,
+        G,
+        worldSize,
+        startedAtMs: t0,
+        resumed,
+        facts,
+        tell,
+      });
       const { batchSize, levers, session } = batch;
       let { micro } = batch;
       const saver = recordSaver({
@@ -250,4 +260,28 @@ function resumeNoteOf(r: SupervisedResume, run: string, outputDir: string): Resu
   if (r.outcome === 'complete')
     return { ...base, step: r.step, path_in_repo: r.pathInRepo, resume_from: null, dir: null };
   return { ...base, step: r.step, path_in_repo: r.pathInRepo, resume_from: r.resumeFrom, dir: r.dir };
+}
+
+/** A node's probe may take minutes: the nodes wait this long for each other's micro-batch answers. */
+const MICRO_AGREEMENT_TIMEOUT_MS = 600_000;
+
+/** Several nodes with a global batch: every node trains the smallest micro-batch any node's device fits. */
+function agreeingOn(
+  o: SuperviseOptions,
+  nodes: NodeSession,
+  G: number | null,
+  worldSize: number,
+  say: (line: string) => void,
+): SuperviseOptions {
+  if (nodes.dir === null || G === null || o.resolveMicroBatchSize === undefined) return o;
+  const resolve = agreeAcrossNodes({
+    resolve: o.resolveMicroBatchSize,
+    nodes: { rank: nodes.role.rank, count: nodes.role.count, dir: nodes.dir },
+    budgetBytes: o.memory?.budgetBytes ?? null,
+    globalBatchSize: G,
+    worldSize,
+    say,
+    timeoutMs: MICRO_AGREEMENT_TIMEOUT_MS,
+  });
+  return { ...o, resolveMicroBatchSize: resolve };
 }
