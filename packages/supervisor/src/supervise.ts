@@ -56,6 +56,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   if (joined === null) return { outcome: 'not-launched', run: '', ...emptyFacts(G, worldSize) };
   const nodes: NodeSession = joined;
   const store = nodes.leader ? o.store : followerStore(o.store, role.rank);
+  const agreeing = agreeingOn(o, nodes, G, worldSize, say);
 
   // 1. Identity and stale guard.
   const secrets = o.secrets ?? [];
@@ -107,16 +108,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       if (resumed.outcome === 'complete') return completeInStore(resumed, runId, storeName, tell);
 
       // 4. Batch size; with a global batch, this device's m (cache, then probe), G kept, recorded per session.
-      const batch = await resolveBatch({
-        o: agreeingOn(o, nodes, G, worldSize, say),
-        record,
-        G,
-        worldSize,
-        startedAtMs: t0,
-        resumed,
-        facts,
-        tell,
-      });
+      const batch = await resolveBatch({ o: agreeing, record, G, worldSize, startedAtMs: t0, resumed, facts, tell });
       const { batchSize, levers, session } = batch;
       let { micro } = batch;
       const saver = recordSaver({
