@@ -11,9 +11,11 @@ import { spawn } from 'node:child_process';
 const argv = process.argv.slice(2);
 const cut = argv.indexOf('--');
 if (cut === -1 || cut === argv.length - 1) throw new Error('usage: launch-ranks.mjs [options] -- command args…');
+// As torchrun, each option may come from the environment instead (PET_NPROC_PER_NODE, PET_NNODES, …): the command
+// line then stays the same whatever the layout, and so does a supervised run's identity.
 const opt = (name, fallback) => {
   const i = argv.slice(0, cut).indexOf(`--${name}`);
-  return i === -1 ? fallback : argv[i + 1];
+  return i === -1 ? (process.env[`PET_${name.toUpperCase()}`] ?? fallback) : argv[i + 1];
 };
 const perNode = Number(opt('nproc_per_node', 1));
 const nnodes = Number(opt('nnodes', 1));
