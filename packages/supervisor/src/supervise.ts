@@ -66,7 +66,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   try {
     if (o.leaseTtlMs !== null && nodes.leader)
       lease = await acquireLease({ store, run: fingerprint, ...leaseOptionsOf(o), logger: { warn, info: say } });
-    return await underLease();
+    const r = await underLease();
+    if (r.outcome === 'not-launched') nodes.publishVerdict({ outcome: r.outcome, step: null, reason: 'not launched' });
+    return r;
   } catch (err) {
     nodes.publishVerdict({ outcome: 'error', step: null, reason: (err as Error).message });
     throw err;
