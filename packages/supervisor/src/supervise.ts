@@ -44,7 +44,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   const t0 = o.startedAtMs ?? Date.now();
   const tell = createTell(o);
   const { say, warn, show } = tell;
-  const { stopSignal, used, horizon, G, worldSize, role } = checkOptions(o);
+  const { stopSignal, used, horizon, G, worldSize, role, stepRegex } = checkOptions(o);
   const settleMs = o.settleMs ?? 10_000;
   const graceMs = o.graceMs ?? 120_000;
   const pollMs = o.pollMs ?? 1000;
@@ -141,7 +141,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
               maxSteps: horizon,
               levers,
             };
-      const watcher = watchOutput({ o, used, settleMs, resumed, tell });
+      const watcher = watchOutput({ o, stepRegex, used, settleMs, resumed, tell });
       const pushable = nodes.pushable(watcher);
       const pushes = createSessionPushes({
         o,

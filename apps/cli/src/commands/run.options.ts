@@ -9,8 +9,6 @@ import {
   leaseOptions,
   maxMemoryOption,
   maxOomRetriesOption,
-  type NodeOptions,
-  nodeOptions,
   noCacheOption,
   noPredictOption,
   outputDirOption,
@@ -22,7 +20,7 @@ import {
 } from '../_options';
 import { appendArg, type DeviceSpec, deviceArg, durationArg, intAtLeast } from '../_parse';
 
-export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOptions, SessionMemoryOptions, NodeOptions {
+export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOptions, SessionMemoryOptions {
   /** @default 'model' */
   repoType: 'model' | 'dataset';
   /** `n` or `auto`, checked by run() (its message names both forms). */
@@ -190,6 +188,6 @@ Examples:
     'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint ' +
       'with the next smaller divisor as the micro-batch',
   );
-  leaseOptions(nodeOptions(run), '2m on a directory store, 10m on the Hub, where each renewal is a commit');
+  leaseOptions(run, '2m on a directory store, 10m on the Hub, where each renewal is a commit');
   return maxMemoryOption(run);
 });
