@@ -245,19 +245,3 @@ export function leaseOptions(cmd: Command, ttlDefaultText: string): Command {
         'names it',
     );
 }
-
-/** Several nodes: this node's rank and count (else SLURM's, else torchrun's), the shared notes folder, --requeue. */
-export interface NodeOptions {
-  nodeRank?: number;
-  nnodes?: number;
-  nodesDir?: string;
-  requeue?: boolean;
-}
-
-export function nodeOptions(cmd: Command): Command {
-  return cmd
-    .option('--node-rank <r>', 'this node; 0 leads (default SLURM_NODEID, else torchrun --node_rank)', intAtLeast(0))
-    .option('--nnodes <n>', 'nodes in the run (default SLURM_NNODES, else torchrun --nnodes)', intAtLeast(1))
-    .option('--nodes-dir <dir>', "a folder every node shares for soup's notes (default <output-dir>/.soup-nodes)")
-    .option('--requeue', 'after a session end is saved and pushed, node 0 runs scontrol requeue $SLURM_JOB_ID');
-}

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { nodeTrainerArgv, pointerOf, readJson, SOUP_BIN, soupEnv } from '../test/run-helpers';
+import { nodeTrainerArgv, pointerOf, readJson, SOUP_BIN, soupEnv, trainerPid } from '../test/run-helpers';
 
 const NOBODY = 65534;
 
@@ -183,5 +183,55 @@ describe('[slow] several nodes: one writer, one session end', { timeout: 60_000 
     expect(lastPush).toBeGreaterThan(-1);
     expect(requeued).toBeGreaterThan(lastPush);
     expect(lines[requeued]).toBe('soup: requeued SLURM job 4242: scontrol requeue 4242 (exit 0: requeued 4242)');
+  });
+
+  it("node 0's verdict: complete when every trainer exited 0; a follower lost is unknown (75)", async () => {
+    const cwd = useTempDir();
+    const env = soupEnv(cwd);
+    const opts = [
+      '--repo',
+      'file://store',
+      '--batch-size',
+      '4',
+      '--settle',
+      '300ms',
+      '--poll',
+      '100ms',
+      '--nnodes',
+      '2',
+    ];
+    const argv = nodeTrainerArgv({ maxSteps: 4, saveSteps: 2 });
+    // Two runs side by side, each with its own store and nodes folder: `a` runs to its end on both nodes; in `b`,
+    // node 1 (soup and its trainer) is killed outright, so node 0 trains to its end, waits --grace for node 1's exit
+    // note, and does not call the run complete.
+    const run = (rank: number, name: string, e: NodeJS.ProcessEnv, grace: string) =>
+      startNode({
+        cwd,
+        rank,
+        options: [...opts, '--grace', grace, '--node-rank', String(rank), '--repo', `file://store-${name}`].concat([
+          '--nodes-dir',
+          `nodes-${name}`,
+          '--output-dir',
+          `${name}${rank}`,
+        ]),
+        argv,
+        env: e,
+        marker: /launched trainer/,
+      });
+    const slow = { ...env, SOUP_EXAMPLE_STEP_DELAY_MS: '200' };
+    // Trainers that train apart (no collective) end apart: `a` waits for node 1's longer than `b` can.
+    const [a0, b0] = await Promise.all([run(0, 'a', env, '20s'), run(0, 'b', slow, '1s')]);
+    const [a1, b1] = await Promise.all([run(1, 'a', env, '20s'), run(1, 'b', slow, '1s')]);
+    process.kill(trainerPid(b1.output), 'SIGKILL');
+    b1.child.kill('SIGKILL');
+    const [r0, r1, r] = await Promise.all([a0.exited, a1.exited, b0.exited]);
+    expect([r0.code, r1.code], r0.stderr + r1.stderr).toEqual([EXIT_CODES.ok, EXIT_CODES.ok]);
+    expect(r1.stdout).toMatch(/node 0 judged the run complete at step 4/);
+    expect(pointerOf(join(cwd, 'store-a'))).toMatchObject({ step: 4, terminal: true });
+
+    expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
+    expect(r.stderr).toMatch(/no exit note from node 1 within --grace: its trainer's exit is unknown/);
+    expect(r.stdout).toMatch(/segment saved \(node 1's trainer exit is unknown \(no exit note within --grace\)\)/);
+    expect(pointerOf(join(cwd, 'store-b'))?.terminal ?? false).toBe(false);
   });
 });

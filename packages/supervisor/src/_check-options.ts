@@ -14,6 +14,7 @@ export interface CheckedOptions {
   worldSize: number;
   /** This soup's node (several nodes: see nodeRoleOf). */
   role: NodeRole;
+  stepRegex: RegExp | null;
 }
 
 /** Refuses options that cannot make a session (SupervisorUsageError naming the field). */
@@ -67,11 +68,20 @@ export function checkOptions(o: SuperviseOptions): CheckedOptions {
         { field: 'globalBatchSize' },
       );
   }
+  let stepRegex: RegExp | null = null;
+  try {
+    stepRegex = o.stepRegex === undefined ? null : new RegExp(o.stepRegex);
+  } catch (err) {
+    throw new SupervisorUsageError(
+      `--step-regex ${String(o.stepRegex)}: not a regular expression (${(err as Error).message})`,
+      { field: 'stepRegex', cause: err },
+    );
+  }
   const role = nodeRoleOf({ flags: o.nodeFlags ?? {}, env: o.env, argv: o.argv });
   if (o.requeue === true && role.slurmJobId === null)
     throw new SupervisorUsageError('--requeue asks SLURM to run the job again, but SLURM_JOB_ID is not set', {
       field: 'requeue',
     });
   assertCanStart(o.argv[0]!, o.cwd, o.env);
-  return { stopSignal, used, horizon, G, worldSize, role };
+  return { stopSignal, used, horizon, G, worldSize, role, stepRegex };
 }

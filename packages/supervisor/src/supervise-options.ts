@@ -137,7 +137,8 @@ export interface SuperviseOptions {
   horizon?: number | null;
   /** @default 'checkpoint-*' */
   checkpointGlob?: string;
-  stepRegex?: RegExp;
+  /** The step in a checkpoint name (first capture group); a string is compiled. @default the name's last number */
+  stepRegex?: RegExp | string;
   /** @default 'trainer_state.json' */
   completeFile?: string;
   /** @default 10000 */

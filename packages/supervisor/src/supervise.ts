@@ -45,7 +45,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   const t0 = o.startedAtMs ?? Date.now();
   const tell = createTell(o);
   const { say, warn, show } = tell;
-  const { stopSignal, used, horizon, G, worldSize, role } = checkOptions(o);
+  const { stopSignal, used, horizon, G, worldSize, role, stepRegex } = checkOptions(o);
   const settleMs = o.settleMs ?? 10_000;
   const graceMs = o.graceMs ?? 120_000;
   const pollMs = o.pollMs ?? 1000;
@@ -68,7 +68,9 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   try {
     if (o.leaseTtlMs !== null && nodes.leader)
       lease = await acquireLease({ store, run: fingerprint, ...leaseOptionsOf(o), logger: { warn, info: say } });
-    return await underLease();
+    const r = await underLease();
+    if (r.outcome === 'not-launched') nodes.publishVerdict({ outcome: r.outcome, step: null, reason: 'not launched' });
+    return r;
   } catch (err) {
     nodes.publishVerdict({ outcome: 'error', step: null, reason: (err as Error).message });
     throw err;
@@ -141,7 +143,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
               maxSteps: horizon,
               levers,
             };
-      const watcher = watchOutput({ o, used, settleMs, resumed, tell });
+      const watcher = watchOutput({ o, stepRegex, used, settleMs, resumed, tell });
       const pushable = nodes.pushable(watcher);
       const pushes = createSessionPushes({
         o,

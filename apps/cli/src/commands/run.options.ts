@@ -9,8 +9,6 @@ import {
   leaseOptions,
   maxMemoryOption,
   maxOomRetriesOption,
-  type NodeOptions,
-  nodeOptions,
   noCacheOption,
   noPredictOption,
   outputDirOption,
@@ -22,7 +20,7 @@ import {
 } from '../_options';
 import { appendArg, type DeviceSpec, deviceArg, durationArg, intAtLeast } from '../_parse';
 
-export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOptions, SessionMemoryOptions, NodeOptions {
+export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOptions, SessionMemoryOptions {
   /** @default 'model' */
   repoType: 'model' | 'dataset';
   /** `n` or `auto`, checked by run() (its message names both forms). */
@@ -66,6 +64,11 @@ export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOpti
   /** `NAME=v1,v2`, one per --try. */
   try?: string[];
   timeSteps?: number;
+  /** Several nodes: this node, the node count, the notes folder, scontrol requeue (@soup/supervisor's rules). */
+  nodeRank?: number;
+  nnodes?: number;
+  nodesDir?: string;
+  requeue?: boolean;
 }
 
 export const runCommand = commandSpec<RunOptions>((program) => {
@@ -155,6 +158,10 @@ export const runCommand = commandSpec<RunOptions>((program) => {
       appendArg,
     )
     .option('--time-steps <K>', 'with --try: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)', intAtLeast(1))
+    .option('--node-rank <r>', 'this node; 0 leads (default SLURM_NODEID, else torchrun --node_rank)', intAtLeast(0))
+    .option('--nnodes <n>', 'nodes in the run (default SLURM_NNODES, else torchrun --nnodes)', intAtLeast(1))
+    .option('--nodes-dir <dir>', "a folder every node shares for soup's notes (default <output-dir>/.soup-nodes)")
+    .option('--requeue', 'after a session end is saved and pushed, node 0 runs scontrol requeue $SLURM_JOB_ID')
     .addHelpText(
       'after',
       `
@@ -190,6 +197,6 @@ Examples:
     'with --global-batch-size, a trainer that dies out of memory is resumed from the newest complete checkpoint ' +
       'with the next smaller divisor as the micro-batch',
   );
-  leaseOptions(nodeOptions(run), '2m on a directory store, 10m on the Hub, where each renewal is a commit');
+  leaseOptions(run, '2m on a directory store, 10m on the Hub, where each renewal is a commit');
   return maxMemoryOption(run);
 });
