@@ -80,6 +80,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   }
 
   async function underLease(): Promise<SuperviseOutcome & SessionFacts> {
+    // Over 150 lines: the session's phases share its store view, run id, record, lock and node session.
     const force = o.resume === 'force';
     const claimed = nodes.leader
       ? await claimRun({ store, storeName, fingerprint, identity, ownRecord, resume: o.resume, tell })
