@@ -1,11 +1,23 @@
 // A preempted VM through the real bin: soup, its watchdog and its trainer are SIGKILLed at once (no release of
 // the store's lease), and the next session runs on another host (a uts namespace with another hostname). It
-// waits out the lease (an 8 s TTL here) and resumes, or takes the lease over at once by its id.
+// waits out the lease (an 8 s TTL here) and resumes, or takes the lease over at once by its id. The Node trainer
+// always; the PyTorch twin where `$PYTHON -c "import torch"` works (skipped with the reason printed elsewhere).
 import { startHubServer, type HubServer, runNode, runProcess, useTempDir } from '@soup/test-utils';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { nodeTrainerArgv, runJsonOf, SOUP_BIN, soupEnv, soupRunUntil } from '../test/run-helpers';
+import {
+  nodeTrainerArgv,
+  runJsonOf,
+  SOUP_BIN,
+  soupEnv,
+  soupRunUntil,
+  torchMissing,
+  torchTrainerArgv,
+} from '../test/run-helpers';
+
+const missing = await torchMissing();
+if (missing) process.stdout.write(`lease-preempt.e2e.test.ts: PyTorch twin skipped: ${missing} (or set PYTHON)\n`);
 
 let server: HubServer;
 beforeAll(async () => {
@@ -44,36 +56,42 @@ function soupRunElsewhere(cwd: string, options: string[], argv: string[], env: N
   });
 }
 
+/** Session 1 killed at once (soup, watchdog, trainer) after its first push; session 2 on another host waits it out. */
+async function preemptedThenResumed(kind: string, argv: string[]): Promise<void> {
+  const cwd = useTempDir();
+  const repo = kind === 'dir' ? 'file://store' : `preempt/wait-${Math.random().toString(36).slice(2, 8)}`;
+  const env = soupEnv(cwd, { HF_TOKEN: server.token, HF_ENDPOINT: server.url });
+  const opts = ['--repo', repo, '--output-dir', 'out', '--batch-size', '4', '--settle', '300ms', '--poll', '100ms'];
+  // Slow steps: at its first push the first session still trains (soup, watchdog, trainer all alive). An 8 s
+  // lease: still live once the next soup has started, even on a loaded machine.
+  const a = await soupRunUntil(
+    cwd,
+    [...opts, '--lease-ttl', '8s'],
+    argv,
+    { ...env, SOUP_EXAMPLE_STEP_DELAY_MS: '1500' },
+    /pushed ckpt\/checkpoint-\d+/,
+  );
+  const tree = processTree(a.child.pid ?? 0);
+  expect(tree.length, 'soup, its watchdog and its trainer').toBeGreaterThanOrEqual(3);
+  for (const pid of tree) process.kill(pid, 'SIGKILL');
+  await a.exited;
+  const b = await soupRunElsewhere(cwd, [...opts, '--lease-ttl', '8s'], argv, env);
+  expect(b.code, b.stderr).toBe(EXIT_CODES.ok);
+  expect(b.stdout + b.stderr).toMatch(/lease held by host \S+ \(pid \d+, run "[^"]+"\), expires in \d s; waiting/);
+  const result = runJsonOf<{ status: string; start_step: number; final_step: number }>(b.stdout);
+  expect(result).toMatchObject({ status: 'finished', final_step: 12 });
+  expect(result.start_step).toBeGreaterThan(0);
+}
+
 describe('[slow] a preempted VM does not lock the store out', { timeout: 120_000 }, () => {
   it.each(['dir', 'hub'])(
     'soup, its watchdog and its trainer killed at once; the next session on another host waits out the ' +
       '8 s lease, then resumes and completes (%s)',
-    async (kind) => {
-      const cwd = useTempDir();
-      const repo = kind === 'dir' ? 'file://store' : `preempt/wait-${Math.random().toString(36).slice(2, 8)}`;
-      const env = soupEnv(cwd, { HF_TOKEN: server.token, HF_ENDPOINT: server.url });
-      const opts = ['--repo', repo, '--output-dir', 'out', '--batch-size', '4', '--settle', '300ms', '--poll', '100ms'];
-      const argv = nodeTrainerArgv({ maxSteps: 12, saveSteps: 2 });
-      // Slow steps: at its first push the first session still trains (soup, watchdog, trainer all alive). An 8 s
-      // lease: still live once the next soup has started, even on a loaded machine.
-      const a = await soupRunUntil(
-        cwd,
-        [...opts, '--lease-ttl', '8s'],
-        argv,
-        { ...env, SOUP_EXAMPLE_STEP_DELAY_MS: '1500' },
-        /pushed ckpt\/checkpoint-\d+/,
-      );
-      const tree = processTree(a.child.pid ?? 0);
-      expect(tree.length, 'soup, its watchdog and its trainer').toBeGreaterThanOrEqual(3);
-      for (const pid of tree) process.kill(pid, 'SIGKILL');
-      await a.exited;
-      const b = await soupRunElsewhere(cwd, [...opts, '--lease-ttl', '8s'], argv, env);
-      expect(b.code, b.stderr).toBe(EXIT_CODES.ok);
-      expect(b.stdout + b.stderr).toMatch(/lease held by host \S+ \(pid \d+, run "[^"]+"\), expires in \d s; waiting/);
-      const result = runJsonOf<{ status: string; start_step: number; final_step: number }>(b.stdout);
-      expect(result).toMatchObject({ status: 'finished', final_step: 12 });
-      expect(result.start_step).toBeGreaterThan(0);
-    },
+    (kind) => preemptedThenResumed(kind, nodeTrainerArgv({ maxSteps: 12, saveSteps: 2 })),
+  );
+
+  it.skipIf(missing !== null)('the same with the PyTorch trainer (dir)', () =>
+    preemptedThenResumed('dir', torchTrainerArgv({ maxSteps: 12, saveSteps: 2 })),
   );
 
   it("--take-over-lease <id> from the exit-11 message takes a dead VM's 60 s lease at once (dir)", async () => {

@@ -331,7 +331,8 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
     writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
     const repo = 'outage/train';
     // Commits: lease, data 2, pointer 2; then 30 s with every Hub call failing (503). A push at every boundary
-    // (no interval), so the boundaries during the outage fail and a later one retries.
+    // (no interval) and no history check after it (no auto squash, whose retried request would sit out the outage),
+    // so the boundaries during the outage fail and a later one retries.
     server.setFaults({ outageAfter: { afterCommits: 3, durationMs: 30_000 } });
     const r = await soupWithHub(
       server,
@@ -347,6 +348,8 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
         '2',
         '--min-commit-interval',
         '0',
+        '--squash-history',
+        'off',
       ],
       cwd,
       {},
