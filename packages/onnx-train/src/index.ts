@@ -27,7 +27,6 @@ export {
   type StepMeasurement,
   type ExecutionProviderName,
 } from './train-step';
-export type { DataParallel, MicroBatchResult, RunStepOptions } from './step-types';
 export {
   OnnxTrainError,
   type OnnxTrainErrorCode,

@@ -12,7 +12,6 @@ import type { Tell } from './_tell';
  */
 export function watchOutput(p: {
   o: SuperviseOptions;
-  stepRegex: RegExp | null;
   used: Set<string>;
   settleMs: number;
   resumed: SupervisedResume;
@@ -31,7 +30,7 @@ export function watchOutput(p: {
   const watcher = createCheckpointWatcher({
     dir: o.outputDir,
     glob: o.checkpointGlob ?? 'checkpoint-*',
-    ...(p.stepRegex ? { stepRegex: p.stepRegex } : {}),
+    ...(o.stepRegex ? { stepRegex: o.stepRegex } : {}),
     completeFile: o.completeFile ?? 'trainer_state.json',
     settleMs: p.settleMs,
   });
