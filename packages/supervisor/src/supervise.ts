@@ -37,6 +37,7 @@ export {
  * - on any trainer exit the newest complete checkpoint newer than the pointer is pushed first.
  */
 export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome & SessionFacts> {
+  // Over 150 lines: the session's phases (claim, resume, batch, launch, pushes, end) share its store and run id.
   const t0 = o.startedAtMs ?? Date.now();
   const tell = createTell(o);
   const { say, warn, show } = tell;
@@ -65,7 +66,6 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   }
 
   async function underLease(): Promise<SuperviseOutcome & SessionFacts> {
-    // Over 150 lines: the session's phases share its store view, run id, record, lock and node session.
     const force = o.resume === 'force';
     const claimed = await claimRun({ store, storeName, fingerprint, identity, ownRecord, resume: o.resume, tell });
     let { record } = claimed;
