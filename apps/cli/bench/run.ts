@@ -7,7 +7,8 @@
 // Then the tuner against the exhaustive grid (bench/tune.ts): tunedOverBestRatio (goal ≥ 0.95) and
 // tuneCostRatio (goal ≤ 0.35), for `soup probe --exec --try` and for `soup plan` (gradient_checkpointing:
 // auto). `--only tune` runs just that part, `--only run` just the first. `--runs N` runs the tuner
-// part N times (each ratio then the median of its runs, every run listed).
+// part N times (each ratio then the median of its runs, every run listed). `--train-budget MiB` sets the train
+// mode's budget (300 by default; 200 is the other budget the CLI's train-tune test checks the choice's fit at).
 import { makeTempDir, runNode, runProcess } from '@soup/test-utils';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { benchExec, benchTrain, type TuneBenchRow } from './tune';
@@ -25,6 +26,10 @@ const runs = Number(runsArg);
 if (!Number.isInteger(runs) || runs < 1)
   throw new Error(`--runs must be a whole number of runs, 1 or more (got ${runsArg})`);
 if (only !== null && only !== 'tune' && only !== 'run') throw new Error(`--only must be tune or run (got ${only})`);
+const trainBudgetArg = flagValue('--train-budget') ?? '300';
+const trainBudgetMiB = Number(trainBudgetArg);
+if (!Number.isInteger(trainBudgetMiB) || trainBudgetMiB < 1)
+  throw new Error(`--train-budget must be a whole number of MiB (got ${trainBudgetArg})`);
 const GOAL = 1.1;
 const STEPS = 20;
 const SAVE_EVERY = 5;
@@ -166,7 +171,7 @@ if (only !== 'run') {
     for (const mode of ['exec', 'train'] as const) {
       const t = makeTempDir(`soup-cli-tune-${mode}-`);
       try {
-        const row = mode === 'exec' ? await benchExec(t.dir) : await benchTrain(t.dir);
+        const row = mode === 'exec' ? await benchExec(t.dir) : await benchTrain(t.dir, trainBudgetMiB);
         rows.push(row);
         log(
           `tune ${mode}${runs > 1 ? ` (run ${run}/${runs})` : ''}: soup chose ${row.choice}, grid best ` +
@@ -195,6 +200,7 @@ if (only !== 'run') {
     tunedOverBestRatio: byMode('tunedOverBestRatio'),
     tuneCostRatio: byMode('tuneCostRatio'),
     tuneRuns: runs,
+    trainBudgetMiB,
     tuneEachRun: { tunedOverBestRatio: each('tunedOverBestRatio'), tuneCostRatio: each('tuneCostRatio') },
     tuneGoals: {
       tunedOverBestRatio: goal('tunedOverBestRatio', (x) => x >= 0.95, '>= 0.95 (the median of the runs)'),

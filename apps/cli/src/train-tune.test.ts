@@ -1,8 +1,8 @@
 // gradient_checkpointing: auto is a measured choice in soup plan / soup train: every tier gets its
 // largest micro-batch (a divisor of G that fits the budget) and is timed from there down; the
 // choice is the fastest of soup's own table (or its tie rule), applied (recompute set and
-// micro-batch), and remembered in the tune cache. At two budgets the choice is held to an
-// exhaustive grid this test measures itself: within 5 % of the grid's best samples/s.
+// micro-batch), and remembered in the tune cache. At two budgets (the second binds) the choice fits again in a probe
+// child of its own; its speed against an exhaustive grid is the bench's (apps/cli/bench/tune.ts: tunedOverBestRatio).
 import type { TuneRow } from '@soup/tune';
 import { makeTempDir, runNode } from '@soup/test-utils';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SOUP_BIN } from '../test/run-helpers';
 import { loadConfig } from '@soup/config';
-import { gptSpecOf, recomputeOf, gridBest, headToHead, measureTrainGrid } from '@soup/plan';
+import { gptSpecOf, recomputeOf } from '@soup/plan';
+import { createTrainStepProbe } from '@soup/cuda-probe';
 import { pastItsBest } from '@soup/tune';
 
 interface PlanJson {
@@ -144,24 +145,23 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
     },
   );
 
-  it('at 300 and 200 MiB the choice is within 5 % of the best of an exhaustive grid measured here', async () => {
+  // Whether the choice is also the fastest is a timing verdict, and a timing never gates CI: on the CI machine the
+  // same two points read 2 % apart in the grid and 10 % apart timed again side by side, so no 5 % line holds there.
+  // The speed against an exhaustive grid is bench/tune.ts's tunedOverBestRatio (`npm run bench -w @soup/cli -- --only
+  // tune --train-budget 300|200`). This test keeps what rests on no clock, at two budgets: 300 MiB, and one that binds,
+  // 90 % of the first choice's peak (measured again here; a peak repeats within 0.9 %), so the first choice no longer
+  // fits and the tuner must choose again within the smaller budget.
+  it("at 300 MiB and at 90 % of its choice's peak, the choice fits its budget again in a probe child", async () => {
     const { cwd, env, first } = await planAt300();
     const config = loadConfig({ path: 'soup.yaml', cwd }).config;
     const spec = gptSpecOf(config);
     const MiB = 2 ** 20;
-    // The grid: every tier × every divisor of 32, peak from one probe child under 300 MiB, 8 timed steps where it fits.
-    const grid = await measureTrainGrid({
-      config,
-      spec,
-      budgetBytes: 300 * MiB,
-      steps: 8,
-      cwd,
-      env,
-    });
-    const lines: string[] = [];
-    for (const budget of [300, 200]) {
+    const largestOf: number[] = [];
+    const choices: string[] = [];
+    let budget = 300;
+    for (const round of [0, 1]) {
       const r =
-        budget === 300
+        round === 0
           ? first
           : await runNode([SOUP_BIN, 'plan', '--budget', `${budget}MiB`, '--no-cache', '--json'], {
               cwd,
@@ -169,51 +169,51 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
               timeoutMs: 600_000,
             });
       expect(r.code, r.stderr).toBe(0);
-      const tune = (JSON.parse(r.stdout) as PlanJson).tune!;
-      const chosen = {
-        tier: tune.rows[tune.chosen]!.values.gradient_checkpointing!,
-        m: tune.rows[tune.chosen]!.microBatchSize!,
-      };
-      const best = gridBest(grid, budget * MiB);
-      const mine = grid.find((p) => p.tier === chosen.tier && p.m === chosen.m)!;
-      // A tier soup did not try because a lighter one was past its best: the grid agrees that none of its points
-      // fitting this budget above the lighter tiers' largest wins.
-      for (const skipped of tune.rows.filter((x) => x.microBatchSize === null)) {
-        const past = /is slower at (\d+) than at/.exec(skipped.note ?? '');
-        if (!past) continue;
-        const above = Number(past[1]);
-        for (const p of grid.filter(
-          (q) =>
-            q.tier === skipped.values.gradient_checkpointing && q.m > above && q.fits && q.peakBytes! <= budget * MiB,
-        ))
-          expect(
-            p.samplesPerSecond!,
-            `${p.tier}@${p.m}, skipped by soup, against soup's ${chosen.tier}@${chosen.m} in the grid`,
-          ).toBeLessThan(mine.samplesPerSecond!);
-      }
-      expect(
-        mine.fits && mine.peakBytes! <= budget * MiB,
-        `soup chose ${chosen.tier} at ${chosen.m}, which the grid measured at ${mine.peakBytes} bytes`,
-      ).toBe(true);
-      // The same point is its own best; otherwise the two are timed again, alternately (3 rounds
-      // each), since the grid's best of 14 noisy points is biased up.
-      const [sMine, sBest] =
-        mine === best
-          ? [mine.samplesPerSecond!, best.samplesPerSecond!]
-          : await headToHead({ config, spec, steps: 8, rounds: 3, cwd }, chosen, best);
-      lines.push(
-        `${budget} MiB: soup ${chosen.tier}@${chosen.m} ${sMine.toFixed(1)} samples/s, grid best ${best.tier}@${best.m} ${sBest.toFixed(1)} (grid: ${mine.samplesPerSecond!.toFixed(
-          1,
-        )} vs ${best.samplesPerSecond!.toFixed(1)}); soup's rows: ${tune.rows
-          .filter((x) => x.samplesPerSecond !== null)
-          .map(
-            (x) =>
-              `${x.values.gradient_checkpointing}@${x.microBatchSize} ${x.samplesPerSecond!.toFixed(1)}${x.note?.startsWith('timed again') ? ' (timed again)' : ''}`,
-          )
-          .join(', ')}`,
+      const plan = JSON.parse(r.stdout) as PlanJson;
+      const tune = plan.tune!;
+      const chosen = tune.rows[tune.chosen]!;
+      const tier = chosen.values.gradient_checkpointing!;
+      // Applied: the plan trains the chosen tier at the chosen micro-batch.
+      expect(plan.micro_batch_size).toBe(chosen.microBatchSize);
+      expect(plan.grad_ckpt.recompute).toEqual(
+        recomputeOf(config, tier === 'false' ? null : (tier as 'selective' | 'full')),
       );
-      expect(sMine / sBest, lines.join('\n')).toBeGreaterThanOrEqual(0.95);
+      // Every row timed with a measured peak had it within the budget (a fit the search predicted, or a row timed
+      // before its fit and stopped early, has none).
+      for (const x of tune.rows.filter((y) => y.samplesPerSecond !== null && y.peakBytes !== null))
+        expect(x.peakBytes!, `${x.label} at ${x.microBatchSize}`).toBeLessThanOrEqual(budget * MiB);
+      largestOf[round] = Math.max(
+        ...tune.rows
+          .filter((x) => x.values.gradient_checkpointing === 'false' && x.samplesPerSecond !== null)
+          .map((x) => x.microBatchSize!),
+      );
+      // The same judge again, in a new child: the chosen point fits this budget.
+      const probe = createTrainStepProbe({
+        device: 'cpu',
+        spec,
+        plan: plan.grad_ckpt.recompute,
+        budgetBytes: budget * MiB,
+        intraOpNumThreads: config.training.threads,
+        cwd,
+        env,
+      });
+      const again = await probe(chosen.microBatchSize!);
+      expect(
+        again.fits && again.peakBytes! <= budget * MiB,
+        `soup chose ${tier} at ${chosen.microBatchSize} under ${budget} MiB; a probe child of its own measured ` +
+          `${again.peakBytes} bytes (fits: ${again.fits})`,
+      ).toBe(true);
+      choices.push(`${tier}@${chosen.microBatchSize}`);
+      const peak =
+        chosen.peakBytes === null ? 'not measured (predicted)' : `${(chosen.peakBytes / MiB).toFixed(1)} MiB`;
+      console.log(
+        `${budget} MiB: soup chose ${tier}@${chosen.microBatchSize}, peak ${peak}, ` +
+          `again ${(again.peakBytes! / MiB).toFixed(1)} MiB`,
+      );
+      budget = Math.floor((0.9 * again.peakBytes!) / MiB);
     }
-    console.log(lines.join('\n'));
+    // The smaller budget moved the choice, and never lets no checkpointing take a larger micro-batch.
+    expect(choices[1]).not.toBe(choices[0]);
+    expect(largestOf[1]).toBeLessThanOrEqual(largestOf[0]!);
   });
 });
