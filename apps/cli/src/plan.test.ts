@@ -203,6 +203,14 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     });
     expect(json.val_loss).toEqual(expect.any(Number));
     expect(json.final_loss as number).toBeLessThan(json.initial_loss as number);
+    // One unit of memory in the whole result: bytes (`*_bytes`), never a rounded MB beside them.
+    const keysOf = (x: unknown): string[] =>
+      x !== null && typeof x === 'object' ? Object.entries(x).flatMap(([k, v]) => [k, ...keysOf(v)]) : [];
+    const memoryKeys = keysOf(json).filter((k) => /(^|_)(peak|rss|memory|budget|headroom)(_|$)/.test(k));
+    expect(memoryKeys).toContain('peak_bytes');
+    expect(
+      memoryKeys.filter((k) => !/_bytes$/.test(k) && !/^(memory|in_session_peak)$|_(at|step|source)$/.test(k)),
+    ).toEqual([]);
     expect(JSON.parse(readFileSync(join(cwd, 'soup-output-ckpt', 'latest.json'), 'utf8'))).toMatchObject({
       step: 20,
       path_in_repo: 'final',

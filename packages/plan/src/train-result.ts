@@ -80,7 +80,6 @@ export function trainResultOf(p: {
     oom_step_downs: r.oomStepDowns,
     grad_ckpt: prepared?.tier.granularity ?? false,
     offload: prepared?.offload?.target ?? null,
-    peak_rss_mb: t.memory?.peak_bytes != null ? Math.round((t.memory.peak_bytes / 2 ** 20) * 10) / 10 : null,
     train_s: secondsOf(t.trainMs),
     tokens_per_s:
       t.stepsRun > 0 && t.trainMs > 0 ? Math.round((t.stepsRun * tokensPerStep) / (t.trainMs / 1000)) : null,
@@ -117,7 +116,6 @@ export async function completedTrainResult(p: {
     final_loss: typeof s.last_loss === 'number' ? s.last_loss : null,
     val_loss: typeof r.val_loss === 'number' ? r.val_loss : null,
     val_skipped: false,
-    peak_rss_mb: null,
     batch_size: Number(r.batch_size ?? 0),
     micro_batch_size: Number(r.micro_batch_size ?? r.batch_size ?? 0),
     grad_accum: Number(r.grad_accum ?? 1),

@@ -97,7 +97,6 @@ export interface SessionResult {
   grad_ckpt: string | false | null;
   /** Activation offloading as applied: `cpu` / `disk` (segmented execution) or null (none, or unknown). */
   offload: 'cpu' | 'disk' | null;
-  peak_rss_mb: number | null;
   /** Seconds spent in training steps this session (no probe, validation, pushes); null when unknown. */
   train_s: number | null;
   /** Wall time of the whole session, seconds. */
@@ -143,7 +142,6 @@ export function emptySessionResult(
     val_skipped: null,
     grad_ckpt: null,
     offload: null,
-    peak_rss_mb: null,
     train_s: null,
     elapsed_s: secondsOf(p.elapsedMs),
     tokens_per_s: null,
