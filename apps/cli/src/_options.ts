@@ -58,8 +58,8 @@ export function repoOption(cmd: Command, opts: { required?: boolean; defaultText
 /** The output folder: `--output-dir` everywhere (old: `train --output`). */
 export function outputDirOption(cmd: Command, defaultText: string, defaultValue?: string): Command {
   const help =
-    `the output folder: soup train writes its checkpoints and final/ there; soup run gives it to the ` +
-    `trainer as {output_dir} and watches it for checkpoints (default: ${defaultText})`;
+    `the output folder, where the run's checkpoints (checkpoint-N/) and final/ are written (default: ` +
+    `${defaultText})`;
   if (defaultValue !== undefined) cmd.option('--output-dir <dir>', help, defaultValue);
   else cmd.option('--output-dir <dir>', help);
   alias(cmd, { from: 'output', flag: '--output', to: 'outputDir', toFlag: '--output-dir' }, true);

@@ -45,6 +45,19 @@ describe('one CLI vocabulary', () => {
     expect(help(['run'])).toMatch(/--keep-remote <n>[\s\S]*default: 3\)/);
   });
 
+  it("train's and run's options are described without the other command's behaviour", () => {
+    // They share --output-dir, --repo, --resume…: one text each, so it must hold for both.
+    for (const [mine, other] of [
+      ['train', 'run'],
+      ['run', 'train'],
+    ] as const) {
+      const strays = sub([mine])
+        .options.filter((o) => o.description.includes(`soup ${other}`))
+        .map((o) => `${o.long}: ${o.description}`);
+      expect(strays, `soup ${mine} --help`).toEqual([]);
+    }
+  });
+
   it('old spellings are hidden from --help', () => {
     expect(help(['train'])).not.toMatch(/--hub-repo|--output </);
     expect(help(['init'])).not.toMatch(/-o, --output/);
