@@ -45,11 +45,19 @@ export interface NodeSession {
   /** Ends `stop` when another node's end note appears; writes this node's end note when its own session ends. */
   watchEnds(stop: SessionStop): () => void;
   /**
-   * Writes this node's exit note (how its trainer ended, its newest complete checkpoint then); the leader then waits
-   * up to `graceMs` for every follower's.
+   * Writes this node's exit note (how its trainer ended, its newest complete checkpoint then, the step its trainer
+   * last reported: `reached`); the leader then waits up to `graceMs` for every follower's, and warns where a
+   * follower is not known to have reached node 0's newest complete checkpoint (node 0 then pushes at most the step
+   * every node is known to have reached).
    */
   exited(
-    p: { watcher: CheckpointWatcher; end: TrainerExit & { killed: boolean }; exitAt: number; stopping: boolean },
+    p: {
+      watcher: CheckpointWatcher;
+      end: TrainerExit & { killed: boolean };
+      exitAt: number;
+      stopping: boolean;
+      reached: number | null;
+    },
     graceMs: number,
   ): Promise<void>;
   /** Leader: why the run is not complete though node 0's trainer is (a follower failed, or its exit is unknown). */
@@ -148,9 +156,8 @@ function manyNodes(role: NodeRole, dir: string, tell: Tell): NodeSession {
     pushable(watcher) {
       const cap = (): number => {
         if (role.rank !== 0) return -1;
-        const progress = readNotes<ExitNote>(dir, 'progress');
-        const exit = readNotes<ExitNote>(dir, 'exit');
-        return Math.min(...followers.map((r) => exit.get(r)?.step ?? progress.get(r)?.step ?? -1));
+        const known = knownReached(dir);
+        return Math.min(...followers.map((r) => known.get(r) ?? -1));
       };
       return {
         ...watcher,
@@ -182,9 +189,9 @@ function manyNodes(role: NodeRole, dir: string, tell: Tell): NodeSession {
       });
       return () => clearInterval(timer);
     },
-    async exited({ watcher, end, exitAt, stopping }, graceMs) {
+    async exited({ watcher, end, exitAt, stopping, reached }, graceMs) {
       const newest = watcher.newestComplete({ asOfMs: exitAt, trainerExited: !end.killed })?.checkpoint ?? null;
-      const exit = { step: newest?.step ?? null, code: end.code, signal: end.signal, stopping };
+      const exit = { step: newest?.step ?? null, reached, code: end.code, signal: end.signal, stopping };
       writeNote(dir, `exit-${role.rank}`, { rank: role.rank, ...exit });
       if (role.rank !== 0) return;
       const all = (): Map<number, ExitNote> | null => {
@@ -196,6 +203,7 @@ function manyNodes(role: NodeRole, dir: string, tell: Tell): NodeSession {
       const missing = followers.filter((r) => !exits.has(r));
       if (missing.length === 0) tell.say(`soup: every node's trainer has exited (waited ${Date.now() - t} ms)`);
       else tell.warn(`no exit note from node ${missing.join(', ')} within --grace: its trainer's exit is unknown`);
+      if (newest !== null) warnUnknownReach(newest.step, followers, knownReached(dir), tell);
     },
     followersShortfall() {
       for (const r of followers) {
@@ -214,6 +222,31 @@ function manyNodes(role: NodeRole, dir: string, tell: Tell): NodeSession {
     publishVerdict: (v) => (role.rank === 0 ? writeNote(dir, 'verdict', v) : undefined),
     awaitVerdict: (timeoutMs) => waitFor(() => readNote<VerdictNote>(dir, 'verdict'), timeoutMs),
   };
+}
+
+/**
+ * The newest step each follower is known to have reached (-1: none): the newest complete checkpoint it reported
+ * (`progress`, then `exit`), or the step its trainer last reported at its exit. Either is that node's own evidence;
+ * the higher one counts, so a late note naming an older checkpoint never lowers what was already known.
+ */
+function knownReached(dir: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const notes of [readNotes<ExitNote>(dir, 'progress'), readNotes<ExitNote>(dir, 'exit')])
+    for (const [r, n] of notes) out.set(r, Math.max(out.get(r) ?? -1, n.step ?? -1, n.reached ?? -1));
+  return out;
+}
+
+/** Says which follower keeps node 0's newest complete checkpoint, `newest`, from being pushed, and why. */
+function warnUnknownReach(newest: number, followers: number[], known: Map<number, number>, tell: Tell): void {
+  for (const r of followers) {
+    const k = known.get(r) ?? -1;
+    if (k >= newest) continue;
+    tell.warn(
+      `node ${r} is known to have reached ${k < 0 ? 'no step' : `step ${k} only`} (its newest complete checkpoint ` +
+        `and its trainer's reported steps): whether every rank reached step ${newest} is unknown; node 0 pushes ` +
+        `${k < 0 ? 'nothing newer' : `at most step ${k}`}`,
+    );
+  }
 }
 
 /** A follower's view of the store: reads pass, every write is refused (only node 0 writes). */

@@ -38,6 +38,12 @@ export interface ExitNote {
   rank: number;
   /** Newest complete checkpoint step (null: none). */
   step: number | null;
+  /**
+   * Exit note: the step this node's trainer last reported reaching (its output's step lines, or its resume step;
+   * null: none). In a folder shared with node 0, where rank 0 alone writes, the checkpoint a follower saw complete
+   * may predate the step its ranks reached: this is its own evidence.
+   */
+  reached?: number | null;
   code?: number | null;
   signal?: string | null;
   /** Whether the trainer was stopped for a session end. */

@@ -222,7 +222,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         );
       const stopReason = stop.reason;
       const { end, exitAt } = launch;
-      await nodes.exited({ watcher, end, exitAt, stopping: stopReason !== null }, graceMs);
+      await nodes.exited({ watcher, end, exitAt, stopping: stopReason !== null, reached: stepSeen.step }, graceMs);
 
       // 6. Whatever the exit: the newest complete checkpoint newer than the pointer is pushed first. A folder
       // with its marker counts once the trainer is gone (unless soup had to SIGKILL it); one without a
