@@ -122,7 +122,8 @@ describe('[slow] several nodes: the acceptance of issue 45', { timeout: 180_000 
         const S = stoppedAt(r0);
         expect(stoppedAt(r1)).toBe(S);
         expect(S).toBeLessThan(STEPS);
-        expect(pointerOf(store)?.step).toBe(S); // node 0 pushed the step both ranks saved
+        const logs = `node 0:\n${r0.stdout}${r0.stderr}\nnode 1:\n${r1.stdout}${r1.stderr}`;
+        expect(pointerOf(store)?.step, logs).toBe(S); // node 0 pushed the step both ranks saved
 
         // Session 2: one node, 2 ranks under the launcher, the same G (m 1 × a 1 × 2 ranks).
         const s2 = await startSoupNode({
