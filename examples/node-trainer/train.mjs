@@ -26,6 +26,13 @@
 // SOUP_EXAMPLE_EVAL_MEMORY=E:MB       an eval pass after step E (a worker process) holds MB MiB more (filled) for 1.5 s
 // --gradient_accumulation_steps a: each optimizer step accumulates a micro-batches of
 // --per_device_train_batch_size m (the global batch is m × a); weights equal any other m × a' = m × a.
+// Data parallel (torchrun's environment: WORLD_SIZE > 1, RANK, MASTER_ADDR, MASTER_PORT): every rank draws the
+// same global batch G = m × a × WORLD_SIZE and runs its a micro-batches (rank r: the r-th run of a consecutive ones);
+// the ranks all-gather their micro-batches' gradients over TCP (all-gather.mjs) and each sums all of them in
+// micro-batch order, exactly as one process accumulates them: the weights are bit-identical to one process at the
+// same G and m. Only rank 0 writes checkpoints and the final model; every rank resumes from
+// --resume_from_checkpoint. A SIGTERM on any rank travels with the next exchange: all ranks stop after that same
+// step and rank 0 saves it.
 // --save_total_limit n (HF Trainer's flag): after each checkpoint-<step>/ save, the oldest folders beyond n are
 // deleted at once (HF's _rotate_checkpoints, shutil.rmtree); 0 keeps them all.
 // --checkpoint_format file: Lightning-style {output_dir}/epoch=0-step=<step>.ckpt files (one file each,
@@ -35,6 +42,7 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, w
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineGptSpec, Trainer } from '@soup/onnx-train';
+import { joinGroup } from './all-gather.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -65,6 +73,10 @@ const checkpointFormat = opt('checkpoint_format', 'folder');
 const saveTotalLimit = num('save_total_limit', 0);
 const delayMs = Number(process.env.SOUP_EXAMPLE_STEP_DELAY_MS ?? 0);
 const fault = process.env.SOUP_EXAMPLE_FAULT ?? '';
+const worldSize = Number(process.env.WORLD_SIZE ?? 1);
+const rank = Number(process.env.RANK ?? 0);
+if (!Number.isInteger(worldSize) || worldSize < 1 || !Number.isInteger(rank) || rank < 0 || rank >= worldSize)
+  throw new Error(`WORLD_SIZE must be >= 1 and 0 <= RANK < WORLD_SIZE (got RANK ${rank} of ${worldSize})`);
 
 const TEXT = textFile
   ? readFileSync(textFile, 'utf8')
@@ -92,7 +104,7 @@ if (args.includes('--gradient_checkpointing')) console.log(`gradient_checkpointi
 const options = {
   spec,
   text: TEXT,
-  batchSize: batchSize * gradAccum,
+  batchSize: batchSize * gradAccum * worldSize,
   microBatchSize: batchSize,
   totalSteps: maxSteps,
   lr: 3e-3,
@@ -178,8 +190,31 @@ const trainer = resumeFrom
 if (resumeIsFile) rmSync(resumeDir, { recursive: true, force: true });
 process.stdout.write(
   `trainer: ${resumeFrom ? `resumed from ${resumeFrom} at step ${trainer.state.step}` : 'fresh start'}, batch ` +
-    `${batchSize}${gradAccum > 1 ? ` × ${gradAccum} accumulated` : ''}, ${maxSteps} steps\n`,
+    `${batchSize}${gradAccum > 1 ? ` × ${gradAccum} accumulated` : ''}` +
+    `${worldSize > 1 ? ` × ${worldSize} ranks (rank ${rank})` : ''}, ${maxSteps} steps\n`,
 );
+
+// Data parallel: the stop every rank agreed on at the last exchange (a SIGTERM on any rank).
+let agreedStop = false;
+const group =
+  worldSize > 1
+    ? await joinGroup({
+        rank,
+        worldSize,
+        addr: process.env.MASTER_ADDR ?? '127.0.0.1',
+        port: Number(process.env.MASTER_PORT ?? 29500),
+      })
+    : undefined;
+const dataParallel = group && {
+  rank,
+  worldSize,
+  exchange: async (mine) => {
+    const { stop, parts } = await group.exchange(stopRequested, mine);
+    agreedStop = stop;
+    return parts;
+  },
+};
+const stopping = () => (group ? agreedStop : stopRequested);
 
 const capacity = /^(?:(\d+):)?(\d+)$/.exec(process.env.SOUP_EXAMPLE_CAPACITY ?? '');
 const evalMemory = /^(\d+):(\d+)$/.exec(process.env.SOUP_EXAMPLE_EVAL_MEMORY ?? '');
@@ -194,6 +229,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** HF Trainer style: files written into checkpoint-<step>/ one by one, trainer_state.json last. */
 function saveCheckpoint(step) {
+  if (rank !== 0) return; // one writer: rank 0
   const staging = join(outputDir, `.staging-${process.pid}`);
   trainer.saveCheckpoint(staging);
   if (checkpointFormat === 'file') {
@@ -265,7 +301,7 @@ let savedAt = trainer.state.step;
 while (trainer.state.step < maxSteps) {
   const t0 = performance.now();
   allocateActivations(trainer.state.step + 1);
-  const log = await trainer.step();
+  const log = await (dataParallel ? trainer.step({ dataParallel }) : trainer.step());
   const ms = performance.now() - t0;
   process.stdout.write(`step ${log.step} loss ${log.loss.toFixed(4)} ms ${ms.toFixed(2)}\n`);
   const m = /^exit:(\d+):(\d+)$/.exec(fault);
@@ -294,7 +330,7 @@ while (trainer.state.step < maxSteps) {
     process.kill(process.pid, 'SIGTERM');
     await sleep(50); // the handler runs on the event loop
   }
-  if (stopRequested) break;
+  if (stopping()) break;
   if (fault === `early-stop:${log.step}` || fault === `done-marker:${log.step}`) {
     process.stdout.write(`trainer: stopping early at step ${log.step}\n`);
     stoppedEarly = true;
@@ -304,13 +340,14 @@ while (trainer.state.step < maxSteps) {
 }
 const step = trainer.state.step;
 if (savedAt !== step || stoppedEarly) saveCheckpoint(step);
-if (stopRequested && step < maxSteps) {
+group?.close();
+if (stopping() && step < maxSteps) {
   process.stdout.write(`trainer: stopped at step ${step} (checkpoint saved)\n`);
   await trainer.close();
   process.exit(0);
 }
-if (checkpointFormat === 'file') {
-  // Lightning: the last .ckpt is the finished model.
+if (checkpointFormat === 'file' || rank !== 0) {
+  // Lightning: the last .ckpt is the finished model; ranks other than 0 write nothing.
   await trainer.close();
   process.stdout.write(`trainer: done at step ${step}\n`);
   process.exit(0);

@@ -19,6 +19,12 @@ on, a micro-batch above C samples asks torch for far more memory than the machin
 exit:S:C (exit with code C after step S), early-stop:S (stop at step S as HF's EarlyStoppingCallback does: the
 saved trainer_state.json says should_training_stop), link-in-save (a dangling symbolic link in every checkpoint).
 
+Data parallel (torchrun's environment: WORLD_SIZE > 1, RANK, MASTER_ADDR, MASTER_PORT; gloo): every rank draws the
+same m × a × WORLD_SIZE samples and trains its run of m × a of them, the loss scaled by 1 / (a × WORLD_SIZE); the
+gradients are summed across ranks (all_reduce) before the optimizer step, so the weights match one process at the
+same global batch to float rounding. Only rank 0 writes checkpoints and the final model; every rank resumes from
+--resume_from_checkpoint. Each step the ranks all-reduce a stop flag: a SIGTERM on any rank stops all of them after
+the same step, and rank 0 saves it. examples/launch-ranks.mjs starts N ranks with that environment.
 --save_total_limit n (HF Trainer's flag): after each checkpoint-<step>/ save, the oldest folders beyond n are deleted
 at once with shutil.rmtree, as HF's _rotate_checkpoints does; 0 keeps them all.
 
@@ -153,6 +159,11 @@ def lr_at(step, args):
 
 def main():
     args = parse_args()
+    world, rank = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
+    if world > 1:
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo", init_method="env://", world_size=world, rank=rank)
     torch.manual_seed(args.seed)
     if args.dtype == "float64":
         torch.set_default_dtype(torch.float64)
@@ -185,11 +196,13 @@ def main():
     else:
         print("trainer: fresh start", flush=True)
 
-    stop = {"requested": False}
+    stop = {"requested": False, "signal": False}
 
     def on_term(signum, frame):
         print("trainer: SIGTERM: saving after this step", flush=True)
-        stop["requested"] = True
+        stop["signal"] = True
+        # Several ranks stop where they all agree: at the next stop-flag all-reduce.
+        stop["requested"] = stop["requested"] or world == 1
 
     signal.signal(signal.SIGTERM, on_term)
 
@@ -205,6 +218,8 @@ def main():
         torch.save(state, os.path.join(args.output_dir, f"epoch=0-step={step}.ckpt"))
 
     def save(dirname, with_state=True):
+        if rank != 0:
+            return  # one writer: rank 0
         if args.checkpoint_format == "file" and with_state:
             return save_file()
         os.makedirs(dirname, exist_ok=True)
@@ -225,6 +240,8 @@ def main():
             }
         with open(os.path.join(dirname, "trainer_state.json"), "w") as f:
             json.dump(state, f)
+        if with_state:
+            print(f"trainer: saved {dirname}", flush=True)
         if with_state and args.save_total_limit > 0:
             rotate()
 
@@ -250,7 +267,7 @@ def main():
     cap_from, cap_m = (int(cap.split(":")[0]), int(cap.split(":")[1])) if ":" in cap else (0, int(cap) if cap else None)
     while step < args.max_steps:
         t0 = time.perf_counter()
-        starts = torch.randint(0, len(data) - t - 1, (m * accum,), generator=gen)
+        starts = torch.randint(0, len(data) - t - 1, (m * accum * world,), generator=gen)[rank * m * accum :][: m * accum]
         x = torch.stack([data[s : s + t] for s in starts])
         y = torch.stack([data[s + 1 : s + t + 1] for s in starts])
         for g in opt.param_groups:
@@ -261,9 +278,15 @@ def main():
         total = 0.0
         for i in range(accum):
             xi, yi = x[i * m : (i + 1) * m], y[i * m : (i + 1) * m]
-            loss = F.cross_entropy(model(xi).reshape(-1, 256), yi.reshape(-1)) / accum
+            loss = F.cross_entropy(model(xi).reshape(-1, 256), yi.reshape(-1)) / (accum * world)
             loss.backward()
             total += float(loss)
+        if world > 1:
+            for p in model.parameters():
+                dist.all_reduce(p.grad)  # summed across ranks before the step
+            flags = torch.tensor([total, 1.0 if stop["signal"] else 0.0], dtype=torch.float64)
+            dist.all_reduce(flags)  # the batch's loss, and whether any rank was asked to stop
+            total, stop["requested"] = float(flags[0]), bool(flags[1] > 0)
         opt.step()
         step += 1
         last_loss = total
@@ -293,6 +316,8 @@ def main():
         print(f"trainer: done at step {step}", flush=True)  # Lightning: the last .ckpt is the model
         return
     save(args.output_dir, with_state=False)  # trainer.save_model(output_dir)
+    if world > 1:
+        dist.destroy_process_group()
     print(f"trainer: done at step {step}", flush=True)
 
 

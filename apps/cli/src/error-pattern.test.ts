@@ -273,11 +273,13 @@ const PACKAGES: PackageErrors[] = [
       SOUP_SUPERVISOR_USAGE: true,
       SOUP_SUPERVISOR_LOCKED: true,
       SOUP_SUPERVISOR_RESUME_REFUSED: true,
+      SOUP_SUPERVISOR_MICRO_AGREEMENT: true,
     } satisfies Record<SupervisorErrorCode, true>,
     samples: {
       SupervisorUsageError: () => new supervisor.SupervisorUsageError('m', { field: 'checkpointGlob' }),
       OutputLockedError: () => new supervisor.OutputLockedError('m', { lockPath: '/tmp/l', pid: 1 }),
       StaleRecordError: () => new supervisor.StaleRecordError('m'),
+      MicroAgreementError: () => new supervisor.MicroAgreementError('m', { missingRanks: [1] }),
     },
   },
   {

@@ -209,6 +209,7 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_SUPERVISOR_USAGE: 'usage',
   SOUP_SUPERVISOR_LOCKED: 'usage',
   SOUP_SUPERVISOR_RESUME_REFUSED: 'resume',
+  SOUP_SUPERVISOR_MICRO_AGREEMENT: 'usage',
   // @soup/onnx-train
   SOUP_ONNX_TRAIN_BAD_SPEC: 'config',
   SOUP_ONNX_TRAIN_BAD_DATA: 'config',

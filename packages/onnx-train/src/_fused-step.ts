@@ -26,7 +26,9 @@ import type { FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
 import type {
   BudgetTierReport,
+  DataParallel,
   ExecutionProviderName,
+  MicroBatchResult,
   RunStepOptions,
   StepResult,
   StepTier,
@@ -39,6 +41,19 @@ import { releaseBuffers } from './_release-buffers';
 import { tensorNames } from './tensor-names';
 
 type Session = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
+
+/** Every rank runs the same number of micro-batches: G / m must split evenly over the ranks. */
+function checkDataParallel(dp: DataParallel, microBatches: number): void {
+  const { rank, worldSize } = dp;
+  if (!Number.isInteger(worldSize) || worldSize < 2 || !Number.isInteger(rank) || rank < 0 || rank >= worldSize)
+    throw new TrainInputError(
+      `data parallel needs 0 <= rank < worldSize, worldSize >= 2 (got ${rank} of ${worldSize})`,
+    );
+  if (microBatches % worldSize !== 0)
+    throw new TrainInputError(
+      `data parallel: ${microBatches} micro-batches do not split over ${worldSize} ranks (G must be m × a × ranks)`,
+    );
+}
 
 /**
  * One real training step (forward + backward + clipping + AdamW) as a single ONNX Runtime
@@ -158,7 +173,9 @@ export class FusedTrainStep {
     checkLr(lr);
     const nextStep = this.completed + 1;
     const micro = splitMicroBatches(batch, opts.microBatchSize);
-    if (micro.length > 1) return this.runAccumulated(batch, micro, lr, nextStep, t0);
+    const dp = opts.dataParallel;
+    if (dp !== undefined) checkDataParallel(dp, micro.length);
+    if (micro.length > 1) return this.runAccumulated(batch, micro, lr, nextStep, t0, dp);
     const feeds = { ...batchFeeds(this.spec, batch), ...optimizerFeeds(this.dtype, lr, nextStep) };
     for (const p of this.model.params) {
       for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
@@ -200,22 +217,37 @@ export class FusedTrainStep {
     lr: number,
     nextStep: number,
     t0: number,
+    dp?: DataParallel,
   ): Promise<StepResult> {
     const t1 = performance.now();
     const gradSession = await this.aux('gradients');
     const acc = new Map<string, FloatArray>();
     let loss = 0;
+    const pass = async (mb: MicroBatch): Promise<MicroBatchResult> => {
+      const feeds = addParameterFeeds(batchFeeds(this.spec, mb.batch), this.model.params, this.state, this.dtype);
+      const out = await this.runSession(gradSession, feeds, mb.batch.batchSize);
+      const grads = this.model.params.map((p) => out[tensorNames.grad(p.name)]!.data as FloatArray);
+      return { loss: Number(out[tensorNames.loss]!.data[0]), grads };
+    };
+    const fold = (mb: MicroBatch, r: MicroBatchResult): void => {
+      loss += mb.weight * r.loss;
+      this.model.params.forEach((p, i) => {
+        const g = r.grads[i]!;
+        const had = acc.get(p.name);
+        acc.set(p.name, addScaled(had, g, mb.weight));
+        if (had !== undefined) releaseBuffers([g]);
+      });
+    };
     try {
-      for (const mb of micro) {
-        const feeds = addParameterFeeds(batchFeeds(this.spec, mb.batch), this.model.params, this.state, this.dtype);
-        const out = await this.runSession(gradSession, feeds, mb.batch.batchSize);
-        loss += mb.weight * Number(out[tensorNames.loss]!.data[0]);
-        for (const p of this.model.params) {
-          const g = out[tensorNames.grad(p.name)]!.data as FloatArray;
-          const had = acc.get(p.name);
-          acc.set(p.name, addScaled(had, g, mb.weight));
-          if (had !== undefined) releaseBuffers([g]);
-        }
+      if (dp === undefined) for (const mb of micro) fold(mb, await pass(mb));
+      else {
+        const share = micro.length / dp.worldSize;
+        const mine: MicroBatchResult[] = [];
+        for (const mb of micro.slice(dp.rank * share, (dp.rank + 1) * share)) mine.push(await pass(mb));
+        const all = await dp.exchange(mine);
+        if (all.length !== micro.length)
+          throw new TrainInputError(`data parallel: ${all.length} micro-batch results for ${micro.length}`);
+        for (const [i, mb] of micro.entries()) fold(mb, all[i]!);
       }
       const feeds = optimizerFeeds(this.dtype, lr, nextStep);
       for (const p of this.model.params) {

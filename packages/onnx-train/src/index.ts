@@ -27,6 +27,7 @@ export {
   type StepMeasurement,
   type ExecutionProviderName,
 } from './train-step';
+export type { DataParallel, MicroBatchResult, RunStepOptions } from './step-types';
 export {
   OnnxTrainError,
   type OnnxTrainErrorCode,

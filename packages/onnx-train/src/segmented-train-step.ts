@@ -218,6 +218,8 @@ export class SegmentedTrainStep {
     const t0 = performance.now();
     const lr = opts.lr ?? this.lr;
     checkLr(lr);
+    if (opts.dataParallel !== undefined)
+      throw new TrainInputError('data parallel runs the fused step only (execution: fused, no offload)');
     const micro = splitMicroBatches(batch, opts.microBatchSize);
     const nextStep = this.completed + 1;
     const t1 = performance.now();

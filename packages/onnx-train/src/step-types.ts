@@ -47,6 +47,31 @@ export interface RunStepOptions {
    * leaves them as they were before the step. @default the whole batch (no accumulation)
    */
   microBatchSize?: number;
+  /**
+   * Data parallel: this process runs only its rank's share of the micro-batches and exchanges the
+   * results with the other ranks before the one update (see {@link DataParallel}). @default one process
+   */
+  dataParallel?: DataParallel;
+}
+
+/** One micro-batch's forward + backward: its mean loss and its unscaled gradients, in `model.params` order. */
+export interface MicroBatchResult {
+  loss: number;
+  grads: FloatArray[];
+}
+
+/**
+ * Several processes (ranks) share each optimizer step. The G / m micro-batches of a batch are split
+ * into `worldSize` runs of consecutive ones; rank r computes run r. `exchange` hands this rank's
+ * results to the others and returns every micro-batch's, in micro-batch order (an all-gather). Each
+ * rank then sums them exactly as one process accumulates them, in the same order: the update is
+ * bit-identical to one process at the same G and m. The step owns the arrays `exchange` returns (it scales
+ * and frees them in place): return copies, never another rank's arrays.
+ */
+export interface DataParallel {
+  rank: number;
+  worldSize: number;
+  exchange(mine: MicroBatchResult[]): Promise<MicroBatchResult[]>;
 }
 
 export interface TrainStepOptions {

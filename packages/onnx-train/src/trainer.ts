@@ -18,7 +18,7 @@ import { assertGptSpec, type GptSpec } from './gpt-spec';
 import { loadTextCorpus, type TextCorpus } from './load-text-corpus';
 import { runFingerprint } from './run-fingerprint';
 import { sequentialBatches, TokenSampler } from './token-sampler';
-import type { StepResult } from './step-types';
+import type { DataParallel, StepResult } from './step-types';
 import type { TrainStep } from './train-step';
 import { createTrainStep, type CreateTrainStepOptions } from './create-train-step';
 import type { SegmentedTrainStep } from './segmented-train-step';
@@ -192,15 +192,22 @@ export class Trainer {
     });
   }
 
-  /** One optimizer step on the next training batch. */
-  async step(): Promise<TrainerStepLog> {
+  /**
+   * One optimizer step on the next training batch. With `dataParallel`, every rank draws the same
+   * batch and runs its share of its micro-batches (see {@link DataParallel}).
+   */
+  async step(opts: { dataParallel?: DataParallel } = {}): Promise<TrainerStepLog> {
     const lr = this.nextLr;
     // The sampler moves only once the step succeeded: a failed step (e.g. out of memory) can be redone.
     const cursor = this.sampler.cursor;
     const batch = this.sampler.nextBatch(this.options.batchSize);
     let r: StepResult;
     try {
-      r = await this.trainStep.run(batch, { lr, microBatchSize: this.micro });
+      r = await this.trainStep.run(batch, {
+        lr,
+        microBatchSize: this.micro,
+        ...(opts.dataParallel !== undefined ? { dataParallel: opts.dataParallel } : {}),
+      });
     } catch (err) {
       this.sampler = new TokenSampler({
         tokens: this.corpus.train,

@@ -1,6 +1,7 @@
 // The usage checks supervise() makes before it touches the store: each names the flag to change.
 import { assertCanStart } from './_can-start';
 import { SupervisorUsageError } from './errors';
+import { nodeRoleOf, type NodeRole } from './node-role';
 import { STOP_SIGNALS, type SuperviseOptions } from './supervise-options';
 import { placeholdersIn } from './trainer-child';
 
@@ -11,6 +12,9 @@ export interface CheckedOptions {
   horizon: number | null;
   G: number | null;
   worldSize: number;
+  /** This soup's node (several nodes: see nodeRoleOf). */
+  role: NodeRole;
+  stepRegex: RegExp | null;
 }
 
 /** Refuses options that cannot make a session (SupervisorUsageError naming the field). */
@@ -64,6 +68,20 @@ export function checkOptions(o: SuperviseOptions): CheckedOptions {
         { field: 'globalBatchSize' },
       );
   }
+  let stepRegex: RegExp | null = null;
+  try {
+    stepRegex = o.stepRegex === undefined ? null : new RegExp(o.stepRegex);
+  } catch (err) {
+    throw new SupervisorUsageError(
+      `--step-regex ${String(o.stepRegex)}: not a regular expression (${(err as Error).message})`,
+      { field: 'stepRegex', cause: err },
+    );
+  }
+  const role = nodeRoleOf({ flags: o.nodeFlags ?? {}, env: o.env, argv: o.argv });
+  if (o.requeue === true && role.slurmJobId === null)
+    throw new SupervisorUsageError('--requeue asks SLURM to run the job again, but SLURM_JOB_ID is not set', {
+      field: 'requeue',
+    });
   assertCanStart(o.argv[0]!, o.cwd, o.env);
-  return { stopSignal, used, horizon, G, worldSize };
+  return { stopSignal, used, horizon, G, worldSize, role, stepRegex };
 }

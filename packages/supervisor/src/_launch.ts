@@ -92,7 +92,7 @@ export async function launchOnce(p: {
       emit(
         'stopping',
         `soup: ` +
-          `${stop.reason!.startsWith('signal') ? `session ending (${stop.reason})` : `${stop.reason} reached`}` +
+          `${stop.reason!.startsWith('time limit') ? `${stop.reason} reached` : `session ending (${stop.reason})`}` +
           `: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`,
         { reason: stop.reason! },
       );

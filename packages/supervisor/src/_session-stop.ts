@@ -8,14 +8,18 @@ export interface SessionStop {
   reason: string | null;
   /** Clears the time limit's timer. */
   clear(): void;
+  /** Ends the session now for `reason` (another node's session end), unless it already ends. */
+  end(reason: string): void;
 }
 
 /** Watches `signal` and the time limit (null: none) of a session that started at `startedAtMs`. */
 export function watchStop(p: { signal: AbortSignal; timeLimitMs: number | null; startedAtMs: number }): SessionStop {
   let limitTimer: NodeJS.Timeout | undefined;
+  let endNow = (): void => {};
   const stop: SessionStop = {
     reason: null,
     stopped: new Promise<void>((resolveStop) => {
+      endNow = resolveStop;
       if (p.signal.aborted) resolveStop();
       p.signal.addEventListener('abort', () => resolveStop(), { once: true });
       const limit = p.timeLimitMs;
@@ -27,6 +31,11 @@ export function watchStop(p: { signal: AbortSignal; timeLimitMs: number | null; 
         : `time limit ${fmt(p.timeLimitMs ?? 0)}`;
     }),
     clear: () => clearTimeout(limitTimer),
+    end: (reason) => {
+      if (stop.reason !== null) return;
+      stop.reason = reason;
+      endNow();
+    },
   };
   return stop;
 }

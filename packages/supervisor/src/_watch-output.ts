@@ -12,6 +12,7 @@ import type { Tell } from './_tell';
  */
 export function watchOutput(p: {
   o: SuperviseOptions;
+  stepRegex: RegExp | null;
   used: Set<string>;
   settleMs: number;
   resumed: SupervisedResume;
@@ -30,7 +31,7 @@ export function watchOutput(p: {
   const watcher = createCheckpointWatcher({
     dir: o.outputDir,
     glob: o.checkpointGlob ?? 'checkpoint-*',
-    ...(o.stepRegex ? { stepRegex: o.stepRegex } : {}),
+    ...(p.stepRegex ? { stepRegex: p.stepRegex } : {}),
     completeFile: o.completeFile ?? 'trainer_state.json',
     settleMs: p.settleMs,
   });

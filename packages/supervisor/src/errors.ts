@@ -5,7 +5,11 @@ interface ErrorOptions {
 }
 
 /** Stable error codes of @soup/supervisor. */
-export type SupervisorErrorCode = 'SOUP_SUPERVISOR_USAGE' | 'SOUP_SUPERVISOR_LOCKED' | 'SOUP_SUPERVISOR_RESUME_REFUSED';
+export type SupervisorErrorCode =
+  | 'SOUP_SUPERVISOR_USAGE'
+  | 'SOUP_SUPERVISOR_LOCKED'
+  | 'SOUP_SUPERVISOR_RESUME_REFUSED'
+  | 'SOUP_SUPERVISOR_MICRO_AGREEMENT';
 
 /** Base class of every error @soup/supervisor throws: a stable `code`, the `cause` kept. */
 export class SupervisorError extends Error {
@@ -53,5 +57,21 @@ export class StaleRecordError extends SupervisorError {
 
   constructor(message: string, options: ErrorOptions = {}) {
     super(message, { code: 'SOUP_SUPERVISOR_RESUME_REFUSED', cause: options.cause });
+  }
+}
+
+/**
+ * The nodes could not agree on one micro-batch: a node's answer is missing after the timeout (`missingRanks`), or
+ * the smallest answer does not split G over the ranks (the message names the nearest workable G and m).
+ */
+export class MicroAgreementError extends SupervisorError {
+  override readonly name = 'MicroAgreementError';
+  declare readonly code: 'SOUP_SUPERVISOR_MICRO_AGREEMENT';
+  /** Node ranks whose answer never came (empty when every node answered). */
+  readonly missingRanks: number[];
+
+  constructor(message: string, p: { missingRanks?: number[]; cause?: unknown } = {}) {
+    super(message, { code: 'SOUP_SUPERVISOR_MICRO_AGREEMENT', cause: p.cause });
+    this.missingRanks = p.missingRanks ?? [];
   }
 }

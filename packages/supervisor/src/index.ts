@@ -61,8 +61,11 @@ export {
   SupervisorUsageError,
   OutputLockedError,
   StaleRecordError,
+  MicroAgreementError,
   type SupervisorErrorCode,
 } from './errors';
+export { agreeMicroBatch, type AgreedMicroBatch, type NodeMicroAnswer } from './agree-micro-batch';
+export { agreeAcrossNodes, exchangeMicroAnswers } from './agree-across-nodes';
 export {
   emptySessionResult,
   segmentReasonOf,
@@ -83,6 +86,8 @@ export {
 export { microBatchText } from './_tell';
 export { readMicroSessions, previousMicroBatch, type MicroSession } from './micro-sessions';
 export { resolveStopSignal } from './session-end';
+export { nodeRoleOf, type NodeRole, type NodeRoleInput } from './node-role';
+export { requeueSlurmJob, type RequeueResult } from './slurm-requeue';
 export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './describe-refusal';
 export { trackSession, endReasonOf, type SessionTrack, type EndReason } from './track-session';
 export { sessionResultOf } from './session-result-of';

@@ -145,7 +145,8 @@ export interface SuperviseOptions {
   horizon?: number | null;
   /** @default 'checkpoint-*' */
   checkpointGlob?: string;
-  stepRegex?: RegExp;
+  /** The step in a checkpoint name (first capture group); a string is compiled. @default the name's last number */
+  stepRegex?: RegExp | string;
   /** @default 'trainer_state.json' */
   completeFile?: string;
   /** @default 10000 */
@@ -189,6 +190,18 @@ export interface SuperviseOptions {
   onStdout?: (chunk: string) => void;
   /** The trainer's stderr (its last lines also name a failure). @default dropped */
   onStderr?: (chunk: string) => void;
+  /**
+   * Several nodes: this soup's `--node-rank` / `--nnodes`, else SLURM's SLURM_NODEID / SLURM_NNODES, else torchrun's
+   * `--node_rank` / `--nnodes` in `argv` (see nodeRoleOf). Node 0 takes the lease and pushes; every other node
+   * follows (no lease, no store writes). @default one node
+   */
+  nodeFlags?: { nodeRank?: number | undefined; nnodes?: number | undefined };
+  /** The folder the nodes share (a shared file system) for their notes. @default `<outputDir>/.soup-nodes` */
+  nodesDir?: string;
+  /**
+   * After a session end is saved and its push verified, node 0 runs `scontrol requeue $SLURM_JOB_ID`. @default false
+   */
+  requeue?: boolean;
   /** When the session started (`timeLimitMs` counts from it). @default Date.now() at the call */
   startedAtMs?: number;
 }

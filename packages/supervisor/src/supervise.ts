@@ -3,17 +3,22 @@
 import { acquireLease, type StoreLease } from '@soup/hub-ckpt';
 import { startMemoryWatch } from './memory-watch';
 import { trackNewestStep } from './newest-step';
-import { identityOf, supervisedFingerprint } from './run-identity';
+import { identityOf, readRunRecord, supervisedFingerprint } from './run-identity';
 import type { SessionFacts, SuperviseOptions, SuperviseOutcome } from './supervise-options';
 import { resolveBatch } from './_batch-size';
+import { agreeAcrossNodes } from './agree-across-nodes';
 import { checkOptions } from './_check-options';
 import { leaseOptionsOf } from './_lease-options';
 import { claimRun } from './_claim-run';
+import { followResume } from './_follow-resume';
 import { launchOnce, type LaunchEnd } from './_launch';
+import { followerStore, joinNodes, type NodeSession } from './_node-session';
+import { finishSession } from './_nodes-end';
+import type { ResumeNote } from './_nodes-files';
 import { completeInStore, pullResume } from './_pull-resume';
 import { recordHorizonChange } from './_record-horizon';
+import type { SupervisedResume } from './resume-supervised';
 import { recordSaver } from './_record-saver';
-import { endSession } from './_session-end';
 import { createSessionPushes } from './_session-pushes';
 import { watchStop } from './_session-stop';
 import { planStepDown } from './_step-down';
@@ -37,17 +42,22 @@ export {
  * - on any trainer exit the newest complete checkpoint newer than the pointer is pushed first.
  */
 export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome & SessionFacts> {
-  // Over 150 lines: the session's phases (claim, resume, batch, launch, pushes, end) share its store and run id.
+  // Over 150 lines: the session's phases (claim, resume, launch, pushes, end) share its store, run id and node session.
   const t0 = o.startedAtMs ?? Date.now();
   const tell = createTell(o);
   const { say, warn, show } = tell;
-  const { stopSignal, used, horizon, G, worldSize } = checkOptions(o);
+  const { stopSignal, used, horizon, G, worldSize, role, stepRegex } = checkOptions(o);
   const settleMs = o.settleMs ?? 10_000;
   const graceMs = o.graceMs ?? 120_000;
   const pollMs = o.pollMs ?? 1000;
   const keepRemote = o.keepRemote ?? 3;
   const storeName = o.storeName ?? o.store.description;
-  const { store } = o;
+  // Several nodes: node 0 leads; a follower reads the store through a view that refuses every write.
+  const joined = await joinNodes({ o, role, startedAtMs: t0, tell });
+  if (joined === null) return { outcome: 'not-launched', run: '', ...emptyFacts(G, worldSize) };
+  const nodes: NodeSession = joined;
+  const store = nodes.leader ? o.store : followerStore(o.store, role.rank);
+  const agreeing = agreeingOn(o, nodes, G, worldSize, say);
 
   // 1. Identity and stale guard.
   const secrets = o.secrets ?? [];
@@ -55,24 +65,34 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
   const fingerprint = o.runId ?? supervisedFingerprint(identity);
   const ownRecord = (o.runId ?? null) === null;
   // One writer per store: refused here (LeaseHeldError names the holder), before anything is written or launched.
-  const lease: StoreLease | null =
-    o.leaseTtlMs === null
-      ? null
-      : await acquireLease({ store, run: fingerprint, ...leaseOptionsOf(o), logger: { warn, info: say } });
+  let lease: StoreLease | null = null;
   try {
-    return await underLease();
+    if (o.leaseTtlMs !== null && nodes.leader)
+      lease = await acquireLease({ store, run: fingerprint, ...leaseOptionsOf(o), logger: { warn, info: say } });
+    const r = await underLease();
+    if (r.outcome === 'not-launched') nodes.publishVerdict({ outcome: r.outcome, step: null, reason: 'not launched' });
+    return r;
+  } catch (err) {
+    nodes.publishVerdict({ outcome: 'error', step: null, reason: (err as Error).message });
+    throw err;
   } finally {
     await lease?.release();
   }
 
   async function underLease(): Promise<SuperviseOutcome & SessionFacts> {
+    // Over 150 lines: the session's phases share its store view, run id, record, lock and node session.
     const force = o.resume === 'force';
-    const claimed = await claimRun({ store, storeName, fingerprint, identity, ownRecord, resume: o.resume, tell });
+    const claimed = nodes.leader
+      ? await claimRun({ store, storeName, fingerprint, identity, ownRecord, resume: o.resume, tell })
+      : { record: ownRecord ? await readRunRecord(store) : null, runId: fingerprint };
     let { record } = claimed;
     let { runId } = claimed;
+    const note = nodes.leader ? null : await nodes.awaitResume(o.signal);
+    if (!nodes.leader && note === null) return { outcome: 'not-launched', run: runId, ...emptyFacts(G, worldSize) };
 
-    // 2. One supervisor per output folder.
-    const lock = lockOutput(o.outputDir, tell);
+    // 2. One supervisor per output folder (a follower sharing node 0's folder works under node 0's lock).
+    const lock =
+      note?.output_dir === o.outputDir ? { path: '', setTrainer() {}, release() {} } : lockOutput(o.outputDir, tell);
     const facts = emptyFacts(G, worldSize);
     try {
       return { ...(await supervised()), ...facts };
@@ -83,20 +103,32 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
     // The session loop: resume, batch, launch (again after each out-of-memory step-down), push, end.
     async function supervised(): Promise<SuperviseOutcome> {
       // 3. Resume.
-      const pulled = await pullResume({ o, store, storeName, runId, force, facts, tell });
+      const pulled = note
+        ? await followResume({ o, note, store, facts, tell })
+        : await pullResume({ o, store, storeName, runId, force, facts, tell });
       const { resumed } = pulled;
       runId = pulled.runId;
+      nodes.publishResume(resumeNoteOf(resumed, runId, o.outputDir));
       if (resumed.outcome === 'complete') return completeInStore(resumed, runId, storeName, tell);
-      if (resumed.outcome === 'resume') {
+      if (resumed.outcome === 'resume' && nodes.leader) {
         const { dir, step } = resumed;
         record = await recordHorizonChange({ store, runId, identity, record, horizon, dir, step, tell });
       }
 
       // 4. Batch size; with a global batch, this device's m (cache, then probe), G kept, recorded per session.
-      const batch = await resolveBatch({ o, record, G, worldSize, startedAtMs: t0, resumed, facts, tell });
+      const batch = await resolveBatch({ o: agreeing, record, G, worldSize, startedAtMs: t0, resumed, facts, tell });
       const { batchSize, levers, session } = batch;
       let { micro } = batch;
-      const saver = recordSaver({ store, ownRecord, runId, identity, record, G, batchSize, session });
+      const saver = recordSaver({
+        store,
+        ownRecord: ownRecord && nodes.leader,
+        runId,
+        identity,
+        record,
+        G,
+        batchSize,
+        session,
+      });
       const saveRecord = (): Promise<void> => saver.save();
       if (record === null || (batchSize !== null && record.batch_size === null && G === null) || session !== null) {
         await saveRecord();
@@ -117,15 +149,28 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
               maxSteps: horizon,
               levers,
             };
-      const watcher = watchOutput({ o, used, settleMs, resumed, tell });
-      const pushes = createSessionPushes({ o, store, runId, resumedStep, keepRemote, lease, watcher, facts, tell });
+      const watcher = watchOutput({ o, stepRegex, used, settleMs, resumed, tell });
+      const pushable = nodes.pushable(watcher);
+      const pushes = createSessionPushes({
+        o,
+        store,
+        runId,
+        resumedStep,
+        keepRemote,
+        lease,
+        watcher: pushable,
+        facts,
+        tell,
+      });
 
       if (o.signal.aborted) return { outcome: 'not-launched', run: runId };
       const resumedLine = resumed.outcome === 'resume' ? `resuming from step ${resumed.step}` : 'fresh start';
-      say(`run ${runId}: ${resumedLine}; checkpoints in ${show(o.outputDir)} pushed to ${storeName}`);
+      const pushedBy = nodes.leader ? `pushed to ${storeName}` : 'node 0 pushes';
+      say(`run ${runId}: ${resumedLine}; checkpoints in ${show(o.outputDir)} ${pushedBy}`);
 
       const nice = o.pushNice ?? 10;
       const stop = watchStop({ signal: o.signal, timeLimitMs: o.timeLimitMs ?? null, startedAtMs: t0 });
+      const unwatchNodes = nodes.watchEnds(stop);
       const stepSeen = trackNewestStep();
       if (resumedStep >= 0) stepSeen.checkpoint(resumedStep);
       const memory = o.memory ? startMemoryWatch(o.memory, { stepNow: () => stepSeen.step, warn }) : null;
@@ -161,6 +206,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         if (o.signal.aborted || stop.reason !== null) break;
       }
       stop.clear();
+      unwatchNodes();
       pushes.ending = true;
       facts.microBatchSize = micro;
       facts.gradAccum = micro === null ? null : G! / (micro * worldSize);
@@ -176,6 +222,7 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
         );
       const stopReason = stop.reason;
       const { end, exitAt } = launch;
+      await nodes.exited({ watcher, end, exitAt, stopping: stopReason !== null, reached: stepSeen.step }, graceMs);
 
       // 6. Whatever the exit: the newest complete checkpoint newer than the pointer is pushed first. A folder
       // with its marker counts once the trainer is gone (unless soup had to SIGKILL it); one without a
@@ -185,7 +232,8 @@ export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome &
       const pushedStep = results.length > 0 ? Math.max(...results.map((r) => r.step)) : null;
       // 7. Claim only what the evidence shows.
       const ends = { o, store, storeName, runId, end, stopReason, exitAt, pushedStep, resumedStep, horizon };
-      return endSession({ ...ends, pushFailures: pushes.queue.failures, keepRemote, lease, watcher, tell });
+      const more = { nodes, graceMs, requeue: o.requeue === true };
+      return finishSession({ ...ends, pushFailures: pushes.queue.failures, keepRemote, lease, watcher, tell, ...more });
     }
   }
 }
@@ -205,4 +253,37 @@ function emptyFacts(G: number | null, worldSize: number): SessionFacts {
     oomStepDowns: [],
     memory: null,
   };
+}
+
+/** What node 0 tells the followers it resumed from. */
+function resumeNoteOf(r: SupervisedResume, run: string, outputDir: string): ResumeNote {
+  const base = { run, output_dir: outputDir, complete: r.outcome === 'complete' };
+  if (r.outcome === 'fresh') return { ...base, step: null, path_in_repo: null, resume_from: null, dir: null };
+  if (r.outcome === 'complete')
+    return { ...base, step: r.step, path_in_repo: r.pathInRepo, resume_from: null, dir: null };
+  return { ...base, step: r.step, path_in_repo: r.pathInRepo, resume_from: r.resumeFrom, dir: r.dir };
+}
+
+/** A node's probe may take minutes: the nodes wait this long for each other's micro-batch answers. */
+const MICRO_AGREEMENT_TIMEOUT_MS = 600_000;
+
+/** Several nodes with a global batch: every node trains the smallest micro-batch any node's device fits. */
+function agreeingOn(
+  o: SuperviseOptions,
+  nodes: NodeSession,
+  G: number | null,
+  worldSize: number,
+  say: (line: string) => void,
+): SuperviseOptions {
+  if (nodes.dir === null || G === null || o.resolveMicroBatchSize === undefined) return o;
+  const resolve = agreeAcrossNodes({
+    resolve: o.resolveMicroBatchSize,
+    nodes: { rank: nodes.role.rank, count: nodes.role.count, dir: nodes.dir },
+    budgetBytes: o.memory?.budgetBytes ?? null,
+    globalBatchSize: G,
+    worldSize,
+    say,
+    timeoutMs: MICRO_AGREEMENT_TIMEOUT_MS,
+  });
+  return { ...o, resolveMicroBatchSize: resolve };
 }

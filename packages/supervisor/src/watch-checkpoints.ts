@@ -56,6 +56,8 @@ export interface CheckpointWatcher {
   newestComplete(p: {
     asOfMs: number;
     trainerExited: boolean;
+    /** Only checkpoints at or below this step (what every node reached). @default no bound */
+    atMost?: number;
   }): { checkpoint: WatchedCheckpoint; reason: CompleteReason } | null;
   /**
    * Whether the top-level file `name` of the output folder is this run's: it appeared or changed (inode, size,
@@ -240,10 +242,11 @@ export function createCheckpointWatcher(opts: CheckpointWatcherOptions): Checkpo
       last = read(nowMs, true);
       return last;
     },
-    newestComplete({ asOfMs, trainerExited }) {
+    newestComplete({ asOfMs, trainerExited, atMost = Number.POSITIVE_INFINITY }) {
       const mine = last.filter((c) => c.thisRun);
       const maxStep = mine.reduce((m, c) => Math.max(m, c.step), -1);
       for (let i = mine.length - 1; i >= 0; i--) {
+        if (mine[i]!.step > atMost) continue;
         const reason = completeReason(mine[i]!, maxStep, asOfMs, trainerExited);
         if (reason !== null) return { checkpoint: mine[i]!, reason };
       }

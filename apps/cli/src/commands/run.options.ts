@@ -66,6 +66,11 @@ export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOpti
   /** `NAME=v1,v2`, one per --try. */
   try?: string[];
   timeSteps?: number;
+  /** Several nodes: this node, the node count, the notes folder, scontrol requeue (@soup/supervisor's rules). */
+  nodeRank?: number;
+  nnodes?: number;
+  nodesDir?: string;
+  requeue?: boolean;
 }
 
 export const runCommand = commandSpec<RunOptions>((program) => {
@@ -151,6 +156,10 @@ export const runCommand = commandSpec<RunOptions>((program) => {
       appendArg,
     )
     .option('--time-steps <K>', 'with --try: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)', intAtLeast(1))
+    .option('--node-rank <r>', 'this node; 0 leads (default SLURM_NODEID, else torchrun --node_rank)', intAtLeast(0))
+    .option('--nnodes <n>', 'nodes in the run (default SLURM_NNODES, else torchrun --nnodes)', intAtLeast(1))
+    .option('--nodes-dir <dir>', "a folder every node shares for soup's notes (default <output-dir>/.soup-nodes)")
+    .option('--requeue', 'after a session end is saved and pushed, node 0 runs scontrol requeue $SLURM_JOB_ID')
     .addHelpText(
       'after',
       `

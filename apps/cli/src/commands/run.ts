@@ -32,21 +32,11 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     );
   const t0 = Date.now();
   const stopSignal = resolveStopSignal(opts.stopSignal);
-  let stepRegex: RegExp | undefined;
-  if (opts.stepRegex !== undefined) {
-    try {
-      stepRegex = new RegExp(opts.stepRegex);
-    } catch (err) {
-      throw new UsageError(`--step-regex ${opts.stepRegex}: not a regular expression (${(err as Error).message})`);
-    }
-  }
   const batchOpt = opts.batchSize;
   if (opts.try !== undefined || opts.timeSteps !== undefined) checkTries(opts, argv);
   const micro = runMicro(opts, ctx, argv, (m) =>
     opts.try !== undefined ? tuneBatch(opts, ctx, m) : probeBatch(opts, ctx, m),
   );
-  if (argv.some((a) => a.includes('{batch_size}')) && batchOpt === undefined && opts.globalBatchSize === undefined)
-    throw new UsageError('the trainer command uses {batch_size}: pass --batch-size N or --batch-size auto');
   if (batchOpt !== undefined && batchOpt !== 'auto' && !/^[1-9]\d*$/.test(batchOpt))
     throw new UsageError(`--batch-size ${batchOpt}: expected a positive integer or auto`);
   if (batchOpt === 'auto' && opts.probe === undefined)
@@ -54,8 +44,6 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
       '--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch ' +
         'cache has no answer)',
     );
-  if (argv.some((a) => a.includes('{max_steps}')) && opts.horizon === undefined)
-    throw new UsageError("the trainer command uses {max_steps}: pass --horizon N (the run's total steps)");
 
   const outputDir = resolve(ctx.cwd, opts.outputDir ?? 'output');
   const { store, storeName } = openSessionStore(ctx, { repo: opts.repo, output: outputDir, repoType: opts.repoType });
@@ -93,7 +81,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     memory: mem.watch,
     horizon: opts.horizon ?? null,
     checkpointGlob: opts.checkpointGlob,
-    ...(stepRegex ? { stepRegex } : {}),
+    ...(opts.stepRegex === undefined ? {} : { stepRegex: opts.stepRegex }),
     completeFile: opts.completeFile,
     settleMs: opts.settle ?? 10_000,
     graceMs: opts.grace ?? 120_000,
@@ -103,6 +91,9 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     finalDir: opts.final === undefined ? null : resolve(ctx.cwd, opts.final),
     keepRemote: opts.keepRemote ?? KEEP_REMOTE_DEFAULT,
     pushNice: opts.pushNice,
+    nodeFlags: { nodeRank: opts.nodeRank, nnodes: opts.nnodes },
+    ...(opts.nodesDir === undefined ? {} : { nodesDir: resolve(ctx.cwd, opts.nodesDir) }),
+    requeue: opts.requeue === true,
     ...plainListeners(ctx),
   });
   const memory = mem.report(r.memory);
