@@ -3,7 +3,7 @@
 import { SupervisorUsageError } from './errors';
 import type { SupervisedResume } from './resume-supervised';
 import type { RunRecord, SupervisedSession } from './run-identity';
-import type { SessionFacts, SuperviseOptions } from './supervise-options';
+import type { SessionFacts, SessionOptions } from './supervise-options';
 import { placeholdersIn } from './trainer-child';
 import { microShape, type Tell } from './_tell';
 
@@ -17,7 +17,7 @@ export interface SessionBatch {
 
 /** Resolves the session's batch and fills `facts` (batchSize, batchSource, previousSession). */
 export async function resolveBatch(p: {
-  o: SuperviseOptions;
+  o: SessionOptions;
   record: RunRecord | null;
   G: number | null;
   worldSize: number;

@@ -2,7 +2,7 @@
 import { assertCanStart } from './_can-start';
 import { SupervisorUsageError } from './errors';
 import { nodeRoleOf, type NodeRole } from './node-role';
-import { STOP_SIGNALS, type SuperviseOptions } from './supervise-options';
+import { STOP_SIGNALS, type SessionOptions } from './supervise-options';
 import { placeholdersIn } from './trainer-child';
 
 /** What the checks settled: the stop signal, the placeholders argv uses, the horizon, G and the world size. */
@@ -18,7 +18,7 @@ export interface CheckedOptions {
 }
 
 /** Refuses options that cannot make a session (SupervisorUsageError naming the field). */
-export function checkOptions(o: SuperviseOptions): CheckedOptions {
+export function checkOptions(o: SessionOptions): CheckedOptions {
   if (o.argv.length === 0)
     throw new SupervisorUsageError(
       'the trainer command is empty: pass it after --, e.g. python train.py --output_dir {output_dir}',

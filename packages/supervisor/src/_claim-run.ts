@@ -8,7 +8,7 @@ import {
   type RunRecord,
   type SupervisedIdentity,
 } from './run-identity';
-import type { SuperviseOptions } from './supervise-options';
+import type { SessionOptions } from './supervise-options';
 import type { Tell } from './_tell';
 
 /** The run this session continues, and its record (null: none yet, or the caller names the run). */
@@ -27,7 +27,7 @@ export async function claimRun(p: {
   fingerprint: string;
   identity: SupervisedIdentity;
   ownRecord: boolean;
-  resume: SuperviseOptions['resume'];
+  resume: SessionOptions['resume'];
   tell: Tell;
 }): Promise<ClaimedRun> {
   const { store, storeName, fingerprint, identity } = p;

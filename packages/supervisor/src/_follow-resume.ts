@@ -3,13 +3,13 @@
 import { pullCheckpoint, type CheckpointStore } from '@soup/hub-ckpt';
 import { join, resolve } from 'node:path';
 import { fileCheckpointIn, type SupervisedResume } from './resume-supervised';
-import type { SessionFacts, SuperviseOptions } from './supervise-options';
+import type { SessionFacts, SessionOptions } from './supervise-options';
 import type { ResumeNote } from './_nodes-files';
 import type { Tell } from './_tell';
 
 /** What this follower resumes from: node 0's `note`, pulled (every sha256 checked) unless the folder is shared. */
 export async function followResume(p: {
-  o: Pick<SuperviseOptions, 'outputDir' | 'signal'>;
+  o: Pick<SessionOptions, 'outputDir' | 'signal'>;
   note: ResumeNote;
   store: CheckpointStore;
   facts: SessionFacts;

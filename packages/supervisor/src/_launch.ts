@@ -4,7 +4,7 @@ import { SupervisorUsageError } from './errors';
 import type { OutputLock } from './lock';
 import type { MemoryOver, MemoryWatch } from './memory-watch';
 import type { NewestStep } from './newest-step';
-import type { SuperviseOptions } from './supervise-options';
+import type { SessionOptions } from './supervise-options';
 import { expandArgv, startTrainer, trainerEnv, type Placeholders, type TrainerExit } from './trainer-child';
 import type { CheckpointWatcher } from './watch-checkpoints';
 import { lowerOwnPriority } from './_nice';
@@ -31,7 +31,7 @@ export interface LaunchEnd {
  * `graceMs`), offering complete checkpoints every `pollMs`; tells how it exited and the newest complete checkpoint.
  */
 export async function launchOnce(p: {
-  o: SuperviseOptions;
+  o: SessionOptions;
   placeholders: Placeholders;
   secrets: ReadonlyArray<string | null>;
   lock: OutputLock;

@@ -1,10 +1,10 @@
 // What supervise() asks of the store's lease, from its options (see acquireLease).
 import type { AcquireLeaseOptions } from '@soup/hub-ckpt';
-import type { SuperviseOptions } from './supervise-options';
+import type { SessionOptions } from './supervise-options';
 
 /** The lease's TTL, whether to wait for an unknown holder's lease, and the lease id to take over. */
 export function leaseOptionsOf(
-  o: Pick<SuperviseOptions, 'leaseTtlMs' | 'leaseWait' | 'takeOverLease'>,
+  o: Pick<SessionOptions, 'leaseTtlMs' | 'leaseWait' | 'takeOverLease'>,
 ): Pick<AcquireLeaseOptions, 'ttlMs' | 'wait' | 'takeOver'> {
   return {
     // No TTL given: the store's own default (acquireLease's defaultLeaseTtlMs).

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { SupervisorUsageError } from './errors';
 import type { NodeRole } from './node-role';
 import type { CheckpointWatcher } from './watch-checkpoints';
-import type { SuperviseOptions } from './supervise-options';
+import type { SessionOptions } from './supervise-options';
 import type { TrainerExit } from './trainer-child';
 import type { SessionStop } from './_session-stop';
 import type { Tell } from './_tell';
@@ -90,7 +90,7 @@ function singleNode(role: NodeRole): NodeSession {
  * started last, once it is recent and has no verdict yet (waits for it until `signal`; null when stopped meanwhile).
  */
 export async function joinNodes(p: {
-  o: Pick<SuperviseOptions, 'nodesDir' | 'outputDir' | 'signal'>;
+  o: Pick<SessionOptions, 'nodesDir' | 'outputDir' | 'signal'>;
   role: NodeRole;
   startedAtMs: number;
   tell: Tell;

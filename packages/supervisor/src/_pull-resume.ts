@@ -1,7 +1,7 @@
 // The resume scan: pull this run's newest checkpoint that verifies (walking back past a corrupt one).
 import { StaleRunError, type CheckpointStore } from '@soup/hub-ckpt';
 import { resumeSupervised, type SupervisedResume } from './resume-supervised';
-import type { SessionFacts, SuperviseOptions, SuperviseOutcome } from './supervise-options';
+import type { SessionFacts, SessionOptions, SuperviseOutcome } from './supervise-options';
 import type { Tell } from './_tell';
 
 /**
@@ -10,7 +10,7 @@ import type { Tell } from './_tell';
  * any other refusal goes to `o.refusal` when given.
  */
 export async function pullResume(p: {
-  o: SuperviseOptions;
+  o: SessionOptions;
   store: CheckpointStore;
   storeName: string;
   runId: string;

@@ -4,7 +4,7 @@ import { constants } from 'node:os';
 import { everyPushFailed, thisRunsEndState, type PushFailure } from './end-evidence';
 import { judgeHorizon } from './horizon';
 import { stageFinal } from './stage-final';
-import type { SuperviseOptions, SuperviseOutcome } from './supervise-options';
+import type { SessionOptions, SuperviseOutcome } from './supervise-options';
 import { trainerErrorLine, type TrainerExit } from './trainer-child';
 import { globToRegExp, type CheckpointWatcher } from './watch-checkpoints';
 import type { Tell } from './_tell';
@@ -14,7 +14,7 @@ import type { Tell } from './_tell';
  * the horizon; else complete, with final/ pushed and a terminal pointer.
  */
 export async function endSession(p: {
-  o: SuperviseOptions;
+  o: SessionOptions;
   store: CheckpointStore;
   storeName: string;
   runId: string;

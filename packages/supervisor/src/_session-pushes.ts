@@ -8,7 +8,7 @@ import {
   type PushQueue,
   type StoreLease,
 } from '@soup/hub-ckpt';
-import type { SessionFacts, SuperviseOptions } from './supervise-options';
+import type { SessionFacts, SessionOptions } from './supervise-options';
 import type { CheckpointWatcher, WatchedCheckpoint } from './watch-checkpoints';
 import { assertUnchanged, ChangedDuringPush, createPushSources, sourceChange, type PushSource } from './_push-sources';
 import { fmt, type Tell } from './_tell';
@@ -32,7 +32,7 @@ export interface SessionPushes {
 
 /** Starts the push queue of one session of run `runId`, which resumed from `resumedStep` (-1: fresh). */
 export function createSessionPushes(p: {
-  o: SuperviseOptions;
+  o: SessionOptions;
   store: CheckpointStore;
   runId: string;
   resumedStep: number;

@@ -2,7 +2,7 @@
 import type { MemoryOver } from './memory-watch';
 import type { NewestStep } from './newest-step';
 import type { OomStepDown } from './run-identity';
-import type { SessionFacts, SuperviseOptions } from './supervise-options';
+import type { SessionFacts, SessionOptions } from './supervise-options';
 import type { TrainerExit } from './trainer-child';
 import type { SessionPushes } from './_session-pushes';
 import { microShape, type Tell } from './_tell';
@@ -13,7 +13,7 @@ import { microShape, type Tell } from './_tell';
  * and told, with where the trainer resumes from (the newest complete checkpoint, offered for a push).
  */
 export function planStepDown(p: {
-  o: SuperviseOptions;
+  o: SessionOptions;
   end: TrainerExit;
   stopped: boolean;
   micro: number | null;

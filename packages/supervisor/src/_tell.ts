@@ -1,6 +1,6 @@
 // How the session speaks: events for the caller, and the small formatters its sentences use.
 import { relative } from 'node:path';
-import type { SuperviseEvent, SuperviseOptions } from './supervise-options';
+import type { SuperviseEvent, SessionOptions } from './supervise-options';
 
 /** The session's voice: `emit` any event, `say` an info line, `warn` a warning, `show` a path as a person reads it. */
 export interface Tell {
@@ -11,7 +11,7 @@ export interface Tell {
 }
 
 /** The voice of one session: events go to `o.onEvent`, paths read relative to `o.cwd`. */
-export function createTell(o: Pick<SuperviseOptions, 'onEvent' | 'cwd'>): Tell {
+export function createTell(o: Pick<SessionOptions, 'onEvent' | 'cwd'>): Tell {
   const emit: Tell['emit'] = (type, line, extra = {}) =>
     o.onEvent?.({
       type,

@@ -2,7 +2,7 @@
 import { basename, join } from 'node:path';
 import { acquireOutputLock, type OutputLock } from './lock';
 import type { SupervisedResume } from './resume-supervised';
-import type { SuperviseOptions } from './supervise-options';
+import type { SessionOptions } from './supervise-options';
 import { createCheckpointWatcher, type CheckpointWatcher } from './watch-checkpoints';
 import type { Tell } from './_tell';
 
@@ -11,7 +11,7 @@ import type { Tell } from './_tell';
  * checkpoint pulled for this session aside), and is told as leftovers; an argv without {output_dir} is warned about.
  */
 export function watchOutput(p: {
-  o: SuperviseOptions;
+  o: SessionOptions;
   stepRegex: RegExp | null;
   used: Set<string>;
   settleMs: number;

@@ -7,9 +7,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type AgreedMicroBatch, agreeMicroBatch, type NodeMicroAnswer } from './agree-micro-batch';
 import { MicroAgreementError } from './errors';
-import type { SuperviseOptions } from './supervise-options';
+import type { SessionOptions } from './supervise-options';
 
-type ResolveMicroBatchSize = NonNullable<SuperviseOptions['resolveMicroBatchSize']>;
+type ResolveMicroBatchSize = NonNullable<SessionOptions['resolveMicroBatchSize']>;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

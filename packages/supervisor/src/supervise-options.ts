@@ -38,14 +38,22 @@ export interface SuperviseOptions {
   store: CheckpointStore;
   /** How to name the store in messages. @default store.description */
   storeName?: string;
-  /** The trainer's output folder (absolute), watched for checkpoints. */
+  /** The trainer's output folder, watched for checkpoints (a relative path is read against `cwd`). */
   outputDir: string;
   /** Whether the caller chose `outputDir` (else an argv without {output_dir} is warned about). @default false */
   outputDirGiven?: boolean;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  /** Ends the session (stop the trainer, push, return `segment-saved`). */
-  signal: AbortSignal;
+  /**
+   * Where the trainer runs, and what relative paths (`outputDir`, fingerprint files) are read against.
+   * @default process.cwd()
+   */
+  cwd?: string;
+  /** The trainer's environment. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Ends the session (stop the trainer, push, return `segment-saved`).
+   * @default none: the session ends with the trainer
+   */
+  signal?: AbortSignal;
   /** Files whose sha256 join the run fingerprint. @default [] */
   fingerprintFiles?: string[];
   /**
@@ -262,3 +270,6 @@ export interface SessionFacts {
   /** The trainer tree's peak memory over the session; null when not sampled. */
   memory: SessionMemory | null;
 }
+
+/** The options as a session uses them: `cwd`, `env` and `signal` filled in, `outputDir` absolute. */
+export type SessionOptions = SuperviseOptions & { cwd: string; env: NodeJS.ProcessEnv; signal: AbortSignal };

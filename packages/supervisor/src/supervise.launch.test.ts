@@ -88,3 +88,44 @@ describe('[slow] supervise(): a trainer that cannot start, and keys in the argv'
     expect(readFileSync(join(root, 'soup_run.json'), 'utf8')).not.toContain(KEY);
   });
 });
+
+describe('supervise(): the options a caller may leave out', { timeout: 60_000 }, () => {
+  // The trainer notes where it ran and one variable of its environment in its checkpoint.
+  const noting = `${trainer}
+  fs.writeFileSync(path.join(d, 'seen.json'),
+    JSON.stringify({ cwd: process.cwd(), v: process.env.SOUP_TEST_INHERITED ?? null }));`;
+
+  it('without cwd, env and signal: the trainer runs in this folder with this environment, to the end', async () => {
+    const dir = useTempDir('soup-supervise-defaults-');
+    process.env.SOUP_TEST_INHERITED = 'yes';
+    try {
+      const r = await supervise({
+        argv: [process.execPath, '-e', noting, '{output_dir}'],
+        store: new DirStore({ root: join(dir, 'store') }),
+        outputDir: join(dir, 'out'),
+        settleMs: 0,
+        pollMs: 50,
+        pushNice: 0,
+        leaseTtlMs: null,
+      });
+      expect(r).toMatchObject({ outcome: 'complete', step: 1 });
+      expect(JSON.parse(readFileSync(join(dir, 'out', 'checkpoint-1', 'seen.json'), 'utf8'))).toEqual({
+        cwd: process.cwd(),
+        v: 'yes',
+      });
+    } finally {
+      delete process.env.SOUP_TEST_INHERITED;
+    }
+  });
+
+  it('a relative outputDir is read against cwd', async () => {
+    const cwd = useTempDir('soup-supervise-relative-');
+    const r = await supervise({
+      ...options(cwd, [process.execPath, '-e', noting, '{output_dir}'], []),
+      outputDir: 'out',
+    });
+    expect(r).toMatchObject({ outcome: 'complete', step: 1 });
+    expect(JSON.parse(readFileSync(join(cwd, 'out', 'checkpoint-1', 'seen.json'), 'utf8')).cwd).toBe(cwd);
+    expect(existsSync(join(cwd, 'store', 'latest.json'))).toBe(true);
+  });
+});

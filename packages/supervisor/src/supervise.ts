@@ -1,10 +1,11 @@
 // supervise(): run the user's own trainer for one session: resume from the store, launch, push this run's
 // complete checkpoints while it trains, and at its end claim only what the evidence shows.
+import { resolve } from 'node:path';
 import { acquireLease, type StoreLease } from '@soup/hub-ckpt';
 import { startMemoryWatch } from './memory-watch';
 import { trackNewestStep } from './newest-step';
 import { identityOf, readRunRecord, supervisedFingerprint } from './run-identity';
-import type { SessionFacts, SuperviseOptions, SuperviseOutcome } from './supervise-options';
+import type { SessionFacts, SessionOptions, SuperviseOptions, SuperviseOutcome } from './supervise-options';
 import { resolveBatch } from './_batch-size';
 import { agreeAcrossNodes } from './agree-across-nodes';
 import { checkOptions } from './_check-options';
@@ -41,8 +42,9 @@ export {
  * - complete run: exit 0, no signal seen, and the horizon reached when one is known (see {@link judgeHorizon});
  * - on any trainer exit the newest complete checkpoint newer than the pointer is pushed first.
  */
-export async function supervise(o: SuperviseOptions): Promise<SuperviseOutcome & SessionFacts> {
+export async function supervise(options: SuperviseOptions): Promise<SuperviseOutcome & SessionFacts> {
   // Over 150 lines: the session's phases (claim, resume, launch, pushes, end) share its store, run id and node session.
+  const o = sessionOptionsOf(options);
   const t0 = o.startedAtMs ?? Date.now();
   const tell = createTell(o);
   const { say, warn, show } = tell;
@@ -269,12 +271,12 @@ const MICRO_AGREEMENT_TIMEOUT_MS = 600_000;
 
 /** Several nodes with a global batch: every node trains the smallest micro-batch any node's device fits. */
 function agreeingOn(
-  o: SuperviseOptions,
+  o: SessionOptions,
   nodes: NodeSession,
   G: number | null,
   worldSize: number,
   say: (line: string) => void,
-): SuperviseOptions {
+): SessionOptions {
   if (nodes.dir === null || G === null || o.resolveMicroBatchSize === undefined) return o;
   const resolve = agreeAcrossNodes({
     resolve: o.resolveMicroBatchSize,
@@ -286,4 +288,16 @@ function agreeingOn(
     timeoutMs: MICRO_AGREEMENT_TIMEOUT_MS,
   });
   return { ...o, resolveMicroBatchSize: resolve };
+}
+
+/** The defaults a caller may leave out: this process's folder and environment, and no signal of its own. */
+function sessionOptionsOf(o: SuperviseOptions): SessionOptions {
+  const cwd = o.cwd ?? process.cwd();
+  return {
+    ...o,
+    cwd,
+    env: o.env ?? process.env,
+    signal: o.signal ?? new AbortController().signal,
+    outputDir: resolve(cwd, o.outputDir),
+  };
 }
