@@ -22,6 +22,7 @@ interface ProbeJson {
   cache_key: string;
   saved: boolean | null;
   skipped_cache?: string;
+  capped_from?: number;
   provenance: { budgetBytes: number | null; ceiling: number; bound: string; measurement: string } | null;
   trials: { batch_size: number; result: string; measurement: string | null }[];
 }
@@ -91,6 +92,15 @@ process.exit(1);
           .stdout,
       ) as ProbeJson;
       expect(again).toMatchObject({ source: 'cache', batch_size: r1.batch_size, trials: [] });
+      // Under a lower ceiling the exact answer says the ceiling fits: no trial, and the cache keeps the exact answer.
+      const lower = await soup(['probe', '--exec', cmd, '--budget', '420MiB', '--start', '2', '--ceiling', '4'], cwd);
+      expect(lower.code, lower.stderr).toBe(0);
+      expect(lower.stdout).toContain(`batch size 4 (from the cache, key ${r1.cache_key}; exact,`);
+      expect(lower.stdout).toContain(`; its ${r1.batch_size} fits, so the ceiling does; --refresh to probe again)`);
+      expect(lower.stderr).not.toMatch(/trial/);
+      expect(Object.values(JSON.parse(readFileSync(join(cwd, 'cache.json'), 'utf8')) as object)).toEqual([
+        r1.batch_size,
+      ]);
 
       const strict = await soup(
         ['probe', '--exec', cmd, '--budget', '200MiB', '--start', '4', '--ceiling', '64', '--json'],

@@ -163,43 +163,39 @@ describe('cache lookups under a budget and a ceiling', () => {
     expect(await lookupCacheEntry({ ...s, key: exact.cacheKey!, ceiling: 1024, budgetBytes: 100 * MiB })).toMatchObject(
       { hit: true, batchSize: 96 },
     );
+    // Under a lower ceiling the exact 96 says 64 fits: the ceiling, from the cache.
     expect(await lookupCacheEntry({ ...s, key: exact.cacheKey!, ceiling: 64, budgetBytes: 100 * MiB })).toMatchObject({
-      hit: false,
+      hit: true,
+      batchSize: 64,
+      cappedFrom: 96,
     });
   });
 
-  test(
-    'a capped answer never replaces an exact one for the same key (a --ceiling 16 run after an ' + 'exact 30)',
-    async () => {
-      const s = sandbox();
-      const exact = await pickBatchSize({
-        ...fields,
-        ...s,
-        staticEstimate: 8,
-        ceiling: 64,
-        strategy: 'probe',
-        probe: mibProbe(34 * MiB),
-        budgetBytes: 34 * MiB,
-      });
-      expect(exact).toMatchObject({ batchSize: 30, bound: 'exact', saved: true });
-      const capped = await pickBatchSize({
-        ...fields,
-        ...s,
-        staticEstimate: 8,
-        ceiling: 16,
-        strategy: 'probe',
-        probe: mibProbe(34 * MiB),
-        budgetBytes: 34 * MiB,
-      });
-      expect(capped).toMatchObject({
-        batchSize: 16,
-        bound: 'capped',
-        saved: false,
-        notSavedReason: expect.stringMatching(/exact answer \(30\)/),
-      });
-      expect(Object.values(JSON.parse(readFileSync(s.path, 'utf8')) as Record<string, unknown>)).toEqual([30]);
-    },
-  );
+  test('a --ceiling 16 run after an exact 30: 16 from the cache, no trial, and the exact answer stays', async () => {
+    const s = sandbox();
+    const exact = await pickBatchSize({
+      ...fields,
+      ...s,
+      staticEstimate: 8,
+      ceiling: 64,
+      strategy: 'probe',
+      probe: mibProbe(34 * MiB),
+      budgetBytes: 34 * MiB,
+    });
+    expect(exact).toMatchObject({ batchSize: 30, bound: 'exact', saved: true });
+    const capped = await pickBatchSize({
+      ...fields,
+      ...s,
+      staticEstimate: 8,
+      ceiling: 16,
+      strategy: 'probe',
+      probe: mibProbe(34 * MiB),
+      budgetBytes: 34 * MiB,
+    });
+    // 30 fits, so 16 does: the ceiling comes from the cache without a trial, and the exact 30 stays.
+    expect(capped).toMatchObject({ batchSize: 16, source: 'cache', cappedFrom: 30, trials: [] });
+    expect(Object.values(JSON.parse(readFileSync(s.path, 'utf8')) as Record<string, unknown>)).toEqual([30]);
+  });
 
   test('a fit the probe warned about (OOM text on exit 0) is saved only as capped at itself', async () => {
     const s = sandbox();
@@ -295,9 +291,11 @@ describe('cache lookups under a budget and a ceiling', () => {
         hit: false,
         skipped: expect.stringMatching(/no provenance/),
       });
+      // 12 fits, so 8 does: the ceiling is the answer, without a trial.
       expect(await lookupCacheEntry({ ...s, key: 'k', ceiling: 8 })).toMatchObject({
-        hit: false,
-        skipped: expect.stringMatching(/above the ceiling 8/),
+        hit: true,
+        batchSize: 8,
+        cappedFrom: 12,
       });
       // A corrupt side file never breaks the main file.
       await saveCacheEntry({

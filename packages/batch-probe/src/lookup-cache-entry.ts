@@ -25,7 +25,18 @@ export interface LookupCacheEntryOptions extends CacheLocationOptions {
 
 /** What {@link lookupCacheEntry} found. */
 export type LookupCacheEntryResult =
-  | { hit: true; batchSize: number; provenance: CacheProvenance | null; path: string }
+  | {
+      hit: true;
+      /** The size to use: the cached answer, or the ceiling when the answer is above it (`cappedFrom`). */
+      batchSize: number;
+      provenance: CacheProvenance | null;
+      path: string;
+      /**
+       * The cached answer, when it was above an enforced `ceiling`: it fits, so every smaller size does (the search's
+       * own premise), and the ceiling is this search's answer without a trial.
+       */
+      cappedFrom?: number;
+    }
   | {
       hit: false;
       path: string;
@@ -45,7 +56,8 @@ export type LookupCacheEntryResult =
  *   looser one (a larger size may fit; `startAt` says where a new search can start);
  * - an answer capped by its ceiling is not used when `ceiling` is higher (a larger size may fit);
  *   an exact answer (its next size failed) serves any ceiling at or above it;
- * - an answer above `ceiling` is not used (unless `enforceCeiling: false`).
+ * - an answer above an enforced `ceiling` serves as the ceiling itself (`cappedFrom`): a size that fits says every
+ *   smaller one does, so a search capped there has nothing to try.
  * An entry with no provenance (written by the Python original, or its side-file record is
  * missing, corrupt or describes another value) is used only when no `budgetBytes` is given: it
  * was found against the device's own memory, which is all such a lookup asks for.
@@ -58,8 +70,11 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
   const { path } = resolveCachePath(options);
   const value = readCacheValue(path, key);
   if (value === undefined) return { hit: false, path };
-  if (value > ceiling && options.enforceCeiling !== false)
-    return { hit: false, path, skipped: `cached ${value} is above the ceiling ${ceiling}` };
+  const capped = value > ceiling && options.enforceCeiling !== false;
+  const served = (provenance: CacheProvenance | null): LookupCacheEntryResult =>
+    capped
+      ? { hit: true, batchSize: ceiling, provenance, path, cappedFrom: value }
+      : { hit: true, batchSize: value, provenance, path };
   const meta = readMetaEntry(metaPathOf(path), key);
   const p = meta !== undefined && meta.batchSize === value ? meta : null;
   if (p === null) {
@@ -69,7 +84,7 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
         path,
         skipped: `cached ${value} has no provenance, so it cannot be shown to meet the budget of ${budget} bytes`,
       };
-    return { hit: true, batchSize: value, provenance: null, path };
+    return served(null);
   }
   if (budget !== null && (p.budgetBytes === null || p.budgetBytes > budget)) {
     return {
@@ -81,8 +96,8 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
         ` bytes`,
     };
   }
-  if (budget !== null && p.budgetBytes !== null && p.budgetBytes < budget) {
-    // Found under a stricter budget: it fits here too, but a larger size may; probe again from it.
+  if (budget !== null && p.budgetBytes !== null && p.budgetBytes < budget && !capped) {
+    // Found under a stricter budget: it fits here too, but a larger size may (up to a ceiling above it); probe again.
     return {
       hit: false,
       path,
@@ -92,12 +107,12 @@ export async function lookupCacheEntry(options: LookupCacheEntryOptions): Promis
       startAt: value,
     };
   }
-  if (p.bound !== 'exact' && ceiling > p.ceiling) {
+  if (p.bound !== 'exact' && ceiling > p.ceiling && !capped) {
     return {
       hit: false,
       path,
       skipped: `cached ${value} was capped by the ceiling ${p.ceiling}; this search goes up to ${ceiling}`,
     };
   }
-  return { hit: true, batchSize: value, provenance: p, path };
+  return served(p);
 }

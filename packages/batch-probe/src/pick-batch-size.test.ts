@@ -87,6 +87,24 @@ describe('pickBatchSize', () => {
     expect(infos.some((m) => m.includes('from the cache'))).toBe(true);
   });
 
+  test('an exact answer above a later, lower ceiling: the ceiling from the cache, no trial', async () => {
+    const { base, infos } = setup();
+    const first = await pickBatchSize({
+      ...base,
+      staticEstimate: 8,
+      strategy: 'auto',
+      probe: capacityProbe(45),
+      ceiling: 64,
+    });
+    expect(first).toMatchObject({ batchSize: 45, source: 'probe', saved: true, bound: 'exact' });
+    const again = capacityProbe(45);
+    const capped = await pickBatchSize({ ...base, staticEstimate: 8, strategy: 'auto', probe: again, ceiling: 32 });
+    expect(capped).toMatchObject({ batchSize: 32, source: 'cache', cappedFrom: 45, trials: [] });
+    expect(again.calls).toEqual([]);
+    expect(infos.at(-1)).toMatch(/batch size 32 from the cache .*the cache's 45 fits, capped by the ceiling\)$/);
+    expect(await loadCache(base)).toEqual({ [makeCacheKey(fields)]: 45 });
+  });
+
   test('refine finds the exact edge; refine:false reproduces the original', async () => {
     const { base } = setup();
     const refined = await pickBatchSize({ ...base, staticEstimate: 16, strategy: 'auto', probe: capacityProbe(45) });

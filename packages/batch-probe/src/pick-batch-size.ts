@@ -116,6 +116,8 @@ export interface PickBatchSizeResult {
   provenance?: CacheProvenance | null;
   /** A cached entry that exists but was not used, and why. */
   skippedCache?: string;
+  /** With `source: 'cache'`: the cached answer, when it was above the ceiling and the ceiling was used instead. */
+  cappedFrom?: number;
   /** With `source: 'probe'`: see `ProbeBatchSizeResult.bound`. */
   bound?: 'exact' | 'capped' | 'unproven';
 }
@@ -179,7 +181,8 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
       enforceCeiling: options.ceiling !== undefined,
     });
     if (hit.hit) {
-      logger.info?.(`batch size ${hit.batchSize} from the cache (${location.path}, key ${cacheKey})`);
+      const capped = hit.cappedFrom === undefined ? '' : `; the cache's ${hit.cappedFrom} fits, capped by the ceiling`;
+      logger.info?.(`batch size ${hit.batchSize} from the cache (${location.path}, key ${cacheKey}${capped})`);
       // A cached size fits; with a global batch the largest divisor under it is the micro-batch.
       return {
         batchSize: asMicro(hit.batchSize),
@@ -188,6 +191,7 @@ export async function pickBatchSize(options: PickBatchSizeOptions): Promise<Pick
         cachePath: location.path,
         trials: [],
         provenance: hit.provenance,
+        ...(hit.cappedFrom === undefined ? {} : { cappedFrom: hit.cappedFrom }),
       };
     }
     skippedCache = hit.skipped;

@@ -148,6 +148,8 @@ export interface BatchResolution {
   provenance: CacheProvenance | null;
   /** A cached entry that exists but was not used, and why. */
   skippedCache: string | null;
+  /** Source cache: the cached answer, when it was above the ceiling and the ceiling was used instead. */
+  cappedFrom: number | null;
   /** Source probe: whether the answer was cached, and why not. */
   saved: boolean | null;
   notSavedReason: string | null;
@@ -313,6 +315,7 @@ export async function resolveBatch(given: ResolveBatchOptions): Promise<BatchRes
     chosen,
     provenance: picked.provenance ?? null,
     skippedCache: picked.skippedCache ?? null,
+    cappedFrom: picked.cappedFrom ?? null,
     saved: opts.noCache || opts.floor ? false : (picked.saved ?? null),
     notSavedReason: given.keyUnknown ? given.keyUnknown : (picked.notSavedReason ?? null),
     keyUnknown: given.keyUnknown ?? null,

@@ -216,6 +216,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     ...(tier !== null ? { grad_ckpt: tier, offload: offloadTarget } : {}),
     provenance: r.provenance,
     ...(r.skippedCache !== null ? { skipped_cache: r.skippedCache } : {}),
+    ...(r.cappedFrom !== null ? { capped_from: r.cappedFrom } : {}),
     saved: r.saved,
     ...(r.notSavedReason !== null ? { not_saved_reason: r.notSavedReason } : {}),
     ...(r.flatPeak ? { flat_peak: r.flatPeak.warning } : {}),
@@ -232,7 +233,8 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       (micro
         ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}`
         : `batch size ${ctx.style.bold(String(r.batchSize))}`) +
-        ` (from the cache, key ${r.cacheKey}; ${how}; --refresh to probe again)`,
+        ` (from the cache, key ${r.cacheKey}; ${how}` +
+        `${r.cappedFrom !== null ? `; its ${r.cappedFrom} fits, so the ceiling does` : ''}; --refresh to probe again)`,
     );
   } else {
     const chosen = r.chosen?.measurement ? `, judged by ${r.chosen.measurement}` : '';

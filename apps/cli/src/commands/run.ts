@@ -133,7 +133,8 @@ async function probeBatch(opts: RunOptions, ctx: CommandContext, micro?: Trainer
   ctx.say(
     `${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (` +
       (r.source === 'cache'
-        ? `from the cache, key ${r.cacheKey}`
+        ? `from the cache, key ${r.cacheKey}` +
+          (r.cappedFrom !== null ? `; its ${r.cappedFrom} fits, so the ceiling does` : '')
         : `probed on ${trainer.identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
       (r.provenance?.bound === 'capped' ? `; capped: ${r.batchSize} is the ceiling of the search (--ceiling)` : '') +
       `${r.keyUnknown !== null ? `; not cached: ${r.keyUnknown}` : ''})`,
