@@ -2,8 +2,7 @@
 // the store's lease), and the next session runs on another host (a uts namespace with another hostname). It
 // waits out the lease (an 8 s TTL here) and resumes, or takes the lease over at once by its id. The Node trainer
 // always; the PyTorch twin where `$PYTHON -c "import torch"` works (skipped with the reason printed elsewhere).
-import { startHubServer, type HubServer, runNode, runProcess, useTempDir } from '@soup/test-utils';
-import { readdirSync, readFileSync } from 'node:fs';
+import { processTree, startHubServer, type HubServer, runNode, runProcess, useTempDir } from '@soup/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
 import {
@@ -27,24 +26,6 @@ afterAll(async () => {
   await server?.close();
   expect(server.errors).toEqual([]);
 });
-
-/** `pid` and every process below it, from /proc. */
-function processTree(pid: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++)
-    for (const [child, parent] of parentOf) if (parent === tree[i]) tree.push(child);
-  return tree;
-}
 
 /** Runs `soup run` on another host: hostname other-host in a new uts namespace. */
 function soupRunElsewhere(cwd: string, options: string[], argv: string[], env: NodeJS.ProcessEnv) {

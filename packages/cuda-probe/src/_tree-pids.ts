@@ -1,5 +1,6 @@
 // The process tree of a trial, from Linux /proc.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readProcStat } from '@soup/hub-ckpt/proc-stat';
+import { readdirSync } from 'node:fs';
 
 /**
  * The trial's whole process tree (Linux /proc): `root`, every process of its process group or of
@@ -19,15 +20,10 @@ export function treePids(root: number): Set<number> {
   const parent = new Map<number, number>();
   for (const n of names) {
     if (!/^\d+$/.test(n)) continue;
-    try {
-      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const pid = Number(n);
-      parent.set(pid, Number(fields[1]));
-      if (Number(fields[2]) === root || Number(fields[3]) === root) out.add(pid);
-    } catch {
-      // gone
-    }
+    const stat = readProcStat(Number(n));
+    if (stat === null) continue; // gone
+    parent.set(stat.pid, stat.ppid);
+    if (stat.pgrp === root || stat.session === root) out.add(stat.pid);
   }
   for (let grew = true; grew; ) {
     grew = false;

@@ -4,6 +4,7 @@
 // process, and only with its start time is it the same process.
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { readProcStat } from './proc-stat';
 
 /** Where a lease holder runs: its host and the process that holds it. */
 export interface HolderIdentity {
@@ -27,9 +28,8 @@ function readOrNull(read: () => string): string | null {
 
 /** A process's start time (field 22 of /proc/<pid>/stat), or null when unknown (no /proc, no such pid). */
 export function processStart(pid: number): string | null {
-  const stat = readOrNull(() => readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  if (stat === null) return null;
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  const stat = readProcStat(pid);
+  return stat === null ? null : String(stat.startTicks);
 }
 
 /** This process's identity (`host` and `pid` as given: tests and callers may name another). */
@@ -50,16 +50,18 @@ export type HolderVerdict =
   | { kind: 'alive'; why: string }
   | { kind: 'unknown'; why: string };
 
-function pidState(pid: number): 'dead' | 'zombie' | 'alive' {
+/**
+ * Whether `pid` names a running process here: `dead` (no such process), `zombie` (exited, not yet reaped by its
+ * parent: it no longer runs) or `alive` (also when only `kill(pid, 0)` can tell: no /proc).
+ */
+export function processLiveness(pid: number): 'dead' | 'zombie' | 'alive' {
   try {
     process.kill(pid, 0);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return 'dead';
   }
-  const stat = readOrNull(() => readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  // A zombie (exited, not yet reaped) no longer runs.
-  if (stat !== null && /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) return 'zombie';
-  return 'alive';
+  const state = readProcStat(pid)?.state;
+  return state === 'Z' || state === 'X' ? 'zombie' : 'alive';
 }
 
 /**
@@ -74,7 +76,7 @@ export function judgeHolder(held: Partial<HolderIdentity>, here: HolderIdentity)
   if (held.host !== here.host) return { kind: 'unknown', why: `it runs on another host (${held.host})` };
   if (held.boot_id !== here.boot_id) return { kind: 'unknown', why: 'its host has booted since (another boot id)' };
   if (held.pidns !== here.pidns) return { kind: 'unknown', why: `it runs in another pid namespace (${held.pidns})` };
-  const state = pidState(held.pid);
+  const state = processLiveness(held.pid);
   if (state === 'dead') return { kind: 'gone', why: `pid ${held.pid} is no longer running` };
   if (state === 'zombie') return { kind: 'gone', why: `pid ${held.pid} has exited` };
   const start = typeof held.start === 'string' ? held.start : null;

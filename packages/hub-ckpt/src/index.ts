@@ -96,7 +96,8 @@ export {
   type LeaseRide,
   type LeaseInfo,
 } from './store-lease';
-export { identityHere, type HolderIdentity } from './_lease-identity';
+export { identityHere, processLiveness, processStart, type HolderIdentity } from './_lease-identity';
+export { parseProcStat, readProcStat, type ProcStat } from './proc-stat';
 export type {
   CheckpointStore,
   StoreEntry,

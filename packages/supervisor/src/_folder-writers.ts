@@ -1,5 +1,6 @@
 // Processes still at work inside a folder: their working directory or an open file is in it. A trainer's `setsid`
 // child outlives the session that started it and keeps writing; the next session must not start beside it.
+import { readProcStat } from '@soup/hub-ckpt';
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 
 /** One process at work inside the folder. */
@@ -17,12 +18,9 @@ function selfAndAncestors(): Set<number> {
   let pid = process.ppid;
   for (let i = 0; i < 64 && pid > 1 && !out.has(pid); i++) {
     out.add(pid);
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    } catch {
-      break;
-    }
+    const stat = readProcStat(pid);
+    if (stat === null) break;
+    pid = stat.ppid;
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // its process group, the descendants that left the group (setsid) while the trainer was there to parent them, and
 // any process still carrying the tag soup put in the trainer's environment (a setsid child re-parented to init
 // before a scan saw it: the environment is inherited, the parent is not).
+import { type ProcStat, readProcStat } from '@soup/hub-ckpt';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** One process: its pid, its start time (clock ticks since boot: a reused pid has another) and its command line. */
@@ -11,39 +12,18 @@ export interface TreeProcess {
   command: string;
 }
 
-interface Stat {
-  pid: number;
-  ppid: number;
-  pgrp: number;
-  startTicks: number;
-  /** One letter: R, S, D, Z (a zombie: exited, its parent has not reaped it yet), … */
-  state: string;
-}
-
-function statOf(pid: number): Stat | null {
-  try {
-    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may hold spaces: the fields after it follow the last ')'.
-    const rest = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
-    // rest[0] is field 3 (state): ppid is field 4, pgrp field 5, starttime field 22.
-    return { pid, state: rest[0]!, ppid: Number(rest[1]), pgrp: Number(rest[2]), startTicks: Number(rest[19]) };
-  } catch {
-    return null;
-  }
-}
-
-function allStats(): Stat[] {
+function allStats(): ProcStat[] {
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
     return [];
   }
-  const out: Stat[] = [];
+  const out: ProcStat[] = [];
   for (const n of names) {
     if (!/^\d+$/.test(n)) continue;
-    const s = statOf(Number(n));
-    if (s !== null && !Number.isNaN(s.ppid) && s.state !== 'Z') out.push(s);
+    const s = readProcStat(Number(n));
+    if (s !== null && s.state !== 'Z') out.push(s);
   }
   return out;
 }
@@ -63,7 +43,7 @@ export function commandOf(pid: number): string {
 
 /** Whether `p` is still the same running process (not gone, not a reused pid, not a zombie waiting for its parent). */
 export function stillRunning(p: Pick<TreeProcess, 'pid' | 'startTicks'>): boolean {
-  const s = statOf(p.pid);
+  const s = readProcStat(p.pid);
   return s !== null && s.startTicks === p.startTicks && s.state !== 'Z';
 }
 
@@ -73,9 +53,9 @@ export function stillRunning(p: Pick<TreeProcess, 'pid' | 'startTicks'>): boolea
  */
 export function treeOf(rootPid: number, pgid: number): TreeProcess[] {
   const stats = allStats();
-  const children = new Map<number, Stat[]>();
+  const children = new Map<number, ProcStat[]>();
   for (const s of stats) children.set(s.ppid, [...(children.get(s.ppid) ?? []), s]);
-  const found = new Map<number, Stat>();
+  const found = new Map<number, ProcStat>();
   const walk = (pid: number): void => {
     for (const c of children.get(pid) ?? []) {
       if (found.has(c.pid)) continue;

@@ -39,7 +39,9 @@ export {
   type StartTrainerOptions,
 } from './trainer-child';
 export { DONE_MARKER, judgeHorizon, readTrainerState, type HorizonVerdict, type TrainerStateSteps } from './horizon';
-export { acquireOutputLock, processStart, sameProcessAlive, LOCK_NAME, type LockRecord, type OutputLock } from './lock';
+export { acquireOutputLock, sameProcessAlive, LOCK_NAME, type LockRecord, type OutputLock } from './lock';
+// The start time a lock records is the store lease's: one reader of /proc/<pid>/stat, in @soup/hub-ckpt.
+export { processStart } from '@soup/hub-ckpt';
 export { stageFinal, holdsWeights, WEIGHT_FILE, type StagedFinal } from './stage-final';
 export { modelWeightFiles, TRAINING_STATE_FILE, weightsFormatOf, type WeightsFormat } from './model-weights';
 export { resumeSupervised, fileCheckpointIn, FILE_CHECKPOINT_RECORD, type SupervisedResume } from './resume-supervised';

@@ -89,7 +89,8 @@ describe('the output folder lock', () => {
     const out = join(dir, 'out');
     mkdirSync(out);
     const inCwd = setsidChild(out, 'setInterval(() => {}, 1000)');
-    await waitFor(() => readLinkOr(`/proc/${inCwd}/cwd`) === out);
+    // Its cwd is set before `setsid` execs node: wait for node itself, the name the refusal gives.
+    await waitFor(() => readLinkOr(`/proc/${inCwd}/cwd`) === out && commOf(inCwd) === 'node');
     expect(() => acquireOutputLock({ dir: out })).toThrow(
       new RegExp(`is in use: pid ${inCwd} \\(node\\) has its working directory inside it`),
     );
@@ -137,6 +138,14 @@ function sizeOr(path: string): number {
 function readLinkOr(path: string): string | null {
   try {
     return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function commOf(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
   } catch {
     return null;
   }

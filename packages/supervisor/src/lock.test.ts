@@ -1,3 +1,4 @@
+import { processStart } from '@soup/hub-ckpt';
 import { useTempDir } from '@soup/test-utils';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -5,7 +6,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OutputLockedError } from './errors';
-import { acquireOutputLock, LOCK_NAME, processStart } from './lock';
+import { acquireOutputLock, LOCK_NAME } from './lock';
 
 describe('one supervisor per output folder', () => {
   it('refuses while the recorded trainer lives (naming it), takes over a dead lock, releases on end', async () => {

@@ -1,7 +1,7 @@
 // One supervisor per output folder: `<output_dir>/.soup-run.lock` holds the supervisor's and the trainer's
 // identity (host, boot id, pid namespace, pid and start time, as the store's lease records it); a second
 // supervisor is refused while either still lives, and while any process still writes into the folder.
-import { identityHere } from '@soup/hub-ckpt';
+import { identityHere, processLiveness, processStart } from '@soup/hub-ckpt';
 import {
   closeSync,
   mkdirSync,
@@ -37,31 +37,11 @@ export interface LockRecord {
   started_at: string;
 }
 
-/** A process's start time (field 22 of /proc/<pid>/stat), or null when unknown. */
-export function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
 /** Whether `pid` lives and is the same process (same start time when one was recorded). */
 export function sameProcessAlive(pid: number | null, start: string | null): boolean {
   if (pid === null || !Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
   // A zombie (exited, not yet reaped: its parent died first and nobody waits for it) is no longer running.
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    if (/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) return false;
-  } catch {
-    // no /proc: kill(0) is all there is
-  }
+  if (processLiveness(pid) !== 'alive') return false;
   if (start === null) return true;
   const now = processStart(pid);
   return now === null || now === start;

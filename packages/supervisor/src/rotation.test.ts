@@ -4,7 +4,7 @@
 // where `$PYTHON -c "import torch"` works (default /usr/bin/python3), else skipped with the reason printed. The
 // PyTorch twin takes ~15 s on a loaded machine: two sessions each start Python and import torch (seconds each), and
 // only a real torch trainer shows rotation by shutil.rmtree of the files torch.save wrote.
-import { runNode, runProcess, spawnUntil, useTempDir } from '@soup/test-utils';
+import { processTree, runNode, runProcess, spawnUntil, useTempDir } from '@soup/test-utils';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,23 +28,6 @@ const TRAINERS = [
   { name: 'Node', argv: [process.execPath, NODE_TRAINER, ...ROTATING, '{resume_from}'], skip: null },
   { name: 'PyTorch', argv: [PYTHON, TORCH_TRAINER, ...ROTATING, '{resume_from}'], skip: torchMissing },
 ];
-
-/** `pid` and every process below it, from /proc. */
-function processTree(pid: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++) for (const [c, p] of parentOf) if (p === tree[i]) tree.push(c);
-  return tree;
-}
 
 const newestOnDisk = (out: string): number =>
   Math.max(

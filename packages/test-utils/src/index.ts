@@ -1,5 +1,6 @@
 export { useTempDir, makeTempDir } from './temp-dir';
 export { runNode, runProcess, spawnUntil, killAllChildren, type ChildResult, type RunNodeOptions } from './child';
+export { processTree } from './process-tree';
 export {
   startHubServer,
   type HubServer,

@@ -1,6 +1,7 @@
-// Installed alone: DirStore push → verify → pointer, then a cold resume + pull with hash checks.
+// Installed alone: DirStore push → verify → pointer, then a cold resume + pull with hash checks; the /proc reader.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { DirStore, pullCheckpoint, pushCheckpoint, resolveResume, validatePointer } from '@soup/hub-ckpt';
+import { readProcStat } from '@soup/hub-ckpt/proc-stat';
 
 const check = (cond, what) => {
   if (!cond) throw new Error(what);
@@ -24,4 +25,7 @@ try {
   refused = err.code !== undefined;
 }
 check(refused, 'another run fingerprint must be refused');
+// The /proc reader's own entry: this process, its parent and its start time.
+const self = readProcStat('self');
+check(self?.pid === process.pid && self.ppid === process.ppid && self.startTicks > 0, `stat: ${JSON.stringify(self)}`);
 console.log('SMOKE OK');
