@@ -120,12 +120,22 @@ describe('[slow] divisors of G / world size: soup run and soup probe --exec', { 
     'soup probe --exec answers m, never G: G = 24 capacity 10 → 8 (a = 3); G = 7 capacity 3 → 1 with ' + 'the warning',
     async () => {
       const { cwd, env } = setup(10);
-      const probe = (G: number, e: NodeJS.ProcessEnv) =>
-        runNode([SOUP_BIN, 'probe', '--exec', PROBE, '--global-batch-size', String(G), '--budget', '2GiB', '--json'], {
-          cwd,
-          env: e,
-          timeoutMs: 120_000,
-        });
+      const probe = (G: number, e: NodeJS.ProcessEnv, extra: string[] = []) =>
+        runNode(
+          [
+            SOUP_BIN,
+            'probe',
+            '--exec',
+            PROBE,
+            '--global-batch-size',
+            String(G),
+            '--budget',
+            '2GiB',
+            '--json',
+            ...extra,
+          ],
+          { cwd, env: e, timeoutMs: 120_000 },
+        );
       const r = await probe(24, env);
       expect(r.code, r.stderr).toBe(0);
       const j = JSON.parse(r.stdout) as {
@@ -137,7 +147,9 @@ describe('[slow] divisors of G / world size: soup run and soup probe --exec', { 
       };
       expect(j).toMatchObject({ batch_size: 8, micro_batch_size: 8, grad_accum: 3, global_batch_size: 24 });
       expect(j.trials.map((t) => t.batch_size).every((b) => 24 % b === 0)).toBe(true);
-      const seven = await probe(7, { ...env, CAP: '3' });
+      // CAP stands for another device, which the cache key cannot see here (both are "cpu"): without --no-cache the
+      // 8 found above would answer 7 (it fits, so 7 does).
+      const seven = await probe(7, { ...env, CAP: '3' }, ['--no-cache']);
       expect(seven.code, seven.stderr).toBe(0);
       expect(JSON.parse(seven.stdout)).toMatchObject({ micro_batch_size: 1, grad_accum: 7 });
       expect(seven.stderr).toMatch(
