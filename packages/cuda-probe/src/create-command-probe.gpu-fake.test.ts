@@ -17,9 +17,13 @@ const idle = {
 /**
  * A "trainer" that takes batch_size × 100 MiB of GPU 1 while it runs, as the fake driver reports
  * it: per process (its own pid listed), WSL2 (no process listed), WDDM ([N/A]) or from another
- * PID namespace (a host pid listed); memory is released when it exits.
+ * PID namespace (a host pid listed); memory is released when it exits. It holds the memory until the
+ * sampler has read it, not for a fixed time: two samples taken wholly after it took the memory (each
+ * sample is a --query-gpu call then a --query-compute-apps call, in the fake's call log) and a third
+ * begun, so the second was judged while the trainer still ran. A fixed hold had to be long enough for
+ * the slowest loaded machine (2.5 s a run); this one ends as soon as the claim is observable.
  */
-function trainer(dir: string, statePath: string): string {
+function trainer(dir: string, statePath: string, callsPath: string): string {
   const path = join(dir, 'trainer.cjs');
   writeFileSync(
     path,
@@ -32,7 +36,21 @@ const row = mode === 'per-process' ? [process.pid + ', ${UUID}, ' + used] : mode
 // Atomic writes: the fake nvidia-smi may read the state at any moment.
 const put = (s) => { fs.writeFileSync(${JSON.stringify(statePath)} + '.tmp', JSON.stringify(s)); fs.renameSync(${JSON.stringify(statePath)} + '.tmp', ${JSON.stringify(statePath)}); };
 put({ gpus: [idle.gpus[0], '1, ${UUID}, NVIDIA H100 80GB HBM3, 81559, ' + free], apps: row });
-setTimeout(() => { put(idle); process.exit(0); }, 2500);
+const calls = ${JSON.stringify(callsPath)};
+const size = () => { try { return fs.statSync(calls).size; } catch { return 0; } };
+const from = size();
+const sampled = () => {
+  let apps = 0;
+  for (const line of (size() > from ? fs.readFileSync(calls).subarray(from).toString() : '').split('\\n')) {
+    if (line.includes('--query-compute-apps=')) apps += 1;
+    else if (apps >= 2 && line.includes('--query-gpu=')) return true;
+  }
+  return false;
+};
+// A sampler that never samples still ends the run (the verdict then fails the test), well inside timeoutMs.
+const until = Date.now() + 20000;
+const tick = () => (sampled() || Date.now() > until ? (put(idle), process.exit(0)) : setTimeout(tick, 10));
+tick();
 `,
   );
   return path;
@@ -52,7 +70,7 @@ describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the comma
       async () => {
         const dir = useTempDir();
         const smi = writeFakeNvidiaSmi(dir, idle);
-        const script = trainer(dir, join(dir, 'fake-smi-state.json'));
+        const script = trainer(dir, join(dir, 'fake-smi-state.json'), smi.callsPath);
         const probe = createCommandProbe({
           command: [process.execPath, script, mode, '{batch_size}'],
           env: { ...process.env, CUDA_VISIBLE_DEVICES: '1' },
@@ -82,7 +100,7 @@ describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the comma
   it('budgetBytes caps the GPU budget', async () => {
     const dir = useTempDir();
     const smi = writeFakeNvidiaSmi(dir, idle);
-    const script = trainer(dir, join(dir, 'fake-smi-state.json'));
+    const script = trainer(dir, join(dir, 'fake-smi-state.json'), smi.callsPath);
     const probe = createCommandProbe({
       command: [process.execPath, script, 'per-process', '{batch_size}'],
       env: { ...process.env, CUDA_VISIBLE_DEVICES: UUID },
