@@ -1,6 +1,5 @@
 // Test helper: a real executable standing in for nvidia-smi. It answers the two queries this
-// package makes from a JSON state file the test can rewrite between calls, and appends each call's
-// arguments to a log, so a fake trainer can wait until it has been sampled instead of for a fixed time.
+// package makes from a JSON state file the test can rewrite between calls.
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -16,9 +15,8 @@ export interface FakeSmiState {
 export function writeFakeNvidiaSmi(
   dir: string,
   state: FakeSmiState,
-): { path: string; callsPath: string; update: (s: FakeSmiState) => void } {
+): { path: string; update: (s: FakeSmiState) => void } {
   const statePath = join(dir, 'fake-smi-state.json');
-  const callsPath = join(dir, 'fake-smi-calls.log');
   const path = join(dir, 'nvidia-smi');
   const update = (s: FakeSmiState): void => writeFileSync(statePath, JSON.stringify(s));
   update(state);
@@ -27,7 +25,6 @@ export function writeFakeNvidiaSmi(
     `#!${process.execPath}
 const s = JSON.parse(require('fs').readFileSync(${JSON.stringify(statePath)}, 'utf8'));
 const args = process.argv.slice(2).join(' ');
-require('fs').appendFileSync(${JSON.stringify(callsPath)}, args + '\\n');
 if (s.fail) { process.stderr.write(s.fail + '\\n'); process.exit(9); }
 if (args.includes('--query-gpu=')) process.stdout.write((s.gpus || []).join('\\n') + '\\n');
 else if (args.includes('--query-compute-apps=')) process.stdout.write((s.apps || []).join('\\n') + '\\n');
@@ -35,5 +32,5 @@ else { process.stderr.write('unexpected arguments: ' + args + '\\n'); process.ex
 `,
   );
   chmodSync(path, 0o755);
-  return { path, callsPath, update };
+  return { path, update };
 }
