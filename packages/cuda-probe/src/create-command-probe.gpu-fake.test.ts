@@ -1,9 +1,8 @@
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { probeBatchSize } from '@soup/batch-probe';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
-import { writeFakeNvidiaSmi } from './_fake-nvidia-smi';
 import { createCommandProbe } from './create-command-probe';
 
 const MiB = 2 ** 20;
@@ -14,12 +13,55 @@ const idle = {
   apps: [] as string[],
 };
 
+/** The fake driver's state: rows of `--query-gpu` and of `--query-compute-apps`, one file each. */
+interface FakeSmi {
+  path: string;
+  gpus: string;
+  apps: string;
+  calls: string;
+}
+
+/**
+ * nvidia-smi for this file: a POSIX shell script that answers the two queries the sampler makes from
+ * two text files, and appends each call to a log once it has read its answer. Shell, not the Node fake
+ * of _fake-nvidia-smi.ts: every sample is two calls, and a Node start-up (0.1–0.5 s on a loaded
+ * machine) left each probe waiting on the fake rather than on the code under test.
+ */
+function fakeSmi(dir: string): FakeSmi {
+  const f = {
+    path: join(dir, 'nvidia-smi'),
+    gpus: join(dir, 'smi-gpus.txt'),
+    apps: join(dir, 'smi-apps.txt'),
+    calls: join(dir, 'smi-calls.log'),
+  };
+  writeFileSync(f.gpus, idle.gpus.join('\n'));
+  writeFileSync(f.apps, idle.apps.join('\n'));
+  writeFileSync(
+    f.path,
+    `#!/bin/sh
+case "$*" in
+  *--query-gpu=*) out=$(cat '${f.gpus}') ;;
+  *--query-compute-apps=*) out=$(cat '${f.apps}') ;;
+  *) echo "unexpected arguments: $*" >&2; exit 2 ;;
+esac
+echo "$*" >> '${f.calls}'
+printf '%s\\n' "$out"
+`,
+  );
+  chmodSync(f.path, 0o755);
+  return f;
+}
+
 /**
  * A "trainer" that takes batch_size × 100 MiB of GPU 1 while it runs, as the fake driver reports
  * it: per process (its own pid listed), WSL2 (no process listed), WDDM ([N/A]) or from another
- * PID namespace (a host pid listed); memory is released when it exits.
+ * PID namespace (a host pid listed); memory is released when it exits. It holds the memory until the
+ * sampler has read it, not for a fixed time: two samples taken wholly after it took the memory (each
+ * sample is a --query-gpu call then a --query-compute-apps call, in the fake's call log) and a third
+ * begun, so the second was judged while the trainer still ran. A fixed hold had to be long enough for
+ * the slowest loaded machine (2.5 s a run); this one ends as soon as the claim is observable.
  */
-function trainer(dir: string, statePath: string): string {
+function trainer(dir: string, smi: FakeSmi): string {
   const path = join(dir, 'trainer.cjs');
   writeFileSync(
     path,
@@ -29,10 +71,25 @@ const idle = ${JSON.stringify(idle)};
 const used = b * 100;
 const free = Math.max(0, 2000 - used);
 const row = mode === 'per-process' ? [process.pid + ', ${UUID}, ' + used] : mode === 'wddm' ? [process.pid + ', ${UUID}, [N/A]'] : mode === 'pidns' ? ['918273, ${UUID}, ' + used] : [];
-// Atomic writes: the fake nvidia-smi may read the state at any moment.
-const put = (s) => { fs.writeFileSync(${JSON.stringify(statePath)} + '.tmp', JSON.stringify(s)); fs.renameSync(${JSON.stringify(statePath)} + '.tmp', ${JSON.stringify(statePath)}); };
+// Atomic writes: the fake nvidia-smi may read either file at any moment.
+const write = (file, rows) => { fs.writeFileSync(file + '.tmp', rows.join('\\n')); fs.renameSync(file + '.tmp', file); };
+const put = (s) => { write(${JSON.stringify(smi.gpus)}, s.gpus); write(${JSON.stringify(smi.apps)}, s.apps); };
 put({ gpus: [idle.gpus[0], '1, ${UUID}, NVIDIA H100 80GB HBM3, 81559, ' + free], apps: row });
-setTimeout(() => { put(idle); process.exit(0); }, 2500);
+const calls = ${JSON.stringify(smi.calls)};
+const size = () => { try { return fs.statSync(calls).size; } catch { return 0; } };
+const from = size();
+const sampled = () => {
+  let apps = 0;
+  for (const line of (size() > from ? fs.readFileSync(calls).subarray(from).toString() : '').split('\\n')) {
+    if (line.includes('--query-compute-apps=')) apps += 1;
+    else if (apps >= 2 && line.includes('--query-gpu=')) return true;
+  }
+  return false;
+};
+// A sampler that never samples still ends the run (the verdict then fails the test), well inside timeoutMs.
+const until = Date.now() + 20000;
+const tick = () => (sampled() || Date.now() > until ? (put(idle), process.exit(0)) : setTimeout(tick, 10));
+tick();
 `,
   );
   return path;
@@ -51,8 +108,8 @@ describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the comma
       `${mode}: judged by ${measurement}; CUDA_VISIBLE_DEVICES=1 picks the right GPU; the search ` + `finds 19`,
       async () => {
         const dir = useTempDir();
-        const smi = writeFakeNvidiaSmi(dir, idle);
-        const script = trainer(dir, join(dir, 'fake-smi-state.json'));
+        const smi = fakeSmi(dir);
+        const script = trainer(dir, smi);
         const probe = createCommandProbe({
           command: [process.execPath, script, mode, '{batch_size}'],
           env: { ...process.env, CUDA_VISIBLE_DEVICES: '1' },
@@ -81,8 +138,8 @@ describe('[slow] createCommandProbe with gpu: nvidia-smi sampled while the comma
 
   it('budgetBytes caps the GPU budget', async () => {
     const dir = useTempDir();
-    const smi = writeFakeNvidiaSmi(dir, idle);
-    const script = trainer(dir, join(dir, 'fake-smi-state.json'));
+    const smi = fakeSmi(dir);
+    const script = trainer(dir, smi);
     const probe = createCommandProbe({
       command: [process.execPath, script, 'per-process', '{batch_size}'],
       env: { ...process.env, CUDA_VISIBLE_DEVICES: UUID },
