@@ -1,44 +1,13 @@
 // Several nodes on localhost through the real bin: one `soup run` per node, each in its own uts namespace (another
 // hostname), one directory store, one shared nodes folder. Node 1 runs as another user (nobody) in a store every user
 // may write to, so the owner of each store file says which node wrote it.
-import { type ChildResult, spawnUntil, useTempDir } from '@soup/test-utils';
+import { type ChildResult, useTempDir } from '@soup/test-utils';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
-import { nodeTrainerArgv, pointerOf, readJson, SOUP_BIN, soupEnv, trainerPid } from '../test/run-helpers';
-
-const NOBODY = 65534;
-
-/** `soup run` as node `rank` on host `node-<rank>` (as nobody for a follower when `asNobody`), started in `cwd`. */
-function startNode(p: {
-  cwd: string;
-  rank: number;
-  options: string[];
-  argv: string[];
-  env: NodeJS.ProcessEnv;
-  asNobody?: boolean;
-  marker: RegExp;
-}) {
-  const drop = p.asNobody ? `setpriv --reuid ${NOBODY} --regid ${NOBODY} --clear-groups ` : '';
-  const script = `hostname node-${p.rank} && umask 0 && exec ${drop}"$0" "$@"`;
-  const soup = [process.execPath, SOUP_BIN, 'run', ...p.options, '--', ...p.argv];
-  return spawnUntil('unshare', ['--uts', 'sh', '-c', script, ...soup], p.marker, {
-    cwd: p.cwd,
-    env: p.env,
-    timeoutMs: 60_000,
-  });
-}
-
-/** Every file under `dir`, with its owner's uid. */
-function owners(dir: string): Array<{ path: string; uid: number }> {
-  const out: Array<{ path: string; uid: number }> = [];
-  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    const path = join(e.parentPath, e.name);
-    if (e.isFile()) out.push({ path, uid: statSync(path).uid });
-  }
-  return out;
-}
+import { NOBODY, owners, startSoupNode } from '../test/node-helpers';
+import { nodeTrainerArgv, pointerOf, readJson, soupEnv, trainerPid } from '../test/run-helpers';
 
 /** The newest `checkpoint-<step>` folder with a trainer_state.json in `dir`. */
 function newestSaved(dir: string): number {
@@ -60,7 +29,7 @@ describe('[slow] several nodes: one writer, one session end', { timeout: 60_000 
     const nodeOpts = [...common, '--nnodes', '2', '--nodes-dir', 'nodes', '--grace', '20s'];
     const argv = nodeTrainerArgv({ maxSteps: 200, saveSteps: 1 });
     // Node 1 trains slower: node 0 must push only what node 1 has also reached.
-    const n0 = await startNode({
+    const n0 = await startSoupNode({
       cwd,
       rank: 0,
       options: [...nodeOpts, '--node-rank', '0', '--output-dir', 'out0'],
@@ -68,7 +37,7 @@ describe('[slow] several nodes: one writer, one session end', { timeout: 60_000 
       env: { ...env, SOUP_EXAMPLE_STEP_DELAY_MS: '100' },
       marker: /leading session/,
     });
-    const n1 = await startNode({
+    const n1 = await startSoupNode({
       cwd,
       rank: 1,
       options: [...nodeOpts, '--node-rank', '1', '--output-dir', 'out1'],
@@ -146,7 +115,7 @@ describe('[slow] several nodes: one writer, one session end', { timeout: 60_000 
     const argv = nodeTrainerArgv({ maxSteps: 200, saveSteps: 1 });
     const slow = { SOUP_EXAMPLE_STEP_DELAY_MS: '150' };
     // Node 1 starts once node 0 holds the lease: a second writer on this host would be refused at once (exit 11).
-    const n0 = await startNode({
+    const n0 = await startSoupNode({
       cwd,
       rank: 0,
       options: [...nodeOpts, '--output-dir', 'out0'],
@@ -154,7 +123,7 @@ describe('[slow] several nodes: one writer, one session end', { timeout: 60_000 
       env: { ...env, ...slow, SLURM_NODEID: '0' },
       marker: /launched trainer/,
     });
-    const n1 = await startNode({
+    const n1 = await startSoupNode({
       cwd,
       rank: 1,
       options: [...nodeOpts, '--output-dir', 'out1'],
@@ -205,7 +174,7 @@ describe('[slow] several nodes: one writer, one session end', { timeout: 60_000 
     // node 1 (soup and its trainer) is killed outright, so node 0 trains to its end, waits --grace for node 1's exit
     // note, and does not call the run complete.
     const run = (rank: number, name: string, e: NodeJS.ProcessEnv, grace: string) =>
-      startNode({
+      startSoupNode({
         cwd,
         rank,
         options: [...opts, '--grace', grace, '--node-rank', String(rank), '--repo', `file://store-${name}`].concat([
