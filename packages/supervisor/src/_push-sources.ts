@@ -64,15 +64,19 @@ export interface PushSources {
 
 /**
  * The push sources of a session in `outputDir`; snapshots left by a session killed before its cleanup are removed
- * first (the caller holds the output folder's lock: no other session owns them).
+ * first (the caller holds the output folder's lock: no other session owns them). A follower node (`owner: false`)
+ * shares node 0's output folder and pushes nothing: it never clears the snapshots node 0 pushes from.
  */
 export function createPushSources(p: {
   outputDir: string;
   copyLimitBytes: number | undefined;
   tell: Tell;
+  /** Whether this session owns the folder's snapshots (false on a follower node). @default true */
+  owner?: boolean;
 }): PushSources {
   const { warn, show } = p.tell;
-  clearSnapshots(p.outputDir);
+  const owner = p.owner !== false;
+  if (owner) clearSnapshots(p.outputDir);
   const stageDirs = new Set<string>();
   const snaps = new Map<number, CheckpointSnapshot>();
   return {
@@ -103,7 +107,8 @@ export function createPushSources(p: {
     },
     end() {
       for (const d of stageDirs) rmSync(d, { recursive: true, force: true });
-      clearSnapshots(p.outputDir);
+      if (owner) clearSnapshots(p.outputDir);
+      else for (const snap of snaps.values()) rmSync(snap.dir, { recursive: true, force: true });
     },
   };
 }

@@ -41,10 +41,18 @@ export function createSessionPushes(p: {
   watcher: CheckpointWatcher;
   facts: SessionFacts;
   tell: Tell;
+  /** A follower node: it shares node 0's output folder, so node 0's snapshots there are not its own. */
+  follower?: boolean;
 }): SessionPushes {
+  // Over 150 lines: the queue's callbacks share one session's snapshots, retries and passed-over steps.
   const { o, store, runId, resumedStep, keepRemote, watcher, facts } = p;
   const { emit, say, warn, show } = p.tell;
-  const sources = createPushSources({ outputDir: o.outputDir, copyLimitBytes: o.snapshotCopyLimitBytes, tell: p.tell });
+  const sources = createPushSources({
+    outputDir: o.outputDir,
+    copyLimitBytes: o.snapshotCopyLimitBytes,
+    tell: p.tell,
+    owner: p.follower !== true,
+  });
   // What each push started from, by step.
   const pushing = new Map<number, PushSource>();
   const jobs = new Map<string, PushSource>();

@@ -2,9 +2,10 @@
 // has saved the step both ranks reached. Node 1's exit note then names an older checkpoint, and node 0 must still
 // push the agreed step: node 1's trainer reported reaching it. A rank 1 that reports no step leaves that agreement
 // unknown: node 0 pushes only the older step every node is known to have reached, and says so.
-import { DirStore } from '@soup/hub-ckpt';
+import { type CheckpointStore, DirStore, type StoreCommitParams } from '@soup/hub-ckpt';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { useTempDir } from '@soup/test-utils';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { supervise, type SuperviseEvent, type SuperviseOptions } from './supervise';
@@ -31,19 +32,23 @@ const up = path.join(out, '.rank-1-up');
 if (rank === 0) {
   waitFor(() => fs.existsSync(up));
   console.log('step 1'); save(1);
-  console.log('step 2'); waitFor(exitNoteOf1); save(2);
+  if (process.argv[4] !== 'late') { console.log('step 2'); waitFor(exitNoteOf1); save(2); }
 } else {
   fs.mkdirSync(out, { recursive: true });
   fs.writeFileSync(up, '');
   waitFor(() => fs.existsSync(path.join(out, 'checkpoint-1', 'trainer_state.json')));
-  if (!quiet) console.log('step 1\\nstep 2');
+  if (process.argv[4] === 'late') {
+    waitFor(() => fs.existsSync(path.join(out, '.soup-snapshots', 'checkpoint-1')));
+    console.log('step 1');
+  } else if (!quiet) console.log('step 1\\nstep 2');
 }
 `;
 
-function node(cwd: string, rank: number, quiet: boolean, events: SuperviseEvent[]): SuperviseOptions {
+function node(cwd: string, rank: number, quiet: boolean | 'late', events: SuperviseEvent[]): SuperviseOptions {
   const nodes = join(cwd, 'nodes');
+  const mode = quiet === 'late' ? 'late' : quiet ? 'quiet' : 'loud';
   return {
-    argv: [process.execPath, '-e', TRAINER, '{output_dir}', String(rank), nodes, quiet ? 'quiet' : 'loud'],
+    argv: [process.execPath, '-e', TRAINER, '{output_dir}', String(rank), nodes, mode],
     store: new DirStore({ root: join(cwd, 'store') }),
     outputDir: join(cwd, 'out'),
     cwd,
@@ -89,6 +94,40 @@ describe('supervise(): two nodes, one shared output folder, rank 1 exits before 
     expect(pointerStep(cwd), log).toBe(1);
     expect(r0, log).toMatchObject({ outcome: 'segment-saved', step: 1 });
     expect(log).toMatch(/node 1 is known to have reached step 1 only .*whether every rank reached step 2 is unknown/);
+  });
+});
+
+describe("supervise(): a follower in node 0's output folder", { timeout: 20_000 }, () => {
+  it("never clears node 0's snapshots: node 0's push in flight when node 1's session ends still points", async () => {
+    const cwd = useTempDir('soup-nodes-shared-snapshots-');
+    const snapshot1 = join(cwd, 'out', '.soup-snapshots', 'checkpoint-1');
+    const dir = new DirStore({ root: join(cwd, 'store') });
+    // Both ranks stop at step 1. Rank 1 exits only once node 0 has snapshotted checkpoint-1, and node 0's upload of it
+    // waits for node 1's session to end (its exit note, then up to 1.5 s for the snapshot folder to go): node 1's
+    // session ends while node 0 pushes the one step both reached.
+    const store: CheckpointStore = Object.assign(Object.create(dir) as CheckpointStore, {
+      kind: dir.kind,
+      description: dir.description,
+      async commit(p: StoreCommitParams) {
+        if (p.message.startsWith('soup: upload ckpt/checkpoint-1 ')) {
+          const nodes = join(cwd, 'nodes');
+          const exitNote = () => readdirSync(nodes).some((x) => existsSync(join(nodes, x, 'exit-1.json')));
+          for (const until = Date.now() + 5000; !exitNote() && Date.now() < until; ) await sleep(20);
+          for (const until = Date.now() + 1500; existsSync(snapshot1) && Date.now() < until; ) await sleep(20);
+        }
+        return dir.commit(p);
+      },
+    });
+    const e0: SuperviseEvent[] = [];
+    const e1: SuperviseEvent[] = [];
+    const [r0] = await Promise.all([
+      supervise({ ...node(cwd, 0, 'late', e0), store }),
+      supervise(node(cwd, 1, 'late', e1)),
+    ]);
+    const log = `${e0.map((e) => e.line).join('\n')}\n=====\n${e1.map((e) => e.line).join('\n')}`;
+    expect(log).not.toMatch(/changed while it was pushed/);
+    expect(r0, log).toMatchObject({ outcome: 'segment-saved', step: 1 });
+    expect(pointerStep(cwd), log).toBe(1);
   });
 });
 

@@ -163,6 +163,7 @@ export async function supervise(options: SuperviseOptions): Promise<SuperviseOut
         watcher: pushable,
         facts,
         tell,
+        follower: !nodes.leader,
       });
 
       if (o.signal.aborted) return { outcome: 'not-launched', run: runId };
