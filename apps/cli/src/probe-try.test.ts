@@ -166,8 +166,8 @@ describe('[slow] soup probe --exec --try', { timeout: 600_000 }, () => {
   }
 
   it(
-    'times steps by the span of the output of a trainer that prints as it steps, and by the wall ' +
-      'clock where the output is held until exit',
+    'times steps by the wall clock where the output is held until exit; a trainer that prints as it steps is ' +
+      'not taken for one',
     async () => {
       const cwd = useTempDir();
       const base = await baselineBytes([process.execPath, NODE_TWIN]);
@@ -182,14 +182,15 @@ describe('[slow] soup probe --exec --try', { timeout: 600_000 }, () => {
         expect(choice(t)).toEqual({ grad_ckpt: 'false', m: 4, a: 8 }); // 8 steps of 100 ms against 4 of 228
         return t;
       };
+      // Which clock a printing trainer gets is a timing verdict (the steadier of two noise estimates, one degree of
+      // freedom a row), and a timing never gates CI: a quiet CI run once read the span as no steadier. What rests on
+      // no clock: its output grew with its steps, so it is never taken for a trainer that holds its output. The choice
+      // between the two clocks on fixed runs is packages/tune's output-clock.test.ts.
       const printing = await timedBy('false');
       expect(printing.tune.timedBy).toMatch(
-        /^the span of the trainer's output, first line to last, in runs of 1, 9 and 17 steps/,
+        /^the (span of the trainer's output|wall time) .*runs of 1, 9 and 17 steps/,
       );
-      // The loser is ruled out after two runs: the span leaves out the start-up that makes wall times noisy.
-      expect(printing.tune.rows.find((r) => r.values.grad_ckpt === 'true')!.note).toMatch(
-        /^stopped early: cannot win .* timed by their output/,
-      );
+      expect(printing.tune.timedBy).not.toMatch(/did not grow with the steps|printed nothing/);
       const held = await timedBy('true');
       expect(held.tune.timedBy).toMatch(
         /^the wall time of runs of 1, 9 and 17 steps \(the output did not grow with the steps/,
