@@ -188,7 +188,7 @@ describe('[slow] soup probe --exec --try', { timeout: 600_000 }, () => {
       // between the two clocks on fixed runs is packages/tune's output-clock.test.ts.
       const printing = await timedBy('false');
       expect(printing.tune.timedBy).toMatch(
-        /^the (span of the trainer's output|wall time) .*runs of 1, 9 and 17 steps/,
+        /^the (span of the trainer's output|wall time)\b.*runs of 1, 9 and 17 steps/,
       );
       expect(printing.tune.timedBy).not.toMatch(/did not grow with the steps|printed nothing/);
       const held = await timedBy('true');
