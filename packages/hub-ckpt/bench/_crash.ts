@@ -37,31 +37,42 @@ export interface CrashPointResult {
   via: string | null;
 }
 
+// A writer racing the check can move the pointer and prune the folder it named between the check's read of
+// latest.json and its verification. The pointer's step only grows (a regression is refused), so a pointer that reads
+// the same after the failed verification named that folder throughout it: a real violation. One that moved since
+// says nothing, and the check starts again from the new pointer.
 async function checkPointer(store: CheckpointStore, label: string, violations: string[]): Promise<Pointer | null> {
-  const raw = await store.readFile({ path: 'latest.json' });
-  if (raw === null) {
-    violations.push(`${label}: latest.json is missing`);
-    return null;
+  const decode = (raw: Uint8Array) => new TextDecoder().decode(raw);
+  let raw = await store.readFile({ path: 'latest.json' });
+  for (let attempt = 0; ; attempt++) {
+    if (raw === null) {
+      violations.push(`${label}: latest.json is missing`);
+      return null;
+    }
+    const value: unknown = JSON.parse(decode(raw));
+    const { errors } = validatePointer(value);
+    if (errors.length > 0) {
+      violations.push(`${label}: latest.json invalid: ${errors.join('; ')}`);
+      return null;
+    }
+    const pointer = value as Pointer;
+    const v = await verifyCheckpoint({
+      store,
+      pathInRepo: pointer.path_in_repo,
+      expectedManifestSha256: pointer.manifest_sha256,
+      expectedRun: RUN,
+      expectedStep: pointer.step,
+    });
+    if (v.ok) return pointer;
+    const again = await store.readFile({ path: 'latest.json' });
+    if (again === null || decode(again) === decode(raw) || attempt >= 4) {
+      violations.push(
+        `${label}: latest.json names ${pointer.path_in_repo}, which does not verify: ${v.problems.join('; ')}`,
+      );
+      return pointer;
+    }
+    raw = again;
   }
-  const value: unknown = JSON.parse(new TextDecoder().decode(raw));
-  const { errors } = validatePointer(value);
-  if (errors.length > 0) {
-    violations.push(`${label}: latest.json invalid: ${errors.join('; ')}`);
-    return null;
-  }
-  const pointer = value as Pointer;
-  const v = await verifyCheckpoint({
-    store,
-    pathInRepo: pointer.path_in_repo,
-    expectedManifestSha256: pointer.manifest_sha256,
-    expectedRun: RUN,
-    expectedStep: pointer.step,
-  });
-  if (!v.ok)
-    violations.push(
-      `${label}: latest.json names ${pointer.path_in_repo}, which does not verify: ${v.problems.join('; ')}`,
-    );
-  return pointer;
 }
 
 /** Runs one crash point end to end. `workDir` must be an empty temp dir; `server` is needed for kind "hub". */
