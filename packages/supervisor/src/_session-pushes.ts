@@ -176,6 +176,17 @@ export function createSessionPushes(p: {
       if (queue.current === null && queue.waiting === null) break;
       await queue.drain();
     }
+    // A push that saw its folder change ("pushed again once it settles") while the trainer wrote it as it exited: no
+    // later scan would offer it again, and the folder has now stopped changing, so it is taken and pushed anew (twice
+    // at most: a process the trainer left behind may still be writing).
+    for (let again = 0; again < 2 && trainerExited; again++) {
+      const changed = queue.failures.at(-1);
+      if (!changed || changed.job.step <= queue.pushedStep || !(changed.error instanceof ChangedDuringPush)) break;
+      say(`soup: step ${changed.job.step} changed while it was pushed and the trainer has exited: pushing it again`);
+      self.offerNewest(exitAt, trainerExited);
+      if (queue.current === null && queue.waiting === null) break;
+      await queue.drain();
+    }
     const last = queue.failures.at(-1);
     if (last && last.job.step > queue.pushedStep && !(last.error instanceof ChangedDuringPush)) {
       const src = jobs.get(last.job.dir);

@@ -79,4 +79,66 @@ describe('[slow] supervise(): what was pushed must equal what is on disk when th
       expect(result).toMatchObject({ outcome: 'complete', step: 1, evidence: 'trainer-done' });
     },
   );
+
+  it(
+    'a folder rewritten as the trainer exits: the push that saw it change is made again after the exit, so the ' +
+      'session ends with the pointer on it',
+    async () => {
+      const cwd = useTempDir('soup-supervise-changed-exit-');
+      const root = join(cwd, 'store');
+      const dir = new DirStore({ root });
+      const pointerMoves: Array<{ path: string; whole: boolean }> = [];
+      // The store answers each upload only after a second: the trainer goes on writing meanwhile.
+      const store: CheckpointStore = Object.assign(Object.create(dir) as CheckpointStore, {
+        kind: dir.kind,
+        description: dir.description,
+        async commit(p: StoreCommitParams) {
+          await dir.commit(p);
+          const pointer = p.operations.find((op) => op.path === 'latest.json' && op.kind === 'put');
+          if (pointer && 'bytes' in pointer) {
+            const at = (JSON.parse(new TextDecoder().decode(pointer.bytes)) as { path_in_repo: string }).path_in_repo;
+            pointerMoves.push({ path: at, whole: wholeInStore(root, at) });
+          }
+          if (p.message.startsWith('soup: upload')) await new Promise((r) => setTimeout(r, 1000));
+        },
+      });
+      // With its marker (trainer_state.json, complete once the trainer exits by itself): the first half, a pause longer
+      // than --settle, then the rest, and the trainer exits at once: no scan while it runs sees the folder again.
+      const trainer = `
+      const fs = require('node:fs'), path = require('node:path'), d = path.join(process.argv[1], 'checkpoint-1');
+      fs.mkdirSync(d, { recursive: true });
+      // Beside the raw model.bin, the weights final/ needs by content: a one-byte safetensors.
+      const h = Buffer.from('{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}');
+      const n = Buffer.alloc(8);
+      n.writeBigUInt64LE(BigInt(h.length));
+      fs.writeFileSync(path.join(d, 'model.safetensors'), Buffer.concat([n, h, Buffer.from([1])]));
+      fs.writeFileSync(path.join(d, 'model.bin'), Buffer.alloc(${HALF}, 1));
+      fs.writeFileSync(path.join(d, 'trainer_state.json'), JSON.stringify({ global_step: 1, max_steps: 1 }));
+      setTimeout(() => {
+        const b = Buffer.alloc(${HALF}, 2); b.write('END', b.length - 3);
+        fs.appendFileSync(path.join(d, 'model.bin'), b);
+      }, 700);`;
+      const events: SuperviseEvent[] = [];
+      const result = await supervise({
+        argv: [process.execPath, '-e', trainer, '{output_dir}'],
+        store,
+        outputDir: join(cwd, 'out'),
+        cwd,
+        env: process.env,
+        signal: new AbortController().signal,
+        settleMs: 300,
+        pollMs: 50,
+        pushNice: 0,
+        onEvent: (e) => events.push(e),
+      });
+      expect(pointerMoves.filter((m) => !m.whole)).toEqual([]);
+      expect(pointerMoves.filter((m) => m.path === 'ckpt/checkpoint-1')).toEqual([
+        { path: 'ckpt/checkpoint-1', whole: true },
+      ]);
+      expect(events.map((e) => e.line).join('\n')).toMatch(
+        /push of step 1 not pointed to: out\/checkpoint-1 changed while it was pushed/,
+      );
+      expect(result).toMatchObject({ outcome: 'complete', step: 1 });
+    },
+  );
 });
