@@ -24,6 +24,8 @@
 //                                       machine has, so the step dies with V8's real "RangeError: Array buffer
 //                                       allocation failed" (uncaught: stack on stderr, exit 1)
 // SOUP_EXAMPLE_EVAL_MEMORY=E:MB       an eval pass after step E (a worker process) holds MB MiB more (filled) for 1.5 s
+// SOUP_EXAMPLE_STEP_MEMORY=S:MB       step S (before its checkpoint) holds MB MiB per sample of the micro-batch in a
+//                                     worker process for 1.5 s: a data-dependent peak that a smaller micro-batch lowers
 // --gradient_accumulation_steps a: each optimizer step accumulates a micro-batches of
 // --per_device_train_batch_size m (the global batch is m × a); weights equal any other m × a' = m × a.
 // Data parallel (torchrun's environment: WORLD_SIZE > 1, RANK, MASTER_ADDR, MASTER_PORT): every rank draws the
@@ -218,6 +220,12 @@ const stopping = () => (group ? agreedStop : stopRequested);
 
 const capacity = /^(?:(\d+):)?(\d+)$/.exec(process.env.SOUP_EXAMPLE_CAPACITY ?? '');
 const evalMemory = /^(\d+):(\d+)$/.exec(process.env.SOUP_EXAMPLE_EVAL_MEMORY ?? '');
+const stepMemory = /^(\d+):(\d+)$/.exec(process.env.SOUP_EXAMPLE_STEP_MEMORY ?? '');
+/** MiB held (filled) by a worker process for 1.5 s, as a data loader or an eval harness holds it. */
+function holdInWorker(mib) {
+  const hold = `const b = Buffer.alloc(${mib} * 2 ** 20, 1); setTimeout(() => console.log(b.length), 1500);`;
+  spawnSync(process.execPath, ['-e', hold], { stdio: 'inherit' });
+}
 /** The device's limit: a micro-batch above it needs more memory than there is (a real allocation failure). */
 function allocateActivations(step) {
   if (!capacity || step <= Number(capacity[1] ?? 0) || batchSize <= Number(capacity[2])) return;
@@ -309,6 +317,10 @@ while (trainer.state.step < maxSteps) {
     process.stderr.write(`ValueError: simulated failure at step ${log.step}\n`);
     process.exit(Number(m[2]));
   }
+  if (stepMemory && log.step === Number(stepMemory[1])) {
+    process.stdout.write(`trainer: step ${log.step} holds ${Number(stepMemory[2]) * batchSize} MiB\n`);
+    holdInWorker(Number(stepMemory[2]) * batchSize);
+  }
   if (saveSteps > 0 && log.step % saveSteps === 0) {
     saveCheckpoint(log.step);
     savedAt = log.step;
@@ -316,14 +328,7 @@ while (trainer.state.step < maxSteps) {
   if (evalMemory && log.step === Number(evalMemory[1])) {
     // An eval worker (a child process, as a data loader or eval harness is): its memory is gone when it exits.
     process.stdout.write(`trainer: eval after step ${log.step} holds ${evalMemory[2]} MiB\n`);
-    spawnSync(
-      process.execPath,
-      [
-        '-e',
-        `const b = Buffer.alloc(${Number(evalMemory[2])} * 2 ** 20, 1); setTimeout(() => console.log(b.length), 1500);`,
-      ],
-      { stdio: 'inherit' },
-    );
+    holdInWorker(Number(evalMemory[2]));
     process.stdout.write(`trainer: eval done\n`);
   }
   if (fault === `stop-at:${log.step}`) {

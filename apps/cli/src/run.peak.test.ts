@@ -1,7 +1,8 @@
 // The run-long peak of `soup run`: the trainer's whole process tree is sampled for the whole session.
 // A trainer whose eval pass (after step 8) holds 400 MiB more than a training step: its one-step
 // probe never sees it, the session summary does (peak, step, budget, headroom), and --max-memory
-// warns once, naming the step.
+// warns once, naming the step, where no step-down is left (--max-oom-retries 0; with one left the
+// session steps down instead: run.over-max.test).
 import { useTempDir } from '@soup/test-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,8 +27,8 @@ interface Memory {
 
 describe('[slow] soup run: the peak over the whole run', { timeout: 300_000 }, () => {
   it(
-    'an eval pass above the one-step peak: reported with its step, budget and headroom; --max-memory ' +
-      'warns once naming step 8',
+    'an eval pass above the one-step peak: reported with its step, budget and headroom; with no step-down ' +
+      'left, --max-memory warns once naming step 8',
     async () => {
       const cwd = useTempDir('soup-run-peak-');
       const cmd = [process.execPath, NODE_TRAINER];
@@ -69,6 +70,8 @@ describe('[slow] soup run: the peak over the whole run', { timeout: 300_000 }, (
           '6GiB',
           '--max-memory',
           '300MiB',
+          '--max-oom-retries',
+          '0',
           '--settle',
           '500ms',
           '--probe',

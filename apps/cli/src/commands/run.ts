@@ -78,7 +78,8 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     batchSize: batchOpt === undefined ? null : batchOpt === 'auto' ? 'auto' : Number(batchOpt),
     probeBatchSize: async () => (await probeBatch(opts, ctx)).batchSize,
     ...micro.supervise,
-    memory: mem.watch,
+    // Over --max-memory mid-run (a data-dependent peak the probe's one step never saw): stepped down where it can be.
+    memory: { ...mem.watch, overMax: 'step-down' },
     horizon: opts.horizon ?? null,
     checkpointGlob: opts.checkpointGlob,
     ...(opts.stepRegex === undefined ? {} : { stepRegex: opts.stepRegex }),
