@@ -2,6 +2,8 @@
 // A trainer whose costs are known by construction, for testing and benchmarking `soup probe --try`:
 //   memory: it holds (micro_batch_size × per_sample_mib × ckpt_memory) MiB, touched, for the whole run
 //   time:   every step takes step_ms + micro_batch_size × sample_ms × ckpt_time (a blocking sleep)
+//           + micro_batch_size² × sample_sq_ms (default 0: a step whose cost grows faster than m is fastest per
+//           sample below the largest m that fits)
 // where ckpt_memory / ckpt_time apply with --grad_ckpt true (default 0.5 and 1.3: checkpointing
 // halves the memory per sample and adds 30 % to the time). Nothing else: soup's tuner must find
 // which configuration is fastest at a global batch from its own measurements.
@@ -36,6 +38,7 @@ const KNOWN = [
   'ckpt_memory',
   'step_ms',
   'sample_ms',
+  'sample_sq_ms',
   'ckpt_time',
   'hold_output',
   'stop_after',
@@ -63,7 +66,8 @@ if (args.hold_output !== undefined && args.hold_output !== 'true' && args.hold_o
 const heldLines = [];
 const say = args.hold_output === 'true' ? (line) => heldLines.push(line) : (line) => console.log(line);
 const mib = m * num('per_sample_mib', 24) * (ckpt ? num('ckpt_memory', 0.5) : 1);
-const stepMs = num('step_ms', 20) + m * num('sample_ms', 20) * (ckpt ? num('ckpt_time', 1.3) : 1);
+const stepMs =
+  num('step_ms', 20) + m * num('sample_ms', 20) * (ckpt ? num('ckpt_time', 1.3) : 1) + m * m * num('sample_sq_ms', 0);
 
 // Touched (resident), in chunks of at most 256 MiB (one Buffer holds at most 4 GiB).
 const held = [];

@@ -11,7 +11,8 @@
 // mode's budget (300 by default; 200 is the other budget the CLI's train-tune test checks the choice's fit at).
 import { makeTempDir, runNode, runProcess } from '@soup/test-utils';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { benchExec, benchTrain, type TuneBenchRow } from './tune';
+import { spawnSync } from 'node:child_process';
+import { benchExec, benchTrain, TORCH_SQ_TWIN, type TuneBenchRow } from './tune';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,16 @@ const trainBudgetArg = flagValue('--train-budget') ?? '300';
 const trainBudgetMiB = Number(trainBudgetArg);
 if (!Number.isInteger(trainBudgetMiB) || trainBudgetMiB < 1)
   throw new Error(`--train-budget must be a whole number of MiB (got ${trainBudgetArg})`);
+// The tuner's modes: the Node twin (exec), soup's own step (train), and where torch imports the PyTorch twin whose
+// throughput is not monotone in m (exec-torch-sq). `--modes a,b` runs only those.
+type Mode = TuneBenchRow['mode'];
+const torchImports = spawnSync('/usr/bin/python3', ['-c', 'import torch']).status === 0;
+const modesArg = flagValue('--modes');
+const MODES: Mode[] = (['exec', 'train', 'exec-torch-sq'] as Mode[]).filter(
+  (m) => (modesArg === null || modesArg.split(',').includes(m)) && (m !== 'exec-torch-sq' || torchImports),
+);
+if (modesArg !== null && !torchImports && modesArg.includes('exec-torch-sq'))
+  log('exec-torch-sq skipped: torch does not import under /usr/bin/python3');
 const GOAL = 1.1;
 const STEPS = 20;
 const SAVE_EVERY = 5;
@@ -168,10 +179,13 @@ if (only !== 'run') {
   // on this shared machine falls on both alike. Each ratio is reported as the median of its runs,
   // with every run's value beside it.
   for (let run = 1; run <= runs; run++) {
-    for (const mode of ['exec', 'train'] as const) {
+    for (const mode of MODES) {
       const t = makeTempDir(`soup-cli-tune-${mode}-`);
       try {
-        const row = mode === 'exec' ? await benchExec(t.dir) : await benchTrain(t.dir, trainBudgetMiB);
+        const row =
+          mode === 'train'
+            ? await benchTrain(t.dir, trainBudgetMiB)
+            : await benchExec(t.dir, 8, mode === 'exec' ? undefined : TORCH_SQ_TWIN);
         rows.push(row);
         log(
           `tune ${mode}${runs > 1 ? ` (run ${run}/${runs})` : ''}: soup chose ${row.choice}, grid best ` +
@@ -185,9 +199,7 @@ if (only !== 'run') {
     }
   }
   const each = (key: 'tunedOverBestRatio' | 'tuneCostRatio') =>
-    Object.fromEntries(
-      (['exec', 'train'] as const).map((m) => [m, rows.filter((r) => r.mode === m).map((r) => r[key])]),
-    );
+    Object.fromEntries(MODES.map((m) => [m, rows.filter((r) => r.mode === m).map((r) => r[key])]));
   const byMode = (key: 'tunedOverBestRatio' | 'tuneCostRatio') =>
     Object.fromEntries(Object.entries(each(key)).map(([m, xs]) => [m, Number(median(xs).toFixed(3))]));
   const goal = (key: 'tunedOverBestRatio' | 'tuneCostRatio', ok: (x: number) => boolean, target: string) => ({
@@ -212,7 +224,7 @@ if (only !== 'run') {
   if (runs > 1) {
     log('');
     log('mode   tunedOverBestRatio (median; each run)        tuneCostRatio (median; each run)');
-    for (const m of ['exec', 'train'] as const) {
+    for (const m of MODES) {
       const fmt = (key: 'tunedOverBestRatio' | 'tuneCostRatio'): string =>
         `${byMode(key)[m]} (${each(key)[m]!.join(', ')})`;
       log(`${m.padEnd(6)} ${fmt('tunedOverBestRatio').padEnd(44)} ${fmt('tuneCostRatio')}`);

@@ -26,12 +26,50 @@ import { clockOf, stepBy, type TimedRun } from '@soup/tune';
 
 const soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 const twin = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.mjs', import.meta.url));
+const torchTwin = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.py', import.meta.url));
 const G = 32;
 const DIVISORS = [1, 2, 4, 8, 16, 32];
 const MiB = 2 ** 20;
 
+/**
+ * Which known-cost trainer `benchExec` tunes: the Node twin as it is (the step grows linearly with m, so the largest
+ * m is the fastest per sample), or the PyTorch twin whose step grows with m² (`exec-torch-sq`: 20 + 2 m + 10 m² ms,
+ * fastest per sample at m = 1–2, so a tuner that times only the largest m that fits gets 0.68 of the grid's best).
+ */
+export interface ExecTwin {
+  mode: 'exec' | 'exec-torch-sq';
+  argv0: string[];
+  extra: string[];
+  /** The twin's own resident size at batch 0: the budget is this + 384 MiB. */
+  baselineBytes(): number;
+}
+
+export const NODE_TWIN: ExecTwin = {
+  mode: 'exec',
+  argv0: [process.execPath, twin],
+  extra: [],
+  baselineBytes: bareNodeRssBytes,
+};
+
+export const TORCH_SQ_TWIN: ExecTwin = {
+  mode: 'exec-torch-sq',
+  argv0: ['/usr/bin/python3', torchTwin],
+  extra: ['--step_ms', '20', '--sample_ms', '2', '--sample_sq_ms', '10'],
+  baselineBytes: () =>
+    Number(
+      execFileSync(
+        '/usr/bin/python3',
+        [
+          '-c',
+          "import torch, re; print(int(re.search(r'VmRSS:\\s+(\\d+)', open('/proc/self/status').read())[1]) * 1024)",
+        ],
+        { encoding: 'utf8' },
+      ).trim(),
+    ),
+};
+
 export interface TuneBenchRow {
-  mode: 'exec' | 'train';
+  mode: 'exec' | 'exec-torch-sq' | 'train';
   choice: string;
   gridBest: string;
   tunedOverBestRatio: number;
@@ -62,11 +100,11 @@ function bareNodeRssBytes(): number {
   return Number(out);
 }
 
-export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
-  const budget = Math.round(bareNodeRssBytes() + 384 * MiB);
+export async function benchExec(cwd: string, K = 8, trainer: ExecTwin = NODE_TWIN): Promise<TuneBenchRow> {
+  const budget = Math.round(trainer.baselineBytes() + 384 * MiB);
   const cmd = (ckpt: string, m: string, steps: string): string[] => [
-    process.execPath,
-    twin,
+    ...trainer.argv0,
+    ...trainer.extra,
     '--micro_batch_size',
     m,
     '--grad_ckpt',
@@ -147,7 +185,7 @@ export async function benchExec(cwd: string, K = 8): Promise<TuneBenchRow> {
   const gridMs = performance.now() - g0;
   const table = tableOf(r.stderr);
   return summary(
-    'exec',
+    trainer.mode,
     table,
     grid,
     `grad_ckpt=${chosen.values.grad_ckpt}`,
@@ -231,7 +269,7 @@ const tableOf = (stderr: string): string[] =>
   stderr.split('\n').filter((l) => /^(→| {3}\S)|^choice:|^step times:|^tuned in|within the noise|trials in/.test(l));
 
 async function summary(
-  mode: 'exec' | 'train',
+  mode: TuneBenchRow['mode'],
   tunerTable: string[],
   grid: TuneBenchRow['grid'],
   config: string,
