@@ -40,7 +40,7 @@ const MODES: Mode[] = (['exec', 'train', 'exec-torch-sq'] as Mode[]).filter(
   (m) => (modesArg === null || modesArg.split(',').includes(m)) && (m !== 'exec-torch-sq' || torchImports),
 );
 if (modesArg !== null && !torchImports && modesArg.includes('exec-torch-sq'))
-  log('exec-torch-sq skipped: torch does not import under /usr/bin/python3');
+  process.stderr.write('exec-torch-sq skipped: torch does not import under /usr/bin/python3\n');
 const GOAL = 1.1;
 const STEPS = 20;
 const SAVE_EVERY = 5;
