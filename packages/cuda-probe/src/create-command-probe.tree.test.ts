@@ -77,17 +77,20 @@ describe('[slow] a trainer behind a launcher is judged by its whole process tree
   }
 
   it.skipIf(torchWhy !== null)(
-    'torch twin: a two-rank launcher answers what the bare trainer answers, within one halving',
+    'torch twin: bash -c and a two-rank launcher answer what the bare trainer answers, within one halving',
     { timeout: 300_000 },
     async () => {
       const o = { budgetMiB: 700, env: { MIB_PER_SAMPLE: '40' }, memoryCgroup: 'auto' as const, start: 4, ceiling: 16 };
       const py = '/usr/bin/python3';
       const bare = await answer([py, torchTrainer, '{batch_size}'], o);
+      const bash = await answer(['bash', '-c', `"${py}" "${torchTrainer}" {batch_size}; echo x`], o);
       const ranks = await answer([process.execPath, launcher, '--', py, torchTrainer, '{batch_size}'], o);
-      const all = `bare ${bare.seq}; ranks ${ranks.seq}`;
+      const all = `bare ${bare.seq}; bash ${bash.seq}; ranks ${ranks.seq}`;
       expect(bare.batchSize, all).toBeLessThan(16);
-      expect(ranks.batchSize, all).toBeLessThanOrEqual(bare.batchSize);
-      expect(ranks.batchSize, all).toBeGreaterThanOrEqual(Math.floor(bare.batchSize / 2));
+      for (const r of [bash, ranks]) {
+        expect(r.batchSize, all).toBeLessThanOrEqual(bare.batchSize);
+        expect(r.batchSize, all).toBeGreaterThanOrEqual(Math.floor(bare.batchSize / 2));
+      }
     },
   );
 });
