@@ -95,7 +95,7 @@ function memoryCgroup(limitBytes: number): string {
   return join(dir, 'cgroup.procs');
 }
 
-/** soup run over `trainer` (argv after the wrapper) in a cgroup of `limitBytes`; asserts the step-down and the finish. */
+/** soup run over `trainer` (argv after the wrapper) in a cgroup of `limitBytes`: the step-down and the finish. */
 async function killedAndSteppedDown(cwd: string, trainer: string[], limitBytes: number): Promise<void> {
   const procs = memoryCgroup(limitBytes);
   // The wrapper enters the cgroup, then forks the trainer (not exec): soup's pid is the shell's.
