@@ -219,22 +219,27 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
         note: null,
       };
       refitted.add(below); // its peak is its runs'
+      // Each run restates every row by the clock chosen again: a slope under the noise leaves a row with no time.
+      const timed = (): { fast: number; slow: number } | null =>
+        below.samplesPerSecond === null || row.samplesPerSecond === null
+          ? null
+          : { fast: below.samplesPerSecond, slow: row.samplesPerSecond };
       if ((await run(below, 1)) ?? (await run(below, 1 + K))) return moved;
-      const target = best !== null && best.samplesPerSecond! > row.samplesPerSecond ? best : row;
-      if (
-        below.samplesPerSecond === null ||
-        below.samplesPerSecond * (1 + marginOf(below, target)) < target.samplesPerSecond!
-      )
-        return moved;
+      const two = timed();
+      if (two === null) return moved;
+      const bestSps = best?.samplesPerSecond ?? null;
+      const target = bestSps !== null && best !== null && bestSps > two.slow ? best : row;
+      if (two.fast * (1 + marginOf(below, target)) < (target === row ? two.slow : bestSps!)) return moved;
       if (await run(below, 1 + 2 * K)) return moved;
       const v = pooledVariance(runs, 'wall');
       if (!stepsShown(runs.get(below)!, v === null ? null : Math.sqrt(v)).shown) return moved;
-      if (!(below.samplesPerSecond! > row.samplesPerSecond! * (1 + marginOf(below, row)))) return moved;
+      const three = timed();
+      if (three === null || !(three.fast > three.slow * (1 + marginOf(below, row)))) return moved;
       say({
         type: 'note',
         message:
-          `${row.label}: micro-batch ${next} is faster than ${m} (${below.samplesPerSecond!.toFixed(1)} against ` +
-          `${row.samplesPerSecond!.toFixed(1)} samples/s): timing the next smaller one`,
+          `${row.label}: micro-batch ${next} is faster than ${m} (${three.fast.toFixed(1)} against ` +
+          `${three.slow.toFixed(1)} samples/s): timing the next smaller one`,
       });
       // The row takes the smaller m with its runs; the larger m's runs stay (under `below`) for the clock and noise.
       const atM = runs.get(row)!;
