@@ -14,7 +14,7 @@ import {
   trainerTuneOptions,
   type BatchResolution,
 } from '@soup/plan';
-import { planIo } from '../_batch-lines';
+import { cappedFromLine, planIo } from '../_batch-lines';
 import { execMicro } from '../_run-micro';
 import { parseTries, tuneExec } from '../_tune-exec';
 import { deviceArg } from '../_parse';
@@ -234,7 +234,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
         ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}`
         : `batch size ${ctx.style.bold(String(r.batchSize))}`) +
         ` (from the cache, key ${r.cacheKey}; ${how}` +
-        `${r.cappedFrom !== null ? `; its ${r.cappedFrom} fits, so the ceiling does` : ''}; --refresh to probe again)`,
+        `${cappedFromLine(r)}; --refresh to probe again)`,
     );
   } else {
     const chosen = r.chosen?.measurement ? `, judged by ${r.chosen.measurement}` : '';

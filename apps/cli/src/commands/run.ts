@@ -3,7 +3,7 @@ import { resolveHubToken } from '@soup/hub-ckpt';
 import { resolveStopSignal, supervise, supervisedResultOf } from '@soup/supervisor';
 import { resolve } from 'node:path';
 import { type ProbedBatch, resolveTrainerBatch, type TrainerMicro, trialCommand, tuneTrainerBatch } from '@soup/plan';
-import { planIo } from '../_batch-lines';
+import { cappedFromLine, planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { runMicro } from '../_run-micro';
@@ -133,8 +133,7 @@ async function probeBatch(opts: RunOptions, ctx: CommandContext, micro?: Trainer
   ctx.say(
     `${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (` +
       (r.source === 'cache'
-        ? `from the cache, key ${r.cacheKey}` +
-          (r.cappedFrom !== null ? `; its ${r.cappedFrom} fits, so the ceiling does` : '')
+        ? `from the cache, key ${r.cacheKey}${cappedFromLine(r)}`
         : `probed on ${trainer.identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
       (r.provenance?.bound === 'capped' ? `; capped: ${r.batchSize} is the ceiling of the search (--ceiling)` : '') +
       `${r.keyUnknown !== null ? `; not cached: ${r.keyUnknown}` : ''})`,
