@@ -54,7 +54,7 @@ export {
   type Progress,
   type ProgressOptions,
   type ProgressStream,
-} from '@soup/progress';
+} from './progress';
 export {
   UsageError,
   TokenMissingError,

@@ -25,7 +25,7 @@ import { explainRefusal } from '../_refusal';
 import { showStoredLossPlot } from '../_stored-plot';
 import { PullIntegrityError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
-import { formatDuration } from '@soup/progress';
+import { formatDuration } from '../progress';
 import type {
   CkptFinalOptions,
   CkptPullOptions,

@@ -1,6 +1,3 @@
-import { fitFields } from './fit-fields';
-import { formatDuration } from './format-duration';
-
 /** A stream the renderer writes to (process.stderr by default). */
 export interface ProgressStream {
   write(chunk: string): unknown;
@@ -63,6 +60,56 @@ export interface Progress {
 }
 
 const TTY_REDRAW_MS = 80;
+
+/** Visible length of a line with ANSI colour codes. */
+function visibleLength(line: string): number {
+  return [...line.replace(/\x1b\[[0-9;]*m/g, '')].length;
+}
+
+/** Cuts a line with ANSI codes to `width` visible characters (codes kept, colour reset at the cut). */
+function cut(line: string, width: number): string {
+  let visible = 0;
+  let out = '';
+  for (let i = 0; i < line.length; ) {
+    const esc = /^\x1b\[[0-9;]*m/.exec(line.slice(i));
+    if (esc) {
+      out += esc[0];
+      i += esc[0].length;
+      continue;
+    }
+    if (visible >= width) return `${out}\x1b[0m`;
+    const ch = String.fromCodePoint(line.codePointAt(i)!);
+    out += ch;
+    i += ch.length;
+    visible += 1;
+  }
+  return out;
+}
+
+/**
+ * Fits fields joined by two spaces into `width` visible characters by dropping whole fields from
+ * the end, so no value is ever cut in the middle (`loss 2.3` never becomes `loss 2.`). Only a
+ * first field wider than the terminal is cut, at a word boundary.
+ */
+export function fitFields(fields: readonly string[], width: number): string {
+  const kept = fields.filter((f) => f.length > 0);
+  while (kept.length > 1 && visibleLength(kept.join('  ')) > width) kept.pop();
+  const line = kept.join('  ');
+  if (visibleLength(line) <= width) return line;
+  const hard = cut(line, width + 1);
+  const plain = hard.replace(/\x1b\[[0-9;]*m/g, '');
+  const space = plain.lastIndexOf(' ', width);
+  return cut(line, space > 0 ? space : width).replace(/ +(\x1b\[0m)?$/, '$1');
+}
+
+/** `12.3s`, `4m05s`, `1h02m`. */
+export function formatDuration(ms: number): string {
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
 
 /**
  * A tiny progress renderer: a redrawn bar with rate and ETA on a TTY, or quiet
@@ -232,4 +279,16 @@ export function createProgress(opts: ProgressOptions): Progress {
       finished = true;
     },
   };
+}
+
+/** Runs `fn` under `bar`: done with `info(result)` once it resolves; failed, the error passed on, when it throws. */
+export async function withProgress<T>(bar: Progress, fn: () => Promise<T>, info: (result: T) => string): Promise<T> {
+  try {
+    const result = await fn();
+    bar.done(info(result));
+    return result;
+  } catch (err) {
+    bar.fail();
+    throw err;
+  }
 }

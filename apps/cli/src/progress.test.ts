@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createProgress, fitFields, formatDuration } from './index';
+import { createProgress, fitFields, formatDuration } from './progress';
 
 function sink(isTTY: boolean) {
   const chunks: string[] = [];
