@@ -1,17 +1,16 @@
-// soup run's three numbers (G, m, a) and its step-down: the glue between @soup/supervisor (which
-// launches, relaunches and records) and the packages that judge and remember: @soup/cuda-probe (a
-// failed trainer's out-of-memory verdict), @soup/batch-probe (divisors, the batch cache).
+// soup run's three numbers (G, m, a) and its step-down, said as lines: the rules (m per session, the
+// out-of-memory judge and step-down, the batch cache lowered) are @soup/plan's microSuperviseOptions.
 import { divisorsOf } from '@soup/batch-probe';
 import {
   type GlobalBatch,
-  lowerProbedBatch,
+  microSuperviseOptions,
   probeGlobalBatch,
   type ProbedBatch,
   runGlobalBatch,
-  stepDownOptions,
+  type TrainerMicro,
   trialCommand,
 } from '@soup/plan';
-import type { OomStepDown, SuperviseOptions } from '@soup/supervisor';
+import type { SuperviseOptions } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import type { GlobalBatchOptions } from './_options';
 import { UsageError } from './errors';
@@ -21,47 +20,37 @@ export interface RunMicro {
   supervise: Partial<SuperviseOptions>;
 }
 
-type Probe = (micro: { globalBatchSize: number; worldSize: number; headroom: number }) => Promise<ProbedBatch>;
-
 /**
- * Checks the flags; with `--global-batch-size` the supervisor gets m (cache, then probe), the judge and the step-down.
+ * Checks the flags; with `--global-batch-size` the supervisor gets m (cache, then probe), the judge and the step-down
+ * (@soup/plan's microSuperviseOptions); this says its lines.
  */
 export function runMicro(
   opts: GlobalBatchOptions & { batchSize?: string; probe?: string; maxOomRetries: number; cache: boolean },
   ctx: CommandContext,
   argv: string[],
-  probe: Probe,
+  probe: (micro: TrainerMicro) => Promise<ProbedBatch>,
 ): RunMicro {
   const { batch, errors } = runGlobalBatch({ ...opts, argv });
   if (errors[0] !== undefined) throw new UsageError(errors[0]);
   if (batch === null) return { supervise: {} };
-  const { globalBatchSize: G, worldSize: N, headroom } = batch;
-  let probed: ProbedBatch | null = null;
+  const { globalBatchSize: G, worldSize: N } = batch;
   return {
-    supervise: {
-      async resolveMicroBatchSize() {
-        probed = await probe({ globalBatchSize: G, worldSize: N, headroom });
-        const m = probed.batchSize;
-        warnIfOne(m, G, N, ctx);
-        return { microBatchSize: m, source: probed.source, ...(probed.levers ? { levers: probed.levers } : {}) };
-      },
-      ...stepDownOptions({
-        globalBatchSize: G,
-        worldSize: N,
-        maxOomRetries: opts.maxOomRetries,
-        async onOomStepDown(s: OomStepDown) {
-          if (opts.cache === false || probed === null) return;
-          const { env, cwd } = ctx;
-          const { step, from, to } = s;
-          const r = await lowerProbedBatch({ env, cwd, probed, globalBatchSize: G, worldSize: N, step, from, to });
-          if (r.lowered)
-            ctx.say(
-              `soup: batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${r.note}`,
-            );
-          else ctx.say(`soup: batch cache entry ${probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`);
-        },
-      }),
-    },
+    supervise: microSuperviseOptions({
+      micro: batch,
+      probe,
+      maxOomRetries: opts.maxOomRetries,
+      cache: opts.cache !== false,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      onMicroBatch: (p) => warnIfOne(p.batchSize, G, N, ctx),
+      onCacheLowered: (r) =>
+        r.lowered
+          ? ctx.say(
+              `soup: batch cache entry ${r.probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${r.stepDown.to}: ` +
+                `${r.note}`,
+            )
+          : ctx.say(`soup: batch cache entry ${r.probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`),
+    }),
   };
 }
 

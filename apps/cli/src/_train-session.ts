@@ -8,9 +8,8 @@ import { fileURLToPath } from 'node:url';
 import type { CommandContext } from './_context';
 import { prepareRun } from './_prepare-lines';
 import { describeMicroBatch, sessionMemory, sessionOptions } from './_session';
-import { superviseTrain, trainPathsOf } from '@soup/plan';
+import { superviseTrain, type SuperviseTrainOptions, trainPathsOf } from '@soup/plan';
 import { emptySession, trainListeners, type TrainSession } from './_train-lines';
-import type { SoupConfig } from '@soup/config';
 import { MAX_OOM_RETRIES, type TrainOptions } from './commands/train.options';
 
 export type { TrainSession } from './_train-lines';
@@ -20,26 +19,27 @@ export function trainChildPath(): string {
   return join(dirname(fileURLToPath(import.meta.url)), 'train-child.js');
 }
 
-/** Options of {@link trainSession}. */
-export interface TrainSessionOptions {
+/** Options of {@link trainSession}: the run's settings superviseTrain takes as they are, and what the lines need. */
+export interface TrainSessionOptions
+  extends Pick<
+    SuperviseTrainOptions,
+    | 'config'
+    | 'runId'
+    | 'identity'
+    | 'pushEvery'
+    | 'stopAfterSteps'
+    | 'timeLimitMs'
+    | 'leaseTtlMs'
+    | 'keepRemote'
+    | 'squashHistory'
+    | 'minCommitIntervalMs'
+  > {
   ctx: CommandContext;
   opts: TrainOptions;
-  config: SoupConfig;
   store: CheckpointStore;
   storeName: string;
   /** The store as the "fresh run" line names it (a directory store by its path). */
   storeWhere: string;
-  runId: string;
-  identity: Record<string, unknown>;
-  pushEvery: number;
-  stopAfterSteps: number;
-  timeLimitMs: number | null;
-  /** Absent: the store's default. */
-  leaseTtlMs?: number;
-  keepRemote: number | null;
-  squashHistory: boolean | 'auto';
-  /** Absent: the store's default. */
-  minCommitIntervalMs: number | undefined;
   budgetFrom: 'flag' | 'config' | null;
   startedAtMs: number;
   showPath: (p: string) => string;
@@ -47,42 +47,34 @@ export interface TrainSessionOptions {
 
 /** Runs one session of soup train through supervise() (see the file comment). */
 export async function trainSession(p: TrainSessionOptions): Promise<TrainSession> {
-  const { ctx, opts, config } = p;
+  const { ctx, opts, store, storeName, storeWhere, budgetFrom, startedAtMs, showPath, ...settings } = p;
+  const { config } = settings;
   const horizon = config.training.steps;
   const s: TrainSession = emptySession();
   const { onStdout, onStderr, onEvent, log } = trainListeners(s, {
     ctx,
     config,
     ckptRoot: trainPathsOf(config.output).ckptRoot,
-    timeLimitMs: p.timeLimitMs,
-    stopAfterSteps: p.stopAfterSteps,
-    startedAtMs: p.startedAtMs,
-    showPath: p.showPath,
+    timeLimitMs: settings.timeLimitMs,
+    stopAfterSteps: settings.stopAfterSteps,
+    startedAtMs,
+    showPath,
   });
   try {
     await superviseTrain({
-      config,
+      ...settings,
       childPath: trainChildPath(),
-      runId: p.runId,
-      identity: p.identity,
       cwd: ctx.cwd,
-      timeLimitMs: p.timeLimitMs,
-      ...(p.leaseTtlMs === undefined ? {} : { leaseTtlMs: p.leaseTtlMs }),
-      squashHistory: p.squashHistory,
-      ...(p.minCommitIntervalMs === undefined ? {} : { minCommitIntervalMs: p.minCommitIntervalMs }),
       resume: opts.resume === 'never' ? 'never' : 'auto',
-      keepRemote: p.keepRemote,
-      pushEvery: p.pushEvery,
-      stopAfterSteps: p.stopAfterSteps,
       maxOomRetries: opts.maxOomRetries ?? MAX_OOM_RETRIES,
       maxMemory: opts.maxMemory,
       facts: s,
       session: {
         ...sessionOptions(ctx, {
-          store: p.store,
-          storeName: p.storeName,
-          startedAtMs: p.startedAtMs,
-          identity: p.identity,
+          store,
+          storeName,
+          startedAtMs,
+          identity: settings.identity,
           fallbackFlag: '--resume auto',
           fallbackUsed: true,
         }),
@@ -95,8 +87,8 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
       async prepare(resumed) {
         if (!resumed.resumeFrom) {
           log(
-            `fresh run: store is at ${p.storeWhere} and ` +
-              ((await p.store.exists())
+            `fresh run: store is at ${storeWhere} and ` +
+              ((await store.exists())
                 ? 'empty (no checkpoint of this run)'
                 : 'empty (it does not exist yet; the first push creates it)'),
           );
@@ -106,7 +98,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
           config,
           noCache: opts.cache === false,
           predict: opts.predict !== false,
-          budgetFrom: p.budgetFrom,
+          budgetFrom,
         });
       },
       onSegment({ prepared, plan, sessions }) {
@@ -120,7 +112,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
             `checkpointing ${prepared.tier.description}, ` +
             (prepared.offload
               ? `offload ${prepared.offload.target}` +
-                `${prepared.offload.saveDir ? ` to ${p.showPath(prepared.offload.saveDir)}` : ''} (segmented), `
+                `${prepared.offload.saveDir ? ` to ${showPath(prepared.offload.saveDir)}` : ''} (segmented), `
               : '') +
             `${prepared.identity.gpuName}; ` +
             (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),

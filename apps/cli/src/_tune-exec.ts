@@ -1,10 +1,9 @@
-// `soup probe --exec … --try NAME=v1,v2` and `soup run --try`: the flags turned into @soup/tune's
-// tuneExec, and its table printed. The tuning itself (fit, timing runs, the clock, early stops,
-// the close call, the tune cache) is @soup/tune's.
+// `soup probe --exec … --try NAME=v1,v2` and `soup run --try`: the flags (checked by @soup/tune's
+// checkTries) turned into @soup/tune's tuneExec, and its table printed. The tuning itself (fit, timing
+// runs, the clock, early stops, the close call, the tune cache) is @soup/tune's.
 import { formatMicroBatch } from '@soup/batch-probe';
 import {
   NothingTimedError,
-  parseTries as parse,
   tuneExec as tune,
   type TuneEntry,
   type TuneEvent,
@@ -14,13 +13,6 @@ import type { CommandContext } from './_context';
 import { renderTable } from './_table';
 import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
-
-/** `--try NAME=v1,v2` values, in order (@soup/tune's parseTries); the first refused one is a usage error. */
-export function parseTries(values: readonly string[], command: string): Record<string, string[]> {
-  const { tries, errors } = parse(values, command);
-  if (errors[0] !== undefined) throw new UsageError(errors[0]);
-  return tries;
-}
 
 /** A tuner's event as a line: a note dim, the rest plain. */
 export const sayTuneEvent =

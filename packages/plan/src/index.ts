@@ -64,6 +64,11 @@ export {
   type TrainerTuneOptions,
   type TuneTrainerBatchOptions,
 } from './trainer-tune';
+export {
+  microSuperviseOptions,
+  type MicroSuperviseOptions,
+  type MicroCacheLowered,
+} from './micro-supervise-options';
 export { trainerChange, type TrainerChange } from './trainer-change';
 export { configStepProbe, onnxModelProbe } from './step-probes';
 export {

@@ -41,6 +41,7 @@ export {
 } from './tune';
 export { commandFit, commandTime, type CommandSearch } from './command-adapter';
 export { parseTries } from './parse-tries';
+export { checkTries, type CheckTriesOptions } from './check-tries';
 export {
   tuneTrain,
   pastItsBest,

@@ -14,11 +14,12 @@ import {
   trainerTuneOptions,
   type BatchResolution,
 } from '@soup/plan';
-import { planIo } from '../_batch-lines';
-import { execMicro } from '../_run-micro';
-import { parseTries, tuneExec } from '../_tune-exec';
+import { cappedFromLine, planIo } from '../_batch-lines';
+import { execMicro, type ExecMicro } from '../_run-micro';
+import { tuneExec } from '../_tune-exec';
 import { deviceArg } from '../_parse';
 import type { CommandContext } from '../_context';
+import { checkTries } from '@soup/tune';
 import { loadConfig, type SoupConfig } from '@soup/config';
 import { UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
@@ -55,8 +56,13 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   const timeoutMs = opts.timeout * 1000;
   const maxLength = opts.maxLength ?? config?.data.maxLength ?? 512;
   const micro = execMicro(opts, mode);
-  if (opts.timeSteps !== undefined && opts.try === undefined)
-    throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
+  const checked = checkTries({
+    tries: opts.try,
+    timeSteps: opts.timeSteps,
+    globalBatchSize: micro?.globalBatchSize,
+    command: opts.exec ?? '',
+  });
+  if (checked.errors[0] !== undefined) throw new UsageError(checked.errors[0]);
   const start = opts.start ?? (micro ? micro.perRank : (config?.training.staticBatchSize ?? 8));
   const ceiling = opts.ceiling ?? (micro ? micro.perRank : start * 4);
   if (ceiling < start)
@@ -89,16 +95,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     return trainerProbe(command, { ...trainer, base: opts.base });
   };
   /** --try: the fastest configuration that fits (see @soup/tune's tuneExec). */
-  const tune = async (typed: string): Promise<void> => {
-    if (!micro)
-      throw new UsageError(
-        '--try needs --global-batch-size G: the tuner compares samples per second at a fixed global batch',
-      );
-    if (!typed.includes('{probe_steps}'))
-      throw new UsageError(
-        '--try times the trainer: put {probe_steps} in the command where it takes the number of training steps ' +
-          '(soup runs 1, 1 + K and 1 + 2K)',
-      );
+  const tune = async (typed: string, micro: ExecMicro): Promise<void> => {
     const base = opts.base;
     await tuneExec({
       ctx,
@@ -107,7 +104,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       ...trainerTuneOptions({
         ...trainer,
         command: typed,
-        tries: parseTries(opts.try ?? [], typed),
+        tries: checked.tries,
         micro,
         timeSteps: opts.timeSteps ?? 8,
         baseOf: base !== undefined ? () => base : undefined,
@@ -163,7 +160,8 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   } else {
     const typed = opts.exec ?? '';
     if (opts.try !== undefined) {
-      await tune(typed);
+      // checkTries refused --try without --global-batch-size, so there is a micro-batch to tune.
+      await tune(typed, micro!);
       return;
     }
     ({ probe, files, base, keyUnknown } = execProbe(micro ? micro.command(typed) : typed));
@@ -234,7 +232,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
         ? `micro-batch ${ctx.style.bold(micro.shape(r.batchSize))}`
         : `batch size ${ctx.style.bold(String(r.batchSize))}`) +
         ` (from the cache, key ${r.cacheKey}; ${how}` +
-        `${r.cappedFrom !== null ? `; its ${r.cappedFrom} fits, so the ceiling does` : ''}; --refresh to probe again)`,
+        `${cappedFromLine(r)}; --refresh to probe again)`,
     );
   } else {
     const chosen = r.chosen?.measurement ? `, judged by ${r.chosen.measurement}` : '';

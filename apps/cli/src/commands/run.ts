@@ -1,9 +1,10 @@
 import { deviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
 import { resolveStopSignal, supervise, supervisedResultOf } from '@soup/supervisor';
+import { checkTries } from '@soup/tune';
 import { resolve } from 'node:path';
 import { type ProbedBatch, resolveTrainerBatch, type TrainerMicro, trialCommand, tuneTrainerBatch } from '@soup/plan';
-import { planIo } from '../_batch-lines';
+import { cappedFromLine, planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { runMicro } from '../_run-micro';
@@ -15,7 +16,7 @@ import {
   sessionMemory,
   sessionOptions,
 } from '../_session';
-import { parseTries, tuneExec } from '../_tune-exec';
+import { tuneExec } from '../_tune-exec';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import type { RunOptions } from './run.options';
@@ -33,9 +34,17 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
   const t0 = Date.now();
   const stopSignal = resolveStopSignal(opts.stopSignal);
   const batchOpt = opts.batchSize;
-  if (opts.try !== undefined || opts.timeSteps !== undefined) checkTries(opts, argv);
+  const tries = checkTries({
+    tries: opts.try,
+    timeSteps: opts.timeSteps,
+    globalBatchSize: opts.globalBatchSize,
+    command: opts.probe,
+    commandName: 'the --probe command',
+    argv,
+  });
+  if (tries.errors[0] !== undefined) throw new UsageError(tries.errors[0]);
   const micro = runMicro(opts, ctx, argv, (m) =>
-    opts.try !== undefined ? tuneBatch(opts, ctx, m) : probeBatch(opts, ctx, m),
+    opts.try !== undefined ? tuneBatch(opts, ctx, m, tries.tries) : probeBatch(opts, ctx, m),
   );
   if (batchOpt !== undefined && batchOpt !== 'auto' && !/^[1-9]\d*$/.test(batchOpt))
     throw new UsageError(`--batch-size ${batchOpt}: expected a positive integer or auto`);
@@ -134,8 +143,7 @@ async function probeBatch(opts: RunOptions, ctx: CommandContext, micro?: Trainer
   ctx.say(
     `${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (` +
       (r.source === 'cache'
-        ? `from the cache, key ${r.cacheKey}` +
-          (r.cappedFrom !== null ? `; its ${r.cappedFrom} fits, so the ceiling does` : '')
+        ? `from the cache, key ${r.cacheKey}${cappedFromLine(r)}`
         : `probed on ${trainer.identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
       (r.provenance?.bound === 'capped' ? `; capped: ${r.batchSize} is the ceiling of the search (--ceiling)` : '') +
       `${r.keyUnknown !== null ? `; not cached: ${r.keyUnknown}` : ''})`,
@@ -163,46 +171,21 @@ async function trainerOptions(opts: RunOptions, ctx: CommandContext) {
 }
 
 /**
- * --try's flags: a global batch, a --probe that times ({probe_steps}) and names each lever, a trainer command that uses
- * each.
- */
-function checkTries(opts: RunOptions, argv: string[]): void {
-  if (opts.try === undefined) throw new UsageError('--time-steps applies to --try (the timing runs of the tuner)');
-  if (opts.globalBatchSize === undefined)
-    throw new UsageError(
-      '--try needs --global-batch-size G: the tuner compares samples per second at a fixed global batch',
-    );
-  if (opts.probe === undefined)
-    throw new UsageError(
-      '--try needs --probe "<the trainer\'s command with {micro_batch_size}, {probe_steps} and each {NAME}>": ' +
-        'soup times it per configuration',
-    );
-  const typed = opts.probe;
-  if (!typed.includes('{probe_steps}'))
-    throw new UsageError(
-      '--try times the trainer: put {probe_steps} in the --probe command where it takes the number of training ' +
-        'steps (soup runs 1, 1 + K and 1 + 2K)',
-    );
-  for (const name of Object.keys(parseTries(opts.try, typed))) {
-    if (!argv.some((a) => a.includes(`{${name}}`)))
-      throw new UsageError(
-        `--try ${name}: the trainer command has no {${name}}, so the choice would not reach the run; put {${name}` +
-          `} where the trainer takes that setting`,
-      );
-  }
-}
-
-/**
  * --try: this session's levers and micro-batch, the fastest at G (the tune cache first), as soup probe --exec --try
  * measures them.
  */
-async function tuneBatch(opts: RunOptions, ctx: CommandContext, micro: TrainerMicro): Promise<ProbedBatch> {
+async function tuneBatch(
+  opts: RunOptions,
+  ctx: CommandContext,
+  micro: TrainerMicro,
+  tries: Record<string, string[]>,
+): Promise<ProbedBatch> {
   const typed = opts.probe ?? '';
   const base = opts.base;
   return tuneTrainerBatch({
     ...(await trainerOptions(opts, ctx)),
     command: typed,
-    tries: parseTries(opts.try ?? [], typed),
+    tries,
     micro,
     timeSteps: opts.timeSteps ?? 8,
     // A candidate's batch-cache base: --base with its levers, else the filled command and its files.

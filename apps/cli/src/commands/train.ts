@@ -93,9 +93,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
       pushEvery,
       stopAfterSteps,
       timeLimitMs,
-      ...((opts.leaseTtl ?? config.hub.leaseTtlMs) === undefined
-        ? {}
-        : { leaseTtlMs: opts.leaseTtl ?? config.hub.leaseTtlMs }),
+      leaseTtlMs: opts.leaseTtl ?? config.hub.leaseTtlMs,
       keepRemote,
       squashHistory: opts.squashHistory ?? config.hub.squashHistory,
       minCommitIntervalMs: opts.minCommitInterval ?? config.hub.minCommitIntervalMs,
