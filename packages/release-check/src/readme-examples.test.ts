@@ -5,9 +5,13 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { publicPackages, repoRoot, shortName } from './_workspace';
 import { describeRun, run } from './_run';
+import { added, listTree, makeSandbox, mkdtempPrefixes, realTmpEntries, worktreeStatus } from './_sandbox';
 
 // Every ```ts block of every public package's README is executed as written (through tsx), from an empty
 // working directory, against the built workspace packages. A README example that stops working fails here.
+// It must also leave nothing behind: it runs with its own working directory, TMPDIR and HOME (all empty), and
+// afterwards they are empty again, the real temp folder has no new entry named as the example's mkdtemp names
+// one, and the repository's working tree has no new change. A user pastes these into their own project.
 
 /** The ```ts blocks of a markdown text, in order. */
 export function tsBlocks(markdown: string): string[] {
@@ -41,13 +45,24 @@ describe.each(cases.filter(([, blocks]) => blocks.length > 0))('%s README', (nam
       mkdirSync(examplesDir, { recursive: true });
       const file = join(examplesDir, `${shortName(name)}-${i}.ts`);
       writeFileSync(file, code);
-      const cwd = mkdtempSync(join(cwdRoot, `${shortName(name)}-`));
+      const box = makeSandbox(mkdtempSync(join(cwdRoot, `${shortName(name)}-`)));
+      const prefixes = mkdtempPrefixes(code);
+      const [tmpBefore, repoBefore] = [realTmpEntries(prefixes), worktreeStatus(repoRoot)];
       const r = await run(process.execPath, ['--import', tsxLoader, file], {
-        cwd,
+        cwd: box.project,
         timeoutMs: 120_000,
-        env: { ...process.env, NO_COLOR: '1' },
+        env: box.env,
       });
       expect(r.code, describeRun(`README example ${i} of ${name}`, r)).toBe(0);
+      const left = {
+        workingDirectory: listTree(box.project),
+        tmpdir: listTree(box.tmp),
+        home: listTree(box.home),
+        realTmpdir: added(tmpBefore, realTmpEntries(prefixes)),
+        repository: added(repoBefore, worktreeStatus(repoRoot)),
+      };
+      const nothing = { workingDirectory: [], tmpdir: [], home: [], realTmpdir: [], repository: [] };
+      expect(left, `README example ${i} of ${name} left files behind`).toEqual(nothing);
     },
     150_000,
   );
