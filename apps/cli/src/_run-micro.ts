@@ -55,10 +55,8 @@ export function runMicro(
           const { step, from, to } = s;
           const r = await lowerProbedBatch({ env, cwd, probed, globalBatchSize: G, worldSize: N, step, from, to });
           if (r.lowered)
-            ctx.say(
-              `soup: batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${r.note}`,
-            );
-          else ctx.say(`soup: batch cache entry ${probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`);
+            ctx.say(`batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${s.to}: ${r.note}`);
+          else ctx.say(`batch cache entry ${probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`);
         },
       }),
     },
