@@ -57,10 +57,12 @@ export function batchLines(ctx: CommandContext, label = 'probe'): (e: BatchEvent
       bar?.fail();
       if (e.stderrTail !== null) {
         const { stream, lines } = e.stderrTail;
+        // soup's frame around the trial's own lines, quoted as they are.
         ctx.stderr.write(
-          `--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's ${stream} ---\n` +
-            `${lines.join('\n')}\n---\n`,
+          `--- last ${lines.length} line${lines.length === 1 ? '' : 's'} of the trial's ${stream} ---\n`,
         );
+        ctx.raw.stderr.write(`${lines.join('\n')}\n`);
+        ctx.stderr.write('---\n');
       }
     }
   };

@@ -20,11 +20,15 @@ export interface CommandContext {
   env: NodeJS.ProcessEnv;
   cwd: string;
   signal: AbortSignal;
+  /** soup's stdout: every line written to it starts with `soup: ` (see {@link soupLines}). */
   stdout: ProgressStream;
+  /** soup's stderr: every line written to it starts with `soup: `. */
   stderr: ProgressStream;
+  /** The streams as they are: the trainer's own output passes through them unchanged, and machine output. */
+  raw: { stdout: ProgressStream; stderr: ProgressStream };
   /** A human line: stdout normally, stderr with --json (stdout then carries only JSON). */
   say(line: string): void;
-  /** A warning line on stderr. */
+  /** A warning line on stderr (`soup: warning: …`). */
   warn(line: string): void;
   /** The command's machine-readable result: printed as one JSON object with --json. */
   emit(result: unknown): void;
@@ -43,10 +47,50 @@ export interface Style {
   yellow(s: string): string;
 }
 
+const PREFIX = 'soup: ';
+
+/**
+ * `stream` with `soup: ` put before the first character of every line, so soup's lines stand apart from the
+ * trainer's on a shared terminal: after a newline or a carriage return (a redrawn progress line; the erase code
+ * that follows it stays first), and `soup:` alone on a blank line. `columns` leaves room for the prefix.
+ */
+export function soupLines(stream: ProgressStream): ProgressStream {
+  let lineStart = true;
+  return {
+    write(chunk: string): unknown {
+      let out = '';
+      for (let i = 0; i < chunk.length; i++) {
+        const ch = chunk[i]!;
+        if (ch === '\n' || ch === '\r') {
+          out += lineStart && ch === '\n' ? `${PREFIX.trimEnd()}\n` : ch;
+          lineStart = true;
+        } else if (lineStart && chunk.startsWith('\x1b[K', i)) {
+          out += '\x1b[K';
+          i += 2;
+        } else {
+          if (lineStart) out += PREFIX;
+          lineStart = false;
+          out += ch;
+        }
+      }
+      return stream.write(out);
+    },
+    get isTTY() {
+      return stream.isTTY;
+    },
+    get columns() {
+      return stream.columns === undefined ? undefined : Math.max(1, stream.columns - PREFIX.length);
+    },
+  };
+}
+
 /** Builds the context of one command run. */
 export function makeContext(io: CliIo, json: boolean): CommandContext {
-  const stdout = io.stdout ?? process.stdout;
-  const stderr = io.stderr ?? process.stderr;
+  const rawOut = io.stdout ?? process.stdout;
+  const rawErr = io.stderr ?? process.stderr;
+  const stdout = soupLines(rawOut);
+  // One writer per stream: a line begun on it is continued, not prefixed twice.
+  const stderr = rawErr === rawOut ? stdout : soupLines(rawErr);
   const env = io.env ?? process.env;
   const human = json ? stderr : stdout;
   const plain = Boolean(env.NO_COLOR) || env.TERM === 'dumb';
@@ -61,10 +105,11 @@ export function makeContext(io: CliIo, json: boolean): CommandContext {
     signal: io.signal ?? new AbortController().signal,
     stdout,
     stderr,
+    raw: { stdout: rawOut, stderr: rawErr },
     say: (line) => void human.write(`${line}\n`),
     warn: (line) => void stderr.write(`${warnColor ? '\x1b[33mwarning\x1b[0m' : 'warning'}: ${line}\n`),
     emit: (result) => {
-      if (json) stdout.write(`${JSON.stringify(result)}\n`);
+      if (json) rawOut.write(`${JSON.stringify(result)}\n`);
     },
     progress: (opts) => createProgress({ ...opts, stream: stderr, env }),
     style,

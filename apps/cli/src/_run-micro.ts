@@ -46,10 +46,10 @@ export function runMicro(
       onCacheLowered: (r) =>
         r.lowered
           ? ctx.say(
-              `soup: batch cache entry ${r.probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${r.stepDown.to}: ` +
+              `batch cache entry ${r.probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${r.stepDown.to}: ` +
                 `${r.note}`,
             )
-          : ctx.say(`soup: batch cache entry ${r.probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`),
+          : ctx.say(`batch cache entry ${r.probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`),
     }),
   };
 }

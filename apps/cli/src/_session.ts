@@ -66,12 +66,12 @@ export function sessionOptions(
  * trainer's exit is told by the outcome, its event is for callers that word the session end themselves.
  */
 export function plainListeners(ctx: CommandContext): Pick<SuperviseOptions, 'onEvent' | 'onStdout' | 'onStderr'> {
-  const human = ctx.json ? ctx.stderr : ctx.stdout;
+  const human = ctx.json ? ctx.raw.stderr : ctx.raw.stdout;
   return {
     onEvent: (e: SuperviseEvent): void =>
       e.type === 'trainer-exited' ? undefined : e.level === 'warn' ? ctx.warn(e.line) : ctx.say(e.line),
     onStdout: (d) => void human.write(d),
-    onStderr: (d) => void ctx.stderr.write(d),
+    onStderr: (d) => void ctx.raw.stderr.write(d),
   };
 }
 
@@ -134,5 +134,5 @@ export function describeMicroBatch(
  */
 export function printResult(ctx: CommandContext, result: SessionResult): void {
   if (ctx.json) ctx.emit(result);
-  else ctx.stdout.write(`RUN_JSON ${JSON.stringify(result)}\n`);
+  else ctx.raw.stdout.write(`RUN_JSON ${JSON.stringify(result)}\n`);
 }

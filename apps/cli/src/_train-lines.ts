@@ -112,7 +112,7 @@ export function trainListeners(
         if (e.exit?.stopping && s.ended !== null) sayEnd(s.ended);
         return;
       case 'oom-step-down':
-        warn(e.line.replace(/^soup: /, ''));
+        warn(e.line);
         return;
       case 'pushing':
         return;
@@ -123,8 +123,9 @@ export function trainListeners(
         warn(e.line);
         return;
       default:
-        // soup train words the run, the micro-batch and the session's end itself.
-        if (e.line.startsWith('soup: ') && !/^soup: (segment saved|run complete)/.test(e.line)) log(e.line);
+        // soup train words the run, the batch, the micro-batch and the session's end itself.
+        if (!/^(segment saved|run complete|batch size |micro(-batch)? |run \S+(: | is complete: ))/.test(e.line))
+          log(e.line);
     }
   };
   const sayEnd = (ended: NonNullable<TrainSession['ended']>): void => {

@@ -76,7 +76,7 @@ output: out
 `,
     );
     const r = await soupHeadOne(['train', '-c', 'soup.yaml'], cwd);
-    expect(r.first).toMatch(/^run soup-[0-9a-f]+: soup\/epipe-gpt, 12 steps/);
+    expect(r.first).toMatch(/^soup: run soup-[0-9a-f]+: soup\/epipe-gpt, 12 steps/);
     expect(r.stderr).not.toMatch(/EPIPE|ERR_STREAM/);
     expect(r.code, r.stderr).toBe(0);
     const pointer = JSON.parse(readFileSync(join(cwd, 'out-ckpt', 'latest.json'), 'utf8')) as Record<string, unknown>;
@@ -104,9 +104,9 @@ output: out
     const leg2 = await soup(['train'], cwd);
     expect(leg2.code, leg2.stderr).toBe(0);
     expect(leg2.stdout).toContain('resuming from ckpt/checkpoint-8 at step 8');
-    const lines = leg2.stderr.split('\n').filter((l) => l.startsWith('train: '));
-    expect(lines).toEqual([`train: 9/12 (75%)  loss ${lines[0]!.split('  loss ')[1]}`, ...lines.slice(1)]);
-    expect(lines.map((l) => /^train: (\d+)\/(\d+)/.exec(l)!.slice(1).join('/'))).toEqual([
+    const lines = leg2.stderr.split('\n').filter((l) => l.startsWith('soup: train: '));
+    expect(lines).toEqual([`soup: train: 9/12 (75%)  loss ${lines[0]!.split('  loss ')[1]}`, ...lines.slice(1)]);
+    expect(lines.map((l) => /^soup: train: (\d+)\/(\d+)/.exec(l)!.slice(1).join('/'))).toEqual([
       '9/12',
       '10/12',
       '11/12',

@@ -87,7 +87,7 @@ describe('[slow] soup (bin)', { timeout: 120_000 }, () => {
     });
     const human = await soup(['cache', 'ls'], { cwd, env });
     expect(human.stdout).toMatch(
-      /KEY\s+BATCH SIZE\s+BASE\s+MAX LEN\s+GPU\s+BUDGET\s+CEILING\s+BOUND\s+JUDGED BY\s+SAVED\ndcaa220005fb718e145b37b330901237\s+12\s+-/,
+      /KEY\s+BATCH SIZE\s+BASE\s+MAX LEN\s+GPU\s+BUDGET\s+CEILING\s+BOUND\s+JUDGED BY\s+SAVED\nsoup: dcaa220005fb718e145b37b330901237\s+12\s+-/,
     );
     expect(human.stdout).toContain('2 without provenance');
     const one = await soup(['cache', 'clear', '--key', 'ffffffffffffffffffffffffffffffff'], { cwd, env });

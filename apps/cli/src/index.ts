@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { ignoreClosedPipe } from './_closed-pipe';
 import type { CommandSpec, JsonOption, Run } from './_command';
-import { makeContext, type CliIo } from './_context';
+import { makeContext, soupLines, type CliIo } from './_context';
 import { markRequiredOptions, subcommandNames } from './_help';
 import { applyAliases } from './_options';
 import { cacheClearCommand, cacheLsCommand, cachePathCommand, defineCacheGroup } from './commands/cache.options';
@@ -196,8 +196,9 @@ async function runMain(argv: string[], io: CliIo, json: boolean): Promise<number
   const program = buildProgram(io);
   const stderr = io.stderr ?? process.stderr;
   const stdout = io.stdout ?? process.stdout;
+  const said = soupLines(stderr);
   const fail = (code: number, errCode: string, lines: string[]): number => {
-    for (const line of lines) stderr.write(`soup: ${line}\n`);
+    for (const line of lines) said.write(`${line}\n`);
     if (json)
       stdout.write(
         `${JSON.stringify({ ok: false, error: { code: errCode, message: lines.join('\n'), exit_code: code } })}\n`,
@@ -214,7 +215,8 @@ async function runMain(argv: string[], io: CliIo, json: boolean): Promise<number
   const group = program.commands.find((c) => c.name() === args[0] && c.commands.length > 0);
   if (group && !args.slice(1).some((a) => !a.startsWith('-') || a === '-h' || a === '--help')) {
     stderr.write(group.helpInformation());
-    stderr.write(`\nsoup: ${group.name()} needs a subcommand: ${subcommandNames(group).join(', ')}\n`);
+    stderr.write('\n');
+    said.write(`${group.name()} needs a subcommand: ${subcommandNames(group).join(', ')}\n`);
     return EXIT_CODES.usage;
   }
   try {
@@ -246,7 +248,7 @@ async function runMain(argv: string[], io: CliIo, json: boolean): Promise<number
     if (code === EXIT_CODES.internal && io.env?.SOUP_DEBUG !== '1' && process.env.SOUP_DEBUG !== '1') {
       lines[0] = `${lines[0]} (${e.name}; set SOUP_DEBUG=1 for details)`;
     }
-    if ((io.env ?? process.env).SOUP_DEBUG === '1') stderr.write(`${e.stack ?? e.message}\n`);
+    if ((io.env ?? process.env).SOUP_DEBUG === '1') said.write(`${e.stack ?? e.message}\n`);
     return fail(code, typeof errCode === 'string' ? errCode : 'SOUP_INTERNAL', lines);
   }
 }

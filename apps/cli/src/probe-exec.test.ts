@@ -51,7 +51,7 @@ process.exit(1);
       expect(r.stderr).toContain('log line 16\n');
       expect(r.stderr).not.toContain('log line 15\n');
       expect(r.stderr).toMatch(
-        /hint: lower the batch if you run out of memory\nTraceback[\s\S]*KeyError: 'text'\n---\n/,
+        /hint: lower the batch if you run out of memory\nTraceback[\s\S]*KeyError: 'text'\nsoup: ---\n/,
       );
       expect(r.stderr.trim().split('\n').pop()).toMatch(
         /^soup: command .* for batch_size=4 failed \(exit code 1\): KeyError: 'text'/,

@@ -26,7 +26,7 @@ function setup(cap: number): { cwd: string; env: NodeJS.ProcessEnv } {
 
 const PROBE = `${process.execPath} micro.mjs {micro_batch_size} {grad_accum} probe-out`;
 const ARGV = [process.execPath, 'micro.mjs', '{micro_batch_size}', '{grad_accum}', '{output_dir}'];
-const tried = (out: string): number[] => [...out.matchAll(/^\s+batch\s+(\d+)\s/gm)].map((m) => Number(m[1]));
+const tried = (out: string): number[] => [...out.matchAll(/^soup:\s+batch\s+(\d+)\s/gm)].map((m) => Number(m[1]));
 
 describe('[slow] divisors of G / world size: soup run and soup probe --exec', { timeout: 300_000 }, () => {
   it(

@@ -156,7 +156,7 @@ describe('[slow] soup run --global-batch-size: a device that shrinks mid-run', {
         );
         const ls = await runNode([SOUP_BIN, 'cache', 'ls'], { cwd, env, timeoutMs: 60_000 });
         expect(ls.stdout).toMatch(
-          /\n\s+↳ mid-run OOM at step 6 \(micro 32 × 1 = 32 failed; stepped down to 16 × 2 = 32\)/,
+          /\nsoup:\s+↳ mid-run OOM at step 6 \(micro 32 × 1 = 32 failed; stepped down to 16 × 2 = 32\)/,
         );
 
         // The reference: the same trainer alone, 16 × 2 from the first step, no capacity limit.

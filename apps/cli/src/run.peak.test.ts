@@ -82,8 +82,8 @@ describe('[slow] soup run: the peak over the whole run', { timeout: 300_000 }, (
       );
       expect(r.code, r.stderr).toBe(0);
       // The probe's one step stays far below the eval pass.
-      const trialPeaks = [...(r.stdout + r.stderr).matchAll(/^\s+batch\s+\d+\s+fits\s+peak ([\d.]+) MiB/gm)].map((m) =>
-        Number(m[1]),
+      const trialPeaks = [...(r.stdout + r.stderr).matchAll(/^soup:\s+batch\s+\d+\s+fits\s+peak ([\d.]+) MiB/gm)].map(
+        (m) => Number(m[1]),
       );
       expect(trialPeaks.length).toBeGreaterThan(0);
       expect(Math.max(...trialPeaks)).toBeLessThan(300);

@@ -24,7 +24,7 @@ const finalSha = (cwd: string): string =>
   createHash('sha256')
     .update(readFileSync(join(cwd, 'store', 'final', 'model.safetensors')))
     .digest('hex');
-const runOf = (stdout: string): string => /^run (soup-[0-9a-f]+):/m.exec(stdout)?.[1] ?? 'none';
+const runOf = (stdout: string): string => /^soup: run (soup-[0-9a-f]+):/m.exec(stdout)?.[1] ?? 'none';
 
 describe('[slow] soup train --extend-to', { timeout: 300_000 }, () => {
   it('complete at 8 or stopped at 4, continued to 12: bit-identical to 12 steps on the 8-step schedule', async () => {

@@ -113,7 +113,7 @@ async function killFirstTrainer(cwd: string, args: string[]) {
   const trainerPid = await new Promise<number>((resolve, reject) => {
     const check = (): void => {
       const all = out + err;
-      if (/^train: ([3-9]|10)\/10 \(/m.test(err) || /pushed ckpt\/checkpoint-2\b/.test(all)) {
+      if (/^soup: train: ([3-9]|10)\/10 \(/m.test(err) || /pushed ckpt\/checkpoint-2\b/.test(all)) {
         resolve(Number(/launched trainer \(pid (\d+)\)/.exec(all)?.[1] ?? child.pid));
       }
     };

@@ -130,7 +130,7 @@ async function remoteState(repo: string, step: number): Promise<Record<string, u
 const sha = (p: string): string => createHash('sha256').update(readFileSync(p)).digest('hex');
 /** Steps of the `train: N/10` progress lines, in order. */
 const progressSteps = (stderr: string): number[] =>
-  [...stderr.matchAll(/^train: (\d+)\/\d+ \(/gm)].map((m) => Number(m[1]));
+  [...stderr.matchAll(/^soup: train: (\d+)\/\d+ \(/gm)].map((m) => Number(m[1]));
 
 /** Session 2: wipe the disk, resume from the store, run to the horizon; returns the final weights' sha256. */
 async function resume(
@@ -191,7 +191,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
         ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '4'],
         cwd,
       );
-      await s.waitFor('stderr', new RegExp(`^train: ([${k}-9]|10)/${HORIZON} \\(`, 'm'));
+      await s.waitFor('stderr', new RegExp(`^soup: train: ([${k}-9]|10)/${HORIZON} \\(`, 'm'));
       const seenAtSignal = Math.max(...progressSteps(s.out.stderr));
       s.child.kill('SIGTERM');
       const r = await s.exited;
@@ -343,7 +343,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
         ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', 'out', '--push-every-steps', '100'],
         cwd,
       );
-      await s.waitFor('stderr', new RegExp(`^train: [3-9]/${HORIZON} \\(`, 'm'));
+      await s.waitFor('stderr', new RegExp(`^soup: train: [3-9]/${HORIZON} \\(`, 'm'));
       // Every commit is refused with 429 "retry in 30 s": the session-end push hangs in its retry wait.
       server.setFaults({ commit429: { count: 1000, retryAfterS: 30 } });
       onTestFinished(() => server.setFaults({}));

@@ -48,4 +48,5 @@ describe("[slow] soup train: gradient_checkpointing auto, the tuner's peak", { t
   });
 });
 
-const describePeakLine = (out: string): string => /^memory: session peak .*$/m.exec(out)?.[0] ?? '(no memory line)';
+const describePeakLine = (out: string): string =>
+  /^soup: memory: session peak .*$/m.exec(out)?.[0] ?? '(no memory line)';

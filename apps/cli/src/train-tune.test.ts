@@ -90,7 +90,7 @@ describe('[slow] soup plan: gradient_checkpointing auto, measured', { timeout: 9
         expect(full!.note).toMatch(
           /timed before its fit \(on the CPU this process can hold its step: at most [\d.]+ [KMG]iB, twice gradient_checkpointing=(false|selective)'s peak at 16 scaled to 32\)/,
         );
-        const searches = r.stderr.match(/^probe: \d+ trials? in /gm) ?? [];
+        const searches = r.stderr.match(/^soup: probe: \d+ trials? in /gm) ?? [];
         if (full!.note!.startsWith('stopped early: cannot win')) {
           expect(full!.note).toMatch(/, so never fitted: it cannot win whether it fits or not$/);
           expect(full!.peakBytes).toBeNull();

@@ -68,7 +68,7 @@ describe('soup: usage hints', () => {
       `soup: dir ${join(cwd, 'nostore')} does not exist: nothing was ever pushed there (is the repo name right?)\n`,
     );
     expect(list.code).toBe(0);
-    expect(list.stdout).toBe(`dir ${join(cwd, 'nostore')}: does not exist (a first push creates it)\n`);
+    expect(list.stdout).toBe(`soup: dir ${join(cwd, 'nostore')}: does not exist (a first push creates it)\n`);
   });
 
   it('ckpt list after a push: step, files, bytes and when, counted as push and status count them', async () => {
@@ -95,10 +95,10 @@ describe('soup: usage hints', () => {
       checkpoints: [{ step: 3, path_in_repo: 'ckpt/checkpoint-3', files: 2, bytes: 40, pushed_at: at }],
     });
     expect(list.stdout.split('\n').slice(1, 3)).toEqual([
-      '  STEP  FOLDER             FILES  SIZE  PUSHED',
-      `  3     ckpt/checkpoint-3  2      40 B  ${at}`,
+      'soup:   STEP  FOLDER             FILES  SIZE  PUSHED',
+      `soup:   3     ckpt/checkpoint-3  2      40 B  ${at}`,
     ]);
-    expect(status.stdout).toMatch(/^ {2}3 +ckpt\/checkpoint-3 +2 +40 B +yes$/m);
+    expect(status.stdout).toMatch(/^soup: {3}3 +ckpt\/checkpoint-3 +2 +40 B +yes$/m);
   });
 
   it('cache ls shows a long BASE cut to 40 characters; --json keeps it whole', async () => {
@@ -110,7 +110,7 @@ describe('soup: usage hints', () => {
     const where = { env, homeDir: cwd, cwd };
     await saveCacheEntry({ ...where, key: 'a'.repeat(32), batchSize: 8, provenance: { ...provenance, ...more } });
     const [ls, json] = await Promise.all([soup(['cache', 'ls'], cwd), soup(['cache', 'ls', '--json'], cwd)]);
-    const row = ls.stdout.split('\n').find((l) => l.startsWith('a'.repeat(32)));
+    const row = ls.stdout.split('\n').find((l) => l.startsWith(`soup: ${'a'.repeat(32)}`));
     expect(row).toContain(`${base.slice(0, 39)}… `);
     expect(row).not.toContain(base.slice(0, 40));
     expect(JSON.parse(json.stdout).entries[0].provenance.base).toBe(base);
@@ -134,6 +134,6 @@ describe('soup: usage hints', () => {
       cwd,
     );
     // The probe's line comes before the launch; how this bare trainer's session ends is not what is tested here.
-    expect(r.stdout).toMatch(/^batch size 32 \(probed on .*, 3 trials; capped: 32 is the ceiling of the search/m);
+    expect(r.stdout).toMatch(/^soup: batch size 32 \(probed on .*, 3 trials; capped: 32 is the ceiling of the search/m);
   });
 });

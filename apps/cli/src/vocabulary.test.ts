@@ -78,7 +78,7 @@ describe('one CLI vocabulary', () => {
       };
       expect(await main(['node', 'soup', 'init', '-o', 'old.yaml'], io)).toBe(0);
       expect(err.join('')).toBe(
-        'warning: --output is deprecated and goes away in the next minor release: use -c/--config\n',
+        'soup: warning: --output is deprecated and goes away in the next minor release: use -c/--config\n',
       );
       expect(out.join('')).toContain('old.yaml');
       // A config with a field train refuses: the command stops after its options are mapped, before any work.
@@ -92,12 +92,12 @@ describe('one CLI vocabulary', () => {
       const notices = err
         .join('')
         .split('\n')
-        .filter((l) => l.startsWith('warning: '));
+        .filter((l) => l.startsWith('soup: warning: '));
       expect(notices).toEqual([
-        'warning: --hub-repo is deprecated and goes away in the next minor release: use --repo',
-        'warning: --output is deprecated and goes away in the next minor release: use --output-dir',
-        'warning: --resume fallback is deprecated and goes away in the next minor release: --resume auto now walks ' +
-          'back past a corrupt checkpoint',
+        'soup: warning: --hub-repo is deprecated and goes away in the next minor release: use --repo',
+        'soup: warning: --output is deprecated and goes away in the next minor release: use --output-dir',
+        'soup: warning: --resume fallback is deprecated and goes away in the next minor release: --resume auto now ' +
+          'walks back past a corrupt checkpoint',
       ]);
     },
   );

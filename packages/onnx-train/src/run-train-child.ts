@@ -52,7 +52,7 @@ function arg(argv: readonly string[], name: string): string | null {
 
 /** Fails the child with `code`, the message on stderr (the supervisor names its last line). */
 function fail(message: string, code: number): never {
-  process.stderr.write(`soup: ${message}\n`);
+  process.stderr.write(`${message}\n`);
   process.exit(code);
 }
 

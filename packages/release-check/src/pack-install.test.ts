@@ -13,13 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { publicPackages, repoRoot, shortName } from './_workspace';
+import { npm, packAll } from './_pack';
 import { describeRun, run } from './_run';
 
 // Every public package is packed with `npm pack`, installed ALONE (plus the tarballs of its own @soup
 // dependencies, nothing else from the workspace) into an empty project, then imported from ESM, used for real
 // (smoke/<pkg>/use.mjs) and type-checked as a consumer against its shipped .d.ts (smoke/<pkg>/consumer.ts).
 
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
 const smokeRoot = join(import.meta.dirname, '..', 'smoke');
 const packages = publicPackages();
@@ -29,15 +29,11 @@ const tarballs = new Map<string, string>();
 beforeAll(async () => {
   const dest = join(work, 'tarballs');
   mkdirSync(dest);
-  for (const pkg of packages) {
-    const r = await run(npm, ['pack', '--json', '--pack-destination', dest], { cwd: pkg.dir });
-    expect(r.code, describeRun(`npm pack ${pkg.name}`, r)).toBe(0);
-    const info = JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as Array<{ filename: string }>;
-    tarballs.set(pkg.name, join(dest, info[0]!.filename));
-  }
+  for (const [name, tarball] of await packAll(packages, dest)) tarballs.set(name, tarball);
 }, 300_000);
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+// Thirteen installed projects: removing them took over the default 30 s hook timeout on a loaded machine.
+afterAll(() => rmSync(work, { recursive: true, force: true }), 120_000);
 
 test('every public package has a smoke script and a consumer type check', () => {
   const missing = packages

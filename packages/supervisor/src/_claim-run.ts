@@ -60,7 +60,7 @@ export async function claimRun(p: {
       (await store.list({ prefix: 'ckpt' })).length === 0
     ) {
       say(
-        `soup: ${storeName} holds no checkpoint of run ${record.run} (` +
+        `${storeName} holds no checkpoint of run ${record.run} (` +
           `${describeIdentityChange(record.identity, identity).join('; ') || 'another command'}): starting run ` +
           `${fingerprint} there`,
       );

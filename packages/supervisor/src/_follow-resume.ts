@@ -27,7 +27,7 @@ async function resumeAsNode0(p: Parameters<typeof followResume>[0]): Promise<Sup
   facts.startStep = note.step;
   const common = { outcome: 'resume', step: note.step, pathInRepo: note.path_in_repo, via: null } as const;
   if (resolve(note.output_dir) === resolve(p.o.outputDir)) {
-    emit('resumed', `soup: resuming from node 0's ${show(note.resume_from)} (step ${note.step}, shared folder)`, {
+    emit('resumed', `resuming from node 0's ${show(note.resume_from)} (step ${note.step}, shared folder)`, {
       step: note.step,
     });
     const dir = note.dir ?? note.resume_from;
@@ -44,7 +44,7 @@ async function resumeAsNode0(p: Parameters<typeof followResume>[0]): Promise<Sup
   });
   emit(
     'resumed',
-    `soup: pulled node 0's ${note.path_in_repo} (step ${note.step}, ${pulled.fileCount} files, every sha256 checked, ` +
+    `pulled node 0's ${note.path_in_repo} (step ${note.step}, ${pulled.fileCount} files, every sha256 checked, ` +
       `read-only) into ${show(dir)} in ${Date.now() - t} ms`,
     { step: note.step },
   );

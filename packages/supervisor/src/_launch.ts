@@ -72,7 +72,7 @@ export async function launchOnce(p: {
   memory?.attach(child.pid, p.canStepDown ? kill : undefined);
   emit(
     'launched',
-    `soup: launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets: p.secrets }).map(q).join(' ')}`,
+    `launched trainer (pid ${child.pid}): ${redactArgv(childArgv, { secrets: p.secrets }).map(q).join(' ')}`,
     { pid: child.pid },
   );
   if (p.nice > 0) lowerOwnPriority(p.nice);
@@ -91,8 +91,7 @@ export async function launchOnce(p: {
       pushes.ending = true;
       emit(
         'stopping',
-        `soup: ` +
-          `${stop.reason!.startsWith('time limit') ? `${stop.reason} reached` : `session ending (${stop.reason})`}` +
+        `${stop.reason!.startsWith('time limit') ? `${stop.reason} reached` : `session ending (${stop.reason})`}` +
           `: sending ${stopSignal} to the trainer, waiting up to ${fmt(graceMs)} for it to save`,
         { reason: stop.reason! },
       );
@@ -123,7 +122,7 @@ export async function launchOnce(p: {
   const newest = watcher.newestComplete({ asOfMs: exitAt, trainerExited: !end.killed })?.checkpoint ?? null;
   emit(
     'trainer-exited',
-    `soup: the trainer exited (${end.code !== null ? `code ${end.code}` : `signal ${end.signal}`})` +
+    `the trainer exited (${end.code !== null ? `code ${end.code}` : `signal ${end.signal}`})` +
       `${newest ? `; newest complete checkpoint: step ${newest.step}` : ''}`,
     {
       ...(newest ? { step: newest.step } : {}),

@@ -112,7 +112,7 @@ export async function joinNodes(p: {
       const fresh = current !== null && current.started_at_ms >= p.startedAtMs - JOIN_WINDOW_MS;
       if (fresh && readNote(join(nodesDir, current!.session), 'verdict') === null) break;
       if (signal.aborted) return null;
-      if (!waiting) tell.say(`soup: node ${role.rank} of ${role.count}: waiting for node 0 in ${tell.show(nodesDir)}`);
+      if (!waiting) tell.say(`node ${role.rank} of ${role.count}: waiting for node 0 in ${tell.show(nodesDir)}`);
       waiting = true;
       await pause(NOTE_POLL_MS, signal);
     }
@@ -121,8 +121,8 @@ export async function joinNodes(p: {
   writeNote(dir, `hello-${role.rank}`, hello);
   tell.say(
     role.rank === 0
-      ? `soup: node 0 of ${role.count} (${role.source}): leading session ${current!.session} in ${tell.show(dir)}`
-      : `soup: node ${role.rank} of ${role.count} (${role.source}): following node 0 (host ${current!.host}, pid ` +
+      ? `node 0 of ${role.count} (${role.source}): leading session ${current!.session} in ${tell.show(dir)}`
+      : `node ${role.rank} of ${role.count} (${role.source}): following node 0 (host ${current!.host}, pid ` +
           `${current!.pid}); no lease, no pushes`,
   );
   return manyNodes(role, dir, tell);
@@ -201,7 +201,7 @@ function manyNodes(role: NodeRole, dir: string, tell: Tell): NodeSession {
       const t = Date.now();
       exits = (await waitFor(all, graceMs)) ?? readNotes<ExitNote>(dir, 'exit');
       const missing = followers.filter((r) => !exits.has(r));
-      if (missing.length === 0) tell.say(`soup: every node's trainer has exited (waited ${Date.now() - t} ms)`);
+      if (missing.length === 0) tell.say(`every node's trainer has exited (waited ${Date.now() - t} ms)`);
       else tell.warn(`no exit note from node ${missing.join(', ')} within --grace: its trainer's exit is unknown`);
       if (newest !== null) warnUnknownReach(newest.step, followers, knownReached(dir), tell);
     },

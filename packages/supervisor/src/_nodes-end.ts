@@ -19,7 +19,7 @@ export async function finishSession(
   let outcome: SuperviseOutcome;
   if (short !== null && stopReason === null && end.code === 0 && short.failedCode !== null) {
     const saved = p.pushedStep === null ? 'nothing new was pushed' : `pushed step ${p.pushedStep}`;
-    const message = `soup: ${short.reason}; ${saved}; no final pushed`;
+    const message = `${short.reason}; ${saved}; no final pushed`;
     outcome = {
       outcome: 'trainer-failed',
       run: p.runId,
@@ -53,7 +53,7 @@ async function followerEnd(p: EndArgs & { nodes: NodeSession; graceMs: number })
   const waitMs = 2 * p.graceMs + 60_000;
   const v = await nodes.awaitVerdict(waitMs);
   if (v?.outcome === 'complete') {
-    say(`soup: node 0 judged the run complete at step ${v.step}`);
+    say(`node 0 judged the run complete at step ${v.step}`);
     return {
       outcome: 'complete',
       run: p.runId,
@@ -66,7 +66,7 @@ async function followerEnd(p: EndArgs & { nodes: NodeSession; graceMs: number })
   const reason = v === null ? `node 0's verdict is unknown (none within ${waitMs} ms)` : (v.reason ?? v.outcome);
   if (v === null) warn(reason);
   const step = v?.step ?? (p.resumedStep >= 0 ? p.resumedStep : null);
-  say(`soup: segment saved by node 0 (${stopReason ?? reason}): the store points at step ${step ?? 'none'}`);
+  say(`segment saved by node 0 (${stopReason ?? reason}): the store points at step ${step ?? 'none'}`);
   return {
     outcome: 'segment-saved',
     run: p.runId,
@@ -93,7 +93,7 @@ async function requeue(
   }
   const r = await requeueSlurmJob({ jobId, env });
   const answer = r.code === 0 ? 'exit 0' : r.code === null ? 'it did not finish' : `exit ${r.code}`;
-  const line = `soup: requeued SLURM job ${jobId}: ${r.argv.join(' ')} (${answer}${r.output ? `: ${r.output}` : ''})`;
+  const line = `requeued SLURM job ${jobId}: ${r.argv.join(' ')} (${answer}${r.output ? `: ${r.output}` : ''})`;
   if (r.code === 0) tell.say(line);
-  else tell.warn(line.replace('soup: requeued', 'requeue failed for'));
+  else tell.warn(line.replace('requeued', 'requeue failed for'));
 }

@@ -28,13 +28,13 @@ export async function pullResume(p: {
       run: runId,
       outputDir: o.outputDir,
       signal: o.signal,
-      log: (l) => say(`soup: ${l}`),
+      log: (l) => say(l),
       ...(o.horizon != null ? { reopenBelow: o.horizon } : {}),
     });
     if (r.outcome !== 'resume') return r;
     if (r.via === 'reopened') {
       say(
-        `soup: run ${runId} was complete at step ${r.previousStep} (${storeName} final/); its horizon is now ` +
+        `run ${runId} was complete at step ${r.previousStep} (${storeName} final/); its horizon is now ` +
           `${o.horizon}: continuing from ${r.pathInRepo} (step ${r.step})`,
       );
     }
@@ -47,14 +47,14 @@ export async function pullResume(p: {
       );
     } else if (r.via === 'newer-verified') {
       say(
-        `soup: ${r.pathInRepo} (step ${r.step}) was verified after latest.json last moved (step ` +
+        `${r.pathInRepo} (step ${r.step}) was verified after latest.json last moved (step ` +
           `${r.previousStep}): resuming from it`,
       );
     }
     facts.startStep = r.step;
     emit(
       'resumed',
-      `soup: pulled ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, every sha256 checked) into ` +
+      `pulled ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, every sha256 checked) into ` +
         `${show(r.dir)} in ${Date.now() - t} ms`,
       { step: r.step },
     );

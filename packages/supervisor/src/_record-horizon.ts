@@ -28,7 +28,7 @@ export async function recordHorizonChange(p: {
   if (stored !== null && stored.run !== p.runId) return p.record; // another run's record: not ours to change
   const last = stored?.horizons?.at(-1);
   const verb = p.horizon > from ? 'extended' : 'shortened';
-  p.tell.say(`soup: run ${p.runId} ${verb}: horizon ${from} → ${p.horizon} from step ${p.step}`);
+  p.tell.say(`run ${p.runId} ${verb}: horizon ${from} → ${p.horizon} from step ${p.step}`);
   if (last !== undefined && last.from === from && last.to === p.horizon && last.at_step === p.step) return stored;
   const next: RunRecord = {
     ...(stored ?? { format: 'soup-run/1', run: p.runId, identity: p.identity, accepted: [], batch_size: null }),

@@ -47,7 +47,7 @@ export async function endSession(p: {
           ? `nothing new was pushed; the store still points at step ${pointerStep}`
           : 'no checkpoint was pushed';
     const message =
-      `soup: the trainer failed with ` +
+      `the trainer failed with ` +
       `${end.code !== null ? `exit code ${end.code}` : `signal ${end.signal}`}${why ? `: ${why}` : ''}; ` +
       `${saved}; no final pushed`;
     return { outcome: 'trainer-failed', run: runId, exitCode: code, trainerError: why, pushedStep, message };
@@ -58,7 +58,7 @@ export async function endSession(p: {
       pointerStep !== null
         ? `step ${pointerStep} is saved in ${storeName}`
         : 'no complete checkpoint yet: the next session starts from the beginning';
-    say(`soup: segment saved (${stopReason}): ${where}; run the same command again to continue`);
+    say(`segment saved (${stopReason}): ${where}; run the same command again to continue`);
     return {
       outcome: 'segment-saved',
       run: runId,
@@ -92,7 +92,7 @@ export async function endSession(p: {
       `${reason}: not complete, no final/ and no terminal pointer (the horizon comes from ` +
         `${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`,
     );
-    say(`soup: segment saved (${reason}): ${where}; run the same command again to continue`);
+    say(`segment saved (${reason}): ${where}; run the same command again to continue`);
     return {
       outcome: 'segment-saved',
       run: runId,
@@ -128,7 +128,7 @@ export async function endSession(p: {
       ...(o.squashHistory === true ? { squashHistory: true } : {}),
     });
     say(
-      `soup: run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ` +
+      `run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ` +
         `${show(fin.source)}, step ${step}, verified) with a terminal pointer`,
     );
     return {

@@ -59,7 +59,7 @@ export function createSessionPushes(p: {
   const onPhase = (e: PushPhaseEvent): void => {
     const src = pushing.get(e.step);
     if (!src) return;
-    if (e.phase === 'hash') emit('pushing', `soup: pushing ${e.pathInRepo} (step ${e.step})…`, { step: e.step });
+    if (e.phase === 'hash') emit('pushing', `pushing ${e.pathInRepo} (step ${e.step})…`, { step: e.step });
     if (e.phase === 'hash' || e.phase === 'verified') assertUnchanged(src, show);
   };
   // A snapshot stays while its push may still need it: the push in flight, the job waiting, the last failed push
@@ -87,7 +87,7 @@ export function createSessionPushes(p: {
       facts.pushedSteps.push(r.step),
       emit(
         'pushed',
-        `soup: pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ` +
+        `pushed ${r.pathInRepo} (step ${r.step}, ${r.fileCount} files, verified; latest.json moved) in ` +
           `${fmt(r.timings.totalMs)}`,
         { step: r.step },
       ),
@@ -140,7 +140,7 @@ export function createSessionPushes(p: {
     const tried = tries.get(c.checkpoint.step) ?? 0;
     const now = queue.current as PushJob | null; // set by the offer when its push started at once
     if (tried > 0 && now?.step === c.checkpoint.step)
-      say(`soup: retrying the push of step ${c.checkpoint.step} (try ${tried + 1} of ${PUSH_EACH_TRIES})`);
+      say(`retrying the push of step ${c.checkpoint.step} (try ${tried + 1} of ${PUSH_EACH_TRIES})`);
   };
   const self: SessionPushes = {
     queue,
@@ -155,7 +155,7 @@ export function createSessionPushes(p: {
       if (c) {
         offer(c.checkpoint);
         if (self.ending && queue.abortSuperseded())
-          say(`soup: a newer checkpoint (step ${c.checkpoint.step}) superseded the push in flight: aborted it`);
+          say(`a newer checkpoint (step ${c.checkpoint.step}) superseded the push in flight: aborted it`);
       }
       return c?.checkpoint ?? null;
     },
@@ -182,7 +182,7 @@ export function createSessionPushes(p: {
     for (let again = 0; again < 2 && trainerExited; again++) {
       const changed = queue.failures.at(-1);
       if (!changed || changed.job.step <= queue.pushedStep || !(changed.error instanceof ChangedDuringPush)) break;
-      say(`soup: step ${changed.job.step} changed while it was pushed and the trainer has exited: pushing it again`);
+      say(`step ${changed.job.step} changed while it was pushed and the trainer has exited: pushing it again`);
       self.offerNewest(exitAt, trainerExited);
       if (queue.current === null && queue.waiting === null) break;
       await queue.drain();

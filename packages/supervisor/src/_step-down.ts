@@ -59,7 +59,7 @@ export function planStepDown(p: {
   const resumeFrom = c ? c.path : p.resumeFrom;
   emit(
     'oom-step-down',
-    `soup: out of memory ${step === null ? 'before the first reported step' : `at step ${step}`} with micro ` +
+    `out of memory ${step === null ? 'before the first reported step' : `at step ${step}`} with micro ` +
       `${microShape(from, G, worldSize)} (${oomLine}): ` +
       `resuming from ` +
       (c

@@ -49,7 +49,7 @@ describe('[slow] a rotating trainer that saves faster than a push', { timeout: 6
         const a = await spawnUntil(
           process.execPath,
           [SESSION, JSON.stringify({ ...cfg, uploadDelayMs: 1500 })],
-          /soup: pushed ckpt\/checkpoint-\d+/,
+          /^pushed ckpt\/checkpoint-\d+/m,
           { cwd, env, timeoutMs: 30_000 },
         );
         for (let i = 0; i < 400 && newestOnDisk(out) < 6; i++) await new Promise((r) => setTimeout(r, 25));

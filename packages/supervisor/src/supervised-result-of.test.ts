@@ -81,7 +81,7 @@ describe("supervise()'s outcome as the result of a trainer the caller did not wr
       exitCode: 3,
       trainerError: 'boom',
       pushedStep: 30,
-      message: 'soup: the trainer exited 3',
+      message: 'the trainer exited 3',
     });
     expect(r).toMatchObject({ ok: false, status: 'failed', exit_code: 3, final_step: 30 });
     expect(r.trainer).toEqual({ exit_code: 3, signal: null, killed: false, error: 'boom' });

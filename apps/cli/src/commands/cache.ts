@@ -92,7 +92,9 @@ export async function runPath(_opts: JsonOption, ctx: CommandContext): Promise<v
     exists,
     ...(info.ignoredOverride ? { ignored_override: info.ignoredOverride } : {}),
   });
-  ctx.say(info.path);
+  // The path alone, for `$(soup cache path)`; a value the user asked for, as --json's object is.
+  if (ctx.json) ctx.say(info.path);
+  else ctx.raw.stdout.write(`${info.path}\n`);
 }
 
 /** `soup cache clear [--key K]`. */

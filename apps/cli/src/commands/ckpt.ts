@@ -195,5 +195,6 @@ export async function runResume(opts: CkptResumeOptions, ctx: CommandContext): P
   const json = resumeRecord(outcome, dir);
   ctx.emit(json);
   for (const line of resumeLines(outcome, dir, ctx.cwd)) ctx.say(line);
-  if (!ctx.json) ctx.say(`RESUME_JSON ${JSON.stringify(json)}`);
+  // A machine line among the human ones (a trainer reads it as text): as it is, like RUN_JSON.
+  if (!ctx.json) ctx.raw.stdout.write(`RESUME_JSON ${JSON.stringify(json)}\n`);
 }

@@ -114,8 +114,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     memory,
     exitCodes: { ok: EXIT_CODES.ok, segmentSaved: EXIT_CODES.segmentSaved, interrupted: EXIT_CODES.interrupted },
   });
-  if (r.outcome === 'not-launched')
-    ctx.stderr.write('soup: interrupted before the trainer started; nothing was launched\n');
+  if (r.outcome === 'not-launched') ctx.stderr.write('interrupted before the trainer started; nothing was launched\n');
   if (r.outcome === 'trainer-failed') ctx.stderr.write(`${r.message}\n`);
   printResult(ctx, result);
   return result.exit_code;

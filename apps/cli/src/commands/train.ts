@@ -205,7 +205,7 @@ function endUnpushed(
   const steps = [...new Set(p.unpushed.map((u) => u.step))].join(', ');
   const safe = p.pushed.at(-1);
   ctx.stderr.write(
-    `soup: could not push ${p.final ? 'final/' : `checkpoint-${last.step}`} to ${p.storeName}: ${last.reason}` +
+    `could not push ${p.final ? 'final/' : `checkpoint-${last.step}`} to ${p.storeName}: ${last.reason}` +
       `. Not pushed this session: step${p.unpushed.length === 1 ? '' : 's'} ${steps} ` +
       `(the newest is kept locally in ${p.localDir}). ` +
       (safe !== undefined
