@@ -75,6 +75,8 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
     const { session, prepared } = await prepareTrainStep(ort, job, work);
     return { ...runnerFor(ort, job, session, prepared), prepared };
   }
+  // No telemetry files per probe child unless the user set ORT_DISABLE_TELEMETRY (as @soup/onnx-train's sessions).
+  process.env.ORT_DISABLE_TELEMETRY ??= '1';
   const session = await ort.InferenceSession.create(work.modelPath, {
     ...work.session,
     executionProviders: providers(job),

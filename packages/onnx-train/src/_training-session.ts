@@ -67,6 +67,10 @@ export async function createTrainingSession(
   const base = trainingSessionOptions(options);
   // A step frees and allocates hundreds of MiB of output copies per step: keep them off the kernel.
   raiseMallocThresholds();
+  // onnxruntime-node's telemetry writes files for every process that creates a session (mat-debug-<pid>.log and a
+  // .ses file in the temp folder, ~/.cache/Microsoft/DeveloperTools/.onnxruntime): a run's probe children leave
+  // thousands. Off unless the user set ORT_DISABLE_TELEMETRY (0 keeps onnxruntime's own behaviour).
+  process.env.ORT_DISABLE_TELEMETRY ??= '1';
   const sessionOptions = extra ? { ...base, extra: { ...base.extra, ...extra } } : base;
   try {
     return await (typeof model === 'string'
