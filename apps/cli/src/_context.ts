@@ -50,34 +50,31 @@ export interface Style {
 const PREFIX = 'soup: ';
 
 /**
- * `stream` with `soup: ` put before the first character of every line, so soup's lines stand apart from the
- * trainer's on a shared terminal: after a newline or a carriage return (a redrawn progress line; the erase code
- * that follows it stays first), and `soup:` alone on a blank line. `columns` leaves room for the prefix.
+ * `stream` with `soup: ` before the first character of every line, so soup's lines stand apart from a trainer's on a
+ * shared terminal: after a newline or a carriage return (a redraw's erase code stays first); `soup:` on a blank line.
  */
 export function soupLines(stream: ProgressStream): ProgressStream {
   let lineStart = true;
-  return {
-    write(chunk: string): unknown {
-      let out = '';
-      for (let i = 0; i < chunk.length; i++) {
-        const ch = chunk[i]!;
-        if (ch === '\n' || ch === '\r') {
-          out += lineStart && ch === '\n' ? `${PREFIX.trimEnd()}\n` : ch;
-          lineStart = true;
-        } else if (lineStart && chunk.startsWith('\x1b[K', i)) {
-          out += '\x1b[K';
-          i += 2;
-        } else {
-          if (lineStart) out += PREFIX;
-          lineStart = false;
-          out += ch;
-        }
+  const write = (chunk: string): unknown => {
+    let out = '';
+    for (const part of chunk.split(/(\r|\n|\x1b\[K)/)) {
+      if (part === '\n' || part === '\r') {
+        if (lineStart && part === '\n') out += PREFIX.trimEnd();
+        lineStart = true;
+      } else if (part !== '' && !(lineStart && part === '\x1b[K')) {
+        if (lineStart) out += PREFIX;
+        lineStart = false;
       }
-      return stream.write(out);
-    },
+      out += part;
+    }
+    return stream.write(out);
+  };
+  return {
+    write,
     get isTTY() {
       return stream.isTTY;
     },
+    // The width a caller fits a line into leaves room for the prefix (read at each draw: a terminal resizes).
     get columns() {
       return stream.columns === undefined ? undefined : Math.max(1, stream.columns - PREFIX.length);
     },
