@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { memoryKeysOf } from '../test/run-helpers';
 import { EXIT_CODES } from './exit-codes';
 
 const bin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
@@ -204,13 +205,9 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     expect(json.val_loss).toEqual(expect.any(Number));
     expect(json.final_loss as number).toBeLessThan(json.initial_loss as number);
     // One unit of memory in the whole result: bytes (`*_bytes`), never a rounded MB beside them.
-    const keysOf = (x: unknown): string[] =>
-      x !== null && typeof x === 'object' ? Object.entries(x).flatMap(([k, v]) => [k, ...keysOf(v)]) : [];
-    const memoryKeys = keysOf(json).filter((k) => /(^|_)(peak|rss|memory|budget|headroom)(_|$)/.test(k));
-    expect(memoryKeys).toContain('peak_bytes');
-    expect(
-      memoryKeys.filter((k) => !/_bytes$/.test(k) && !/^(memory|in_session_peak)$|_(at|step|source)$/.test(k)),
-    ).toEqual([]);
+    const memoryKeys = memoryKeysOf(json);
+    expect(memoryKeys.all).toContain('peak_bytes');
+    expect(memoryKeys.notBytes).toEqual([]);
     expect(JSON.parse(readFileSync(join(cwd, 'soup-output-ckpt', 'latest.json'), 'utf8'))).toMatchObject({
       step: 20,
       path_in_repo: 'final',
@@ -228,7 +225,7 @@ describe('[slow] soup plan / init → train', { timeout: 300_000 }, () => {
     await initTiny(cwd);
     const r = await soup(['plan', '--budget', '1MiB'], cwd);
     expect(r.code, r.stderr).toBe(EXIT_CODES.noFit);
-    expect(r.stderr).toMatch(/No divisor of training\.batch_size \d+ fits/);
+    expect(r.stderr).toMatch(/^soup: no divisor of training\.batch_size \d+ fits/m);
     expect(r.stderr).not.toContain('--global-batch-size');
   });
 });

@@ -9,7 +9,15 @@ import { join } from 'node:path';
 // The fake nvidia-smi the cuda-probe tests use (a real executable answering from a state file).
 import { writeFakeNvidiaSmi } from '../../../packages/cuda-probe/src/_fake-nvidia-smi';
 import { describe, expect, it } from 'vitest';
-import { NODE_TRAINER, readJson, runJsonOf, soupEnv, soupRun, TINY_SAFETENSORS_JS } from '../test/run-helpers';
+import {
+  memoryKeysOf,
+  NODE_TRAINER,
+  readJson,
+  runJsonOf,
+  soupEnv,
+  soupRun,
+  TINY_SAFETENSORS_JS,
+} from '../test/run-helpers';
 
 const MiB = 2 ** 20;
 
@@ -88,6 +96,10 @@ describe('[slow] soup run: the peak over the whole run', { timeout: 300_000 }, (
       expect(trialPeaks.length).toBeGreaterThan(0);
       expect(Math.max(...trialPeaks)).toBeLessThan(300);
 
+      // soup run's result has one unit of memory too: bytes, as soup train's (plan.test).
+      const memoryKeys = memoryKeysOf(runJsonOf(r.stdout));
+      expect(memoryKeys.all).toContain('peak_bytes');
+      expect(memoryKeys.notBytes).toEqual([]);
       const memory = runJsonOf<{ memory: Memory }>(r.stdout).memory;
       expect(memory).toMatchObject({
         peak_at: 'step 8',
@@ -156,6 +168,10 @@ const out = process.argv[2];
         env,
       );
       expect(r.code, r.stderr).toBe(0);
+      // soup run's result has one unit of memory too: bytes, as soup train's (plan.test).
+      const memoryKeys = memoryKeysOf(runJsonOf(r.stdout));
+      expect(memoryKeys.all).toContain('peak_bytes');
+      expect(memoryKeys.notBytes).toEqual([]);
       const memory = runJsonOf<{ memory: Memory }>(r.stdout).memory;
       expect(memory).toMatchObject({
         peak_bytes: 7000 * MiB,

@@ -11,6 +11,9 @@ import { NODE_TRAINER, nodeTrainerArgv, SOUP_BIN, soupEnv, soupRun } from '../te
 // The example trainer's own lines, and the one line a wrapper adds on its stderr.
 const TRAINER_LINE = /^(trainer: .+|step \d+ loss \S+ ms \S+|wrapper: hello on stderr)$/;
 
+/** soup's lines that go on with a capitalised word (`soup: Out of memory…`): soup writes lower case after its mark. */
+const capitalised = (out: string): string[] => out.split('\n').filter((l) => /^soup: (warning: )?[A-Z][a-z]/.test(l));
+
 /** The lines of `out` that are neither soup's nor `allowed`. */
 function strangers(out: string, allowed: RegExp | null): string[] {
   return out
@@ -46,6 +49,7 @@ describe('[slow] soup: before every line soup writes', { timeout: 60_000 }, () =
     expect(out.at(-1)).toMatch(/^RUN_JSON \{/);
     expect(strangers(`${out.slice(0, -1).join('\n')}\n`, TRAINER_LINE)).toEqual([]);
     expect(strangers(r.stderr, TRAINER_LINE)).toEqual([]);
+    expect(capitalised(r.stdout + r.stderr)).toEqual([]);
   });
 
   it('soup probe, soup cache ls and a usage error: every line is soup: …', async () => {
@@ -69,7 +73,9 @@ describe('[slow] soup: before every line soup writes', { timeout: 60_000 }, () =
     expect(ls.stdout).toMatch(/^soup: [0-9a-f]{32} +4 /m);
     const bad = await soup(['cache', 'clear', '--key', 'nothex']);
     expect(bad.stderr).toMatch(/^soup: /);
-    for (const out of [probe.stdout, probe.stderr, ls.stdout, ls.stderr, bad.stdout, bad.stderr])
+    for (const out of [probe.stdout, probe.stderr, ls.stdout, ls.stderr, bad.stdout, bad.stderr]) {
       expect(strangers(out, null)).toEqual([]);
+      expect(capitalised(out)).toEqual([]);
+    }
   });
 });

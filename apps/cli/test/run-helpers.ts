@@ -171,6 +171,18 @@ export function writeFakeCheckpoint(
   return dir;
 }
 
+/**
+ * The memory keys anywhere in a RUN_JSON result, and those of them in another unit than bytes: one unit of memory in
+ * the whole result (`*_bytes`), never a rounded MB beside them.
+ */
+export function memoryKeysOf(json: unknown): { all: string[]; notBytes: string[] } {
+  const keysOf = (x: unknown): string[] =>
+    x !== null && typeof x === 'object' ? Object.entries(x).flatMap(([k, v]) => [k, ...keysOf(v)]) : [];
+  const all = keysOf(json).filter((k) => /(^|_)(peak|rss|memory|budget|headroom)(_|$)/.test(k));
+  const notBytes = all.filter((k) => !/_bytes$/.test(k) && !/^(memory|in_session_peak)$|_(at|step|source)$/.test(k));
+  return { all, notBytes };
+}
+
 /** The steps of the checkpoint folders in the directory store `<cwd>/store`, ascending. */
 export function storeSteps(cwd: string): number[] {
   const ckpt = join(cwd, 'store', 'ckpt');

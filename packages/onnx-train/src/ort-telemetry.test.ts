@@ -32,7 +32,11 @@ function stepIn(env: Record<string, string>): { tmp: string[]; home: string[] } 
   const home = join(root, 'home');
   mkdirSync(tmp);
   mkdirSync(home);
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'ORT_DISABLE_TELEMETRY'));
+  // Without CI: onnxruntime writes nothing where CI is set (as in this project's CI), and the child stands for a
+  // user's machine, where it does.
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k !== 'ORT_DISABLE_TELEMETRY' && k !== 'CI'),
+  );
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', STEP, entry], {
     env: { ...clean, TMPDIR: tmp, HOME: home, ...env } as NodeJS.ProcessEnv,
     encoding: 'utf8',
