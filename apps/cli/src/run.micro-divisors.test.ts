@@ -258,7 +258,7 @@ describe('[slow] divisors of G / world size: soup run and soup probe --exec', { 
     );
     expect(r.code, r.stderr).toBe(7);
     expect(r.stderr).toMatch(
-      /no divisor of --global-batch-size 12 fits with its headroom \(tried 12, 6, 3, 1\): the largest size that fit is 12, refused because peak [\d]+ bytes is above 5 % of the budget 1048576000 \(headroom 95 %\)/,
+      /No divisor of --global-batch-size 12 fits with its headroom \(tried 12, 6, 3, 1\): the largest size that fit is 12, refused because peak [\d]+ bytes is above 5 % of the budget 1048576000 \(headroom 95 %\)/,
     );
   });
 

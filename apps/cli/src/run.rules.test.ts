@@ -411,7 +411,9 @@ describe('[slow] soup run: smaller items (case 8)', { timeout: 240_000 }, () => 
     expect(r.stdout).not.toMatch(/\(default: (10000|120000|1000)\)/);
     expect(r.stdout).toContain('a bare number means seconds');
     // The lease's default depends on the store: said in words and units, never commander's raw milliseconds.
-    expect(r.stdout).toMatch(/--lease-ttl <duration>[\s\S]*default: 2m on a directory store, 10m on the Hub/);
+    expect(r.stdout).toMatch(
+      /--lease-ttl <duration>[\s\S]*default:\s+2m\s+on\s+a\s+directory\s+store,\s+10m\s+on\s+the\s+Hub/,
+    );
     expect(r.stdout).not.toMatch(/\(default: \d{4,}\)/);
   });
 });

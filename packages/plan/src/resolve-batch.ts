@@ -198,9 +198,9 @@ function noDivisorFits(G: number, N: number, trials: readonly TrialRecord[], nam
     .sort((a, b) => b.batchSize - a.batchSize)[0];
   const what = N === 1 ? `${name} ${G}` : `G / world size = ${G / N}`;
   return held
-    ? `no divisor of ${what} fits with its headroom (tried ${tried.join(', ')}): the largest size that fit is ` +
+    ? `No divisor of ${what} fits with its headroom (tried ${tried.join(', ')}): the largest size that fit is ` +
         `${held.batchSize}, refused because ${held.detail}; lower --headroom, or free memory.`
-    : `no divisor of ${what} fits (tried ${tried.join(', ')}): no size fit at all.`;
+    : `No divisor of ${what} fits (tried ${tried.join(', ')}): no size fit at all.`;
 }
 
 /** Finds the batch size: from the cache, or by probing (each trial reported as it runs), then caches it. */
