@@ -85,7 +85,7 @@ async function trainOnce(dir: string): Promise<{ tokensPerS: number; firstStepMs
     });
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       err += d;
-      if (Number.isNaN(firstStepMs) && /^train: \d+\/\d+ \(/m.test(err)) firstStepMs = performance.now() - t0;
+      if (Number.isNaN(firstStepMs) && /^(soup: )?train: \d+\/\d+ \(/m.test(err)) firstStepMs = performance.now() - t0;
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     const line = out.split('\n').find((l) => l.startsWith('RUN_JSON '));

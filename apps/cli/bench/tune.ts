@@ -265,8 +265,11 @@ export async function benchTrain(cwd: string, budgetMiB = 300): Promise<TuneBenc
 }
 
 /** The tuner's table, reason and timing lines from its stderr. */
+/** The tuner's table and its lines, as soup printed them (each behind its `soup: ` mark). */
 const tableOf = (stderr: string): string[] =>
-  stderr.split('\n').filter((l) => /^(→| {3}\S)|^choice:|^step times:|^tuned in|within the noise|trials in/.test(l));
+  stderr
+    .split('\n')
+    .filter((l) => /^soup: (→| {3}\S)|^soup: (choice:|step times:|tuned in)|within the noise|trials in/.test(l));
 
 async function summary(
   mode: TuneBenchRow['mode'],
