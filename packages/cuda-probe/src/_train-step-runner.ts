@@ -48,8 +48,6 @@ export async function prepareTrainStep(
   };
   writeFileSync(work.modelPath, model.bytes);
   const { executionProviders: _eps, ...rest } = mod.trainingSessionOptions(stepOptions);
-  // No telemetry files per probe child unless the user set ORT_DISABLE_TELEMETRY (as @soup/onnx-train's sessions).
-  process.env.ORT_DISABLE_TELEMETRY ??= '1';
   const session = await ort.InferenceSession.create(work.modelPath, mod.trainingSessionOptions(stepOptions));
   const prepared: OrtJob = {
     kind: 'ort',

@@ -63,6 +63,9 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
     );
   });
   runtimeAt = epoch();
+  // No telemetry files per probe child unless the user set ORT_DISABLE_TELEMETRY (as @soup/onnx-train's sessions),
+  // whichever kind of session the job creates below.
+  process.env.ORT_DISABLE_TELEMETRY ??= '1';
   const work = job.work;
   if (work.kind === 'segmented-step') {
     const { prepareSegmentedStep } = await import('./_train-step-runner');
@@ -75,8 +78,6 @@ async function prepare(job: WorkerJob): Promise<Runner & { prepared?: OrtJob }> 
     const { session, prepared } = await prepareTrainStep(ort, job, work);
     return { ...runnerFor(ort, job, session, prepared), prepared };
   }
-  // No telemetry files per probe child unless the user set ORT_DISABLE_TELEMETRY (as @soup/onnx-train's sessions).
-  process.env.ORT_DISABLE_TELEMETRY ??= '1';
   const session = await ort.InferenceSession.create(work.modelPath, {
     ...work.session,
     executionProviders: providers(job),
