@@ -4,7 +4,7 @@
 // (model.mjs / model.py) is probed, run, edited and tuned with real children. Node twin always; the
 // PyTorch twin where `import torch` works. Longer than a few seconds because each answer must come
 // from real trials: python + torch starts take seconds each on a loaded machine, and each measured
-// --try tunes a fit and its timing runs.
+// --try tunes a fit and its timing runs (at m and at the next smaller m).
 import { runNode, runProcess, useTempDir } from '@soup/test-utils';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -101,12 +101,14 @@ describe('clockOf', () => {
 
 /**
  * tuneExec over grad_ckpt=false (m = 4, 100 ms a step: 8 × 100 ms at G = 32) and true (m = 8,
- * 228 ms: 4 × 228 ms), whose start-up swings by 270 ms from run to run; the runs it asked for.
+ * 228 ms: 4 × 228 ms), whose start-up swings by 270 ms from run to run; the runs it asked for at the fitted m,
+ * and those of the walk to the next smaller m.
  */
 async function tuneSwinging(prints: boolean) {
   const costs = { false: { m: 4, stepMs: 100 }, true: { m: 8, stepMs: 228 } };
   let n = 0;
   const asked: string[] = [];
+  const walked: string[] = [];
   const runOf = (c: 'false' | 'true', steps: number) => {
     const swing = SWING[n++ % SWING.length]!;
     return {
@@ -127,12 +129,21 @@ async function tuneSwinging(prints: boolean) {
         oneStepSpanMs: one.outputSpanMs ?? null,
       };
     },
-    time: async (cmd, steps) => {
-      asked.push(`${ckptOf(cmd)}:${steps}`);
-      return runOf(ckptOf(cmd), steps);
+    time: async (cmd, steps, m) => {
+      const c = ckptOf(cmd);
+      // The walk to the next smaller m (half the samples a step here: slower per sample) keeps out of the swing.
+      if (m !== costs[c].m) {
+        walked.push(`${c}@${m}:${steps}`);
+        return {
+          ms: 1100 + steps * costs[c].stepMs,
+          ...(prints ? { outputSpanMs: perStep(costs[c].stepMs)(steps) } : {}),
+        };
+      }
+      asked.push(`${c}:${steps}`);
+      return runOf(c, steps);
     },
   });
-  return { entry: r.entry, asked };
+  return { entry: r.entry, asked, walked };
 }
 
 describe('tuneExec: the clock', () => {
@@ -144,6 +155,8 @@ describe('tuneExec: the clock', () => {
       expect(printing.entry.rows[printing.entry.chosen]!.values.grad_ckpt).toBe('false');
       expect(printing.entry.timedBy).toMatch(/^the span of the trainer's output/);
       expect(printing.asked).toEqual(['false:9', 'false:17', 'true:9']); // no third run of the loser
+      // Each walks one divisor down, and two runs there show it cannot win (a third would be wasted).
+      expect(printing.walked).toEqual(['false@2:1', 'false@2:9', 'true@4:1', 'true@4:9']);
       expect(printing.entry.rows[1]!.note).toMatch(/^stopped early: cannot win .* timed by their output/);
       expect(printing.entry.rows[0]!.stepMs).toBeCloseTo(100, 0);
 

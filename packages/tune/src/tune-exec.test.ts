@@ -58,6 +58,7 @@ describe('tuneExec: a close call', () => {
 async function tuneX(costs: Record<string, { m: number; stepMs: number; peakMiB: number; bump?: [number, number] }>) {
   const cwd = useTempDir();
   const asked: string[] = [];
+  const walked: string[] = [];
   const K = 16;
   const xOf = (cmd: string): string => /--x (\S+)/.exec(cmd)![1]!;
   const r = await tuneExec({
@@ -74,25 +75,31 @@ async function tuneX(costs: Record<string, { m: number; stepMs: number; peakMiB:
       const c = costs[xOf(cmd)]!;
       return { batchSize: c.m, peakBytes: c.peakMiB * 2 ** 20, source: 'probe', oneStepMs: 1000 + c.stepMs };
     },
-    time: async (cmd, steps) => {
+    time: async (cmd, steps, m) => {
       const x = xOf(cmd);
-      asked.push(`${x} ${steps}`);
       const c = costs[x]!;
+      // The walk to the next smaller m (the same step time for fewer samples: slower per sample) is told apart.
+      if (m !== c.m) {
+        walked.push(`${x}@${m} ${steps}`);
+        return { ms: 1000 + steps * c.stepMs };
+      }
+      asked.push(`${x} ${steps}`);
       // `bump`: [steps, ms] — that run is slow by ms, as a disturbed run on a shared machine.
       return { ms: 1000 + steps * c.stepMs + (c.bump?.[0] === steps ? c.bump[1] : 0) };
     },
   });
-  return { entry: r.entry, asked };
+  return { entry: r.entry, asked, walked };
 }
 
 describe('tuneExec: the order and the noise', () => {
   it('times the smallest micro-batch first, so that a larger one that cannot win stops after two runs', async () => {
     // Given largest first: big (m = 8, 300 ms: 26.7 samples/s) cannot win against small (m = 4, 100 ms: 40).
-    const { entry, asked } = await tuneX({
+    const { entry, asked, walked } = await tuneX({
       big: { m: 8, stepMs: 300, peakMiB: 300 },
       small: { m: 4, stepMs: 100, peakMiB: 300 },
     });
     expect(asked).toEqual(['small 17', 'small 33', 'big 17']);
+    expect(walked).toEqual(['small@2 1', 'small@2 17', 'big@4 1', 'big@4 17']); // two runs each: cannot win
     expect(entry.rows[0]!.note).toMatch(/^stopped early: cannot win/);
     expect(entry.rows[entry.chosen]!.label).toBe('x=small');
   });
@@ -108,5 +115,44 @@ describe('tuneExec: the order and the noise', () => {
     });
     expect(asked.slice(0, 6)).toEqual(['a 17', 'a 33', 'b 17', 'b 33', 'c 17', 'c 33']);
     expect(asked.slice(6, 8)).toEqual(['a 65', 'b 65']);
+  });
+});
+
+describe('tuneExec: throughput that is not monotone in m', () => {
+  it('walks down from the largest m while a smaller one is faster per sample, and chooses it', async () => {
+    // x=a fits m = 8, but its step grows with m² (a cache or a kernel that stops scaling): 40 + 10 m² ms, fastest per
+    // sample at m = 2 (25 samples/s, against 11.8 at m = 8). x=b fits m = 4 at 200 + 30 m ms (12.5 samples/s at 4,
+    // slower below). Timed only at each largest m, b wins.
+    const cwd = useTempDir();
+    const stepMs = { a: (m: number) => 40 + 10 * m * m, b: (m: number) => 200 + 30 * m };
+    const notes: string[] = [];
+    const r = await tuneExec({
+      cache: { env: {}, homeDir: cwd, cwd },
+      command: 'train --x {x} --max_steps {probe_steps}',
+      tries: { x: ['a', 'b'] },
+      globalBatchSize: 32,
+      timeSteps: 16,
+      budgetBytes: null,
+      gpuName: 'cpu',
+      gpuMemoryGb: 0,
+      noCache: true,
+      onEvent: (e) => notes.push(e.message),
+      fit: async (cmd) => {
+        const x = /--x (\w)/.exec(cmd)![1] as 'a' | 'b';
+        const m = x === 'a' ? 8 : 4;
+        return { batchSize: m, peakBytes: 300 * 2 ** 20, source: 'probe', oneStepMs: 1000 + stepMs[x](m) };
+      },
+      time: async (cmd, steps, m) => ({ ms: 1000 + steps * stepMs[/--x (\w)/.exec(cmd)![1] as 'a' | 'b'](m) }),
+    });
+    const chosen = r.entry.rows[r.entry.chosen]!;
+    expect(chosen).toMatchObject({ label: 'x=a', microBatchSize: 2, accumulation: 16 });
+    expect(chosen.samplesPerSecond).toBeCloseTo(25, 1);
+    expect(chosen.note).toMatch(/^walked down from micro-batch 4/);
+    expect(notes.filter((n) => /is faster than/.test(n))).toEqual([
+      'x=a: micro-batch 4 is faster than 8 (20.0 against 11.8 samples/s): timing the next smaller one',
+      'x=a: micro-batch 2 is faster than 4 (25.0 against 20.0 samples/s): timing the next smaller one',
+    ]);
+    // b's walk below its m = 4 is slower: it stays at 4.
+    expect(r.entry.rows.find((row) => row.label === 'x=b')).toMatchObject({ microBatchSize: 4 });
   });
 });

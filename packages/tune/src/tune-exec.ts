@@ -1,7 +1,8 @@
 // `soup probe --exec … --try NAME=v1,v2`: the fastest configuration that fits, measured. Each
 // candidate (one value per lever) gets its micro-batch m (the largest divisor of G / N that fits,
 // the batch cache first), then its step time at m from the trainer's own runs: the command with
-// {probe_steps} = 1, 1 + K and 1 + 2K, so start-up costs cancel. Samples/s at G = G / (a × step).
+// {probe_steps} = 1, 1 + K and 1 + 2K, so start-up costs cancel. Samples/s at G = G / (a × step). The next
+// smaller divisor is timed too, and taken while faster per sample (walkDown).
 import { divisorsOf, type CacheLocationOptions } from '@soup/batch-probe';
 import { clockOf, pooledVariance, stepBy, type TimedRun } from './output-clock';
 import { type StepsRun, stepsShown } from './steps-shown';
@@ -187,6 +188,75 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
     noiseMs: row.noiseMs,
     ...(note ? { note, stoppedEarly: true } : {}),
   });
+  /** Twice the standard error of the difference of two rows' step times, relative, and at least 5 %. */
+  const marginOf = (row: TuneRow, other: TuneRow): number => {
+    const seRow = (stepBy(runs.get(row)!, clock.clock, variance()).seMs ?? 0) / row.stepMs!;
+    const seOther = (other.noiseMs ?? stepBy(runs.get(other)!, clock.clock, variance()).seMs ?? 0) / other.stepMs!;
+    return Math.max(0.05, 2 * Math.hypot(seRow, seOther));
+  };
+  /**
+   * The largest m is not always the fastest per sample (a step whose cost grows faster than m): the next smaller
+   * divisor is timed too (runs of 1 and 1 + K, then 1 + 2K unless it cannot beat the row or the best so far), and
+   * while it is faster beyond the noise the row takes it and walks on down. Its runs count in the clock and the noise.
+   * Returns whether the row moved (it then has its three runs at the new m).
+   */
+  const walkDown = async (row: TuneRow, best: TuneRow | null): Promise<boolean> => {
+    let moved = false;
+    for (;;) {
+      const m = row.microBatchSize!;
+      const next = divisorsOf(G / N)
+        .filter((d) => d < m)
+        .at(-1);
+      if (next === undefined || row.samplesPerSecond === null) return moved;
+      const below: TuneRow = {
+        ...row,
+        microBatchSize: next,
+        accumulation: G / N / next,
+        peakBytes: null,
+        stepMs: null,
+        noiseMs: null,
+        samplesPerSecond: null,
+        note: null,
+      };
+      refitted.add(below); // its peak is its runs'
+      // Each run restates every row by the clock chosen again: a slope under the noise leaves a row with no time.
+      const timed = (): { fast: number; slow: number } | null =>
+        below.samplesPerSecond === null || row.samplesPerSecond === null
+          ? null
+          : { fast: below.samplesPerSecond, slow: row.samplesPerSecond };
+      if ((await run(below, 1)) ?? (await run(below, 1 + K))) return moved;
+      const two = timed();
+      if (two === null) return moved;
+      const bestSps = best?.samplesPerSecond ?? null;
+      const target = bestSps !== null && best !== null && bestSps > two.slow ? best : row;
+      if (two.fast * (1 + marginOf(below, target)) < (target === row ? two.slow : bestSps!)) return moved;
+      if (await run(below, 1 + 2 * K)) return moved;
+      const v = pooledVariance(runs, 'wall');
+      if (!stepsShown(runs.get(below)!, v === null ? null : Math.sqrt(v)).shown) return moved;
+      const three = timed();
+      if (three === null || !(three.fast > three.slow * (1 + marginOf(below, row)))) return moved;
+      say({
+        type: 'note',
+        message:
+          `${row.label}: micro-batch ${next} is faster than ${m} (${three.fast.toFixed(1)} against ` +
+          `${three.slow.toFixed(1)} samples/s): timing the next smaller one`,
+      });
+      // The row takes the smaller m with its runs; the larger m's runs stay (under `below`) for the clock and noise.
+      const atM = runs.get(row)!;
+      runs.set(row, runs.get(below)!);
+      runs.set(below, atM);
+      Object.assign(below, { microBatchSize: m, accumulation: G / N / m });
+      Object.assign(row, {
+        microBatchSize: next,
+        accumulation: G / N / next,
+        peakBytes: below.peakBytes,
+        note: `walked down from micro-batch ${m}: faster per sample`,
+      });
+      refitted.add(row);
+      restate();
+      moved = true;
+    }
+  };
   const r = await tune<{ values: Record<string, string>; label: string }, FitAnswer>({
     candidates,
     globalBatchSize: G,
@@ -209,16 +279,15 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
       // own two points. If twice the standard error of the difference (at least 5 %) cannot lift it
       // to the best, its third run is not needed.
       if (b !== null && row.samplesPerSecond !== null) {
-        const seRow = (stepBy(runs.get(row)!, clock.clock, variance()).seMs ?? 0) / row.stepMs!;
-        const seBest = (b.noiseMs ?? 0) / b.stepMs!;
-        const margin = Math.max(0.05, 2 * Math.hypot(seRow, seBest));
-        if (row.samplesPerSecond * (1 + margin) < b.samplesPerSecond!)
-          return figures(
-            row,
+        const margin = marginOf(row, b);
+        if (row.samplesPerSecond * (1 + margin) < b.samplesPerSecond!) {
+          const note =
             `stopped early: cannot win (${row.samplesPerSecond.toFixed(1)} samples/s from runs of 1 and ` +
-              `${1 + K} steps${clock.clock === 'output' ? ' timed by their output' : ''}, against ` +
-              `${b.samplesPerSecond!.toFixed(1)}; margin ${(margin * 100).toFixed(0)} %)`,
-          );
+            `${1 + K} steps${clock.clock === 'output' ? ' timed by their output' : ''}, against ` +
+            `${b.samplesPerSecond!.toFixed(1)}; margin ${(margin * 100).toFixed(0)} %)`;
+          // A smaller m may still win (a step whose cost grows faster than m); if none does, the row stopped here.
+          return (await walkDown(row, b)) ? figures(row) : figures(row, note);
+        }
       }
       failed = await run(row, 1 + 2 * K);
       if (failed !== null)
@@ -226,7 +295,9 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
       // The runs must show that they ran their steps, else the row is "not timed" (steps-shown).
       const v = pooledVariance(runs, 'wall');
       const shown = stepsShown(runs.get(row)!, v === null ? null : Math.sqrt(v));
-      return shown.shown ? figures(row) : { error: untime(row, shown.why) };
+      if (!shown.shown) return { error: untime(row, shown.why) };
+      await walkDown(row, b);
+      return figures(row);
     },
     // Close call: when the lower peak would take a tie from the faster row, the two get a longer run
     // each (1 + 4K steps, then 1 + 8K if still so); only then does the lower peak take it. A tie the
@@ -280,7 +351,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
     startMessage:
       `tuning ${candidates.length} configurations at global batch ${G}${N > 1 ? ` (world size ${N})` : ''}` +
       `: the largest micro-batch each fits, then its step time from runs of 1, ${1 + K} and ` +
-      `${1 + 2 * K} steps`,
+      `${1 + 2 * K} steps, there and at the next smaller micro-batch while that is faster`,
     ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
   });
