@@ -149,10 +149,51 @@ describe('tuneExec: throughput that is not monotone in m', () => {
     expect(chosen.samplesPerSecond).toBeCloseTo(25, 1);
     expect(chosen.note).toMatch(/^walked down from micro-batch 4/);
     expect(notes.filter((n) => /is faster than/.test(n))).toEqual([
-      'x=a: micro-batch 4 is faster than 8 (20.0 against 11.8 samples/s): timing the next smaller one',
-      'x=a: micro-batch 2 is faster than 4 (25.0 against 20.0 samples/s): timing the next smaller one',
+      'x=a: micro-batch 4 is faster than 8 (20.0 against 11.8 samples/s, and 20.0 against 11.8 timed again side by ' +
+        'side): timing the next smaller one',
+      'x=a: micro-batch 2 is faster than 4 (25.0 against 20.0 samples/s, and 25.0 against 20.0 timed again side by ' +
+        'side): timing the next smaller one',
     ]);
     // b's walk below its m = 4 is slower: it stays at 4.
     expect(r.entry.rows.find((row) => row.label === 'x=b')).toMatchObject({ microBatchSize: 4 });
+  });
+
+  it('stays where a smaller m read faster once but not when both are timed again side by side', async () => {
+    // x=a fits m = 4 at 200 + 30 m ms a step: 12.5 samples/s at 4, 7.7 at 2. The first runs at 2 meet a transient (a
+    // slow start-up in the 1-step run, a fast machine in the longest), on a straight line of 100 ms a step: 20
+    // samples/s. The runs timed again side by side are the truth.
+    const cwd = useTempDir();
+    const stepMs = (m: number): number => 200 + 30 * m;
+    const transient = new Map([
+      ['2 1', 3260],
+      ['2 17', 4860],
+      ['2 33', 6460],
+    ]);
+    const seen = new Set<string>();
+    const notes: string[] = [];
+    const r = await tuneExec({
+      cache: { env: {}, homeDir: cwd, cwd },
+      command: 'train --x {x} --max_steps {probe_steps}',
+      tries: { x: ['a'] },
+      globalBatchSize: 32,
+      timeSteps: 16,
+      budgetBytes: null,
+      gpuName: 'cpu',
+      gpuMemoryGb: 0,
+      noCache: true,
+      onEvent: (e) => notes.push(e.message),
+      fit: async () => ({ batchSize: 4, peakBytes: 300 * 2 ** 20, source: 'probe', oneStepMs: 1000 + stepMs(4) }),
+      time: async (_cmd, steps, m) => {
+        const key = `${m} ${steps}`;
+        const first = !seen.has(key);
+        seen.add(key);
+        return { ms: (first ? transient.get(key) : undefined) ?? 1000 + steps * stepMs(m) };
+      },
+    });
+    expect(r.entry.rows[r.entry.chosen]).toMatchObject({ label: 'x=a', microBatchSize: 4, accumulation: 8 });
+    expect(notes.filter((n) => /micro-batch 2/.test(n))).toEqual([
+      'x=a: micro-batch 2 read faster than 4 (20.0 against 12.5 samples/s) but not when both were timed again side ' +
+        'by side (7.7 against 12.5): 4 stands',
+    ]);
   });
 });

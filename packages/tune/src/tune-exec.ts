@@ -4,6 +4,7 @@
 // {probe_steps} = 1, 1 + K and 1 + 2K, so start-up costs cancel. Samples/s at G = G / (a × step). The next
 // smaller divisor is timed too, and taken while faster per sample (walkDown).
 import { divisorsOf, type CacheLocationOptions } from '@soup/batch-probe';
+import { confirmWalk } from './confirm-walk';
 import { clockOf, pooledVariance, stepBy, type TimedRun } from './output-clock';
 import { type StepsRun, stepsShown } from './steps-shown';
 import type { TuneEntry, TuneRow } from './tune-cache';
@@ -235,11 +236,36 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
       if (!stepsShown(runs.get(below)!, v === null ? null : Math.sqrt(v)).shown) return moved;
       const three = timed();
       if (three === null || !(three.fast > three.slow * (1 + marginOf(below, row)))) return moved;
+      const side = (r: TuneRow) => ({
+        time: (steps: number) => o.time(fillLevers(o.command, r.values), steps, r.microBatchSize!),
+        accumulation: r.accumulation!,
+      });
+      const again = await confirmWalk({
+        at: side(row),
+        below: side(below),
+        globalBatchSize: G,
+        timeSteps: K,
+        clock: clock.clock,
+        runs,
+      });
+      if (again.belowPeakBytes !== null) below.peakBytes = Math.max(below.peakBytes ?? 0, again.belowPeakBytes);
+      if (!again.faster) {
+        say({
+          type: 'note',
+          message:
+            `${row.label}: micro-batch ${next} read faster than ${m} (${three.fast.toFixed(1)} against ` +
+            `${three.slow.toFixed(1)} samples/s) but not when both were timed again side by side ` +
+            `(${again.said}): ` +
+            `${m} stands`,
+        });
+        return moved;
+      }
       say({
         type: 'note',
         message:
           `${row.label}: micro-batch ${next} is faster than ${m} (${three.fast.toFixed(1)} against ` +
-          `${three.slow.toFixed(1)} samples/s): timing the next smaller one`,
+          `${three.slow.toFixed(1)} samples/s, and ${again.said} ` +
+          `timed again side by side): timing the next smaller one`,
       });
       // The row takes the smaller m with its runs; the larger m's runs stay (under `below`) for the clock and noise.
       const atM = runs.get(row)!;
