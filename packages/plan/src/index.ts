@@ -70,6 +70,7 @@ export {
   type MicroCacheLowered,
 } from './micro-supervise-options';
 export { trainerChange, type TrainerChange } from './trainer-change';
+export { PROBE_STEPS, withProbeSteps, stepGrowth, type StepGrowth } from './probe-steps';
 export { configStepProbe, onnxModelProbe } from './step-probes';
 export {
   runGlobalBatch,

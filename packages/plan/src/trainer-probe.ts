@@ -2,6 +2,7 @@
 // --try, so each command finds the answers the others cached.
 import type { CacheKeyFields } from '@soup/batch-probe';
 import { type ChildProbeFn, createCommandProbe, type DeviceIdentity } from '@soup/cuda-probe';
+import { withProbeSteps } from './probe-steps';
 import type { PlanIo } from './resolve-batch';
 import { trainerCacheBase } from './trainer-files';
 
@@ -53,13 +54,14 @@ export function trainerKeyOf(base: string, o: TrainerProbeOptions): CacheKeyFiel
 }
 
 /**
- * The probe for a trial command ({batch_size} still in) and its key (`base` replaces the command and its files). On a
- * GPU the trainer is judged by its GPU memory (nvidia-smi, per process or the device's delta), the budget capping the
- * GPU budget; on the CPU by its sampled peak RSS against the budget; without a budget only by what it raised.
+ * The probe for a trial command ({batch_size} still in; {probe_steps}, where it takes one, PROBE_STEPS) and its key
+ * (`base` replaces the command and its files; the key holds the command as typed). On a GPU the trainer is judged
+ * by its GPU memory (nvidia-smi, per process or the device's delta), the budget capping the GPU budget; on the CPU
+ * by its sampled peak RSS against the budget; without a budget only by what it raised.
  */
 export function trainerProbe(command: string, o: TrainerProbeOptions & { base?: string | undefined }): TrainerProbe {
   const probe = createCommandProbe({
-    command,
+    command: withProbeSteps(command),
     env: o.env,
     cwd: o.cwd,
     timeoutMs: o.timeoutMs,

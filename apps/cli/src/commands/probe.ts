@@ -7,6 +7,9 @@ import {
   onnxModelProbe,
   redactCommand,
   resolveBatch,
+  stepGrowth,
+  type StepGrowth,
+  withProbeSteps,
   resolveTier,
   trainerChange,
   trainerKeyOf,
@@ -126,6 +129,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   let files: Record<string, string> | undefined;
   let keyUnknown: string | null = null;
   let execCommand: string | null = null;
+  let execTrial: string | null = null;
   if (mode === 'config') {
     const c = config!;
     const t = resolveTier(c, identity.device === 'cuda' ? identity.gpuMemoryGb : null);
@@ -164,9 +168,10 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
       await tune(typed, micro!);
       return;
     }
-    ({ probe, files, base, keyUnknown } = execProbe(micro ? micro.command(typed) : typed));
+    execTrial = micro ? micro.command(typed) : typed;
+    ({ probe, files, base, keyUnknown } = execProbe(execTrial));
     what = `\`${redactCommand(typed, 'mask')}\``;
-    if (opts.base === undefined) execCommand = micro ? micro.command(typed) : typed;
+    if (opts.base === undefined) execCommand = execTrial;
   }
   ctx.say(
     `probing ${what} on ${identity.gpuName} (${identity.gpuMemoryGb} GiB)` +
@@ -204,6 +209,16 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     noCache: opts.cache === false,
   });
   if (micro) micro.warnIfOne(r.batchSize, ctx);
+  // A command that takes {probe_steps} was probed over PROBE_STEPS steps: one step at the answer gives the growth.
+  const growth =
+    execTrial?.includes('{probe_steps}') && r.source === 'probe'
+      ? await stepGrowth({
+          oneStep: execProbe(withProbeSteps(execTrial, 1)).probe,
+          batchSize: r.batchSize,
+          peakBytes: r.chosen?.peak_bytes ?? null,
+        })
+      : null;
+  if (growth) ctx.say(growthLine(growth));
   ctx.emit({
     batch_size: r.batchSize,
     ...(micro ? micro.fields(r.batchSize) : {}),
@@ -218,6 +233,17 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     saved: r.saved,
     ...(r.notSavedReason !== null ? { not_saved_reason: r.notSavedReason } : {}),
     ...(r.flatPeak ? { flat_peak: r.flatPeak.warning } : {}),
+    ...(growth
+      ? {
+          step_growth: {
+            steps: growth.steps,
+            peak_bytes: growth.peakBytes,
+            one_step_peak_bytes: growth.oneStepPeakBytes,
+            growth_bytes: growth.growthBytes,
+            ...(growth.unknown !== null ? { unknown: growth.unknown } : {}),
+          },
+        }
+      : {}),
     trials: r.trials,
   });
   if (r.source === 'cache') {
@@ -255,3 +281,11 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
     );
   }
 }
+
+/** The probe's steps and what the steps after the first added at the answer. */
+const growthLine = (g: StepGrowth): string =>
+  g.growthBytes === null
+    ? `memory growth over the trial's ${g.steps} steps: unknown (${g.unknown})`
+    : `memory over the trial's ${g.steps} steps: peak ${formatBytes(g.peakBytes!)}, ` +
+      `${formatBytes(g.oneStepPeakBytes!)} after one step ` +
+      `(${g.growthBytes >= 0 ? '+' : '−'}${formatBytes(Math.abs(g.growthBytes))} in steps 2–${g.steps})`;
