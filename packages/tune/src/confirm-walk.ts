@@ -1,7 +1,8 @@
 // Before `tuneExec` walks a row down to a smaller micro-batch, the two are timed again side by side. One estimate
-// can move on a transient (a run the machine disturbed, a start-up swing): fresh runs of 1 + K and 1 + 2K steps, in
-// the order m, smaller, smaller, m (a drift of the machine weighs on both), whose slopes alone must show the smaller
-// m faster. The fresh runs confirm only; they stay out of the rows' estimates.
+// can move on a transient (a run the machine disturbed, a start-up swing): fresh runs of 1 and 1 + 2K steps, in the
+// order m, smaller, smaller, m (a drift of the machine weighs on both), whose slopes alone must show the smaller m
+// faster. The widest span two runs can have: the start-up is in both runs of a pair and cancels, and the slope's
+// standard error is half that of runs K steps apart. The fresh runs confirm only; they stay out of the rows' estimates.
 import { type Clock, pooledVariance, type RunsByRow, stepBy, type TimedRun } from './output-clock';
 
 /** One fresh timing run (tuneExec's `time` for a row at its micro-batch). */
@@ -21,7 +22,7 @@ export interface ConfirmWalkOptions {
   /** The same configuration at the next smaller divisor. */
   below: WalkSide;
   globalBatchSize: number;
-  /** K: the runs are of 1 + K and 1 + 2K steps. */
+  /** K: the runs are of 1 and 1 + 2K steps. */
   timeSteps: number;
   /** The clock the rows are timed by; the output's span only where every fresh run printed. */
   clock: Clock;
@@ -44,8 +45,8 @@ export async function confirmWalk(
   ]);
   let belowPeakBytes: number | null = null;
   for (const [side, steps] of [
-    [o.at, 1 + K],
-    [o.below, 1 + K],
+    [o.at, 1],
+    [o.below, 1],
     [o.below, 1 + 2 * K],
     [o.at, 1 + 2 * K],
   ] as const) {
