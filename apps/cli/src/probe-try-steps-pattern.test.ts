@@ -10,8 +10,9 @@ import { SOUP_BIN, soupEnv, soupRun } from '../test/run-helpers';
 const TRAINER = fileURLToPath(
   new URL('../../../packages/cuda-probe/src/_fixtures/stepping-trainer.mjs', import.meta.url),
 );
-const command = `${process.execPath} ${TRAINER} {probe_steps} {cap} out 20 --bs {micro_batch_size}`;
-const tryFlags = ['--global-batch-size', '1', '--try', 'cap=2,99', '--time-steps', '1'];
+const command = `${process.execPath} ${TRAINER} {probe_steps} {cap} out 60 --bs {micro_batch_size}`;
+// Runs of 1, 3 and 5 steps of 60 ms: 240 ms apart, clear of a loaded machine's start-up noise.
+const tryFlags = ['--global-batch-size', '1', '--try', 'cap=3,99', '--time-steps', '2'];
 
 function probe(cwd: string, args: string[]) {
   return runNode([SOUP_BIN, 'probe', '--exec', command, '--json', '--no-cache', ...args], {
@@ -28,7 +29,7 @@ describe('[slow] soup probe --try --steps-pattern: the trainer counts its own st
     const t = (JSON.parse(r.stdout) as { tune: { chosen: number; rows: { label: string; note: string | null }[] } })
       .tune;
     expect(t.rows.map((row) => [row.label, row.note])).toEqual([
-      ['cap=2', 'not timed: the trainer counted 2 steps in a run of 3'],
+      ['cap=3', 'not timed: the trainer counted 3 steps in a run of 5'],
       ['cap=99', null],
     ]);
     expect(t.rows[t.chosen]!.label).toBe('cap=99');

@@ -15,8 +15,9 @@ const fixture = (name: string): string =>
 const trainer = `${JSON.stringify(process.execPath)} ${fixture('stepping-trainer.mjs')}`;
 
 /**
- * Tunes `cap` (the most steps the trainer runs of any run): cap=2 first, so it is timed first and never
- * stopped early; K = 1 (runs of 1, 2 and 3 steps), G = 1. Returns the two rows' notes and the choice.
+ * Tunes `cap` (the most steps the trainer runs of any run): cap=3 first, so it is timed first and never
+ * stopped early; K = 2 (runs of 1, 3 and 5 steps of 60 ms: 240 ms apart, clear of a loaded machine's
+ * start-up noise, so the honest row's slope is positive), G = 1. Returns the two rows' notes and the choice.
  */
 async function tuneCaps(steps: StepsEvidence | undefined) {
   const cwd = useTempDir();
@@ -31,10 +32,10 @@ async function tuneCaps(steps: StepsEvidence | undefined) {
     maxLength: 8,
     quantization: 'none',
     loraR: 0,
-    command: `${trainer} {probe_steps} {cap} out 20 --bs {micro_batch_size}`,
-    tries: { cap: ['2', '99'] },
+    command: `${trainer} {probe_steps} {cap} out 60 --bs {micro_batch_size}`,
+    tries: { cap: ['3', '99'] },
     micro: { globalBatchSize: 1, worldSize: 1, headroom: 0 },
-    timeSteps: 1,
+    timeSteps: 2,
     start: undefined,
     refresh: true,
     noCache: true,
@@ -44,7 +45,7 @@ async function tuneCaps(steps: StepsEvidence | undefined) {
   });
   const { entry } = await tuneExec({ ...options, noCache: true, cache: { env: {}, homeDir: cwd, cwd } });
   const row = (label: string) => entry.rows.find((r) => r.label === label)!;
-  return { capped: row('cap=2'), honest: row('cap=99'), chosen: entry.rows[entry.chosen]!.label };
+  return { capped: row('cap=3'), honest: row('cap=99'), chosen: entry.rows[entry.chosen]!.label };
 }
 
 describe("[slow] --try: a run must show its steps by the trainer's own count (real children)", {
@@ -58,14 +59,14 @@ describe("[slow] --try: a run must show its steps by the trainer's own count (re
 
   it('told its step lines, that trainer is not timed and not chosen', async () => {
     const { capped, honest, chosen } = await tuneCaps({ pattern: '^step (\\d+) ' });
-    expect(capped).toMatchObject({ stepMs: null, note: 'not timed: the trainer counted 2 steps in a run of 3' });
+    expect(capped).toMatchObject({ stepMs: null, note: 'not timed: the trainer counted 3 steps in a run of 5' });
     expect(honest.stepMs).not.toBeNull();
     expect(chosen).toBe('cap=99');
   });
 
   it('told its trainer_state.json folder, the same', async () => {
     const { capped, chosen } = await tuneCaps({ file: 'out' });
-    expect(capped).toMatchObject({ stepMs: null, note: 'not timed: the trainer counted 2 steps in a run of 3' });
+    expect(capped).toMatchObject({ stepMs: null, note: 'not timed: the trainer counted 3 steps in a run of 5' });
     expect(chosen).toBe('cap=99');
   });
 });
