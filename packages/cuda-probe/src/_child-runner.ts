@@ -25,6 +25,8 @@ export interface RunChildOptions {
   killAboveRssBytes?: number;
   /** Keep at most this many characters of stdout and of stderr (the tail). @default 1 MiB */
   maxOutputChars?: number;
+  /** Called with each chunk of output as it arrives (all of it, not only the tail kept). */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: string) => void;
   /** Called once with the child's pid (its process group id) right after it is spawned. */
   onSpawn?: (pid: number) => void;
   /**
@@ -90,10 +92,17 @@ interface OutputTimes {
   chars: number;
 }
 
-function collect(stream: Readable | null | undefined, max: number, sink: { text: string }, times: OutputTimes): void {
+function collect(
+  stream: Readable | null | undefined,
+  max: number,
+  sink: { text: string },
+  times: OutputTimes,
+  onOutput?: (chunk: string) => void,
+): void {
   if (!stream) return;
   stream.setEncoding('utf8');
   stream.on('data', (d: string) => {
+    onOutput?.(d);
     const now = performance.now();
     times.first ??= now;
     times.last = now;
@@ -165,8 +174,9 @@ export function runChild(opts: RunChildOptions): Promise<ChildRun> {
     const times: OutputTimes = { first: null, last: null, chars: 0 };
     const outputSpanMs = (): number | null =>
       times.first === null || times.last === null ? null : times.last - times.first;
-    collect(child.stdout, max, out, times);
-    collect(child.stderr, max, err, times);
+    const { onOutput } = opts;
+    collect(child.stdout, max, out, times, onOutput && ((d) => onOutput('stdout', d)));
+    collect(child.stderr, max, err, times, onOutput && ((d) => onOutput('stderr', d)));
     if (opts.resultChannel) {
       const fd3 = child.stdio[3] as Readable | null;
       fd3?.setEncoding('utf8');

@@ -9,82 +9,12 @@ import { oomLineIn, spillsToHost } from './_output-oom';
 import { buildLaunch, checkCommandProgram } from './_launch';
 import { batchSizeArg, oneOf, optionalBytes, optionalIntegerAtLeast, requireObject } from './_validate';
 import type { MemoryCgroupCounters } from './_memory-cgroup';
-import { ProbeChildError } from './errors';
+import { ProbeChildError, ProbeOptionsError } from './errors';
 import type { ChildProbeFn, ProbeTrialOutcome } from './types';
+import type { CreateCommandProbeOptions } from './command-probe-options';
+import { checkStepsEvidence, startStepsCount } from './steps-seen';
 
-/** Options of {@link createCommandProbe}. */
-export interface CreateCommandProbeOptions {
-  /**
-   * The trainer's command for ONE step. A string is split into argv like a POSIX shell splits
-   * words (quotes and backslashes), but nothing else: no variables, globs, pipes or redirections,
-   * and it never runs through a shell. An array is used as argv as it is. Every `{batch_size}` in
-   * an argument is replaced by the candidate.
-   */
-  command: string | readonly string[];
-  /**
-   * Environment of the command; `SOUP_PROBE_BATCH_SIZE` is added with the candidate.
-   * @default process.env
-   */
-  env?: NodeJS.ProcessEnv;
-  /** Working directory of the command. @default process.cwd() */
-  cwd?: string;
-  /**
-   * Kill the command (SIGKILL, whole process group) after this long; the trial throws
-   * `ProbeTimeoutError`.
-   * @default 600000
-   */
-  timeoutMs?: number;
-  /**
-   * Peak memory the command's whole process tree may reach, in bytes (a `bash -c` wrapper's
-   * trainer, a launcher's ranks, a data loader's workers all count). Measured by a memory cgroup
-   * around each trial where one can be made (see `memoryCgroup`): its hard limit is the budget,
-   * so a tree over it is stopped by the kernel, and its peak usage (page cache included) is the
-   * trial's peak. Else the sum of RSS over the tree, sampled from /proc every `peakRssPollMs`
-   * (growth in the last interval before it exits can be missed): a sample past the budget stops
-   * the tree at once (SIGKILL). Either way a command that exits 0 above it does not fit, and a
-   * trial far over it never takes much more host memory than the budget. Each verdict names how
-   * it measured: `(cgroup)` or `(tree RSS, N processes)`.
-   * @default no gate: exit 0 fits
-   */
-  budgetBytes?: number;
-  /**
-   * With `budgetBytes` on the CPU: `auto` runs each trial in a memory cgroup of its own when this
-   * process can create one (root, or a delegated subtree; v1 or v2), else sums the tree's RSS;
-   * `off` always sums the tree's RSS.
-   * @default 'auto'
-   */
-  memoryCgroup?: 'auto' | 'off';
-  /**
-   * RLIMIT_AS of the command, applied with prlimit (util-linux) — never through a shell; an
-   * allocation beyond it fails inside the command, which then reports its own out-of-memory
-   * error. Leave it unset for CUDA trainers: the driver reserves far more address space.
-   * @default no limit
-   */
-  addressSpaceBytes?: number;
-  /**
-   * How often VmHWM is sampled when `budgetBytes` is set.
-   * @default 20
-   */
-  peakRssPollMs?: number;
-  /**
-   * How the caller names the timeout in a timeout error's advice (soup passes `--timeout`).
-   * @default 'timeoutMs'
-   */
-  timeoutName?: string;
-  /** Aborts the running trial (its process group is killed) and every later one. */
-  signal?: AbortSignal;
-  /**
-   * Judge the command by its GPU memory, sampled with nvidia-smi every `pollMs` while it runs:
-   * the memory of its processes (its whole process group) where the driver lists them, else the
-   * device's used-memory delta from before the command started (WSL2, WDDM `[N/A]`, another PID
-   * namespace: the probe owns the GPU while it runs). The budget is the GPU's free memory before
-   * the command, capped by `budgetBytes`; peak RSS is then not gated. `deviceId` is CUDA's index
-   * under the command's `CUDA_VISIBLE_DEVICES`. A peak reached and released between two samples
-   * is missed (PyTorch and ORT keep what they reserved until exit, so the high-water mark stays).
-   * @default no GPU measurement
-   */
-  gpu?: { deviceId?: number; nvidiaSmiPath?: string; pollMs?: number };
-}
+export type { CreateCommandProbeOptions } from './command-probe-options';
 
 /**
  * A probe for any trainer: runs `command` once per candidate, without a shell, `{batch_size}`
@@ -120,6 +50,9 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
       env: baseEnv,
     });
   checkCommandProgram(argv[0]!, o.cwd, baseEnv);
+  const steps = o.steps === undefined ? {} : (requireObject('steps', o.steps) as NonNullable<typeof o.steps>);
+  const stepsError = checkStepsEvidence(steps, { pattern: 'steps.pattern', file: 'steps.file' })[0];
+  if (stepsError !== undefined) throw new ProbeOptionsError(stepsError, { field: 'steps' });
 
   const timeoutName = o.timeoutName ?? 'timeoutMs';
   const what = (file: string): string => `command ${JSON.stringify(file)}`;
@@ -153,6 +86,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         })
       : null;
     const evidenceBase = killEvidenceBaseline();
+    const count = startStepsCount(steps, o.cwd ?? process.cwd());
     try {
       run = await runChild({
         launch: cg ? cg.wrap(launch) : launch,
@@ -164,6 +98,7 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
         peakRssPollMs: pollMs,
         ...(budgetBytes !== null && !gpu ? { killAboveRssBytes: budgetBytes } : {}),
         ...(sampler ? { onSpawn: (pid: number) => sampler.attach(pid) } : {}),
+        ...(count ? { onOutput: count.onOutput } : {}),
       });
     } catch (err) {
       await sampler?.stop();
@@ -196,8 +131,10 @@ export function createCommandProbe(options: CreateCommandProbeOptions): ChildPro
     const peakWord = byCgroup ? 'peak' : 'peak RSS';
     const how = byCgroup ? 'cgroup' : cg ? `${tree}, above its cgroup's ${formatBytes(cgPeak ?? 0)}` : tree;
     const exitedOk = run.exitCode === 0 && !run.timedOut && !run.aborted;
-    // Its wall time (spawn to exit) and, when it printed, the span of its output (first line to last).
+    // Its wall time (spawn to exit), when it printed the span of its output (first line to last) and its size, and
+    // the steps the trainer counted (where the caller declared how it shows them).
     const timing = {
+      ...(count ? { stepsSeen: count.finish() } : {}),
       ms: run.wallMs,
       ...(typeof run.outputSpanMs === 'number' ? { outputSpanMs: run.outputSpanMs } : {}),
       ...(typeof run.outputChars === 'number' ? { outputChars: run.outputChars } : {}),

@@ -3,6 +3,13 @@ export { createTrainStepProbe, type CreateTrainStepProbeOptions, type ProbeGptSp
 export { createCommandProbe, type CreateCommandProbeOptions } from './create-command-probe';
 export { splitCommand } from './_argv';
 export {
+  checkStepsEvidence,
+  startStepsCount,
+  type StepsCount,
+  type StepsEvidence,
+  type StepsEvidenceNames,
+} from './steps-seen';
+export {
   classifyOutOfMemory,
   type OutOfMemoryClassification,
   type OutOfMemoryKind,

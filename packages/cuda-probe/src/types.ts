@@ -46,6 +46,11 @@ export interface ProbeTrialOutcome extends ProbeOutcome {
    * steps, it grows with the steps run: what `--try` reads to see that a timing run ran its steps.
    */
   outputChars?: number;
+  /**
+   * Commands with `steps` declared: the steps the trainer itself counted in this run (the largest a
+   * pattern captured in its output, the `global_step` of a trainer_state.json it wrote; 0: none shown).
+   */
+  stepsSeen?: number;
   /** The step alone, measured in the child; absent when the child did not get that far (or for commands). */
   stepMs?: number;
   /** `ms - stepMs`: spawn + runtime import + session create + batch build + exit. */

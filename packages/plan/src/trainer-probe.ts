@@ -1,7 +1,7 @@
 // A trainer command's probe and batch-cache key: one rule for soup probe --exec, soup run --probe and
 // --try, so each command finds the answers the others cached.
 import type { CacheKeyFields } from '@soup/batch-probe';
-import { type ChildProbeFn, createCommandProbe, type DeviceIdentity } from '@soup/cuda-probe';
+import { type ChildProbeFn, createCommandProbe, type DeviceIdentity, type StepsEvidence } from '@soup/cuda-probe';
 import { withProbeSteps } from './probe-steps';
 import type { PlanIo } from './resolve-batch';
 import { trainerCacheBase } from './trainer-files';
@@ -29,6 +29,8 @@ export interface TrainerProbeOptions extends PlanIo {
   maxLength: number;
   quantization: string;
   loraR: number;
+  /** How a run shows the steps it ran by the trainer's own count (--try's timing runs): its trials' `stepsSeen`. */
+  steps?: StepsEvidence | undefined;
 }
 
 /** A trial command's probe, the files it names and may import (their hashes), its cache base and key. */
@@ -69,6 +71,7 @@ export function trainerProbe(command: string, o: TrainerProbeOptions & { base?: 
     signal: o.signal,
     ...(o.budgetBytes !== null ? { budgetBytes: o.budgetBytes } : {}),
     ...(o.identity.device === 'cuda' ? { gpu: { deviceId: o.deviceId } } : {}),
+    ...(o.steps ? { steps: o.steps } : {}),
   });
   const { base, files, unknown } = trainerCacheBase(command, o);
   return { probe, files, base, key: trainerKeyOf(base, o), keyUnknown: unknown };

@@ -42,4 +42,22 @@ describe('checkTries: --try with the flags it needs', () => {
         '{grad_ckpt} where the trainer takes that setting',
     ]);
   });
+
+  it('--steps-pattern and --steps-file apply to --try, and are refused in words when they cannot count steps', () => {
+    const none = { tries: undefined, timeSteps: undefined, globalBatchSize: undefined, command: undefined };
+    expect(checkTries({ ...none, steps: { pattern: 'step (\\d+)' } }).errors).toEqual([
+      '--steps-pattern applies to --try (the timing runs of the tuner)',
+    ]);
+    expect(checkTries({ ...none, steps: { file: 'out' } }).errors).toEqual([
+      '--steps-file applies to --try (the timing runs of the tuner)',
+    ]);
+    expect(checkTries({ ...ok, steps: { pattern: 'step (\\d+)', file: 'out' } }).errors).toEqual([]);
+    expect(checkTries({ ...ok, steps: { pattern: 'step \\d+' } }).errors).toEqual([
+      "--steps-pattern 'step \\d+': it has no capture group: put the step number in one, e.g. 'step (\\d+)'",
+    ]);
+    expect(checkTries({ ...ok, steps: { file: '../out' } }).errors).toEqual([
+      "--steps-file '../out': give a path inside the working directory (the trainer's output folder or its " +
+        'trainer_state.json, e.g. out/), never one out of it',
+    ]);
+  });
 });

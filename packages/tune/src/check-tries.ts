@@ -1,6 +1,7 @@
 // `--try` with the flags it needs beside it (a validator: it returns its errors, the caller refuses the first):
 // the tuner compares samples per second at a fixed global batch, times the trainer through {probe_steps}, and a
 // lever it chooses must reach the trainer that runs.
+import { checkStepsEvidence, type StepsEvidence } from '@soup/cuda-probe';
 import { parseTries } from './parse-tries';
 
 /** Options of {@link checkTries}. */
@@ -17,15 +18,20 @@ export interface CheckTriesOptions {
   commandName?: string;
   /** The trainer's own argv (`soup run`): each lever must appear in it as {NAME}. */
   argv?: readonly string[];
+  /** `--steps-pattern` and `--steps-file` (apply only to `--try`): how a timing run shows its steps. */
+  steps?: StepsEvidence;
 }
 
 /** The levers and their values (`NAME → values`), and why the flags are refused (the first error is the answer). */
 export function checkTries(o: CheckTriesOptions): { tries: Record<string, string[]>; errors: string[] } {
   const refuse = (error: string) => ({ tries: {}, errors: [error] });
+  const flag = o.timeSteps !== undefined ? '--time-steps' : o.steps?.pattern !== undefined ? '--steps-pattern' : null;
   if (o.tries === undefined)
-    return o.timeSteps === undefined
+    return flag === null && o.steps?.file === undefined
       ? { tries: {}, errors: [] }
-      : refuse('--time-steps applies to --try (the timing runs of the tuner)');
+      : refuse(`${flag ?? '--steps-file'} applies to --try (the timing runs of the tuner)`);
+  const stepsError = checkStepsEvidence(o.steps ?? {}, { pattern: '--steps-pattern', file: '--steps-file' })[0];
+  if (stepsError !== undefined) return refuse(stepsError);
   if (o.globalBatchSize === undefined)
     return refuse('--try needs --global-batch-size G: the tuner compares samples per second at a fixed global batch');
   if (o.command === undefined)

@@ -18,7 +18,7 @@ export interface CommandSearch {
 /**
  * tuneExec's `time`: the command's probe (`probeOf`: the probe of a command with every placeholder
  * but {batch_size} filled) at micro-batch m with {probe_steps} = `steps`: the child's own wall time
- * and its output's span, or why it did not fit.
+ * and its output's span and size, the trainer's own step count (`stepsSeen`), or why it did not fit.
  */
 export function commandTime(probeOf: (command: string) => ChildProbeFn): TuneExecOptions['time'] {
   return async (cmd, steps, m) => {
@@ -31,11 +31,13 @@ export function commandTime(probeOf: (command: string) => ChildProbeFn): TuneExe
           r.peakBytes ? ` (peak ${formatBytes(r.peakBytes)})` : ''
         }`,
       };
-    // The child's own wall time (spawn to exit), as the fit trial's run_ms, its output's span and size, its peak.
+    // The child's own wall time (spawn to exit), as the fit trial's run_ms, its output's span and size, the steps the
+    // trainer counted (where the probe was told how it shows them), its peak.
     return {
       ms: r.ms,
       ...(r.outputSpanMs !== undefined ? { outputSpanMs: r.outputSpanMs } : {}),
       ...(r.outputChars !== undefined ? { outputChars: r.outputChars } : {}),
+      ...(r.stepsSeen !== undefined ? { stepsSeen: r.stepsSeen } : {}),
       ...(r.peakBytes !== undefined ? { peakBytes: r.peakBytes } : {}),
     };
   };

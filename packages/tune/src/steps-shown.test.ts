@@ -73,4 +73,19 @@ describe('stepsShown', () => {
       why: 'not timed: the trainer counted 8 steps in a run of 9',
     });
   });
+
+  it('takes a count without the one-step run (the fit trial carries none); a run counted short is never timed', () => {
+    // Output and wall clock grow in step: a trainer that evaluated for the steps it skipped.
+    const runs = (seen: (n: number) => number) =>
+      runsOf([1, 9, 17], (n) => ({
+        wallMs: 1000 + 50 * n,
+        outputChars: 30 * n,
+        ...(n > 1 ? { stepsSeen: seen(n) } : {}),
+      }));
+    expect(stepsShown(runs((n) => n))).toEqual({ shown: true, by: 'trainer' });
+    expect(stepsShown(runs((n) => Math.min(n, 16)))).toEqual({
+      shown: false,
+      why: 'not timed: the trainer counted 16 steps in a run of 17',
+    });
+  });
 });

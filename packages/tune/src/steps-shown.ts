@@ -2,8 +2,9 @@
 // dataset shorter than the run, a flag it ignores, a step cap of its own) takes as long for 17
 // steps as for 9: the slope through its runs is near zero and reads as thousands of samples/s.
 // Evidence, the first that applies:
-//   - the trainer's own step count (`stepsSeen`: a line it printed, its trainer_state.json): every
-//     run counted at least its steps;
+//   - the trainer's own step count (`stepsSeen`: a line it printed, its trainer_state.json): a run it
+//     counted short is not timed; every run counted at least its steps (the one-step run may go
+//     without a count) is;
 //   - its output, when the characters it printed grew from the shortest run to the longest (no
 //     clock noise in a count): it decides, and must grow from each run to the next longer one in
 //     step with the steps, each segment at least 9/10 of the growth per step over all the runs. A
@@ -53,15 +54,13 @@ export function stepsShown(
   const sorted = [...runs].sort((a, b) => a[0] - b[0]);
   if (sorted.length < 2) return { shown: true, by: 'wall' };
   const counted = sorted.filter(([, r]) => typeof r.stepsSeen === 'number');
-  if (counted.length === sorted.length) {
-    const short = counted.find(([n, r]) => r.stepsSeen! < n);
-    return short === undefined
-      ? { shown: true, by: 'trainer' }
-      : {
-          shown: false,
-          why: `not timed: the trainer counted ${short[1].stepsSeen} steps in a run of ${short[0]}`,
-        };
-  }
+  const short = counted.find(([n, r]) => r.stepsSeen! < n);
+  if (short !== undefined)
+    return { shown: false, why: `not timed: the trainer counted ${short[1].stepsSeen} steps in a run of ${short[0]}` };
+  // The run of one step may be the fit trial, which carries no count: a trainer that ran none of it
+  // only makes the slope steeper (slower), never a false winner.
+  if (counted.length > 0 && sorted.every(([n, r]) => n === 1 || typeof r.stepsSeen === 'number'))
+    return { shown: true, by: 'trainer' };
   const chars = sorted.flatMap(([n, r]) =>
     typeof r.outputChars === 'number' ? [[n, r.outputChars] as [number, number]] : [],
   );

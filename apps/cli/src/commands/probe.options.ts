@@ -30,6 +30,8 @@ export interface ProbeOptions extends SearchOptions, GlobalBatchOptions {
   /** `NAME=v1,v2`, one per --try. */
   try?: string[];
   timeSteps?: number;
+  stepsPattern?: string;
+  stepsFile?: string;
   json?: boolean;
 }
 
@@ -70,6 +72,8 @@ export const probeCommand = commandSpec<ProbeOptions>((program) => {
       'with --try: K: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)',
       intAtLeast(1),
     )
+    .option('--steps-pattern <regex>', "with --try: a regex whose group captures the trainer's step in its output")
+    .option('--steps-file <path>', 'with --try: the trainer_state.json a timing run writes, or its folder (in cwd)')
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',

@@ -59,7 +59,9 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   const timeoutMs = opts.timeout * 1000;
   const maxLength = opts.maxLength ?? config?.data.maxLength ?? 512;
   const micro = execMicro(opts, mode);
+  const steps = { pattern: opts.stepsPattern, file: opts.stepsFile };
   const checked = checkTries({
+    steps,
     tries: opts.try,
     timeSteps: opts.timeSteps,
     globalBatchSize: micro?.globalBatchSize,
@@ -81,6 +83,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   };
   // An --exec command's trials: judged as `soup run --probe` judges them, under the same cache key.
   const trainer = {
+    steps,
     ...planIo(ctx),
     identity,
     deviceId,

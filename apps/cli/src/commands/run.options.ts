@@ -66,6 +66,8 @@ export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOpti
   /** `NAME=v1,v2`, one per --try. */
   try?: string[];
   timeSteps?: number;
+  stepsPattern?: string;
+  stepsFile?: string;
   /** Several nodes: this node, the node count, the notes folder, scontrol requeue (@soup/supervisor's rules). */
   nodeRank?: number;
   nnodes?: number;
@@ -156,6 +158,8 @@ export const runCommand = commandSpec<RunOptions>((program) => {
       appendArg,
     )
     .option('--time-steps <K>', 'with --try: the timing runs take 1, 1 + K and 1 + 2K steps (default 8)', intAtLeast(1))
+    .option('--steps-pattern <regex>', "with --try: a regex whose group captures the trainer's step in its output")
+    .option('--steps-file <path>', 'with --try: the trainer_state.json a timing run writes, or its folder (in cwd)')
     .option('--node-rank <r>', 'this node; 0 leads (default SLURM_NODEID, else torchrun --node_rank)', intAtLeast(0))
     .option('--nnodes <n>', 'nodes in the run (default SLURM_NNODES, else torchrun --nnodes)', intAtLeast(1))
     .option('--nodes-dir <dir>', "a folder every node shares for soup's notes (default <output-dir>/.soup-nodes)")

@@ -41,6 +41,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     command: opts.probe,
     commandName: 'the --probe command',
     argv,
+    steps: { pattern: opts.stepsPattern, file: opts.stepsFile },
   });
   if (tries.errors[0] !== undefined) throw new UsageError(tries.errors[0]);
   const micro = runMicro(opts, ctx, argv, (m) =>
@@ -166,6 +167,7 @@ async function trainerOptions(opts: RunOptions, ctx: CommandContext) {
     noCache: opts.cache === false,
     cacheExceptionsOnly: opts.cacheExceptionsOnly === true,
     predict: opts.predict !== false,
+    steps: { pattern: opts.stepsPattern, file: opts.stepsFile },
   };
 }
 
