@@ -2,6 +2,7 @@
 // fit and timing runs through the trainer's probe and batch-cache key; and soup run's pick of this
 // session's levers and micro-batch from it.
 import { lookupCacheEntry, makeCacheKey } from '@soup/batch-probe';
+import type { StepsEvidence } from '@soup/cuda-probe';
 import { candidatesOf, fillLevers, type TuneEntry, type TuneExecOptions } from '@soup/tune';
 import { commandTuneFns } from './command-tune-fns';
 import type { BatchEvent } from './resolve-batch';
@@ -47,6 +48,8 @@ export function trainerTuneKey(o: {
   tries: Record<string, string[]>;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** How its runs show their steps: a choice measured without it may be one it would have refused. */
+  steps?: StepsEvidence | undefined;
 }): NonNullable<TuneExecOptions['trainer']> {
   const files: Record<string, string> = {};
   let unknown: string | null = null;
@@ -56,7 +59,11 @@ export function trainerTuneKey(o: {
     Object.assign(files, b.files);
     unknown ??= b.unknown;
   }
-  return { command: redactCommand(o.command), files, unknown };
+  const steps = [
+    ...(o.steps?.pattern !== undefined ? [`--steps-pattern ${o.steps.pattern}`] : []),
+    ...(o.steps?.file !== undefined ? [`--steps-file ${o.steps.file}`] : []),
+  ];
+  return { command: [redactCommand(o.command), ...steps].join(' | '), files, unknown };
 }
 
 /** The tuner's options for a trainer command's levers at G: its fit (the micro-batch search) and time runs. */
