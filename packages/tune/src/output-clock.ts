@@ -81,7 +81,7 @@ export function clockOf(runs: RunsByRow, K: number): { clock: Clock; why: string
   if (vw === null || vs === null) return { clock: 'wall', why: `the wall time of runs of ${spans}` };
   const steps = [...runs]
     .filter(([, pts]) => pts.size >= 2)
-    .map(([row, pts]) => ({ pts, w: wall.rows.get(row)!, o: out.rows.get(row)! }));
+    .map(([row, pts]) => ({ row, pts, w: wall.rows.get(row)!, o: out.rows.get(row)! }));
   if (steps.some(({ w, o }) => !(o.stepMs > 0.5 * w.stepMs)))
     return {
       clock: 'wall',
@@ -97,10 +97,11 @@ export function clockOf(runs: RunsByRow, K: number): { clock: Clock; why: string
   // Agreement is asked only of the rows timed to the end. A row with two runs so far (waiting on
   // the early stop) is held to the growth alone: its wall slope has the start-up swing of two runs
   // in it, which the pooled noise of the full rows (one degree of freedom each) can understate;
-  // its third run, when it gets one, brings the full check.
+  // its third run, when it gets one, brings the full check. So is a row whose warm-up is cancelled
+  // while it has three runs: its slope is that of its last two.
   const t = tQuantile(Math.min(wall.dof, out.dof));
-  for (const { pts, w, o } of steps) {
-    if (pts.size < 3) continue;
+  for (const { row, pts, w, o } of steps) {
+    if (pts.size < (out.warm.has(row) ? 4 : 3)) continue;
     const allowed = Math.max(t * Math.hypot(w.seMs!, o.seMs!), CLOCKS_AGREE_FRACTION * Math.abs(w.stepMs));
     if (Math.abs(o.stepMs - w.stepMs) > allowed)
       return {
