@@ -27,7 +27,7 @@ export interface RowStep {
   warmUp: string | null;
 }
 
-/** Every row's step (rows with two runs or more) and the residual variance pooled over them. */
+/** Every row's step (NaN with one run) and the residual variance pooled over the rows. */
 export interface RowSteps<R> {
   rows: Map<R, RowStep>;
   /** The rows whose warm-up was cancelled. */
@@ -81,7 +81,7 @@ export function rowSteps<R>(
   clock: Clock,
   warmUps?: ReadonlySet<R>,
 ): RowSteps<R> {
-  const fits = new Map([...runs].filter(([, pts]) => pts.size >= 2).map(([row, pts]) => [row, fitOf(pts, clock)]));
+  const fits = new Map([...runs].map(([row, pts]) => [row, fitOf(pts, clock)]));
   let rss = 0;
   let dof = 0;
   for (const f of fits.values()) if (f.pts.size >= 3) [rss, dof] = [rss + f.full.rss, dof + f.pts.size - 2];
