@@ -19,7 +19,7 @@ describe('a real trainer with a warm-up', () => {
     const trainer = join(dir, 'train.mjs');
     writeFileSync(trainer, WARM_UP_TRAINER);
     const time = commandTime((command) => createCommandProbe({ command, timeoutMs: 20_000 }));
-    // warm: 20 ms a step, steps 1 to 3 take 250 ms more (500 ms in every run but the first); plain: the
+    // warm: 20 ms a step, steps 1 to 3 take 375 ms more (750 ms in every run but the first); plain: the
     // same without it; other: 30 ms a step (a third row: the noise a bend is judged by has two degrees
     // of freedom, not one, whose estimate swings by 10× under load).
     const rows = {
@@ -29,7 +29,7 @@ describe('a real trainer with a warm-up', () => {
     };
     const runs = new Map<string, Map<number, TimedRun>>();
     for (const [row, warmUp] of Object.entries(rows)) {
-      const cmd = `${process.execPath} ${trainer} --max_steps {probe_steps} ${warmUp} --warmup_ms 250`;
+      const cmd = `${process.execPath} ${trainer} --max_steps {probe_steps} ${warmUp} --warmup_ms 375`;
       const pts = new Map<number, TimedRun>();
       for (const steps of [1, 1 + K, 1 + 2 * K]) {
         const t = await time(cmd, steps, 1);
@@ -47,9 +47,10 @@ describe('a real trainer with a warm-up', () => {
     const warm = steps.rows.get('warm')!;
     expect(warm.warmUp, seen).toBe('warm-up cancelled: the slope of the runs of 9 and 17 steps');
     expect([plain.warmUp, steps.rows.get('other')!.warmUp], seen).toEqual([null, null]);
-    // A wide band: the 3-point slope of the warm runs is 20 + 500 / 16 = 51 ms (2.6×) by either clock.
+    // A wide band (the later runs are 8 steps apart: a stall under load moves their slope by a third):
+    // the 3-point slope of the warm runs is 20 + 750 / 16 = 67 ms (3.3×) by either clock.
     const ratio = warm.stepMs / plain.stepMs;
-    expect(ratio, `warm ${warm.stepMs} ms a step, plain ${plain.stepMs}; ${seen}`).toBeGreaterThan(0.7);
-    expect(ratio, `warm ${warm.stepMs} ms a step, plain ${plain.stepMs}; ${seen}`).toBeLessThan(1.4);
+    expect(ratio, `warm ${warm.stepMs} ms a step, plain ${plain.stepMs}; ${seen}`).toBeGreaterThan(0.5);
+    expect(ratio, `warm ${warm.stepMs} ms a step, plain ${plain.stepMs}; ${seen}`).toBeLessThan(2);
   }, 30_000);
 });
