@@ -15,13 +15,13 @@ describe('tuneExec: a trainer with a warm-up', () => {
     const cwd = useTempDir();
     const trainer = join(cwd, 'train.mjs');
     writeFileSync(trainer, WARM_UP_TRAINER);
-    // w = 3: steps 1 to 3 take 200 ms more (400 ms in every run but the first); 0: none; 1: only the
+    // w = 3: steps 1 to 3 take 375 ms more (750 ms in every run but the first); 0: none; 1: only the
     // first (in every run, so no bend). Timed in that order: a warmed row timed after a faster one
     // would be stopped early on its runs of 1 and 1 + K steps, which hold the whole warm-up.
     const r = await tuneExec({
       cache: { env: {}, homeDir: cwd, cwd },
       command:
-        `${process.execPath} ${trainer} --max_steps {probe_steps} --step_ms 15 ` + '--warmup_steps {w} --warmup_ms 200',
+        `${process.execPath} ${trainer} --max_steps {probe_steps} --step_ms 20 ` + '--warmup_steps {w} --warmup_ms 375',
       tries: { w: ['3', '0', '1'] },
       globalBatchSize: 32,
       timeSteps: 8,
@@ -35,10 +35,13 @@ describe('tuneExec: a trainer with a warm-up', () => {
     const row = (w: string) => r.entry.rows.find((x) => x.values.w === w)!;
     const seen = JSON.stringify(r.entry.rows.map((x) => [x.label, x.stepMs, x.noiseMs, x.note]));
     expect(row('3').note, seen).toBe('warm-up cancelled: the slope of the runs of 9 and 17 steps');
-    expect([row('0').note, row('1').note], seen).toEqual([null, null]);
-    // A wide band: by the 3-point slope the warmed row is 15 + 400 / 16 = 40 ms a step (2.7×).
+    expect(row('0').note, seen).toBeNull();
+    // w = 1 ties w = 0: it may be stopped early ("cannot win" by the noise), but never reads as a warm-up.
+    expect(row('1').note ?? '', seen).not.toMatch(/warm-up/);
+    // A wide band (the later runs are 8 steps apart: a stall under load moves their slope by a third): by
+    // the 3-point slope the warmed row is 20 + 750 / 16 = 67 ms a step (3.3×).
     const ratio = row('3').samplesPerSecond! / row('0').samplesPerSecond!;
-    expect(ratio, seen).toBeGreaterThan(0.7);
-    expect(ratio, seen).toBeLessThan(1.4);
+    expect(ratio, seen).toBeGreaterThan(0.5);
+    expect(ratio, seen).toBeLessThan(2);
   }, 30_000);
 });
