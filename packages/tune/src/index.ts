@@ -69,6 +69,7 @@ export {
   type LimitOf,
 } from './step-timing';
 export { clockOf, stepBy, pooledVariance, CLOCKS_AGREE_FRACTION, type TimedRun, type Clock } from './output-clock';
+export { rowSteps, noteWithWarmUp, type RowStep, type RowSteps } from './warm-up';
 export type { FitTrial } from './kept-sessions';
 export { TuneError, NothingTimedError, NothingChosenError, type TuneErrorCode } from './errors';
 export { measureTrainGrid, gridBest, headToHead, type GridPoint, type GridModel } from './grid';

@@ -17,33 +17,12 @@
 //     run where it read ±0.8 ms had the wall slope 2 % off the span's, the span being right).
 // A trainer whose output is held in a buffer until it exits prints all at once (a span near 0 that
 // does not grow); one that flushes every few steps grows in jumps (a wide residual, a slope off the
-// wall clock's): both are timed by the wall clock.
+// wall clock's): both are timed by the wall clock. A row whose runs show a warm-up is read by
+// either clock with its warm-up cancelled (warm-up.ts), so a warm-up weighs on neither clock's noise.
+import { type Clock, slope, type TimedRun, tQuantile } from './_line-fit';
+import { rowSteps } from './warm-up';
 
-/**
- * Step time = the least-squares slope of a run's time (by either clock) against its number of
- * steps (start-up costs are the intercept), with the residual sum of squares (0 with two points)
- * and the spread of the steps (sxx) that its standard error needs.
- */
-export function slope(points: Map<number, number>): { stepMs: number; rss: number; sxx: number } {
-  const xs = [...points.keys()];
-  const ys = xs.map((x) => points.get(x)!);
-  const n = xs.length;
-  const mx = xs.reduce((a, b) => a + b, 0) / n;
-  const my = ys.reduce((a, b) => a + b, 0) / n;
-  const sxx = xs.reduce((a, x) => a + (x - mx) ** 2, 0);
-  const b = xs.reduce((a, x, i) => a + (x - mx) * (ys[i]! - my), 0) / sxx;
-  if (n < 3) return { stepMs: b, rss: 0, sxx };
-  const rss = xs.reduce((a, x, i) => a + (ys[i]! - (my + b * (x - mx))) ** 2, 0);
-  return { stepMs: b, rss, sxx };
-}
-
-/** One timing run: its wall time and its output span (null when it printed nothing), in ms. */
-export interface TimedRun {
-  wallMs: number;
-  spanMs: number | null;
-}
-
-export type Clock = 'output' | 'wall';
+export { slope, tQuantile, type Clock, type TimedRun } from './_line-fit';
 
 /** The two clocks agree when their slopes are within this fraction of the step, or within their noise. */
 export const CLOCKS_AGREE_FRACTION = 0.02;
@@ -53,10 +32,6 @@ export type RunsByRow = ReadonlyMap<unknown, ReadonlyMap<number, TimedRun>>;
 
 const pointsBy = (runs: ReadonlyMap<number, TimedRun>, clock: Clock): Map<number, number> =>
   new Map([...runs].map(([steps, r]) => [steps, clock === 'wall' ? r.wallMs : r.spanMs!]));
-
-/** Student's t at 97.5 % for 1…10 degrees of freedom (about 2 beyond). */
-const T975 = [Number.NaN, 12.71, 4.3, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23];
-export const tQuantile = (dof: number): number => (dof <= 10 ? T975[dof]! : 2);
 
 /** The residual degrees of freedom pooled over the rows with three runs or more. */
 export function pooledDof(runs: RunsByRow): number {
@@ -97,10 +72,16 @@ export function clockOf(runs: RunsByRow, K: number): { clock: Clock; why: string
       clock: 'wall',
       why: `the wall time of runs of ${spans} (a run printed nothing, so its output cannot time its steps)`,
     };
-  const vw = pooledVariance(runs, 'wall');
-  const vs = pooledVariance(runs, 'output');
+  // Both clocks are read by the same lines: the warm-ups the output shows (the steadier clock, when
+  // it qualifies) are cancelled on the wall clock too, so the two compare like with like.
+  const out = rowSteps(runs, 'output');
+  const wall = rowSteps(runs, 'wall', out.warm);
+  const vw = wall.variance;
+  const vs = out.variance;
   if (vw === null || vs === null) return { clock: 'wall', why: `the wall time of runs of ${spans}` };
-  const steps = timed.map((pts) => ({ pts, w: stepBy(pts, 'wall', vw), o: stepBy(pts, 'output', vs) }));
+  const steps = [...runs]
+    .filter(([, pts]) => pts.size >= 2)
+    .map(([row, pts]) => ({ row, pts, w: wall.rows.get(row)!, o: out.rows.get(row)! }));
   if (steps.some(({ w, o }) => !(o.stepMs > 0.5 * w.stepMs)))
     return {
       clock: 'wall',
@@ -116,10 +97,11 @@ export function clockOf(runs: RunsByRow, K: number): { clock: Clock; why: string
   // Agreement is asked only of the rows timed to the end. A row with two runs so far (waiting on
   // the early stop) is held to the growth alone: its wall slope has the start-up swing of two runs
   // in it, which the pooled noise of the full rows (one degree of freedom each) can understate;
-  // its third run, when it gets one, brings the full check.
-  const t = tQuantile(pooledDof(runs));
-  for (const { pts, w, o } of steps) {
-    if (pts.size < 3) continue;
+  // its third run, when it gets one, brings the full check. So is a row whose warm-up is cancelled
+  // while it has three runs: its slope is that of its last two.
+  const t = tQuantile(Math.min(wall.dof, out.dof));
+  for (const { row, pts, w, o } of steps) {
+    if (pts.size < (out.warm.has(row) ? 4 : 3)) continue;
     const allowed = Math.max(t * Math.hypot(w.seMs!, o.seMs!), CLOCKS_AGREE_FRACTION * Math.abs(w.stepMs));
     if (Math.abs(o.stepMs - w.stepMs) > allowed)
       return {

@@ -6,6 +6,7 @@
 import { divisorsOf, type CacheLocationOptions } from '@soup/batch-probe';
 import { confirmWalk } from './confirm-walk';
 import { clockOf, pooledVariance, stepBy, type TimedRun } from './output-clock';
+import { noteWithWarmUp, rowSteps } from './warm-up';
 import { type StepsRun, stepsShown } from './steps-shown';
 import type { TuneEntry, TuneRow } from './tune-cache';
 import { labelOf, tune, type TuneEvent, type TuneTiming } from './tune';
@@ -128,12 +129,13 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
    * chosen again after each run; every timed row's figures are restated by it.
    */
   let clock = clockOf(runs, K);
-  const variance = (): number | null => pooledVariance(runs, clock.clock);
+  const variance = (): number | null => rowSteps(runs, clock.clock).variance;
   const restate = (): void => {
     clock = clockOf(runs, K);
-    const v = variance();
+    const steps = rowSteps(runs, clock.clock); // a warm-up cancelled by the later runs' slope (warm-up.ts)
     for (const [row, pts] of runs) {
-      const est = stepBy(pts, clock.clock, v);
+      const est = steps.rows.get(row)!;
+      row.note = noteWithWarmUp(row.note, est.warmUp);
       row.stepMs = est.stepMs;
       row.samplesPerSecond = est.stepMs > 0 ? G / ((row.accumulation! * est.stepMs) / 1000) : null;
       row.noiseMs = pts.size >= 3 ? est.seMs : null;

@@ -1,0 +1,47 @@
+// tuneExec on a real trainer (child processes, timed through the command probe) whose first steps
+// are slow: the warmed configuration is timed by the slope of its runs of 1 + K and 1 + 2K steps,
+// not read as slower than the same trainer without a warm-up.
+import { createCommandProbe } from '@soup/cuda-probe';
+import { useTempDir } from '@soup/test-utils';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { WARM_UP_TRAINER } from './_warm-up-test-helpers';
+import { commandTime } from './command-adapter';
+import { tuneExec } from './tune-exec';
+
+describe('tuneExec: a trainer with a warm-up', () => {
+  it('cancels the warm-up by the slope of the later runs: the warmed row times near the one without', async () => {
+    const cwd = useTempDir();
+    const trainer = join(cwd, 'train.mjs');
+    writeFileSync(trainer, WARM_UP_TRAINER);
+    // w = 3: steps 1 to 3 take 375 ms more (750 ms in every run but the first); 0: none; 1: only the
+    // first (in every run, so no bend). Timed in that order: a warmed row timed after a faster one
+    // would be stopped early on its runs of 1 and 1 + K steps, which hold the whole warm-up.
+    const r = await tuneExec({
+      cache: { env: {}, homeDir: cwd, cwd },
+      command:
+        `${process.execPath} ${trainer} --max_steps {probe_steps} --step_ms 20 ` + '--warmup_steps {w} --warmup_ms 375',
+      tries: { w: ['3', '0', '1'] },
+      globalBatchSize: 32,
+      timeSteps: 8,
+      budgetBytes: null,
+      gpuName: 'cpu',
+      gpuMemoryGb: 0,
+      noCache: true,
+      fit: async () => ({ batchSize: 4, peakBytes: null, source: 'given', oneStepMs: null }),
+      time: commandTime((command) => createCommandProbe({ command, timeoutMs: 20_000 })),
+    });
+    const row = (w: string) => r.entry.rows.find((x) => x.values.w === w)!;
+    const seen = JSON.stringify(r.entry.rows.map((x) => [x.label, x.stepMs, x.noiseMs, x.note]));
+    expect(row('3').note, seen).toBe('warm-up cancelled: the slope of the runs of 9 and 17 steps');
+    expect(row('0').note, seen).toBeNull();
+    // w = 1 ties w = 0: it may be stopped early ("cannot win" by the noise), but never reads as a warm-up.
+    expect(row('1').note ?? '', seen).not.toMatch(/warm-up/);
+    // A wide band (the later runs are 8 steps apart: a stall under load moves their slope by a third): by
+    // the 3-point slope the warmed row is 20 + 750 / 16 = 67 ms a step (3.3×).
+    const ratio = row('3').samplesPerSecond! / row('0').samplesPerSecond!;
+    expect(ratio, seen).toBeGreaterThan(0.5);
+    expect(ratio, seen).toBeLessThan(2);
+  }, 30_000);
+});
