@@ -229,7 +229,9 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
           : { fast: below.samplesPerSecond, slow: row.samplesPerSecond };
       if ((await run(below, 1)) ?? (await run(below, 1 + K))) return moved;
       const two = timed();
-      if (two === null) return moved;
+      // Two runs that read the smaller m no faster than m end the walk: the third run and the side-by-side timing are
+      // for a smaller m that reads faster (in a tie, as the known-cost trainer's linear step, they cost the most).
+      if (two === null || !(two.fast > two.slow)) return moved;
       const bestSps = best?.samplesPerSecond ?? null;
       const target = bestSps !== null && best !== null && bestSps > two.slow ? best : row;
       if (two.fast * (1 + marginOf(below, target)) < (target === row ? two.slow : bestSps!)) return moved;
