@@ -68,6 +68,15 @@ export {
   type WinLimit,
   type LimitOf,
 } from './step-timing';
+export {
+  globalStepMs,
+  globalStepAt,
+  stepAtGlobal,
+  samplesPerSecondOf,
+  perMicroBatch,
+  timeUpdate,
+  type UpdateTiming,
+} from './global-step';
 export { clockOf, stepBy, pooledVariance, CLOCKS_AGREE_FRACTION, type TimedRun, type Clock } from './output-clock';
 export type { FitTrial } from './kept-sessions';
 export { TuneError, NothingTimedError, NothingChosenError, type TuneErrorCode } from './errors';
