@@ -155,7 +155,8 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
       : {
           cache: {
             key: {
-              command: o.cacheCommand,
+              // an entry whose rows charged the update to every micro-batch is measured again
+              command: `${o.cacheCommand} update-once`,
               tries,
               budgetBytes: o.budgetBytes,
               gpuName: o.gpuName,
