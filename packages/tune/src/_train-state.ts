@@ -104,9 +104,6 @@ export interface TrainState<T extends string, R extends MicroFit> {
   update: UpdateTiming | null | undefined;
 }
 
-/** Rounds of timeUpdate: the fastest half of five, as a tie's second timing (RETIME_ROUNDS). */
-const UPDATE_ROUNDS = 5;
-
 /**
  * The accumulate path's update (s.update), timed once, before the first step is timed, with c's
  * step at the smallest micro-batch (the update does not depend on m, and there it costs least).
@@ -117,7 +114,7 @@ export const updateOf = async <T extends string, R extends MicroFit>(
 ): Promise<UpdateTiming | null> => {
   if (s.update !== undefined) return s.update;
   const m = s.divisors[0]!;
-  s.update = 2 * m > s.G ? null : await timeUpdate({ ...stepAt(s, c, m), rounds: UPDATE_ROUNDS });
+  s.update = 2 * m > s.G ? null : await timeUpdate(stepAt(s, c, m));
   return s.update;
 };
 

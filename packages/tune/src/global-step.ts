@@ -54,10 +54,16 @@ export function perMicroBatch(
 /**
  * The accumulate path's update at `o.batchSize` m (best the smallest: the update does not depend
  * on m, and the forward/backward around it costs least there): one session that never opens the
- * whole step's graph, a warm-up, then `rounds` accumulated steps of two micro-batches; onnx-train
- * reports each one's update apart, and the fastest half of those is the update.
+ * whole step's graph, two warm-up steps (the small template's first updates ran 37–43 ms where
+ * the later ones settled at 22–36), then `rounds` accumulated steps of two micro-batches;
+ * onnx-train reports each one's update apart, and the fastest half of those is the update.
  */
-export async function timeUpdate(o: StepToTime & { rounds: number }): Promise<UpdateTiming> {
+export async function timeUpdate(
+  o: StepToTime & {
+    /** @default 6 (the fastest half of six, as a first timing's steps) */
+    rounds?: number;
+  },
+): Promise<UpdateTiming> {
   const { createTrainStep, makeSyntheticBatch } = await import('@soup/onnx-train');
   const m = o.batchSize;
   const step = await createTrainStep({ ...stepOptionsOf(o), deferSession: true });
@@ -65,9 +71,9 @@ export async function timeUpdate(o: StepToTime & { rounds: number }): Promise<Up
     const two = makeSyntheticBatch({ spec: o.spec, batchSize: 2 * m, seed: 2 });
     // onnx-train times the update apart whenever it accumulates
     const update = async (): Promise<number> => (await step.run(two, { microBatchSize: m })).updateMs!;
-    await update(); // its first run opens the accumulate path's sessions
+    for (let i = 0; i < 2; i++) await update(); // the first also opens the accumulate path's sessions
     const times: number[] = [];
-    for (let i = 0; i < o.rounds; i++) times.push(await update());
+    for (let i = 0; i < (o.rounds ?? 6); i++) times.push(await update());
     return { updateMs: fastestHalf(times).stepMs, microBatchSize: m };
   } finally {
     await step.release();

@@ -50,7 +50,7 @@ const cpuStep = (o: GridModel & { cwd: string }, recompute: string[], m: number)
 
 /** The accumulate path's update, as the tuner times it (timeUpdate at m = 1, no checkpointing); null at G = 1. */
 const updateFor = (o: GridModel & { cwd: string }): Promise<UpdateTiming | null> =>
-  o.globalBatchSize < 2 ? Promise.resolve(null) : timeUpdate({ ...cpuStep(o, o.recomputeOf(null), 1), rounds: 5 });
+  o.globalBatchSize < 2 ? Promise.resolve(null) : timeUpdate(cpuStep(o, o.recomputeOf(null), 1));
 
 /**
  * Every tier × divisor: one probe child under `budgetBytes` (the largest budget the caller checks;
