@@ -4,6 +4,7 @@ import { TrainInputError } from './errors';
 import type { FloatArray } from './init-parameters';
 import type { TrainBatch } from './make-synthetic-batch';
 import { releaseBuffers } from './_release-buffers';
+import type { DataParallel } from './step-types';
 
 /** One micro-batch of a global batch and its share of the loss (its tokens over the batch's). */
 export interface MicroBatch {
@@ -55,6 +56,31 @@ export function addScaled(acc: FloatArray | undefined, grad: FloatArray, weight:
   }
   for (let i = 0; i < acc.length; i++) acc[i] = acc[i]! + grad[i]! * weight;
   return acc;
+}
+
+/** Every rank runs the same number of micro-batches: G / m must split evenly over the ranks. */
+export function checkDataParallel(dp: DataParallel, microBatches: number): void {
+  const { rank, worldSize } = dp;
+  if (!Number.isInteger(worldSize) || worldSize < 2 || !Number.isInteger(rank) || rank < 0 || rank >= worldSize)
+    throw new TrainInputError(
+      `data parallel needs 0 <= rank < worldSize, worldSize >= 2 (got ${rank} of ${worldSize})`,
+    );
+  if (microBatches % worldSize !== 0)
+    throw new TrainInputError(
+      `data parallel: ${microBatches} micro-batches do not split over ${worldSize} ranks (G must be m × a × ranks)`,
+    );
+}
+
+/**
+ * A micro-step's gradients summed into `sum` as an accumulated step sums each micro-batch's (a
+ * weight below 1: every element scaled and added), the new arrays freed once added.
+ */
+export function sumInto(sum: Map<string, FloatArray>, grads: Iterable<[string, FloatArray]>): void {
+  for (const [name, g] of grads) {
+    const had = sum.get(name);
+    sum.set(name, addScaled(had, g, 0.5));
+    if (had !== undefined) releaseBuffers([g]);
+  }
 }
 
 /**

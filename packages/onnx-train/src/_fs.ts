@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** temp file in the same directory → fsync → rename; the temp file is removed on failure. */
 export function writeFileAtomic(path: string, data: Uint8Array | string): void {
@@ -19,4 +20,19 @@ export function writeFileAtomic(path: string, data: Uint8Array | string): void {
     rmSync(tmp, { force: true });
     throw err;
   }
+}
+
+/** The newest ORT profile written with file prefix `prefix` (`<prefix>_<time>.json`); undefined when there is none. */
+export function newestProfile(prefix: string): string | undefined {
+  const full = resolve(prefix);
+  const dir = dirname(full);
+  const base = `${basename(full)}_`;
+  let best: { path: string; mtimeMs: number } | undefined;
+  for (const f of readdirSync(dir)) {
+    if (!f.startsWith(base) || !f.endsWith('.json')) continue;
+    const path = join(dir, f);
+    const { mtimeMs } = statSync(path);
+    if (!best || mtimeMs >= best.mtimeMs) best = { path, mtimeMs };
+  }
+  return best?.path;
 }

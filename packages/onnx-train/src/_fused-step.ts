@@ -1,9 +1,8 @@
 // The fused training step: one ONNX Runtime session runs forward + backward + clipping + AdamW.
 // `TrainStep` (train-step.ts) adds the gradient-checkpointing tier resolution on top; the budget
 // planner measures `FusedTrainStep`s with explicit recompute sets, so it never imports train-step.
-import { readdirSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
 import ort from 'onnxruntime-node';
+import { newestProfile } from './_fs';
 import type { FloatDType } from './_graph';
 import {
   addParameterFeeds,
@@ -35,25 +34,12 @@ import type {
   TrainStepOptions,
   TrainStepState,
 } from './step-types';
-import { addScaled, splitMicroBatches, type MicroBatch } from './_accumulate';
+import { addScaled, checkDataParallel, splitMicroBatches, sumInto, type MicroBatch } from './_accumulate';
 import { buildOptimizerModel } from './_optimizer-model';
 import { releaseBuffers } from './_release-buffers';
 import { tensorNames } from './tensor-names';
 
 type Session = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
-
-/** Every rank runs the same number of micro-batches: G / m must split evenly over the ranks. */
-function checkDataParallel(dp: DataParallel, microBatches: number): void {
-  const { rank, worldSize } = dp;
-  if (!Number.isInteger(worldSize) || worldSize < 2 || !Number.isInteger(rank) || rank < 0 || rank >= worldSize)
-    throw new TrainInputError(
-      `data parallel needs 0 <= rank < worldSize, worldSize >= 2 (got ${rank} of ${worldSize})`,
-    );
-  if (microBatches % worldSize !== 0)
-    throw new TrainInputError(
-      `data parallel: ${microBatches} micro-batches do not split over ${worldSize} ranks (G must be m × a × ranks)`,
-    );
-}
 
 /**
  * One real training step (forward + backward + clipping + AdamW) as a single ONNX Runtime
@@ -72,9 +58,12 @@ export class FusedTrainStep {
   readonly gpuMemLimitBytes: number | undefined;
   /** Learning rate used by `run()` when none is passed. */
   lr: number;
-  private readonly session: Session;
+  /** The whole step's session; null until its first whole step with `deferSession`. */
+  private readonly session: Session | null;
   private readonly options: TrainStepOptions;
   private readonly state = new Map<string, FloatArray>();
+  /** microStep's sum of gradients (what an accumulated step sums into), kept between its calls. */
+  private readonly microSum = new Map<string, FloatArray>();
   private readonly auxSessions = new Map<TrainingModelMode | 'optimizer', Promise<Session>>();
   private completed = 0;
   private tierReport: { description: string; budget: BudgetTierReport | undefined } = {
@@ -86,7 +75,7 @@ export class FusedTrainStep {
   protected constructor(
     options: TrainStepOptions,
     model: TrainingModel,
-    session: Session,
+    session: Session | null,
     parameters: Map<string, FloatArray>,
   ) {
     this.options = options;
@@ -104,7 +93,7 @@ export class FusedTrainStep {
   protected static async prepare(
     options: TrainStepOptions,
     tier: StepTier,
-  ): Promise<{ model: TrainingModel; session: Session; parameters: Map<string, FloatArray> }> {
+  ): Promise<{ model: TrainingModel; session: Session | null; parameters: Map<string, FloatArray> }> {
     checkGpuMemLimit(options.gpuMemLimitBytes);
     const model = buildTrainingModel({
       spec: options.spec,
@@ -113,7 +102,7 @@ export class FusedTrainStep {
       ...(options.adamw !== undefined ? { adamw: options.adamw } : {}),
       mode: 'train',
     });
-    const session = await createTrainingSession(model.bytes, options);
+    const session = options.deferSession ? null : await createTrainingSession(model.bytes, options);
     const parameters = startParameters({
       given: options.parameters,
       params: model.params,
@@ -183,7 +172,7 @@ export class FusedTrainStep {
       }
     }
     const t1 = performance.now();
-    const out = await this.runSession(this.session, feeds, batch.batchSize);
+    const out = await this.runSession(this.session ?? (await this.aux('train')), feeds, batch.batchSize);
     const t2 = performance.now();
     for (const p of this.model.params) {
       for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
@@ -203,6 +192,7 @@ export class FusedTrainStep {
         lr,
         microBatchSize: batch.batchSize,
         accumulation: 1,
+        updateMs: null,
       },
       this.options.measure,
     );
@@ -249,6 +239,7 @@ export class FusedTrainStep {
           throw new TrainInputError(`data parallel: ${all.length} micro-batch results for ${micro.length}`);
         for (const [i, mb] of micro.entries()) fold(mb, all[i]!);
       }
+      const tUpdate = performance.now();
       const feeds = optimizerFeeds(this.dtype, lr, nextStep);
       for (const p of this.model.params) {
         for (const name of [p.name, tensorNames.adamM(p.name), tensorNames.adamV(p.name)]) {
@@ -276,12 +267,30 @@ export class FusedTrainStep {
           lr,
           microBatchSize: micro[0]!.batch.batchSize,
           accumulation: micro.length,
+          updateMs: performance.now() - tUpdate,
         },
         this.options.measure,
       );
     } finally {
       releaseBuffers(acc.values());
     }
+  }
+
+  /**
+   * One micro-batch of an accumulated step as `run` runs each of them: its forward/backward (the
+   * gradients graph) and its gradients summed into a sum kept between calls; no update (the
+   * parameters and moments do not change). A step of a micro-batches is a of these and one update
+   * (`updateMs`): what a tuner times at m without running all a.
+   */
+  async microStep(batch: TrainBatch): Promise<{ totalMs: number }> {
+    this.assertLive();
+    const t0 = performance.now();
+    const out = await this.runAux('gradients', batch);
+    sumInto(
+      this.microSum,
+      this.model.params.map((p) => [p.name, out[tensorNames.grad(p.name)]!.data as FloatArray]),
+    );
+    return { totalMs: performance.now() - t0 };
   }
 
   /** Mean next-token loss of `batch` under the current parameters (a forward-only session, created on first use). */
@@ -325,40 +334,36 @@ export class FusedTrainStep {
    */
   endProfiling(): string | undefined {
     if (this.options.profileFilePrefix === undefined) return undefined;
-    this.session.endProfiling();
-    const prefix = resolve(this.options.profileFilePrefix);
-    const dir = dirname(prefix);
-    const base = `${basename(prefix)}_`;
-    let best: { path: string; mtimeMs: number } | undefined;
-    for (const f of readdirSync(dir)) {
-      if (!f.startsWith(base) || !f.endsWith('.json')) continue;
-      const path = join(dir, f);
-      const { mtimeMs } = statSync(path);
-      if (!best || mtimeMs >= best.mtimeMs) best = { path, mtimeMs };
-    }
-    return best?.path;
+    this.session?.endProfiling();
+    return newestProfile(this.options.profileFilePrefix);
   }
 
   /** Releases the ORT sessions. The step is unusable afterwards. */
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    await this.session.release();
+    await this.session?.release();
     for (const s of this.auxSessions.values()) await (await s).release();
+    releaseBuffers(this.microSum.values());
   }
 
   private assertLive(): void {
     if (this.released) throw new TrainInputError('this TrainStep was released');
   }
 
-  /** A session created on first use: the forward-only or gradients graph, or the optimizer-only graph. */
-  private aux(mode: 'loss' | 'gradients' | 'optimizer'): Promise<Session> {
+  /**
+   * A session created on first use: the forward-only or gradients graph, the optimizer-only graph,
+   * or the whole step's (`deferSession`).
+   */
+  private aux(mode: TrainingModelMode | 'optimizer'): Promise<Session> {
     let pending = this.auxSessions.get(mode);
     if (!pending) {
       const bytes =
         mode === 'optimizer'
           ? buildOptimizerModel(this.model.params, this.dtype, this.model.adamw)
-          : buildTrainingModel({ spec: this.spec, dtype: this.dtype, recompute: this.model.recompute, mode }).bytes;
+          : mode === 'train'
+            ? this.model.bytes
+            : buildTrainingModel({ spec: this.spec, dtype: this.dtype, recompute: this.model.recompute, mode }).bytes;
       pending = createTrainingSession(bytes, { ...this.options, profileFilePrefix: undefined } as TrainStepOptions);
       this.auxSessions.set(mode, pending);
     }

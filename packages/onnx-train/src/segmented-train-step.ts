@@ -28,7 +28,7 @@ import {
 import { createTrainingSession } from './_training-session';
 import { resolveAdamW } from './adamw-options';
 import { buildTrainingModel } from './build-training-model';
-import { accumulateMicroBatches, splitMicroBatches } from './_accumulate';
+import { accumulateMicroBatches, splitMicroBatches, sumInto } from './_accumulate';
 import { TrainInputError, TrainStepError } from './errors';
 import { assertGptSpec, type GptSpec } from './gpt-spec';
 import type { FloatArray } from './init-parameters';
@@ -78,6 +78,8 @@ export class SegmentedTrainStep {
   private readonly ctx: SegmentContext;
   private readonly allSessions: Session[];
   private readonly state = new Map<string, FloatArray>();
+  /** microStep's sum of gradients (what an accumulated step sums into), kept between its calls. */
+  private readonly microSum = new Map<string, FloatArray>();
   private readonly auxSessions = new Map<'loss', Promise<Session>>();
   private readonly openStore: () => ActivationStore;
   /** `offload: {target: 'keep'}`: the forward + backward as one chain (see `_in-memory-pass.ts`); null otherwise. */
@@ -250,9 +252,24 @@ export class SegmentedTrainStep {
         lr,
         microBatchSize: micro[0]!.batch.batchSize,
         accumulation: micro.length,
+        updateMs: t2 - tOpt,
       },
       this.options.measure,
     );
+  }
+
+  /**
+   * One micro-batch of an accumulated step as `run` runs each of them: the segments' forward and
+   * backward and its gradients summed into a sum kept between calls; no update. A step of a
+   * micro-batches is a of these and one update (`updateMs`).
+   */
+  async microStep(batch: TrainBatch): Promise<{ totalMs: number }> {
+    this.assertLive();
+    const t0 = performance.now();
+    const { grads, stats } = await this.pass(batch.batchSize, batchFeeds(this.spec, batch));
+    sumInto(this.microSum, grads);
+    this.lastStepStats = { ...stats, optimizerMs: 0 };
+    return { totalMs: performance.now() - t0 };
   }
 
   /** Mean next-token loss of `batch` (the fused forward-only graph, created on first use). */
@@ -301,6 +318,7 @@ export class SegmentedTrainStep {
     this.released = true;
     for (const s of this.allSessions) await s.release();
     for (const s of this.auxSessions.values()) await (await s).release();
+    releaseBuffers(this.microSum.values());
   }
 
   /** Forward + backward: one chain when nothing is offloaded, else segment by segment through the store. */

@@ -33,6 +33,12 @@ export interface StepResult extends StepMeasurement {
   microBatchSize: number;
   /** Micro-batches whose gradients were summed before the one optimizer update (a = G / m). */
   accumulation: number;
+  /**
+   * The one optimizer update's time (clipping + AdamW, its feeds and the state swap), when it ran
+   * apart from the forward/backward: an accumulated step, or any segmented step. Null when it ran
+   * inside the fused step's one session (no accumulation), where it cannot be told apart.
+   */
+  updateMs: number | null;
 }
 
 /** Options of one `run()`. */
@@ -125,6 +131,12 @@ export interface TrainStepOptions {
   enableMemPattern?: boolean;
   /** Called after every `run()` with the step's timings. */
   measure?: (m: StepMeasurement) => void;
+  /**
+   * Create the fused step's session on its first whole step instead of at create: a step used only
+   * for accumulated steps and micro-steps (`microStep`) never opens it. Ignored by the segmented
+   * step. @default false
+   */
+  deferSession?: boolean;
 }
 
 /** The parameters, the AdamW moments and the step counter: everything a resume needs. */

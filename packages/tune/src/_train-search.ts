@@ -20,11 +20,13 @@ import {
   stepAt,
   stopNote,
   type TrainState,
+  updateOf,
+  perSecondAt,
 } from './_train-state';
 import { MAX_RETIMES, retime, settleSlope } from './_train-ties';
 import { type Walker, walkAll, walkerOf } from './_train-walk';
 import { pastItsBest } from './past-its-best';
-import { samplesPerSecondAt, timeTrainStep } from './step-timing';
+import { timeTrainStep } from './step-timing';
 import { timeFirstAt, timeThenFit } from './time-first';
 import type { TuneSearch } from './tune';
 
@@ -81,7 +83,8 @@ const timedBeforeFit = async <T extends string, R extends MicroFit>(
   });
   if (first === null) return false;
   const { m, boundBytes } = first;
-  const limit = limitAgainst(s.G, null, m, ref); // its peak is not measured yet: the wider margin
+  await updateOf(s, c);
+  const limit = limitAgainst(s, null, m, ref); // its peak is not measured yet: the wider margin
   await s.kept.makeRoom([boundBytes]);
   const got = await timeThenFit({
     time: () =>
@@ -99,16 +102,16 @@ const timedBeforeFit = async <T extends string, R extends MicroFit>(
     `${formatBytes(boundBytes)}, twice ${lighter.c.label}'s peak at ${floor} scaled to ${m})`;
   if (got.kind === 'cannot-win') {
     const note = `${stopNote(got.timing.times, limit)}; ${held}, so never fitted: it cannot win whether it fits or not`;
-    record(s, c, rowOf(s.G, c, null, m, got.timing, true, note), true, null, null);
+    record(s, c, rowOf(s, c, null, m, got.timing, true, note), true, null, null);
   } else if (got.kind === 'does-not-fit') {
-    const sps = samplesPerSecondAt(s.G, m, got.timing.stepMs).toFixed(1);
+    const sps = perSecondAt(s, m, got.timing.stepMs).toFixed(1);
     const note =
       `cannot win: ${m} does not fit (${lighter.c.label} fits up to ${floor} and does less work); ${held}: ` +
       `${sps} samples/s, not counted`;
     s.byCandidate.get(c)!.push(skippedRow(c, note));
   } else {
     s.fitted.set(c, { r: got.fit, floor });
-    record(s, c, rowOf(s.G, c, got.fit, m, got.timing, false, held), false, null, fitPeak(got.fit, m));
+    record(s, c, rowOf(s, c, got.fit, m, got.timing, false, held), false, null, fitPeak(got.fit, m));
   }
   return true;
 };

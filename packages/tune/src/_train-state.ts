@@ -3,16 +3,9 @@
 // pairs timed side by side or again. One object, so that each part is a function of it.
 import { type CacheLocationOptions, NoBatchFitsError } from '@soup/batch-probe';
 import { peakIsLower } from './choose-configuration';
+import { perMicroBatch, samplesPerSecondOf, stepAtGlobal, timeUpdate, type UpdateTiming } from './global-step';
 import { type FitTrial, type KeptSessions, peakAtMost } from './kept-sessions';
-import {
-  samplesPerSecondAt,
-  type OpenStep,
-  type StepGptSpec,
-  type StepOffload,
-  type StepTiming,
-  type StepToTime,
-  type WinLimit,
-} from './step-timing';
+import type { OpenStep, StepGptSpec, StepOffload, StepTiming, StepToTime, WinLimit } from './step-timing';
 import type { TuneRow } from './tune-cache';
 import type { TuneEvent } from './tune';
 
@@ -104,7 +97,26 @@ export interface TrainState<T extends string, R extends MicroFit> {
   sideBySide: [string, string][];
   /** Pairs (row keys) timed again before the end, so that the end does not time them again. */
   retimedEarly: [string, string][];
+  /**
+   * The accumulate path's update (timeUpdate), timed before the first step is (updateOf); null when
+   * G is 1 (nothing is accumulated).
+   */
+  update: UpdateTiming | null | undefined;
 }
+
+/**
+ * The accumulate path's update (s.update), timed once, before the first step is timed, with c's
+ * step at the smallest micro-batch (the update does not depend on m, and there it costs least).
+ */
+export const updateOf = async <T extends string, R extends MicroFit>(
+  s: TrainState<T, R>,
+  c: Candidate<T>,
+): Promise<UpdateTiming | null> => {
+  if (s.update !== undefined) return s.update;
+  const m = s.divisors[0]!;
+  s.update = 2 * m > s.G ? null : await timeUpdate(stepAt(s, c, m));
+  return s.update;
+};
 
 export const keyOf = (r: TuneRow): string => `${r.label}\u0000${r.microBatchSize}`;
 export const at = (r: TuneRow): string => `${r.label} at ${r.microBatchSize}`;
@@ -131,8 +143,12 @@ export const indicesIn =
     rows.findIndex((r) => keyOf(r) === b),
   ];
 
-/** c's step at m, on the device the run trains on. */
+/**
+ * c's step at m, on the device the run trains on: below G a micro-step (soup train runs a of them
+ * and one update), at G the whole step.
+ */
 export const stepAt = <T extends string>(s: TrainState<T, MicroFit>, c: Candidate<T>, m: number): StepToTime => ({
+  microStep: m < s.G,
   executionProvider: s.o.device.kind,
   deviceId: s.o.device.id,
   spec: s.o.spec,
@@ -149,25 +165,36 @@ export const stepOf = <T extends string>(s: TrainState<T, MicroFit>, r: TuneRow)
 export const fitPeak = (r: MicroFit, m: number): number | null =>
   r.trials.find((x) => x.batch_size === m && x.result === 'fit')?.peak_bytes ?? null;
 
+/** Samples/s at G of a timing of `stepMs` at m (stepAt's step), the update counted once an optimizer step. */
+export const perSecondAt = (s: TrainState<string, MicroFit>, m: number, stepMs: number): number =>
+  samplesPerSecondOf(s.G, m, stepMs, s.update ?? null);
+
+/**
+ * A timing at m as a row: its step the optimizer step's time per micro-batch (perMicroBatch: a
+ * micro-steps and the update once, over a), so that its samples/s is G / (a × step).
+ */
 export const rowOf = <T extends string>(
-  G: number,
+  s: TrainState<T, MicroFit>,
   c: Candidate<T>,
   r: MicroFit | null,
   m: number,
   t: StepTiming,
   stoppedEarly: boolean,
   note: string | null,
-): TuneRow => ({
-  label: c.label,
-  values: c.values,
-  microBatchSize: m,
-  accumulation: G / m,
-  peakBytes: r === null ? null : fitPeak(r, m),
-  stepMs: t.stepMs,
-  noiseMs: stoppedEarly ? null : t.noiseMs,
-  samplesPerSecond: samplesPerSecondAt(G, m, t.stepMs),
-  note,
-});
+): TuneRow => {
+  const shown = perMicroBatch(s.G, m, t, s.update ?? null);
+  return {
+    label: c.label,
+    values: c.values,
+    microBatchSize: m,
+    accumulation: s.G / m,
+    peakBytes: r === null ? null : fitPeak(r, m),
+    stepMs: shown.stepMs,
+    noiseMs: stoppedEarly ? null : shown.noiseMs,
+    samplesPerSecond: perSecondAt(s, m, t.stepMs),
+    note,
+  };
+};
 
 export const skippedRow = <T extends string>(c: Candidate<T>, note: string): TuneRow => ({
   label: c.label,
@@ -205,12 +232,12 @@ export const record = <T extends string, R extends MicroFit>(
  * resolution (peakIsLower: it cannot win a tie, which goes to the lower peak), else by 10 %.
  */
 export const limitAgainst = (
-  G: number,
+  s: TrainState<string, MicroFit>,
   peak: number | null,
   m: number,
   ref: Pick<TuneRow, 'samplesPerSecond' | 'peakBytes'>,
 ): WinLimit => ({
-  cannotWinAboveMs: (G / ((G / m) * ref.samplesPerSecond!)) * 1000,
+  cannotWinAboveMs: stepAtGlobal(s.G, m, (s.G / ref.samplesPerSecond!) * 1000, s.update ?? null),
   margin: peak !== null && peakIsLower(ref.peakBytes, peak) ? 0.05 : 0.1,
 });
 

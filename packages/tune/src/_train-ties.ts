@@ -15,6 +15,7 @@ import {
   stepOf,
   type TrainState,
 } from './_train-state';
+import { perMicroBatch } from './global-step';
 import { holdable } from './kept-sessions';
 import { type Retiming, rowsToKeep, tieOver, timeTieAgain } from './settle-tie';
 import { timeAlternately } from './step-timing';
@@ -66,7 +67,12 @@ export const retime = async <T extends string, R extends MicroFit>(
   }
   await s.kept.makeRoom(peaks, new Set([keyOf(a), keyOf(b)]));
   const [sa, sb] = [s.kept.get(keyOf(a)), s.kept.get(keyOf(b))];
-  const t = await timeAlternately(sa ?? stepOf(s, a), sb ?? stepOf(s, b), RETIME_ROUNDS);
+  const raw = await timeAlternately(sa ?? stepOf(s, a), sb ?? stepOf(s, b), RETIME_ROUNDS);
+  // as the rows show their steps: the optimizer step's time per micro-batch
+  const t = [a, b].map((r, k) => perMicroBatch(s.G, r.microBatchSize!, raw[k]!, s.update ?? null)) as [
+    Retiming,
+    Retiming,
+  ];
   const warm =
     sa && sb
       ? 'both sessions kept warm from their first timing'

@@ -12,18 +12,13 @@ import {
   stepAt,
   stopNote,
   type TrainState,
+  perSecondAt,
+  updateOf,
 } from './_train-state';
 import { keepOnly } from './_train-ties';
 import { holdable, peakAtMost } from './kept-sessions';
 import { MicroWalk } from './micro-walk';
-import {
-  fastestHalf,
-  type LimitOf,
-  samplesPerSecondAt,
-  timeSideBySide,
-  timeTrainStep,
-  type WinLimit,
-} from './step-timing';
+import { fastestHalf, type LimitOf, timeSideBySide, timeTrainStep, type WinLimit } from './step-timing';
 import type { TuneRow } from './tune-cache';
 
 /** A candidate walking its micro-batches. */
@@ -45,7 +40,7 @@ export const walkerOf = <T extends string, R extends MicroFit>(
 
 /** limitAgainst the best so far, with the peak r's fit measured at m; undefined before anything is timed. */
 const limitAt = (s: TrainState<string, MicroFit>, r: MicroFit, m: number): WinLimit | undefined =>
-  s.best === null ? undefined : limitAgainst(s.G, fitPeak(r, m), m, s.best);
+  s.best === null ? undefined : limitAgainst(s, fitPeak(r, m), m, s.best);
 
 /** c's step at m timed alone. */
 export const timeAt = async <T extends string, R extends MicroFit>(
@@ -54,6 +49,7 @@ export const timeAt = async <T extends string, R extends MicroFit>(
   r: R,
   m: number,
 ): Promise<TuneRow> => {
+  await updateOf(s, c);
   const limit = limitAt(s, r, m);
   const peak = peakAtMost(r.trials, m);
   await s.kept.makeRoom([peak]);
@@ -63,7 +59,7 @@ export const timeAt = async <T extends string, R extends MicroFit>(
     ...(limit ? { cannotWinAboveMs: limit.cannotWinAboveMs, margin: limit.margin } : {}),
     keepOpen: true,
   });
-  const row = rowOf(s.G, c, r, m, t, t.stoppedEarly, t.stoppedEarly ? stopNote(t.times, limit!) : null);
+  const row = rowOf(s, c, r, m, t, t.stoppedEarly, t.stoppedEarly ? stopNote(t.times, limit!) : null);
   record(s, c, row, t.stoppedEarly, t.open, peak);
   await keepOnly(s, allRows(s));
   return row;
@@ -81,11 +77,11 @@ const limitsIn =
     let ref: Pick<TuneRow, 'samplesPerSecond' | 'peakBytes'> | null = s.best;
     for (const [k, q] of points.entries()) {
       if (k === j || stopped[k] || times[k]!.length < 3) continue;
-      const sps = samplesPerSecondAt(s.G, q.m, fastestHalf(times[k]!).stepMs);
+      const sps = perSecondAt(s, q.m, fastestHalf(times[k]!).stepMs);
       if (ref === null || sps > ref.samplesPerSecond!) ref = { samplesPerSecond: sps, peakBytes: fitPeak(q.w.r, q.m) };
     }
     const p = points[j]!;
-    return ref === null ? undefined : limitAgainst(s.G, fitPeak(p.w.r, p.m), p.m, ref);
+    return ref === null ? undefined : limitAgainst(s, fitPeak(p.w.r, p.m), p.m, ref);
   };
 
 /**
@@ -97,6 +93,7 @@ const timeGroup = async <T extends string, R extends MicroFit>(
   s: TrainState<T, R>,
   points: readonly Point<T, R>[],
 ): Promise<TuneRow[]> => {
+  await updateOf(s, points[0]!.w.c);
   const peaks = points.map((p) => peakAtMost(p.w.r.trials, p.m));
   await s.kept.makeRoom(peaks);
   const sides = await timeSideBySide(
@@ -111,7 +108,7 @@ const timeGroup = async <T extends string, R extends MicroFit>(
       ? `${others.map((q) => q.w.c.label).join(', ')} at ${p.m}`
       : others.map((q) => `${q.w.c.label} at ${q.m}`).join(', ');
     const note = t.stoppedBy ? stopNote(t.times, t.stoppedBy) : `timed side by side with ${with_}, alternately`;
-    return rowOf(s.G, p.w.c, p.w.r, p.m, t, t.stoppedEarly, note);
+    return rowOf(s, p.w.c, p.w.r, p.m, t, t.stoppedEarly, note);
   });
   for (const [j, p] of points.entries())
     record(s, p.w.c, rows[j]!, sides[j]!.stoppedEarly, sides[j]!.open, peaks[j] ?? null);

@@ -3,7 +3,8 @@
 // and, where it fits, its step timed by the tuner's own method. Not used by the tuner itself.
 import { divisorsOf } from '@soup/batch-probe';
 import { createTrainStepProbe } from '@soup/cuda-probe';
-import { samplesPerSecondAt, type StepGptSpec, timeAlternately, timeTrainStep, type StepToTime } from './step-timing';
+import { samplesPerSecondOf, timeUpdate, type UpdateTiming } from './global-step';
+import { type StepGptSpec, timeAlternately, timeTrainStep, type StepToTime } from './step-timing';
 import { TRAIN_TIERS } from './tune-train';
 
 /** What the grid and its referee time: a model at G, its threads, and the blocks each tier recomputes. */
@@ -32,9 +33,13 @@ const ON_CPU = { executionProvider: 'cpu', deviceId: 0 } as const;
 
 const tierOf = (name: string): (typeof TRAIN_TIERS)[number] => TRAIN_TIERS.find((g) => (g ?? 'false') === name)!;
 
-/** The step the grid and its referee time: soup.yaml's model and threads on the CPU, no offload, at micro-batch `m`. */
+/**
+ * The step the grid and its referee time: soup.yaml's model and threads on the CPU, no offload, at
+ * micro-batch `m`; below G a micro-step, as the tuner times it.
+ */
 const cpuStep = (o: GridModel & { cwd: string }, recompute: string[], m: number): StepToTime => ({
   ...ON_CPU,
+  microStep: m < o.globalBatchSize,
   spec: o.spec,
   recompute,
   batchSize: m,
@@ -43,10 +48,15 @@ const cpuStep = (o: GridModel & { cwd: string }, recompute: string[], m: number)
   cwd: o.cwd,
 });
 
+/** The accumulate path's update, as the tuner times it (timeUpdate at m = 1, no checkpointing); null at G = 1. */
+const updateFor = (o: GridModel & { cwd: string }): Promise<UpdateTiming | null> =>
+  o.globalBatchSize < 2 ? Promise.resolve(null) : timeUpdate(cpuStep(o, o.recomputeOf(null), 1));
+
 /**
  * Every tier × divisor: one probe child under `budgetBytes` (the largest budget the caller checks;
  * a smaller budget's fits are the points whose peak is at or under it), then `steps` timed steps
- * in this process where it fits. Samples/s at G = G / (a × step).
+ * in this process where it fits. Samples/s at G as the tuner counts them: G over a micro-steps and
+ * the update once (samplesPerSecondOf, the update timed once here).
  */
 export async function measureTrainGrid(
   o: GridModel & {
@@ -58,6 +68,7 @@ export async function measureTrainGrid(
 ): Promise<GridPoint[]> {
   const G = o.globalBatchSize;
   const threads = o.threads;
+  const update = await updateFor(o);
   const points: GridPoint[] = [];
   for (const g of TRAIN_TIERS) {
     const recompute = o.recomputeOf(g);
@@ -74,7 +85,12 @@ export async function measureTrainGrid(
       const p = await probe(m);
       let sps: number | null = null;
       if (p.fits)
-        sps = samplesPerSecondAt(G, m, (await timeTrainStep({ ...cpuStep(o, recompute, m), steps: o.steps })).stepMs);
+        sps = samplesPerSecondOf(
+          G,
+          m,
+          (await timeTrainStep({ ...cpuStep(o, recompute, m), steps: o.steps })).stepMs,
+          update,
+        );
       points.push({
         tier: g ?? 'false',
         m,
@@ -116,10 +132,11 @@ export async function headToHead(
 ): Promise<[number, number]> {
   const G = o.globalBatchSize;
   const stepOf = (p: { tier: string; m: number }): StepToTime => cpuStep(o, o.recomputeOf(tierOf(p.tier)), p.m);
+  const update = await updateFor(o);
   const runs: [number[], number[]] = [[], []];
   for (let r = 0; r < o.rounds; r++) {
     const t = await timeAlternately(stepOf(a), stepOf(b), o.steps);
-    for (const [i, p] of [a, b].entries()) runs[i]!.push(samplesPerSecondAt(G, p.m, t[i]!.stepMs));
+    for (const [i, p] of [a, b].entries()) runs[i]!.push(samplesPerSecondOf(G, p.m, t[i]!.stepMs, update));
   }
   const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[(xs.length - 1) >> 1]!;
   return [median(runs[0]), median(runs[1])];

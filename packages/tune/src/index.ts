@@ -68,6 +68,15 @@ export {
   type WinLimit,
   type LimitOf,
 } from './step-timing';
+export {
+  globalStepMs,
+  globalStepAt,
+  stepAtGlobal,
+  samplesPerSecondOf,
+  perMicroBatch,
+  timeUpdate,
+  type UpdateTiming,
+} from './global-step';
 export { clockOf, stepBy, pooledVariance, CLOCKS_AGREE_FRACTION, type TimedRun, type Clock } from './output-clock';
 export { rowSteps, noteWithWarmUp, type RowStep, type RowSteps } from './warm-up';
 export type { FitTrial } from './kept-sessions';

@@ -101,6 +101,12 @@ export interface StepToTime {
   cwd: string;
   executionProvider: 'cpu' | 'cuda';
   deviceId: number;
+  /**
+   * Time one micro-batch of an accumulated step (onnx-train's `microStep`: a forward/backward, its
+   * gradients summed, no update), on a session that never opens the whole step's graph: the step
+   * soup train runs a times at a = G / m > 1. Absent: a whole step (forward, backward, update).
+   */
+  microStep?: boolean;
 }
 
 /** A synthetic batch as the timings hold it (onnx-train's; only its size is read here). */
@@ -129,7 +135,27 @@ export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
   // Loaded here, not at import: @soup/onnx-train (and onnxruntime-node) is an optional peer, needed
   // only by a caller that times soup's own step.
   const { createTrainStep, makeSyntheticBatch } = await import('@soup/onnx-train');
-  const step = await createTrainStep({
+  const created = await createTrainStep({ ...stepOptionsOf(o), ...(o.microStep ? { deferSession: true } : {}) });
+  const step: StepSession = o.microStep
+    ? {
+        executionProvider: created.executionProvider,
+        run: (b) => created.microStep(b as Parameters<typeof created.microStep>[0]),
+        release: () => created.release(),
+      }
+    : created;
+  try {
+    const batch = makeSyntheticBatch({ spec: o.spec, batchSize: o.batchSize, seed: 1 });
+    await step.run(batch);
+    return { step, batch };
+  } catch (err) {
+    await step.release();
+    throw err;
+  }
+}
+
+/** onnx-train's options for the step `o` times (its own seed and synthetic batch: the same in every timing). */
+export function stepOptionsOf(o: StepToTime) {
+  return {
     spec: o.spec,
     seed: 0,
     recompute: o.recompute,
@@ -145,15 +171,7 @@ export async function openWarmStep(o: StepToTime): Promise<OpenStep> {
           },
         }
       : {}),
-  });
-  try {
-    const batch = makeSyntheticBatch({ spec: o.spec, batchSize: o.batchSize, seed: 1 });
-    await step.run(batch);
-    return { step, batch };
-  } catch (err) {
-    await step.release();
-    throw err;
-  }
+  };
 }
 
 /** A step's time: the mean of its fastest half and that mean's standard error, in ms (fastestHalf). */

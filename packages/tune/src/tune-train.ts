@@ -8,8 +8,10 @@
 // compared under one load, then side by side at each m both take (step-timing). A heavier tier is
 // not tried at all when a lighter one is already past its best micro-batch (pastItsBest); on the
 // CPU, one left with a single micro-batch above the lighter ones' is timed before it is fitted,
-// and fitted only if it can win (time-first). The most samples per second at G wins, a tie within the noise going to
-// the lower peak, once the two were timed side by side: from the start, or again at the end
+// and fitted only if it can win (time-first). Below G a timing is of the accumulate path's
+// micro-step, and an optimizer step counts a of them and the update once, timed once (global-step).
+// The most samples per second at G wins, a tie within the noise going to the lower peak, once
+// the two were timed side by side: from the start, or again at the end
 // (settle-tie), on their sessions kept warm from the first timing; the tie that decides whether a
 // lighter candidate is past its best is timed again before a heavier one is searched. The choice is
 // remembered in the tune cache.
@@ -17,6 +19,7 @@ import { divisorsOf } from '@soup/batch-probe';
 import { type Candidate, type MicroFit, type TrainState, type TuneTrainOptions, candidateOf } from './_train-state';
 import { pairedStartOf, searchTrain } from './_train-search';
 import { NothingChosenError } from './errors';
+import type { UpdateTiming } from './global-step';
 import { holdBytesOf, KeptSessions } from './kept-sessions';
 import type { OpenStep, StepOffload } from './step-timing';
 import { type TuneEvent, tune } from './tune';
@@ -45,7 +48,15 @@ export interface TrainTuneResult<T extends string, R extends MicroFit> {
   resolution: R | null;
   /** The fit trial at the chosen candidate and micro-batch, when the search ran one there. */
   measured: R['trials'][number] | null;
+  /** The accumulate path's update the rows were counted with (null: from the cache, or G = 1). */
+  update: UpdateTiming | null;
 }
+
+/** How a row's step and samples/s count the optimizer step (the table's `step times:` line). */
+const countedAs = (u: UpdateTiming): string =>
+  `at a = G / m > 1, each row's step is its optimizer step over a: a micro-steps (the accumulate path's ` +
+  `forward/backward, timed at m) and the update (${u.updateMs.toFixed(1)} ms, timed once in accumulated ` +
+  `steps at ${u.microBatchSize}) once; at a = 1 the whole step`;
 
 /** Every tier × offload, offloads varying slowest; a row's lever values name the candidate. */
 function candidatesOf<T extends string, R extends MicroFit>(o: TuneTrainOptions<T, R>): Candidate<T>[] {
@@ -125,6 +136,7 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
     kept: new KeptSessions<OpenStep>(holdBytesOf(o.device.kind, o.budgetBytes)),
     sideBySide: [],
     retimedEarly: [],
+    update: undefined,
   };
   const r = await tune({
     candidates,
@@ -143,7 +155,8 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
       : {
           cache: {
             key: {
-              command: o.cacheCommand,
+              // an entry whose rows charged the update to every micro-batch is measured again
+              command: `${o.cacheCommand} update-once`,
               tries,
               budgetBytes: o.budgetBytes,
               gpuName: o.gpuName,
@@ -155,6 +168,7 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
               `; --no-cache to measure again):`,
           },
         }),
+    clock: () => (s.update ? countedAs(s.update) : undefined),
     startMessage: startMessage(what, G, steps, o.device.kind === 'cpu', pairedStartOf(candidates) ? candidates : null),
     ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
@@ -174,5 +188,6 @@ export async function tuneTrain<T extends string, R extends MicroFit>(
     microBatchSize: m,
     resolution: fit?.batchSize === m ? fit : null,
     measured: fit?.trials.filter((x) => x.batch_size === m && x.result === 'fit').pop() ?? null,
+    update: r.source === 'cache' ? null : (s.update ?? null),
   };
 }
