@@ -129,10 +129,14 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
    * chosen again after each run; every timed row's figures are restated by it.
    */
   let clock = clockOf(runs, K);
+  /** Rows whose three runs bend like a warm-up (or a disturbed middle run): a run of 1 + 3K steps tells which. */
+  let pendingWarmUp = new Set<TuneRow>();
+  const walkedFrom = new Set<TuneRow>(); // the walk's other micro-batch of a row (walkDown)
   const variance = (): number | null => rowSteps(runs, clock.clock).variance;
   const restate = (): void => {
     clock = clockOf(runs, K);
     const steps = rowSteps(runs, clock.clock); // a warm-up cancelled by the later runs' slope (warm-up.ts)
+    pendingWarmUp = steps.pending;
     for (const [row, pts] of runs) {
       const est = steps.rows.get(row)!;
       row.note = noteWithWarmUp(row.note, est.warmUp);
@@ -222,6 +226,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
         note: null,
       };
       refitted.add(below); // its peak is its runs'
+      walkedFrom.add(below); // its runs weigh on the clock and the noise; it is no row of the table
       // Each run restates every row by the clock chosen again: a slope under the noise leaves a row with no time.
       const timed = (): { fast: number; slow: number } | null =>
         below.samplesPerSecond === null || row.samplesPerSecond === null
@@ -326,6 +331,12 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
       const v = pooledVariance(runs, 'wall');
       const shown = stepsShown(runs.get(row)!, v === null ? null : Math.sqrt(v));
       if (!shown.shown) return { error: untime(row, shown.why) };
+      // A warm-up is cancelled once a fourth run puts the later runs on one line; any row's bend may show now.
+      for (const p of [...pendingWarmUp].filter((p) => !walkedFrom.has(p) && runs.get(p)?.size === 3)) {
+        failed = await run(p, 1 + 3 * K);
+        if (failed !== null && p === row)
+          return refit(row, failed) ? timed(c, row, { ...fit, oneStepMs: null }, ctx) : { error: failed };
+      }
       await walkDown(row, b);
       return figures(row);
     },

@@ -35,7 +35,7 @@ describe('tuneExec: a trainer with a warm-up', () => {
     });
     const row = (w: string) => r.entry.rows.find((x) => x.values.w === w)!;
     const seen = JSON.stringify(r.entry.rows.map((x) => [x.label, x.stepMs, x.noiseMs, x.note]));
-    expect(row('3').note, seen).toBe('warm-up cancelled: the slope of the runs of 17 and 33 steps');
+    expect(row('3').note, seen).toBe('warm-up cancelled: the slope of the runs of 17, 33 and 49 steps');
     expect(row('0').note, seen).toBeNull();
     // w = 1 ties w = 0: it may be stopped early ("cannot win" by the noise), but never reads as a warm-up.
     expect(row('1').note ?? '', seen).not.toMatch(/warm-up/);

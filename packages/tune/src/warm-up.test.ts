@@ -6,7 +6,8 @@ import { noteWithWarmUp, rowSteps } from './warm-up';
 
 const K = 8;
 const STEPS = [1, 1 + K, 1 + 2 * K];
-const NOTE = 'warm-up cancelled: the slope of the runs of 9 and 17 steps';
+const FOUR = [1, 1 + K, 1 + 2 * K, 1 + 3 * K];
+const NOTE = 'warm-up cancelled: the slope of the runs of 9, 17 and 25 steps';
 
 /**
  * A row's runs at 20 ms a step: the wall time 1000 ms of start-up + the steps + `warmMs` in every
@@ -23,22 +24,42 @@ function rowOf(warmMs: number, wallNoise: number[], spanNoise = [0, 0, 0], steps
 }
 
 describe('rowSteps: a warm-up cancelled by the slope of the later runs', () => {
-  it('takes the slope of the runs of 1 + K and 1 + 2K steps when the bend is beyond the other rows’ noise', () => {
-    const runs = new Map([
+  it('holds a bend of three runs beyond the noise pending, and cancels it once a fourth run is on its line', () => {
+    const three = new Map([
       ['plain', rowOf(0, [0, 4, 0])],
       ['warm', rowOf(600, [0, -3, 2])],
     ]);
-    const r = rowSteps(runs, 'wall');
+    const r3 = rowSteps(three, 'wall');
+    // Three runs cannot tell a warm-up from a slow middle run: the 3-point slope stands, the row pending.
+    expect([...r3.pending]).toEqual(['warm']);
+    expect(r3.rows.get('warm')!.warmUp).toBeNull();
+    expect(r3.rows.get('warm')!.stepMs).toBeCloseTo((1000 + 340 + 600 + 2 - 1020) / 16, 9);
+    const four = new Map([
+      ['plain', rowOf(0, [0, 4, 0])],
+      ['warm', rowOf(600, [0, -3, 2, 1], [0, 0, 0, 0], FOUR)],
+    ]);
+    const r = rowSteps(four, 'wall');
     const warm = r.rows.get('warm')!;
-    // The later runs: (1000 + 340 + 600 + 2 − (1000 + 180 + 600 − 3)) / 8; the 3-point slope is 57.6.
-    expect(warm.stepMs).toBeCloseTo(165 / 8, 9);
     expect(warm.warmUp).toBe(NOTE);
+    expect(r.pending.size).toBe(0);
+    // The later runs' line through 9, 17 and 25 steps: (−8 × (−3) + 8 × 1) / 128 off 20 ms.
+    expect(warm.stepMs).toBeCloseTo(20 + (8 * -(-3) + 8 * 1) / 128 + 0, 9);
     expect(r.rows.get('plain')!.warmUp).toBeNull();
     expect(r.rows.get('plain')!.stepMs).toBeCloseTo(20, 9);
-    // The pooled noise is the plain row's residual alone: the warm row's three runs leave none.
-    expect(r.dof).toBe(1);
-    expect(r.variance).toBeCloseTo(64 / 6, 9);
-    expect(warm.seMs).toBeCloseTo(Math.sqrt(64 / 6 / 32), 9);
+  });
+
+  it('never cancels a slow middle run on one row: its fourth run is off the later line (a false winner)', () => {
+    // The warm-up's bend and a 700 ms stall in the run of 9 steps look the same in three runs; the later slope of
+    // the stalled row would be 20 − 700 / 8 = −67.5 ms a step. With the fourth run the later runs are not on a line.
+    const runs = new Map([
+      ['plain', rowOf(0, [0, 4, 0])],
+      ['stalled', rowOf(0, [0, 700, 0, 0], [0, 0, 0, 0], FOUR)],
+    ]);
+    const r = rowSteps(runs, 'wall');
+    expect(r.rows.get('stalled')!.warmUp).toBeNull();
+    expect(r.pending.size).toBe(0);
+    // Timed by its other runs (1, 17 and 25 steps), the stalled one left out; by all four it would read 11.25.
+    expect(r.rows.get('stalled')!.stepMs).toBeCloseTo(20, 9);
   });
 
   it('keeps the 3-point slope when the bend is within the noise of the other rows', () => {
@@ -92,7 +113,7 @@ describe('clockOf with a warm-up', () => {
     // 3-point lines the span (its bend whole) reads less steady than the wall clock.
     const runs = new Map([
       ['plain', rowOf(0, [0, 60, 0], [0, 1, 0])],
-      ['warm', rowOf(600, [200, 0, 0])],
+      ['warm', rowOf(600, [200, 0, 0, 0], [0, 0, 0, 0], FOUR)],
     ]);
     expect(clockOf(runs, K).clock).toBe('output');
     const warm = rowSteps(runs, 'output').rows.get('warm')!;

@@ -9,7 +9,14 @@
 //     no bend could ever pass). A bend every row shares stays, for the same reason, and is also what
 //     a slow middle run on every row looks like;
 //   - beyond noise: over Student's t (97.5 %, the other rows' degrees of freedom) times its standard
-//     error under that variance.
+//     error under that variance;
+//   - and the later runs on one line: with three runs, one slow middle run bends the line the same
+//     way, and its later slope is too SMALL by the delay / K (a row read faster than it is, a false
+//     winner). So a bend of three runs is only `pending` (the 3-point slope stands; tuneExec then times
+//     the row at 1 + 3K), and it is cancelled only where the later runs' first segment agrees with the
+//     slope of the rest within the same t × standard error: a warm-up shifts every later run alike, a
+//     disturbed run does not. A row whose later runs are off one line is timed by its other runs (the
+//     first later one, the one a stall most likely hit, left out).
 // A row whose warm-up is cancelled has its step time and noise from its later runs; the pooled noise
 // of every row then holds the residuals of its later runs only (none with three runs), not its bend.
 import { type Clock, slope, type TimedRun, tQuantile } from './_line-fit';
@@ -32,6 +39,8 @@ export interface RowSteps<R> {
   rows: Map<R, RowStep>;
   /** The rows whose warm-up was cancelled. */
   warm: Set<R>;
+  /** The rows whose three runs bend beyond the noise: a fourth run (1 + 3K) tells a warm-up from a disturbed run. */
+  pending: Set<R>;
   /** Pooled residual variance, a cancelled row's bend left out (null: no degree of freedom). */
   variance: number | null;
   dof: number;
@@ -42,6 +51,10 @@ interface Fit {
   full: ReturnType<typeof slope>;
   /** The later runs' line and the bend's variance factor (Var = σ² × bendVar), for rows with three runs or more. */
   later: (ReturnType<typeof slope> & { steps: number[]; bend: number; bendVar: number }) | null;
+  /** With three later runs or more: their first segment's slope minus the rest's, and its variance factor. */
+  kink: { diff: number; diffVar: number } | null;
+  /** With four runs or more: the line through every run but the first later one (the run a stall most likely hit). */
+  skip: ReturnType<typeof slope> | null;
 }
 
 function fitOf(runs: ReadonlyMap<number, TimedRun>, clock: Clock): Fit {
@@ -49,7 +62,7 @@ function fitOf(runs: ReadonlyMap<number, TimedRun>, clock: Clock): Fit {
     [...runs].sort((a, b) => a[0] - b[0]).map(([n, r]) => [n, clock === 'wall' ? r.wallMs : r.spanMs!]),
   );
   const full = slope(pts);
-  if (pts.size < 3) return { pts, full, later: null };
+  if (pts.size < 3) return { pts, full, later: null, kink: null, skip: null };
   const [[x0, y0], ...laterRuns] = [...pts] as [[number, number], ...[number, number][]];
   const [x1, y1] = laterRuns[0]!;
   const laterPts = new Map(laterRuns);
@@ -60,14 +73,36 @@ function fitOf(runs: ReadonlyMap<number, TimedRun>, clock: Clock): Fit {
   // bend = (y1 − y0) / dx − Σ (x − mx) y / sxx: its coefficients on the runs, squared, summed.
   const coef = [-1 / dx, ...xs.map((x, i) => (i === 0 ? 1 / dx : 0) - (x - mx) / l.sxx)];
   const bend = (y1 - y0) / dx - l.stepMs;
-  return { pts, full, later: { ...l, steps: xs, bend, bendVar: coef.reduce((a, c) => a + c * c, 0) } };
+  const later = { ...l, steps: xs, bend, bendVar: coef.reduce((a, c) => a + c * c, 0) };
+  const skip = laterRuns.length >= 3 ? slope(new Map([[x0, y0], ...laterRuns.slice(1)])) : null;
+  return { pts, full, later, kink: laterRuns.length >= 3 ? kinkOf(laterRuns) : null, skip };
 }
 
-/** Whether a row's bend is a warm-up: positive, a rising later slope, beyond t × its noise under `others`. */
-function isWarmUp(f: Fit, others: { rss: number; dof: number }): boolean {
-  if (f.later === null || others.dof === 0 || !(f.later.stepMs > 0) || !(f.later.bend > 0)) return false;
-  const se = Math.sqrt((others.rss / others.dof) * f.later.bendVar);
-  return f.later.bend > tQuantile(others.dof) * se;
+/** The first segment's slope minus the least-squares slope of the runs after its first, and its variance factor. */
+function kinkOf(runs: [number, number][]): { diff: number; diffVar: number } {
+  const [[x1, y1], [x2, y2]] = runs as [[number, number], [number, number]];
+  const rest = new Map(runs.slice(1));
+  const r = slope(rest);
+  const xs = [...rest.keys()];
+  const mx = xs.reduce((a, x) => a + x, 0) / xs.length;
+  const dx = x2 - x1;
+  const coef = [-1 / dx, ...xs.map((x, i) => (i === 0 ? 1 / dx : 0) - (x - mx) / r.sxx)];
+  return { diff: (y2 - y1) / dx - r.stepMs, diffVar: coef.reduce((a, c) => a + c * c, 0) };
+}
+
+/**
+ * Whether a row's bend is a warm-up: positive, beyond t × its noise under `others`, its later runs on one line and
+ * rising (`pending`: three runs, no later line to check yet; `disturbed`: a bend whose later runs are not on a line).
+ */
+function warmUpOf(f: Fit, others: { rss: number; dof: number }): 'warm' | 'pending' | 'disturbed' | null {
+  if (f.later === null || others.dof === 0 || !(f.later.bend > 0)) return null;
+  const v = others.rss / others.dof;
+  const t = tQuantile(others.dof);
+  if (!(f.later.bend > t * Math.sqrt(v * f.later.bendVar))) return null;
+  // A later slope at or under 0 is no warm-up, but a stall as well: the fourth run says which run to leave out.
+  if (f.kink === null) return 'pending';
+  const onALine = Math.abs(f.kink.diff) <= t * Math.sqrt(v * f.kink.diffVar);
+  return onALine && f.later.stepMs > 0 ? 'warm' : 'disturbed';
 }
 
 /**
@@ -86,33 +121,40 @@ export function rowSteps<R>(
   let dof = 0;
   for (const f of fits.values()) if (f.pts.size >= 3) [rss, dof] = [rss + f.full.rss, dof + f.pts.size - 2];
   const warm = new Set<R>();
+  const pending = new Set<R>();
+  const disturbed = new Set<R>();
   for (const [row, f] of fits) {
     if (warmUps !== undefined) {
       if (warmUps.has(row) && f.later !== null) warm.add(row);
       continue;
     }
     const own = f.pts.size >= 3 ? { rss: f.full.rss, dof: f.pts.size - 2 } : { rss: 0, dof: 0 };
-    if (isWarmUp(f, { rss: rss - own.rss, dof: dof - own.dof })) warm.add(row);
+    const w = warmUpOf(f, { rss: rss - own.rss, dof: dof - own.dof });
+    if (w === 'warm') warm.add(row);
+    else if (w === 'pending') pending.add(row);
+    else if (w === 'disturbed') disturbed.add(row);
   }
   // The pool under the chosen lines: a cancelled row gives its later runs' residuals (one fewer dof).
   let pooledRss = 0;
   let pooledDof = 0;
   for (const [row, f] of fits) {
     if (f.pts.size < 3) continue;
-    pooledRss += warm.has(row) ? f.later!.rss : f.full.rss;
-    pooledDof += f.pts.size - (warm.has(row) ? 3 : 2);
+    pooledRss += warm.has(row) ? f.later!.rss : disturbed.has(row) ? f.skip!.rss : f.full.rss;
+    pooledDof += f.pts.size - (warm.has(row) || disturbed.has(row) ? 3 : 2);
   }
   const variance = pooledDof === 0 ? null : pooledRss / pooledDof;
   const rows = new Map<R, RowStep>();
   for (const [row, f] of fits) {
-    const line = warm.has(row) ? f.later! : f.full;
+    // A bend whose later runs are off one line is a disturbed run, most likely the first later one (a warm-up would
+    // shift every later run alike): the line leaves it out, as the 3-point line through 1, 1 + K and 1 + 2K did.
+    const line = warm.has(row) ? f.later! : disturbed.has(row) ? f.skip! : f.full;
     rows.set(row, {
       stepMs: line.stepMs,
       seMs: variance === null ? null : Math.sqrt(variance / line.sxx),
       warmUp: warm.has(row) ? `warm-up cancelled: the slope of the runs of ${listed(f.later!.steps)} steps` : null,
     });
   }
-  return { rows, warm, variance, dof: pooledDof };
+  return { rows, warm, pending, variance, dof: pooledDof };
 }
 
 /** A row's note with its warm-up clause (`warmUp`, null: none) in place of any earlier one. */
