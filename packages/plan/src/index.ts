@@ -45,6 +45,7 @@ export { trainerSources, MAX_SOURCE_FILES, MAX_SOURCE_BYTES, type TrainerSources
 export {
   trialCommand,
   trainerProbe,
+  trainerTrialProbe,
   trainerKeyOf,
   type TrainerProbe,
   type TrainerProbeOptions,

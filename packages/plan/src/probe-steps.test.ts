@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PROBE_STEPS, stepGrowth, withProbeSteps } from './probe-steps';
 import { resolveTrainerBatch } from './trainer-batch';
-import { trainerProbe, type TrainerProbeOptions } from './trainer-probe';
+import { type TrainerProbeOptions, trainerTrialProbe } from './trainer-probe';
 
 const TWIN = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.mjs', import.meta.url));
 const MiB = 2 ** 20;
@@ -45,7 +45,7 @@ describe('{probe_steps}: memory beyond the first step', () => {
     expect(r.trials.map((t) => [t.batch_size, t.result])).toContainEqual([4, 'over-budget']);
     expect(r.batchSize).toBe(2);
     const g = await stepGrowth({
-      oneStep: trainerProbe(withProbeSteps(command, 1), trainer).probe,
+      oneStep: trainerTrialProbe(withProbeSteps(command, 1), trainer),
       batchSize: 2,
       peakBytes: r.chosen!.peak_bytes,
     });

@@ -62,7 +62,14 @@ export function trainerKeyOf(base: string, o: TrainerProbeOptions): CacheKeyFiel
  * by its sampled peak RSS against the budget; without a budget only by what it raised.
  */
 export function trainerProbe(command: string, o: TrainerProbeOptions & { base?: string | undefined }): TrainerProbe {
-  const probe = createCommandProbe({
+  const probe = trainerTrialProbe(command, o);
+  const { base, files, unknown } = trainerCacheBase(command, o);
+  return { probe, files, base, key: trainerKeyOf(base, o), keyUnknown: unknown };
+}
+
+/** trainerProbe's probe alone, without its cache key (no file is read or hashed): a trial judged the same way. */
+export function trainerTrialProbe(command: string, o: TrainerProbeOptions): ChildProbeFn {
+  return createCommandProbe({
     command: withProbeSteps(command),
     env: o.env,
     cwd: o.cwd,
@@ -73,6 +80,4 @@ export function trainerProbe(command: string, o: TrainerProbeOptions & { base?: 
     ...(o.identity.device === 'cuda' ? { gpu: { deviceId: o.deviceId } } : {}),
     ...(o.steps ? { steps: o.steps } : {}),
   });
-  const { base, files, unknown } = trainerCacheBase(command, o);
-  return { probe, files, base, key: trainerKeyOf(base, o), keyUnknown: unknown };
 }

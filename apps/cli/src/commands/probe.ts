@@ -14,6 +14,7 @@ import {
   trainerChange,
   trainerKeyOf,
   trainerProbe,
+  trainerTrialProbe,
   trainerTuneOptions,
   type BatchResolution,
 } from '@soup/plan';
@@ -216,7 +217,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
   const growth =
     execTrial?.includes('{probe_steps}') && r.source === 'probe'
       ? await stepGrowth({
-          oneStep: execProbe(withProbeSteps(execTrial, 1)).probe,
+          oneStep: trainerTrialProbe(withProbeSteps(execTrial, 1), trainer),
           batchSize: r.batchSize,
           peakBytes: r.chosen?.peak_bytes ?? null,
         })
