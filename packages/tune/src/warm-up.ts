@@ -21,6 +21,12 @@
 // of every row then holds the residuals of its later runs only (none with three runs), not its bend.
 import { type Clock, slope, type TimedRun, tQuantile } from './_line-fit';
 
+/**
+ * The later runs are on one line when their kink is under this fraction of their slope, whatever the noise: a stall
+ * that makes a false winner moves a slope by far more (700 ms over 8 steps of 20 ms: over 4×).
+ */
+export const KINK_FRACTION = 0.1;
+
 /** `a`, `a and b`, `a, b and c`. */
 const listed = (xs: number[]): string =>
   xs.length < 2 ? `${xs.join('')}` : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`;
@@ -101,7 +107,10 @@ function warmUpOf(f: Fit, others: { rss: number; dof: number }): 'warm' | 'pendi
   if (!(f.later.bend > t * Math.sqrt(v * f.later.bendVar))) return null;
   // A later slope at or under 0 is no warm-up, but a stall as well: the fourth run says which run to leave out.
   if (f.kink === null) return 'pending';
-  const onALine = Math.abs(f.kink.diff) <= t * Math.sqrt(v * f.kink.diffVar);
+  // On one line within the noise, or within KINK_FRACTION of the later slope: the other rows' noise, from a few runs,
+  // can read 10× too small, and a kink that small moves the cancelled step by no more than that fraction.
+  const onALine =
+    Math.abs(f.kink.diff) <= Math.max(t * Math.sqrt(v * f.kink.diffVar), KINK_FRACTION * Math.abs(f.later.stepMs));
   return onALine && f.later.stepMs > 0 ? 'warm' : 'disturbed';
 }
 
