@@ -76,7 +76,10 @@ describe('[slow] several nodes: the acceptance of issue 45', { timeout: 180_000 
       async () => {
         const cwd = useTempDir('soup-nodes-accept-');
         chmodSync(cwd, 0o777);
+        // Session 1's steps are slow, so the SIGTERM sent after checkpoint-2 reaches the ranks seconds before step
+        // STEPS even on a loaded machine (at 300 ms a loaded CI run once finished all 10 steps first).
         const env = soupEnv(cwd, { SOUP_EXAMPLE_STEP_DELAY_MS: '300' });
+        const slowEnv = { ...env, SOUP_EXAMPLE_STEP_DELAY_MS: '1000' };
         const store = join(cwd, 'store');
         const common = ['--repo', 'file://store', '--output-dir', 'out', '--batch-size', '1', '--settle', '300ms'];
         const nodeOpts = [...common, '--poll', '100ms', '--nnodes', '2', '--nodes-dir', 'nodes', '--grace', '20s'];
@@ -87,7 +90,7 @@ describe('[slow] several nodes: the acceptance of issue 45', { timeout: 180_000 
           rank: 0,
           options: [...nodeOpts, '--node-rank', '0'],
           argv,
-          env: { ...env, ...layout({ perNode: 1, nnodes: 2, nodeRank: 0, port }) },
+          env: { ...slowEnv, ...layout({ perNode: 1, nnodes: 2, nodeRank: 0, port }) },
           marker: /leading session/,
         });
         const n1 = await startSoupNode({
@@ -95,7 +98,7 @@ describe('[slow] several nodes: the acceptance of issue 45', { timeout: 180_000 
           rank: 1,
           options: [...nodeOpts, '--node-rank', '1'],
           argv,
-          env: { ...env, ...layout({ perNode: 1, nnodes: 2, nodeRank: 1, port }) },
+          env: { ...slowEnv, ...layout({ perNode: 1, nnodes: 2, nodeRank: 1, port }) },
           asNobody: true,
           marker: /launched trainer/,
         });
@@ -119,10 +122,10 @@ describe('[slow] several nodes: the acceptance of issue 45', { timeout: 180_000 
         expect(r0.code, r0.stdout + r0.stderr).toBe(EXIT_CODES.segmentSaved);
         expect(r1.code, r1.stdout + r1.stderr).toBe(EXIT_CODES.segmentSaved);
         const stoppedAt = (r: ChildResult) => Number(/trainer: stopped at step (\d+)/.exec(r.stdout)?.[1]);
-        const S = stoppedAt(r0);
-        expect(stoppedAt(r1)).toBe(S);
-        expect(S).toBeLessThan(STEPS);
         const logs = `node 0:\n${r0.stdout}${r0.stderr}\nnode 1:\n${r1.stdout}${r1.stderr}`;
+        const S = stoppedAt(r0);
+        expect(stoppedAt(r1), logs).toBe(S);
+        expect(S, logs).toBeLessThan(STEPS);
         expect(pointerOf(store)?.step, logs).toBe(S); // node 0 pushed the step both ranks saved
 
         // Session 2: one node, 2 ranks under the launcher, the same G (m 1 × a 1 × 2 ranks).
