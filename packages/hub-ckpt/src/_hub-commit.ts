@@ -1,5 +1,5 @@
 // HubStore's commit, made idempotent: parentCommit, then reconcile after a conflict or a lost reply.
-import { openAsBlob } from 'node:fs';
+import { FileBlob } from './_file-blob';
 import {
   commitIter,
   downloadFile,
@@ -168,7 +168,7 @@ async function commitOnce(
   for (const op of ops) {
     if (op.kind === 'delete') operations.push({ operation: 'delete', path: op.path });
     else if ('localPath' in op)
-      operations.push({ operation: 'addOrUpdate', path: op.path, content: await openAsBlob(op.localPath) });
+      operations.push({ operation: 'addOrUpdate', path: op.path, content: await FileBlob.open(op.localPath) });
     else operations.push({ operation: 'addOrUpdate', path: op.path, content: new Blob([op.bytes]) });
   }
   const failed: string[] = [];

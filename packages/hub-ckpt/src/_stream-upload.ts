@@ -1,5 +1,5 @@
 // Node's fetch (undici) takes in a request body faster than the socket drains it: a Blob (the LFS PUT of a
-// file from `openAsBlob`, basic transfer or one multipart part) is read whole into memory, and so is a
+// file (`FileBlob`), basic transfer or one multipart part) is read whole into memory, and so is a
 // ReadableStream body, whatever its size. An upload of a several-GB optimizer state would hold it all. So a
 // Blob body is sent here with node:http(s), piped from the Blob's stream with backpressure: at most a few
 // chunks in flight, whatever the file's size. The reply is handed back as a fetch Response.
