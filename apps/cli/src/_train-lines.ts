@@ -119,13 +119,12 @@ export function trainListeners(
       case 'warning':
       case 'leftovers':
         // An exit 0 before the horizon is --stop-after-steps' segment: said below, in soup train's words.
-        if (p.stopAfterSteps > 0 && /before its horizon/.test(e.line)) return;
+        if (p.stopAfterSteps > 0 && e.topic === 'early-exit') return;
         warn(e.line);
         return;
       default:
         // soup train words the run, the batch, the micro-batch and the session's end itself.
-        if (!/^(segment saved|run complete|batch size |micro(-batch)? |run \S+(: | is complete: ))/.test(e.line))
-          log(e.line);
+        if (e.topic === undefined) log(e.line);
     }
   };
   const sayEnd = (ended: NonNullable<TrainSession['ended']>): void => {

@@ -136,6 +136,10 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
       const p1 = await pointer(repo);
       expect(p1).toMatchObject({ step: STOP, path_in_repo: `ckpt/checkpoint-${STOP}`, terminal: false, run: rj1.run });
       expect(Object.keys(server.files(repo) ?? {}).some((f) => f.startsWith('final/'))).toBe(false);
+      // soup train words the session itself: none of the sentences the supervisor marks with a topic (its run and
+      // micro-batch lines, its closing sentence, its warning of an exit 0 before the horizon) is printed as well.
+      const supervisorWords = /^soup: (warning: )?(segment saved \(|run complete: |run soup-\S+: .*; checkpoints in |micro \d+ × |the trainer exited 0)/m;
+      expect(leg1.stdout + leg1.stderr).not.toMatch(supervisorWords);
 
       // The session ends: nothing local survives.
       rmSync(join(cwd, 'out'), { recursive: true, force: true });
@@ -144,6 +148,7 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
       const leg2 = await soup([...common, '--resume', 'auto'], cwd);
       expect(leg2.code, leg2.stderr).toBe(0);
       expect(leg2.stdout).toContain(`resuming from ckpt/checkpoint-${STOP} at step ${STOP}`);
+      expect(leg2.stdout + leg2.stderr).not.toMatch(supervisorWords);
       const rj2 = runJson(leg2.stdout);
       expect(rj2).toMatchObject({
         final_step: HORIZON,

@@ -35,7 +35,10 @@ export async function resolveBatch(p: {
     if (batchOpt !== 'auto') batchSize = batchOpt;
     if (record?.batch_size != null && batchOpt === 'auto') {
       batchSize = record.batch_size;
-      say(`batch size ${batchSize} (chosen by this run's first session, kept so the run computes the same numbers)`);
+      say(
+        `batch size ${batchSize} (chosen by this run's first session, kept so the run computes the same numbers)`,
+        'batch',
+      );
     } else if (record?.batch_size != null && batchSize !== record.batch_size) {
       warn(
         `--batch-size ${batchSize} differs from the ${record.batch_size} this run started with: the resumed ` +
@@ -111,6 +114,7 @@ export async function resolveBatch(p: {
     say(
       `micro ${microShape(micro, G, worldSize)}${was} (${r.source})` +
         `${chosen.length > 0 ? `, ${chosen.join(', ')}` : ''}`,
+      'batch',
     );
   }
   return { batchSize, micro, levers, session };

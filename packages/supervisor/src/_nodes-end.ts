@@ -66,7 +66,7 @@ async function followerEnd(p: EndArgs & { nodes: NodeSession; graceMs: number })
   const reason = v === null ? `node 0's verdict is unknown (none within ${waitMs} ms)` : (v.reason ?? v.outcome);
   if (v === null) warn(reason);
   const step = v?.step ?? (p.resumedStep >= 0 ? p.resumedStep : null);
-  say(`segment saved by node 0 (${stopReason ?? reason}): the store points at step ${step ?? 'none'}`);
+  say(`segment saved by node 0 (${stopReason ?? reason}): the store points at step ${step ?? 'none'}`, 'outcome');
   return {
     outcome: 'segment-saved',
     run: p.runId,

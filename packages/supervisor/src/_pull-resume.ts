@@ -85,6 +85,7 @@ export function completeInStore(
 ): SuperviseOutcome {
   tell.say(
     `run ${runId} is complete: ${storeName} ${resumed.pathInRepo}/ holds step ${resumed.step}; nothing to launch`,
+    'outcome',
   );
   return {
     outcome: 'complete',

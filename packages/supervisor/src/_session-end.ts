@@ -58,7 +58,7 @@ export async function endSession(p: {
       pointerStep !== null
         ? `step ${pointerStep} is saved in ${storeName}`
         : 'no complete checkpoint yet: the next session starts from the beginning';
-    say(`segment saved (${stopReason}): ${where}; run the same command again to continue`);
+    say(`segment saved (${stopReason}): ${where}; run the same command again to continue`, 'outcome');
     return {
       outcome: 'segment-saved',
       run: runId,
@@ -91,8 +91,9 @@ export async function endSession(p: {
     warn(
       `${reason}: not complete, no final/ and no terminal pointer (the horizon comes from ` +
         `${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`,
+      'early-exit',
     );
-    say(`segment saved (${reason}): ${where}; run the same command again to continue`);
+    say(`segment saved (${reason}): ${where}; run the same command again to continue`, 'outcome');
     return {
       outcome: 'segment-saved',
       run: runId,
@@ -130,6 +131,7 @@ export async function endSession(p: {
     say(
       `run complete: pushed final/ (${res.fileCount} file${res.fileCount === 1 ? '' : 's'} from ` +
         `${show(fin.source)}, step ${step}, verified) with a terminal pointer`,
+      'outcome',
     );
     return {
       outcome: 'complete',

@@ -1,12 +1,12 @@
 // How the session speaks: events for the caller, and the small formatters its sentences use.
 import { relative } from 'node:path';
-import type { SuperviseEvent, SessionOptions } from './supervise-options';
+import type { SuperviseEvent, SuperviseTopic, SessionOptions } from './supervise-options';
 
 /** The session's voice: `emit` any event, `say` an info line, `warn` a warning, `show` a path as a person reads it. */
 export interface Tell {
   emit: (type: SuperviseEvent['type'], line: string, extra?: Partial<SuperviseEvent>) => void;
-  say: (line: string) => void;
-  warn: (line: string) => void;
+  say: (line: string, topic?: SuperviseTopic) => void;
+  warn: (line: string, topic?: SuperviseTopic) => void;
   show: (p: string) => string;
 }
 
@@ -21,8 +21,8 @@ export function createTell(o: Pick<SessionOptions, 'onEvent' | 'cwd'>): Tell {
     });
   return {
     emit,
-    say: (line) => emit('info', line),
-    warn: (line) => emit('warning', line),
+    say: (line, topic) => emit('info', line, topic ? { topic } : {}),
+    warn: (line, topic) => emit('warning', line, topic ? { topic } : {}),
     show: (p) => relative(o.cwd, p) || '.',
   };
 }

@@ -4,6 +4,7 @@ export {
   type SuperviseOptions,
   type SuperviseOutcome,
   type SuperviseEvent,
+  type SuperviseTopic,
   type SessionFacts,
 } from './supervise';
 export { startMemoryWatch, type MemoryOver, type MemoryWatch, type MemoryWatchOptions } from './memory-watch';

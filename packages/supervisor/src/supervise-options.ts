@@ -29,7 +29,17 @@ export interface SuperviseEvent {
   reason?: string;
   /** `trainer-exited`: how the trainer ended; with `step`, the newest complete checkpoint then (null: none). */
   exit?: { code: number | null; signal: NodeJS.Signals | null; stopping: boolean };
+  /**
+   * What the line says, for a caller that words it itself (soup train) and drops the supervisor's sentence:
+   * `run` the run and where its checkpoints go, `batch` the batch size or micro-batch this session trains,
+   * `outcome` the session's closing sentence (segment saved, run complete), `early-exit` the warning that the
+   * trainer exited 0 before its horizon. Absent on every other line.
+   */
+  topic?: SuperviseTopic;
 }
+
+/** See {@link SuperviseEvent.topic}. */
+export type SuperviseTopic = 'run' | 'batch' | 'outcome' | 'early-exit';
 
 /** Options of {@link supervise}. */
 export interface SuperviseOptions {

@@ -30,6 +30,7 @@ export {
   STOP_SIGNALS,
   type SessionFacts,
   type SuperviseEvent,
+  type SuperviseTopic,
   type SuperviseOptions,
   type SuperviseOutcome,
 } from './supervise-options';
@@ -59,7 +60,7 @@ export async function supervise(options: SuperviseOptions): Promise<SuperviseOut
   if (joined === null) return { outcome: 'not-launched', run: '', ...emptyFacts(G, worldSize) };
   const nodes: NodeSession = joined;
   const store = nodes.leader ? o.store : followerStore(o.store, role.rank);
-  const agreeing = agreeingOn(o, nodes, G, worldSize, say);
+  const agreeing = agreeingOn(o, nodes, G, worldSize, (line) => say(line, 'batch'));
 
   // 1. Identity and stale guard.
   const secrets = o.secrets ?? [];
@@ -169,7 +170,7 @@ export async function supervise(options: SuperviseOptions): Promise<SuperviseOut
       if (o.signal.aborted) return { outcome: 'not-launched', run: runId };
       const resumedLine = resumed.outcome === 'resume' ? `resuming from step ${resumed.step}` : 'fresh start';
       const pushedBy = nodes.leader ? `pushed to ${storeName}` : 'node 0 pushes';
-      say(`run ${runId}: ${resumedLine}; checkpoints in ${show(o.outputDir)} ${pushedBy}`);
+      say(`run ${runId}: ${resumedLine}; checkpoints in ${show(o.outputDir)} ${pushedBy}`, 'run');
 
       const nice = o.pushNice ?? 10;
       const stop = watchStop({ signal: o.signal, timeLimitMs: o.timeLimitMs ?? null, startedAtMs: t0 });
