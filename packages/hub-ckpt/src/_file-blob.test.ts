@@ -52,7 +52,7 @@ describe('FileBlob', () => {
     expect(Buffer.from(await new Response(file.slice(5, 9)).arrayBuffer()).equals(bytes.subarray(5, 9))).toBe(true);
   });
 
-  it('refuses to read a file that changed after it was opened (size or mtime), and leaves no descriptor open', async () => {
+  it('refuses a file that changed after it was opened (size or mtime), leaving no descriptor open', async () => {
     const dir = useTempDir('soup-fileblob-');
     const grown = join(dir, 'grown.bin');
     const touched = join(dir, 'touched.bin');

@@ -38,7 +38,9 @@ function options(cwd: string, maxSteps: number, events: SuperviseEvent[]): Super
 
 /** Each event with a topic, as `topic: the line's start`. */
 const topics = (events: SuperviseEvent[]) =>
-  events.filter((e) => e.topic !== undefined).map((e) => `${e.topic}: ${e.line.replace(/^run soup-run-[0-9a-f]+/, 'run R')}`);
+  events
+    .filter((e) => e.topic !== undefined)
+    .map((e) => `${e.topic}: ${e.line.replace(/^run soup-run-[0-9a-f]+/, 'run R')}`);
 
 describe('[slow] supervise(): the topics of the sentences a caller may word itself', { timeout: 60_000 }, () => {
   it('the run, the micro-batch and the closing sentence of a complete run; and of a run already complete', async () => {
@@ -46,8 +48,14 @@ describe('[slow] supervise(): the topics of the sentences a caller may word itse
     const events: SuperviseEvent[] = [];
     expect(await supervise(options(cwd, 1, events))).toMatchObject({ outcome: 'complete', step: 1 });
     const said = topics(events);
-    expect(said.map((l) => l.split(' ').slice(0, 3).join(' '))).toEqual(['batch: micro 4', 'run: run R:', 'outcome: run complete:']);
-    expect(events.filter((e) => e.topic === undefined).map((e) => e.line).join('\n')).not.toMatch(/^run complete/m);
+    const starts = said.map((l) => l.split(' ').slice(0, 3).join(' '));
+    expect(starts).toEqual(['batch: micro 4', 'run: run R:', 'outcome: run complete:']);
+    expect(
+      events
+        .filter((e) => e.topic === undefined)
+        .map((e) => e.line)
+        .join('\n'),
+    ).not.toMatch(/^run complete/m);
 
     const again: SuperviseEvent[] = [];
     await supervise(options(cwd, 1, again));
