@@ -1,9 +1,8 @@
 // A run's outputs as others read them, through the real bin: one run id everywhere, HF log_history,
 // final/ as a GPT-2 that PyTorch loads from config.json alone, the loss curve (terminal, SVG rendered
 // by headless Chromium), `soup ckpt push` without --step, `soup init -c`, `soup plan` refusing first.
-import { runNode, runProcess, useTempDir } from '@soup/test-utils';
+import { runNode, runProcess, useTempDir, torchMissing } from '@soup/test-utils';
 import { sequentialBatches } from '@soup/onnx-train';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,13 +18,8 @@ const gpt2Script = fileURLToPath(
   new URL('../../../packages/onnx-train/src/__fixtures__/gpt2_from_config.py', import.meta.url),
 );
 const python = process.env.PYTHON ?? '/usr/bin/python3';
-const torchProbe = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' });
-const torchMissing =
-  torchProbe.status === 0
-    ? null
-    : `${python} -c "import torch" failed (` +
-      `${(torchProbe.error?.message ?? torchProbe.stderr ?? '').trim().split('\n').pop()})`;
-if (torchMissing) console.log(`skipping the PyTorch load of final/: ${torchMissing}`);
+const noTorch = torchMissing(python);
+if (noTorch) console.log(`skipping the PyTorch load of final/: ${noTorch}`);
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const chromiumMissing = existsSync(chromium) ? null : `${chromium} is not installed (Debian: apt-get install chromium)`;
 if (chromiumMissing) console.log(`skipping the SVG render check: ${chromiumMissing}`);
@@ -136,7 +130,7 @@ describe('[slow] a run leaves soup in the formats others load', { timeout: 240_0
     ]);
   });
 
-  it.skipIf(torchMissing !== null)(
+  it.skipIf(noTorch !== null)(
     "a PyTorch GPT-2 built from final/config.json alone reproduces soup's validation loss to 1e-4",
     async () => {
       const tokens = new Uint8Array(readFileSync(assetPath('corpus/val.txt')));

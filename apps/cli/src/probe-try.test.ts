@@ -2,7 +2,7 @@
 // trainer whose costs are known by construction (examples/known-cost-trainer: checkpointing
 // scales memory per sample by ckpt_memory and step time by 1.3). G = 32. Node twin always; the
 // PyTorch twin where `import torch` works.
-import { runNode, runProcess, useTempDir } from '@soup/test-utils';
+import { runNode, runProcess, useTempDir, torchMissing } from '@soup/test-utils';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,14 +85,7 @@ function choice(t: TuneJson): { grad_ckpt: string; m: number; a: number } {
   return { grad_ckpt: c.values.grad_ckpt!, m: c.microBatchSize!, a: c.accumulation! };
 }
 
-const torchReason = await (async () => {
-  if (!existsSync(PYTHON)) return `${PYTHON} not found`;
-  const r = await runProcess(PYTHON, ['-c', 'import torch'], { timeoutMs: 60_000 });
-  return r.code === 0
-    ? null
-    : `python3 -c "import torch" failed (${r.stderr.trim().split('\n').pop()}); install: apt-get install -y ` +
-        `python3-torch libopenblas0-pthread`;
-})();
+const torchReason = torchMissing();
 
 /** Peak RSS (bytes) of the trainer holding nothing: its interpreter and imports. */
 async function baselineBytes(program: string[]): Promise<number> {

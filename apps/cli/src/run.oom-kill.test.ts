@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { memoryCgroupSupport } from '@soup/cuda-probe';
-import { useTempDir } from '@soup/test-utils';
+import { useTempDir, torchMissing } from '@soup/test-utils';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runJsonOf, soupEnv, soupRun, TINY_SAFETENSORS_JS } from '../test/run-helpers';
 
@@ -63,11 +63,7 @@ while True:
         sys.exit(0)
     time.sleep(0.15)
 `;
-const torchCheck = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' });
-const torchWhy =
-  torchCheck.status === 0
-    ? null
-    : `torch does not import under /usr/bin/python3: ${torchCheck.stderr.trim().split('\n').pop()}`;
+const torchWhy = torchMissing('/usr/bin/python3');
 if (torchWhy) process.stdout.write(`run.oom-kill.test.ts: the PyTorch twin is skipped: ${torchWhy}\n`);
 
 /** A bare `import torch` process's resident size: the torch twin's cgroup is sized above it. */

@@ -138,7 +138,8 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
       expect(Object.keys(server.files(repo) ?? {}).some((f) => f.startsWith('final/'))).toBe(false);
       // soup train words the session itself: none of the sentences the supervisor marks with a topic (its run and
       // micro-batch lines, its closing sentence, its warning of an exit 0 before the horizon) is printed as well.
-      const supervisorWords = /^soup: (warning: )?(segment saved \(|run complete: |run soup-\S+: .*; checkpoints in |micro \d+ × |the trainer exited 0)/m;
+      const supervisorWords =
+        /^soup: (warning: )?(segment saved \(|run complete: |run soup-\S+: .*; checkpoints in |micro \d+ × |the trainer exited 0)/m;
       expect(leg1.stdout + leg1.stderr).not.toMatch(supervisorWords);
 
       // The session ends: nothing local survives.

@@ -10,7 +10,9 @@ import { fileURLToPath } from 'node:url';
 export const SOUP_BIN = process.env.SOUP_TEST_BIN ?? fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 export const NODE_TRAINER = fileURLToPath(new URL('../../../examples/node-trainer/train.mjs', import.meta.url));
 export const TORCH_TRAINER = fileURLToPath(new URL('../../../examples/torch-trainer/train.py', import.meta.url));
-export const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
+import { PYTHON } from '@soup/test-utils';
+
+export { PYTHON, torchMissing } from '@soup/test-utils';
 
 /** The Node trainer's argv with placeholders, HF Trainer flags. */
 export function nodeTrainerArgv(p: { maxSteps: number; saveSteps: number; extra?: string[] }): string[] {
@@ -140,16 +142,6 @@ export function pointerOf(
 ): { step: number; path_in_repo: string; run: string; terminal: boolean } | null {
   const p = join(storeDir, 'latest.json');
   return existsSync(p) ? readJson(p) : null;
-}
-
-/** Whether torch imports under PYTHON; the reason when not. */
-export async function torchMissing(): Promise<string | null> {
-  try {
-    const r = await runProcess(PYTHON, ['-c', 'import torch; print(torch.__version__)'], { timeoutMs: 60_000 });
-    return r.code === 0 ? null : `${PYTHON} -c "import torch" failed: ${r.stderr.trim().split('\n').pop() ?? ''}`;
-  } catch (err) {
-    return `${PYTHON} cannot be started: ${(err as Error).message}`;
-  }
 }
 
 /** A one-tensor safetensors file (4 zero bytes: model weights by content) as a JavaScript expression. */

@@ -1,7 +1,7 @@
 // Real children: a trial stopped at the budget only says "peak > budget". The predictive search
 // uses it as a bound, never as a point of its fit, so on a real trainer under a real RSS budget it
 // costs no more trials than bisection (and finds the same edge).
-import { spawnSync } from 'node:child_process';
+import { torchMissing } from '@soup/test-utils';
 import { fileURLToPath } from 'node:url';
 import { probeBatchSize } from '@soup/batch-probe';
 import { describe, expect, it } from 'vitest';
@@ -10,12 +10,7 @@ import { createCommandProbe } from './create-command-probe';
 const MiB = 2 ** 20;
 const nodeTrainer = fileURLToPath(new URL('./_fixtures/proportional-trainer.cjs', import.meta.url));
 const torchTrainer = fileURLToPath(new URL('./_fixtures/proportional_trainer.py', import.meta.url));
-const torchCheck = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' });
-const torchWhy =
-  torchCheck.status === 0
-    ? null
-    : `torch does not import under /usr/bin/python3: ` +
-      `${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
+const torchWhy = torchMissing('/usr/bin/python3');
 if (torchWhy) console.log(`skipping the torch twin: ${torchWhy}`);
 
 describe('[slow] censored trials (real children, real RSS budget)', { timeout: 300_000 }, () => {

@@ -2,12 +2,11 @@
 // answer), and an out-of-memory line on exit 0 is "unknown" at that size: never a fit, never cached as one.
 // Each scenario runs against a Node trainer (always) and its torch twin where torch imports
 // under /usr/bin/python3.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pickBatchSize, probeBatchSize } from '@soup/batch-probe';
-import { useTempDir } from '@soup/test-utils';
+import { useTempDir, torchMissing } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
 import { createCommandProbe } from './create-command-probe';
 import { ProbeChildError } from './errors';
@@ -15,12 +14,7 @@ import { ProbeChildError } from './errors';
 const MiB = 2 ** 20;
 const nodeTrainer = fileURLToPath(new URL('./_fixtures/proportional-trainer.cjs', import.meta.url));
 const torchTrainer = fileURLToPath(new URL('./_fixtures/proportional_trainer.py', import.meta.url));
-const torchCheck = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' });
-const torchWhy =
-  torchCheck.status === 0
-    ? null
-    : `torch does not import under /usr/bin/python3: ` +
-      `${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
+const torchWhy = torchMissing('/usr/bin/python3');
 if (torchWhy) console.log(`skipping the torch twins: ${torchWhy}`);
 
 const trainers = [

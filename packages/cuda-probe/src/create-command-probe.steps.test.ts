@@ -2,21 +2,15 @@
 // trainer_state.json it writes) reports the steps it ran as `stepsSeen`, whatever {probe_steps} asked.
 // Each scenario runs against a Node trainer (always) and its torch twin where torch imports under
 // /usr/bin/python3.
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { useTempDir } from '@soup/test-utils';
+import { useTempDir, torchMissing } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
 import { createCommandProbe } from './create-command-probe';
 import { ProbeOptionsError } from './errors';
 
 const nodeTrainer = fileURLToPath(new URL('./_fixtures/stepping-trainer.mjs', import.meta.url));
 const torchTrainer = fileURLToPath(new URL('./_fixtures/stepping_trainer.py', import.meta.url));
-const torchCheck = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' });
-const torchWhy =
-  torchCheck.status === 0
-    ? null
-    : `torch does not import under /usr/bin/python3: ` +
-      `${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
+const torchWhy = torchMissing('/usr/bin/python3');
 if (torchWhy) console.log(`skipping the torch twins: ${torchWhy}`);
 
 const trainers = [

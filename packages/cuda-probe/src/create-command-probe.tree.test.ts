@@ -1,7 +1,7 @@
 // Real children: a trainer behind a launcher (`bash -c`, a two-rank launcher as torchrun is one) is judged by the
 // memory of its whole process tree, so it answers what the bare trainer answers, not the ceiling. Both ways of
 // measuring are run: a memory cgroup around each trial, and the sum of RSS over the tree.
-import { spawnSync } from 'node:child_process';
+import { torchMissing } from '@soup/test-utils';
 import { fileURLToPath } from 'node:url';
 import { probeBatchSize } from '@soup/batch-probe';
 import { describe, expect, it } from 'vitest';
@@ -13,12 +13,7 @@ const fixture = (name: string): string => fileURLToPath(new URL(`./_fixtures/${n
 const nodeTrainer = fixture('proportional-trainer.cjs');
 const torchTrainer = fixture('proportional_trainer.py');
 const launcher = fixture('two-rank-launcher.cjs');
-const torchCheck = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' });
-const torchWhy =
-  torchCheck.status === 0
-    ? null
-    : `torch does not import under /usr/bin/python3: ` +
-      `${(torchCheck.stderr || String(torchCheck.error)).trim().split('\n').pop()}`;
+const torchWhy = torchMissing('/usr/bin/python3');
 if (torchWhy) console.log(`skipping the torch twin: ${torchWhy}`);
 
 /** The answer of a search over `command` (an argv with {batch_size}) under `budgetMiB`. */

@@ -4,8 +4,7 @@
 // `<python> -c "import torch"` fails; the Node twins are the finite-difference check
 // (build-training-model.test.ts), the AdamW TS reference (train-step.test.ts) and the TypeScript
 // GPT-2 below, which always runs.
-import { runProcess, useTempDir } from '@soup/test-utils';
-import { spawnSync } from 'node:child_process';
+import { runProcess, useTempDir, torchMissing } from '@soup/test-utils';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,12 +22,8 @@ import { writeSafetensors } from './write-safetensors';
 const python = process.env.PYTHON ?? '/usr/bin/python3';
 const script = fileURLToPath(new URL('./__fixtures__/gpt2_from_config.py', import.meta.url));
 const corpusFile = fileURLToPath(new URL('./__fixtures__/soup.txt', import.meta.url));
-const probe = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' });
-const torchMissing =
-  probe.status === 0
-    ? null
-    : `${python} -c "import torch" failed (${(probe.error?.message ?? probe.stderr ?? '').trim().split('\n').pop()})`;
-if (torchMissing) console.log(`skipping the PyTorch cross-checks: ${torchMissing}`);
+const noTorch = torchMissing(python);
+if (noTorch) console.log(`skipping the PyTorch cross-checks: ${noTorch}`);
 
 const batchJson = (b: TrainBatch, T: number): string => {
   const rows = (a: BigInt64Array): number[][] =>
@@ -108,7 +103,7 @@ describe('a checkpoint loads outside soup as GPT-2', () => {
       },
     );
 
-    it.skipIf(torchMissing !== null)(
+    it.skipIf(noTorch !== null)(
       `PyTorch GPT-2 built from config.json alone reproduces soup's loss to 1e-4 (tie ${tie})`,
       async () => {
         const { dir, trainer } = await trainedFolder(spec);
@@ -125,7 +120,7 @@ describe('a checkpoint loads outside soup as GPT-2', () => {
   }
 });
 
-describe.skipIf(torchMissing !== null)('float64: the full gradient and AdamW steps match torch', () => {
+describe.skipIf(noTorch !== null)('float64: the full gradient and AdamW steps match torch', () => {
   it(
     'every coordinate of every gradient tensor, then two clipped AdamW steps: parameters and both ' + 'moments',
     async () => {

@@ -4,7 +4,7 @@
 // where `$PYTHON -c "import torch"` works (default /usr/bin/python3), else skipped with the reason printed. The
 // PyTorch twin takes ~15 s on a loaded machine: two sessions each start Python and import torch (seconds each), and
 // only a real torch trainer shows rotation by shutil.rmtree of the files torch.save wrote.
-import { processTree, runNode, runProcess, spawnUntil, useTempDir } from '@soup/test-utils';
+import { processTree, runNode, spawnUntil, useTempDir, PYTHON, torchMissing } from '@soup/test-utils';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,20 +13,14 @@ import { describe, expect, it } from 'vitest';
 const SESSION = fileURLToPath(new URL('../test/slow-store-session.mjs', import.meta.url));
 const NODE_TRAINER = fileURLToPath(new URL('../../../examples/node-trainer/train.mjs', import.meta.url));
 const TORCH_TRAINER = fileURLToPath(new URL('../../../examples/torch-trainer/train.py', import.meta.url));
-const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
-
-const torch = await runProcess(PYTHON, ['-c', 'import torch'], { timeoutMs: 60_000 }).catch((e: Error) => ({
-  code: -1,
-  stderr: e.message,
-}));
-const torchMissing = torch.code === 0 ? null : `${PYTHON} -c "import torch" failed: ${torch.stderr.trim().slice(-200)}`;
-if (torchMissing) process.stdout.write(`rotation.test.ts: PyTorch twin skipped: ${torchMissing} (or set PYTHON)\n`);
+const noTorch = torchMissing();
+if (noTorch) process.stdout.write(`rotation.test.ts: PyTorch twin skipped: ${noTorch} (or set PYTHON)\n`);
 
 const TRAINER_FLAGS = ['--output_dir', '{output_dir}', '--per_device_train_batch_size', '4', '--max_steps', '16'];
 const ROTATING = [...TRAINER_FLAGS, '--save_steps', '2', '--save_total_limit', '1', '--resume_from_checkpoint'];
 const TRAINERS = [
   { name: 'Node', argv: [process.execPath, NODE_TRAINER, ...ROTATING, '{resume_from}'], skip: null },
-  { name: 'PyTorch', argv: [PYTHON, TORCH_TRAINER, ...ROTATING, '{resume_from}'], skip: torchMissing },
+  { name: 'PyTorch', argv: [PYTHON, TORCH_TRAINER, ...ROTATING, '{resume_from}'], skip: noTorch },
 ];
 
 const newestOnDisk = (out: string): number =>

@@ -1,7 +1,7 @@
 // final/ needs model weights by content: what a trainer saves beside its model (optimizer, scheduler,
 // training arguments) is refused whatever its extension; a safetensors file, a torch.save archive and a zip of
 // model safetensors are accepted. With PyTorch, the same with the files torch itself writes.
-import { runProcess, useTempDir } from '@soup/test-utils';
+import { PYTHON, runProcess, torchMissing, useTempDir } from '@soup/test-utils';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -87,13 +87,8 @@ describe('final/ holds model weights by content', () => {
   });
 });
 
-const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
-const torch = await runProcess(PYTHON, ['-c', 'import torch'], { timeoutMs: 60_000 }).catch((e: Error) => ({
-  code: -1,
-  stderr: e.message,
-}));
-const noTorch = torch.code === 0 ? null : (torch.stderr.trim().split('\n').pop() ?? 'no torch');
-if (noTorch) process.stdout.write(`stage-final.test.ts: PyTorch twin skipped: ${PYTHON}: ${noTorch}\n`);
+const noTorch = torchMissing();
+if (noTorch) process.stdout.write(`stage-final.test.ts: PyTorch twin skipped: ${noTorch}\n`);
 
 describe.skipIf(noTorch !== null)('final/ holds model weights by content, files torch writes', () => {
   it('torch.save of an optimizer, a scheduler and training args is refused; a state_dict is a model', async () => {

@@ -12,3 +12,4 @@ export {
 export { createFakeClock, type FakeClock } from './fake-clock';
 export { COMMIT_QUOTA_MESSAGE } from './_hub-server-quota';
 export { runNodeUnprivileged, giveToUnprivileged, unprivilegedUnavailable, UNPRIVILEGED_ID } from './unprivileged';
+export { PYTHON, TORCH_INSTALL, torchMissing } from './torch';
