@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
 
-// Test files whose verdicts rest on timing: the tuner's choice against a grid it measures, a warm-up told by
-// its slope, a checkpoint judged complete once it settles, a push raced by a kill, a span of a child's output, an
+// Test files whose verdicts rest on timing: the tuner's choice against a grid it measures, its walk to a smaller
+// micro-batch, a warm-up told by its slope, a checkpoint judged complete once it settles, a push raced by a kill, a span of a child's output, an
 // address-space cap sized by measuring alone (its thread count follows the load). They run alone, after every other
 // file, so no other test's load lands on one side of a comparison or stalls a writer past its settle
 // window. A file that is only slow does not belong here: this lane runs on one core while the other idles.
@@ -19,6 +19,7 @@ const ALONE: Record<string, string[]> = {
     'src/train-micro.e2e.test.ts',
   ],
   '@soup/cuda-probe': ['src/create-command-probe.test.ts'],
+  '@soup/plan': ['src/trainer-tune.walk.test.ts'],
   '@soup/tune': ['src/tune-exec.warm-up.test.ts'],
 };
 
