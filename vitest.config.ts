@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Test files whose verdicts rest on timing: the tuner's choice against a grid it measures, its walk to a smaller
-// micro-batch, a warm-up told by its slope, a checkpoint judged complete once it settles, a push raced by a kill, a span of a child's output, an
-// address-space cap sized by measuring alone (its thread count follows the load). They run alone, after every other
-// file, so no other test's load lands on one side of a comparison or stalls a writer past its settle
-// window. A file that is only slow does not belong here: this lane runs on one core while the other idles.
+// micro-batch, a warm-up told by its slope, a checkpoint judged complete once it settles, a push raced by a kill,
+// a span of a child's output, an address-space cap sized by measuring alone (its thread count follows the load).
+// They run alone, after every other file, so no other test's load lands on one side of a comparison or stalls a
+// writer past its settle window. A file that is only slow does not belong here: this lane runs on one core while
+// the other idles.
 // hub-ckpt's transfer-memory test runs with the rest: its verdict is the child's VmHWM (the kernel's own
 // peak, not a sample) above its baseline, which load does not change, only delays.
 const ALONE: Record<string, string[]> = {
