@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { InvalidCheckpointOptionError } from './errors';
 import { isDirectory, sha256Hex, TMP_PREFIX, walkFiles } from './_fs';
-import { hashFileMemo } from './_hash-memo';
+import { type FileHash, hashFileMemo } from './_hash-memo';
 import { MANIFEST_NAME, stepOfLocalName } from './_layout';
 import { assertSafeName } from './_paths';
 import type { Manifest } from './types';
@@ -17,6 +17,8 @@ export interface BuildManifestOptions {
    * the model files, not the checkpoints saved beside them. @default false
    */
   skipCheckpointFolders?: boolean;
+  /** Hashes a file as `hashFile` does (a store's `openStaging().hash` copies it in on the way). @default memoized */
+  hashFile?: (path: string, gitBlobSizeBytes?: number) => Promise<FileHash>;
 }
 
 /** Files at least this large are LFS on the Hub (listed by sha256): no git blob id is computed for them. */
@@ -57,7 +59,7 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
   for (const { name, realPath: localPath } of walked) {
     assertSafeName(name);
     const before = (await stat(localPath)).size;
-    const { sha256, sizeBytes, gitSha1 } = await hashFileMemo(
+    const { sha256, sizeBytes, gitSha1 } = await (opts.hashFile ?? hashFileMemo)(
       localPath,
       before < GIT_BLOB_MAX_BYTES ? before : undefined,
     );
