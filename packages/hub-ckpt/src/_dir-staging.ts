@@ -9,6 +9,7 @@ import { lstat, mkdir, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InvalidCheckpointOptionError, LinkedEntryError } from './errors';
 import { identityOf, type StoredHash } from './_dir-stage';
+import { isDirectory } from './_fs';
 import { copyHashing, type HashedCopy } from './_hash-copy';
 import { type FileHash, hashFileMemo, memoHash, rememberHash } from './_hash-memo';
 import type { LocalStaging } from './types';
@@ -106,7 +107,7 @@ export class DirStaging implements LocalStaging {
   }
 
   async #makeFolder(): Promise<void> {
-    await this.createRoot();
+    if (!(await isDirectory(this.root))) await this.createRoot();
     await mkdir(this.stagingRoot, { recursive: true });
     if ((await lstat(this.stagingRoot)).isSymbolicLink()) throw new LinkedEntryError(this.stagingRoot);
     await mkdir(this.folder);

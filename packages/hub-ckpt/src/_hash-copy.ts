@@ -44,18 +44,21 @@ export async function copyHashing(src: string, dest: string, gitBlobSizeBytes?: 
     return p;
   };
   try {
-    const identityBefore = identityOf(await fin.stat({ bigint: true }));
+    const before = await fin.stat({ bigint: true });
+    const identityBefore = identityOf(before);
+    // No larger buffers than the file needs (a small file is common), at least 64 KiB in case it grows.
+    const chunk = Math.min(CHUNK, Math.max(Number(before.size), 64 * 1024));
     out = await open(dest, 'wx');
     back = await open(dest, 'r');
     const [o, b] = [out, back];
     const hash = createHash('sha256');
     const sha1 = gitBlobSizeBytes === undefined ? undefined : createHash('sha1').update(`blob ${gitBlobSizeBytes}\0`);
-    const bufs = Array.from({ length: RING }, () => Buffer.allocUnsafe(CHUNK));
-    const backs = Array.from({ length: RING }, () => Buffer.allocUnsafe(CHUNK));
+    const bufs = Array.from({ length: RING }, () => Buffer.allocUnsafe(chunk));
+    const backs = Array.from({ length: RING }, () => Buffer.allocUnsafe(chunk));
     /** Per slot: its last chunk written and read back equal, so its buffers are free again. */
     const checked: Promise<void>[] = Array.from({ length: RING }, () => Promise.resolve());
     let at = 0;
-    let reading = track(fin.read(bufs[0] as Buffer, 0, CHUNK, 0));
+    let reading = track(fin.read(bufs[0] as Buffer, 0, chunk, 0));
     let writing: Promise<void> = Promise.resolve();
     let syncing: Promise<void> = Promise.resolve();
     let syncedAt = 0;
@@ -67,7 +70,7 @@ export async function copyHashing(src: string, dest: string, gitBlobSizeBytes?: 
       const from = at;
       at += bytesRead;
       await checked[next];
-      reading = track(fin.read(bufs[next] as Buffer, 0, CHUNK, at));
+      reading = track(fin.read(bufs[next] as Buffer, 0, chunk, at));
       const bytes = (bufs[k] as Buffer).subarray(0, bytesRead);
       hash.update(bytes);
       sha1?.update(bytes);

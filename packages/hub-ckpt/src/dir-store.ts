@@ -28,7 +28,7 @@ function isMissing(err: unknown): boolean {
 
 /**
  * A checkpoint store over a directory, with the same semantics as the Hub: every put is staged
- * and fsynced, then renamed into place (atomic per file), folders are fsynced after each rename,
+ * and fsynced, then renamed into place (atomic per file), each folder is fsynced after its renames,
  * deletes happen after puts. One writer per directory.
  *
  * It never follows a symbolic link below its root: listing, reading, hashing, downloading, renaming
@@ -291,7 +291,8 @@ export class DirStore implements CheckpointStore {
       for (const cond of [params.ifMatch ?? []].flat()) await this.checkIfMatch(cond);
       await params.onProgress?.({ stage: 'commit' });
       // Past the commit point the renames run to the end, abort or not: a commit is all-or-nothing as far as a
-      // directory allows.
+      // directory allows. Each folder is fsynced once, after its last rename, before the commit returns.
+      const folders = new Set<string>();
       for (const { path, tmp, hash } of staged) {
         await wrap(`put ${path}`, async () => {
           const target = await this.mkdirs(path);
@@ -299,11 +300,12 @@ export class DirStore implements CheckpointStore {
           if (st?.isSymbolicLink()) throw new LinkedEntryError(target);
           this.stored.forget(target);
           await rename(tmp, target);
-          await fsyncPath(dirname(target));
+          folders.add(dirname(target));
           if (hash !== null) await this.stored.remember(target, hash);
         });
         await params.onProgress?.({ stage: 'file', kind: 'put', path });
       }
+      for (const folder of folders) await wrap(`fsync ${folder}`, () => fsyncPath(folder));
       for (const op of params.operations) {
         if (op.kind !== 'delete') continue;
         const { abs, stats } = await this.resolvePath(op.path);
