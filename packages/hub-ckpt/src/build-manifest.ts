@@ -55,8 +55,9 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
   if (walked.length === 0) {
     throw new InvalidCheckpointOptionError(`dir ${opts.dir} holds no files: nothing to push.`, { field: 'dir' });
   }
-  const files: BuiltManifest['files'] = [];
-  for (const { name, realPath: localPath } of walked) {
+  const files: BuiltManifest['files'] = new Array(walked.length);
+  const hashOne = async (i: number): Promise<void> => {
+    const { name, realPath: localPath } = walked[i] as (typeof walked)[number];
     assertSafeName(name);
     const before = (await stat(localPath)).size;
     const { sha256, sizeBytes, gitSha1 } = await (opts.hashFile ?? hashFileMemo)(
@@ -69,8 +70,21 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
         { field: 'dir' },
       );
     }
-    files.push({ name, localPath, sizeBytes, sha256, ...(gitSha1 === undefined ? {} : { gitSha1 }) });
-  }
+    files[i] = { name, localPath, sizeBytes, sha256, ...(gitSha1 === undefined ? {} : { gitSha1 }) };
+  };
+  // Two files at once when each hash also copies (a store's staging): one file's reads and writes wait on the kernel
+  // while the other's bytes are hashed. Every file in hand is finished before an error is thrown.
+  let next = 0;
+  let failed: { err: unknown } | undefined;
+  const lane = async (): Promise<void> => {
+    while (failed === undefined && next < walked.length) {
+      await hashOne(next++).catch((err: unknown) => {
+        failed ??= { err };
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: opts.hashFile === undefined ? 1 : 2 }, lane));
+  if (failed !== undefined) throw failed.err;
   const manifest: Manifest = {
     step: opts.step,
     run: opts.run,
