@@ -12,7 +12,7 @@ import { StoreError } from './errors';
 
 const CHUNK = 1024 * 1024;
 /** Chunks in flight: one being read, one hashed, the others being written or read back. */
-const RING = 8;
+const RING = 4;
 /** A datasync every so many bytes starts the write-back while the copy goes on, so the last fsync waits on less. */
 const SYNC_EVERY = 8 * 1024 * 1024;
 
