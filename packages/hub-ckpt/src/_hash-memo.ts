@@ -25,21 +25,30 @@ async function identityOf(path: string): Promise<string> {
   return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
 }
 
+/** The memo's hash of `path` while its identity is unchanged since it was hashed; else null. */
+export async function memoHash(path: string, gitBlobSizeBytes?: number): Promise<FileHash | null> {
+  const known = memo.get(path);
+  if (known === undefined || (gitBlobSizeBytes !== undefined && !known.gitSha1)) return null;
+  if (known.identity !== (await identityOf(path))) return null;
+  hits++;
+  const { identity: _, ...hash } = known;
+  return hash;
+}
+
+/** Remembers the hash of bytes read from `path` while it had `identity` (before the first read and after the last). */
+export function rememberHash(path: string, identity: string, hash: FileHash): void {
+  if (memo.size >= MAX_ENTRIES) memo.delete(memo.keys().next().value as string);
+  memo.set(path, { ...hash, identity });
+}
+
 /** `hashFile`, served from this process's memo when the file's identity is unchanged since it was hashed. */
 export async function hashFileMemo(path: string, gitBlobSizeBytes?: number): Promise<FileHash> {
+  const known = await memoHash(path, gitBlobSizeBytes);
+  if (known !== null) return known;
   const identity = await identityOf(path);
-  const known = memo.get(path);
-  if (known !== undefined && known.identity === identity && (gitBlobSizeBytes === undefined || known.gitSha1)) {
-    hits++;
-    const { identity: _, ...hash } = known;
-    return hash;
-  }
   const hash = await hashFile(path, gitBlobSizeBytes);
   // A file that changed while it was read is not remembered: its identity after the read decides.
-  if ((await identityOf(path)) === identity) {
-    if (memo.size >= MAX_ENTRIES) memo.delete(memo.keys().next().value as string);
-    memo.set(path, { ...hash, identity });
-  }
+  if ((await identityOf(path)) === identity) rememberHash(path, identity, hash);
   return hash;
 }
 

@@ -1,6 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { buildManifest, type BuiltManifest } from './build-manifest';
+import { buildManifest } from './build-manifest';
+import { holdsExactly } from './_holds-exactly';
 import {
   ConcurrentWriteError,
   FolderConflictError,
@@ -13,7 +14,7 @@ import {
 import { sha256Hex } from './_fs';
 import { CKPT_PREFIX, MANIFEST_NAME, POINTER_PATH, stepOfLocalName, stepOfPath } from './_layout';
 import { makePointer, pointerBytes, readPointer } from './_pointer';
-import type { CheckpointStore, HubCkptLogger, StoreEntry, StoreOperation } from './types';
+import type { CheckpointStore, HubCkptLogger, LocalStaging, StoreOperation } from './types';
 import type { StoreLease } from './store-lease';
 import { verifyCheckpoint } from './verify-checkpoint';
 import { readLedger, recordVerified, storeIdentity, VERIFIED_LEDGER, verifiedTo } from './_verified-ledger';
@@ -86,6 +87,16 @@ export function checkKeep(field: 'keepLocal' | 'keepRemote', value: unknown, min
 
 /** upload folder + manifest (one commit) → verify → pointer + remote prune (one commit) → local prune. */
 export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
+  // A store that stages the files while they are hashed (a directory store) gets its staging closed whatever happens.
+  const staging = p.store.openStaging?.();
+  try {
+    return await pushStaged(p, staging);
+  } finally {
+    await staging?.close();
+  }
+}
+
+async function pushStaged(p: PushFolderParams, staging: LocalStaging | undefined): Promise<PushResult> {
   // Over 150 lines: the crash-safe push order (upload, verify, pointer, prune) kept in one place so it reads in order.
   const t0 = performance.now();
   const { store, step, run, pathInRepo } = p;
@@ -95,7 +106,8 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
   const log = (line: string): void => p.logger?.info?.(line);
 
   await phase('hash');
-  const built = await buildManifest({ dir: p.dir, step, run, skipCheckpointFolders: p.terminal });
+  const hashFile = staging === undefined ? {} : { hashFile: staging.hash.bind(staging) };
+  const built = await buildManifest({ dir: p.dir, step, run, skipCheckpointFolders: p.terminal, ...hashFile });
   const hashMs = performance.now() - t0;
 
   if (!(await store.exists())) {
@@ -181,6 +193,7 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
       // refused, so a data commit never replaces the folder a pointer names.
       ifMatch: { path: POINTER_PATH, sha256: pointerSha },
       ...(signal ? { signal } : {}),
+      ...(staging === undefined ? {} : { staged: staging }),
       onProgress: async (ev) => {
         if (ev.stage === 'file') await phase('upload', ev.path);
       },
@@ -342,22 +355,6 @@ export async function pushFolder(p: PushFolderParams): Promise<PushResult> {
     verify: { checkedByOid: verified.checkedByOid, checkedByDownload: verified.checkedByDownload },
     timings: { hashMs, uploadMs, verifyMs, pointerMs, pruneMs, totalMs: performance.now() - t0 },
   };
-}
-
-/** Whether the store's folder holds exactly this manifest and its files (names and sizes), nothing else. */
-async function holdsExactly(
-  store: CheckpointStore,
-  existing: StoreEntry[],
-  built: BuiltManifest,
-  pathInRepo: string,
-  wanted: Set<string>,
-): Promise<boolean> {
-  if (existing.length !== wanted.size || !existing.every((e) => wanted.has(e.path))) return false;
-  const sizes = new Map(built.files.map((f) => [`${pathInRepo}/${f.name}`, f.sizeBytes]));
-  const manifestPath = `${pathInRepo}/${MANIFEST_NAME}`;
-  if (!existing.every((e) => e.path === manifestPath || sizes.get(e.path) === e.sizeBytes)) return false;
-  const theirs = await store.readFile({ path: manifestPath });
-  return theirs !== null && sha256Hex(theirs) === built.sha256;
 }
 
 /**

@@ -4,7 +4,7 @@ import { onTestFinished } from 'vitest';
 import { startHubServer, useTempDir, type HubServer, type HubServerFaults } from '@soup/test-utils';
 import { DirStore } from './dir-store';
 import { HubStore, type HubStoreOptions } from './hub-store';
-import type { CheckpointStore, StoreCommitParams } from './types';
+import type { CheckpointStore, LocalStaging, StoreCommitParams } from './types';
 
 export type StoreKind = 'hub' | 'dir';
 export const STORE_KINDS: StoreKind[] = ['hub', 'dir'];
@@ -58,6 +58,9 @@ class CountingStore implements CheckpointStore {
   get usedStorageBytes(): (() => Promise<number | null>) | undefined {
     const f = this.inner.usedStorageBytes?.bind(this.inner);
     return f;
+  }
+  get openStaging(): (() => LocalStaging) | undefined {
+    return this.inner.openStaging?.bind(this.inner);
   }
   get historyLength(): (() => Promise<number | null>) | undefined {
     return this.inner.historyLength?.bind(this.inner);

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { InvalidCheckpointOptionError } from './errors';
 import { isDirectory, sha256Hex, TMP_PREFIX, walkFiles } from './_fs';
-import { hashFileMemo } from './_hash-memo';
+import { type FileHash, hashFileMemo } from './_hash-memo';
 import { MANIFEST_NAME, stepOfLocalName } from './_layout';
 import { assertSafeName } from './_paths';
 import type { Manifest } from './types';
@@ -17,6 +17,8 @@ export interface BuildManifestOptions {
    * the model files, not the checkpoints saved beside them. @default false
    */
   skipCheckpointFolders?: boolean;
+  /** Hashes a file as `hashFile` does (a store's `openStaging().hash` copies it in on the way). @default memoized */
+  hashFile?: (path: string, gitBlobSizeBytes?: number) => Promise<FileHash>;
 }
 
 /** Files at least this large are LFS on the Hub (listed by sha256): no git blob id is computed for them. */
@@ -53,11 +55,12 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
   if (walked.length === 0) {
     throw new InvalidCheckpointOptionError(`dir ${opts.dir} holds no files: nothing to push.`, { field: 'dir' });
   }
-  const files: BuiltManifest['files'] = [];
-  for (const { name, realPath: localPath } of walked) {
+  const files: BuiltManifest['files'] = new Array(walked.length);
+  const hashOne = async (i: number): Promise<void> => {
+    const { name, realPath: localPath } = walked[i] as (typeof walked)[number];
     assertSafeName(name);
     const before = (await stat(localPath)).size;
-    const { sha256, sizeBytes, gitSha1 } = await hashFileMemo(
+    const { sha256, sizeBytes, gitSha1 } = await (opts.hashFile ?? hashFileMemo)(
       localPath,
       before < GIT_BLOB_MAX_BYTES ? before : undefined,
     );
@@ -67,8 +70,21 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
         { field: 'dir' },
       );
     }
-    files.push({ name, localPath, sizeBytes, sha256, ...(gitSha1 === undefined ? {} : { gitSha1 }) });
-  }
+    files[i] = { name, localPath, sizeBytes, sha256, ...(gitSha1 === undefined ? {} : { gitSha1 }) };
+  };
+  // Two files at once when each hash also copies (a store's staging): one file's reads and writes wait on the kernel
+  // while the other's bytes are hashed. Every file in hand is finished before an error is thrown.
+  let next = 0;
+  let failed: { err: unknown } | undefined;
+  const lane = async (): Promise<void> => {
+    while (failed === undefined && next < walked.length) {
+      await hashOne(next++).catch((err: unknown) => {
+        failed ??= { err };
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: opts.hashFile === undefined ? 1 : 2 }, lane));
+  if (failed !== undefined) throw failed.err;
   const manifest: Manifest = {
     step: opts.step,
     run: opts.run,

@@ -9,7 +9,8 @@ import { fsyncPath, hashWhileStreaming, isDirectory, sha256Hex, TMP_PREFIX } fro
 import { lockCommit, pidAlive } from './_dir-commit-lock';
 import { assertSafeName } from './_paths';
 import { type StoredHash, StoredHashes, stageCopy } from './_dir-stage';
-import type { CheckpointStore, StoreCommitParams, StoreEntry } from './types';
+import { DirStaging } from './_dir-staging';
+import type { CheckpointStore, LocalStaging, StoreCommitParams, StoreEntry } from './types';
 
 export interface DirStoreOptions {
   /** The directory that plays the repo (local disk, NFS, a mounted bucket). Created on first push. */
@@ -27,7 +28,7 @@ function isMissing(err: unknown): boolean {
 
 /**
  * A checkpoint store over a directory, with the same semantics as the Hub: every put is staged
- * and fsynced, then renamed into place (atomic per file), folders are fsynced after each rename,
+ * and fsynced, then renamed into place (atomic per file), each folder is fsynced after its renames,
  * deletes happen after puts. One writer per directory.
  *
  * It never follows a symbolic link below its root: listing, reading, hashing, downloading, renaming
@@ -232,6 +233,11 @@ export class DirStore implements CheckpointStore {
     return join(abs, segs[segs.length - 1] as string);
   }
 
+  /** Copies a push's files into staging while their manifest hashes them; its commit renames those copies in. */
+  openStaging(): LocalStaging {
+    return new DirStaging(this.root, join(this.root, STAGING), () => this.create());
+  }
+
   async commit(params: StoreCommitParams): Promise<void> {
     for (const op of params.operations) assertSafeName(op.path);
     const signal = params.signal;
@@ -240,6 +246,7 @@ export class DirStore implements CheckpointStore {
       throw new StoreError(`directory store ${this.root} does not exist: create() it first (the first push does).`);
     const stagingRoot = join(this.root, STAGING);
     const staging = join(stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    const pre = params.staged instanceof DirStaging && params.staged.root === this.root ? params.staged : null;
     let releaseLock: (() => Promise<void>) | undefined;
     // Every target is checked before anything is staged: a linked component refuses the whole commit.
     for (const op of params.operations) await this.resolvePath(op.path);
@@ -254,13 +261,18 @@ export class DirStore implements CheckpointStore {
         tmp: join(staging, String(i)),
         hash: null as StoredHash | null,
       }));
+      let tookStaged = false;
       // A few files at once: one file's copy and fsync run in the kernel while another's copy is hashed here.
       for (let at = 0; at < puts.length; at += STAGE_AT_ONCE) {
         signal?.throwIfAborted();
         const batch = puts.slice(at, at + STAGE_AT_ONCE).map(async (op, k) => {
           const s = staged[at + k] as (typeof staged)[number];
           await wrap(`stage ${op.path}`, async () => {
-            if ('localPath' in op) s.hash = await stageCopy(op.localPath, s.tmp);
+            const took = 'localPath' in op ? await pre?.take(op.localPath) : undefined;
+            if (took !== undefined) {
+              Object.assign(s, took);
+              tookStaged = true;
+            } else if ('localPath' in op) s.hash = await stageCopy(op.localPath, s.tmp);
             else {
               await writeFile(s.tmp, op.bytes, { flag: 'wx' });
               await fsyncPath(s.tmp);
@@ -270,7 +282,8 @@ export class DirStore implements CheckpointStore {
         const failed = (await Promise.allSettled(batch)).find((r) => r.status === 'rejected');
         if (failed) throw failed.reason;
       }
-      await fsyncPath(staging);
+      await Promise.all([fsyncPath(staging), pre !== null && tookStaged ? fsyncPath(pre.folder) : undefined]);
+      await pre?.assertSourcesUnchanged();
       signal?.throwIfAborted();
       // The check and the renames happen under one exclusive lock: two processes cannot both pass the
       // compare-and-swap on the same content, so a second writer is refused instead of interleaved.
@@ -278,7 +291,8 @@ export class DirStore implements CheckpointStore {
       for (const cond of [params.ifMatch ?? []].flat()) await this.checkIfMatch(cond);
       await params.onProgress?.({ stage: 'commit' });
       // Past the commit point the renames run to the end, abort or not: a commit is all-or-nothing as far as a
-      // directory allows.
+      // directory allows. Each folder is fsynced once, after its last rename, before the commit returns.
+      const folders = new Set<string>();
       for (const { path, tmp, hash } of staged) {
         await wrap(`put ${path}`, async () => {
           const target = await this.mkdirs(path);
@@ -286,11 +300,12 @@ export class DirStore implements CheckpointStore {
           if (st?.isSymbolicLink()) throw new LinkedEntryError(target);
           this.stored.forget(target);
           await rename(tmp, target);
-          await fsyncPath(dirname(target));
+          folders.add(dirname(target));
           if (hash !== null) await this.stored.remember(target, hash);
         });
         await params.onProgress?.({ stage: 'file', kind: 'put', path });
       }
+      for (const folder of folders) await wrap(`fsync ${folder}`, () => fsyncPath(folder));
       for (const op of params.operations) {
         if (op.kind !== 'delete') continue;
         const { abs, stats } = await this.resolvePath(op.path);

@@ -105,6 +105,7 @@ export type {
   StoreCommitParams,
   IfMatch,
   CommitProgress,
+  LocalStaging,
   Pointer,
   Manifest,
   HubCkptLogger,

@@ -52,6 +52,16 @@ export interface StoreCommitParams {
   ifMatch?: IfMatch | IfMatch[];
   /** Aborts between files and requests. @default none */
   signal?: AbortSignal;
+  /** The store's own staging of the local files put (`openStaging`), whose copies the commit may take. */
+  staged?: LocalStaging;
+}
+
+/** Local files a store copies in while their manifest is built, so a push reads each byte once on its way in. */
+export interface LocalStaging {
+  /** As `hashFile`: sha256 and size of the bytes staged from `localPath`, its git blob id when asked with its size. */
+  hash(localPath: string, gitBlobSizeBytes?: number): Promise<{ sha256: string; sizeBytes: number; gitSha1?: string }>;
+  /** Removes the copies no commit took; a push closes it whatever happened. */
+  close(): Promise<void>;
 }
 
 /**
@@ -86,6 +96,8 @@ export interface CheckpointStore {
   }): Promise<{ sizeBytes: number; sha256: string }>;
   /** Applies the operations as one commit (puts first, then deletes). */
   commit(params: StoreCommitParams): Promise<void>;
+  /** A staging of local files during the manifest's hash, for the next commit (the directory store's). */
+  openStaging?(): LocalStaging;
   /**
    * Bytes the store holds for this repo, history included, where it reports them (the Hub's
    * `usedStorage`); null when it does not say. Absent on stores with no such notion.
