@@ -70,30 +70,25 @@ function fitOf(runs: ReadonlyMap<number, TimedRun>, clock: Clock): Fit {
   const full = slope(pts);
   if (pts.size < 3) return { pts, full, later: null, kink: null, skip: null };
   const [[x0, y0], ...laterRuns] = [...pts] as [[number, number], ...[number, number][]];
-  const [x1, y1] = laterRuns[0]!;
-  const laterPts = new Map(laterRuns);
-  const l = slope(laterPts);
-  const xs = [...laterPts.keys()];
-  const mx = xs.reduce((a, x) => a + x, 0) / xs.length;
-  const dx = x1 - x0;
-  // bend = (y1 − y0) / dx − Σ (x − mx) y / sxx: its coefficients on the runs, squared, summed.
-  const coef = [-1 / dx, ...xs.map((x, i) => (i === 0 ? 1 / dx : 0) - (x - mx) / l.sxx)];
-  const bend = (y1 - y0) / dx - l.stepMs;
-  const later = { ...l, steps: xs, bend, bendVar: coef.reduce((a, c) => a + c * c, 0) };
+  const { rest: l, diff: bend, diffVar: bendVar } = kinkOf([...pts]);
+  const later = { ...l, steps: laterRuns.map(([x]) => x), bend, bendVar };
   const skip = laterRuns.length >= 3 ? slope(new Map([[x0, y0], ...laterRuns.slice(1)])) : null;
   return { pts, full, later, kink: laterRuns.length >= 3 ? kinkOf(laterRuns) : null, skip };
 }
 
-/** The first segment's slope minus the least-squares slope of the runs after its first, and its variance factor. */
-function kinkOf(runs: [number, number][]): { diff: number; diffVar: number } {
+/**
+ * The first segment's slope minus the least-squares line of the runs after its first (`rest`), and the variance
+ * factor of that difference: diff = (y2 − y1) / dx − Σ (x − mx) y / sxx, its coefficients on the runs squared, summed.
+ * Over every run it is a row's bend; over its later runs, their kink.
+ */
+function kinkOf(runs: [number, number][]): { rest: ReturnType<typeof slope>; diff: number; diffVar: number } {
   const [[x1, y1], [x2, y2]] = runs as [[number, number], [number, number]];
-  const rest = new Map(runs.slice(1));
-  const r = slope(rest);
-  const xs = [...rest.keys()];
+  const rest = slope(new Map(runs.slice(1)));
+  const xs = runs.slice(1).map(([x]) => x);
   const mx = xs.reduce((a, x) => a + x, 0) / xs.length;
   const dx = x2 - x1;
-  const coef = [-1 / dx, ...xs.map((x, i) => (i === 0 ? 1 / dx : 0) - (x - mx) / r.sxx)];
-  return { diff: (y2 - y1) / dx - r.stepMs, diffVar: coef.reduce((a, c) => a + c * c, 0) };
+  const coef = [-1 / dx, ...xs.map((x, i) => (i === 0 ? 1 / dx : 0) - (x - mx) / rest.sxx)];
+  return { rest, diff: (y2 - y1) / dx - rest.stepMs, diffVar: coef.reduce((a, c) => a + c * c, 0) };
 }
 
 /**
