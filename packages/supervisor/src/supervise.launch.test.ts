@@ -6,47 +6,24 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { supervisedFingerprint } from './run-identity';
 import { supervise, type SuperviseEvent } from './supervise';
-import type { SuperviseOptions } from './supervise-options';
+import { quickSession } from './_test-session';
+import { oneCheckpointTrainer } from './_test-trainer-js';
 
 const KEY = '0123456789abcdef0123456789abcdef01234567';
 
 // Writes checkpoint-1 with its marker and exits 0 at its horizon.
-const trainer = `
-  const fs = require('node:fs'), path = require('node:path');
-  const d = path.join(process.argv[1], 'checkpoint-1');
-  fs.mkdirSync(d, { recursive: true });
-  // final/ is judged by content: a safetensors header naming one 4-byte tensor, then its bytes.
-  const h = Buffer.from('{"w":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}'), n = Buffer.alloc(8);
-  n.writeBigUInt64LE(BigInt(h.length));
-  fs.writeFileSync(path.join(d, 'model.safetensors'), Buffer.concat([n, h, Buffer.alloc(4)]));
-  fs.writeFileSync(path.join(d, 'trainer_state.json'), JSON.stringify({ global_step: 1, max_steps: 1 }));`;
-
-function options(cwd: string, argv: string[], events: SuperviseEvent[]): SuperviseOptions {
-  return {
-    argv,
-    store: new DirStore({ root: join(cwd, 'store') }),
-    outputDir: join(cwd, 'out'),
-    cwd,
-    env: process.env,
-    signal: new AbortController().signal,
-    settleMs: 0,
-    pollMs: 50,
-    pushNice: 0,
-    leaseTtlMs: null,
-    onEvent: (e) => events.push(e),
-  };
-}
+const trainer = oneCheckpointTrainer(1);
 
 describe('[slow] supervise(): a trainer that cannot start, and keys in the argv', { timeout: 60_000 }, () => {
   it('a command that cannot start writes no run record; the fixed one starts fresh, blamed on nothing', async () => {
     const cwd = useTempDir('soup-supervise-launch-');
     const events: SuperviseEvent[] = [];
     const missing = join(cwd, 'bin', 'python4');
-    await expect(supervise(options(cwd, [missing, 'train.py', '{output_dir}'], events))).rejects.toThrow(
+    await expect(supervise(quickSession(cwd, [missing, 'train.py', '{output_dir}'], events))).rejects.toThrow(
       /cannot start the trainer ".*python4": ENOENT/,
     );
     expect(existsSync(join(cwd, 'store', 'soup_run.json'))).toBe(false);
-    const fixed = await supervise(options(cwd, [process.execPath, '-e', trainer, '{output_dir}'], events));
+    const fixed = await supervise(quickSession(cwd, [process.execPath, '-e', trainer, '{output_dir}'], events));
     expect(fixed).toMatchObject({ outcome: 'complete', step: 1 });
     const record = JSON.parse(readFileSync(join(cwd, 'store', 'soup_run.json'), 'utf8')) as { run: string };
     expect(record.run).toBe(fixed.run);
@@ -57,7 +34,7 @@ describe('[slow] supervise(): a trainer that cannot start, and keys in the argv'
     const cwd = useTempDir('soup-supervise-key-');
     const events: SuperviseEvent[] = [];
     const argv = [process.execPath, '-e', trainer, '{output_dir}', '--wandb_key', KEY, `--hf-token=plain-${KEY}`];
-    const r = await supervise(options(cwd, argv, events));
+    const r = await supervise(quickSession(cwd, argv, events));
     expect(r).toMatchObject({ outcome: 'complete', step: 1 });
     const stored = readFileSync(join(cwd, 'store', 'soup_run.json'), 'utf8');
     expect(stored).not.toContain(KEY);
@@ -83,7 +60,7 @@ describe('[slow] supervise(): a trainer that cannot start, and keys in the argv'
     writeFileSync(join(ck, 'model.safetensors'), 'weights');
     writeFileSync(join(ck, 'trainer_state.json'), JSON.stringify({ global_step: 1, max_steps: 2 }));
     await pushCheckpoint({ store: new DirStore({ root }), step: 1, dir: ck, run });
-    const r = await supervise(options(cwd, argv, []));
+    const r = await supervise(quickSession(cwd, argv, []));
     expect(r.run).toBe(run);
     expect(readFileSync(join(root, 'soup_run.json'), 'utf8')).not.toContain(KEY);
   });
@@ -121,7 +98,7 @@ describe('supervise(): the options a caller may leave out', { timeout: 60_000 },
   it('a relative outputDir is read against cwd', async () => {
     const cwd = useTempDir('soup-supervise-relative-');
     const r = await supervise({
-      ...options(cwd, [process.execPath, '-e', noting, '{output_dir}'], []),
+      ...quickSession(cwd, [process.execPath, '-e', noting, '{output_dir}'], []),
       outputDir: 'out',
     });
     expect(r).toMatchObject({ outcome: 'complete', step: 1 });

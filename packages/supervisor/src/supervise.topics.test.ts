@@ -1,38 +1,18 @@
 // The sentences a caller may word itself carry a topic (soup train drops them by topic and says its own):
 // the run line, the batch lines, the closing sentence, and the warning of an exit 0 before the horizon.
-import { DirStore } from '@soup/hub-ckpt';
 import { useTempDir } from '@soup/test-utils';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { supervise, type SuperviseEvent } from './supervise';
 import type { SuperviseOptions } from './supervise-options';
-
-/** Writes checkpoint-1 (its marker says `maxSteps`) and exits 0. */
-const trainer = (maxSteps: number) => `
-  const fs = require('node:fs'), path = require('node:path');
-  const d = path.join(process.argv[1], 'checkpoint-1');
-  fs.mkdirSync(d, { recursive: true });
-  // final/ is judged by content: a safetensors header naming one 4-byte tensor, then its bytes.
-  const h = Buffer.from('{"w":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}'), n = Buffer.alloc(8);
-  n.writeBigUInt64LE(BigInt(h.length));
-  fs.writeFileSync(path.join(d, 'model.safetensors'), Buffer.concat([n, h, Buffer.alloc(4)]));
-  fs.writeFileSync(path.join(d, 'trainer_state.json'), JSON.stringify({ global_step: 1, max_steps: ${maxSteps} }));`;
+import { quickSession } from './_test-session';
+import { oneCheckpointTrainer } from './_test-trainer-js';
 
 function options(cwd: string, maxSteps: number, events: SuperviseEvent[]): SuperviseOptions {
+  const argv = [process.execPath, '-e', oneCheckpointTrainer(maxSteps), '{output_dir}', '{micro_batch_size}'];
   return {
-    argv: [process.execPath, '-e', trainer(maxSteps), '{output_dir}', '{micro_batch_size}'],
-    store: new DirStore({ root: join(cwd, 'store') }),
-    outputDir: join(cwd, 'out'),
-    cwd,
-    env: process.env,
-    signal: new AbortController().signal,
-    settleMs: 0,
-    pollMs: 50,
-    pushNice: 0,
-    leaseTtlMs: null,
+    ...quickSession(cwd, argv, events),
     globalBatchSize: 8,
     resolveMicroBatchSize: async () => ({ microBatchSize: 4, source: 'test' }),
-    onEvent: (e) => events.push(e),
   };
 }
 
