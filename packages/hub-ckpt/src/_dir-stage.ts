@@ -6,16 +6,11 @@
 // write to the file moves its mtime and ctime, and then the verify reads and hashes the file in full.
 import { constants } from 'node:fs';
 import { copyFile, lstat, type FileHandle } from 'node:fs/promises';
-import { fsyncPath, hashFile } from './_fs';
+import { fsyncPath, hashFile, identityOf } from './_fs';
 
 export interface StoredHash {
   sizeBytes: number;
   sha256: string;
-}
-
-/** Identity of a file: what changes whenever its bytes can have changed. */
-export function identityOf(s: { dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint }): string {
-  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
 }
 
 /** Copies `src` to the new file `dest` by the kernel, then fsyncs the copy and re-reads and hashes it side by side. */

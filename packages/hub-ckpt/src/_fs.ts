@@ -30,6 +30,14 @@ export async function hashFile(
   return { sha256: hash.digest('hex'), sizeBytes, ...(gitSha1 === undefined ? {} : { gitSha1 }) };
 }
 
+/**
+ * Identity of a file (a bigint stat): what changes whenever its bytes can have changed. ctime moves on every write and
+ * cannot be set back by a user, so a file rewritten in place with its old size and mtime restored has another.
+ */
+export function identityOf(s: { dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint }): string {
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+}
+
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }

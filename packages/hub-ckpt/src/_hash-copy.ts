@@ -7,7 +7,7 @@
 // before the first read and after the last), the test the hash memo relies on.
 import { createHash } from 'node:crypto';
 import { open, unlink } from 'node:fs/promises';
-import { identityOf } from './_dir-stage';
+import { identityOf } from './_fs';
 import { StoreError } from './errors';
 
 const CHUNK = 1024 * 1024;

@@ -3,7 +3,7 @@
 // file rewritten in place with its old size and mtime restored is hashed again. A push of final/ after the push of
 // the checkpoint holding the same files (or a retried push) then reads no byte twice.
 import { stat } from 'node:fs/promises';
-import { hashFile } from './_fs';
+import { hashFile, identityOf } from './_fs';
 
 export interface FileHash {
   sha256: string;
@@ -20,16 +20,15 @@ const MAX_ENTRIES = 100_000;
 const memo = new Map<string, Entry>();
 let hits = 0;
 
-async function identityOf(path: string): Promise<string> {
-  const s = await stat(path, { bigint: true });
-  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+async function identityOfPath(path: string): Promise<string> {
+  return identityOf(await stat(path, { bigint: true }));
 }
 
 /** The memo's hash of `path` while its identity is unchanged since it was hashed; else null. */
 export async function memoHash(path: string, gitBlobSizeBytes?: number): Promise<FileHash | null> {
   const known = memo.get(path);
   if (known === undefined || (gitBlobSizeBytes !== undefined && !known.gitSha1)) return null;
-  if (known.identity !== (await identityOf(path))) return null;
+  if (known.identity !== (await identityOfPath(path))) return null;
   hits++;
   const { identity: _, ...hash } = known;
   return hash;
@@ -45,10 +44,10 @@ export function rememberHash(path: string, identity: string, hash: FileHash): vo
 export async function hashFileMemo(path: string, gitBlobSizeBytes?: number): Promise<FileHash> {
   const known = await memoHash(path, gitBlobSizeBytes);
   if (known !== null) return known;
-  const identity = await identityOf(path);
+  const identity = await identityOfPath(path);
   const hash = await hashFile(path, gitBlobSizeBytes);
   // A file that changed while it was read is not remembered: its identity after the read decides.
-  if ((await identityOf(path)) === identity) rememberHash(path, identity, hash);
+  if ((await identityOfPath(path)) === identity) rememberHash(path, identity, hash);
   return hash;
 }
 
