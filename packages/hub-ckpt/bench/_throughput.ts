@@ -1,8 +1,9 @@
 // Throughput against the plain tool on the same machine, side by side, the order turned each rep (A B, B A, A B) so
 // a load swing on a shared machine falls on both alike; each ratio is the median of the reps' ratios.
-// - dirPushOverCpSync: a whole push to a directory store (source sha256, kernel copy, fsync of every file and
-//   folder, the copy re-read and hashed, verify, pointer commit) against `cp -r SRC DST && sync` of the same files on
-//   the same disk. `sync` flushes the whole machine; `cp -r && sync DST/*` (the copied files only) is given beside.
+// - dirPushOverCpSync: a whole push to a directory store (kernel copy, the copy read back behind it and hashed for
+//   the manifest, fsync of every file and folder, verify, pointer commit) against `cp -r SRC DST && sync` of the same
+//   files on the same disk. `sync` flushes the whole machine; `cp -r && sync DST/*` (the copied files only) is given
+//   beside.
 // - hubPushOverPlainPut: a whole push to the test Hub server against one `fetch` PUT streaming the same number of
 //   bytes (other content, so nothing is deduplicated) to the server's LFS storage URL, which hashes and stores it
 //   as it does for a push.

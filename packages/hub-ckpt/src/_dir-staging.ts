@@ -1,9 +1,9 @@
 // A directory store's staging of a push's local files while their manifest is built: each file is copied into the
-// store's staging folder in the same pass that hashes it for the manifest (copyHashing), and the data commit renames
-// those copies into place instead of copying the files again. Every copy is read back from the store's file and
-// compared byte for byte with the bytes the manifest's sha256 was computed on; the commit refuses a copy that does not
-// read back equal, and the verify then reads that hash (StoredHashes) while the file is untouched.
-// A source written to from its read to the commit point fails the push before anything lands (its identity moved).
+// store's staging folder by the kernel while a worker thread reads the copy behind it and hashes it for the manifest
+// (copyHashing), and the data commit renames those copies into place instead of copying the files again. The
+// manifest's sha256 is thus of the bytes the store's file holds, read from it; the verify then reads that hash
+// (StoredHashes) while the file is untouched. A source written to from before its copy to the commit point fails the
+// push before anything lands (its identity moved).
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ interface Staged {
   tmp: string;
   /** The manifest's hash of the bytes written. */
   hash: StoredHash;
-  /** Settles once the copy is fsynced and read back equal to the bytes hashed; rejects otherwise. */
+  /** Settles once the copy is fsynced; rejects otherwise. */
   landed: Promise<void>;
 }
 
@@ -77,8 +77,8 @@ export class DirStaging implements LocalStaging {
   }
 
   /**
-   * The staged copy of `localPath` for a commit to rename into place, once fsynced and read back equal to the bytes
-   * the manifest hashed; undefined when none was staged (or a put of the same file took it already).
+   * The staged copy of `localPath` for a commit to rename into place, once fsynced; undefined when none was staged
+   * (or a put of the same file took it already).
    */
   async take(localPath: string): Promise<{ tmp: string; hash: StoredHash } | undefined> {
     const s = this.#byPath.get(localPath);

@@ -90,11 +90,10 @@ export async function walkFiles(dir: string, skip?: (name: string) => boolean): 
         isFile = st.isFile();
         if (isDir && (seen.has(real) || real === rootReal))
           throw new UnsafeLinkError({ link: childAbs, target, reason: 'loop' });
-      } else if (isDir) real = join(abs, e.name);
-      if (isDir) {
-        const realDir = e.isSymbolicLink() ? real : await realpath(childAbs);
-        await walk(realDir, childRel, new Set([...seen, realDir]));
-      } else if (isFile) out.push({ name: childRel, realPath: e.isSymbolicLink() ? real : await realpath(childAbs) });
+      }
+      // `abs` is a real path, so an entry that is not a link is its own real path.
+      if (isDir) await walk(real, childRel, new Set([...seen, real]));
+      else if (isFile) out.push({ name: childRel, realPath: real });
     }
   }
   await walk(rootReal, '', new Set([rootReal]));

@@ -1,173 +1,119 @@
-// One pass over a source file for the directory store: each chunk is read once, hashed (the manifest's sha256) and
-// written from that same buffer to the new file; once written, the chunk is read back from the new file through a
-// second descriptor and compared byte for byte with the buffer that was hashed. Equal bytes have equal hashes, so the
-// store's copy is shown to hash to the manifest's sha256 as surely as by hashing the read-back (more: no collision to
-// trust), at a memcmp's cost instead of a second sha256 pass. A source written to while it is read (a trainer still
-// writing) is caught by its identity (device, inode, size, mtime and ctime in nanoseconds, taken on the open file
-// before the first read and after the last), the test the hash memo relies on.
-import { createHash } from 'node:crypto';
-import { open, unlink } from 'node:fs/promises';
-import { identityOf } from './_fs';
+// A file copied into the directory store's staging in the pass that hashes it for the manifest: the kernel copies it
+// (a reflink where the file system has one, else copy_file_range) and a worker thread reads the copy behind the
+// kernel while it writes, hashing what it reads (_copy-worker-source.ts). The manifest's sha256 is therefore the hash
+// of the bytes the store holds, read from the store's file: the check a pull makes, made before anything is
+// committed. That the copy is the source rests on the kernel's copy, as for `cp`, and on the source's identity
+// (device, inode, size, mtime and ctime in nanoseconds) being the same before the copy and after it, with the copy's
+// size equal to the source's: a trainer still writing moves it. The source is not read by soup at all: a push costs
+// one kernel copy and one sha256 pass over the copy. The hashing runs in worker threads so that two files are hashed
+// on two cores; the push's own thread only waits.
+import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { COPY_WORKER_SOURCE } from './_copy-worker-source';
+import { fsyncPath, identityOf } from './_fs';
 import { StoreError } from './errors';
 
-const CHUNK = 1024 * 1024;
-/** Chunks in flight: one being read, one hashed, the others being written or read back. */
-const RING = 4;
-/** A datasync every so many bytes starts the write-back while the copy goes on, so the last fsync waits on less. */
-const SYNC_EVERY = 8 * 1024 * 1024;
-
-type Handle = Awaited<ReturnType<typeof open>>;
-
-// Buffers kept between copies (a push's files, the next push soon after) and dropped once idle: a fresh buffer costs
-// a page fault per 4 KiB on first touch: a push of 64 MiB took 16,800 of them without this (2 MiB chunks then).
-const IDLE_MS = 5_000;
-let spare: Buffer[] = [];
-let dropSpare: NodeJS.Timeout | undefined;
-
-function takeBuffers(n: number, size: number): Buffer[] {
-  clearTimeout(dropSpare);
-  return Array.from({ length: n }, () => spare.pop()?.subarray(0, size) ?? Buffer.allocUnsafe(size));
+interface Job {
+  src: string;
+  dest: string;
+  gitBlobSizeBytes: number | undefined;
+  sizeBytes: number;
 }
 
-function giveBack(bufs: Buffer[]): void {
-  for (const b of bufs) {
-    if (spare.length < 4 * RING && b.buffer.byteLength === CHUNK && b.byteOffset === 0)
-      spare.push(Buffer.from(b.buffer));
-  }
-  clearTimeout(dropSpare);
-  dropSpare = setTimeout(() => {
-    spare = [];
-  }, IDLE_MS);
-  dropSpare.unref();
+interface Answer {
+  sha256: string;
+  sizeBytes: number;
+  gitSha1?: string;
+}
+
+interface Lane {
+  worker: Worker;
+  waiting: Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>;
+}
+
+// Workers are kept between copies (a push's files, the next push soon after) and ended once idle; a worker holds the
+// process open only while it has a job.
+const IDLE_MS = 5_000;
+const lanes: Lane[] = [];
+let nextId = 0;
+let idleTimer: NodeJS.Timeout | undefined;
+
+function startLane(): Lane {
+  const lane: Lane = { worker: new Worker(COPY_WORKER_SOURCE, { eval: true }), waiting: new Map() };
+  lane.worker.unref();
+  const fail = (err: Error): void => {
+    lanes.splice(lanes.indexOf(lane), 1);
+    for (const w of lane.waiting.values()) w.reject(err);
+    lane.waiting.clear();
+  };
+  lane.worker.on('message', (m: Answer & { id: number; error?: string; code?: string }) => {
+    const w = lane.waiting.get(m.id);
+    lane.waiting.delete(m.id);
+    if (lane.waiting.size === 0) lane.worker.unref();
+    if (m.error !== undefined)
+      w?.reject(Object.assign(new Error(m.error), m.code === undefined ? {} : { code: m.code }));
+    else
+      w?.resolve({
+        sha256: m.sha256,
+        sizeBytes: m.sizeBytes,
+        ...(m.gitSha1 === undefined ? {} : { gitSha1: m.gitSha1 }),
+      });
+    if (lanes.every((l) => l.waiting.size === 0)) {
+      idleTimer = setTimeout(() => {
+        for (const l of lanes.splice(0)) void l.worker.terminate();
+      }, IDLE_MS);
+      idleTimer.unref();
+    }
+  });
+  lane.worker.on('error', fail);
+  lane.worker.on('exit', () => {
+    if (lanes.includes(lane)) fail(new StoreError('directory store: a copy worker exited'));
+  });
+  lanes.push(lane);
+  return lane;
+}
+
+function run(job: Job): Promise<Answer> {
+  clearTimeout(idleTimer);
+  const free = lanes.find((l) => l.waiting.size === 0);
+  const lane =
+    free ??
+    (lanes.length < Math.min(2, availableParallelism())
+      ? startLane()
+      : lanes.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a)));
+  const id = nextId++;
+  lane.worker.ref();
+  return new Promise((resolve, reject) => {
+    lane.waiting.set(id, { resolve, reject });
+    lane.worker.postMessage({ id, ...job });
+  });
 }
 
 export interface HashedCopy {
-  /** Of the bytes read from the source, which are the bytes written. */
+  /** Of the bytes read back from the copy. */
   sha256: string;
   sizeBytes: number;
   /** git blob id when asked for with `gitBlobSizeBytes` and the file had that size. */
   gitSha1?: string;
-  /** Settles once the copy is fsynced and every chunk read back equal to what was hashed; rejects otherwise. */
+  /** Settles once the copy is fsynced; rejects when the fsync failed. */
   landed: Promise<void>;
-  /** The source's identity before the first read and after the last: unequal when it was written to meanwhile. */
+  /** The source's identity before the copy and after it: unequal when it was written to meanwhile. */
   identityBefore: string;
   identityAfter: string;
 }
 
-/** Copies `src` to the new file `dest`, hashing the bytes on the way; `landed` says when it is fsynced and checked. */
+/** Copies `src` to the new file `dest` by the kernel and hashes the copy; `landed` says when it is fsynced. */
 export async function copyHashing(src: string, dest: string, gitBlobSizeBytes?: number): Promise<HashedCopy> {
-  const fin = await open(src, 'r');
-  let out: Handle | undefined;
-  let back: Handle | undefined;
-  let buffers: Buffer[] = [];
-  // Reads, writes, read-backs and syncs in flight: each is awaited in turn, and all settle before a file is closed.
-  const inflight: Promise<unknown>[] = [];
-  const track = <T>(p: Promise<T>): Promise<T> => {
-    p.catch(() => undefined);
-    inflight.push(p);
-    return p;
-  };
-  try {
-    const before = await fin.stat({ bigint: true });
-    const identityBefore = identityOf(before);
-    // No larger buffers than the file needs (a small file is common), at least 64 KiB in case it grows.
-    const chunk = Math.min(CHUNK, Math.max(Number(before.size), 64 * 1024));
-    out = await open(dest, 'wx');
-    back = await open(dest, 'r');
-    const [o, b] = [out, back];
-    const hash = createHash('sha256');
-    const sha1 = gitBlobSizeBytes === undefined ? undefined : createHash('sha1').update(`blob ${gitBlobSizeBytes}\0`);
-    const bufs = takeBuffers(RING, chunk);
-    const backs = takeBuffers(RING, chunk);
-    buffers = [...bufs, ...backs];
-    /** Per slot: its last chunk written and read back equal, so its buffers are free again. */
-    const checked: Promise<void>[] = Array.from({ length: RING }, () => Promise.resolve());
-    let at = 0;
-    let reading = track(fin.read(bufs[0] as Buffer, 0, chunk, 0));
-    let writing: Promise<void> = Promise.resolve();
-    let syncing: Promise<void> = Promise.resolve();
-    let syncedAt = 0;
-    let syncBusy = false;
-    for (let i = 0; ; i++) {
-      const { bytesRead } = await reading;
-      if (bytesRead === 0) break;
-      const k = i % RING;
-      const next = (i + 1) % RING;
-      const from = at;
-      at += bytesRead;
-      await checked[next];
-      reading = track(fin.read(bufs[next] as Buffer, 0, chunk, at));
-      const bytes = (bufs[k] as Buffer).subarray(0, bytesRead);
-      hash.update(bytes);
-      sha1?.update(bytes);
-      const written = writing.then(() => writeAll(o, bytes, from));
-      writing = track(written);
-      checked[k] = track(written.then(() => readBackEqual(b, backs[k] as Buffer, bytes, from, dest)));
-      // Never waits on the disk: while one datasync runs, the copy goes on and the next starts after it.
-      if (at - syncedAt >= SYNC_EVERY && !syncBusy) {
-        syncedAt = at;
-        syncBusy = true;
-        syncing = track(written.then(() => o.datasync()).finally(() => (syncBusy = false)));
-      }
-    }
-    await writing;
-    const identityAfter = identityOf(await fin.stat({ bigint: true }));
-    const size = at;
-    const held = buffers;
-    buffers = [];
-    // The last read-backs and the fsync finish while the caller goes on (the next file's copy); the commit awaits them.
-    const landed = (async () => {
-      try {
-        await Promise.all([...checked, syncing]);
-        await o.sync();
-        const now = (await b.stat()).size;
-        if (now !== size) throw new StoreError(`directory store: ${dest} holds ${now} bytes, ${size} were written`);
-      } finally {
-        await Promise.allSettled([...checked, o.close(), b.close()]);
-        giveBack(held);
-      }
-    })();
-    landed.catch(() => undefined);
-    out = undefined;
-    back = undefined;
-    const gitSha1 = sha1 !== undefined && at === gitBlobSizeBytes ? sha1.digest('hex') : undefined;
-    return {
-      sha256: hash.digest('hex'),
-      sizeBytes: at,
-      ...(gitSha1 === undefined ? {} : { gitSha1 }),
-      landed,
-      identityBefore,
-      identityAfter,
-    };
-  } catch (err) {
-    await Promise.allSettled(inflight);
-    giveBack(buffers);
-    if (out !== undefined) await unlink(dest).catch(() => undefined);
-    throw err;
-  } finally {
-    await Promise.allSettled([out?.close(), back?.close(), fin.close()]);
+  const before = await stat(src, { bigint: true });
+  const got = await run({ src, dest, gitBlobSizeBytes, sizeBytes: Number(before.size) });
+  const identityBefore = identityOf(before);
+  const identityAfter = identityOf(await stat(src, { bigint: true }));
+  if (BigInt(got.sizeBytes) !== before.size && identityAfter === identityBefore) {
+    throw new StoreError(`directory store: ${dest} holds ${got.sizeBytes} bytes, its source ${src} ${before.size}`);
   }
-}
-
-async function writeAll(fh: Handle, bytes: Buffer, position: number): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) {
-    const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, position + done);
-    done += bytesWritten;
-  }
-}
-
-/** Reads `want.length` bytes at `position` back from the copy and throws unless they equal `want`. */
-async function readBackEqual(fh: Handle, into: Buffer, want: Buffer, position: number, dest: string): Promise<void> {
-  let got = 0;
-  while (got < want.length) {
-    const { bytesRead } = await fh.read(into, got, want.length - got, position + got);
-    if (bytesRead === 0) break;
-    got += bytesRead;
-  }
-  if (got !== want.length || !into.subarray(0, got).equals(want)) {
-    throw new StoreError(
-      `directory store: ${dest} reads back other bytes than were written at ${position} (${got} of ${want.length})`,
-    );
-  }
+  // The write-back to disk goes on while the caller hashes its next file; the commit awaits it.
+  const landed = fsyncPath(dest);
+  landed.catch(() => undefined);
+  return { ...got, landed, identityBefore, identityAfter };
 }

@@ -12,11 +12,12 @@ import {
   VerifyError,
 } from './errors';
 import { sha256Hex } from './_fs';
-import { CKPT_PREFIX, MANIFEST_NAME, POINTER_PATH, stepOfLocalName, stepOfPath } from './_layout';
-import { makePointer, pointerBytes, readPointer } from './_pointer';
+import { MANIFEST_NAME, POINTER_PATH, stepOfLocalName } from './_layout';
+import { readPointer } from './_pointer';
 import type { CheckpointStore, HubCkptLogger, LocalStaging, StoreOperation } from './types';
 import type { StoreLease } from './store-lease';
 import { verifyCheckpoint } from './verify-checkpoint';
+import { movePointer } from './_move-pointer';
 import { readLedger, recordVerified, storeIdentity, VERIFIED_LEDGER, verifiedTo } from './_verified-ledger';
 
 /** Where a push is. `upload` and `prune` fire once per file or folder; the others once. */
@@ -230,74 +231,25 @@ async function pushStaged(p: PushFolderParams, staging: LocalStaging | undefined
   }
   await phase('verified');
   const parent = resolve(p.localRoot ?? dirname(resolve(p.dir)));
-  const ledger = await readLedger(parent);
   const identity = storeIdentity(store);
-  if (pathInRepo !== 'final') {
-    await recordVerified({ parent, ledger, step, identity, sha256: built.sha256, logger: p.logger });
-  }
-  signal?.throwIfAborted();
-
+  // The local record that this folder verified is written while the pointer commit runs: it is true whatever that
+  // commit does, and neither reading nor writing it throws (a failed write is a warning).
+  const ledgerWritten = readLedger(parent).then(async (ledger) => {
+    if (pathInRepo !== 'final') {
+      await recordVerified({ parent, ledger, step, identity, sha256: built.sha256, logger: p.logger });
+    }
+    return ledger;
+  });
   const tPointer = performance.now();
-  const prunedRemote: string[] = [];
-  if (!samePointed) {
-    const ops: StoreOperation[] = [
-      {
-        kind: 'put',
-        path: POINTER_PATH,
-        bytes: pointerBytes(makePointer({ step, pathInRepo, run, terminal: p.terminal, manifestSha256: built.sha256 })),
-      },
-    ];
-    // On the Hub the lease's renewal rides on this commit rather than costing one of its own.
-    const ride = p.lease?.rideAlong() ?? null;
-    if (ride !== null) ops.push(ride.operation);
-    if (p.keepRemote !== undefined) {
-      const bySteps = new Map<number, string[]>();
-      for (const e of await store.list({ prefix: CKPT_PREFIX })) {
-        const s = stepOfPath(e.path);
-        if (s === null) continue;
-        bySteps.set(s, [...(bySteps.get(s) ?? []), e.path]);
-      }
-      // Only folders at or below this step compete; newer ones (a diverged attempt) are left alone.
-      const ranked = [...bySteps.keys()].filter((s) => p.terminal || s <= step).sort((a, b) => b - a);
-      for (const s of p.keepRemote === Number.POSITIVE_INFINITY ? [] : ranked.slice(p.keepRemote)) {
-        const folder = `${CKPT_PREFIX}/checkpoint-${s}`;
-        if (folder === pathInRepo) continue;
-        prunedRemote.push(folder);
-        for (const path of bySteps.get(s) ?? []) ops.push({ kind: 'delete', path });
-      }
-    }
-    let pointerMoved = false;
-    try {
-      p.lease?.assertHeld();
-      await store.commit({
-        message:
-          `soup: latest.json -> ${pathInRepo} (step ${step}${p.terminal ? ', terminal' : ''})` +
-          (prunedRemote.length > 0 ? `; prune ${prunedRemote.join(', ')}` : ''),
-        operations: ops,
-        // Compare-and-swap on the pointer this push read, and on the folder still holding this push's manifest:
-        // a second writer that moved the pointer or replaced the folder since is refused, not overwritten.
-        ifMatch: [
-          { path: POINTER_PATH, sha256: pointerSha },
-          { path: `${pathInRepo}/${MANIFEST_NAME}`, sha256: built.sha256 },
-          ...(ride === null ? [] : [ride.ifMatch]),
-        ],
-        ...(signal ? { signal } : {}),
-        onProgress: async (ev) => {
-          if (ev.stage === 'commit') await phase('pointer');
-          else if (ev.kind === 'put' && ev.path === POINTER_PATH) {
-            pointerMoved = true;
-          } else if (ev.kind === 'delete') {
-            if (pointerMoved) await phase('prune', ev.path);
-          }
-        },
-      });
-    } catch (err) {
-      ride?.settle(false);
-      throw err;
-    }
-    ride?.settle(true);
-    commits++;
-  }
+  const pointing = (async () => {
+    signal?.throwIfAborted();
+    return samePointed ? [] : await movePointer(p, pointerSha, built.sha256, phase);
+  })();
+  const [ledgerRead, pointed] = await Promise.allSettled([ledgerWritten, pointing]);
+  if (pointed.status === 'rejected') throw pointed.reason;
+  const ledger = ledgerRead.status === 'fulfilled' ? ledgerRead.value : {};
+  const prunedRemote = pointed.value;
+  if (!samePointed) commits++;
   const pointerMs = performance.now() - tPointer;
   await phase('pointed');
   let squashed = false;
