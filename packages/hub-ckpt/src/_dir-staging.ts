@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { InvalidCheckpointOptionError, LinkedEntryError } from './errors';
 import type { StoredHash } from './_dir-stage';
 import { identityOf, isDirectory } from './_fs';
-import { copyHashing, type HashedCopy } from './_hash-copy';
+import { copyHashing, type HashedCopy, warmCopyWorkers } from './_hash-copy';
 import { type FileHash, hashFileMemo, memoHash, rememberHash } from './_hash-memo';
 import type { LocalStaging } from './types';
 
@@ -39,6 +39,7 @@ export class DirStaging implements LocalStaging {
     private readonly createRoot: () => Promise<void>,
   ) {
     this.folder = join(stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    warmCopyWorkers();
   }
 
   async hash(localPath: string, gitBlobSizeBytes?: number): Promise<FileHash> {

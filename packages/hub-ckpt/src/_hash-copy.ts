@@ -32,9 +32,11 @@ interface Lane {
   waiting: Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>;
 }
 
-// Workers are kept between copies (a push's files, the next push soon after) and ended once idle; a worker holds the
-// process open only while it has a job.
-const IDLE_MS = 5_000;
+// Workers are kept between pushes and ended after 10 minutes without a job: starting one costs 20-40 ms, a session
+// pushes every few minutes, and an idle worker holds a few MiB. A worker holds the process open only while it has a
+// job.
+const IDLE_MS = 10 * 60_000;
+const LANES = Math.min(2, availableParallelism());
 const lanes: Lane[] = [];
 let nextId = 0;
 let idleTimer: NodeJS.Timeout | undefined;
@@ -59,12 +61,7 @@ function startLane(): Lane {
         sizeBytes: m.sizeBytes,
         ...(m.gitSha1 === undefined ? {} : { gitSha1: m.gitSha1 }),
       });
-    if (lanes.every((l) => l.waiting.size === 0)) {
-      idleTimer = setTimeout(() => {
-        for (const l of lanes.splice(0)) void l.worker.terminate();
-      }, IDLE_MS);
-      idleTimer.unref();
-    }
+    armIdle();
   });
   lane.worker.on('error', fail);
   lane.worker.on('exit', () => {
@@ -74,14 +71,26 @@ function startLane(): Lane {
   return lane;
 }
 
+function armIdle(): void {
+  clearTimeout(idleTimer);
+  if (lanes.some((l) => l.waiting.size > 0)) return;
+  idleTimer = setTimeout(() => {
+    for (const l of lanes.splice(0)) void l.worker.terminate();
+  }, IDLE_MS);
+  idleTimer.unref();
+}
+
+/** Starts the copy workers ahead of the first copy (a staging opened: its files come once the folder is walked). */
+export function warmCopyWorkers(): void {
+  while (lanes.length < LANES) startLane();
+  armIdle();
+}
+
 function run(job: Job): Promise<Answer> {
   clearTimeout(idleTimer);
   const free = lanes.find((l) => l.waiting.size === 0);
   const lane =
-    free ??
-    (lanes.length < Math.min(2, availableParallelism())
-      ? startLane()
-      : lanes.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a)));
+    free ?? (lanes.length < LANES ? startLane() : lanes.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a)));
   const id = nextId++;
   lane.worker.ref();
   return new Promise((resolve, reject) => {
