@@ -54,7 +54,7 @@ export {
   type Progress,
   type ProgressOptions,
   type ProgressStream,
-} from './progress';
+} from '@soup/progress';
 export {
   UsageError,
   TokenMissingError,
