@@ -89,6 +89,11 @@ export {
 export { microBatchText } from './_tell';
 export { readMicroSessions, previousMicroBatch, type MicroSession } from './micro-sessions';
 export { resolveStopSignal } from './session-end';
+/**
+ * The signals that end a session, and a judge of a later one: a platform's sequence of different kinds (systemd's
+ * SIGTERM then SIGHUP, SLURM's SIGUSR1 then SIGTERM) is one session end; a kind already received quits at once.
+ */
+export { SESSION_SIGNALS, signalKind, createSignalJudge, type SignalVerdict } from './signal-judge';
 export { nodeRoleOf, type NodeRole, type NodeRoleInput } from './node-role';
 export { requeueSlurmJob, type RequeueResult } from './slurm-requeue';
 export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './describe-refusal';
