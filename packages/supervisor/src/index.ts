@@ -97,6 +97,10 @@ export { SESSION_SIGNALS, signalKind, createSignalJudge, type SignalVerdict } fr
 export { nodeRoleOf, type NodeRole, type NodeRoleInput } from './node-role';
 export { requeueSlurmJob, type RequeueResult } from './slurm-requeue';
 export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './describe-refusal';
+/** A session's memory peak as its summary line, and the tuner's own peak beside it (measured apart). */
+export { describeSessionPeak, describeTuningPeak } from './describe-session-peak';
+/** The micro-batch a session trains with, and the one the last session trained with when it differs. */
+export { describeMicroBatch } from './describe-micro-batch';
 export { trackSession, endReasonOf, type SessionTrack, type EndReason } from './track-session';
 export { sessionResultOf } from './session-result-of';
 export { supervisedResultOf, type SessionExitCodes } from './supervised-result-of';

@@ -1,6 +1,6 @@
 import { deviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
-import { resolveStopSignal, supervise, supervisedResultOf } from '@soup/supervisor';
+import { describeSessionPeak, resolveStopSignal, supervise, supervisedResultOf } from '@soup/supervisor';
 import { checkTries } from '@soup/tune';
 import { resolve } from 'node:path';
 import { type ProbedBatch, resolveTrainerBatch, type TrainerMicro, trialCommand, tuneTrainerBatch } from '@soup/plan';
@@ -8,14 +8,7 @@ import { cappedFromLine, planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { runMicro } from '../_run-micro';
-import {
-  describeRunPeak,
-  openSessionStore,
-  plainListeners,
-  printResult,
-  sessionMemory,
-  sessionOptions,
-} from '../_session';
+import { openSessionStore, plainListeners, printResult, sessionMemory, sessionOptions } from '../_session';
 import { tuneExec } from '../_tune-exec';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
@@ -108,7 +101,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     ...plainListeners(ctx),
   });
   const memory = mem.report(r.memory);
-  if (r.memory !== null) ctx.say(describeRunPeak(memory)); // null: no trainer was launched
+  if (r.memory !== null) ctx.say(describeSessionPeak(memory)); // null: no trainer was launched
   const result = supervisedResultOf(r, {
     store,
     startedAtMs: t0,
