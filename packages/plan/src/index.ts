@@ -72,6 +72,8 @@ export {
 } from './micro-supervise-options';
 export { trainerChange, type TrainerChange } from './trainer-change';
 export { PROBE_STEPS, withProbeSteps, stepGrowth, type StepGrowth } from './probe-steps';
+/** A resolved batch size as the flat snake_case record `soup probe --json` prints, so any tool reports it alike. */
+export { probeRecord, type ProbeRecordOptions } from './probe-record';
 export { configStepProbe, onnxModelProbe } from './step-probes';
 export {
   runGlobalBatch,
