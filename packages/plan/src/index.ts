@@ -83,6 +83,8 @@ export {
   type GlobalBatchFlags,
 } from './global-batch';
 export { planRun, type PlanRun, type PlanRunOptions, type PlanReport } from './plan-run';
+/** How many steps apart a run's checkpoints are pushed: the flag, else hub.push_every_steps, else steps / 4. */
+export { pushEveryOf } from './push-every-of';
 export { trainerOptionsOf, readResumedState } from './trainer-options';
 export { SoupPlanError, BudgetUnmeasuredError, type SoupPlanErrorCode } from './errors';
 export { emptyTrainFacts, applyTrainReport, resumeTrainFacts, type TrainFacts } from './train-facts';

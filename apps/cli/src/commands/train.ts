@@ -5,6 +5,7 @@ import {
   assertTrainable,
   completedTrainResult,
   ownOffloadScratch,
+  pushEveryOf,
   removeEmptyScratch,
   trainPathsOf,
   trainResultOf,
@@ -58,7 +59,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   const ownScratch = ownOffloadScratch(config, ctx.cwd);
 
   const horizon = config.training.steps;
-  const pushEvery = opts.pushEverySteps ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
+  const pushEvery = pushEveryOf(config, opts.pushEverySteps);
   const stopAfterSteps = opts.stopAfterSteps;
   const timeLimitMs = opts.timeLimit ?? config.training.timeLimitMs;
   const showPath = (p: string): string => relative(ctx.cwd, p) || '.';
