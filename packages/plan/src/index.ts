@@ -100,6 +100,8 @@ export {
 export { stepDownOptions } from './step-down-options';
 export { sessionMemoryWatch, type SessionMemoryWatch, type MemoryHoldOptions } from './session-memory-watch';
 export { trainBudgetHold } from './train-budget-hold';
+/** The budget a trainer command is held to: the one given, else what the CPU can reach, else the GPU's memory. */
+export { commandBudgetHold, type CommandBudgetHoldOptions } from './command-budget-hold';
 export { trainRunFingerprint } from './train-run-fingerprint';
 export { ownOffloadScratch, removeEmptyScratch } from './offload-scratch';
 export { superviseTrain, type SuperviseTrainOptions } from './supervise-train';

@@ -3,7 +3,14 @@ import { resolveHubToken } from '@soup/hub-ckpt';
 import { describeSessionPeak, resolveStopSignal, supervise, supervisedResultOf } from '@soup/supervisor';
 import { checkTries } from '@soup/tune';
 import { resolve } from 'node:path';
-import { type ProbedBatch, resolveTrainerBatch, type TrainerMicro, trialCommand, tuneTrainerBatch } from '@soup/plan';
+import {
+  commandBudgetHold,
+  type ProbedBatch,
+  resolveTrainerBatch,
+  type TrainerMicro,
+  trialCommand,
+  tuneTrainerBatch,
+} from '@soup/plan';
 import { cappedFromLine, planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
@@ -53,17 +60,8 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
   const kind = opts.device?.kind ?? 'cpu';
   const deviceId = opts.device?.id ?? 0;
   const mem = sessionMemory(ctx, { kind, id: deviceId });
-  await mem.hold({
-    budgetBytes: opts.budget ?? null,
-    givenAs: 'flag',
-    device: kind,
-    deviceBytes: async () => {
-      const id = await deviceIdentity({ device: kind, deviceId, env: ctx.env }).catch(() => null);
-      return id && id.device === 'cuda' ? id.gpuMemoryGb * 2 ** 30 : null;
-    },
-    maxMemory: opts.maxMemory,
-    hint: 'pass --budget',
-  });
+  const budget = { budgetBytes: opts.budget ?? null, maxMemory: opts.maxMemory, hint: 'pass --budget', env: ctx.env };
+  await mem.hold(commandBudgetHold({ device: { kind, id: deviceId }, ...budget }));
   const r = await supervise({
     argv,
     ...sessionOptions(ctx, { store, storeName, startedAtMs: t0, identity: null, fallbackFlag: '--resume force' }),
