@@ -2,7 +2,7 @@
 import type { BatchEvent, PlanIo, TrialView } from '@soup/plan';
 import type { CommandContext } from './_context';
 import { formatBytes, formatBytesApart } from './format-bytes';
-import { formatDuration, type Progress } from './progress';
+import { formatDuration, type Progress } from '@soup/progress';
 
 /** A human line for one trial: size, verdict, peak vs budget, time. */
 export function trialLine(t: TrialView, ctx: CommandContext): string {

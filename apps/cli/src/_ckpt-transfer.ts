@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import type { CommandContext } from './_context';
 import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
-import { withProgress } from './progress';
+import { withProgress } from '@soup/progress';
 
 /** Runs one push (checkpoint or final) with a progress bar over its phases. */
 export async function pushWithProgress(

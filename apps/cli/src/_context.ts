@@ -1,4 +1,4 @@
-import { createProgress, type Progress, type ProgressOptions, type ProgressStream } from './progress';
+import { createProgress, type Progress, type ProgressOptions, type ProgressStream } from '@soup/progress';
 
 /** Where a command's output goes; injectable so tests can run `main` in-process. */
 export interface CliIo {

@@ -1,7 +1,6 @@
 // What `soup train` and `soup run` share around supervise() (@soup/supervisor): the store they open
 // (@soup/hub-ckpt), the memory watch and the out-of-memory step-down (@soup/plan), the options every session
-// passes, and the session's memory line and result, printed the same way.
-import { formatMicroBatch } from '@soup/batch-probe';
+// passes, and the session's result, printed the same way.
 import {
   openSessionStore as openStore,
   type CheckpointStore,
@@ -9,16 +8,9 @@ import {
   type SessionStore,
 } from '@soup/hub-ckpt';
 import { sessionMemoryWatch, type SessionMemoryWatch } from '@soup/plan';
-import type {
-  MicroSession,
-  SessionPeakReport,
-  SessionResult,
-  SuperviseEvent,
-  SuperviseOptions,
-} from '@soup/supervisor';
+import type { SessionResult, SuperviseEvent, SuperviseOptions } from '@soup/supervisor';
 import type { CommandContext } from './_context';
 import { explainRefusal } from './_refusal';
-import { formatBytes } from './format-bytes';
 
 /** The session's store (@soup/hub-ckpt's openSessionStore), its retry warnings said as the CLI says warnings. */
 export function openSessionStore(
@@ -78,54 +70,6 @@ export function plainListeners(ctx: CommandContext): Pick<SuperviseOptions, 'onE
 /** The memory watch over the trainer's tree (@soup/plan's sessionMemoryWatch) on the session's device. */
 export function sessionMemory(ctx: CommandContext, device: { kind: 'cpu' | 'cuda'; id: number }): SessionMemoryWatch {
   return sessionMemoryWatch({ device, env: ctx.env });
-}
-
-/** The session summary's memory line. */
-export function describeRunPeak(r: SessionPeakReport | null): string {
-  if (r === null || r.peak_bytes === null)
-    return "memory: the trainer's peak is unknown (no reading of its process tree succeeded)";
-  const what =
-    r.method === 'cuda-per-process'
-      ? "GPU memory of the trainer's processes, nvidia-smi"
-      : "the trainer's whole process tree, sum of RSS, sampled";
-  const source =
-    r.budget_source === 'flag'
-      ? '--budget'
-      : r.budget_source === 'device'
-        ? "the GPU's memory"
-        : 'reachable at the start';
-  const budget =
-    r.budget_bytes === null
-      ? 'budget unknown'
-      : `budget ${formatBytes(r.budget_bytes)} (${source}), headroom ${formatBytes(r.headroom_bytes)}`;
-  const max =
-    r.max_memory_bytes === null
-      ? ''
-      : r.max_memory_passed_at
-        ? `; passed --max-memory ${formatBytes(r.max_memory_bytes)} at ${r.max_memory_passed_at}`
-        : `; under --max-memory ${formatBytes(r.max_memory_bytes)}`;
-  return `memory: session peak ${formatBytes(r.peak_bytes)} (${what}) at ${r.peak_at}; ${budget}${max}`;
-}
-
-/** The peak line's tail when the tuner timed steps in soup's own process: its peak, apart from the trainer's. */
-export function describeTuning(r: SessionPeakReport | null): string {
-  const t = r?.tuning;
-  if (t === undefined || t.peak_bytes === null) return '';
-  return (
-    `; before it, the tuner's timing sessions took soup's own process to ${formatBytes(t.peak_bytes)}` +
-    ` (measured apart: the trainer is a process of its own)`
-  );
-}
-
-/** `micro 4 × 4 = 16 (was 16 × 1 last session)`, or without the part in brackets for a first session or the same m. */
-export function describeMicroBatch(
-  now: { microBatchSize: number; accumulation: number },
-  last: MicroSession | undefined,
-): string {
-  const text = `micro ${formatMicroBatch(now)}`;
-  if (last === undefined || (last.micro_batch_size === now.microBatchSize && last.grad_accum === now.accumulation))
-    return text;
-  return `${text} (was ${last.micro_batch_size} × ${last.grad_accum} last session)`;
 }
 
 /**

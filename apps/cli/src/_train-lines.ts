@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { CommandContext } from './_context';
 import { applyTrainReport, emptyTrainFacts, type TrainFacts } from '@soup/plan';
 import { REPORT_PREFIX, type TrainReport } from '@soup/onnx-train';
-import { formatDuration, type Progress } from './progress';
+import { formatDuration, type Progress } from '@soup/progress';
 import type { SoupConfig } from '@soup/config';
 
 /** What the session did (@soup/plan's TrainFacts), and the progress bar its lines go through. */

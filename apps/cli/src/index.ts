@@ -21,9 +21,9 @@ import { probeCommand } from './commands/probe.options';
 import { runCommand } from './commands/run.options';
 import { trainCommand } from './commands/train.options';
 import { ConfigError } from '@soup/config';
+import { createSignalJudge, SESSION_SIGNALS } from '@soup/supervisor';
 import { InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor, exitCodesHelp } from './exit-codes';
-import { createSignalJudge, SESSION_SIGNALS } from './_signals';
 
 export { EXIT_CODES, exitCodeFor, type ExitCodeName } from './exit-codes';
 export {
@@ -54,7 +54,7 @@ export {
   type Progress,
   type ProgressOptions,
   type ProgressStream,
-} from './progress';
+} from '@soup/progress';
 export {
   UsageError,
   TokenMissingError,
@@ -146,7 +146,7 @@ function firstLine(message: string): string {
 /** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: string[], ioIn: CliIo = {}): Promise<number> {
   // Ctrl-C / SIGTERM / SIGHUP / SIGUSR1 / SIGUSR2: commands stop at the next safe point (a training step, a probe
-  // trial); a second signal of a kind already received exits at once (see _signals.ts).
+  // trial); a second signal of a kind already received exits at once (@soup/supervisor's createSignalJudge).
   const controller = new AbortController();
   const signals = createSignalJudge();
   const dashesAt = argv.indexOf('--', 2);

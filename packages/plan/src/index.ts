@@ -72,6 +72,8 @@ export {
 } from './micro-supervise-options';
 export { trainerChange, type TrainerChange } from './trainer-change';
 export { PROBE_STEPS, withProbeSteps, stepGrowth, type StepGrowth } from './probe-steps';
+/** A resolved batch size as the flat snake_case record `soup probe --json` prints, so any tool reports it alike. */
+export { probeRecord, type ProbeRecordOptions } from './probe-record';
 export { configStepProbe, onnxModelProbe } from './step-probes';
 export {
   runGlobalBatch,
@@ -81,6 +83,8 @@ export {
   type GlobalBatchFlags,
 } from './global-batch';
 export { planRun, type PlanRun, type PlanRunOptions, type PlanReport } from './plan-run';
+/** How many steps apart a run's checkpoints are pushed: the flag, else hub.push_every_steps, else steps / 4. */
+export { pushEveryOf } from './push-every-of';
 export { trainerOptionsOf, readResumedState } from './trainer-options';
 export { SoupPlanError, BudgetUnmeasuredError, type SoupPlanErrorCode } from './errors';
 export { emptyTrainFacts, applyTrainReport, resumeTrainFacts, type TrainFacts } from './train-facts';
@@ -96,6 +100,8 @@ export {
 export { stepDownOptions } from './step-down-options';
 export { sessionMemoryWatch, type SessionMemoryWatch, type MemoryHoldOptions } from './session-memory-watch';
 export { trainBudgetHold } from './train-budget-hold';
+/** The budget a trainer command is held to: the one given, else what the CPU can reach, else the GPU's memory. */
+export { commandBudgetHold, type CommandBudgetHoldOptions } from './command-budget-hold';
 export { trainRunFingerprint } from './train-run-fingerprint';
 export { ownOffloadScratch, removeEmptyScratch } from './offload-scratch';
 export { superviseTrain, type SuperviseTrainOptions } from './supervise-train';

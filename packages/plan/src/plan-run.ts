@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { assertTrainable, offloadChoicesOf, offloadIssues, resolveTier, type TierPlan } from './config-plan';
 import { type PreparedRun, type PrepareRunOptions, prepareRun } from './prepare-run';
 import type { TrialView } from './resolve-batch';
+import { pushEveryOf } from './push-every-of';
 
 type Training = SoupConfig['training'];
 
@@ -181,7 +182,7 @@ function steps(config: SoupConfig, batch: number): Pick<PlanReport, 'tokens_per_
   return {
     tokens_per_step: batch * config.data.maxLength,
     steps: horizon,
-    push_every_steps: config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4)),
+    push_every_steps: pushEveryOf(config),
   };
 }
 

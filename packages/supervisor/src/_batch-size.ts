@@ -5,7 +5,8 @@ import type { SupervisedResume } from './resume-supervised';
 import type { RunRecord, SupervisedSession } from './run-identity';
 import type { SessionFacts, SessionOptions } from './supervise-options';
 import { placeholdersIn } from './trainer-child';
-import { microShape, type Tell } from './_tell';
+import type { Tell } from './_tell';
+import { describeMicroBatch } from './describe-micro-batch';
 
 /** What the trainer gets: `batchSize` ({batch_size}), and with G the micro-batch, its levers and the session entry. */
 export interface SessionBatch {
@@ -106,13 +107,9 @@ export async function resolveBatch(p: {
     const prev =
       facts.previousSession ??
       (r.previous ? { micro_batch_size: r.previous.microBatchSize, grad_accum: r.previous.gradAccum } : null);
-    const was =
-      prev !== null && (prev.micro_batch_size !== micro || prev.grad_accum !== perRank / micro)
-        ? ` (was ${prev.micro_batch_size} × ${prev.grad_accum} last session)`
-        : '';
     const chosen = Object.entries(levers).map(([k, v]) => `${k}=${v}`);
     say(
-      `micro ${microShape(micro, G, worldSize)}${was} (${r.source})` +
+      `${describeMicroBatch({ microBatchSize: micro, accumulation: perRank / micro, worldSize }, prev)} (${r.source})` +
         `${chosen.length > 0 ? `, ${chosen.join(', ')}` : ''}`,
       'batch',
     );

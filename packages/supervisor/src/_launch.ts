@@ -8,12 +8,13 @@ import type { SessionOptions } from './supervise-options';
 import { expandArgv, startTrainer, trainerEnv, type Placeholders, type TrainerExit } from './trainer-child';
 import type { CheckpointWatcher } from './watch-checkpoints';
 import { lowerOwnPriority } from './_nice';
+import { SESSION_SIGNALS } from './signal-judge';
 import type { SessionPushes } from './_session-pushes';
 import type { SessionStop } from './_session-stop';
 import { fmt, q, type Tell } from './_tell';
 
 /** The signals that end a session (soup's, and what a platform sends every process of a job). */
-const SESSION_END_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGUSR1', 'SIGUSR2']);
+const SESSION_END_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(SESSION_SIGNALS);
 
 /**
  * How one launch ended: the trainer's exit, the tree's peak memory over it (null: not sampled), when, and whether the

@@ -89,9 +89,18 @@ export {
 export { microBatchText } from './_tell';
 export { readMicroSessions, previousMicroBatch, type MicroSession } from './micro-sessions';
 export { resolveStopSignal } from './session-end';
+/**
+ * The signals that end a session, and a judge of a later one: a platform's sequence of different kinds (systemd's
+ * SIGTERM then SIGHUP, SLURM's SIGUSR1 then SIGTERM) is one session end; a kind already received quits at once.
+ */
+export { SESSION_SIGNALS, signalKind, createSignalJudge, type SignalVerdict } from './signal-judge';
 export { nodeRoleOf, type NodeRole, type NodeRoleInput } from './node-role';
 export { requeueSlurmJob, type RequeueResult } from './slurm-requeue';
 export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './describe-refusal';
+/** A session's memory peak as its summary line, and the tuner's own peak beside it (measured apart). */
+export { describeSessionPeak, describeTuningPeak } from './describe-session-peak';
+/** The micro-batch a session trains with, and the one the last session trained with when it differs. */
+export { describeMicroBatch } from './describe-micro-batch';
 export { trackSession, endReasonOf, type SessionTrack, type EndReason } from './track-session';
 export { sessionResultOf } from './session-result-of';
 export { supervisedResultOf, type SessionExitCodes } from './supervised-result-of';

@@ -25,7 +25,7 @@ import { explainRefusal } from '../_refusal';
 import { showStoredLossPlot } from '../_stored-plot';
 import { PullIntegrityError, UsageError } from '../errors';
 import { formatBytes } from '../format-bytes';
-import { formatDuration } from '../progress';
+import { formatDuration } from '@soup/progress';
 import type {
   CkptFinalOptions,
   CkptPullOptions,

@@ -4,6 +4,7 @@ import { basename, resolve } from 'node:path';
 import {
   configStepProbe,
   noFitAdvice,
+  probeRecord,
   onnxModelProbe,
   redactCommand,
   resolveBatch,
@@ -223,33 +224,7 @@ export async function run(opts: ProbeOptions, ctx: CommandContext): Promise<void
         })
       : null;
   if (growth) ctx.say(growthLine(growth));
-  ctx.emit({
-    batch_size: r.batchSize,
-    ...(micro ? micro.fields(r.batchSize) : {}),
-    source: r.source,
-    cache_key: r.cacheKey,
-    cache_path: r.cachePath,
-    device: { name: identity.gpuName, memory_gb: identity.gpuMemoryGb },
-    ...(tier !== null ? { grad_ckpt: tier, offload: offloadTarget } : {}),
-    provenance: r.provenance,
-    ...(r.skippedCache !== null ? { skipped_cache: r.skippedCache } : {}),
-    ...(r.cappedFrom !== null ? { capped_from: r.cappedFrom } : {}),
-    saved: r.saved,
-    ...(r.notSavedReason !== null ? { not_saved_reason: r.notSavedReason } : {}),
-    ...(r.flatPeak ? { flat_peak: r.flatPeak.warning } : {}),
-    ...(growth
-      ? {
-          step_growth: {
-            steps: growth.steps,
-            peak_bytes: growth.peakBytes,
-            one_step_peak_bytes: growth.oneStepPeakBytes,
-            growth_bytes: growth.growthBytes,
-            ...(growth.unknown !== null ? { unknown: growth.unknown } : {}),
-          },
-        }
-      : {}),
-    trials: r.trials,
-  });
+  ctx.emit(probeRecord(r, { device: identity, micro, gradCkpt: tier, offload: offloadTarget, growth }));
   if (r.source === 'cache') {
     const p = r.provenance;
     const how =

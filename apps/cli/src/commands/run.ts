@@ -1,21 +1,21 @@
 import { deviceIdentity } from '@soup/cuda-probe';
 import { resolveHubToken } from '@soup/hub-ckpt';
-import { resolveStopSignal, supervise, supervisedResultOf } from '@soup/supervisor';
+import { describeSessionPeak, resolveStopSignal, supervise, supervisedResultOf } from '@soup/supervisor';
 import { checkTries } from '@soup/tune';
 import { resolve } from 'node:path';
-import { type ProbedBatch, resolveTrainerBatch, type TrainerMicro, trialCommand, tuneTrainerBatch } from '@soup/plan';
+import {
+  commandBudgetHold,
+  type ProbedBatch,
+  resolveTrainerBatch,
+  type TrainerMicro,
+  trialCommand,
+  tuneTrainerBatch,
+} from '@soup/plan';
 import { cappedFromLine, planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
 import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { runMicro } from '../_run-micro';
-import {
-  describeRunPeak,
-  openSessionStore,
-  plainListeners,
-  printResult,
-  sessionMemory,
-  sessionOptions,
-} from '../_session';
+import { openSessionStore, plainListeners, printResult, sessionMemory, sessionOptions } from '../_session';
 import { tuneExec } from '../_tune-exec';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
@@ -60,17 +60,8 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
   const kind = opts.device?.kind ?? 'cpu';
   const deviceId = opts.device?.id ?? 0;
   const mem = sessionMemory(ctx, { kind, id: deviceId });
-  await mem.hold({
-    budgetBytes: opts.budget ?? null,
-    givenAs: 'flag',
-    device: kind,
-    deviceBytes: async () => {
-      const id = await deviceIdentity({ device: kind, deviceId, env: ctx.env }).catch(() => null);
-      return id && id.device === 'cuda' ? id.gpuMemoryGb * 2 ** 30 : null;
-    },
-    maxMemory: opts.maxMemory,
-    hint: 'pass --budget',
-  });
+  const budget = { budgetBytes: opts.budget ?? null, maxMemory: opts.maxMemory, hint: 'pass --budget', env: ctx.env };
+  await mem.hold(commandBudgetHold({ device: { kind, id: deviceId }, ...budget }));
   const r = await supervise({
     argv,
     ...sessionOptions(ctx, { store, storeName, startedAtMs: t0, identity: null, fallbackFlag: '--resume force' }),
@@ -108,7 +99,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     ...plainListeners(ctx),
   });
   const memory = mem.report(r.memory);
-  if (r.memory !== null) ctx.say(describeRunPeak(memory)); // null: no trainer was launched
+  if (r.memory !== null) ctx.say(describeSessionPeak(memory)); // null: no trainer was launched
   const result = supervisedResultOf(r, {
     store,
     startedAtMs: t0,

@@ -5,18 +5,20 @@ import {
   assertTrainable,
   completedTrainResult,
   ownOffloadScratch,
+  pushEveryOf,
   removeEmptyScratch,
   trainPathsOf,
   trainResultOf,
   trainRunFingerprint,
 } from '@soup/plan';
-import { describeRunPeak, describeTuning, openSessionStore, printResult } from '../_session';
+import { openSessionStore, printResult } from '../_session';
 import { showLossPlot } from '../_show-plot';
 import { trainSession, type TrainSession } from '../_train-session';
 import { UsageError } from '../errors';
 import { EXIT_CODES } from '../exit-codes';
 import { configWithOverrides, loadConfig } from '@soup/config';
 import { readLossHistory } from '@soup/loss-plot';
+import { describeSessionPeak, describeTuningPeak } from '@soup/supervisor';
 import type { TrainOptions } from './train.options';
 
 /** Says how the learning rate goes when the run trains past its schedule (an extended run). */
@@ -57,7 +59,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   const ownScratch = ownOffloadScratch(config, ctx.cwd);
 
   const horizon = config.training.steps;
-  const pushEvery = opts.pushEverySteps ?? config.hub.pushEverySteps ?? Math.max(1, Math.floor(horizon / 4));
+  const pushEvery = pushEveryOf(config, opts.pushEverySteps);
   const stopAfterSteps = opts.stopAfterSteps;
   const timeLimitMs = opts.timeLimit ?? config.training.timeLimitMs;
   const showPath = (p: string): string => relative(ctx.cwd, p) || '.';
@@ -158,7 +160,7 @@ export async function run(opts: TrainOptions, ctx: CommandContext): Promise<numb
   }
   const exitCode = segment ? EXIT_CODES.segmentSaved : EXIT_CODES.ok;
   const json = trainResultOf({ facts: t, r, config, store, startedAtMs: t0, exitCode });
-  if (t.memory !== null) ctx.say(`${describeRunPeak(t.memory)}${describeTuning(t.memory)}`);
+  if (t.memory !== null) ctx.say(`${describeSessionPeak(t.memory)}${describeTuningPeak(t.memory)}`);
   if (finalPushed)
     ctx.say(
       `final model: ${showPath(join(config.output, 'final'))}/ (model.safetensors + config.json: loads as ` +

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createProgress, fitFields, formatDuration } from './progress';
+import { createProgress } from './create-progress';
+import { fitFields } from './fit-fields';
+import { formatDuration } from './format-duration';
 
 function sink(isTTY: boolean) {
   const chunks: string[] = [];

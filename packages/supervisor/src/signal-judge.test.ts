@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSignalJudge } from './_signals';
+import { createSignalJudge } from './signal-judge';
 
 const verdicts = (sigs: NodeJS.Signals[]): string[] => {
   const j = createSignalJudge();

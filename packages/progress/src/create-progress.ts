@@ -1,115 +1,8 @@
-/** A stream the renderer writes to (process.stderr by default). */
-export interface ProgressStream {
-  write(chunk: string): unknown;
-  isTTY?: boolean;
-  columns?: number;
-}
-
-/** Options of {@link createProgress}. */
-export interface ProgressOptions {
-  /** What is being done, e.g. "train" or "push checkpoint-20". */
-  label: string;
-  /** Units of work in all (the horizon); undefined shows a counter without a bar. */
-  total?: number;
-  /**
-   * Where this session starts on the way to `total` (a resumed run): counts and percentages stay
-   * relative to `total`, rates and ETA count only the work done since `start`. @default 0
-   */
-  start?: number;
-  /** Where this session stops (a segment boundary before the horizon): the ETA aims here. @default total */
-  end?: number;
-  /** Name of one unit in rates, e.g. "step". @default "it" */
-  unit?: string;
-  /** Where to draw. @default process.stderr */
-  stream?: ProgressStream;
-  /** Redraw in place (TTY) or print lines. @default stream.isTTY */
-  isTTY?: boolean;
-  /** Use ANSI colours. @default TTY and NO_COLOR unset/empty */
-  color?: boolean;
-  /** Print nothing at all (e.g. --quiet). @default false */
-  silent?: boolean;
-  /**
-   * Non-TTY: the longest gap between two lines while work advances (a heartbeat for slow runs). @default 60000 with a
-   * total (lines come every 10 %), else 10000
-   */
-  lineEveryMs?: number;
-  /** Non-TTY: also print a line each time this fraction of the total is crossed. @default 0.1 */
-  lineEveryFraction?: number;
-  /** Draw nothing until the work has run this long (quick work stays quiet). @default 1000 */
-  delayMs?: number;
-  /** Print a summary line on done() even when nothing was drawn. @default true */
-  summary?: boolean;
-  /** Clock, injectable for tests. @default Date.now */
-  now?: () => number;
-  /** Environment (NO_COLOR, TERM=dumb: no ANSI codes, no redraws). @default process.env */
-  env?: NodeJS.ProcessEnv;
-}
-
-/** A progress bar (TTY) or a few progress lines (not a TTY). */
-export interface Progress {
-  /** Sets the amount done so far and an optional short status (e.g. "loss 2.31"). */
-  update(current: number, info?: string): void;
-  /** Prints a line without breaking the bar. */
-  log(line: string): void;
-  /** Non-TTY: prints a progress line now (e.g. at a push), whatever the cadence. TTY: redraws. */
-  mark(info?: string): void;
-  /** Finishes: a final line with the elapsed time. */
-  done(info?: string): void;
-  /** Finishes after a failure: clears the bar, prints nothing more. */
-  fail(): void;
-}
+import { fitFields } from './fit-fields';
+import { formatDuration } from './format-duration';
+import type { Progress, ProgressOptions } from './types';
 
 const TTY_REDRAW_MS = 80;
-
-/** Visible length of a line with ANSI colour codes. */
-function visibleLength(line: string): number {
-  return [...line.replace(/\x1b\[[0-9;]*m/g, '')].length;
-}
-
-/** Cuts a line with ANSI codes to `width` visible characters (codes kept, colour reset at the cut). */
-function cut(line: string, width: number): string {
-  let visible = 0;
-  let out = '';
-  for (let i = 0; i < line.length; ) {
-    const esc = /^\x1b\[[0-9;]*m/.exec(line.slice(i));
-    if (esc) {
-      out += esc[0];
-      i += esc[0].length;
-      continue;
-    }
-    if (visible >= width) return `${out}\x1b[0m`;
-    const ch = String.fromCodePoint(line.codePointAt(i)!);
-    out += ch;
-    i += ch.length;
-    visible += 1;
-  }
-  return out;
-}
-
-/**
- * Fits fields joined by two spaces into `width` visible characters by dropping whole fields from
- * the end, so no value is ever cut in the middle (`loss 2.3` never becomes `loss 2.`). Only a
- * first field wider than the terminal is cut, at a word boundary.
- */
-export function fitFields(fields: readonly string[], width: number): string {
-  const kept = fields.filter((f) => f.length > 0);
-  while (kept.length > 1 && visibleLength(kept.join('  ')) > width) kept.pop();
-  const line = kept.join('  ');
-  if (visibleLength(line) <= width) return line;
-  const hard = cut(line, width + 1);
-  const plain = hard.replace(/\x1b\[[0-9;]*m/g, '');
-  const space = plain.lastIndexOf(' ', width);
-  return cut(line, space > 0 ? space : width).replace(/ +(\x1b\[0m)?$/, '$1');
-}
-
-/** `12.3s`, `4m05s`, `1h02m`. */
-export function formatDuration(ms: number): string {
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-}
 
 /**
  * A tiny progress renderer: a redrawn bar with rate and ETA on a TTY, or quiet
@@ -279,16 +172,4 @@ export function createProgress(opts: ProgressOptions): Progress {
       finished = true;
     },
   };
-}
-
-/** Runs `fn` under `bar`: done with `info(result)` once it resolves; failed, the error passed on, when it throws. */
-export async function withProgress<T>(bar: Progress, fn: () => Promise<T>, info: (result: T) => string): Promise<T> {
-  try {
-    const result = await fn();
-    bar.done(info(result));
-    return result;
-  } catch (err) {
-    bar.fail();
-    throw err;
-  }
 }

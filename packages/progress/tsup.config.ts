@@ -1,0 +1,4 @@
+import { defineConfig } from 'tsup';
+import { baseConfig } from '../../tsup.base';
+
+export default defineConfig(baseConfig);
