@@ -21,7 +21,7 @@ import { probeCommand } from './commands/probe.options';
 import { runCommand } from './commands/run.options';
 import { trainCommand } from './commands/train.options';
 import { ConfigError } from '@soup/config';
-import { createSignalJudge, SESSION_SIGNALS } from '@soup/supervisor';
+import { createSignalJudge, SESSION_SIGNALS } from '@soup/supervisor/signals';
 import { InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor, exitCodesHelp } from './exit-codes';
 

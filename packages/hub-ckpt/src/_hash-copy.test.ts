@@ -6,7 +6,8 @@
 import { createHash, randomFillSync } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { useTempDir } from '@soup/test-utils';
+import { fileURLToPath } from 'node:url';
+import { runNode, useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
 import type { DirStaging } from './_dir-staging';
 import { DirStore } from './dir-store';
@@ -75,6 +76,39 @@ describe('a directory store staging a push', () => {
       expect(readFileSync(taken?.tmp as string).equals(bytes)).toBe(true);
     } finally {
       await staging.close();
+    }
+  });
+});
+
+describe('the copy workers and the end of the process', () => {
+  it('hold no process open: a staging opened and closed, or one copy made, and the process ends at once', async () => {
+    const dir = useTempDir();
+    randomFile(join(dir, 'model.bin'), MIB);
+    const index = fileURLToPath(new URL('./index.ts', import.meta.url));
+    // A push refused before its first copy (a dangling link) opens a staging and copies nothing; a CLI then just
+    // returns from main() and expects the process to end.
+    const scripts = {
+      'nothing-copied.mts': `const staging = new DirStore({ root: ${JSON.stringify(join(dir, 'a'))} }).openStaging();`,
+      'one-copy.mts':
+        `const staging = new DirStore({ root: ${JSON.stringify(join(dir, 'b'))} }).openStaging();\n` +
+        `await staging.hash(${JSON.stringify(join(dir, 'model.bin'))});`,
+    };
+    for (const [name, body] of Object.entries(scripts)) {
+      writeFileSync(
+        join(dir, name),
+        `import { DirStore } from ${JSON.stringify(index)};\n${body}\nawait staging.close();\nconsole.log('done');\n`,
+      );
+      const t0 = performance.now();
+      // From this package's folder, where `tsx` resolves.
+      const cwd = fileURLToPath(new URL('..', import.meta.url));
+      const r = await runNode(['--import', 'tsx', join(dir, name)], { cwd, timeoutMs: 20_000 });
+      expect({ name, code: r.code, signal: r.signal, out: r.stdout.trim() }, r.stderr).toEqual({
+        name,
+        code: 0,
+        signal: null,
+        out: 'done',
+      });
+      expect(performance.now() - t0, name).toBeLessThan(15_000);
     }
   });
 });

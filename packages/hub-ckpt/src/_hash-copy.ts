@@ -43,9 +43,8 @@ let idleTimer: NodeJS.Timeout | undefined;
 
 function startLane(): Lane {
   const lane: Lane = { worker: new Worker(COPY_WORKER_SOURCE, { eval: true }), waiting: new Map() };
-  lane.worker.unref();
   const fail = (err: Error): void => {
-    lanes.splice(lanes.indexOf(lane), 1);
+    if (lanes.includes(lane)) lanes.splice(lanes.indexOf(lane), 1);
     for (const w of lane.waiting.values()) w.reject(err);
     lane.waiting.clear();
   };
@@ -67,6 +66,9 @@ function startLane(): Lane {
   lane.worker.on('exit', () => {
     if (lanes.includes(lane)) fail(new StoreError('directory store: a copy worker exited'));
   });
+  // After the listeners: adding a 'message' listener refs the worker again, and a worker that never had a job (a
+  // push refused before its first copy) would then hold the process open.
+  lane.worker.unref();
   lanes.push(lane);
   return lane;
 }

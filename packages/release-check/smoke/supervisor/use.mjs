@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { DirStore } from '@soup/hub-ckpt';
 import { supervise } from '@soup/supervisor';
+import { createSignalJudge, SESSION_SIGNALS } from '@soup/supervisor/signals';
 
 const check = (cond, what) => {
   if (!cond) throw new Error(what);
@@ -34,4 +35,6 @@ check(r.outcome === 'complete' && r.step === 5 && r.evidence === 'horizon-reache
 const pointer = JSON.parse(readFileSync('repo/latest.json', 'utf8'));
 check(pointer.terminal === true && pointer.path_in_repo === 'final', `pointer: ${JSON.stringify(pointer)}`);
 check(readFileSync('repo/ckpt/checkpoint-5/model.safetensors', 'utf8') === 'w5', 'checkpoint-5 was not pushed');
+const judge = createSignalJudge();
+check(SESSION_SIGNALS.includes('SIGUSR1') && judge.judge('SIGTERM') === 'end', 'the signals subpath');
 console.log('SMOKE OK');
