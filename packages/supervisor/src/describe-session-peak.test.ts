@@ -34,6 +34,11 @@ describe('describeSessionPeak', () => {
       "memory: session peak 300 MiB (GPU memory of the trainer's processes, nvidia-smi) at step 3; budget 400 MiB " +
         '(--budget), headroom 100 MiB; passed --max-memory 250 MiB at step 2',
     );
+    // soup.yaml's budget is said as such: the line once called it "reachable at the start", which it was not.
+    expect(describeSessionPeak(report())).toBe(
+      "memory: session peak 300 MiB (the trainer's whole process tree, sum of RSS, sampled) at step 3; budget " +
+        "400 MiB (soup.yaml's training.memory_budget), headroom 100 MiB",
+    );
     expect(describeSessionPeak(null)).toBe(
       "memory: the trainer's peak is unknown (no reading of its process tree succeeded)",
     );

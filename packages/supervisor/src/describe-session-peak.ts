@@ -1,6 +1,14 @@
 // A session's memory peak (SessionPeakReport) as the line a caller ends the session with.
 import { formatBytes } from '@soup/batch-probe';
-import type { SessionPeakReport } from './session-result';
+import type { BudgetSource, SessionPeakReport } from './session-result';
+
+/** Where the budget came from, in the line's words (a record keyed by every source: a new one is a type error). */
+const BUDGET_SOURCE: Record<BudgetSource, string> = {
+  flag: '--budget',
+  device: "the GPU's memory",
+  reachable: 'reachable at the start',
+  memory_budget: "soup.yaml's training.memory_budget",
+};
 
 /** The session summary's memory line: the peak, how it was read, the budget and its headroom, --max-memory. */
 export function describeSessionPeak(r: SessionPeakReport | null): string {
@@ -10,12 +18,7 @@ export function describeSessionPeak(r: SessionPeakReport | null): string {
     r.method === 'cuda-per-process'
       ? "GPU memory of the trainer's processes, nvidia-smi"
       : "the trainer's whole process tree, sum of RSS, sampled";
-  const source =
-    r.budget_source === 'flag'
-      ? '--budget'
-      : r.budget_source === 'device'
-        ? "the GPU's memory"
-        : 'reachable at the start';
+  const source = r.budget_source === null ? 'unknown' : BUDGET_SOURCE[r.budget_source];
   const budget =
     r.budget_bytes === null
       ? 'budget unknown'
