@@ -1,22 +1,21 @@
-// The directory store's copy path. A put is copied by the kernel (`copyFile` with COPYFILE_FICLONE: a reflink
-// where the file system offers one, else libuv's copy_file_range/sendfile), then the copy is fsynced while this
-// process re-reads and hashes it, so the write-back to disk and the hash of what landed overlap. The hash is
-// remembered against the copy's identity (device, inode, size, mtime and ctime in nanoseconds, taken after
-// the rename into place) so the verify that follows reads it instead of hashing the same bytes again; any
-// write to the file moves its mtime and ctime, and then the verify reads and hashes the file in full.
-import { constants } from 'node:fs';
-import { copyFile, lstat, type FileHandle } from 'node:fs/promises';
-import { fsyncPath, hashFile, identityOf } from './_fs';
+// The directory store's copy path for a put whose staged copy the push did not already make: the same kernel copy,
+// hashed behind it by a copy worker, as the staging's (copyHashing), then fsynced. The hash is remembered against the
+// copy's identity (device, inode, size, mtime and ctime in nanoseconds, taken after the rename into place) so the
+// verify that follows reads it instead of hashing the same bytes again; any write to the file moves its mtime and
+// ctime, and then the verify reads and hashes the file in full.
+import { lstat, type FileHandle } from 'node:fs/promises';
+import { identityOf } from './_fs';
+import { copyHashing } from './_hash-copy';
 
 export interface StoredHash {
   sizeBytes: number;
   sha256: string;
 }
 
-/** Copies `src` to the new file `dest` by the kernel, then fsyncs the copy and re-reads and hashes it side by side. */
+/** Copies `src` to the new file `dest` by the kernel, hashing the copy behind it; resolves once it is fsynced. */
 export async function stageCopy(src: string, dest: string): Promise<StoredHash> {
-  await copyFile(src, dest, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-  const [, got] = await Promise.all([fsyncPath(dest), hashFile(dest)]);
+  const got = await copyHashing(src, dest);
+  await got.landed;
   return { sizeBytes: got.sizeBytes, sha256: got.sha256 };
 }
 

@@ -72,8 +72,8 @@ export async function buildManifest(opts: BuildManifestOptions): Promise<BuiltMa
     }
     files[i] = { name, localPath, sizeBytes, sha256, ...(gitSha1 === undefined ? {} : { gitSha1 }) };
   };
-  // Two files at once when each hash also copies (a store's staging): one file's reads and writes wait on the kernel
-  // while the other's bytes are hashed. Every file in hand is finished before an error is thrown.
+  // Two files at once when each hash also copies (a store's staging): one per copy worker, each hashed on a core of
+  // its own while the kernel copies. Every file in hand is finished before an error is thrown.
   let next = 0;
   let failed: { err: unknown } | undefined;
   const lane = async (): Promise<void> => {
