@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readRunRecord } from './run-identity';
 import { supervise, type SuperviseEvent, type SuperviseOptions } from './supervise';
+import { quickSession } from './_test-session';
 import { ONE_BYTE_SAFETENSORS_JS } from './_test-trainer-js';
 
 // argv: out max_steps resume_from. A checkpoint each step (a one-byte safetensors model holding the step), then the
@@ -30,19 +31,11 @@ fs.writeFileSync(path.join(out, 'model.safetensors'), st(step));
 
 function options(cwd: string, horizon: number, events: SuperviseEvent[]): SuperviseOptions {
   return {
-    argv: [process.execPath, '-e', TRAINER, '{output_dir}', '{max_steps}', '{resume_from}'],
-    store: new DirStore({ root: join(cwd, 'store') }),
-    outputDir: join(cwd, 'out'),
-    cwd,
-    env: process.env,
-    signal: new AbortController().signal,
+    ...quickSession(cwd, [process.execPath, '-e', TRAINER, '{output_dir}', '{max_steps}', '{resume_from}'], events),
     settleMs: 200,
-    pollMs: 50,
-    pushNice: 0,
     // final/ of the first completion is replaced under this session's lease.
     leaseTtlMs: 60_000,
     horizon,
-    onEvent: (e) => events.push(e),
   };
 }
 

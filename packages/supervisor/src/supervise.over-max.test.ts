@@ -3,12 +3,11 @@
 // probe never saw; the session stops it at the first sample over the limit and steps m down to 8,
 // resumed from the newest checkpoint, where all 6 steps stay under it. The memory is read from the
 // trainer's own /proc status (VmRSS), as the CLI's tree reader does for one process.
-import { DirStore } from '@soup/hub-ckpt';
 import { useTempDir } from '@soup/test-utils';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { supervise, type SuperviseEvent } from './supervise';
+import { quickSession } from './_test-session';
 
 // argv: out m resume_from. 6 steps of 250 ms; a checkpoint each step; m × 4 MiB more held each step.
 const TRAINER = `
@@ -51,22 +50,17 @@ describe('[slow] supervise(): over --max-memory mid-run', { timeout: 60_000 }, (
     const bare = process.memoryUsage().rss; // this process is larger than a bare node: a safe upper bound
     const events: SuperviseEvent[] = [];
     const r = await supervise({
-      argv: [process.execPath, '-e', TRAINER, '{output_dir}', '{micro_batch_size}', '{resume_from}'],
-      store: new DirStore({ root: join(cwd, 'store') }),
-      outputDir: join(cwd, 'out'),
-      cwd,
-      env: process.env,
-      signal: new AbortController().signal,
+      ...quickSession(
+        cwd,
+        [process.execPath, '-e', TRAINER, '{output_dir}', '{micro_batch_size}', '{resume_from}'],
+        events,
+      ),
       settleMs: 200,
-      pollMs: 50,
-      pushNice: 0,
-      leaseTtlMs: null,
       globalBatchSize: 16,
       resolveMicroBatchSize: async () => ({ microBatchSize: 16, source: 'test' }),
       nextMicroBatchSize: (m) => (m > 1 ? m / 2 : null),
       // m = 16 holds 64 MiB a step: 192 at step 3, 256 at step 4; m = 8 holds at most 192 (step 6).
       memory: { read: rssOf, method: 'rss', pollMs: 50, maxMemoryBytes: bare + 224 * 2 ** 20, overMax: 'step-down' },
-      onEvent: (e) => events.push(e),
     });
     expect(r).toMatchObject({ outcome: 'complete', microBatchSize: 8, gradAccum: 2 });
     expect(r.oomStepDowns.map((s) => [s.from, s.to])).toEqual([[16, 8]]);
