@@ -41,12 +41,6 @@ interface PackageErrors {
 
 const sha = 'a'.repeat(64);
 
-/** What `exports` holds that is not one of the packages' own (a re-export is checked with its package). */
-function ownExports(exports: Record<string, unknown>, ...packages: Record<string, unknown>[]): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(exports).filter(([name, value]) => !packages.some((p) => p[name] === value)),
-  );
-}
 const holder = { host: 'h', pid: 1, since: 's', run: 'r', expires_at: 'e' };
 
 const PACKAGES: PackageErrors[] = [
@@ -284,8 +278,8 @@ const PACKAGES: PackageErrors[] = [
   },
   {
     name: '@soup/cli',
-    // The CLI's own errors: its index also re-exports @soup/config's, which are checked above.
-    exports: { ...ownExports(cliIndex, config), ...cliErrors },
+    // The CLI's own errors: its index and its errors module.
+    exports: { ...cliIndex, ...cliErrors },
     base: cliErrors.CliError,
     codes: {
       SOUP_USAGE: true,

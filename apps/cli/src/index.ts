@@ -26,35 +26,8 @@ import { InterruptedError } from './errors';
 import { EXIT_CODES, exitCodeFor, exitCodesHelp } from './exit-codes';
 
 export { EXIT_CODES, exitCodeFor, type ExitCodeName } from './exit-codes';
-export {
-  validateConfig,
-  type SoupConfig,
-  type ValidateConfigOptions,
-  type ValidateConfigResult,
-  type GradCkptSetting,
-  loadConfig,
-  type LoadConfigOptions,
-  type LoadedConfig,
-  didYouMean,
-  type DidYouMeanOptions,
-  parseBytes,
-  ConfigError,
-  formatIssue,
-  type ConfigIssue,
-  runFingerprint,
-  type RunFingerprint,
-  type RunFingerprintOptions,
-  type RunIdentity,
-} from '@soup/config';
-export { formatBytes } from './format-bytes';
-export {
-  createProgress,
-  fitFields,
-  formatDuration,
-  type Progress,
-  type ProgressOptions,
-  type ProgressStream,
-} from '@soup/progress';
+// The CLI's library API is the program itself: soup.yaml's checks, the progress renderer and the loss plot are
+// imported from their own packages (@soup/config, @soup/progress, @soup/loss-plot).
 export {
   UsageError,
   TokenMissingError,
@@ -62,13 +35,6 @@ export {
   InterruptedError,
   ResumeRefusedError,
 } from './errors';
-export {
-  renderLossPlot,
-  lossPlotSvg,
-  type LossPoint,
-  type RenderLossPlotOptions,
-  type LossPlotSvgOptions,
-} from '@soup/loss-plot';
 export type { CliIo } from './_context';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
