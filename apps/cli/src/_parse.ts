@@ -12,6 +12,14 @@ export function intAtLeast(min: number): (value: string) => number {
   };
 }
 
+/** Commander parser: `--batch-size` of soup run, a positive integer or `auto`. */
+export function batchSizeArg(value: string): number | 'auto' {
+  if (value === 'auto') return value;
+  if (!/^\s*[1-9]\d*\s*$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new InvalidArgumentError(`expected a positive integer or auto, got "${value}"`);
+  return Number(value);
+}
+
 /** Commander parser: a memory size such as 6GiB, 512MiB or a byte count. */
 export function bytesArg(value: string): number {
   const n = parseBytes(value);

@@ -25,7 +25,7 @@ export interface RunMicro {
  * (@soup/plan's microSuperviseOptions); this says its lines.
  */
 export function runMicro(
-  opts: GlobalBatchOptions & { batchSize?: string; probe?: string; maxOomRetries: number; cache: boolean },
+  opts: GlobalBatchOptions & { batchSize?: number | string; probe?: string; maxOomRetries: number; cache: boolean },
   ctx: CommandContext,
   argv: string[],
   probe: (micro: TrainerMicro) => Promise<ProbedBatch>,

@@ -38,6 +38,20 @@ describe('soup: usage hints', () => {
     expect(runHelp.stdout).toMatch(/^Durations: .*\b1d\b/m);
   });
 
+  it('run --batch-size: a positive integer or auto, anything else refused before the store is opened', async () => {
+    const cwd = useTempDir();
+    const refused = await Promise.all(
+      ['0', '-3', '2.5', 'many'].map((v) => soup(['run', '--batch-size', v, '--', 'true'], cwd)),
+    );
+    for (const [i, v] of ['0', '-3', '2.5', 'many'].entries()) {
+      expect(refused[i]!.code, v).toBe(EXIT_CODES.usage);
+      expect(refused[i]!.stderr).toBe(
+        `soup: option '--batch-size <n|auto>' argument '${v}' is invalid. expected a positive integer or auto, got ` +
+          `"${v}" (see: soup run --help)\n`,
+      );
+    }
+  });
+
   it('--repo: a path or a Hub page URL is refused with what was meant', async () => {
     const cwd = useTempDir();
     const cases: [string, string][] = [

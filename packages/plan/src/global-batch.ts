@@ -33,7 +33,11 @@ export interface GlobalBatchCheck {
 
 /** soup run's global batch, checked against its other flags and the trainer command's placeholders (`argv`). */
 export function runGlobalBatch(
-  o: GlobalBatchFlags & { argv: readonly string[]; batchSize?: string | undefined; probe?: string | undefined },
+  o: GlobalBatchFlags & {
+    argv: readonly string[];
+    batchSize?: number | string | undefined;
+    probe?: string | undefined;
+  },
 ): GlobalBatchCheck {
   const G = o.globalBatchSize;
   if (G === undefined) {

@@ -18,13 +18,12 @@ import {
   type SessionMemoryOptions,
   type StoreOptions,
 } from '../_options';
-import { appendArg, type DeviceSpec, deviceArg, durationArg, intAtLeast } from '../_parse';
+import { appendArg, batchSizeArg, type DeviceSpec, deviceArg, durationArg, intAtLeast } from '../_parse';
 
 export interface RunOptions extends StoreOptions, SearchOptions, GlobalBatchOptions, SessionMemoryOptions {
   /** @default 'model' */
   repoType: 'model' | 'dataset';
-  /** `n` or `auto`, checked by run() (its message names both forms). */
-  batchSize?: string;
+  batchSize?: number | 'auto';
   probe?: string;
   base?: string;
   maxLength?: number;
@@ -88,7 +87,7 @@ export const runCommand = commandSpec<RunOptions>((program) => {
         '{micro_batch_size} {grad_accum} with --global-batch-size (no shell)',
     )
     .addOption(new Option('--repo-type <type>', 'Hub repo type').choices(['model', 'dataset']).default('model'))
-    .option('--batch-size <n|auto>', '{batch_size}: a number, or auto (batch cache, else --probe)')
+    .option('--batch-size <n|auto>', '{batch_size}: a number, or auto (batch cache, else --probe)', batchSizeArg)
     .option(
       '--probe <command>',
       "the trainer's one-step command with {batch_size}, run per candidate size for --batch-size auto",

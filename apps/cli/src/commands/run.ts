@@ -13,7 +13,6 @@ import {
 } from '@soup/plan';
 import { cappedFromLine, planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
-import { KEEP_REMOTE_DEFAULT } from '../_options';
 import { runMicro } from '../_run-micro';
 import { openSessionStore, plainListeners, printResult, sessionMemory, sessionOptions } from '../_session';
 import { tuneExec } from '../_tune-exec';
@@ -33,7 +32,6 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     );
   const t0 = Date.now();
   const stopSignal = resolveStopSignal(opts.stopSignal);
-  const batchOpt = opts.batchSize;
   const tries = checkTries({
     tries: opts.try,
     timeSteps: opts.timeSteps,
@@ -47,9 +45,7 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
   const micro = runMicro(opts, ctx, argv, (m) =>
     opts.try !== undefined ? tuneBatch(opts, ctx, m, tries.tries) : probeBatch(opts, ctx, m),
   );
-  if (batchOpt !== undefined && batchOpt !== 'auto' && !/^[1-9]\d*$/.test(batchOpt))
-    throw new UsageError(`--batch-size ${batchOpt}: expected a positive integer or auto`);
-  if (batchOpt === 'auto' && opts.probe === undefined)
+  if (opts.batchSize === 'auto' && opts.probe === undefined)
     throw new UsageError(
       '--batch-size auto needs --probe "<the trainer\'s one-step command with {batch_size}>" (used when the batch ' +
         'cache has no answer)',
@@ -70,31 +66,32 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
     fingerprintFiles: opts.fingerprint ?? [],
     // The token (resolved as the store resolves it) is never shown nor stored: its sha256 stands in.
     secrets: [resolveHubToken({ env: ctx.env }).token],
-    ...(opts.leaseTtl === undefined ? {} : { leaseTtlMs: opts.leaseTtl }),
+    leaseTtlMs: opts.leaseTtl,
     leaseWait: opts.waitLease !== false,
     takeOverLease: opts.takeOverLease ?? null,
-    ...(opts.squashHistory === undefined ? {} : { squashHistory: opts.squashHistory }),
-    ...(opts.minCommitInterval === undefined ? {} : { minCommitIntervalMs: opts.minCommitInterval }),
+    squashHistory: opts.squashHistory,
+    minCommitIntervalMs: opts.minCommitInterval,
     resume: opts.resume,
-    batchSize: batchOpt === undefined ? null : batchOpt === 'auto' ? 'auto' : Number(batchOpt),
+    batchSize: opts.batchSize ?? null,
     probeBatchSize: async () => (await probeBatch(opts, ctx)).batchSize,
     ...micro.supervise,
     // Over --max-memory mid-run (a data-dependent peak the probe's one step never saw): stepped down where it can be.
     memory: { ...mem.watch, overMax: 'step-down' },
     horizon: opts.horizon ?? null,
     checkpointGlob: opts.checkpointGlob,
-    ...(opts.stepRegex === undefined ? {} : { stepRegex: opts.stepRegex }),
+    stepRegex: opts.stepRegex,
     completeFile: opts.completeFile,
-    settleMs: opts.settle ?? 10_000,
-    graceMs: opts.grace ?? 120_000,
-    pollMs: opts.poll ?? 1000,
-    timeLimitMs: opts.timeLimit ?? null,
+    // Unset flags are left to supervise()'s own defaults (settle 10 s, grace 2 min, poll 1 s, 3 kept remote).
+    settleMs: opts.settle,
+    graceMs: opts.grace,
+    pollMs: opts.poll,
+    timeLimitMs: opts.timeLimit,
     stopSignal,
     finalDir: opts.final === undefined ? null : resolve(ctx.cwd, opts.final),
-    keepRemote: opts.keepRemote ?? KEEP_REMOTE_DEFAULT,
+    keepRemote: opts.keepRemote,
     pushNice: opts.pushNice,
     nodeFlags: { nodeRank: opts.nodeRank, nnodes: opts.nnodes },
-    ...(opts.nodesDir === undefined ? {} : { nodesDir: resolve(ctx.cwd, opts.nodesDir) }),
+    nodesDir: opts.nodesDir === undefined ? undefined : resolve(ctx.cwd, opts.nodesDir),
     requeue: opts.requeue === true,
     ...plainListeners(ctx),
   });
