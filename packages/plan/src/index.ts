@@ -83,6 +83,8 @@ export {
   type GlobalBatchFlags,
 } from './global-batch';
 export { planRun, type PlanRun, type PlanRunOptions, type PlanReport } from './plan-run';
+/** soup plan's answer as (label, text) rows for a table: its words, the caller's layout and colours. */
+export { planRows, type PlanRowsOptions, type PlanRowStyle } from './plan-rows';
 /** How many steps apart a run's checkpoints are pushed: the flag, else hub.push_every_steps, else steps / 4. */
 export { pushEveryOf } from './push-every-of';
 export { trainerOptionsOf, readResumedState } from './trainer-options';
