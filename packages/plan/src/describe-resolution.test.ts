@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeResolution } from './describe-resolution';
+import { resolutionOf } from './_test-resolution';
 import type { BatchResolution, TrialView } from './resolve-batch';
 
 const key = '0123456789abcdef0123456789abcdef';
@@ -24,21 +25,7 @@ const provenance = {
   measurement: 'peak-rss',
   savedAt: '2026-01-01T00:00:00Z',
 };
-const base: BatchResolution = {
-  batchSize: 8,
-  source: 'probe',
-  cacheKey: key,
-  cachePath: '/c.json',
-  trials: [fit(4), fit(8)],
-  chosen: fit(8),
-  provenance: null,
-  skippedCache: null,
-  cappedFrom: null,
-  saved: true,
-  notSavedReason: null,
-  keyUnknown: null,
-  flatPeak: null,
-};
+const base = resolutionOf({ cacheKey: key, trials: [fit(4), fit(8)], chosen: fit(8) });
 
 describe('describeResolution: one sentence for a batch answer, from the cache or from trials', () => {
   it('a probed answer: the device, the trials, the judge, the key it is cached as', () => {
