@@ -68,11 +68,6 @@ export function batchLines(ctx: CommandContext, label = 'probe'): (e: BatchEvent
   };
 }
 
-/** A cached answer above the search's ceiling serves as the ceiling: the words that say so, or nothing. */
-export function cappedFromLine(r: { cappedFrom: number | null }): string {
-  return r.cappedFrom !== null ? `; its ${r.cappedFrom} fits, so the ceiling does` : '';
-}
-
 /** A search's environment, folder and stop from the command's context, its events drawn as lines. */
 export function planIo(ctx: CommandContext, label?: string): PlanIo & { onEvent: (e: BatchEvent) => void } {
   return { env: ctx.env, cwd: ctx.cwd, signal: ctx.signal, onEvent: batchLines(ctx, label) };

@@ -2,16 +2,9 @@
 // checkTries) turned into @soup/tune's tuneExec, and its table printed. The tuning itself (fit, timing
 // runs, the clock, early stops, the close call, the tune cache) is @soup/tune's.
 import { formatMicroBatch } from '@soup/batch-probe';
-import {
-  NothingTimedError,
-  tuneExec as tune,
-  type TuneEntry,
-  type TuneEvent,
-  type TuneExecOptions as TuneOptions,
-} from '@soup/tune';
+import { tuneExec as tune, type TuneEntry, type TuneEvent, type TuneExecOptions as TuneOptions } from '@soup/tune';
 import type { CommandContext } from './_context';
 import { renderTable } from './_table';
-import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
 
 /** A tuner's event as a line: a note dim, the rest plain. */
@@ -32,13 +25,8 @@ export interface TuneExecOptions extends Omit<TuneOptions, 'worldSize' | 'refres
 /** Runs @soup/tune's tuneExec, its lines and table printed; returns the entry (also cached unless --no-cache). */
 export async function tuneExec(o: TuneExecOptions): Promise<{ entry: TuneEntry; source: 'cache' | 'measured' }> {
   const { ctx, emitJson, ...options } = o;
-  let r: Awaited<ReturnType<typeof tune>>;
-  try {
-    r = await tune({ ...options, cache: { env: ctx.env, cwd: ctx.cwd }, onEvent: sayTuneEvent(ctx) });
-  } catch (err) {
-    if (err instanceof NothingTimedError) throw new UsageError(err.message, { cause: err });
-    throw err;
-  }
+  // A NothingTimedError (no configuration could be timed) exits 2 by its code (exit-codes.ts).
+  const r = await tune({ ...options, cache: { env: ctx.env, cwd: ctx.cwd }, onEvent: sayTuneEvent(ctx) });
   printTable(ctx, r.entry);
   if (r.source === 'cache') {
     if (emitJson !== false) ctx.emit({ tune: r.entry, source: 'cache', key: r.key });

@@ -174,8 +174,11 @@ const PACKAGES: PackageErrors[] = [
     name: '@soup/plan',
     exports: plan,
     base: plan.SoupPlanError,
-    codes: { SOUP_PLAN_BUDGET_UNMEASURED: true } satisfies Record<SoupPlanErrorCode, true>,
-    samples: { BudgetUnmeasuredError: () => new plan.BudgetUnmeasuredError('m') },
+    codes: { SOUP_PLAN_BUDGET_UNMEASURED: true, SOUP_PLAN_USAGE: true } satisfies Record<SoupPlanErrorCode, true>,
+    samples: {
+      BudgetUnmeasuredError: () => new plan.BudgetUnmeasuredError('m'),
+      PlanUsageError: () => new plan.PlanUsageError('m'),
+    },
   },
   {
     name: '@soup/hub-ckpt',

@@ -202,6 +202,7 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_STORE_MISSING: 'usage',
   // @soup/plan
   SOUP_PLAN_BUDGET_UNMEASURED: 'train',
+  SOUP_PLAN_USAGE: 'usage',
   // @soup/tune
   SOUP_TUNE_NOTHING_TIMED: 'usage',
   SOUP_TUNE_NOTHING_CHOSEN: 'internal',

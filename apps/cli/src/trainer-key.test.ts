@@ -223,7 +223,7 @@ describe('[slow] one cache key for a trainer, its imports included', { timeout: 
           { cwd, timeoutMs: 120_000, env: soupEnv(cwd) },
         );
         expect(run.code, run.stderr).toBe(0);
-        expect(run.stdout).toMatch(/micro-batch 2 \(from the cache, key [0-9a-f]{32}[;)]/);
+        expect(run.stdout).toMatch(/micro-batch 2 × \d+ = \d+ \(from the cache, key [0-9a-f]{32}[;)]/);
         expect(run.stdout).not.toMatch(/trying batch|batch +\d+ (fits|over)/);
 
         const tune = tuner(twin, cwd, budget);

@@ -148,6 +148,8 @@ describe('soup: usage hints', () => {
       cwd,
     );
     // The probe's line comes before the launch; how this bare trainer's session ends is not what is tested here.
-    expect(r.stdout).toMatch(/^soup: batch size 32 \(probed on .*, 3 trials; capped: 32 is the ceiling of the search/m);
+    expect(r.stdout).toMatch(
+      /^soup: batch size 32 \(probed on .*, 3 trials, .*; capped: 32 is the ceiling of the search/m,
+    );
   });
 });

@@ -1,7 +1,7 @@
 // Every error of @soup/plan: a SoupPlanError with a stable code.
 
 /** The codes a SoupPlanError carries. */
-export type SoupPlanErrorCode = 'SOUP_PLAN_BUDGET_UNMEASURED';
+export type SoupPlanErrorCode = 'SOUP_PLAN_BUDGET_UNMEASURED' | 'SOUP_PLAN_USAGE';
 
 /** The base of @soup/plan's errors: a stable `code`, the `cause` kept. */
 export class SoupPlanError extends Error {
@@ -20,5 +20,17 @@ export class BudgetUnmeasuredError extends SoupPlanError {
 
   constructor(message: string, options: { cause?: unknown } = {}) {
     super(message, { code: 'SOUP_PLAN_BUDGET_UNMEASURED', ...options });
+  }
+}
+
+/**
+ * Options that cannot work together, or a source that cannot be probed (soup exits 2): the message names the flags,
+ * as the caller's user typed them.
+ */
+export class PlanUsageError extends SoupPlanError {
+  override readonly name: string = 'PlanUsageError';
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { code: 'SOUP_PLAN_USAGE', ...options });
   }
 }

@@ -14,6 +14,12 @@ export {
   type TrialView,
   type PlanIo,
 } from './resolve-batch';
+/** A batch search's answer as one sentence (the size, from the cache or from trials), shared by every command. */
+export { describeResolution, type DescribeResolutionOptions } from './describe-resolution';
+/** The warning when only a micro-batch of 1 fits a global batch with larger divisors. */
+export { microBatchOneWarning } from './micro-batch-one-warning';
+/** soup probe's sources (soup.yaml, an ONNX model, a trainer command): the refusals, the defaults, the search. */
+export { probeSource, type ProbeSourceOptions, type ProbeSearch, type ProbeTuning } from './probe-source';
 export {
   gptSpecOf,
   resolveTier,
@@ -71,7 +77,8 @@ export {
   type MicroCacheLowered,
 } from './micro-supervise-options';
 export { trainerChange, type TrainerChange } from './trainer-change';
-export { PROBE_STEPS, withProbeSteps, stepGrowth, type StepGrowth } from './probe-steps';
+/** The step growth of a command probed over several steps, and its line (`memory over the trial's 3 steps: …`). */
+export { PROBE_STEPS, withProbeSteps, stepGrowth, describeStepGrowth, type StepGrowth } from './probe-steps';
 /** A resolved batch size as the flat snake_case record `soup probe --json` prints, so any tool reports it alike. */
 export { probeRecord, type ProbeRecordOptions } from './probe-record';
 export { configStepProbe, onnxModelProbe } from './step-probes';
@@ -88,7 +95,7 @@ export { planRows, type PlanRowsOptions, type PlanRowStyle } from './plan-rows';
 /** How many steps apart a run's checkpoints are pushed: the flag, else hub.push_every_steps, else steps / 4. */
 export { pushEveryOf } from './push-every-of';
 export { trainerOptionsOf, readResumedState } from './trainer-options';
-export { SoupPlanError, BudgetUnmeasuredError, type SoupPlanErrorCode } from './errors';
+export { SoupPlanError, BudgetUnmeasuredError, PlanUsageError, type SoupPlanErrorCode } from './errors';
 export { emptyTrainFacts, applyTrainReport, resumeTrainFacts, type TrainFacts } from './train-facts';
 export { trainJobOf, type TrainJobOfOptions } from './train-job-of';
 export { trainResultOf, completedTrainResult } from './train-result';

@@ -11,6 +11,8 @@ export interface MicroCacheLowered extends LowerCacheEntryResult {
   probed: ProbedBatch;
   stepDown: OomStepDown;
   note: string;
+  /** `batch cache entry <key> lowered <from> → <to>: <note>`, or `… not lowered: <why>`. */
+  line: string;
 }
 
 /** Options of {@link microSuperviseOptions}. */
@@ -49,7 +51,10 @@ export function microSuperviseOptions(o: MicroSuperviseOptions): Partial<Supervi
         const { env, cwd } = o;
         const { step, from, to } = s;
         const r = await lowerProbedBatch({ env, cwd, probed, globalBatchSize, worldSize, step, from, to });
-        o.onCacheLowered?.({ ...r, probed, stepDown: s });
+        const line = r.lowered
+          ? `batch cache entry ${probed.cacheKey} lowered ${r.previous ?? '(none)'} → ${to}: ${r.note}`
+          : `batch cache entry ${probed.cacheKey} not lowered: ${r.why ?? 'unknown'}`;
+        o.onCacheLowered?.({ ...r, probed, stepDown: s, line });
       },
     }),
   };

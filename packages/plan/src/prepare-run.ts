@@ -17,6 +17,8 @@ import {
   type OffloadPlan,
   type TierPlan,
 } from './config-plan';
+import { describeResolution } from './describe-resolution';
+import { microBatchOneWarning } from './micro-batch-one-warning';
 import { noFitAdvice } from './no-fit-advice';
 import { resolveBatch, type BatchEvent, type BatchResolution, type PlanIo, type TrialView } from './resolve-batch';
 import { describeChoice, tuneTrain, type TrainTuneEvent } from './tune-train';
@@ -46,6 +48,8 @@ export type PrepareEvent =
       offloadTarget: 'cpu' | 'disk' | null;
       /** Fraction of the budget a fit must leave free. */
       headroom: number;
+      /** `micro_batch_size: auto, the cache first, else one real training step per divisor of …`. */
+      line: string;
     }
   /** The micro-batch search's answer. */
   | {
@@ -53,10 +57,15 @@ export type PrepareEvent =
       resolution: BatchResolution;
       globalBatchSize: number;
       bound: PreparedRun['bound'];
+      /** The answer as @soup/plan's describeResolution says it. */
+      line: string;
+      /** A probed micro-batch of 1 where G has larger divisors (microBatchOneWarning); null otherwise. */
+      warning: string | null;
     }
-  /** `gradient_checkpointing: budget` measures the steps it chooses from. */
-  | { type: 'budget-start'; batchSize: number; memoryBudgetBytes: number }
-  | { type: 'budget-measure'; what: string; peakBytes: number }
+  /** `gradient_checkpointing: budget` measures the steps it chooses from (`line`: what, at which size). */
+  | { type: 'budget-start'; batchSize: number; memoryBudgetBytes: number; line: string }
+  /** One of those steps (`line`: `  <what>: peak <bytes>`, indented under budget-start's). */
+  | { type: 'budget-measure'; what: string; peakBytes: number; line: string }
   /** One step measured at the chosen size (`measure`). */
   | { type: 'measured'; trial: TrialView };
 
@@ -263,13 +272,22 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     batchSize = largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1;
     batchSource = 'static';
   } else {
+    const start = largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1;
+    const checkpointing = tier.granularity === 'budget' ? 'full while sizing' : tier.description;
+    const offloadTarget = offload?.target ?? null;
+    const headroom = config.training.memoryHeadroom;
     emit({
       type: 'probe-start',
       globalBatchSize,
-      start: largestDivisorAtMost(globalBatchSize, config.training.staticBatchSize) ?? 1,
-      checkpointing: tier.granularity === 'budget' ? 'full while sizing' : tier.description,
-      offloadTarget: offload?.target ?? null,
-      headroom: config.training.memoryHeadroom,
+      start,
+      checkpointing,
+      offloadTarget,
+      headroom,
+      line:
+        `micro_batch_size: auto, the cache first, else one real training step per divisor of batch_size ` +
+        `${globalBatchSize} from ${start} (checkpointing ${checkpointing}` +
+        `${offloadTarget ? `, offload ${offloadTarget}, segmented` : ''}` +
+        `${headroom > 0 ? `, peak ≤ ${Math.round((1 - headroom) * 100)} % of the budget` : ''})`,
     });
     const r = await resolveMicro(probeRecompute);
     batchSize = r.batchSize;
@@ -280,18 +298,37 @@ export async function prepareRun(opts: PrepareRunOptions): Promise<PreparedRun> 
     ceiling = globalBatchSize;
     bound = boundOf(r, ceiling);
     if (tier.granularity !== 'budget') measured = r.chosen;
-    emit({ type: 'micro-batch', resolution: r, globalBatchSize, bound });
+    const micro = { globalBatchSize, worldSize: 1 };
+    const ceilingName = 'the global batch G, a = 1; a larger micro-batch is never tried';
+    emit({
+      type: 'micro-batch',
+      resolution: r,
+      globalBatchSize,
+      bound,
+      line: describeResolution(r, { gpuName: identity.gpuName, micro, bound, ceilingName }),
+      // Only a probed 1 warns: the trials just showed the next divisor does not fit.
+      warning:
+        r.source === 'probe'
+          ? microBatchOneWarning({ ...micro, batchSize, globalBatchName: 'training.batch_size' })
+          : null,
+    });
   }
   let budgetTier: BudgetTierPlan | null = null;
   if (tier.granularity === 'budget') {
     const memoryBudgetBytes = budgetBytes!;
-    emit({ type: 'budget-start', batchSize, memoryBudgetBytes });
+    emit({
+      type: 'budget-start',
+      batchSize,
+      memoryBudgetBytes,
+      line: `gradient_checkpointing: budget, measuring batch ${batchSize} against ${formatBytes(memoryBudgetBytes)}`,
+    });
     budgetTier = await planBudgetTier({
       probeWith,
       batchSize,
       blocks,
       memoryBudgetBytes,
-      onMeasure: (what, peakBytes) => emit({ type: 'budget-measure', what, peakBytes }),
+      onMeasure: (what, peakBytes) =>
+        emit({ type: 'budget-measure', what, peakBytes, line: `  ${what}: peak ${formatBytes(peakBytes)}` }),
     });
     tier.recompute = budgetTier.recompute;
     tier.description =

@@ -1,23 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { probeRecord } from './probe-record';
+import { resolutionOf } from './_test-resolution';
 import type { BatchResolution } from './resolve-batch';
 
-const resolution = (over: Partial<BatchResolution> = {}): BatchResolution => ({
-  batchSize: 8,
-  source: 'probe',
-  cacheKey: 'k'.repeat(32),
-  cachePath: '/tmp/batch_cache.json',
-  trials: [],
-  chosen: null,
-  provenance: null,
-  skippedCache: null,
-  cappedFrom: null,
-  saved: true,
-  notSavedReason: null,
-  keyUnknown: null,
-  flatPeak: null,
-  ...over,
-});
+const resolution = resolutionOf;
 const device = { gpuName: 'cpu', gpuMemoryGb: 23 };
 
 describe('probeRecord', () => {

@@ -1,6 +1,7 @@
 // A trainer command that takes {probe_steps} is probed over PROBE_STEPS steps, not one: memory that grows after the
 // first step (a data-dependent peak, a cache filling, an optimizer state allocated at its first update) is then in
 // the verdict. At the answer, one trial of a single step gives the growth: what the later steps added.
+import { formatBytes } from '@soup/batch-probe';
 import type { ChildProbeFn } from '@soup/cuda-probe';
 
 /** Steps each probe trial runs where the command takes {probe_steps} (--try's fits run one; their timing runs more). */
@@ -46,4 +47,13 @@ export async function stepGrowth(o: {
         `${one.reason === 'fit' ? 'measured no peak' : `ended ${one.reason}`}`,
     };
   return { ...base, oneStepPeakBytes: one.peakBytes, growthBytes: o.peakBytes - one.peakBytes, unknown: null };
+}
+
+/** The growth as one line: the peak over the trial's steps, after one step, and what steps 2 to N added. */
+export function describeStepGrowth(g: StepGrowth): string {
+  return g.growthBytes === null
+    ? `memory growth over the trial's ${g.steps} steps: unknown (${g.unknown})`
+    : `memory over the trial's ${g.steps} steps: peak ${formatBytes(g.peakBytes)}, ` +
+        `${formatBytes(g.oneStepPeakBytes)} after one step ` +
+        `(${g.growthBytes >= 0 ? '+' : '−'}${formatBytes(Math.abs(g.growthBytes))} in steps 2–${g.steps})`;
 }

@@ -7,6 +7,7 @@ import {
   type LowerCacheEntryResult,
   lowerCacheEntry,
 } from '@soup/batch-probe';
+import { PlanUsageError } from './errors';
 import { noFitAdvice } from './no-fit-advice';
 import { type BatchEvent, type BatchResolution, resolveBatch } from './resolve-batch';
 import { type TrainerProbeOptions, trainerProbe, trialCommand } from './trainer-probe';
@@ -49,12 +50,21 @@ export interface ResolveTrainerBatchOptions extends TrainerProbeOptions {
   predict: boolean;
 }
 
-/** The batch size (or micro-batch) of a trainer command: the answer, its key, and the search that found it. */
+/**
+ * The batch size (or micro-batch) of a trainer command: the answer, its key, and the search that found it. A command
+ * without {batch_size} (or {micro_batch_size} with `micro`) is refused (PlanUsageError, naming soup run's `--probe`).
+ */
 export async function resolveTrainerBatch(
   o: ResolveTrainerBatchOptions,
 ): Promise<{ probed: ProbedBatch; resolution: BatchResolution }> {
   const { micro } = o;
-  const t = trainerProbe(micro ? trialCommand(o.command) : o.command, o);
+  const trial = micro ? trialCommand(o.command) : o.command;
+  if (!trial.includes('{batch_size}'))
+    throw new PlanUsageError(
+      '--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 ' +
+        '--per_device_train_batch_size {batch_size}"',
+    );
+  const t = trainerProbe(trial, o);
   const r = await resolveBatch({
     env: o.env,
     cwd: o.cwd,

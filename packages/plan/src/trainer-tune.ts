@@ -107,8 +107,11 @@ export interface TuneTrainerBatchOptions extends TrainerTuneOptions {
     entry: TuneEntry;
     source: 'cache' | 'measured';
   }>;
-  /** The tune cache's choice is above the batch cache's answer for it (lowered after an out-of-memory). */
-  onStale?: (e: { microBatchSize: number; batchCacheSize: number }) => void;
+  /**
+   * The tune cache's choice is above the batch cache's answer for it (lowered after an out-of-memory), measured again;
+   * `line` says so.
+   */
+  onStale?: (e: { microBatchSize: number; batchCacheSize: number; line: string }) => void;
 }
 
 /** soup run --try: this session's levers and micro-batch, the fastest at G (the tune cache first). */
@@ -134,7 +137,13 @@ export async function tuneTrainerBatch(o: TuneTrainerBatchOptions): Promise<Prob
       cwd: o.cwd,
     });
     if (lowered.hit && lowered.batchSize < m) {
-      o.onStale?.({ microBatchSize: m, batchCacheSize: lowered.batchSize });
+      o.onStale?.({
+        microBatchSize: m,
+        batchCacheSize: lowered.batchSize,
+        line:
+          `the tune cache's choice (micro-batch ${m}) is above the batch cache's answer for it (${lowered.batchSize}` +
+          `, lowered after an out-of-memory): measuring again`,
+      });
       ({ entry, source } = await tune(true));
     }
   }

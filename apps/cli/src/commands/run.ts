@@ -5,13 +5,13 @@ import { checkTries } from '@soup/tune';
 import { resolve } from 'node:path';
 import {
   commandBudgetHold,
+  describeResolution,
   type ProbedBatch,
   resolveTrainerBatch,
   type TrainerMicro,
-  trialCommand,
   tuneTrainerBatch,
 } from '@soup/plan';
-import { cappedFromLine, planIo } from '../_batch-lines';
+import { planIo } from '../_batch-lines';
 import type { CommandContext } from '../_context';
 import { runMicro } from '../_run-micro';
 import { openSessionStore, plainListeners, printResult, sessionMemory, sessionOptions } from '../_session';
@@ -111,31 +111,16 @@ export async function run(opts: RunOptions, ctx: CommandContext, argv: string[])
 
 /** --batch-size auto, or the micro-batch of --global-batch-size: @soup/plan's answer for the --probe command. */
 async function probeBatch(opts: RunOptions, ctx: CommandContext, micro?: TrainerMicro): Promise<ProbedBatch> {
-  const typed = opts.probe ?? '';
-  // With a global batch the probe's command may name the micro-batch {micro_batch_size}; a trial is one micro-batch
-  // ({grad_accum} 1).
-  if (!(micro ? trialCommand(typed) : typed).includes('{batch_size}'))
-    throw new UsageError(
-      '--probe needs {batch_size} in the command, e.g. --probe "python train.py --max_steps 1 ' +
-        '--per_device_train_batch_size {batch_size}"',
-    );
   const trainer = await trainerOptions(opts, ctx);
   const { probed, resolution: r } = await resolveTrainerBatch({
     ...trainer,
-    command: typed,
+    command: opts.probe ?? '',
     base: opts.base,
     micro,
     start: opts.start,
     ceiling: opts.ceiling,
   });
-  ctx.say(
-    `${micro ? 'micro-batch' : 'batch size'} ${r.batchSize} (` +
-      (r.source === 'cache'
-        ? `from the cache, key ${r.cacheKey}${cappedFromLine(r)}`
-        : `probed on ${trainer.identity.gpuName}, ${r.trials.length} trial${r.trials.length === 1 ? '' : 's'}`) +
-      (r.provenance?.bound === 'capped' ? `; capped: ${r.batchSize} is the ceiling of the search (--ceiling)` : '') +
-      `${r.keyUnknown !== null ? `; not cached: ${r.keyUnknown}` : ''})`,
-  );
+  ctx.say(describeResolution(r, { gpuName: trainer.identity.gpuName, micro, flagHints: true }));
   return probed;
 }
 
@@ -181,10 +166,6 @@ async function tuneBatch(
     baseOf: base !== undefined ? (trial) => `${base} ${trial}` : undefined,
     start: opts.start,
     tune: (options) => tuneExec({ ctx, emitJson: false, ...options }),
-    onStale: ({ microBatchSize: m, batchCacheSize }) =>
-      ctx.say(
-        `the tune cache's choice (micro-batch ${m}) is above the batch cache's answer for it (${batchCacheSize}` +
-          `, lowered after an out-of-memory): measuring again`,
-      ),
+    onStale: (e) => ctx.say(e.line),
   });
 }
