@@ -20,7 +20,7 @@ describe('soup probe: a peak that stays flat as the batch grows', () => {
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(
-      /batch size 16 \(probed on .*, \d trials, .*; its peak did not grow with the size: see the warning\)/,
+      /batch size 16 fits \(probed on .*, \d trials, .*; its peak did not grow with the size: see the warning\)/,
     );
     expect(r.stdout + r.stderr).toMatch(
       /warning: the peak stayed flat from batch size 2 \([\d.]+ MiB\) to 16 \([\d.]+ MiB\): does the trainer read/,

@@ -120,7 +120,7 @@ describe('[slow] soup run --batch-size auto', { timeout: 300_000 }, () => {
       expect(s1.code, s1.stderr).toBe(EXIT_CODES.segmentSaved);
       // --ceiling 4 fits: the answer is the ceiling, said as capped (a larger size was never tried).
       expect(s1.stdout).toMatch(
-        /batch size 4 \(probed on cpu, \d+ trials?, .*; capped: 4 is the ceiling of the search/,
+        /batch size 4 fits \(probed on cpu, \d+ trials?, .*; capped: 4 is the ceiling of the search/,
       );
       expect(s1.stdout).toContain('trainer: fresh start, batch 4, 200 steps');
       const cache = JSON.parse(readFileSync(join(cwd, 'batch_cache.json'), 'utf8')) as Record<string, number>;

@@ -149,7 +149,7 @@ describe('soup: usage hints', () => {
     );
     // The probe's line comes before the launch; how this bare trainer's session ends is not what is tested here.
     expect(r.stdout).toMatch(
-      /^soup: batch size 32 \(probed on .*, 3 trials, .*; capped: 32 is the ceiling of the search/m,
+      /^soup: batch size 32 fits \(probed on .*, 3 trials, .*; capped: 32 is the ceiling of the search/m,
     );
   });
 });

@@ -28,8 +28,8 @@ export interface DescribeResolutionOptions {
 }
 
 /**
- * `batch size 8 (from the cache, key …; exact, judged by …, budget …, ceiling 32)` or `micro-batch 2 × 4 = 8 (probed on
- * <device>, 3 trials, judged by …, cached as …)`, with the clauses that apply: a cached answer above the ceiling, a
+ * `batch size 8 (from the cache, key …; exact, judged by …, budget …, ceiling 32)` or `micro-batch 2 × 4 = 8 fits (probed
+ * on <device>, 3 trials, judged by …, cached as …)`, with the clauses that apply: a cached answer above the ceiling, a
  * capped one, why it was not cached, a flat peak.
  */
 export function describeResolution(r: BatchResolution, o: DescribeResolutionOptions): string {
@@ -60,7 +60,9 @@ export function describeResolution(r: BatchResolution, o: DescribeResolutionOpti
           capped,
           r.flatPeak ? 'its peak did not grow with the size: see the warning' : null,
         ];
-  return `${micro ? 'micro-batch' : 'batch size'} ${o.style?.bold?.(size) ?? size} (${clauses
+  // A searched answer is the largest size its trials saw fit: the line says so in its first words.
+  const fits = r.source === 'probe' ? ' fits' : '';
+  return `${micro ? 'micro-batch' : 'batch size'} ${o.style?.bold?.(size) ?? size}${fits} (${clauses
     .filter((c) => c !== null)
     .join('; ')})`;
 }
