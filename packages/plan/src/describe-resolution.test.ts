@@ -34,8 +34,8 @@ describe('describeResolution: one sentence for a batch answer, from the cache or
     );
     const one = { ...base, trials: [fit(8)], saved: false, provenance: { ...provenance, bound: 'capped' as const } };
     expect(describeResolution(one, { gpuName: 'T4', micro: { globalBatchSize: 32, worldSize: 2 } })).toBe(
-      'micro-batch 8 × 2 × 2 ranks = 32 fits (probed on T4, 1 trial, judged by sampled-rss, not cached; capped: 8 is the ' +
-        'ceiling of the search (--ceiling))',
+      'micro-batch 8 × 2 × 2 ranks = 32 fits (probed on T4, 1 trial, judged by sampled-rss, not cached; capped: 8 ' +
+        'is the ceiling of the search (--ceiling))',
     );
   });
 
@@ -68,8 +68,8 @@ describe('describeResolution: one sentence for a batch answer, from the cache or
     expect(describeResolution(raised, { gpuName: 'cpu' })).toMatch(/, not cached: the deciding trial measured no peak/);
     const flat = { ...base, flatPeak: { warning: 'w' } as BatchResolution['flatPeak'] };
     expect(describeResolution(flat, { gpuName: 'cpu', bound: 'unproven' })).toBe(
-      `batch size 8 fits (probed on cpu, 2 trials, judged by sampled-rss, cached as ${key} (unproven); its peak did not ` +
-        'grow with the size: see the warning)',
+      `batch size 8 fits (probed on cpu, 2 trials, judged by sampled-rss, cached as ${key} (unproven); its peak ` +
+        'did not grow with the size: see the warning)',
     );
   });
 });

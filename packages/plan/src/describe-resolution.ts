@@ -28,9 +28,9 @@ export interface DescribeResolutionOptions {
 }
 
 /**
- * `batch size 8 (from the cache, key …; exact, judged by …, budget …, ceiling 32)` or `micro-batch 2 × 4 = 8 fits (probed
- * on <device>, 3 trials, judged by …, cached as …)`, with the clauses that apply: a cached answer above the ceiling, a
- * capped one, why it was not cached, a flat peak.
+ * `batch size 8 (from the cache, key …; exact, judged by …, budget …, ceiling 32)` or
+ * `micro-batch 2 × 4 = 8 fits (probed on <device>, 3 trials, judged by …, cached as …)`, with the clauses that
+ * apply: a cached answer above the ceiling, a capped one, why it was not cached, a flat peak.
  */
 export function describeResolution(r: BatchResolution, o: DescribeResolutionOptions): string {
   const m = r.batchSize;
