@@ -5,25 +5,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planRows } from './plan-rows';
 import { planRun } from './plan-run';
+import { tinyConfigText } from './_test-config';
+
+/** The rows every plan starts with, in order. */
+const HEAD = ['device', 'model', 'batch', 'checkpointing', 'offload', 'peak / budget'];
 
 /** A tiny soup.yaml in a fresh folder with its training text; `extra` goes under `training:`. */
 function project(extra: string) {
   const cwd = useTempDir();
   mkdirSync(join(cwd, 'data'));
   writeFileSync(join(cwd, 'data', 'train.txt'), 'the quick brown fox jumps over the lazy dog. '.repeat(200));
-  const text = `base: soup/tiny-gpt
-model:
-  n_layers: 1
-  d_model: 32
-  n_heads: 2
-data:
-  train: data/train.txt
-  max_length: 16
-training:
-  steps: 12
-  batch_size: 8
-${extra}output: out
-`;
+  const text = tinyConfigText({ model: 'model:\n  n_layers: 1\n  d_model: 32\n  n_heads: 2\n', training: extra });
   const file = join(cwd, 'soup.yaml');
   const { config, errors } = validateConfig({ text, file, cwd });
   if (!config) throw new Error(`expected a valid config: ${JSON.stringify(errors)}`);
@@ -39,15 +31,7 @@ describe("planRows: soup plan's answer in words", () => {
     const plan = await planRun({ ...io, signal: new AbortController().signal, config, file });
     expect(plan.prepared).toBeNull();
     const rows = planRows({ ...plan, config, cwd: io.cwd, style: marks });
-    expect(rows.map(([label]) => label)).toEqual([
-      'device',
-      'model',
-      'batch',
-      'checkpointing',
-      'offload',
-      'peak / budget',
-      ...plan.report.problems.map(() => 'problem'),
-    ]);
+    expect(rows.map(([label]) => label)).toEqual([...HEAD, ...plan.report.problems.map(() => 'problem')]);
     expect(plan.report.problems.length).toBeGreaterThan(0);
     expect(rows[1]![1]).toBe('soup/tiny-gpt: 1 layers, d_model 32, 2 heads, max_length 16');
     expect(rows[2]![1]).toBe('micro 4 × 2 = 8 (config)');
@@ -59,16 +43,7 @@ describe("planRows: soup plan's answer in words", () => {
     const { config, file, io } = project('  micro_batch_size: 2\n  memory_budget: 4GiB\n');
     const plan = await planRun({ ...io, signal: new AbortController().signal, config, file });
     const rows = Object.fromEntries(planRows({ ...plan, config, cwd: io.cwd, style: marks }));
-    expect(Object.keys(rows)).toEqual([
-      'device',
-      'model',
-      'batch',
-      'checkpointing',
-      'offload',
-      'peak / budget',
-      'per step',
-      'steps',
-    ]);
+    expect(Object.keys(rows)).toEqual([...HEAD, 'per step', 'steps']);
     expect(rows.batch).toBe('micro 2 × 4 = 8 (micro-batch: config)');
     expect(rows['peak / budget']).toMatch(/^\d+(\.\d+)? [KMG]iB \/ 4\.00 GiB {2}<g>fits<\/g>$/);
     expect(rows['per step']).toBe('128 tokens');

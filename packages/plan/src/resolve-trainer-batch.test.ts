@@ -3,21 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PlanUsageError } from './errors';
 import { resolveTrainerBatch } from './trainer-batch';
+import { cpuTrainerOptions } from './_test-trainer';
 
 describe("resolveTrainerBatch: soup run's --probe command", () => {
   it('is refused without {batch_size} ({micro_batch_size} with a global batch), before any trial runs', async () => {
     const dir = useTempDir();
     const o = {
-      env: { HOME: dir, SOUP_BATCH_CACHE_PATH: join(dir, 'cache.json') },
-      cwd: dir,
-      signal: new AbortController().signal,
-      identity: { device: 'cpu' as const, gpuName: 'cpu', gpuMemoryGb: 23 },
-      deviceId: 0,
-      budgetBytes: null,
-      timeoutMs: 60_000,
-      maxLength: 512,
-      quantization: 'none',
-      loraR: 0,
+      ...cpuTrainerOptions(dir),
       refresh: false,
       noCache: false,
       cacheExceptionsOnly: false,

@@ -1,18 +1,9 @@
 import { validateConfig } from '@soup/config';
 import { describe, expect, it } from 'vitest';
 import { trainPathsOf, trainSuperviseOptions } from './train-supervise-options';
+import { tinyConfigText } from './_test-config';
 
-const text = `base: soup/tiny-gpt
-data:
-  train: data/train.txt
-  max_length: 16
-training:
-  steps: 12
-  batch_size: 8
-output: out
-hub:
-  keep_local: 0
-`;
+const text = tinyConfigText({ rest: 'hub:\n  keep_local: 0\n' });
 
 describe("supervise()'s options for soup's own trainer", () => {
   const { config } = validateConfig({ text, file: '/proj/soup.yaml' });

@@ -10,27 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { resolveTrainerBatch } from './trainer-batch';
 import { trainerProbe, trialCommand, type TrainerProbeOptions } from './trainer-probe';
 import { tuneTrainerBatch } from './trainer-tune';
+import { cpuTrainerOptions } from './_test-trainer';
 
 function setup(): { dir: string; trainer: TrainerProbeOptions } {
   const dir = useTempDir();
   // Any trial fails: an answer can only come from the cache.
   writeFileSync(join(dir, 'train.mjs'), 'process.exit(1);\n');
-  const env = { PATH: process.env.PATH, HOME: dir, SOUP_BATCH_CACHE_PATH: join(dir, 'cache.json') };
-  return {
-    dir,
-    trainer: {
-      env,
-      cwd: dir,
-      signal: new AbortController().signal,
-      identity: { device: 'cpu', gpuName: 'cpu', gpuMemoryGb: 23 },
-      deviceId: 0,
-      budgetBytes: null,
-      timeoutMs: 60_000,
-      maxLength: 512,
-      quantization: 'none',
-      loraR: 0,
-    },
-  };
+  return { dir, trainer: cpuTrainerOptions(dir) };
 }
 
 const search = { refresh: false, noCache: false, cacheExceptionsOnly: false, predict: true };

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveTrainerBatch } from './trainer-batch';
 import { trainerCacheBase } from './trainer-files';
-import type { TrainerProbeOptions } from './trainer-probe';
+import { cpuTrainerOptions } from './_test-trainer';
 
 function tree(files: Record<string, string>): string {
   const cwd = useTempDir('soup-plan-sources-');
@@ -79,24 +79,12 @@ describe('trainerCacheBase: the sources a trainer may import', () => {
     const b = trainerCacheBase(command, { cwd, env: {} });
     expect(b.unknown).toMatch(/^over 2000 source files under /);
 
-    const env = { PATH: process.env.PATH, HOME: cwd, SOUP_BATCH_CACHE_PATH: join(cwd, 'cache.json') };
-    const trainer: TrainerProbeOptions = {
-      env,
-      cwd,
-      signal: new AbortController().signal,
-      identity: { device: 'cpu', gpuName: 'cpu', gpuMemoryGb: 23 },
-      deviceId: 0,
-      budgetBytes: null,
-      timeoutMs: 60_000,
-      maxLength: 512,
-      quantization: 'none',
-      loraR: 0,
-    };
+    const trainer = cpuTrainerOptions(cwd);
     const search = { refresh: false, noCache: false, cacheExceptionsOnly: true, predict: false };
     const r = await resolveTrainerBatch({ ...trainer, ...search, command, start: 2, ceiling: 2 });
     expect(r.resolution).toMatchObject({ batchSize: 2, source: 'probe', saved: false });
     expect(r.resolution.notSavedReason).toMatch(/^over 2000 source files under /);
-    expect(await listCacheEntries({ env, cwd })).toEqual([]);
+    expect(await listCacheEntries({ env: trainer.env, cwd })).toEqual([]);
     expect(existsSync(join(cwd, 'cache.json'))).toBe(false);
   });
 });
