@@ -1,0 +1,89 @@
+// A pull of one checkpoint into a folder: the one named, else the one latest.json names (what "pull the latest" means).
+import { resolve } from 'node:path';
+import {
+  ChecksumError,
+  CorruptCheckpointError,
+  InvalidCheckpointOptionError,
+  PullIntegrityError,
+  StoreMissingError,
+} from './errors';
+import { checkpointPath, FINAL_PATH } from './_layout';
+import { checkpointStatus } from './checkpoint-status';
+import { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
+import { pullResumeInto } from './pull-resume-into';
+import type { CheckpointStore, HubCkptLogger } from './types';
+
+/** Options of {@link pullPointed}. */
+export interface PullPointedOptions {
+  store: CheckpointStore;
+  /** The folder the checkpoint becomes (not its parent), resolved against the working directory. */
+  dest: string;
+  /** The checkpoint to pull: a step (`ckpt/checkpoint-<step>`) or `'final'`. @default the one latest.json names */
+  step?: number | 'final' | undefined;
+  /** Replace `dest` when it exists; else a `PullTargetExistsError` before anything is read. @default false */
+  overwrite?: boolean;
+  /** How a refusal says to name a step, and final/ (soup: `--step N`, `--final`). @default 'a step', 'final' */
+  stepFlag?: string;
+  finalFlag?: string;
+  signal?: AbortSignal;
+  /** Lines the resume path logs (a pointed checkpoint that does not verify, before the refusal). @default none */
+  logger?: HubCkptLogger;
+  onFile?: PullCheckpointOptions['onFile'];
+}
+
+/** What {@link pullPointed} pulled, and where. */
+export interface PullPointedResult {
+  /** The folder in the store, e.g. `ckpt/checkpoint-120` or `final`. */
+  pathInRepo: string;
+  pulled: PullResult;
+  /** `dest`, holding the checkpoint. */
+  dir: string;
+}
+
+/**
+ * Pulls the checkpoint `step` names, else the one `latest.json` names, into `dest` with every hash checked. A
+ * terminal pointer's `final/` is pulled as it is; another pointer's checkpoint through the one resume path with no
+ * fallback (exactly what the pointer names, or nothing). Refuses a store that does not exist (`StoreMissingError`),
+ * one with no valid pointer (`InvalidCheckpointOptionError`, `field` `step`), and a pointed checkpoint that does not
+ * verify or pull cleanly (`PullIntegrityError`; a file whose hash differs: its `ChecksumError`).
+ */
+export async function pullPointed(opts: PullPointedOptions): Promise<PullPointedResult> {
+  const { store, signal, onFile } = opts;
+  const dest = resolve(opts.dest);
+  const io = { ...(signal ? { signal } : {}), ...(onFile ? { onFile } : {}) };
+  const pullPath = async (pathInRepo: string): Promise<PullPointedResult> => {
+    const pulled = await pullCheckpoint({ store, pathInRepo, dir: dest, overwrite: opts.overwrite === true, ...io });
+    return { pathInRepo, pulled, dir: pulled.dir };
+  };
+  if (opts.step !== undefined) return pullPath(opts.step === 'final' ? FINAL_PATH : checkpointPath(opts.step));
+  const st = await checkpointStatus({ store });
+  if (!st.exists) throw new StoreMissingError(store.description);
+  if (!st.pointer) {
+    const how = `${opts.stepFlag ?? 'a step'} or ${opts.finalFlag ?? 'final'}`;
+    throw new InvalidCheckpointOptionError(`${store.description} has no valid latest.json: pass ${how}`, {
+      field: 'step',
+    });
+  }
+  if (st.pointer.terminal) return pullPath(st.pointer.path_in_repo);
+  const { outcome, dir } = await pullResumeInto({
+    store,
+    run: st.pointer.run,
+    dest,
+    overwrite: opts.overwrite === true,
+    fallback: false,
+    repair: false,
+    ...(opts.logger ? { logger: opts.logger } : {}),
+    ...io,
+  }).catch((err: unknown) => {
+    if (!(err instanceof CorruptCheckpointError)) throw err;
+    // A pulled file whose hash differs says so itself; anything else corrupt is refused as a pull, not a resume.
+    if (err.cause instanceof ChecksumError) throw err.cause;
+    const message = `pull refused: ${err.message.replace(/ Refusing to resume.*$/, '')}`;
+    throw new PullIntegrityError(message, { cause: err });
+  });
+  if (outcome.outcome !== 'resume' || dir === null)
+    throw new InvalidCheckpointOptionError(`${store.description}: nothing to pull (${outcome.outcome})`, {
+      field: 'step',
+    });
+  return { pathInRepo: outcome.pathInRepo, pulled: outcome.pulled, dir };
+}
