@@ -33,6 +33,16 @@ const push = (over: Partial<PushResult> = {}): PushResult => ({
   ...over,
 });
 
+const pullResult = (dir: string, step: number, over: Partial<PullResult> = {}): PullResult => ({
+  dir,
+  step,
+  manifest: { step, run: 'r', files: {} },
+  manifestSha256: 'c'.repeat(64),
+  fileCount: 1,
+  totalBytes: 1,
+  ...over,
+});
+
 const pointer = (over: Partial<Pointer> = {}): Pointer => ({
   step: 200,
   path_in_repo: 'ckpt/checkpoint-200',
@@ -81,14 +91,7 @@ describe('describePush', () => {
 
 describe('describePull', () => {
   it('what was pulled where, every hash checked', () => {
-    const r: PullResult = {
-      dir: '/work/p',
-      step: 20,
-      manifest: { step: 20, run: 'r', files: {} },
-      manifestSha256: 'c'.repeat(64),
-      fileCount: 4,
-      totalBytes: 8000,
-    };
+    const r = pullResult('/work/p', 20, { fileCount: 4, totalBytes: 8000 });
     expect(describePull('ckpt/checkpoint-20', r, undefined, style)).toBe(
       'pulled ckpt/checkpoint-20 (step 20) into p: 4 files, 8 kB, every sha256 matches the manifest',
     );
@@ -191,14 +194,7 @@ describe('describeList', () => {
 });
 
 describe('describeResume', () => {
-  const pulled: PullResult = {
-    dir: '/tmp/x',
-    step: 10,
-    manifest: { step: 10, run: 'r', files: {} },
-    manifestSha256: 'd'.repeat(64),
-    fileCount: 1,
-    totalBytes: 1,
-  };
+  const pulled = pullResult('/tmp/x', 10);
   const resume = (over: Partial<Extract<PullResumeResult, { outcome: 'resume' }>> = {}): PullResumeResult => ({
     outcome: 'resume',
     step: 10,
