@@ -10,10 +10,15 @@ import { FINAL_PATH } from './_layout';
 
 /** How the describe functions colour text and write amounts; every function is optional, plain text by default. */
 export interface DescribeStyle {
+  /** A store's name, a table's header. @default as it is */
   bold: (s: string) => string;
+  /** A push's wall time. @default as it is */
   dim: (s: string) => string;
+  /** A verified pointer. @default as it is */
   green: (s: string) => string;
+  /** What failed: an unverified or invalid pointer, a missing manifest. @default as it is */
   red: (s: string) => string;
+  /** Advice: storage only older commits hold. @default as it is */
   yellow: (s: string) => string;
   /** A size in bytes. @default `<n> B` */
   bytes: (n: number) => string;

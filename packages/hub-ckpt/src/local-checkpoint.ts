@@ -10,7 +10,7 @@ export interface LocalCheckpointOptions {
   dir: string;
   /** The step, when the caller was told it; else `trainer_state.json`'s ({@link localCheckpointStep}). */
   step?: number | undefined;
-  /** @default process.cwd() */
+  /** The folder `dir` is relative to. @default process.cwd() */
   cwd?: string;
   /** How the refusal of a folder with no step says to pass one (soup: `--step N`). @default 'its step' */
   stepFlag?: string;

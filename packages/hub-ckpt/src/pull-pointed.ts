@@ -15,6 +15,7 @@ import type { CheckpointStore, HubCkptLogger } from './types';
 
 /** Options of {@link pullPointed}. */
 export interface PullPointedOptions {
+  /** The store to pull from. */
   store: CheckpointStore;
   /** The folder the checkpoint becomes (not its parent), resolved against the working directory. */
   dest: string;
@@ -22,12 +23,15 @@ export interface PullPointedOptions {
   step?: number | 'final' | undefined;
   /** Replace `dest` when it exists; else a `PullTargetExistsError` before anything is read. @default false */
   overwrite?: boolean;
-  /** How a refusal says to name a step, and final/ (soup: `--step N`, `--final`). @default 'a step', 'final' */
+  /** How a refusal says to name a step (soup: `--step N`). @default 'a step' */
   stepFlag?: string;
+  /** How a refusal says to name final/ (soup: `--final`). @default 'final' */
   finalFlag?: string;
+  /** Aborts between files; nothing half-pulled is left. @default none */
   signal?: AbortSignal;
   /** Lines the resume path logs (a pointed checkpoint that does not verify, before the refusal). @default none */
   logger?: HubCkptLogger;
+  /** Called after each file is downloaded and checked. @default none */
   onFile?: PullCheckpointOptions['onFile'];
 }
 
@@ -35,6 +39,7 @@ export interface PullPointedOptions {
 export interface PullPointedResult {
   /** The folder in the store, e.g. `ckpt/checkpoint-120` or `final`. */
   pathInRepo: string;
+  /** The pull's result: step, manifest, files and bytes. */
   pulled: PullResult;
   /** `dest`, holding the checkpoint. */
   dir: string;
