@@ -1,13 +1,8 @@
 // A pull of one checkpoint into a folder: the one named, else the one latest.json names (what "pull the latest" means).
 import { resolve } from 'node:path';
-import {
-  ChecksumError,
-  CorruptCheckpointError,
-  InvalidCheckpointOptionError,
-  PullIntegrityError,
-  StoreMissingError,
-} from './errors';
+import { InvalidCheckpointOptionError, StoreMissingError } from './errors';
 import { checkpointPath, FINAL_PATH } from './_layout';
+import { asPullFailure } from './_pull-integrity';
 import { checkpointStatus } from './checkpoint-status';
 import { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
 import { pullResumeInto } from './pull-resume-into';
@@ -80,11 +75,7 @@ export async function pullPointed(opts: PullPointedOptions): Promise<PullPointed
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...io,
   }).catch((err: unknown) => {
-    if (!(err instanceof CorruptCheckpointError)) throw err;
-    // A pulled file whose hash differs says so itself; anything else corrupt is refused as a pull, not a resume.
-    if (err.cause instanceof ChecksumError) throw err.cause;
-    const message = `pull refused: ${err.message.replace(/ Refusing to resume.*$/, '')}`;
-    throw new PullIntegrityError(message, { cause: err });
+    throw asPullFailure(err);
   });
   if (outcome.outcome !== 'resume' || dir === null)
     throw new InvalidCheckpointOptionError(`${store.description}: nothing to pull (${outcome.outcome})`, {

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256, writeCheckpoint } from '../bench/_fixtures';
-import { CorruptCheckpointError, PullTargetExistsError } from './errors';
+import { CorruptCheckpointError, PullIntegrityError, PullTargetExistsError } from './errors';
 import { pullResumeInto } from './pull-resume-into';
 import { pushCheckpoint } from './push-checkpoint';
 import { pushFinal } from './push-final';
@@ -109,9 +109,12 @@ describe.each(STORE_KINDS)('pullResumeInto on %s store', (kind) => {
       writeFileSync(manifest, `${readFileSync(manifest, 'utf8')} `);
     } else t.server?.corruptAtRest(t.location, 'final/manifest.json');
     const again = join(useTempDir('soup-pri-'), 'final');
-    await expect(pullResumeInto({ store: t.reopen(), run: RUN, dest: again, pullFinal: true })).rejects.toThrow(
-      /final\/manifest\.json has sha256 .*, expected /,
+    // Refused as the pull's integrity failure (as `pullPointed` refuses it), not as a resume a fallback could save.
+    const err = await pullResumeInto({ store: t.reopen(), run: RUN, dest: again, pullFinal: true }).catch(
+      (e: unknown) => e,
     );
+    expect(err).toBeInstanceOf(PullIntegrityError);
+    expect((err as Error).message).toMatch(/^pull refused: .*final\/manifest\.json has sha256 .*, expected /);
     expect(existsSync(again)).toBe(false);
   });
 });

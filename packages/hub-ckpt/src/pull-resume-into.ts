@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PullTargetExistsError } from './errors';
 import { pullCheckpoint } from './pull-checkpoint';
+import { asPullFailure } from './_pull-integrity';
 import { pullResume, type PullResumeOptions, type PullResumeResult } from './pull-resume';
 
 /** Options of {@link pullResumeInto}: those of `pullResume`, with the folder to fill instead of its parent. */
@@ -17,7 +18,8 @@ export interface PullResumeIntoOptions extends Omit<PullResumeOptions, 'dir' | '
   overwrite?: boolean;
   /**
    * A complete run (a terminal pointer of this run): pull its `final/` into `dest` too, checked against the
-   * manifest the pointer names. @default false (a complete outcome leaves `dest` untouched)
+   * manifest the pointer names (a corrupt one: `PullIntegrityError`, or the file's `ChecksumError`).
+   * @default false (a complete outcome leaves `dest` untouched)
    */
   pullFinal?: boolean;
 }
@@ -51,6 +53,8 @@ export async function pullResumeInto(opts: PullResumeIntoOptions): Promise<PullR
         overwrite: true,
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(opts.onFile ? { onFile: opts.onFile } : {}),
+      }).catch((err: unknown) => {
+        throw asPullFailure(err); // fallback cannot help: a complete run has only its final/
       });
       return { outcome, dir: target };
     }
