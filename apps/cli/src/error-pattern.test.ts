@@ -205,6 +205,7 @@ const PACKAGES: PackageErrors[] = [
       SOUP_HUB_CKPT_DISK_FULL: true,
       SOUP_HUB_CKPT_COMMIT_QUOTA: true,
       SOUP_HUB_CKPT_STORE_MISSING: true,
+      SOUP_HUB_CKPT_PULL_INTEGRITY: true,
     } satisfies Record<HubCkptErrorCode, true>,
     samples: {
       InvalidCheckpointOptionError: () => new hubCkpt.InvalidCheckpointOptionError('m', { field: 'pushEvery' }),
@@ -249,6 +250,7 @@ const PACKAGES: PackageErrors[] = [
       DiskFullError: () => new hubCkpt.DiskFullError({ path: '/tmp', bytesNeeded: null, what: 'a push' }),
       CommitQuotaError: () => new hubCkpt.CommitQuotaError({ url: 'u', retryAfterMs: 1000, message: 'm' }),
       StoreMissingError: () => new hubCkpt.StoreMissingError('dir /tmp/x'),
+      PullIntegrityError: () => new hubCkpt.PullIntegrityError('m', {}),
     },
   },
   {

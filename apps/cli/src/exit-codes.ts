@@ -200,6 +200,7 @@ const BY_CODE: Record<string, ExitCodeName> = {
   SOUP_HUB_CKPT_DISK_FULL: 'diskFull',
   SOUP_HUB_CKPT_COMMIT_QUOTA: 'hub',
   SOUP_HUB_CKPT_STORE_MISSING: 'usage',
+  SOUP_HUB_CKPT_PULL_INTEGRITY: 'integrity',
   // @soup/plan
   SOUP_PLAN_BUDGET_UNMEASURED: 'train',
   SOUP_PLAN_USAGE: 'usage',

@@ -45,7 +45,8 @@ export type HubCkptErrorCode =
   | 'SOUP_HUB_CKPT_FOLDER_CONFLICT'
   | 'SOUP_HUB_CKPT_DISK_FULL'
   | 'SOUP_HUB_CKPT_COMMIT_QUOTA'
-  | 'SOUP_HUB_CKPT_STORE_MISSING';
+  | 'SOUP_HUB_CKPT_STORE_MISSING'
+  | 'SOUP_HUB_CKPT_PULL_INTEGRITY';
 
 /** Base class of every error @soup/hub-ckpt throws: a stable `code`, the `cause` kept. */
 export class HubCkptError extends Error {
@@ -190,9 +191,7 @@ export class UnsafePathError extends HubCkptError {
   }
 }
 
-/**
- * A push would replace the content of the folder `latest.json` names, which would leave the pointer on unverified data.
- */
+/** A push would replace the content of the folder `latest.json` names, leaving the pointer on unverified data. */
 export class PointedCheckpointConflictError extends HubCkptError {
   override readonly name = 'PointedCheckpointConflictError';
   declare readonly code: 'SOUP_HUB_CKPT_POINTED_CONFLICT';
@@ -211,7 +210,7 @@ export class PullTargetExistsError extends HubCkptError {
   readonly dir: string;
 
   constructor(dir: string) {
-    super(`${dir} already exists: pass overwrite: true to replace it, or pull into an empty path.`, {
+    super(`${dir} already exists: pull into a new path, or pass overwrite: true (soup: --force) to replace it.`, {
       code: 'SOUP_HUB_CKPT_PULL_TARGET_EXISTS',
     });
     this.dir = dir;
@@ -227,6 +226,16 @@ export class StoreMissingError extends HubCkptError {
     super(`${storeDescription} does not exist: nothing was ever pushed there (is the repo name right?)`, {
       code: 'SOUP_HUB_CKPT_STORE_MISSING',
     });
+  }
+}
+
+/** A pull of what latest.json names found it corrupt (its `cause` says how): nothing was moved into place. */
+export class PullIntegrityError extends HubCkptError {
+  override readonly name = 'PullIntegrityError';
+  declare readonly code: 'SOUP_HUB_CKPT_PULL_INTEGRITY';
+
+  constructor(message: string, options: ErrorOptions) {
+    super(message, { code: 'SOUP_HUB_CKPT_PULL_INTEGRITY', cause: options.cause });
   }
 }
 
@@ -337,9 +346,7 @@ export class LeaseLostError extends HubCkptError {
   }
 }
 
-/**
- * The folder a push would write already holds a different checkpoint (its manifest differs): refused, nothing replaced.
- */
+/** The folder a push would write holds a different checkpoint (its manifest differs): refused, nothing replaced. */
 export class FolderConflictError extends HubCkptError {
   override readonly name = 'FolderConflictError';
   declare readonly code: 'SOUP_HUB_CKPT_FOLDER_CONFLICT';

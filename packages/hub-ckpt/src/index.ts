@@ -35,7 +35,9 @@ export { resolveResume, type ResolveResumeOptions, type ResumeOutcome } from './
 export { pullCheckpoint, type PullCheckpointOptions, type PullResult } from './pull-checkpoint';
 export { pullResume, type PullResumeOptions, type PullResumeResult, type SkippedCheckpoint } from './pull-resume';
 export { pullResumeInto, type PullResumeIntoOptions, type PullResumeIntoResult } from './pull-resume-into';
+export { pullPointed, type PullPointedOptions, type PullPointedResult } from './pull-pointed';
 export { localCheckpointStep, type LocalCheckpointStepOptions } from './local-checkpoint-step';
+export { localCheckpoint, type LocalCheckpointOptions } from './local-checkpoint';
 export { readStoredJson, type ReadStoredJsonOptions } from './read-stored-json';
 export {
   pushRecord,
@@ -49,6 +51,15 @@ export {
   type ListRecord,
   type ResumeRecord,
 } from './checkpoint-records';
+export {
+  describePush,
+  describePull,
+  describeStatus,
+  describeList,
+  describeResume,
+  type DescribeStyle,
+  type DescribedLine,
+} from './describe-checkpoints';
 export { verifyCheckpoint, type VerifyCheckpointOptions, type VerifyCheckpointResult } from './verify-checkpoint';
 export { buildManifest, type BuildManifestOptions, type BuiltManifest } from './build-manifest';
 export { planSegment, type PlanSegmentOptions, type SegmentPlan } from './plan-segment';
@@ -75,6 +86,7 @@ export {
   PointedCheckpointConflictError,
   PullTargetExistsError,
   StoreMissingError,
+  PullIntegrityError,
   ConcurrentWriteError,
   LinkedEntryError,
   PointerRegressionError,

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256, writeCheckpoint } from '../bench/_fixtures';
-import { CorruptCheckpointError, PullTargetExistsError } from './errors';
+import { CorruptCheckpointError, PullIntegrityError, PullTargetExistsError } from './errors';
 import { pullResumeInto } from './pull-resume-into';
 import { pushCheckpoint } from './push-checkpoint';
 import { pushFinal } from './push-final';
@@ -85,5 +85,36 @@ describe.each(STORE_KINDS)('pullResumeInto on %s store', (kind) => {
     const done = await pullResumeInto({ store: t.reopen(), run: RUN, dest });
     expect(done).toMatchObject({ outcome: { outcome: 'complete', step: 30, pathInRepo: 'final' }, dir: null });
     expect(existsSync(dest)).toBe(false);
+  });
+
+  it('pullFinal: a complete run pulls its final/ into dest, checked against the pointer’s manifest', async () => {
+    const t = await makeTestStore(kind);
+    await pushSteps(t, [10]);
+    const fin = writeCheckpoint({ root: join(t.work, 'fin'), step: 30, run: RUN });
+    await pushFinal({ store: t.store, step: 30, dir: fin.dir, run: RUN });
+    const dest = join(useTempDir('soup-pri-'), 'final');
+    const done = await pullResumeInto({ store: t.reopen(), run: RUN, dest, pullFinal: true });
+    expect(done).toMatchObject({ outcome: { outcome: 'complete', step: 30, pathInRepo: 'final' }, dir: dest });
+    for (const [name, want] of Object.entries(fin.hashes)) expect(sha256(readFileSync(join(dest, name)))).toBe(want);
+    // Without dest there is nothing to pull into; a dest that exists is refused as for a resume.
+    expect(await pullResumeInto({ store: t.reopen(), run: RUN, dest: null, pullFinal: true })).toMatchObject({
+      dir: null,
+    });
+    await expect(pullResumeInto({ store: t.reopen(), run: RUN, dest, pullFinal: true })).rejects.toBeInstanceOf(
+      PullTargetExistsError,
+    );
+    // A final/ whose manifest is not the one the pointer names is refused, and dest stays as it was.
+    if (kind === 'dir') {
+      const manifest = join(t.location, 'final', 'manifest.json');
+      writeFileSync(manifest, `${readFileSync(manifest, 'utf8')} `);
+    } else t.server?.corruptAtRest(t.location, 'final/manifest.json');
+    const again = join(useTempDir('soup-pri-'), 'final');
+    // Refused as the pull's integrity failure (as `pullPointed` refuses it), not as a resume a fallback could save.
+    const err = await pullResumeInto({ store: t.reopen(), run: RUN, dest: again, pullFinal: true }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PullIntegrityError);
+    expect((err as Error).message).toMatch(/^pull refused: .*final\/manifest\.json has sha256 .*, expected /);
+    expect(existsSync(again)).toBe(false);
   });
 });
