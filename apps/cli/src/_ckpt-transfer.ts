@@ -1,6 +1,13 @@
 // soup ckpt's transfers (push, pull, resume) with their progress bars.
-import { PUSH_PROGRESS_TOTAL, trackPushProgress, type PushPhaseEvent, type PushResult } from '@soup/hub-ckpt';
+import {
+  PullTargetExistsError,
+  PUSH_PROGRESS_TOTAL,
+  trackPushProgress,
+  type PushPhaseEvent,
+  type PushResult,
+} from '@soup/hub-ckpt';
 import type { CommandContext } from './_context';
+import { UsageError } from './errors';
 import { formatBytes } from './format-bytes';
 import { withProgress } from '@soup/progress';
 
@@ -27,12 +34,16 @@ export interface FileBarIo {
   onFile: (e: { index: number; name: string }) => void;
 }
 
-/** Runs a pull (or a resume) with a progress bar over its files; `done` says how it ended. */
+/**
+ * Runs a pull (or a resume) with a progress bar over its files; `done` says how it ended. A `--dest` (as typed) that
+ * exists without `--force` is refused in the flags' words.
+ */
 export async function withFileBar<T>(
   ctx: CommandContext,
   label: string,
   fn: (io: FileBarIo) => Promise<T>,
   done: (r: T) => string,
+  dest?: string,
 ): Promise<T> {
   const bar = ctx.progress({ label, unit: 'file', summary: false });
   const io: FileBarIo = {
@@ -40,5 +51,10 @@ export async function withFileBar<T>(
     logger: { info: (l) => bar.log(l) },
     onFile: (e) => bar.update(e.index + 1, e.name),
   };
-  return withProgress(bar, () => fn(io), done);
+  return withProgress(bar, () => fn(io), done).catch((err: unknown) => {
+    if (!(err instanceof PullTargetExistsError)) throw err;
+    throw new UsageError(`--dest ${dest} already exists: pull into a new path, or pass --force to replace it`, {
+      cause: err,
+    });
+  });
 }

@@ -1,7 +1,7 @@
 // soup ckpt for a trainer soup does not know (plain files, as a PyTorch loop would save them),
 // through the real bin against the Hub-protocol test server.
 import { runNode, startHubServer, useTempDir, type HubServer } from '@soup/test-utils';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from './exit-codes';
@@ -123,5 +123,17 @@ describe('[slow] soup ckpt', { timeout: 120_000 }, () => {
     const noStep = await soup(['ckpt', 'final', 'out', '--run', 'r', '--repo', 'file://store'], cwd);
     expect(noStep.code).toBe(EXIT_CODES.usage);
     expect(noStep.stderr).toBe('soup: out has no trainer_state.json with a global_step: pass --step N\n');
+    // A --dest that exists: refused in the flags' words (the folder as typed, --force), for pull and resume alike.
+    mkdirSync(join(cwd, 'taken'));
+    for (const args of [
+      ['ckpt', 'pull', '--dest', 'taken', '--repo', 'file://store'],
+      ['ckpt', 'resume', '--run', 'r', '--dest', 'taken', '--repo', 'file://store'],
+    ]) {
+      const taken = await soup(args, cwd);
+      expect(taken.code, args[1]).toBe(EXIT_CODES.usage);
+      expect(taken.stderr).toBe(
+        'soup: --dest taken already exists: pull into a new path, or pass --force to replace it\n',
+      );
+    }
   });
 });

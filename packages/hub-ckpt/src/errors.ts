@@ -210,7 +210,7 @@ export class PullTargetExistsError extends HubCkptError {
   readonly dir: string;
 
   constructor(dir: string) {
-    super(`${dir} already exists: pull into a new path, or pass overwrite: true (soup: --force) to replace it.`, {
+    super(`${dir} already exists: pass overwrite: true to replace it, or pull into an empty path.`, {
       code: 'SOUP_HUB_CKPT_PULL_TARGET_EXISTS',
     });
     this.dir = dir;

@@ -64,7 +64,7 @@ describe.each(STORE_KINDS)('pullPointed on %s store', (kind) => {
     const taken = await pullPointed({ store: t.reopen(), dest }).catch((e: unknown) => e);
     expect(taken).toBeInstanceOf(PullTargetExistsError);
     expect((taken as Error).message).toBe(
-      `${dest} already exists: pull into a new path, or pass overwrite: true (soup: --force) to replace it.`,
+      `${dest} already exists: pass overwrite: true to replace it, or pull into an empty path.`,
     );
     expect(readdirSync(dest)).toEqual(['stale.bin']);
     const r = await pullPointed({ store: t.reopen(), dest, overwrite: true });

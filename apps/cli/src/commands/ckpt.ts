@@ -121,6 +121,7 @@ export async function runPull(opts: CkptPullOptions, ctx: CommandContext): Promi
     'pull',
     (io) => pullPointed({ ...pull, ...io }),
     () => 'hashes match',
+    opts.dest,
   );
   ctx.emit({ ok: true, ...pullRecord(pathInRepo, pulled, dir) });
   ctx.say(describePull(pathInRepo, pulled, dir, lineStyle(ctx)));
@@ -149,6 +150,7 @@ export async function runResume(opts: CkptResumeOptions, ctx: CommandContext): P
     'resume',
     (io) => pullResumeInto({ ...resume, ...io }),
     (r) => (r.outcome.outcome === 'resume' ? 'hashes match' : r.outcome.outcome),
+    opts.dest,
   ).catch((err: unknown) => explainRefusal(err, { ...refusal, fallbackUsed: fallback }));
   const json = resumeRecord(outcome, dir);
   ctx.emit(json);
