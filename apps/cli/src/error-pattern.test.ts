@@ -292,7 +292,6 @@ const PACKAGES: PackageErrors[] = [
       SOUP_TRAIN_FAILED: true,
       SOUP_INTERRUPTED: true,
       SOUP_RESUME_REFUSED: true,
-      SOUP_PULL_INTEGRITY: true,
     } satisfies Record<CliErrorCode, true>,
     samples: {
       UsageError: () => new cliErrors.UsageError('m'),
@@ -300,7 +299,6 @@ const PACKAGES: PackageErrors[] = [
       TrainRunError: () => new cliErrors.TrainRunError('m'),
       InterruptedError: () => new cliErrors.InterruptedError(),
       ResumeRefusedError: () => new cliErrors.ResumeRefusedError('m'),
-      PullIntegrityError: () => new cliErrors.PullIntegrityError('m'),
     },
   },
 ];

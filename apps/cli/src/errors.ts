@@ -4,8 +4,7 @@ export type CliErrorCode =
   | 'SOUP_HUB_TOKEN_MISSING'
   | 'SOUP_TRAIN_FAILED'
   | 'SOUP_INTERRUPTED'
-  | 'SOUP_RESUME_REFUSED'
-  | 'SOUP_PULL_INTEGRITY';
+  | 'SOUP_RESUME_REFUSED';
 
 /** Base class of every error of the CLI itself: a stable `code` (mapped to an exit code), the `cause` kept. */
 export class CliError extends Error {
@@ -66,14 +65,5 @@ export class ResumeRefusedError extends CliError {
   declare readonly code: 'SOUP_RESUME_REFUSED';
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, { code: 'SOUP_RESUME_REFUSED', cause: opts.cause });
-  }
-}
-
-/** `soup ckpt pull`: the checkpoint does not match its manifest (exit 8, as for a failed hash). */
-export class PullIntegrityError extends CliError {
-  override readonly name = 'PullIntegrityError';
-  declare readonly code: 'SOUP_PULL_INTEGRITY';
-  constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, { code: 'SOUP_PULL_INTEGRITY', cause: opts.cause });
   }
 }
