@@ -1,6 +1,6 @@
 import { validateConfig } from '@soup/config';
 import { describe, expect, it } from 'vitest';
-import { trainPathsOf, trainSuperviseOptions } from './train-supervise-options';
+import { trainPathsOf, trainResumeOf, trainSuperviseOptions } from './train-supervise-options';
 
 const text = `base: soup/tiny-gpt
 data:
@@ -62,5 +62,15 @@ describe("supervise()'s options for soup's own trainer", () => {
     const o = trainSuperviseOptions({ ...base, keepRemote: null });
     expect(o.keepLocal).toBe(1);
     expect(o.keepRemote).toBe(Number.MAX_SAFE_INTEGER);
+  });
+});
+
+describe("soup train's --resume", () => {
+  it('auto and never as they are (auto when absent); force refused with why and what to do', () => {
+    expect(trainResumeOf(undefined)).toEqual({ resume: 'auto', refusal: null });
+    expect(trainResumeOf('never')).toEqual({ resume: 'never', refusal: null });
+    const force = trainResumeOf('force');
+    expect(force.resume).toBeNull();
+    expect(force.refusal).toMatch(/^--resume force: soup train cannot continue another run's checkpoints .*--repo/);
   });
 });

@@ -103,3 +103,21 @@ export function trainSuperviseOptions(p: TrainSuperviseOptionsOptions): TrainSup
     keepRemote: p.keepRemote ?? Number.MAX_SAFE_INTEGER,
   };
 }
+
+/**
+ * soup train's resume mode from `--resume`: `never`, else `auto`; `force` is refused, with the sentence that says
+ * why (another run's checkpoints would not load into this model, or not mean the same).
+ */
+export function trainResumeOf(
+  resume: 'auto' | 'never' | 'force' | undefined,
+): { resume: 'auto' | 'never'; refusal: null } | { resume: null; refusal: string } {
+  if (resume === 'force')
+    return {
+      resume: null,
+      refusal:
+        "--resume force: soup train cannot continue another run's checkpoints (its model or data differ, so the " +
+        'weights would not load or not mean the same); pass a new --repo for this run, or restore the old config ' +
+        'to resume it',
+    };
+  return { resume: resume === 'never' ? 'never' : 'auto', refusal: null };
+}
