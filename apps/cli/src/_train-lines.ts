@@ -31,7 +31,6 @@ export interface TrainLinesOptions {
   /** Where the trainer writes its checkpoints. */
   ckptRoot: string;
   timeLimitMs: number | null;
-  stopAfterSteps: number;
   startedAtMs: number;
   showPath: (p: string) => string;
 }
@@ -110,12 +109,11 @@ export function trainListeners(
         return;
       case 'warning':
       case 'leftovers':
-        // An exit 0 before the horizon is --stop-after-steps' segment: said below, in soup train's words.
-        if (p.stopAfterSteps > 0 && e.topic === 'early-exit') return;
         warn(e.line);
         return;
       default:
-        // soup train words the run, the batch, the micro-batch and the session's end itself.
+        // soup train words the run, the batch and the micro-batch itself; the closing sentence (topic `outcome`) is
+        // said with the session's end (@soup/plan's trainEndOf).
         if (e.topic === undefined) log(e.line);
     }
   };

@@ -57,7 +57,6 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
     config,
     ckptRoot: trainPathsOf(config.output).ckptRoot,
     timeLimitMs: settings.timeLimitMs,
-    stopAfterSteps: settings.stopAfterSteps,
     startedAtMs,
     showPath,
   });

@@ -68,21 +68,22 @@ const options = (facts: TrainFacts): TrainEndOptions => ({
 });
 
 describe('how a soup train session ends', () => {
-  it('final/ pushed: exit ok, the final line and the model, the loss of final/', async () => {
+  it("final/ pushed: exit ok, the supervisor's closing sentence and the model, the loss of final/", async () => {
     const r = { outcome: 'complete', run: 'soup-0123', step: 12, pathInRepo: 'final', launched: true } as const;
+    const closing = 'run complete: pushed final/ (4 files from out/final, step 12, verified) with a terminal pointer';
     const end = await trainEndOf(
-      options(session({ ...r, evidence: 'horizon-reached' }, { lastStep: 12, pushedSteps: [8, 12] })),
+      options(session({ ...r, evidence: 'horizon-reached' }, { lastStep: 12, pushedSteps: [8, 12], closing })),
     );
     expect(end).toMatchObject({ outcome: 'final', exitCode: 0, error: null, notPushed: null });
     expect(end.lines).toEqual([
-      'pushed final/, verified, latest.json → final (terminal) at step 12',
+      closing,
       "final model: out/final/ (model.safetensors + config.json: loads as transformers' GPT-2)",
     ]);
     expect(end.lossDir).toBe(`${config.output}/final`);
     expect(end.result).toMatchObject({ status: 'finished', exit_code: 0, final_pushed: true, final_step: 12 });
   });
 
-  it('a segment: exit segmentSaved, run again; --stop-after-steps skips validation; a time limit says so', async () => {
+  it("a segment: exit segmentSaved, the supervisor's closing sentence; none launched: the end said here", async () => {
     const r = {
       outcome: 'segment-saved',
       run: 'soup-0123',
@@ -92,27 +93,21 @@ describe('how a soup train session ends', () => {
       trainerKilled: false,
       horizon: null,
     } as const;
-    const planned = await trainEndOf(options(session(r, { lastStep: 8, pushedSteps: [8] })));
+    const closing =
+      'segment saved (--stop-after-steps; validation skipped): step 8 is saved in dir ckpt; run the same …';
+    const planned = await trainEndOf(options(session(r, { lastStep: 8, pushedSteps: [8], closing })));
     expect(planned).toMatchObject({
       outcome: 'segment',
       exitCode: 75,
+      lines: [closing],
       lossDir: `${config.output}/checkpoints/checkpoint-8`,
     });
-    expect(planned.lines).toEqual([
-      'segment saved at step 8 (--stop-after-steps): validation skipped; run the same command again to continue ' +
-        'from dir ckpt (exit 75)',
-    ]);
     expect(planned.result).toMatchObject({ status: 'segment', exit_code: 75, segment_stop: true });
-    const ended = { reason: 'time-limit', afterMs: 5000 } as const;
-    const timed = await trainEndOf(options(session(r, { lastStep: 6, pushedSteps: [6], ended })));
-    expect(timed.lines).toEqual([
-      'segment saved at step 6: run the same command again to continue from dir ckpt (exit 75)',
-    ]);
     const never = await trainEndOf(options(session({ outcome: 'not-launched', run: 'soup-0123' })));
     expect(never.exitCode).toBe(75);
     expect(never.lines).toEqual([
       'session end (abort) at step 4: no step was run this session; nothing new to push',
-      'segment saved at step 4: run the same command again to continue from dir ckpt (exit 75)',
+      'segment saved (abort): step 4 is saved in dir ckpt; run the same command again to continue',
     ]);
   });
 
@@ -153,9 +148,10 @@ describe('how a soup train session ends', () => {
 
   it('already complete in the store, or the trainer failed (its own exit code, no result)', async () => {
     const r = { outcome: 'complete', run: 'soup-0123', step: 12, pathInRepo: 'final', launched: false } as const;
-    const done = await trainEndOf(options(session({ ...r, evidence: 'store' })));
+    const closing = 'run soup-0123 is complete: dir ckpt final/ holds step 12; nothing to launch';
+    const done = await trainEndOf(options(session({ ...r, evidence: 'store' }, { closing })));
     expect(done).toMatchObject({ outcome: 'complete', exitCode: 0, lossDir: null, error: null });
-    expect(done.lines).toEqual(['run soup-0123 is already complete: final/ holds step 12; nothing to do']);
+    expect(done.lines).toEqual([closing]);
     expect(done.result).toMatchObject({ status: 'complete', final_step: 12, final_loss: 2.5, micro_batch_size: 4 });
     const failed = {
       outcome: 'trainer-failed',

@@ -2,7 +2,7 @@
 // it prints, its closing sentences and which checkpoint's loss history it shows. The caller prints them.
 import type { CheckpointStore } from '@soup/hub-ckpt';
 import type { SoupConfig } from '@soup/config';
-import { describeSessionPeak, describeTuningPeak, type SessionResult } from '@soup/supervisor';
+import { describeSegmentSaved, describeSessionPeak, describeTuningPeak, type SessionResult } from '@soup/supervisor';
 import { join } from 'node:path';
 import type { TrainFacts } from './train-facts';
 import { completedTrainResult, trainResultOf } from './train-result';
@@ -84,8 +84,7 @@ export async function trainEndOf(p: TrainEndOptions): Promise<TrainEnd> {
   if (r.outcome === 'complete' && !r.launched) {
     const { step, pathInRepo } = r;
     const result = await completedTrainResult({ ...p, step, pathInRepo, exitCode: codes.ok });
-    const line = `run ${p.runId} is already complete: ${pathInRepo}/ holds step ${step}; nothing to do`;
-    return { ...none, outcome: 'complete', exitCode: codes.ok, lines: [line], result };
+    return { ...none, outcome: 'complete', exitCode: codes.ok, lines: t.closing !== null ? [t.closing] : [], result };
   }
   if (r.outcome === 'trainer-failed') return { ...none, outcome: 'failed', exitCode: r.exitCode, error: r.message };
   const pushed = r.pushedSteps;
@@ -94,13 +93,15 @@ export async function trainEndOf(p: TrainEndOptions): Promise<TrainEnd> {
   const saved = t.savedStep ?? t.startStep;
   if (!finalPushed && saved > (pushed.at(-1) ?? t.startStep) && t.unpushed.length > 0)
     return notPushedEnd(p, t.unpushed, pushed, p.show(join(ckptRoot, `checkpoint-${saved}`)));
+  // The supervisor's closing sentence (segment saved, run complete); none when nothing was launched: said here.
   const lines: string[] = [];
-  if (r.outcome === 'not-launched') lines.push(describeSessionEnd(t, p.timeLimit));
-  const again = `run the same command again to continue from ${p.storeName} (exit ${codes.segmentSaved})`;
-  if (t.ended !== null || r.outcome === 'not-launched') lines.push(`segment saved at step ${t.lastStep}: ${again}`);
-  else if (!finalPushed)
-    lines.push(`segment saved at step ${t.lastStep} (--stop-after-steps): validation skipped; ${again}`);
-  else lines.push(`pushed final/, verified, latest.json → final (terminal) at step ${r.step}`);
+  if (r.outcome === 'not-launched') {
+    const reason = t.ended?.reason ?? 'abort';
+    lines.push(
+      describeSessionEnd(t, p.timeLimit),
+      describeSegmentSaved(reason, t.startStep > 0 ? t.startStep : null, p.storeName),
+    );
+  } else if (t.closing !== null) lines.push(t.closing);
   // "Segment saved, run the same command again" is one exit code however the segment ended.
   const exitCode = finalPushed ? codes.ok : codes.segmentSaved;
   const result = trainResultOf({ facts: t, r, config, store: p.store, startedAtMs: p.startedAtMs, exitCode });

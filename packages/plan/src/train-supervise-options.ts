@@ -38,6 +38,8 @@ export interface TrainSuperviseOptionsOptions {
   resume: 'auto' | 'never';
   /** Remote checkpoints kept; null keeps every one. */
   keepRemote: number | null;
+  /** Steps this session trains before it stops at a segment boundary (--stop-after-steps); 0: run to the horizon. */
+  stopAfterSteps: number;
 }
 
 /** The options {@link trainSuperviseOptions} sets. */
@@ -52,6 +54,7 @@ export type TrainSuperviseSettings = Pick<
   | 'minCommitIntervalMs'
   | 'resume'
   | 'horizon'
+  | 'stopBeforeHorizon'
   | 'completeFile'
   | 'settleMs'
   | 'graceMs'
@@ -88,6 +91,8 @@ export function trainSuperviseOptions(p: TrainSuperviseOptionsOptions): TrainSup
     ...(p.minCommitIntervalMs === undefined ? {} : { minCommitIntervalMs: p.minCommitIntervalMs }),
     resume: p.resume,
     horizon: config.training.steps,
+    // The child stops at the segment boundary by design: the supervisor's segment sentence names why.
+    stopBeforeHorizon: p.stopAfterSteps > 0 ? '--stop-after-steps; validation skipped' : null,
     completeFile: 'trainer_state.json',
     // A checkpoint appears whole (written beside, then renamed): complete once it is there.
     settleMs: 0,
