@@ -1,22 +1,12 @@
-import { validateConfig } from '@soup/config';
 import type { CheckpointStore } from '@soup/hub-ckpt';
 import { StoreError } from '@soup/hub-ckpt';
 import type { SessionFacts, SuperviseOutcome } from '@soup/supervisor';
 import { describe, expect, it } from 'vitest';
+import { trainTestConfig } from './_test-config';
 import { trainEndOf, type TrainEndOptions } from './train-end';
 import { emptyTrainFacts, type TrainFacts } from './train-facts';
 
-const text = `base: soup/tiny-gpt
-data:
-  train: data/train.txt
-  max_length: 16
-training:
-  steps: 12
-  batch_size: 8
-output: out
-`;
-const { config } = validateConfig({ text, file: '/proj/soup.yaml' });
-if (!config) throw new Error('expected a valid config');
+const config = trainTestConfig();
 
 const files: Record<string, unknown> = {
   'final/trainer_state.json': { tokens_consumed: 1536, last_loss: 2.5 },
@@ -55,6 +45,17 @@ function session(r: SuperviseOutcome | null, over: Partial<TrainFacts> & { pushe
   };
 }
 
+/** A segment saved with the store pointing at `step`. */
+const segmentSaved = (step: number): SuperviseOutcome => ({
+  outcome: 'segment-saved',
+  run: 'soup-0123',
+  step,
+  stopReason: 'x',
+  trainerExit: 0,
+  trainerKilled: false,
+  horizon: null,
+});
+
 const options = (facts: TrainFacts): TrainEndOptions => ({
   facts,
   config,
@@ -84,15 +85,7 @@ describe('how a soup train session ends', () => {
   });
 
   it("a segment: exit segmentSaved, the supervisor's closing sentence; none launched: the end said here", async () => {
-    const r = {
-      outcome: 'segment-saved',
-      run: 'soup-0123',
-      step: 8,
-      stopReason: 'x',
-      trainerExit: 0,
-      trainerKilled: false,
-      horizon: null,
-    } as const;
+    const r = segmentSaved(8);
     const closing =
       'segment saved (--stop-after-steps; validation skipped): step 8 is saved in dir ckpt; run the same …';
     const planned = await trainEndOf(options(session(r, { lastStep: 8, pushedSteps: [8], closing })));
@@ -112,15 +105,7 @@ describe('how a soup train session ends', () => {
   });
 
   it('the newest checkpoint not pushed: segmentSaved when this session pushed one, else notPushed', async () => {
-    const r = {
-      outcome: 'segment-saved',
-      run: 'soup-0123',
-      step: 6,
-      stopReason: 'x',
-      trainerExit: 0,
-      trainerKilled: false,
-      horizon: null,
-    } as const;
+    const r = segmentSaved(6);
     const unpushed = [{ step: 8, reason: 'ECONNREFUSED' }];
     const some = await trainEndOf(options(session(r, { lastStep: 8, savedStep: 8, pushedSteps: [6], unpushed })));
     expect(some).toMatchObject({ outcome: 'not-pushed', exitCode: 75, result: null, lossDir: null });

@@ -1,24 +1,11 @@
-import { validateConfig } from '@soup/config';
 import { planSegment } from '@soup/hub-ckpt';
 import { describe, expect, it } from 'vitest';
+import { trainTestConfig } from './_test-config';
 import type { PreparedRun } from './prepare-run';
 import { emptyTrainFacts } from './train-facts';
 import { describeSessionEnd, describeTrainReport, describeTrainSegment, describeTrainStart } from './train-sentences';
 
-const text = (extra: string) => `base: soup/tiny-gpt
-data:
-  train: data/train.txt
-  max_length: 16
-training:
-  steps: 12
-  batch_size: 8
-${extra}output: out
-`;
-const configOf = (extra = '') => {
-  const { config } = validateConfig({ text: text(extra), file: '/proj/soup.yaml' });
-  if (!config) throw new Error('expected a valid config');
-  return config;
-};
+const configOf = trainTestConfig;
 
 describe("soup train's sentences", () => {
   it("the run's start; the learning-rate rule only past the schedule", () => {

@@ -1,22 +1,9 @@
-import { validateConfig } from '@soup/config';
 import { describe, expect, it } from 'vitest';
+import { trainTestConfig } from './_test-config';
 import { trainPathsOf, trainResumeOf, trainSuperviseOptions } from './train-supervise-options';
 
-const text = `base: soup/tiny-gpt
-data:
-  train: data/train.txt
-  max_length: 16
-training:
-  steps: 12
-  batch_size: 8
-output: out
-hub:
-  keep_local: 0
-`;
-
 describe("supervise()'s options for soup's own trainer", () => {
-  const { config } = validateConfig({ text, file: '/proj/soup.yaml' });
-  if (!config) throw new Error('expected a valid config');
+  const config = trainTestConfig();
   const base = {
     config,
     childPath: '/cli/dist/train-child.js',
