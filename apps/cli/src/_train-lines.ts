@@ -1,5 +1,6 @@
-// soup train's lines from its session: the trainer child's reports (`soup-train {json}` on its stdout) and the
-// supervisor's events, worded as soup train words them; their facts go into @soup/plan's TrainFacts.
+// Where soup train's lines from its session go (stdout, a warning, the progress bar): the trainer child's reports
+// (`soup-train {json}` on its stdout), worded by @soup/plan, and the supervisor's events; their facts go into
+// @soup/plan's TrainFacts.
 import { trackSession, type SuperviseEvent } from '@soup/supervisor';
 import { join } from 'node:path';
 import type { CommandContext } from './_context';
