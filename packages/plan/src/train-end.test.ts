@@ -1,12 +1,14 @@
+import { validateConfig } from '@soup/config';
 import type { CheckpointStore } from '@soup/hub-ckpt';
 import { StoreError } from '@soup/hub-ckpt';
 import type { SessionFacts, SuperviseOutcome } from '@soup/supervisor';
 import { describe, expect, it } from 'vitest';
-import { trainTestConfig } from './_test-config';
+import { tinyConfigText } from './_test-config';
 import { trainEndOf, type TrainEndOptions } from './train-end';
 import { emptyTrainFacts, type TrainFacts } from './train-facts';
 
-const config = trainTestConfig();
+const { config } = validateConfig({ text: tinyConfigText(), file: '/proj/soup.yaml' });
+if (!config) throw new Error('expected a valid config');
 
 const files: Record<string, unknown> = {
   'final/trainer_state.json': { tokens_consumed: 1536, last_loss: 2.5 },

@@ -1,11 +1,16 @@
+import { validateConfig } from '@soup/config';
 import { planSegment } from '@soup/hub-ckpt';
 import { describe, expect, it } from 'vitest';
-import { trainTestConfig } from './_test-config';
+import { tinyConfigText } from './_test-config';
 import type { PreparedRun } from './prepare-run';
 import { emptyTrainFacts } from './train-facts';
 import { describeSessionEnd, describeTrainReport, describeTrainSegment, describeTrainStart } from './train-sentences';
 
-const configOf = trainTestConfig;
+const configOf = (training = '') => {
+  const { config } = validateConfig({ text: tinyConfigText({ training }), file: '/proj/soup.yaml' });
+  if (!config) throw new Error('expected a valid config');
+  return config;
+};
 
 describe("soup train's sentences", () => {
   it("the run's start; the learning-rate rule only past the schedule", () => {

@@ -1,9 +1,22 @@
+import { validateConfig } from '@soup/config';
 import { describe, expect, it } from 'vitest';
-import { trainTestConfig } from './_test-config';
-import { trainPathsOf, trainResumeOf, trainSuperviseOptions } from './train-supervise-options';
+import { trainPathsOf, trainSuperviseOptions } from './train-supervise-options';
+
+const text = `base: soup/tiny-gpt
+data:
+  train: data/train.txt
+  max_length: 16
+training:
+  steps: 12
+  batch_size: 8
+output: out
+hub:
+  keep_local: 0
+`;
 
 describe("supervise()'s options for soup's own trainer", () => {
-  const config = trainTestConfig();
+  const { config } = validateConfig({ text, file: '/proj/soup.yaml' });
+  if (!config) throw new Error('expected a valid config');
   const base = {
     config,
     childPath: '/cli/dist/train-child.js',
@@ -56,15 +69,5 @@ describe("supervise()'s options for soup's own trainer", () => {
     const o = trainSuperviseOptions({ ...base, keepRemote: null });
     expect(o.keepLocal).toBe(1);
     expect(o.keepRemote).toBe(Number.MAX_SAFE_INTEGER);
-  });
-});
-
-describe("soup train's --resume", () => {
-  it('auto and never as they are (auto when absent); force refused with why and what to do', () => {
-    expect(trainResumeOf(undefined)).toEqual({ resume: 'auto', refusal: null });
-    expect(trainResumeOf('never')).toEqual({ resume: 'never', refusal: null });
-    const force = trainResumeOf('force');
-    expect(force.resume).toBeNull();
-    expect(force.refusal).toMatch(/^--resume force: soup train cannot continue another run's checkpoints .*--repo/);
   });
 });
