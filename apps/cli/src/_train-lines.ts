@@ -1,9 +1,16 @@
-// soup train's lines from its session: the trainer child's reports (`soup-train {json}` on its stdout) and the
-// supervisor's events, worded as soup train words them; their facts go into @soup/plan's TrainFacts.
+// Where soup train's lines from its session go (stdout, a warning, the progress bar): the trainer child's reports
+// (`soup-train {json}` on its stdout), worded by @soup/plan, and the supervisor's events; their facts go into
+// @soup/plan's TrainFacts.
 import { trackSession, type SuperviseEvent } from '@soup/supervisor';
 import { join } from 'node:path';
 import type { CommandContext } from './_context';
-import { applyTrainReport, emptyTrainFacts, type TrainFacts } from '@soup/plan';
+import {
+  applyTrainReport,
+  describeSessionEnd,
+  describeTrainReport,
+  emptyTrainFacts,
+  type TrainFacts,
+} from '@soup/plan';
 import { REPORT_PREFIX, type TrainReport } from '@soup/onnx-train';
 import { formatDuration, type Progress } from '@soup/progress';
 import type { SoupConfig } from '@soup/config';
@@ -25,7 +32,6 @@ export interface TrainLinesOptions {
   /** Where the trainer writes its checkpoints. */
   ckptRoot: string;
   timeLimitMs: number | null;
-  stopAfterSteps: number;
   startedAtMs: number;
   showPath: (p: string) => string;
 }
@@ -48,24 +54,10 @@ export function trainListeners(
 
   const onReport = (r: TrainReport): void => {
     applyTrainReport(s, r, launchedAt);
-    if (r.event === 'ready' || r.event === 'begin') {
-      // the supervisor reads the step from the line itself
-    } else if (r.event === 'step') {
-      const G = r.microBatchSize * r.accumulation;
-      s.bar?.update(
-        r.step,
-        `loss ${r.loss.toFixed(3)}  lr ${r.lr.toExponential(1)}  micro ${r.microBatchSize} × ${r.accumulation} = ${G}`,
-      );
-    } else if (r.event === 'validation') {
-      ctx.say(`validation loss ${r.loss.toFixed(4)} over ${r.windows} sequences`);
-    } else if (r.event === 'validation-oom') {
-      warn(
-        `validation loss unknown: out of memory at a validation batch of ${r.batchSize} (${r.error}` +
-          `); the trained weights are kept and pushed as final/`,
-      );
-    } else {
-      warn(`${config.data.valPath}: data.val has ${r.bytes} bytes, fewer than max_length + 1: no validation`);
-    }
+    const d = describeTrainReport(r, config.data.valPath);
+    if (d?.level === 'status' && r.event === 'step') s.bar?.update(r.step, d.line);
+    else if (d?.level === 'info') ctx.say(d.line);
+    else if (d?.level === 'warn') warn(d.line);
   };
   const lines = (sink: (line: string) => void) => {
     let partial = '';
@@ -109,7 +101,7 @@ export function trainListeners(
         return;
       case 'trainer-exited':
         s.atHorizon = e.exit?.code === 0 && !e.exit.stopping && s.lastStep >= horizon;
-        if (e.exit?.stopping && s.ended !== null) sayEnd(s.ended);
+        if (e.exit?.stopping && s.ended !== null) ctx.say(describeSessionEnd(s, formatDuration(p.timeLimitMs ?? 0)));
         return;
       case 'oom-step-down':
         warn(e.line);
@@ -118,32 +110,13 @@ export function trainListeners(
         return;
       case 'warning':
       case 'leftovers':
-        // An exit 0 before the horizon is --stop-after-steps' segment: said below, in soup train's words.
-        if (p.stopAfterSteps > 0 && e.topic === 'early-exit') return;
         warn(e.line);
         return;
       default:
-        // soup train words the run, the batch, the micro-batch and the session's end itself.
+        // soup train words the run, the batch and the micro-batch itself; the closing sentence (topic `outcome`) is
+        // said with the session's end (@soup/plan's trainEndOf).
         if (e.topic === undefined) log(e.line);
     }
-  };
-  const sayEnd = (ended: NonNullable<TrainSession['ended']>): void => {
-    const why =
-      ended.reason === 'time-limit'
-        ? `--time-limit ${formatDuration(p.timeLimitMs ?? 0)} reached`
-        : ended.reason === 'abort'
-          ? 'abort'
-          : ended.reason;
-    const step = s.lastStep;
-    const boundary = s.plan?.pushSteps.includes(step) ?? false;
-    if (step > s.startStep && !boundary)
-      ctx.say(`session end (${why}) at step ${step}: saving checkpoint-${step} and pushing it`);
-    else
-      ctx.say(
-        `session end (${why}) at step ${step}: ` +
-          `${step === s.startStep ? 'no step was run this session' : `checkpoint-${step} is already pushed`}` +
-          `; nothing new to push`,
-      );
   };
   return { onStdout, onStderr, onEvent, log };
 }

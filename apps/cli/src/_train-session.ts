@@ -8,8 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { CommandContext } from './_context';
 import { prepareRun } from './_prepare-lines';
 import { sessionMemory, sessionOptions } from './_session';
-import { describeMicroBatch } from '@soup/supervisor';
-import { superviseTrain, type SuperviseTrainOptions, trainPathsOf } from '@soup/plan';
+import { describeTrainSegment, superviseTrain, type SuperviseTrainOptions, trainPathsOf } from '@soup/plan';
 import { emptySession, trainListeners, type TrainSession } from './_train-lines';
 import { MAX_OOM_RETRIES, type TrainOptions } from './commands/train.options';
 
@@ -34,6 +33,7 @@ export interface TrainSessionOptions
     | 'keepRemote'
     | 'squashHistory'
     | 'minCommitIntervalMs'
+    | 'resume'
   > {
   ctx: CommandContext;
   opts: TrainOptions;
@@ -57,7 +57,6 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
     config,
     ckptRoot: trainPathsOf(config.output).ckptRoot,
     timeLimitMs: settings.timeLimitMs,
-    stopAfterSteps: settings.stopAfterSteps,
     startedAtMs,
     showPath,
   });
@@ -66,7 +65,6 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
       ...settings,
       childPath: trainChildPath(),
       cwd: ctx.cwd,
-      resume: opts.resume === 'never' ? 'never' : 'auto',
       maxOomRetries: opts.maxOomRetries ?? MAX_OOM_RETRIES,
       maxMemory: opts.maxMemory,
       facts: s,
@@ -103,21 +101,7 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
         });
       },
       onSegment({ prepared, plan, sessions }) {
-        const micro = describeMicroBatch(
-          { microBatchSize: prepared.microBatchSize, accumulation: prepared.accumulation },
-          sessions.at(-1),
-        );
-        ctx.say(
-          `training steps ${plan.startStep + 1}..${plan.stopStep} of ${horizon}: batch ${config.training.batchSize}` +
-            ` × ${config.data.maxLength} tokens, ${micro} (${prepared.batchSource}), ` +
-            `checkpointing ${prepared.tier.description}, ` +
-            (prepared.offload
-              ? `offload ${prepared.offload.target}` +
-                `${prepared.offload.saveDir ? ` to ${showPath(prepared.offload.saveDir)}` : ''} (segmented), `
-              : '') +
-            `${prepared.identity.gpuName}; ` +
-            (plan.segmentStop ? `stops at step ${plan.stopStep} (segment boundary)` : 'runs to the horizon'),
-        );
+        ctx.say(describeTrainSegment({ config, prepared, plan, sessions, show: showPath }));
         // Counts and percentages are relative to the horizon (a resumed session shows 90/120, 75 %).
         s.bar = ctx.progress({
           label: 'train',
@@ -134,7 +118,5 @@ export async function trainSession(p: TrainSessionOptions): Promise<TrainSession
     s.bar?.fail();
     throw err;
   }
-  // A store outage at final/: the run is trained; soup train says what is kept where (exit 75 or 5).
-  if (s.finalError !== null) s.bar?.fail();
   return s;
 }

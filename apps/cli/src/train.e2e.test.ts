@@ -136,11 +136,21 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
       const p1 = await pointer(repo);
       expect(p1).toMatchObject({ step: STOP, path_in_repo: `ckpt/checkpoint-${STOP}`, terminal: false, run: rj1.run });
       expect(Object.keys(server.files(repo) ?? {}).some((f) => f.startsWith('final/'))).toBe(false);
-      // soup train words the session itself: none of the sentences the supervisor marks with a topic (its run and
-      // micro-batch lines, its closing sentence, its warning of an exit 0 before the horizon) is printed as well.
+      // soup train words its run and micro-batch itself: the supervisor's lines for them are not printed as well, nor
+      // a warning of an exit 0 before the horizon (--stop-after-steps stops there by design). The closing sentence
+      // is the supervisor's, once, naming the stop.
       const supervisorWords =
-        /^soup: (warning: )?(segment saved \(|run complete: |run soup-\S+: .*; checkpoints in |micro \d+ × |the trainer exited 0)/m;
+        /^soup: (warning: )?(run soup-\S+: .*; checkpoints in |micro \d+ × |the trainer exited 0)/m;
       expect(leg1.stdout + leg1.stderr).not.toMatch(supervisorWords);
+      const closing = (out: string) => out.match(/^soup: (segment saved \(|run complete: ).*$/gm) ?? [];
+      expect(closing(leg1.stdout + leg1.stderr)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^soup: segment saved \\(--stop-after-steps; validation skipped\\): step ${STOP} is saved in .+; ` +
+              'run the same command again to continue$',
+          ),
+        ),
+      ]);
 
       // The session ends: nothing local survives.
       rmSync(join(cwd, 'out'), { recursive: true, force: true });
@@ -150,6 +160,11 @@ describe('[slow] soup train: two sessions through the Hub', { timeout: 300_000 }
       expect(leg2.code, leg2.stderr).toBe(0);
       expect(leg2.stdout).toContain(`resuming from ckpt/checkpoint-${STOP} at step ${STOP}`);
       expect(leg2.stdout + leg2.stderr).not.toMatch(supervisorWords);
+      expect(closing(leg2.stdout + leg2.stderr)).toEqual([
+        expect.stringMatching(
+          new RegExp(`^soup: run complete: pushed final/ \\(.*, step ${HORIZON}, verified\\) with a terminal pointer$`),
+        ),
+      ]);
       const rj2 = runJson(leg2.stdout);
       expect(rj2).toMatchObject({
         final_step: HORIZON,

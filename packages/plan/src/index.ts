@@ -107,6 +107,18 @@ export {
   type TrainSuperviseSettings,
 } from './train-supervise-options';
 export { stepDownOptions } from './step-down-options';
+/** soup train's resume mode from --resume (`force` refused, with its sentence). */
+export { trainResumeOf } from './train-supervise-options';
+/** How a soup train session ends: exit code (the caller's numbers), result, closing lines, the loss shown. */
+export {
+  trainEndOf,
+  type TrainEnd,
+  type TrainEndOptions,
+  type TrainExitCodes,
+  type NotPushedResult,
+} from './train-end';
+/** soup train's sentences: the run's start, the segment, the child's reports, the session end. */
+export { describeTrainStart, describeTrainSegment, describeTrainReport, describeSessionEnd } from './train-sentences';
 export { sessionMemoryWatch, type SessionMemoryWatch, type MemoryHoldOptions } from './session-memory-watch';
 export { trainBudgetHold } from './train-budget-hold';
 /** The budget a trainer command is held to: the one given, else what the CPU can reach, else the GPU's memory. */

@@ -31,8 +31,6 @@ export interface SuperviseTrainOptions extends TrainSuperviseOptionsOptions {
   /** Base of the config's relative paths. */
   cwd: string;
   pushEvery: number;
-  /** 0: run to the horizon. */
-  stopAfterSteps: number;
   maxOomRetries: number;
   /** `--max-memory` as typed (a size, or a fraction of the budget). */
   maxMemory: string | undefined;
@@ -105,6 +103,11 @@ export async function superviseTrain(o: SuperviseTrainOptions): Promise<void> {
       }),
       memory: o.memory.watch,
       ...o.listeners,
+      // The closing sentence is a fact of the session: trainEndOf says it where the session's end is said.
+      onEvent: (e) => {
+        if (e.topic === 'outcome') s.closing = e.line;
+        o.listeners.onEvent?.(e);
+      },
     });
   } catch (err) {
     // A store outage at final/: the run is trained.

@@ -35,6 +35,8 @@ export interface TrainFacts extends SessionTrack {
   startupMs: number | null;
   /** The trainer exited 0 at the horizon, no stop seen (final/ is pushed next). */
   atHorizon: boolean;
+  /** The supervisor's closing sentence (its event with topic `outcome`: segment saved, run complete); null: none. */
+  closing: string | null;
 }
 
 /** A session before anything happened. */
@@ -59,6 +61,7 @@ export function emptyTrainFacts(): TrainFacts {
     memory: null,
     startupMs: null,
     atHorizon: false,
+    closing: null,
   };
 }
 

@@ -16,6 +16,7 @@ describe("supervise()'s options for soup's own trainer", () => {
     leaseTtlMs: 600_000,
     squashHistory: false,
     resume: 'auto' as const,
+    stopAfterSteps: 0,
   };
 
   it("launches the child with the job and the supervisor's placeholders, in the config's output folder", () => {
@@ -46,7 +47,13 @@ describe("supervise()'s options for soup's own trainer", () => {
       pushEach: true,
       stopSignal: 'SIGTERM',
       keepRemote: 3,
+      stopBeforeHorizon: null,
     });
+  });
+
+  it('--stop-after-steps is a stop by design: the supervisor names it, no early-exit warning', () => {
+    const o = trainSuperviseOptions({ ...base, keepRemote: 3, stopAfterSteps: 4 });
+    expect(o.stopBeforeHorizon).toBe('--stop-after-steps; validation skipped');
   });
 
   it('keeps at least the newest checkpoint locally (a step-down resumes from it), every remote one for null', () => {

@@ -38,6 +38,8 @@ export interface TrainSuperviseOptionsOptions {
   resume: 'auto' | 'never';
   /** Remote checkpoints kept; null keeps every one. */
   keepRemote: number | null;
+  /** Steps this session trains before it stops at a segment boundary (--stop-after-steps); 0: run to the horizon. */
+  stopAfterSteps: number;
 }
 
 /** The options {@link trainSuperviseOptions} sets. */
@@ -52,6 +54,7 @@ export type TrainSuperviseSettings = Pick<
   | 'minCommitIntervalMs'
   | 'resume'
   | 'horizon'
+  | 'stopBeforeHorizon'
   | 'completeFile'
   | 'settleMs'
   | 'graceMs'
@@ -88,6 +91,8 @@ export function trainSuperviseOptions(p: TrainSuperviseOptionsOptions): TrainSup
     ...(p.minCommitIntervalMs === undefined ? {} : { minCommitIntervalMs: p.minCommitIntervalMs }),
     resume: p.resume,
     horizon: config.training.steps,
+    // The child stops at the segment boundary by design: the supervisor's segment sentence names why.
+    stopBeforeHorizon: p.stopAfterSteps > 0 ? '--stop-after-steps; validation skipped' : null,
     completeFile: 'trainer_state.json',
     // A checkpoint appears whole (written beside, then renamed): complete once it is there.
     settleMs: 0,
@@ -102,4 +107,22 @@ export function trainSuperviseOptions(p: TrainSuperviseOptionsOptions): TrainSup
     keepLocal: Math.max(1, config.hub.keepLocal),
     keepRemote: p.keepRemote ?? Number.MAX_SAFE_INTEGER,
   };
+}
+
+/**
+ * soup train's resume mode from `--resume`: `never`, else `auto`; `force` is refused, with the sentence that says
+ * why (another run's checkpoints would not load into this model, or not mean the same).
+ */
+export function trainResumeOf(
+  resume: 'auto' | 'never' | 'force' | undefined,
+): { resume: 'auto' | 'never'; refusal: null } | { resume: null; refusal: string } {
+  if (resume === 'force')
+    return {
+      resume: null,
+      refusal:
+        "--resume force: soup train cannot continue another run's checkpoints (its model or data differ, so the " +
+        'weights would not load or not mean the same); pass a new --repo for this run, or restore the old config ' +
+        'to resume it',
+    };
+  return { resume: resume === 'never' ? 'never' : 'auto', refusal: null };
 }

@@ -1,6 +1,7 @@
 // The session's end: claim only what the evidence shows (trainer failed, segment saved, or complete with final/).
 import { pushFinal, type CheckpointStore, type StoreLease } from '@soup/hub-ckpt';
 import { constants } from 'node:os';
+import { describeSegmentSaved } from './describe-segment-saved';
 import { everyPushFailed, thisRunsEndState, type PushFailure } from './end-evidence';
 import { judgeHorizon } from './horizon';
 import { stageFinal } from './stage-final';
@@ -54,11 +55,7 @@ export async function endSession(p: {
   }
 
   if (stoppedEarly) {
-    const where =
-      pointerStep !== null
-        ? `step ${pointerStep} is saved in ${storeName}`
-        : 'no complete checkpoint yet: the next session starts from the beginning';
-    say(`segment saved (${stopReason}): ${where}; run the same command again to continue`, 'outcome');
+    say(describeSegmentSaved(stopReason!, pointerStep, storeName), 'outcome');
     return {
       outcome: 'segment-saved',
       run: runId,
@@ -83,17 +80,16 @@ export async function endSession(p: {
   const verdict = judgeHorizon({ states, checkpointStep: newest?.step ?? null, horizon, doneMarker });
   if (!verdict.complete) {
     const reached = verdict.step === null ? 'at an unknown step' : `at step ${verdict.step}`;
-    const reason = `the trainer exited 0 ${reached}, before its horizon of ${verdict.horizon} steps`;
-    const where =
-      pointerStep !== null
-        ? `step ${pointerStep} is saved in ${storeName}`
-        : 'no complete checkpoint yet: the next session starts from the beginning';
-    warn(
-      `${reason}: not complete, no final/ and no terminal pointer (the horizon comes from ` +
-        `${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`,
-      'early-exit',
-    );
-    say(`segment saved (${reason}): ${where}; run the same command again to continue`, 'outcome');
+    const early = `the trainer exited 0 ${reached}, before its horizon of ${verdict.horizon} steps`;
+    const reason = o.stopBeforeHorizon ?? early;
+    // A stop by design (the caller's reason) is no early exit: no warning.
+    if (!o.stopBeforeHorizon)
+      warn(
+        `${early}: not complete, no final/ and no terminal pointer (the horizon comes from ` +
+          `${horizon !== null ? '--horizon' : "trainer_state.json's max_steps"})`,
+        'early-exit',
+      );
+    say(describeSegmentSaved(reason, pointerStep, storeName), 'outcome');
     return {
       outcome: 'segment-saved',
       run: runId,

@@ -101,6 +101,8 @@ export { describeRefusal, diffIdentity, type DescribeRefusalOptions } from './de
 export { describeSessionPeak, describeTuningPeak } from './describe-session-peak';
 /** The micro-batch a session trains with, and the one the last session trained with when it differs. */
 export { describeMicroBatch } from './describe-micro-batch';
+/** A segment's closing sentence: why the session ended, the step the store points at, run the same command again. */
+export { describeSegmentSaved } from './describe-segment-saved';
 export { trackSession, endReasonOf, type SessionTrack, type EndReason } from './track-session';
 export { sessionResultOf } from './session-result-of';
 export { supervisedResultOf, type SessionExitCodes } from './supervised-result-of';

@@ -161,6 +161,11 @@ export interface SuperviseOptions {
    * (trainer_state.json's max_steps)
    */
   horizon?: number | null;
+  /**
+   * Why the trainer stops before its horizon by design (soup train's `--stop-after-steps`): an exit 0 before the
+   * horizon is then the segment saved for this reason, without the warning of an early exit. @default null
+   */
+  stopBeforeHorizon?: string | null;
   /** @default 'checkpoint-*' */
   checkpointGlob?: string;
   /** The step in a checkpoint name (first capture group); a string is compiled. @default the name's last number */

@@ -51,4 +51,13 @@ describe('[slow] supervise(): the topics of the sentences a caller may word itse
     expect(early[0]!.line).toMatch(/exited 0 at step 1, before its horizon of 3 steps/);
     expect(topics(events).at(-1)).toMatch(/^outcome: segment saved \(the trainer exited 0/);
   });
+
+  it("a stop by design before the horizon: the segment saved for the caller's reason, no warning", async () => {
+    const cwd = useTempDir('soup-supervise-topics-');
+    const events: SuperviseEvent[] = [];
+    const o = { ...options(cwd, 3, events), stopBeforeHorizon: '--stop-after-steps' };
+    expect(await supervise(o)).toMatchObject({ outcome: 'segment-saved', step: 1, stopReason: '--stop-after-steps' });
+    expect(events.filter((e) => e.level === 'warn').map((e) => e.line)).toEqual([]);
+    expect(topics(events).at(-1)).toMatch(/^outcome: segment saved \(--stop-after-steps\): step 1 is saved in /);
+  });
 });
