@@ -368,6 +368,44 @@ describe('[slow] store safety through the bin', { timeout: 300_000 }, () => {
     expect(ptr).toMatchObject({ terminal: true, step: 12 });
   });
 
+  it('soup train whose store goes down for good after its first push: says what is where, exit 75', async () => {
+    const cwd = useTempDir();
+    writeFileSync(join(cwd, 'soup.yaml'), storeTestConfig());
+    const repo = 'outage/train-unpushed';
+    // Commits: lease, data 4, pointer 4; then every Hub call fails (503) past the session's end, with no retry. The
+    // pushes of 8 and final/ fail: the store holds step 4 of this session, so the same command continues from it.
+    server.setFaults({ outageAfter: { afterCommits: 3, durationMs: 600_000 } });
+    const args = ['train', '-c', 'soup.yaml', '--output-dir', 'out', '--repo', repo, '--push-every-steps', '4'];
+    const r = await soupWithHub(
+      server,
+      [...args, '--min-commit-interval', '0', '--squash-history', 'off', '--json'],
+      cwd,
+      { SOUP_HUB_RETRIES: '0' },
+      240_000,
+    );
+    server.setFaults({});
+    expect(r.code, r.stderr).toBe(EXIT_CODES.segmentSaved);
+    expect(r.stderr).toMatch(
+      /^soup: could not push final\/ to hub model outage\/train-unpushed @ \S+: .*\. Not pushed this session: steps 8, 12 /m,
+    );
+    expect(r.stderr).toContain(
+      '(the newest is kept locally in out/final). The store holds step 4 from this session: run the same command ' +
+        'again to continue from it (exit 75).',
+    );
+    expect(JSON.parse(r.stdout)).toEqual({
+      ok: false,
+      outcome: 'not-pushed',
+      not_pushed_steps: [8, 12],
+      stored_step: 4,
+      local_dir: 'out/final',
+      exit_code: EXIT_CODES.segmentSaved,
+    });
+    const raw = await new HubStore({ repo, endpoint: server.url, token: server.token }).readFile({
+      path: 'latest.json',
+    });
+    expect(JSON.parse(new TextDecoder().decode(raw ?? new Uint8Array()))).toMatchObject({ step: 4, terminal: false });
+  });
+
   it(
     'a full local disk while saving: its own message (path, bytes needed) and exit 12; the store is ' + 'untouched',
     async (t) => {
