@@ -1,29 +1,11 @@
 // How the worker probe runs its children: one trial's child (under a memory cgroup when asked), a warm spare
-// spawned ahead for the next trial, and the temp dirs of prepared train-step models.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// spawned ahead for the next trial.
 import { type ChildRun, runChild } from './_child-runner';
 import type { Launch } from './_launch';
 import type { WorkerJob, WorkerResult } from './_protocol';
 import { runInMemoryCgroup } from './run-in-memory-cgroup';
 import type { MemoryCgroupReport } from './types';
 import type { WorkerProbeConfig } from './_worker-config';
-
-// Train-step model files live in temp dirs removed when the process exits.
-const tempDirs = new Set<string>();
-let tempHook = false;
-export function probeTempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'soup-probe-'));
-  tempDirs.add(dir);
-  if (!tempHook) {
-    tempHook = true;
-    process.once('exit', () => {
-      for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
-    });
-  }
-  return dir;
-}
 
 /**
  * A trial ends when the child closes its result channel after a successful step (the child is

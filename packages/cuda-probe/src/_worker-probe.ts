@@ -13,15 +13,8 @@ import { ProbeChildError, ProbeTimeoutError } from './errors';
 import { reachableMemory } from './reachable-memory';
 import type { ChildProbeFn, ProbeTrialOutcome } from './types';
 import { judgeSuccess } from './_judge-success';
-import {
-  asResult,
-  memoryCgroupLimitBytes,
-  probeTempDir,
-  send,
-  sendCapped,
-  startSpare,
-  type Spare,
-} from './_worker-child';
+import { probeTempDir } from './_probe-temp-dir';
+import { asResult, memoryCgroupLimitBytes, send, sendCapped, startSpare, type Spare } from './_worker-child';
 import type { WorkerProbeConfig } from './_worker-config';
 
 export type { WorkerProbeConfig } from './_worker-config';
