@@ -7,7 +7,8 @@
 //   - its own `bench/run.ts --only run`: runOverheadRatio (a trainer under soup run / alone);
 //   - its own `bench/run.ts --only tune`: tunedOverBestRatio and tuneCostRatio (exec and train modes).
 // Each figure is the median of the runs (every run listed), and after/before is judged against 5 %.
-//   npm run bench:before-after -w @soup/cli -- --before <git ref> [--runs 3] [--parts train,run,tune] [--keep]
+//   npm run bench:before-after -w @soup/cli -- --before <git ref> [--after <git ref>] [--runs 3]
+//     [--parts train,run,tune] [--keep]
 // Prints a table, writes bench-results/before-after.json (--json: the JSON on stdout instead of the table).
 import { makeTempDir, runProcess } from '@soup/test-utils';
 import { spawn, execFileSync } from 'node:child_process';
@@ -29,23 +30,33 @@ for (const p of parts) if (!['train', 'run', 'tune'].includes(p)) throw new Erro
 const log = (line: string): void => void (json ? process.stderr : process.stdout).write(`${line}\n`);
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const sha = execFileSync('git', ['rev-parse', before], { cwd: root, encoding: 'utf8' }).trim();
-const beforeDir = join(tmpdir(), `soup-before-${sha.slice(0, 12)}`);
+// --after <ref>: compare two commits, neither of them this tree (e.g. to tell which of two spans of history moved
+// a figure); without it the after side is this tree as it is.
+const afterRef = flag('--after');
 
 function sh(cmd: string, args: string[], cwd: string): void {
   execFileSync(cmd, args, { cwd, stdio: ['ignore', json ? 2 : 'inherit', 'inherit'] });
 }
 
-if (!existsSync(join(beforeDir, 'apps', 'cli', 'bin', 'soup.js')) || !existsSync(join(beforeDir, 'node_modules'))) {
-  log(`checking out ${before} (${sha.slice(0, 12)}) in ${beforeDir}, installing and building`);
-  if (!existsSync(beforeDir)) sh('git', ['worktree', 'add', '--detach', beforeDir, sha], root);
-  sh('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], beforeDir);
-  sh('npm', ['run', 'build'], beforeDir);
+/** A commit checked out in a temporary worktree, installed and built (reused while it is there). */
+function checkout(ref: string): { sha: string; dir: string } {
+  const sha = execFileSync('git', ['rev-parse', ref], { cwd: root, encoding: 'utf8' }).trim();
+  const dir = join(tmpdir(), `soup-before-${sha.slice(0, 12)}`);
+  if (!existsSync(join(dir, 'apps', 'cli', 'bin', 'soup.js')) || !existsSync(join(dir, 'node_modules'))) {
+    log(`checking out ${ref} (${sha.slice(0, 12)}) in ${dir}, installing and building`);
+    if (!existsSync(dir)) sh('git', ['worktree', 'add', '--detach', dir, sha], root);
+    sh('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], dir);
+    sh('npm', ['run', 'build'], dir);
+  }
+  return { sha, dir };
 }
 
+const beforeSide = checkout(before);
+const afterSide = afterRef === null ? null : checkout(afterRef);
+const sha = beforeSide.sha;
 const sides = [
-  { name: 'before', dir: beforeDir },
-  { name: 'after', dir: root },
+  { name: 'before', dir: beforeSide.dir },
+  { name: 'after', dir: afterSide?.dir ?? root },
 ] as const;
 type Side = (typeof sides)[number]['name'];
 
@@ -159,7 +170,15 @@ const rows = (Object.keys(seen.after) as Metric[]).map((m) => {
     },
   };
 });
-const result = { before: sha, runs, parts, cpus: cpus().length, loadAverage1m: Number(loadavg()[0]!.toFixed(2)), rows };
+const result = {
+  before: sha,
+  after: afterSide?.sha ?? 'this tree',
+  runs,
+  parts,
+  cpus: cpus().length,
+  loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
+  rows,
+};
 mkdirSync(new URL('../bench-results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('../bench-results/before-after.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
 log('');
@@ -172,6 +191,9 @@ for (const r of rows) {
 }
 if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
 if (!keep) {
-  sh('git', ['worktree', 'remove', '--force', beforeDir], root);
-  log(`removed ${beforeDir} (--keep keeps it for the next run)`);
+  for (const side of [beforeSide, afterSide]) {
+    if (side === null) continue;
+    sh('git', ['worktree', 'remove', '--force', side.dir], root);
+    log(`removed ${side.dir} (--keep keeps it for the next run)`);
+  }
 }
