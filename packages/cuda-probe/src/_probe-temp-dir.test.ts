@@ -33,7 +33,7 @@ async function childDir(root: string, end: 'SIGKILL' | 'exit'): Promise<string> 
 }
 
 describe('probe temp dirs', () => {
-  it('an exited process leaves no dir; a SIGKILLed one leaves its dir to the next probe, which removes it', async () => {
+  it('an exited process leaves no dir; a SIGKILLed one leaves it to the next probe, which removes it', async () => {
     const root = useTempDir();
     const exited = await childDir(root, 'exit');
     expect(existsSync(exited)).toBe(false);
