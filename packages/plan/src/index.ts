@@ -49,6 +49,7 @@ export {
 } from './trainer-files';
 export { trainerSources, MAX_SOURCE_FILES, MAX_SOURCE_BYTES, type TrainerSources } from './trainer-sources';
 export {
+  DEFAULT_MAX_LENGTH,
   trialCommand,
   trainerProbe,
   trainerTrialProbe,

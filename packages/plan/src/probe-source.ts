@@ -18,7 +18,14 @@ import { type BatchEvent, type BatchResolution, type PlanIo, resolveBatch } from
 import { configStepProbe, onnxModelProbe } from './step-probes';
 import { trainerChange, type TrainerChange } from './trainer-change';
 import { redactCommand } from './trainer-files';
-import { type TrainerProbeOptions, trainerKeyOf, trainerProbe, trainerTrialProbe, trialCommand } from './trainer-probe';
+import {
+  DEFAULT_MAX_LENGTH,
+  type TrainerProbeOptions,
+  trainerKeyOf,
+  trainerProbe,
+  trainerTrialProbe,
+  trialCommand,
+} from './trainer-probe';
 import { type TrainerTune, trainerTuneOptions } from './trainer-tune';
 
 /** Options of {@link probeSource}: soup probe's flags, as given (undefined: not given). */
@@ -37,7 +44,7 @@ export interface ProbeSourceOptions extends PlanIo {
   device?: DeviceSpec | undefined;
   /** @default training.memory_budget of the config, else the device's own */
   budgetBytes?: number | undefined;
-  /** @default data.max_length of the config, else 512 */
+  /** @default data.max_length of the config, else DEFAULT_MAX_LENGTH (512) */
   maxLength?: number | undefined;
   /** --model's vocabulary size (keeps the pad id in range). */
   vocabSize: number;
@@ -115,7 +122,7 @@ export async function probeSource(o: ProbeSourceOptions): Promise<ProbeTuning | 
   if (config) config.device = device;
   const identity = await deviceIdentity({ device: device.kind, deviceId: device.id, env: o.env });
   const budgetBytes = o.budgetBytes ?? config?.training.memoryBudgetBytes ?? null;
-  const maxLength = o.maxLength ?? config?.data.maxLength ?? 512;
+  const maxLength = o.maxLength ?? config?.data.maxLength ?? DEFAULT_MAX_LENGTH;
   const { batch: micro, errors } = probeGlobalBatch({ ...o, mode });
   if (errors[0] !== undefined) throw new PlanUsageError(errors[0]);
   const checked = checkTries({

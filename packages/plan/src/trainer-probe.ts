@@ -14,6 +14,9 @@ export function trialCommand(typed: string): string {
   return typed.replaceAll('{micro_batch_size}', '{batch_size}').replaceAll('{grad_accum}', '1');
 }
 
+/** The sequence length a probe's cache key holds where neither the flag nor a soup.yaml gives one. */
+export const DEFAULT_MAX_LENGTH = 512;
+
 /** Where a trainer command's trials run, how they are judged, and the cache key fields beside the base. */
 export interface TrainerProbeOptions extends PlanIo {
   /** The device the trials run on (its name and memory are part of the cache key). */
@@ -26,6 +29,7 @@ export interface TrainerProbeOptions extends PlanIo {
   timeoutMs: number;
   /** The flag a timed-out trial's message names. */
   timeoutName?: string;
+  /** The sequence length in the cache key (`--max-length`; DEFAULT_MAX_LENGTH where nothing gives one). */
   maxLength: number;
   quantization: string;
   loraR: number;

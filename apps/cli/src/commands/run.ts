@@ -5,6 +5,7 @@ import { checkTries } from '@soup/tune';
 import { resolve } from 'node:path';
 import {
   commandBudgetHold,
+  DEFAULT_MAX_LENGTH,
   describeResolution,
   type ProbedBatch,
   resolveTrainerBatch,
@@ -133,7 +134,7 @@ async function trainerOptions(opts: RunOptions, ctx: CommandContext) {
     deviceId,
     budgetBytes: opts.budget ?? null,
     timeoutMs: 600_000,
-    maxLength: opts.maxLength ?? 512,
+    maxLength: opts.maxLength ?? DEFAULT_MAX_LENGTH,
     quantization: opts.quantization,
     loraR: opts.loraR,
     refresh: opts.refresh === true,
