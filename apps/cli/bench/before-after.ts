@@ -5,7 +5,9 @@
 //     (RUN_JSON tokens_per_s, time inside steps) and the time from starting soup to its first printed step
 //     line (step 2 of 12: two steps included);
 //   - its own `bench/run.ts --only run`: runOverheadRatio (a trainer under soup run / alone);
-//   - its own `bench/run.ts --only tune`: tunedOverBestRatio and tuneCostRatio (exec and train modes).
+//   - this tree's `bench/run.ts --only tune --soup <its bin>` (one grid, budget and clock for both): tunedOverBestRatio
+//     and tuneCostRatio (exec, train and, where torch imports, exec-torch-sq), and the two sides of the cost ratio
+//     (tuneSeconds, gridSeconds: shown, not judged).
 // Each figure is the median of the runs (every run listed), and after/before is judged against 5 %.
 //   npm run bench:before-after -w @soup/cli -- --before <git ref> [--after <git ref>] [--runs 3]
 //     [--parts train,run,tune] [--keep]
@@ -108,19 +110,30 @@ async function trainOnce(dir: string): Promise<{ tokensPerS: number; firstStepMs
   }
 }
 
-/** One run of a side's own CLI bench (`--only run` or `--only tune`), its JSON. */
+/**
+ * One run of a CLI bench, its JSON. `run`: the side's own `bench/run.ts --only run`. `tune`: this tree's
+ * `bench/run.ts --only tune` with the side's soup (`--soup`), so that both sides' tuners are measured against one grid,
+ * one budget and one clock: each side's own tune bench took its exec budget from its own process's RSS, which moves
+ * with what that bench imports, and one fit trial more or fewer moved tuneCostRatio.exec by 10-20 %.
+ */
 async function cliBench(dir: string, only: 'run' | 'tune'): Promise<Record<string, unknown>> {
+  const bench = only === 'tune' ? root : dir;
+  const soupArgs = only === 'tune' ? ['--soup', join(dir, 'apps', 'cli', 'bin', 'soup.js')] : [];
   const r = await runProcess(
     process.execPath,
-    [join(dir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'bench/run.ts', '--json', '--only', only],
-    { cwd: join(dir, 'apps', 'cli'), timeoutMs: 3_600_000 },
+    [join(bench, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'bench/run.ts', '--json', '--only', only, ...soupArgs],
+    { cwd: join(bench, 'apps', 'cli'), timeoutMs: 3_600_000 },
   );
   const last = r.stdout.trim().split('\n').at(-1) ?? '';
-  if (r.code !== 0 || !last.startsWith('{')) throw new Error(`bench/run.ts --only ${only} in ${dir}:\n${r.stderr}`);
+  if (r.code !== 0 || !last.startsWith('{')) throw new Error(`bench/run.ts --only ${only} for ${dir}:\n${r.stderr}`);
   return JSON.parse(last) as Record<string, unknown>;
 }
 
-type Metric = 'tokensPerS' | 'firstStepMs' | 'runOverheadRatio' | `${'tunedOverBestRatio' | 'tuneCostRatio'}.${string}`;
+type Metric =
+  | 'tokensPerS'
+  | 'firstStepMs'
+  | 'runOverheadRatio'
+  | `${'tunedOverBestRatio' | 'tuneCostRatio' | 'tuneSeconds' | 'gridSeconds'}.${string}`;
 const seen: Record<Side, Partial<Record<Metric, number[]>>> = { before: {}, after: {} };
 const add = (side: Side, m: Metric, v: number): void => {
   const xs = seen[side][m] ?? [];
@@ -143,6 +156,11 @@ for (let run = 1; run <= runs; run++) {
       for (const key of ['tunedOverBestRatio', 'tuneCostRatio'] as const) {
         for (const [mode, v] of Object.entries(r[key] as Record<string, number>)) add(s.name, `${key}.${mode}`, v);
       }
+      // The two sides of each cost ratio: the tuner's seconds and the grid's (a ratio moves with either).
+      for (const row of r.tune as { mode: string; tuneSeconds: number; gridSeconds: number }[]) {
+        add(s.name, `tuneSeconds.${row.mode}`, row.tuneSeconds);
+        add(s.name, `gridSeconds.${row.mode}`, row.gridSeconds);
+      }
     }
   }
 }
@@ -157,7 +175,8 @@ const rows = (Object.keys(seen.after) as Metric[]).map((m) => {
   const b = median(seen.before[m] ?? []);
   const a = median(seen.after[m] ?? []);
   const ratio = a / b;
-  const within5 = m === 'firstStepMs' ? null : higherIsBetter(m) ? ratio >= 0.95 : ratio <= 1.05;
+  const informational = m === 'firstStepMs' || m.startsWith('tuneSeconds') || m.startsWith('gridSeconds');
+  const within5 = informational ? null : higherIsBetter(m) ? ratio >= 0.95 : ratio <= 1.05;
   return {
     metric: m,
     before: b,

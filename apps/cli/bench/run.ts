@@ -9,12 +9,13 @@
 // auto). `--only tune` runs just that part, `--only run` just the first. `--runs N` runs the tuner
 // part N times (each ratio then the median of its runs, every run listed). `--train-budget MiB` sets the train
 // mode's budget (300 by default; 200 is the other budget the CLI's train-tune test checks the choice's fit at).
+// `--soup <bin/soup.js>` measures another soup's tuner (another commit's) against this bench's grid and budgets.
 import { makeTempDir, runNode, runProcess } from '@soup/test-utils';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { benchExec, benchTrain, TORCH_SQ_TWIN, type TuneBenchRow } from './tune';
+import { benchExec, benchTrain, TORCH_SQ_TWIN, type TuneBenchRow, useSoupBin } from './tune';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const json = process.argv.includes('--json');
@@ -41,6 +42,8 @@ const MODES: Mode[] = (['exec', 'train', 'exec-torch-sq'] as Mode[]).filter(
 );
 if (modesArg !== null && !torchImports && modesArg.includes('exec-torch-sq'))
   process.stderr.write('exec-torch-sq skipped: torch does not import under /usr/bin/python3\n');
+const soupArg = flagValue('--soup');
+if (soupArg !== null) useSoupBin(resolve(soupArg));
 const GOAL = 1.1;
 const STEPS = 20;
 const SAVE_EVERY = 5;

@@ -24,7 +24,11 @@ import { loadConfig } from '@soup/config';
 import { gptSpecOf, headToHead, measureTrainGrid } from '@soup/plan';
 import { clockOf, stepBy, type TimedRun } from '@soup/tune';
 
-const soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
+let soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
+/** The soup whose tuner is measured (run.ts's `--soup`): another commit's, against this bench's grid and budgets. */
+export function useSoupBin(path: string): void {
+  soupBin = path;
+}
 const twin = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.mjs', import.meta.url));
 const torchTwin = fileURLToPath(new URL('../../../examples/known-cost-trainer/train.py', import.meta.url));
 const G = 32;
