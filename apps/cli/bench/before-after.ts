@@ -10,7 +10,7 @@
 //     (tuneSeconds, gridSeconds: shown, not judged).
 // Each figure is the median of the runs (every run listed), and after/before is judged against 5 %.
 //   npm run bench:before-after -w @soup/cli -- --before <git ref> [--after <git ref>] [--runs 3]
-//     [--parts train,run,tune] [--keep]
+//     [--parts train,run,tune] [--tune-modes exec,train,exec-torch-sq] [--keep]
 // Prints a table, writes bench-results/before-after.json (--json: the JSON on stdout instead of the table).
 import { makeTempDir, runProcess } from '@soup/test-utils';
 import { spawn, execFileSync } from 'node:child_process';
@@ -28,6 +28,8 @@ if (before === null) throw new Error('--before <git ref> is required: the commit
 const runs = Number(flag('--runs') ?? '3');
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number, 1 or more (got ${runs})`);
 const parts = (flag('--parts') ?? 'train,run,tune').split(',');
+// --tune-modes exec,train: only those modes of the tune part (bench/run.ts --modes); all three by default.
+const tuneModes = flag('--tune-modes');
 for (const p of parts) if (!['train', 'run', 'tune'].includes(p)) throw new Error(`--parts: unknown part ${p}`);
 const log = (line: string): void => void (json ? process.stderr : process.stdout).write(`${line}\n`);
 
@@ -118,7 +120,10 @@ async function trainOnce(dir: string): Promise<{ tokensPerS: number; firstStepMs
  */
 async function cliBench(dir: string, only: 'run' | 'tune'): Promise<Record<string, unknown>> {
   const bench = only === 'tune' ? root : dir;
-  const soupArgs = only === 'tune' ? ['--soup', join(dir, 'apps', 'cli', 'bin', 'soup.js')] : [];
+  const soupArgs =
+    only === 'tune'
+      ? ['--soup', join(dir, 'apps', 'cli', 'bin', 'soup.js'), ...(tuneModes ? ['--modes', tuneModes] : [])]
+      : [];
   const r = await runProcess(
     process.execPath,
     [join(bench, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'bench/run.ts', '--json', '--only', only, ...soupArgs],
