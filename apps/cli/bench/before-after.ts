@@ -57,7 +57,6 @@ function checkout(ref: string): { sha: string; dir: string } {
 
 const beforeSide = checkout(before);
 const afterSide = afterRef === null ? null : checkout(afterRef);
-const sha = beforeSide.sha;
 const sides = [
   { name: 'before', dir: beforeSide.dir },
   { name: 'after', dir: afterSide?.dir ?? root },
@@ -195,7 +194,7 @@ const rows = (Object.keys(seen.after) as Metric[]).map((m) => {
   };
 });
 const result = {
-  before: sha,
+  before: beforeSide.sha,
   after: afterSide?.sha ?? 'this tree',
   runs,
   parts,

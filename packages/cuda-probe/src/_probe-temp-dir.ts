@@ -1,7 +1,8 @@
 // Where a train-step probe keeps its prepared model between trials: a temp dir removed when the process exits, and
 // otherwise by the next probe on the machine once its owner is gone. A SIGKILL (the kernel's OOM killer, a test
 // runner's worker ending) runs no exit handler, and the model is as large as the model's weights.
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { readProcStat } from '@soup/hub-ckpt/proc-stat';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -9,14 +10,10 @@ const PREFIX = 'soup-probe-';
 // soup-probe-<pid>-<start time in clock ticks>-<pid namespace inode>-<random>
 const OWNED = /^soup-probe-(\d+)-(\d+)-(\d+)-[^-]+$/;
 
-/** A process's start time (clock ticks since boot, /proc/PID/stat field 22), or null when it does not exist. */
+/** A process's start time (clock ticks since boot), or null when it does not exist. */
 function startTicks(pid: number | 'self'): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
+  const stat = readProcStat(pid);
+  return stat === null ? null : String(stat.startTicks);
 }
 
 function pidNamespace(): string | null {
@@ -52,22 +49,22 @@ export function sweepProbeTempDirs(root: string = tmpdir()): string[] {
   return removed;
 }
 
-// This process's dirs, removed at its exit; the first one also sweeps what earlier owners left.
+// This process's dirs, removed at its exit; the first one also sweeps what earlier owners left. `owner` is this
+// process's part of their names, read once.
 const mine = new Set<string>();
-let swept = false;
+let owner: string | null = null;
 
 /** A new temp dir for one probe's prepared model, named for this process so that a later probe can sweep it. */
 export function probeTempDir(root: string = tmpdir()): string {
-  if (!swept) {
-    swept = true;
+  if (owner === null) {
+    const ns = pidNamespace();
+    const start = startTicks('self');
+    owner = ns !== null && start !== null ? `${process.pid}-${start}-${ns}-` : '';
     sweepProbeTempDirs(root);
     process.once('exit', () => {
       for (const d of mine) rmSync(d, { recursive: true, force: true });
     });
   }
-  const ns = pidNamespace();
-  const start = startTicks('self');
-  const owner = ns !== null && start !== null ? `${process.pid}-${start}-${ns}-` : '';
   const dir = mkdtempSync(join(root, `${PREFIX}${owner}`));
   mine.add(dir);
   return dir;
