@@ -20,13 +20,13 @@ const HORIZON = 10;
 const BATCH = 32;
 const MAX_LENGTH = 128; // ~0.4 s a step on one thread: time to see a step and signal the next
 
-function configText(extra = '', horizon = HORIZON): string {
+function configText(extra = '', horizon = HORIZON, maxLength = MAX_LENGTH): string {
   return `base: soup/session-end-gpt
 model: {vocab_size: 256, d_model: 128, n_heads: 4, n_layers: 4, d_ff: 512}
 data:
   train: ${assetPath('corpus/train.txt')}
   val: ${assetPath('corpus/val.txt')}
-  max_length: ${MAX_LENGTH}
+  max_length: ${maxLength}
 training:
   steps: ${horizon}
   batch_size: ${BATCH}
@@ -248,9 +248,12 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
       // The limit is counted from soup's start, so on a loaded machine start-up alone may use a short one.
       // A session with no step is checked separately below (deterministically, with 1 ms); here the
       // limit doubles (4, 8, 16 s; a fresh store each time) until a session ran steps, which is required.
+      // Steps of half the tokens (about 0.2 s): no signal has to land within a step here, and the 40 of the
+      // reference and the resumed run were most of this file's time.
       const horizon = 40;
+      const maxLength = MAX_LENGTH / 2;
       const cwd = useTempDir();
-      writeFileSync(join(cwd, 'soup.yaml'), configText('', horizon));
+      writeFileSync(join(cwd, 'soup.yaml'), configText('', horizon, maxLength));
       const ref = await soup(
         ['train', '-c', 'soup.yaml', '--repo', 'e2e/time-limit-reference', '--output-dir', 'ref'],
         cwd,
@@ -264,7 +267,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
       let r: Awaited<ReturnType<typeof soup>['exited']>;
       let rj: RunJson;
       for (;;) {
-        writeFileSync(join(cwd, 'soup.yaml'), configText(`  time_limit: ${limitS}s\n`, horizon));
+        writeFileSync(join(cwd, 'soup.yaml'), configText(`  time_limit: ${limitS}s\n`, horizon, maxLength));
         repo = `e2e/time-limit-${limitS}`;
         r = await soup(
           ['train', '-c', 'soup.yaml', '--repo', repo, '--output-dir', `out-${limitS}`, '--push-every-steps', '1000'],
@@ -296,7 +299,7 @@ describe('[slow] soup train: the end of a session', { timeout: 300_000 }, () => 
       });
       expect(await remoteState(repo, saved)).toMatchObject({
         step: saved,
-        tokens_consumed: saved * BATCH * MAX_LENGTH,
+        tokens_consumed: saved * BATCH * maxLength,
       });
       // Session 2: --time-limit 1h overrides the file's limit and runs to the horizon.
       expect(await resume(cwd, repo, saved, ['--time-limit', '1h'], horizon, run, `out-${limitS}`)).toBe(refSha);

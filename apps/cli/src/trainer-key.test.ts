@@ -20,7 +20,8 @@ const arg = (n, d) => { const i = process.argv.indexOf('--' + n); return i < 0 ?
 const bs = Number(arg('bs', '1'));
 const steps = Number(arg('steps', '1'));
 const hold = Buffer.alloc(bs * PER_SAMPLE_MIB * 2 ** 20, 1);
-for (let s = 1; s <= steps; s++) { const t = Date.now() + 50; while (Date.now() < t); console.log('step ' + s); }
+const tick = new Int32Array(new SharedArrayBuffer(4));
+for (let s = 1; s <= steps; s++) { Atomics.wait(tick, 0, 0, 50); console.log('step ' + s); }
 const out = arg('output_dir', null);
 if (out) {
   const dir = out + '/checkpoint-' + steps;
@@ -133,7 +134,11 @@ const probeArgs = (twin: Twin, budget: string): string[] => [
   '--json',
 ];
 
-/** `soup probe --exec … --try opt=a` at G = 2 with K = `timeSteps`: where its answer came from. */
+/**
+ * `soup probe --exec … --try opt=a` at G = 1 with K = `timeSteps`: where its answer came from. One micro-batch, so a
+ * measured tune is one fit and its timing runs (at G = 2, the walk to m = 1 took half of this file's time): the key
+ * is under test here, not the tuner.
+ */
 function tuner(twin: Twin, cwd: string, budget: string): (timeSteps: number) => Promise<string> {
   const cmd =
     `${twin.program} ${twin.trainer} --bs {micro_batch_size} --accum {grad_accum} --steps {probe_steps} ` +
@@ -141,7 +146,7 @@ function tuner(twin: Twin, cwd: string, budget: string): (timeSteps: number) => 
   return async (timeSteps) => {
     const r = await soup(
       [
-        ...['probe', '--exec', cmd, '--global-batch-size', '2', '--budget', budget, '--try', 'opt=a'],
+        ...['probe', '--exec', cmd, '--global-batch-size', '1', '--budget', budget, '--try', 'opt=a'],
         ...['--time-steps', String(timeSteps), '--json'],
       ],
       cwd,

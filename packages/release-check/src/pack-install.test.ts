@@ -29,7 +29,7 @@ const tarballs = new Map<string, string>();
 beforeAll(async () => {
   const dest = join(work, 'tarballs');
   mkdirSync(dest);
-  for (const [name, tarball] of await packAll(packages, dest)) tarballs.set(name, tarball);
+  for (const [name, { tarball }] of await packAll(packages, dest)) tarballs.set(name, tarball);
 }, 300_000);
 
 // Thirteen installed projects: removing them took over the default 30 s hook timeout on a loaded machine.
@@ -68,10 +68,13 @@ describe.each(packages.map((p) => [p.name, p] as const))('%s installed alone', (
     expect(use.code, describeRun('use.mjs', use)).toBe(0);
     expect(use.stdout).toContain('SMOKE OK');
 
+    // The shipped .d.ts and @types/node are checked; TypeScript's own lib files are not (skipDefaultLibCheck):
+    // they are not ours, and checking them took 2.3 s of the 5.9 s of CPU a consumer's check cost.
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: {
+          skipDefaultLibCheck: true,
           target: 'ES2022',
           module: 'NodeNext',
           moduleResolution: 'NodeNext',

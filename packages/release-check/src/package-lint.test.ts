@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { publicPackages, repoRoot } from './_workspace';
+import { type Packed, packAll } from './_pack';
 import { describeRun, run } from './_run';
 
 // publint checks package.json against what gets published; attw (Are The Types Wrong) resolves the types of
@@ -13,18 +14,10 @@ import { describeRun, run } from './_run';
 const bin = (name: string): string => join(repoRoot, 'node_modules', '.bin', name);
 const packages = publicPackages();
 const work = mkdtempSync(join(tmpdir(), 'soup-lint-'));
-const packed = new Map<string, { tarball: string; files: string[] }>();
+const packed = new Map<string, Packed>();
 
 beforeAll(async () => {
-  for (const pkg of packages) {
-    const r = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: pkg.dir });
-    expect(r.code, describeRun(`npm pack ${pkg.name}`, r)).toBe(0);
-    const [info] = JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as Array<{
-      filename: string;
-      files: Array<{ path: string }>;
-    }>;
-    packed.set(pkg.name, { tarball: join(work, info!.filename), files: info!.files.map((f) => f.path) });
-  }
+  for (const [name, p] of await packAll(packages, work)) packed.set(name, p);
 }, 300_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));

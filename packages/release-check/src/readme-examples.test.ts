@@ -51,7 +51,14 @@ beforeAll(async () => {
   copyFileSync(join(repoRoot, '.npmrc'), join(consumer, '.npmrc'));
   const install = await run(
     npm,
-    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs.values()],
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      ...[...tarballs.values()].map((p) => p.tarball),
+    ],
     { cwd: consumer, timeoutMs: 280_000 },
   );
   expect(install.code, describeRun('npm install', install)).toBe(0);
