@@ -9,24 +9,26 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // They run after every other file, so no other test's load lands on one side of a comparison or stalls a writer
 // past its settle window. A file that is only slow does not belong here. Each list is longest first.
 // PAIRS: their trainers' steps are sleeps (the known-cost trainer, a settle window's writer), so what load moves is
-// the start-up, which the runs' slopes cancel: two at a time, which a 2-core machine runs side by side (alone they
-// left one core idle, and the other two-thirds idle).
+// the start-up, which the runs' slopes cancel: two at a time (one at a time, they kept 0.6 of 2 cores busy).
 const PAIRS = [
   'apps/cli/src/probe-try.torch.test.ts',
   'apps/cli/src/run.rules.test.ts',
   'apps/cli/src/probe-try.test.ts',
   'apps/cli/src/run.faults.test.ts',
   'packages/cuda-probe/src/create-command-probe.test.ts',
+  'packages/tune/src/tune-exec.warm-up.test.ts',
   'packages/plan/src/trainer-tune.walk.test.ts',
 ];
-// ALONE: their timed steps are computed (soup's ONNX step on one thread, a warm-up), or a cap is sized by
-// measuring: one at a time, last, on a machine doing nothing else.
+// ALONE: their timed steps are computed (soup's ONNX step on one thread), or a cap is sized by measuring: one at
+// a time, last, on a machine doing nothing else.
 const ALONE = [
   'apps/cli/src/train-tune.test.ts',
   'apps/cli/src/train-tune-offload.test.ts',
   'apps/cli/src/train-micro.e2e.test.ts',
-  'packages/tune/src/tune-exec.warm-up.test.ts',
 ];
+// The other files' longest (fourteen npm installs, about 115 s beside the rest) starts first: last in vitest's
+// order (by project name), it ran on while the lane's other two workers idled.
+const FIRST = ['packages/release-check/src/pack-install.test.ts'];
 // hub-ckpt's transfer-memory test runs with the rest: its verdict is the child's VmHWM (the kernel's own
 // peak, not a sample) above its baseline, which load does not change, only delays.
 const LANES = [
@@ -76,13 +78,13 @@ const projects = ['packages', 'apps'].flatMap((group) =>
     }),
 );
 
-/** vitest's order (by project, then unknown or larger files first), except that a lane runs its files as listed. */
+/** vitest's order (by project, then unknown or larger files first), except FIRST first and each lane as listed. */
 class LaneOrder extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const listed = LANES.flatMap((lane) => lane.files);
+    const listed = [...FIRST, ...LANES.flatMap((lane) => lane.files)];
     const rank = (spec: TestSpecification): number => {
       const i = listed.indexOf(relative(import.meta.dirname, spec.moduleId));
-      return i < 0 ? -1 : i;
+      return i < 0 ? FIRST.length : i;
     };
     const order = (spec: TestSpecification): number => spec.project.config.sequence.groupOrder;
     return (await super.sort(files)).sort((a, b) => order(a) - order(b) || rank(a) - rank(b));
