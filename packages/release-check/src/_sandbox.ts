@@ -56,10 +56,16 @@ export function mkdtempPrefixes(code: string): string[] {
   return [...code.matchAll(re)].map((m) => m[1]!.split('/').pop()!).filter((name) => name.length > 0);
 }
 
-/** Entries of the real temp folder (the runner's, not the sandbox's) whose names start with one of `prefixes`. */
+/**
+ * Entries of the real temp folder (the runner's, not the sandbox's) named as mkdtemp names a folder with one of
+ * `prefixes`: the prefix and six characters. Other tests run meanwhile, and their folders may start with the same
+ * words (a supervisor test's `soup-supervise-stepdown-8N6Arb` beside the README's `soup-supervise-`).
+ */
 export function realTmpEntries(prefixes: string[]): Set<string> {
   if (prefixes.length === 0) return new Set();
-  return new Set(readdirSync(tmpdir()).filter((name) => prefixes.some((p) => name.startsWith(p))));
+  const made = (name: string, p: string): boolean =>
+    name.startsWith(p) && /^[A-Za-z0-9]{6}$/.test(name.slice(p.length));
+  return new Set(readdirSync(tmpdir()).filter((name) => prefixes.some((p) => made(name, p))));
 }
 
 /** `git status` of the repository's working tree: untracked and changed files, one line each. */
