@@ -5,14 +5,29 @@
 // around it) and its memory is judged over every step.
 import { formatBytes, NoBatchFitsError } from '@soup/batch-probe';
 import type { ChildProbeFn } from '@soup/cuda-probe';
-import type { FitAnswer, TuneExecOptions } from './tune-exec';
+import type { FitAnswer, OneStepTrial } from './exec-answers';
+import type { TuneExecOptions } from './tune-exec';
 
 /** A micro-batch search's answer as the fit reads it: m, where it came from, and its trial at m when it ran one. */
 export interface CommandSearch {
   batchSize: number;
   source: string;
   /** The fit trial at m (null: m came from a cache). */
-  chosen: { peak_bytes: number | null; run_ms?: number; run_output_span_ms?: number; run_output_chars?: number } | null;
+  chosen: CommandTrial | null;
+  /** Every trial of the search (absent: none is known). */
+  trials?: readonly CommandTrial[];
+}
+
+/** One trial of the search, as the fit reads it. */
+export interface CommandTrial {
+  batch_size?: number;
+  result?: string;
+  /** A doubt about a fit (the trainer printed an out-of-memory error, …). */
+  warning?: string;
+  peak_bytes: number | null;
+  run_ms?: number;
+  run_output_span_ms?: number;
+  run_output_chars?: number;
 }
 
 /**
@@ -58,10 +73,26 @@ export function commandFit(search: (command: string) => Promise<CommandSearch>):
         oneStepMs: r.chosen?.run_ms ?? null,
         oneStepSpanMs: r.chosen?.run_output_span_ms ?? null,
         oneStepOutputChars: r.chosen?.run_output_chars ?? null,
+        oneStepAt: otherOneStepTrials(r),
       };
     } catch (err) {
       if (err instanceof NoBatchFitsError) return { batchSize: null, why: 'no micro-batch fits' };
       throw err;
     }
   };
+}
+
+/** The search's trials at other micro-batches that fitted with no doubt, timed, by m (the last at each m). */
+function otherOneStepTrials(r: CommandSearch): Map<number, OneStepTrial> {
+  const at = new Map<number, OneStepTrial>();
+  for (const t of r.trials ?? [])
+    if (t.result === 'fit' && !t.warning && t.run_ms !== undefined && t.batch_size !== undefined)
+      if (t.batch_size !== r.batchSize)
+        at.set(t.batch_size, {
+          ms: t.run_ms,
+          spanMs: t.run_output_span_ms ?? null,
+          outputChars: t.run_output_chars ?? null,
+          peakBytes: t.peak_bytes,
+        });
+  return at;
 }

@@ -23,6 +23,7 @@ export {
   type TuneExecOptions,
   type TuneExecResult,
   type FitAnswer,
+  type OneStepTrial,
 } from './tune-exec';
 export {
   tune,
@@ -39,7 +40,7 @@ export {
   type TuneCacheOptions,
   type TuneEvent,
 } from './tune';
-export { commandFit, commandTime, type CommandSearch } from './command-adapter';
+export { commandFit, commandTime, type CommandSearch, type CommandTrial } from './command-adapter';
 export { parseTries } from './parse-tries';
 export { checkTries, type CheckTriesOptions } from './check-tries';
 export {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTempDir } from '@soup/test-utils';
 import { ckptOf, tuneGradCkpt } from './_tune-exec-test-helpers';
-import { tuneExec } from './tune-exec';
+import { type TuneExecOptions, tuneExec } from './tune-exec';
 
 /** tuneExec over grad_ckpt=false (m = 4, 100 ms a step) and true (m = 8, 210 ms): the runs it asked for, by steps. */
 async function tuneWith(peaks: { false: number; true: number }) {
@@ -54,26 +54,41 @@ describe('tuneExec: a close call', () => {
   );
 });
 
-/** tuneExec over one lever `x` (G = 32, K = 16, no cache), each value's costs given; the runs asked, in order. */
-async function tuneX(costs: Record<string, { m: number; stepMs: number; peakMiB: number; bump?: [number, number] }>) {
+/** tuneExec over one lever `x` (G = 32, K = 16, no cache) with the given fit and time: its entry and its notes. */
+async function tuneLever(values: string[], fns: Pick<TuneExecOptions, 'fit' | 'time'>) {
   const cwd = useTempDir();
-  const asked: string[] = [];
-  const walked: string[] = [];
-  const K = 16;
-  const xOf = (cmd: string): string => /--x (\S+)/.exec(cmd)![1]!;
+  const notes: string[] = [];
   const r = await tuneExec({
     cache: { env: {}, homeDir: cwd, cwd },
     command: 'train --x {x} --max_steps {probe_steps}',
-    tries: { x: Object.keys(costs) },
+    tries: { x: values },
     globalBatchSize: 32,
-    timeSteps: K,
+    timeSteps: 16,
     budgetBytes: null,
     gpuName: 'cpu',
     gpuMemoryGb: 0,
     noCache: true,
+    onEvent: (e) => notes.push(e.message),
+    ...fns,
+  });
+  return { entry: r.entry, notes };
+}
+
+/** tuneExec over one lever `x` (G = 32, K = 16, no cache), each value's costs given; the runs asked, in order. */
+async function tuneX(
+  costs: Record<string, { m: number; stepMs: number; peakMiB: number; bump?: [number, number]; trials?: number[] }>,
+) {
+  const asked: string[] = [];
+  const walked: string[] = [];
+  const xOf = (cmd: string): string => /--x (\S+)/.exec(cmd)![1]!;
+  const r = await tuneLever(Object.keys(costs), {
     fit: async (cmd) => {
       const c = costs[xOf(cmd)]!;
-      return { batchSize: c.m, peakBytes: c.peakMiB * 2 ** 20, source: 'probe', oneStepMs: 1000 + c.stepMs };
+      // `trials`: the other micro-batches where the search's 1-step trial fitted (the same run as a timing run of 1).
+      const oneStepAt = new Map(
+        (c.trials ?? []).map((m) => [m, { ms: 1000 + c.stepMs, spanMs: null, outputChars: null, peakBytes: null }]),
+      );
+      return { batchSize: c.m, peakBytes: c.peakMiB * 2 ** 20, source: 'probe', oneStepMs: 1000 + c.stepMs, oneStepAt };
     },
     time: async (cmd, steps, m) => {
       const x = xOf(cmd);
@@ -104,6 +119,18 @@ describe('tuneExec: the order and the noise', () => {
     expect(entry.rows[entry.chosen]!.label).toBe('x=small');
   });
 
+  it("takes the fit search's trial at the smaller m as the walk's 1-step run there", async () => {
+    // The same two as above; small's search fitted 1 and 2 on its way to 4, big's 1, 2 and 4 on its way to 8.
+    const { entry, asked, walked } = await tuneX({
+      big: { m: 8, stepMs: 300, peakMiB: 300, trials: [1, 2, 4] },
+      small: { m: 4, stepMs: 100, peakMiB: 300, trials: [1, 2] },
+    });
+    expect(asked).toEqual(['small 17', 'small 33', 'big 17']);
+    expect(walked).toEqual(['small@2 17', 'big@4 17']); // one run each at the smaller m
+    expect(entry.rows[0]!.note).toMatch(/^stopped early: cannot win/);
+    expect(entry.rows[entry.chosen]!.label).toBe('x=small');
+  });
+
   it('pools the noise of every row: a row whose three runs line up by chance is not taken as noise-free', async () => {
     // a and b are 3 % apart, each with three runs exactly on a line (alone: no noise at all); c's third
     // run is 300 ms slow, the machine's noise. Pooled, a and b are within it, the lower peak on the
@@ -123,20 +150,8 @@ describe('tuneExec: throughput that is not monotone in m', () => {
     // x=a fits m = 8, but its step grows with m² (a cache or a kernel that stops scaling): 40 + 10 m² ms, fastest per
     // sample at m = 2 (25 samples/s, against 11.8 at m = 8). x=b fits m = 4 at 200 + 30 m ms (12.5 samples/s at 4,
     // slower below). Timed only at each largest m, b wins.
-    const cwd = useTempDir();
     const stepMs = { a: (m: number) => 40 + 10 * m * m, b: (m: number) => 200 + 30 * m };
-    const notes: string[] = [];
-    const r = await tuneExec({
-      cache: { env: {}, homeDir: cwd, cwd },
-      command: 'train --x {x} --max_steps {probe_steps}',
-      tries: { x: ['a', 'b'] },
-      globalBatchSize: 32,
-      timeSteps: 16,
-      budgetBytes: null,
-      gpuName: 'cpu',
-      gpuMemoryGb: 0,
-      noCache: true,
-      onEvent: (e) => notes.push(e.message),
+    const r = await tuneLever(['a', 'b'], {
       fit: async (cmd) => {
         const x = /--x (\w)/.exec(cmd)![1] as 'a' | 'b';
         const m = x === 'a' ? 8 : 4;
@@ -148,7 +163,7 @@ describe('tuneExec: throughput that is not monotone in m', () => {
     expect(chosen).toMatchObject({ label: 'x=a', microBatchSize: 2, accumulation: 16 });
     expect(chosen.samplesPerSecond).toBeCloseTo(25, 1);
     expect(chosen.note).toMatch(/^walked down from micro-batch 4/);
-    expect(notes.filter((n) => /is faster than/.test(n))).toEqual([
+    expect(r.notes.filter((n) => /is faster than/.test(n))).toEqual([
       'x=a: micro-batch 4 is faster than 8 (20.0 against 11.8 samples/s, and 20.0 against 11.8 timed again side by ' +
         'side): timing the next smaller one',
       'x=a: micro-batch 2 is faster than 4 (25.0 against 20.0 samples/s, and 25.0 against 20.0 timed again side by ' +
@@ -158,11 +173,38 @@ describe('tuneExec: throughput that is not monotone in m', () => {
     expect(r.entry.rows.find((row) => row.label === 'x=b')).toMatchObject({ microBatchSize: 4 });
   });
 
+  it("walks down on the fit search's 1-step trials where it ran them, and takes their peak", async () => {
+    // x=a as above (40 + 10 m² ms a step, fits m = 8), its search having fitted 1, 2 and 4 (m × 50 MiB); the timing
+    // runs report no peak. Each smaller m's 1-step run is the trial: the only runs of one step at 4 and 2 are the
+    // side-by-side timings' fresh ones.
+    const stepMs = (m: number): number => 40 + 10 * m * m;
+    const oneStepAt = new Map(
+      [1, 2, 4].map((m) => [m, { ms: 1000 + stepMs(m), spanMs: null, outputChars: null, peakBytes: m * 50 * 2 ** 20 }]),
+    );
+    const runs: string[] = [];
+    const r = await tuneLever(['a'], {
+      fit: async () => ({
+        batchSize: 8,
+        peakBytes: 400 * 2 ** 20,
+        source: 'probe',
+        oneStepMs: 1000 + stepMs(8),
+        oneStepAt,
+      }),
+      time: async (_cmd, steps, m) => {
+        runs.push(`${m} ${steps}`);
+        return { ms: 1000 + steps * stepMs(m) };
+      },
+    });
+    expect(r.entry.rows[r.entry.chosen]).toMatchObject({ microBatchSize: 2, peakBytes: 100 * 2 ** 20 });
+    // Each walk step: the 1 + K and 1 + 2K runs, then the side-by-side timing (m 1, smaller 1, smaller 33, m 33).
+    expect(runs.filter((x) => x.endsWith(' 1'))).toEqual(['8 1', '4 1', '4 1', '2 1']);
+    expect(runs.filter((x) => x.startsWith('1 '))).toEqual(['1 17']); // m = 1: its trial and one run, slower
+  });
+
   it('stays where a smaller m read faster once but not when both are timed again side by side', async () => {
     // x=a fits m = 4 at 200 + 30 m ms a step: 12.5 samples/s at 4, 7.7 at 2. The first runs at 2 meet a transient (a
     // slow start-up in the 1-step run, a fast machine in the longest), on a straight line of 100 ms a step: 20
     // samples/s. The runs timed again side by side are the truth.
-    const cwd = useTempDir();
     const stepMs = (m: number): number => 200 + 30 * m;
     const transient = new Map([
       ['2 1', 3260],
@@ -170,18 +212,7 @@ describe('tuneExec: throughput that is not monotone in m', () => {
       ['2 33', 6460],
     ]);
     const seen = new Set<string>();
-    const notes: string[] = [];
-    const r = await tuneExec({
-      cache: { env: {}, homeDir: cwd, cwd },
-      command: 'train --x {x} --max_steps {probe_steps}',
-      tries: { x: ['a'] },
-      globalBatchSize: 32,
-      timeSteps: 16,
-      budgetBytes: null,
-      gpuName: 'cpu',
-      gpuMemoryGb: 0,
-      noCache: true,
-      onEvent: (e) => notes.push(e.message),
+    const r = await tuneLever(['a'], {
       fit: async () => ({ batchSize: 4, peakBytes: 300 * 2 ** 20, source: 'probe', oneStepMs: 1000 + stepMs(4) }),
       time: async (_cmd, steps, m) => {
         const key = `${m} ${steps}`;
@@ -191,7 +222,7 @@ describe('tuneExec: throughput that is not monotone in m', () => {
       },
     });
     expect(r.entry.rows[r.entry.chosen]).toMatchObject({ label: 'x=a', microBatchSize: 4, accumulation: 8 });
-    expect(notes.filter((n) => /micro-batch 2/.test(n))).toEqual([
+    expect(r.notes.filter((n) => /micro-batch 2/.test(n))).toEqual([
       'x=a: micro-batch 2 read faster than 4 (20.0 against 12.5 samples/s) but not when both were timed again side ' +
         'by side (7.7 against 12.5): 4 stands',
     ]);

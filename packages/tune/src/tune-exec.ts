@@ -8,10 +8,12 @@ import { confirmWalk } from './confirm-walk';
 import { clockOf, pooledVariance, stepBy, type TimedRun } from './output-clock';
 import { noteWithWarmUp, rowSteps } from './warm-up';
 import { type StepsRun, stepsShown } from './steps-shown';
+import type { FitAnswer, TimeAnswer } from './exec-answers';
 import type { TuneEntry, TuneRow } from './tune-cache';
 import { labelOf, tune, type TuneEvent, type TuneTiming } from './tune';
 
 export type { TuneEvent } from './tune';
+export type { FitAnswer, OneStepTrial, TimeAnswer } from './exec-answers';
 
 /** Every combination of one value per lever, in the order given (the first lever varies slowest). */
 export function candidatesOf(tries: Record<string, string[]>): Record<string, string>[] {
@@ -24,18 +26,6 @@ export function candidatesOf(tries: Record<string, string[]>): Record<string, st
 export function fillLevers(command: string, values: Record<string, string>): string {
   return Object.entries(values).reduce((c, [k, v]) => c.replaceAll(`{${k}}`, v), command);
 }
-
-/** What the fit search answered for one candidate. */
-export type FitAnswer =
-  | {
-      batchSize: number;
-      peakBytes: number | null;
-      source: string;
-      oneStepMs: number | null;
-      oneStepSpanMs?: number | null;
-      oneStepOutputChars?: number | null;
-    }
-  | { batchSize: null; why: string };
 
 export interface TuneExecOptions {
   /** The command as typed (levers and {probe_steps} unfilled). */
@@ -71,7 +61,8 @@ export interface TuneExecOptions {
    * m for a candidate's command (levers filled; {probe_steps} still in): the micro-batch probe,
    * whose trials run {probe_steps} = 1. `oneStepMs`: the wall time of its fit trial at m, when it
    * ran one (the 1-step point of the timing, measured the same way as `time`), and the span of its
-   * output (`oneStepSpanMs`, null or absent when it printed nothing) and its size (`oneStepOutputChars`).
+   * output (`oneStepSpanMs`, null or absent when it printed nothing) and its size (`oneStepOutputChars`);
+   * `oneStepAt`: its other trials that fitted, the same kind of run at another m.
    */
   fit(command: string): Promise<FitAnswer>;
   /**
@@ -84,11 +75,6 @@ export interface TuneExecOptions {
    */
   time(command: string, steps: number, m: number): Promise<TimeAnswer>;
 }
-
-/** One timing run's answer (tuneExec's `time`). */
-export type TimeAnswer =
-  | { ms: number; outputSpanMs?: number; outputChars?: number | null; stepsSeen?: number | null; peakBytes?: number }
-  | { error: string; overMemory?: boolean };
 
 /** What tuneExec found: the entry, where it came from, its cache key and file, and what the measuring took. */
 export interface TuneExecResult {
@@ -203,11 +189,12 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
   };
   /**
    * The largest m is not always the fastest per sample (a step whose cost grows faster than m): the next smaller
-   * divisor is timed too (runs of 1 and 1 + K, then 1 + 2K unless it cannot beat the row or the best so far), and
-   * while it is faster beyond the noise the row takes it and walks on down. Its runs count in the clock and the noise.
+   * divisor is timed too (runs of 1 and 1 + K, the 1-step run being the fit search's trial there when it ran one, then
+   * 1 + 2K unless it cannot beat the row or the best so far), and while it is faster beyond the noise the row takes it
+   * and walks on down. Its runs count in the clock and the noise.
    * Returns whether the row moved (it then has its three runs at the new m).
    */
-  const walkDown = async (row: TuneRow, best: TuneRow | null): Promise<boolean> => {
+  const walkDown = async (row: TuneRow, best: TuneRow | null, fit: FitAnswer): Promise<boolean> => {
     let moved = false;
     for (;;) {
       const m = row.microBatchSize!;
@@ -232,7 +219,13 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
         below.samplesPerSecond === null || row.samplesPerSecond === null
           ? null
           : { fast: below.samplesPerSecond, slow: row.samplesPerSecond };
-      if ((await run(below, 1)) ?? (await run(below, 1 + K))) return moved;
+      // The fit search's trial at the smaller m, where it ran one, is that m's 1-step run: one run fewer.
+      const trial = fit.batchSize === null ? undefined : fit.oneStepAt?.get(next);
+      if (trial !== undefined) {
+        below.peakBytes = trial.peakBytes;
+        record(below, 1, { wallMs: trial.ms, spanMs: trial.spanMs, outputChars: trial.outputChars });
+      } else if (await run(below, 1)) return moved;
+      if (await run(below, 1 + K)) return moved;
       const two = timed();
       // Two runs that read the smaller m no faster than m end the walk: the third run and the side-by-side timing are
       // for a smaller m that reads faster (in a tie, as the known-cost trainer's linear step, they cost the most).
@@ -321,7 +314,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
             `${1 + K} steps${clock.clock === 'output' ? ' timed by their output' : ''}, against ` +
             `${b.samplesPerSecond!.toFixed(1)}; margin ${(margin * 100).toFixed(0)} %)`;
           // A smaller m may still win (a step whose cost grows faster than m); if none does, the row stopped here.
-          return (await walkDown(row, b)) ? figures(row) : figures(row, note);
+          return (await walkDown(row, b, fit)) ? figures(row) : figures(row, note);
         }
       }
       failed = await run(row, 1 + 2 * K);
@@ -337,7 +330,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
         if (failed !== null && p === row)
           return refit(row, failed) ? timed(c, row, { ...fit, oneStepMs: null }, ctx) : { error: failed };
       }
-      await walkDown(row, b);
+      await walkDown(row, b, fit);
       return figures(row);
     },
     // Close call: when the lower peak would take a tie from the faster row, the two get a longer run
