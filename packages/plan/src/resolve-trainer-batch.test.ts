@@ -1,5 +1,4 @@
 import { useTempDir } from '@soup/test-utils';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PlanUsageError } from './errors';
 import { resolveTrainerBatch } from './trainer-batch';

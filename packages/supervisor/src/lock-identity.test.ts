@@ -17,6 +17,7 @@ function lockFromOtherHost(dir: string) {
   const code =
     `const { acquireOutputLock } = await import(${JSON.stringify(DIST)});` +
     `try { acquireOutputLock({ dir: ${JSON.stringify(dir)} }).release(); console.log('TOOK IT'); }` +
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the child's own template literal, in its source text
     ' catch (e) { console.log(`${e.name}: ${e.message}`); }';
   return runProcess(
     'unshare',
