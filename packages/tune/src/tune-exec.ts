@@ -8,7 +8,7 @@ import { confirmWalk } from './confirm-walk';
 import { clockOf, pooledVariance, stepBy, type TimedRun } from './output-clock';
 import { noteWithWarmUp, rowSteps } from './warm-up';
 import { type StepsRun, stepsShown } from './steps-shown';
-import type { FitAnswer, TimeAnswer } from './exec-answers';
+import type { FitAnswer, OneStepTrial, TimeAnswer } from './exec-answers';
 import type { TuneEntry, TuneRow } from './tune-cache';
 import { labelOf, tune, type TuneEvent, type TuneTiming } from './tune';
 
@@ -194,7 +194,11 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
    * and walks on down. Its runs count in the clock and the noise.
    * Returns whether the row moved (it then has its three runs at the new m).
    */
-  const walkDown = async (row: TuneRow, best: TuneRow | null, fit: FitAnswer): Promise<boolean> => {
+  const walkDown = async (
+    row: TuneRow,
+    best: TuneRow | null,
+    trials: ReadonlyMap<number, OneStepTrial> | undefined,
+  ): Promise<boolean> => {
     let moved = false;
     for (;;) {
       const m = row.microBatchSize!;
@@ -220,7 +224,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
           ? null
           : { fast: below.samplesPerSecond, slow: row.samplesPerSecond };
       // The fit search's trial at the smaller m, where it ran one, is that m's 1-step run: one run fewer.
-      const trial = fit.batchSize === null ? undefined : fit.oneStepAt?.get(next);
+      const trial = trials?.get(next);
       if (trial !== undefined) {
         below.peakBytes = trial.peakBytes;
         record(below, 1, { wallMs: trial.ms, spanMs: trial.spanMs, outputChars: trial.outputChars });
@@ -314,7 +318,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
             `${1 + K} steps${clock.clock === 'output' ? ' timed by their output' : ''}, against ` +
             `${b.samplesPerSecond!.toFixed(1)}; margin ${(margin * 100).toFixed(0)} %)`;
           // A smaller m may still win (a step whose cost grows faster than m); if none does, the row stopped here.
-          return (await walkDown(row, b, fit)) ? figures(row) : figures(row, note);
+          return (await walkDown(row, b, fit.oneStepAt)) ? figures(row) : figures(row, note);
         }
       }
       failed = await run(row, 1 + 2 * K);
@@ -330,7 +334,7 @@ export async function tuneExec(o: TuneExecOptions): Promise<TuneExecResult> {
         if (failed !== null && p === row)
           return refit(row, failed) ? timed(c, row, { ...fit, oneStepMs: null }, ctx) : { error: failed };
       }
-      await walkDown(row, b, fit);
+      await walkDown(row, b, fit.oneStepAt);
       return figures(row);
     },
     // Close call: when the lower peak would take a tie from the faster row, the two get a longer run
