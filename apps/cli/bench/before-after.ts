@@ -7,10 +7,13 @@
 //   - its own `bench/run.ts --only run`: runOverheadRatio (a trainer under soup run / alone);
 //   - this tree's `bench/run.ts --only tune --soup <its bin>` (one grid, budget and clock for both): tunedOverBestRatio
 //     and tuneCostRatio (exec, train and, where torch imports, exec-torch-sq), and the two sides of the cost ratio
-//     (tuneSeconds, gridSeconds: shown, not judged).
+//     (tuneSeconds, gridSeconds: shown, not judged);
+//   - `plan` (bench/plan-paths.ts): `soup plan` alone on the small template, its wall time and the tuner's path
+//     (the rows it timed), then the sides compared path by path where both took the same one: the command's time
+//     moves with the path by ±15 %, which medians over a few runs do not average out.
 // Each figure is the median of the runs (every run listed), and after/before is judged against 5 %.
 //   npm run bench:before-after -w @soup/cli -- --before <git ref> [--after <git ref>] [--runs 3]
-//     [--parts train,run,tune] [--tune-modes exec,train,exec-torch-sq] [--keep]
+//     [--parts train,run,tune,plan] [--tune-modes exec,train,exec-torch-sq] [--keep]
 // Prints a table, writes bench-results/before-after.json (--json: the JSON on stdout instead of the table).
 import { makeTempDir, runProcess } from '@soup/test-utils';
 import { spawn, execFileSync } from 'node:child_process';
@@ -18,6 +21,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type PlanRun, planOnce, samePaths } from './plan-paths';
 
 const flag = (name: string): string | null =>
   process.argv.includes(name) ? (process.argv[process.argv.indexOf(name) + 1] ?? null) : null;
@@ -30,7 +34,7 @@ if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole
 const parts = (flag('--parts') ?? 'train,run,tune').split(',');
 // --tune-modes exec,train: only those modes of the tune part (bench/run.ts --modes); all three by default.
 const tuneModes = flag('--tune-modes');
-for (const p of parts) if (!['train', 'run', 'tune'].includes(p)) throw new Error(`--parts: unknown part ${p}`);
+for (const p of parts) if (!['train', 'run', 'tune', 'plan'].includes(p)) throw new Error(`--parts: unknown part ${p}`);
 const log = (line: string): void => void (json ? process.stderr : process.stdout).write(`${line}\n`);
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -137,8 +141,11 @@ type Metric =
   | 'tokensPerS'
   | 'firstStepMs'
   | 'runOverheadRatio'
+  | 'planSeconds'
+  | 'planFitsSeconds'
   | `${'tunedOverBestRatio' | 'tuneCostRatio' | 'tuneSeconds' | 'gridSeconds'}.${string}`;
 const seen: Record<Side, Partial<Record<Metric, number[]>>> = { before: {}, after: {} };
+const plans: Record<Side, PlanRun[]> = { before: [], after: [] };
 const add = (side: Side, m: Metric, v: number): void => {
   const xs = seen[side][m] ?? [];
   xs.push(v);
@@ -153,6 +160,13 @@ for (let run = 1; run <= runs; run++) {
       const t = await trainOnce(s.dir);
       add(s.name, 'tokensPerS', t.tokensPerS);
       add(s.name, 'firstStepMs', t.firstStepMs);
+    }
+    if (parts.includes('plan')) {
+      const p = await planOnce(join(s.dir, 'apps', 'cli', 'bin', 'soup.js'));
+      plans[s.name].push(p);
+      add(s.name, 'planSeconds', Number(p.seconds.toFixed(2)));
+      add(s.name, 'planFitsSeconds', Number(p.fitsSeconds.toFixed(2)));
+      log(`  soup plan ${p.seconds.toFixed(2)} s (fits done at ${p.fitsSeconds.toFixed(2)} s), path ${p.path}`);
     }
     if (parts.includes('run')) add(s.name, 'runOverheadRatio', Number((await cliBench(s.dir, 'run')).runOverheadRatio));
     if (parts.includes('tune')) {
@@ -179,7 +193,9 @@ const rows = (Object.keys(seen.after) as Metric[]).map((m) => {
   const b = median(seen.before[m] ?? []);
   const a = median(seen.after[m] ?? []);
   const ratio = a / b;
-  const informational = m === 'firstStepMs' || m.startsWith('tuneSeconds') || m.startsWith('gridSeconds');
+  // planSeconds moves with the tuner's path: judged path by path below (planSamePath), shown here.
+  const informational =
+    m === 'firstStepMs' || m === 'planSeconds' || m.startsWith('tuneSeconds') || m.startsWith('gridSeconds');
   const within5 = informational ? null : higherIsBetter(m) ? ratio >= 0.95 : ratio <= 1.05;
   return {
     metric: m,
@@ -193,6 +209,7 @@ const rows = (Object.keys(seen.after) as Metric[]).map((m) => {
     },
   };
 });
+const samePath = parts.includes('plan') ? samePaths(plans.before, plans.after, median) : null;
 const result = {
   before: beforeSide.sha,
   after: afterSide?.sha ?? 'this tree',
@@ -201,6 +218,15 @@ const result = {
   cpus: cpus().length,
   loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
   rows,
+  plans: parts.includes('plan') ? plans : undefined,
+  planSamePath:
+    samePath === null
+      ? undefined
+      : {
+          ...samePath,
+          pooled: samePath.pooled === null ? null : Number(samePath.pooled.toFixed(3)),
+          within5: samePath.pooled === null ? null : samePath.pooled <= 1.05,
+        },
 };
 mkdirSync(new URL('../bench-results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('../bench-results/before-after.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
@@ -210,6 +236,23 @@ for (const r of rows) {
   log(
     `${r.metric.padEnd(27)} ${String(r.before).padEnd(17)} ${String(r.after).padEnd(16)} ` +
       `${String(r.afterOverBefore).padEnd(14)} ${r.within5 === null ? 'n/a' : r.within5 ? 'yes' : 'NO'}`,
+  );
+}
+if (samePath !== null) {
+  log('');
+  log('soup plan, path by path (seconds, each run; after/before of the medians)');
+  for (const p of samePath.paths) {
+    log(`  ${p.path}`);
+    const each = (xs: number[]): string => xs.map((x) => x.toFixed(2)).join(', ');
+    log(`    before ${each(p.before)}  after ${each(p.after)}`);
+    log(`    after/before ${p.ratio.toFixed(3)}`);
+  }
+  const only = (side: Side): number => plans[side].filter((r) => !samePath.paths.some((p) => p.path === r.path)).length;
+  log(
+    `  same path, pooled over ${samePath.runsCompared} pairs: ` +
+      `${samePath.pooled === null ? 'no path taken by both sides' : samePath.pooled.toFixed(3)}` +
+      `${samePath.pooled === null ? '' : samePath.pooled <= 1.05 ? '  within 5 %: yes' : '  within 5 %: NO'}; ` +
+      `runs on a path the other side never took: before ${only('before')}, after ${only('after')}`,
   );
 }
 if (json) process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -17,12 +17,11 @@
 import { createCommandProbe } from '@soup/cuda-probe';
 import { runNode } from '@soup/test-utils';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '@soup/config';
 import { gptSpecOf, headToHead, measureTrainGrid } from '@soup/plan';
 import { clockOf, stepBy, type TimedRun } from '@soup/tune';
+import { initSmall } from './plan-paths';
 
 let soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 /** The soup whose tuner is measured (run.ts's `--soup`): another commit's, against this bench's grid and budgets. */
@@ -202,12 +201,7 @@ export async function benchExec(cwd: string, K = 8, trainer: ExecTwin = NODE_TWI
 
 export async function benchTrain(cwd: string, budgetMiB = 300): Promise<TuneBenchRow> {
   const env = { PATH: process.env.PATH, HOME: cwd, NO_COLOR: '1' };
-  const init = await runNode([soupBin, 'init', '--template', 'small'], { cwd, env, timeoutMs: 60_000 });
-  if (init.code !== 0) throw new Error(`soup init failed: ${init.stderr}`);
-  writeFileSync(
-    join(cwd, 'soup.yaml'),
-    readFileSync(join(cwd, 'soup.yaml'), 'utf8').replace(/^( {2}seed: .*)$/m, '$1\n  threads: 1'),
-  );
+  await initSmall(soupBin, cwd, env);
   const t0 = performance.now();
   const r = await runNode([soupBin, 'plan', '--budget', `${budgetMiB}MiB`, '--no-cache', '--json'], {
     cwd,
