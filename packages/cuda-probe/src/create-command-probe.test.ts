@@ -1,13 +1,16 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { probeBatchSize } from '@soup/batch-probe';
 import { useTempDir } from '@soup/test-utils';
 import { describe, expect, it } from 'vitest';
 import { createCommandProbe } from './create-command-probe';
 import { ProbeChildError, ProbeOptionsError, ProbeTimeoutError } from './errors';
+import { memoryCgroupSupport } from './run-in-memory-cgroup';
 
 const MiB = 2 ** 20;
 const node = JSON.stringify(process.execPath);
+const cgroupWhy = memoryCgroupSupport().available ? null : 'no writable memory cgroup here';
+if (cgroupWhy) console.log(`skipping the memory cgroup's own kill: ${cgroupWhy}`);
 
 /** A trainer stand-in: allocates and touches `batch_size` MiB, holds it briefly, exits 0. */
 const ALLOC_SCRIPT = `
@@ -82,8 +85,53 @@ describe('[slow] createCommandProbe (real child processes)', { timeout: 60_000 }
     expect(small.peakBytes).toBeLessThanOrEqual(160 * MiB);
     const big = await probe(256);
     expect(big).toMatchObject({ fits: false, reason: 'over-budget', budgetBytes: 160 * MiB });
-    expect(big.peakBytes).toBeGreaterThan(160 * MiB);
+    // Stopped while it ran, by the sampler above the budget or by its memory cgroup at the budget (under load the
+    // cgroup's OOM killer can fire between two samples, the test below): the peak is then a lower bound, at or
+    // above the budget, and the verdict says so; a peak read after the command exited 0 is above it.
+    expect(big.peakBytes).toBeGreaterThanOrEqual(160 * MiB);
+    expect(big.censored === true || big.peakBytes! > 160 * MiB, big.detail).toBe(true);
   });
+
+  it.skipIf(cgroupWhy !== null)(
+    "stopped by its memory cgroup at the budget before any sample passed it (tmpfs pages, in no process's RSS): " +
+      'over-budget, the peak the budget, censored',
+    async () => {
+      // Files in /dev/shm are memory the cgroup is charged for and cannot reclaim (no swap here), which no RSS
+      // shows: the cgroup's OOM killer, not the sampler, stops the command, as it can when a loaded machine delays
+      // the sampler.
+      const dir = useTempDir();
+      const shm = mkdtempSync(join('/dev/shm', 'soup-probe-'));
+      try {
+        const fill = script(
+          dir,
+          'fill.cjs',
+          `const fs = require('node:fs');
+const fd = fs.openSync(process.argv[3], 'w');
+const chunk = Buffer.alloc(${MiB}, 1);
+for (let i = 0; i < Number(process.argv[2]); i++) fs.writeSync(fd, chunk);
+setTimeout(() => process.exit(0), 150);
+`,
+        );
+        const probe = createCommandProbe({
+          command: [process.execPath, fill, '{batch_size}', join(shm, 'fill')],
+          budgetBytes: 160 * MiB,
+          timeoutMs: 30_000,
+        });
+        const big = await probe(256);
+        expect(big, big.detail).toMatchObject({
+          fits: false,
+          reason: 'over-budget',
+          censored: true,
+          peakBytes: 160 * MiB,
+          budgetBytes: 160 * MiB,
+          memoryCgroup: { oomKilled: true },
+        });
+        expect(big.detail).toMatch(/its memory cgroup's OOM killer fired at the budget 160\.0 MiB/);
+      } finally {
+        rmSync(shm, { recursive: true, force: true });
+      }
+    },
+  );
 
   it(
     'stops a command as soon as its sampled RSS passes budgetBytes, instead of letting it take host ' + 'memory',
