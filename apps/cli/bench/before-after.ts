@@ -16,11 +16,13 @@
 //     [--parts train,run,tune,plan] [--tune-modes exec,train,exec-torch-sq] [--keep]
 // Prints a table, writes bench-results/before-after.json (--json: the JSON on stdout instead of the table).
 import { makeTempDir, runProcess } from '@soup/test-utils';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from './_median';
+import { timedSoup } from './_timed-soup';
 import { type PlanRun, planOnce, samePaths } from './plan-paths';
 
 const flag = (name: string): string | null =>
@@ -90,26 +92,15 @@ async function trainOnce(dir: string): Promise<{ tokensPerS: number; firstStepMs
     writeFileSync(join(t.dir, 'soup.yaml'), config(join(root, 'apps', 'cli', 'assets', 'corpus')));
     const bin = join(dir, 'apps', 'cli', 'bin', 'soup.js');
     const args = [bin, 'train', '-c', 'soup.yaml', '--output-dir', 'out', '--repo', `file://${join(t.dir, 'store')}`];
-    const t0 = performance.now();
-    let firstStepMs = Number.NaN;
-    let out = '';
-    let err = '';
-    const child = spawn(process.execPath, args, {
+    const r = await timedSoup(args, {
       cwd: t.dir,
       env: { PATH: process.env.PATH, HOME: t.dir, NO_COLOR: '1', SOUP_BATCH_CACHE_PATH: join(t.dir, 'cache.json') },
+      line: /^(soup: )?train: \d+\/\d+ \(/m,
     });
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      err += d;
-      if (Number.isNaN(firstStepMs) && /^(soup: )?train: \d+\/\d+ \(/m.test(err)) firstStepMs = performance.now() - t0;
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    const line = out.split('\n').find((l) => l.startsWith('RUN_JSON '));
-    if (code !== 0 || !line) throw new Error(`soup train (${dir}) exited ${code}:\n${err.slice(-2000)}`);
-    const r = JSON.parse(line.slice('RUN_JSON '.length)) as { tokens_per_s: number };
-    return { tokensPerS: r.tokens_per_s, firstStepMs: Math.round(firstStepMs) };
+    const line = r.stdout.split('\n').find((l) => l.startsWith('RUN_JSON '));
+    if (r.code !== 0 || !line) throw new Error(`soup train (${dir}) exited ${r.code}:\n${r.stderr.slice(-2000)}`);
+    const json = JSON.parse(line.slice('RUN_JSON '.length)) as { tokens_per_s: number };
+    return { tokensPerS: json.tokens_per_s, firstStepMs: Math.round(r.firstLineMs) };
   } finally {
     t.cleanup();
   }
@@ -183,10 +174,6 @@ for (let run = 1; run <= runs; run++) {
   }
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
 // Which way is better for each figure, so "within 5 %" means "not more than 5 % worse".
 const higherIsBetter = (m: string): boolean => m === 'tokensPerS' || m.startsWith('tunedOverBestRatio');
 const rows = (Object.keys(seen.after) as Metric[]).map((m) => {
@@ -209,7 +196,7 @@ const rows = (Object.keys(seen.after) as Metric[]).map((m) => {
     },
   };
 });
-const samePath = parts.includes('plan') ? samePaths(plans.before, plans.after, median) : null;
+const samePath = parts.includes('plan') ? samePaths(plans.before, plans.after) : null;
 const result = {
   before: beforeSide.sha,
   after: afterSide?.sha ?? 'this tree',

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pathOf, samePaths, type PlanRun } from './plan-paths';
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const run = (path: string, seconds: number): PlanRun => ({ path, seconds, fitsSeconds: 3 });
 
 describe('pathOf', () => {
@@ -23,7 +19,7 @@ describe('samePaths', () => {
   it('compares the sides only on the paths both took, each weighted by its scarcer side', () => {
     const before = [run('a', 20), run('a', 22), run('a', 21), run('b', 24), run('c', 30)];
     const after = [run('a', 21), run('b', 24.5), run('b', 26), run('d', 18)];
-    const r = samePaths(before, after, median);
+    const r = samePaths(before, after);
     expect(r.paths.map((p) => [p.path, p.before, p.after])).toEqual([
       ['a', [20, 22, 21], [21]],
       ['b', [24], [24.5, 26]],
@@ -34,7 +30,7 @@ describe('samePaths', () => {
   });
 
   it('says null where the sides shared no path, rather than a ratio of different work', () => {
-    const r = samePaths([run('a', 20)], [run('b', 10)], median);
+    const r = samePaths([run('a', 20)], [run('b', 10)]);
     expect(r).toEqual({ paths: [], pooled: null, runsCompared: 0 });
   });
 });

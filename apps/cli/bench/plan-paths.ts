@@ -3,9 +3,10 @@
 // two sides compared by their medians alone then differ by the paths they happened to take. So each run records its
 // path, and the sides are also compared path by path, only where both took the same one.
 import { makeTempDir, runNode } from '@soup/test-utils';
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { median } from './_median';
+import { timedSoup } from './_timed-soup';
 
 export interface PlanRun {
   /** Spawn to exit. */
@@ -50,27 +51,14 @@ export async function planOnce(bin: string, budgetMiB = 300): Promise<PlanRun> {
   try {
     const env = { PATH: process.env.PATH, HOME: t.dir, NO_COLOR: '1' };
     await initSmall(bin, t.dir, env);
-    const t0 = performance.now();
-    let fitsMs = Number.NaN;
-    let out = '';
-    let err = '';
-    const child = spawn(process.execPath, [bin, 'plan', '--budget', `${budgetMiB}MiB`, '--no-cache', '--json'], {
+    const r = await timedSoup([bin, 'plan', '--budget', `${budgetMiB}MiB`, '--no-cache', '--json'], {
       cwd: t.dir,
       env,
+      line: /probe: \d+ trials? in/,
     });
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      const before = (err.match(/probe: \d+ trials? in/g) ?? []).length;
-      err += d;
-      if ((err.match(/probe: \d+ trials? in/g) ?? []).length > before) fitsMs = performance.now() - t0;
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    const ms = performance.now() - t0;
-    if (code !== 0) throw new Error(`soup plan (${bin}) exited ${code}:\n${err.slice(-2000)}`);
-    const rows = (JSON.parse(out) as { tune: { rows: PlanRow[] } }).tune.rows;
-    return { seconds: ms / 1000, fitsSeconds: fitsMs / 1000, path: pathOf(rows) };
+    if (r.code !== 0) throw new Error(`soup plan (${bin}) exited ${r.code}:\n${r.stderr.slice(-2000)}`);
+    const rows = (JSON.parse(r.stdout) as { tune: { rows: PlanRow[] } }).tune.rows;
+    return { seconds: r.ms / 1000, fitsSeconds: r.lastLineMs / 1000, path: pathOf(rows) };
   } finally {
     t.cleanup();
   }
@@ -91,7 +79,6 @@ export interface SamePath {
 export function samePaths(
   before: readonly PlanRun[],
   after: readonly PlanRun[],
-  median: (xs: number[]) => number,
 ): { paths: SamePath[]; pooled: number | null; runsCompared: number } {
   const byPath = (runs: readonly PlanRun[]): Map<string, number[]> => {
     const m = new Map<string, number[]>();

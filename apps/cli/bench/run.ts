@@ -13,6 +13,7 @@
 import { makeTempDir, runNode, runProcess } from '@soup/test-utils';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { median } from './_median';
 import { benchExec, benchTrain, TORCH_SQ_TWIN, type TuneBenchRow, useSoupBin } from './tune';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -52,15 +53,6 @@ const log = (line: string): void => {
 };
 const soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
 const trainer = fileURLToPath(new URL('../../../examples/node-trainer/train.mjs', import.meta.url));
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0
-    ? Number.NaN
-    : s.length % 2
-      ? s[(s.length - 1) / 2]!
-      : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
 
 function stepTimes(stdout: string): number[] {
   return [...stdout.matchAll(/^step (\d+) loss \S+ ms ([\d.]+)$/gm)].map((m) => Number(m[2]));

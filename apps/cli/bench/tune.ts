@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '@soup/config';
 import { gptSpecOf, headToHead, measureTrainGrid } from '@soup/plan';
 import { clockOf, stepBy, type TimedRun } from '@soup/tune';
+import { median } from './_median';
 import { initSmall } from './plan-paths';
 
 let soupBin = fileURLToPath(new URL('../bin/soup.js', import.meta.url));
@@ -291,7 +292,6 @@ async function summary(
       pairOf = async (p, q) => {
         const runs: [number[], number[]] = [[], []];
         for (let r = 0; r < 3; r++) for (const [i, x] of [p, q].entries()) runs[i]!.push(await timeOnce(x));
-        const median = (xs: number[]): number => [...xs].sort((u, v) => u - v)[1]!;
         return [median(runs[0]), median(runs[1])];
       };
     }
